@@ -1,0 +1,472 @@
+"""Op families shared by the tensor and tile layers.
+
+A family fixes the IRDL fields, the DSL signature and the typing rule; the
+concrete ops in ``tensor_ops`` and ``tile_ops`` only add their name and their
+layer (``LAYER``). Tensor ops broadcast; tile ops need equal shapes and, for
+vector ops, operands in the Vec space.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.ir import Attribute
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    opt_operand_def,
+    opt_prop_def,
+    operand_def,
+    prop_def,
+    result_def,
+    var_operand_def,
+)
+
+from .dtypes import dtype_name, dtype_type, is_dtype, is_float, is_integer
+from .enums import AtomicType, CastMode, MemorySpace
+from .op_base import (
+    BOOL,
+    DTYPE,
+    Arg,
+    FLOAT,
+    INTS,
+    STR,
+    ArgView,
+    EnumCodec,
+    OpTypeError,
+    PLOp,
+    attr,
+    describe_type,
+    opt_value,
+    value,
+    value_list,
+)
+from .types import DYNAMIC, TensorType, TileType
+
+TILE = "tile"
+TENSOR = "tensor"
+
+Shaped = TileType | TensorType
+
+
+class LayerOp(PLOp):
+    """A pl op on one layer: tiles (on chip) or tensors (DDR)."""
+
+    LAYER: ClassVar[str] = TILE
+    VECTOR: ClassVar[bool] = True  # tile operands must be in Vec
+
+    @classmethod
+    def operand(cls, a: ArgView, name: str) -> Shaped:
+        t = a.tile(name) if cls.LAYER == TILE else a.tensor(name)
+        if cls.LAYER == TILE and cls.VECTOR and t.memory_space != MemorySpace.Vec:
+            raise a.fail(f"operand '{name}' is in memory space {t.memory_space.value}, expected Vec")
+        return t
+
+    @classmethod
+    def make(cls, like: Shaped, shape: tuple[int, ...] | list[int], dtype: Attribute | None = None) -> Shaped:
+        """A result of this layer with ``like``'s space and the given shape/dtype."""
+        dtype = like.element_type if dtype is None else dtype
+        if isinstance(like, TileType):
+            return TileType.get(tuple(shape), dtype, like.memory_space)
+        return TensorType.get(tuple(shape), dtype)
+
+
+def _same_dtype(a: ArgView, x: Shaped, y: Shaped, xn: str, yn: str) -> None:
+    if x.element_type != y.element_type:
+        raise a.fail(
+            f"operand '{yn}' has dtype pl.{dtype_name(y.element_type)}, expected "
+            f"pl.{dtype_name(x.element_type)} (the dtype of '{xn}'); insert pl.cast"
+        )
+
+
+def _rank2(a: ArgView, t: Shaped, name: str) -> tuple[int, int]:
+    shape = t.get_shape()
+    if len(shape) != 2:
+        raise a.fail(f"operand '{name}' must be 2-D, got shape {list(shape)}")
+    return shape[0], shape[1]
+
+
+def broadcast(a: ArgView, x: tuple[int, ...], y: tuple[int, ...]) -> tuple[int, ...]:
+    """numpy broadcasting of two static shapes."""
+    out: list[int] = []
+    for i in range(max(len(x), len(y))):
+        dx = x[len(x) - 1 - i] if i < len(x) else 1
+        dy = y[len(y) - 1 - i] if i < len(y) else 1
+        if dx == dy or dy == 1:
+            out.append(dx)
+        elif dx == 1:
+            out.append(dy)
+        elif DYNAMIC in (dx, dy):
+            out.append(DYNAMIC)
+        else:
+            raise a.fail(f"operand shapes {list(x)} and {list(y)} do not broadcast")
+    return tuple(reversed(out))
+
+
+class BinaryOp(LayerOp):
+    """``add/sub/mul/div(lhs, rhs)``: elementwise."""
+
+    lhs = operand_def()
+    rhs = operand_def()
+    result = result_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("lhs"), value("rhs"))
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        x, y = cls.operand(a, "lhs"), cls.operand(a, "rhs")
+        _same_dtype(a, x, y, "lhs", "rhs")
+        if cls.LAYER == TILE:
+            if x.get_shape() != y.get_shape():
+                raise a.fail(f"operand 'rhs' has shape {list(y.get_shape())}, expected {list(x.get_shape())} (the shape of 'lhs')")
+            return cls.make(x, x.get_shape())
+        return cls.make(x, broadcast(a, x.get_shape(), y.get_shape()))
+
+
+class ScalarBinaryOp(LayerOp):
+    """``adds/subs/muls/divs(lhs, rhs)``: elementwise with a scalar."""
+
+    lhs = operand_def()
+    rhs = operand_def()
+    result = result_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("lhs"), value("rhs"))
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        x = cls.operand(a, "lhs")
+        s = a.value("rhs").type
+        if s != x.element_type:
+            raise a.fail(
+                f"operand 'rhs' must be a scalar of dtype pl.{dtype_name(x.element_type)}, got {describe_type(s)}"
+            )
+        return cls.make(x, x.get_shape())
+
+
+class UnaryOp(LayerOp):
+    """``exp/neg/relu/sqrt/rsqrt(input)``."""
+
+    input = operand_def()
+    result = result_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"),)
+    FLOAT_ONLY: ClassVar[bool] = True
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        x = cls.operand(a, "input")
+        if cls.FLOAT_ONLY and not is_float(x.element_type):
+            raise a.fail(f"operand 'input' must have a float dtype, got pl.{dtype_name(x.element_type)}")
+        return cls.make(x, x.get_shape())
+
+
+class RecipOp(UnaryOp):
+    high_precision = opt_prop_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"), attr("high_precision", BOOL, False))
+
+
+class RowReduceOp(LayerOp):
+    """``row_sum/row_max/row_min``: [M, N] -> [M, 1] (tiles need a scratch tile)."""
+
+    input = operand_def()
+    tmp_tile = opt_operand_def()
+    result = result_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"), opt_value("tmp_tile"))
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        x = cls.operand(a, "input")
+        m, _ = _rank2(a, x, "input")
+        tmp = a.opt_value("tmp_tile")
+        if cls.LAYER == TILE:
+            if tmp is None:
+                raise a.fail("missing operand 'tmp_tile' (a scratch tile shaped like 'input')")
+            t = cls.operand(a, "tmp_tile")
+            if t.get_shape() != x.get_shape() or t.element_type != x.element_type:
+                raise a.fail(f"operand 'tmp_tile' must be {describe_type(x)}, got {describe_type(t)}")
+        elif tmp is not None:
+            raise a.fail("operand 'tmp_tile' is only for tiles")
+        return cls.make(x, (m, 1))
+
+
+class ColReduceOp(LayerOp):
+    """``col_sum/col_max``: [M, N] -> [1, N]."""
+
+    input = operand_def()
+    tmp_tile = opt_operand_def()
+    result = result_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"), opt_value("tmp_tile"))
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        x = cls.operand(a, "input")
+        _, n = _rank2(a, x, "input")
+        if a.opt_value("tmp_tile") is not None:
+            t = cls.operand(a, "tmp_tile")
+            if t.get_shape() != x.get_shape() or t.element_type != x.element_type:
+                raise a.fail(f"operand 'tmp_tile' must be {describe_type(x)}, got {describe_type(t)}")
+        return cls.make(x, (1, n))
+
+
+class RowExpandOp(LayerOp):
+    """``row_expand_*(input, row_vec)``: row_vec is [M, 1], broadcast along rows."""
+
+    input = operand_def()
+    row_vec = operand_def()
+    result = result_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"), value("row_vec"))
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        x, v = cls.operand(a, "input"), cls.operand(a, "row_vec")
+        m, n = _rank2(a, x, "input")
+        _same_dtype(a, x, v, "input", "row_vec")
+        if v.get_shape() != (m, 1):
+            raise a.fail(f"operand 'row_vec' must have shape [{m}, 1], got {list(v.get_shape())}")
+        return cls.make(x, (m, n))
+
+
+class ColExpandOp(LayerOp):
+    """``col_expand*(input, col_vec)``: col_vec is [1, N], broadcast along columns."""
+
+    input = operand_def()
+    col_vec = operand_def()
+    result = result_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"), value("col_vec"))
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        x, v = cls.operand(a, "input"), cls.operand(a, "col_vec")
+        m, n = _rank2(a, x, "input")
+        _same_dtype(a, x, v, "input", "col_vec")
+        if v.get_shape() != (1, n):
+            raise a.fail(f"operand 'col_vec' must have shape [1, {n}], got {list(v.get_shape())}")
+        return cls.make(x, (m, n))
+
+
+def _acc_dtype(a: ArgView, x: Shaped) -> Attribute:
+    if is_float(x.element_type):
+        return dtype_type("FP32")
+    if is_integer(x.element_type):
+        return dtype_type("INT32")
+    raise a.fail(f"operand 'lhs' has dtype pl.{dtype_name(x.element_type)}, which matmul does not take")
+
+
+def _check_matmul(a: ArgView, x: Shaped, y: Shaped, a_trans: bool = False, b_trans: bool = False) -> tuple[int, int]:
+    m, k = _rank2(a, x, "lhs")
+    k2, n = _rank2(a, y, "rhs")
+    if a_trans:
+        m, k = k, m
+    if b_trans:
+        k2, n = n, k2
+    _same_dtype(a, x, y, "lhs", "rhs")
+    if k != k2 and DYNAMIC not in (k, k2):
+        raise a.fail(f"operand 'rhs' has {k2} rows, expected {k} (the columns of 'lhs')")
+    return m, n
+
+
+class MatmulOp(LayerOp):
+    """``matmul(lhs, rhs)``: tiles Left x Right -> Acc (Mat accepted before
+    InferTileMemorySpace); tensors take transposes and an output dtype."""
+
+    lhs = operand_def()
+    rhs = operand_def()
+    result = result_def()
+    VECTOR: ClassVar[bool] = False
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        x, y = cls.operand(a, "lhs"), cls.operand(a, "rhs")
+        if cls.LAYER == TILE:
+            _check_cube_spaces(a, x, y)
+            m, n = _check_matmul(a, x, y)
+            return TileType.get((m, n), _acc_dtype(a, x), MemorySpace.Acc)
+        m, n = _check_matmul(a, x, y, a.attr("a_trans"), a.attr("b_trans"))
+        out = a.attr("out_dtype")
+        return TensorType.get((m, n), out if out is not None else x.element_type)
+
+
+def _check_cube_spaces(a: ArgView, x: Shaped, y: Shaped) -> None:
+    assert isinstance(x, TileType) and isinstance(y, TileType)
+    if x.memory_space not in (MemorySpace.Left, MemorySpace.Mat):
+        raise a.fail(f"operand 'lhs' is in memory space {x.memory_space.value}, expected Left (or Mat)")
+    if y.memory_space not in (MemorySpace.Right, MemorySpace.Mat):
+        raise a.fail(f"operand 'rhs' is in memory space {y.memory_space.value}, expected Right (or Mat)")
+
+
+class MatmulAccOp(LayerOp):
+    """``matmul_acc(acc, lhs, rhs)``: acc += lhs @ rhs."""
+
+    acc = operand_def()
+    lhs = operand_def()
+    rhs = operand_def()
+    result = result_def()
+    VECTOR: ClassVar[bool] = False
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        acc, x, y = cls.operand(a, "acc"), cls.operand(a, "lhs"), cls.operand(a, "rhs")
+        if cls.LAYER == TILE:
+            _check_cube_spaces(a, x, y)
+            if acc.memory_space != MemorySpace.Acc:  # type: ignore[union-attr]
+                raise a.fail(f"operand 'acc' is in memory space {acc.memory_space.value}, expected Acc")  # type: ignore[union-attr]
+            m, n = _check_matmul(a, x, y)
+        else:
+            m, n = _check_matmul(a, x, y, a.attr("a_trans"), a.attr("b_trans"))
+        if acc.get_shape() != (m, n):
+            raise a.fail(f"operand 'acc' has shape {list(acc.get_shape())}, expected [{m}, {n}]")
+        return acc.with_(memref=None, view=None) if isinstance(acc, TileType) else acc.with_memref(None)
+
+
+class CastOp(LayerOp):
+    """``cast(input, target_type, mode="round")``."""
+
+    input = operand_def()
+    target_type = prop_def()
+    mode = opt_prop_def()
+    result = result_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"), attr("target_type", DTYPE), attr("mode", STR, CastMode.round.value))
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        x = cls.operand(a, "input")
+        mode = a.attr("mode")
+        if mode not in CastMode.__members__:
+            raise a.fail(f"mode '{mode}' is not one of {', '.join(CastMode.__members__)}")
+        return cls.make(x, x.get_shape(), a.attr("target_type"))
+
+
+class FullOp(LayerOp):
+    """``full(shape, dtype=, value=)``: a constant."""
+
+    shape = prop_def()
+    dtype = prop_def()
+    value = prop_def()
+    result = result_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (attr("shape", INTS), attr("dtype", DTYPE, keyword=True), attr("value", FLOAT, keyword=True))
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        shape = a.attr("shape")
+        if cls.LAYER == TILE:
+            return TileType.get(shape, a.attr("dtype"), MemorySpace.Vec)
+        return TensorType.get(shape, a.attr("dtype"))
+
+
+class ReshapeOp(LayerOp):
+    """``reshape(input, shape)``: same elements, new shape."""
+
+    input = operand_def()
+    shape = prop_def()
+    result = result_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"), attr("shape", INTS))
+    VECTOR: ClassVar[bool] = False
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        x = cls.operand(a, "input")
+        shape = tuple(a.attr("shape"))
+        old = x.get_shape()
+        if DYNAMIC not in old and _prod(old) != _prod(shape):
+            raise a.fail(f"cannot reshape {list(old)} ({_prod(old)} elements) to {list(shape)} ({_prod(shape)} elements)")
+        return cls.make(x, shape)
+
+
+def _prod(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+class ConcatOp(LayerOp):
+    """``concat(lhs, rhs)``: along columns."""
+
+    lhs = operand_def()
+    rhs = operand_def()
+    result = result_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("lhs"), value("rhs"))
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        x, y = cls.operand(a, "lhs"), cls.operand(a, "rhs")
+        m, n1 = _rank2(a, x, "lhs")
+        m2, n2 = _rank2(a, y, "rhs")
+        _same_dtype(a, x, y, "lhs", "rhs")
+        if m != m2:
+            raise a.fail(f"operand 'rhs' has {m2} rows, expected {m} (the rows of 'lhs')")
+        return cls.make(x, (m, n1 + n2))
+
+
+def _check_indices(a: ArgView, name: str, rank: int) -> None:
+    idx = a.values(name)
+    if len(idx) != rank:
+        raise a.fail(f"operand '{name}' has {len(idx)} entries, expected {rank} (the rank)")
+    for v in idx:
+        if not (is_dtype(v.type) and is_integer(v.type)):
+            raise a.fail(f"operand '{name}' entries must be integer scalars, got {describe_type(v.type)}")
+
+
+class SliceOp(LayerOp):
+    """``slice(input, shape, offset, valid_shape=None)``: a view of a window."""
+
+    input = operand_def()
+    offset = var_operand_def()
+    valid_shape = var_operand_def()
+    shape = prop_def()
+    result = result_def()
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"), attr("shape", INTS), value_list("offset"), value_list("valid_shape", optional=True))
+    VECTOR: ClassVar[bool] = False
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        x = cls.operand(a, "input")
+        shape = tuple(a.attr("shape"))
+        if len(shape) != len(x.get_shape()):
+            raise a.fail(f"shape {list(shape)} has rank {len(shape)}, expected {len(x.get_shape())}")
+        _check_indices(a, "offset", len(shape))
+        if a.values("valid_shape"):
+            _check_indices(a, "valid_shape", len(shape))
+        for d, full in zip(shape, x.get_shape()):
+            if full != DYNAMIC and d > full:
+                raise a.fail(f"window shape {list(shape)} exceeds the input shape {list(x.get_shape())}")
+        return cls.make(x, shape)
+
+
+class AssembleOp(LayerOp):
+    """``assemble(target, source, offset)``: write source into a window of target."""
+
+    target = operand_def()
+    source = operand_def()
+    offset = var_operand_def()
+    atomic = opt_prop_def()
+    result = result_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("target"), value("source"), value_list("offset"), attr("atomic", EnumCodec(AtomicType), AtomicType.None_))
+    VECTOR: ClassVar[bool] = False
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        dst, src = cls.operand(a, "target"), cls.operand(a, "source")
+        _same_dtype(a, dst, src, "target", "source")
+        if len(src.get_shape()) != len(dst.get_shape()):
+            raise a.fail(f"operand 'source' has rank {len(src.get_shape())}, expected {len(dst.get_shape())}")
+        _check_indices(a, "offset", len(dst.get_shape()))
+        if isinstance(dst, TileType) and isinstance(src, TileType):
+            ok = (src.memory_space, dst.memory_space) in ((MemorySpace.Vec, MemorySpace.Vec), (MemorySpace.Acc, MemorySpace.Mat))
+            if not ok:
+                raise a.fail(f"cannot assemble a {src.memory_space.value} tile into a {dst.memory_space.value} tile (Vec->Vec or Acc->Mat)")
+        return dst.with_(memref=None, view=None) if isinstance(dst, TileType) else dst.with_memref(None)
+
+
+class ReadOp(LayerOp):
+    """``read(input, indices)``: one element as a scalar."""
+
+    input = operand_def()
+    indices = var_operand_def()
+    result = result_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"), value_list("indices"))
+    VECTOR: ClassVar[bool] = False
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        x = cls.operand(a, "input")
+        _check_indices(a, "indices", len(x.get_shape()))
+        return x.element_type
+

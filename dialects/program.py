@@ -1,0 +1,171 @@
+"""The program layer: scopes (``pl.at``) and the function/parameter attributes.
+
+A program is a named ``builtin.module``; its functions are ``func.func`` ops
+carrying ``pl.func_type``, ``pl.level`` and ``pl.role``; parameters carry
+``pl.dir`` (In, Out, InOut); calls between functions are ``func.call``. A
+``with pl.at(...)`` scope is a ``pl.at`` op whose region yields the values the
+code after the scope reads.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import IntegerAttr, StringAttr, i64
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.traits import HasParent, IsTerminator, SingleBlockImplicitTerminator
+from xdsl.utils.exceptions import VerifyException
+
+from .enums import (
+    DEFAULT_LEVEL,
+    DEFAULT_ROLE,
+    ForKind,
+    ForKindAttr,
+    FunctionType,
+    FunctionTypeAttr,
+    Level,
+    LevelAttr,
+    ParamDirection,
+    ParamDirectionAttr,
+    Role,
+    RoleAttr,
+)
+
+FUNC_TYPE = "pl.func_type"
+FUNC_LEVEL = "pl.level"
+FUNC_ROLE = "pl.role"
+PARAM_DIR = "pl.dir"
+FOR_KIND = "pl.for_kind"
+FOR_STAGE = "pl.stage"
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Ends a ``pl.at`` body, handing values to the code after the scope."""
+
+    name = "pl.yield"
+    values = var_operand_def()
+    traits = traits_def(IsTerminator(), HasParent(lambda: AtOp))  # type: ignore[arg-type]
+
+    def __init__(self, *values: SSAValue):
+        super().__init__(operands=[list(values)])
+
+
+@irdl_op_definition
+class AtOp(IRDLOperation):
+    """``with pl.at(level=..., name_hint=...):`` -- a scope outlined later
+    (CORE_GROUP scopes become InCore functions)."""
+
+    name = "pl.at"
+    level = prop_def(LevelAttr)
+    name_hint = opt_prop_def(StringAttr)
+    res = var_result_def()
+    body = region_def("single_block")
+    traits = traits_def(SingleBlockImplicitTerminator(YieldOp))
+
+    def __init__(self, level: Level, body: Region, result_types: list[Attribute], name_hint: str | None = None):
+        props: dict[str, Attribute] = {"level": LevelAttr(level)}
+        if name_hint is not None:
+            props["name_hint"] = StringAttr(name_hint)
+        super().__init__(properties=props, regions=[body], result_types=[result_types])
+
+    @property
+    def scope_level(self) -> Level:
+        return self.level.data
+
+    @property
+    def block(self) -> Block:
+        return self.body.block
+
+    def verify_(self) -> None:
+        term = self.body.block.last_op
+        if not isinstance(term, YieldOp):
+            raise VerifyException("pl.at: the body must end with pl.yield")
+        got = [v.type for v in term.values]
+        want = [r.type for r in self.res]
+        if got != want:
+            raise VerifyException(f"pl.at: yields {len(got)} values of types {got}, expected the result types {want}")
+
+
+# ---- function attributes -----------------------------------------------------
+
+
+def function_type(f: func.FuncOp) -> FunctionType:
+    a = f.attributes.get(FUNC_TYPE)
+    return a.data if isinstance(a, FunctionTypeAttr) else FunctionType.Opaque
+
+
+def function_level(f: func.FuncOp) -> Level | None:
+    a = f.attributes.get(FUNC_LEVEL)
+    return a.data if isinstance(a, LevelAttr) else None
+
+
+def function_role(f: func.FuncOp) -> Role | None:
+    a = f.attributes.get(FUNC_ROLE)
+    return a.data if isinstance(a, RoleAttr) else None
+
+
+def set_function_type(f: func.FuncOp, kind: FunctionType, level: Level | None = None, role: Role | None = None) -> None:
+    """Set a function's kind, with the level/role it implies unless given."""
+    f.attributes[FUNC_TYPE] = FunctionTypeAttr(kind)
+    level = level or DEFAULT_LEVEL.get(kind)
+    role = role or DEFAULT_ROLE.get(kind)
+    for key, val in ((FUNC_LEVEL, level and LevelAttr(level)), (FUNC_ROLE, role and RoleAttr(role))):
+        if val:
+            f.attributes[key] = val
+        else:
+            f.attributes.pop(key, None)
+
+
+def param_direction(f: func.FuncOp, index: int) -> ParamDirection:
+    if f.arg_attrs is None:
+        return ParamDirection.In
+    d = f.arg_attrs.data[index].data.get(PARAM_DIR)
+    return d.data if isinstance(d, ParamDirectionAttr) else ParamDirection.In
+
+
+def param_directions(f: func.FuncOp) -> list[ParamDirection]:
+    return [param_direction(f, i) for i in range(len(f.args))]
+
+
+def set_param_directions(f: func.FuncOp, dirs: list[ParamDirection]) -> None:
+    from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr
+
+    f.arg_attrs = ArrayAttr(
+        DictionaryAttr({} if d is ParamDirection.In else {PARAM_DIR: ParamDirectionAttr(d)}) for d in dirs
+    )
+
+
+# ---- loop kinds (on scf.for) --------------------------------------------------
+
+
+def for_kind(op: scf.ForOp) -> ForKind:
+    a = op.attributes.get(FOR_KIND)
+    return a.data if isinstance(a, ForKindAttr) else ForKind.Sequential
+
+
+def for_stage(op: scf.ForOp) -> int | None:
+    a = op.attributes.get(FOR_STAGE)
+    return a.value.data if isinstance(a, IntegerAttr) else None
+
+
+def set_for_kind(op: scf.ForOp, kind: ForKind, stage: int | None = None) -> None:
+    if kind is ForKind.Sequential:
+        op.attributes.pop(FOR_KIND, None)
+    else:
+        op.attributes[FOR_KIND] = ForKindAttr(kind)
+    if stage is None:
+        op.attributes.pop(FOR_STAGE, None)
+    else:
+        op.attributes[FOR_STAGE] = IntegerAttr(stage, i64)
+
+

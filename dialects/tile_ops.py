@@ -1,0 +1,358 @@
+"""Tile-level ops (``pl.tile.*``): on-chip buffers in a memory space.
+
+Vector ops take Vec tiles; ``matmul`` takes Left x Right into Acc; ``load``,
+``store`` and ``move`` cross memory spaces; ``alloc`` appears after InitMemRef.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.dialects.builtin import StringAttr
+from xdsl.ir import Attribute
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    var_operand_def,
+)
+
+from . import op_families as F
+from .enums import AtomicType, MemorySpace, TileLayout
+from .op_base import BOOL, DTYPE, INT, INTS, Arg, ArgView, EnumCodec, attr, value, value_list
+from .op_families import _check_indices
+from .types import PtrType, TensorType, TileType
+
+
+class _TileLayer:
+    LAYER: ClassVar[str] = F.TILE
+
+
+def _ops() -> list[type]:
+    return [v for v in globals().values() if isinstance(v, type) and getattr(v, "name", "").startswith("pl.tile.")]
+
+@irdl_op_definition
+class TileAddOp(_TileLayer, F.BinaryOp):
+    name = "pl.tile.add"
+
+
+@irdl_op_definition
+class TileSubOp(_TileLayer, F.BinaryOp):
+    name = "pl.tile.sub"
+
+
+@irdl_op_definition
+class TileMulOp(_TileLayer, F.BinaryOp):
+    name = "pl.tile.mul"
+
+
+@irdl_op_definition
+class TileDivOp(_TileLayer, F.BinaryOp):
+    name = "pl.tile.div"
+
+
+@irdl_op_definition
+class TileAddsOp(_TileLayer, F.ScalarBinaryOp):
+    name = "pl.tile.adds"
+
+
+@irdl_op_definition
+class TileSubsOp(_TileLayer, F.ScalarBinaryOp):
+    name = "pl.tile.subs"
+
+
+@irdl_op_definition
+class TileMulsOp(_TileLayer, F.ScalarBinaryOp):
+    name = "pl.tile.muls"
+
+
+@irdl_op_definition
+class TileDivsOp(_TileLayer, F.ScalarBinaryOp):
+    name = "pl.tile.divs"
+
+
+@irdl_op_definition
+class TileExpOp(_TileLayer, F.UnaryOp):
+    name = "pl.tile.exp"
+
+
+@irdl_op_definition
+class TileNegOp(_TileLayer, F.UnaryOp):
+    name = "pl.tile.neg"
+    FLOAT_ONLY: ClassVar[bool] = False
+
+
+@irdl_op_definition
+class TileReluOp(_TileLayer, F.UnaryOp):
+    name = "pl.tile.relu"
+    FLOAT_ONLY: ClassVar[bool] = False
+
+
+@irdl_op_definition
+class TileSqrtOp(_TileLayer, F.UnaryOp):
+    name = "pl.tile.sqrt"
+
+
+@irdl_op_definition
+class TileRsqrtOp(_TileLayer, F.UnaryOp):
+    name = "pl.tile.rsqrt"
+
+
+@irdl_op_definition
+class TileRecipOp(_TileLayer, F.RecipOp):
+    name = "pl.tile.recip"
+
+
+@irdl_op_definition
+class TileRowSumOp(_TileLayer, F.RowReduceOp):
+    name = "pl.tile.row_sum"
+
+
+@irdl_op_definition
+class TileRowMaxOp(_TileLayer, F.RowReduceOp):
+    name = "pl.tile.row_max"
+
+
+@irdl_op_definition
+class TileRowMinOp(_TileLayer, F.RowReduceOp):
+    name = "pl.tile.row_min"
+
+
+@irdl_op_definition
+class TileColSumOp(_TileLayer, F.ColReduceOp):
+    name = "pl.tile.col_sum"
+
+
+@irdl_op_definition
+class TileColMaxOp(_TileLayer, F.ColReduceOp):
+    name = "pl.tile.col_max"
+
+
+@irdl_op_definition
+class TileRowExpandOp(_TileLayer, F.RowExpandOp):
+    name = "pl.tile.row_expand"
+
+
+@irdl_op_definition
+class TileRowExpandSubOp(_TileLayer, F.RowExpandOp):
+    name = "pl.tile.row_expand_sub"
+
+
+@irdl_op_definition
+class TileRowExpandDivOp(_TileLayer, F.RowExpandOp):
+    name = "pl.tile.row_expand_div"
+
+
+@irdl_op_definition
+class TileRowExpandMulOp(_TileLayer, F.RowExpandOp):
+    name = "pl.tile.row_expand_mul"
+
+
+@irdl_op_definition
+class TileColExpandOp(_TileLayer, F.ColExpandOp):
+    name = "pl.tile.col_expand"
+
+
+@irdl_op_definition
+class TileColExpandMulOp(_TileLayer, F.ColExpandOp):
+    name = "pl.tile.col_expand_mul"
+
+
+@irdl_op_definition
+class TileMatmulOp(_TileLayer, F.MatmulOp):
+    name = "pl.tile.matmul"
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("lhs"), value("rhs"))
+
+
+@irdl_op_definition
+class TileMatmulAccOp(_TileLayer, F.MatmulAccOp):
+    name = "pl.tile.matmul_acc"
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("acc"), value("lhs"), value("rhs"))
+
+
+@irdl_op_definition
+class TileCastOp(_TileLayer, F.CastOp):
+    name = "pl.tile.cast"
+
+
+@irdl_op_definition
+class TileFullOp(_TileLayer, F.FullOp):
+    name = "pl.tile.full"
+
+
+@irdl_op_definition
+class TileAssembleOp(_TileLayer, F.AssembleOp):
+    name = "pl.tile.assemble"
+
+
+@irdl_op_definition
+class TileSliceOp(_TileLayer, F.SliceOp):
+    name = "pl.tile.slice"
+
+
+@irdl_op_definition
+class TileReshapeOp(_TileLayer, F.ReshapeOp):
+    name = "pl.tile.reshape"
+
+
+@irdl_op_definition
+class TileConcatOp(_TileLayer, F.ConcatOp):
+    name = "pl.tile.concat"
+
+
+@irdl_op_definition
+class TileReadOp(_TileLayer, F.ReadOp):
+    name = "pl.tile.read"
+
+
+_SPACE = EnumCodec(MemorySpace)
+_LAYOUT = EnumCodec(TileLayout)
+
+
+@irdl_op_definition
+class TileLoadOp(_TileLayer, F.LayerOp):
+    """``pl.tile.load(tensor, offsets, shapes, valid_shapes, target_memory=)``:
+    a DDR window into a Vec or Mat tile (MTE2)."""
+
+    name = "pl.tile.load"
+    tensor = operand_def()
+    offsets = var_operand_def()
+    valid_shapes = var_operand_def()
+    shapes = prop_def()
+    target_memory = opt_prop_def()
+    result = result_def()
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
+        value("tensor"),
+        value_list("offsets"),
+        attr("shapes", INTS),
+        value_list("valid_shapes"),
+        attr("target_memory", _SPACE, MemorySpace.Vec, always=True),
+    )
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        src = a.tensor("tensor")
+        shapes = tuple(a.attr("shapes"))
+        rank = len(src.get_shape())
+        if len(shapes) != rank:
+            raise a.fail(f"shapes {list(shapes)} has rank {len(shapes)}, expected {rank} (the rank of 'tensor')")
+        _check_indices(a, "offsets", rank)
+        _check_indices(a, "valid_shapes", rank)
+        space = a.attr("target_memory")
+        if space not in (MemorySpace.Vec, MemorySpace.Mat):
+            raise a.fail(f"target_memory pl.Mem.{space.value} cannot be loaded from DDR (Vec or Mat; use pl.move for {space.value})")
+        return TileType.get(shapes, src.element_type, space)
+
+
+@irdl_op_definition
+class TileStoreOp(_TileLayer, F.LayerOp):
+    """``pl.tile.store(tile, offsets, output)``: a Vec or Acc tile into a DDR
+    window; the result is the updated tensor (MTE3 / FIXPIPE)."""
+
+    name = "pl.tile.store"
+    tile = operand_def()
+    offsets = var_operand_def()
+    output = operand_def()
+    atomic = opt_prop_def()
+    result = result_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
+        value("tile"),
+        value_list("offsets"),
+        value("output"),
+        attr("atomic", EnumCodec(AtomicType), AtomicType.None_),
+    )
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        t = a.tile("tile")
+        out = a.tensor("output")
+        if t.memory_space not in (MemorySpace.Vec, MemorySpace.Acc):
+            raise a.fail(f"operand 'tile' is in memory space {t.memory_space.value}, expected Vec or Acc")
+        if len(t.get_shape()) != len(out.get_shape()):
+            raise a.fail(f"operand 'tile' has rank {len(t.get_shape())}, expected {len(out.get_shape())} (the rank of 'output')")
+        _check_indices(a, "offsets", len(out.get_shape()))
+        if t.element_type != out.element_type:
+            raise a.fail("operand 'tile' and operand 'output' have different dtypes; insert pl.cast")
+        return out
+
+
+@irdl_op_definition
+class TileMoveOp(_TileLayer, F.LayerOp):
+    """``pl.tile.move(tile, target_memory=)``: an on-chip copy (MTE1)."""
+
+    name = "pl.tile.move"
+    tile = operand_def()
+    target_memory = prop_def()
+    blayout = opt_prop_def()
+    slayout = opt_prop_def()
+    result = result_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
+        value("tile"),
+        attr("target_memory", _SPACE, keyword=True),
+        attr("blayout", _LAYOUT, None),
+        attr("slayout", _LAYOUT, None),
+    )
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        t = a.tile("tile")
+        space = a.attr("target_memory")
+        if space == MemorySpace.DDR:
+            raise a.fail("target_memory pl.Mem.DDR is not on chip; use pl.store")
+        return TileType.get(t.get_shape(), t.element_type, space)
+
+
+@irdl_op_definition
+class TileCreateOp(_TileLayer, F.LayerOp):
+    """``pl.tile.create(shape, dtype=, target_memory=)``: an uninitialised tile."""
+
+    name = "pl.tile.create"
+    shape = prop_def()
+    dtype = prop_def()
+    target_memory = opt_prop_def()
+    result = result_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
+        attr("shape", INTS),
+        attr("dtype", DTYPE, keyword=True),
+        attr("target_memory", _SPACE, MemorySpace.Vec, always=True),
+    )
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        space = a.attr("target_memory")
+        if space == MemorySpace.DDR:
+            raise a.fail("target_memory pl.Mem.DDR is not on chip; use pl.create_tensor")
+        return TileType.get(a.attr("shape"), a.attr("dtype"), space)
+
+
+@irdl_op_definition
+class TileAllocOp(_TileLayer, F.LayerOp):
+    """``mem_vec_3: pl.Ptr = pl.tile.alloc(pl.Mem.Vec, 65536)``: an on-chip
+    allocation; tiles name it as the base of their MemRef (``base``)."""
+
+    name = "pl.tile.alloc"
+    space = prop_def()
+    size = prop_def()
+    pinned = opt_prop_def()
+    base = prop_def(StringAttr)
+    result = result_def(PtrType)
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
+        attr("space", _SPACE),
+        attr("size", INT),
+        attr("pinned", BOOL, False),
+    )
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        if a.attr("space") == MemorySpace.DDR:
+            raise a.fail("space pl.Mem.DDR is not on chip")
+        if a.attr("size") <= 0:
+            raise a.fail(f"size must be positive, got {a.attr('size')}")
+        return PtrType()
+
+
+TILE_OPS: list[type] = _ops()

@@ -1,0 +1,84 @@
+"""PyPTO's error classes (pl-dsl.md §6).
+
+User mistakes in DSL source raise a ``ParserError`` subclass that renders as a
+located diagnostic (``file:line:col: error: ...``, the line, a caret, a hint).
+Broken compiler invariants raise ``InternalError``.
+"""
+
+from __future__ import annotations
+
+from .diagnostics import Diagnostic, Severity, SourceSpan
+
+
+class Error(Exception):
+    """Base of PyPTO's user-facing errors (verification failures map here)."""
+
+
+class InternalError(RuntimeError):
+    """A broken compiler invariant: a bug in PyPTO, not in the user's code."""
+
+    def __init__(self, message: str):
+        super().__init__(f"Internal error: {message}")
+
+
+class ParserError(Exception):
+    """A mistake in DSL source, located at ``span``."""
+
+    kind = "error"
+
+    def __init__(
+        self,
+        message: str,
+        span: SourceSpan | None = None,
+        hint: str | None = None,
+        note: str | None = None,
+        source_lines: list[str] | None = None,
+    ):
+        self.message = message
+        self._span = span
+        self.hint = hint
+        self.note = note
+        self.source_lines = source_lines
+        super().__init__(message)
+
+    @property
+    def span(self) -> dict[str, object] | None:
+        return self._span.as_dict() if self._span else None
+
+    @property
+    def location(self) -> SourceSpan | None:
+        return self._span
+
+    def diagnostic(self) -> Diagnostic:
+        return Diagnostic(Severity.ERROR, self.message, self._span, self.hint, self.note, source_lines=self.source_lines)
+
+    def __str__(self) -> str:
+        return self.diagnostic().render()
+
+
+class ParserSyntaxError(ParserError):
+    """Python syntax the DSL does not accept, or malformed DSL constructs."""
+
+
+class ParserTypeError(ParserError):
+    """Wrong types: dtype/shape/space mismatches, bad annotations."""
+
+
+class UndefinedVariableError(ParserError):
+    """A name that is not defined at its use."""
+
+
+class SSAViolationError(ParserError):
+    """A value used where SSA form forbids it (e.g. rebinding under strict_ssa)."""
+
+
+class UnsupportedFeatureError(ParserError):
+    """Valid Python the DSL does not support."""
+
+
+class InvalidOperationError(ParserError):
+    """An unknown op, or an op called with the wrong arguments."""
+
+
+class ScopeIsolationError(ParserError):
+    """An op used outside the scope it must live in (e.g. outside ``pl.at``)."""

@@ -1,0 +1,59 @@
+"""The MLIR text form: one printer and one parser for every tool.
+
+The printer keeps DSL names (``%a__ssa_v0``) and makes every SSA name unique
+in its function, so text printed from any IR parses back; locations
+(``loc("kernel.py":3:5)``) are printed by default, as with
+``mlir-opt --mlir-print-debuginfo``.
+"""
+
+from __future__ import annotations
+
+from io import StringIO
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+
+from .context import make_context
+
+
+class UniqueNamePrinter(Printer):
+    """A Printer whose SSA names never collide (``%t``, ``%t_1``, ``%t_1_1``)."""
+
+    def print_ssa_value(self, value: SSAValue) -> str:
+        if value in self._ssa_values:
+            name = self._ssa_values[value]
+        elif value.name_hint:
+            taken = set(self._ssa_values.values())
+            name = value.name_hint
+            n = 0
+            while name in taken:
+                n += 1
+                name = f"{value.name_hint}_{n}"
+            self._ssa_values[value] = name
+        else:
+            return super().print_ssa_value(value)
+        self.print_string(f"%{name}")
+        return name
+
+    def _get_new_valid_name_id(self) -> str:
+        taken = set(self._ssa_values.values())
+        while True:
+            name = super()._get_new_valid_name_id()
+            if name not in taken:
+                return name
+
+
+def print_mlir(op: Operation, *, generic: bool = False, debuginfo: bool = True) -> str:
+    """Print an op (normally the program's module) as MLIR text."""
+    out = StringIO()
+    printer = UniqueNamePrinter(stream=out, print_generic_format=generic, print_debuginfo=debuginfo)
+    printer.print_op(op)
+    out.write("\n")
+    return out.getvalue()
+
+
+def parse_mlir(text: str, filename: str = "<mlir>") -> ModuleOp:
+    """Parse MLIR text with the PyPTO dialects loaded; raises xDSL ParseError."""
+    return Parser(make_context(), text, filename).parse_module()

@@ -1,0 +1,45 @@
+"""One pass registry: the PassManager, ``pypto-opt`` and lit tests see the same
+passes under the same names (``OutlineIncoreScopes`` in dumps,
+``outline-incore-scopes`` on the command line)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+
+_PASSES: dict[str, type[ModulePass]] = {}
+
+
+def kebab(pass_name: str) -> str:
+    """``AllocateMemoryAddr`` -> ``allocate-memory-addr``."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", pass_name).lower()
+
+
+def register_pass(cls: type[ModulePass]) -> type[ModulePass]:
+    """Class decorator: register a ModulePass under its ``name`` (kebab-case)
+    and remember its PyPTO name (``PASS_NAME``, CamelCase)."""
+    if cls.name in _PASSES and _PASSES[cls.name] is not cls:
+        raise ValueError(f"pass name {cls.name!r} registered twice")
+    _PASSES[cls.name] = cls
+    return cls
+
+
+def _load_builtin_passes() -> None:
+    from . import convert_tensor_to_tile_ops, outline_incore_scopes  # noqa: F401
+
+
+def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Every registered pass by kebab-case name (the shape xDSL's driver wants)."""
+    _load_builtin_passes()
+    return {name: (lambda c=cls: c) for name, cls in sorted(_PASSES.items())}
+
+
+def get_pass(name: str) -> type[ModulePass]:
+    """A pass class by kebab-case or CamelCase name."""
+    _load_builtin_passes()
+    key = name if name in _PASSES else kebab(name)
+    if key not in _PASSES:
+        raise KeyError(f"unknown pass {name!r}; known: {', '.join(sorted(_PASSES))}")
+    return _PASSES[key]

@@ -1,0 +1,63 @@
+"""``Program``: a ``pl`` program held as an xDSL module, with its two text forms."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+
+
+class PassDumpLevel(IntEnum):
+    """How much the DSL printer writes: NONE (no dumps), CONCISE, EXPLICIT views."""
+
+    NONE = 0
+    CONCISE = 1
+    EXPLICIT = 2
+
+
+class Program:
+    """A named module of ``func.func`` functions (see docs/ir.md)."""
+
+    def __init__(self, module: ModuleOp):
+        self.module = module
+
+    @property
+    def name(self) -> str:
+        return self.module.sym_name.data if self.module.sym_name else ""
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self.module.sym_name = StringAttr(value)
+
+    @property
+    def functions(self) -> dict[str, func.FuncOp]:
+        """Functions by name, in the printed (sorted) order."""
+        fs = {op.sym_name.data: op for op in self.module.ops if isinstance(op, func.FuncOp)}
+        return dict(sorted(fs.items()))
+
+    def clone(self) -> Program:
+        return Program(self.module.clone())
+
+    def verify(self) -> None:
+        self.module.verify()
+
+    def as_python(self, level: PassDumpLevel = PassDumpLevel.CONCISE) -> str:
+        """The ``pl`` DSL text of this program (pl-dsl.md §4)."""
+        from .dsl_printer import print_program
+
+        return print_program(self.module, explicit=level == PassDumpLevel.EXPLICIT)
+
+    def as_mlir(self, generic: bool = False, debuginfo: bool = True) -> str:
+        """MLIR text; ``generic=True`` gives the form upstream MLIR parses."""
+        from .mlir_text import print_mlir
+
+        return print_mlir(self.module, generic=generic, debuginfo=debuginfo)
+
+    def __str__(self) -> str:
+        return self.as_python()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Program) and self.as_mlir() == other.as_mlir()
+
+    __hash__ = None  # type: ignore[assignment]
