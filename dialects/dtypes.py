@@ -16,10 +16,10 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerType,
     Signedness,
+    StringAttr,
 )
 from xdsl.ir import Attribute, ParametrizedAttribute, TypeAttribute
 from xdsl.irdl import irdl_attr_definition, param_def
-from xdsl.dialects.builtin import StringAttr
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 

@@ -13,9 +13,9 @@ from typing import ClassVar
 from xdsl.ir import Attribute
 from xdsl.irdl import (
     AttrSizedOperandSegments,
+    operand_def,
     opt_operand_def,
     opt_prop_def,
-    operand_def,
     prop_def,
     result_def,
     var_operand_def,
@@ -26,13 +26,12 @@ from .enums import AtomicType, CastMode, MemorySpace
 from .op_base import (
     BOOL,
     DTYPE,
-    Arg,
     FLOAT,
     INTS,
     STR,
+    Arg,
     ArgView,
     EnumCodec,
-    OpTypeError,
     PLOp,
     attr,
     describe_type,
@@ -424,7 +423,7 @@ class SliceOp(LayerOp):
         _check_indices(a, "offset", len(shape))
         if a.values("valid_shape"):
             _check_indices(a, "valid_shape", len(shape))
-        for d, full in zip(shape, x.get_shape()):
+        for d, full in zip(shape, x.get_shape(), strict=True):
             if full != DYNAMIC and d > full:
                 raise a.fail(f"window shape {list(shape)} exceeds the input shape {list(x.get_shape())}")
         return cls.make(x, shape)

@@ -24,7 +24,7 @@ from . import op_families as F
 from .enums import AtomicType, MemorySpace, TileLayout
 from .op_base import BOOL, DTYPE, INT, INTS, Arg, ArgView, EnumCodec, attr, value, value_list
 from .op_families import _check_indices
-from .types import PtrType, TensorType, TileType
+from .types import PtrType, TileType
 
 
 class _TileLayer:

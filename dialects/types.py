@@ -126,7 +126,7 @@ def _parse_shape(parser: AttrParser) -> tuple[ArrayAttr[IntAttr], Attribute]:
     dims, element_type = parser.parse_ranked_shape()
     if not is_dtype(element_type):
         parser.raise_error(f"element type {element_type} is not a PyPTO dtype")
-    return ArrayAttr(IntAttr(d) for d in dims), element_type
+    return ArrayAttr(IntAttr(DYNAMIC if d < 0 else d) for d in dims), element_type
 
 
 class _ShapedMixin:

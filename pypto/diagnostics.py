@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import linecache
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 
-class Severity(str, Enum):
+class Severity(StrEnum):
     ERROR = "error"
     WARNING = "warning"
     REMARK = "remark"

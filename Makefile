@@ -1,0 +1,34 @@
+# Two commands do everything: `make demo` and `make test`.
+# Both create .venv when missing and install torch==2.13.0 (CPU) first, then
+# the project (editable) with its test and [mlir] extras. Re-running is fast:
+# the install step re-runs only when pyproject.toml changes.
+
+PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test lint clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet --disable-pip-version-check torch==2.13.0
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,mlir]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(PY) examples/hello_world.py
+
+test: install
+	$(PY) -m pytest -q
+	$(VENV)/bin/lit -q test
+
+lint: install
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf build_output .pytest_cache
