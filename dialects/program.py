@@ -15,6 +15,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
+    lazy_traits_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -54,7 +55,7 @@ class YieldOp(IRDLOperation):
 
     name = "pl.yield"
     values = var_operand_def()
-    traits = traits_def(IsTerminator(), HasParent(lambda: AtOp))  # type: ignore[arg-type]
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(AtOp)))
 
     def __init__(self, *values: SSAValue):
         super().__init__(operands=[list(values)])

@@ -1,0 +1,421 @@
+"""ConvertTensorToTileOps: inside InCore functions, tensor ops become tile ops.
+
+What upstream PyPTO's pass 11 does (see the ``11_after_ConvertTensorToTileOps``
+dumps), for the subset PyPTO-on-xDSL supports:
+
+- a tensor parameter read by a vector op gets one *entry load* at the top of
+  the function, ``<p>__tile = pl.tile.load(p, [0, ..], shape, shape,
+  target_memory=pl.Mem.Vec)``; a parameter read whole by a matmul gets a Mat
+  entry load ``<p>_mat``;
+- ``pl.tensor.slice`` of a tensor becomes a ``pl.tile.load`` of that window (in
+  Mat when its users are matmuls, else Vec), named ``<slice>__tile``;
+- ``pl.tensor.X`` (elementwise, scalar forms, unary, reductions, expands,
+  cast, full, reshape, concat) becomes ``pl.tile.X`` on the tiles, its result
+  named ``<name>__tile`` (row reductions get a scratch ``pl.tile.create``
+  ``tmp__tile``); ``matmul`` / ``matmul_acc`` take Mat operands and give Acc;
+- ``pl.tensor.assemble(out, v, offs)`` into a tensor becomes
+  ``pl.tile.store(v, offs, out)`` named ``<out>__tile`` (after the tensor
+  written); into a tile it is
+  ``pl.tile.assemble``;
+- loop carries (``scf.for`` iter_args, ``scf.if`` results) that become tiles
+  are retyped.
+
+Repeated names are numbered ``_1``, ``_2`` by the printers. A tensor op this pass cannot
+convert is a located user error (:func:`pypto.diagnostics.error_at`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl.context import Context
+from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+from xdsl.rewriter import Rewriter
+
+from pypto.diagnostics import error_at
+from pypto.dialects import PL
+from pypto.dialects import op_families as F
+from pypto.dialects.dtypes import dtype_name
+from pypto.dialects.enums import FunctionType, MemorySpace
+from pypto.dialects.op_base import ArgKind, OpTypeError, PLOp, describe_type
+from pypto.dialects.program import function_type
+from pypto.dialects.tensor_ops import (
+    TensorAssembleOp,
+    TensorCreateOp,
+    TensorMatmulAccOp,
+    TensorMatmulOp,
+    TensorReadOp,
+    TensorSliceOp,
+)
+from pypto.dialects.tile_ops import (
+    TileAssembleOp,
+    TileCreateOp,
+    TileLoadOp,
+    TileMatmulAccOp,
+    TileMatmulOp,
+    TileSliceOp,
+    TileStoreOp,
+)
+from pypto.dialects.types import DYNAMIC, TensorType, TileType
+
+from .base import NameGen, PyPTOPass, index_constant, value_base
+from .registry import register_pass
+
+_OPS: dict[str, type[Operation]] = {op.name: op for op in PL.operations}
+
+_CUBE_SPACES = (MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right)
+
+# Tensor op families converted one to one onto the tile op of the same name.
+_ELEMENTWISE = (
+    F.BinaryOp,
+    F.ScalarBinaryOp,
+    F.UnaryOp,
+    F.ColReduceOp,
+    F.RowExpandOp,
+    F.ColExpandOp,
+    F.CastOp,
+    F.FullOp,
+    F.ReshapeOp,
+    F.ConcatOp,
+)
+
+
+def _is_matmul_operand(op: Operation, index: int) -> bool:
+    if isinstance(op, TensorMatmulOp):
+        return index in (0, 1)
+    if isinstance(op, TensorMatmulAccOp):
+        return index in (1, 2)
+    return isinstance(op, TileMatmulOp | TileMatmulAccOp)
+
+
+class _FunctionConverter:
+    """Converts the tensor ops of one InCore function, in program order."""
+
+    def __init__(self, f: func.FuncOp):
+        self.f = f
+        self.names = NameGen.for_function(f)
+        self.entry = f.body.blocks.first
+        self.entry_last: Operation | None = None  # last entry load inserted
+        self.loads: dict[tuple[SSAValue, MemorySpace], SSAValue] = {}
+
+    # ---- helpers -------------------------------------------------------------
+
+    def fresh(self, like: SSAValue, suffix: str = "__tile") -> str:
+        return self.names.fresh(f"{value_base(like)}{suffix}")
+
+    def insert_before(self, anchor: Operation, *ops: Operation) -> None:
+        block = anchor.parent_block()
+        assert block is not None
+        block.insert_ops_before(list(ops), anchor)
+
+    def _insert_load_ops(self, value: SSAValue, ops: list[Operation]) -> None:
+        """Entry loads of parameters go to the top of the function (first-use
+        order); loads of other tensors go right after the tensor's definition."""
+        if isinstance(value, BlockArgument):
+            block = value.block
+            if block is self.entry:
+                if self.entry_last is None:
+                    first = block.first_op
+                    if first is None:
+                        block.add_ops(ops)
+                    else:
+                        block.insert_ops_before(ops, first)
+                else:
+                    block.insert_ops_after(ops, self.entry_last)
+                self.entry_last = ops[-1]
+                return
+            first = block.first_op
+            if first is None:
+                block.add_ops(ops)
+            else:
+                block.insert_ops_before(ops, first)
+            return
+        owner = value.owner
+        assert isinstance(owner, Operation)
+        parent = owner.parent_block()
+        assert parent is not None
+        parent.insert_ops_after(ops, owner)
+
+    def build(self, anchor: Operation, cls: type[Operation], values: dict[str, Any], attrs: dict[str, Attribute]) -> PLOp:
+        """Build a tile op from DSL arguments; typing errors are located at ``anchor``."""
+        assert issubclass(cls, PLOp)
+        try:
+            new = cls.build_from_args(values, attrs)
+        except OpTypeError as e:
+            raise error_at(anchor, f"cannot convert {anchor.name} to {cls.name}: {e}") from None
+        new.location = anchor.location
+        return new
+
+    def as_tile(self, value: SSAValue, space: MemorySpace, user: Operation) -> SSAValue:
+        """``value`` as a tile in ``space``: a tile as is, a tensor loaded whole."""
+        t = value.type
+        if isinstance(t, TileType):
+            ok = t.memory_space in _CUBE_SPACES if space is MemorySpace.Mat else t.memory_space is space
+            if not ok:
+                raise error_at(
+                    user,
+                    f"{user.name}: operand {value_base(value)!r} is a tile in pl.Mem.{t.memory_space.value}, "
+                    f"expected pl.Mem.{space.value}",
+                    hint="move it with pl.move, or store it and load it again",
+                )
+            return value
+        if not isinstance(t, TensorType):
+            return value
+        key = (value, space)
+        if key in self.loads:
+            return self.loads[key]
+        shape = t.get_shape()
+        if DYNAMIC in shape:
+            raise error_at(user, f"{user.name}: cannot load the dynamic-shaped tensor {value_base(value)!r} whole")
+        zeros = [index_constant(0) for _ in shape]
+        dims = [index_constant(d) for d in shape]
+        load = self.build(
+            user,
+            TileLoadOp,
+            {"tensor": value, "offsets": [z.result for z in zeros], "valid_shapes": [d.result for d in dims]},
+            {"shapes": _ints(shape), "target_memory": _space(space)},
+        )
+        if isinstance(value, BlockArgument) and value.block is self.entry:
+            load.location = self.f.location
+        suffix = "_mat" if space is MemorySpace.Mat else "__tile"
+        load.result.name_hint = self.fresh(value, suffix)
+        self._insert_load_ops(value, [*zeros, *dims, load])
+        self.loads[key] = load.result
+        return load.result
+
+    def replace(self, old: Operation, new: Operation, *extra_before: Operation) -> None:
+        """Put ``new`` (after ``extra_before``) where ``old`` is; ``old``'s result
+        uses move to ``new``'s result, named ``<old>__tile``."""
+        self.insert_before(old, *extra_before, new)
+        if not new.results[0].name_hint:
+            new.results[0].name_hint = self.fresh(old.results[0])
+        old.results[0].replace_all_uses_with(new.results[0])
+        Rewriter.erase_op(old)
+
+    # ---- the walk ------------------------------------------------------------
+
+    def run(self) -> None:
+        for block in self.f.body.blocks:
+            self.convert_block(block)
+
+    def convert_block(self, block: Block) -> None:
+        for op in list(block.ops):
+            self.convert_op(op)
+
+    def convert_op(self, op: Operation) -> None:
+        if op.name.startswith("pl.tensor."):
+            self.convert_tensor_op(op)
+        elif isinstance(op, scf.ForOp):
+            self.convert_for(op)
+        elif isinstance(op, scf.IfOp):
+            self.convert_if(op)
+        elif isinstance(op, func.ReturnOp | func.CallOp):
+            for v in op.operands:
+                if isinstance(v.type, TileType):
+                    what = "returned" if isinstance(op, func.ReturnOp) else f"passed to {op.callee}"  # type: ignore[union-attr]
+                    raise error_at(
+                        op,
+                        f"the tile {value_base(v)!r} is {what} from the InCore function "
+                        f"'{self.f.sym_name.data}'; InCore functions exchange tensors",
+                        hint="write the value into an Out parameter (out[:] = value) and return that",
+                    )
+        else:
+            for region in op.regions:
+                for block in region.blocks:
+                    self.convert_block(block)
+
+    def convert_for(self, op: scf.ForOp) -> None:
+        body = op.body.block
+        for init, arg in zip(op.iter_args, body.args[1:], strict=True):
+            if init.type != arg.type:
+                Rewriter.replace_value_with_new_type(arg, init.type)
+        self.convert_block(body)
+        term = body.last_op
+        assert term is not None
+        for i, (arg, y) in enumerate(zip(body.args[1:], term.operands, strict=True)):
+            if arg.type != y.type:
+                raise error_at(
+                    term,
+                    f"loop-carried value {value_base(arg)!r} #{i} enters the loop as "
+                    f"{describe_type(arg.type)} but is yielded as {describe_type(y.type)}",
+                )
+        for res, arg in zip(op.results, body.args[1:], strict=True):
+            if res.type != arg.type:
+                Rewriter.replace_value_with_new_type(res, arg.type)
+
+    def convert_if(self, op: scf.IfOp) -> None:
+        for region in op.regions:
+            for block in region.blocks:
+                self.convert_block(block)
+        yields = [r.block.last_op for r in op.regions if r.blocks]
+        types: list[list[Attribute]] = [[v.type for v in y.operands] for y in yields if y is not None]
+        if len(types) == 2 and types[0] != types[1]:
+            raise error_at(op, "the branches of this if yield different types after tensor-to-tile conversion")
+        if types:
+            for res, t in zip(op.results, types[0], strict=True):
+                if res.type != t:
+                    Rewriter.replace_value_with_new_type(res, t)
+
+    def convert_tensor_op(self, op: Operation) -> None:
+        if isinstance(op, TensorSliceOp):
+            self.convert_slice(op)
+        elif isinstance(op, TensorAssembleOp):
+            self.convert_assemble(op)
+        elif isinstance(op, TensorMatmulOp | TensorMatmulAccOp):
+            self.convert_matmul(op)
+        elif isinstance(op, TensorReadOp):
+            if isinstance(op.input.type, TileType):
+                self.convert_generic(op)
+        elif isinstance(op, F.RowReduceOp):
+            self.convert_row_reduce(op)
+        elif isinstance(op, _ELEMENTWISE):
+            self.convert_generic(op)
+        else:
+            extra = " (pl.create_tensor belongs in Orchestration code)" if isinstance(op, TensorCreateOp) else ""
+            raise error_at(
+                op,
+                f"cannot convert {op.name} to a tile op in the InCore function '{self.f.sym_name.data}'{extra}",
+            )
+
+    def tile_args(self, op: PLOp, space: MemorySpace = MemorySpace.Vec) -> tuple[dict[str, Any], dict[str, Attribute]]:
+        """The op's DSL arguments with tensor operands turned into tiles."""
+        view = op.arg_view()
+        values: dict[str, Any] = {}
+        attrs: dict[str, Attribute] = {}
+        for arg in op.DSL_ARGS:
+            if arg.kind in (ArgKind.VALUE, ArgKind.OPT_VALUE):
+                v = view.opt_value(arg.name)
+                if v is not None:
+                    values[arg.name] = self.as_tile(v, space, op)
+            elif arg.kind is ArgKind.VALUE_LIST:
+                values[arg.name] = view.values(arg.name)
+            elif arg.name in op.properties:
+                attrs[arg.name] = op.properties[arg.name]
+        return values, attrs
+
+    def tile_class(self, op: Operation) -> type[Operation]:
+        cls = _OPS.get(op.name.replace("pl.tensor.", "pl.tile.", 1))
+        if cls is None:
+            raise error_at(op, f"{op.name} has no tile counterpart")
+        return cls
+
+    def convert_generic(self, op: Operation) -> None:
+        assert isinstance(op, PLOp)
+        cls = self.tile_class(op)
+        values, attrs = self.tile_args(op)
+        keep = {a.name for a in cls.DSL_ARGS}  # type: ignore[attr-defined]
+        attrs = {k: v for k, v in attrs.items() if k in keep}
+        if isinstance(op, F.BinaryOp):
+            lt, rt = values["lhs"].type, values["rhs"].type
+            if lt.get_shape() != rt.get_shape():
+                raise error_at(
+                    op,
+                    f"{op.name}: operand shapes {list(lt.get_shape())} and {list(rt.get_shape())} differ; "
+                    "tile ops do not broadcast",
+                    hint="use pl.row_expand_* / pl.col_expand_* for row or column broadcasts",
+                )
+        self.replace(op, self.build(op, cls, values, attrs))
+
+    def convert_row_reduce(self, op: Operation) -> None:
+        assert isinstance(op, PLOp)
+        values, attrs = self.tile_args(op)
+        x = values["input"].type
+        tmp = self.build(op, TileCreateOp, {}, {"shape": _ints(x.get_shape()), "dtype": x.element_type, "target_memory": _space(MemorySpace.Vec)})
+        tmp.result.name_hint = self.names.fresh("tmp__tile")
+        values["tmp_tile"] = tmp.result
+        self.replace(op, self.build(op, self.tile_class(op), values, attrs), tmp)
+
+    def convert_slice(self, op: TensorSliceOp) -> None:
+        if isinstance(op.input.type, TileType):
+            values, attrs = self.tile_args(op)
+            self.replace(op, self.build(op, TileSliceOp, values, attrs))
+            return
+        cube = [_is_matmul_operand(u.operation, u.index) for u in op.result.uses]
+        if cube and all(cube):
+            space = MemorySpace.Mat
+        elif not any(cube):
+            space = MemorySpace.Vec
+        else:
+            raise error_at(op, "this slice feeds both a matmul and a vector op; slice the tensor twice")
+        shape = tuple(F.INTS.from_attr(op.shape))
+        valid: list[SSAValue] = list(op.valid_shape)
+        consts: list[Operation] = []
+        if not valid:
+            consts = [index_constant(d) for d in shape]
+            valid = [c.results[0] for c in consts]
+        load = self.build(
+            op,
+            TileLoadOp,
+            {"tensor": op.input, "offsets": list(op.offset), "valid_shapes": valid},
+            {"shapes": op.shape, "target_memory": _space(space)},
+        )
+        self.replace(op, load, *consts)
+
+    def convert_assemble(self, op: TensorAssembleOp) -> None:
+        if isinstance(op.target.type, TileType):
+            values, attrs = self.tile_args(op)
+            self.replace(op, self.build(op, TileAssembleOp, values, attrs))
+            return
+        src = self.as_tile(op.source, _store_space(op.source), op)
+        attrs = {"atomic": op.properties["atomic"]} if "atomic" in op.properties else {}
+        store = self.build(op, TileStoreOp, {"tile": src, "offsets": list(op.offset), "output": op.target}, attrs)
+        store.results[0].name_hint = self.fresh(op.target)  # ``out__tile``: named after the tensor written
+        self.replace(op, store)
+
+    def convert_matmul(self, op: TensorMatmulOp | TensorMatmulAccOp) -> None:
+        for flag in ("a_trans", "b_trans"):
+            a = op.properties.get(flag)
+            if a is not None and F.BOOL.from_attr(a):
+                raise error_at(op, f"{op.name}: {flag}=True is not supported by ConvertTensorToTileOps yet")
+        lhs = self.as_tile(op.lhs, MemorySpace.Mat, op)
+        rhs = self.as_tile(op.rhs, MemorySpace.Mat, op)
+        if isinstance(op, TensorMatmulOp):
+            new = self.build(op, TileMatmulOp, {"lhs": lhs, "rhs": rhs}, {})
+            want = op.result.type
+            got = new.results[0].type
+            assert isinstance(want, TensorType) and isinstance(got, TileType)
+            if want.element_type != got.element_type:
+                raise error_at(
+                    op,
+                    f"{op.name}: out_dtype pl.{dtype_name(want.element_type)} differs from the accumulator dtype "
+                    f"pl.{dtype_name(got.element_type)} the cube unit produces",
+                    hint="drop out_dtype and pl.cast the result",
+                )
+        else:
+            acc = op.acc
+            if not (isinstance(acc.type, TileType) and acc.type.memory_space is MemorySpace.Acc):
+                raise error_at(op, f"{op.name}: the accumulator {value_base(acc)!r} must come from a matmul")
+            new = self.build(op, TileMatmulAccOp, {"acc": acc, "lhs": lhs, "rhs": rhs}, {})
+        self.replace(op, new)
+
+
+def _store_space(value: SSAValue) -> MemorySpace:
+    t = value.type
+    return MemorySpace.Acc if isinstance(t, TileType) and t.memory_space is MemorySpace.Acc else MemorySpace.Vec
+
+
+def _ints(shape: tuple[int, ...] | list[int]) -> Attribute:
+    return F.INTS.to_attr(list(shape))
+
+
+def _space(space: MemorySpace) -> Attribute:
+    from pypto.dialects.enums import enum_attr
+
+    return enum_attr(space)
+
+
+@register_pass
+@dataclass(frozen=True)
+class ConvertTensorToTileOps(PyPTOPass):
+    """Tensor ops -> tile ops (entry loads, exit stores) in InCore functions."""
+
+    PASS_NAME = "ConvertTensorToTileOps"
+    name = "convert-tensor-to-tile-ops"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for f in [o for o in op.ops if isinstance(o, func.FuncOp)]:
+            if function_type(f) is FunctionType.InCore:
+                _FunctionConverter(f).run()
