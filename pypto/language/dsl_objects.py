@@ -1,0 +1,112 @@
+"""Runtime objects of the ``pl`` namespace: dtypes and annotation markers.
+
+Kernel bodies are never executed; these objects exist so that decorated
+Python code (annotations, decorator arguments) evaluates, and so the front
+end's constant evaluator has concrete values (``pl.FP32.dtype_name``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pypto.dialects.dtypes import DTYPE_NAMES
+
+
+class DType:
+    """A DSL element type such as ``pl.FP32`` (``dtype_name == "FP32"``)."""
+
+    __slots__ = ("dtype_name",)
+
+    def __init__(self, dtype_name: str):
+        self.dtype_name = dtype_name
+
+    def __repr__(self) -> str:
+        return f"pl.{self.dtype_name}"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DType) and other.dtype_name == self.dtype_name
+
+    def __hash__(self) -> int:
+        return hash(("pl.dtype", self.dtype_name))
+
+
+DTYPES: dict[str, DType] = {name: DType(name) for name in DTYPE_NAMES}
+
+
+class _Annotation:
+    """The value of a subscripted marker (``pl.Tensor[[128, 128], pl.FP32]``)."""
+
+    def __init__(self, kind: str, args: tuple[Any, ...]):
+        self.kind = kind
+        self.args = args
+
+    def __repr__(self) -> str:
+        return f"pl.{self.kind}[{', '.join(map(repr, self.args))}]"
+
+
+class _Marker:
+    """``pl.Tensor``, ``pl.Tile``, ``pl.Scalar``, ``pl.Out``, ``pl.InOut``, ``pl.Tuple``."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+
+    def __getitem__(self, item: Any) -> _Annotation:
+        return _Annotation(self.kind, item if isinstance(item, tuple) else (item,))
+
+    def __repr__(self) -> str:
+        return f"pl.{self.kind}"
+
+
+Tensor = _Marker("Tensor")
+Tile = _Marker("Tile")
+Scalar = _Marker("Scalar")
+Out = _Marker("Out")
+InOut = _Marker("InOut")
+Tuple = _Marker("Tuple")
+Ptr = _Marker("Ptr")
+
+
+class MemRef:
+    """``pl.MemRef(base, offset, size)`` inside a type annotation."""
+
+    def __init__(self, base: Any, offset: Any, size: int):
+        self.base, self.offset, self.size = base, offset, size
+
+
+class TileView:
+    """``pl.TileView(blayout=, slayout=, fractal=)`` inside a tile annotation."""
+
+    def __init__(self, blayout: Any = None, slayout: Any = None, fractal: int = 512, **extra: Any):
+        self.blayout, self.slayout, self.fractal, self.extra = blayout, slayout, fractal, extra
+
+
+class ConstValue:
+    """``pl.const(value, dtype)``: a literal of an explicit dtype."""
+
+    def __init__(self, value: int | float | bool, dtype: DType):
+        self.value, self.dtype = value, dtype
+
+    def __repr__(self) -> str:
+        return f"pl.const({self.value!r}, {self.dtype!r})"
+
+
+def const(value: int | float | bool, dtype: DType) -> ConstValue:
+    return ConstValue(value, dtype)
+
+
+class _DSLOnly:
+    """A DSL function: only meaningful inside a parsed kernel body."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"{self._name}(...) can only be used inside a @pl.function / @pl.jit kernel body")
+
+    def __getattr__(self, attr: str) -> _DSLOnly:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return _DSLOnly(f"{self._name}.{attr}")
+
+    def __repr__(self) -> str:
+        return self._name

@@ -1,0 +1,335 @@
+"""Calls: ``pl.tile.X(...)`` / ``pl.tensor.X(...)`` bound through each op's
+``DSL_ARGS``, user-level sugar (``pl.add``), ``self.f(...)`` and ``pl.const``."""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from typing import TYPE_CHECKING, Any
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, BoolAttr, IntegerAttr, StringAttr, i64
+from xdsl.ir import Attribute, SSAValue
+
+from pypto.dialects.enums import FunctionType
+from pypto.dialects.op_base import ArgKind, OpTypeError, PLOp, describe_type, same_kind_shape_dtype
+from pypto.dialects.tile_ops import TileAllocOp
+from pypto.dialects.types import TensorType, TileType
+from pypto.errors import (
+    InvalidOperationError,
+    ParserSyntaxError,
+    ParserTypeError,
+    ScopeIsolationError,
+)
+
+from .constexpr import AdirValue, NotConstant, evaluate
+from .source import dotted
+from .sugar import OPS, SUGAR, sugar_op_name
+
+if TYPE_CHECKING:
+    from .builder import FunctionBuilder
+
+# Ops an Orchestration function may use outside ``pl.at``.
+ORCHESTRATION_OPS = {"pl.tensor.create"}
+
+SPECIAL = {"pl.const", "pl.yield_", "pl.range", "pl.parallel", "pl.unroll", "pl.pipeline", "pl.at", "pl.scope"}
+
+
+def _suggest(name: str, candidates: list[str]) -> str | None:
+    close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
+    return f"did you mean '{close[0]}'?" if close else None
+
+
+def all_call_names() -> list[str]:
+    return sorted([*OPS, *(f"pl.{n}" for n in SUGAR), *SPECIAL])
+
+
+class CallMixin:
+    """Call handling for :class:`FunctionBuilder`."""
+
+    def call(self: FunctionBuilder, node: ast.Call, expected: Attribute | None = None) -> Any:
+        """Evaluate a call: an SSA value, a list of values, or None."""
+        path = dotted(node.func)
+        if path is not None and path.startswith("self."):
+            return self.func_call(path[5:], node, expected)
+        if path == "pl.const":
+            return self.const_call(node)
+        if path == "pl.yield_":
+            raise self.fail(
+                ParserSyntaxError, "pl.yield_ must be the value of an assignment ending a loop or if body", node
+            )
+        if path in OPS:
+            return self.bind_op(OPS[path], path, node, node.args, node.keywords, expected)
+        if path is not None and path.startswith("pl.") and path[3:] in SUGAR:
+            return self.sugar_call(
+                path[3:], node, list(node.args), {k.arg: k.value for k in node.keywords if k.arg}, expected
+            )
+        if isinstance(node.func, ast.Name):
+            ext = self.program.external_call(self, node)
+            if ext is not None:
+                return ext
+        name = path or ast.unparse(node.func)
+        if path is not None and path.startswith("pl."):
+            raise self.fail(
+                InvalidOperationError, f"unknown op '{name}'", node.func, hint=_suggest(name, all_call_names())
+            )
+        raise self.fail(
+            InvalidOperationError, f"unknown function '{name}'", node.func, hint=_suggest(name, all_call_names())
+        )
+
+    # ---- ops ---------------------------------------------------------------
+
+    def bind_op(
+        self: FunctionBuilder,
+        cls: type,
+        shown: str,
+        node: ast.Call,
+        args: list[ast.expr],
+        keywords: list[ast.keyword] | dict[str, ast.expr],
+        expected: Attribute | None = None,
+        drop: tuple[str, ...] = (),
+        rename: dict[str, str] | None = None,
+        positional: tuple[str, ...] | None = None,
+        default_from: dict[str, str] | None = None,
+    ) -> SSAValue:
+        """Bind DSL arguments to ``cls.DSL_ARGS`` and build the op."""
+        spec = {a.name: a for a in cls.DSL_ARGS}
+        order = list(positional or [a.name for a in cls.DSL_ARGS])
+        bound: dict[str, ast.expr] = {}
+        if len(args) > len(order):
+            raise self.fail(
+                InvalidOperationError,
+                f"{shown} takes at most {len(order)} positional arguments ({', '.join(order)}), got {len(args)}",
+                node,
+            )
+        for name, a in zip(order, args, strict=False):
+            bound[name] = a
+        kw = keywords.items() if isinstance(keywords, dict) else [(k.arg, k.value) for k in keywords]
+        for key, val in kw:
+            if key is None:
+                raise self.fail(InvalidOperationError, f"{shown} does not take **kwargs", val)
+            if key == "attrs":
+                continue
+            key = (rename or {}).get(key, key)
+            if key in drop:
+                bound[key] = val
+                continue
+            if key not in spec:
+                raise self.fail(
+                    InvalidOperationError,
+                    f"{shown} has no argument '{key}'",
+                    val,
+                    hint=_suggest(key, list(spec)) or f"arguments: {', '.join(spec)}",
+                )
+            if key in bound:
+                raise self.fail(InvalidOperationError, f"{shown} got argument '{key}' twice", val)
+            bound[key] = val
+        for key in drop:
+            bound.pop(key, None)
+        for dst, src_name in (default_from or {}).items():
+            missing = dst not in bound or (isinstance(bound[dst], ast.Constant) and bound[dst].value is None)  # type: ignore[attr-defined]
+            if missing and src_name in bound:
+                bound[dst] = bound[src_name]
+        values: dict[str, Any] = {}
+        attrs: dict[str, Attribute] = {}
+        like: Attribute | None = None
+        for a in cls.DSL_ARGS:
+            n = bound.get(a.name)
+            if n is None:
+                if a.required:
+                    raise self.fail(InvalidOperationError, f"{shown}: missing argument '{a.name}'", node)
+                continue
+            if a.kind in (ArgKind.VALUE, ArgKind.OPT_VALUE):
+                if a.kind is ArgKind.OPT_VALUE and isinstance(n, ast.Constant) and n.value is None:
+                    continue
+                v = self.value(n, like)
+                values[a.name] = v
+                if like is None and isinstance(v.type, (TileType, TensorType)):
+                    like = v.type.element_type
+            elif a.kind is ArgKind.VALUE_LIST:
+                if isinstance(n, ast.Constant) and n.value is None:
+                    continue
+                values[a.name] = self.index_list(n)
+            else:
+                try:
+                    py = evaluate(n, self.src.globals)
+                except NotConstant as e:
+                    raise self.fail(
+                        ParserTypeError, f"{shown}: argument '{a.name}' must be a constant: {e.message}", e.node
+                    ) from None
+                if py is None and not a.required and a.default is None:
+                    continue
+                if hasattr(py, "dtype") and hasattr(py, "value") and not hasattr(py, "dtype_name"):
+                    py = py.value  # pl.const(v, dt) as an attribute value
+                assert a.codec is not None
+                try:
+                    attrs[a.name] = a.codec.to_attr(py)
+                except TypeError as e:
+                    raise self.fail(ParserTypeError, f"{shown}: argument '{a.name}': {e}", n) from None
+        if cls is TileAllocOp:
+            if self.target_name is None:
+                raise self.fail(
+                    ParserSyntaxError, "pl.tile.alloc must be assigned to a name (the allocation's base)", node
+                )
+            attrs["base"] = StringAttr(self.target_name)
+        return self.make_op(cls, values, attrs, node, expected)
+
+    def make_op(
+        self: FunctionBuilder,
+        cls: type,
+        values: dict[str, Any],
+        attrs: dict[str, Attribute],
+        node: ast.AST,
+        expected: Attribute | None = None,
+    ) -> SSAValue:
+        """Build (with type inference), locate and insert one pl op."""
+        name = cls.name  # type: ignore[attr-defined]
+        if self.kind is FunctionType.Orchestration and self.at_depth == 0 and name not in ORCHESTRATION_OPS:
+            raise self.fail(
+                ScopeIsolationError,
+                f"'{name}' cannot be used directly in an Orchestration function",
+                node,
+                hint="put tensor/tile computation inside 'with pl.at(level=pl.Level.CORE_GROUP):' or an InCore function",
+            )
+        assert issubclass(cls, PLOp)
+        try:
+            op = cls.build_from_args(values, attrs)
+            if expected is not None and expected != op.results[0].type:
+                if not same_kind_shape_dtype(op.results[0].type, expected):
+                    raise self.fail(
+                        ParserTypeError,
+                        f"annotated type {describe_type(expected)} does not match the type of the value, "
+                        f"{describe_type(op.results[0].type)}",
+                        node,
+                    )
+                op = cls.build_from_args(values, attrs, expected)
+        except OpTypeError as e:
+            raise self.fail(ParserTypeError, str(e), node) from None
+        self.emit(op, node)
+        return op.results[0]
+
+    # ---- sugar ---------------------------------------------------------------
+
+    def sugar_call(
+        self: FunctionBuilder,
+        name: str,
+        node: ast.expr,
+        args: list[ast.expr],
+        kwargs: dict[str, ast.expr],
+        expected: Attribute | None = None,
+    ) -> SSAValue:
+        s = SUGAR[name]
+        layer = s.layer
+        scalar_rhs = False
+        if layer == "dispatch":
+            first = args[0] if args else next(iter(kwargs.values()), None)
+            if first is None:
+                raise self.fail(InvalidOperationError, f"pl.{name}: missing its first operand", node)
+            v = self.value(first)
+            self.pre[id(first)] = v
+            if isinstance(v.type, TileType):
+                layer = "tile"
+            elif isinstance(v.type, TensorType):
+                layer = "tensor"
+            else:
+                raise self.fail(
+                    ParserTypeError,
+                    f"pl.{name}: the first operand must be a tile or tensor, got {describe_type(v.type)}",
+                    first,
+                )
+            if s.scalar_op and len(args) > 1:
+                scalar_rhs = self.is_scalar_operand(args[1])
+        op_name = sugar_op_name(s, layer, scalar_rhs)
+        if op_name not in OPS:
+            raise self.fail(InvalidOperationError, f"pl.{name} has no {layer} form", node)
+        call = node if isinstance(node, ast.Call) else ast.copy_location(ast.Call(node, [], []), node)
+        return self.bind_op(
+            OPS[op_name], f"pl.{name}", call, args, kwargs, expected,
+            drop=s.drop, rename=s.rename, positional=s.positional, default_from=s.default_from,
+        )  # fmt: skip
+
+    def is_scalar_operand(self: FunctionBuilder, node: ast.expr) -> bool:
+        """True for a Python number, ``pl.const`` or a scalar SSA value."""
+        try:
+            v = evaluate(node, self.src.globals)
+            if isinstance(v, (int, float)) or hasattr(v, "dtype"):
+                return True
+        except NotConstant:
+            pass
+        if isinstance(node, ast.Name):
+            val = self.scope.lookup(node.id)
+            return val is not None and not isinstance(val.type, (TileType, TensorType))
+        if isinstance(node, (ast.BinOp, ast.UnaryOp)):
+            return True
+        return False
+
+    # ---- pl.const, self.f --------------------------------------------------------
+
+    def const_call(self: FunctionBuilder, node: ast.Call) -> SSAValue:
+        try:
+            c = evaluate(node, self.src.globals)
+        except NotConstant as e:
+            raise self.fail(ParserTypeError, f"pl.const: {e.message}", e.node) from None
+        from pypto.dialects.dtypes import dtype_type
+
+        return self.constant(c.value, dtype_type(c.dtype.dtype_name), node)
+
+    def func_call(self: FunctionBuilder, name: str, node: ast.Call, expected: Attribute | None) -> Any:
+        callee = self.program.callee(name, node, self)
+        args = [self.value(a) for a in node.args]
+        return self.emit_call(callee, args, node, expected)
+
+    def emit_call(
+        self: FunctionBuilder, callee: func.FuncOp, args: list[SSAValue], node: ast.Call, expected: Attribute | None
+    ) -> Any:
+        name = callee.sym_name.data
+        params = callee.function_type.inputs.data
+        if len(args) != len(params):
+            raise self.fail(InvalidOperationError, f"'{name}' takes {len(params)} arguments, got {len(args)}", node)
+        for i, (a, p) in enumerate(zip(args, params, strict=False)):
+            if a.type != p and not same_kind_shape_dtype(a.type, p):
+                raise self.fail(
+                    ParserTypeError,
+                    f"argument {i} of '{name}' has type {describe_type(a.type)}, expected {describe_type(p)}",
+                    node.args[i] if i < len(node.args) else node,
+                )
+        outs = list(callee.function_type.outputs.data)
+        op = func.CallOp(name, args, outs)
+        for k in node.keywords:
+            if k.arg == "attrs":
+                self.call_attrs(op, k.value)
+            else:
+                raise self.fail(InvalidOperationError, f"call to '{name}' has no keyword argument '{k.arg}'", k.value)
+        if expected is not None and len(outs) == 1 and not same_kind_shape_dtype(outs[0], expected):
+            raise self.fail(
+                ParserTypeError,
+                f"annotated type {describe_type(expected)} does not match the result of '{name}', {describe_type(outs[0])}",
+                node,
+            )
+        self.emit(op, node)
+        if len(outs) == 1:
+            return op.res[0]
+        return list(op.res) if outs else None
+
+    def call_attrs(self: FunctionBuilder, op: func.CallOp, node: ast.expr) -> None:
+        """``attrs={"arg_directions": [pl.adir.input, ...]}`` -> ``pl.<key>`` attributes."""
+        try:
+            d = evaluate(node, self.src.globals)
+        except NotConstant as e:
+            raise self.fail(ParserTypeError, f"call attrs must be constant: {e.message}", e.node) from None
+        if not isinstance(d, dict):
+            raise self.fail(ParserTypeError, "call attrs must be a dict", node)
+        for key, val in d.items():
+            op.attributes[f"pl.{key}"] = _to_attr(val)
+
+
+def _to_attr(v: Any) -> Attribute:
+    if isinstance(v, bool):
+        return BoolAttr.from_bool(v)
+    if isinstance(v, int):
+        return IntegerAttr(v, i64)
+    if isinstance(v, (str, AdirValue)):
+        return StringAttr(str(v))
+    if isinstance(v, list):
+        return ArrayAttr([_to_attr(x) for x in v])
+    return StringAttr(str(v))

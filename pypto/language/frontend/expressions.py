@@ -1,0 +1,289 @@
+"""Expressions: names, literals, scalar arithmetic (``arith``), comparisons,
+subscripts (``x[a:b, c:d]`` -> slice, ``x[i, j]`` -> read)."""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from typing import TYPE_CHECKING, Any
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType, i1
+from xdsl.ir import Attribute, SSAValue
+
+from pypto.dialects.dtypes import dtype_type, is_float
+from pypto.dialects.op_base import describe_type
+from pypto.dialects.types import DYNAMIC, TensorType, TileType
+from pypto.errors import ParserTypeError, UndefinedVariableError, UnsupportedFeatureError
+
+from .constexpr import NotConstant, evaluate
+from .sugar import OPS
+
+if TYPE_CHECKING:
+    from .builder import FunctionBuilder
+
+INDEX = IndexType()
+F32 = dtype_type("FP32")
+
+_INT_OPS: dict[type, type] = {
+    ast.Add: arith.AddiOp, ast.Sub: arith.SubiOp, ast.Mult: arith.MuliOp,
+    ast.FloorDiv: arith.FloorDivSIOp, ast.Div: arith.DivSIOp, ast.Mod: arith.RemSIOp,
+}  # fmt: skip
+_FLOAT_OPS: dict[type, type] = {
+    ast.Add: arith.AddfOp,
+    ast.Sub: arith.SubfOp,
+    ast.Mult: arith.MulfOp,
+    ast.Div: arith.DivfOp,
+}
+_SHAPED_OPS: dict[type, str] = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}
+_CMPI = {ast.Lt: "slt", ast.LtE: "sle", ast.Gt: "sgt", ast.GtE: "sge", ast.Eq: "eq", ast.NotEq: "ne"}
+_CMPF = {ast.Lt: "olt", ast.LtE: "ole", ast.Gt: "ogt", ast.GtE: "oge", ast.Eq: "oeq", ast.NotEq: "one"}
+
+
+def _is_int_like(t: Attribute) -> bool:
+    return isinstance(t, (IntegerType, IndexType))
+
+
+class ExprMixin:
+    """Expression evaluation for :class:`FunctionBuilder`."""
+
+    def value(
+        self: FunctionBuilder, node: ast.expr, like: Attribute | None = None, expected: Attribute | None = None
+    ) -> SSAValue:
+        """The SSA value of an expression; ``like`` types bare literals."""
+        if id(node) in self.pre:
+            return self.pre.pop(id(node))
+        result = self.expr(node, like, expected)
+        if not isinstance(result, SSAValue):
+            what = "no value" if result is None else f"{len(result)} values"
+            raise self.fail(ParserTypeError, f"expected one value, but this expression gives {what}", node)
+        return result
+
+    def expr(
+        self: FunctionBuilder, node: ast.expr, like: Attribute | None = None, expected: Attribute | None = None
+    ) -> Any:
+        if isinstance(node, ast.Name):
+            return self.name_value(node, like)
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, (bool, int, float)):
+                return self.literal(node.value, expected or like, node)
+            raise self.fail(ParserTypeError, f"a {type(node.value).__name__} literal is not a value here", node)
+        if isinstance(node, ast.Call):
+            return self.call(node, expected)
+        if isinstance(node, ast.BinOp):
+            return self.binop(node, like)
+        if isinstance(node, ast.UnaryOp):
+            return self.unaryop(node, like)
+        if isinstance(node, ast.Compare):
+            return self.compare(node)
+        if isinstance(node, ast.Subscript):
+            return self.subscript(node, expected)
+        if isinstance(node, ast.Attribute):
+            try:
+                evaluate(node, self.src.globals)
+            except NotConstant as e:
+                raise self.fail(UndefinedVariableError, e.message, node) from None
+            raise self.fail(ParserTypeError, f"'{ast.unparse(node)}' is a constant, not a value", node)
+        kind = {ast.Lambda: "lambda", ast.ListComp: "list comprehension", ast.GeneratorExp: "generator expression",
+                ast.DictComp: "dict comprehension", ast.SetComp: "set comprehension", ast.IfExp: "conditional expression",
+                ast.JoinedStr: "f-string", ast.Await: "await", ast.Starred: "starred expression"}.get(type(node))  # fmt: skip
+        raise self.fail(
+            UnsupportedFeatureError, f"{kind or type(node).__name__} is not supported in DSL functions", node
+        )
+
+    def name_value(self: FunctionBuilder, node: ast.Name, like: Attribute | None) -> SSAValue:
+        v = self.scope.lookup(node.id)
+        if v is not None:
+            return v
+        g = self.src.globals.get(node.id)
+        if isinstance(g, (int, float)) and not isinstance(g, bool):
+            return self.literal(g, like, node)
+        close = difflib.get_close_matches(node.id, sorted(self.scope.names()), n=1)
+        raise self.fail(
+            UndefinedVariableError,
+            f"undefined variable '{node.id}'",
+            node,
+            hint=f"did you mean '{close[0]}'?" if close else None,
+        )
+
+    def literal(self: FunctionBuilder, v: int | float | bool, like: Attribute | None, node: ast.AST) -> SSAValue:
+        if isinstance(v, bool):
+            return self.constant(v, i1, node)
+        if like is None or isinstance(like, (TileType, TensorType)):
+            like = like.element_type if like is not None else (INDEX if isinstance(v, int) else F32)  # type: ignore[union-attr]
+        if isinstance(v, float) and _is_int_like(like):
+            raise self.fail(
+                ParserTypeError, f"float literal {v!r} where an integer ({describe_type(like)}) is expected", node
+            )
+        return self.constant(v, like, node)
+
+    def constant(self: FunctionBuilder, v: int | float | bool, t: Attribute, node: ast.AST) -> SSAValue:
+        if is_float(t):
+            attr: Attribute = FloatAttr(float(v), t)  # type: ignore[arg-type]
+        elif _is_int_like(t):
+            attr = IntegerAttr(int(v), t)  # type: ignore[arg-type]
+        else:
+            raise self.fail(ParserTypeError, f"cannot make a constant of type {describe_type(t)}", node)
+        op = arith.ConstantOp(attr, t)  # type: ignore[arg-type]
+        self.emit(op, node)
+        return op.result
+
+    def index_list(self: FunctionBuilder, node: ast.expr) -> list[SSAValue]:
+        if not isinstance(node, (ast.List, ast.Tuple)):
+            raise self.fail(ParserTypeError, "expected a list of indices such as [0, i * 16]", node)
+        return [self.value(e, INDEX) for e in node.elts]
+
+    # ---- arithmetic ------------------------------------------------------------
+
+    def _operands(
+        self: FunctionBuilder, left: ast.expr, right: ast.expr, like: Attribute | None
+    ) -> tuple[SSAValue, SSAValue]:
+        lconst = _is_literal(left, self.src.globals)
+        rconst = _is_literal(right, self.src.globals)
+        if lconst and not rconst:
+            r = self.value(right, like)
+            return self.value(left, r.type), r
+        lv = self.value(left, like)
+        return lv, self.value(right, lv.type)
+
+    def binop(self: FunctionBuilder, node: ast.BinOp, like: Attribute | None) -> SSAValue:
+        try:
+            folded = evaluate(node, self.src.globals)
+            if isinstance(folded, (int, float)) and not isinstance(folded, bool):
+                return self.literal(folded, like, node)
+        except (NotConstant, ZeroDivisionError):
+            pass
+        if type(node.op) in _SHAPED_OPS and not _is_literal(node.left, self.src.globals):
+            lv = self.value(node.left, like)
+            if isinstance(lv.type, (TileType, TensorType)):
+                self.pre[id(node.left)] = lv
+                return self.sugar_call(_SHAPED_OPS[type(node.op)], node, [node.left, node.right], {})
+            self.pre[id(node.left)] = lv
+        lv, rv = self._operands(node.left, node.right, like)
+        if lv.type != rv.type:
+            raise self.fail(
+                ParserTypeError,
+                f"operands have different types: {describe_type(lv.type)} and {describe_type(rv.type)}; insert pl.cast",
+                node,
+            )
+        table = _INT_OPS if _is_int_like(lv.type) else _FLOAT_OPS if is_float(lv.type) else {}
+        cls = table.get(type(node.op))
+        if cls is None:
+            raise self.fail(
+                UnsupportedFeatureError,
+                f"operator '{type(node.op).__name__}' is not supported on {describe_type(lv.type)}",
+                node,
+            )
+        op = cls(lv, rv)
+        self.emit(op, node)
+        return op.results[0]
+
+    def unaryop(self: FunctionBuilder, node: ast.UnaryOp, like: Attribute | None) -> SSAValue:
+        if isinstance(node.op, ast.USub):
+            try:
+                c = evaluate(node, self.src.globals)
+                return self.literal(c, like, node)
+            except NotConstant:
+                pass
+            v = self.value(node.operand, like)
+            if isinstance(v.type, (TileType, TensorType)):
+                self.pre[id(node.operand)] = v
+                return self.sugar_call("neg", node, [node.operand], {})
+            zero = self.constant(0, v.type, node)
+            op = arith.SubiOp(zero, v) if _is_int_like(v.type) else arith.NegfOp(v)
+            self.emit(op, node)
+            return op.results[0]
+        if isinstance(node.op, ast.UAdd):
+            return self.value(node.operand, like)
+        raise self.fail(UnsupportedFeatureError, f"unary '{type(node.op).__name__}' is not supported", node)
+
+    def compare(self: FunctionBuilder, node: ast.Compare) -> SSAValue:
+        if len(node.ops) != 1:
+            raise self.fail(UnsupportedFeatureError, "chained comparisons are not supported", node)
+        lv, rv = self._operands(node.left, node.comparators[0], None)
+        if lv.type != rv.type:
+            raise self.fail(
+                ParserTypeError, f"cannot compare {describe_type(lv.type)} with {describe_type(rv.type)}", node
+            )
+        kind = type(node.ops[0])
+        if _is_int_like(lv.type) and kind in _CMPI:
+            op: Any = arith.CmpiOp(lv, rv, _CMPI[kind])
+        elif is_float(lv.type) and kind in _CMPF:
+            op = arith.CmpfOp(lv, rv, _CMPF[kind])
+        else:
+            raise self.fail(UnsupportedFeatureError, f"comparison '{kind.__name__}' is not supported here", node)
+        self.emit(op, node)
+        return op.results[0]
+
+    # ---- subscripts -----------------------------------------------------------------
+
+    def window(
+        self: FunctionBuilder, x: SSAValue, node: ast.Subscript
+    ) -> tuple[list[int], list[SSAValue]] | list[SSAValue]:
+        """``[a:b, c:d]`` -> (static shape, offsets); ``[i, j]`` -> indices."""
+        t = x.type
+        if not isinstance(t, (TileType, TensorType)):
+            raise self.fail(ParserTypeError, f"cannot subscript a {describe_type(t)}", node)
+        items = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+        full = t.get_shape()
+        if not any(isinstance(i, ast.Slice) for i in items):
+            if len(items) != len(full):
+                raise self.fail(ParserTypeError, f"{len(items)} indices for a rank-{len(full)} value", node)
+            return [self.value(i, INDEX) for i in items]
+        if not all(isinstance(i, ast.Slice) for i in items):
+            raise self.fail(UnsupportedFeatureError, "mixing indices and slices is not supported; use slices", node)
+        if len(items) > len(full):
+            raise self.fail(ParserTypeError, f"{len(items)} slices for a rank-{len(full)} value", node)
+        items += [ast.Slice(None, None, None)] * (len(full) - len(items))
+        shape: list[int] = []
+        offsets: list[SSAValue] = []
+        for dim, s in zip(full, items, strict=False):
+            assert isinstance(s, ast.Slice)
+            if s.step is not None:
+                raise self.fail(UnsupportedFeatureError, "slice steps are not supported", s.step)
+            lo = self._static(s.lower) if s.lower is not None else 0
+            hi = self._static(s.upper) if s.upper is not None else dim
+            if lo is not None and hi is not None and hi != DYNAMIC:
+                size = hi - lo
+            elif s.upper is not None and s.lower is not None and isinstance(s.upper, ast.BinOp) and isinstance(s.upper.op, ast.Add) \
+                    and ast.dump(s.upper.left) == ast.dump(s.lower) and self._static(s.upper.right) is not None:  # fmt: skip
+                size = self._static(s.upper.right)  # type: ignore[assignment]
+            else:
+                raise self.fail(ParserTypeError, "cannot infer a static slice size; write it as 'k : k + SIZE'", s)
+            if size <= 0:
+                raise self.fail(ParserTypeError, f"empty slice (size {size})", s)
+            shape.append(size)
+            offsets.append(self.value(s.lower, INDEX) if s.lower is not None else self.constant(0, INDEX, s))
+        return shape, offsets
+
+    def _static(self: FunctionBuilder, node: ast.expr) -> int | None:
+        try:
+            v = evaluate(node, self.src.globals)
+        except NotConstant:
+            return None
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+    def subscript(self: FunctionBuilder, node: ast.Subscript, expected: Attribute | None) -> SSAValue:
+        x = self.value(node.value)
+        w = self.window(x, node)
+        layer = "tile" if isinstance(x.type, TileType) else "tensor"
+        if isinstance(w, list):
+            return self.make_op(OPS[f"pl.{layer}.read"], {"input": x, "indices": w}, {}, node, expected)
+        from pypto.dialects.op_base import INTS
+
+        shape, offsets = w
+        return self.make_op(
+            OPS[f"pl.{layer}.slice"],
+            {"input": x, "offset": offsets, "valid_shape": []},
+            {"shape": INTS.to_attr(shape)},
+            node,
+            expected,
+        )
+
+
+def _is_literal(node: ast.expr, env: dict[str, Any]) -> bool:
+    try:
+        v = evaluate(node, env)
+    except NotConstant:
+        return False
+    return isinstance(v, (int, float)) and not isinstance(v, bool)

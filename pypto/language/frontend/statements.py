@@ -1,0 +1,418 @@
+"""Statements: assignments, subscript writes, loops (``scf.for``), ``if``
+(``scf.if``), ``with pl.at`` scopes, ``pl.yield_`` and ``return``."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import IndexType, UnitAttr, i1
+from xdsl.ir import Attribute, Block, Region, SSAValue
+
+from pypto.dialects.enums import ForKind, Level
+from pypto.dialects.op_base import describe_type, same_kind_shape_dtype
+from pypto.dialects.program import AtOp, YieldOp, set_for_kind
+from pypto.dialects.types import TileType
+from pypto.errors import (
+    InvalidOperationError,
+    ParserSyntaxError,
+    ParserTypeError,
+    UnsupportedFeatureError,
+)
+
+from .constexpr import NotConstant, evaluate
+from .scopes import Scope, assigned_names, loaded_names, set_name
+from .source import dotted
+from .sugar import OPS
+
+if TYPE_CHECKING:
+    from .builder import FunctionBuilder
+
+LOOPS = {"pl.range": ForKind.Sequential, "range": ForKind.Sequential, "pl.parallel": ForKind.Parallel,
+         "pl.unroll": ForKind.Unroll, "pl.pipeline": ForKind.Pipeline}  # fmt: skip
+
+_UNSUPPORTED = {ast.While: "while loops", ast.Try: "try statements", ast.ClassDef: "class definitions",
+                ast.FunctionDef: "nested functions", ast.AsyncFunctionDef: "nested functions", ast.Lambda: "lambda",
+                ast.Delete: "del", ast.Global: "global", ast.Nonlocal: "nonlocal", ast.Import: "import",
+                ast.ImportFrom: "import", ast.Raise: "raise", ast.Assert: "assert", ast.Break: "break",
+                ast.Continue: "continue", ast.AsyncFor: "async for", ast.AsyncWith: "async with",
+                ast.Match: "match statements"}  # fmt: skip
+
+
+@dataclass
+class Frame:
+    """A region being built (loop, if arm, scope) and its ``pl.yield_``."""
+
+    kind: str
+    yield_values: list[SSAValue] | None = None
+    yield_targets: list[str] = field(default_factory=list)
+    yield_node: ast.AST | None = None
+
+
+def _is_yield(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Call) and dotted(node.func) == "pl.yield_"
+
+
+class StmtMixin:
+    """Statement handling for :class:`FunctionBuilder`."""
+
+    def stmts(self: FunctionBuilder, body: list[ast.stmt], live_after: set[str]) -> None:
+        for i, s in enumerate(body):
+            if self.returned is not None:
+                raise self.fail(UnsupportedFeatureError, "statements after 'return' are not supported", s)
+            self.stmt(s, loaded_names(body[i + 1 :]) | live_after)
+
+    def stmt(self: FunctionBuilder, s: ast.stmt, live: set[str]) -> None:
+        if isinstance(s, ast.Assign):
+            if len(s.targets) != 1:
+                raise self.fail(UnsupportedFeatureError, "chained assignment is not supported", s)
+            self.assign(s.targets[0], s.value, None)
+        elif isinstance(s, ast.AnnAssign):
+            if s.value is None:
+                raise self.fail(UnsupportedFeatureError, "a declaration without a value is not supported", s)
+            ann = self.ann.parse(s.annotation)
+            self.assign(s.target, s.value, ann.type)
+        elif isinstance(s, ast.AugAssign):
+            self.assign(s.target, ast.copy_location(ast.BinOp(s.target if not isinstance(s.target, ast.Name) else ast.Name(s.target.id, ast.Load(), lineno=s.target.lineno, col_offset=s.target.col_offset, end_lineno=s.target.end_lineno, end_col_offset=s.target.end_col_offset), s.op, s.value), s), None)  # fmt: skip
+        elif isinstance(s, ast.Expr):
+            if isinstance(s.value, ast.Constant) and isinstance(s.value.value, str):
+                return  # docstring
+            if _is_yield(s.value):
+                self.yield_stmt(s.value, [], s)
+            elif isinstance(s.value, ast.Call):
+                self.call(s.value)
+            else:
+                raise self.fail(UnsupportedFeatureError, "an expression statement must be a call", s)
+        elif isinstance(s, ast.For):
+            self.for_stmt(s, live)
+        elif isinstance(s, ast.If):
+            self.if_stmt(s, live)
+        elif isinstance(s, ast.With):
+            self.with_stmt(s, live)
+        elif isinstance(s, ast.Return):
+            self.return_stmt(s)
+        elif isinstance(s, ast.Pass):
+            return
+        else:
+            what = _UNSUPPORTED.get(type(s), type(s).__name__)
+            raise self.fail(UnsupportedFeatureError, f"{what} is not supported in DSL functions", s)
+
+    # ---- assignment -------------------------------------------------------------
+
+    def bind(self: FunctionBuilder, name: str, v: SSAValue) -> None:
+        if v.name_hint is None:
+            set_name(v, name)
+        self.scope.assign(name, v)
+
+    def assign(self: FunctionBuilder, target: ast.expr, value: ast.expr, annotated: Attribute | None) -> None:
+        if _is_yield(value):
+            assert isinstance(value, ast.Call)
+            names = self.target_names(target)
+            self.yield_stmt(value, names, target)
+            return
+        if isinstance(target, ast.Subscript):
+            self.subscript_write(target, value)
+            return
+        if isinstance(target, ast.Name):
+            self.target_name = target.id
+            try:
+                v = self.expr(value, annotated, annotated)
+            finally:
+                self.target_name = None
+            if not isinstance(v, SSAValue):
+                raise self.fail(ParserTypeError, "the right-hand side gives no single value", value)
+            if annotated is not None and v.type != annotated and not same_kind_shape_dtype(v.type, annotated):
+                raise self.fail(
+                    ParserTypeError,
+                    f"annotated type {describe_type(annotated)} does not match the value's type {describe_type(v.type)}",
+                    target,
+                )
+            self.bind(target.id, v)
+            return
+        if isinstance(target, ast.Tuple):
+            names = self.target_names(target)
+            vals = self.expr(value)
+            if not isinstance(vals, list) or len(vals) != len(names):
+                n = len(vals) if isinstance(vals, list) else 1
+                raise self.fail(ParserTypeError, f"cannot unpack {n} values into {len(names)} names", target)
+            for n, v in zip(names, vals, strict=False):
+                self.bind(n, v)
+            return
+        raise self.fail(UnsupportedFeatureError, f"assignment to {type(target).__name__} is not supported", target)
+
+    def target_names(self: FunctionBuilder, target: ast.expr) -> list[str]:
+        if isinstance(target, ast.Name):
+            return [target.id]
+        if isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts):
+            return [e.id for e in target.elts]  # type: ignore[attr-defined]
+        raise self.fail(UnsupportedFeatureError, "expected a name or a tuple of names", target)
+
+    def subscript_write(self: FunctionBuilder, target: ast.Subscript, value: ast.expr) -> None:
+        """``out[a:b, c:d] = v`` -> ``out = pl.*.assemble(out, v, [a, c])``."""
+        if not isinstance(target.value, ast.Name):
+            raise self.fail(
+                UnsupportedFeatureError, "only a named tensor or tile can be written through a subscript", target
+            )
+        dst = self.value(target.value)
+        w = self.window(dst, target)
+        if not isinstance(w, tuple):
+            raise self.fail(
+                UnsupportedFeatureError, "element writes (x[i, j] = v) are not supported; use slices", target
+            )
+        _, offsets = w
+        src = self.value(value, dst.type)
+        layer = "tile" if isinstance(dst.type, TileType) else "tensor"
+        v = self.make_op(OPS[f"pl.{layer}.assemble"], {"target": dst, "source": src, "offset": offsets}, {}, target)
+        set_name(v, target.value.id)
+        self.scope.assign(target.value.id, v)
+
+    # ---- pl.yield_, return --------------------------------------------------------------
+
+    def yield_stmt(self: FunctionBuilder, call: ast.Call, names: list[str], node: ast.AST) -> None:
+        if not self.frames or self.frames[-1].kind not in ("for", "if"):
+            raise self.fail(ParserSyntaxError, "pl.yield_ outside a loop or if body", call)
+        frame = self.frames[-1]
+        if frame.yield_values is not None:
+            raise self.fail(ParserSyntaxError, "a second pl.yield_ in the same body", call)
+        if call.keywords:
+            raise self.fail(InvalidOperationError, "pl.yield_ takes no keyword arguments", call)
+        frame.yield_values = [self.value(a) for a in call.args]
+        if names and len(names) != len(frame.yield_values):
+            raise self.fail(
+                ParserTypeError, f"pl.yield_ gives {len(frame.yield_values)} values to {len(names)} names", node
+            )
+        frame.yield_targets = names
+        frame.yield_node = call
+
+    def return_stmt(self: FunctionBuilder, s: ast.Return) -> None:
+        if any(f.kind != "scope" for f in self.frames):
+            raise self.fail(UnsupportedFeatureError, "'return' inside a loop, if or pl.at scope is not supported", s)
+        if s.value is None:
+            vals: list[SSAValue] = []
+        elif isinstance(s.value, ast.Tuple):
+            vals = [self.value(e) for e in s.value.elts]
+        else:
+            vals = [self.value(s.value)]
+        self.returned = (vals, s)
+        self.emit(func.ReturnOp(*vals), s)
+
+    # ---- regions ---------------------------------------------------------------------
+
+    def region(
+        self: FunctionBuilder, kind: str, block: Block, scope: Scope, body: list[ast.stmt], live: set[str]
+    ) -> Frame:
+        """Build ``body`` into ``block`` with its own scope; returns its frame."""
+        saved = (self.block, self.scope)
+        frame = Frame(kind)
+        self.block, self.scope = block, scope
+        self.frames.append(frame)
+        try:
+            self.stmts(body, live)
+        finally:
+            self.frames.pop()
+            self.block, self.scope = saved
+        return frame
+
+    def for_stmt(self: FunctionBuilder, s: ast.For, live_after: set[str]) -> None:
+        it = s.iter
+        path = dotted(it.func) if isinstance(it, ast.Call) else None
+        if path not in LOOPS or not isinstance(it, ast.Call):
+            raise self.fail(
+                UnsupportedFeatureError, "loops must iterate over pl.range / pl.parallel / pl.unroll / pl.pipeline", it
+            )
+        if s.orelse:
+            raise self.fail(UnsupportedFeatureError, "for ... else is not supported", s)
+        kind = LOOPS[path]
+        kw = {k.arg: k.value for k in it.keywords}
+        unknown = set(kw) - {"init_values", "stage"}
+        if unknown:
+            raise self.fail(InvalidOperationError, f"{path} has no argument '{sorted(unknown)[0]}'", it)
+        if not 1 <= len(it.args) <= 3:
+            raise self.fail(InvalidOperationError, f"{path} takes 1 to 3 positional arguments (start, stop, step)", it)
+        index = IndexType()
+        bounds = [self.value(a, index) for a in it.args]
+        for a, b in zip(it.args, bounds, strict=False):
+            if b.type != index:
+                raise self.fail(
+                    ParserTypeError, f"loop bounds must be pl.INDEX scalars, got {describe_type(b.type)}", a
+                )
+        if len(bounds) == 1:
+            bounds = [self.constant(0, index, it), bounds[0]]
+        if len(bounds) == 2:
+            bounds.append(self.constant(1, index, it))
+        stage = None
+        if "stage" in kw:
+            try:
+                stage = evaluate(kw["stage"], self.src.globals)
+            except NotConstant as e:
+                raise self.fail(ParserTypeError, f"stage must be a constant: {e.message}", e.node) from None
+        # Target: ``i`` or ``i, (a, b)`` with explicit init_values.
+        explicit: list[str] = []
+        inits: list[SSAValue] = []
+        if "init_values" in kw:
+            iv = kw["init_values"]
+            if not isinstance(iv, (ast.Tuple, ast.List)):
+                raise self.fail(ParserSyntaxError, "init_values must be a tuple", iv)
+            inits = [self.value(e) for e in iv.elts]
+            if not (isinstance(s.target, ast.Tuple) and len(s.target.elts) == 2):
+                raise self.fail(ParserSyntaxError, "with init_values the loop target must be 'i, (x, ...)'", s.target)
+            idx_node, carried_node = s.target.elts
+            explicit = self.target_names(carried_node)
+            if len(explicit) != len(inits):
+                raise self.fail(
+                    ParserSyntaxError, f"{len(explicit)} loop-carried names for {len(inits)} init_values", carried_node
+                )
+        else:
+            idx_node = s.target
+        if not isinstance(idx_node, ast.Name):
+            raise self.fail(UnsupportedFeatureError, "the loop variable must be a name", idx_node)
+        body_live = live_after | loaded_names(s.body)
+        # With explicit init_values the loop is in SSA form: no implicit carries.
+        implicit = [
+            n for n in assigned_names(s.body)
+            if not explicit and n != idx_node.id and self.scope.lookup(n) is not None and n in body_live
+        ]  # fmt: skip
+        inits += [self.scope.lookup(n) for n in implicit]  # type: ignore[misc]
+        names = explicit + implicit
+        block = Block(arg_types=[index, *(v.type for v in inits)])
+        scope = Scope(self.scope)
+        set_name(block.args[0], idx_node.id)
+        scope.assign(idx_node.id, block.args[0])
+        for n, a in zip(names, block.args[1:], strict=False):
+            set_name(a, n)
+            scope.assign(n, a)
+        frame = self.region("for", block, scope, s.body, body_live)
+        if explicit and frame.yield_values is None:
+            raise self.fail(ParserSyntaxError, "a loop with init_values must end with 'x = pl.yield_(...)'", s)
+        yields = list(frame.yield_values or []) + [scope.lookup(n) for n in implicit]  # type: ignore[misc]
+        if len(yields) != len(inits):
+            raise self.fail(
+                ParserTypeError,
+                f"pl.yield_ gives {len(yields)} values for {len(inits)} loop-carried values",
+                frame.yield_node or s,
+            )
+        for n, y, i in zip(names, yields, inits, strict=False):
+            if y.type != i.type and not same_kind_shape_dtype(y.type, i.type):
+                raise self.fail(
+                    ParserTypeError,
+                    f"loop-carried '{n}' starts as {describe_type(i.type)} but the body gives {describe_type(y.type)}",
+                    frame.yield_node or s,
+                )
+        yop = scf.YieldOp(*yields)
+        yop.location = self.src.loc(frame.yield_node or s)
+        block.add_op(yop)
+        op = scf.ForOp(bounds[0], bounds[1], bounds[2], inits, Region(block))
+        set_for_kind(op, kind, stage)
+        self.emit(op, s)
+        result_names = (frame.yield_targets or explicit) + implicit
+        for n, r in zip(result_names, op.results, strict=False):
+            set_name(r, n)
+            self.scope.assign(n, r)
+
+    def if_stmt(self: FunctionBuilder, s: ast.If, live_after: set[str]) -> None:
+        cond = self.value(s.test)
+        if cond.type != i1:
+            raise self.fail(
+                ParserTypeError, f"an if condition must be a pl.BOOL scalar, got {describe_type(cond.type)}", s.test
+            )
+        then_names, else_names = assigned_names(s.body), assigned_names(s.orelse)
+        implicit = [
+            n for n in dict.fromkeys(then_names + else_names)
+            if n in live_after and (self.scope.lookup(n) is not None or (n in then_names and n in else_names))
+        ]  # fmt: skip
+        arms: list[tuple[Block, Frame, Scope]] = []
+        for body in (s.body, s.orelse):
+            block, scope = Block(), Scope(self.scope)
+            frame = self.region("if", block, scope, body, live_after)
+            arms.append((block, frame, scope))
+        (tb, tf, ts), (eb, ef, es) = arms
+        explicit = tf.yield_targets or ef.yield_targets
+        if (tf.yield_values is None) != (ef.yield_values is None):
+            raise self.fail(ParserSyntaxError, "both arms of a value-producing if must end with pl.yield_", s)
+        if tf.yield_values is not None:
+            implicit = []  # explicit pl.yield_ arms are in SSA form
+        yields: list[list[SSAValue]] = []
+        for frame, scope in ((tf, ts), (ef, es)):
+            vals = list(frame.yield_values or [])
+            for n in implicit:
+                v = scope.lookup(n)
+                if v is None:
+                    raise self.fail(
+                        ParserSyntaxError, f"'{n}' is assigned in only one arm of the if and not defined before it", s
+                    )
+                vals.append(v)
+            yields.append(vals)
+        types = [v.type for v in yields[0]]
+        if [v.type for v in yields[1]] != types:
+            raise self.fail(ParserTypeError, "the two arms of the if give values of different types", s)
+        for block, vals, frame in ((tb, yields[0], tf), (eb, yields[1], ef)):
+            y = scf.YieldOp(*vals)
+            y.location = self.src.loc(frame.yield_node or s)
+            block.add_op(y)
+        false_region = Region(eb) if (s.orelse or types) else Region()
+        op = scf.IfOp(cond, types, Region(tb), false_region)
+        self.emit(op, s)
+        for n, r in zip(list(explicit) + implicit, op.results, strict=False):
+            set_name(r, n)
+            self.scope.assign(n, r)
+
+    def with_stmt(self: FunctionBuilder, s: ast.With, live_after: set[str]) -> None:
+        if len(s.items) != 1 or not isinstance(s.items[0].context_expr, ast.Call):
+            raise self.fail(UnsupportedFeatureError, "only 'with pl.at(...):' scopes are supported", s)
+        item = s.items[0]
+        call = item.context_expr
+        assert isinstance(call, ast.Call)
+        path = dotted(call.func)
+        if item.optional_vars is not None:
+            raise self.fail(UnsupportedFeatureError, "'with ... as name' is not supported", item.optional_vars)
+        if path == "pl.scope":
+            self.runtime_scope = True
+            saved = self.frames
+            self.frames = [*saved, Frame("scope")]
+            try:
+                self.stmts(s.body, live_after)
+            finally:
+                self.frames = saved
+            return
+        if path != "pl.at":
+            raise self.fail(
+                UnsupportedFeatureError, f"unsupported context manager '{path or ast.unparse(call.func)}'", call
+            )
+        kw: dict[str, Any] = {}
+        for k in call.keywords:
+            if k.arg in ("optimizations", "deps"):
+                continue
+            if k.arg not in ("level", "name_hint"):
+                raise self.fail(InvalidOperationError, f"pl.at has no argument '{k.arg}'", k.value)
+            try:
+                kw[k.arg] = evaluate(k.value, self.src.globals)
+            except NotConstant as e:
+                raise self.fail(ParserTypeError, f"pl.at {k.arg} must be a constant: {e.message}", e.node) from None
+        if call.args:
+            raise self.fail(InvalidOperationError, "pl.at takes keyword arguments only (level=, name_hint=)", call)
+        level = kw.get("level", Level.CORE_GROUP)
+        if not isinstance(level, Level):
+            raise self.fail(ParserTypeError, "pl.at level must be a pl.Level member", call)
+        block, scope = Block(), Scope(self.scope)
+        self.at_depth += 1
+        try:
+            self.region("at", block, scope, s.body, live_after)
+        finally:
+            self.at_depth -= 1
+        outs = [n for n in assigned_names(s.body) if n in live_after and n in scope.vars]
+        vals = [scope.vars[n] for n in outs]
+        y = YieldOp(*vals)
+        y.location = self.src.loc(s)
+        block.add_op(y)
+        op = AtOp(level, Region(block), [v.type for v in vals], kw.get("name_hint"))
+        self.emit(op, s)
+        for n, r in zip(outs, op.res, strict=False):
+            set_name(r, n)
+            self.scope.assign(n, r)
+
+
+def mark_runtime_scope(f: func.FuncOp) -> None:
+    """Functions whose body was ``with pl.scope():`` (printed dumps)."""
+    f.attributes["pl.runtime_scope"] = UnitAttr()

@@ -1,0 +1,112 @@
+"""@pl.jit: specialization on torch samples, callees, caching, compile options."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from xdsl.dialects import func
+
+import pypto.language as pl
+from pypto.dialects.enums import FunctionType
+from pypto.dialects.program import function_type
+from pypto.dialects.types import TensorType
+
+
+@pl.jit
+def add(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.add(a, b)
+    return out
+
+
+@pl.jit.incore
+def scale(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    t = pl.load(x, [0, 0], [32, 128])
+    y = pl.store(pl.mul(t, 2.0), [0, 0], y)
+    return y
+
+
+@pl.jit
+def fused(x: pl.Tensor):
+    y = pl.create_tensor([32, 128], dtype=pl.FP32)
+    y = scale(x, y)
+    return y
+
+
+def test_specialize_types_from_samples() -> None:
+    a = torch.zeros(128, 128)
+    program = add.specialize(a, a, a)
+    program.verify()
+    assert program.name == "_jit_add"
+    f = program.functions["add"]
+    assert function_type(f) is FunctionType.Orchestration
+    assert all(t == TensorType.get((128, 128), pl_type("FP32")) for t in f.function_type.inputs.data)
+
+
+def pl_type(name: str):  # noqa: ANN201
+    from pypto.dialects.dtypes import dtype_type
+
+    return dtype_type(name)
+
+
+def test_dtypes_and_cache() -> None:
+    h = torch.zeros(64, 32, dtype=torch.float16)
+    p1 = add.specialize(h, h, h)
+    assert p1.functions["add"].function_type.inputs.data[0] == TensorType.get((64, 32), pl_type("FP16"))
+    assert add.specialize(h, h, h) is p1
+    b = torch.zeros(64, 32, dtype=torch.bfloat16)
+    p2 = add.specialize(b, b, b)
+    assert p2 is not p1
+    assert p2.functions["add"].function_type.inputs.data[0] == TensorType.get((64, 32), pl_type("BF16"))
+
+
+def test_incore_callee_found() -> None:
+    program = fused.specialize(torch.zeros(32, 128))
+    program.verify()
+    assert sorted(program.functions) == ["fused", "scale"]
+    assert function_type(program.functions["scale"]) is FunctionType.InCore
+    call = next(op for op in program.module.walk() if isinstance(op, func.CallOp))
+    assert call.callee.string_value() == "scale"
+    muls = next(op for op in program.module.walk() if op.name == "pl.tile.muls")
+    assert muls.location.filename.data == __file__
+
+
+def test_compile_option_as_kernel_argument() -> None:
+    a = torch.zeros(128, 128)
+    with pytest.raises(TypeError, match=r"dump_passes.*\(a, b, out\)"):
+        add.compile(a, a, a, dump_passes=True)
+    with pytest.raises(TypeError, match="takes 3 arguments"):
+        add.compile(a, a, a, a)
+
+
+def test_lower_returns_program() -> None:
+    a = torch.zeros(128, 128)
+    lowered = add.lower(a, a, a)
+    assert isinstance(lowered, pl.Program)
+    assert lowered.functions
+
+
+def test_parse_not_execute() -> None:
+    @pl.jit
+    def never_runs(a: pl.Tensor):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            raise_if_executed = pl.exp(a)  # noqa: F841
+        return a
+
+    program = never_runs.specialize(torch.zeros(16, 16))
+    assert "never_runs" in program.functions
+
+
+@pytest.mark.parametrize("kernel", ["add", "fused"])
+def test_user_program_round_trip(kernel: str) -> None:
+    try:
+        from pypto.ir.dsl_printer import print_program
+    except ImportError:
+        pytest.skip("pypto.ir.dsl_printer is not available")
+    program = (
+        add.specialize(*[torch.zeros(128, 128)] * 3) if kernel == "add" else fused.specialize(torch.zeros(32, 128))
+    )
+    text = print_program(program.module)
+    again = pl.parse(text)
+    again.verify()
+    assert print_program(again.module) == text
