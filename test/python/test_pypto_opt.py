@@ -1,0 +1,253 @@
+"""``pypto-opt`` in-process: ``main([...])`` with captured stdout/stderr."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pypto.tools.pypto_opt import main
+
+ROOT = Path(__file__).resolve().parents[2]
+INPUTS = ROOT / "test" / "opt" / "Inputs"
+PLUGIN = str(INPUTS / "test_passes.py")
+ADD = str(INPUTS / "add.mlir")
+
+PROGRAM = """\
+builtin.module @prog {
+  func.func @f(%a: !pl.tensor<16x16xf32>, %b: !pl.tensor<16x16xf32>) -> !pl.tensor<16x16xf32> attributes {pl.func_type = #pl<func_type InCore>} {
+    %0 = "pl.tensor.add"(%a, %b) : (!pl.tensor<16x16xf32>, !pl.tensor<16x16xf32>) -> !pl.tensor<16x16xf32>
+    func.return %0 : !pl.tensor<16x16xf32>
+  }
+}
+"""
+
+BAD_OP = """\
+builtin.module {
+  func.func @f(%a: !pl.tensor<128x128xf32>, %b: !pl.tensor<128x64xf32>) {
+    %c = "pl.tensor.add"(%a, %b) : (!pl.tensor<128x128xf32>, !pl.tensor<128x64xf32>) -> !pl.tensor<128x128xf32>
+    func.return
+  }
+}
+"""
+
+DSL = """\
+import pypto.language as pl
+
+
+@pl.program
+class K:
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator)
+    def add(self, a: pl.Tensor[[128, 128], pl.FP32], b: pl.Tensor[[128, 128], pl.FP32], out: pl.Out[pl.Tensor[[128, 128], pl.FP32]]) -> pl.Tensor[[128, 128], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out: pl.Tensor[[128, 128], pl.FP32] = pl.tensor.assemble(out, pl.tensor.add(a, b), [0, 0])
+        return out
+"""
+
+
+def write(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, write(tmp_path, "p.mlir", PROGRAM))
+    assert (code, err) == (0, "")
+    assert out == PROGRAM
+    code, again, _ = run(capsys, write(tmp_path, "q.mlir", out))
+    assert (code, again) == (0, PROGRAM)
+
+
+def test_generic_form_round_trips(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, generic, _ = run(capsys, "--print-op-generic", write(tmp_path, "p.mlir", PROGRAM))
+    assert code == 0 and generic.startswith('"builtin.module"()')
+    code, out, _ = run(capsys, write(tmp_path, "g.mlir", generic))
+    assert (code, out) == (0, PROGRAM)
+
+
+def test_locations_of_the_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "p.mlir", PROGRAM)
+    code, out, _ = run(capsys, "--print-debuginfo", path)
+    assert code == 0
+    assert (
+        f'"pl.tensor.add"(%a, %b) : (!pl.tensor<16x16xf32>, !pl.tensor<16x16xf32>) -> !pl.tensor<16x16xf32> loc("{path}":3:5)'
+        in out
+    )
+
+
+def test_verifier_error_is_located(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "bad.mlir", BAD_OP)
+    code, out, err = run(capsys, path)
+    assert code == 1
+    lines = err.splitlines()
+    assert lines[0] == f"{path}:3:5: error: pl.tensor.add: operand shapes [128, 128] and [128, 64] do not broadcast"
+    assert lines[1].startswith(" 3 |     %c = ")
+    assert lines[2] == "   |     ^"
+    assert "Traceback" not in err
+
+
+def test_parse_error_is_located(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "bad.mlir", PROGRAM.replace("pl.tensor.add", "pl.tensor.frob"))
+    code, _, err = run(capsys, path)
+    assert code == 1
+    assert err.splitlines()[0] == f"{path}:3:10: error: Operation pl.tensor.frob is not registered"
+    assert "^~~~" in err and "Traceback" not in err
+
+
+def test_missing_file_and_unknown_pass(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, str(tmp_path / "nope.mlir"))
+    assert code == 1 and "error: could not open input file" in err
+    code, _, err = run(capsys, "-p", "outline-incore-scope", ADD)
+    assert code == 1
+    assert "error: unknown pass 'outline-incore-scope'" in err
+    assert "hint: did you mean 'outline-incore-scopes'?" in err
+
+
+def test_pass_options(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--load-pass-plugin", PLUGIN, "-p", "test-name-values{prefix=w}", ADD)
+    assert code == 0 and '%w = "pl.tensor.add"' in out and '%w_1 = "pl.tensor.exp"(%w)' in out
+
+
+def test_print_ir_after_all_and_after_change(capsys: pytest.CaptureFixture[str]) -> None:
+    for flag in ("--print-ir-after-all", "--print-between-passes"):
+        code, _, err = run(capsys, "--load-pass-plugin", PLUGIN, "-p", "test-noop,test-name-values", flag, ADD)
+        assert code == 0
+        assert "// -----// IR Dump After TestNoop (test-noop) //----- //" in err
+        assert "// -----// IR Dump After TestNameValues (test-name-values) //----- //" in err
+    code, _, err = run(
+        capsys, "--load-pass-plugin", PLUGIN, "-p", "test-noop,test-name-values", "--print-ir-after-change", ADD
+    )
+    assert code == 0
+    assert "After TestNoop" not in err and "After TestNameValues" in err
+
+
+def test_dump_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    dump = tmp_path / "dump"
+    code, out, _ = run(
+        capsys, "--load-pass-plugin", PLUGIN, "-p", "test-noop,test-name-values", "--dump-passes", str(dump), ADD
+    )
+    assert code == 0
+    assert sorted(p.name for p in dump.iterdir()) == [
+        "00_input.mlir",
+        "01_after_TestNoop.mlir",
+        "02_after_TestNameValues.mlir",
+    ]
+    assert (dump / "02_after_TestNameValues.mlir").read_text() == out
+    assert '%0 = "pl.tensor.add"' in (dump / "00_input.mlir").read_text()
+
+
+def test_time_passes(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "--load-pass-plugin", PLUGIN, "-p", "test-noop", "--time-passes", ADD)
+    assert code == 0 and "Pass execution timing report" in err and "test-noop" in err
+
+
+def test_output_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "out.mlir"
+    code, out, _ = run(capsys, "-o", str(target), ADD)
+    assert code == 0 and out == ""
+    assert target.read_text() == Path(ADD).read_text()
+
+
+def test_split_input_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = PROGRAM + "\n// -----\n\n" + BAD_OP + "// -----\nbuiltin.module @last {\n}\n"
+    path = write(tmp_path, "s.mlir", text)
+    code, out, err = run(capsys, "--split-input-file", path)
+    assert code == 1
+    assert out.count("// -----\n") == 2
+    assert out.startswith(PROGRAM) and out.endswith("builtin.module @last {\n}\n")
+    # The error is on the line of the whole file.
+    assert err.startswith(f"{path}:12:5: error: pl.tensor.add: operand shapes")
+
+
+def test_verify_diagnostics_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = BAD_OP.replace("    %c =", "    // expected-error @+1 {{do not broadcast}}\n    %c =")
+    code, _, err = run(capsys, "--verify-diagnostics", write(tmp_path, "v.mlir", text))
+    assert (code, err) == (0, "")
+
+
+def test_verify_diagnostics_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Missing diagnostic.
+    text = PROGRAM.replace("    func.return", "    // expected-error @+1 {{not produced}}\n    func.return")
+    path = write(tmp_path, "m.mlir", text)
+    code, _, err = run(capsys, "--verify-diagnostics", path)
+    assert code == 1
+    assert f'{path}:4:8: error: expected error "not produced" was not produced' in err
+    # A different message: unexpected + missing.
+    text = BAD_OP.replace("    %c =", "    // expected-error @+1 {{dtype}}\n    %c =")
+    path = write(tmp_path, "w.mlir", text)
+    code, _, err = run(capsys, "--verify-diagnostics", path)
+    assert code == 1
+    assert 'error: expected error "dtype" was not produced' in err
+    assert f"{path}:4:5: error: unexpected error: pl.tensor.add: operand shapes" in err
+
+
+def test_verify_diagnostics_warnings_and_pass_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = PROGRAM.replace(
+        "    %0 =",
+        "    // expected-warning @+2 {{first pl.tensor.add}}\n    // expected-remark @+1 {{saw pl.tensor.add}}\n    %0 =",
+    )
+    path = write(tmp_path, "r.mlir", text)
+    code, _, err = run(capsys, "--verify-diagnostics", "--load-pass-plugin", PLUGIN, "-p", "test-remark-ops", path)
+    assert (code, err) == (0, "")
+    # Without --verify-diagnostics they are printed, and are not errors.
+    code, _, err = run(capsys, "--load-pass-plugin", PLUGIN, "-p", "test-remark-ops", path)
+    assert code == 0 and "warning: first pl.tensor.add" in err and "remark: saw pl.tensor.add" in err
+    text = PROGRAM.replace("    %0 =", "    // expected-error @+1 {{test error at pl.tensor.add}}\n    %0 =")
+    path = write(tmp_path, "e.mlir", text)
+    code, _, err = run(capsys, "--verify-diagnostics", "--load-pass-plugin", PLUGIN, "-p", "test-error-at", path)
+    assert (code, err) == (0, "")
+
+
+def test_pass_breaking_the_ir(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "--load-pass-plugin", PLUGIN, "-p", "test-break-ir", ADD)
+    assert code == 1
+    assert f"{ADD}:3:5: error: pl.tensor.add: result type" in err
+    assert "note: the IR after pass 'test-break-ir' does not verify" in err
+
+
+def test_internal_error(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PTO_BACKTRACE", raising=False)
+    code, _, err = run(capsys, "--load-pass-plugin", PLUGIN, "-p", "test-crash", ADD)
+    assert code == 2
+    assert err.startswith("pypto-opt: internal error in pass 'test-crash': RuntimeError: boom")
+    assert "Traceback" not in err
+    monkeypatch.setenv("PTO_BACKTRACE", "1")
+    code, _, err = run(capsys, "--load-pass-plugin", PLUGIN, "-p", "test-crash", ADD)
+    assert code == 2 and "Traceback" in err
+
+
+def test_dsl_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "k.py", DSL)
+    code, out, err = run(capsys, path)
+    assert (code, err) == (0, "")
+    assert "class K:" in out and "pl.tensor.assemble(out, pl.tensor.add(a, b), [0, 0])" in out
+    code, mlir, _ = run(capsys, path, "--emit=mlir")
+    assert code == 0 and mlir.startswith("builtin.module @K {") and '"pl.at"()' in mlir
+    code, tiles, _ = run(capsys, path, "-p", "outline-incore-scopes,convert-tensor-to-tile-ops")
+    assert code == 0 and "def add_incore_0(" in tiles and "pl.tile.add(a__tile, b__tile)" in tiles
+
+
+def test_dsl_dump_passes_are_dsl(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    dump = tmp_path / "dump"
+    path = write(tmp_path, "k.py", DSL)
+    code, _, _ = run(capsys, path, "-p", "outline-incore-scopes", "--dump-passes", str(dump))
+    assert code == 0
+    assert sorted(p.name for p in dump.iterdir()) == ["00_input.py", "01_after_OutlineIncoreScopes.py"]
+
+
+def test_dsl_mistake_is_located(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "k.py", DSL.replace("pl.tensor.add(a, b)", "pl.tensor.add(a, nope)"))
+    code, _, err = run(capsys, path)
+    assert code == 1
+    first, source, caret = err.splitlines()[:3]
+    assert first.startswith(f"{path}:9:") and "nope" in first and ": error: " in first
+    assert source.startswith(" 9 |") and "pl.tensor.add(a, nope)" in source
+    assert caret.strip().startswith("|") and "^" in caret
+    assert "Traceback" not in err

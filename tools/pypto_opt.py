@@ -1,0 +1,484 @@
+"""``pypto-opt``: the PyPTO pass driver, an ``mlir-opt`` for PyPTO on xDSL.
+
+Built on xDSL's :class:`~xdsl.xdsl_opt_main.xDSLOptMain`, with only the PyPTO
+context's dialects (builtin, func, arith, scf, pl) and every pass of
+:func:`pypto.ir.passes.registry.all_passes`::
+
+    pypto-opt kernel.mlir -p outline-incore-scopes,convert-tensor-to-tile-ops
+    pypto-opt kernel.py --emit=mlir --print-ir-after-all
+    pypto-opt tests.mlir --split-input-file --verify-diagnostics
+
+Input is MLIR text (``.mlir``; ops without ``loc(...)`` get the location of
+their position in the file, like ``mlir-opt``) or a ``pl`` DSL file (``.py``).
+Output is MLIR (printed by :class:`pypto.ir.mlir_text.UniqueNamePrinter`) or
+DSL text (``--emit=py``).
+
+A user mistake (bad syntax, a verifier failure, a pass error, an unknown pass,
+a missing file) prints one located diagnostic and exits 1; a bug in PyPTO
+prints ``pypto-opt: internal error: ...`` and exits 2 (with a backtrace when
+``PTO_BACKTRACE=1``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import importlib.util
+import os
+import re
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import ClassVar
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Attribute, Operation
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.utils.arg_spec import parse_pipeline
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, VerifyException
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from pypto.diagnostics import Diagnostic, DiagnosticError, Severity, collecting, op_span
+from pypto.errors import ParserError
+from pypto.ir.context import make_context
+from pypto.ir.mlir_text import print_mlir
+from pypto.utils.atomic import atomic_write_text
+
+from .located_parser import parse_error_diagnostic, parse_located_module
+from .verify_diagnostics import parse_expectations, verify
+
+SPLIT_MARKER = "// -----"
+"""The line that separates the chunks of ``--split-input-file`` input and output."""
+
+_SPLIT_LINE = re.compile(r"^\s*// -----\s*$")
+
+EMIT_SUFFIX = {"mlir": ".mlir", "py": ".py"}
+
+
+class UserError(Exception):
+    """A mistake of the user (input or command line), reported as one diagnostic."""
+
+    def __init__(self, diagnostic: Diagnostic):
+        self.diagnostic = diagnostic
+        super().__init__(diagnostic.render())
+
+
+class PassError(Exception):
+    """An exception raised while a pass ran, tagged with the pass's name."""
+
+    def __init__(self, pass_name: str, error: Exception):
+        self.pass_name = pass_name
+        self.error = error
+        super().__init__(f"in pass '{pass_name}': {type(error).__name__}: {error}")
+
+
+def camel_pass_name(p: ModulePass) -> str:
+    """A pass's PyPTO name (``PASS_NAME``, CamelCase) as used in dump file names."""
+    name = getattr(type(p), "PASS_NAME", None)
+    if isinstance(name, str) and name:
+        return name
+    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[-_]", p.name))
+
+
+def find_failing_op(op: Operation) -> tuple[Operation, VerifyException] | None:
+    """The innermost op (first in program order) whose own verification fails,
+    with its error; ``None`` if every op verifies on its own."""
+    for region in op.regions:
+        for block in region.blocks:
+            for child in block.ops:
+                found = find_failing_op(child)
+                if found is not None:
+                    return found
+    try:
+        op.verify(verify_nested_ops=False)
+    except VerifyException as e:
+        return op, e
+    return None
+
+
+def verify_module(module: ModuleOp, after_pass: str | None = None) -> None:
+    """Verify ``module``; raise a DiagnosticError located at the failing op."""
+    try:
+        module.verify()
+    except VerifyException as e:
+        found = find_failing_op(module)
+        op, error = found if found is not None else (None, e)
+        note = f"the IR after pass '{after_pass}' does not verify" if after_pass else None
+        raise DiagnosticError(Diagnostic(Severity.ERROR, str(error), op_span(op), note=note)) from e
+
+
+def load_pass_plugin(path: str) -> None:
+    """Import a Python file that registers passes (``@register_pass``)."""
+    resolved = Path(path).resolve()
+    if not resolved.is_file():
+        raise UserError(Diagnostic(Severity.ERROR, f"could not open pass plugin '{path}'"))
+    module_name = "pypto_opt_plugin_" + re.sub(r"\W", "_", str(resolved))
+    if module_name in sys.modules:
+        return
+    spec = importlib.util.spec_from_file_location(module_name, resolved)
+    if spec is None or spec.loader is None:
+        raise UserError(Diagnostic(Severity.ERROR, f"could not load pass plugin '{path}'"))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:
+        del sys.modules[module_name]
+        raise UserError(
+            Diagnostic(Severity.ERROR, f"could not load pass plugin '{path}': {type(e).__name__}: {e}")
+        ) from e
+
+
+class PyptoOptMain(xDSLOptMain):
+    """xDSL's opt driver with PyPTO's dialects, passes, printer, locations and
+    diagnostics."""
+
+    version_format: ClassVar[str] = "pypto-opt (PyPTO on xDSL), xdsl version {xdsl_version}"
+
+    def __init__(self, args: Sequence[str] | None = None):
+        self._pass_load_error: Exception | None = None
+        self._timings: dict[str, float] = {}
+        self._input_name = "<stdin>"
+        self._lines: list[str] = []
+        super().__init__(description="PyPTO pass driver (mlir-opt for PyPTO on xDSL)", args=args)
+
+    # ---- registration ---------------------------------------------------
+
+    def register_all_dialects(self) -> None:
+        """Only the PyPTO context's dialects: builtin, func, arith, scf, pl."""
+        self.ctx = make_context()
+
+    def register_all_frontends(self) -> None:
+        """``.mlir`` (located MLIR parser) and ``.py`` (the ``pl`` front end)."""
+        self.available_frontends["mlir"] = lambda io: self._parse_text(io.read().decode("utf-8"), "mlir")
+        self.available_frontends["py"] = lambda io: self._parse_text(io.read().decode("utf-8"), "py")
+
+    def register_all_passes(self) -> None:
+        """Every pass of the PyPTO pass registry."""
+        from pypto.ir.passes import registry
+
+        try:
+            passes = registry.all_passes()
+        except ImportError as e:
+            # A built-in pass module is missing or broken: still offer the
+            # passes that did register, and say why others are absent.
+            self._pass_load_error = e
+            passes = {name: (lambda c=cls: c) for name, cls in sorted(registry._PASSES.items())}
+        self.available_passes = {}
+        for name, factory in passes.items():
+            self.register_pass(name, factory)
+
+    def register_all_targets(self) -> None:
+        """``-t mlir`` and ``-t py`` (the same as ``--emit``)."""
+        self.available_targets["mlir"] = lambda module, out: out.write(self.render(module, "mlir"))
+        self.available_targets["py"] = lambda module, out: out.write(self.render(module, "py"))
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        """xDSL's options plus PyPTO's."""
+        super().register_all_arguments(arg_parser)
+        arg_parser.add_argument(
+            "--print-ir-after-all",
+            dest="print_between_passes",
+            action="store_true",
+            help="print the IR (to stderr) after every pass; alias of --print-between-passes",
+        )
+        arg_parser.add_argument(
+            "--print-ir-after-change",
+            action="store_true",
+            help="print the IR (to stderr) after each pass that changed it",
+        )
+        arg_parser.add_argument(
+            "--dump-passes",
+            metavar="DIR",
+            default=None,
+            help="write the IR before the passes and after each pass into DIR "
+            "(00_input.mlir, 01_after_<Pass>.mlir, ...)",
+        )
+        arg_parser.add_argument(
+            "--emit",
+            choices=sorted(EMIT_SUFFIX),
+            default=None,
+            help="output form: MLIR text or pl DSL text (default: mlir for .mlir input, py for .py input)",
+        )
+        arg_parser.add_argument(
+            "--load-pass-plugin",
+            metavar="FILE",
+            action="append",
+            default=[],
+            help="import a Python file that registers extra passes (repeatable)",
+        )
+
+    def setup_pipeline(self) -> None:
+        """Build the pass pipeline from ``-p``; an unknown pass or a bad option
+        is a user error."""
+        for plugin in self.args.load_pass_plugin:
+            load_pass_plugin(plugin)
+        if self.args.load_pass_plugin:
+            self.register_all_passes()
+        try:
+            specs = list(parse_pipeline(self.args.passes))
+        except ArgSpecParseError as e:
+            raise UserError(
+                Diagnostic(Severity.ERROR, f"invalid pass pipeline '{self.args.passes}'", note=str(e))
+            ) from None
+        passes: list[ModulePass] = []
+        for spec in specs:
+            factory = self.available_passes.get(spec.name)
+            if factory is None:
+                close = difflib.get_close_matches(spec.name, list(self.available_passes), n=1)
+                hint = f"did you mean '{close[0]}'?" if close else None
+                known = ", ".join(self.available_passes) or "(none)"
+                note = f"known passes: {known}"
+                if self._pass_load_error is not None:
+                    note += f"; some passes failed to load: {self._pass_load_error}"
+                raise UserError(Diagnostic(Severity.ERROR, f"unknown pass '{spec.name}'", hint=hint, note=note))
+            try:
+                passes.append(factory().from_pass_spec(spec))
+            except (ValueError, TypeError) as e:
+                raise UserError(Diagnostic(Severity.ERROR, f"invalid options for pass '{spec.name}': {e}")) from None
+        self.pipeline = PassPipeline(tuple(passes))
+
+    # ---- input ----------------------------------------------------------
+
+    def _read_input(self) -> tuple[str, str]:
+        """The input text and its kind (``mlir`` or ``py``)."""
+        path = self.args.input_file
+        if path is None or path == "-":
+            self._input_name = "<stdin>"
+            text = sys.stdin.read()
+            kind = "mlir"
+        else:
+            self._input_name = path
+            try:
+                text = Path(path).read_text(encoding="utf-8")
+            except OSError as e:
+                reason = e.strerror or str(e)
+                raise UserError(Diagnostic(Severity.ERROR, f"could not open input file '{path}': {reason}")) from None
+            except UnicodeDecodeError as e:
+                raise UserError(Diagnostic(Severity.ERROR, f"input file '{path}' is not UTF-8 text: {e}")) from None
+            kind = "py" if path.endswith(".py") else "mlir"
+        if self.args.frontend:
+            kind = self.args.frontend
+        self._lines = text.splitlines()
+        return text, kind
+
+    def _chunks(self, text: str) -> list[str]:
+        """``--split-input-file`` chunks; each keeps the whole file's line
+        numbers (earlier lines are blanked)."""
+        lines = text.splitlines(keepends=True)
+        chunks: list[str] = []
+        start = 0
+        for i, line in enumerate(lines + [SPLIT_MARKER]):
+            if i == len(lines) or _SPLIT_LINE.match(line):
+                chunks.append("\n" * start + "".join(lines[start:i]))
+                start = i + 1
+        return chunks
+
+    def _parse_text(self, text: str, kind: str) -> ModuleOp:
+        if kind == "py":
+            from pypto.language import parse
+
+            program = parse(text, filename=self._input_name)
+            return program.module
+        return parse_located_module(
+            self.ctx, text, self._input_name, allow_implicit_module=not self.args.no_implicit_module
+        )
+
+    # ---- output ---------------------------------------------------------
+
+    def render(self, module: ModuleOp, emit: str) -> str:
+        """The module as MLIR (our printer) or as ``pl`` DSL text."""
+        if emit == "py":
+            from pypto.ir.dsl_printer import print_program
+
+            text = print_program(module, explicit=False)
+            return text if text.endswith("\n") else text + "\n"
+        return print_mlir(module, generic=self.args.print_op_generic, debuginfo=self.args.print_debuginfo)
+
+    def _emit_kind(self, kind: str) -> str:
+        if self.args.emit:
+            return self.args.emit
+        if self.args.target in EMIT_SUFFIX and self.args.target != "mlir":
+            return self.args.target
+        return "py" if kind == "py" else "mlir"
+
+    def _write_output(self, text: str) -> None:
+        if self.args.output_file is None:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        else:
+            atomic_write_text(self.args.output_file, text)
+
+    # ---- the pipeline ---------------------------------------------------
+
+    def _time(self, name: str, start: float) -> None:
+        self._timings[name] = self._timings.get(name, 0.0) + time.perf_counter() - start
+
+    def _dump(self, directory: Path | None, step: int, label: str, module: ModuleOp, emit: str) -> None:
+        if directory is None:
+            return
+        directory.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(directory / f"{step:02d}_{label}{EMIT_SUFFIX[emit]}", self.render(module, emit))
+
+    def apply_passes(self, prog: ModuleOp, emit: str = "mlir", dump_dir: Path | None = None) -> None:
+        """Run the pipeline on ``prog``: verify after each pass, print, dump
+        and time as asked."""
+        self._dump(dump_dir, 0, "input", prog, emit)
+        track_change = self.args.print_ir_after_change
+        before = print_mlir(prog, generic=True) if track_change else ""
+        for step, p in enumerate(self.pipeline.passes, start=1):
+            start = time.perf_counter()
+            try:
+                p.apply(self.ctx, prog)
+            except Exception as e:
+                raise PassError(p.name, e) from e
+            finally:
+                self._time(p.name, start)
+            if not self.args.disable_verify:
+                start = time.perf_counter()
+                verify_module(prog, after_pass=p.name)
+                self._time("(verifier)", start)
+            header = f"// -----// IR Dump After {camel_pass_name(p)} ({p.name}) //----- //\n"
+            if self.args.print_between_passes:
+                sys.stderr.write(header + self.render(prog, emit) + "\n")
+            elif track_change:
+                after = print_mlir(prog, generic=True)
+                if after != before:
+                    sys.stderr.write(header + self.render(prog, emit) + "\n")
+                before = after
+            self._dump(dump_dir, step, f"after_{camel_pass_name(p)}", prog, emit)
+
+    def _diagnostic_of(self, error: BaseException) -> Diagnostic | None:
+        """The user diagnostic an exception stands for (``None``: a bug)."""
+        pass_name = None
+        if isinstance(error, PassError):
+            pass_name, error = error.pass_name, error.error
+        diag: Diagnostic | None
+        if isinstance(error, DiagnosticError):
+            diag = error.diagnostic
+        elif isinstance(error, ParserError):
+            diag = error.diagnostic()
+        elif isinstance(error, ParseError):
+            diag = parse_error_diagnostic(error, self._lines)
+        elif isinstance(error, DiagnosticException):
+            # VerifyException (OpTypeError) or PassFailedException from a pass.
+            diag = Diagnostic(Severity.ERROR, str(error))
+            if pass_name is not None:
+                diag.note = f"raised by pass '{pass_name}'"
+        else:
+            return None
+        return self._with_lines(diag)
+
+    def _with_lines(self, diag: Diagnostic) -> Diagnostic:
+        if diag.span is not None and diag.source_lines is None and diag.span.filename == self._input_name:
+            return replace(diag, source_lines=self._lines)
+        return diag
+
+    def process_chunk(
+        self, text: str, kind: str, emit: str, dump_dir: Path | None
+    ) -> tuple[str | None, list[Diagnostic]]:
+        """Parse, verify, transform and print one input; returns the output
+        (``None`` on error) and the diagnostics produced, in order."""
+        output: str | None = None
+        error: Diagnostic | None = None
+        with collecting() as collected:
+            try:
+                start = time.perf_counter()
+                module = self._parse_text(text, kind)
+                self._time("(parser)", start)
+                if not self.args.disable_verify:
+                    start = time.perf_counter()
+                    verify_module(module)
+                    self._time("(verifier)", start)
+                self.apply_passes(module, emit, dump_dir)
+                start = time.perf_counter()
+                output = self.render(module, emit)
+                self._time("(printer)", start)
+            except Exception as e:
+                error = self._diagnostic_of(e)
+                if error is None:
+                    raise
+        diags = [self._with_lines(d) for d in collected.items]
+        if error is not None:
+            diags.append(error)
+        return output, diags
+
+    def _print_timings(self) -> None:
+        total = sum(self._timings.values()) or 1e-12
+        bar = "===" + "-" * 73 + "==="
+        out = [bar, "... Pass execution timing report ...".center(79).rstrip(), bar]
+        out.append(f"  Total Execution Time: {total:.4f} seconds")
+        out.append("")
+        out.append("  ----Wall Time----  ----Name----")
+        for name, t in self._timings.items():
+            out.append(f"  {t:10.4f} ({100 * t / total:5.1f}%)  {name}")
+        out.append(f"  {total:10.4f} (100.0%)  Total")
+        sys.stderr.write("\n".join(out) + "\n")
+
+    def run(self) -> int:  # type: ignore[override]
+        """Process the input; returns the exit code (0, or 1 after a user error)."""
+        text, kind = self._read_input()
+        emit = self._emit_kind(kind)
+        chunks = self._chunks(text) if self.args.split_input_file and kind != "py" else [text]
+        dump_root = Path(self.args.dump_passes) if self.args.dump_passes else None
+        outputs: list[str] = []
+        produced: list[Diagnostic] = []
+        for i, chunk in enumerate(chunks):
+            dump_dir = dump_root / f"chunk_{i:02d}" if dump_root is not None and len(chunks) > 1 else dump_root
+            output, diags = self.process_chunk(chunk, kind, emit, dump_dir)
+            outputs.append(output or "")
+            produced.extend(diags)
+            if not self.args.verify_diagnostics:
+                for d in diags:
+                    sys.stderr.write(d.render() + "\n")
+        self._write_output(f"{SPLIT_MARKER}\n".join(outputs))
+        if self.args.time_passes:
+            self._print_timings()
+        if self.args.verify_diagnostics:
+            expectations, malformed = parse_expectations(text, self._input_name)
+            failures = malformed + verify(expectations, produced, self._input_name, self._lines)
+            for f in failures:
+                sys.stderr.write(f.render() + "\n")
+            return 1 if failures else 0
+        return 1 if any(d.severity is Severity.ERROR for d in produced) else 0
+
+
+def _internal_error(error: BaseException) -> int:
+    where = f" in pass '{error.pass_name}'" if isinstance(error, PassError) else ""
+    cause = error.error if isinstance(error, PassError) else error
+    sys.stderr.write(f"pypto-opt: internal error{where}: {type(cause).__name__}: {cause}\n")
+    if os.environ.get("PTO_BACKTRACE") == "1":
+        traceback.print_exception(cause)
+    else:
+        sys.stderr.write("pypto-opt: set PTO_BACKTRACE=1 for a backtrace\n")
+    return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``pypto-opt`` with ``argv`` (default: the command line); returns
+    the exit code: 0 success, 1 user error, 2 internal error (argparse usage
+    errors also exit 2)."""
+    # --disable-verify patches Attribute.__post_init__ globally; undo it so an
+    # in-process call leaves the interpreter as it found it.
+    post_init: Callable[..., None] = Attribute.__post_init__
+    try:
+        tool = PyptoOptMain(args=list(argv) if argv is not None else None)
+        return tool.run()
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except UserError as e:
+        sys.stderr.write(e.diagnostic.render() + "\n")
+        return 1
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:
+        return _internal_error(e)
+    finally:
+        Attribute.__post_init__ = post_init  # type: ignore[method-assign]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
