@@ -23,7 +23,15 @@ install: $(STAMP)
 demo: install
 	$(PY) examples/hello_world.py
 
-test: install
+# Browser tests drive Debian's chromium through Playwright.
+CHROMIUM := /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+$(CHROMIUM):
+	$(SUDO) apt-get update -qq
+	$(SUDO) apt-get install -y -qq chromium
+
+test: install $(CHROMIUM)
 	$(PY) -m pytest -q
 	$(VENV)/bin/lit -q test
 

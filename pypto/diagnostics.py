@@ -55,6 +55,10 @@ class Diagnostic:
     note: str | None = None
     rule: str | None = None
     source_lines: list[str] | None = field(default=None, repr=False)
+    code: str | None = None
+    """A perf-hint code (``PH001``); hints are remarks with a code."""
+    pass_name: str | None = None
+    """The pass that emitted it (stamped by the PassManager)."""
 
     def render(self) -> str:
         rule = f" [{self.rule}]" if self.rule else ""
@@ -142,8 +146,12 @@ def emit(diagnostic: Diagnostic) -> None:
         print(diagnostic.render(), file=sys.stderr)
 
 
-def emit_at(op: object, severity: Severity, message: str, rule: str | None = None) -> None:
-    emit(Diagnostic(severity, message, op_span(op), rule=rule))
+def emit_at(
+    op: object, severity: Severity, message: str, rule: str | None = None, code: str | None = None
+) -> None:
+    """Emit a diagnostic located at ``op``; a perf hint passes its ``code``
+    (``PH001``) and check name as ``rule`` (``TileInnermostDimGranularity``)."""
+    emit(Diagnostic(severity, message, op_span(op), rule=rule, code=code))
 
 
 def error_at(op: object, message: str, hint: str | None = None) -> DiagnosticError:

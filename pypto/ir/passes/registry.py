@@ -26,8 +26,19 @@ def register_pass(cls: type[ModulePass]) -> type[ModulePass]:
     return cls
 
 
+_NOT_PASSES = {"base", "registry"}
+
+
 def _load_builtin_passes() -> None:
-    from . import convert_tensor_to_tile_ops, outline_incore_scopes  # noqa: F401
+    """Import every module of this package: each registers its passes."""
+    import importlib
+    import pkgutil
+
+    from . import __path__ as package_path
+
+    for info in sorted(pkgutil.iter_modules(package_path), key=lambda m: m.name):
+        if info.name not in _NOT_PASSES and not info.name.startswith("_"):
+            importlib.import_module(f"{__package__}.{info.name}")
 
 
 def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:

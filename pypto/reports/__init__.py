@@ -1,0 +1,1 @@
+"""The one HTML report shell shared by every report (ir-trace, memory map, ...)."""

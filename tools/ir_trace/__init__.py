@@ -1,0 +1,1 @@
+"""pypto-ir-trace: the lowering pipeline as one self-contained HTML report."""
