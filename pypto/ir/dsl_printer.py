@@ -376,7 +376,12 @@ class _FunctionPrinter:
             if d.value != "In":
                 t = f"pl.{d.value}[{t}]"
             params.append(f"{self.define(arg, -1, group)}: {t}")
-        outs = [type_str(t, self.explicit) for t in f.function_type.outputs.data]
+        # Upstream writes return annotations without a tensor's MemRef; the
+        # front end takes the returned value's full type back from the body.
+        outs = [
+            type_str(t.with_memref(None) if isinstance(t, TensorType) else t, self.explicit)
+            for t in f.function_type.outputs.data
+        ]
         ret = "" if not outs else f" -> {outs[0]}" if len(outs) == 1 else f" -> tuple[{', '.join(outs)}]"
         self.emit(1, decorator(f))
         self.emit(1, f"def {f.sym_name.data}({', '.join(params)}){ret}:")
