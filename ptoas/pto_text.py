@@ -1,0 +1,180 @@
+"""``.pto`` text: parse, verify and print in the PTOAS custom syntax.
+
+- :func:`parse_pto` reads a ``.pto`` file's text (a ``module``, or bare
+  ``func.func`` ops that get an implicit module) with the pto dialect loaded.
+- :func:`verify_pto` runs the op verifiers plus the module-level rules of
+  ptoas (a ``pto.entry`` function returns nothing) and raises
+  :class:`PTOVerifyError`, whose message names the op and the operand and
+  whose ``location`` is the op's ``loc(...)`` when it has one.
+- :func:`print_pto` prints the custom syntax (``print_pto(parse_pto(t))`` is a
+  fixed point after one round) or, with ``generic=True``, MLIR's generic form,
+  which upstream MLIR parses with unregistered dialects allowed.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from io import StringIO
+
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, UnitAttr
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import ParseError, VerifyException
+from xdsl.utils.lexer import Span
+
+from pypto.ir.mlir_text import UniqueNamePrinter
+
+from .context import make_pto_context
+
+
+class PTOVerifyError(Exception):
+    """A ``.pto`` module breaks a verifier rule."""
+
+    def __init__(self, message: str, op: Operation | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.op = op
+
+    @property
+    def location(self) -> FileLineColLoc | None:
+        """The failing op's source location, if it carries one."""
+        loc = getattr(self.op, "location", None)
+        return loc if isinstance(loc, FileLineColLoc) else None
+
+
+@dataclass
+class SourceMap:
+    """Where each parsed op starts in its ``.pto`` file (1-based line and column)."""
+
+    filename: str
+    positions: dict[Operation, tuple[int, int]] = field(default_factory=dict)
+
+    def locate(self, op: Operation | None) -> tuple[str, int, int] | None:
+        """``(file, line, col)`` of an op: its ``loc(...)`` if any, else where it was parsed."""
+        if op is None:
+            return None
+        if isinstance(op.location, FileLineColLoc):
+            loc = op.location
+            return loc.filename.data, loc.line.data, loc.column.data
+        if op in self.positions:
+            return (self.filename, *self.positions[op])
+        return None
+
+
+class _LocatingParser(Parser):
+    """A Parser that records where every operation starts."""
+
+    def __init__(self, text: str, filename: str) -> None:
+        super().__init__(make_pto_context(), text, filename)
+        self.source_map = SourceMap(filename)
+
+    def parse_operation(self) -> Operation:
+        """Parse one op and remember its start."""
+        start = self.pos
+        op = super().parse_operation()
+        where = Span(start, start, self.lexer.input).get_location()
+        self.source_map.positions[op] = (where.line, where.col)
+        return op
+
+
+def parse_pto_with_source_map(text: str, filename: str = "<pto>") -> tuple[ModuleOp, SourceMap]:
+    """Parse ``.pto`` text and record op positions (for ``file:line:col`` diagnostics)."""
+    parser = _LocatingParser(text, filename)
+    return parser.parse_module(), parser.source_map
+
+
+def parse_pto(text: str, filename: str = "<pto>") -> ModuleOp:
+    """Parse ``.pto`` text; raises xDSL's ParseError (located) on bad syntax."""
+    return parse_pto_with_source_map(text, filename)[0]
+
+
+def format_diagnostic(err: PTOVerifyError | ParseError, source_map: SourceMap | None = None) -> str:
+    """``file:line:col: error: message`` (the first line of a ParseError's own report)."""
+    if isinstance(err, ParseError):
+        where = err.span.get_location()
+        return f"{where.file}:{where.line}:{where.col}: error: {err.msg}"
+    located = source_map.locate(err.op) if source_map is not None else None
+    if located is None:
+        name = source_map.filename if source_map is not None else "<pto>"
+        return f"{name}: error: {err.message}"
+    return f"{located[0]}:{located[1]}:{located[2]}: error: {err.message}"
+
+
+def _first_failing_op(module: ModuleOp) -> tuple[Operation, VerifyException] | None:
+    """The first op (pre-order) whose own verifier fails."""
+    for op in module.walk():
+        try:
+            op.verify_()
+        except VerifyException as e:
+            return op, e
+    return None
+
+
+def verify_pto(module: ModuleOp) -> None:
+    """Verify structure, every op and the ptoas module rules; raise PTOVerifyError."""
+    try:
+        module.verify()
+    except VerifyException as e:
+        found = _first_failing_op(module)
+        op = found[0] if found else None
+        message = str(found[1]) if found else str(e).split("\n\n")[0]
+        if op is not None and not message.startswith(f"'{op.name}'"):
+            message = f"'{op.name}' op {message}"
+        raise PTOVerifyError(message, op) from e
+    for op in module.walk():
+        if isinstance(op, FuncOp) and isinstance(op.attributes.get("pto.entry"), UnitAttr):
+            results = op.function_type.outputs.data
+            if results:
+                kinds = ", ".join(str(t) for t in results)
+                raise PTOVerifyError(
+                    f"'func.func' op @{op.sym_name.data}: PTO entry functions must return void (returns {kinds})", op
+                )
+
+
+def has_locations(module: ModuleOp) -> bool:
+    """Whether any op carries a file location (then locations are printed)."""
+    return any(isinstance(op.location, FileLineColLoc) for op in module.walk())
+
+
+def print_pto(module: Operation, *, generic: bool = False, debuginfo: bool | None = None) -> str:
+    """Print a module as ``.pto`` text; locations printed when present (or when ``debuginfo``)."""
+    if debuginfo is None:
+        debuginfo = isinstance(module, ModuleOp) and has_locations(module)
+    out = StringIO()
+    printer = UniqueNamePrinter(stream=out, print_generic_format=generic, print_debuginfo=debuginfo)
+    printer.print_op(module)
+    out.write("\n")
+    text = out.getvalue()
+    return text if generic else _MLIR_SHORT_NAMES.sub(r"\1", text)
+
+
+# MLIR elides ``builtin.`` and, inside a func, ``func.``: PTOAS files say ``module`` and ``return``.
+_MLIR_SHORT_NAMES = re.compile(r"(?m)^(\s*)(?:builtin\.(?=module\b)|func\.(?=return\b))")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m pypto.ptoas.pto_text FILE [--generic]``: verify and print, or report the error."""
+    args = sys.argv[1:] if argv is None else argv
+    generic = "--generic" in args
+    paths = [a for a in args if not a.startswith("--")]
+    if len(paths) != 1:
+        print("usage: python -m pypto.ptoas.pto_text FILE.pto [--generic]", file=sys.stderr)
+        return 2
+    with open(paths[0], encoding="utf-8") as f:
+        text = f.read()
+    source_map: SourceMap | None = None
+    try:
+        module, source_map = parse_pto_with_source_map(text, paths[0])
+        verify_pto(module)
+    except (ParseError, PTOVerifyError) as e:
+        print(format_diagnostic(e, source_map), file=sys.stderr)
+        return 1
+    sys.stdout.write(print_pto(module, generic=generic))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
