@@ -1,0 +1,97 @@
+"""THE HTML report shell: one self-contained page (styles, scripts and JSON
+data embedded, no network) with a title bar and a theme toggle that starts
+from the browser's ``prefers-color-scheme``. Every report builds on it."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Sequence
+from importlib import resources
+from typing import Any
+
+# No request can leave the page: everything is inline, and the policy says so.
+CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
+    "img-src data:; font-src 'none'; connect-src 'none'; form-action 'none'; base-uri 'none'"
+)
+
+
+def asset(package: str, name: str) -> str:
+    """The text of ``assets/<name>`` in ``package``."""
+    return resources.files(package).joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def embed_json(payload: Any) -> str:
+    """``payload`` as deterministic JSON safe inside ``<script>``: sorted keys,
+    and ``<``, ``>``, ``&``, U+2028, U+2029 escaped."""
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    for raw, esc in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
+        text = text.replace(raw, esc)
+    return text
+
+
+def _inline(code: str, tag: str) -> str:
+    if f"</{tag}" in code.lower():
+        raise ValueError(f"inline {tag} must not contain '</{tag}'")
+    return code
+
+
+def render_report(
+    title: str,
+    payload: Any,
+    *,
+    body: str,
+    scripts: Sequence[str] = (),
+    styles: Sequence[str] = (),
+    subtitle: str = "",
+) -> str:
+    """One self-contained HTML page: the shell around ``body`` with ``styles``,
+    ``scripts`` and ``payload`` (read in scripts as ``PyptoReport.data``)."""
+    shell_css = asset("pypto.reports", "shell.css")
+    shell_js = asset("pypto.reports", "shell.js")
+    theme_init = asset("pypto.reports", "theme_init.js")
+    style = "\n".join(_inline(s, "style") for s in (shell_css, *styles))
+    script = "\n".join(_inline(s, "script") for s in scripts)
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="{CSP}">
+<meta name="color-scheme" content="light dark">
+<title>{html.escape(title)}</title>
+<style>
+{style}
+</style>
+<script>
+{_inline(theme_init, "script")}
+</script>
+</head>
+<body>
+<header class="report-bar">
+<h1 class="report-title">{html.escape(title)}</h1>
+<span class="report-subtitle">{html.escape(subtitle)}</span>
+<span class="report-bar-fill"></span>
+<span class="report-bar-extra" id="report-bar-extra"></span>
+<button type="button" class="report-button" id="theme-toggle" title="Toggle light / dark theme">Theme</button>
+</header>
+<main class="report-main" id="report-main">
+{body}
+</main>
+<script type="application/json" id="report-data">{embed_json(payload)}</script>
+<script>
+{_inline(shell_js, "script")}
+</script>
+<script>
+{script}
+</script>
+</body>
+</html>
+"""

@@ -1,0 +1,84 @@
+"""``pypto-ir-trace PASSES_DUMP [-o PATH] [--context N] [--format auto|py|mlir]``.
+
+Exit codes: 0 success, 1 bad dump contents or I/O failure (one line
+``pypto-ir-trace: error: <what>``), 2 argument errors (argparse).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from pypto.utils.atomic import atomic_write_text
+
+from .discovery import FORMATS, IRTraceError, discover
+from .render import render_dump
+
+PROG = "pypto-ir-trace"
+
+
+def _context(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid non-negative integer: {value!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer: {value!r}")
+    return n
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (``prog`` fixed so both entry points print the same)."""
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description="Render a pass dump (passes_dump/) as one self-contained HTML diff report.",
+    )
+    p.add_argument("passes_dump", metavar="PASSES_DUMP", help="dump directory: 00_frontend.py, 01_after_*.py, ...")
+    p.add_argument(
+        "-o", "--output", metavar="PATH", default="ir_trace.html", help="report path (default: ir_trace.html)"
+    )
+    p.add_argument(
+        "--context", metavar="N", type=_context, default=3, help="unchanged lines kept around each change (default: 3)"
+    )
+    p.add_argument("--format", choices=FORMATS, default="auto", help="snapshot format (default: auto)")
+    return p
+
+
+def _output_path(output: str) -> Path:
+    path = Path(output)
+    parent = path.parent
+    if not parent.is_dir():
+        raise IRTraceError(f"output directory does not exist: {parent}")
+    if path.is_dir():
+        raise IRTraceError(f"output path is a directory: {path}")
+    return path
+
+
+def run(args: argparse.Namespace) -> Path:
+    """Build and write the report; returns its path."""
+    out = _output_path(args.output)
+    dump = discover(args.passes_dump, args.format)
+    html = render_dump(dump, args.context)
+    try:
+        atomic_write_text(out, html)
+    except OSError as e:
+        raise IRTraceError(f"cannot write {out}: {e.strerror or e}") from e
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The console script."""
+    args = build_parser().parse_args(argv)
+    try:
+        out = run(args)
+    except IRTraceError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 1
+    print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
