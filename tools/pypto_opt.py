@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, VerifyException
@@ -45,6 +45,7 @@ from pypto.diagnostics import Diagnostic, DiagnosticError, Severity, collecting,
 from pypto.errors import ParserError
 from pypto.ir.context import make_context
 from pypto.ir.mlir_text import print_mlir
+from pypto.ir.verification import find_failing_op
 from pypto.utils.atomic import atomic_write_text
 
 from .located_parser import parse_error_diagnostic, parse_located_module
@@ -81,22 +82,6 @@ def camel_pass_name(p: ModulePass) -> str:
     if isinstance(name, str) and name:
         return name
     return "".join(part[:1].upper() + part[1:] for part in re.split(r"[-_]", p.name))
-
-
-def find_failing_op(op: Operation) -> tuple[Operation, VerifyException] | None:
-    """The innermost op (first in program order) whose own verification fails,
-    with its error; ``None`` if every op verifies on its own."""
-    for region in op.regions:
-        for block in region.blocks:
-            for child in block.ops:
-                found = find_failing_op(child)
-                if found is not None:
-                    return found
-    try:
-        op.verify(verify_nested_ops=False)
-    except VerifyException as e:
-        return op, e
-    return None
 
 
 def verify_module(module: ModuleOp, after_pass: str | None = None) -> None:
@@ -202,6 +187,24 @@ class PyptoOptMain(xDSLOptMain):
             choices=sorted(EMIT_SUFFIX),
             default=None,
             help="output form: MLIR text or pl DSL text (default: mlir for .mlir input, py for .py input)",
+        )
+        arg_parser.add_argument(
+            "--resume",
+            action="store_true",
+            help="the input is a pass dump passes_dump/NN_after_<Pass>.py: run passes NN+1.. of the Default "
+            "pipeline and print the final program",
+        )
+        arg_parser.add_argument(
+            "--memory-planner",
+            choices=["PYPTO", "DSA_RP", "PTOAS"],
+            default=None,
+            help="with --resume: the memory planner the dumps were compiled with (default PYPTO)",
+        )
+        arg_parser.add_argument(
+            "--run-reproducer",
+            metavar="FILE",
+            default=None,
+            help="replay a passes_dump/reproducer file (the failing pass's input and the rest of the pipeline)",
         )
         arg_parser.add_argument(
             "--load-pass-plugin",
@@ -418,8 +421,39 @@ class PyptoOptMain(xDSLOptMain):
         out.append(f"  {total:10.4f} (100.0%)  Total")
         sys.stderr.write("\n".join(out) + "\n")
 
+    def _pipeline_mode(self) -> int:
+        """``--resume`` / ``--run-reproducer``: run PyPTO's PassManager and
+        print the final program as DSL text (exit 1 on a user error)."""
+        from pypto.ir.pipeline import USER_ERRORS
+        from pypto.ir.resume import resume, run_reproducer
+
+        for plugin in self.args.load_pass_plugin:
+            load_pass_plugin(plugin)
+        with collecting() as collected:
+            try:
+                if self.args.run_reproducer:
+                    self._input_name = self.args.run_reproducer
+                    program = run_reproducer(self.args.run_reproducer)
+                else:
+                    if self.args.input_file is None:
+                        raise UserError(Diagnostic(Severity.ERROR, "--resume needs a pass dump as input file"))
+                    self._input_name = self.args.input_file
+                    program = resume(self.args.input_file, memory_planner=self.args.memory_planner)
+            except USER_ERRORS as e:
+                for d in collected.items:
+                    sys.stderr.write(d.render() + "\n")
+                sys.stderr.write(_user_error_diagnostic(e).render() + "\n")
+                return 1
+        for d in collected.items:
+            sys.stderr.write(d.render() + "\n")
+        text = program.as_python()
+        self._write_output(text if text.endswith("\n") else text + "\n")
+        return 0
+
     def run(self) -> int:  # type: ignore[override]
         """Process the input; returns the exit code (0, or 1 after a user error)."""
+        if self.args.run_reproducer or self.args.resume:
+            return self._pipeline_mode()
         text, kind = self._read_input()
         emit = self._emit_kind(kind)
         chunks = self._chunks(text) if self.args.split_input_file and kind != "py" else [text]
@@ -446,8 +480,23 @@ class PyptoOptMain(xDSLOptMain):
         return 1 if any(d.severity is Severity.ERROR for d in produced) else 0
 
 
+def _user_error_diagnostic(error: BaseException) -> Diagnostic:
+    """The diagnostic of a user error raised by the PassManager (pass named in a note)."""
+    if isinstance(error, DiagnosticError):
+        diag = error.diagnostic
+    elif isinstance(error, ParserError):
+        diag = error.diagnostic()
+    else:
+        diag = Diagnostic(Severity.ERROR, f"{type(error).__name__}: {error}")
+    notes = [n for n in getattr(error, "__notes__", []) if n not in (diag.note or "")]
+    if notes:
+        diag = replace(diag, note="; ".join(([diag.note] if diag.note else []) + notes))
+    return diag
+
+
 def _internal_error(error: BaseException) -> int:
-    where = f" in pass '{error.pass_name}'" if isinstance(error, PassError) else ""
+    pass_name = getattr(error, "pass_name", None)
+    where = f" in pass '{pass_name}'" if pass_name else ""
     cause = error.error if isinstance(error, PassError) else error
     sys.stderr.write(f"pypto-opt: internal error{where}: {type(cause).__name__}: {cause}\n")
     if os.environ.get("PTO_BACKTRACE") == "1":

@@ -1,19 +1,77 @@
-"""THE pass-dump writer: ``passes_dump/00_frontend.py`` and
-``passes_dump/NN_after_<PassName>.py``, each the program's DSL text
-(``Program.as_python(level)``), written atomically."""
+"""THE pass-dump writer (``passes_dump/``), pl-dsl.md §5.
+
+- ``00_frontend.py``: the program before any pass;
+- ``NN_after_<PassName>.py``: after pass number ``NN`` (the position actually
+  run), each the program's DSL text (``Program.as_python(level)``);
+- ``NN_after_<PassName>.log``: only when the pass emitted warnings, one
+  located warning each (:func:`format_warning_log`);
+- on a failure, ``NN_failed_<PassName>.py`` (the failing pass's input, i.e.
+  the previous dump's text) and ``reproducer`` (see :mod:`pypto.ir.resume`).
+
+Every file is written by rename (:func:`write_replace`): never seen half written.
+"""
 
 from __future__ import annotations
 
+import linecache
 import os
+import re
+from collections.abc import Sequence
 from pathlib import Path
 
-from pypto.utils.atomic import atomic_write_text
+from xdsl.ir import Operation
+
+from pypto.diagnostics import Diagnostic, Severity
 
 from .passes.base import PyPTOPass
 from .program import PassDumpLevel, Program
 
 DUMP_DIR = "passes_dump"
 FRONTEND_FILE = "00_frontend.py"
+REPRODUCER_FILE = "reproducer"
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def write_replace(path: Path, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path`` and rename it over
+    ``path``: readers never see a partial dump. Unlike
+    :func:`~pypto.utils.atomic.atomic_write_text` there is no ``fsync``
+    (dumps are cheap to regenerate; 50 fsyncs per compile dominated its
+    cost)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def fingerprint(op: Operation) -> list[object]:
+    """Everything the printers read from ``op`` and what it contains, as the
+    objects themselves (held, so no ``id`` is reused): two fingerprints are
+    equal iff nothing was replaced, added, moved or renamed. xDSL attributes
+    are immutable, so an op whose properties, types, operands or name hints
+    changed yields a different list. Far cheaper than printing."""
+    out: list[object] = []
+    stack = [op]
+    while stack:
+        o = stack.pop()
+        out.append(o)
+        out.append(o.location)
+        out.extend(o.operands)
+        out.extend(o.properties.items())
+        out.extend(o.attributes.items())
+        for r in o.results:
+            out.extend((r, r.type, r.name_hint))
+        for region in o.regions:
+            out.append(region)
+            for block in region.blocks:
+                out.append(block)
+                for a in block.args:
+                    out.extend((a, a.type, a.name_hint))
+                stack.extend(reversed(list(block.ops)))
+    return out
 
 
 def dump_level(dump_passes: bool | int | PassDumpLevel | None) -> PassDumpLevel:
@@ -25,39 +83,119 @@ def dump_level(dump_passes: bool | int | PassDumpLevel | None) -> PassDumpLevel:
     return PassDumpLevel(int(dump_passes))
 
 
-def dump_file_name(index: int, pass_name: str) -> str:
+def dump_file_name(index: int, pass_name: str, kind: str = "after", suffix: str = ".py") -> str:
     """``01_after_OutlineIncoreScopes.py`` (index is the 1-based pass position)."""
-    return f"{index:02d}_after_{pass_name}.py"
+    return f"{index:02d}_{kind}_{pass_name}{suffix}"
+
+
+def display_path(filename: str) -> str:
+    """A source path relative to the working directory when it is below it."""
+    if not os.path.isabs(filename):
+        return filename
+    rel = os.path.relpath(filename)
+    return filename if rel.startswith("..") else rel
+
+
+def format_warning_log(d: Diagnostic) -> str:
+    """One warning of a pass ``.log``: ``<relpath>:<l>:<c>: warning: <msg> [<rule>]``,
+    the source line and a caret under the name at the column; without a
+    location (or source line), ``<relpath>: warning: <msg> [<rule>]``."""
+    rule = f" [{d.rule}]" if d.rule else ""
+    sev = d.severity.value if d.severity is not Severity.REMARK else "remark"
+    if d.span is None:
+        return f"<unknown>: {sev}: {d.message}{rule}"
+    path = display_path(d.span.filename)
+    text = ""
+    if d.source_lines is not None and 0 < d.span.line <= len(d.source_lines):
+        text = d.source_lines[d.span.line - 1]
+    else:
+        text = linecache.getline(d.span.filename, d.span.line)
+    text = text.rstrip("\n")
+    if not text:
+        return f"{path}: {sev}: {d.message}{rule}"
+    start = max(d.span.col - 1, 0)
+    m = _IDENT.match(text, start)
+    width = (d.span.end_col - d.span.col) if d.span.end_col and d.span.end_col > d.span.col else None
+    width = width or (m.end() - start if m else 1)
+    num = str(d.span.line)
+    return "\n".join(
+        [
+            f"{path}:{d.span.line}:{d.span.col}: {sev}: {d.message}{rule}",
+            f" {num} | {text}",
+            f" {' ' * len(num)} | {' ' * start}^{'~' * (width - 1)}",
+        ]
+    )
 
 
 class DumpWriter:
-    """Writes the dumps of one compilation into ``<output_dir>/passes_dump``."""
+    """Writes the dumps of one compilation into ``<output_dir>/passes_dump``.
+
+    Remembers the last text written (the next pass's input), which a failure
+    writes as ``NN_failed_<Pass>.py``."""
 
     def __init__(self, output_dir: str | os.PathLike[str], level: PassDumpLevel = PassDumpLevel.CONCISE):
         self.directory = Path(output_dir) / DUMP_DIR
         self.level = level
+        self.last_text: str | None = None
 
     @property
     def enabled(self) -> bool:
         return self.level is not PassDumpLevel.NONE
 
+    def text(self, program: Program) -> str:
+        """The dump text of a program at this writer's level."""
+        text = program.as_python(self.level)
+        return text if text.endswith("\n") else text + "\n"
+
+    def _write_text(self, name: str, text: str) -> Path:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        path = self.directory / name
+        write_replace(path, text)
+        return path
+
     def _write(self, name: str, program: Program) -> Path | None:
         if not self.enabled:
             return None
-        self.directory.mkdir(parents=True, exist_ok=True)
-        path = self.directory / name
-        text = program.as_python(self.level)
-        atomic_write_text(path, text if text.endswith("\n") else text + "\n")
-        return path
+        self.last_text = self.text(program)
+        return self._write_text(name, self.last_text)
 
     def write_frontend(self, program: Program) -> Path | None:
         """``00_frontend.py``: the program before any pass."""
         return self._write(FRONTEND_FILE, program)
 
-    def write_after(self, index: int, pass_name: str, program: Program) -> Path | None:
-        """``NN_after_<PassName>.py``: the program after pass number ``index``."""
+    def write_after(self, index: int, pass_name: str, program: Program, unchanged: bool = False) -> Path | None:
+        """``NN_after_<PassName>.py``: the program after pass number ``index``;
+        ``unchanged`` (the pass is known to be the identity) reuses the last
+        text instead of printing again."""
+        if unchanged and self.enabled and self.last_text is not None:
+            return self._write_text(dump_file_name(index, pass_name), self.last_text)
         return self._write(dump_file_name(index, pass_name), program)
 
+    def write_log(self, index: int, pass_name: str, warnings: Sequence[Diagnostic]) -> Path | None:
+        """``NN_after_<PassName>.log`` with the pass's warnings (none: no file)."""
+        if not self.enabled or not warnings:
+            return None
+        text = "\n".join(format_warning_log(d) for d in warnings) + "\n"
+        return self._write_text(dump_file_name(index, pass_name, suffix=".log"), text)
+
+    def write_failure(
+        self,
+        index: int,
+        pass_name: str,
+        error: BaseException,
+        remaining: Sequence[type[PyPTOPass]],
+        options: dict[str, object],
+    ) -> tuple[Path, Path] | None:
+        """``NN_failed_<Pass>.py`` (the failing pass's input) and ``reproducer``."""
+        if not self.enabled or self.last_text is None:
+            return None
+        from .resume import format_reproducer
+
+        failed = self._write_text(dump_file_name(index, pass_name, "failed"), self.last_text)
+        repro_text = format_reproducer(self.last_text, remaining, index, error, options)
+        repro = self._write_text(REPRODUCER_FILE, repro_text)
+        return failed, repro
+
     def __call__(self, index: int, pass_cls: type[PyPTOPass], program: Program) -> None:
-        """The PassManager callback."""
+        """The PassManager callback (legacy form)."""
         self.write_after(index, pass_cls.PASS_NAME, program)

@@ -104,7 +104,9 @@ class JITFunction:
         ircompile = importlib.import_module("pypto.ir.compile")
 
         lower_program = getattr(ircompile, "lower_program", None)
-        return lower_program(program) if lower_program is not None else program
+        if lower_program is None:
+            return program
+        return lower_program(program, **_config_options(config, lower_program))
 
     def compile(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:
         """``pypto.ir.compile.compile`` on the specialized program (cached)."""
@@ -124,13 +126,20 @@ class JITFunction:
 
 
 def _config_options(config: Any, compile_fn: Callable[..., Any]) -> dict[str, Any]:
+    """The ``ir.compile`` keyword arguments a RunConfig carries (a RunConfig's
+    ``compile_options()``, else its attributes named like compile options)."""
     if config is None:
         return {}
     accepted = set(inspect.signature(compile_fn).parameters)
-    opts = {k: getattr(config, k) for k in _CONFIG_OPTIONS if hasattr(config, k) and k in accepted}
-    if getattr(config, "save_kernels_dir", None) and "output_dir" in accepted:
-        opts["output_dir"] = config.save_kernels_dir
-    return opts
+    if hasattr(config, "compile_options"):
+        opts = dict(config.compile_options())
+    else:
+        opts = {k: getattr(config, k) for k in _CONFIG_OPTIONS if hasattr(config, k)}
+        if getattr(config, "compile_profiling", False):
+            opts["profiling"] = True
+        if getattr(config, "save_kernels_dir", None):
+            opts["output_dir"] = config.save_kernels_dir
+    return {k: v for k, v in opts.items() if k in accepted}
 
 
 class JitProgramBuilder(ProgramBuilder):

@@ -297,7 +297,7 @@ builtin.module @p {{
 def test_pass_manager_runs_in_order_with_callback() -> None:
     seen: list[tuple[int, str, int]] = []
     prog = Program(parse_mlir(ADD))
-    pm = PassManager()
+    pm = PassManager([OutlineIncoreScopes, ConvertTensorToTileOps])
     assert pm.pass_names == ["OutlineIncoreScopes", "ConvertTensorToTileOps"]
     out = pm.run(prog, callback=lambda i, p, pr: seen.append((i, p.PASS_NAME, len(pr.functions))))
     assert out is prog

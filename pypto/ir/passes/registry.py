@@ -19,18 +19,27 @@ def kebab(pass_name: str) -> str:
 
 def register_pass(cls: type[ModulePass]) -> type[ModulePass]:
     """Class decorator: register a ModulePass under its ``name`` (kebab-case)
-    and remember its PyPTO name (``PASS_NAME``, CamelCase)."""
-    if cls.name in _PASSES and _PASSES[cls.name] is not cls:
+    and remember its PyPTO name (``PASS_NAME``, CamelCase). A real pass
+    replaces a pipeline placeholder of the same name (see ``placeholders``)."""
+    old = _PASSES.get(cls.name)
+    if old is not None and old is not cls and not getattr(old, "IS_PLACEHOLDER", False):
         raise ValueError(f"pass name {cls.name!r} registered twice")
     _PASSES[cls.name] = cls
     return cls
 
 
-_NOT_PASSES = {"base", "registry"}
+_NOT_PASSES = {"base", "registry", "placeholders"}
+
+
+_loaded = False
 
 
 def _load_builtin_passes() -> None:
-    """Import every module of this package: each registers its passes."""
+    """Import every module of this package once: each registers its passes."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
     import importlib
     import pkgutil
 
@@ -39,6 +48,16 @@ def _load_builtin_passes() -> None:
     for info in sorted(pkgutil.iter_modules(package_path), key=lambda m: m.name):
         if info.name not in _NOT_PASSES and not info.name.startswith("_"):
             importlib.import_module(f"{__package__}.{info.name}")
+    # Last: identity passes for the pipeline names no module registered, so a
+    # real pass written in its own module always wins.
+    from .placeholders import register_placeholders
+
+    register_placeholders()
+
+
+def is_registered(name: str) -> bool:
+    """Whether a pass is registered under this kebab-case name (no loading)."""
+    return name in _PASSES
 
 
 def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:

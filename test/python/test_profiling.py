@@ -1,0 +1,152 @@
+"""Compile profiling: the txt/json formats of seed 003, the context
+manager, the env var, ``ir.compile(profiling=True)``, the diff tool."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_pipeline_kernels import kernel
+
+from pypto.compile_profiling import CompileProfiler, Stage, format_seconds, format_summary, get_active_profiler
+from pypto.compile_profiling.__main__ import main as profiling_main
+from pypto.ir import compile
+from pypto.ir.pipeline_order import DEFAULT_PIPELINE
+
+
+def test_format_seconds() -> None:
+    assert format_seconds(0.000139) == "139us"
+    assert format_seconds(0.0114) == "11.4ms"
+    assert format_seconds(2.847) == "2.847s"
+
+
+def test_summary_matches_upstream_shape() -> None:
+    stages = [
+        Stage("passes", 0.011435, [Stage("InlineFunctions", 0.000139)]),
+        Stage(
+            "codegen",
+            0.000464,
+            [Stage("kernel_codegen:softmax_rows_incore_0", 0.000217, [Stage("ir_to_mlir", 0.000183)])],
+        ),
+    ]
+    text = format_summary(0.01286, stages)
+    assert text.splitlines() == [
+        "PyPTO Compile Profile",
+        "======================",
+        "Total: 12.9ms",
+        "",
+        "  passes                           11.4ms  ( 88.9%)",
+        "    InlineFunctions                   139us  (  1.1%)",
+        "  codegen                           464us  (  3.6%)",
+        "    kernel_codegen:softmax_rows_incore_0      217us  (  1.7%)",
+        "      ir_to_mlir                        183us  (  1.4%)",
+    ]
+    # seed 003's example column for 0.023s (its percent column is hand-written)
+    assert (
+        format_summary(2.847, [Stage("parse", 0.023)]).splitlines()[4].startswith("  parse" + " " * 23 + "     23.0ms")
+    )
+
+
+UPSTREAM = Path(__file__).resolve().parents[3] / "shared" / "reference" / "upstream-builds" / "softmax_rows" / "report"
+
+
+@pytest.mark.skipif(not UPSTREAM.is_dir(), reason="needs ../shared/reference/upstream-builds")
+def test_summary_reproduces_upstream_file() -> None:
+    """Upstream's pipeline_profile.json rendered by our summary is its .txt, byte for byte."""
+    data = json.loads((UPSTREAM / "pipeline_profile.json").read_text())
+    stages = [Stage.from_dict(s) for s in data["stages"]]
+    ours = (format_summary(data["total_seconds"], stages) + "\n").splitlines()
+    theirs = (UPSTREAM / "pipeline_profile.txt").read_text().splitlines()
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs, strict=True):
+        # upstream's percents come from unrounded times: allow 0.1 of rounding
+        if "%)" in a:
+            assert a[:-8] == b[:-8] and abs(float(a[-7:-2]) - float(b[-7:-2])) <= 0.11
+        else:
+            assert a == b
+    assert {"total_seconds": data["total_seconds"], "stages": [s.to_dict() for s in stages]} == data
+
+
+def test_context_manager_stages_and_json(tmp_path: Path) -> None:
+    assert CompileProfiler.current() is None
+    with CompileProfiler() as prof:
+        assert CompileProfiler.current() is prof and get_active_profiler() is prof
+        with prof.stage("outer"):
+            with prof.stage("inner"):
+                pass
+            with prof.stage("inner"):
+                pass
+    assert CompileProfiler.current() is None
+    d = prof.to_dict()
+    assert list(d) == ["total_seconds", "stages"]
+    assert [s["name"] for s in d["stages"][0]["children"]] == ["inner", "inner"]
+    assert set(d["stages"][0]) == {"name", "seconds", "children"}
+    assert json.loads(prof.to_json()) == d
+    prof.to_json(tmp_path / "p.json")
+    assert json.loads((tmp_path / "p.json").read_text()) == d
+    outer = prof.stages[0]
+    assert outer.self_seconds == pytest.approx(outer.seconds - sum(c.seconds for c in outer.children))
+    assert "self_seconds" in prof.to_dict(self_time=True)["stages"][0]
+
+
+def _check_report(report: Path) -> None:
+    data = json.loads((report / "pipeline_profile.json").read_text())
+    names = [s["name"] for s in data["stages"]]
+    assert names == ["passes", "codegen"]
+    passes = data["stages"][0]["children"]
+    assert [p["name"] for p in passes] == [n for n, _ in DEFAULT_PIPELINE]
+    codegen = [c["name"] for c in data["stages"][1]["children"]]
+    assert codegen == ["kernel_codegen:add_incore_0", "orchestration_codegen"]
+    text = (report / "pipeline_profile.txt").read_text().splitlines()
+    assert text[:2] == ["PyPTO Compile Profile", "=" * 22] and text[2].startswith("Total: ")
+    assert text[4].startswith("  passes ") and text[5].startswith("    InlineFunctions ")
+
+
+def test_compile_profiling_option(tmp_path: Path) -> None:
+    out = compile(kernel("add", tmp_path), output_dir=tmp_path / "o", dump_passes=False, profiling=True)
+    _check_report(out.report_dir)
+    plain = compile(kernel("add", tmp_path), output_dir=tmp_path / "p", dump_passes=False)
+    assert not (plain.report_dir / "pipeline_profile.json").exists()
+
+
+def test_compile_profiling_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pypto.compile_profiling as cp
+
+    monkeypatch.setenv("PYPTO_COMPILE_PROFILING", "yes")
+    monkeypatch.setattr(cp, "_env_profiler", None)
+    try:
+        out = compile(kernel("add", tmp_path), output_dir=tmp_path / "o", dump_passes=False)
+        _check_report(out.report_dir)
+    finally:
+        if cp._env_profiler is not None:
+            cp._env_profiler.__exit__(None, None, None)
+
+
+def test_outer_profiler_records_compile(tmp_path: Path) -> None:
+    with CompileProfiler() as prof:
+        compile(kernel("add", tmp_path), output_dir=tmp_path / "o", dump_passes=False)
+    assert [s.name for s in prof.stages] == ["passes", "codegen"]
+    assert "Simplify" in prof.summary()
+
+
+def test_diff_and_show(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = {
+        "total_seconds": 1.0,
+        "stages": [{"name": "passes", "seconds": 0.5, "children": [{"name": "X", "seconds": 0.2, "children": []}]}],
+    }
+    b = {
+        "total_seconds": 2.0,
+        "stages": [{"name": "passes", "seconds": 1.5, "children": [{"name": "X", "seconds": 0.4, "children": []}]}],
+    }
+    (tmp_path / "a.json").write_text(json.dumps(a))
+    (tmp_path / "b.json").write_text(json.dumps(b))
+    assert profiling_main(["diff", str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].split()[:4] == ["Total", "1.000s", "2.000s", "+1.000s"]
+    assert out[2].split()[:5] == ["passes", "500.0ms", "1.500s", "+1.000s", "3.00x"]
+    assert out[2].split()[-1] == "+800.0ms"  # self time 300ms -> 1.1s
+    assert out[3].split()[:4] == ["X", "200.0ms", "400.0ms", "+200.0ms"]
+    assert profiling_main(["show", str(tmp_path / "a.json")]) == 0
+    shown = capsys.readouterr().out
+    assert "300.0ms" in shown  # self time of passes
