@@ -1,0 +1,197 @@
+"""Helpers of the torch code emitted by ``pypto.debug.torch_codegen``.
+
+This module's source is inlined verbatim at the top of every generated script
+(so a script is self-contained: it needs only ``torch``). Tiles are torch
+tensors; a tile may carry its *valid shape* as the attribute
+``_pypto_valid_shape`` (set by :func:`_tile_load`, followed by the element-wise
+helpers, honoured by :func:`_tile_store` and the reductions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+_VALID = "_pypto_valid_shape"
+
+
+def _valid_shape(t: torch.Tensor) -> tuple[int, ...]:
+    """The valid shape of a tile (its full shape when it carries none)."""
+    return tuple(getattr(t, _VALID, tuple(t.shape)))
+
+
+def _tag(t: torch.Tensor, valid: Sequence[int] | None) -> torch.Tensor:
+    """Record ``valid`` (clipped to ``t``'s shape) as ``t``'s valid shape."""
+    if valid is not None:
+        clipped = tuple(max(0, min(int(v), int(n))) for v, n in zip(valid, t.shape, strict=False))
+        if clipped != tuple(t.shape):
+            setattr(t, _VALID, clipped)
+    return t
+
+
+def _like(result: Any, source: Any) -> Any:
+    """``result`` with the valid shape of ``source`` (element-wise tile ops)."""
+    if isinstance(result, torch.Tensor) and isinstance(source, torch.Tensor) and hasattr(source, _VALID):
+        if tuple(result.shape) == tuple(source.shape):
+            _tag(result, _valid_shape(source))
+    return result
+
+
+def _window(shape: Sequence[int], offsets: Sequence[int], extent: Sequence[int]) -> tuple[tuple[slice, ...], tuple[slice, ...]]:
+    """The in-range part of a window ``offsets + extent`` of a tensor of
+    ``shape``: (slices into the tensor, slices into the window)."""
+    src: list[slice] = []
+    dst: list[slice] = []
+    for n, o, e in zip(shape, offsets, extent, strict=True):
+        o, e, n = int(o), int(e), int(n)
+        lo, hi = min(max(o, 0), n), min(max(o + e, 0), n)
+        hi = max(hi, lo)
+        src.append(slice(lo, hi))
+        dst.append(slice(lo - o, hi - o))
+    return tuple(src), tuple(dst)
+
+
+def _tile_load(t: torch.Tensor, offsets: Sequence[int], shape: Sequence[int], valid: Sequence[int] | None = None) -> torch.Tensor:
+    """A DDR window as a new tile: the valid region is copied, everything else
+    (including any part of the window outside ``t``) is zero."""
+    tile = torch.zeros(tuple(int(s) for s in shape), dtype=t.dtype)
+    extent = [min(int(v), int(s)) for v, s in zip(valid, shape, strict=True)] if valid else list(shape)
+    src, dst = _window(t.shape, offsets, extent)
+    tile[dst] = t[src]
+    return _tag(tile, valid if valid else shape)
+
+
+def _tile_store(tile: torch.Tensor, offsets: Sequence[int], out: torch.Tensor, atomic: bool = False) -> torch.Tensor:
+    """Write the valid region of ``tile`` into ``out`` at ``offsets`` (in
+    place, clipped to ``out``); ``+=`` when ``atomic``. Returns ``out``."""
+    src, dst = _window(out.shape, offsets, _valid_shape(tile))
+    value = tile[dst].to(out.dtype)
+    if atomic:
+        out[src] += value
+    else:
+        out[src] = value
+    return out
+
+
+def _assemble(dst: torch.Tensor, src: torch.Tensor, offsets: Sequence[int], atomic: bool = False, copy: bool = False) -> torch.Tensor:
+    """Write ``src`` into a window of ``dst``: in place for DDR tensors, into a
+    copy for tiles (``copy=True``, SSA semantics). Returns the result."""
+    target = dst.clone() if copy else dst
+    if copy and hasattr(dst, _VALID):
+        _tag(target, _valid_shape(dst))
+    return _tile_store(src, offsets, target, atomic)
+
+
+def _slice(x: torch.Tensor, shape: Sequence[int], offsets: Sequence[int], valid: Sequence[int] | None = None) -> torch.Tensor:
+    """A window of ``x``: a view when it lies inside ``x``, else a zero-padded copy."""
+    inside = all(0 <= int(o) and int(o) + int(s) <= int(n) for o, s, n in zip(offsets, shape, x.shape, strict=True))
+    if inside:
+        view = x[tuple(slice(int(o), int(o) + int(s)) for o, s in zip(offsets, shape, strict=True))]
+        return _tag(view, valid) if valid else view
+    return _tile_load(x, offsets, shape, valid)
+
+
+def _div(a: Any, b: Any) -> Any:
+    """Element-wise division; integer operands truncate toward zero."""
+    if isinstance(a, torch.Tensor) and not a.dtype.is_floating_point:
+        return torch.div(a, b, rounding_mode="trunc").to(a.dtype)
+    return a / b
+
+
+def _reduce(x: torch.Tensor, kind: str, dim: int) -> torch.Tensor:
+    """row_* (``dim=-1``) / col_* (``dim=-2``) reduction over the valid region."""
+    valid = _valid_shape(x)
+    region = x[tuple(slice(0, v) for v in valid)]
+    if kind == "sum":
+        acc = region.double() if region.dtype.is_floating_point else region.long()
+        r = acc.sum(dim=dim, keepdim=True).to(x.dtype)
+    elif kind == "max":
+        r = region.amax(dim=dim, keepdim=True)
+    else:
+        r = region.amin(dim=dim, keepdim=True)
+    shape = list(x.shape)
+    shape[dim] = 1
+    if list(r.shape) == shape:
+        return r
+    out = torch.zeros(shape, dtype=x.dtype)
+    out[tuple(slice(0, n) for n in r.shape)] = r
+    return _tag(out, list(r.shape))
+
+
+def _expand(vec: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """``row_expand`` / ``col_expand``: ``vec`` broadcast to ``like``'s shape."""
+    return _like(vec.expand(like.shape).clone(), like)
+
+
+def _matmul(a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype, a_trans: bool = False, b_trans: bool = False) -> torch.Tensor:
+    """``a @ b`` accumulated in fp32 (int64 for integers), cast to ``dtype``."""
+    x = a.transpose(-1, -2) if a_trans else a
+    y = b.transpose(-1, -2) if b_trans else b
+    if x.dtype.is_floating_point:
+        return torch.matmul(x.float(), y.float()).to(dtype)
+    return torch.matmul(x.long(), y.long()).to(dtype)
+
+
+def _matmul_acc(acc: torch.Tensor, a: torch.Tensor, b: torch.Tensor, a_trans: bool = False, b_trans: bool = False) -> torch.Tensor:
+    """``acc + a @ b`` (a new value; the accumulation is in fp32 / int64)."""
+    wide = torch.float32 if acc.dtype.is_floating_point else torch.int64
+    return (acc.to(wide) + _matmul(a, b, wide, a_trans, b_trans)).to(acc.dtype)
+
+
+def _cast(x: torch.Tensor, dtype: torch.dtype, mode: str = "round") -> torch.Tensor:
+    """``cast(x, dtype, mode)``; ``mode`` rounds float -> integer conversions
+    (round: half away from zero, rint: half to even, floor, ceil, trunc)."""
+    source = x
+    if x.dtype.is_floating_point and not dtype.is_floating_point and dtype != torch.bool:
+        if mode == "round":
+            x = torch.sign(x) * torch.floor(x.abs() + 0.5)
+        elif mode == "rint":
+            x = torch.round(x)
+        elif mode == "floor":
+            x = torch.floor(x)
+        elif mode == "ceil":
+            x = torch.ceil(x)
+        else:
+            x = torch.trunc(x)
+    return _like(x.to(dtype), source)
+
+
+def _move(x: torch.Tensor) -> torch.Tensor:
+    """``tile.move``: an on-chip copy (keeps the valid shape)."""
+    return _like(x.clone(), x)
+
+
+def _read(x: torch.Tensor, indices: Sequence[int]) -> Any:
+    """One element as a Python number."""
+    return x[tuple(int(i) for i in indices)].item()
+
+
+def _divsi(a: int, b: int) -> int:
+    """Signed integer division truncating toward zero (``arith.divsi``)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _remsi(a: int, b: int) -> int:
+    """Signed remainder with the sign of ``a`` (``arith.remsi``)."""
+    return a - b * _divsi(a, b)
+
+
+def _write_out(param: Any, value: Any) -> None:
+    """At a return: copy a returned tensor into its Out/InOut parameter when it
+    is a different buffer (so the caller sees it in place)."""
+    if isinstance(param, torch.Tensor) and isinstance(value, torch.Tensor) and value is not param:
+        if tuple(param.shape) == tuple(value.shape):
+            param.copy_(value.to(param.dtype))
+
+
+def _check(x: Any, shape: Sequence[int], dtype: torch.dtype, name: str) -> None:
+    """``check_shapes``: ``x`` is a tensor of the IR's shape (-1 = any) and dtype."""
+    if not isinstance(x, torch.Tensor):
+        raise AssertionError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
+    if len(x.shape) != len(shape) or any(s >= 0 and s != n for s, n in zip(shape, x.shape, strict=False)):
+        raise AssertionError(f"{name}: shape {list(x.shape)} does not match the IR shape {list(shape)}")
+    if x.dtype != dtype:
+        raise AssertionError(f"{name}: dtype {x.dtype} does not match the IR dtype {dtype}")
