@@ -157,3 +157,28 @@ def test_locations_are_file_lines() -> None:
     assert op.location.filename.data == __file__
     text = open(__file__).read().splitlines()[op.location.line.data - 1]
     assert text[op.location.column.data - 1 :].startswith("pl.exp(x)")
+
+
+def test_liveness_is_linear_in_body_length(monkeypatch) -> None:  # noqa: ANN001
+    """Each statement of a body is walked once for the names read after it
+    (re-walking every suffix made 50-dump re-parses of long kernels slow)."""
+    from pypto.language.frontend import statements
+
+    walked: list[int] = []
+    real = statements.loaded_names
+
+    def counting(nodes):  # noqa: ANN001, ANN202
+        nodes = list(nodes)
+        walked.append(len(nodes))
+        return real(nodes)
+
+    monkeypatch.setattr(statements, "loaded_names", counting)
+    n = 200
+    body = "".join(f"    t{i} = pl.tile.adds(t{i - 1 if i else 'x'}, 1.0)\n" for i in range(n))
+    program = pl.parse(
+        "import pypto.language as pl\n\n@pl.function(type=pl.FunctionType.InCore)\n"
+        "def f(a: pl.Tensor[[16, 128], pl.FP32], o: pl.Out[pl.Tensor[[16, 128], pl.FP32]]):\n"
+        "    tx = pl.load(a, [0, 0], [16, 128])\n" + body + f"    pl.store(t{n - 1}, [0, 0], o)\n    return o\n"
+    )
+    program.verify()
+    assert sum(walked) <= 2 * (n + 3), sum(walked)

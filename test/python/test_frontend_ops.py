@@ -7,6 +7,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import FileLineColLoc, Float32Type, IndexType
 
 import pypto.language as pl
+from pypto import errors as pl_errors
 from pypto.dialects.types import TensorType, TileType
 from pypto.ir.program import Program
 
@@ -164,3 +165,67 @@ def test_alloc_sets_base() -> None:
     program = build("pl.tile.alloc(pl.Mem.Vec, 1024)")
     op = op_of(program)
     assert op.base.data == "v"
+
+
+MATMUL_HEAD = """import pypto.language as pl
+
+@pl.function(type=pl.FunctionType.InCore)
+def f(x: pl.Tensor[[64, 32], pl.FP32], y: pl.Tensor[[32, 64], pl.FP32], o: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    lhs = pl.move(pl.load(x, [0, 0], [64, 32], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Left)
+    rhs = pl.move(pl.load(y, [0, 0], [32, 64], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Right)
+"""
+
+
+def test_tile_annotation_without_space_keeps_the_value_space() -> None:
+    # upstream 04_matmul_acc: ``acc: pl.Tile[[64, 64], pl.FP32] = pl.matmul(...)`` is an Acc tile
+    program = pl.parse(
+        MATMUL_HEAD + "    acc: pl.Tile[[64, 64], pl.FP32] = pl.matmul(lhs, rhs)\n"
+        "    acc = pl.matmul_acc(acc, lhs, rhs)\n    pl.store(acc, [0, 0], o)\n    return o\n"
+    )
+    program.verify()
+    t = op_of(program, "acc").results[0].type
+    assert isinstance(t, TileType) and t.memory_space.value == "Acc"
+    # the printed form names the space, and reads back to the same program
+    assert "pl.Tile[[64, 64], pl.FP32, pl.Mem.Acc]" in program.as_python()
+    assert pl.parse(program.as_python()).as_python() == program.as_python()
+
+
+def test_tile_annotation_without_space_still_checks_shape_and_dtype() -> None:
+    for bad in ("pl.Tile[[64, 32], pl.FP32]", "pl.Tile[[64, 64], pl.FP16]"):
+        with pytest.raises(pl_errors.ParserTypeError, match="does not match"):
+            pl.parse(MATMUL_HEAD + f"    acc: {bad} = pl.matmul(lhs, rhs)\n    return o\n")
+
+
+def test_tile_annotation_with_space_must_match() -> None:
+    with pytest.raises(pl_errors.ParserTypeError, match=r"pl\.Mem\.Vec.*does not match.*pl\.Mem\.Acc"):
+        pl.parse(MATMUL_HEAD + "    acc: pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] = pl.matmul(lhs, rhs)\n    return o\n")
+
+
+def test_shape_and_dtype_of_a_value_are_constants() -> None:
+    # upstream 05_matmul: ``pl.create_tensor(a.shape, dtype=a.dtype, memory_type=pl.Mem.DDR)``
+    program = pl.parse(
+        f"""import pypto.language as pl
+
+@pl.function(type=pl.FunctionType.InCore)
+def f(x: pl.Tensor[[16, 128], pl.FP16], o: pl.Out[{T}]):
+    c = pl.create_tensor(x.shape, dtype=x.dtype, memory_type=pl.Mem.DDR)
+    d = pl.create_tensor([x.shape[0], 64], dtype=pl.FP32)
+    t = pl.load(o, [0, 0], o.shape)
+    return o
+"""
+    )
+    program.verify()
+    c, d = op_of(program, "c").results[0].type, op_of(program, "d").results[0].type
+    assert isinstance(c, TensorType) and c.get_shape() == (16, 128) and str(c.element_type) == "f16"
+    assert isinstance(d, TensorType) and d.get_shape() == (16, 64)
+    t = op_of(program, "t").results[0].type
+    assert isinstance(t, TileType) and t.get_shape() == (16, 128)
+
+
+def test_shape_of_a_scalar_is_not_a_constant() -> None:
+    with pytest.raises(pl_errors.ParserTypeError, match="not a compile-time constant"):
+        pl.parse(
+            f"import pypto.language as pl\n\n@pl.function(type=pl.FunctionType.InCore)\n"
+            f"def f(i: pl.Scalar[pl.INDEX], o: pl.Out[{T}]):\n"
+            "    c = pl.create_tensor(i.shape, dtype=pl.FP32)\n    return o\n"
+        )

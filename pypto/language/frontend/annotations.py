@@ -26,6 +26,10 @@ class Annot:
     type: Attribute | None
     direction: ParamDirection = ParamDirection.In
     bare_kind: str | None = None  # "Tensor" when the type comes from a sample
+    # A ``pl.Tile[shape, dtype]`` with no memory space, MemRef or TileView: on an
+    # assignment it constrains shape and dtype only and the value keeps its own
+    # space (``acc: pl.Tile[[64, 64], pl.FP32] = pl.matmul(l, r)`` is an Acc tile).
+    space_free: bool = False
 
 
 def _items(node: ast.Subscript) -> list[ast.expr]:
@@ -130,7 +134,7 @@ class AnnotationParser:
             if head == "pl.Tensor":
                 return Annot(self.tensor(node, items))
             if head == "pl.Tile":
-                return Annot(self.tile(node, items))
+                return Annot(self.tile(node, items), space_free=len(items) == 2)
         raise self.fail(
             "unsupported type annotation",
             node,

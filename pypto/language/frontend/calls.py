@@ -152,7 +152,7 @@ class CallMixin:
                 values[a.name] = self.index_list(n)
             else:
                 try:
-                    py = evaluate(n, self.src.globals)
+                    py = evaluate(n, self.const_env())
                 except NotConstant as e:
                     raise self.fail(
                         ParserTypeError, f"{shown}: argument '{a.name}' must be a constant: {e.message}", e.node

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import enum
+from collections.abc import Mapping
 from typing import Any
 
 from pypto.dialects import enums as E
@@ -41,6 +42,17 @@ class AdirValue(str):
     """``pl.adir.<name>``: a call-argument direction in printed dumps."""
 
 
+class ValueInfo:
+    """The static facts of an in-scope tensor or tile value, for ``x.shape``
+    (a list of ints) and ``x.dtype`` (``pl.FP32``) in constant arguments."""
+
+    __slots__ = ("dtype", "shape")
+
+    def __init__(self, shape: list[int] | None, dtype: D.DType):
+        self.shape = shape  # None when a dimension is dynamic
+        self.dtype = dtype
+
+
 def resolve_pl(path: str) -> Any:
     """The constant a ``pl.X[.Y]`` path names, or raise KeyError."""
     parts = path.split(".")
@@ -60,11 +72,27 @@ def resolve_pl(path: str) -> Any:
     raise KeyError(path)
 
 
-def evaluate(node: ast.AST, env: dict[str, Any] | None = None) -> Any:
+def evaluate(node: ast.AST, env: Mapping[str, Any] | None = None) -> Any:
     """The Python value of a constant expression; raises NotConstant."""
-    env = env or {}
+    env = {} if env is None else env
     if isinstance(node, ast.Constant):
         return node.value
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr in ("shape", "dtype"):
+        info = env.get(node.value.id)
+        if isinstance(info, ValueInfo):
+            if node.attr == "dtype":
+                return info.dtype
+            if info.shape is None:
+                raise NotConstant(node, f"'{node.value.id}.shape' has a dynamic dimension")
+            return list(info.shape)
+    if isinstance(node, ast.Subscript):
+        base = evaluate(node.value, env)
+        index = evaluate(node.slice, env)
+        if isinstance(base, list) and isinstance(index, int) and not isinstance(index, bool):
+            if -len(base) <= index < len(base):
+                return base[index]
+            raise NotConstant(node, f"index {index} is out of range for a list of {len(base)}")
+        raise NotConstant(node, "expected a constant list indexed by a constant integer")
     if isinstance(node, (ast.List, ast.Tuple)):
         return [evaluate(e, env) for e in node.elts]
     if isinstance(node, ast.Dict):

@@ -17,6 +17,7 @@ from pypto.dialects.types import DYNAMIC, TensorType, TileType
 from pypto.errors import ParserTypeError, UndefinedVariableError, UnsupportedFeatureError
 
 from .constexpr import NotConstant, evaluate
+from .scopes import ConstEnv
 from .sugar import OPS
 
 if TYPE_CHECKING:
@@ -128,8 +129,18 @@ class ExprMixin:
         self.emit(op, node)
         return op.result
 
+    def const_env(self: FunctionBuilder) -> ConstEnv:
+        """Module globals shadowed by the kernel values in scope (``x.shape``, ``x.dtype``)."""
+        return ConstEnv(self.src.globals, self.scope)
+
     def index_list(self: FunctionBuilder, node: ast.expr) -> list[SSAValue]:
         if not isinstance(node, (ast.List, ast.Tuple)):
+            try:  # a constant list such as ``x.shape``
+                v = evaluate(node, self.const_env())
+            except NotConstant:
+                v = None
+            if isinstance(v, list) and all(isinstance(d, int) and not isinstance(d, bool) for d in v):
+                return [self.constant(d, INDEX, node) for d in v]
             raise self.fail(ParserTypeError, "expected a list of indices such as [0, i * 16]", node)
         return [self.value(e, INDEX) for e in node.elts]
 

@@ -4,9 +4,16 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from xdsl.ir import SSAValue
+
+from pypto.dialects.dtypes import dtype_name
+from pypto.dialects.types import DYNAMIC, TensorType, TileType
+from pypto.language import dsl_objects as D
+
+from .constexpr import ValueInfo
 
 
 class Scope:
@@ -34,6 +41,32 @@ class Scope:
             out |= set(s.vars)
             s = s.parent
         return out
+
+
+class ConstEnv(Mapping[str, Any]):
+    """Names for the constant evaluator: a kernel value in scope shadows the
+    module globals; tensor and tile values appear as :class:`ValueInfo`
+    (so ``x.shape`` / ``x.dtype`` are constants), other values are absent."""
+
+    def __init__(self, globals_: Mapping[str, Any], scope: Scope):
+        self.globals = globals_
+        self.scope = scope
+
+    def __getitem__(self, name: str) -> Any:
+        v = self.scope.lookup(name)
+        if v is None:
+            return self.globals[name]
+        t = v.type
+        if isinstance(t, (TensorType, TileType)):
+            shape = list(t.get_shape())
+            return ValueInfo(None if DYNAMIC in shape else shape, D.DTYPES[dtype_name(t.element_type)])
+        raise KeyError(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.globals)
+
+    def __len__(self) -> int:
+        return len(self.globals)
 
 
 def _target_names(t: ast.AST, out: list[str]) -> None:

@@ -59,10 +59,17 @@ class StmtMixin:
     """Statement handling for :class:`FunctionBuilder`."""
 
     def stmts(self: FunctionBuilder, body: list[ast.stmt], live_after: set[str]) -> None:
+        # Names read after each statement, built back to front in one pass
+        # (re-walking every suffix made long bodies quadratic).
+        live: list[set[str]] = [set()] * len(body)
+        acc = set(live_after)
+        for i in range(len(body) - 1, -1, -1):
+            live[i] = acc
+            acc = acc | loaded_names([body[i]])
         for i, s in enumerate(body):
             if self.returned is not None:
                 raise self.fail(UnsupportedFeatureError, "statements after 'return' are not supported", s)
-            self.stmt(s, loaded_names(body[i + 1 :]) | live_after)
+            self.stmt(s, live[i])
 
     def stmt(self: FunctionBuilder, s: ast.stmt, live: set[str]) -> None:
         if isinstance(s, ast.Assign):
@@ -73,7 +80,7 @@ class StmtMixin:
             if s.value is None:
                 raise self.fail(UnsupportedFeatureError, "a declaration without a value is not supported", s)
             ann = self.ann.parse(s.annotation)
-            self.assign(s.target, s.value, ann.type)
+            self.assign(s.target, s.value, ann.type, match_space=not ann.space_free)
         elif isinstance(s, ast.AugAssign):
             self.assign(s.target, ast.copy_location(ast.BinOp(s.target if not isinstance(s.target, ast.Name) else ast.Name(s.target.id, ast.Load(), lineno=s.target.lineno, col_offset=s.target.col_offset, end_lineno=s.target.end_lineno, end_col_offset=s.target.end_col_offset), s.op, s.value), s), None)  # fmt: skip
         elif isinstance(s, ast.Expr):
@@ -106,7 +113,18 @@ class StmtMixin:
             set_name(v, name)
         self.scope.assign(name, v)
 
-    def assign(self: FunctionBuilder, target: ast.expr, value: ast.expr, annotated: Attribute | None) -> None:
+    def assign(
+        self: FunctionBuilder,
+        target: ast.expr,
+        value: ast.expr,
+        annotated: Attribute | None,
+        *,
+        match_space: bool = True,
+    ) -> None:
+        """``target = value`` (``annotated``: the declared type, if any).
+
+        ``match_space=False`` (a tile annotation without a memory space)
+        checks only the shape and dtype, and the value keeps its own space."""
         if _is_yield(value):
             assert isinstance(value, ast.Call)
             names = self.target_names(target)
@@ -118,11 +136,14 @@ class StmtMixin:
         if isinstance(target, ast.Name):
             self.target_name = target.id
             try:
-                v = self.expr(value, annotated, annotated)
+                v = self.expr(value, annotated, annotated if match_space else None)
             finally:
                 self.target_name = None
             if not isinstance(v, SSAValue):
                 raise self.fail(ParserTypeError, "the right-hand side gives no single value", value)
+            if annotated is not None and not match_space and isinstance(annotated, TileType):
+                if isinstance(v.type, TileType):
+                    annotated = TileType.get(annotated.get_shape(), annotated.element_type, v.type.memory_space)
             if annotated is not None and v.type != annotated and not same_kind_shape_dtype(v.type, annotated):
                 raise self.fail(
                     ParserTypeError,

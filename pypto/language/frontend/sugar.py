@@ -90,7 +90,8 @@ SUGAR: dict[str, Sugar] = {
     ),
     "move": Sugar("tile", "move"),
     "create_tile": Sugar("tile", "create"),
-    "create_tensor": Sugar("tensor", "create", drop=("layout", "manual_dep")),
+    # ``memory_type`` (upstream 05_matmul passes pl.Mem.DDR): a tensor always lives in DDR.
+    "create_tensor": Sugar("tensor", "create", drop=("layout", "manual_dep", "memory_type")),
 }
 
 
