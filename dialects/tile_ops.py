@@ -356,3 +356,129 @@ class TileAllocOp(_TileLayer, F.LayerOp):
 
 
 TILE_OPS: list[type] = _ops()
+
+
+# ---- ops introduced by the tile passes (CanonicalizeTileSlice, AutoTileMatmulL0,
+# ExpandMixedKernel) ---------------------------------------------------------------
+
+_EXTRACT_MOVES = {
+    (MemorySpace.Vec, MemorySpace.Vec),
+    (MemorySpace.Mat, MemorySpace.Left),
+    (MemorySpace.Mat, MemorySpace.Right),
+}
+
+
+@irdl_op_definition
+class TileExtractOp(_TileLayer, F.LayerOp):
+    """``pl.tile.extract(tile, offsets, shapes, target_memory=)``: copy a window
+    of an on-chip tile into a new tile (``pto.textract``): Mat -> Left/Right
+    (matmul operand preparation) or Vec -> Vec (a materialised slice)."""
+
+    name = "pl.tile.extract"
+    input = operand_def()
+    offsets = var_operand_def()
+    shapes = prop_def()
+    target_memory = opt_prop_def()
+    result = result_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
+        value("input"),
+        value_list("offsets"),
+        attr("shapes", INTS),
+        attr("target_memory", _SPACE, MemorySpace.Vec, always=True),
+    )
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        src = a.tile("input")
+        shapes = tuple(a.attr("shapes"))
+        full = src.get_shape()
+        if len(shapes) != 2 or len(full) != 2:
+            raise a.fail(f"extract works on 2-D tiles, got input shape {list(full)} and window {list(shapes)}")
+        _check_indices(a, "offsets", 2)
+        for d, n in zip(shapes, full, strict=True):
+            if n >= 0 and d > n:
+                raise a.fail(f"window shape {list(shapes)} exceeds the input shape {list(full)}")
+        space = a.attr("target_memory")
+        if (src.memory_space, space) not in _EXTRACT_MOVES:
+            raise a.fail(
+                f"cannot extract from a {src.memory_space.value} tile into {space.value} (Mat -> Left/Right or Vec -> Vec)"
+            )
+        return TileType.get(shapes, src.element_type, space)
+
+
+class _TpushOp(_TileLayer, F.LayerOp):
+    """Push a tile to the other core of the group (cross-core pipe). The
+    result is the pushed tile's handle; it is never used, so the printed DSL
+    shows a bare statement ``pl.tile.tpush_to_aiv(z, split=0)``."""
+
+    tile = operand_def()
+    split = opt_prop_def()
+    result = result_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("tile"), attr("split", INT, 0, always=True))
+    SOURCE_SPACES: ClassVar[tuple[MemorySpace, ...]] = ()
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        t = a.tile("tile")
+        if t.memory_space not in cls.SOURCE_SPACES:
+            spaces = " or ".join(s.value for s in cls.SOURCE_SPACES)
+            raise a.fail(f"operand 'tile' is in memory space {t.memory_space.value}, expected {spaces}")
+        return t.with_(memref=None, view=None)
+
+
+@irdl_op_definition
+class TileTpushToAivOp(_TpushOp):
+    """``pl.tile.tpush_to_aiv(tile, split=0)``: the cube core sends a tile to
+    the vector core (C -> V)."""
+
+    name = "pl.tile.tpush_to_aiv"
+    SOURCE_SPACES: ClassVar[tuple[MemorySpace, ...]] = (MemorySpace.Acc, MemorySpace.Mat)
+
+
+@irdl_op_definition
+class TileTpushToAicOp(_TpushOp):
+    """``pl.tile.tpush_to_aic(tile, split=0)``: the vector core sends a tile to
+    the cube core (V -> C)."""
+
+    name = "pl.tile.tpush_to_aic"
+    SOURCE_SPACES: ClassVar[tuple[MemorySpace, ...]] = (MemorySpace.Vec,)
+
+
+class _TpopOp(_TileLayer, F.LayerOp):
+    """Receive the next tile pushed by the other core of the group."""
+
+    shape = prop_def()
+    dtype = prop_def()
+    split = opt_prop_def()
+    result = result_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
+        attr("shape", INTS, keyword=True),
+        attr("dtype", DTYPE, keyword=True),
+        attr("split", INT, 0, always=True),
+    )
+    SPACE: ClassVar[MemorySpace] = MemorySpace.Vec
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        return TileType.get(a.attr("shape"), a.attr("dtype"), cls.SPACE)
+
+
+@irdl_op_definition
+class TileTpopFromAicOp(_TpopOp):
+    """``pl.tile.tpop_from_aic(shape=, dtype=, split=0)``: the vector core
+    receives a tile from the cube core, in Vec."""
+
+    name = "pl.tile.tpop_from_aic"
+    SPACE: ClassVar[MemorySpace] = MemorySpace.Vec
+
+
+@irdl_op_definition
+class TileTpopFromAivOp(_TpopOp):
+    """``pl.tile.tpop_from_aiv(shape=, dtype=, split=0)``: the cube core
+    receives a tile from the vector core, in Mat."""
+
+    name = "pl.tile.tpop_from_aiv"
+    SPACE: ClassVar[MemorySpace] = MemorySpace.Mat
+
+
+TILE_OPS[:] = _ops()

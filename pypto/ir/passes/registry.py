@@ -69,7 +69,9 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 def get_pass(name: str) -> type[ModulePass]:
     """A pass class by kebab-case or CamelCase name."""
     _load_builtin_passes()
-    key = name if name in _PASSES else kebab(name)
+    from pypto.ir.pipeline_order import KEBAB_NAMES
+
+    key = name if name in _PASSES else KEBAB_NAMES.get(name) or kebab(name)
     if key not in _PASSES:
         raise KeyError(f"unknown pass {name!r}; known: {', '.join(sorted(_PASSES))}")
     return _PASSES[key]
