@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml | $(PY)
 install: $(STAMP)
 
 demo: install
-	$(PY) examples/hello_world.py
+	$(PY) examples/demo.py
 
 # Browser tests drive Debian's chromium through Playwright.
 CHROMIUM := /usr/bin/chromium
