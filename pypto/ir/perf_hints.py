@@ -160,6 +160,8 @@ def run_checks(module: ModuleOp, phase: DiagnosticPhase, policy: DiagnosticPolic
     policy keeps (each stamped with its check name as rule)."""
     if policy.muted:
         return []
+    import pypto.ir.checks  # noqa: F401  (the built-in checks register themselves)
+
     out: list[Diagnostic] = []
     for c in _CHECKS:
         if c.phase is not phase or c.name in policy.disabled or not (c.hint or phase is policy.phase):

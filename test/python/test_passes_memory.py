@@ -20,10 +20,11 @@ from pypto.diagnostics import DiagnosticError, Severity, collecting
 from pypto.dialects.enums import ParamDirection, ParamDirectionAttr
 from pypto.dialects.tile_ops import TileAllocOp
 from pypto.dialects.types import TensorType, TileType
-from pypto.ir.checks import perf_hint_line, run_post_pipeline_checks
+from pypto.ir.checks import run_post_pipeline_checks
 from pypto.ir.context import make_context
 from pypto.ir.passes.init_memref import function_values, memref_of
 from pypto.ir.passes.registry import get_pass
+from pypto.ir.perf_hints import format_hint
 from pypto.ir.pipeline_order import KEBAB_NAMES
 
 UPSTREAM = Path(__file__).resolve().parents[3] / "shared" / "reference" / "upstream-builds"
@@ -344,7 +345,7 @@ def test_ph001_for_16_fp32_innermost() -> None:
         "tile.load has innermost dim = 64B (tile fp32[16], target_memory=Vec); moves 2048B as 32 x 64B rows; "
         "recommended >= 512B for backend a2a3 (L2 cache line = 512B). Consider increasing tile shape on the innermost axis."
     )
-    assert perf_hint_line(load) == f"[perf_hint PH001] TileInnermostDimGranularity: {load.message} at kernels.py:8:53"
+    assert format_hint(load) == f"[perf_hint PH001] TileInnermostDimGranularity: {load.message} at kernels.py:8:53"
     store = hints[2]
     assert store.message.startswith("tile.store has innermost dim = 64B (tile fp32[16], target_memory=Vec); moves 4096B as 64 x 64B rows;")
     # a5 threshold is 128B: still below

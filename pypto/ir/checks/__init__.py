@@ -11,8 +11,9 @@ It runs every check not listed in ``disabled`` and emits each finding through
 :func:`pypto.diagnostics.emit` (so a surrounding ``diagnostics.collecting()``
 or the PassManager's collector receives them; with none they print to stderr),
 then returns them in emission order. Perf hints are ``Severity.REMARK``
-diagnostics with a ``code``; :func:`perf_hint_line` renders one in upstream's
-``perf_hints.log`` / stderr shape.
+diagnostics with a ``code``; :func:`pypto.ir.perf_hints.format_hint` renders one in upstream's
+``perf_hints.log`` / stderr shape. Compiles run these checks through
+``pypto.ir.perf_hints.run_checks`` (they register themselves).
 
 Checks:
 
@@ -26,12 +27,12 @@ Checks:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 
 from xdsl.dialects.builtin import ModuleOp
 
 from pypto.diagnostics import Diagnostic, emit
+from pypto.ir.perf_hints import DiagnosticPhase, register_check
 
 from .tile_granularity import CODE as PH001
 from .tile_granularity import RULE as TILE_INNERMOST_DIM_GRANULARITY
@@ -41,33 +42,29 @@ CHECKS: tuple[str, ...] = (TILE_INNERMOST_DIM_GRANULARITY,)
 """Every post-pipeline check, by rule name (``DiagnosticCheck`` names)."""
 
 
+@register_check(TILE_INNERMOST_DIM_GRANULARITY, DiagnosticPhase.POST_PIPELINE, hint=True)
+def _tile_innermost_dim_granularity(module: ModuleOp) -> None:
+    for _, d in check_tile_granularity(module, _backend()):
+        emit(d)
+
+
+def _backend() -> str:
+    from pypto.ir.pipeline import current_options
+
+    return "a5" if current_options().platform.startswith("a5") else "a2a3"
+
+
 def run_post_pipeline_checks(
     module: ModuleOp, backend: str = "a2a3", disabled: Iterable[str] = ()
 ) -> list[Diagnostic]:
-    """Run the post-pipeline checks on ``module``, emit and return their diagnostics."""
-    off = set(disabled)
+    """Run the post-pipeline checks on ``module`` directly (outside a compile);
+    emit and return their diagnostics."""
     out: list[Diagnostic] = []
-    if TILE_INNERMOST_DIM_GRANULARITY not in off:
-        for _, d in check_tile_granularity(module, backend):
-            out.append(d)
+    if TILE_INNERMOST_DIM_GRANULARITY not in set(disabled):
+        out.extend(d for _, d in check_tile_granularity(module, backend))
     for d in out:
         emit(d)
     return out
-
-
-def perf_hint_line(d: Diagnostic, relative_to: str | None = None) -> str:
-    """``[perf_hint PH001] TileInnermostDimGranularity: <msg> at <file>:<line>:<col>``
-    (pl-dsl.md §6); the file is made relative to ``relative_to`` when given."""
-    text = f"[perf_hint {d.code}] {d.rule}: {d.message}"
-    if d.span is not None:
-        name = d.span.filename
-        if relative_to is not None:
-            try:
-                name = os.path.relpath(name, relative_to)
-            except ValueError:
-                pass
-        text += f" at {name}:{d.span.line}:{d.span.col}"
-    return text
 
 
 __all__ = [
@@ -75,6 +72,5 @@ __all__ = [
     "PH001",
     "TILE_INNERMOST_DIM_GRANULARITY",
     "check_tile_granularity",
-    "perf_hint_line",
     "run_post_pipeline_checks",
 ]
