@@ -1,0 +1,160 @@
+"""State of one function's C++ emission: value names, output lines, views, tile placement.
+
+Handlers (one module per op family) are registered with :func:`handles` and
+called as ``handler(ctx, op)``; they read operand names with :meth:`FuncContext.name`,
+bind results with :meth:`FuncContext.define` and write lines with :meth:`FuncContext.line`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from xdsl.dialects.arith import ConstantOp
+from xdsl.dialects.builtin import IntegerAttr
+from xdsl.ir import Block, Operation, SSAValue
+
+from pypto.ptoas.dialect.attrs import AddressSpace
+
+from .errors import EmitError
+
+Handler = Callable[["FuncContext", Operation], None]
+HANDLERS: dict[str, Handler] = {}
+
+
+def handles(*names: str) -> Callable[[Handler], Handler]:
+    """Register a handler for these op names."""
+
+    def register(fn: Handler) -> Handler:
+        for n in names:
+            HANDLERS[n] = fn
+        return fn
+
+    return register
+
+
+# a2a3 on-chip capacities (bytes) and placement alignment, as in pto-dialect.md §6.
+CAPACITY = {
+    AddressSpace.vec: 196608,
+    AddressSpace.mat: 524288,
+    AddressSpace.left: 65536,
+    AddressSpace.right: 65536,
+    AddressSpace.acc: 131072,
+    AddressSpace.bias: 65536,
+    AddressSpace.scaling: 196608,
+}
+ALIGN = {
+    AddressSpace.left: 512,
+    AddressSpace.right: 512,
+    AddressSpace.acc: 512,
+}
+
+
+@dataclass
+class TilePlacer:
+    """Addresses for tiles that come without one (no plan-memory ran): a bump pointer per location.
+
+    Starts above every constant ``addr`` already used in the function; no reuse, so a function
+    whose tiles do not fit side by side needs plan-memory.
+    """
+
+    next_free: dict[AddressSpace, int] = field(default_factory=dict)
+
+    def reserve(self, loc: AddressSpace, end: int) -> None:
+        """Never place below ``end`` in ``loc``."""
+        self.next_free[loc] = max(self.next_free.get(loc, 0), end)
+
+    def place(self, loc: AddressSpace, size: int, op: Operation) -> int:
+        """The byte address of a new ``size``-byte tile in ``loc``."""
+        align = ALIGN.get(loc, 32)
+        addr = -(-self.next_free.get(loc, 0) // align) * align
+        if addr + size > CAPACITY[loc]:
+            raise EmitError(
+                f"tiles without addresses need {addr + size} bytes of {loc.value}, more than its "
+                f"{CAPACITY[loc]} bytes (a2a3); plan memory first (memory_planner=PTOAS)",
+                op,
+            )
+        self.next_free[loc] = addr + size
+        return addr
+
+
+@dataclass
+class ViewInfo:
+    """A ``!pto.tensor_view``: its GM pointer expression, shape and strides (expressions and constants)."""
+
+    ptr: str
+    shape: list[str]
+    shape_const: list[int | None]
+    strides: list[str]
+    stride_const: list[int | None]
+    layout: str
+
+
+class FuncContext:
+    """Emission state of one ``func.func``."""
+
+    def __init__(self, first_id: int = 1) -> None:
+        self.lines: list[str] = []
+        self.indent = 1
+        self.names: dict[SSAValue, str] = {}
+        self.next_id = first_id
+        self.views: dict[SSAValue, ViewInfo] = {}
+        self.placer = TilePlacer()
+        self.yield_targets: list[list[str] | None] = []
+
+    # ---------------------------------------------------------------- names
+    def fresh(self, prefix: str = "v") -> str:
+        """A new C++ variable name ``vN``."""
+        name = f"{prefix}{self.next_id}"
+        self.next_id += 1
+        return name
+
+    def define(self, value: SSAValue, name: str | None = None) -> str:
+        """Name a value (a fresh ``vN`` unless given)."""
+        name = name or self.fresh()
+        self.names[value] = name
+        return name
+
+    def name(self, value: SSAValue, op: Operation | None = None) -> str:
+        """The C++ expression of a value defined earlier."""
+        if value not in self.names:
+            hint = f" %{value.name_hint}" if value.name_hint else ""
+            raise EmitError(f"uses a value{hint} that has no C++ name (its producer was not emitted)", op)
+        return self.names[value]
+
+    @staticmethod
+    def const_int(value: SSAValue) -> int | None:
+        """The integer of an ``arith.constant`` value, None otherwise."""
+        owner = value.owner
+        if isinstance(owner, ConstantOp) and isinstance(owner.value, IntegerAttr):
+            return owner.value.value.data
+        return None
+
+    # ---------------------------------------------------------------- output
+    def line(self, text: str = "") -> None:
+        """One output line at the current indentation (preprocessor lines unindented)."""
+        if text.startswith("#"):
+            self.lines.append(text)
+        else:
+            self.lines.append("    " * self.indent + text if text else "")
+
+    def comment(self, value: SSAValue) -> None:
+        """``// pto: %name`` before the declaration of a named value."""
+        if value.name_hint:
+            self.line(f"// pto: %{value.name_hint}")
+
+    # ---------------------------------------------------------------- walking
+    def emit_block(self, block: Block, skip_terminator: bool = False) -> None:
+        """Emit the ops of a block in order."""
+        ops = list(block.ops)
+        if skip_terminator and ops:
+            ops = ops[:-1]
+        for op in ops:
+            self.emit_op(op)
+
+    def emit_op(self, op: Operation) -> None:
+        """Emit one op through its registered handler."""
+        handler = HANDLERS.get(op.name)
+        if handler is None:
+            raise EmitError("is not supported by the C++ emitter", op)
+        handler(self, op)

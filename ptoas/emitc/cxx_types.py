@@ -1,0 +1,137 @@
+"""C++ spellings of PTO types and enum values (pto-dialect.md §8).
+
+- element types: f16 -> ``half``, bf16 -> ``bfloat16_t``, f32 -> ``float``, iN -> ``intN_t``,
+  uiN -> ``uintN_t``, i1 -> ``bool``, index -> ``int64_t``;
+- ``!pto.ptr<T>`` -> ``__gm__ T*``;
+- ``!pto.tile_buf<...>`` (and ``memref<..., #pto.address_space<loc>>``) ->
+  ``Tile<TileType::Vec, float, R, C, BLayout::RowMajor, VR, VC, SLayout::NoneBox, 512, PadValue::Null, CompactMode::Null>``
+  (``-1`` for a dynamic valid dim).
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    Signedness,
+)
+from xdsl.ir import Attribute
+
+from pypto.ptoas.dialect.attrs import AddressSpace, AddressSpaceAttr, BLayout, SLayout
+from pypto.ptoas.dialect.types import DYNAMIC, PtrType, TileBufType, TileSpec
+
+from .errors import EmitError
+
+TILE_TYPES = {
+    AddressSpace.vec: "Vec",
+    AddressSpace.mat: "Mat",
+    AddressSpace.left: "Left",
+    AddressSpace.right: "Right",
+    AddressSpace.acc: "Acc",
+    AddressSpace.bias: "Bias",
+    AddressSpace.scaling: "Scaling",
+}
+BLAYOUTS = {BLayout.row_major: "RowMajor", BLayout.col_major: "ColMajor"}
+SLAYOUTS = {SLayout.none_box: "NoneBox", SLayout.row_major: "RowMajor", SLayout.col_major: "ColMajor"}
+PAD_VALUES = {0: "Null", 1: "Zero", 2: "Max", 3: "Min"}
+COMPACT_MODES = {0: "Null", 1: "Normal", 2: "RowPlusOne"}
+
+# Default layouts of a memref-typed tile per location (pto-dialect.md §2 "Usual layouts").
+DEFAULT_LAYOUTS: dict[AddressSpace, tuple[BLayout, SLayout, int]] = {
+    AddressSpace.vec: (BLayout.row_major, SLayout.none_box, 512),
+    AddressSpace.mat: (BLayout.col_major, SLayout.row_major, 512),
+    AddressSpace.left: (BLayout.col_major, SLayout.row_major, 512),
+    AddressSpace.right: (BLayout.row_major, SLayout.col_major, 512),
+    AddressSpace.acc: (BLayout.col_major, SLayout.row_major, 1024),
+    AddressSpace.bias: (BLayout.row_major, SLayout.none_box, 512),
+    AddressSpace.scaling: (BLayout.row_major, SLayout.none_box, 512),
+}
+
+
+def element_ctype(t: Attribute) -> str:
+    """The C++ type of an element or scalar type."""
+    if isinstance(t, IndexType):
+        return "int64_t"
+    if isinstance(t, IntegerType):
+        width = t.width.data
+        if width == 1:
+            return "bool"
+        if width not in (8, 16, 32, 64):
+            raise EmitError(f"integer type {t} has no C++ spelling")
+        prefix = "uint" if t.signedness.data == Signedness.UNSIGNED else "int"
+        return f"{prefix}{width}_t"
+    names = {Float16Type: "half", BFloat16Type: "bfloat16_t", Float32Type: "float", Float64Type: "double"}
+    if type(t) in names:
+        return names[type(t)]
+    raise EmitError(f"type {t} has no C++ spelling")
+
+
+def element_bytes(t: Attribute) -> int:
+    """Bytes per element in on-chip memory (i1 takes a byte)."""
+    if isinstance(t, IntegerType):
+        return max(1, t.width.data // 8)
+    sizes = {Float16Type: 2, BFloat16Type: 2, Float32Type: 4, Float64Type: 8}
+    if type(t) in sizes:
+        return sizes[type(t)]
+    raise EmitError(f"type {t} is not a tile element type")
+
+
+def tile_spec(t: Attribute) -> TileSpec | None:
+    """The tile parameters of a tile_buf or an address-space memref (None for other types)."""
+    if isinstance(t, TileBufType):
+        return t.spec()
+    if isinstance(t, MemRefType) and isinstance(t.memory_space, AddressSpaceAttr):
+        loc = AddressSpace(t.memory_space.data)
+        if loc not in TILE_TYPES:
+            return None
+        dims = list(t.get_shape())
+        if len(dims) == 1:
+            dims = [1, dims[0]]
+        if len(dims) != 2 or min(dims) < 0:
+            raise EmitError(f"memref tile {t} must be static and 1-D or 2-D")
+        blayout, slayout, fractal = DEFAULT_LAYOUTS[loc]
+        return TileSpec(loc, t.element_type, dims[0], dims[1], dims[0], dims[1], blayout, slayout, fractal)
+    return None
+
+
+def tile_ctype(spec: TileSpec) -> str:
+    """``Tile<...>`` of these parameters."""
+    vr = -1 if spec.v_row == DYNAMIC else spec.v_row
+    vc = -1 if spec.v_col == DYNAMIC else spec.v_col
+    return (
+        f"Tile<TileType::{TILE_TYPES[spec.loc]}, {element_ctype(spec.dtype)}, {spec.rows}, {spec.cols}, "
+        f"BLayout::{BLAYOUTS[spec.blayout]}, {vr}, {vc}, SLayout::{SLAYOUTS[spec.slayout]}, {spec.fractal}, "
+        f"PadValue::{PAD_VALUES[spec.pad]}, CompactMode::{COMPACT_MODES[spec.compact]}>"
+    )
+
+
+def tile_bytes(spec: TileSpec) -> int:
+    """Physical size of a tile in bytes."""
+    return spec.rows * spec.cols * element_bytes(spec.dtype)
+
+
+def value_ctype(t: Attribute) -> str:
+    """The C++ type of an SSA value of type ``t`` (scalar, GM pointer or tile)."""
+    if isinstance(t, PtrType):
+        return f"__gm__ {element_ctype(t.element_type)}*"
+    spec = tile_spec(t)
+    if spec is not None:
+        return tile_ctype(spec)
+    if isinstance(t, MemRefType):
+        return f"__gm__ {element_ctype(t.element_type)}*"
+    return element_ctype(t)
+
+
+def round_mode(name: str) -> str:
+    """``RoundMode::CAST_X`` of a ``#pto<round_mode X>`` value."""
+    return f"RoundMode::{name if name.startswith('CAST_') else 'CAST_' + name}"
+
+
+def camel(name: str) -> str:
+    """``atomic_add`` -> ``AtomicAdd``."""
+    return "".join(part.capitalize() for part in name.split("_"))

@@ -1,0 +1,187 @@
+"""Functions and the translation unit: :func:`emit_cpp`.
+
+Output shape (pto-dialect.md §8)::
+
+    // header comment
+    #include "pto_cpu.hpp"            (pto/pto-inst.hpp when PTO_NPU is defined)
+    using namespace pto;
+    enum class PTOAutoSyncTailMode ... ; static AICORE inline void ptoas_auto_sync_tail(...) {...}
+
+    __global__ AICORE void NAME(__gm__ float* v1, ..., float v4) {
+        using T = float;
+    #if defined(__DAV_VEC__)          (kernel_kind functions)
+        set_mask_norm();
+        set_vector_mask(-1, -1);
+        ... body ...
+    #endif  // __DAV_VEC__
+        ptoas_auto_sync_tail(PTOAutoSyncTailMode::kBarrierAll);
+        return;
+    }
+
+    extern "C" int ptoas_call_NAME(const int64_t* args) { ... }   (CPU builds: runs NAME via pto::cpu::launch)
+
+Entry functions (``pto.entry``, or every public void function when none is marked) are
+``__global__ AICORE``; private functions ``static AICORE``; others ``AICORE``.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr
+from xdsl.dialects.func import FuncOp, ReturnOp
+
+from pypto.ptoas.dialect.attrs import KernelKindAttr
+
+from . import scalar, sync, tiles, vector, views  # noqa: F401  (register the op handlers)
+from .context import FuncContext
+from .cxx_types import value_ctype
+from .errors import EmitError
+
+PREAMBLE = """\
+#include <cstdint>
+#if defined(PTO_NPU)
+#include "pto/pto-inst.hpp"
+#else
+#include "pto_cpu.hpp"
+#endif
+using namespace pto;
+
+enum class PTOAutoSyncTailMode : int {
+    kBarrierAll = 0,
+    kSetWaitMte3ToSEvent0 = 1,
+};
+
+static AICORE inline void ptoas_auto_sync_tail(PTOAutoSyncTailMode mode = PTOAutoSyncTailMode::kBarrierAll) {
+    switch (mode) {
+    case PTOAutoSyncTailMode::kSetWaitMte3ToSEvent0:
+        set_flag(PIPE_MTE3, PIPE_S, EVENT_ID0);
+        wait_flag(PIPE_MTE3, PIPE_S, EVENT_ID0);
+        break;
+    case PTOAutoSyncTailMode::kBarrierAll:
+    default:
+        pipe_barrier(PIPE_ALL);
+        break;
+    }
+}
+"""
+
+CALL_PREFIX = "ptoas_call_"
+
+
+def _functions(module: ModuleOp) -> list[FuncOp]:
+    return [op for op in module.body.block.ops if isinstance(op, FuncOp)]
+
+
+def _entries(funcs: list[FuncOp]) -> set[str]:
+    marked = {f.sym_name.data for f in funcs if isinstance(f.attributes.get("pto.entry"), UnitAttr)}
+    if marked:
+        return marked
+    return {
+        f.sym_name.data
+        for f in funcs
+        if not f.function_type.outputs.data and (f.sym_visibility is None or f.sym_visibility.data != "private")
+    }
+
+
+def _qualifier(f: FuncOp, entries: set[str]) -> str:
+    if f.sym_name.data in entries:
+        return "__global__ AICORE"
+    if f.sym_visibility is not None and f.sym_visibility.data == "private":
+        return "static AICORE"
+    return "AICORE"
+
+
+def _signature(f: FuncOp, entries: set[str], arg_names: list[str]) -> str:
+    outputs = f.function_type.outputs.data
+    if len(outputs) > 1:
+        raise EmitError("functions with more than one result are not supported", f)
+    ret = value_ctype(outputs[0]) if outputs else "void"
+    params = ", ".join(f"{value_ctype(t)} {n}" for t, n in zip(f.function_type.inputs.data, arg_names, strict=True))
+    return f"{_qualifier(f, entries)} {ret} {f.sym_name.data}({params})"
+
+
+def _kernel_macro(f: FuncOp) -> str | None:
+    kind = f.attributes.get("pto.kernel_kind")
+    if isinstance(kind, KernelKindAttr) and not f.function_type.outputs.data:
+        return "__DAV_CUBE__" if kind.data.value == "cube" else "__DAV_VEC__"
+    return None
+
+
+def _tail_mode(f: FuncOp) -> str:
+    hint = f.attributes.get("pto.auto_sync_tail_hint")
+    if isinstance(hint, StringAttr) and hint.data == "mte3-to-s-event0":
+        return "PTOAutoSyncTailMode::kSetWaitMte3ToSEvent0"
+    return "PTOAutoSyncTailMode::kBarrierAll"
+
+
+def emit_function(f: FuncOp, entries: set[str]) -> list[str]:
+    """The C++ definition of one function (a prototype for a body-less declaration)."""
+    arg_names = [f"v{i + 1}" for i in range(len(f.function_type.inputs.data))]
+    signature = _signature(f, entries, arg_names)
+    if not f.body.blocks:
+        return [f"{signature};"]
+    ctx = FuncContext(first_id=len(arg_names) + 1)
+    block = f.body.block
+    for arg, name in zip(block.args, arg_names, strict=True):
+        ctx.define(arg, name)
+    tiles.reserve_constant_addresses(ctx, f)
+    ops = list(block.ops)
+    ret = ops[-1] if ops and isinstance(ops[-1], ReturnOp) else None
+    macro = _kernel_macro(f)
+    ctx.line("using T = float;")
+    if macro is not None:
+        ctx.line(f"#if defined({macro})")
+        if macro == "__DAV_VEC__":
+            ctx.line("set_mask_norm();")
+            ctx.line("set_vector_mask(-1, -1);")
+    ctx.emit_block(block, skip_terminator=ret is not None)
+    if macro is not None:
+        ctx.line(f"#endif  // {macro}")
+    if f.sym_name.data in entries:
+        ctx.line(f"ptoas_auto_sync_tail({_tail_mode(f)});")
+    if ret is not None and ret.arguments:
+        ctx.line(f"return {ctx.name(ret.arguments[0], ret)};")
+    else:
+        ctx.line("return;")
+    return [f"{signature} {{", *ctx.lines, "}"]
+
+
+def emit_wrapper(f: FuncOp) -> list[str]:
+    """``extern "C" int ptoas_call_NAME(const int64_t* args)``: unpack and run NAME on this thread's core."""
+    name = f.sym_name.data
+    unpacked = ", ".join(
+        f"pto::cpu::arg<{value_ctype(t)}>(args[{i}])" for i, t in enumerate(f.function_type.inputs.data)
+    )
+    return [
+        "#if !defined(PTO_NPU)",
+        "// C ABI for the CPU build: pointers, integers and float bit patterns in int64 slots; 0 on success,",
+        "// else 1 with the message in pto_cpu_last_error().",
+        f'extern "C" int {CALL_PREFIX}{name}(const int64_t* args) {{',
+        f'    return pto::cpu::launch("{name}", [&]() {{ {name}({unpacked}); }});',
+        "}",
+        "#endif",
+    ]
+
+
+def emit_cpp(module: ModuleOp) -> str:
+    """The C++ translation unit of a (verified, synced) ``.pto`` module."""
+    funcs = _functions(module)
+    if not funcs:
+        raise EmitError("the module has no func.func to emit")
+    entries = _entries(funcs)
+    arch = module.attributes.get("pto.target_arch")
+    arch_text = arch.data if isinstance(arch, StringAttr) else "a2a3"
+    names = ", ".join(f"@{f.sym_name.data}" for f in funcs)
+    out = [f"// ptoas (pypto.ptoas.emitc) C++ for {names}; target {arch_text}.", PREAMBLE]
+    if len(funcs) > 1:
+        for f in funcs:
+            arg_names = [f"v{i + 1}" for i in range(len(f.function_type.inputs.data))]
+            out.append(f"{_signature(f, entries, arg_names)};")
+        out.append("")
+    for f in funcs:
+        out.extend(emit_function(f, entries))
+        out.append("")
+    for f in funcs:
+        if f.sym_name.data in entries and f.body.blocks:
+            out.extend(emit_wrapper(f))
+            out.append("")
+    return "\n".join(out)

@@ -1,0 +1,332 @@
+"""``arith``, ``scf`` and ``func.call`` as plain C++ statements.
+
+- ``arith.constant`` -> ``const int64_t v5 = 16;``; binary ops -> ``int64_t v7 = v5 * v6;``;
+  unsigned ops cast through ``uintN_t``; ``cmpi``/``cmpf`` -> ``bool``; ``select`` -> ``?:``;
+  casts -> ``(T)v``.
+- ``scf.for`` -> ``for (int64_t v9 = lb; v9 < ub; v9 += step) { ... }``; iteration arguments
+  are variables declared before the loop and assigned by ``scf.yield``; the loop results are
+  those variables.
+- ``scf.if`` -> ``if (c) { ... } else { ... }``; results are variables declared before it.
+- ``func.call`` -> a call (at most one result).
+"""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from pypto.ptoas.dialect.types import TensorViewType
+
+from .context import FuncContext, handles
+from .cxx_types import element_ctype, value_ctype
+from .errors import EmitError
+
+
+def _float_literal(value: float, t: Attribute) -> str:
+    """A C++ literal of a float constant of type ``t``."""
+    if math.isnan(value):
+        text = "std::numeric_limits<float>::quiet_NaN()"
+    elif math.isinf(value):
+        text = ("-" if value < 0 else "") + "std::numeric_limits<float>::infinity()"
+    else:
+        text = repr(float(value))
+        if "e" not in text and "." not in text:
+            text += ".0"
+        if not isinstance(t, Float32Type | Float16Type | BFloat16Type):
+            return text
+        text += "f"
+    if isinstance(t, Float16Type):
+        return f"(half){text}"
+    if isinstance(t, BFloat16Type):
+        return f"bfloat16_t({text})"
+    return text
+
+
+def _int_literal(value: int, t: Attribute) -> str:
+    if isinstance(t, IntegerType) and t.width.data == 1:
+        return "true" if value else "false"
+    if -(2**31) <= value < 2**31:
+        return str(value)
+    return f"{value}LL"
+
+
+@handles("arith.constant")
+def _constant(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, arith.ConstantOp)
+    value, t = op.value, op.result.type
+    if isinstance(value, IntegerAttr):
+        text = _int_literal(value.value.data, t)
+    elif isinstance(value, FloatAttr):
+        text = _float_literal(value.value.data, t)
+    else:
+        raise EmitError(f"constant {value} (not a scalar) is not supported", op)
+    name = ctx.define(op.result)
+    ctx.line(f"const {element_ctype(t)} {name} = {text};")
+
+
+BINARY = {
+    "arith.addi": "+",
+    "arith.subi": "-",
+    "arith.muli": "*",
+    "arith.divsi": "/",
+    "arith.remsi": "%",
+    "arith.andi": "&",
+    "arith.ori": "|",
+    "arith.xori": "^",
+    "arith.shli": "<<",
+    "arith.shrsi": ">>",
+    "arith.addf": "+",
+    "arith.subf": "-",
+    "arith.mulf": "*",
+    "arith.divf": "/",
+}
+UNSIGNED = {"arith.divui": "/", "arith.remui": "%", "arith.shrui": ">>"}
+MINMAX = {
+    "arith.maxsi": ">",
+    "arith.minsi": "<",
+    "arith.maxui": ">",
+    "arith.minui": "<",
+    "arith.maximumf": ">",
+    "arith.minimumf": "<",
+    "arith.maxnumf": ">",
+    "arith.minnumf": "<",
+}
+CMPI = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">=", 6: "<", 7: "<=", 8: ">", 9: ">="}
+CMPF = {1: "==", 2: ">", 3: ">=", 4: "<", 5: "<=", 6: "!=", 8: "==", 9: ">", 10: ">=", 11: "<", 12: "<=", 13: "!="}
+CASTS = (
+    "arith.index_cast",
+    "arith.index_castui",
+    "arith.extsi",
+    "arith.extui",
+    "arith.trunci",
+    "arith.sitofp",
+    "arith.uitofp",
+    "arith.fptosi",
+    "arith.fptoui",
+    "arith.extf",
+    "arith.truncf",
+)
+
+
+def _unsigned(t: Attribute) -> str:
+    width = 64 if isinstance(t, IndexType) else t.width.data if isinstance(t, IntegerType) else 64
+    return f"uint{max(width, 8)}_t"
+
+
+def _result(ctx: FuncContext, op: Operation, expr: str) -> None:
+    t = op.results[0].type
+    name = ctx.define(op.results[0])
+    ctx.line(f"{element_ctype(t)} {name} = {expr};")
+
+
+@handles(*BINARY)
+def _binary(ctx: FuncContext, op: Operation) -> None:
+    a, b = (ctx.name(v, op) for v in op.operands)
+    _result(ctx, op, f"{a} {BINARY[op.name]} {b}")
+
+
+@handles(*UNSIGNED)
+def _unsigned_binary(ctx: FuncContext, op: Operation) -> None:
+    a, b = (ctx.name(v, op) for v in op.operands)
+    t = op.results[0].type
+    u = _unsigned(t)
+    _result(ctx, op, f"({element_ctype(t)})(({u}){a} {UNSIGNED[op.name]} ({u}){b})")
+
+
+@handles(*MINMAX)
+def _minmax(ctx: FuncContext, op: Operation) -> None:
+    a, b = (ctx.name(v, op) for v in op.operands)
+    t = op.results[0].type
+    if op.name.endswith("ui"):
+        u = _unsigned(t)
+        a, b = f"({u}){a}", f"({u}){b}"
+    cmp = MINMAX[op.name]
+    _result(ctx, op, f"({element_ctype(t)})({a} {cmp} {b} ? {a} : {b})")
+
+
+@handles("arith.ceildivsi", "arith.floordivsi")
+def _divround(ctx: FuncContext, op: Operation) -> None:
+    a, b = (ctx.name(v, op) for v in op.operands)
+    fn = "ceildiv" if op.name == "arith.ceildivsi" else "floordiv"
+    _result(ctx, op, f"({element_ctype(op.results[0].type)})pto::cpu::{fn}({a}, {b})")
+
+
+@handles("arith.negf")
+def _negf(ctx: FuncContext, op: Operation) -> None:
+    _result(ctx, op, f"-{ctx.name(op.operands[0], op)}")
+
+
+@handles("arith.cmpi", "arith.cmpf")
+def _cmp(ctx: FuncContext, op: Operation) -> None:
+    pred = op.properties["predicate"]
+    assert isinstance(pred, IntegerAttr)
+    p = pred.value.data
+    a, b = (ctx.name(v, op) for v in op.operands)
+    if op.name == "arith.cmpi":
+        if p >= 6:
+            u = _unsigned(op.operands[0].type)
+            a, b = f"({u}){a}", f"({u}){b}"
+        rel = CMPI[p]
+    else:
+        if p in (0, 15) or p not in CMPF:
+            _result(ctx, op, "true" if p == 15 else "false")
+            return
+        rel = CMPF[p]
+    _result(ctx, op, f"{a} {rel} {b}")
+
+
+@handles("arith.select")
+def _select(ctx: FuncContext, op: Operation) -> None:
+    c, a, b = (ctx.name(v, op) for v in op.operands)
+    t = op.results[0].type
+    name = ctx.define(op.results[0])
+    ctx.line(f"{value_ctype(t)} {name} = {c} ? {a} : {b};")
+
+
+@handles(*CASTS)
+def _cast(ctx: FuncContext, op: Operation) -> None:
+    src = ctx.name(op.operands[0], op)
+    if op.name in ("arith.extui", "arith.index_castui", "arith.uitofp"):
+        src = f"({_unsigned(op.operands[0].type)}){src}"
+    _result(ctx, op, f"({element_ctype(op.results[0].type)}){src}")
+
+
+@handles("arith.bitcast")
+def _bitcast(ctx: FuncContext, op: Operation) -> None:
+    src = ctx.name(op.operands[0], op)
+    t = element_ctype(op.results[0].type)
+    name = ctx.define(op.results[0])
+    ctx.line(f"{t} {name};")
+    ctx.line(f"std::memcpy(&{name}, &{src}, sizeof({name}));")
+
+
+# ----------------------------------------------------------------------------- scf
+
+
+def _assign_yield(ctx: FuncContext, op: Operation) -> None:
+    """Assign an ``scf.yield``'s operands to the enclosing construct's variables (None: a static view)."""
+    targets = ctx.yield_targets[-1] if ctx.yield_targets else None
+    if not op.operands:
+        return
+    if targets is None or len(targets) != len(op.operands):
+        raise EmitError("yields values where none are expected", op)
+    pairs = [(t, v) for t, v in zip(targets, op.operands, strict=True) if t is not None]
+    values = [ctx.name(v, op) for _, v in pairs]
+    if len(pairs) == 1:
+        ctx.line(f"{pairs[0][0]} = {values[0]};")
+        return
+    temps = []
+    for v, (_, value) in zip(values, pairs, strict=True):
+        tmp = ctx.fresh("t")
+        ctx.line(f"{value_ctype(value.type)} {tmp} = {v};")
+        temps.append(tmp)
+    for (target, _), tmp in zip(pairs, temps, strict=True):
+        ctx.line(f"{target} = {tmp};")
+
+
+def _yield_operand(region_block: Block, index: int) -> SSAValue | None:
+    last = region_block.last_op
+    if isinstance(last, scf.YieldOp) and index < len(last.operands):
+        return last.operands[index]
+    return None
+
+
+def _bind_view(ctx: FuncContext, op: Operation, result: SSAValue, sources: list[SSAValue | None]) -> None:
+    """A tensor_view result of scf: every path must carry the same (already emitted) view."""
+    known = [s for s in sources if s is not None and s in ctx.views]
+    if not known or any(s is None or (s not in ctx.views and s is not known[0]) for s in sources):
+        raise EmitError("tensor_view results must carry the same view on every path", op)
+    if any(ctx.views[s] != ctx.views[known[0]] for s in known):
+        raise EmitError("tensor_view results must carry the same view on every path", op)
+    ctx.views[result] = ctx.views[known[0]]
+    ctx.names[result] = ctx.names[known[0]]
+
+
+@handles("scf.yield")
+def _yield(ctx: FuncContext, op: Operation) -> None:
+    _assign_yield(ctx, op)
+
+
+@handles("scf.for")
+def _for(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, scf.ForOp)
+    lb, ub, step = (ctx.name(v, op) for v in (op.lb, op.ub, op.step))
+    body = op.body.block
+    iv = body.args[0]
+    variables: list[str | None] = []
+    for i, (arg, init, res) in enumerate(zip(body.args[1:], op.iter_args, op.results, strict=True)):
+        if isinstance(arg.type, TensorViewType):
+            carried = _yield_operand(body, i)
+            _bind_view(ctx, op, arg, [init])
+            _bind_view(ctx, op, res, [init, init if carried is arg else carried])
+            variables.append(None)
+            continue
+        var = ctx.define(arg)
+        ctx.names[res] = var
+        ctx.line(f"{value_ctype(arg.type)} {var} = {ctx.name(init, op)};")
+        variables.append(var)
+    ivname = ctx.define(iv, ctx.fresh("i"))
+    ivtype = element_ctype(iv.type)
+    ctx.line(f"for ({ivtype} {ivname} = {lb}; {ivname} < {ub}; {ivname} += {step}) {{")
+    ctx.indent += 1
+    ctx.yield_targets.append(variables)
+    ctx.emit_block(body)
+    ctx.yield_targets.pop()
+    ctx.indent -= 1
+    ctx.line("}")
+
+
+@handles("scf.if")
+def _if(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, scf.IfOp)
+    cond = ctx.name(op.cond, op)
+    variables: list[str | None] = []
+    for i, res in enumerate(op.results):
+        if isinstance(res.type, TensorViewType):
+            paths = [_yield_operand(r.blocks[0], i) if r.blocks else None for r in (op.true_region, op.false_region)]
+            _bind_view(ctx, op, res, paths)
+            variables.append(None)
+            continue
+        var = ctx.define(res)
+        init = "" if value_ctype(res.type).startswith("Tile<") else "{}"
+        ctx.line(f"{value_ctype(res.type)} {var}{init};")
+        variables.append(var)
+    ctx.line(f"if ({cond}) {{")
+    ctx.indent += 1
+    ctx.yield_targets.append(variables)
+    ctx.emit_block(op.true_region.block)
+    else_blocks = op.false_region.blocks
+    has_else = bool(else_blocks) and any(not isinstance(o, scf.YieldOp) or o.operands for o in else_blocks[0].ops)
+    if has_else:
+        ctx.indent -= 1
+        ctx.line("} else {")
+        ctx.indent += 1
+        ctx.emit_block(else_blocks[0])
+    ctx.yield_targets.pop()
+    ctx.indent -= 1
+    ctx.line("}")
+
+
+@handles("func.call")
+def _call(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, func.CallOp)
+    args = ", ".join(ctx.name(v, op) for v in op.arguments)
+    callee = op.callee.root_reference.data
+    if len(op.results) > 1:
+        raise EmitError("calls with more than one result are not supported", op)
+    if op.results:
+        name = ctx.define(op.results[0])
+        ctx.line(f"{value_ctype(op.results[0].type)} {name} = {callee}({args});")
+    else:
+        ctx.line(f"{callee}({args});")

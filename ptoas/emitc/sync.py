@@ -1,0 +1,93 @@
+"""Sync and runtime queries.
+
+- ``set_flag[<P>, <Q>, <E>]`` -> ``set_flag(P, Q, E);`` (``_dyn`` forms: ``(event_t)v``), same for ``wait_flag``;
+- ``barrier <P>`` -> ``pipe_barrier(P);``;
+- ``record_event`` / ``wait_event`` / ``barrier_sync`` -> the same calls on the pipes of their
+  op types (pto-dialect.md §5);
+- ``sync.set`` / ``sync.wait`` (cross-core) -> ``ffts_cross_core_sync(P, id);`` / ``wait_flag_dev(id);``;
+- ``get_block_idx`` & co -> ``int64_t v = get_block_idx();``;
+- ``section.cube`` / ``section.vector`` -> ``#if defined(__DAV_CUBE__)`` ... ``#endif``.
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation
+
+from pypto.ptoas.dialect.attrs import SYNC_OP_PIPE, SyncOpType
+from pypto.ptoas.dialect.misc_ops import SectionCubeOp, SectionVectorOp
+from pypto.ptoas.dialect.sync_ops import (
+    BarrierOp,
+    BarrierSyncOp,
+    RecordEventOp,
+    SyncSetOp,
+    SyncWaitOp,
+    WaitEventOp,
+)
+
+from .context import FuncContext, handles
+
+
+@handles("pto.set_flag", "pto.wait_flag")
+def _flag(ctx: FuncContext, op: Operation) -> None:
+    src, dst, ev = (op.properties[k].data.value for k in ("src_pipe", "dst_pipe", "event_id"))  # type: ignore[attr-defined]
+    ctx.line(f"{op.name[4:]}({src}, {dst}, {ev});")
+
+
+@handles("pto.set_flag_dyn", "pto.wait_flag_dyn")
+def _flag_dyn(ctx: FuncContext, op: Operation) -> None:
+    src, dst = (op.properties[k].data.value for k in ("src_pipe", "dst_pipe"))  # type: ignore[attr-defined]
+    ev = ctx.name(op.operands[0], op)
+    ctx.line(f"{op.name[4:].removesuffix('_dyn')}({src}, {dst}, (event_t){ev});")
+
+
+@handles("pto.barrier")
+def _barrier(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, BarrierOp)
+    ctx.line(f"pipe_barrier({op.pipe_attr.data.value});")
+
+
+@handles("pto.record_event", "pto.wait_event")
+def _event(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, RecordEventOp | WaitEventOp)
+    src, dst = op.pipes()
+    call = "set_flag" if isinstance(op, RecordEventOp) else "wait_flag"
+    ctx.line(f"{call}({src.value}, {dst.value}, {op.event_id.data.value});")
+
+
+@handles("pto.barrier_sync")
+def _barrier_sync(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, BarrierSyncOp)
+    ctx.line(f"pipe_barrier({SYNC_OP_PIPE[SyncOpType(op.op_type.data)].value});")
+
+
+@handles("pto.sync.set", "pto.sync.wait")
+def _cross_core(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, SyncSetOp | SyncWaitOp)
+    event = op.event_id.value.data
+    if isinstance(op, SyncSetOp):
+        ctx.line(f"ffts_cross_core_sync({op.pipe_attr.data.value}, {event});")
+    else:
+        ctx.line(f"wait_flag_dev({event});")
+
+
+QUERIES = {
+    "pto.get_block_idx": "get_block_idx",
+    "pto.get_block_num": "get_block_num",
+    "pto.get_subblock_idx": "get_subblockid",
+    "pto.get_subblock_num": "get_subblockdim",
+}
+
+
+@handles(*QUERIES)
+def _query(ctx: FuncContext, op: Operation) -> None:
+    name = ctx.define(op.results[0])
+    ctx.line(f"int64_t {name} = (int64_t){QUERIES[op.name]}();")
+
+
+@handles("pto.section.cube", "pto.section.vector")
+def _section(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, SectionCubeOp | SectionVectorOp)
+    macro = "__DAV_CUBE__" if isinstance(op, SectionCubeOp) else "__DAV_VEC__"
+    ctx.line(f"#if defined({macro})")
+    ctx.emit_block(op.body.block)
+    ctx.line(f"#endif  // {macro}")

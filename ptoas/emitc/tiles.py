@@ -1,0 +1,197 @@
+"""Tile buffers, data movement and the cube.
+
+- ``alloc_tile`` -> ``Tile<...> v7;`` (``= Tile<...>(rows, cols)`` when a valid dim is ``?``) and
+  ``uint64_t v8 = (uint64_t)addr; TASSIGN(v7, v8);``. Without ``addr`` (no plan-memory) the
+  emitter places the tile itself (:class:`~pypto.ptoas.emitc.context.TilePlacer`).
+  ``memref.alloc`` / ``pto.pointer_cast`` (internal memref form) likewise.
+- ``tload`` -> ``TLOAD(tile, gt)``; ``tstore`` -> ``TSTORE[<STPhase::.., TileT, GT, AtomicType::.., ReluPreMode::..>](gt, tile[, q])``;
+  ``tmov`` -> ``TMOV(d, s)``; ``textract``/``tinsert`` -> ``TEXTRACT(d, s, r, c)``;
+  ``tmatmul[.acc|.bias]`` / ``tgemv*`` -> ``TMATMUL(c, a, b)``, ``TMATMUL_ACC(c, cin, a, b)``, ``TMATMUL_BIAS(c, a, b, bias)``.
+- ``treshape`` -> a new tile aliasing the source (``TRESHAPE(d, s)``); ``tassign``; ``set_validshape``.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.memref import AllocOp
+from xdsl.ir import Operation, SSAValue
+
+from pypto.ptoas.dialect.attrs import AccToVecModeAttr, AtomicTypeAttr, ReluPreModeAttr, StPhaseAttr
+from pypto.ptoas.dialect.tile_ops import (
+    AllocTileOp,
+    PointerCastOp,
+    SetValidShapeOp,
+    TAssignOp,
+    TReshapeOp,
+    TStoreOp,
+)
+from pypto.ptoas.dialect.types import DYNAMIC, TileSpec
+
+from .context import FuncContext, handles
+from .cxx_types import camel, tile_bytes, tile_ctype, tile_spec
+from .errors import EmitError
+
+
+def _spec(op: Operation, value: SSAValue) -> TileSpec:
+    spec = tile_spec(value.type)
+    if spec is None:
+        raise EmitError(f"expects a tile, got {value.type}", op)
+    return spec
+
+
+def reserve_constant_addresses(ctx: FuncContext, root: Operation) -> None:
+    """Keep emitter-placed tiles above every constant ``addr`` of ``root``'s alloc_tile ops."""
+    for op in root.walk():
+        if isinstance(op, AllocTileOp) and op.addr is not None:
+            addr = ctx.const_int(op.addr)
+            spec = tile_spec(op.result.type)
+            if addr is not None and spec is not None:
+                ctx.placer.reserve(spec.loc, addr + tile_bytes(spec))
+        if isinstance(op, PointerCastOp) and op.addrs:
+            addr = ctx.const_int(op.addrs[0])
+            spec = tile_spec(op.result.type)
+            if addr is not None and spec is not None:
+                ctx.placer.reserve(spec.loc, addr + tile_bytes(spec))
+
+
+def declare_tile(
+    ctx: FuncContext, op: Operation, value: SSAValue, addr: SSAValue | None, valid: tuple[str, str] | None = None
+) -> str:
+    """Declare the tile ``value`` and TASSIGN it (at ``addr``, or at a placed address)."""
+    spec = _spec(op, value)
+    ctype = tile_ctype(spec)
+    ctx.comment(value)
+    name = ctx.define(value)
+    if valid is not None:
+        ctx.line(f"{ctype} {name} = {ctype}({valid[0]}, {valid[1]});")
+    else:
+        ctx.line(f"{ctype} {name};")
+    if addr is not None:
+        where = f"(uint64_t){ctx.name(addr, op)}"
+    else:
+        where = str(ctx.placer.place(spec.loc, tile_bytes(spec), op))
+    ctx.comment(value)
+    addr_name = ctx.fresh()
+    ctx.line(f"uint64_t {addr_name} = {where};")
+    ctx.line(f"TASSIGN({name}, {addr_name});")
+    return name
+
+
+@handles("pto.alloc_tile")
+def _alloc_tile(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, AllocTileOp)
+    spec = _spec(op, op.result)
+    valid = None
+    if DYNAMIC in (spec.v_row, spec.v_col):
+        row = ctx.name(op.valid_row, op) if op.valid_row is not None else str(spec.v_row)
+        col = ctx.name(op.valid_col, op) if op.valid_col is not None else str(spec.v_col)
+        valid = (row, col)
+    declare_tile(ctx, op, op.result, op.addr, valid)
+
+
+@handles("memref.alloc")
+def _memref_alloc(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, AllocOp)
+    if op.dynamic_sizes or op.symbol_operands:
+        raise EmitError("dynamic memref tiles are not supported", op)
+    declare_tile(ctx, op, op.memref, None)
+
+
+@handles("pto.pointer_cast")
+def _pointer_cast(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, PointerCastOp)
+    declare_tile(ctx, op, op.result, op.addrs[0] if op.addrs else None)
+
+
+@handles("pto.tassign")
+def _tassign(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, TAssignOp)
+    spec = _spec(op, op.result)
+    name = ctx.define(op.result)
+    ctx.line(f"{tile_ctype(spec)} {name} = {ctx.name(op.tile_in, op)};")
+    ctx.line(f"TASSIGN({name}, (uint64_t){ctx.name(op.addr, op)});")
+
+
+@handles("pto.treshape")
+def _treshape(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, TReshapeOp)
+    spec = _spec(op, op.result)
+    ctx.comment(op.result)
+    name = ctx.define(op.result)
+    ctx.line(f"{tile_ctype(spec)} {name};")
+    ctx.line(f"TRESHAPE({name}, {ctx.name(op.src, op)});")
+
+
+@handles("pto.set_validshape")
+def _set_validshape(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, SetValidShapeOp)
+    t = ctx.name(op.source, op)
+    ctx.line(f"{t}.SetValidRow({ctx.name(op.valid_row, op)});")
+    ctx.line(f"{t}.SetValidCol({ctx.name(op.valid_col, op)});")
+
+
+@handles("pto.tload")
+def _tload(ctx: FuncContext, op: Operation) -> None:
+    src, dst = op.operands
+    ctx.line(f"TLOAD({ctx.name(dst, op)}, {ctx.name(src, op)});")
+
+
+def _enum(op: Operation, key: str, kind: type, cxx: str) -> str | None:
+    attr = op.attributes.get(key) or op.properties.get(key)
+    if isinstance(attr, kind):
+        return f"{cxx}::{camel(attr.data.value)}"  # type: ignore[attr-defined]
+    return None
+
+
+@handles("pto.tstore")
+def _tstore(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, TStoreOp)
+    src, dst = ctx.name(op.src, op), ctx.name(op.dst, op)
+    phase = _enum(op, "stPhase", StPhaseAttr, "STPhase")
+    atomic = _enum(op, "atomicType", AtomicTypeAttr, "AtomicType")
+    relu = _enum(op, "reluPreMode", ReluPreModeAttr, "ReluPreMode")
+    if phase == "STPhase::Unspecified":
+        phase = None
+    params: list[str] = []
+    if atomic or relu:
+        params = [f"decltype({src})", f"decltype({dst})", atomic or "AtomicType::AtomicNone"]
+        if relu:
+            params.append(relu)
+    if phase:
+        params.insert(0, phase)
+    targs = f"<{', '.join(params)}>" if params else ""
+    args = [dst, src] + ([ctx.name(op.pre_quant, op)] if op.pre_quant is not None else [])
+    ctx.line(f"TSTORE{targs}({', '.join(args)});")
+
+
+@handles("pto.tmov")
+def _tmov(ctx: FuncContext, op: Operation) -> None:
+    src, dst = (ctx.name(v, op) for v in op.operands)
+    mode = _enum(op, "accToVecMode", AccToVecModeAttr, "AccToVecMode")
+    relu = _enum(op, "reluPreMode", ReluPreModeAttr, "ReluPreMode")
+    params = [p for p in (mode, relu) if p]
+    if mode and not relu:
+        params.append("ReluPreMode::NoRelu")
+    targs = f"<{', '.join(params)}>" if params else ""
+    ctx.line(f"TMOV{targs}({dst}, {src});")
+
+
+@handles("pto.textract", "pto.tinsert")
+def _extract_insert(ctx: FuncContext, op: Operation) -> None:
+    src, row, col, dst = (ctx.name(v, op) for v in op.operands)
+    ctx.line(f"{op.name[4:].upper()}({dst}, {src}, {row}, {col});")
+
+
+CUBE = {
+    "pto.tmatmul": "TMATMUL",
+    "pto.tmatmul.acc": "TMATMUL_ACC",
+    "pto.tmatmul.bias": "TMATMUL_BIAS",
+    "pto.tgemv": "TGEMV",
+    "pto.tgemv.acc": "TGEMV_ACC",
+    "pto.tgemv.bias": "TGEMV_BIAS",
+}
+
+
+@handles(*CUBE)
+def _cube(ctx: FuncContext, op: Operation) -> None:
+    names = [ctx.name(v, op) for v in op.operands]
+    ctx.line(f"{CUBE[op.name]}({', '.join([names[-1], *names[:-1]])});")

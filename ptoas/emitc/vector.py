@@ -1,0 +1,45 @@
+"""Vector (PIPE_V) ops: ``T<OP>(dst, ins...)``.
+
+Every vector op of the dialect is a destination-passing op whose C++ call puts the
+destination first and then the ``ins`` in order (``pto.trowsum ins(%s, %tmp) outs(%d)`` ->
+``TROWSUM(d, s, tmp)``; ``pto.tdivs ins(%s, %a)`` -> ``TDIVS(d, s, a)``). Attributes become a
+trailing enum: ``TCVT(d, s, RoundMode::CAST_RINT)``, ``TCMP(m, a, b, CmpMode::LT)``;
+``tcolsum``'s ``isBinary`` a trailing bool. ``tprint`` has no destination.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import BoolAttr, IntegerAttr
+from xdsl.ir import Operation
+
+from pypto.ptoas.dialect.attrs import CmpModeAttr, RoundModeAttr
+from pypto.ptoas.dialect.base import DpsOp
+from pypto.ptoas.dialect.vector_ops import VECTOR_OPS
+
+from .context import FuncContext, handles
+from .cxx_types import round_mode
+
+
+def _trailing(op: Operation) -> list[str]:
+    """Enum / flag arguments after the operands."""
+    if op.name == "pto.tcvt":
+        rmode = op.attributes.get("rmode") or op.properties.get("rmode")
+        return [round_mode(rmode.data.value if isinstance(rmode, RoundModeAttr) else "CAST_RINT")]
+    if op.name in ("pto.tcmp", "pto.tcmps"):
+        mode = op.attributes.get("cmpMode") or op.properties.get("cmpMode")
+        return [f"CmpMode::{(mode.data.value if isinstance(mode, CmpModeAttr) else 'eq').upper()}"]
+    if op.name == "pto.tcolsum":
+        flag = op.attributes.get("isBinary")
+        if isinstance(flag, IntegerAttr | BoolAttr) and len(op.operands) == 3:
+            return ["true" if flag.value.data else "false"]
+    return []
+
+
+def _vector(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, DpsOp)
+    args = [ctx.name(v, op) for v in op.outs() + op.ins()]
+    ctx.line(f"{op.name[4:].upper()}({', '.join(args + _trailing(op))});")
+
+
+for _cls in VECTOR_OPS:
+    handles(_cls.name)(_vector)

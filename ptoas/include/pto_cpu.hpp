@@ -1,0 +1,1259 @@
+// pto_cpu.hpp -- the part of the PTO C++ API (pto-isa) that ptoas-generated kernels use, on the CPU.
+//
+// PyPTO on xDSL. This header is our own: it is not pto-isa's CPU simulator. It implements, with plain
+// loops, exactly the calls `pypto.ptoas.emitc` emits (see docs/ptoas_cpp.md):
+//
+//   * types: half (_Float16), bfloat16_t, Tile<...>, GlobalTensor<...>, pto::Shape<...>, pto::Stride<...>
+//   * TASSIGN: a tile is a window of its core's on-chip buffer (a2a3 sizes: UB 192 KiB, L1 512 KiB,
+//     L0A/L0B 64 KiB, L0C 128 KiB, bias 64 KiB, scaling 192 KiB); bounds and alignment are checked
+//   * data movement TLOAD/TSTORE/TMOV/TEXTRACT/TINSERT/TRESHAPE, cube TMATMUL[_ACC|_BIAS]/TGEMV*
+//     (fp32 accumulation; int32 for int8), the vector ops (element-wise, tile-scalar, unary, ternary,
+//     row/column reductions and expands, TCVT with rounding modes, TCMP/TCMPS/TSEL, TTRANS, TPRINT)
+//   * sync: set_flag/wait_flag/pipe_barrier are checked no-ops: a wait_flag without a pending
+//     set_flag, a second set_flag of a pending event, or a set_flag never waited for by the end of
+//     the kernel is a run-time error
+//
+// Errors throw pto::cpu::Error; pto::cpu::launch() (used by the extern "C" wrappers) catches them and
+// keeps the message for pto_cpu_last_error(). Storage order of a tile: row-major for
+// BLayout::RowMajor, column-major for BLayout::ColMajor; fractal (SLayout) boxing is not modelled.
+// Uninitialised on-chip memory reads as 0xFF bytes (NaN for floats) so reading it shows up.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#ifndef __gm__
+#define __gm__
+#endif
+#ifndef __aicore__
+#define __aicore__
+#endif
+#ifndef AICORE
+#define AICORE
+#endif
+#ifndef __global__
+#define __global__
+#endif
+#ifndef PTO_INST
+#define PTO_INST inline
+#endif
+
+// A CPU build without a core kind runs both the cube and the vector sections, in program order.
+#if !defined(__DAV_CUBE__) && !defined(__DAV_VEC__)
+#define __DAV_CUBE__ 1
+#define __DAV_VEC__ 1
+#endif
+
+// ---------------------------------------------------------------------------------------------------
+// Element types
+// ---------------------------------------------------------------------------------------------------
+using half = _Float16;
+
+struct bfloat16_t {
+    uint16_t bits = 0;
+    bfloat16_t() = default;
+    bfloat16_t(float f) : bits(from_float(f)) {}  // NOLINT: implicit like a built-in float type
+    bfloat16_t(double d) : bits(from_float(static_cast<float>(d))) {}
+    bfloat16_t(int i) : bits(from_float(static_cast<float>(i))) {}
+    operator float() const {
+        uint32_t u = static_cast<uint32_t>(bits) << 16;
+        float f;
+        std::memcpy(&f, &u, 4);
+        return f;
+    }
+    static bfloat16_t from_bits(uint16_t b) {
+        bfloat16_t r;
+        r.bits = b;
+        return r;
+    }
+    static uint16_t from_float(float f) {  // round to nearest even
+        uint32_t u;
+        std::memcpy(&u, &f, 4);
+        if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);  // quiet NaN
+        u += 0x7fffu + ((u >> 16) & 1u);
+        return static_cast<uint16_t>(u >> 16);
+    }
+};
+
+// ---------------------------------------------------------------------------------------------------
+// Pipes and events (global, as in the CCE headers)
+// ---------------------------------------------------------------------------------------------------
+enum pipe_t : int {
+    PIPE_S = 0,
+    PIPE_V = 1,
+    PIPE_M = 2,
+    PIPE_MTE1 = 3,
+    PIPE_MTE2 = 4,
+    PIPE_MTE3 = 5,
+    PIPE_ALL = 6,
+    PIPE_MTE4 = 7,
+    PIPE_MTE5 = 8,
+    PIPE_V2 = 9,
+    PIPE_FIX = 10,
+    VIRTUAL_PIPE_MTE2_L1A = 11,
+    VIRTUAL_PIPE_MTE2_L1B = 12,
+    PIPE_NUM = 13,
+};
+
+enum event_t : int {
+    EVENT_ID0 = 0,
+    EVENT_ID1,
+    EVENT_ID2,
+    EVENT_ID3,
+    EVENT_ID4,
+    EVENT_ID5,
+    EVENT_ID6,
+    EVENT_ID7,
+};
+
+namespace pto {
+
+enum class TileType { Vec, Mat, Left, Right, Acc, Bias, Scaling };
+enum class BLayout { RowMajor, ColMajor };
+enum class SLayout { NoneBox, RowMajor, ColMajor };
+enum class PadValue { Null, Zero, Max, Min };
+enum class CompactMode { Null, Normal, RowPlusOne };
+enum class Layout { ND, DN, NZ };
+enum class RoundMode { CAST_NONE, CAST_RINT, CAST_ROUND, CAST_FLOOR, CAST_CEIL, CAST_TRUNC, CAST_ODD };
+enum class CmpMode { EQ, NE, LT, LE, GT, GE };
+enum class STPhase { Unspecified, Partial, Final };
+enum class AtomicType { AtomicNone, AtomicAdd };
+enum class ReluPreMode { NoRelu, NormalRelu };
+enum class AccToVecMode { SingleModeVec0, SingleModeVec1, DualModeSplitM, DualModeSplitN };
+
+namespace cpu {
+
+// ----------------------------------------------------------------------------- errors and core state
+struct Error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] inline void fail(const std::string &msg) { throw Error(msg); }
+
+inline const char *pipe_name(int p) {
+    static const char *names[] = {"PIPE_S",    "PIPE_V",    "PIPE_M",    "PIPE_MTE1", "PIPE_MTE2",
+                                  "PIPE_MTE3", "PIPE_ALL",  "PIPE_MTE4", "PIPE_MTE5", "PIPE_V2",
+                                  "PIPE_FIX",  "VIRTUAL_PIPE_MTE2_L1A",  "VIRTUAL_PIPE_MTE2_L1B"};
+    return (p >= 0 && p < PIPE_NUM) ? names[p] : "PIPE_?";
+}
+
+constexpr int kSpaces = 7;
+// a2a3 capacities (bytes) and TASSIGN alignment, indexed by TileType.
+constexpr std::size_t kCapacity[kSpaces] = {196608, 524288, 65536, 65536, 131072, 65536, 196608};
+constexpr std::size_t kAlign[kSpaces] = {32, 32, 512, 512, 512, 32, 32};
+inline const char *space_name(TileType t) {
+    static const char *names[] = {"Vec (UB)", "Mat (L1)", "Left (L0A)", "Right (L0B)",
+                                  "Acc (L0C)", "Bias",     "Scaling"};
+    return names[static_cast<int>(t)];
+}
+
+struct CoreState {
+    std::unique_ptr<unsigned char[]> mem[kSpaces];
+    int flags[PIPE_NUM][PIPE_NUM][8] = {};
+    int64_t block_idx = 0, block_num = 1, subblock_idx = 0, subblock_num = 1;
+    std::string kernel;
+
+    CoreState() {
+        for (int s = 0; s < kSpaces; ++s) mem[s].reset(new unsigned char[kCapacity[s]]);
+    }
+    void reset(const char *name) {
+        kernel = name;
+        for (int s = 0; s < kSpaces; ++s) std::memset(mem[s].get(), 0xFF, kCapacity[s]);
+        std::memset(flags, 0, sizeof(flags));
+    }
+    void finish() {
+        for (int a = 0; a < PIPE_NUM; ++a)
+            for (int b = 0; b < PIPE_NUM; ++b)
+                for (int e = 0; e < 8; ++e)
+                    if (flags[a][b][e])
+                        fail(std::string("set_flag(") + pipe_name(a) + ", " + pipe_name(b) + ", EVENT_ID" +
+                             std::to_string(e) + ") is never waited for (no matching wait_flag before the kernel ends)");
+    }
+};
+
+// One simulated core per host thread.
+inline CoreState &core() {
+    static thread_local CoreState state;
+    return state;
+}
+
+inline std::string &last_error() {
+    static thread_local std::string message;
+    return message;
+}
+
+// Run a kernel body on this thread's core: reset buffers and flags, run, check flags; 0 or 1.
+template <typename F>
+inline int launch(const char *name, F &&body) {
+    CoreState &c = core();
+    try {
+        c.reset(name);
+        body();
+        c.finish();
+        last_error().clear();
+        return 0;
+    } catch (const std::exception &e) {
+        last_error() = std::string(name) + ": " + e.what();
+        return 1;
+    }
+}
+
+// Kernel arguments packed in int64 slots: pointers, integers, and floats by their bit pattern.
+template <typename T>
+inline T arg(int64_t slot) {
+    if constexpr (std::is_pointer_v<T>) {
+        return reinterpret_cast<T>(static_cast<intptr_t>(slot));
+    } else if constexpr (std::is_same_v<T, float>) {
+        uint32_t u = static_cast<uint32_t>(slot);
+        float f;
+        std::memcpy(&f, &u, 4);
+        return f;
+    } else if constexpr (std::is_same_v<T, double>) {
+        double d;
+        std::memcpy(&d, &slot, 8);
+        return d;
+    } else if constexpr (std::is_same_v<T, half>) {
+        uint16_t u = static_cast<uint16_t>(slot);
+        half h;
+        std::memcpy(&h, &u, 2);
+        return h;
+    } else if constexpr (std::is_same_v<T, bfloat16_t>) {
+        return bfloat16_t::from_bits(static_cast<uint16_t>(slot));
+    } else {
+        return static_cast<T>(slot);
+    }
+}
+
+// ----------------------------------------------------------------------------- numeric helpers
+template <typename T> struct calc { using type = T; };
+template <> struct calc<half> { using type = float; };
+template <> struct calc<bfloat16_t> { using type = float; };
+template <> struct calc<int8_t> { using type = int32_t; };
+template <> struct calc<uint8_t> { using type = uint32_t; };
+template <> struct calc<int16_t> { using type = int32_t; };
+template <> struct calc<uint16_t> { using type = uint32_t; };
+template <> struct calc<bool> { using type = int32_t; };
+template <typename T> using calc_t = typename calc<T>::type;
+
+template <typename T>
+constexpr bool is_float_v = std::is_floating_point_v<T> || std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t>;
+
+template <typename T>
+inline calc_t<T> up(T v) {
+    if constexpr (std::is_same_v<T, bfloat16_t>) return static_cast<float>(v);
+    else return static_cast<calc_t<T>>(v);
+}
+
+// Convert a computed value to an element type (floats round to nearest even; ints truncate, saturate).
+template <typename To, typename From>
+inline To to(From v) {
+    if constexpr (std::is_same_v<To, From>) {
+        return v;
+    } else if constexpr (std::is_same_v<To, bfloat16_t>) {
+        return bfloat16_t(static_cast<float>(v));
+    } else if constexpr (std::is_same_v<From, bfloat16_t>) {
+        return to<To>(static_cast<float>(v));
+    } else if constexpr (std::is_integral_v<To> && is_float_v<From>) {
+        double d = static_cast<double>(v);
+        if (std::isnan(d)) return To(0);
+        if (d <= static_cast<double>(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
+        if (d >= static_cast<double>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
+        return static_cast<To>(d);
+    } else {
+        return static_cast<To>(v);
+    }
+}
+
+template <typename T> struct float_bits;
+template <> struct float_bits<float> { using U = uint32_t; };
+template <> struct float_bits<half> { using U = uint16_t; };
+template <> struct float_bits<bfloat16_t> { using U = uint16_t; };
+
+template <typename F>
+inline typename float_bits<F>::U bits_of(F v) {
+    if constexpr (std::is_same_v<F, bfloat16_t>) {
+        return v.bits;
+    } else {
+        typename float_bits<F>::U u;
+        std::memcpy(&u, &v, sizeof(u));
+        return u;
+    }
+}
+template <typename F>
+inline F from_bits(typename float_bits<F>::U u) {
+    if constexpr (std::is_same_v<F, bfloat16_t>) {
+        return bfloat16_t::from_bits(u);
+    } else {
+        F r;
+        std::memcpy(&r, &u, sizeof(u));
+        return r;
+    }
+}
+
+// The neighbouring representable value of a float type (towards +inf if up_dir).
+template <typename F>
+inline F step(F v, bool up_dir) {
+    using U = typename float_bits<F>::U;
+    U u = bits_of(v);
+    const U sign = static_cast<U>(U(1) << (8 * sizeof(U) - 1));
+    double d = static_cast<double>(static_cast<float>(v));
+    if (std::isnan(d) || std::isinf(d)) return v;
+    if (d == 0.0) {
+        u = static_cast<U>(up_dir ? 1 : (sign | 1));
+    } else if ((d > 0) == up_dir) {
+        u = static_cast<U>(u + 1);
+    } else {
+        u = static_cast<U>(u - 1);
+    }
+    return from_bits<F>(u);
+}
+
+inline double round_int(double x, RoundMode m) {
+    switch (m) {
+    case RoundMode::CAST_ROUND: return std::round(x);
+    case RoundMode::CAST_FLOOR: return std::floor(x);
+    case RoundMode::CAST_CEIL: return std::ceil(x);
+    case RoundMode::CAST_TRUNC: return std::trunc(x);
+    default: return std::nearbyint(x);
+    }
+}
+
+// TCVT's conversion of one value under a rounding mode.
+template <typename To, typename From>
+inline To convert(From v, RoundMode m) {
+    double x = static_cast<double>(up(v));
+    if constexpr (std::is_integral_v<To>) {
+        if constexpr (is_float_v<From>) {
+            if (std::isnan(x)) return To(0);
+            x = round_int(x, m);
+            if (x <= static_cast<double>(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
+            if (x >= static_cast<double>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
+            return static_cast<To>(x);
+        } else {
+            return static_cast<To>(v);
+        }
+    } else if constexpr (std::is_same_v<To, double>) {
+        return x;
+    } else {
+        To r = std::is_same_v<To, bfloat16_t> ? To(static_cast<float>(x)) : static_cast<To>(x);
+        double rd = static_cast<double>(static_cast<float>(r));
+        if (std::isnan(x) || rd == x || std::isinf(rd)) return r;
+        switch (m) {
+        case RoundMode::CAST_FLOOR:
+            if (rd > x) r = step(r, false);
+            break;
+        case RoundMode::CAST_CEIL:
+            if (rd < x) r = step(r, true);
+            break;
+        case RoundMode::CAST_TRUNC:
+            if (std::fabs(rd) > std::fabs(x)) r = step(r, x < 0);
+            break;
+        case RoundMode::CAST_ROUND: {  // nearest, ties away from zero
+            To other = step(r, x > rd);
+            double od = static_cast<double>(static_cast<float>(other));
+            if (std::fabs(x - rd) == std::fabs(od - x) && std::fabs(od) > std::fabs(rd)) r = other;
+            break;
+        }
+        case RoundMode::CAST_ODD: {  // inexact results take the neighbour with an odd last bit
+            if ((bits_of(r) & 1u) == 0) r = step(r, x > rd);
+            break;
+        }
+        default: break;
+        }
+        return r;
+    }
+}
+
+inline int64_t ceildiv(int64_t a, int64_t b) { return a / b + ((a % b != 0) && ((a < 0) == (b < 0)) ? 1 : 0); }
+inline int64_t floordiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0); }
+
+template <typename T>
+inline T pad_value(PadValue p) {
+    if (p == PadValue::Zero) return to<T>(0);
+    if constexpr (is_float_v<T>) {
+        float inf = std::numeric_limits<float>::infinity();
+        return to<T>(p == PadValue::Max ? inf : -inf);
+    } else {
+        return p == PadValue::Max ? std::numeric_limits<T>::max() : std::numeric_limits<T>::lowest();
+    }
+}
+
+}  // namespace cpu
+
+// ---------------------------------------------------------------------------------------------------
+// GM descriptors
+// ---------------------------------------------------------------------------------------------------
+namespace detail {
+template <int... Ds>
+struct Dims5 {
+    static_assert(sizeof...(Ds) == 5, "pto::Shape / pto::Stride take 5 dims");
+    static constexpr int kStatic[5] = {Ds...};
+    int64_t v[5] = {Ds...};
+    Dims5() = default;
+    // Runtime values for the -1 dims, in order (or all five).
+    template <typename... Args, typename = std::enable_if_t<(sizeof...(Args) > 0)>>
+    explicit Dims5(Args... args) {
+        int64_t given[] = {static_cast<int64_t>(args)...};
+        constexpr int n = static_cast<int>(sizeof...(Args));
+        if (n == 5) {
+            for (int i = 0; i < 5; ++i) v[i] = given[i];
+            return;
+        }
+        int k = 0;
+        for (int i = 0; i < 5; ++i)
+            if (kStatic[i] < 0) {
+                if (k >= n) cpu::fail("pto::Shape/Stride: too few runtime dims");
+                v[i] = given[k++];
+            }
+        if (k != n) cpu::fail("pto::Shape/Stride: too many runtime dims");
+    }
+    int64_t operator[](int i) const { return v[i]; }
+};
+}  // namespace detail
+
+template <int D0, int D1, int D2, int D3, int D4>
+struct Shape : detail::Dims5<D0, D1, D2, D3, D4> {
+    using detail::Dims5<D0, D1, D2, D3, D4>::Dims5;
+};
+
+template <int S0, int S1, int S2, int S3, int S4>
+struct Stride : detail::Dims5<S0, S1, S2, S3, S4> {
+    using detail::Dims5<S0, S1, S2, S3, S4>::Dims5;
+};
+
+template <typename Element_, typename Shape_, typename Stride_, Layout Layout_ = Layout::ND>
+struct GlobalTensor {
+    using DType = Element_;
+    static constexpr Layout layout = Layout_;
+    DType *ptr = nullptr;
+    Shape_ shape;
+    Stride_ stride;
+    GlobalTensor() = default;
+    explicit GlobalTensor(DType *p) : ptr(p) {}
+    GlobalTensor(DType *p, const Shape_ &sh, const Stride_ &st) : ptr(p), shape(sh), stride(st) {}
+    DType *data() const { return ptr; }
+    // The view as rows x cols: dims 0..3 flattened into rows, dim 4 is cols.
+    int64_t rows() const { return shape[0] * shape[1] * shape[2] * shape[3]; }
+    int64_t cols() const { return shape[4]; }
+    DType &at(int64_t r, int64_t c) const {
+        int64_t off = c * stride[4];
+        for (int d = 3; d >= 0; --d) {
+            off += (r % shape[d]) * stride[d];
+            r /= shape[d];
+        }
+        return ptr[off];
+    }
+    void check(const char *op) const {
+        if (ptr == nullptr) cpu::fail(std::string(op) + ": GlobalTensor has a null pointer");
+        for (int i = 0; i < 5; ++i)
+            if (shape[i] < 0 || stride[i] < 0)
+                cpu::fail(std::string(op) + ": GlobalTensor has a dynamic (-1) dim without a runtime value");
+    }
+};
+
+// ---------------------------------------------------------------------------------------------------
+// Tiles
+// ---------------------------------------------------------------------------------------------------
+template <TileType Loc_, typename Element_, int Rows_, int Cols_, BLayout BLayout_ = BLayout::RowMajor,
+          int RowValid_ = Rows_, int ColValid_ = Cols_, SLayout SLayout_ = SLayout::NoneBox, int Fractal_ = 512,
+          PadValue Pad_ = PadValue::Null, CompactMode Compact_ = CompactMode::Null>
+struct Tile {
+    using DType = Element_;
+    static constexpr TileType Loc = Loc_;
+    static constexpr int Rows = Rows_;
+    static constexpr int Cols = Cols_;
+    static constexpr BLayout BL = BLayout_;
+    static constexpr SLayout SL = SLayout_;
+    static constexpr PadValue Pad = Pad_;
+    static constexpr int Numel = Rows_ * Cols_;
+    static constexpr std::size_t Bytes = sizeof(Element_) * static_cast<std::size_t>(Rows_) * Cols_;
+    static_assert(Rows_ >= 0 && Cols_ >= 0, "Tile shape must be non-negative");
+
+    DType *data_ = nullptr;
+    int64_t addr_ = -1;
+    int64_t valid_row_ = RowValid_ < 0 ? Rows_ : RowValid_;
+    int64_t valid_col_ = ColValid_ < 0 ? Cols_ : ColValid_;
+
+    Tile() = default;
+    Tile(int64_t valid_row, int64_t valid_col) {
+        SetValidRow(valid_row);
+        SetValidCol(valid_col);
+    }
+    void SetValidRow(int64_t r) {
+        if (r < 0 || r > Rows_) cpu::fail("Tile: valid row count " + std::to_string(r) + " outside 0.." + std::to_string(Rows_));
+        valid_row_ = r;
+    }
+    void SetValidCol(int64_t c) {
+        if (c < 0 || c > Cols_) cpu::fail("Tile: valid col count " + std::to_string(c) + " outside 0.." + std::to_string(Cols_));
+        valid_col_ = c;
+    }
+    int64_t GetValidRow() const { return valid_row_; }
+    int64_t GetValidCol() const { return valid_col_; }
+    DType *data() const { return data_; }
+    void check(const char *op) const {
+        if (data_ == nullptr) cpu::fail(std::string(op) + ": tile used before TASSIGN gave it an address");
+    }
+    DType &at(int64_t r, int64_t c) const {
+        return BLayout_ == BLayout::RowMajor ? data_[r * Cols_ + c] : data_[c * Rows_ + r];
+    }
+};
+
+template <typename T> struct is_tile : std::false_type {};
+template <TileType L, typename E, int R, int C, BLayout B, int VR, int VC, SLayout S, int F, PadValue P, CompactMode M>
+struct is_tile<Tile<L, E, R, C, B, VR, VC, S, F, P, M>> : std::true_type {};
+template <typename T> constexpr bool is_tile_v = is_tile<std::remove_cv_t<std::remove_reference_t<T>>>::value;
+
+// Bind a tile to a byte offset of its core buffer.
+template <typename TileT, typename AddrT>
+PTO_INST void TASSIGN(TileT &tile, AddrT addr) {
+    static_assert(is_tile_v<TileT>, "TASSIGN takes a Tile");
+    const int space = static_cast<int>(TileT::Loc);
+    const int64_t a = static_cast<int64_t>(addr);
+    const std::size_t cap = cpu::kCapacity[space];
+    if (a < 0 || static_cast<std::size_t>(a) + TileT::Bytes > cap)
+        cpu::fail("TASSIGN: " + std::to_string(TileT::Rows) + "x" + std::to_string(TileT::Cols) + " tile (" +
+                  std::to_string(TileT::Bytes) + " bytes) at byte " + std::to_string(a) + " overflows " +
+                  cpu::space_name(TileT::Loc) + " (" + std::to_string(cap) + " bytes)");
+    if (a % static_cast<int64_t>(cpu::kAlign[space]) != 0)
+        cpu::fail("TASSIGN: byte address " + std::to_string(a) + " in " + cpu::space_name(TileT::Loc) +
+                  " is not " + std::to_string(cpu::kAlign[space]) + "-byte aligned");
+    tile.addr_ = a;
+    tile.data_ = reinterpret_cast<typename TileT::DType *>(cpu::core().mem[space].get() + a);
+}
+
+namespace cpu {
+inline std::string dims(int64_t r, int64_t c) { return std::to_string(r) + "x" + std::to_string(c); }
+
+template <typename D, typename S>
+inline void need_valid(const char *op, const D &d, const S &s, const char *what) {
+    if (s.GetValidRow() < d.GetValidRow() || s.GetValidCol() < d.GetValidCol())
+        fail(std::string(op) + ": " + what + " valid shape " + dims(s.GetValidRow(), s.GetValidCol()) +
+             " is smaller than the destination's " + dims(d.GetValidRow(), d.GetValidCol()));
+}
+
+template <typename D, typename F>
+inline void for_valid(const D &d, F &&f) {
+    for (int64_t r = 0; r < d.GetValidRow(); ++r)
+        for (int64_t c = 0; c < d.GetValidCol(); ++c) f(r, c);
+}
+
+template <typename D>
+inline void fill_pad(D &d) {
+    if constexpr (D::Pad != PadValue::Null) {
+        using T = typename D::DType;
+        const T v = pad_value<T>(D::Pad);
+        for (int64_t r = 0; r < D::Rows; ++r)
+            for (int64_t c = 0; c < D::Cols; ++c)
+                if (r >= d.GetValidRow() || c >= d.GetValidCol()) d.at(r, c) = v;
+    }
+}
+
+template <typename To, typename From>
+inline To bitwise_or_convert(From v) {
+    if constexpr (sizeof(To) == sizeof(From) && !std::is_same_v<To, From> &&
+                  (std::is_integral_v<To> != std::is_integral_v<From>)) {
+        To r;
+        std::memcpy(&r, &v, sizeof(To));
+        return r;
+    } else {
+        return to<To>(v);
+    }
+}
+}  // namespace cpu
+
+// ---------------------------------------------------------------------------------------------------
+// Data movement
+// ---------------------------------------------------------------------------------------------------
+template <typename TileT, typename GT>
+PTO_INST void TLOAD(TileT &dst, GT &src) {
+    dst.check("TLOAD");
+    src.check("TLOAD");
+    if (src.rows() < dst.GetValidRow() || src.cols() < dst.GetValidCol())
+        cpu::fail("TLOAD: GM view " + cpu::dims(src.rows(), src.cols()) + " is smaller than the tile's valid shape " +
+                  cpu::dims(dst.GetValidRow(), dst.GetValidCol()));
+    using T = typename TileT::DType;
+    cpu::for_valid(dst, [&](int64_t r, int64_t c) { dst.at(r, c) = cpu::bitwise_or_convert<T>(src.at(r, c)); });
+    cpu::fill_pad(dst);
+}
+
+namespace cpu {
+template <typename GT, typename TileT, AtomicType A, ReluPreMode R>
+inline void store(GT &dst, TileT &src, bool quant, uint64_t pre_quant) {
+    src.check("TSTORE");
+    dst.check("TSTORE");
+    if (dst.rows() < src.GetValidRow() || dst.cols() < src.GetValidCol())
+        fail("TSTORE: GM view " + dims(dst.rows(), dst.cols()) + " is smaller than the tile's valid shape " +
+             dims(src.GetValidRow(), src.GetValidCol()));
+    using D = typename GT::DType;
+    using S = typename TileT::DType;
+    float scale = 1.0f;
+    if (quant) {
+        uint32_t u = static_cast<uint32_t>(pre_quant);
+        std::memcpy(&scale, &u, 4);
+    }
+    for_valid(src, [&](int64_t r, int64_t c) {
+        if constexpr (TileT::Loc == TileType::Acc) {
+            double v = static_cast<double>(up(src.at(r, c)));
+            if (quant) v *= scale;
+            if (R == ReluPreMode::NormalRelu && v < 0) v = 0;
+            D &out = dst.at(r, c);
+            if (A == AtomicType::AtomicAdd) v += static_cast<double>(up(out));
+            out = to<D>(v);
+        } else {
+            D &out = dst.at(r, c);
+            if (A == AtomicType::AtomicAdd) {
+                out = to<D>(up(out) + up(to<D>(src.at(r, c))));
+            } else {
+                out = bitwise_or_convert<D>(src.at(r, c));
+            }
+            (void)sizeof(S);
+        }
+    });
+}
+}  // namespace cpu
+
+// TSTORE(dst, src) / TSTORE<TileData, GlobalData, AtomicType[, ReluPreMode]>(...) / TSTORE<STPhase, ...>(...);
+// with a trailing uint64_t: the pre-quant scalar (bit pattern of an fp32 scale) of an acc source.
+template <typename TileData, typename GlobalData, AtomicType A = AtomicType::AtomicNone,
+          ReluPreMode R = ReluPreMode::NoRelu>
+PTO_INST void TSTORE(GlobalData &dst, TileData &src) {
+    cpu::store<GlobalData, TileData, A, R>(dst, src, false, 0);
+}
+template <STPhase P, typename TileData, typename GlobalData, AtomicType A = AtomicType::AtomicNone,
+          ReluPreMode R = ReluPreMode::NoRelu>
+PTO_INST void TSTORE(GlobalData &dst, TileData &src) {
+    cpu::store<GlobalData, TileData, A, R>(dst, src, false, 0);
+}
+template <typename TileData, typename GlobalData, AtomicType A = AtomicType::AtomicNone,
+          ReluPreMode R = ReluPreMode::NoRelu>
+PTO_INST void TSTORE(GlobalData &dst, TileData &src, uint64_t pre_quant) {
+    cpu::store<GlobalData, TileData, A, R>(dst, src, true, pre_quant);
+}
+template <STPhase P, typename TileData, typename GlobalData, AtomicType A = AtomicType::AtomicNone,
+          ReluPreMode R = ReluPreMode::NoRelu>
+PTO_INST void TSTORE(GlobalData &dst, TileData &src, uint64_t pre_quant) {
+    cpu::store<GlobalData, TileData, A, R>(dst, src, true, pre_quant);
+}
+
+// Tile -> tile copy (acc sources convert, optionally with relu).
+template <ReluPreMode R = ReluPreMode::NoRelu, typename D, typename S>
+PTO_INST void TMOV(D &dst, S &src) {
+    dst.check("TMOV");
+    src.check("TMOV");
+    cpu::need_valid("TMOV", dst, src, "source");
+    using T = typename D::DType;
+    cpu::for_valid(dst, [&](int64_t r, int64_t c) {
+        auto v = cpu::up(src.at(r, c));
+        if (R == ReluPreMode::NormalRelu && v < 0) v = 0;
+        dst.at(r, c) = cpu::to<T>(v);
+    });
+}
+template <AccToVecMode M, ReluPreMode R = ReluPreMode::NoRelu, typename D, typename S>
+PTO_INST void TMOV(D &dst, S &src) {
+    TMOV<R>(dst, src);
+}
+
+// dst = src[row0 : row0 + dst.valid_rows, col0 : col0 + dst.valid_cols]
+template <typename D, typename S>
+PTO_INST void TEXTRACT(D &dst, S &src, int64_t row0, int64_t col0) {
+    dst.check("TEXTRACT");
+    src.check("TEXTRACT");
+    if (row0 < 0 || col0 < 0 || row0 + dst.GetValidRow() > S::Rows || col0 + dst.GetValidCol() > S::Cols)
+        cpu::fail("TEXTRACT: window " + cpu::dims(dst.GetValidRow(), dst.GetValidCol()) + " at (" +
+                  std::to_string(row0) + ", " + std::to_string(col0) + ") leaves the " + cpu::dims(S::Rows, S::Cols) +
+                  " source");
+    using T = typename D::DType;
+    cpu::for_valid(dst, [&](int64_t r, int64_t c) { dst.at(r, c) = cpu::to<T>(cpu::up(src.at(row0 + r, col0 + c))); });
+}
+
+// dst[row0 : ..., col0 : ...] = src (its valid region)
+template <typename D, typename S>
+PTO_INST void TINSERT(D &dst, S &src, int64_t row0, int64_t col0) {
+    dst.check("TINSERT");
+    src.check("TINSERT");
+    if (row0 < 0 || col0 < 0 || row0 + src.GetValidRow() > D::Rows || col0 + src.GetValidCol() > D::Cols)
+        cpu::fail("TINSERT: " + cpu::dims(src.GetValidRow(), src.GetValidCol()) + " source at (" +
+                  std::to_string(row0) + ", " + std::to_string(col0) + ") leaves the " + cpu::dims(D::Rows, D::Cols) +
+                  " destination");
+    using T = typename D::DType;
+    cpu::for_valid(src, [&](int64_t r, int64_t c) { dst.at(row0 + r, col0 + c) = cpu::to<T>(cpu::up(src.at(r, c))); });
+}
+
+// Reinterpret: dst aliases src's bytes (same location, same byte size).
+template <typename D, typename S>
+PTO_INST void TRESHAPE(D &dst, S &src) {
+    static_assert(D::Loc == S::Loc, "TRESHAPE keeps the tile location");
+    static_assert(D::Bytes == S::Bytes, "TRESHAPE keeps the byte size");
+    src.check("TRESHAPE");
+    dst.addr_ = src.addr_;
+    dst.data_ = reinterpret_cast<typename D::DType *>(src.data_);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Cube
+// ---------------------------------------------------------------------------------------------------
+namespace cpu {
+template <typename C, typename A, typename B, typename Init>
+inline void matmul(const char *op, C &c, A &a, B &b, Init &&init) {
+    c.check(op);
+    a.check(op);
+    b.check(op);
+    const int64_t m = a.GetValidRow(), k = a.GetValidCol(), n = b.GetValidCol();
+    if (b.GetValidRow() != k)
+        fail(std::string(op) + ": lhs valid " + dims(m, k) + " and rhs valid " + dims(b.GetValidRow(), n) +
+             " do not chain (k)");
+    if (m > C::Rows || n > C::Cols)
+        fail(std::string(op) + ": result " + dims(m, n) + " exceeds the " + dims(C::Rows, C::Cols) + " acc tile");
+    using AT = typename A::DType;
+    using Acc = std::conditional_t<std::is_integral_v<AT>, int64_t, float>;
+    using T = typename C::DType;
+    for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+            Acc s = static_cast<Acc>(init(i, j));
+            for (int64_t p = 0; p < k; ++p) s += static_cast<Acc>(up(a.at(i, p))) * static_cast<Acc>(up(b.at(p, j)));
+            c.at(i, j) = to<T>(s);
+        }
+}
+}  // namespace cpu
+
+template <typename C, typename A, typename B>
+PTO_INST void TMATMUL(C &c, A &a, B &b) {
+    cpu::matmul("TMATMUL", c, a, b, [](int64_t, int64_t) { return 0.0f; });
+}
+template <typename C, typename Cin, typename A, typename B>
+PTO_INST void TMATMUL_ACC(C &c, Cin &cin, A &a, B &b) {
+    cin.check("TMATMUL_ACC");
+    cpu::matmul("TMATMUL_ACC", c, a, b, [&](int64_t i, int64_t j) { return cpu::up(cin.at(i, j)); });
+}
+template <typename C, typename A, typename B, typename Bias>
+PTO_INST void TMATMUL_BIAS(C &c, A &a, B &b, Bias &bias) {
+    bias.check("TMATMUL_BIAS");
+    cpu::matmul("TMATMUL_BIAS", c, a, b, [&](int64_t, int64_t j) { return cpu::up(bias.at(0, j)); });
+}
+template <typename C, typename A, typename B>
+PTO_INST void TGEMV(C &c, A &a, B &b) {
+    cpu::matmul("TGEMV", c, a, b, [](int64_t, int64_t) { return 0.0f; });
+}
+template <typename C, typename Cin, typename A, typename B>
+PTO_INST void TGEMV_ACC(C &c, Cin &cin, A &a, B &b) {
+    cin.check("TGEMV_ACC");
+    cpu::matmul("TGEMV_ACC", c, a, b, [&](int64_t i, int64_t j) { return cpu::up(cin.at(i, j)); });
+}
+template <typename C, typename A, typename B, typename Bias>
+PTO_INST void TGEMV_BIAS(C &c, A &a, B &b, Bias &bias) {
+    bias.check("TGEMV_BIAS");
+    cpu::matmul("TGEMV_BIAS", c, a, b, [&](int64_t, int64_t j) { return cpu::up(bias.at(0, j)); });
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Vector: element-wise families
+// ---------------------------------------------------------------------------------------------------
+namespace cpu {
+template <typename D, typename S, typename F>
+inline void unary(const char *op, D &d, S &s, F &&f) {
+    d.check(op);
+    s.check(op);
+    need_valid(op, d, s, "source");
+    using T = typename D::DType;
+    for_valid(d, [&](int64_t r, int64_t c) { d.at(r, c) = to<T>(f(up(s.at(r, c)))); });
+}
+
+template <typename D, typename A, typename B, typename F>
+inline void binary(const char *op, D &d, A &a, B &b, F &&f) {
+    d.check(op);
+    a.check(op);
+    b.check(op);
+    need_valid(op, d, a, "src0");
+    need_valid(op, d, b, "src1");
+    using T = typename D::DType;
+    for_valid(d, [&](int64_t r, int64_t c) { d.at(r, c) = to<T>(f(up(a.at(r, c)), up(b.at(r, c)))); });
+}
+
+template <typename D, typename A, typename B, typename C, typename F>
+inline void ternary(const char *op, D &d, A &a, B &b, C &c3, F &&f) {
+    d.check(op);
+    a.check(op);
+    b.check(op);
+    c3.check(op);
+    need_valid(op, d, a, "src0");
+    need_valid(op, d, b, "src1");
+    need_valid(op, d, c3, "src2");
+    using T = typename D::DType;
+    for_valid(d, [&](int64_t r, int64_t c) { d.at(r, c) = to<T>(f(up(a.at(r, c)), up(b.at(r, c)), up(c3.at(r, c)))); });
+}
+
+// tpart*: op where both sources are valid, the valid one elsewhere (dst valid = its own).
+template <typename D, typename A, typename B, typename F>
+inline void partial(const char *op, D &d, A &a, B &b, F &&f) {
+    d.check(op);
+    a.check(op);
+    b.check(op);
+    using T = typename D::DType;
+    for_valid(d, [&](int64_t r, int64_t c) {
+        bool va = r < a.GetValidRow() && c < a.GetValidCol();
+        bool vb = r < b.GetValidRow() && c < b.GetValidCol();
+        if (va && vb) d.at(r, c) = to<T>(f(up(a.at(r, c)), up(b.at(r, c))));
+        else if (va) d.at(r, c) = to<T>(up(a.at(r, c)));
+        else if (vb) d.at(r, c) = to<T>(up(b.at(r, c)));
+        else fail(std::string(op) + ": destination element outside both sources' valid regions");
+    });
+}
+
+template <typename X>
+inline auto rem(X a, X b) {
+    if constexpr (std::is_integral_v<X>) {
+        if (b == 0) fail("TREM: integer division by zero");
+        return a % b;
+    } else {
+        return std::fmod(a, b);
+    }
+}
+template <typename X>
+inline X idiv(X a, X b) {
+    if constexpr (std::is_integral_v<X>) {
+        if (b == 0) fail("TDIV: integer division by zero");
+    }
+    return a / b;
+}
+template <typename X>
+inline X int_only(const char *op, X v) {
+    if constexpr (!std::is_integral_v<X>) fail(std::string(op) + ": needs an integer tile");
+    return v;
+}
+}  // namespace cpu
+
+#define PTO_CPU_BINARY(NAME, EXPR)                                                              \
+    template <typename D, typename A, typename B, typename... Tmp>                              \
+    PTO_INST void NAME(D &d, A &a, B &b, Tmp &...) {                                            \
+        cpu::binary(#NAME, d, a, b, [](auto x, auto y) { return EXPR; });                       \
+    }
+PTO_CPU_BINARY(TADD, x + y)
+PTO_CPU_BINARY(TSUB, x - y)
+PTO_CPU_BINARY(TMUL, x * y)
+PTO_CPU_BINARY(TDIV, cpu::idiv(x, y))
+PTO_CPU_BINARY(TMAX, (x < y ? y : x))
+PTO_CPU_BINARY(TMIN, (y < x ? y : x))
+PTO_CPU_BINARY(TREM, cpu::rem(x, y))
+#undef PTO_CPU_BINARY
+
+#define PTO_CPU_BINARY_INT(NAME, EXPR)                                                          \
+    template <typename D, typename A, typename B, typename... Tmp>                              \
+    PTO_INST void NAME(D &d, A &a, B &b, Tmp &...) {                                            \
+        static_assert(std::is_integral_v<typename D::DType>, #NAME " needs integer tiles");     \
+        cpu::binary(#NAME, d, a, b, [](auto x, auto y) { return EXPR; });                       \
+    }
+PTO_CPU_BINARY_INT(TAND, x & y)
+PTO_CPU_BINARY_INT(TOR, x | y)
+PTO_CPU_BINARY_INT(TXOR, x ^ y)
+PTO_CPU_BINARY_INT(TSHL, x << y)
+PTO_CPU_BINARY_INT(TSHR, x >> y)
+#undef PTO_CPU_BINARY_INT
+
+#define PTO_CPU_PARTIAL(NAME, EXPR)                                                             \
+    template <typename D, typename A, typename B>                                               \
+    PTO_INST void NAME(D &d, A &a, B &b) {                                                      \
+        cpu::partial(#NAME, d, a, b, [](auto x, auto y) { return EXPR; });                      \
+    }
+PTO_CPU_PARTIAL(TPARTADD, x + y)
+PTO_CPU_PARTIAL(TPARTMUL, x * y)
+PTO_CPU_PARTIAL(TPARTMAX, (x < y ? y : x))
+PTO_CPU_PARTIAL(TPARTMIN, (y < x ? y : x))
+#undef PTO_CPU_PARTIAL
+
+// Tile-scalar ops: NAME(dst, src, scalar).
+#define PTO_CPU_SCALAR(NAME, EXPR)                                                              \
+    template <typename D, typename A, typename Sc, std::enable_if_t<is_tile_v<A>, int> = 0>     \
+    PTO_INST void NAME(D &d, A &a, Sc scalar) {                                                 \
+        auto s = cpu::up(static_cast<typename A::DType>(scalar));                              \
+        cpu::unary(#NAME, d, a, [&](auto x) { decltype(x) y = s; return EXPR; });              \
+    }
+PTO_CPU_SCALAR(TADDS, x + y)
+PTO_CPU_SCALAR(TSUBS, x - y)
+PTO_CPU_SCALAR(TMULS, x * y)
+PTO_CPU_SCALAR(TMAXS, (x < y ? y : x))
+PTO_CPU_SCALAR(TMINS, (y < x ? y : x))
+PTO_CPU_SCALAR(TREMS, cpu::rem(x, y))
+PTO_CPU_SCALAR(TLRELU, (x > 0 ? x : x * y))
+PTO_CPU_SCALAR(TANDS, cpu::int_only("TANDS", x) & y)
+PTO_CPU_SCALAR(TORS, cpu::int_only("TORS", x) | y)
+PTO_CPU_SCALAR(TXORS, cpu::int_only("TXORS", x) ^ y)
+PTO_CPU_SCALAR(TSHLS, cpu::int_only("TSHLS", x) << y)
+PTO_CPU_SCALAR(TSHRS, cpu::int_only("TSHRS", x) >> y)
+#undef PTO_CPU_SCALAR
+
+// TDIVS(dst, tile, scalar) = tile / scalar; TDIVS(dst, scalar, tile) = scalar / tile.
+template <typename D, typename A, typename Sc, std::enable_if_t<is_tile_v<A> && !is_tile_v<Sc>, int> = 0>
+PTO_INST void TDIVS(D &d, A &a, Sc scalar) {
+    auto s = cpu::up(static_cast<typename A::DType>(scalar));
+    cpu::unary("TDIVS", d, a, [&](auto x) { decltype(x) y = s; return cpu::idiv(x, y); });
+}
+template <typename D, typename Sc, typename A, std::enable_if_t<is_tile_v<A> && !is_tile_v<Sc>, int> = 0>
+PTO_INST void TDIVS(D &d, Sc scalar, A &a) {
+    auto s = cpu::up(static_cast<typename A::DType>(scalar));
+    cpu::unary("TDIVS", d, a, [&](auto x) { decltype(x) y = s; return cpu::idiv(y, x); });
+}
+
+// dst = scalar * src + dst (src may be narrower than dst, e.g. f16 -> f32).
+template <typename D, typename A, typename Sc>
+PTO_INST void TAXPY(D &d, A &a, Sc scalar) {
+    d.check("TAXPY");
+    a.check("TAXPY");
+    cpu::need_valid("TAXPY", d, a, "source");
+    using T = typename D::DType;
+    const float s = static_cast<float>(cpu::up(static_cast<typename A::DType>(scalar)));
+    cpu::for_valid(d, [&](int64_t r, int64_t c) {
+        d.at(r, c) = cpu::to<T>(s * static_cast<float>(cpu::up(a.at(r, c))) + static_cast<float>(cpu::up(d.at(r, c))));
+    });
+}
+
+#define PTO_CPU_UNARY(NAME, EXPR)                                                               \
+    template <typename D, typename A, typename... Tmp>                                          \
+    PTO_INST void NAME(D &d, A &a, Tmp &...) {                                                  \
+        cpu::unary(#NAME, d, a, [](auto x) { return EXPR; });                                  \
+    }
+PTO_CPU_UNARY(TABS, (x < 0 ? -x : x))
+PTO_CPU_UNARY(TNEG, -x)
+PTO_CPU_UNARY(TEXP, std::exp(x))
+PTO_CPU_UNARY(TLOG, std::log(x))
+PTO_CPU_UNARY(TSQRT, std::sqrt(x))
+PTO_CPU_UNARY(TRSQRT, 1 / std::sqrt(x))
+PTO_CPU_UNARY(TRECIP, 1 / x)
+PTO_CPU_UNARY(TRELU, (x > 0 ? x : decltype(x)(0)))
+PTO_CPU_UNARY(TNOT, ~cpu::int_only("TNOT", x))
+#undef PTO_CPU_UNARY
+
+// Copy the valid region and fill the rest of dst with its pad value.
+template <typename D, typename A>
+PTO_INST void TFILLPAD(D &d, A &a) {
+    cpu::unary("TFILLPAD", d, a, [](auto x) { return x; });
+    cpu::fill_pad(d);
+}
+
+template <typename D, typename A, typename B, typename C>
+PTO_INST void TADDC(D &d, A &a, B &b, C &c) {
+    cpu::ternary("TADDC", d, a, b, c, [](auto x, auto y, auto z) { return x + y + z; });
+}
+template <typename D, typename A, typename B, typename C>
+PTO_INST void TSUBC(D &d, A &a, B &b, C &c) {
+    cpu::ternary("TSUBC", d, a, b, c, [](auto x, auto y, auto z) { return x - y + z; });
+}
+template <typename D, typename A, typename Sc, typename B>
+PTO_INST void TADDSC(D &d, A &a, Sc scalar, B &b) {
+    auto s = cpu::up(static_cast<typename A::DType>(scalar));
+    cpu::binary("TADDSC", d, a, b, [&](auto x, auto y) { return x + static_cast<decltype(x)>(s) + y; });
+}
+template <typename D, typename A, typename Sc, typename B>
+PTO_INST void TSUBSC(D &d, A &a, Sc scalar, B &b) {
+    auto s = cpu::up(static_cast<typename A::DType>(scalar));
+    cpu::binary("TSUBSC", d, a, b, [&](auto x, auto y) { return x - static_cast<decltype(x)>(s) + y; });
+}
+template <typename D, typename A, typename B, typename Tmp>
+PTO_INST void TPRELU(D &d, A &a, B &slope, Tmp &) {
+    cpu::binary("TPRELU", d, a, slope, [](auto x, auto y) { return x > 0 ? x : x * y; });
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Vector: reductions and broadcasts
+// ---------------------------------------------------------------------------------------------------
+namespace cpu {
+// One value per row of src into dst(r, 0); kind: 0 sum, 1 max, 2 min, 3 prod, 4 argmax, 5 argmin.
+template <typename D, typename S>
+inline void row_reduce(const char *op, D &d, S &s, int kind) {
+    d.check(op);
+    s.check(op);
+    if (D::Cols < 1 || D::Rows < s.GetValidRow())
+        fail(std::string(op) + ": destination " + dims(D::Rows, D::Cols) + " cannot hold one value per row of " +
+             dims(s.GetValidRow(), s.GetValidCol()));
+    using T = typename D::DType;
+    for (int64_t r = 0; r < s.GetValidRow(); ++r) {
+        auto acc = up(s.at(r, 0));
+        int64_t idx = 0;
+        if (s.GetValidCol() == 0) fail(std::string(op) + ": source has no valid columns");
+        for (int64_t c = 1; c < s.GetValidCol(); ++c) {
+            auto v = up(s.at(r, c));
+            switch (kind) {
+            case 0: acc = acc + v; break;
+            case 1: if (v > acc) acc = v; break;
+            case 2: if (v < acc) acc = v; break;
+            case 3: acc = acc * v; break;
+            case 4: if (v > acc) { acc = v; idx = c; } break;
+            default: if (v < acc) { acc = v; idx = c; } break;
+            }
+        }
+        d.at(r, 0) = kind >= 4 ? to<T>(idx) : to<T>(acc);
+    }
+}
+
+// One value per column of src into dst(0, c); kind: 0 sum, 1 max, 2 min.
+template <typename D, typename S>
+inline void col_reduce(const char *op, D &d, S &s, int kind) {
+    d.check(op);
+    s.check(op);
+    if (D::Rows < 1 || D::Cols < s.GetValidCol())
+        fail(std::string(op) + ": destination " + dims(D::Rows, D::Cols) + " cannot hold one value per column of " +
+             dims(s.GetValidRow(), s.GetValidCol()));
+    using T = typename D::DType;
+    for (int64_t c = 0; c < s.GetValidCol(); ++c) {
+        if (s.GetValidRow() == 0) fail(std::string(op) + ": source has no valid rows");
+        auto acc = up(s.at(0, c));
+        for (int64_t r = 1; r < s.GetValidRow(); ++r) {
+            auto v = up(s.at(r, c));
+            if (kind == 0) acc = acc + v;
+            else if (kind == 1) { if (v > acc) acc = v; }
+            else if (v < acc) acc = v;
+        }
+        d.at(0, c) = to<T>(acc);
+    }
+}
+
+// dst(r, c) = f(src0(r, c), vec(r, 0)) for axis 0; f(src0(r, c), vec(0, c)) for axis 1.
+template <typename D, typename A, typename V, typename F>
+inline void expand_binary(const char *op, D &d, A &a, V &v, int axis, F &&f) {
+    d.check(op);
+    a.check(op);
+    v.check(op);
+    need_valid(op, d, a, "src0");
+    if (axis == 0 && v.GetValidRow() < d.GetValidRow())
+        fail(std::string(op) + ": row vector has " + std::to_string(v.GetValidRow()) + " valid rows, need " +
+             std::to_string(d.GetValidRow()));
+    if (axis == 1 && v.GetValidCol() < d.GetValidCol())
+        fail(std::string(op) + ": column vector has " + std::to_string(v.GetValidCol()) + " valid cols, need " +
+             std::to_string(d.GetValidCol()));
+    using T = typename D::DType;
+    for_valid(d, [&](int64_t r, int64_t c) {
+        d.at(r, c) = to<T>(f(up(a.at(r, c)), up(axis == 0 ? v.at(r, 0) : v.at(0, c))));
+    });
+}
+}  // namespace cpu
+
+#define PTO_CPU_ROWRED(NAME, KIND)                                                              \
+    template <typename D, typename S, typename... Tmp>                                          \
+    PTO_INST void NAME(D &d, S &s, Tmp &...) {                                                  \
+        cpu::row_reduce(#NAME, d, s, KIND);                                                     \
+    }
+PTO_CPU_ROWRED(TROWSUM, 0)
+PTO_CPU_ROWRED(TROWMAX, 1)
+PTO_CPU_ROWRED(TROWMIN, 2)
+PTO_CPU_ROWRED(TROWPROD, 3)
+PTO_CPU_ROWRED(TROWARGMAX, 4)
+PTO_CPU_ROWRED(TROWARGMIN, 5)
+#undef PTO_CPU_ROWRED
+
+template <typename D, typename S, typename... Tmp>
+PTO_INST void TCOLSUM(D &d, S &s, Tmp &...) {
+    cpu::col_reduce("TCOLSUM", d, s, 0);
+}
+template <typename D, typename S, typename Tmp>
+PTO_INST void TCOLSUM(D &d, S &s, Tmp &, bool) {
+    cpu::col_reduce("TCOLSUM", d, s, 0);
+}
+template <typename D, typename S>
+PTO_INST void TCOLMAX(D &d, S &s) {
+    cpu::col_reduce("TCOLMAX", d, s, 1);
+}
+template <typename D, typename S>
+PTO_INST void TCOLMIN(D &d, S &s) {
+    cpu::col_reduce("TCOLMIN", d, s, 2);
+}
+
+template <typename D, typename S>
+PTO_INST void TROWEXPAND(D &d, S &s) {
+    cpu::expand_binary("TROWEXPAND", d, d, s, 0, [](auto, auto y) { return y; });
+}
+template <typename D, typename S>
+PTO_INST void TCOLEXPAND(D &d, S &s) {
+    cpu::expand_binary("TCOLEXPAND", d, d, s, 1, [](auto, auto y) { return y; });
+}
+
+#define PTO_CPU_EXPAND(NAME, AXIS, EXPR)                                                        \
+    template <typename D, typename A, typename V, typename... Tmp>                              \
+    PTO_INST void NAME(D &d, A &a, V &v, Tmp &...) {                                            \
+        cpu::expand_binary(#NAME, d, a, v, AXIS, [](auto x, auto y) { return EXPR; });          \
+    }
+PTO_CPU_EXPAND(TROWEXPANDADD, 0, x + y)
+PTO_CPU_EXPAND(TROWEXPANDSUB, 0, x - y)
+PTO_CPU_EXPAND(TROWEXPANDMUL, 0, x * y)
+PTO_CPU_EXPAND(TROWEXPANDDIV, 0, x / y)
+PTO_CPU_EXPAND(TROWEXPANDMAX, 0, (x < y ? y : x))
+PTO_CPU_EXPAND(TROWEXPANDMIN, 0, (y < x ? y : x))
+PTO_CPU_EXPAND(TROWEXPANDEXPDIF, 0, std::exp(x - y))
+PTO_CPU_EXPAND(TCOLEXPANDADD, 1, x + y)
+PTO_CPU_EXPAND(TCOLEXPANDSUB, 1, x - y)
+PTO_CPU_EXPAND(TCOLEXPANDMUL, 1, x * y)
+PTO_CPU_EXPAND(TCOLEXPANDDIV, 1, x / y)
+PTO_CPU_EXPAND(TCOLEXPANDMAX, 1, (x < y ? y : x))
+PTO_CPU_EXPAND(TCOLEXPANDMIN, 1, (y < x ? y : x))
+PTO_CPU_EXPAND(TCOLEXPANDEXPDIF, 1, std::exp(x - y))
+#undef PTO_CPU_EXPAND
+
+template <typename D, typename Sc>
+PTO_INST void TEXPANDS(D &d, Sc scalar) {
+    d.check("TEXPANDS");
+    using T = typename D::DType;
+    const T v = cpu::to<T>(cpu::up(static_cast<T>(scalar)));
+    cpu::for_valid(d, [&](int64_t r, int64_t c) { d.at(r, c) = v; });
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Vector: conversion, compare, select, transpose, print
+// ---------------------------------------------------------------------------------------------------
+template <typename D, typename S>
+PTO_INST void TCVT(D &d, S &s, RoundMode mode = RoundMode::CAST_RINT) {
+    d.check("TCVT");
+    s.check("TCVT");
+    cpu::need_valid("TCVT", d, s, "source");
+    using T = typename D::DType;
+    cpu::for_valid(d, [&](int64_t r, int64_t c) { d.at(r, c) = cpu::convert<T>(s.at(r, c), mode); });
+}
+template <typename D, typename S, typename Tmp, std::enable_if_t<is_tile_v<Tmp>, int> = 0>
+PTO_INST void TCVT(D &d, S &s, Tmp &, RoundMode mode = RoundMode::CAST_RINT) {
+    TCVT(d, s, mode);
+}
+
+namespace cpu {
+template <typename X>
+inline bool compare(X a, X b, CmpMode m) {
+    switch (m) {
+    case CmpMode::EQ: return a == b;
+    case CmpMode::NE: return a != b;
+    case CmpMode::LT: return a < b;
+    case CmpMode::LE: return a <= b;
+    case CmpMode::GT: return a > b;
+    default: return a >= b;
+    }
+}
+// A mask tile holds one byte (0/1) per element when it has as many columns as the data, else one bit.
+template <typename M>
+inline void mask_set(M &m, int64_t r, int64_t c, int64_t data_cols, bool v) {
+    using T = typename M::DType;
+    if (M::Cols >= data_cols) {
+        m.at(r, c) = static_cast<T>(v ? 1 : 0);
+    } else {
+        auto bits = static_cast<uint8_t>(m.at(r, c / 8));
+        bits = static_cast<uint8_t>(v ? (bits | (1u << (c % 8))) : (bits & ~(1u << (c % 8))));
+        m.at(r, c / 8) = static_cast<T>(bits);
+    }
+}
+template <typename M>
+inline bool mask_get(M &m, int64_t r, int64_t c, int64_t data_cols) {
+    if (M::Cols >= data_cols) return m.at(r, c) != 0;
+    return ((static_cast<uint8_t>(m.at(r, c / 8)) >> (c % 8)) & 1u) != 0;
+}
+}  // namespace cpu
+
+template <typename M, typename A, typename B>
+PTO_INST void TCMP(M &mask, A &a, B &b, CmpMode mode) {
+    mask.check("TCMP");
+    a.check("TCMP");
+    b.check("TCMP");
+    cpu::need_valid("TCMP", a, b, "src1");
+    cpu::for_valid(a, [&](int64_t r, int64_t c) {
+        cpu::mask_set(mask, r, c, A::Cols, cpu::compare(cpu::up(a.at(r, c)), cpu::up(b.at(r, c)), mode));
+    });
+}
+template <typename M, typename A, typename Sc, std::enable_if_t<!is_tile_v<Sc>, int> = 0>
+PTO_INST void TCMPS(M &mask, A &a, Sc scalar, CmpMode mode) {
+    mask.check("TCMPS");
+    a.check("TCMPS");
+    auto s = cpu::up(static_cast<typename A::DType>(scalar));
+    cpu::for_valid(a, [&](int64_t r, int64_t c) {
+        cpu::mask_set(mask, r, c, A::Cols, cpu::compare(cpu::up(a.at(r, c)), s, mode));
+    });
+}
+template <typename D, typename M, typename A, typename B, typename... Tmp>
+PTO_INST void TSEL(D &d, M &mask, A &a, B &b, Tmp &...) {
+    mask.check("TSEL");
+    d.check("TSEL");
+    a.check("TSEL");
+    b.check("TSEL");
+    cpu::need_valid("TSEL", d, a, "src0");
+    cpu::need_valid("TSEL", d, b, "src1");
+    using T = typename D::DType;
+    cpu::for_valid(d, [&](int64_t r, int64_t c) {
+        d.at(r, c) = cpu::to<T>(cpu::mask_get(mask, r, c, D::Cols) ? cpu::up(a.at(r, c)) : cpu::up(b.at(r, c)));
+    });
+}
+
+template <typename D, typename S, typename... Tmp>
+PTO_INST void TTRANS(D &d, S &s, Tmp &...) {
+    d.check("TTRANS");
+    s.check("TTRANS");
+    if (D::Rows < s.GetValidCol() || D::Cols < s.GetValidRow())
+        cpu::fail("TTRANS: destination " + cpu::dims(D::Rows, D::Cols) + " cannot hold the transpose of " +
+                  cpu::dims(s.GetValidRow(), s.GetValidCol()));
+    using T = typename D::DType;
+    cpu::for_valid(s, [&](int64_t r, int64_t c) { d.at(c, r) = cpu::to<T>(cpu::up(s.at(r, c))); });
+}
+
+template <typename S, typename... Rest>
+PTO_INST void TPRINT(S &s, Rest &...) {
+    s.check("TPRINT");
+    std::printf("tile %lldx%lld (valid %lldx%lld):\n", static_cast<long long>(S::Rows), static_cast<long long>(S::Cols),
+                static_cast<long long>(s.GetValidRow()), static_cast<long long>(s.GetValidCol()));
+    for (int64_t r = 0; r < s.GetValidRow(); ++r) {
+        for (int64_t c = 0; c < s.GetValidCol(); ++c) std::printf(" %8.4f", static_cast<double>(cpu::up(s.at(r, c))));
+        std::printf("\n");
+    }
+}
+
+}  // namespace pto
+
+// ---------------------------------------------------------------------------------------------------
+// Sync (checked no-ops) and core queries
+// ---------------------------------------------------------------------------------------------------
+namespace pto::cpu {
+inline void check_flag_args(const char *op, int src, int dst, int ev) {
+    if (src < 0 || src >= PIPE_NUM || dst < 0 || dst >= PIPE_NUM || src == PIPE_ALL || dst == PIPE_ALL)
+        fail(std::string(op) + ": bad pipe pair (" + std::to_string(src) + ", " + std::to_string(dst) + ")");
+    if (src == dst) fail(std::string(op) + ": src and dst pipe are both " + pipe_name(src) + " (use pipe_barrier)");
+    if (ev < 0 || ev >= 8) fail(std::string(op) + ": event id " + std::to_string(ev) + " outside EVENT_ID0..EVENT_ID7");
+}
+inline std::string flag_text(const char *op, int src, int dst, int ev) {
+    return std::string(op) + "(" + pipe_name(src) + ", " + pipe_name(dst) + ", EVENT_ID" + std::to_string(ev) + ")";
+}
+}  // namespace pto::cpu
+
+inline void set_flag(int src, int dst, int ev) {
+    pto::cpu::check_flag_args("set_flag", src, dst, ev);
+    int &f = pto::cpu::core().flags[src][dst][ev];
+    if (f) pto::cpu::fail(pto::cpu::flag_text("set_flag", src, dst, ev) + ": the event is already set (no wait_flag since the last set_flag)");
+    f = 1;
+}
+inline void wait_flag(int src, int dst, int ev) {
+    pto::cpu::check_flag_args("wait_flag", src, dst, ev);
+    int &f = pto::cpu::core().flags[src][dst][ev];
+    if (!f) pto::cpu::fail(pto::cpu::flag_text("wait_flag", src, dst, ev) + " without a matching set_flag");
+    f = 0;
+}
+inline void pipe_barrier(int pipe) {
+    if (pipe < 0 || pipe >= PIPE_NUM) pto::cpu::fail("pipe_barrier: bad pipe " + std::to_string(pipe));
+}
+inline void set_mask_norm() {}
+inline void set_vector_mask(int64_t, int64_t) {}
+// Cross-core signals: no-ops on one CPU thread (both sections run in program order).
+inline void ffts_cross_core_sync(int pipe, int64_t) { pipe_barrier(pipe); }
+inline void wait_flag_dev(int64_t) {}
+inline int64_t get_block_idx() { return pto::cpu::core().block_idx; }
+inline int64_t get_block_num() { return pto::cpu::core().block_num; }
+inline int64_t get_subblockid() { return pto::cpu::core().subblock_idx; }
+inline int64_t get_subblockdim() { return pto::cpu::core().subblock_num; }
+
+// The message of the last failed launch on this thread ("" after a successful one).
+extern "C" __attribute__((used, visibility("default"))) inline const char *pto_cpu_last_error() {
+    return pto::cpu::last_error().c_str();
+}
+// Block identity seen by get_block_idx()/get_block_num() in the next launches on this thread.
+extern "C" __attribute__((used, visibility("default"))) inline void pto_cpu_set_block(int64_t idx, int64_t num) {
+    pto::cpu::core().block_idx = idx;
+    pto::cpu::core().block_num = num;
+}
