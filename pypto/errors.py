@@ -7,6 +7,8 @@ Broken compiler invariants raise ``InternalError``.
 
 from __future__ import annotations
 
+import os
+
 from .diagnostics import Diagnostic, Severity, SourceSpan
 
 
@@ -19,6 +21,28 @@ class InternalError(RuntimeError):
 
     def __init__(self, message: str):
         super().__init__(f"Internal error: {message}")
+
+
+class PartialCodegenError(RuntimeError):
+    """Codegen failed for some units; the others were written.
+
+    ``files`` (relative path -> text) are the files written before the error
+    was raised; ``failures`` maps each failed unit to its first error line.
+    """
+
+    def __init__(self, message: str, files: dict[str, str] | None = None, failures: dict[str, str] | None = None):
+        super().__init__(message)
+        self.files: dict[str, str] = dict(files or {})
+        self.failures: dict[str, str] = dict(failures or {})
+
+    def write(self, root: str | os.PathLike[str]) -> None:
+        """Write :attr:`files` under ``root`` (atomically, creating folders)."""
+        from .utils.atomic import atomic_write_text
+
+        for rel, text in sorted(self.files.items()):
+            path = os.path.join(os.fspath(root), rel)
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+            atomic_write_text(path, text)
 
 
 class ParserError(Exception):

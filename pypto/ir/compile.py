@@ -330,6 +330,19 @@ def compile(  # noqa: A001 - the upstream API name
         pm.run(work, listeners=[session], options=options)
         report.add(run_checks(work.module, DiagnosticPhase.POST_PIPELINE, policy))
         _codegen(work, prof)
+        # ---- ptoas codegen (pypto.ptoas.codegen.build, issue 5): ptoas/, ptoas_passes/, kernels/ ----
+        from pypto.ptoas.codegen.build import write_codegen
+
+        write_codegen(
+            work,
+            out,
+            skip_ptoas=skip_ptoas,
+            emit_source_loc=emit_source_loc,
+            dump_ptoas_passes=dump_ptoas_passes,
+            memory_planner=planner,
+            backend=backend,
+            platform=platform,
+        )
     finally:
         if own is not None:
             own.__exit__(None, None, None)

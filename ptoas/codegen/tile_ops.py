@@ -1,0 +1,332 @@
+"""Lowering of the pl tile ops to pto ops (one handler per pl op family).
+
+Every pl tile result gets its own ``pto.alloc_tile`` at its MemRef address
+(as upstream PyPTO does), then the pto op writes it destination-passing
+style. ``pl.tile.matmul_acc`` accumulates in place into its ``acc`` tile when
+both share a MemRef. ``pl.tile.load`` / ``pl.tile.store`` go through a
+``pto.partition_view`` of the parameter's ``pto.make_tensor_view``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.dialects.builtin import BoolAttr
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from pypto.diagnostics import error_at
+from pypto.dialects.types import MemRefAttr, TensorType, TileType
+from pypto.ptoas.dialect import PTO_OPS
+from pypto.ptoas.dialect.attrs import RoundMode, RoundModeAttr
+from pypto.ptoas.dialect.types import DYNAMIC, element_bits
+from pypto.ptoas.dialect.view_ops import PartitionViewOp
+
+from .state import LoweringState, TileRef, check, mem_key
+from .types import partition_view_type
+
+PTO_BY_NAME = {op.name: op for op in PTO_OPS}
+
+Handler = Callable[[LoweringState, Operation], None]
+
+BINARY = {"add": "tadd", "sub": "tsub", "mul": "tmul", "div": "tdiv"}
+SCALAR = {"adds": "tadds", "subs": "tsubs", "muls": "tmuls", "divs": "tdivs"}
+UNARY = {"exp": "texp", "neg": "tneg", "relu": "trelu", "sqrt": "tsqrt", "rsqrt": "trsqrt", "recip": "trecip"}
+ROW_REDUCE = {"row_sum": "trowsum", "row_max": "trowmax", "row_min": "trowmin"}
+ROW_EXPAND = {"row_expand_sub": "trowexpandsub", "row_expand_div": "trowexpanddiv", "row_expand_mul": "trowexpandmul"}
+COL_EXPAND = {"col_expand_mul": "tcolexpandmul"}
+CAST_MODES = {
+    "round": RoundMode.ROUND,
+    "rint": RoundMode.RINT,
+    "floor": RoundMode.FLOOR,
+    "ceil": RoundMode.CEIL,
+    "trunc": RoundMode.TRUNC,
+    "odd": RoundMode.ODD,
+    "none": RoundMode.NONE,
+}
+
+
+def _dps(
+    st: LoweringState,
+    src: Operation,
+    pto_name: str,
+    ins: list[SSAValue | list[SSAValue]],
+    dst: TileRef | SSAValue,
+    **attrs: Attribute,
+) -> None:
+    """Build, check and append one destination-passing pto op (``dst``: a tile, or tstore's view)."""
+    cls = PTO_BY_NAME[f"pto.{pto_name}"]
+    out = dst.value if isinstance(dst, TileRef) else dst
+    op = cls.build(operands=[*ins, out], attributes=attrs)
+    check(op, src)
+    st.emit(op, src)
+
+
+def _result(st: LoweringState, src: Operation, valid: tuple[SSAValue, SSAValue] | None) -> TileRef:
+    """Allocate the pl op's (single) tile result and record it."""
+    res = src.results[0]
+    ref = st.alloc(res.type, valid, src, res.name_hint)
+    st.tiles[res] = ref
+    return ref
+
+
+def _valid(ref: TileRef) -> tuple[SSAValue, SSAValue]:
+    return ref.valid_row, ref.valid_col
+
+
+def lower_binary(st: LoweringState, src: Operation) -> None:
+    """tile.add/sub/mul/div -> tadd/tsub/tmul/tdiv."""
+    a, b = st.tile(src.operands[0], src), st.tile(src.operands[1], src)
+    _dps(st, src, BINARY[src.name.split(".")[-1]], [a.value, b.value], _result(st, src, _valid(a)))
+
+
+def lower_scalar(st: LoweringState, src: Operation) -> None:
+    """tile.adds/... -> tadds/... (tile, scalar)."""
+    a = st.tile(src.operands[0], src)
+    s = st.scalar(src.operands[1], src)
+    _dps(st, src, SCALAR[src.name.split(".")[-1]], [a.value, s], _result(st, src, _valid(a)))
+
+
+def lower_unary(st: LoweringState, src: Operation) -> None:
+    """tile.exp/neg/... -> texp/tneg/...; trsqrt takes no tmp here."""
+    a = st.tile(src.operands[0], src)
+    name = UNARY[src.name.split(".")[-1]]
+    ins: list[SSAValue | list[SSAValue]] = [a.value, []] if name == "trsqrt" else [a.value]
+    _dps(st, src, name, ins, _result(st, src, _valid(a)))
+
+
+def lower_row_reduce(st: LoweringState, src: Operation) -> None:
+    """row_sum/max/min(input, tmp) -> trowsum/... ins(src, tmp): rows x 1."""
+    a, tmp = st.tile(src.operands[0], src), st.tile(src.operands[1], src)
+    dst = _result(st, src, (a.valid_row, st.const(1)))
+    _dps(st, src, ROW_REDUCE[src.name.split(".")[-1]], [a.value, tmp.value], dst)
+
+
+def lower_col_reduce(st: LoweringState, src: Operation) -> None:
+    """col_sum(input, tmp) -> tcolsum ins(src, tmp {isBinary = false}); col_max -> tcolmax ins(src)."""
+    a, tmp = st.tile(src.operands[0], src), st.tile(src.operands[1], src)
+    dst = _result(st, src, (st.const(1), a.valid_col))
+    if src.name.endswith("col_sum"):
+        _dps(st, src, "tcolsum", [a.value, [tmp.value]], dst, isBinary=BoolAttr.from_bool(False))
+    else:
+        _dps(st, src, "tcolmax", [a.value], dst)
+
+
+def lower_row_expand(st: LoweringState, src: Operation) -> None:
+    """row_expand(input, row_vec) -> trowexpand ins(row_vec); row_expand_<k> -> trowexpand<k> ins(input, row_vec)."""
+    a, v = st.tile(src.operands[0], src), st.tile(src.operands[1], src)
+    dst = _result(st, src, _valid(a))
+    kind = src.name.split(".")[-1]
+    if kind == "row_expand":
+        _dps(st, src, "trowexpand", [v.value], dst)
+    else:
+        _dps(st, src, ROW_EXPAND[kind], [a.value, v.value, []], dst)
+
+
+def lower_col_expand(st: LoweringState, src: Operation) -> None:
+    """col_expand(input, col_vec) -> tcolexpand ins(col_vec); col_expand_mul -> tcolexpandmul."""
+    a, v = st.tile(src.operands[0], src), st.tile(src.operands[1], src)
+    dst = _result(st, src, _valid(a))
+    kind = src.name.split(".")[-1]
+    if kind == "col_expand":
+        _dps(st, src, "tcolexpand", [v.value], dst)
+    else:
+        _dps(st, src, COL_EXPAND[kind], [a.value, v.value, []], dst)
+
+
+def lower_matmul(st: LoweringState, src: Operation) -> None:
+    """matmul(lhs, rhs) -> tmatmul; matmul_acc(acc, lhs, rhs) -> tmatmul.acc (in place when same MemRef)."""
+    if src.name.endswith("matmul_acc"):
+        acc, lhs, rhs = (st.tile(v, src) for v in src.operands)
+        res = src.results[0]
+        if isinstance(res.type, TileType) and acc.key is not None and mem_key(res.type) == acc.key:
+            dst = acc
+            st.tiles[res] = acc
+        else:
+            dst = _result(st, src, _valid(acc))
+        _dps(st, src, "tmatmul.acc", [acc.value, lhs.value, rhs.value], dst)
+        return
+    lhs, rhs = st.tile(src.operands[0], src), st.tile(src.operands[1], src)
+    dst = _result(st, src, (lhs.valid_row, rhs.valid_col))
+    _dps(st, src, "tmatmul", [lhs.value, rhs.value], dst)
+
+
+def lower_cast(st: LoweringState, src: Operation) -> None:
+    """cast(input, target_type, mode) -> tcvt ins(src {rmode}) (no tmp)."""
+    a = st.tile(src.operands[0], src)
+    dst = _result(st, src, _valid(a))
+    mode = src.properties.get("mode")
+    rmode = CAST_MODES.get(getattr(getattr(mode, "data", None), "value", "round"), RoundMode.ROUND)
+    _dps(st, src, "tcvt", [a.value, []], dst, rmode=RoundModeAttr(rmode))
+
+
+def lower_move(st: LoweringState, src: Operation) -> None:
+    """move(tile, target_memory) -> tmov (mat->left/right: MTE1; acc->vec/mat: FIX; vec->vec: V)."""
+    a = st.tile(src.operands[0], src)
+    _dps(st, src, "tmov", [a.value], _result(st, src, _valid(a)))
+
+
+def lower_extract(st: LoweringState, src: Operation) -> None:
+    """extract(input, [r, c], shapes) / slice(input, [r, c]) -> textract ins(src, r, c)."""
+    a = st.tile(src.operands[0], src)
+    if src.name.endswith(".slice"):
+        offsets = list(src.operands[1:3])
+    else:
+        offsets = list(src.operands[1:])
+    if len(offsets) != 2:
+        raise error_at(src, f"ptoas codegen: '{src.name}' needs 2-D offsets, got {len(offsets)}")
+    r, c = (st.scalar(v, src) for v in offsets)
+    _dps(st, src, "textract", [a.value, r, c], _result(st, src, None))
+
+
+def lower_create(st: LoweringState, src: Operation) -> None:
+    """create(shape) -> alloc_tile only (no data movement)."""
+    _result(st, src, None)
+
+
+def lower_full(st: LoweringState, src: Operation) -> None:
+    """full(shape, dtype, value) -> alloc_tile + texpands ins(%value)."""
+    dst = _result(st, src, None)
+    t = src.results[0].type
+    value = src.properties["value"]
+    raw = getattr(getattr(value, "value", None), "data", None)
+    if raw is None:
+        raise error_at(src, "ptoas codegen: pl.tile.full needs a constant fill value")
+    assert isinstance(t, TileType)
+    _dps(st, src, "texpands", [st.const(raw, t.element_type)], dst)
+
+
+def lower_reshape(st: LoweringState, src: Operation) -> None:
+    """reshape(input, shape) -> %r = pto.treshape %src (aliases the source)."""
+    from pypto.ptoas.dialect.tile_ops import TReshapeOp
+
+    from .types import UnsupportedType, tile_buf_type
+
+    a = st.tile(src.operands[0], src)
+    res = src.results[0]
+    assert isinstance(res.type, TileType)
+    try:
+        t = tile_buf_type(res.type)
+    except UnsupportedType as e:
+        raise error_at(src, f"ptoas codegen: '{src.name}': {e}") from None
+    op = TReshapeOp.build(operands=[a.value], result_types=[t])
+    op.result.name_hint = res.name_hint
+    st.emit(op, src)
+    st.tiles[res] = TileRef(op.result, st.const(t.rows.data), st.const(t.cols.data), a.key)
+
+
+def _partition(st: LoweringState, src: Operation, tensor: SSAValue, offsets: list[SSAValue], sizes: list[SSAValue]) -> SSAValue:
+    view = st.view(tensor, src)
+    t = tensor.type
+    assert isinstance(t, TensorType)
+    if len(offsets) != len(t.get_shape()) or len(sizes) != len(offsets):
+        raise error_at(src, f"ptoas codegen: '{src.name}' window rank differs from the tensor's {len(t.get_shape())}")
+    pv_type = partition_view_type([st.static(s) for s in sizes], t.element_type)
+    op = PartitionViewOp.build(operands=[view, offsets, sizes], result_types=[pv_type])
+    hint = tensor.name_hint
+    op.result.name_hint = f"{hint}_pview" if hint else None
+    st.emit(op, src)
+    return op.result
+
+
+def lower_load(st: LoweringState, src: Operation) -> None:
+    """load(tensor, offsets, shapes, valid_shapes) -> partition_view + alloc_tile + tload."""
+    tensor = src.operands[0]
+    t = tensor.type
+    if not isinstance(t, TensorType):
+        raise error_at(src, "ptoas codegen: pl.tile.load reads a tensor parameter")
+    rank = len(t.get_shape())
+    offsets = [st.scalar(v, src) for v in src.operands[1 : 1 + rank]]
+    valid = [st.scalar(v, src) for v in src.operands[1 + rank :]]
+    if len(valid) != rank:
+        shapes = src.properties["shapes"]
+        valid = [st.const(int(d)) for d in getattr(shapes, "get_values", lambda: [])()]
+    dst = _result(st, src, (valid[-2] if rank >= 2 else st.const(1), valid[-1]))
+    pv = _partition(st, src, tensor, offsets, valid)
+    _dps(st, src, "tload", [pv], dst)
+
+
+def lower_store(st: LoweringState, src: Operation) -> None:
+    """store(tile, offsets, output) -> partition_view (tile's valid shape) + tstore; the result is the output's view."""
+    tile = st.tile(src.operands[0], src)
+    out = src.operands[-1]
+    t = out.type
+    if not isinstance(t, TensorType):
+        raise error_at(src, "ptoas codegen: pl.tile.store writes a tensor")
+    rank = len(t.get_shape())
+    offsets = [st.scalar(v, src) for v in src.operands[1:-1]]
+    sizes = [st.const(1)] * (rank - 2) + [tile.valid_row, tile.valid_col][-rank:]
+    pv = _partition(st, src, out, offsets, sizes)
+    _dps(st, src, "tstore", [tile.value, []], pv)
+    st.views[src.results[0]] = st.view(out, src)
+
+
+
+
+def lower_assemble(st: LoweringState, src: Operation) -> None:
+    """assemble(target, source, [r, c]) -> ``pto.tmov`` of source into a window tile aliasing the result.
+
+    The window is an ``alloc_tile`` at ``result_addr + (r * cols + c) * elem`` with the result's
+    row pitch (cols) and the source's valid shape; the result reuses the target's tile when
+    both share a MemRef (else the target is copied first). Needs planned, constant offsets.
+    """
+    target, source = st.tile(src.operands[0], src), st.tile(src.operands[1], src)
+    res = src.results[0]
+    t = res.type
+    if not isinstance(t, TileType) or t.get_memref() is None:
+        raise error_at(src, "ptoas codegen: pl.tile.assemble needs tiles with planned addresses")
+    if target.key is not None and target.key == mem_key(t):
+        dst = target
+    else:
+        dst = _result(st, src, _valid(target))
+        st.move(target, dst, src)
+    st.tiles[res] = dst
+    r, c = (st.static(st.scalar(v, src)) for v in src.operands[2:4])
+    if DYNAMIC in (r, c):
+        raise error_at(src, "ptoas codegen: pl.tile.assemble needs constant offsets")
+    cols = t.get_shape()[1]
+    src_t = src.operands[1].type
+    assert isinstance(src_t, TileType)
+    rows = src_t.get_shape()[0]
+    elem = element_bits(t.element_type) // 8
+    memref = t.get_memref()
+    assert memref is not None
+    window_t = t.with_(shape=(rows, cols), memref=MemRefAttr.get(memref.base.data, memref.offset.data + (r * cols + c) * elem, rows * cols * elem))
+    window = st.alloc(window_t, _valid(source), src, f"{res.name_hint}_window" if res.name_hint else None)
+    _dps(st, src, "tmov", [source.value], window)
+
+
+def lower_alloc(st: LoweringState, src: Operation) -> None:
+    """pl.tile.alloc: no pto op (tiles carry their address)."""
+
+
+def _table() -> dict[str, Handler]:
+    table: dict[str, Handler] = {}
+    groups: list[tuple[object, Handler]] = [
+        (BINARY, lower_binary),
+        (SCALAR, lower_scalar),
+        (UNARY, lower_unary),
+        (ROW_REDUCE, lower_row_reduce),
+        (("col_sum", "col_max"), lower_col_reduce),
+        (("row_expand", *ROW_EXPAND), lower_row_expand),
+        (("col_expand", *COL_EXPAND), lower_col_expand),
+        (("matmul", "matmul_acc"), lower_matmul),
+        (("cast",), lower_cast),
+        (("move",), lower_move),
+        (("extract", "slice"), lower_extract),
+        (("create",), lower_create),
+        (("full",), lower_full),
+        (("reshape",), lower_reshape),
+        (("load",), lower_load),
+        (("store",), lower_store),
+        (("alloc",), lower_alloc),
+        (("assemble",), lower_assemble),
+    ]
+    for names, handler in groups:
+        for n in names:  # type: ignore[attr-defined]
+            table[f"pl.tile.{n}"] = handler
+    return table
+
+
+HANDLERS: dict[str, Handler] = _table()
+"""pl op name -> handler; ops missing here are reported as unsupported."""
+

@@ -1,0 +1,168 @@
+"""What a pto op touches: the buffers it reads and writes, on which pipe.
+
+A :class:`Buffer` is a byte range of one address space when its address is
+known (``alloc_tile addr =``, ``pointer_cast``, ``tassign``), else the
+allocation itself (``alloc_tile`` without addr, ``memref.alloc``); GM
+buffers are the kernel argument a view was made from. Two buffers *may
+overlap* when they are in the same space and their ranges intersect, or
+they are the same allocation, or either one's extent is unknown. Distinct
+GM arguments are assumed not to alias.
+
+An :class:`Access` is one operand of one op: the buffer, read or write, and
+the op's pipe. ``ins`` operands are reads and ``outs`` operands writes
+(``tmatmul.acc`` reads its ``acc_in``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects.arith import ConstantOp
+from xdsl.dialects.builtin import IntegerAttr, MemRefType
+from xdsl.ir import Operation, SSAValue
+
+from pypto.ptoas.dialect import DpsOp, tile_of
+from pypto.ptoas.dialect.attrs import AddressSpace, AddressSpaceAttr, Pipe
+from pypto.ptoas.dialect.tile_ops import AllocTileOp, PointerCastOp, TAssignOp, TReshapeOp
+from pypto.ptoas.dialect.types import PartitionTensorViewType, TensorViewType, element_bits
+from pypto.ptoas.dialect.view_ops import AddPtrOp, MakeTensorViewOp, PartitionViewOp
+
+GM = "gm"
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A byte range ``[start, end)`` of ``space``, or an allocation ``root`` of unknown address."""
+
+    space: str
+    start: int | None = None
+    end: int | None = None
+    root: object | None = None
+
+    def overlaps(self, other: Buffer) -> bool:
+        """May these two buffers share a byte?"""
+        if self.space != other.space:
+            return False
+        if self.space == GM:
+            return self.root is other.root
+        if None not in (self.start, self.end, other.start, other.end):
+            return self.start < other.end and other.start < self.end  # type: ignore[operator]
+        if self.root is not None and other.root is not None:
+            return self.root is other.root
+        return True
+
+    def __str__(self) -> str:
+        if self.start is not None:
+            return f"{self.space}[{self.start}, {self.end})"
+        return f"{self.space}<alloc>"
+
+
+@dataclass(frozen=True)
+class Access:
+    """One read or write of a buffer by an op (``op_id`` numbers ops in the function)."""
+
+    op_id: int
+    buffer: Buffer
+    write: bool
+    pipe: Pipe
+
+    def conflicts(self, other: Access) -> bool:
+        """RAW / WAR / WAW on overlapping buffers."""
+        return (self.write or other.write) and self.buffer.overlaps(other.buffer)
+
+
+def constant_int(value: SSAValue) -> int | None:
+    """The value of an integer ``arith.constant``."""
+    owner = value.owner
+    if isinstance(owner, ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def _tile_bytes(t: object) -> int | None:
+    tile = tile_of(t)  # type: ignore[arg-type]
+    if tile is None or -1 in tile.shape:
+        return None
+    return tile.shape[0] * tile.shape[1] * element_bits(tile.dtype) // 8
+
+
+def _space(t: object) -> str | None:
+    tile = tile_of(t)  # type: ignore[arg-type]
+    if tile is not None and tile.space is not None:
+        return tile.space.value
+    if isinstance(t, MemRefType) and isinstance(t.memory_space, AddressSpaceAttr):
+        return AddressSpace(t.memory_space.data).value
+    return None
+
+
+def _gm_root(value: SSAValue) -> object:
+    """The kernel argument (or allocation) a GM view / pointer comes from."""
+    seen = 0
+    while seen < 64:
+        seen += 1
+        owner = value.owner
+        if isinstance(owner, PartitionViewOp):
+            value = owner.source
+        elif isinstance(owner, MakeTensorViewOp):
+            value = owner.ptr
+        elif isinstance(owner, AddPtrOp):
+            value = owner.ptr
+        else:
+            break
+    return value
+
+
+def buffer_of(value: SSAValue) -> Buffer | None:
+    """The buffer an operand names (None: not a buffer, e.g. a scalar)."""
+    t = value.type
+    if isinstance(t, PartitionTensorViewType | TensorViewType):
+        return Buffer(GM, root=_gm_root(value))
+    space = _space(t)
+    if space is None:
+        return None
+    if space == GM:
+        return Buffer(GM, root=_gm_root(value))
+    owner = value.owner
+    size = _tile_bytes(t)
+    if isinstance(owner, TReshapeOp):
+        return buffer_of(owner.src)
+    addr: int | None = None
+    if isinstance(owner, AllocTileOp):
+        if owner.addr is None:
+            return Buffer(space, root=owner.result)
+        addr = constant_int(owner.addr)
+    elif isinstance(owner, TAssignOp):
+        addr = constant_int(owner.addr)
+    elif isinstance(owner, PointerCastOp) and len(owner.addrs) >= 1:
+        addr = constant_int(owner.addrs[0])
+    else:
+        return Buffer(space, root=value)
+    if addr is None or size is None:
+        return Buffer(space)
+    return Buffer(space, addr, addr + size)
+
+
+def op_pipe(op: Operation) -> Pipe | None:
+    """The pipe a data op runs on (None for views, allocs, sync ops, non-pto ops)."""
+    if not isinstance(op, DpsOp):
+        return None
+    pipe = op.pipe()
+    return pipe if isinstance(pipe, Pipe) else None
+
+
+def accesses(op: Operation, op_id: int) -> list[Access]:
+    """The buffer reads and writes of a destination-passing pto op."""
+    pipe = op_pipe(op)
+    if pipe is None:
+        return []
+    assert isinstance(op, DpsOp)
+    out: list[Access] = []
+    for values, write in ((op.ins(), False), (op.outs(), True)):
+        for v in values:
+            buf = buffer_of(v)
+            if buf is not None:
+                out.append(Access(op_id, buf, write, pipe))
+    return out
+
+
+__all__ = ["GM", "Access", "Buffer", "accesses", "buffer_of", "constant_int", "op_pipe"]

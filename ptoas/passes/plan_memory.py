@@ -1,0 +1,182 @@
+"""``plan-memory``: liveness-based byte addresses for ``pto.alloc_tile`` (memory_planner=PTOAS).
+
+Per address space, each allocation is live from its ``alloc_tile`` to its last
+use (a use nested in an ``scf.for`` / ``scf.if`` that is not the allocation's
+own block counts as a use at the end of that op, so buffers used in a loop
+stay live for the whole loop; uses through ``pto.treshape`` count). Live
+ranges are placed first-fit in order of their start at the space's alignment
+(32 B for vec/mat/bias/scaling, 512 B for left/right/acc, as PTOAS), so
+allocations whose lifetimes do not overlap share bytes. Over capacity is an
+error located at the allocation that does not fit.
+
+``force=False`` (default) keeps addresses already given (PyPTO's
+AllocateMemoryAddr, level-3 ``.pto``) and places only the allocations that
+lack one, above the highest fixed byte; ``force=True`` re-plans everything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.arith import ConstantOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from pypto.ptoas.dialect import target_arch
+from pypto.ptoas.dialect.tile_ops import AllocTileOp, TReshapeOp
+from pypto.ptoas.dialect.types import TileBufType, element_bits
+
+from .access import constant_int
+from .errors import pass_error
+
+CAPACITY: dict[str, dict[str, int]] = {
+    "a2a3": {"vec": 196608, "mat": 524288, "left": 65536, "right": 65536, "acc": 131072, "bias": 65536, "scaling": 196608},
+    "a5": {"vec": 253952, "mat": 524288, "left": 65536, "right": 65536, "acc": 262144, "bias": 65536, "scaling": 253952},
+}
+"""Bytes per address space (pto-dialect.md §6, PTOAS plan sizes)."""
+
+ALIGN: dict[str, int] = {"left": 512, "right": 512, "acc": 512}
+"""Alignment in bytes (default 32)."""
+
+
+def _bytes(t: TileBufType) -> int:
+    return t.rows.data * t.cols.data * element_bits(t.dtype) // 8
+
+
+def _align(n: int, a: int) -> int:
+    return (n + a - 1) // a * a
+
+
+@dataclass
+class _Live:
+    op: AllocTileOp
+    space: str
+    size: int
+    start: int
+    end: int
+    addr: int | None = None
+
+
+def _order(func: FuncOp) -> tuple[dict[Operation, int], dict[Operation, int]]:
+    """Pre-order index of every op and the index of the last op inside it."""
+    index: dict[Operation, int] = {}
+    for i, op in enumerate(func.walk()):
+        index[op] = i
+    last: dict[Operation, int] = {}
+    for op in func.walk():
+        last[op] = max((index[o] for o in op.walk()), default=index[op])
+    return index, last
+
+
+def _uses(value: SSAValue) -> list[Operation]:
+    out: list[Operation] = []
+    for use in value.uses:
+        out.append(use.operation)
+        if isinstance(use.operation, TReshapeOp):
+            out.extend(_uses(use.operation.result))
+    return out
+
+
+def _live_range(alloc: AllocTileOp, index: dict[Operation, int], last: dict[Operation, int]) -> tuple[int, int]:
+    end = index[alloc]
+    for user in _uses(alloc.result):
+        anc: Operation | None = user
+        while anc is not None and anc.parent is not alloc.parent:
+            anc = anc.parent_op()
+        end = max(end, last[anc] if anc is not None else index[user])
+    return index[alloc], end
+
+
+def _place(lives: list[_Live], fixed_top: dict[str, int], arch: str) -> None:
+    placed: list[_Live] = []
+    for live in sorted(lives, key=lambda x: (x.start, -x.size)):
+        align = ALIGN.get(live.space, 32)
+        addr = _align(fixed_top.get(live.space, 0), align)
+        clash = sorted(
+            (p for p in placed if p.space == live.space and p.start <= live.end and live.start <= p.end),
+            key=lambda p: p.addr or 0,
+        )
+        for p in clash:
+            assert p.addr is not None
+            if addr + live.size <= p.addr:
+                break
+            addr = max(addr, _align(p.addr + p.size, align))
+        cap = CAPACITY[arch].get(live.space)
+        if cap is not None and addr + live.size > cap:
+            raise pass_error(
+                live.op,
+                f"plan-memory: {live.space} tile of {live.size} bytes does not fit (needs {addr + live.size}, "
+                f"capacity {cap} on {arch})",
+            )
+        live.addr = addr
+        placed.append(live)
+
+
+def _set_addr(alloc: AllocTileOp, addr_value: SSAValue) -> None:
+    new = AllocTileOp.build(
+        operands=[[addr_value], [alloc.valid_row] if alloc.valid_row else [], [alloc.valid_col] if alloc.valid_col else []],
+        result_types=[alloc.result.type],
+        attributes=dict(alloc.attributes),
+    )
+    new.location = alloc.location
+    new.result.name_hint = alloc.result.name_hint
+    assert alloc.parent is not None
+    alloc.parent.insert_op_before(new, alloc)
+    alloc.result.replace_all_uses_with(new.result)
+    alloc.detach()
+    alloc.erase()
+
+
+def plan_func(func: FuncOp, arch: str, force: bool = False) -> int:
+    """Assign addresses in one function; returns how many allocations were placed."""
+    index, last = _order(func)
+    lives: list[_Live] = []
+    fixed_top: dict[str, int] = {}
+    for op in func.walk():
+        if not isinstance(op, AllocTileOp):
+            continue
+        t = op.result.type
+        assert isinstance(t, TileBufType)
+        space, size = t.space.value, _bytes(t)
+        if op.addr is not None and not force:
+            a = constant_int(op.addr)
+            top = (a if a is not None else 0) + size
+            fixed_top[space] = max(fixed_top.get(space, 0), top)
+            continue
+        start, end = _live_range(op, index, last)
+        lives.append(_Live(op, space, size, start, end))
+    if not lives:
+        return 0
+    _place(lives, fixed_top, arch)
+    consts: dict[int, SSAValue] = {}
+    entry = func.body.block
+    for live in lives:
+        assert live.addr is not None
+        if live.addr not in consts:
+            c = ConstantOp(IntegerAttr(live.addr, i64))
+            c.result.name_hint = f"c{live.addr}_i64"
+            first = entry.first_op
+            if first is None:
+                entry.add_op(c)
+            else:
+                entry.insert_op_before(c, first)
+            consts[live.addr] = c.result
+        _set_addr(live.op, consts[live.addr])
+    return len(lives)
+
+
+@dataclass(frozen=True)
+class PlanMemoryPass(ModulePass):
+    """``plan-memory`` (see the module docstring)."""
+
+    name = "plan-memory"
+    force: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        """Plan every function of the module."""
+        for func in list(op.walk()):
+            if isinstance(func, FuncOp) and func.body.blocks:
+                plan_func(func, target_arch(func), self.force)

@@ -1,0 +1,245 @@
+"""insert-sync: every cross-pipe hazard gets exactly one flag pair, through loops and branches.
+
+The checker here is independent of the pass's own analysis: it unrolls loops
+(3 iterations) and enumerates branch paths into straight-line traces, builds
+the happens-before graph of the hardware model (program order per pipe,
+``set_flag`` after earlier ops of its pipe, ``wait_flag`` after its matching
+``set_flag``, ``pipe_barrier(PIPE_ALL)`` after everything) and reports every
+pair of conflicting accesses on different pipes that is not ordered.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+from xdsl.context import Context
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Block, Operation
+
+import pypto.language as pl
+from pypto.ptoas.codegen import lower_program
+from pypto.ptoas.dialect.attrs import Pipe
+from pypto.ptoas.dialect.sync_ops import BarrierOp, SetFlagOp, WaitFlagOp
+from pypto.ptoas.passes import InsertSyncPass, PlanMemoryPass, strip_sync, uncovered_hazards
+from pypto.ptoas.passes.access import Access, accesses, op_pipe
+from pypto.ptoas.pto_text import parse_pto, print_pto, verify_pto
+
+SHARED = Path(__file__).resolve().parents[3] / "shared"
+UPSTREAM = SHARED / "reference" / "upstream-builds"
+CORPUS = SHARED / "corpus" / "pto"
+REJECTED = {
+    "tcvt_verify_invalid.pto",
+    "tstore_verify_shape_valid_mismatch_invalid.pto",
+    "pto_entry_nonvoid_rejected.pto",
+    "tinsert_verify_a2a3_invalid_dtype.pto",
+}
+
+pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared not available")
+
+Item = tuple[str, Pipe | None, object]
+
+
+def _paths(block: Block, unroll: int) -> list[list[Operation]]:
+    """Straight-line op sequences of a block (loops unrolled, both branches of every if)."""
+    seqs: list[list[Operation]] = [[]]
+    for op in block.ops:
+        if isinstance(op, scf.IfOp):
+            alts = _paths(op.true_region.block, unroll)
+            alts += _paths(op.false_region.block, unroll) if op.false_region.blocks else [[]]
+        elif isinstance(op, scf.ForOp):
+            body = _paths(op.body.block, unroll)[:4]
+            alts = [sum(c, []) for c in itertools.product(body, repeat=unroll)][:16]
+        elif op.regions:
+            alts = [sum((_paths(b, unroll)[0] for r in op.regions for b in r.blocks), [])]
+        else:
+            alts = [[op]]
+        seqs = [s + a for s in seqs for a in alts][:64]
+    return seqs
+
+
+def races(trace: list[Operation]) -> list[tuple[Operation, Operation]]:
+    """Conflicting cross-pipe access pairs of a trace that no sync orders."""
+    n = len(trace)
+    succ: list[set[int]] = [set() for _ in range(n)]
+    last_on: dict[Pipe, int] = {}
+    open_sets: dict[tuple[object, ...], list[int]] = {}
+    for i, op in enumerate(trace):
+        pipe: Pipe | None = op_pipe(op)
+        if isinstance(op, SetFlagOp):
+            pipe = Pipe(op.src_pipe.data)
+            open_sets.setdefault((op.src_pipe, op.dst_pipe, op.event_id), []).append(i)
+        elif isinstance(op, WaitFlagOp):
+            pipe = Pipe(op.dst_pipe.data)
+            pending = open_sets.get((op.src_pipe, op.dst_pipe, op.event_id))
+            if pending:
+                succ[pending.pop(0)].add(i)
+        elif isinstance(op, BarrierOp):
+            pipe = Pipe(op.pipe_attr.data)
+            if pipe == Pipe.PIPE_ALL:
+                for j in range(i):
+                    succ[j].add(i)
+                last_on = {p: i for p in Pipe}
+                continue
+        if pipe is None:
+            continue
+        if pipe in last_on:
+            succ[last_on[pipe]].add(i)
+        last_on[pipe] = i
+    reach: list[set[int]] = [set() for _ in range(n)]
+    for i in range(n - 1, -1, -1):
+        for j in succ[i]:
+            reach[i] |= {j} | reach[j]
+    acc: list[list[Access]] = [accesses(op, i) for i, op in enumerate(trace)]
+    found = []
+    for i, j in itertools.combinations(range(n), 2):
+        pi, pj = op_pipe(trace[i]), op_pipe(trace[j])
+        if pi is None or pj is None or pi == pj:
+            continue
+        if any(a.conflicts(b) for a in acc[i] for b in acc[j]) and j not in reach[i]:
+            found.append((trace[i], trace[j]))
+    return found
+
+
+def all_races(m: ModuleOp) -> list[tuple[Operation, Operation]]:
+    out = []
+    for f in m.walk():
+        if isinstance(f, FuncOp) and f.body.blocks:
+            for trace in _paths(f.body.block, 3):
+                out += races(trace)
+    return out
+
+
+def pairs(m: ModuleOp) -> list[tuple[str, str, str]]:
+    return [
+        (op.src_pipe.data.value, op.dst_pipe.data.value, op.event_id.data.value)
+        for op in m.walk()
+        if isinstance(op, SetFlagOp)
+    ]
+
+
+def sync(m: ModuleOp) -> ModuleOp:
+    InsertSyncPass().apply(Context(), m)
+    verify_pto(m)
+    return m
+
+
+def kernel(name: str) -> ModuleOp:
+    prog = pl.loads(str(UPSTREAM / name / "passes_dump" / "49_after_MaterializeValidShapeSymbols.py"))
+    return next(iter(lower_program(prog).values()))
+
+
+@pytest.mark.parametrize("name", ["add", "softmax_rows", "matmul_k"])
+def test_reference_kernels_race_free_after_sync(name: str) -> None:
+    m = kernel(name)
+    assert all_races(m), "the unsynchronised kernel must have hazards"
+    sync(m)
+    assert all_races(m) == []
+    assert uncovered_hazards(m) == []
+    assert all(int(e.removeprefix("EVENT_ID")) < 8 for _, _, e in pairs(m))
+
+
+def test_softmax_gets_one_pair_per_pipe_pair() -> None:
+    m = sync(kernel("softmax_rows"))
+    assert sorted(pairs(m)) == sorted(
+        [("PIPE_MTE3", "PIPE_MTE2", "EVENT_ID0"), ("PIPE_MTE2", "PIPE_V", "EVENT_ID0"), ("PIPE_V", "PIPE_MTE3", "EVENT_ID0")]
+    )
+    loop = next(op for op in m.walk() if isinstance(op, scf.ForOp))
+    first = next(op for op in loop.body.block.ops if isinstance(op, SetFlagOp))
+    assert first.src_pipe.data == Pipe.PIPE_MTE3  # the back-edge WAR, before the loop's first tload
+
+
+def test_add_chain_mte2_v_mte3() -> None:
+    assert pairs(sync(kernel("add"))) == [("PIPE_MTE2", "PIPE_V", "EVENT_ID0"), ("PIPE_V", "PIPE_MTE3", "EVENT_ID0")]
+
+
+@pytest.mark.parametrize("name", ["add", "softmax_rows", "matmul_k"])
+def test_idempotent(name: str) -> None:
+    m = sync(kernel(name))
+    once = print_pto(m)
+    assert print_pto(sync(m)) == once
+
+
+@pytest.mark.parametrize("name", ["add", "softmax_rows", "matmul_k"])
+def test_no_redundant_pair(name: str) -> None:
+    """Dropping any one inserted pair leaves a race the independent checker sees."""
+    text = print_pto(sync(kernel(name)))
+    m = parse_pto(text)
+    n = len([op for op in m.walk() if isinstance(op, SetFlagOp)])
+    for k in range(n):
+        m = parse_pto(text)
+        sets = [op for op in m.walk() if isinstance(op, SetFlagOp)]
+        s = sets[k]
+        w = s.next_op
+        assert isinstance(w, WaitFlagOp)
+        for op in (s, w):
+            op.detach()
+            op.erase()
+        assert all_races(m), f"pair {k} of {name} is redundant"
+
+
+def corpus_files() -> list[Path]:
+    return sorted(p for p in CORPUS.glob("*.pto") if p.name not in REJECTED)
+
+
+@pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.name)
+def test_corpus_strip_and_reinsert(path: Path) -> None:
+    m = parse_pto(path.read_text(), str(path))
+    verify_pto(m)
+    if any(op.name == "pto.alloc_tile" and not op.operands for op in m.walk()):
+        PlanMemoryPass().apply(Context(), m)
+    strip_sync(m)
+    sync(m)
+    assert uncovered_hazards(m) == []
+    assert all_races(m) == []
+    assert all(int(e.removeprefix("EVENT_ID")) < 8 for _, _, e in pairs(m))
+    once = print_pto(m)
+    assert print_pto(sync(m)) == once
+
+
+def test_rar_needs_no_sync() -> None:
+    m = parse_pto((CORPUS / "rar_optimization_test.pto").read_text())
+    PlanMemoryPass().apply(Context(), m)
+    assert pairs(sync(m)) == []
+
+
+def test_nested_loop_back_edge() -> None:
+    m = parse_pto((CORPUS / "nested_loop_confliect.pto").read_text())
+    PlanMemoryPass().apply(Context(), m)
+    sync(m)
+    got = set(pairs(m))
+    assert ("PIPE_MTE2", "PIPE_MTE3", "EVENT_ID0") in got
+    assert ("PIPE_MTE3", "PIPE_MTE2", "EVENT_ID0") in got
+    assert all_races(m) == []
+
+
+def test_branch_then_join() -> None:
+    m = parse_pto((CORPUS / "compensation_test.pto").read_text())
+    PlanMemoryPass().apply(Context(), m)
+    sync(m)
+    store = next(op for op in m.walk() if op.name == "pto.tstore")
+    assert isinstance(store.prev_op, WaitFlagOp) and store.prev_op.src_pipe.data == Pipe.PIPE_MTE2
+    assert all_races(m) == []
+
+
+def test_intra_pipe_barrier_and_tail() -> None:
+    text = print_pto(sync(parse_pto((CORPUS / "test_inject_sync_intra_pipe_barrier.pto").read_text())))
+    assert text.index("pto.barrier <PIPE_V>") < text.rindex("pto.tadd")
+    assert "pto.barrier <PIPE_ALL>" in text
+    a5 = parse_pto((CORPUS / "test_inject_sync_intra_pipe_barrier.pto").read_text())
+    from xdsl.dialects.builtin import StringAttr
+
+    a5.attributes["pto.target_arch"] = StringAttr("a5")
+    assert "pto.barrier <PIPE_V>" not in print_pto(sync(a5))
+
+
+def test_handwritten_syncs_are_kept_and_understood() -> None:
+    m = parse_pto((CORPUS / "matmul.pto").read_text())
+    before = len(pairs(m))
+    PlanMemoryPass().apply(Context(), m)
+    sync(m)
+    assert len(pairs(m)) >= before
+    assert all_races(m) == []
