@@ -92,7 +92,7 @@ class Page:
     def __init__(
         self, browser: object, path: Path, scheme: str = "light", clipboard: bool = True, init: str = ""
     ) -> None:
-        self.context = browser.new_context(color_scheme=scheme, viewport={"width": 1400, "height": 820})  # type: ignore[attr-defined]
+        self.context = browser.new_context(color_scheme=scheme, viewport={"width": 1400, "height": 820}, bypass_csp=True)  # type: ignore[attr-defined]
         if clipboard:
             self.context.grant_permissions(["clipboard-read", "clipboard-write"])
         self.requests: list[str] = []
@@ -314,3 +314,21 @@ def test_big_report_switches_fast(browser: object, reports: dict[str, Path]) -> 
     times.sort()
     assert times[len(times) // 2] < 100 and times[-3] < 200, times  # median and all but the two slowest
     pg.close()
+
+
+def test_report_runs_under_its_own_content_security_policy(browser: object, reports: dict[str, Path]) -> None:
+    """The other tests bypass the page's CSP (Playwright's wait_for_function
+    needs eval); this one keeps it and checks the viewer still starts."""
+    context = browser.new_context()  # type: ignore[attr-defined]
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto(next(iter(reports.values())).as_uri())
+        page.wait_for_load_state("load")
+        assert page.evaluate("typeof window.IRTrace") == "object"
+        assert page.evaluate("document.querySelectorAll('script[src], link[href]').length") == 0
+        assert errors == []
+    finally:
+        context.close()

@@ -1,0 +1,166 @@
+"""``python -m pypto.tools.memory_map DUMP|passes_dump/|BUILD_DIR [-o OUT.html] [-p PASS] [-b BACKEND]``.
+
+Exit codes: 0 success (the report path is printed), 1 a dump the map cannot
+draw or an I/O failure (one line ``pypto-memory-map: error: <what>``), 2
+argument errors (argparse).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from pypto.utils.atomic import atomic_write_text
+
+from .model import MemoryMapError, UnassignedAddressesError, build_map, normalize_backend
+from .render import render_map
+
+PROG = "pypto-memory-map"
+DEFAULT_PASS = "AllocateMemoryAddr"
+DEFAULT_BACKEND = "Ascend910B"
+_TARGET_ARCH = re.compile(r'pto\.target_arch\s*=\s*"([^"]+)"')
+
+
+def _backend(value: str) -> str:
+    name = normalize_backend(value)
+    if name is None:
+        raise argparse.ArgumentTypeError(f"unknown backend {value!r} (choose Ascend910B or Ascend950)")
+    return name
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (``prog`` fixed so both entry points print the same)."""
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description=(
+            "Draw the on-chip memory of a pass dump as one self-contained HTML page: "
+            "address across, lifetime down, the IR beside."
+        ),
+    )
+    p.add_argument(
+        "path", metavar="DUMP|passes_dump/|BUILD_DIR", help="a pass dump, a passes_dump/ directory or a build directory"
+    )
+    p.add_argument("-o", "--output", metavar="OUT.html", help="report path (default: <dump>.memory_map.html)")
+    p.add_argument(
+        "-p",
+        "--pass",
+        dest="pass_name",
+        metavar="PASS",
+        default=DEFAULT_PASS,
+        help=f"in a directory, take the highest-numbered *_after_PASS.py (default: {DEFAULT_PASS})",
+    )
+    p.add_argument(
+        "-b",
+        "--backend",
+        type=_backend,
+        metavar="BACKEND",
+        help="Ascend910B or Ascend950 (default: pto.target_arch of ../ptoas/*.pto, else Ascend910B, marked assumed)",
+    )
+    return p
+
+
+def _numbered(directory: Path, pass_name: str) -> list[tuple[int, Path]]:
+    pat = re.compile(rf"^(\d+)_after_{re.escape(pass_name)}\.py$")
+    out = []
+    for f in directory.iterdir():
+        m = pat.match(f.name)
+        if m and f.is_file():
+            out.append((int(m.group(1)), f))
+    return sorted(out)
+
+
+def find_dump(path: Path, pass_name: str) -> Path:
+    """The dump file ``path`` names: itself, or the highest-numbered
+    ``*_after_<pass_name>.py`` of a ``passes_dump/`` or of a build directory's one."""
+    if not path.exists():
+        raise MemoryMapError(f"no such file or directory: {path}")
+    if path.is_file():
+        if path.suffix != ".py":
+            raise MemoryMapError(f"not a pass dump (expected a .py file): {path}")
+        return path
+    directory = path / "passes_dump" if (path / "passes_dump").is_dir() else path
+    found = _numbered(directory, pass_name)
+    if found:
+        return found[-1][1]
+    if pass_name == DEFAULT_PASS and _numbered(directory, "InitMemRef"):
+        raise MemoryMapError(
+            f"{directory} has no *_after_{DEFAULT_PASS}.py: the build ran with memory_planner=PTOAS, which leaves "
+            "on-chip addresses to ptoas; compile with the default planner (PYPTO) to get a memory map"
+        )
+    if not any(directory.glob("[0-9]*_*.py")):
+        raise MemoryMapError(f"{path} is neither a pass dump, a passes_dump/ directory nor a build directory")
+    raise MemoryMapError(f"{directory} has no *_after_{pass_name}.py")
+
+
+def detect_backend(dump: Path) -> tuple[str, bool, str]:
+    """(backend, assumed, where it came from): ``pto.target_arch`` of the build's
+    ``ptoas/*.pto`` (then ``kernels/**/*.pto``, where upstream builds without
+    ptoas keep them), else Ascend910B, assumed."""
+    build = dump.resolve().parent.parent
+    for pattern in ("ptoas/*.pto", "kernels/**/*.pto"):
+        for pto in sorted(build.glob(pattern)):
+            try:
+                head = pto.read_text(encoding="utf-8", errors="replace")[:4096]
+            except OSError:
+                continue
+            m = _TARGET_ARCH.search(head)
+            if m:
+                name = normalize_backend(m.group(1))
+                rel = pto.relative_to(build).as_posix()
+                if name is not None:
+                    return name, False, f"pto.target_arch = {m.group(1)!r} in {rel}"
+    return DEFAULT_BACKEND, True, "no ptoas/*.pto with pto.target_arch"
+
+
+def _output_path(output: str | None, dump: Path) -> Path:
+    path = Path(output) if output else dump.with_suffix(".memory_map.html")
+    if not path.parent.is_dir():
+        raise MemoryMapError(f"output directory does not exist: {path.parent}")
+    if path.is_dir():
+        raise MemoryMapError(f"output path is a directory: {path}")
+    return path
+
+
+def run(args: argparse.Namespace) -> Path:
+    """Build and write the report; returns its path."""
+    dump = find_dump(Path(args.path), args.pass_name)
+    out = _output_path(args.output, dump)
+    if args.backend:
+        backend, assumed, source = args.backend, False, "-b"
+    else:
+        backend, assumed, source = detect_backend(dump)
+    try:
+        mm = build_map(dump, backend, assumed, source)
+    except UnassignedAddressesError as e:
+        if not _numbered(dump.parent, DEFAULT_PASS) and _numbered(dump.parent, "InitMemRef"):
+            raise MemoryMapError(
+                f"{dump.name}: addresses are not assigned: the build ran with memory_planner=PTOAS (no "
+                f"*_after_{DEFAULT_PASS}.py in {dump.parent.name}/), which leaves on-chip addresses to ptoas; "
+                "compile with the default planner (PYPTO) to get a memory map"
+            ) from e
+        raise
+    html = render_map(mm)
+    try:
+        atomic_write_text(out, html)
+    except OSError as e:
+        raise MemoryMapError(f"cannot write {out}: {e.strerror or e}") from e
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line entry point."""
+    args = build_parser().parse_args(argv)
+    try:
+        out = run(args)
+    except MemoryMapError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 1
+    print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
