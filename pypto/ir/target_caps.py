@@ -1,40 +1,60 @@
 """On-chip buffer capacities of a target, per memory space, in bytes.
 
-a2a3 numbers from ../shared/reference/a2a3-costs.md (perf_sim defaults): UB
-(Vec) 192 KiB, L1 (Mat) 512 KiB, L0A (Left) / L0B (Right) 64 KiB, L0C (Acc)
-128 KiB. Bias, scale and scalar buffers are not in the reference; the values
-below are documented fallbacks. The device issue replaces this table with the
-target described as IR; until then every pass reads capacities from here.
+The numbers come from the target description (``npu.buffer`` ops of
+``pypto/device/targets/a2a3.mlir``, see docs/target.md), so AllocateMemoryAddr,
+LowerPipelineLoops, AutoTileMatmulL0 and the interpreter read one table. A
+``backend`` is a packaged target name (``"a2a3"``), a platform / backend alias
+of it (``"a2a3sim"``, ``"Ascend910B"``) or the path of a user's edited copy of
+a target file.
 """
 
 from __future__ import annotations
 
+import os
+from enum import Enum
+
+from pypto.device.target import Target, TargetError, load_target
 from pypto.dialects.enums import MemorySpace
 
 KIB = 1024
 
-A2A3_CAPACITY: dict[MemorySpace, int] = {
-    MemorySpace.Vec: 192 * KIB,
-    MemorySpace.Mat: 512 * KIB,
-    MemorySpace.Left: 64 * KIB,
-    MemorySpace.Right: 64 * KIB,
-    MemorySpace.Acc: 128 * KIB,
-    MemorySpace.Bias: 1 * KIB,  # fallback
-    MemorySpace.LeftScale: 4 * KIB,  # fallback
-    MemorySpace.RightScale: 4 * KIB,  # fallback
-    MemorySpace.ScalarLocal: 16 * KIB,  # fallback
-}
-
 ALIGNMENT = 32
-"""Byte alignment of every on-chip address (the DMA block size)."""
+"""Byte alignment of every on-chip address (the DMA block size, ``block_bytes`` of a2a3)."""
 
 
-def capacity(space: MemorySpace, backend: str = "a2a3") -> int:
+def target_for_backend(backend: str | os.PathLike[str] = "a2a3") -> Target:
+    """The target a backend name (or target file path) denotes; ValueError if none."""
+    try:
+        return load_target(backend)
+    except TargetError as e:
+        raise ValueError(f"unknown backend {str(backend)!r}: {e}") from None
+
+
+def capacity(space: MemorySpace | str, backend: str | os.PathLike[str] = "a2a3") -> int:
     """Bytes available in ``space`` on ``backend``."""
-    if backend not in ("a2a3", "Ascend910B"):
-        raise ValueError(f"unknown backend {backend!r}")
-    return A2A3_CAPACITY[space]
+    target = target_for_backend(backend)
+    name = space.value if isinstance(space, Enum) else str(space)
+    try:
+        return target.capacity[name]
+    except KeyError:
+        raise ValueError(
+            f"target {target.name} ({target.source}) declares no npu.buffer for memory space {name!r}"
+        ) from None
+
+
+def capacities(backend: str | os.PathLike[str] = "a2a3") -> dict[str, int]:
+    """Every declared memory space's bytes on ``backend``."""
+    return dict(target_for_backend(backend).capacity)
+
+
+def __getattr__(name: str) -> dict[MemorySpace, int]:
+    """``A2A3_CAPACITY`` (kept for old callers): the a2a3 table by MemorySpace."""
+    if name == "A2A3_CAPACITY":
+        caps = load_target("a2a3").capacity
+        return {s: caps[s.value] for s in MemorySpace if s.value in caps}
+    raise AttributeError(name)
 
 
 def align(n: int, alignment: int = ALIGNMENT) -> int:
+    """``n`` rounded up to a multiple of ``alignment``."""
     return (n + alignment - 1) // alignment * alignment

@@ -1,0 +1,295 @@
+"""Device memory of one simulated core: byte-addressed on-chip buffers and GM tensors.
+
+Every on-chip address space (``vec`` = UB, ``mat`` = L1, ``left`` = L0A,
+``right`` = L0B, ``acc`` = L0C, ``bias``, ``scaling``) is one ``uint8`` array
+sized from the target's capacity. A tile is a typed numpy *view* of its bytes
+at ``(address, dtype, shape)``, so two tiles at overlapping addresses really
+share bytes (aliasing and address bugs show up as wrong numbers), and a tile
+that does not fit is an error naming the op.
+
+Layout: a ``blayout=col_major`` tile is stored column-major, a row-major one
+row-major; fractal (NZ box) layouts are not modelled. ``bf16`` is stored as
+its ``uint16`` bit pattern and computed in ``float32``; ``f16`` is computed in
+``float32`` and rounded to ``float16`` on every store.
+
+GM tensors are the caller's numpy arrays: a ``!pto.ptr<T>`` is a flat view
+plus an element offset, views are strided windows (bounds-checked).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    Signedness,
+)
+from xdsl.ir import Attribute
+
+# pto address space -> the target's capacity key (pypto.device.target vocabulary).
+SPACE_KEYS: dict[str, str] = {
+    "vec": "Vec",
+    "mat": "Mat",
+    "left": "Left",
+    "right": "Right",
+    "acc": "Acc",
+    "bias": "Bias",
+    "scaling": "Scaling",
+}
+
+# Allocation alignment when the interpreter itself places a tile (level-2 input): PTOAS plan rules.
+ALIGN: dict[str, int] = {"left": 512, "right": 512, "acc": 512}
+DEFAULT_ALIGN = 32
+
+# a2a3 sizes, used only for spaces the target does not list (pto-dialect.md §6).
+FALLBACK_CAPACITY: dict[str, int] = {
+    "vec": 196608,
+    "mat": 524288,
+    "left": 65536,
+    "right": 65536,
+    "acc": 131072,
+    "bias": 65536,
+    "scaling": 196608,
+}
+
+
+class DeviceError(Exception):
+    """A kernel did something the device cannot do (out-of-bounds address, bad argument, deadlock)."""
+
+
+@dataclass(frozen=True)
+class DType:
+    """An element type: its name in the cost tables, storage and compute numpy dtypes."""
+
+    name: str  # fp32 fp16 bf16 int8 int16 int32 int64 uint8 ... bool
+    storage: np.dtype
+    compute: np.dtype
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element."""
+        return self.storage.itemsize
+
+    @property
+    def is_float(self) -> bool:
+        """Floating-point element type."""
+        return self.name in ("fp32", "fp16", "bf16", "fp64")
+
+
+F32 = DType("fp32", np.dtype(np.float32), np.dtype(np.float32))
+F16 = DType("fp16", np.dtype(np.float16), np.dtype(np.float32))
+BF16 = DType("bf16", np.dtype(np.uint16), np.dtype(np.float32))
+F64 = DType("fp64", np.dtype(np.float64), np.dtype(np.float64))
+
+
+def _int_dtype(width: int, unsigned: bool) -> DType:
+    if width == 1:
+        return DType("bool", np.dtype(np.uint8), np.dtype(np.uint8))
+    np_t = np.dtype(f"{'u' if unsigned else ''}int{width}")
+    return DType(f"{'uint' if unsigned else 'int'}{width}", np_t, np_t)
+
+
+def dtype_of(t: Attribute) -> DType:
+    """The DType of an xDSL element type."""
+    if isinstance(t, Float32Type):
+        return F32
+    if isinstance(t, Float16Type):
+        return F16
+    if isinstance(t, BFloat16Type):
+        return BF16
+    if isinstance(t, Float64Type):
+        return F64
+    if isinstance(t, IntegerType):
+        return _int_dtype(t.width.data, t.signedness.data == Signedness.UNSIGNED)
+    if isinstance(t, IndexType):
+        return _int_dtype(64, False)
+    raise DeviceError(f"unsupported element type {t}")
+
+
+def bf16_to_f32(bits: np.ndarray) -> np.ndarray:
+    """Widen bf16 bit patterns (uint16) to float32."""
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def f32_to_bf16(values: np.ndarray) -> np.ndarray:
+    """Round float32 to bf16 (nearest, ties to even) and return the uint16 bit patterns."""
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    rounded = (bits + (((bits >> 16) & 1) + 0x7FFF)) >> 16
+    nan = np.isnan(values)
+    out = rounded.astype(np.uint16)
+    if nan.any():
+        out[nan] = 0x7FC0
+    return out
+
+
+def to_compute(raw: np.ndarray, dt: DType) -> np.ndarray:
+    """Stored elements -> a compute-dtype copy."""
+    if dt is BF16:
+        return bf16_to_f32(raw)
+    return raw.astype(dt.compute, copy=True)
+
+
+def to_storage(values: np.ndarray | float | int, dt: DType) -> np.ndarray:
+    """Compute values -> stored elements (bf16 rounded to nearest even, floats cast)."""
+    arr = np.asarray(values)
+    if dt is BF16:
+        return f32_to_bf16(arr.astype(np.float32))
+    return arr.astype(dt.storage, copy=False)
+
+
+@dataclass(eq=False)
+class TileRef:
+    """The runtime value of a ``!pto.tile_buf`` (or address-space memref): where a tile lives."""
+
+    space: str
+    addr: int
+    dtype: DType
+    rows: int
+    cols: int
+    valid: tuple[int, int]
+    col_major: bool = False
+
+    @property
+    def nbytes(self) -> int:
+        """Physical size in bytes."""
+        return self.rows * self.cols * self.dtype.itemsize
+
+    def byte_range(self) -> tuple[int, int]:
+        """``[lo, hi)`` bytes of its space the tile occupies."""
+        return self.addr, self.addr + self.nbytes
+
+
+@dataclass
+class GmPtr:
+    """A ``!pto.ptr<T>``: the caller's array (flat) and an element offset."""
+
+    flat: np.ndarray
+    offset: int
+    dtype: DType
+
+
+@dataclass
+class TensorView:
+    """A ``!pto.tensor_view``: a pointer with shape and element strides."""
+
+    ptr: GmPtr
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+
+
+@dataclass
+class PartitionView:
+    """A ``!pto.partition_tensor_view``: a strided window of GM."""
+
+    ptr: GmPtr
+    offset: int
+    sizes: tuple[int, ...]
+    strides: tuple[int, ...]
+
+    def window(self) -> np.ndarray:
+        """The window as a writable strided numpy view of the caller's array (bounds-checked)."""
+        flat = self.ptr.flat
+        start = self.ptr.offset + self.offset
+        last = start + sum((s - 1) * st for s, st in zip(self.sizes, self.strides, strict=True) if s > 0)
+        first = start + sum((s - 1) * st for s, st in zip(self.sizes, self.strides, strict=True) if st < 0 and s > 0)
+        if start < 0 or first < 0 or last >= flat.size or min(self.sizes, default=1) < 0:
+            raise DeviceError(
+                f"GM window offset {start} sizes {list(self.sizes)} strides {list(self.strides)} is outside the "
+                f"argument of {flat.size} elements"
+            )
+        item = flat.itemsize
+        if flat.flags.c_contiguous and min(self.strides, default=0) >= 0:
+            return np.ndarray(self.sizes, flat.dtype, flat, start * item, tuple(s * item for s in self.strides))
+        return as_strided(flat[start:], shape=self.sizes, strides=tuple(s * item for s in self.strides))
+
+
+def view_2d(shape: tuple[int, ...]) -> tuple[int, int]:
+    """Collapse an N-D partition shape to (rows, cols) as tload/tstore do."""
+    if not shape:
+        return 1, 1
+    rows = 1
+    for d in shape[:-1]:
+        rows *= d
+    return rows, shape[-1]
+
+
+@dataclass
+class CoreMemory:
+    """The on-chip buffers of one core, plus the interpreter's own placement of unaddressed tiles."""
+
+    capacity: dict[str, int]
+    buffers: dict[str, np.ndarray] = field(default_factory=dict)
+    _next_free: dict[str, int] = field(default_factory=dict)
+    _placed: dict[object, int] = field(default_factory=dict)
+
+    @staticmethod
+    def for_target(target_capacity: dict[str, int] | None) -> CoreMemory:
+        """Capacities by pto space from the target's (``Vec``, ``Mat``...) table."""
+        caps = dict(FALLBACK_CAPACITY)
+        for space, key in SPACE_KEYS.items():
+            if target_capacity and key in target_capacity:
+                caps[space] = int(target_capacity[key])
+        return CoreMemory(caps)
+
+    def buffer(self, space: str) -> np.ndarray:
+        """The byte array of a space (zero-filled on first use)."""
+        buf = self.buffers.get(space)
+        if buf is None:
+            if space not in self.capacity:
+                raise DeviceError(f"no on-chip address space {space!r}")
+            buf = np.zeros(self.capacity[space], dtype=np.uint8)
+            self.buffers[space] = buf
+        return buf
+
+    def place(self, key: object, space: str, nbytes: int) -> int:
+        """An address for an allocation without ``addr`` (bump allocator; same key -> same address)."""
+        if key in self._placed:
+            return self._placed[key]
+        align = ALIGN.get(space, DEFAULT_ALIGN)
+        start = -(-self._next_free.get(space, 0) // align) * align
+        if start + nbytes > self.capacity.get(space, 0):
+            raise DeviceError(
+                f"{space} is full: {nbytes} more bytes at {start} exceed its {self.capacity.get(space, 0)}"
+            )
+        self._next_free[space] = start + nbytes
+        self._placed[key] = start
+        return start
+
+    def reserve(self, space: str, end: int) -> None:
+        """Keep the interpreter's own placements above a user-given address range."""
+        self._next_free[space] = max(self._next_free.get(space, 0), end)
+
+    def raw(self, tile: TileRef) -> np.ndarray:
+        """The tile's stored elements as a writable (rows, cols) view of its bytes."""
+        lo, hi = tile.byte_range()
+        buf = self.buffer(tile.space)
+        if lo < 0 or hi > buf.size:
+            raise DeviceError(
+                f"tile {tile.rows}x{tile.cols}x{tile.dtype.name} at {tile.space}[{lo}:{hi}] exceeds the "
+                f"{buf.size}-byte {tile.space} buffer"
+            )
+        flat = buf[lo:hi].view(tile.dtype.storage)
+        if tile.col_major:
+            return flat.reshape(tile.cols, tile.rows).T
+        return flat.reshape(tile.rows, tile.cols)
+
+    def read(self, tile: TileRef) -> np.ndarray:
+        """A compute-dtype copy of the tile's valid region."""
+        vr, vc = tile.valid
+        return to_compute(self.raw(tile)[:vr, :vc], tile.dtype)
+
+    def write(
+        self, tile: TileRef, values: np.ndarray | float | int, rows: int | None = None, cols: int | None = None
+    ) -> None:
+        """Store compute values into the valid region (or the first ``rows`` x ``cols``)."""
+        vr, vc = tile.valid
+        r = vr if rows is None else rows
+        c = vc if cols is None else cols
+        self.raw(tile)[:r, :c] = to_storage(values, tile.dtype)

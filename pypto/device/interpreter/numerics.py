@@ -1,0 +1,103 @@
+"""Tile math in numpy: the element-wise, scalar, unary, reduction, expand and conversion kernels.
+
+Values arrive in their compute dtype (float32 for fp32/fp16/bf16 tiles, the
+integer dtype for integer tiles) and results are rounded to the destination's
+storage type by :func:`pypto.device.interpreter.memory.to_storage`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+Binary = Callable[[np.ndarray, np.ndarray], np.ndarray]
+Unary = Callable[[np.ndarray], np.ndarray]
+
+
+def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if np.issubdtype(a.dtype, np.integer):
+        with np.errstate(all="ignore"):
+            q = np.trunc(np.true_divide(a, np.where(b == 0, 1, b)))
+        return q.astype(a.dtype)
+    return np.true_divide(a, b)
+
+
+def _rem(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if np.issubdtype(np.asarray(a).dtype, np.integer):
+        return np.fmod(a, np.where(np.asarray(b) == 0, 1, b))
+    return np.fmod(a, b)
+
+
+BINARY: dict[str, Binary] = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": _div,
+    "max": np.maximum,
+    "min": np.minimum,
+    "rem": _rem,
+    "and": np.bitwise_and,
+    "or": np.bitwise_or,
+    "xor": np.bitwise_xor,
+    "shl": np.left_shift,
+    "shr": np.right_shift,
+}
+"""``t<k>`` / ``t<k>s`` / ``tpart<k>`` / ``trowexpand<k>`` / ``tcolexpand<k>`` by ``k``."""
+
+BINARY["expdif"] = lambda a, b: np.exp(a - b)
+BINARY["lrelu"] = lambda a, s: np.where(a > 0, a, a * s)
+
+UNARY: dict[str, Unary] = {
+    "abs": np.abs,
+    "neg": np.negative,
+    "exp": np.exp,
+    "log": np.log,
+    "sqrt": np.sqrt,
+    "rsqrt": lambda a: 1 / np.sqrt(a),
+    "recip": lambda a: 1 / a,
+    "relu": lambda a: np.maximum(a, 0),
+    "not": np.invert,
+    "fillpad": lambda a: a,
+}
+
+ROW_REDUCE: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "sum": lambda a: a.sum(axis=1, keepdims=True, dtype=a.dtype),
+    "max": lambda a: a.max(axis=1, keepdims=True),
+    "min": lambda a: a.min(axis=1, keepdims=True),
+    "prod": lambda a: a.prod(axis=1, keepdims=True, dtype=a.dtype),
+    "argmax": lambda a: a.argmax(axis=1)[:, None],
+    "argmin": lambda a: a.argmin(axis=1)[:, None],
+}
+
+COL_REDUCE: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "sum": lambda a: a.sum(axis=0, keepdims=True, dtype=a.dtype),
+    "max": lambda a: a.max(axis=0, keepdims=True),
+    "min": lambda a: a.min(axis=0, keepdims=True),
+}
+
+CMP: dict[str, Binary] = {
+    "eq": np.equal,
+    "ne": np.not_equal,
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+}
+
+
+def round_to_int(values: np.ndarray, mode: str, dtype: np.dtype) -> np.ndarray:
+    """Float -> integer with a PTO round mode, saturating to the integer range."""
+    if mode in ("FLOOR",):
+        r = np.floor(values)
+    elif mode == "CEIL":
+        r = np.ceil(values)
+    elif mode == "TRUNC":
+        r = np.trunc(values)
+    elif mode == "ROUND":
+        r = np.sign(values) * np.floor(np.abs(values) + 0.5)
+    else:  # RINT, CAST_RINT, NONE, ODD: nearest, ties to even
+        r = np.rint(values)
+    info = np.iinfo(dtype)
+    r = np.nan_to_num(r, nan=0.0, posinf=info.max, neginf=info.min)
+    return np.clip(r, info.min, info.max).astype(dtype)

@@ -1,0 +1,243 @@
+"""Run one pto kernel on one simulated core: ``run_kernel(module_or_path, func_name, args)``.
+
+::
+
+    run = run_kernel("add_incore_0.pto", None, [a, b, out])     # numpy arrays for !pto.ptr args
+    run.cycles, run.per_pipe_busy, run.records[0], run.races
+
+GM pointer arguments are the caller's numpy arrays (same element width as the
+pointer type: float32 for f32, float16 for f16, the uint16 bit patterns for
+bf16 -- see :func:`~pypto.device.interpreter.memory.f32_to_bf16` -- and the
+integer dtypes), and outputs are written into them in place. Scalars are
+Python ints/floats/bools.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.arith import ConstantOp
+from xdsl.dialects.builtin import AnyFloat, IntegerAttr, ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.interpreter import Interpreter
+from xdsl.interpreters.arith import ArithFunctions
+from xdsl.interpreters.builtin import BuiltinFunctions
+from xdsl.interpreters.func import FuncFunctions
+from xdsl.interpreters.scf import ScfFunctions
+from xdsl.ir import Operation, SSAValue
+
+from pypto.ptoas.dialect.tile_ops import AllocTileOp
+from pypto.ptoas.dialect.types import PtrType, TileBufType
+from pypto.ptoas.dialect.view_ops import MakeTensorViewOp
+from pypto.ptoas.pto_text import parse_pto_with_source_map
+
+from .core import CoreState
+from .costs import CostModel, TargetLike
+from .memory import BF16, CoreMemory, DeviceError, GmPtr, dtype_of, f32_to_bf16
+from .pto_impls import ArithExtraFunctions, PTOFunctions, tile_ref
+from .races import Race, RaceDetector
+from .timing import InstrRecord
+
+
+@dataclass
+class KernelRun:
+    """The outcome of one kernel run.
+
+    ``records``: one :class:`InstrRecord` per executed instruction, in
+    execution order; ``cycles``: end of the last one; ``per_pipe_busy``:
+    busy cycles per target pipe; ``races``: sync races found (empty when not
+    checked); ``problems``: other run-time findings (a wait with no signal);
+    ``prints``: ``tprint`` output.
+    """
+
+    records: list[InstrRecord]
+    cycles: int
+    per_pipe_busy: dict[str, int]
+    races: list[Race] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    prints: list[str] = field(default_factory=list)
+    clock_hz: float = 1.85e9
+
+    @property
+    def race_messages(self) -> list[str]:
+        """One line per race."""
+        return [r.message() for r in self.races]
+
+    @property
+    def time_us(self) -> float:
+        """``cycles`` in microseconds at the target clock."""
+        return self.cycles * 1e6 / self.clock_hz
+
+
+def load_module(module_or_path: ModuleOp | str | Path) -> tuple[ModuleOp, dict[Operation, tuple[int, int]], str]:
+    """(module, op positions in the ``.pto`` text, file name) of a module, a path or ``.pto`` text."""
+    if isinstance(module_or_path, ModuleOp):
+        return module_or_path, {}, "<module>"
+    text: str
+    name: str
+    if isinstance(module_or_path, Path) or "\n" not in module_or_path and Path(module_or_path).is_file():
+        path = Path(module_or_path)
+        text, name = path.read_text(encoding="utf-8"), path.name
+    else:
+        text, name = module_or_path, "<pto>"
+    module, source_map = parse_pto_with_source_map(text, name)
+    return module, dict(source_map.positions), name
+
+
+def find_kernel(module: ModuleOp, func_name: str | None = None) -> FuncOp:
+    """The named function, else the ``pto.entry`` one, else the first with a body."""
+    funcs = [op for op in module.walk() if isinstance(op, FuncOp) and op.body.blocks]
+    if func_name is not None:
+        for f in funcs:
+            if f.sym_name.data == func_name:
+                return f
+        raise DeviceError(f"no function @{func_name} (have {', '.join('@' + f.sym_name.data for f in funcs)})")
+    for f in funcs:
+        if "pto.entry" in f.attributes:
+            return f
+    if not funcs:
+        raise DeviceError("the module has no function with a body")
+    return funcs[0]
+
+
+def _bind_args(func: FuncOp, args: Sequence[Any]) -> tuple[Any, ...]:
+    """Python values for the function's arguments (GM arrays become flat views)."""
+    inputs = func.function_type.inputs.data
+    if len(args) != len(inputs):
+        raise DeviceError(f"@{func.sym_name.data} takes {len(inputs)} arguments, got {len(args)}")
+    values: list[Any] = []
+    for i, (t, a) in enumerate(zip(inputs, args, strict=True)):
+        if isinstance(t, PtrType):
+            dt = dtype_of(t.element_type)
+            if not isinstance(a, np.ndarray):
+                raise DeviceError(f"argument {i} ({t}) needs a numpy array, got {type(a).__name__}")
+            if a.dtype.itemsize != dt.itemsize or (dt.is_float and dt is not BF16 and a.dtype.kind != "f"):
+                raise DeviceError(f"argument {i} ({t}) needs {dt.storage} elements, got {a.dtype}")
+            flat = a.reshape(-1)
+            if a.size and not np.shares_memory(flat, a):
+                raise DeviceError(f"argument {i} must be contiguous (outputs are written in place)")
+            values.append(GmPtr(flat, 0, dt))
+        elif isinstance(a, np.ndarray):
+            raise DeviceError(f"argument {i} is a scalar ({t}), got an array")
+        else:
+            values.append(a.item() if isinstance(a, np.generic) else a)
+    return tuple(values)
+
+
+def _const(v: SSAValue) -> int | None:
+    owner = v.owner
+    if isinstance(owner, ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def _reserve_fixed(module: ModuleOp, memory: CoreMemory) -> None:
+    """Keep the interpreter's own placements clear of every constant ``addr =``."""
+    for op in module.walk():
+        if isinstance(op, AllocTileOp) and op.addr is not None:
+            addr = _const(op.addr)
+            if addr is not None and isinstance(op.result.type, TileBufType):
+                t = tile_ref(op.result.type, addr)
+                memory.reserve(t.space, addr + t.nbytes)
+
+
+@cache
+def default_target() -> TargetLike:
+    """``pypto.device.target.load_target("a2a3")`` (loaded once per process)."""
+    from pypto.device.target import load_target  # the target package is another module's; imported on use
+
+    return load_target("a2a3")
+
+
+def make_interpreter(module: ModuleOp, core: CoreState) -> Interpreter:
+    """An xDSL interpreter with func/arith/scf/builtin and the pto implementations on ``core``."""
+    interp = Interpreter(module, index_bitwidth=64)
+    for fns in (FuncFunctions(), ArithFunctions(), ScfFunctions(), BuiltinFunctions()):
+        interp.register_implementations(fns)
+    interp.register_implementations(ArithExtraFunctions(), override=True)
+    interp.register_implementations(PTOFunctions(core))
+    return interp
+
+
+def run_kernel(
+    module_or_path: ModuleOp | str | Path,
+    func_name: str | None = None,
+    args: Sequence[np.ndarray | int | float] = (),
+    *,
+    target: TargetLike | None = None,
+    check_races: bool = True,
+    positions: dict[Operation, tuple[int, int]] | None = None,
+    pto_file: str | None = None,
+) -> KernelRun:
+    """Interpret one kernel function on one core; outputs land in the GM arrays of ``args``.
+
+    ``positions``/``pto_file`` give ``.pto`` locations for an already parsed
+    module (``parse_pto_with_source_map``); a path or text is parsed here.
+    """
+    module, found, name = load_module(module_or_path)
+    target = target or default_target()
+    func = find_kernel(module, func_name)
+    memory = CoreMemory.for_target(getattr(target, "capacity", None))
+    _reserve_fixed(module, memory)
+    core = CoreState(
+        memory,
+        CostModel(target),
+        positions if positions is not None else found,
+        pto_file or name,
+        RaceDetector(memory.capacity) if check_races else None,
+    )
+    interp = make_interpreter(module, core)
+    interp.call_op(func, _bind_args(func, args))
+    tl = core.timeline
+    return KernelRun(
+        tl.records,
+        tl.cycles,
+        tl.per_pipe_busy(),
+        list(core.races.races) if core.races is not None else [],
+        list(tl.problems),
+        list(core.prints),
+        float(getattr(target, "clock_hz", 1.85e9)),
+    )
+
+
+def example_args(
+    module_or_path: ModuleOp | str | Path, func_name: str | None = None, seed: int = 0, scalar: int | float = 1
+) -> list[Any]:
+    """Random inputs for a kernel: GM arrays as large as its tensor views reach, scalars = ``scalar``.
+
+    Floats are standard normal (fp16/bf16 rounded from fp32; bf16 as uint16
+    bits), integers in [-8, 8). A pointer with no constant-shaped view gets
+    4096 elements.
+    """
+    module, _, _ = load_module(module_or_path)
+    func = find_kernel(module, func_name)
+    rng = np.random.default_rng(seed)
+    need: dict[SSAValue, int] = {}
+    for op in func.walk():
+        if isinstance(op, MakeTensorViewOp):
+            dims = [_const(v) for v in op.shape]
+            strides = [_const(v) for v in op.strides]
+            if None in dims or None in strides:
+                continue
+            span = 1 + sum((d - 1) * s for d, s in zip(dims, strides, strict=True) if d and s)  # type: ignore[operator]
+            need[op.ptr] = max(need.get(op.ptr, 0), span)
+    out: list[Any] = []
+    for arg, t in zip(func.body.blocks[0].args, func.function_type.inputs.data, strict=True):
+        if isinstance(t, PtrType):
+            dt = dtype_of(t.element_type)
+            n = need.get(arg, 4096)
+            if dt.is_float:
+                x = rng.standard_normal(n).astype(np.float32)
+                out.append(f32_to_bf16(x) if dt is BF16 else x.astype(dt.storage))
+            else:
+                out.append(rng.integers(-8, 8, n).astype(dt.storage))
+        elif isinstance(t, AnyFloat):
+            out.append(float(scalar))
+        else:
+            out.append(int(scalar))
+    return out

@@ -1,0 +1,170 @@
+"""perf_sim-style timing: per-pipe in-order queues running concurrently, and per-instruction records.
+
+Model (a2a3-costs.md §3, §8; pto-isa ``cm/perf_sim``):
+
+- every pipe is an in-order queue; an instruction starts when the previous one
+  of its pipe has ended (and after any wait entry before it in that queue) and
+  lasts its cost in cycles; different pipes overlap freely;
+- ``set_flag(P, Q, e)`` is a SIGNAL entry in P's queue: it fires when P's
+  earlier work is done and is counted on the (P, Q, e) flag;
+- ``wait_flag(P, Q, e)`` is a WAIT entry in Q's queue: Q's later work starts
+  no earlier than the oldest uncounted signal of (P, Q, e), which it consumes.
+  A wait with no signal before it in program order would block forever; it
+  is reported in :attr:`Timeline.problems` and does not stall;
+- ``pipe_barrier(P)`` is an entry in P's queue (the queue is already in order);
+  ``pipe_barrier(PIPE_ALL)`` drains every pipe: later work on any pipe starts
+  after all earlier work has ended.
+
+Sync entries last ``target.sync_cycles(instr)`` (0 in perf_sim).
+
+A :class:`InstrRecord` per executed instruction (sync entries included) holds
+its pipe, start and end cycle, op, ``.pto`` location and DSL location.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import asdict, dataclass, field
+
+from pypto.ptoas.dialect.attrs import Pipe
+
+from .costs import TARGET_PIPE
+
+
+@dataclass(slots=True)
+class InstrRecord:
+    """One executed instruction.
+
+    ``index`` is its position in execution order; ``pipe`` the target's pipe
+    name (``VECTOR``...), ``hw_pipe`` the PTOAS one (``PIPE_V``...); ``start``
+    and ``end`` are cycles from kernel start (``end - start`` = its cost);
+    ``op`` the pto op name, ``instr`` the PTO instruction (``TADD``); ``kind``
+    ``compute`` | ``transfer`` | ``signal`` | ``wait`` | ``barrier``;
+    ``pto_loc`` ``file:line:col`` in the ``.pto`` text, ``dsl_loc`` the op's
+    ``loc(...)`` (``kernels.py:12:5``), each None when unknown; ``detail`` a
+    short operand summary (shape/dtype or flag).
+    """
+
+    index: int
+    op: str
+    instr: str
+    pipe: str
+    hw_pipe: str
+    start: int
+    end: int
+    kind: str
+    pto_loc: str | None = None
+    dsl_loc: str | None = None
+    detail: str = ""
+
+    @property
+    def cycles(self) -> int:
+        """Duration."""
+        return self.end - self.start
+
+    def to_json(self) -> dict[str, object]:
+        """A plain dict (for JSON artefacts)."""
+        return asdict(self)
+
+
+@dataclass
+class Timeline:
+    """The per-pipe queues of one core."""
+
+    free: dict[Pipe, int] = field(default_factory=dict)
+    signals: dict[tuple[Pipe, Pipe, int], deque[int]] = field(default_factory=dict)
+    records: list[InstrRecord] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def _add(
+        self,
+        op: str,
+        instr: str,
+        pipe: Pipe,
+        start: int,
+        end: int,
+        kind: str,
+        locs: tuple[str | None, str | None],
+        detail: str,
+    ) -> InstrRecord:
+        rec = InstrRecord(
+            len(self.records),
+            op,
+            instr,
+            TARGET_PIPE.get(pipe, pipe.value),
+            pipe.value,
+            start,
+            end,
+            kind,
+            locs[0],
+            locs[1],
+            detail,
+        )
+        self.records.append(rec)
+        return rec
+
+    def issue(
+        self,
+        op: str,
+        instr: str,
+        pipe: Pipe,
+        cycles: int,
+        kind: str,
+        locs: tuple[str | None, str | None],
+        detail: str = "",
+    ) -> InstrRecord:
+        """An instruction on ``pipe`` lasting ``cycles``."""
+        start = self.free.get(pipe, 0)
+        end = start + cycles
+        self.free[pipe] = end
+        return self._add(op, instr, pipe, start, end, kind, locs, detail)
+
+    def signal(
+        self, op: str, src: Pipe, dst: Pipe, event: int, cycles: int, locs: tuple[str | None, str | None]
+    ) -> InstrRecord:
+        """``set_flag``: a SIGNAL entry in ``src``'s queue."""
+        rec = self.issue(op, "SET_FLAG", src, cycles, "signal", locs, f"{src.value}->{dst.value} e{event}")
+        self.signals.setdefault((src, dst, event), deque()).append(rec.end)
+        return rec
+
+    def wait(
+        self, op: str, src: Pipe, dst: Pipe, event: int, cycles: int, locs: tuple[str | None, str | None]
+    ) -> InstrRecord:
+        """``wait_flag``: a WAIT entry in ``dst``'s queue, consuming the oldest signal."""
+        pending = self.signals.get((src, dst, event))
+        start = self.free.get(dst, 0)
+        if pending:
+            start = max(start, pending.popleft())
+        else:
+            where = locs[1] or locs[0] or "?"
+            self.problems.append(
+                f"wait_flag[{src.value}, {dst.value}, EVENT_ID{event}] at {where} has no set_flag before it (would block)"
+            )
+        end = start + cycles
+        self.free[dst] = end
+        return self._add(op, "WAIT_FLAG", dst, start, end, "wait", locs, f"{src.value}->{dst.value} e{event}")
+
+    def barrier(self, op: str, pipe: Pipe, cycles: int, locs: tuple[str | None, str | None]) -> InstrRecord:
+        """``pipe_barrier``: an entry in ``pipe``'s queue; ``PIPE_ALL`` drains every pipe."""
+        if pipe != Pipe.PIPE_ALL:
+            return self.issue(op, "PIPE_BARRIER", pipe, cycles, "barrier", locs, pipe.value)
+        start = max(self.free.values(), default=0)
+        end = start + cycles
+        for p in list(self.free):
+            self.free[p] = end
+        self.free[Pipe.PIPE_S] = end
+        rec = self._add(op, "PIPE_BARRIER", Pipe.PIPE_S, start, end, "barrier", locs, "PIPE_ALL")
+        rec.hw_pipe = Pipe.PIPE_ALL.value
+        return rec
+
+    @property
+    def cycles(self) -> int:
+        """End of the last instruction."""
+        return max((r.end for r in self.records), default=0)
+
+    def per_pipe_busy(self) -> dict[str, int]:
+        """Total busy cycles per target pipe name (sync entries count their own cost)."""
+        busy: dict[str, int] = {}
+        for r in self.records:
+            busy[r.pipe] = busy.get(r.pipe, 0) + (r.end - r.start)
+        return busy
