@@ -93,6 +93,32 @@ class K:
     assert ret is not None and ret.operands[0] is at.res[0]
 
 
+def test_scope_in_a_loop_yields_only_what_the_next_iteration_or_later_code_reads() -> None:
+    """Names a loop body assigns before reading (k0, a_k, partial) are not live
+    at the back edge, so a pl.at in the loop does not yield them."""
+    program = pl.parse(
+        f"""import pypto.language as pl
+
+@pl.program
+class K:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def f(self, a: pl.Tensor[[128, 512], pl.FP32], b: pl.Tensor[[512, 128], pl.FP32], c: pl.Out[{T}]) -> {T}:
+        for ks in pl.parallel(0, 4):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="split_k"):
+                k0 = ks * 128
+                a_k = a[:, k0 : k0 + 128]
+                partial = pl.matmul(a_k, b[k0 : k0 + 128, :], out_dtype=pl.FP32)
+                c = pl.assemble(c, partial, [0, 0], atomic=pl.AtomicType.Add)
+        return c
+"""
+    )
+    program.verify()
+    at = ops_of(program, AtOp)[0]
+    assert [r.name_hint for r in at.res] == ["c"]
+    loop = ops_of(program, scf.ForOp)[0]
+    assert [v.name_hint for v in loop.iter_args] == ["c"]
+
+
 def test_explicit_init_values_and_loop_kinds() -> None:
     program = pl.parse(
         f"""import pypto.language as pl

@@ -115,6 +115,27 @@ def loaded_names(nodes: Iterable[ast.AST]) -> set[str]:
     return out
 
 
+def upward_exposed(stmts: Iterable[ast.stmt]) -> set[str]:
+    """Names these statements may read before assigning them (the names live
+    at their entry, e.g. at a loop's back edge). Straight-line assignments and
+    ``with`` bodies (which always run) define names; a name assigned only
+    inside a nested loop or branch is not considered defined after it."""
+    defined: set[str] = set()
+    exposed: set[str] = set()
+    for s in stmts:
+        if isinstance(s, ast.With):
+            exposed |= loaded_names(s.items) - defined
+            exposed |= upward_exposed(s.body) - defined
+            defined |= set(assigned_names(s.body))
+            continue
+        exposed |= loaded_names([s]) - defined
+        if isinstance(s, ast.AugAssign):
+            exposed |= set(assigned_names([s])) - defined
+        if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            defined |= set(assigned_names([s]))
+    return exposed
+
+
 def set_name(v: SSAValue, name: str) -> None:
     """Give ``v`` the name hint ``name``. xDSL drops a trailing ``_<digits>``
     (``mem_vec_3`` -> ``mem_vec``), as its MLIR parser does, so both text forms

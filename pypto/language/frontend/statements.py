@@ -23,7 +23,7 @@ from pypto.errors import (
 )
 
 from .constexpr import NotConstant, evaluate
-from .scopes import Scope, assigned_names, loaded_names, set_name
+from .scopes import Scope, assigned_names, loaded_names, set_name, upward_exposed
 from .source import dotted
 from .sugar import OPS
 
@@ -289,7 +289,8 @@ class StmtMixin:
             idx_node = s.target
         if not isinstance(idx_node, ast.Name):
             raise self.fail(UnsupportedFeatureError, "the loop variable must be a name", idx_node)
-        body_live = live_after | loaded_names(s.body)
+        # Live at the back edge: what the next iteration reads before writing.
+        body_live = live_after | upward_exposed(s.body)
         # With explicit init_values the loop is in SSA form: no implicit carries.
         implicit = [
             n for n in assigned_names(s.body)
