@@ -12,8 +12,12 @@ Rendering (the shape PyPTO's pass logs use)::
 from __future__ import annotations
 
 import linecache
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
 class Severity(StrEnum):
@@ -60,12 +64,17 @@ class Diagnostic:
     pass_name: str | None = None
     """The pass that emitted it (stamped by the PassManager)."""
 
-    def render(self) -> str:
+    def render(self, display: Callable[[str], str] | None = None) -> str:
+        """``file:line:col: <severity>: <message> [<rule>]``, the source line
+        with a caret, hint and note; ``display`` maps the file name (e.g. to a
+        relative path). Without a source line: ``file: <severity>: ...``."""
         rule = f" [{self.rule}]" if self.rule else ""
-        where = f"{self.span}: " if self.span else ""
-        out = [f"{where}{self.severity.value}: {self.message}{rule}"]
+        excerpt = source_excerpt(self.span, self.source_lines) if self.span is not None else []
+        where = ""
         if self.span is not None:
-            out.extend(source_excerpt(self.span, self.source_lines))
+            name = display(self.span.filename) if display else self.span.filename
+            where = f"{name}:{self.span.line}:{self.span.col}: " if excerpt or display is None else f"{name}: "
+        out = [f"{where}{self.severity.value}: {self.message}{rule}", *excerpt]
         if self.hint:
             out.append(f"hint: {self.hint}")
         if self.note:
@@ -87,8 +96,11 @@ def source_excerpt(span: SourceSpan, lines: list[str] | None = None) -> list[str
     start = max(span.col - 1, 0)
     if span.end_line in (None, span.line) and span.end_col and span.end_col > span.col:
         width = span.end_col - span.col
-    else:
-        width = max(len(text) - start, 1) if span.end_line not in (None, span.line) else 1
+    elif span.end_line not in (None, span.line):
+        width = max(len(text) - start, 1)
+    else:  # no end: underline the identifier at the column, if any
+        m = _IDENT.match(text, start)
+        width = m.end() - start if m else 1
     caret = "^" + "~" * (width - 1)
     return [f" {num} | {text}", f" {pad} | {' ' * start}{caret}"]
 

@@ -8,20 +8,19 @@
 - on a failure, ``NN_failed_<PassName>.py`` (the failing pass's input, i.e.
   the previous dump's text) and ``reproducer`` (see :mod:`pypto.ir.resume`).
 
-Every file is written by rename (:func:`write_replace`): never seen half written.
+Every file is written atomically (``atomic_write_text``): never seen half written.
 """
 
 from __future__ import annotations
 
-import linecache
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from xdsl.ir import Operation
 
-from pypto.diagnostics import Diagnostic, Severity
+from pypto.diagnostics import Diagnostic
+from pypto.utils.atomic import atomic_write_text
 
 from .passes.base import PyPTOPass
 from .program import PassDumpLevel, Program
@@ -29,22 +28,6 @@ from .program import PassDumpLevel, Program
 DUMP_DIR = "passes_dump"
 FRONTEND_FILE = "00_frontend.py"
 REPRODUCER_FILE = "reproducer"
-_IDENT = re.compile(r"[A-Za-z_]\w*")
-
-
-def write_replace(path: Path, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path`` and rename it over
-    ``path``: readers never see a partial dump. Unlike
-    :func:`~pypto.utils.atomic.atomic_write_text` there is no ``fsync``
-    (dumps are cheap to regenerate; 50 fsyncs per compile dominated its
-    cost)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def fingerprint(op: Operation) -> list[object]:
@@ -97,34 +80,10 @@ def display_path(filename: str) -> str:
 
 
 def format_warning_log(d: Diagnostic) -> str:
-    """One warning of a pass ``.log``: ``<relpath>:<l>:<c>: warning: <msg> [<rule>]``,
-    the source line and a caret under the name at the column; without a
-    location (or source line), ``<relpath>: warning: <msg> [<rule>]``."""
-    rule = f" [{d.rule}]" if d.rule else ""
-    sev = d.severity.value if d.severity is not Severity.REMARK else "remark"
-    if d.span is None:
-        return f"<unknown>: {sev}: {d.message}{rule}"
-    path = display_path(d.span.filename)
-    text = ""
-    if d.source_lines is not None and 0 < d.span.line <= len(d.source_lines):
-        text = d.source_lines[d.span.line - 1]
-    else:
-        text = linecache.getline(d.span.filename, d.span.line)
-    text = text.rstrip("\n")
-    if not text:
-        return f"{path}: {sev}: {d.message}{rule}"
-    start = max(d.span.col - 1, 0)
-    m = _IDENT.match(text, start)
-    width = (d.span.end_col - d.span.col) if d.span.end_col and d.span.end_col > d.span.col else None
-    width = width or (m.end() - start if m else 1)
-    num = str(d.span.line)
-    return "\n".join(
-        [
-            f"{path}:{d.span.line}:{d.span.col}: {sev}: {d.message}{rule}",
-            f" {num} | {text}",
-            f" {' ' * len(num)} | {' ' * start}^{'~' * (width - 1)}",
-        ]
-    )
+    """One warning of a pass ``.log`` (pl-dsl.md §5): the diagnostic rendered
+    with its path relative to the working directory; without a location or
+    source line, ``<relpath>: warning: <msg> [<rule>]``."""
+    return d.render(display_path)
 
 
 class DumpWriter:
@@ -150,7 +109,7 @@ class DumpWriter:
     def _write_text(self, name: str, text: str) -> Path:
         self.directory.mkdir(parents=True, exist_ok=True)
         path = self.directory / name
-        write_replace(path, text)
+        atomic_write_text(path, text, durable=False)
         return path
 
     def _write(self, name: str, program: Program) -> Path | None:

@@ -164,7 +164,11 @@ def run_checks(module: ModuleOp, phase: DiagnosticPhase, policy: DiagnosticPolic
 
     out: list[Diagnostic] = []
     for c in _CHECKS:
-        if c.phase is not phase or c.name in policy.disabled or not (c.hint or phase is policy.phase):
+        if c.name in policy.disabled:
+            continue
+        # A hint check runs at its own phase; a warning check at the phase the
+        # compile's diagnostic_phase selects (its registered phase is a default).
+        if (c.hint and c.phase is not phase) or (not c.hint and phase is not policy.phase):
             continue
         with collecting() as got:
             c.fn(module)

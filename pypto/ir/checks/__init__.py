@@ -37,6 +37,12 @@ from pypto.ir.perf_hints import DiagnosticPhase, register_check
 from .tile_granularity import CODE as PH001
 from .tile_granularity import RULE as TILE_INNERMOST_DIM_GRANULARITY
 from .tile_granularity import check_tile_granularity
+from .warnings import (
+    OUT_PARAM_WRITE_DROPPED,
+    UNUSED_VARIABLE,
+    check_dropped_out_params,
+    check_unused_variables,
+)
 
 CHECKS: tuple[str, ...] = (TILE_INNERMOST_DIM_GRANULARITY,)
 """Every post-pipeline check, by rule name (``DiagnosticCheck`` names)."""
@@ -46,6 +52,16 @@ CHECKS: tuple[str, ...] = (TILE_INNERMOST_DIM_GRANULARITY,)
 def _tile_innermost_dim_granularity(module: ModuleOp) -> None:
     for _, d in check_tile_granularity(module, _backend()):
         emit(d)
+
+
+@register_check(UNUSED_VARIABLE, DiagnosticPhase.PRE_PIPELINE)
+def _unused_variable(module: ModuleOp) -> None:
+    check_unused_variables(module)
+
+
+@register_check(OUT_PARAM_WRITE_DROPPED, DiagnosticPhase.PRE_PIPELINE)
+def _out_param_write_dropped(module: ModuleOp) -> None:
+    check_dropped_out_params(module)
 
 
 def _backend() -> str:

@@ -1,0 +1,55 @@
+"""Warning checks (UnusedVariable, OutParamWriteDropped): on stderr at
+PRE_PIPELINE, in each pass's ``.log`` at POST_PASS, silenced by
+``disabled_diagnostics`` and muted by ``diagnostic_phase=NONE``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+import pypto.language as pl
+from pypto.ir import compile as ir_compile
+from pypto.ir.perf_hints import DiagnosticPhase
+
+
+@pl.jit
+def leaky(a: pl.Tensor, out: pl.Out[pl.Tensor], spare: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.exp(a)
+        unused = pl.add(a, a)
+        out[:] = t
+        spare = pl.add(t, t)
+    return out
+
+
+def _program():
+    return leaky.specialize(torch.randn(32, 128), torch.zeros(32, 128), torch.zeros(32, 128))
+
+
+def test_pre_pipeline_warnings_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ir_compile(_program(), output_dir=tmp_path / "b", dump_passes=False)
+    err = capsys.readouterr().err
+    assert "[warning] [UnusedVariable] variable 'unused' is assigned but never used at test_warnings.py:21:9" in err
+    assert "[warning] [OutParamWriteDropped] Out parameter 'spare' of 'leaky' is never written" in err
+    assert "at test_warnings.py:18:49" in err
+
+
+def test_post_pass_warnings_go_to_each_pass_log(tmp_path: Path) -> None:
+    out = ir_compile(_program(), output_dir=tmp_path / "b", dump_passes=True, diagnostic_phase=DiagnosticPhase.POST_PASS)
+    logs = sorted((Path(out.output_dir) / "passes_dump").glob("*.log"))
+    assert logs and logs[0].name == "01_after_InlineFunctions.log"
+    text = logs[0].read_text().splitlines()
+    i = next(k for k, line in enumerate(text) if "'unused'" in line)
+    assert text[i].endswith(":21:9: warning: variable 'unused' is assigned but never used [UnusedVariable]")
+    assert text[i + 1] == " 21 |         unused = pl.add(a, a)"
+    assert text[i + 2] == "    |         ^~~~~~"
+
+
+def test_disabled_and_muted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ir_compile(_program(), output_dir=tmp_path / "a", dump_passes=False, disabled_diagnostics=["UnusedVariable"])
+    err = capsys.readouterr().err
+    assert "UnusedVariable" not in err and "OutParamWriteDropped" in err
+    ir_compile(_program(), output_dir=tmp_path / "b", dump_passes=False, diagnostic_phase=DiagnosticPhase.NONE)
+    assert "[warning]" not in capsys.readouterr().err
