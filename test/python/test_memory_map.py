@@ -342,10 +342,10 @@ def test_atomic_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: p
     out = tmp_path / "map.html"
     out.write_text("old report")
 
-    def boom(path: os.PathLike[str], text: str, encoding: str = "utf-8") -> None:
+    def boom(src: str, dst: str) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(cli, "atomic_write_text", boom)
+    monkeypatch.setattr(os, "replace", boom)  # the atomic writer's rename fails
     assert cli.main([str(upstream("add")), "-o", str(out)]) == 1
     assert out.read_text() == "old report"
     assert "cannot write" in capsys.readouterr().err

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pypto.utils.atomic import atomic_write_text
+from pypto.reports.cli import report_main, write_report
 
 from .discovery import FORMATS, IRTraceError, discover
 from .render import render_dump
@@ -60,24 +60,12 @@ def run(args: argparse.Namespace) -> Path:
     """Build and write the report; returns its path."""
     out = _output_path(args.output)
     dump = discover(args.passes_dump, args.format)
-    html = render_dump(dump, args.context)
-    try:
-        atomic_write_text(out, html)
-    except OSError as e:
-        raise IRTraceError(f"cannot write {out}: {e.strerror or e}") from e
-    return out
+    return write_report(out, render_dump(dump, args.context), IRTraceError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The console script."""
-    args = build_parser().parse_args(argv)
-    try:
-        out = run(args)
-    except IRTraceError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        return 1
-    print(out)
-    return 0
+    return report_main(PROG, build_parser(), run, argv)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pypto.reports.cli import ReportError
+
 FORMATS = ("auto", "py", "mlir")
 FIRST_PY = ("00_frontend.py", "00_input.py")
 VALIDATION_FILE = "validation.json"
@@ -24,7 +26,7 @@ _NUMBERED = {"py": re.compile(r"^(\d+)_(.*)\.py$"), "mlir": re.compile(r"^(\d+)_
 _AFTER = re.compile(r"^after_(.+)$")
 
 
-class IRTraceError(Exception):
+class IRTraceError(ReportError):
     """Bad dump contents or an I/O failure: reported as one line, exit 1."""
 
 

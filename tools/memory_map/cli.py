@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pypto.utils.atomic import atomic_write_text
+from pypto.reports.cli import report_main, write_report
 
 from .model import MemoryMapError, UnassignedAddressesError, build_map, normalize_backend
 from .render import render_map
@@ -142,24 +142,12 @@ def run(args: argparse.Namespace) -> Path:
                 "compile with the default planner (PYPTO) to get a memory map"
             ) from e
         raise
-    html = render_map(mm)
-    try:
-        atomic_write_text(out, html)
-    except OSError as e:
-        raise MemoryMapError(f"cannot write {out}: {e.strerror or e}") from e
-    return out
+    return write_report(out, render_map(mm), MemoryMapError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line entry point."""
-    args = build_parser().parse_args(argv)
-    try:
-        out = run(args)
-    except MemoryMapError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        return 1
-    print(out)
-    return 0
+    return report_main(PROG, build_parser(), run, argv)
 
 
 if __name__ == "__main__":

@@ -47,6 +47,7 @@ from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from pypto.dialects.dtypes import dtype_name
 from pypto.dialects.enums import MemorySpace
 from pypto.dialects.types import DYNAMIC, TileType
+from pypto.reports.cli import ReportError
 
 SPACE_ORDER: tuple[str, ...] = ("Vec", "Mat", "Left", "LeftScale", "Right", "RightScale", "Acc", "Bias", "ScalarLocal")
 """Panel order (pl-dsl.md §8; ScalarLocal last, shown only when used)."""
@@ -64,7 +65,7 @@ BACKENDS: dict[str, str] = {
 """Accepted backend spellings (``-b`` and ``pto.target_arch``) -> backend name."""
 
 
-class MemoryMapError(Exception):
+class MemoryMapError(ReportError):
     """A dump the memory map cannot draw; the message is one line for the user."""
 
 

@@ -1,0 +1,43 @@
+"""What every report command shares: its error type, the atomic write of the
+page and the ``main`` that maps failures to ``<prog>: error: <what>``, exit 1
+(argparse errors exit 2; success prints the report's path, exit 0)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from pypto.utils.atomic import atomic_write_text
+
+
+class ReportError(Exception):
+    """A report could not be made (bad input or I/O): one line, exit 1."""
+
+
+def write_report(path: Path, html: str, error: type[ReportError] = ReportError) -> Path:
+    """Write the page atomically; an OSError becomes ``error``."""
+    try:
+        atomic_write_text(path, html)
+    except OSError as e:
+        raise error(f"cannot write {path}: {e.strerror or e}") from e
+    return path
+
+
+def report_main(
+    prog: str,
+    parser: argparse.ArgumentParser,
+    run: Callable[[argparse.Namespace], Path | os.PathLike[str]],
+    argv: Sequence[str] | None = None,
+) -> int:
+    """Parse ``argv``, ``run`` it and print the output path."""
+    args = parser.parse_args(argv)
+    try:
+        out = run(args)
+    except ReportError as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return 1
+    print(out)
+    return 0
