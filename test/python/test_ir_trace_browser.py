@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from report_browser import ReportPage, launch_browser, needs_chromium
 
 import pypto.language as pl
 from pypto import ir
@@ -17,17 +18,8 @@ from pypto.tools.ir_trace.discovery import discover
 from pypto.tools.ir_trace.render import render_dump
 from pypto.tools.ir_trace.synthetic import write_dump
 
-sync_api = pytest.importorskip("playwright.sync_api")
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium not installed (make test installs it)")
+pytest.importorskip("playwright.sync_api")
+pytestmark = needs_chromium
 
 
 @pl.jit
@@ -80,53 +72,22 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
-        yield b
-        b.close()
+    yield from launch_browser()
 
 
-class Page:
-    """A report page that records every request and aborts any leaving file://."""
+class Page(ReportPage):
+    """The IR-trace viewer."""
 
     def __init__(
         self, browser: object, path: Path, scheme: str = "light", clipboard: bool = True, init: str = ""
     ) -> None:
-        self.context = browser.new_context(color_scheme=scheme, viewport={"width": 1400, "height": 820}, bypass_csp=True)  # type: ignore[attr-defined]
-        if clipboard:
-            self.context.grant_permissions(["clipboard-read", "clipboard-write"])
-        self.requests: list[str] = []
-        self.errors: list[str] = []
-        self.context.route("**/*", self._route)
-        self.page = self.context.new_page()
-        if init:
-            self.page.add_init_script(init)
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
-        self.page.goto(path.as_uri())
-        self.page.wait_for_function("window.IRTrace !== undefined")
-
-    def _route(self, route: object) -> None:
-        url = route.request.url  # type: ignore[attr-defined]
-        self.requests.append(url)
-        if url.startswith(("http:", "https:")):
-            route.abort()  # type: ignore[attr-defined]
-        else:
-            route.continue_()  # type: ignore[attr-defined]
-
-    def ev(self, js: str) -> object:
-        return self.page.evaluate(js)
+        super().__init__(browser, path, "window.IRTrace !== undefined", scheme, clipboard, init)
 
     def current(self) -> int:
         return int(self.ev("IRTrace.state.current"))  # type: ignore[arg-type]
 
     def visible(self) -> list[int]:
         return list(self.ev("IRTrace.visible()"))  # type: ignore[arg-type]
-
-    def close(self) -> None:
-        assert not self.errors, self.errors
-        assert all(u.startswith(("file:", "data:")) for u in self.requests), self.requests
-        self.context.close()
 
 
 def passes(pg: Page) -> list[dict]:

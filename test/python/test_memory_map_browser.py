@@ -9,22 +9,14 @@ from pathlib import Path
 
 import pytest
 import torch
+from report_browser import ReportPage, launch_browser, needs_chromium
 
 import pypto.language as pl
 from pypto import ir
 from pypto.tools.memory_map import cli
 
-sync_api = pytest.importorskip("playwright.sync_api")
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium not installed (make test installs it)")
+pytest.importorskip("playwright.sync_api")
+pytestmark = needs_chromium
 
 
 @pl.jit
@@ -52,45 +44,18 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
-        yield b
-        b.close()
+    yield from launch_browser()
 
 
-class Page:
-    """A report page that records every request and aborts any http(s) one."""
+class Page(ReportPage):
+    """The memory-map viewer."""
 
     def __init__(self, browser: object, path: Path, scheme: str = "light") -> None:
-        self.context = browser.new_context(color_scheme=scheme, viewport={"width": 1400, "height": 820}, bypass_csp=True)  # type: ignore[attr-defined]
-        self.requests: list[str] = []
-        self.errors: list[str] = []
-        self.context.route("**/*", self._route)
-        self.page = self.context.new_page()
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
-        self.page.goto(path.as_uri())
-        self.page.wait_for_function("window.MemoryMap !== undefined")
-
-    def _route(self, route: object) -> None:
-        url = route.request.url  # type: ignore[attr-defined]
-        self.requests.append(url)
-        if url.startswith(("http:", "https:")):
-            route.abort()  # type: ignore[attr-defined]
-        else:
-            route.continue_()  # type: ignore[attr-defined]
-
-    def ev(self, js: str) -> object:
-        return self.page.evaluate(js)
+        super().__init__(browser, path, "window.MemoryMap !== undefined", scheme)
 
     def lines(self, cls: str) -> list[int]:
         found = self.ev(f"[...document.querySelectorAll('.mm-line.{cls}')].map(e => e.dataset.line)")
         return sorted(int(x) for x in found)  # type: ignore[union-attr]
-
-    def close(self) -> None:
-        assert not self.errors, self.errors
-        assert all(u.startswith(("file:", "data:")) for u in self.requests), self.requests
-        self.context.close()
 
 
 def test_click_tile_highlights_its_ir_lines(browser: object, report: Path, tmp_path: Path) -> None:
