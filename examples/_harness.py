@@ -3,10 +3,11 @@
 Every example module defines one or more :class:`Case` objects in a ``CASES``
 list: the ``@pl.jit`` kernel, a function building its torch arguments and a
 ``reference`` computing the expected outputs with torch. ``main()`` in each
-example calls :func:`run_cases`, which today compiles every kernel with pass
-dumps and evaluates the reference; once a device (simulator) exists the
-``run`` step of :func:`run_case` executes the compiled program and compares
-its outputs with the reference.
+example calls :func:`run_cases`, which compiles every kernel with pass dumps,
+evaluates the reference and (``run=True``, the default of the examples'
+``main()``) runs the compiled program on the simulated chip
+(``CompiledProgram.__call__`` -> ``pypto.runtime.run``), checking every
+output against the reference and that no kernel has a sync race.
 
 Examples are run as scripts (``python examples/beginner/02_elementwise.py``),
 so they import this module after putting ``examples/`` on ``sys.path``.
@@ -68,6 +69,8 @@ class CaseResult:
     output_dir: Path
     expected: dict[str, torch.Tensor]
     ran: bool = False
+    run: Any = None
+    """The ``pypto.runtime.RunResult`` of the device run (None when not run)."""
 
 
 def compile_case(
@@ -95,15 +98,19 @@ def compile_case(
 def run_case(case: Case, output_dir: str | os.PathLike[str] | None = None, *, run: bool = False) -> CaseResult:
     """Compile ``case`` (with dumps) and compute its torch reference.
 
-    With ``run=True`` (once a device or simulator exists) the compiled program
-    is called on the arguments and every output is checked against the
-    reference."""
+    With ``run=True`` the compiled program runs on the simulated chip on the
+    arguments; every output is checked against the reference (``rtol``/``atol``
+    of the case) and the run must report no sync race."""
     args = case.inputs()
     expected = case.expected(args)
     compiled = compile_case(case, output_dir, inputs=args)
     result = CaseResult(case, Path(compiled.output_dir), expected)
     if run:
         compiled(*args)
+        result.run = compiled.last_run
+        races = result.run.race_messages if result.run is not None else []
+        if races:
+            raise AssertionError(f"{case.name}: sync races on the device:\n  " + "\n  ".join(races))
         for out_name, want in expected.items():
             got = args[case.param_names.index(out_name)]
             if not torch.allclose(got, want, rtol=case.rtol, atol=case.atol):
@@ -114,14 +121,18 @@ def run_case(case: Case, output_dir: str | os.PathLike[str] | None = None, *, ru
 
 
 def run_cases(
-    cases: Sequence[Case], output_root: str | os.PathLike[str] | None = None, *, run: bool = False
+    cases: Sequence[Case], output_root: str | os.PathLike[str] | None = None, *, run: bool = True
 ) -> list[CaseResult]:
-    """``main()`` of an example: compile (and, with ``run``, check) every case; one line each."""
+    """``main()`` of an example: compile (and, with ``run``, run on the simulated
+    chip and check) every case; one line each."""
     results = []
     for case in cases:
         out = Path(output_root) / case.name if output_root is not None else None
         r = run_case(case, out, run=run)
-        status = "ran, matches torch" if r.ran else "compiled (no device yet; reference computed)"
+        if r.ran and r.run is not None:
+            status = f"ran on {r.run.target_name}sim in {r.run.total_cycles} cycles, matches torch"
+        else:
+            status = "compiled (not run; reference computed)"
         print(f"{case.name}: {status} -> {r.output_dir}")
         results.append(r)
     return results

@@ -2,7 +2,9 @@
 
 It compiles the kernel with pass dumps, checks every dump's semantics against
 torch (``validate_ir``), writes the IR-trace report (and the memory map when
-that tool is installed) and prints where every artefact went.
+that tool is installed), then runs the compiled program on the simulated a2a3
+chip, checks its output against torch, prints the task's timeline and cycle
+total and writes the chip swimlane records; last, where every artefact went.
 """
 
 from __future__ import annotations
@@ -27,16 +29,28 @@ def main() -> int:
     torch.manual_seed(0)
     a, b = torch.randn(128, 128), torch.randn(128, 128)
     out = torch.zeros(128, 128)
-    compiled = hello_world.compile(a, b, out, config=RunConfig(dump_passes=PassDumpLevel.CONCISE))
+    config = RunConfig(dump_passes=PassDumpLevel.CONCISE)
+    compiled = hello_world.compile(a, b, out, config=config)
     build = Path(compiled.output_dir)
     dumps = build / "passes_dump"
     print(f"compiled hello_world -> {build}")
-    _artefact("pass dumps", dumps)
-    print(f"  ({len(list(dumps.glob('*.py')))} snapshots: {min(p.name for p in dumps.glob('*.py'))} .. {max(p.name for p in dumps.glob('*.py'))})")
-    _artefact("perf hints", build / "report" / "perf_hints.log")
+    artefacts: list[tuple[str, Path]] = [("pass dumps", dumps)]
+    snapshots = sorted(p.name for p in dumps.glob("*.py"))
+    print(f"  ({len(snapshots)} pass snapshots: {snapshots[0]} .. {snapshots[-1]})")
+    artefacts.append(("perf hints", build / "report" / "perf_hints.log"))
+    artefacts += [("ptoas unit", p) for p in sorted((build / "ptoas").glob("*.pto"))]
+    artefacts += [("kernel C++", p) for p in sorted((build / "kernels").glob("*/*.cpp"))]
 
     print("checking every pass dump against torch (validate_ir):")
-    compiled.validate_ir({"a": a, "b": b, "out": out}, {"out": a + b})
+    log = io.StringIO()
+    with contextlib.redirect_stdout(log):  # one block per dump; raises on a mismatch
+        compiled.validate_ir({"a": a, "b": b, "out": out}, {"out": a + b})
+    checks = [line for line in log.getvalue().splitlines() if line.startswith("validate tensor")]
+    failed = [line for line in checks if not line.endswith("pass: True")]
+    print(f"  {len(checks) - len(failed)}/{len(checks)} dumps match torch")
+    if failed:
+        print("\n".join(failed))
+        return 1
 
     from pypto.tools.ir_trace.cli import main as ir_trace
 
@@ -44,7 +58,7 @@ def main() -> int:
     with contextlib.redirect_stdout(io.StringIO()):  # the tool prints its output path
         if ir_trace([str(dumps), "-o", str(report)]) != 0:
             return 1
-    _artefact("ir trace", report)
+    artefacts.append(("ir trace", report))
 
     try:
         from pypto.tools.memory_map.cli import main as memory_map
@@ -52,9 +66,35 @@ def main() -> int:
         memory_map = None
     if memory_map is not None:
         mm = build / "memory_map.html"
-        if memory_map([str(build), "-o", str(mm)]) != 0:
-            return 1
-        _artefact("memory map", mm)
+        with contextlib.redirect_stdout(io.StringIO()):
+            if memory_map([str(build), "-o", str(mm)]) != 0:
+                return 1
+        artefacts.append(("memory map", mm))
+
+    # ---- run on the simulated chip ----
+    print("running on the simulated a2a3 chip (platform a2a3sim):")
+    compiled(a, b, out, config=config)
+    result = compiled.last_run
+    want = a + b
+    if not torch.allclose(out, want, rtol=1e-5, atol=1e-5):
+        print(f"  MISMATCH vs torch: max abs diff {(out - want).abs().max().item():.3e}")
+        return 1
+    print(f"  out matches torch (a + b), max abs diff {(out - want).abs().max().item():.1e}")
+    if result.races:
+        print("\n".join(f"  {m}" for m in result.race_messages))
+        return 1
+    print("  no sync race")
+    for line in result.summary().splitlines():
+        print(f"  {line}")
+    pipes = ", ".join(f"{p} {c}" for p, c in sorted(result.per_pipe_busy().items(), key=lambda kv: -kv[1]))
+    print(f"  busy cycles per pipe: {pipes}")
+    print(f"cycle total: {result.total_cycles} cycles ({result.time_us:.3f} us)")
+    artefacts += [("run .pto", u.path) for u in result.units.values() if u.path is not None]
+    artefacts.append(("swimlane", result.write_swimlane(build / "dfx_outputs" / "chip_swimlane_records.json")))
+
+    print("artefacts:")
+    for label, path in artefacts:
+        _artefact(label, path)
     return 0
 
 

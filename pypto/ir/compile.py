@@ -151,6 +151,23 @@ class CompiledProgram:
             raise FileNotFoundError(f"no passes_dump/ under {self.output_dir}; compile with dump_passes=True")
         validate_pass_ir_codegen_results(str(dumps), tensors, expected, rtol=rtol, atol=atol)
 
+    # ---- pypto.runtime: run on the simulated chip (owned by the runtime) ----
+
+    def __call__(self, *args: Any, config: Any = None) -> Any:
+        """Run on the simulated chip (``pypto.runtime.run``): Out/InOut tensors
+        are written into ``args``; returns what the Orchestration function
+        returns. The :class:`~pypto.runtime.RunResult` is kept in ``last_run``
+        (None with ``config.codegen_only``)."""
+        from pypto.runtime import RunConfig, run
+
+        if config is not None and getattr(config, "codegen_only", False):
+            self.last_run = None
+            return None
+        if config is None:
+            config = RunConfig(platform=self.platform)
+        self.last_run = run(self, *args, config=config)
+        return self.last_run.outputs
+
 
 def _as_program(program: Program | ModuleOp) -> Program:
     if isinstance(program, Program):

@@ -111,7 +111,7 @@ class JITFunction:
     def compile(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:
         """``pypto.ir.compile.compile`` on the specialized program (cached)."""
         bound = self._bind(args, kwargs)
-        key = (self._key(bound), repr(sorted(vars(config).items())) if config is not None else None)
+        key = (self._key(bound), _config_key(config))
         if key not in self._compiled:
             program = self.specialize(*bound)
             ircompile = importlib.import_module("pypto.ir.compile")
@@ -121,8 +121,22 @@ class JITFunction:
         return self._compiled[key]
 
     def __call__(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:
+        """Compile for these arguments (cached on their shapes/dtypes and the
+        compile-side options), then dispatch to the simulated chip
+        (``CompiledProgram.__call__`` -> ``pypto.runtime.run``): Out/InOut
+        tensors are written in place; returns the kernel's return value."""
         compiled = self.compile(*args, config=config, **kwargs)
         return compiled(*self._bind(args, kwargs), config=config)
+
+
+def _config_key(config: Any) -> str | None:
+    """The compile cache key of a RunConfig: its compile-side options only, so
+    run-side fields (``target``, ``check_races`` ...) reuse the compiled program."""
+    if config is None:
+        return None
+    if hasattr(config, "compile_options"):
+        return repr(sorted(config.compile_options().items()))
+    return repr(sorted(vars(config).items()))
 
 
 def _config_options(config: Any, compile_fn: Callable[..., Any]) -> dict[str, Any]:

@@ -1,7 +1,35 @@
-"""The PyPTO runtime side: :class:`RunConfig` (the device runtime comes later)."""
+"""The PyPTO runtime: run programs on the simulated chip (docs/runtime.md).
+
+- :class:`RunConfig` -- compile and run options (``platform="a2a3sim"``,
+  ``target``, ``check_races`` ...);
+- :func:`run` -- ``run(program_or_compiled, *args, config=) -> RunResult``;
+- :class:`ChipWorker` / :class:`DeviceTensor` -- resident device memory;
+- :mod:`.orchestration` (host-side task graph) and :mod:`.scheduler`
+  (dispatch onto the target's AIC/AIV cores).
+"""
 
 from __future__ import annotations
 
 from .config import PLATFORMS, RunConfig, backend_for_platform
+from .orchestration import OrchestrationError, Task, TaskGraph, build_task_graph
+from .run import InputWrittenError, RunResult, TaskRace, run
+from .scheduler import Scheduler, TaskRecord
+from .worker import ChipWorker, DeviceTensor
 
-__all__ = ["PLATFORMS", "RunConfig", "backend_for_platform"]
+__all__ = [
+    "PLATFORMS",
+    "ChipWorker",
+    "DeviceTensor",
+    "InputWrittenError",
+    "OrchestrationError",
+    "RunConfig",
+    "RunResult",
+    "Scheduler",
+    "Task",
+    "TaskGraph",
+    "TaskRace",
+    "TaskRecord",
+    "backend_for_platform",
+    "build_task_graph",
+    "run",
+]

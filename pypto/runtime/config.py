@@ -54,6 +54,11 @@ class RunConfig:
     ring_task_window: int | None = None
     ring_heap: int | None = None
     ring_dep_pool: int | None = None
+    target: Any = None
+    """The simulated chip: a packaged target name (``"a2a3"``) or a path to a
+    user's ``npu.target`` ``.mlir`` (docs/target.md); None: the platform's."""
+    check_races: bool = True
+    """Run the sync-race detector on every kernel (``RunResult.races``)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -1,6 +1,8 @@
 """The example programs under examples/: every kernel compiles at every
-verification level with pass dumps that re-parse, and every example's torch
-``reference`` agrees with a plain torch formulation of the same math.
+verification level with pass dumps that re-parse, every example's torch
+``reference`` agrees with a plain torch formulation of the same math, and
+every kernel runs on the simulated chip (``run_case(..., run=True)``) with
+outputs matching that reference and no sync race.
 
 Each example module (``examples/<level>/NN_<name>.py``) lists its kernels in
 ``CASES`` (``examples/_harness.py``). A new example needs an entry in
@@ -35,7 +37,7 @@ EXAMPLE_FILES = sorted(
 if str(EXAMPLES) not in sys.path:
     sys.path.insert(0, str(EXAMPLES))
 
-from _harness import Case, compile_case, run_cases  # noqa: E402
+from _harness import Case, compile_case, run_case, run_cases  # noqa: E402
 
 
 def _load(path: Path) -> ModuleType:
@@ -278,10 +280,33 @@ def test_task_graph_calls_both_stages_in_order(tmp_path: Path) -> None:
 
 
 def test_main_runs_into_a_directory(tmp_path: Path) -> None:
-    """The harness behind every ``main()``: compiles and evaluates the reference."""
+    """The harness behind every ``main()``: compiles, evaluates the reference
+    and runs on the simulated chip."""
     results = run_cases(MODULES["beginner/02_elementwise.py"].CASES, tmp_path)
     assert [r.case.name for r in results] == ["tensor_add", "tile_add_128", "tile_mul_128", "chunked_add"]
     for r in results:
         assert (r.output_dir / "passes_dump" / "00_frontend.py").is_file()
         assert r.output_dir.is_relative_to(tmp_path)
-        assert not r.ran
+        assert r.ran and r.run is not None and r.run.total_cycles > 0
+
+
+def test_main_without_run_only_compiles(tmp_path: Path) -> None:
+    results = run_cases(MODULES["beginner/01_hello_world.py"].CASES, tmp_path, run=False)
+    assert [r.ran for r in results] == [False]
+
+
+@pytest.mark.parametrize("case_id", sorted(CASES))
+def test_example_runs_on_device(case_id: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """Every example on the simulated chip: outputs match its torch reference
+    (within the case's tolerance), no sync race,
+    every task has dispatch <= start <= end <= finish."""
+    _mark_known_failure(request, case_id)
+    case = CASES[case_id]
+    result = run_case(case, tmp_path / "build", run=True)
+    assert result.ran
+    run = result.run
+    assert run is not None and run.races == []
+    assert run.tasks, "no task ran"
+    for t in run.tasks:
+        assert t.dispatch <= t.start <= t.end <= t.finish, t
+    assert run.total_cycles == max(t.finish for t in run.tasks)

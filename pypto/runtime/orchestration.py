@@ -1,0 +1,474 @@
+"""The host side of a run: interpret an Orchestration function into a task graph.
+
+An Orchestration function only creates tensors, passes them to kernels and
+loops; it never reads tensor data. :func:`build_task_graph` therefore walks it
+once on the host with the run's tensors (numpy arrays in simulated device
+memory) and records every kernel call as a :class:`Task`:
+
+- ``pl.tensor.create`` allocates a zero-filled device tensor;
+- a ``func.call`` to an AIC / AIV / InCore / Group function is a task whose
+  tensor arguments are :class:`TaskArg` s with the directions of the call's
+  ``pl.arg_directions`` (DeriveCallDirections), else the callee's ``pl.dir``;
+  its results are the tensors of the callee's returned parameters (else its
+  Out/InOut arguments in order);
+- a call to another Orchestration / Opaque / Inline function is walked inline;
+- ``scf.for`` / ``scf.if`` / ``scf.yield`` and integer/float ``arith`` ops run on
+  the host (so a loop issues one task per iteration).
+
+Dependencies are computed per tensor (the whole buffer) from the directions:
+a task waits for the last writer of every tensor it reads or writes (RAW,
+WAW) and for the readers since that write of every tensor it writes (WAR).
+The static ``pl.task_deps`` of AutoDeriveTaskDependencies are added on top
+(an edge to the latest instance of each listed ``pl.task_id``), so an explicit
+``deps=[...]`` is honoured too.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntegerAttr, ModuleOp
+from xdsl.ir import Operation, SSAValue
+
+from pypto.dialects.dtypes import dtype_name
+from pypto.dialects.enums import FunctionType, ParamDirection, ParamDirectionAttr
+from pypto.dialects.program import function_type, param_directions
+from pypto.dialects.types import TensorType
+
+KERNEL_TYPES = (FunctionType.AIC, FunctionType.AIV, FunctionType.InCore, FunctionType.Group)
+"""Function types whose calls are device tasks."""
+
+NUMPY_DTYPES: dict[str, Any] = {
+    "FP32": np.float32,
+    "FP16": np.float16,
+    "BF16": np.uint16,  # bit patterns (the interpreter's bf16 storage)
+    "INT8": np.int8,
+    "INT16": np.int16,
+    "INT32": np.int32,
+    "INT64": np.int64,
+    "UINT8": np.uint8,
+    "UINT16": np.uint16,
+    "UINT32": np.uint32,
+    "UINT64": np.uint64,
+    "BOOL": np.uint8,
+}
+"""Storage dtype of each PyPTO dtype in simulated device memory."""
+
+
+class OrchestrationError(RuntimeError):
+    """The Orchestration function uses something the host interpreter cannot run."""
+
+
+@dataclass(eq=False)
+class DeviceBuffer:
+    """A tensor in simulated device memory (GM): a contiguous numpy array.
+
+    ``origin`` says where it came from (``"param a"``, ``"tensor.create mm_out"``)."""
+
+    id: int
+    name: str
+    array: np.ndarray
+    origin: str
+
+    @property
+    def nbytes(self) -> int:
+        """Size in bytes."""
+        return int(self.array.nbytes)
+
+
+@dataclass
+class TaskArg:
+    """One argument of a task: a tensor with its direction, or a scalar."""
+
+    index: int
+    direction: ParamDirection
+    buffer: DeviceBuffer | None = None
+    scalar: int | float | bool | None = None
+
+    @property
+    def is_tensor(self) -> bool:
+        """True for tensor arguments."""
+        return self.buffer is not None
+
+    def value(self) -> Any:
+        """What the kernel receives: the array or the scalar."""
+        return self.buffer.array if self.buffer is not None else self.scalar
+
+
+@dataclass
+class KernelPart:
+    """One kernel a task runs: the function and its arguments (a Group task has several)."""
+
+    func_name: str
+    core_type: str  # "aic" | "aiv"
+    args: list[TaskArg]
+
+
+@dataclass
+class Task:
+    """One kernel call of the Orchestration function.
+
+    ``core_type`` is ``"aic"``, ``"aiv"`` or ``"mix"`` (a Group: its AIC and AIV
+    parts launch together on one core cluster); ``deps`` are the ids of the
+    tasks it waits for; ``static_id`` is the call's ``pl.task_id``."""
+
+    id: int
+    func_name: str
+    core_type: str
+    args: list[TaskArg]
+    parts: list[KernelPart]
+    deps: set[int] = field(default_factory=set)
+    static_id: int | None = None
+    loc: str | None = None
+
+    @property
+    def label(self) -> str:
+        """``t<id>`` (runtime-dfx-formats.md task label, ring 0)."""
+        return f"t{self.id}"
+
+
+@dataclass
+class TaskGraph:
+    """The tasks of one run, in submission order, and the tensors they touch."""
+
+    tasks: list[Task]
+    buffers: list[DeviceBuffer]
+    returns: list[Any]
+
+    def successors(self) -> dict[int, list[int]]:
+        """Task id -> ids of the tasks that depend on it."""
+        succ: dict[int, list[int]] = {t.id: [] for t in self.tasks}
+        for t in self.tasks:
+            for d in sorted(t.deps):
+                succ[d].append(t.id)
+        return succ
+
+    def edges(self) -> list[tuple[int, int]]:
+        """(producer, consumer) pairs."""
+        return [(d, t.id) for t in self.tasks for d in sorted(t.deps)]
+
+
+def numpy_dtype(element_type: Any) -> Any:
+    """The numpy storage dtype of a pl element type (``f32`` -> ``float32``)."""
+    name = dtype_name(element_type)
+    if name not in NUMPY_DTYPES:
+        raise OrchestrationError(f"dtype {name} has no device storage in the simulator")
+    return NUMPY_DTYPES[name]
+
+
+def _loc(op: Operation) -> str | None:
+    loc = getattr(op, "location", None)
+    text = str(loc) if loc is not None else ""
+    if not text or "unknown" in text:
+        return None
+    return text.removeprefix("loc(").removesuffix(")").replace('"', "")
+
+
+def _core_type(f: func.FuncOp) -> str:
+    kind = function_type(f)
+    if kind is FunctionType.AIC:
+        return "aic"
+    if kind is FunctionType.AIV:
+        return "aiv"
+    if kind is FunctionType.Group:
+        return "mix"
+    from pypto.ptoas.codegen.function import kernel_kind
+    from pypto.ptoas.dialect.attrs import KernelKind
+
+    return "aic" if kernel_kind(f) == KernelKind.cube else "aiv"
+
+
+def _call_directions(call: func.CallOp, callee: func.FuncOp) -> list[ParamDirection]:
+    a = call.attributes.get("pl.arg_directions")
+    if isinstance(a, ArrayAttr) and len(a.data) == len(call.arguments):
+        return [d.data if isinstance(d, ParamDirectionAttr) else ParamDirection.In for d in a.data]
+    return param_directions(callee)
+
+
+def _int_attr(op: Operation, name: str) -> int | None:
+    a = op.attributes.get(name)
+    return a.value.data if isinstance(a, IntegerAttr) else None
+
+
+def _static_deps(op: Operation) -> list[int]:
+    a = op.attributes.get("pl.task_deps")
+    if not isinstance(a, ArrayAttr):
+        return []
+    return [d.value.data for d in a.data if isinstance(d, IntegerAttr)]
+
+
+_ARITH: dict[type[Operation], Callable[[Any, Any], Any]] = {
+    arith.AddiOp: operator.add,
+    arith.SubiOp: operator.sub,
+    arith.MuliOp: operator.mul,
+    arith.AddfOp: operator.add,
+    arith.SubfOp: operator.sub,
+    arith.MulfOp: operator.mul,
+    arith.DivfOp: operator.truediv,
+    arith.FloorDivSIOp: operator.floordiv,
+    arith.DivSIOp: lambda a, b: int(a / b),
+    arith.DivUIOp: operator.floordiv,
+    arith.RemSIOp: lambda a, b: a - b * int(a / b),
+    arith.RemUIOp: operator.mod,
+    arith.CeilDivSIOp: lambda a, b: -(-a // b),
+    arith.CeilDivUIOp: lambda a, b: -(-a // b),
+    arith.MaxSIOp: max,
+    arith.MinSIOp: min,
+    arith.MaximumfOp: max,
+    arith.MinimumfOp: min,
+    arith.AndIOp: operator.and_,
+    arith.OrIOp: operator.or_,
+    arith.XOrIOp: operator.xor,
+}
+
+_CMPI = {0: operator.eq, 1: operator.ne, 2: operator.lt, 3: operator.le, 4: operator.gt, 5: operator.ge,
+         6: operator.lt, 7: operator.le, 8: operator.gt, 9: operator.ge}  # fmt: skip
+
+
+class _HostInterpreter:
+    """Walks Orchestration functions, issuing tasks."""
+
+    def __init__(self, module: ModuleOp):
+        self.funcs: dict[str, func.FuncOp] = {
+            op.sym_name.data: op for op in module.body.block.ops if isinstance(op, func.FuncOp)
+        }
+        self.tasks: list[Task] = []
+        self.buffers: list[DeviceBuffer] = []
+        self._last_writer: dict[int, int] = {}
+        self._readers: dict[int, set[int]] = {}
+        self._by_static: dict[int, int] = {}
+
+    # ---- buffers ---------------------------------------------------------------
+
+    def new_buffer(self, name: str, array: np.ndarray, origin: str) -> DeviceBuffer:
+        """Register a device tensor."""
+        buf = DeviceBuffer(len(self.buffers), name, array, origin)
+        self.buffers.append(buf)
+        return buf
+
+    # ---- walking ---------------------------------------------------------------
+
+    def call_function(self, f: func.FuncOp, args: Sequence[Any]) -> list[Any]:
+        """Walk ``f``'s body with ``args`` bound to its parameters; returns its results."""
+        env: dict[SSAValue, Any] = dict(zip(f.body.block.args, args, strict=True))
+        return self.run_block(list(f.body.block.ops), env)
+
+    def run_block(self, ops: list[Operation], env: dict[SSAValue, Any]) -> list[Any]:
+        """Run ``ops`` in order; returns the operands of the terminator (return/yield)."""
+        for op in ops:
+            if isinstance(op, func.ReturnOp | scf.YieldOp) or op.name == "pl.yield":
+                return [env[v] for v in op.operands]
+            self.run_op(op, env)
+        return []
+
+    def run_op(self, op: Operation, env: dict[SSAValue, Any]) -> None:
+        """One host op."""
+        if isinstance(op, func.CallOp):
+            results = self.call(op, [env[v] for v in op.arguments])
+        elif op.name == "pl.tensor.create":
+            t = op.results[0].type
+            assert isinstance(t, TensorType)
+            shape = t.get_shape()
+            if any(d < 0 for d in shape):
+                raise OrchestrationError(f"tensor.create with a dynamic shape {list(shape)} at {_loc(op)}")
+            name = op.results[0].name_hint or f"tensor{len(self.buffers)}"
+            arr = np.zeros(shape, dtype=numpy_dtype(t.element_type))
+            results = [self.new_buffer(name, arr, f"tensor.create {name}")]
+        elif isinstance(op, arith.ConstantOp):
+            v = op.value
+            if isinstance(v, IntegerAttr):
+                results = [v.value.data]
+            elif isinstance(v, FloatAttr):
+                results = [float(v.value.data)]
+            else:
+                raise OrchestrationError(f"arith.constant of {v} in Orchestration at {_loc(op)}")
+        elif type(op) in _ARITH:
+            a, b = (env[v] for v in op.operands)
+            results = [_ARITH[type(op)](a, b)]
+        elif isinstance(op, arith.CmpiOp):
+            a, b = (env[v] for v in op.operands)
+            results = [_CMPI[op.predicate.value.data](a, b)]
+        elif isinstance(op, arith.IndexCastOp | arith.ExtSIOp | arith.ExtUIOp | arith.TruncIOp):
+            results = [int(env[op.operands[0]])]
+        elif isinstance(op, arith.SIToFPOp):
+            results = [float(env[op.operands[0]])]
+        elif isinstance(op, arith.FPToSIOp):
+            results = [int(env[op.operands[0]])]
+        elif isinstance(op, scf.ForOp):
+            results = self.run_for(op, env)
+        elif isinstance(op, scf.IfOp):
+            region = op.true_region if env[op.cond] else op.false_region
+            results = self.run_block(list(region.block.ops), env) if region.blocks else []
+        else:
+            raise OrchestrationError(
+                f"the host interpreter cannot run '{op.name}' in an Orchestration function"
+                + (f" (at {_loc(op)})" if _loc(op) else "")
+            )
+        for r, v in zip(op.results, results, strict=True):
+            env[r] = v
+
+    def run_for(self, op: scf.ForOp, env: dict[SSAValue, Any]) -> list[Any]:
+        """``scf.for`` on the host: one walk of the body per iteration."""
+        lb, ub, step = env[op.lb], env[op.ub], env[op.step]
+        carried = [env[v] for v in op.iter_args]
+        body = op.body.block
+        ops = list(body.ops)
+        i = lb
+        while i < ub:
+            inner = dict(env)
+            inner[body.args[0]] = i
+            inner.update(zip(body.args[1:], carried, strict=True))
+            carried = self.run_block(ops, inner)
+            i += step
+        return carried
+
+    # ---- calls and tasks -------------------------------------------------------
+
+    def call(self, op: func.CallOp, args: list[Any]) -> list[Any]:
+        """A call: a task for a kernel, an inline walk otherwise."""
+        name = op.callee.root_reference.data
+        callee = self.funcs.get(name)
+        if callee is None:
+            raise OrchestrationError(f"call to @{name}, which is not in the program")
+        if function_type(callee) not in KERNEL_TYPES:
+            return self.call_function(callee, args)
+        dirs = _call_directions(op, callee)
+        task_args = [self._task_arg(i, d, a) for i, (d, a) in enumerate(zip(dirs, args, strict=True))]
+        self.issue(callee, task_args, _int_attr(op, "pl.task_id"), _static_deps(op), _loc(op))
+        return self._results(callee, op, args, dirs)
+
+    @staticmethod
+    def _task_arg(index: int, direction: ParamDirection, value: Any) -> TaskArg:
+        if isinstance(value, DeviceBuffer):
+            return TaskArg(index, direction, buffer=value)
+        if isinstance(value, np.generic):
+            value = value.item()
+        return TaskArg(index, ParamDirection.In, scalar=value)
+
+    def _results(self, callee: func.FuncOp, op: func.CallOp, args: list[Any], dirs: list[ParamDirection]) -> list[Any]:
+        """The tensors a kernel call returns: its returned parameters, else its Out/InOut args in order."""
+        outs = [
+            a for a, d in zip(args, dirs, strict=True) if d is not ParamDirection.In and isinstance(a, DeviceBuffer)
+        ]
+        ret = callee.body.block.last_op
+        results: list[Any] = []
+        for k in range(len(op.results)):
+            value = None
+            if isinstance(ret, func.ReturnOp) and k < len(ret.operands):
+                v = ret.operands[k]
+                if v in callee.body.block.args:
+                    value = args[callee.body.block.args.index(v)]  # type: ignore[arg-type]
+            if value is None:
+                if k >= len(outs):
+                    raise OrchestrationError(f"cannot tell which tensor result {k} of @{callee.sym_name.data} is")
+                value = outs[k]
+            results.append(value)
+        return results
+
+    def _parts(self, callee: func.FuncOp, args: list[TaskArg]) -> list[KernelPart]:
+        """The kernels a task runs: the callee, or the AIC/AIV functions a Group calls."""
+        if function_type(callee) is not FunctionType.Group:
+            return [KernelPart(callee.sym_name.data, _core_type(callee), args)]
+        env: dict[SSAValue, Any] = dict(zip(callee.body.block.args, args, strict=True))
+        parts: list[KernelPart] = []
+        for op in callee.body.block.ops:
+            if isinstance(op, func.CallOp):
+                sub = self.funcs[op.callee.root_reference.data]
+                dirs = _call_directions(op, sub)
+                sub_args = []
+                for i, (d, v) in enumerate(zip(dirs, op.arguments, strict=True)):
+                    a = env.get(v)
+                    if not isinstance(a, TaskArg):
+                        raise OrchestrationError(
+                            f"Group @{callee.sym_name.data}: argument {i} of @{sub.sym_name.data} is not a parameter"
+                        )
+                    sub_args.append(TaskArg(i, d, a.buffer, a.scalar))
+                parts.append(KernelPart(sub.sym_name.data, _core_type(sub), sub_args))
+        parts.sort(key=lambda p: p.core_type != "aic")  # AIC first, then the AIVs
+        if not parts:
+            raise OrchestrationError(f"Group @{callee.sym_name.data} calls no kernel")
+        return parts
+
+    def issue(
+        self, callee: func.FuncOp, args: list[TaskArg], static_id: int | None, static_deps: list[int], loc: str | None
+    ) -> Task:
+        """Record a task and its dependencies."""
+        tid = len(self.tasks)
+        task = Task(
+            tid, callee.sym_name.data, _core_type(callee), args, self._parts(callee, args), static_id=static_id, loc=loc
+        )
+        for a in args:
+            if a.buffer is None:
+                continue
+            b = a.buffer.id
+            if b in self._last_writer:
+                task.deps.add(self._last_writer[b])
+            if a.direction is not ParamDirection.In:
+                task.deps |= self._readers.get(b, set())
+        for s in static_deps:
+            if s in self._by_static:
+                task.deps.add(self._by_static[s])
+        task.deps.discard(tid)
+        for a in args:
+            if a.buffer is None:
+                continue
+            b = a.buffer.id
+            if a.direction is ParamDirection.In:
+                self._readers.setdefault(b, set()).add(tid)
+            else:
+                self._last_writer[b] = tid
+                self._readers[b] = {tid} if a.direction is ParamDirection.InOut else set()
+        if static_id is not None:
+            self._by_static[static_id] = tid
+        self.tasks.append(task)
+        return task
+
+
+def entry_function(module: ModuleOp, name: str | None = None) -> func.FuncOp:
+    """The function a run starts from: ``name``, else the first Orchestration
+    function, else the only kernel function."""
+    funcs = {op.sym_name.data: op for op in module.body.block.ops if isinstance(op, func.FuncOp)}
+    if name is not None:
+        if name not in funcs:
+            raise OrchestrationError(f"no function @{name} in the program")
+        return funcs[name]
+    for f in funcs.values():
+        if function_type(f) is FunctionType.Orchestration:
+            return f
+    kernels = [f for f in funcs.values() if function_type(f) in KERNEL_TYPES]
+    if len(kernels) == 1:
+        return kernels[0]
+    raise OrchestrationError("the program has no Orchestration function and more than one kernel")
+
+
+def build_task_graph(
+    module: ModuleOp, entry: func.FuncOp, args: Sequence[Any], names: Sequence[str] | None = None
+) -> TaskGraph:
+    """Interpret ``entry`` on ``args`` (numpy arrays for tensors, Python scalars)
+    and return its tasks. A kernel entry (no Orchestration) is one task."""
+    host = _HostInterpreter(module)
+    params = entry.body.block.args
+    if len(args) != len(params):
+        raise TypeError(f"@{entry.sym_name.data} takes {len(params)} arguments, got {len(args)}")
+    values: list[Any] = []
+    for i, (p, a) in enumerate(zip(params, args, strict=True)):
+        if isinstance(a, np.ndarray):
+            name = (names[i] if names is not None and i < len(names) else None) or p.name_hint or f"arg{i}"
+            values.append(host.new_buffer(name, a, f"param {name}"))
+        else:
+            values.append(a)
+    if function_type(entry) in KERNEL_TYPES:
+        dirs = param_directions(entry)
+        task_args = [host._task_arg(i, d, v) for i, (d, v) in enumerate(zip(dirs, values, strict=True))]
+        host.issue(entry, task_args, None, [], _loc(entry))
+        returns = [
+            v for v, d in zip(values, dirs, strict=True) if d is not ParamDirection.In and isinstance(v, DeviceBuffer)
+        ]
+    else:
+        returns = host.call_function(entry, values)
+    return TaskGraph(host.tasks, host.buffers, returns)

@@ -1,0 +1,469 @@
+"""``pypto.runtime.run``: run a program on the simulated chip.
+
+::
+
+    result = pypto.runtime.run(compiled, a, b, out, config=RunConfig())   # or a Program / @pl.jit function
+    result.total_cycles, result.tasks[0].start, result.per_core_cycles, result.races
+
+Steps:
+
+1. the program is lowered (a :class:`~pypto.ir.compile.CompiledProgram` already
+   is; an ``ir.Program`` goes through ``lower_program``; a ``@pl.jit``
+   function is compiled on the arguments);
+2. every kernel (AIC/AIV/InCore function) becomes a ``.pto`` unit with the
+   ptoas pipeline (verify, insert-sync), written to ``<output_dir>/runtime/``
+   when there is an output directory, so instruction records point at real
+   lines;
+3. the arguments go to simulated device memory: torch tensors and numpy
+   arrays are copied in (counted in :attr:`RunResult.host_copy_bytes`), a
+   :class:`~pypto.runtime.worker.DeviceTensor` is used where it lives;
+4. the Orchestration function runs host-side into a task graph
+   (:mod:`.orchestration`), which :class:`~.scheduler.Scheduler` dispatches to
+   the target's cores, each kernel interpreted by
+   :func:`pypto.device.interpreter.run_kernel` (numerics, per-pipe timing,
+   race detector when ``config.check_races``);
+5. Out/InOut parameters are copied back into the caller's tensors; an In
+   parameter is never copied back, and every task's In arguments are
+   compared byte for byte before and after it runs (a kernel writing one
+   raises :class:`InputWrittenError`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+
+from pypto.dialects.enums import ParamDirection
+from pypto.dialects.program import param_directions
+from pypto.dialects.types import TensorType
+
+from .config import RunConfig
+from .orchestration import DeviceBuffer, KernelPart, Task, TaskGraph, build_task_graph, entry_function, numpy_dtype
+from .scheduler import Scheduler, TaskRecord
+
+SIM_PLATFORMS = ("a2a3sim", "a5sim")
+"""Platforms this machine can run (simulated)."""
+
+
+class InputWrittenError(RuntimeError):
+    """A kernel wrote a tensor it takes as an In argument."""
+
+
+@dataclass
+class TaskRace:
+    """A sync race found in one task's kernel."""
+
+    task_id: int
+    func_name: str
+    race: Any
+
+    def message(self) -> str:
+        """``t<id> <kernel>: race: ...``."""
+        return f"t{self.task_id} {self.func_name}: {self.race.message()}"
+
+    def __str__(self) -> str:
+        return self.message()
+
+
+@dataclass
+class KernelUnit:
+    """One kernel as the interpreter runs it: its ``.pto`` module after insert-sync."""
+
+    name: str
+    module: ModuleOp
+    positions: dict[Operation, tuple[int, int]]
+    pto_file: str
+    path: Path | None = None
+
+
+@dataclass
+class RunResult:
+    """The outcome of one run on the simulated chip.
+
+    Times are target core cycles (``clock_hz``): ``tasks`` has one
+    :class:`~.scheduler.TaskRecord` per task (dispatch, start, end, finish);
+    ``per_core_cycles`` the kernel cycles per core id that ran something
+    (``core_types[id]`` is ``"aic"``/``"aiv"``); ``total_cycles`` the
+    makespan (last finish, from the first dispatch at 0); ``races`` the sync
+    races (empty unless ``check_races``); ``outputs`` what the Orchestration
+    function returned (the caller's tensors for its parameters)."""
+
+    tasks: list[TaskRecord]
+    per_core_cycles: dict[int, int]
+    per_core_busy: dict[int, int]
+    core_types: list[str]
+    total_cycles: int
+    races: list[TaskRace]
+    outputs: Any
+    clock_hz: float
+    target_name: str
+    graph: TaskGraph
+    host_copy_bytes: int = 0
+    problems: list[str] = field(default_factory=list)
+    units: dict[str, KernelUnit] = field(default_factory=dict)
+
+    @property
+    def time_us(self) -> float:
+        """``total_cycles`` in microseconds."""
+        return self.total_cycles * 1e6 / self.clock_hz
+
+    @property
+    def race_messages(self) -> list[str]:
+        """One line per race."""
+        return [r.message() for r in self.races]
+
+    def per_pipe_busy(self) -> dict[str, int]:
+        """Busy cycles per pipe, summed over every kernel run."""
+        busy: dict[str, int] = {}
+        for t in self.tasks:
+            for r in t.kernel_runs:
+                for pipe, c in r.per_pipe_busy.items():
+                    busy[pipe] = busy.get(pipe, 0) + c
+        return busy
+
+    def summary(self) -> str:
+        """A short table: one line per task, then the totals."""
+        lines = [
+            f"{'task':<5} {'kernel':<28} {'core':<9} {'dispatch':>9} {'start':>9} {'end':>9} {'finish':>9} {'cycles':>8}"
+        ]
+        for t in self.tasks:
+            cores = ",".join(f"{self.core_types[c]}{c}" for c in t.core_ids)
+            lines.append(
+                f"{t.label:<5} {t.func_name:<28} {cores:<9} {t.dispatch:>9} {t.start:>9} {t.end:>9} {t.finish:>9} {t.cycles:>8}"
+            )
+        lines.append(
+            f"total {self.total_cycles} cycles = {self.time_us:.3f} us at {self.clock_hz / 1e9:g} GHz "
+            f"({len(self.tasks)} tasks on {len(self.per_core_cycles)} cores; target {self.target_name})"
+        )
+        return "\n".join(lines)
+
+    def swimlane_records(self) -> dict[str, Any]:
+        """``chip_swimlane_records.json`` level 2 (runtime-dfx-formats.md §2):
+        ``aicore_tasks`` rows ``[core_id, task_token_raw, reg_task_id, start, end,
+        receive_to_start]`` and ``aicpu_tasks`` rows ``[core_id, reg_task_id,
+        dispatch, finish]``, in cycles; ``metadata.clock_freq_hz`` is the target clock."""
+        aicore, aicpu = [], []
+        for t in self.tasks:
+            for core in t.core_ids:
+                aicore.append([core, t.task_id, t.task_id, t.start, t.end, t.start - t.dispatch])
+                aicpu.append([core, t.task_id, t.dispatch, t.finish])
+        return {
+            "chip_swimlane_level": 2,
+            "metadata": {
+                "clock_freq_hz": self.clock_hz,
+                "num_cores": len(self.core_types),
+                "core_types": self.core_types,
+            },
+            "aicore_tasks": aicore,
+            "aicpu_tasks": aicpu,
+        }
+
+    def write_swimlane(self, path: str | os.PathLike[str]) -> Path:
+        """Write :meth:`swimlane_records` as JSON; returns the path."""
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps(self.swimlane_records(), indent=1))
+        return p
+
+
+# ---- arguments: host <-> simulated device memory ------------------------------
+
+
+def _is_torch(x: Any) -> bool:
+    return type(x).__module__.startswith("torch") and hasattr(x, "detach")
+
+
+def host_to_numpy(x: Any) -> np.ndarray:
+    """A contiguous numpy copy of a torch tensor or numpy array (bf16 as uint16 bits)."""
+    if _is_torch(x):
+        import torch
+
+        t = x.detach().cpu().contiguous()
+        if t.dtype == torch.bfloat16:
+            return t.view(torch.int16).numpy().view(np.uint16).copy()
+        return t.numpy().copy()
+    return np.ascontiguousarray(np.array(x, copy=True))
+
+
+def numpy_to_host(arr: np.ndarray, dest: Any) -> None:
+    """Copy a device array back into ``dest`` (a torch tensor or numpy array) in place."""
+    if _is_torch(dest):
+        import torch
+
+        if dest.dtype == torch.bfloat16:
+            src = torch.from_numpy(arr.view(np.int16)).view(torch.bfloat16)
+        else:
+            src = torch.from_numpy(arr)
+        with torch.no_grad():
+            dest.copy_(src.reshape(dest.shape))
+    else:
+        np.copyto(
+            dest, arr.reshape(dest.shape).view(dest.dtype) if arr.dtype != dest.dtype else arr.reshape(dest.shape)
+        )
+
+
+def device_to_torch(arr: np.ndarray, element_type: Any = None) -> Any:
+    """A torch tensor sharing ``arr`` (bf16 when ``element_type`` is bf16)."""
+    import torch
+
+    from pypto.dialects.dtypes import dtype_name
+
+    if element_type is not None and dtype_name(element_type) == "BF16":
+        return torch.from_numpy(arr.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(arr)
+
+
+# ---- kernel units --------------------------------------------------------------
+
+
+def kernel_unit(program: Any, name: str, out_dir: Path | None, arch: str = "a2a3") -> KernelUnit:
+    """The ``.pto`` unit of kernel ``name`` after the ptoas pipeline (insert-sync),
+    with DSL locations; written to ``<out_dir>/runtime/<name>.pto`` when given."""
+    from pypto.ptoas.codegen.function import lower_function
+    from pypto.ptoas.passes import PtoasOptions, run_ptoas_pipeline
+    from pypto.ptoas.pto_text import parse_pto_with_source_map, print_pto
+
+    f = program.functions[name]
+    unit = lower_function(f, emit_source_loc=True, arch=arch)
+    run_ptoas_pipeline(unit, PtoasOptions(insert_sync=True))
+    text = print_pto(unit)
+    path: Path | None = None
+    filename = f"{name}.pto"
+    if out_dir is not None:
+        path = out_dir / "runtime" / filename
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        filename = str(path)
+    module, source_map = parse_pto_with_source_map(text, filename)
+    return KernelUnit(name, module, dict(source_map.positions), filename, path)
+
+
+@dataclass
+class Prepared:
+    """A program ready to run: the lowered Program, its entry and output directory."""
+
+    program: Any
+    entry: func.FuncOp
+    param_names: list[str]
+    out_dir: Path | None
+    units: dict[str, KernelUnit]
+    arch: str = "a2a3"
+
+    def unit(self, name: str) -> KernelUnit:
+        """The (cached) kernel unit of ``name``."""
+        if name not in self.units:
+            self.units[name] = kernel_unit(self.program, name, self.out_dir, self.arch)
+        return self.units[name]
+
+
+def prepare(program_or_compiled: Any, args: Sequence[Any] = (), config: RunConfig | None = None) -> Prepared:
+    """Lower / compile what :func:`run` is given (cached on a CompiledProgram)."""
+    from pypto.ir.compile import CompiledProgram, lower_program
+    from pypto.ir.program import Program
+
+    target = program_or_compiled
+    if isinstance(target, Prepared):
+        return target
+    if hasattr(target, "compile") and hasattr(target, "specialize"):  # a @pl.jit function
+        target = target.compile(*args, config=config)
+    if isinstance(target, CompiledProgram):
+        cached = getattr(target, "_runtime_prepared", None)
+        if isinstance(cached, Prepared):
+            return cached
+        program = target.lowered or (lower_program(target.program) if target.program is not None else None)
+        if program is None:
+            raise ValueError(f"{target!r} has no program to run (loaded from a directory?)")
+        entry = entry_function(program.module, target.orchestration_names[0] if target.orchestration_names else None)
+        names = list(target.param_names) or [a.name_hint or f"arg{i}" for i, a in enumerate(entry.body.block.args)]
+        arch = "a5" if str(target.platform).startswith("a5") else "a2a3"
+        prepared = Prepared(program, entry, names, target.output_dir, {}, arch)
+        target._runtime_prepared = prepared  # type: ignore[attr-defined]
+        return prepared
+    if isinstance(target, ModuleOp):
+        target = Program(target)
+    if isinstance(target, Program):
+        lowered = lower_program(target)
+        entry = entry_function(lowered.module)
+        names = [a.name_hint or f"arg{i}" for i, a in enumerate(entry.body.block.args)]
+        return Prepared(lowered, entry, names, None, {})
+    raise TypeError(
+        f"cannot run a {type(program_or_compiled).__name__}; pass a CompiledProgram, Program or @pl.jit function"
+    )
+
+
+def resolve_target(config: RunConfig) -> Any:
+    """The :class:`~pypto.device.Target` of a run: ``config.target`` (a name or a
+    path to a ``.mlir``), else the platform's packaged target."""
+    from pypto.device.target import load_target
+
+    if config.platform not in SIM_PLATFORMS:
+        raise RuntimeError(
+            f"platform {config.platform!r} needs an NPU, which this machine does not have; "
+            f"use a simulated platform ({', '.join(SIM_PLATFORMS)})"
+        )
+    name = config.target if config.target is not None else config.platform.removesuffix("sim")
+    return load_target(name)
+
+
+def _stage(name: str) -> Any:
+    """A profiler stage when a compile profiler is active, else a no-op context."""
+    import contextlib
+
+    from pypto.compile_profiling import get_active_profiler
+
+    prof = get_active_profiler()
+    return prof.stage(name) if prof is not None else contextlib.nullcontext()
+
+
+def _device_args(entry: func.FuncOp, args: Sequence[Any], names: Sequence[str]) -> tuple[list[Any], int]:
+    """The entry's arguments in device memory, and the bytes copied from the host."""
+    from .worker import DeviceTensor
+
+    params = entry.body.block.args
+    if len(args) != len(params):
+        raise TypeError(f"@{entry.sym_name.data} takes {len(params)} arguments ({', '.join(names)}), got {len(args)}")
+    out: list[Any] = []
+    copied = 0
+    for i, (p, a) in enumerate(zip(params, args, strict=True)):
+        name = names[i] if i < len(names) else f"arg{i}"
+        if not isinstance(p.type, TensorType):
+            if (
+                isinstance(a, DeviceTensor)
+                or _is_torch(a)
+                and getattr(a, "dim", lambda: 0)() > 0
+                or isinstance(a, np.ndarray)
+            ):
+                raise TypeError(f"argument '{name}' is a scalar parameter ({p.type}), got a tensor")
+            out.append(a.item() if hasattr(a, "item") else a)
+            continue
+        if isinstance(a, DeviceTensor):
+            arr = a.array
+        elif _is_torch(a) or isinstance(a, np.ndarray):
+            arr = host_to_numpy(a)
+            copied += arr.nbytes
+        else:
+            raise TypeError(
+                f"argument '{name}' must be a tensor (torch, numpy or DeviceTensor), got {type(a).__name__}"
+            )
+        want_shape = p.type.get_shape()
+        want_dtype = np.dtype(numpy_dtype(p.type.element_type))
+        if tuple(arr.shape) != tuple(want_shape):
+            raise ValueError(
+                f"argument '{name}' has shape {tuple(arr.shape)}; the program was compiled for {tuple(want_shape)}"
+            )
+        if arr.dtype != want_dtype:
+            raise TypeError(
+                f"argument '{name}' has dtype {arr.dtype}; the program expects {p.type.element_type} ({want_dtype})"
+            )
+        out.append(arr)
+    return out, copied
+
+
+def _check_inputs_unchanged(task: Task, part: KernelPart, before: list[tuple[int, np.ndarray]]) -> None:
+    for index, snapshot in before:
+        buf = part.args[index].buffer
+        assert buf is not None
+        if not np.array_equal(snapshot.view(np.uint8), buf.array.reshape(-1).view(np.uint8)):
+            raise InputWrittenError(
+                f"task {task.label} ({part.func_name}) wrote its In argument #{index} ('{buf.name}'); "
+                "In parameters are never written"
+            )
+
+
+def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -> RunResult:
+    """Run a program on the simulated chip (see the module docstring).
+
+    ``program_or_compiled``: a CompiledProgram, an ``ir.Program`` or a
+    ``@pl.jit`` function; ``args``: the entry's arguments in parameter order
+    (torch tensors, numpy arrays, DeviceTensors, Python scalars); ``config``:
+    a :class:`RunConfig` (``platform`` ``"a2a3sim"``, ``target``,
+    ``check_races``). Out/InOut tensors are written back into ``args``."""
+    config = config if config is not None else RunConfig()
+    target = resolve_target(config)
+    prepared = prepare(program_or_compiled, args, config)
+    entry = prepared.entry
+    dev_args, copied = _device_args(entry, args, prepared.param_names)
+    graph = build_task_graph(prepared.program.module, entry, dev_args, prepared.param_names)
+
+    from pypto.device.interpreter import run_kernel
+
+    races: list[TaskRace] = []
+    problems: list[str] = []
+
+    def run_part(task: Task, part: KernelPart) -> Any:
+        unit = prepared.unit(part.func_name)
+        before = [(a.index, a.buffer.array.reshape(-1).view(np.uint8).copy()) for a in part.args
+                  if a.buffer is not None and a.direction is ParamDirection.In]  # fmt: skip
+        kr = run_kernel(
+            unit.module,
+            part.func_name,
+            [a.value() for a in part.args],
+            target=target,
+            check_races=config.check_races,
+            positions=unit.positions,
+            pto_file=unit.pto_file,
+        )
+        _check_inputs_unchanged(task, part, before)
+        races.extend(TaskRace(task.id, part.func_name, r) for r in kr.races)
+        problems.extend(f"{task.label} {part.func_name}: {p}" for p in kr.problems)
+        return kr
+
+    scheduler = Scheduler(target, run_part)
+    with _stage("device_execution"):
+        records = scheduler.run(graph)
+
+    # Out / InOut parameters back into the caller's tensors (DeviceTensors are written in place).
+    from .worker import DeviceTensor
+
+    dirs = param_directions(entry)
+    for a, d, dev in zip(args, dirs, dev_args, strict=True):
+        if d is not ParamDirection.In and isinstance(dev, np.ndarray) and not isinstance(a, DeviceTensor):
+            numpy_to_host(dev, a)
+    outputs = _outputs(graph, entry, args, dev_args)
+    for r in races:
+        print(f"[race] {r.message()}", file=sys.stderr)
+    return RunResult(
+        tasks=records,
+        per_core_cycles=scheduler.per_core_cycles(),
+        per_core_busy=scheduler.per_core_busy(),
+        core_types=scheduler.core_types(),
+        total_cycles=max((t.finish for t in records), default=0),
+        races=races,
+        outputs=outputs,
+        clock_hz=float(target.clock_hz),
+        target_name=str(target.name),
+        graph=graph,
+        host_copy_bytes=copied,
+        problems=problems,
+        units=dict(prepared.units),
+    )
+
+
+def _outputs(graph: TaskGraph, entry: func.FuncOp, args: Sequence[Any], dev_args: Sequence[Any]) -> Any:
+    """The Orchestration function's return value(s), as the caller's objects where they are parameters."""
+    by_array = {id(d): a for a, d in zip(args, dev_args, strict=True) if isinstance(d, np.ndarray)}
+    types = list(entry.function_type.outputs.data)
+    out: list[Any] = []
+    for i, v in enumerate(graph.returns):
+        if isinstance(v, DeviceBuffer):
+            caller = by_array.get(id(v.array))
+            if caller is not None:
+                out.append(caller)
+            else:
+                et = getattr(types[i], "element_type", None) if i < len(types) else None
+                out.append(device_to_torch(v.array, et))
+        else:
+            out.append(v)
+    if not out:
+        return None
+    return out[0] if len(out) == 1 else tuple(out)
