@@ -15,8 +15,11 @@ from xdsl.dialects.builtin import BoolAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from pypto.diagnostics import error_at
+from pypto.dialects.enums import AtomicType, AtomicTypeAttr
 from pypto.dialects.types import MemRefAttr, TensorType, TileType
 from pypto.ptoas.dialect import PTO_OPS
+from pypto.ptoas.dialect.attrs import AtomicType as PtoAtomicType
+from pypto.ptoas.dialect.attrs import AtomicTypeAttr as PtoAtomicTypeAttr
 from pypto.ptoas.dialect.attrs import RoundMode, RoundModeAttr
 from pypto.ptoas.dialect.types import DYNAMIC, element_bits
 from pypto.ptoas.dialect.view_ops import PartitionViewOp
@@ -256,7 +259,11 @@ def lower_store(st: LoweringState, src: Operation) -> None:
     offsets = [st.scalar(v, src) for v in src.operands[1:-1]]
     sizes = [st.const(1)] * (rank - 2) + [tile.valid_row, tile.valid_col][-rank:]
     pv = _partition(st, src, out, offsets, sizes)
-    _dps(st, src, "tstore", [tile.value, []], pv)
+    attrs: dict[str, Attribute] = {}
+    atomic = src.properties.get("atomic")
+    if isinstance(atomic, AtomicTypeAttr) and atomic.data is AtomicType.Add:
+        attrs["atomicType"] = PtoAtomicTypeAttr(PtoAtomicType.atomic_add)
+    _dps(st, src, "tstore", [tile.value, []], pv, **attrs)
     st.views[src.results[0]] = st.view(out, src)
 
 

@@ -111,13 +111,7 @@ LEVELS = ("NONE", "BASIC", "ROUNDTRIP")
 
 # Compile failures caused by passes outside the examples, by case id:
 # {case_id: "PassName: what fails"}. Such tests still run, as non-strict xfails.
-KNOWN_COMPILE_FAILURES: dict[str, str] = {
-    "advanced/01_split_k.py::matmul_split_k": (
-        "OutlineIncoreScopes: the 'split_k' scope inside pl.parallel is outlined returning all five values "
-        "assigned in it (k0, a_k, b_k, partial, c) although only c is live after it; ConvertTensorToTileOps "
-        "then rejects the returned slice a_k ('this slice feeds both a matmul and a vector op')"
-    ),
-}
+KNOWN_COMPILE_FAILURES: dict[str, str] = {}
 
 
 def _mark_known_failure(request: pytest.FixtureRequest, case_id: str) -> None:
