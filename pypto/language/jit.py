@@ -9,6 +9,7 @@ program, their bare ``pl.Tensor`` parameters typed by the call's arguments.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import importlib
 import inspect
@@ -113,11 +114,16 @@ class JITFunction:
         bound = self._bind(args, kwargs)
         key = (self._key(bound), _config_key(config))
         if key not in self._compiled:
-            program = self.specialize(*bound)
-            ircompile = importlib.import_module("pypto.ir.compile")
+            from pypto.compile_profiling import CompileProfiler, get_active_profiler, stage
 
+            ircompile = importlib.import_module("pypto.ir.compile")
             compile_fn = ircompile.compile
-            self._compiled[key] = compile_fn(program, **_config_options(config, compile_fn))
+            # With compile_profiling, one profiler spans parsing and the compile.
+            own = getattr(config, "compile_profiling", False) and get_active_profiler() is None
+            with CompileProfiler() if own else contextlib.nullcontext():
+                with stage("parse"):
+                    program = self.specialize(*bound)
+                self._compiled[key] = compile_fn(program, **_config_options(config, compile_fn))
         return self._compiled[key]
 
     def __call__(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:

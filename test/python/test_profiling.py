@@ -150,3 +150,26 @@ def test_diff_and_show(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert profiling_main(["show", str(tmp_path / "a.json")]) == 0
     shown = capsys.readouterr().out
     assert "300.0ms" in shown  # self time of passes
+
+
+def test_jit_compile_profiling_records_parse_passes_and_codegen(tmp_path) -> None:
+    """RunConfig(compile_profiling=True) on a @pl.jit kernel: one profile with
+    the parse stage beside the passes and codegen."""
+    import json
+
+    import torch
+
+    import pypto.language as pl
+    from pypto.runtime import RunConfig
+
+    @pl.jit
+    def exp_kernel(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out[:] = pl.exp(a)
+        return out
+
+    cfg = RunConfig(compile_profiling=True, save_kernels_dir=str(tmp_path / "b"))
+    compiled = exp_kernel.compile(torch.randn(64, 128), torch.zeros(64, 128), config=cfg)
+    profile = json.loads((compiled.output_dir / "report" / "pipeline_profile.json").read_text())
+    assert [s["name"] for s in profile["stages"]] == ["parse", "passes", "codegen"]
+    assert len(profile["stages"][1]["children"]) == 49
