@@ -923,7 +923,7 @@ PTO_INST void TAXPY(D &d, A &a, Sc scalar) {
     }
 PTO_CPU_UNARY(TABS, (x < 0 ? -x : x))
 PTO_CPU_UNARY(TNEG, -x)
-PTO_CPU_UNARY(TEXP, std::exp(x))
+PTO_CPU_UNARY(TEXP, static_cast<decltype(x)>(std::exp(static_cast<double>(x))))
 PTO_CPU_UNARY(TLOG, std::log(x))
 PTO_CPU_UNARY(TSQRT, std::sqrt(x))
 PTO_CPU_UNARY(TRSQRT, 1 / std::sqrt(x))
@@ -1086,14 +1086,14 @@ PTO_CPU_EXPAND(TROWEXPANDMUL, 0, x * y)
 PTO_CPU_EXPAND(TROWEXPANDDIV, 0, x / y)
 PTO_CPU_EXPAND(TROWEXPANDMAX, 0, (x < y ? y : x))
 PTO_CPU_EXPAND(TROWEXPANDMIN, 0, (y < x ? y : x))
-PTO_CPU_EXPAND(TROWEXPANDEXPDIF, 0, std::exp(x - y))
+PTO_CPU_EXPAND(TROWEXPANDEXPDIF, 0, static_cast<decltype(x)>(std::exp(static_cast<double>(x - y))))
 PTO_CPU_EXPAND(TCOLEXPANDADD, 1, x + y)
 PTO_CPU_EXPAND(TCOLEXPANDSUB, 1, x - y)
 PTO_CPU_EXPAND(TCOLEXPANDMUL, 1, x * y)
 PTO_CPU_EXPAND(TCOLEXPANDDIV, 1, x / y)
 PTO_CPU_EXPAND(TCOLEXPANDMAX, 1, (x < y ? y : x))
 PTO_CPU_EXPAND(TCOLEXPANDMIN, 1, (y < x ? y : x))
-PTO_CPU_EXPAND(TCOLEXPANDEXPDIF, 1, std::exp(x - y))
+PTO_CPU_EXPAND(TCOLEXPANDEXPDIF, 1, static_cast<decltype(x)>(std::exp(static_cast<double>(x - y))))
 #undef PTO_CPU_EXPAND
 
 template <typename D, typename Sc>

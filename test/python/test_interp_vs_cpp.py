@@ -6,31 +6,8 @@ ptoas pipeline (insert-sync, as codegen does before emitting C++) and runs in th
 numpy copies of the case's inputs, while ``ptoas/<kernel>.cpp`` is built by g++ and runs on torch
 copies of the same inputs. Every output must be equal bit for bit (compared as uint32).
 
-Known gaps (strict xfails, so fixing them turns these tests red until the mark is removed):
-
-- ``texp`` (every kernel with exp: the activations silu/gelu/swiglu/geglu, the double-buffer
-  exp kernels, softmax): the interpreter computes ``np.exp`` on float32 -- numpy's own SIMD
-  float32 exp (up to 2 ulp, and dispatch-dependent: AVX512F / AVX2 / baseline differ) -- while
-  pto_cpu.hpp's ``std::exp(float)`` is glibc ``expf``; about 40% of the elements differ by 1-2 ulp.
-  Computing exp in float64 on one side only is not enough (glibc expf is not correctly rounded:
-  about 1 element in 2000 still differs). Verified fix, on both sides: exp in float64, one
-  rounding to the element type --
-  ``pypto/device/interpreter/numerics.py``: ``UNARY["exp"] = lambda a:
-  np.exp(a.astype(np.float64)).astype(a.dtype)`` and ``BINARY["expdif"] = lambda a, b:
-  np.exp((a - b).astype(np.float64)).astype(np.result_type(a, b))``;
-  ``ptoas/include/pto_cpu.hpp``: ``PTO_CPU_UNARY(TEXP, static_cast<decltype(x)>(std::exp(
-  static_cast<double>(x))))`` and the same for ``TROWEXPANDEXPDIF`` / ``TCOLEXPANDEXPDIF``
-  (``std::exp(x - y)`` -> ``static_cast<decltype(x)>(std::exp(static_cast<double>(x - y)))``).
-- ``trowsum`` (softmax, rms_norm, layer_norm): the interpreter's ``ROW_REDUCE["sum"]`` is
-  ``a.sum(axis=1, dtype=a.dtype)``, numpy's pairwise summation along a contiguous row, while the
-  header's ``row_reduce`` adds left to right; the sums differ in the last bits (up to 512 ulp on
-  layer_norm's output after the mean is subtracted). Verified fix in numerics.py: a sequential
-  row sum, e.g. ``acc = a[:, 0].copy(); for j in range(1, a.shape[1]): acc += a[:, j]; return
-  acc[:, None]`` (vectorised over rows, the header's order).
-
-With both fixes applied (checked by patching a copy of the header and the interpreter's tables),
-all 20 fp32 vector kernels below agree bit for bit. Cube (matmul) kernels are not element-wise
-and are skipped (their fp32 sums also differ in order: numpy matmul vs the header's loop).
+Both sides compute exp in float64 rounded once and add reductions left to right in
+float32, so every fp32 vector kernel agrees bit for bit.
 """
 
 from __future__ import annotations
@@ -45,29 +22,9 @@ from test_interpreter import synced
 
 from pypto.device.interpreter import run_kernel
 
-EXP = (
-    "texp: interpreter np.exp on float32 (numpy SIMD expf, <= 2 ulp) != pto_cpu.hpp std::exp(float) "
-    "(glibc expf); fix both to exp in float64 rounded once (numerics.py UNARY['exp']/BINARY['expdif'], "
-    "pto_cpu.hpp TEXP/TROWEXPANDEXPDIF/TCOLEXPANDEXPDIF) -- see the module docstring"
-)
-ROWSUM = (
-    "trowsum: interpreter a.sum(axis=1) is numpy's pairwise summation, pto_cpu.hpp row_reduce adds "
-    "left to right; fix numerics.py ROW_REDUCE['sum'] to a sequential row sum -- see the module docstring"
-)
-
-KNOWN_GAPS: dict[str, str] = {
-    "advanced/07_double_buffer.py::single_buffer": EXP,
-    "advanced/07_double_buffer.py::pipelined": EXP,
-    "advanced/07_double_buffer.py::pipelined_tail": EXP,
-    "beginner/04_activation.py::silu": EXP,
-    "beginner/04_activation.py::gelu": EXP,
-    "beginner/04_activation.py::swiglu": EXP,
-    "beginner/04_activation.py::geglu": EXP,
-    "intermediate/02_softmax.py::tile_softmax": f"{EXP}; {ROWSUM}",
-    "intermediate/02_softmax.py::softmax_rows": f"{EXP}; {ROWSUM}",
-    "intermediate/03_normalization.py::rms_norm": ROWSUM,
-    "intermediate/03_normalization.py::layer_norm": ROWSUM,
-}
+# No known gaps: exp is computed in float64 and rounded once on both sides, and
+# row/column sums add left to right in float32 on both sides.
+KNOWN_GAPS: dict[str, str] = {}
 
 # Must be covered (and run, not skipped): add, mul, scalar ops, relu, exp chains, softmax.
 REQUIRED = {

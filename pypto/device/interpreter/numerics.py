@@ -11,6 +11,24 @@ from collections.abc import Callable
 
 import numpy as np
 
+
+def _exp(a: np.ndarray) -> np.ndarray:
+    """exp computed in float64 and rounded to the input's dtype: the same
+    value the CPU header computes (``std::exp`` on double), so the two
+    implementations agree bit for bit (numpy's float32 exp differs by ulps)."""
+    return np.exp(a.astype(np.float64)).astype(a.dtype)
+
+
+def _sequential_sum(a: np.ndarray, axis: int) -> np.ndarray:
+    """Sum along ``axis`` left to right (not numpy's pairwise order), in float32
+    for 16/32-bit floats, as the CPU header's reduction loop does."""
+    acc_dtype = np.float32 if a.dtype in (np.float16, np.float32) else a.dtype
+    lanes = np.moveaxis(a, axis, 0)
+    acc = lanes[0].astype(acc_dtype, copy=True)
+    for lane in lanes[1:]:
+        acc += lane.astype(acc_dtype, copy=False)
+    return np.expand_dims(acc.astype(a.dtype, copy=False), axis)
+
 Binary = Callable[[np.ndarray, np.ndarray], np.ndarray]
 Unary = Callable[[np.ndarray], np.ndarray]
 
@@ -45,13 +63,13 @@ BINARY: dict[str, Binary] = {
 }
 """``t<k>`` / ``t<k>s`` / ``tpart<k>`` / ``trowexpand<k>`` / ``tcolexpand<k>`` by ``k``."""
 
-BINARY["expdif"] = lambda a, b: np.exp(a - b)
+BINARY["expdif"] = lambda a, b: _exp(a - b)
 BINARY["lrelu"] = lambda a, s: np.where(a > 0, a, a * s)
 
 UNARY: dict[str, Unary] = {
     "abs": np.abs,
     "neg": np.negative,
-    "exp": np.exp,
+    "exp": lambda a: _exp(a),
     "log": np.log,
     "sqrt": np.sqrt,
     "rsqrt": lambda a: 1 / np.sqrt(a),
@@ -62,7 +80,7 @@ UNARY: dict[str, Unary] = {
 }
 
 ROW_REDUCE: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "sum": lambda a: a.sum(axis=1, keepdims=True, dtype=a.dtype),
+    "sum": lambda a: _sequential_sum(a, axis=1),
     "max": lambda a: a.max(axis=1, keepdims=True),
     "min": lambda a: a.min(axis=1, keepdims=True),
     "prod": lambda a: a.prod(axis=1, keepdims=True, dtype=a.dtype),
@@ -71,7 +89,7 @@ ROW_REDUCE: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 }
 
 COL_REDUCE: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "sum": lambda a: a.sum(axis=0, keepdims=True, dtype=a.dtype),
+    "sum": lambda a: _sequential_sum(a, axis=0),
     "max": lambda a: a.max(axis=0, keepdims=True),
     "min": lambda a: a.min(axis=0, keepdims=True),
 }
