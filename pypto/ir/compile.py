@@ -361,6 +361,7 @@ def compile(  # noqa: A001 - the upstream API name
             platform=platform,
         )
     finally:
+        writer.close()
         if own is not None:
             own.__exit__(None, None, None)
         report.write(report_dir)

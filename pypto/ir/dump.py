@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from xdsl.ir import Operation
@@ -96,6 +97,10 @@ class DumpWriter:
         self.directory = Path(output_dir) / DUMP_DIR
         self.level = level
         self.last_text: str | None = None
+        # Files are written in order by one background thread while the next
+        # pass runs; close() waits for them and re-raises a write error.
+        self._io: ThreadPoolExecutor | None = None
+        self._pending: list[Future[None]] = []
 
     @property
     def enabled(self) -> bool:
@@ -107,10 +112,22 @@ class DumpWriter:
         return text if text.endswith("\n") else text + "\n"
 
     def _write_text(self, name: str, text: str) -> Path:
-        self.directory.mkdir(parents=True, exist_ok=True)
+        if self._io is None:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self._io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pypto-dump")
         path = self.directory / name
-        atomic_write_text(path, text, durable=False)
+        self._pending.append(self._io.submit(atomic_write_text, path, text, durable=False))
         return path
+
+    def close(self) -> None:
+        """Wait until every dump is on disk; raise the first write error."""
+        pending, self._pending = self._pending, []
+        errors = [e for e in (f.exception() for f in pending) if e is not None]
+        if self._io is not None:
+            self._io.shutdown(wait=True)
+            self._io = None
+        if errors:
+            raise errors[0]
 
     def _write(self, name: str, program: Program) -> Path | None:
         if not self.enabled:
