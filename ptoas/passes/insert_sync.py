@@ -16,12 +16,12 @@ each pipe. At a data op B on pipe Q with accesses ``acc``:
 1. every pending access A of another pipe P with ``A.conflicts(b)`` for some
    ``b`` in ``acc`` (overlapping buffers, at least one write: RAW, WAR or
    WAW) is a hazard. While hazards remain, the producer pipe P whose flag
-   would clear the most of them gets a pair ``set_flag(P, Q, e);
-   wait_flag(P, Q, e)`` right before B; its transfer function removes from
-   ``pending[Q]`` everything complete when the set fires -- P's own accesses
-   and, transitively, whatever P had itself waited for. So one pair covers
-   all hazards from P, and a hazard already ordered through a chain of
-   earlier pairs (MTE2 -> V -> MTE3) gets none: no redundant pairs;
+   would clear the most of them gets a pair ``set_flag(P, Q, e) ...
+   wait_flag(P, Q, e)``; its transfer function removes from ``pending[Q]``
+   everything complete when the set fires -- P's own accesses and,
+   transitively, whatever P had itself waited for. So one pair covers all
+   hazards from P, and a hazard already ordered through a chain of earlier
+   pairs (MTE2 -> V -> MTE3) gets none: no redundant pairs;
 2. a conflicting in-flight access of Q itself gets ``pipe_barrier(Q)``
    (not PIPE_S; not PIPE_V on a5);
 3. B's accesses become pending for every other pipe.
@@ -29,19 +29,42 @@ each pipe. At a data op B on pipe Q with accesses ``acc``:
 ``scf.if`` analyses both branches from the same state and joins them;
 ``scf.for`` / ``scf.while`` iterate the body from ``join(entry, body_exit)``
 to a fixpoint (the state after the loop also joins the entry state unless an
-``scf.for`` with constant bounds surely runs), so hazards across the back edge (iteration i's store vs
-iteration i+1's load into the same buffer) are found; a sync placed inside
-the loop before the consumer is executed on every iteration, which is always
-balanced (each set is waited right away). Decisions are recorded per op
-during the analysis; those of the final (fixpoint) visit are inserted.
+``scf.for`` with constant bounds surely runs), so hazards across the back edge
+(iteration i's store vs iteration i+1's load into the same buffer) are found.
 
-Existing sync ops are understood by the same transfer functions, so the pass
-only adds what is missing: running it twice inserts nothing the second time
-(idempotent), and :func:`uncovered_hazards` reports what a module lacks.
-Event ids: the smallest of the 8 ids of the pipe pair not in flight at that
-point (a pair waited right away frees its id, so ids only exceed 0 next to
-hand-written syncs still in flight); more than 8 in flight is an error.
-Finally ``pipe_barrier(PIPE_ALL)`` is put before ``return`` (ptoas's tail).
+Placement (:meth:`SyncAnalysis.place`): the wait goes right before B, the set
+as early as the dataflow allows, so independent buffers do not serialise
+(in a double-buffered loop the first exp waits only for its own load, not
+the second one):
+
+- forward: right after the last producer in B's block (the earliest point
+  from which the hazards the pair clears are complete and none of their ops
+  is issued again before B) -- or adjacent to the wait when no op of P lies
+  in between (a set fires after every earlier op of P: the same effect);
+- back edge: when B is in an ``scf.for`` body and its producers come later in
+  that body (the previous iteration's store vs this iteration's load), the
+  set goes right after the producer, with a prologue set right before the
+  loop and an epilogue wait right after it, so each path is balanced: every
+  iteration waits once and sets once, the prologue feeds the first wait and
+  the epilogue drains the last set (zero trips: prologue then epilogue). Used
+  only when P has more work after the producer in the body (else a set right
+  before the wait fires just as early).
+
+Every set is matched by exactly one wait on every path, both in the same block
+(or around one loop). Syncs are inserted one at a time in program order and
+the function re-analysed (the transfer functions model the sync ops already
+there); a placement the re-analysis does not confirm falls back to the
+adjacent pair. Existing sync ops are understood by the same transfer
+functions, so the pass only adds what is missing: running it twice inserts
+nothing the second time (idempotent), and :func:`uncovered_hazards` reports
+what a module lacks.
+
+Event ids: the smallest of the 8 ids of the pipe pair not in flight anywhere
+over the pair's span (the events of the analysis states there and the ids of
+sync ops inside it), preferring one not used elsewhere in the block (one id
+per buffer, as hand-written double buffering does), else reused by liveness;
+more than 8 in flight is an error. Finally ``pipe_barrier(PIPE_ALL)`` is put
+before ``return`` (ptoas's tail).
 
 Buffers: on-chip byte ranges once addresses are known, else allocations
 (see :mod:`.access`); GM views by kernel argument.
@@ -93,6 +116,46 @@ class Barrier:
 Action = FlagPair | Barrier
 
 
+@dataclass(frozen=True)
+class Placement:
+    """Where a flag pair goes: ``set_flag`` before ``set_before``, ``wait_flag`` right before ``wait_before``.
+
+    With ``loop`` (a back-edge pair: set late in iteration i, waited early in
+    iteration i+1) a prologue ``set_flag`` goes right before the loop and an
+    epilogue ``wait_flag`` right after it, so every path stays balanced.
+    """
+
+    wait_before: Operation
+    set_before: Operation
+    loop: scf.ForOp | None
+    event: int
+
+
+def _data_ids(op: Operation, ids: dict[Operation, int]) -> set[int]:
+    return {ids[o] for o in op.walk() if o in ids}
+
+
+def _runs_on(op: Operation, pipe: Pipe) -> bool:
+    return any(op_pipe(o) == pipe for o in op.walk())
+
+
+def _flag_ids(ops: list[Operation], src: Pipe, dst: Pipe) -> set[int]:
+    """Event ids of (src, dst) used by sync ops in (or nested in) ``ops``."""
+    out: set[int] = set()
+    for top in ops:
+        for o in top.walk():
+            if isinstance(o, SetFlagOp | WaitFlagOp):
+                if (Pipe(o.src_pipe.data), Pipe(o.dst_pipe.data)) == (src, dst):
+                    out.add(_event(o.event_id))
+            elif isinstance(o, RecordEventOp | WaitEventOp) and tuple(o.pipes()) == (src, dst):
+                out.add(_event(o.event_id))
+    return out
+
+
+def _busy_ids(states: list[SyncState], src: Pipe, dst: Pipe) -> set[int]:
+    return {e for st in states for (s, d, e) in st.events if (s, d) == (src, dst)}
+
+
 def needs_barrier(pipe: Pipe, arch: str) -> bool:
     """Same-pipe hazards need a barrier on every pipe but S (and V on a5)."""
     return pipe != Pipe.PIPE_S and not (arch == "a5" and pipe == Pipe.PIPE_V)
@@ -118,15 +181,20 @@ class SyncAnalysis:
         self.arch = arch
         self.ids: dict[Operation, int] = {}
         self.plan: dict[Operation, list[Action]] = {}
+        self.snaps: dict[Block, list[SyncState]] = {}
 
     def run(self) -> SyncState:
         """Analyse the body; returns the state before the terminator."""
         return self.block(self.func.body.block, SyncState())
 
     def block(self, block: Block, state: SyncState) -> SyncState:
-        """Transfer through a block."""
+        """Transfer through a block (recording the state before each op and at its end)."""
+        snaps: list[SyncState] = []
         for op in block.ops:
+            snaps.append(state.copy())
             state = self.op(op, state)
+        snaps.append(state.copy())
+        self.snaps[block] = snaps
         return state
 
     def op(self, op: Operation, state: SyncState) -> SyncState:
@@ -160,7 +228,7 @@ class SyncAnalysis:
     def loop(self, op: Operation, state: SyncState) -> SyncState:
         """Iterate the loop's regions from ``join(entry, exit)`` to a fixpoint."""
         entry = state.copy()
-        while True:
+        for _ in range(1000):
             out = entry.copy()
             for region in op.regions:
                 for block in region.blocks:
@@ -169,6 +237,7 @@ class SyncAnalysis:
             if new_entry.key() == entry.key():
                 return out if _runs_at_least_once(op) else join(state, out)
             entry = new_entry
+        raise pass_error(op, "insert-sync: the loop analysis does not converge")
 
     def data_op(self, op: Operation, state: SyncState) -> None:
         """Decide and apply the syncs ``op`` needs, then issue its accesses."""
@@ -198,6 +267,76 @@ class SyncAnalysis:
         self.plan[op] = actions
         state.issue(pipe, acc)
 
+    def place(self, b: Operation, src: Pipe) -> Placement | None:
+        """Where the ``src -> pipe(b)`` pair that ``b`` needs goes (None: no event id free over its span).
+
+        ``need``: the conflicts of ``b`` an adjacent pair would clear. Forward:
+        the set goes at the earliest point of ``b``'s block from which on
+        ``need`` is complete (right after the last producer), if a ``src`` op
+        lies between it and ``b`` (else adjacent: the same effect). Back edge
+        (``b`` heads an ``scf.for`` body and every producer in ``need`` from the
+        body comes later in it): the set goes right after the producer, a
+        prologue set before the loop, an epilogue wait after it -- only worth it
+        when ``src`` still has work after that point in the body.
+        The event id is the smallest of the pair not in flight (nor used by a
+        sync op) anywhere over the span between the set and the wait.
+        """
+        dst = op_pipe(b)
+        block = b.parent
+        assert dst is not None and block is not None
+        ops = list(block.ops)
+        snaps = self.snaps[block]
+        i = ops.index(b)
+        st = snaps[i]
+        conflicts = st.cross_conflicts(dst, accesses(b, self.ids[b]))
+        need = frozenset(a for a in conflicts if a in st.issued - st.pend(src))
+        need_ops = {a.op_id for a in need}
+
+        def covers(j: int) -> bool:
+            """A set before ``ops[j]`` guarantees ``need`` (and no producer of it is issued again before ``b``)."""
+            s = snaps[j]
+            return need <= s.issued - s.pend(src) and not any(need_ops & ids for ids in issued_from(j))
+
+        def free(states: list[SyncState], spanned: list[Operation]) -> int | None:
+            busy = _busy_ids(states, src, dst) | _flag_ids(spanned, src, dst)
+            taken = busy | _flag_ids(ops, src, dst)  # prefer an id of its own in the block (per buffer)
+            return next((e for e in range(8) if e not in taken), next((e for e in range(8) if e not in busy), None))
+
+        op_ids = [_data_ids(o, self.ids) for o in ops]
+        before: set[int] = set().union(*op_ids[:i])
+        later: set[int] = set().union(*op_ids[i:])
+
+        def issued_from(j: int) -> list[set[int]]:
+            """The data ops between a set before ``ops[j]`` and the wait before ``b`` (around the back edge)."""
+            return op_ids[j:i] if j <= i else op_ids[j:] + op_ids[:i]
+
+        loop = block.parent_op()
+        if (
+            isinstance(loop, scf.ForOp)
+            and loop.parent is not None
+            and loop.parent in self.snaps
+            and any(a.op_id in later for a in need)
+            and not any(a.op_id in before for a in need)
+        ):
+            m = next((j for j in range(i + 1, len(ops)) if covers(j)), None)
+            pops = list(loop.parent.ops)
+            p = pops.index(loop)
+            psnaps = self.snaps[loop.parent]
+            entry = psnaps[p]
+            if (
+                m is not None
+                and any(_runs_on(o, src) for o in ops[m:])
+                and need & entry.pend(dst) <= entry.issued - entry.pend(src)
+            ):
+                event = free([entry, psnaps[p + 1], *snaps[: i + 1], *snaps[m:]], [*ops[:i], *ops[m:]])
+                if event is not None:
+                    return Placement(b, ops[m], loop, event)
+        k = next(j for j in range(i + 1) if covers(j))
+        if not any(_runs_on(o, src) for o in ops[k:i]):
+            k = i
+        event = free(snaps[k : i + 1], ops[k:i])
+        return None if event is None else Placement(b, ops[k], None, event)
+
 
 def _sync_ops(action: Action) -> list[Operation]:
     if isinstance(action, Barrier):
@@ -216,18 +355,83 @@ def _has_tail(block: Block) -> bool:
     return isinstance(prev, BarrierOp) and prev.pipe_attr.data == Pipe.PIPE_ALL
 
 
+def _flag(cls: type[SetFlagOp] | type[WaitFlagOp], src: Pipe, dst: Pipe, event: int, at: Operation) -> Operation:
+    op = cls.build(
+        properties={
+            "src_pipe": PipeAttr(src),
+            "dst_pipe": PipeAttr(dst),
+            "event_id": EventAttr(Event(f"EVENT_ID{event}")),
+        }
+    )
+    op.location = at.location
+    return op
+
+
+def _insert(src: Pipe, dst: Pipe, place: Placement) -> list[Operation]:
+    """Insert the flag ops of ``place`` (set, wait; prologue set / epilogue wait around a loop)."""
+    e, b = place.event, place.wait_before
+    new = [_flag(SetFlagOp, src, dst, e, b), _flag(WaitFlagOp, src, dst, e, b)]
+    assert place.set_before.parent is not None and b.parent is not None
+    place.set_before.parent.insert_op_before(new[0], place.set_before)
+    b.parent.insert_op_before(new[1], b)
+    if place.loop is not None:
+        assert place.loop.parent is not None
+        pro, epi = _flag(SetFlagOp, src, dst, e, place.loop), _flag(WaitFlagOp, src, dst, e, place.loop)
+        place.loop.parent.insert_op_before(pro, place.loop)
+        place.loop.parent.insert_op_after(epi, place.loop)
+        new += [pro, epi]
+    return new
+
+
 def insert_sync_func(func: FuncOp, arch: str) -> int:
-    """Insert the missing syncs of one function; returns how many ops were added."""
+    """Insert the missing syncs of one function; returns how many ops were added.
+
+    One sync at a time, in program order: the first op the analysis finds
+    lacking gets its first missing sync (placed by :meth:`SyncAnalysis.place`),
+    then the function is analysed again with that sync in place. A placement
+    the re-analysis does not confirm (the consumer still needs a flag from the
+    same pipe) is undone and replaced by the adjacent pair.
+    """
+    added = 0
+    adjacent: set[tuple[Operation, Pipe]] = set()
     analysis = SyncAnalysis(func, arch)
     analysis.run()
-    added = 0
-    for op, actions in analysis.plan.items():
-        for action in actions:
+    for _ in range(100_000):
+        item = next(((op, acts[0]) for op, acts in analysis.plan.items() if acts), None)
+        if item is None:
+            break
+        op, action = item
+        assert op.parent is not None
+        if isinstance(action, Barrier):
             for new in _sync_ops(action):
                 new.location = op.location
-                assert op.parent is not None
                 op.parent.insert_op_before(new, op)
                 added += 1
+        else:
+            place = None if (op, action.src) in adjacent else analysis.place(op, action.src)
+            hoisted = place is not None and (place.set_before is not op or place.loop is not None)
+            if place is None or not hoisted:
+                place = Placement(op, op, None, action.event if place is None else place.event)
+            new_ops = _insert(action.src, action.dst, place)
+            if hoisted:
+                check = SyncAnalysis(func, arch)
+                check.run()
+                if any(isinstance(a, FlagPair) and a.src == action.src for a in check.plan.get(op, [])):
+                    for new in new_ops:
+                        new.detach()
+                        new.erase()
+                    adjacent.add((op, action.src))
+                    analysis = SyncAnalysis(func, arch)
+                    analysis.run()
+                    continue
+                analysis = check
+                added += len(new_ops)
+                continue
+            added += len(new_ops)
+        analysis = SyncAnalysis(func, arch)
+        analysis.run()
+    else:
+        raise pass_error(func, "insert-sync: no fixpoint")
     block = func.body.block
     if isinstance(block.last_op, ReturnOp) and not _has_tail(block):
         block.insert_op_before(BarrierOp.build(properties={"pipe": PipeAttr(Pipe.PIPE_ALL)}), block.last_op)

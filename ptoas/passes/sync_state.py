@@ -12,8 +12,13 @@ State at a program point (all sets are of :class:`~.access.Access`):
 
 Join (control-flow merge) is union for ``issued`` / ``pending`` / ``same``
 (an access pending on any path is pending) and intersection for the event
-payloads (an event's guarantee must hold on every path). The lattice is
-finite (accesses are per op and operand), so the loop fixpoint terminates.
+payloads (an event's guarantee must hold on every path), where an access
+never issued on one path counts as complete there (a prologue ``set_flag``
+before a loop guarantees nothing of the body, yet nothing of it is in flight
+on the entry path). Issuing an access removes it from every in-flight
+payload (accesses are per op: the payload held that op's earlier instance,
+e.g. the previous iteration's). The lattice is finite (accesses are per op
+and operand), so the loop fixpoint terminates.
 """
 
 from __future__ import annotations
@@ -58,6 +63,7 @@ class SyncState:
 
     def key(self) -> tuple[object, ...]:
         """A comparable snapshot (fixpoint detection)."""
+
         def norm(d: dict) -> frozenset:  # type: ignore[type-arg]
             return frozenset((k, v) for k, v in d.items() if v or isinstance(k, tuple))
 
@@ -91,6 +97,11 @@ class SyncState:
         """An op of ``pipe`` with these accesses has been issued."""
         new = frozenset(acc)
         self.issued |= new
+        # an event set before this op cannot guarantee this (re-)issued access:
+        # accesses are per op, so the payload held the op's earlier instance
+        for key, done in self.events.items():
+            if done & new:
+                self.events[key] = done - new
         for other in PIPES:
             if other != pipe:
                 self.pending[other] = self.pend(other) | new
@@ -116,5 +127,12 @@ def join(a: SyncState, b: SyncState) -> SyncState:
     """Merge two paths."""
     pending = {p: a.pend(p) | b.pend(p) for p in set(a.pending) | set(b.pending)}
     same = {p: a.same.get(p, EMPTY) | b.same.get(p, EMPTY) for p in set(a.same) | set(b.same)}
-    events = {k: a.events.get(k, EMPTY) & b.events.get(k, EMPTY) for k in set(a.events) | set(b.events)}
+    events: dict[EventKey, Accesses] = {}
+    for k in set(a.events) | set(b.events):
+        if k in a.events and k in b.events:
+            # guaranteed on each path, or never issued on it (vacuously complete there)
+            pa, pb = a.events[k], b.events[k]
+            events[k] = (pa & pb) | (pa - b.issued) | (pb - a.issued)
+        else:
+            events[k] = EMPTY
     return SyncState(a.issued | b.issued, pending, same, events)
