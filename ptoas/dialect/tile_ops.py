@@ -315,11 +315,9 @@ class _CubeOp(DpsOp):
         return c
 
 
-@irdl_op_definition
-class TMatmulOp(_CubeOp):
-    """C = A x B."""
+class _ProductOp(_CubeOp):
+    """``ins(%lhs, %rhs) outs(%dst)``: a plain cube product."""
 
-    name = "pto.tmatmul"
     lhs = operand_def(TileLike)
     rhs = operand_def(TileLike)
     dst = operand_def(TileLike)
@@ -327,6 +325,13 @@ class TMatmulOp(_CubeOp):
     def verify_(self) -> None:
         """Cube checks."""
         self.check_cube()
+
+
+@irdl_op_definition
+class TMatmulOp(_ProductOp):
+    """C = A x B."""
+
+    name = "pto.tmatmul"
 
 
 @irdl_op_definition
@@ -366,17 +371,10 @@ class TMatmulBiasOp(_CubeOp):
 
 
 @irdl_op_definition
-class TGemvOp(_CubeOp):
+class TGemvOp(_ProductOp):
     """Matrix-vector product on the cube."""
 
     name = "pto.tgemv"
-    lhs = operand_def(TileLike)
-    rhs = operand_def(TileLike)
-    dst = operand_def(TileLike)
-
-    def verify_(self) -> None:
-        """Cube checks."""
-        self.check_cube()
 
 
 @irdl_op_definition

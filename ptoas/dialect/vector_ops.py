@@ -322,22 +322,15 @@ class TColMinOp(ColReduceOp):
 
 
 @irdl_op_definition
-class TColSumOp(VectorOp):
-    """``tcolsum ins(%src[, %tmp {isBinary = false}] : T[, T]) outs(%dst : T1)``."""
+class TColSumOp(ColReduceOp):
+    """``tcolsum ins(%src[, %tmp {isBinary = false}] : T[, T]) outs(%dst : T1)``;
+    verified as the other column reductions."""
 
     name = "pto.tcolsum"
     ATTRS_IN_INS: ClassVar[bool] = True
     src = operand_def(TileLike)
     tmp = opt_operand_def(TileLike)
     dst = operand_def(TileLike)
-
-    def verify_(self) -> None:
-        """As the other column reductions."""
-        s = self.vec(self.src)
-        self.vec(self.dst)
-        self.same_dtype(self.src, self.dst)
-        _valid(self, self.dst, 0, 1, "one value per column")
-        _valid(self, self.dst, 1, s.valid[1], "the source's valid cols")
 
 
 @irdl_op_definition
