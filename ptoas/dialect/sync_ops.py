@@ -44,6 +44,24 @@ def _check_pipe(op: PTOOp, pipe: PipeAttr, what: str) -> None:
         raise op.fail(f"{what} {pipe.data.value} is not a hardware pipe")
 
 
+def _parse_pipe_pair(parser: Parser) -> tuple[PipeAttr, PipeAttr]:
+    """``[<P>, <P>,`` -- the opening of every flag op."""
+    parser.parse_punctuation("[")
+    src = parse_short_enum(parser, PipeAttr)
+    parser.parse_punctuation(",")
+    dst = parse_short_enum(parser, PipeAttr)
+    parser.parse_punctuation(",")
+    return src, dst
+
+
+def _print_pipe_pair(printer: Printer, src: PipeAttr, dst: PipeAttr) -> None:
+    printer.print_string("[")
+    print_short_enum(printer, src)
+    printer.print_string(", ")
+    print_short_enum(printer, dst)
+    printer.print_string(", ")
+
+
 class _FlagOp(PTOOp):
     """``[src_pipe, dst_pipe, event]`` between two different pipes."""
 
@@ -54,11 +72,7 @@ class _FlagOp(PTOOp):
     @classmethod
     def parse(cls, parser: Parser) -> _FlagOp:
         """Parse ``[<P>, <P>, <E>]`` (short or qualified)."""
-        parser.parse_punctuation("[")
-        src = parse_short_enum(parser, PipeAttr)
-        parser.parse_punctuation(",")
-        dst = parse_short_enum(parser, PipeAttr)
-        parser.parse_punctuation(",")
+        src, dst = _parse_pipe_pair(parser)
         event = parse_short_enum(parser, EventAttr)
         parser.parse_punctuation("]")
         attrs = parser.parse_optional_attr_dict()
@@ -66,11 +80,7 @@ class _FlagOp(PTOOp):
 
     def print(self, printer: Printer) -> None:
         """Print ``[<P>, <P>, <E>]``."""
-        printer.print_string("[")
-        print_short_enum(printer, self.src_pipe)
-        printer.print_string(", ")
-        print_short_enum(printer, self.dst_pipe)
-        printer.print_string(", ")
+        _print_pipe_pair(printer, self.src_pipe, self.dst_pipe)
         print_short_enum(printer, self.event_id)
         printer.print_string("]")
         printer.print_op_attributes(self.attributes)
@@ -109,11 +119,7 @@ class _FlagDynOp(PTOOp):
     @classmethod
     def parse(cls, parser: Parser) -> _FlagDynOp:
         """Parse ``[<P>, <P>, %id]``."""
-        parser.parse_punctuation("[")
-        src = parse_short_enum(parser, PipeAttr)
-        parser.parse_punctuation(",")
-        dst = parse_short_enum(parser, PipeAttr)
-        parser.parse_punctuation(",")
+        src, dst = _parse_pipe_pair(parser)
         event = parser.parse_operand()
         parser.parse_punctuation("]")
         attrs = parser.parse_optional_attr_dict()
@@ -121,11 +127,7 @@ class _FlagDynOp(PTOOp):
 
     def print(self, printer: Printer) -> None:
         """Print ``[<P>, <P>, %id]``."""
-        printer.print_string("[")
-        print_short_enum(printer, self.src_pipe)
-        printer.print_string(", ")
-        print_short_enum(printer, self.dst_pipe)
-        printer.print_string(", ")
+        _print_pipe_pair(printer, self.src_pipe, self.dst_pipe)
         printer.print_operand(self.event_id)
         printer.print_string("]")
         printer.print_op_attributes(self.attributes)

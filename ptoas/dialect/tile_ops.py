@@ -334,15 +334,25 @@ class TMatmulOp(_ProductOp):
     name = "pto.tmatmul"
 
 
-@irdl_op_definition
-class TMatmulAccOp(_CubeOp):
-    """C = Cin + A x B."""
+class _AccProductOp(_CubeOp):
+    """``ins(%acc_in, %lhs, %rhs) outs(%dst)``: an accumulating cube product."""
 
-    name = "pto.tmatmul.acc"
     acc_in = operand_def(TileLike)
     lhs = operand_def(TileLike)
     rhs = operand_def(TileLike)
     dst = operand_def(TileLike)
+
+    def verify_(self) -> None:
+        """Cube checks; acc_in has dst's dtype."""
+        self.check_cube()
+        self.same_dtype(self.dst, self.acc_in)
+
+
+@irdl_op_definition
+class TMatmulAccOp(_AccProductOp):
+    """C = Cin + A x B."""
+
+    name = "pto.tmatmul.acc"
 
     def verify_(self) -> None:
         """Cube checks; acc_in like dst."""
@@ -378,19 +388,10 @@ class TGemvOp(_ProductOp):
 
 
 @irdl_op_definition
-class TGemvAccOp(_CubeOp):
+class TGemvAccOp(_AccProductOp):
     """Accumulating matrix-vector product."""
 
     name = "pto.tgemv.acc"
-    acc_in = operand_def(TileLike)
-    lhs = operand_def(TileLike)
-    rhs = operand_def(TileLike)
-    dst = operand_def(TileLike)
-
-    def verify_(self) -> None:
-        """Cube checks."""
-        self.check_cube()
-        self.same_dtype(self.dst, self.acc_in)
 
 
 @irdl_op_definition
