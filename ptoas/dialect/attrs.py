@@ -73,6 +73,10 @@ class Pipe(StrEnum):
     PIPE_NUM = "PIPE_NUM"
     PIPE_UNASSIGNED = "PIPE_UNASSIGNED"
 
+    # Every name equals its value, so str's C hash is Enum's ``hash(self._name_)`` without a Python
+    # call: pipes key the device model's hot dictionaries (queues, flags, clocks).
+    __hash__ = str.__hash__
+
 
 class Event(StrEnum):
     """The 8 event ids of a pipe pair."""

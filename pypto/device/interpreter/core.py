@@ -17,7 +17,7 @@ from pypto.ptoas.dialect.attrs import Pipe
 from .costs import CostModel
 from .memory import CoreMemory, TileRef
 from .races import RaceDetector
-from .timing import InstrRecord, Timeline
+from .timing import Timeline
 
 Locs = tuple[str | None, str | None]
 
@@ -37,25 +37,31 @@ class CoreState:
     subblock_idx: int = 0
     subblock_num: int = 1
     prints: list[str] = field(default_factory=list)
-    _locs: dict[Operation, Locs] = field(default_factory=dict)
+    _locs: dict[int, Locs] = field(default_factory=dict)  # by id(op): ops hash in Python, ints in C
+    _race_locs: dict[int, str | None] = field(default_factory=dict)
 
     def locs(self, op: Operation) -> Locs:
         """(``.pto`` file:line:col, DSL file:line:col) of an op, each None if unknown."""
-        got = self._locs.get(op)
+        got = self._locs.get(id(op))
         if got is None:
             pos = self.positions.get(op)
             pto = f"{self.pto_file}:{pos[0]}:{pos[1]}" if pos else None
             loc = op.location
             dsl = f"{loc.filename.data}:{loc.line.data}:{loc.column.data}" if isinstance(loc, FileLineColLoc) else None
-            got = self._locs[op] = (pto, dsl)
+            got = self._locs[id(op)] = (pto, dsl)
         return got
 
     def race_location(self, op: Operation) -> str | None:
         """``file.py:line`` (DSL) when the op has a loc, else its ``.pto`` position."""
-        loc = op.location
-        if isinstance(loc, FileLineColLoc):
-            return f"{loc.filename.data}:{loc.line.data}"
-        return self.locs(op)[0]
+        got = self._race_locs.get(id(op), False)
+        if got is False:
+            loc = op.location
+            if isinstance(loc, FileLineColLoc):
+                got = f"{loc.filename.data}:{loc.line.data}"
+            else:
+                got = self.locs(op)[0]
+            self._race_locs[id(op)] = got
+        return got
 
     def account(
         self,
@@ -67,22 +73,22 @@ class CoreState:
         reads: list[TileRef],
         writes: list[TileRef],
         detail: str = "",
-    ) -> InstrRecord:
+    ) -> None:
         """Time one instruction and check its accesses."""
-        rec = self.timeline.issue(op.name, instr, pipe, cycles, kind, self.locs(op), detail)
-        if self.races is not None:
-            who = self.races.tick(pipe, op.name, self.race_location(op), op)
+        self.timeline.issue(op.name, instr, pipe, cycles, kind, self.locs(op), detail)
+        races = self.races
+        if races is not None:
+            who = races.tick(pipe, op.name, self.race_location(op), op)
             for t in reads:
-                self.races.access(who, t.space, t.addr, t.addr + t.nbytes, False)
+                races.access(who, t.space, t.addr, t.addr + t.nbytes, False)
             for t in writes:
-                self.races.access(who, t.space, t.addr, t.addr + t.nbytes, True)
-        return rec
+                races.access(who, t.space, t.addr, t.addr + t.nbytes, True)
 
     def set_flag(self, op: Operation, src: Pipe, dst: Pipe, event: int) -> None:
-        """A SIGNAL entry; the race detector snapshots ``src``."""
+        """A SIGNAL entry; the race detector snapshots ``src``'s clock (its last access's tick: later
+        accesses tick past it, so a sync op needs no tick of its own)."""
         self.timeline.signal(op.name, src, dst, event, self.costs.sync("SET_FLAG"), self.locs(op))
         if self.races is not None:
-            self.races.tick(src, op.name, None, op)
             self.races.set_flag(src, dst, event)
 
     def wait_flag(self, op: Operation, src: Pipe, dst: Pipe, event: int) -> None:
@@ -90,7 +96,6 @@ class CoreState:
         self.timeline.wait(op.name, src, dst, event, self.costs.sync("WAIT_FLAG"), self.locs(op))
         if self.races is not None:
             self.races.wait_flag(src, dst, event)
-            self.races.tick(dst, op.name, None, op)
 
     def barrier(self, op: Operation, pipe: Pipe) -> None:
         """``pipe_barrier(pipe)``."""

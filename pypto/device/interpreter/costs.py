@@ -11,6 +11,8 @@ for DMA and moves, ``sync_cycles`` for sync ops. GM is passed as space ``None``.
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
 from typing import Protocol
 
 from pypto.ptoas.dialect.attrs import Pipe
@@ -73,6 +75,20 @@ class CostModel:
         self.target = target
         self._memo: dict[tuple[object, ...], int] = {}
 
+    @staticmethod
+    def of(target: TargetLike) -> CostModel:
+        """The shared cost model of ``target`` (its memo outlives one run; dropped with the target)."""
+        got = _MODELS.get(id(target))
+        if got is None or got[0]() is not target:
+            model = CostModel(target)
+            try:
+                ref: Callable[[], object] = weakref.ref(target)
+            except TypeError:  # not weak-referenceable: no sharing
+                return model
+            got = _MODELS[id(target)] = (ref, model)
+            weakref.finalize(target, _MODELS.pop, id(target), None)
+        return got[1]
+
     def compute(self, instr: str, dtype: str, rows: int, cols: int) -> int:
         """A vector (or scalar-pipe) instruction over rows x cols elements."""
         key = ("c", instr, dtype, rows, cols)
@@ -105,3 +121,6 @@ class CostModel:
         if got is None:
             got = self._memo[key] = max(0, int(self.target.sync_cycles(instr)))
         return got
+
+
+_MODELS: dict[int, tuple[Callable[[], object], CostModel]] = {}

@@ -18,6 +18,7 @@ plus an element offset, views are strided windows (bounds-checked).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -155,6 +156,8 @@ class TileRef:
     cols: int
     valid: tuple[int, int]
     col_major: bool = False
+    raw_view: np.ndarray | None = field(default=None, repr=False)
+    """Its (rows, cols) view of a core's buffer, kept by :meth:`CoreMemory.raw` on first use."""
 
     @property
     def nbytes(self) -> int:
@@ -182,6 +185,34 @@ class TensorView:
     ptr: GmPtr
     shape: tuple[int, ...]
     strides: tuple[int, ...]
+    _array: np.ndarray | None | bool = field(default=False, repr=False)
+
+    def array(self) -> np.ndarray | None:
+        """The whole view as a strided numpy view of the caller's array, or None when it does not lie
+        inside the array (its partitions are then checked one by one)."""
+        if self._array is False:
+            whole = PartitionView(self.ptr, 0, self.shape, self.strides)
+            try:
+                self._array = whole.window() if all(d > 0 for d in self.shape) else None
+            except DeviceError:
+                self._array = None
+        return self._array  # type: ignore[return-value]
+
+    def partition(self, offsets: Sequence[int], sizes: Sequence[int]) -> PartitionView:
+        """The window at ``offsets`` with ``sizes`` (a slice of :meth:`array` when it lies inside the view)."""
+        offset = 0
+        for o, st in zip(offsets, self.strides, strict=True):
+            offset += o * st
+        pv = PartitionView(self.ptr, offset, tuple(sizes), self.strides)
+        base = self.array()
+        if base is not None and len(sizes) == len(self.shape):
+            index = []
+            for o, n, d in zip(offsets, sizes, self.shape, strict=True):
+                if o < 0 or n < 0 or o + n > d:
+                    return pv
+                index.append(slice(o, o + n))
+            pv.view = base[tuple(index)]
+        return pv
 
 
 @dataclass
@@ -192,22 +223,35 @@ class PartitionView:
     offset: int
     sizes: tuple[int, ...]
     strides: tuple[int, ...]
+    view: np.ndarray | None = field(default=None, repr=False)
+    """The window, when it was sliced from its tensor view's array (:meth:`TensorView.partition`)."""
 
     def window(self) -> np.ndarray:
         """The window as a writable strided numpy view of the caller's array (bounds-checked)."""
+        if self.view is not None:
+            return self.view
         flat = self.ptr.flat
         start = self.ptr.offset + self.offset
-        last = start + sum((s - 1) * st for s, st in zip(self.sizes, self.strides, strict=True) if s > 0)
-        first = start + sum((s - 1) * st for s, st in zip(self.sizes, self.strides, strict=True) if st < 0 and s > 0)
-        if start < 0 or first < 0 or last >= flat.size or min(self.sizes, default=1) < 0:
+        first = last = start
+        for size, stride in zip(self.sizes, self.strides, strict=True):
+            if size <= 0:
+                if size < 0:
+                    first = -1
+                continue
+            if stride < 0:
+                first += (size - 1) * stride
+            else:
+                last += (size - 1) * stride
+        if start < 0 or first < 0 or last >= flat.size:
             raise DeviceError(
                 f"GM window offset {start} sizes {list(self.sizes)} strides {list(self.strides)} is outside the "
                 f"argument of {flat.size} elements"
             )
         item = flat.itemsize
-        if flat.flags.c_contiguous and min(self.strides, default=0) >= 0:
-            return np.ndarray(self.sizes, flat.dtype, flat, start * item, tuple(s * item for s in self.strides))
-        return as_strided(flat[start:], shape=self.sizes, strides=tuple(s * item for s in self.strides))
+        byte_strides = tuple(st * item for st in self.strides)
+        if first == start and flat.flags.c_contiguous:
+            return np.ndarray(self.sizes, flat.dtype, flat, start * item, byte_strides)
+        return as_strided(flat[start:], shape=self.sizes, strides=byte_strides)
 
 
 def view_2d(shape: tuple[int, ...]) -> tuple[int, int]:
@@ -268,6 +312,9 @@ class CoreMemory:
 
     def raw(self, tile: TileRef) -> np.ndarray:
         """The tile's stored elements as a writable (rows, cols) view of its bytes."""
+        view = tile.raw_view
+        if view is not None:
+            return view
         lo, hi = tile.byte_range()
         buf = self.buffer(tile.space)
         if lo < 0 or hi > buf.size:
@@ -276,9 +323,9 @@ class CoreMemory:
                 f"{buf.size}-byte {tile.space} buffer"
             )
         flat = buf[lo:hi].view(tile.dtype.storage)
-        if tile.col_major:
-            return flat.reshape(tile.cols, tile.rows).T
-        return flat.reshape(tile.rows, tile.cols)
+        view = flat.reshape(tile.cols, tile.rows).T if tile.col_major else flat.reshape(tile.rows, tile.cols)
+        tile.raw_view = view
+        return view
 
     def read(self, tile: TileRef) -> np.ndarray:
         """A compute-dtype copy of the tile's valid region."""

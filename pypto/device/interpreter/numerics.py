@@ -29,6 +29,7 @@ def _sequential_sum(a: np.ndarray, axis: int) -> np.ndarray:
         acc += lane.astype(acc_dtype, copy=False)
     return np.expand_dims(acc.astype(a.dtype, copy=False), axis)
 
+
 Binary = Callable[[np.ndarray, np.ndarray], np.ndarray]
 Unary = Callable[[np.ndarray], np.ndarray]
 

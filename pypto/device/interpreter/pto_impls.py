@@ -1,4 +1,4 @@
-"""xDSL ``InterpreterFunctions`` for the ``pto`` dialect (plus the arith ops xDSL lacks).
+"""xDSL ``InterpreterFunctions`` for the ``pto`` dialect.
 
 :class:`PTOFunctions` holds the :class:`~pypto.device.interpreter.core.CoreState`
 and has one ``@impl`` per pto op class: GM views and tile allocation return
@@ -8,6 +8,14 @@ destination-passing op computes its result into the core's byte buffers and
 is then accounted (pipe, cycles, record, race check) by :func:`_dps`; sync ops
 drive the timeline and the race detector's clocks.
 
+Each op class maps to a :data:`Prepare`: called once per op, it resolves what
+the op's attributes fix (pipes, event ids, instruction name, cost formula)
+and returns the :data:`Run` that executes it. The xDSL engine prepares an op
+on its first execution; the compiled engine (:mod:`.compiled`) when it
+compiles the function. Handlers run inside ``np.errstate(all="ignore")``
+(set once per kernel by :func:`~.run.run_kernel`): float overflow and NaN are
+values, as on the device.
+
 The data-op implementations are generated from name tables
 (:mod:`.numerics`) and attached to the class before ``register_impls``.
 """
@@ -15,15 +23,13 @@ The data-op implementations are generated from name tables
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+from xdsl.dialects import memref
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 from xdsl.ir import Operation
-from xdsl.utils.comparisons import to_signed, to_unsigned
 
 from pypto.ptoas.dialect import PTO_OPS, DpsOp, tile_of
 from pypto.ptoas.dialect.attrs import SYNC_OP_PIPE, Pipe, SyncOpType
@@ -36,6 +42,20 @@ from .costs import instr_name
 from .memory import DeviceError, GmPtr, PartitionView, TensorView, TileRef, dtype_of, to_compute, to_storage
 
 Handler = Callable[[CoreState, Interpreter, Any, PythonValues], PythonValues]
+"""An op's semantics, reading what it needs from the op on every call."""
+Run = Callable[[CoreState, Interpreter, PythonValues], PythonValues]
+"""One prepared op: its semantics on a core, given the operand values."""
+Prepare = Callable[[Any], Run]
+"""Resolves an op's static facts once and returns its :data:`Run`."""
+
+
+def per_call(handler: Handler) -> Prepare:
+    """A :data:`Prepare` for a handler with nothing to resolve ahead."""
+
+    def prepare(op: Any) -> Run:
+        return lambda core, interp, args: handler(core, interp, op, args)
+
+    return prepare
 
 
 def tile_ref(t: Any, addr: int, valid: tuple[int, int] | None = None) -> TileRef:
@@ -50,61 +70,100 @@ def tile_ref(t: Any, addr: int, valid: tuple[int, int] | None = None) -> TileRef
     return TileRef(tile.space.value, addr, dtype_of(tile.dtype), rows, cols, valid, col_major)
 
 
-def _tiles(values: PythonValues) -> list[TileRef]:
-    return [v for v in values if isinstance(v, TileRef)]
-
-
 # -- accounting of destination-passing ops --------------------------------------------------------
 
 
-def _cycles(
-    core: CoreState, op: DpsOp, instr: str, ins: list[TileRef], outs: list[TileRef], args: PythonValues
-) -> tuple[int, str, str]:
-    """(cycles, kind, detail) of one data op."""
-    if isinstance(op, _CubeOp):
-        a, b = (core_arg for core_arg in ins if core_arg.space in ("left", "right"))
+Cost = Callable[[CoreState, list[TileRef], list[TileRef], PythonValues], tuple[int, str, str]]
+
+
+def _cube_cost(instr: str) -> Cost:
+    def cost(core: CoreState, ins: list[TileRef], outs: list[TileRef], args: PythonValues) -> tuple[int, str, str]:
+        a, b = (t for t in ins if t.space in ("left", "right"))
         m, k = a.valid
         n = b.valid[1]
         return core.costs.matmul(m, k, n, a.dtype.name), "compute", f"{m}x{k}x{n} {a.dtype.name}"
-    if instr == "TLOAD":
+
+    return cost
+
+
+def _tload_cost(instr: str) -> Cost:
+    def cost(core: CoreState, ins: list[TileRef], outs: list[TileRef], args: PythonValues) -> tuple[int, str, str]:
         d = outs[0]
         nbytes = d.valid[0] * d.valid[1] * d.dtype.itemsize
         return core.costs.transfer(instr, None, d.space, nbytes), "transfer", f"gm->{d.space} {nbytes}B"
-    if instr == "TSTORE":
+
+    return cost
+
+
+def _tstore_cost(instr: str) -> Cost:
+    def cost(core: CoreState, ins: list[TileRef], outs: list[TileRef], args: PythonValues) -> tuple[int, str, str]:
         s = ins[0]
         pv = args[-1]
-        count = int(np.prod(pv.sizes)) if isinstance(pv, PartitionView) else s.valid[0] * s.valid[1]
-        nbytes = count * (pv.ptr.dtype.itemsize if isinstance(pv, PartitionView) else s.dtype.itemsize)
+        if isinstance(pv, PartitionView):
+            count = 1
+            for d in pv.sizes:
+                count *= d
+            nbytes = count * pv.ptr.dtype.itemsize
+        else:
+            nbytes = s.valid[0] * s.valid[1] * s.dtype.itemsize
         return core.costs.transfer(instr, s.space, None, nbytes), "transfer", f"{s.space}->gm {nbytes}B"
-    if isinstance(op, TMovOp | TExtractOp | TInsertOp):
+
+    return cost
+
+
+def _move_cost(instr: str, moved_is_src: bool) -> Cost:
+    def cost(core: CoreState, ins: list[TileRef], outs: list[TileRef], args: PythonValues) -> tuple[int, str, str]:
         s, d = ins[0], outs[0]
-        moved = s if isinstance(op, TInsertOp) else d
+        moved = s if moved_is_src else d
         nbytes = moved.valid[0] * moved.valid[1] * d.dtype.itemsize
         return core.costs.transfer(instr, s.space, d.space, nbytes), "transfer", f"{s.space}->{d.space} {nbytes}B"
-    main = ins[0] if ins else outs[0]
-    rows, cols = main.valid
-    return core.costs.compute(instr, main.dtype.name, rows, cols), "compute", f"{rows}x{cols} {main.dtype.name}"
+
+    return cost
 
 
-def _dps(handler: Handler) -> Handler:
+def _compute_cost(instr: str) -> Cost:
+    def cost(core: CoreState, ins: list[TileRef], outs: list[TileRef], args: PythonValues) -> tuple[int, str, str]:
+        main = ins[0] if ins else outs[0]
+        rows, cols = main.valid
+        return core.costs.compute(instr, main.dtype.name, rows, cols), "compute", f"{rows}x{cols} {main.dtype.name}"
+
+    return cost
+
+
+def _cost_of(op: DpsOp, instr: str) -> Cost:
+    """The cost formula of one data op: cube, DMA, tile move or vector compute."""
+    if isinstance(op, _CubeOp):
+        return _cube_cost(instr)
+    if instr == "TLOAD":
+        return _tload_cost(instr)
+    if instr == "TSTORE":
+        return _tstore_cost(instr)
+    if isinstance(op, TMovOp | TExtractOp | TInsertOp):
+        return _move_cost(instr, isinstance(op, TInsertOp))
+    return _compute_cost(instr)
+
+
+def _dps(numerics: Prepare) -> Prepare:
     """Run a data op's numerics, then time it and check its accesses."""
 
-    static: dict[Operation, tuple[Pipe, str]] = {}
+    def prepare(op: DpsOp) -> Run:
+        compute = numerics(op)
+        n_in = len(op.operands) - op.OUTS
+        pipe, instr = op.pipe() or Pipe.PIPE_V, instr_name(op.name)
+        cost = _cost_of(op, instr)
+        account = CoreState.account
 
-    def run(core: CoreState, interp: Interpreter, op: DpsOp, args: PythonValues) -> PythonValues:
-        n_in = len(args) - op.OUTS
-        with np.errstate(all="ignore"):
-            handler(core, interp, op, args)
-        ins, outs = _tiles(args[:n_in]), _tiles(args[n_in:])
-        info = static.get(op)
-        if info is None:
-            info = static[op] = (op.pipe() or Pipe.PIPE_V, instr_name(op.name))
-        pipe, instr = info
-        cycles, kind, detail = _cycles(core, op, instr, ins, outs, args)
-        core.account(op, instr, pipe, cycles, kind, ins, outs, detail)
-        return ()
+        def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
+            compute(core, interp, args)
+            ins = [v for v in args[:n_in] if type(v) is TileRef]
+            outs = [v for v in args[n_in:] if type(v) is TileRef]
+            cycles, kind, detail = cost(core, ins, outs, args)
+            account(core, op, instr, pipe, cycles, kind, ins, outs, detail)
+            return ()
 
-    return run
+        return run
+
+    return prepare
 
 
 # -- data-op numerics ----------------------------------------------------------------------------
@@ -303,37 +362,51 @@ def tprint(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) ->
     return ()
 
 
-def tload(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+def tload(op: Any) -> Run:
     """GM window -> tile valid region (a bit copy; the widths agree)."""
-    pv, d = args
-    vr, vc = d.valid
-    w = np.ascontiguousarray(pv.window())
-    if w.size != vr * vc:
-        raise DeviceError(f"tload moves {w.size} elements into a tile with valid {vr}x{vc}")
-    core.memory.raw(d)[:vr, :vc] = w.reshape(vr, vc).view(d.dtype.storage)
-    return ()
+
+    def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
+        pv, d = args
+        vr, vc = d.valid
+        w = pv.window()
+        if w.size != vr * vc:
+            raise DeviceError(f"tload moves {w.size} elements into a tile with valid {vr}x{vc}")
+        if w.shape != (vr, vc):
+            w = np.ascontiguousarray(w).reshape(vr, vc)
+        core.memory.raw(d)[:vr, :vc] = w.view(d.dtype.storage)
+        return ()
+
+    return run
 
 
-def tstore(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+def tstore(op: Any) -> Run:
     """Tile valid region -> GM window (acc: converted; relu and atomic add honoured)."""
-    s, pv = args[0], args[-1]
-    window = pv.window()
-    gdt = pv.ptr.dtype
     relu = op.reluPreMode is not None and op.reluPreMode.data.value == "normal_relu"
     atomic = op.atomicType is not None and op.atomicType.data.value == "atomic_add"
-    vr, vc = s.valid
-    if window.size != vr * vc:
-        raise DeviceError(f"tstore moves a tile with valid {vr}x{vc} into {window.size} GM elements")
-    if s.space != "acc" and not relu and not atomic and gdt.itemsize == s.dtype.itemsize:
-        window[...] = np.ascontiguousarray(core.memory.raw(s)[:vr, :vc]).view(gdt.storage).reshape(window.shape)
+
+    def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
+        s, pv = args[0], args[-1]
+        window = pv.window()
+        gdt = pv.ptr.dtype
+        vr, vc = s.valid
+        if window.size != vr * vc:
+            raise DeviceError(f"tstore moves a tile with valid {vr}x{vc} into {window.size} GM elements")
+        if s.space != "acc" and not relu and not atomic and gdt.itemsize == s.dtype.itemsize:
+            raw = core.memory.raw(s)[:vr, :vc]
+            if window.shape == (vr, vc):
+                window[...] = raw.view(gdt.storage)
+            else:
+                window[...] = np.ascontiguousarray(raw).view(gdt.storage).reshape(window.shape)
+            return ()
+        x = _rd(core, s)
+        if relu:
+            x = np.maximum(x, 0)
+        if atomic:
+            x = to_compute(np.ascontiguousarray(window), gdt).reshape(x.shape) + x
+        window[...] = to_storage(x, gdt).reshape(window.shape)
         return ()
-    x = _rd(core, s)
-    if relu:
-        x = np.maximum(x, 0)
-    if atomic:
-        x = to_compute(np.ascontiguousarray(window), gdt).reshape(x.shape) + x
-    window[...] = to_storage(x, gdt).reshape(window.shape)
-    return ()
+
+    return run
 
 
 def tmov(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
@@ -387,7 +460,7 @@ def matmul(mode: str) -> Handler:
     return h
 
 
-def data_handlers() -> dict[str, Handler]:
+def data_handlers() -> dict[str, Prepare]:
     """Numerics by op name."""
     h: dict[str, Handler] = {}
     for k in ("add", "sub", "mul", "div", "max", "min", "rem", "and", "or", "xor", "shl", "shr"):
@@ -414,46 +487,63 @@ def data_handlers() -> dict[str, Handler]:
     h["pto.texpands"], h["pto.tcvt"] = texpands, tcvt
     h["pto.tcmp"], h["pto.tcmps"] = tcmp(False), tcmp(True)
     h["pto.tsel"], h["pto.ttrans"], h["pto.tprint"] = tsel, ttrans, tprint
-    h["pto.tload"], h["pto.tstore"] = tload, tstore
     h["pto.tmov"], h["pto.textract"], h["pto.tinsert"] = tmov, textract, tinsert
     h["pto.tmatmul"], h["pto.tmatmul.acc"], h["pto.tmatmul.bias"] = matmul("plain"), matmul("acc"), matmul("bias")
     h["pto.tgemv"], h["pto.tgemv.acc"], h["pto.tgemv.bias"] = matmul("plain"), matmul("acc"), matmul("bias")
-    return h
+    prepared: dict[str, Prepare] = {name: per_call(fn) for name, fn in h.items()}
+    prepared["pto.tload"], prepared["pto.tstore"] = tload, tstore
+    return prepared
 
 
 # -- views, buffers, sync, queries ---------------------------------------------------------------
 
 
-def make_tensor_view(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+def make_tensor_view(op: Any) -> Run:
     """A pointer with shape and strides."""
     n = len(op.shape)
-    ptr = args[0]
-    if not isinstance(ptr, GmPtr):
-        raise DeviceError(f"make_tensor_view expects a GM pointer argument, got {type(ptr).__name__}")
-    return (TensorView(ptr, tuple(args[1 : 1 + n]), tuple(args[1 + n :])),)
+
+    def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
+        ptr = args[0]
+        if not isinstance(ptr, GmPtr):
+            raise DeviceError(f"make_tensor_view expects a GM pointer argument, got {type(ptr).__name__}")
+        return (TensorView(ptr, tuple(args[1 : 1 + n]), tuple(args[1 + n :])),)
+
+    return run
 
 
-def partition_view(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+def partition_view(op: Any) -> Run:
     """A window at offsets with sizes."""
-    tv = args[0]
     n = len(op.offsets)
-    offsets, sizes = args[1 : 1 + n], args[1 + n :]
-    offset = sum(o * s for o, s in zip(offsets, tv.strides, strict=True))
-    return (PartitionView(tv.ptr, offset, tuple(sizes), tv.strides),)
+
+    def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
+        return (args[0].partition(args[1 : 1 + n], args[1 + n :]),)
+
+    return run
 
 
-def alloc_tile(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+def alloc_tile(op: Any) -> Run:
     """A tile at ``addr`` (or placed by the interpreter), with runtime valid dims."""
-    it = iter(args)
-    addr = next(it) if op.addr is not None else None
-    vr = next(it) if op.valid_row is not None else None
-    vc = next(it) if op.valid_col is not None else None
+    has_addr, has_vr, has_vc = op.addr is not None, op.valid_row is not None, op.valid_col is not None
     t = op.result.type
     assert isinstance(t, TileBufType)
-    valid = (t.v_row.data if vr is None else vr, t.v_col.data if vc is None else vc)
-    tile = tile_ref(t, 0, valid)
-    tile.addr = addr if addr is not None else core.memory.place(op, tile.space, tile.nbytes)
-    return (tile,)
+    static = tile_ref(t, 0)
+    v_row, v_col = t.v_row.data, t.v_col.data
+
+    def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
+        it = iter(args)
+        addr = next(it) if has_addr else None
+        vr = next(it) if has_vr else None
+        vc = next(it) if has_vc else None
+        valid = (
+            static.valid
+            if vr is None and vc is None
+            else tile_ref(t, 0, (v_row if vr is None else vr, v_col if vc is None else vc)).valid
+        )
+        if addr is None:
+            addr = core.memory.place(op, static.space, static.nbytes)
+        return (TileRef(static.space, addr, static.dtype, static.rows, static.cols, valid, static.col_major),)
+
+    return run
 
 
 def set_validshape(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
@@ -493,31 +583,39 @@ def _event(attr: Any) -> int:
     return int(attr.data.value.removeprefix("EVENT_ID"))
 
 
-def sync_handler(name: str) -> Handler:
+def sync_handler(name: str) -> Prepare:
     """set/wait flag (static or dynamic ids), record/wait event, barriers, cross-core sync."""
 
-    def h(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
-        if name in ("pto.set_flag", "pto.wait_flag", "pto.set_flag_dyn", "pto.wait_flag_dyn"):
-            src, dst = op.src_pipe.data, op.dst_pipe.data
-            event = int(args[0]) if args else _event(op.event_id)
-        elif name in ("pto.record_event", "pto.wait_event"):
-            (src, dst), event = op.pipes(), _event(op.event_id)
-        elif name == "pto.barrier":
-            core.barrier(op, op.pipe_attr.data)
-            return ()
-        elif name == "pto.barrier_sync":
-            core.barrier(op, SYNC_OP_PIPE[SyncOpType(op.op_type.data)])
-            return ()
-        else:  # pto.sync.set / pto.sync.wait: cross-core, nothing to order on one core
-            core.timeline.issue(op.name, instr_name(name), op.pipe_attr.data, 0, "signal", core.locs(op), "cross-core")
-            return ()
-        if name in ("pto.set_flag", "pto.set_flag_dyn", "pto.record_event"):
-            core.set_flag(op, src, dst, event)
-        else:
-            core.wait_flag(op, src, dst, event)
-        return ()
+    def prepare(op: Any) -> Run:
+        if name == "pto.barrier":
+            pipe = op.pipe_attr.data
+            return lambda core, interp, args: core.barrier(op, pipe) or ()
+        if name == "pto.barrier_sync":
+            pipe = SYNC_OP_PIPE[SyncOpType(op.op_type.data)]
+            return lambda core, interp, args: core.barrier(op, pipe) or ()
+        if name in ("pto.sync.set", "pto.sync.wait"):  # cross-core: nothing to order on one core
+            pipe, instr = op.pipe_attr.data, instr_name(name)
 
-    return h
+            def cross_core(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
+                core.timeline.issue(op.name, instr, pipe, 0, "signal", core.locs(op), "cross-core")
+                return ()
+
+            return cross_core
+        if name in ("pto.record_event", "pto.wait_event"):
+            (src, dst), event = op.pipes(), _event(op.event_id)
+        else:
+            src, dst = op.src_pipe.data, op.dst_pipe.data
+            event = None if name.endswith("_dyn") else _event(op.event_id)
+        setting = name in ("pto.set_flag", "pto.set_flag_dyn", "pto.record_event")
+        act = CoreState.set_flag if setting else CoreState.wait_flag
+
+        def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
+            act(core, op, src, dst, int(args[0]) if event is None else event)
+            return ()
+
+        return run
+
+    return prepare
 
 
 def section(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
@@ -526,25 +624,30 @@ def section(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -
     return ()
 
 
-def misc_handlers() -> dict[str, Handler]:
+def misc_handlers() -> dict[str, Prepare]:
     """Non-data ops by name."""
-    h: dict[str, Handler] = {
-        "pto.make_tensor_view": make_tensor_view,
-        "pto.partition_view": partition_view,
-        "pto.get_tensor_view_dim": lambda c, i, op, a: (a[0].shape[a[1]],),
-        "pto.addptr": lambda c, i, op, a: (GmPtr(a[0].flat, a[0].offset + a[1], a[0].dtype),),
-        "pto.alloc_tile": alloc_tile,
-        "pto.set_validshape": set_validshape,
-        "pto.treshape": treshape,
-        "pto.tassign": tassign,
-        "pto.pointer_cast": pointer_cast,
-        "pto.get_block_idx": lambda c, i, op, a: (c.block_idx,),
-        "pto.get_block_num": lambda c, i, op, a: (c.block_num,),
-        "pto.get_subblock_idx": lambda c, i, op, a: (c.subblock_idx,),
-        "pto.get_subblock_num": lambda c, i, op, a: (c.subblock_num,),
-        "pto.section.cube": section,
-        "pto.section.vector": section,
+    h: dict[str, Prepare] = {
+        name: per_call(fn)
+        for name, fn in {
+            "pto.get_tensor_view_dim": lambda c, i, op, a: (a[0].shape[a[1]],),
+            "pto.addptr": lambda c, i, op, a: (GmPtr(a[0].flat, a[0].offset + a[1], a[0].dtype),),
+            "pto.set_validshape": set_validshape,
+            "pto.treshape": treshape,
+            "pto.tassign": tassign,
+            "pto.pointer_cast": pointer_cast,
+            "pto.get_block_idx": lambda c, i, op, a: (c.block_idx,),
+            "pto.get_block_num": lambda c, i, op, a: (c.block_num,),
+            "pto.get_subblock_idx": lambda c, i, op, a: (c.subblock_idx,),
+            "pto.get_subblock_num": lambda c, i, op, a: (c.subblock_num,),
+            "pto.section.cube": section,
+            "pto.section.vector": section,
+        }.items()
     }
+    h["pto.make_tensor_view"], h["pto.partition_view"], h["pto.alloc_tile"] = (
+        make_tensor_view,
+        partition_view,
+        alloc_tile,
+    )
     for name in (
         "pto.set_flag",
         "pto.wait_flag",
@@ -563,151 +666,43 @@ def misc_handlers() -> dict[str, Handler]:
 
 @dataclass
 class PTOFunctions(InterpreterFunctions):
-    """Implementations of the pto ops on one core's state."""
+    """Implementations of the pto ops on one core's state (each op prepared on first execution)."""
 
     core: CoreState
+    prepared: dict[Operation, Run] = field(default_factory=dict)
 
 
-def _attach(cls: type[InterpreterFunctions], op_cls: type[Operation], handler: Handler) -> None:
+def _attach(cls: type[InterpreterFunctions], op_cls: type[Operation], prepare: Prepare) -> None:
     def run(self: PTOFunctions, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        return handler(self.core, interpreter, op, args)
+        fast = self.prepared.get(op)
+        if fast is None:
+            fast = self.prepared[op] = prepare(op)
+        return fast(self.core, interpreter, args)
 
     setattr(cls, "run_" + op_cls.name.replace(".", "_"), impl(op_cls)(run))
 
 
-def _register_pto() -> None:
+def _pto_handlers() -> dict[type[Operation], Prepare]:
     data, misc = data_handlers(), misc_handlers()
+    out: dict[type[Operation], Prepare] = {}
     for op_cls in PTO_OPS:
         if op_cls.name in data:
-            _attach(PTOFunctions, op_cls, _dps(data[op_cls.name]))
+            out[op_cls] = _dps(data[op_cls.name])
         elif op_cls.name in misc:
-            _attach(PTOFunctions, op_cls, misc[op_cls.name])
-    _attach(PTOFunctions, memref.AllocOp, memref_alloc)
-    register_impls(PTOFunctions)
+            out[op_cls] = misc[op_cls.name]
+    out[memref.AllocOp] = per_call(memref_alloc)
+    return out
 
 
-_register_pto()
+PTO_HANDLERS: dict[type[Operation], Prepare] = _pto_handlers()
+"""Every implemented op class's :data:`Prepare`: registered with the xDSL interpreter as
+:class:`PTOFunctions` and called by the compiled engine (:mod:`.compiled`) at compile time."""
+
+for _op_cls, _prepare in PTO_HANDLERS.items():
+    _attach(PTOFunctions, _op_cls, _prepare)
+register_impls(PTOFunctions)
 
 UNSUPPORTED: tuple[str, ...] = tuple(
     sorted(o.name for o in PTO_OPS if o.name not in data_handlers() and o.name not in misc_handlers())
 )
 """pto ops the interpreter does not run (an error names the op if one is reached)."""
-
-
-# -- arith ops the xDSL interpreter lacks ---------------------------------------------------------
-
-
-def _width(interp: Interpreter, t: Any) -> int:
-    return interp.index_bitwidth if not hasattr(t, "width") else t.width.data
-
-
-_CONSTANTS: dict[Operation, tuple[Any]] = {}
-
-
-def _wrap(interp: Interpreter, op: Operation, value: int) -> int:
-    """Two's-complement wrap to the result width (only when out of range)."""
-    if -(2**31) <= value < 2**31:
-        return value
-    return to_signed(value, _width(interp, op.results[0].type))
-
-
-@register_impls
-class ArithExtraFunctions(InterpreterFunctions):
-    """Fast constant/addi/subi/muli (registered over xDSL's), and maxsi/minsi/maxui/minui,
-    divui/remui, ceildiv, float div/neg, int<->float casts that xDSL lacks."""
-
-    @impl(arith.ConstantOp)
-    def run_constant(self, interp: Interpreter, op: arith.ConstantOp, args: PythonValues) -> PythonValues:
-        got = _CONSTANTS.get(op)
-        if got is None:
-            value = op.value
-            if not isinstance(value, IntegerAttr | FloatAttr):
-                raise DeviceError(f"arith.constant of {type(value).__name__} is not supported")
-            got = _CONSTANTS[op] = (value.value.data,)
-        return got
-
-    @impl(arith.AddiOp)
-    def run_addi(self, interp: Interpreter, op: arith.AddiOp, args: PythonValues) -> PythonValues:
-        return (_wrap(interp, op, args[0] + args[1]),)
-
-    @impl(arith.SubiOp)
-    def run_subi(self, interp: Interpreter, op: arith.SubiOp, args: PythonValues) -> PythonValues:
-        return (_wrap(interp, op, args[0] - args[1]),)
-
-    @impl(arith.MuliOp)
-    def run_muli(self, interp: Interpreter, op: arith.MuliOp, args: PythonValues) -> PythonValues:
-        return (_wrap(interp, op, args[0] * args[1]),)
-
-    @impl(arith.MaxSIOp)
-    def run_maxsi(self, interp: Interpreter, op: arith.MaxSIOp, args: PythonValues) -> PythonValues:
-        return (max(args),)
-
-    @impl(arith.MinSIOp)
-    def run_minsi(self, interp: Interpreter, op: arith.MinSIOp, args: PythonValues) -> PythonValues:
-        return (min(args),)
-
-    @impl(arith.MaxUIOp)
-    def run_maxui(self, interp: Interpreter, op: arith.MaxUIOp, args: PythonValues) -> PythonValues:
-        w = _width(interp, op.result.type)
-        return (to_signed(max(to_unsigned(a, w) for a in args), w),)
-
-    @impl(arith.MinUIOp)
-    def run_minui(self, interp: Interpreter, op: arith.MinUIOp, args: PythonValues) -> PythonValues:
-        w = _width(interp, op.result.type)
-        return (to_signed(min(to_unsigned(a, w) for a in args), w),)
-
-    @impl(arith.DivUIOp)
-    def run_divui(self, interp: Interpreter, op: arith.DivUIOp, args: PythonValues) -> PythonValues:
-        w = _width(interp, op.result.type)
-        return (to_signed(to_unsigned(args[0], w) // to_unsigned(args[1], w), w),)
-
-    @impl(arith.RemUIOp)
-    def run_remui(self, interp: Interpreter, op: arith.RemUIOp, args: PythonValues) -> PythonValues:
-        w = _width(interp, op.result.type)
-        return (to_signed(to_unsigned(args[0], w) % to_unsigned(args[1], w), w),)
-
-    @impl(arith.CeilDivSIOp)
-    def run_ceildivsi(self, interp: Interpreter, op: arith.CeilDivSIOp, args: PythonValues) -> PythonValues:
-        return (-((-args[0]) // args[1]),)
-
-    @impl(arith.CeilDivUIOp)
-    def run_ceildivui(self, interp: Interpreter, op: arith.CeilDivUIOp, args: PythonValues) -> PythonValues:
-        return (-((-args[0]) // args[1]),)
-
-    @impl(arith.DivfOp)
-    def run_divf(self, interp: Interpreter, op: arith.DivfOp, args: PythonValues) -> PythonValues:
-        with np.errstate(all="ignore"):
-            return (float(np.float64(args[0]) / np.float64(args[1])),)
-
-    @impl(arith.NegfOp)
-    def run_negf(self, interp: Interpreter, op: arith.NegfOp, args: PythonValues) -> PythonValues:
-        return (-args[0],)
-
-    @impl(arith.SIToFPOp)
-    def run_sitofp(self, interp: Interpreter, op: arith.SIToFPOp, args: PythonValues) -> PythonValues:
-        return (float(args[0]),)
-
-    @impl(arith.FPToSIOp)
-    def run_fptosi(self, interp: Interpreter, op: arith.FPToSIOp, args: PythonValues) -> PythonValues:
-        return (int(args[0]),)
-
-    @impl(arith.ExtFOp)
-    def run_extf(self, interp: Interpreter, op: arith.ExtFOp, args: PythonValues) -> PythonValues:
-        return (args[0],)
-
-    @impl(arith.TruncFOp)
-    def run_truncf(self, interp: Interpreter, op: arith.TruncFOp, args: PythonValues) -> PythonValues:
-        return (float(np.float32(args[0])),)
-
-    @impl(arith.ExtSIOp)
-    def run_extsi(self, interp: Interpreter, op: arith.ExtSIOp, args: PythonValues) -> PythonValues:
-        return (args[0],)
-
-    @impl(arith.ExtUIOp)
-    def run_extui(self, interp: Interpreter, op: arith.ExtUIOp, args: PythonValues) -> PythonValues:
-        return (to_unsigned(args[0], _width(interp, op.operands[0].type)),)
-
-    @impl(arith.TruncIOp)
-    def run_trunci(self, interp: Interpreter, op: arith.TruncIOp, args: PythonValues) -> PythonValues:
-        w = _width(interp, op.result.type)
-        return (to_signed(to_unsigned(args[0], w), w),)

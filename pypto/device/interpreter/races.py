@@ -25,24 +25,10 @@ hardware; this detector treats a pipe as ordered and does not check that.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 
 from pypto.ptoas.dialect.attrs import Pipe
-
-PIPES: tuple[Pipe, ...] = (
-    Pipe.PIPE_S,
-    Pipe.PIPE_V,
-    Pipe.PIPE_M,
-    Pipe.PIPE_MTE1,
-    Pipe.PIPE_MTE2,
-    Pipe.PIPE_MTE3,
-    Pipe.PIPE_FIX,
-    Pipe.PIPE_V2,
-    Pipe.PIPE_MTE4,
-    Pipe.PIPE_MTE5,
-)
-PIPE_INDEX: dict[Pipe, int] = {p: i for i, p in enumerate(PIPES)}
-_NP = len(PIPES)
 
 
 @dataclass(frozen=True)
@@ -73,16 +59,6 @@ class Race:
         return self.message()
 
 
-@dataclass
-class _Access:
-    """Who made an access: for messages."""
-
-    op: str
-    pipe: Pipe
-    location: str | None
-    key: object
-
-
 @dataclass(slots=True)
 class _Seg:
     """A byte range of one space with one last writer and per-pipe last readers."""
@@ -106,42 +82,72 @@ def _short(op_name: str) -> str:
 
 
 class RaceDetector:
-    """Vector clocks per pipe and shadow memory per on-chip space."""
+    """Vector clocks per pipe and shadow memory per on-chip space.
+
+    A vector has one entry per pipe seen so far (a kernel touches 3-5 of the
+    10), so joins stay short; a new pipe widens every clock and snapshot."""
 
     def __init__(self, capacity: dict[str, int]) -> None:
         self.capacity = capacity
-        self.clock: list[list[int]] = [[0] * _NP for _ in range(_NP)]
-        self.flags: dict[tuple[Pipe, Pipe, int], list[list[int]]] = {}
+        self.index: dict[Pipe, int] = {}
+        self.clock: list[list[int]] = []
+        self.flags: dict[tuple[Pipe, Pipe, int], deque[list[int]]] = {}
         self.shadows: dict[str, list[_Seg]] = {}
 
-        self.who: list[_Access] = []
+        self.who: list[tuple[str, Pipe, str | None, object]] = []  # (op, pipe, location, key) per access id
         self.races: list[Race] = []
         self.counts: dict[tuple[object, object, str], int] = {}
+
+    def _pipe(self, pipe: Pipe) -> int:
+        """The vector index of ``pipe`` (widening every vector the first time it is seen)."""
+        got = self.index.get(pipe)
+        if got is None:
+            got = self.index[pipe] = len(self.index)
+            for vec in self.clock:
+                vec.append(0)
+            for pending in self.flags.values():
+                for snap in pending:
+                    snap.append(0)
+            self.clock.append([0] * len(self.index))
+        return got
 
     # -- happens-before -------------------------------------------------
     def tick(self, pipe: Pipe, op: str, location: str | None, key: object) -> int:
         """A new instruction on ``pipe``; returns its access id."""
-        q = PIPE_INDEX[pipe]
+        q = self.index.get(pipe)
+        if q is None:
+            q = self._pipe(pipe)
         self.clock[q][q] += 1
-        self.who.append(_Access(op, pipe, location, key))
-        return len(self.who) - 1
+        who = self.who
+        who.append((op, pipe, location, key))
+        return len(who) - 1
 
     def set_flag(self, src: Pipe, dst: Pipe, event: int) -> None:
         """Snapshot ``src``'s clock onto the flag."""
-        self.flags.setdefault((src, dst, event), []).append(list(self.clock[PIPE_INDEX[src]]))
+        q = self.index.get(src)
+        if q is None:
+            q = self._pipe(src)
+        key = (src, dst, event)
+        pending = self.flags.get(key)
+        if pending is None:
+            pending = self.flags[key] = deque()
+        pending.append(self.clock[q][:])
 
     def wait_flag(self, src: Pipe, dst: Pipe, event: int) -> None:
         """Join the oldest snapshot of the flag into ``dst``'s clock."""
         pending = self.flags.get((src, dst, event))
         if pending:
-            q = PIPE_INDEX[dst]
-            snap = pending.pop(0)
-            self.clock[q] = [max(a, b) for a, b in zip(self.clock[q], snap, strict=True)]
+            q = self.index.get(dst)
+            if q is None:
+                q = self._pipe(dst)
+            self.clock[q] = list(map(max, self.clock[q], pending.popleft()))
 
     def barrier_all(self) -> None:
         """``pipe_barrier(PIPE_ALL)``: every pipe has seen everything."""
+        if not self.clock:
+            return
         joined = [max(col) for col in zip(*self.clock, strict=True)]
-        self.clock = [list(joined) for _ in range(_NP)]
+        self.clock = [list(joined) for _ in self.clock]
 
     # -- accesses -------------------------------------------------------
     def _segments(self, space: str, lo: int, hi: int) -> list[_Seg]:
@@ -173,7 +179,7 @@ class RaceDetector:
         if lo >= hi:
             return
         acc = self.who[who]
-        q = PIPE_INDEX[acc.pipe]
+        q = self.index[acc[1]]
         seen = self.clock[q]
         tick = seen[q]
         kind = "writes" if write else "reads"
@@ -190,25 +196,35 @@ class RaceDetector:
             else:
                 seg.reads[q] = (tick, who)
 
-    def _report(self, acc: _Access, space: str, lo: int, hi: int, other_id: int, kind: str, other_kind: str) -> None:
-        other = self.who[other_id]
-        key = (acc.key, other.key, kind + other_kind)
-        if key in self.counts:
-            self.counts[key] += 1
+    def _report(
+        self,
+        acc: tuple[str, Pipe, str | None, object],
+        space: str,
+        lo: int,
+        hi: int,
+        other_id: int,
+        kind: str,
+        other_kind: str,
+    ) -> None:
+        op, pipe, location, key = acc
+        other_op, other_pipe, other_location, other_key = self.who[other_id]
+        count_key = (key, other_key, kind + other_kind)
+        if count_key in self.counts:
+            self.counts[count_key] += 1
             return
-        self.counts[key] = 1
+        self.counts[count_key] = 1
         self.races.append(
             Race(
-                _short(acc.op),
-                acc.pipe.value,
+                _short(op),
+                pipe.value,
                 kind,
                 space,
                 lo,
                 hi,
-                _short(other.op),
-                other.pipe.value,
+                _short(other_op),
+                other_pipe.value,
                 other_kind,
-                acc.location,
-                other.location,
+                location,
+                other_location,
             )
         )

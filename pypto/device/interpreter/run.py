@@ -14,6 +14,7 @@ Python ints/floats/bools.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -36,12 +37,17 @@ from pypto.ptoas.dialect.types import PtrType, TileBufType
 from pypto.ptoas.dialect.view_ops import MakeTensorViewOp
 from pypto.ptoas.pto_text import parse_pto_with_source_map
 
+from .arith_impls import ArithExtraFunctions
+from .compiled import KERNELS, Runtime, Unsupported
 from .core import CoreState
 from .costs import CostModel, TargetLike
 from .memory import BF16, CoreMemory, DeviceError, GmPtr, dtype_of, f32_to_bf16
-from .pto_impls import ArithExtraFunctions, PTOFunctions, tile_ref
+from .pto_impls import PTOFunctions, tile_ref
 from .races import Race, RaceDetector
-from .timing import InstrRecord
+from .timing import InstrRecord, Timeline
+
+ENGINES: tuple[str, ...] = ("compiled", "xdsl")
+"""The execution engines :func:`run_kernel` accepts."""
 
 
 @dataclass
@@ -49,19 +55,24 @@ class KernelRun:
     """The outcome of one kernel run.
 
     ``records``: one :class:`InstrRecord` per executed instruction, in
-    execution order; ``cycles``: end of the last one; ``per_pipe_busy``:
+    execution order (from ``timeline``, the core's queues); ``cycles``: end of the last one; ``per_pipe_busy``:
     busy cycles per target pipe; ``races``: sync races found (empty when not
     checked); ``problems``: other run-time findings (a wait with no signal);
     ``prints``: ``tprint`` output.
     """
 
-    records: list[InstrRecord]
+    timeline: Timeline
     cycles: int
     per_pipe_busy: dict[str, int]
     races: list[Race] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     prints: list[str] = field(default_factory=list)
     clock_hz: float = 1.85e9
+
+    @property
+    def records(self) -> list[InstrRecord]:
+        """One record per executed instruction, in execution order (built on first read)."""
+        return self.timeline.records
 
     @property
     def race_messages(self) -> list[str]:
@@ -136,14 +147,16 @@ def _const(v: SSAValue) -> int | None:
     return None
 
 
-def _reserve_fixed(module: ModuleOp, memory: CoreMemory) -> None:
-    """Keep the interpreter's own placements clear of every constant ``addr =``."""
+def _fixed_ranges(module: ModuleOp) -> list[tuple[str, int]]:
+    """(space, end) of every tile at a constant ``addr =``: the interpreter's own placements stay above."""
+    out: list[tuple[str, int]] = []
     for op in module.walk():
         if isinstance(op, AllocTileOp) and op.addr is not None:
             addr = _const(op.addr)
             if addr is not None and isinstance(op.result.type, TileBufType):
                 t = tile_ref(op.result.type, addr)
-                memory.reserve(t.space, addr + t.nbytes)
+                out.append((t.space, addr + t.nbytes))
+    return out
 
 
 @cache
@@ -154,14 +167,26 @@ def default_target() -> TargetLike:
     return load_target("a2a3")
 
 
-def make_interpreter(module: ModuleOp, core: CoreState) -> Interpreter:
-    """An xDSL interpreter with func/arith/scf/builtin and the pto implementations on ``core``."""
+def make_interpreter(module: ModuleOp, core: CoreState | None) -> Interpreter:
+    """An xDSL interpreter with func/arith/scf/builtin, and the pto implementations on ``core`` if given."""
     interp = Interpreter(module, index_bitwidth=64)
     for fns in (FuncFunctions(), ArithFunctions(), ScfFunctions(), BuiltinFunctions()):
         interp.register_implementations(fns)
     interp.register_implementations(ArithExtraFunctions(), override=True)
-    interp.register_implementations(PTOFunctions(core))
+    if core is not None:
+        interp.register_implementations(PTOFunctions(core))
     return interp
+
+
+_GENERIC: weakref.WeakKeyDictionary[ModuleOp, Interpreter] = weakref.WeakKeyDictionary()
+
+
+def _generic_interpreter(module: ModuleOp) -> Interpreter:
+    """The compiled engine's interpreter for non-pto ops (no per-run state; one per module)."""
+    got = _GENERIC.get(module)
+    if got is None:
+        got = _GENERIC[module] = make_interpreter(module, None)
+    return got
 
 
 def run_kernel(
@@ -173,29 +198,48 @@ def run_kernel(
     check_races: bool = True,
     positions: dict[Operation, tuple[int, int]] | None = None,
     pto_file: str | None = None,
+    engine: str = "compiled",
 ) -> KernelRun:
     """Interpret one kernel function on one core; outputs land in the GM arrays of ``args``.
 
     ``positions``/``pto_file`` give ``.pto`` locations for an already parsed
     module (``parse_pto_with_source_map``); a path or text is parsed here.
+    ``engine``: ``"compiled"`` (default: the function compiled once into
+    Python steps, :mod:`.compiled`; falls back to xDSL's walker for IR it does
+    not compile) or ``"xdsl"`` (xDSL's :class:`~xdsl.interpreter.Interpreter`
+    walking the IR); both run the same op implementations.
     """
+    if engine not in ENGINES:
+        raise DeviceError(f"unknown engine {engine!r} (expected one of {', '.join(ENGINES)})")
     module, found, name = load_module(module_or_path)
     target = target or default_target()
-    func = find_kernel(module, func_name)
+    plan = KERNELS.plan(module)
+    func = plan.fact(("kernel", func_name), lambda: find_kernel(module, func_name))
     memory = CoreMemory.for_target(getattr(target, "capacity", None))
-    _reserve_fixed(module, memory)
+    for space, end in plan.fact("fixed", lambda: _fixed_ranges(module)):
+        memory.reserve(space, end)
     core = CoreState(
         memory,
-        CostModel(target),
+        CostModel.of(target),
         positions if positions is not None else found,
         pto_file or name,
         RaceDetector(memory.capacity) if check_races else None,
     )
-    interp = make_interpreter(module, core)
-    interp.call_op(func, _bind_args(func, args))
+    bound = _bind_args(func, args)
+    compiled = None
+    if engine == "compiled":
+        try:
+            compiled = KERNELS.get(func, plan)
+        except Unsupported:
+            compiled = None
+    with np.errstate(all="ignore"):  # float overflow and NaN are values on the device
+        if compiled is not None:
+            compiled.call(Runtime(core, _generic_interpreter(module)), bound)
+        else:
+            make_interpreter(module, core).call_op(func, bound)
     tl = core.timeline
     return KernelRun(
-        tl.records,
+        tl,
         tl.cycles,
         tl.per_pipe_busy(),
         list(core.races.races) if core.races is not None else [],

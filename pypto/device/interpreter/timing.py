@@ -25,10 +25,20 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import asdict, dataclass, field
+from functools import cache
 
 from pypto.ptoas.dialect.attrs import Pipe
 
 from .costs import TARGET_PIPE
+
+_PIPE_NAMES: dict[Pipe, tuple[str, str]] = {p: (TARGET_PIPE.get(p, p.value), p.value) for p in Pipe}
+"""(target pipe name, PTOAS pipe name) per pipe."""
+
+
+@cache
+def _flag_detail(src: Pipe, dst: Pipe, event: int) -> str:
+    """A record's detail for a flag: ``PIPE_MTE2->PIPE_V e0``."""
+    return f"{src.value}->{dst.value} e{event}"
 
 
 @dataclass(slots=True)
@@ -67,14 +77,30 @@ class InstrRecord:
         return asdict(self)
 
 
+Row = tuple[str, str, str, str, int, int, str, str | None, str | None, str]
+"""(op, instr, pipe, hw_pipe, start, end, kind, pto_loc, dsl_loc, detail): an :class:`InstrRecord` before
+it is built (records are built when first read: most runs only need the totals)."""
+
+
 @dataclass
 class Timeline:
-    """The per-pipe queues of one core."""
+    """The per-pipe queues of one core (busy totals and the last end kept as instructions are added)."""
 
     free: dict[Pipe, int] = field(default_factory=dict)
     signals: dict[tuple[Pipe, Pipe, int], deque[int]] = field(default_factory=dict)
-    records: list[InstrRecord] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    busy: dict[str, int] = field(default_factory=dict)
+    last_end: int = 0
+    _records: list[InstrRecord] = field(default_factory=list)
+
+    @property
+    def records(self) -> list[InstrRecord]:
+        """One :class:`InstrRecord` per executed instruction, in execution order."""
+        built = self._records
+        if len(built) < len(self.rows):
+            built.extend(InstrRecord(i, *row) for i, row in enumerate(self.rows[len(built) :], len(built)))
+        return built
 
     def _add(
         self,
@@ -86,22 +112,14 @@ class Timeline:
         kind: str,
         locs: tuple[str | None, str | None],
         detail: str,
-    ) -> InstrRecord:
-        rec = InstrRecord(
-            len(self.records),
-            op,
-            instr,
-            TARGET_PIPE.get(pipe, pipe.value),
-            pipe.value,
-            start,
-            end,
-            kind,
-            locs[0],
-            locs[1],
-            detail,
-        )
-        self.records.append(rec)
-        return rec
+        hw_pipe: str | None = None,
+    ) -> None:
+        target_pipe, pipe_name = _PIPE_NAMES[pipe]
+        self.rows.append((op, instr, target_pipe, hw_pipe or pipe_name, start, end, kind, locs[0], locs[1], detail))
+        busy = self.busy
+        busy[target_pipe] = busy.get(target_pipe, 0) + end - start
+        if end > self.last_end:
+            self.last_end = end
 
     def issue(
         self,
@@ -112,59 +130,58 @@ class Timeline:
         kind: str,
         locs: tuple[str | None, str | None],
         detail: str = "",
-    ) -> InstrRecord:
+    ) -> None:
         """An instruction on ``pipe`` lasting ``cycles``."""
         start = self.free.get(pipe, 0)
-        end = start + cycles
-        self.free[pipe] = end
-        return self._add(op, instr, pipe, start, end, kind, locs, detail)
+        end = self.free[pipe] = start + cycles
+        self._add(op, instr, pipe, start, end, kind, locs, detail)
 
     def signal(
         self, op: str, src: Pipe, dst: Pipe, event: int, cycles: int, locs: tuple[str | None, str | None]
-    ) -> InstrRecord:
+    ) -> None:
         """``set_flag``: a SIGNAL entry in ``src``'s queue."""
-        rec = self.issue(op, "SET_FLAG", src, cycles, "signal", locs, f"{src.value}->{dst.value} e{event}")
-        self.signals.setdefault((src, dst, event), deque()).append(rec.end)
-        return rec
+        start = self.free.get(src, 0)
+        end = self.free[src] = start + cycles
+        key = (src, dst, event)
+        pending = self.signals.get(key)
+        if pending is None:
+            pending = self.signals[key] = deque()
+        pending.append(end)
+        self._add(op, "SET_FLAG", src, start, end, "signal", locs, _flag_detail(src, dst, event))
 
-    def wait(
-        self, op: str, src: Pipe, dst: Pipe, event: int, cycles: int, locs: tuple[str | None, str | None]
-    ) -> InstrRecord:
+    def wait(self, op: str, src: Pipe, dst: Pipe, event: int, cycles: int, locs: tuple[str | None, str | None]) -> None:
         """``wait_flag``: a WAIT entry in ``dst``'s queue, consuming the oldest signal."""
         pending = self.signals.get((src, dst, event))
         start = self.free.get(dst, 0)
         if pending:
-            start = max(start, pending.popleft())
+            fired = pending.popleft()
+            if fired > start:
+                start = fired
         else:
             where = locs[1] or locs[0] or "?"
             self.problems.append(
                 f"wait_flag[{src.value}, {dst.value}, EVENT_ID{event}] at {where} has no set_flag before it (would block)"
             )
-        end = start + cycles
-        self.free[dst] = end
-        return self._add(op, "WAIT_FLAG", dst, start, end, "wait", locs, f"{src.value}->{dst.value} e{event}")
+        end = self.free[dst] = start + cycles
+        self._add(op, "WAIT_FLAG", dst, start, end, "wait", locs, _flag_detail(src, dst, event))
 
-    def barrier(self, op: str, pipe: Pipe, cycles: int, locs: tuple[str | None, str | None]) -> InstrRecord:
+    def barrier(self, op: str, pipe: Pipe, cycles: int, locs: tuple[str | None, str | None]) -> None:
         """``pipe_barrier``: an entry in ``pipe``'s queue; ``PIPE_ALL`` drains every pipe."""
         if pipe != Pipe.PIPE_ALL:
-            return self.issue(op, "PIPE_BARRIER", pipe, cycles, "barrier", locs, pipe.value)
+            self.issue(op, "PIPE_BARRIER", pipe, cycles, "barrier", locs, pipe.value)
+            return
         start = max(self.free.values(), default=0)
         end = start + cycles
         for p in list(self.free):
             self.free[p] = end
         self.free[Pipe.PIPE_S] = end
-        rec = self._add(op, "PIPE_BARRIER", Pipe.PIPE_S, start, end, "barrier", locs, "PIPE_ALL")
-        rec.hw_pipe = Pipe.PIPE_ALL.value
-        return rec
+        self._add(op, "PIPE_BARRIER", Pipe.PIPE_S, start, end, "barrier", locs, "PIPE_ALL", Pipe.PIPE_ALL.value)
 
     @property
     def cycles(self) -> int:
         """End of the last instruction."""
-        return max((r.end for r in self.records), default=0)
+        return self.last_end
 
     def per_pipe_busy(self) -> dict[str, int]:
         """Total busy cycles per target pipe name (sync entries count their own cost)."""
-        busy: dict[str, int] = {}
-        for r in self.records:
-            busy[r.pipe] = busy.get(r.pipe, 0) + (r.end - r.start)
-        return busy
+        return dict(self.busy)

@@ -1,0 +1,395 @@
+"""The fast engine: a kernel function compiled once into Python steps over slot-indexed values.
+
+xDSL's :class:`~xdsl.interpreter.Interpreter` walks the IR op by op: scoped
+value lookups, implementation dispatch and result checks cost more per op than
+a 64x128 tile's math. This engine resolves, once per function, every SSA
+value's slot in a flat list and every op's implementation:
+
+- pto ops run the same prepared handlers that :mod:`.pto_impls` registers with
+  the xDSL interpreter (:data:`~.pto_impls.PTO_HANDLERS`), so numerics, timing
+  records and race checks are one code path;
+- ``arith.constant`` values are computed at compile time, and the arith ops of
+  :data:`~.arith_impls.ARITH_IMPLS` are called directly;
+- ``scf.for`` / ``scf.if`` / ``scf.while``, ``func.call`` / ``func.return`` and
+  ``pto.section.*`` become Python control flow over the compiled blocks;
+- every other op runs through the xDSL interpreter's registered implementation
+  (:meth:`Interpreter.run_op`), so anything the xDSL engine runs, this one runs.
+
+A region with more than one block, or an unknown op with regions, raises
+:class:`Unsupported` at compile time (before anything executes) and
+:func:`~.run.run_kernel` falls back to the xDSL engine. An error while a step
+runs is re-raised as a :class:`KernelError` naming the op and its ``.pto`` and
+DSL locations.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from operator import itemgetter
+from typing import Any
+
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+from xdsl.interpreter import Interpreter
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from pypto.ptoas.dialect.misc_ops import SectionCubeOp, SectionVectorOp
+
+from .arith_impls import ARITH_IMPLS
+from .core import CoreState
+from .memory import DeviceError
+from .pto_impls import PTO_HANDLERS
+
+Env = list[Any]
+Step = Callable[[Env, "Runtime"], None]
+
+
+class Unsupported(Exception):
+    """The function uses IR this engine does not compile (the xDSL engine runs it)."""
+
+
+class KernelError(DeviceError):
+    """An error raised while a kernel op ran, located at that op."""
+
+
+@dataclass
+class Runtime:
+    """Per-run state the steps use: the core and the xDSL interpreter (for generic ops)."""
+
+    core: CoreState
+    interp: Interpreter
+
+
+@dataclass
+class CompiledBlock:
+    """A block's non-terminator ops as steps, its argument slots and its terminator's operand slots."""
+
+    ops: tuple[Operation, ...]
+    steps: tuple[Step, ...]
+    arg_slots: tuple[int, ...]
+    yield_slots: tuple[int, ...]
+
+    def run(self, env: Env, rt: Runtime) -> None:
+        """Execute the steps in order; an exception is located at the op that raised it."""
+        step = None
+        try:
+            for step in self.steps:
+                step(env, rt)
+        except KernelError:
+            raise
+        except Exception as e:
+            raise KernelError(_located(rt.core, self.ops[self.steps.index(step)], e)) from e  # type: ignore[arg-type]
+
+
+def _located(core: CoreState, op: Operation, error: Exception) -> str:
+    pto, dsl = core.locs(op)
+    where = " ".join(f"{w}:" for w in (pto, dsl) if w)
+    return f"{where} {op.name}: {error}".strip()
+
+
+@dataclass
+class CompiledFunction:
+    """A function body compiled against one slot layout; :meth:`call` runs it."""
+
+    n_slots: int
+    template: tuple[Any, ...]
+    body: CompiledBlock
+
+    def call(self, rt: Runtime, args: Sequence[Any]) -> tuple[Any, ...]:
+        """Run with ``args`` bound to the entry block's arguments; the returned values."""
+        env = list(self.template)
+        for s, v in zip(self.body.arg_slots, args, strict=True):
+            env[s] = v
+        self.body.run(env, rt)
+        return tuple(env[s] for s in self.body.yield_slots)
+
+
+class _Compiler:
+    """Slot assignment and step construction for one function (callees compile through the cache)."""
+
+    def __init__(self, cache: KernelCache, plan: ModulePlan) -> None:
+        self.cache = cache
+        self.plan = plan
+        self.slots: dict[SSAValue, int] = {}
+        self.constants: dict[int, Any] = {}
+        self.current: func.FuncOp | None = None
+
+    def slot(self, value: SSAValue) -> int:
+        got = self.slots.get(value)
+        if got is None:
+            got = self.slots[value] = len(self.slots)
+        return got
+
+    def function(self, fn: func.FuncOp) -> CompiledFunction:
+        self.current = fn
+        body = self.region(fn.body, fn.sym_name.data)
+        template = [None] * len(self.slots)
+        for s, v in self.constants.items():
+            template[s] = v
+        return CompiledFunction(len(self.slots), tuple(template), body)
+
+    def region(self, region: Region, owner: str) -> CompiledBlock:
+        blocks = list(region.blocks)
+        if len(blocks) != 1:
+            raise Unsupported(f"{owner}: a region with {len(blocks)} blocks")
+        return self.block(blocks[0])
+
+    def block(self, block: Block) -> CompiledBlock:
+        arg_slots = tuple(self.slot(a) for a in block.args)
+        ops: list[Operation] = []
+        steps: list[Step] = []
+        yields: tuple[int, ...] = ()
+        for op in block.ops:
+            if isinstance(op, scf.YieldOp | scf.ConditionOp | func.ReturnOp):
+                yields = tuple(self.slot(v) for v in op.operands)
+                continue
+            step = self.op(op)
+            if step is not None:
+                ops.append(op)
+                steps.append(step)
+        return CompiledBlock(tuple(ops), tuple(steps), arg_slots, yields)
+
+    def op(self, op: Operation) -> Step | None:
+        if isinstance(op, arith.ConstantOp):
+            value = op.value
+            if not isinstance(value, IntegerAttr | FloatAttr):
+                raise Unsupported(f"arith.constant of {type(value).__name__}")
+            self.constants[self.slot(op.result)] = value.value.data
+            return None
+        if isinstance(op, scf.ForOp):
+            return self.for_op(op)
+        if isinstance(op, scf.IfOp):
+            return self.if_op(op)
+        if isinstance(op, scf.WhileOp):
+            return self.while_op(op)
+        if isinstance(op, func.CallOp):
+            return self.call_op(op)
+        if isinstance(op, SectionCubeOp | SectionVectorOp):
+            inner = self.region(op.body, op.name)
+            return inner.run
+        if op.regions:
+            raise Unsupported(f"{op.name} has regions")
+        ins = tuple(self.slot(v) for v in op.operands)
+        outs = tuple(self.slot(v) for v in op.results)
+        prepare = PTO_HANDLERS.get(type(op))
+        if prepare is not None:
+            return _handler_step(prepare(op), ins, outs)
+        arith_impl = ARITH_IMPLS.get(type(op))
+        if arith_impl is not None:
+            return _arith_step(arith_impl, op, ins, outs)
+        return _generic_step(op, ins, outs)
+
+    def for_op(self, op: scf.ForOp) -> Step:
+        lb, ub, st = self.slot(op.lb), self.slot(op.ub), self.slot(op.step)
+        inits = tuple(self.slot(v) for v in op.iter_args)
+        body = self.block(op.body.block)
+        iv, carried = body.arg_slots[0], body.arg_slots[1:]
+        results = tuple(self.slot(r) for r in op.results)
+        run, yields = body.run, body.yield_slots
+
+        def step(env: Env, rt: Runtime) -> None:
+            values = [env[s] for s in inits]
+            for i in range(env[lb], env[ub], env[st]):
+                env[iv] = i
+                for s, v in zip(carried, values, strict=True):
+                    env[s] = v
+                run(env, rt)
+                values = [env[s] for s in yields]
+            for s, v in zip(results, values, strict=True):
+                env[s] = v
+
+        return step
+
+    def if_op(self, op: scf.IfOp) -> Step:
+        cond = self.slot(op.cond)
+        then = self.region(op.true_region, op.name)
+        other = self.region(op.false_region, op.name) if op.false_region.blocks else None
+        results = tuple(self.slot(r) for r in op.results)
+
+        def step(env: Env, rt: Runtime) -> None:
+            branch = then if env[cond] else other
+            if branch is None:
+                return
+            branch.run(env, rt)
+            for s, y in zip(results, branch.yield_slots, strict=True):
+                env[s] = env[y]
+
+        return step
+
+    def while_op(self, op: scf.WhileOp) -> Step:
+        inits = tuple(self.slot(v) for v in op.arguments)
+        before = self.region(op.before_region, op.name)
+        after = self.region(op.after_region, op.name)
+        results = tuple(self.slot(r) for r in op.results)
+
+        def step(env: Env, rt: Runtime) -> None:
+            values = [env[s] for s in inits]
+            while True:
+                for s, v in zip(before.arg_slots, values, strict=True):
+                    env[s] = v
+                before.run(env, rt)
+                cond, *forwarded = [env[s] for s in before.yield_slots]
+                if not cond:
+                    break
+                for s, v in zip(after.arg_slots, forwarded, strict=True):
+                    env[s] = v
+                after.run(env, rt)
+                values = [env[s] for s in after.yield_slots]
+            for s, v in zip(results, forwarded, strict=True):
+                env[s] = v
+
+        return step
+
+    def call_op(self, op: func.CallOp) -> Step:
+        callee = op.callee.root_reference.data
+        module = op.get_toplevel_object()
+        target = next(
+            (f for f in module.walk() if isinstance(f, func.FuncOp) and f.sym_name.data == callee and f.body.blocks),
+            None,
+        )
+        if target is None:
+            raise Unsupported(f"call to @{callee}, which has no body here")
+        ins = tuple(self.slot(v) for v in op.operands)
+        outs = tuple(self.slot(v) for v in op.results)
+        if target is not self.current:
+            self.cache.get(target, self.plan)  # compile now: an unsupported callee is found before running
+        cache, plan = self.cache, self.plan
+
+        def step(env: Env, rt: Runtime) -> None:
+            got = cache.get(target, plan).call(rt, [env[s] for s in ins])
+            for s, v in zip(outs, got, strict=True):
+                env[s] = v
+
+        return step
+
+
+# -- steps of single ops --------------------------------------------------------------------------
+
+
+def _gather(ins: tuple[int, ...]) -> Callable[[Env], tuple[Any, ...]]:
+    """The operand tuple of a step from the slots (``itemgetter`` for two or more)."""
+    if not ins:
+        return lambda env: ()
+    if len(ins) == 1:
+        (i,) = ins
+        return lambda env: (env[i],)
+    return itemgetter(*ins)
+
+
+def _handler_step(run: Any, ins: tuple[int, ...], outs: tuple[int, ...]) -> Step:
+    """A prepared pto op on the run's core."""
+    gather = _gather(ins)
+    if not outs:
+
+        def no_result(env: Env, rt: Runtime) -> None:
+            run(rt.core, rt.interp, gather(env))
+
+        return no_result
+    if len(outs) == 1:
+        (out,) = outs
+
+        def one_result(env: Env, rt: Runtime) -> None:
+            env[out] = run(rt.core, rt.interp, gather(env))[0]
+
+        return one_result
+
+    def results(env: Env, rt: Runtime) -> None:
+        for s, v in zip(outs, run(rt.core, rt.interp, gather(env)), strict=True):
+            env[s] = v
+
+    return results
+
+
+def _arith_step(fn: Any, op: Operation, ins: tuple[int, ...], outs: tuple[int, ...]) -> Step:
+    """An arith op of :data:`~.arith_impls.ARITH_IMPLS`."""
+    if len(outs) == 1:
+        (out,) = outs
+        gather = _gather(ins)
+
+        def one_result(env: Env, rt: Runtime) -> None:
+            env[out] = fn(rt.interp, op, gather(env))[0]
+
+        return one_result
+    return _generic_step(op, ins, outs)
+
+
+def _generic_step(op: Operation, ins: tuple[int, ...], outs: tuple[int, ...]) -> Step:
+    """Any other op: its implementation registered with the xDSL interpreter."""
+
+    def step(env: Env, rt: Runtime) -> None:
+        for s, v in zip(outs, rt.interp.run_op(op, tuple([env[s] for s in ins])), strict=True):
+            env[s] = v
+
+    return step
+
+
+# -- the cache ----------------------------------------------------------------------------------
+
+
+def _fingerprint(module: Operation) -> tuple[int, ...]:
+    """Identity of every op and operand under ``module``: changes when the IR is edited in place.
+
+    (A hand-rolled walk: xDSL's generator-based ``walk`` costs several times more per op.)"""
+    out: list[int] = []
+    stack = [module]
+    while stack:
+        op = stack.pop()
+        out.append(id(op))
+        out.extend(map(id, op.operands))
+        for region in op.regions:
+            for block in region.blocks:
+                inner = block.first_op
+                while inner is not None:
+                    stack.append(inner)
+                    inner = inner.next_op
+    return tuple(out)
+
+
+@dataclass
+class ModulePlan:
+    """What one module's runs reuse: compiled functions and memoised facts (kernel lookup, fixed addresses)."""
+
+    fingerprint: tuple[int, ...]
+    functions: dict[func.FuncOp, CompiledFunction | None]
+    facts: dict[object, Any]
+
+    def fact(self, key: object, compute: Callable[[], Any]) -> Any:
+        """``compute()`` once per module version."""
+        if key not in self.facts:
+            self.facts[key] = compute()
+        return self.facts[key]
+
+
+class KernelCache:
+    """Module plans by module, rebuilt when the module's ops or operands change."""
+
+    def __init__(self) -> None:
+        self._plans: weakref.WeakKeyDictionary[Operation, ModulePlan] = weakref.WeakKeyDictionary()
+
+    def plan(self, module: Operation) -> ModulePlan:
+        """The current plan of ``module`` (a fresh one if it is new or was edited)."""
+        key = _fingerprint(module)
+        got = self._plans.get(module)
+        if got is None or got.fingerprint != key:
+            got = self._plans[module] = ModulePlan(key, {}, {})
+        return got
+
+    def get(self, fn: func.FuncOp, plan: ModulePlan | None = None) -> CompiledFunction:
+        """The compiled form of ``fn``; raises :class:`Unsupported` for IR this engine does not run."""
+        plan = plan or self.plan(fn.get_toplevel_object())
+        if fn not in plan.functions:
+            try:
+                plan.functions[fn] = _Compiler(self, plan).function(fn)
+            except Unsupported:
+                plan.functions[fn] = None
+                raise
+        got = plan.functions[fn]
+        if got is None:
+            raise Unsupported(f"@{fn.sym_name.data} uses IR the compiled engine does not run")
+        return got
+
+
+KERNELS = KernelCache()
+"""The process-wide cache :func:`~.run.run_kernel` uses."""
