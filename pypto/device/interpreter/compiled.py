@@ -24,7 +24,6 @@ DSL locations.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
@@ -328,30 +327,37 @@ def _generic_step(op: Operation, ins: tuple[int, ...], outs: tuple[int, ...]) ->
 # -- the cache ----------------------------------------------------------------------------------
 
 
-def _fingerprint(module: Operation) -> tuple[int, ...]:
-    """Identity of every op and operand under ``module``: changes when the IR is edited in place.
+def _identity(module: Operation) -> list[object]:
+    """Every op under ``module`` and its operand tuple, in walk order: what an in-place edit changes
+    (xDSL replaces an op's ``_operands`` tuple on every operand update, RAUW included).
 
-    (A hand-rolled walk: xDSL's generator-based ``walk`` costs several times more per op.)"""
-    out: list[int] = []
+    (A hand-rolled walk: xDSL's generator-based ``walk`` and ``OpOperands`` views cost several times
+    more per op.)"""
+    out: list[object] = []
     stack = [module]
     while stack:
         op = stack.pop()
-        out.append(id(op))
-        out.extend(map(id, op.operands))
+        out.append(op)
+        out.append(op._operands)  # noqa: SLF001 -- see the docstring; xDSL is pinned
         for region in op.regions:
             for block in region.blocks:
                 inner = block.first_op
                 while inner is not None:
                     stack.append(inner)
                     inner = inner.next_op
-    return tuple(out)
+    return out
 
 
 @dataclass
 class ModulePlan:
-    """What one module's runs reuse: compiled functions and memoised facts (kernel lookup, fixed addresses)."""
+    """What one module's runs reuse: compiled functions and memoised facts (kernel lookup, fixed addresses).
+
+    ``fingerprint`` is the ids of ``held`` (:func:`_identity`); holding the objects keeps an erased op
+    or a replaced operand tuple from being freed, so no new object can take its id while this plan lives.
+    """
 
     fingerprint: tuple[int, ...]
+    held: list[object]
     functions: dict[func.FuncOp, CompiledFunction | None]
     facts: dict[object, Any]
 
@@ -362,18 +368,23 @@ class ModulePlan:
         return self.facts[key]
 
 
-class KernelCache:
-    """Module plans by module, rebuilt when the module's ops or operands change."""
+_PLAN_ATTR = "_pypto_kernel_plan"
 
-    def __init__(self) -> None:
-        self._plans: weakref.WeakKeyDictionary[Operation, ModulePlan] = weakref.WeakKeyDictionary()
+
+class KernelCache:
+    """Module plans, rebuilt when the module's ops or operands change.
+
+    A plan is kept on its module object (an attribute): the plan holds the module's ops, so a side
+    table would keep modules alive; on the module, the two are one collectable cycle."""
 
     def plan(self, module: Operation) -> ModulePlan:
         """The current plan of ``module`` (a fresh one if it is new or was edited)."""
-        key = _fingerprint(module)
-        got = self._plans.get(module)
+        held = _identity(module)
+        key = tuple(map(id, held))
+        got: ModulePlan | None = getattr(module, _PLAN_ATTR, None)
         if got is None or got.fingerprint != key:
-            got = self._plans[module] = ModulePlan(key, {}, {})
+            got = ModulePlan(key, held, {}, {})
+            setattr(module, _PLAN_ATTR, got)
         return got
 
     def get(self, fn: func.FuncOp, plan: ModulePlan | None = None) -> CompiledFunction:

@@ -39,6 +39,10 @@ class CoreState:
     prints: list[str] = field(default_factory=list)
     _locs: dict[int, Locs] = field(default_factory=dict)  # by id(op): ops hash in Python, ints in C
     _race_locs: dict[int, str | None] = field(default_factory=dict)
+    _sync_cycles: tuple[int, int] = (0, 0)
+
+    def __post_init__(self) -> None:
+        self._sync_cycles = (self.costs.sync("SET_FLAG"), self.costs.sync("WAIT_FLAG"))
 
     def locs(self, op: Operation) -> Locs:
         """(``.pto`` file:line:col, DSL file:line:col) of an op, each None if unknown."""
@@ -87,13 +91,15 @@ class CoreState:
     def set_flag(self, op: Operation, src: Pipe, dst: Pipe, event: int) -> None:
         """A SIGNAL entry; the race detector snapshots ``src``'s clock (its last access's tick: later
         accesses tick past it, so a sync op needs no tick of its own)."""
-        self.timeline.signal(op.name, src, dst, event, self.costs.sync("SET_FLAG"), self.locs(op))
+        locs = self._locs.get(id(op)) or self.locs(op)
+        self.timeline.signal(op.name, src, dst, event, self._sync_cycles[0], locs)
         if self.races is not None:
             self.races.set_flag(src, dst, event)
 
     def wait_flag(self, op: Operation, src: Pipe, dst: Pipe, event: int) -> None:
         """A WAIT entry; the race detector joins the flag into ``dst``."""
-        self.timeline.wait(op.name, src, dst, event, self.costs.sync("WAIT_FLAG"), self.locs(op))
+        locs = self._locs.get(id(op)) or self.locs(op)
+        self.timeline.wait(op.name, src, dst, event, self._sync_cycles[1], locs)
         if self.races is not None:
             self.races.wait_flag(src, dst, event)
 

@@ -130,11 +130,11 @@ def f32_to_bf16(values: np.ndarray) -> np.ndarray:
     return out
 
 
-def to_compute(raw: np.ndarray, dt: DType) -> np.ndarray:
-    """Stored elements -> a compute-dtype copy."""
+def to_compute(raw: np.ndarray, dt: DType, copy: bool = True) -> np.ndarray:
+    """Stored elements -> compute-dtype values (a copy unless ``copy=False`` and the dtypes agree)."""
     if dt is BF16:
         return bf16_to_f32(raw)
-    return raw.astype(dt.compute, copy=True)
+    return raw.astype(dt.compute, copy=copy)
 
 
 def to_storage(values: np.ndarray | float | int, dt: DType) -> np.ndarray:
@@ -200,11 +200,17 @@ class TensorView:
 
     def partition(self, offsets: Sequence[int], sizes: Sequence[int]) -> PartitionView:
         """The window at ``offsets`` with ``sizes`` (a slice of :meth:`array` when it lies inside the view)."""
+        base = self.array()
+        if len(offsets) == 2 and len(self.shape) == 2 and len(sizes) == 2:  # the common case, unrolled
+            (o0, o1), (n0, n1), (d0, d1), (s0, s1) = offsets, sizes, self.shape, self.strides
+            pv = PartitionView(self.ptr, o0 * s0 + o1 * s1, (n0, n1), self.strides)
+            if base is not None and 0 <= o0 and 0 <= o1 and 0 <= n0 and 0 <= n1 and o0 + n0 <= d0 and o1 + n1 <= d1:
+                pv.view = base[o0 : o0 + n0, o1 : o1 + n1]
+            return pv
         offset = 0
         for o, st in zip(offsets, self.strides, strict=True):
             offset += o * st
         pv = PartitionView(self.ptr, offset, tuple(sizes), self.strides)
-        base = self.array()
         if base is not None and len(sizes) == len(self.shape):
             index = []
             for o, n, d in zip(offsets, sizes, self.shape, strict=True):
@@ -327,10 +333,11 @@ class CoreMemory:
         tile.raw_view = view
         return view
 
-    def read(self, tile: TileRef) -> np.ndarray:
-        """A compute-dtype copy of the tile's valid region."""
+    def read(self, tile: TileRef, copy: bool = True) -> np.ndarray:
+        """The tile's valid region in its compute dtype: a copy, or with ``copy=False`` possibly a view of
+        the buffer (for readers that do not write into it)."""
         vr, vc = tile.valid
-        return to_compute(self.raw(tile)[:vr, :vc], tile.dtype)
+        return to_compute(self.raw(tile)[:vr, :vc], tile.dtype, copy)
 
     def write(
         self, tile: TileRef, values: np.ndarray | float | int, rows: int | None = None, cols: int | None = None

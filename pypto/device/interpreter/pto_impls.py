@@ -169,8 +169,10 @@ def _dps(numerics: Prepare) -> Prepare:
 # -- data-op numerics ----------------------------------------------------------------------------
 
 
-def _rd(core: CoreState, t: TileRef, shape: tuple[int, int] | None = None) -> np.ndarray:
-    x = core.memory.read(t)
+def _rd(core: CoreState, t: TileRef, shape: tuple[int, int] | None = None, copy: bool = False) -> np.ndarray:
+    """A tile's values (a view of its bytes when no conversion is needed: the result must not be written
+    into unless ``copy``; writing results over an overlapping input is safe, numpy buffers overlaps)."""
+    x = core.memory.read(t, copy)
     return x if shape is None else x[: shape[0], : shape[1]]
 
 
@@ -195,7 +197,7 @@ def binary(kind: str, partial: bool = False) -> Handler:
     def h(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
         a, b, d = args
         if partial:
-            x, y = _rd(core, a), _rd(core, b)
+            x, y = _rd(core, a, copy=True), _rd(core, b)
             r, c = min(x.shape[0], y.shape[0]), min(x.shape[1], y.shape[1])
             x[:r, :c] = fn(x[:r, :c], y[:r, :c])
             _wr(core, d, x)

@@ -14,7 +14,6 @@ Python ints/floats/bools.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -178,17 +177,6 @@ def make_interpreter(module: ModuleOp, core: CoreState | None) -> Interpreter:
     return interp
 
 
-_GENERIC: weakref.WeakKeyDictionary[ModuleOp, Interpreter] = weakref.WeakKeyDictionary()
-
-
-def _generic_interpreter(module: ModuleOp) -> Interpreter:
-    """The compiled engine's interpreter for non-pto ops (no per-run state; one per module)."""
-    got = _GENERIC.get(module)
-    if got is None:
-        got = _GENERIC[module] = make_interpreter(module, None)
-    return got
-
-
 def run_kernel(
     module_or_path: ModuleOp | str | Path,
     func_name: str | None = None,
@@ -234,7 +222,8 @@ def run_kernel(
             compiled = None
     with np.errstate(all="ignore"):  # float overflow and NaN are values on the device
         if compiled is not None:
-            compiled.call(Runtime(core, _generic_interpreter(module)), bound)
+            generic = plan.fact("interpreter", lambda: make_interpreter(module, None))  # for non-pto ops
+            compiled.call(Runtime(core, generic), bound)
         else:
             make_interpreter(module, core).call_op(func, bound)
     tl = core.timeline
