@@ -227,10 +227,14 @@ class CompileSession(PipelineListener):
         kept = self.report.add(diagnostics)
         if self.writer is not None:
             # Print only when the pass changed the IR (the dump is then the
-            # same text as the last one, byte for byte).
-            after = fingerprint(program.module)
-            self.writer.write_after(index, name, program, unchanged=after == self._before)
-            self._before = after
+            # same text as the last one, byte for byte). A placeholder pass is
+            # the identity by construction: nothing to fingerprint.
+            if getattr(pass_cls, "IS_PLACEHOLDER", False):
+                self.writer.write_after(index, name, program, unchanged=True)
+            else:
+                after = fingerprint(program.module)
+                self.writer.write_after(index, name, program, unchanged=after == self._before)
+                self._before = after
             self.writer.write_log(index, name, [d for d in kept if is_warning(d)])
 
     def on_failure(
