@@ -1,6 +1,7 @@
 """The PyPTO IR: programs, the pass pipeline and ``compile``."""
 
 from .compile import BackendType, CompiledProgram, compile, lower_program
+from .pass_context import PassContext
 from .perf_hints import DiagnosticCheck, DiagnosticPhase, PerfHintError
 from .pipeline import MemoryPlanner, OptimizationStrategy, PassManager, PipelineOptions, current_options
 from .program import PassDumpLevel, Program
@@ -14,6 +15,7 @@ __all__ = [
     "DiagnosticPhase",
     "MemoryPlanner",
     "OptimizationStrategy",
+    "PassContext",
     "PassDumpLevel",
     "PassManager",
     "PerfHintError",

@@ -34,6 +34,7 @@ from pypto.dialects.enums import FunctionType, ParamDirection
 from pypto.dialects.program import function_type, param_directions
 
 from .dump import DumpWriter, dump_level, fingerprint
+from .pass_context import resolve_settings
 from .passes.base import PyPTOPass
 from .perf_hints import DiagnosticPhase, DiagnosticPolicy, DiagnosticReport, is_warning, run_checks
 from .pipeline import (
@@ -312,10 +313,25 @@ def compile(  # noqa: A001 - the upstream API name
     :mod:`pypto.ir.perf_hints`. ``profiling`` (or
     ``PYPTO_COMPILE_PROFILING``): ``report/pipeline_profile.{txt,json}``.
     ``passes`` replaces the strategy's pipeline (tests, experiments).
+    Inside ``with PassContext(...)`` the verification, diagnostic, planner and
+    runtime settings come from the context (:mod:`pypto.ir.pass_context`);
+    passing them here too is a ``RuntimeError``.
     A failing pass raises its error (user errors as they are, bugs as
     ``InternalError``) after writing ``NN_failed_<Pass>.py`` and
     ``passes_dump/reproducer`` when dumps are on.
     """
+    settings = resolve_settings(
+        {
+            "verification_level": verification_level,
+            "diagnostic_phase": diagnostic_phase,
+            "disabled_diagnostics": disabled_diagnostics,
+            "memory_planner": memory_planner,
+            "runtime": runtime,
+        }
+    )
+    verification_level, diagnostic_phase = settings["verification_level"], settings["diagnostic_phase"]
+    disabled_diagnostics, memory_planner = settings["disabled_diagnostics"], settings["memory_planner"]
+    runtime = settings["runtime"]
     source = _as_program(program)
     platform, backend = resolve_target(platform, backend_type)
     planner = parse_memory_planner(memory_planner)

@@ -136,13 +136,18 @@ class JITFunction:
 
 
 def _config_key(config: Any) -> str | None:
-    """The compile cache key of a RunConfig: its compile-side options only, so
-    run-side fields (``target``, ``check_races`` ...) reuse the compiled program."""
+    """The compile cache key of a RunConfig and the active PassContext: their
+    compile-side options only, so run-side fields (``target``, ``check_races``
+    ...) reuse the compiled program."""
+    from pypto.ir.pass_context import PassContext
+
+    ctx = PassContext.current()
+    scope = "" if ctx is None else repr(sorted(ctx.settings().items(), key=lambda kv: kv[0]))
     if config is None:
-        return None
+        return scope or None
     if hasattr(config, "compile_options"):
-        return repr(sorted(config.compile_options().items()))
-    return repr(sorted(vars(config).items()))
+        return repr(sorted(config.compile_options().items())) + scope
+    return repr(sorted(vars(config).items())) + scope
 
 
 def _config_options(config: Any, compile_fn: Callable[..., Any]) -> dict[str, Any]:
