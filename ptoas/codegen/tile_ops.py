@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from xdsl.dialects.builtin import BoolAttr
+from xdsl.dialects.builtin import BoolAttr, IntegerAttr, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from pypto.diagnostics import error_at
@@ -25,7 +25,7 @@ from pypto.ptoas.dialect.types import DYNAMIC, element_bits
 from pypto.ptoas.dialect.view_ops import PartitionViewOp
 
 from .state import LoweringState, TileRef, check, mem_key
-from .types import partition_view_type
+from .types import UnsupportedType, partition_view_type, tile_buf_type
 
 PTO_BY_NAME = {op.name: op for op in PTO_OPS}
 
@@ -202,8 +202,6 @@ def lower_reshape(st: LoweringState, src: Operation) -> None:
     """reshape(input, shape) -> %r = pto.treshape %src (aliases the source)."""
     from pypto.ptoas.dialect.tile_ops import TReshapeOp
 
-    from .types import UnsupportedType, tile_buf_type
-
     a = st.tile(src.operands[0], src)
     res = src.results[0]
     assert isinstance(res.type, TileType)
@@ -306,6 +304,42 @@ def lower_alloc(st: LoweringState, src: Operation) -> None:
     """pl.tile.alloc: no pto op (tiles carry their address)."""
 
 
+def _split_attr(src: Operation) -> IntegerAttr:
+    split = src.properties.get("split")
+    if split is None:
+        split = src.attributes.get("split")
+    return IntegerAttr(split.value.data if isinstance(split, IntegerAttr) else 0, i64)
+
+
+def lower_tpush(st: LoweringState, src: Operation) -> None:
+    """pl.tile.tpush_to_aiv/aic -> ``pto.tpush_to_aiv(%t : T) {split = N}`` (upstream PyPTO's form)."""
+    tile = st.tile(src.operands[0], src)
+    cls = PTO_BY_NAME[src.name.replace("pl.tile.", "pto.")]
+    op = cls.build(operands=[tile.value], attributes={"split": _split_attr(src)})
+    check(op, src)
+    st.emit(op, src)
+
+
+def lower_tpop(st: LoweringState, src: Operation) -> None:
+    """pl.tile.tpop_from_aic/aiv -> ``%t = pto.tpop_from_aic {split = N} -> T``: the popped tile lives in a
+    pipe slot, not at the pl tile's MemRef, so it is its own buffer (no MemRef key)."""
+    res = src.results[0]
+    t = res.type
+    if not isinstance(t, TileType):
+        raise error_at(src, f"ptoas codegen: '{src.name}' produces {t}, expected a tile")
+    shape = t.get_shape()
+    try:
+        buf = tile_buf_type(t, (shape[0], shape[1]))
+    except UnsupportedType as e:
+        raise error_at(src, f"ptoas codegen: '{src.name}': {e}") from None
+    cls = PTO_BY_NAME[src.name.replace("pl.tile.", "pto.")]
+    op = cls.build(operands=[[], []], result_types=[buf], attributes={"split": _split_attr(src)})
+    op.results[0].name_hint = res.name_hint
+    check(op, src)
+    st.emit(op, src)
+    st.tiles[res] = TileRef(op.results[0], st.const(shape[0]), st.const(shape[1]), None)
+
+
 def _table() -> dict[str, Handler]:
     table: dict[str, Handler] = {}
     groups: list[tuple[object, Handler]] = [
@@ -327,6 +361,8 @@ def _table() -> dict[str, Handler]:
         (("store",), lower_store),
         (("alloc",), lower_alloc),
         (("assemble",), lower_assemble),
+        (("tpush_to_aiv", "tpush_to_aic"), lower_tpush),
+        (("tpop_from_aic", "tpop_from_aiv"), lower_tpop),
     ]
     for names, handler in groups:
         for n in names:  # type: ignore[attr-defined]

@@ -6,7 +6,8 @@ reads and writes ``.pto`` text.
 
 Modules: ``attrs`` (enums and attributes), ``types`` (ptr, views, tile_buf),
 ``base`` (operand views, diagnostics, the ``ins/outs`` syntax), ``view_ops``,
-``tile_ops`` (alloc, DMA, moves, cube), ``vector_ops``, ``sync_ops``, ``misc_ops``.
+``tile_ops`` (alloc, DMA, moves, cube), ``vector_ops``, ``sync_ops``, ``misc_ops``,
+``pipe_ops`` (cube<->vector tpush/tpop/tfree).
 Every op class has ``pipe()``: the hardware pipe it runs on (None for non-pipe ops).
 """
 
@@ -15,13 +16,14 @@ from xdsl.ir import Dialect
 from .attrs import PTO_ATTRS
 from .base import DpsOp, PTOOp, Tile, target_arch, tile_of
 from .misc_ops import MISC_OPS
+from .pipe_ops import PIPE_OPS
 from .sync_ops import SYNC_OPS
 from .tile_ops import TILE_OPS
 from .types import PTO_TYPES, PartitionTensorViewType, PtrType, TensorViewType, TileBufType, TileSpec
 from .vector_ops import VECTOR_OPS
 from .view_ops import VIEW_OPS
 
-PTO_OPS = (*VIEW_OPS, *TILE_OPS, *VECTOR_OPS, *SYNC_OPS, *MISC_OPS)
+PTO_OPS = (*VIEW_OPS, *TILE_OPS, *VECTOR_OPS, *SYNC_OPS, *MISC_OPS, *PIPE_OPS)
 
 PTO = Dialect("pto", list(PTO_OPS), [*PTO_ATTRS, *PTO_TYPES])
 

@@ -1,14 +1,14 @@
 """ptoas's last step: ``.pto`` module -> C++ in the shape of pto-dialect.md §8, runnable on the CPU.
 
 - :func:`emit_cpp` (``ptoas/<unit>.cpp``): Tile/GlobalTensor declarations, TASSIGN, TLOAD/TSTORE/
-  T<op>, set_flag/wait_flag, the kernel function and an ``extern "C"`` wrapper
-  ``ptoas_call_<name>(const int64_t* args)``.
+  T<op>, set_flag/wait_flag, TPUSH/TPOP/TFREE (cube <-> vector pipes), the kernel function and an
+  ``extern "C"`` wrapper ``ptoas_call_<name>(const int64_t* args)``.
 - :func:`kernel_source` (``kernels/<aic|aiv>/<func>.cpp``): that C++ between
   ``// --- ptoas-generated code ---`` and ``// --- Kernel entry point ---``, then ``kernel_entry``.
 - :func:`include_dir`: where ``pto_cpu.hpp`` (the CPU implementation of the API) lives.
 
 Modules: ``context`` (names, lines, tile placement, handler registry), ``cxx_types``, one module per
-op family (``views``, ``tiles``, ``vector``, ``sync``, ``scalar``), ``function`` (functions and
+op family (``views``, ``tiles``, ``vector``, ``sync``, ``scalar``, ``pipes``), ``function`` (functions and
 the unit), ``kernel`` (the kernels/ wrapper), ``runner`` (call a built kernel from Python).
 """
 
@@ -17,6 +17,7 @@ from pathlib import Path
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
+from . import pipes  # noqa: F401  (register the cube <-> vector pipe handlers)
 from .errors import EmitError
 from .function import CALL_PREFIX, emit_cpp
 from .kernel import CODE_MARKER, ENTRY_MARKER, entry_text, kernel_source

@@ -12,6 +12,16 @@
 //   * sync: set_flag/wait_flag/pipe_barrier are checked no-ops: a wait_flag without a pending
 //     set_flag, a second set_flag of a pending event, or a set_flag never waited for by the end of
 //     the kernel is a run-time error
+//   * cross-core pipes: TPUSH_TO_AIV/TPOP_FROM_AIC/TFREE_FROM_AIC (cube -> vector, "c2v") and
+//     TPUSH_TO_AIC/TPOP_FROM_AIV/TFREE_FROM_AIV (vector -> cube, "v2c"). One process-wide FIFO per
+//     direction holds copies of pushed tiles (the valid region's elements in row-major order, the
+//     valid shape and the element size); TPOP copies the oldest entry into its (TASSIGNed) tile,
+//     which must have the same valid shape and element size. Popping an empty FIFO, a
+//     TFREE without an unfreed TPOP and a split other than 0 are run-time errors (a slot not freed
+//     by the end of the kernel is released with it). The FIFOs outlive launches (run the pushing kernel, then the
+//     popping one; they are shared by every kernel library of the process, being a function-local
+//     static of an inline function, which g++ makes a GNU unique symbol); pto_cpu_reset_pipes()
+//     empties both, pto_cpu_pipe_size(0 = c2v, 1 = v2c) counts the entries waiting.
 //
 // Errors throw pto::cpu::Error; pto::cpu::launch() (used by the extern "C" wrappers) catches them and
 // keeps the message for pto_cpu_last_error(). Storage order of a tile: row-major for
@@ -25,12 +35,15 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #ifndef __gm__
 #define __gm__
@@ -160,6 +173,7 @@ inline const char *space_name(TileType t) {
 struct CoreState {
     std::unique_ptr<unsigned char[]> mem[kSpaces];
     int flags[PIPE_NUM][PIPE_NUM][8] = {};
+    int64_t popped[2] = {};  // TPOP_FROM_AIC (c2v) / TPOP_FROM_AIV (v2c) slots not yet freed
     int64_t block_idx = 0, block_num = 1, subblock_idx = 0, subblock_num = 1;
     std::string kernel;
 
@@ -170,6 +184,7 @@ struct CoreState {
         kernel = name;
         for (int s = 0; s < kSpaces; ++s) std::memset(mem[s].get(), 0xFF, kCapacity[s]);
         std::memset(flags, 0, sizeof(flags));
+        popped[0] = popped[1] = 0;
     }
     void finish() {
         for (int a = 0; a < PIPE_NUM; ++a)
@@ -178,6 +193,8 @@ struct CoreState {
                     if (flags[a][b][e])
                         fail(std::string("set_flag(") + pipe_name(a) + ", " + pipe_name(b) + ", EVENT_ID" +
                              std::to_string(e) + ") is never waited for (no matching wait_flag before the kernel ends)");
+        // A popped slot need not be freed before the kernel ends (PyPTO's pipeline emits no TFREE; the
+        // slot is released with the kernel), so unfreed pops are not an error.
     }
 };
 
@@ -1206,6 +1223,115 @@ PTO_INST void TPRINT(S &s, Rest &...) {
     }
 }
 
+// ---------------------------------------------------------------------------------------------------
+// Cross-core pipes (TPUSH / TPOP / TFREE): one process-wide FIFO per direction
+// ---------------------------------------------------------------------------------------------------
+namespace cpu {
+enum PipeDir : int { kC2V = 0, kV2C = 1 };
+
+struct PipeEntry {
+    int64_t rows = 0, cols = 0;        // valid shape of the pushed tile
+    std::size_t elem_size = 0;         // bytes per element
+    std::vector<unsigned char> bytes;  // the valid region, row-major
+};
+
+struct PipeFifos {
+    std::mutex mu;
+    std::deque<PipeEntry> fifo[2];
+};
+
+// Process-wide (a GNU unique symbol: one instance across every kernel library loaded in the process).
+// The _v1 suffix keeps libraries built from a header with another layout apart.
+inline PipeFifos &pipe_fifos_v1() {
+    static PipeFifos fifos;
+    return fifos;
+}
+
+inline void check_split(const char *op, int64_t split) {
+    if (split != 0)
+        fail(std::string(op) + ": split = " + std::to_string(split) + " is not modelled (only split = 0)");
+}
+
+template <typename TileT>
+inline void pipe_push(const char *op, PipeDir dir, TileT &tile, int64_t split) {
+    check_split(op, split);
+    tile.check(op);
+    using T = typename TileT::DType;
+    PipeEntry e;
+    e.rows = tile.GetValidRow();
+    e.cols = tile.GetValidCol();
+    e.elem_size = sizeof(T);
+    e.bytes.resize(static_cast<std::size_t>(e.rows * e.cols) * sizeof(T));
+    std::size_t off = 0;
+    for_valid(tile, [&](int64_t r, int64_t c) {
+        std::memcpy(e.bytes.data() + off, &tile.at(r, c), sizeof(T));
+        off += sizeof(T);
+    });
+    PipeFifos &f = pipe_fifos_v1();
+    std::lock_guard<std::mutex> lock(f.mu);
+    f.fifo[dir].push_back(std::move(e));
+}
+
+template <typename TileT>
+inline void pipe_pop(const char *op, const char *push_op, PipeDir dir, TileT &tile, int64_t split) {
+    check_split(op, split);
+    tile.check(op);
+    using T = typename TileT::DType;
+    PipeEntry e;
+    {
+        PipeFifos &f = pipe_fifos_v1();
+        std::lock_guard<std::mutex> lock(f.mu);
+        if (f.fifo[dir].empty())
+            fail(std::string(op) + ": nothing was pushed (the " + (dir == kC2V ? "cube -> vector" : "vector -> cube") +
+                 " FIFO is empty: run the kernel with the matching " + push_op + " first)");
+        e = std::move(f.fifo[dir].front());
+        f.fifo[dir].pop_front();
+    }
+    const int64_t rows = tile.GetValidRow(), cols = tile.GetValidCol();
+    if (e.elem_size != sizeof(T) || e.rows != rows || e.cols != cols)
+        fail(std::string(op) + ": the pushed tile (valid " + dims(e.rows, e.cols) + ", " +
+             std::to_string(e.elem_size) + "-byte elements) does not fit the popping tile (valid " + dims(rows, cols) +
+             ", " + std::to_string(sizeof(T)) + "-byte elements): the valid shape and the element size must agree");
+    std::size_t off = 0;
+    for_valid(tile, [&](int64_t r, int64_t c) {
+        std::memcpy(&tile.at(r, c), e.bytes.data() + off, sizeof(T));
+        off += sizeof(T);
+    });
+    fill_pad(tile);
+    core().popped[dir] += 1;
+}
+
+inline void pipe_free(const char *op, const char *pop_op, PipeDir dir, int64_t split) {
+    check_split(op, split);
+    int64_t &n = core().popped[dir];
+    if (n == 0)
+        fail(std::string(op) + ": no popped slot to free (every " + pop_op + " of this kernel was already freed)");
+    n -= 1;
+}
+}  // namespace cpu
+
+// Cube -> vector.
+template <typename TileT>
+PTO_INST void TPUSH_TO_AIV(TileT &tile, int64_t split) {
+    cpu::pipe_push("TPUSH_TO_AIV", cpu::kC2V, tile, split);
+}
+template <typename TileT>
+PTO_INST void TPOP_FROM_AIC(TileT &tile, int64_t split) {
+    cpu::pipe_pop("TPOP_FROM_AIC", "TPUSH_TO_AIV", cpu::kC2V, tile, split);
+}
+PTO_INST void TFREE_FROM_AIC(int64_t split) { cpu::pipe_free("TFREE_FROM_AIC", "TPOP_FROM_AIC", cpu::kC2V, split); }
+
+// Vector -> cube.
+template <typename TileT>
+PTO_INST void TPUSH_TO_AIC(TileT &tile, int64_t split) {
+    cpu::pipe_push("TPUSH_TO_AIC", cpu::kV2C, tile, split);
+}
+template <typename TileT>
+PTO_INST void TPOP_FROM_AIV(TileT &tile, int64_t split) {
+    cpu::pipe_pop("TPOP_FROM_AIV", "TPUSH_TO_AIC", cpu::kV2C, tile, split);
+}
+PTO_INST void TFREE_FROM_AIV(int64_t split) { cpu::pipe_free("TFREE_FROM_AIV", "TPOP_FROM_AIV", cpu::kV2C, split); }
+
 }  // namespace pto
 
 // ---------------------------------------------------------------------------------------------------
@@ -1256,4 +1382,18 @@ extern "C" __attribute__((used, visibility("default"))) inline const char *pto_c
 extern "C" __attribute__((used, visibility("default"))) inline void pto_cpu_set_block(int64_t idx, int64_t num) {
     pto::cpu::core().block_idx = idx;
     pto::cpu::core().block_num = num;
+}
+// Empty both cross-core FIFOs (process-wide: any kernel library's copy of this function will do).
+extern "C" __attribute__((used, visibility("default"))) inline void pto_cpu_reset_pipes() {
+    pto::cpu::PipeFifos &f = pto::cpu::pipe_fifos_v1();
+    std::lock_guard<std::mutex> lock(f.mu);
+    f.fifo[0].clear();
+    f.fifo[1].clear();
+}
+// Entries waiting in a cross-core FIFO: direction 0 = cube -> vector, 1 = vector -> cube.
+extern "C" __attribute__((used, visibility("default"))) inline int64_t pto_cpu_pipe_size(int direction) {
+    if (direction != 0 && direction != 1) return -1;
+    pto::cpu::PipeFifos &f = pto::cpu::pipe_fifos_v1();
+    std::lock_guard<std::mutex> lock(f.mu);
+    return static_cast<int64_t>(f.fifo[direction].size());
 }

@@ -10,7 +10,8 @@ GM arguments are assumed not to alias.
 
 An :class:`Access` is one operand of one op: the buffer, read or write, and
 the op's pipe. ``ins`` operands are reads and ``outs`` operands writes
-(``tmatmul.acc`` reads its ``acc_in``).
+(``tmatmul.acc`` reads its ``acc_in``); results that name a buffer are
+writes too (``%t = pto.tpop_from_aic`` writes its tile on PIPE_MTE2).
 """
 
 from __future__ import annotations
@@ -157,7 +158,7 @@ def accesses(op: Operation, op_id: int) -> list[Access]:
         return []
     assert isinstance(op, DpsOp)
     out: list[Access] = []
-    for values, write in ((op.ins(), False), (op.outs(), True)):
+    for values, write in ((op.ins(), False), (op.outs(), True), (list(op.results), True)):
         for v in values:
             buf = buffer_of(v)
             if buf is not None:

@@ -13,6 +13,9 @@ tensors. Structure maps one to one:
 - ``pl.at`` scopes are inlined; ``func.call`` is a Python call; ``arith`` is
   Python arithmetic on ints/floats; ``pl.tile.alloc`` and ``system.*`` ops are
   no-ops (addresses do not change the numerics).
+- cube<->vector pipes (``pl.tile.tpush_*`` / ``tpop_*``) are FIFOs in the
+  script (``_tpush`` / ``_tpop``); a Group function calls the part that pushes
+  a pipe before the part that pops it.
 - At a ``func.return`` whose values pair up with the Out/InOut parameters,
   a returned tensor that is a different buffer is copied into its parameter.
 
@@ -152,7 +155,10 @@ class _FunctionEmitter:
 
     def block(self, block: Block, depth: int) -> None:
         start = len(self.lines)
-        for op in block.ops:
+        ops = list(block.ops)
+        if block is self.f.body.block and _is_group(self.f):
+            ops = _pushers_first(self.f, ops)
+        for op in ops:
             self.op(op, depth)
         if len(self.lines) == start:
             self.emit(depth, "pass")
@@ -287,6 +293,43 @@ def _literal(op: arith.ConstantOp) -> str:
     if isinstance(attr, FloatAttr):
         return py_number(float(attr.value.data))
     raise TorchCodegenError(f"torch_codegen: unsupported constant {attr}")
+
+
+def _is_group(f: func.FuncOp) -> bool:
+    kind = f.attributes.get("pl.func_type")
+    return kind is not None and getattr(kind.data, "value", None) == "Group"  # type: ignore[attr-defined]
+
+
+_PUSH = {"pl.tile.tpush_to_aiv": "c2v", "pl.tile.tpush_to_aic": "v2c"}
+_POP = {"pl.tile.tpop_from_aic": "c2v", "pl.tile.tpop_from_aiv": "v2c"}
+
+
+def _pushers_first(group: func.FuncOp, ops: list[Operation]) -> list[Operation]:
+    """A Group's calls with each part that pops a pipe after the part that pushes it (the parts run
+    together on the chip; here they run one after the other, so the FIFO holds what was pushed)."""
+    module = group.parent_op()
+    callees = {f.sym_name.data: f for f in (module.walk() if module is not None else []) if isinstance(f, func.FuncOp)}
+
+    def pops_pushed_by_later(i: int, later: list[int]) -> bool:
+        pops = _pipes(callees, ops[i], _POP)
+        return any(pops & _pipes(callees, ops[j], _PUSH) for j in later if j != i)
+
+    calls = [i for i, op in enumerate(ops) if isinstance(op, func.CallOp)]
+    order: list[int] = []
+    waiting = list(calls)
+    while waiting:
+        ready = next((i for i in waiting if not pops_pushed_by_later(i, waiting)), waiting[0])
+        order.append(ready)
+        waiting.remove(ready)
+    slots = iter(order)
+    return [ops[next(slots)] if isinstance(op, func.CallOp) else op for op in ops]
+
+
+def _pipes(callees: dict[str, func.FuncOp], op: Operation, table: dict[str, str]) -> set[str]:
+    if not isinstance(op, func.CallOp):
+        return set()
+    callee = callees.get(op.callee.string_value())
+    return {table[o.name] for o in callee.walk() if o.name in table} if callee is not None else set()
 
 
 def _functions(node: Program | ModuleOp | func.FuncOp) -> list[func.FuncOp]:

@@ -197,6 +197,10 @@ TILE_ONLY: dict[str, Lowering] = {
     "move": _call("_move", "tile"),
     "create": _zeros,  # uninitialised on chip; zeros here, for determinism
     "alloc": lambda n, op, a: "None",  # addresses play no part in the numerics
+    "tpush_to_aiv": lambda n, op, a: f"_tpush('c2v', {n.v(a.value('tile'))})",
+    "tpush_to_aic": lambda n, op, a: f"_tpush('v2c', {n.v(a.value('tile'))})",
+    "tpop_from_aic": lambda n, op, a: "_tpop('c2v')",
+    "tpop_from_aiv": lambda n, op, a: "_tpop('v2c')",
 }
 
 ELEMENTWISE = frozenset(

@@ -53,6 +53,25 @@ def _window(shape: Sequence[int], offsets: Sequence[int], extent: Sequence[int])
     return tuple(src), tuple(dst)
 
 
+_PIPES: dict[str, list[torch.Tensor]] = {"c2v": [], "v2c": []}
+"""The cube -> vector / vector -> cube pipes of this script (FIFOs of pushed tiles)."""
+
+
+def _tpush(direction: str, tile: torch.Tensor) -> torch.Tensor:
+    """``tpush_to_aiv`` (``c2v``) / ``tpush_to_aic`` (``v2c``): a copy of the tile into the pipe."""
+    _PIPES[direction].append(_tag(tile.clone(), _valid_shape(tile)))
+    return tile
+
+
+def _tpop(direction: str) -> torch.Tensor:
+    """``tpop_from_aic`` (``c2v``) / ``tpop_from_aiv`` (``v2c``): the oldest pushed tile. A Group function
+    calls its pushing part before its popping part (see torch_codegen), so a pipe is never empty here
+    unless nothing pushes it."""
+    if not _PIPES[direction]:
+        raise RuntimeError(f"tpop ({direction}): nothing was pushed into the pipe")
+    return _PIPES[direction].pop(0)
+
+
 def _tile_load(t: torch.Tensor, offsets: Sequence[int], shape: Sequence[int], valid: Sequence[int] | None = None) -> torch.Tensor:
     """A DDR window as a new tile: the valid region is copied, everything else
     (including any part of the window outside ``t``) is zero."""

@@ -380,6 +380,41 @@ def _check_inputs_unchanged(task: Task, part: KernelPart, before: list[tuple[int
             )
 
 
+def pipe_order(task: Task, prepared: Prepared) -> list[KernelPart]:
+    """A Group task's parts in an order the interpreter can run them one after the other: a part that pops
+    a cube<->vector pipe after the part that pushes it. Pipes in both directions between two parts need
+    the cores to interleave, which the device model does not do: a DeviceError says so."""
+    if len(task.parts) < 2:
+        return list(task.parts)
+    from pypto.device.interpreter import DeviceError
+    from pypto.ptoas.dialect.pipe_ops import TPopFromAicOp, TPopFromAivOp, TPushToAicOp, TPushToAivOp
+
+    uses: dict[int, tuple[set[str], set[str]]] = {}
+    for part in task.parts:
+        pushes: set[str] = set()
+        pops: set[str] = set()
+        for op in prepared.unit(part.func_name).module.walk():
+            if isinstance(op, TPushToAivOp | TPushToAicOp):
+                pushes.add(op.DIRECTION)
+            elif isinstance(op, TPopFromAicOp | TPopFromAivOp):
+                pops.add(op.DIRECTION)
+        uses[id(part)] = (pushes, pops)
+    order: list[KernelPart] = []
+    waiting = list(task.parts)
+    while waiting:
+        pushed_later = {d for p in waiting for d in uses[id(p)][0]}
+        ready = [p for p in waiting if not (uses[id(p)][1] & pushed_later - uses[id(p)][0])]
+        if not ready:
+            names = ", ".join(f"@{p.func_name}" for p in waiting)
+            raise DeviceError(
+                f"{task.label}: {names} push to and pop from each other (pipes both ways): the device model runs "
+                "a task's parts one after the other and cannot interleave them"
+            )
+        order.append(ready[0])
+        waiting.remove(ready[0])
+    return order
+
+
 def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -> RunResult:
     """Run a program on the simulated chip (see the module docstring).
 
@@ -400,6 +435,8 @@ def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -
     races: list[TaskRace] = []
     problems: list[str] = []
 
+    channels: dict[int, dict[str, Any]] = {}  # per task: the cube<->vector pipes its parts share
+
     def run_part(task: Task, part: KernelPart) -> Any:
         unit = prepared.unit(part.func_name)
         before = [(a.index, a.buffer.array.reshape(-1).view(np.uint8).copy()) for a in part.args
@@ -412,15 +449,21 @@ def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -
             check_races=config.check_races,
             positions=unit.positions,
             pto_file=unit.pto_file,
+            channels=channels.setdefault(task.id, {}),
         )
         _check_inputs_unchanged(task, part, before)
         races.extend(TaskRace(task.id, part.func_name, r) for r in kr.races)
         problems.extend(f"{task.label} {part.func_name}: {p}" for p in kr.problems)
         return kr
 
-    scheduler = Scheduler(target, run_part)
+    scheduler = Scheduler(target, run_part, lambda task: pipe_order(task, prepared))
     with _stage("device_execution"):
         records = scheduler.run(graph)
+    for task_id, pipes in sorted(channels.items()):
+        for direction, left in sorted(pipes.items()):
+            if left:
+                label = next(t.label for t in graph.tasks if t.id == task_id)
+                problems.append(f"{label}: {len(left)} tile(s) pushed {direction} and never popped")
 
     # Out / InOut parameters back into the caller's tensors (DeviceTensors are written in place).
     from .worker import DeviceTensor

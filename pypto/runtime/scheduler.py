@@ -124,12 +124,18 @@ RunPart = Callable[[Task, KernelPart], Any]
 """Runs one kernel part and returns its KernelRun (``.cycles``)."""
 
 
+OrderParts = Callable[[Task], list[KernelPart]]
+"""The order to interpret a task's parts in (they run together on the chip; a part that pops what
+another pushes is interpreted after it)."""
+
+
 class Scheduler:
     """Dispatches the tasks of a :class:`TaskGraph` onto the target's cores."""
 
-    def __init__(self, target: Any, run_part: RunPart):
+    def __init__(self, target: Any, run_part: RunPart, order_parts: OrderParts | None = None):
         self.target = target
         self.run_part = run_part
+        self.order_parts = order_parts or (lambda task: list(task.parts))
         self.cores = make_cores(target)
         self.latency = int(target.dispatch_latency_cycles)
         self.clock_hz = float(target.clock_hz)
@@ -153,9 +159,8 @@ class Scheduler:
 
     def _launch(self, task: Task, cores: list[Core], now: int) -> TaskRecord:
         start = now + self.latency
-        runs = []
-        for part in task.parts:
-            runs.append(self.run_part(task, part))
+        done = {id(part): self.run_part(task, part) for part in self.order_parts(task)}
+        runs = [done[id(part)] for part in task.parts]
         end = start + max((int(r.cycles) for r in runs), default=0)
         finish = end
         for core in cores:

@@ -88,6 +88,8 @@ TORCH_MATH: dict[str, Callable[..., dict[str, torch.Tensor]]] = {
     "pipelined": lambda a: {"out": torch.exp(a)},
     "pipelined_tail": lambda a: {"out": torch.exp(a)},
     "matmul_split_k": lambda a, b: {"c": torch.matmul(a, b)},
+    "matmul_bias_epilogue": lambda a, b, bias: {"y": torch.relu(torch.addmm(bias, a, b))},
+    "prescaled_matmul": lambda a, b: {"c": torch.matmul(torch.mul(a, 2.0), b)},
 }
 
 # The kinds pl-dsl.md §9 and issue 3 §8 ask for, by the case that covers them.
@@ -105,6 +107,7 @@ REQUIRED = {
     "intermediate/04_matmul_acc.py::matmul_acc_64",
     "intermediate/07_task_graph.py::inferred_edge",
     "advanced/07_double_buffer.py::pipelined",
+    "advanced/03_mixed_kernel.py::matmul_bias_epilogue",
 }
 
 LEVELS = ("NONE", "BASIC", "ROUNDTRIP")

@@ -7,19 +7,31 @@ record and feeds the instruction's tile reads/writes to the race detector.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 
+import numpy as np
 from xdsl.dialects.builtin import FileLineColLoc
 from xdsl.ir import Operation
 
 from pypto.ptoas.dialect.attrs import Pipe
 
 from .costs import CostModel
-from .memory import CoreMemory, TileRef
+from .memory import CoreMemory, DType, TileRef
 from .races import RaceDetector
 from .timing import Timeline
 
 Locs = tuple[str | None, str | None]
+
+
+@dataclass(frozen=True)
+class Pushed:
+    """A tile in a cube<->vector pipe: its values (compute dtype), element type, and the cycle its push
+    ended on the pushing core (both parts of a Group task start together, so cycles compare)."""
+
+    values: np.ndarray
+    dtype: DType
+    ready: int
 
 
 @dataclass
@@ -37,6 +49,9 @@ class CoreState:
     subblock_idx: int = 0
     subblock_num: int = 1
     prints: list[str] = field(default_factory=list)
+    channels: dict[str, deque[Pushed]] = field(default_factory=dict)
+    """The cube<->vector pipes (``"c2v"``, ``"v2c"``) this core pushes to and pops from: the same dict
+    for the AIC and AIV parts of one Group task."""
     _locs: dict[int, Locs] = field(default_factory=dict)  # by id(op): ops hash in Python, ints in C
     _race_locs: dict[int, str | None] = field(default_factory=dict)
     _sync_cycles: tuple[int, int] = (0, 0)
@@ -67,6 +82,13 @@ class CoreState:
             self._race_locs[id(op)] = got
         return got
 
+    def channel(self, direction: str) -> deque[Pushed]:
+        """The FIFO of one direction (``"c2v"``: cube to vector, ``"v2c"``)."""
+        queue = self.channels.get(direction)
+        if queue is None:
+            queue = self.channels[direction] = deque()
+        return queue
+
     def account(
         self,
         op: Operation,
@@ -77,9 +99,10 @@ class CoreState:
         reads: list[TileRef],
         writes: list[TileRef],
         detail: str = "",
+        not_before: int = 0,
     ) -> None:
-        """Time one instruction and check its accesses."""
-        self.timeline.issue(op.name, instr, pipe, cycles, kind, self.locs(op), detail)
+        """Time one instruction (starting no earlier than ``not_before``) and check its accesses."""
+        self.timeline.issue(op.name, instr, pipe, cycles, kind, self.locs(op), detail, not_before)
         races = self.races
         if races is not None:
             who = races.tick(pipe, op.name, self.race_location(op), op)

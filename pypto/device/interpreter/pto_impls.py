@@ -37,7 +37,7 @@ from pypto.ptoas.dialect.tile_ops import TExtractOp, TInsertOp, TMovOp, _CubeOp
 from pypto.ptoas.dialect.types import DYNAMIC, TileBufType
 
 from . import numerics as nm
-from .core import CoreState
+from .core import CoreState, Pushed
 from .costs import instr_name
 from .memory import DeviceError, GmPtr, PartitionView, TensorView, TileRef, dtype_of, to_compute, to_storage
 
@@ -626,6 +626,72 @@ def section(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -
     return ()
 
 
+# -- cube <-> vector pipes ------------------------------------------------------------------------
+
+_PEER = {"c2v": ("cube", "vector"), "v2c": ("vector", "cube")}
+
+
+def _check_split(split: int) -> None:
+    if split != 0:
+        raise DeviceError(
+            f"{{split = {split}}}: a split pipe feeds two vector cores, which the device model does not run "
+            "(only split = 0)"
+        )
+
+
+def tpush(op: Any) -> Run:
+    """``tpush_to_aiv`` / ``tpush_to_aic``: the tile's values go into the pipe (on a2a3 through GM: costed as a
+    store from the tile's space), ready for the other core when the push ends."""
+    direction, pipe, instr, split = op.DIRECTION, op.pipe(), instr_name(op.name), op.split.value.data
+
+    def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
+        _check_split(split)
+        t = args[0]
+        values = core.memory.read(t)
+        nbytes = values.size * t.dtype.itemsize
+        cycles = core.costs.transfer("TSTORE", t.space, None, nbytes)
+        core.account(op, instr, pipe, cycles, "transfer", [t], [], f"{t.space}->{_PEER[direction][1]} {nbytes}B")
+        core.channel(direction).append(Pushed(values, t.dtype, core.timeline.free[pipe]))
+        return ()
+
+    return run
+
+
+def tpop(op: Any) -> Run:
+    """``tpop_from_aic`` / ``tpop_from_aiv``: the oldest pushed tile, into a pipe slot the interpreter places
+    (costed as a load into the result's space; it starts no earlier than the push ended)."""
+    direction, pipe, instr, split = op.DIRECTION, op.pipe(), instr_name(op.name), op.split.value.data
+    shape = tile_ref(op.result.type, 0)
+    dynamic = len(op.operands) == 2
+    pusher, popper = _PEER[direction]
+
+    def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
+        _check_split(split)
+        queue = core.channel(direction)
+        if not queue:
+            raise DeviceError(
+                f"nothing to pop: the {pusher} side pushed no (more) tiles to the {popper} side (a pipe pops "
+                "what the other part of the Group task pushed; run_kernel takes the shared pipes as channels=)"
+            )
+        item = queue.popleft()
+        valid = (args[0], args[1]) if dynamic else shape.valid
+        if item.values.shape != tuple(valid):
+            raise DeviceError(
+                f"pops a {valid[0]}x{valid[1]} tile but the {pusher} side pushed "
+                f"{item.values.shape[0]}x{item.values.shape[1]}"
+            )
+        addr = core.memory.place(op, shape.space, shape.nbytes)
+        tile = TileRef(shape.space, addr, shape.dtype, shape.rows, shape.cols, valid, shape.col_major)
+        core.memory.write(tile, item.values)
+        nbytes = item.values.size * tile.dtype.itemsize
+        cycles = core.costs.transfer("TLOAD", None, tile.space, nbytes)
+        detail = f"{_PEER[direction][0]}->{tile.space} {nbytes}B"
+        core.account(op, instr, pipe, cycles, "transfer", [], [tile], detail, not_before=item.ready)
+        return (tile,)
+
+    return run
+
+
 def misc_handlers() -> dict[str, Prepare]:
     """Non-data ops by name."""
     h: dict[str, Prepare] = {
@@ -650,6 +716,9 @@ def misc_handlers() -> dict[str, Prepare]:
         partition_view,
         alloc_tile,
     )
+    h["pto.tpush_to_aiv"] = h["pto.tpush_to_aic"] = tpush
+    h["pto.tpop_from_aic"] = h["pto.tpop_from_aiv"] = tpop
+    h["pto.tfree_from_aic"] = h["pto.tfree_from_aiv"] = per_call(lambda c, i, op, a: ())
     for name in (
         "pto.set_flag",
         "pto.wait_flag",

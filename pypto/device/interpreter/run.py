@@ -187,11 +187,14 @@ def run_kernel(
     positions: dict[Operation, tuple[int, int]] | None = None,
     pto_file: str | None = None,
     engine: str = "compiled",
+    channels: dict[str, Any] | None = None,
 ) -> KernelRun:
     """Interpret one kernel function on one core; outputs land in the GM arrays of ``args``.
 
     ``positions``/``pto_file`` give ``.pto`` locations for an already parsed
     module (``parse_pto_with_source_map``); a path or text is parsed here.
+    ``channels``: the cube<->vector pipes (``tpush_*`` / ``tpop_*``) shared with the other parts of a
+    Group task (run them in turn with the same dict; default: a fresh, empty one).
     ``engine``: ``"compiled"`` (default: the function compiled once into
     Python steps, :mod:`.compiled`; falls back to xDSL's walker for IR it does
     not compile) or ``"xdsl"`` (xDSL's :class:`~xdsl.interpreter.Interpreter`
@@ -213,6 +216,8 @@ def run_kernel(
         pto_file or name,
         RaceDetector(memory.capacity) if check_races else None,
     )
+    if channels is not None:
+        core.channels = channels
     bound = _bind_args(func, args)
     compiled = None
     if engine == "compiled":

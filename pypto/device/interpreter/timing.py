@@ -130,9 +130,13 @@ class Timeline:
         kind: str,
         locs: tuple[str | None, str | None],
         detail: str = "",
+        not_before: int = 0,
     ) -> None:
-        """An instruction on ``pipe`` lasting ``cycles``."""
+        """An instruction on ``pipe`` lasting ``cycles`` (starting no earlier than ``not_before``: a pop
+        waits for its push on the other core)."""
         start = self.free.get(pipe, 0)
+        if not_before > start:
+            start = not_before
         end = self.free[pipe] = start + cycles
         self._add(op, instr, pipe, start, end, kind, locs, detail)
 

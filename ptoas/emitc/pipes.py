@@ -1,0 +1,63 @@
+"""Cross-core pipes (cube <-> vector): push, pop, free.
+
+- ``pto.tpush_to_aiv(%t : T) {split = N}`` -> ``TPUSH_TO_AIV(v7, N);`` (``tpush_to_aic``: ``TPUSH_TO_AIC``);
+- ``%t = pto.tpop_from_aic[(%vr, %vc)] {split = N} -> T`` -> the tile declared and placed like an
+  ``alloc_tile`` without ``addr`` (``Tile<...> v9[ = Tile<...>(vr, vc)];``, ``TASSIGN`` at a
+  :class:`~pypto.ptoas.emitc.context.TilePlacer` address), then ``TPOP_FROM_AIC(v9, N);``
+  (``tpop_from_aiv``: ``TPOP_FROM_AIV``). Without the valid-dim operands a ``?`` valid dim is
+  the tile's full dim;
+- ``pto.tfree_from_aic {split = N}`` -> ``TFREE_FROM_AIC(N);`` (``tfree_from_aiv``: ``TFREE_FROM_AIV``).
+
+On the CPU (``pto_cpu.hpp``) each direction is one process-wide FIFO of tile copies; only
+``split = 0`` runs there.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import IntegerAttr
+from xdsl.ir import Operation
+
+from pypto.ptoas.dialect.pipe_ops import (
+    TFreeFromAicOp,
+    TFreeFromAivOp,
+    TPopFromAicOp,
+    TPopFromAivOp,
+    TPushToAicOp,
+    TPushToAivOp,
+)
+
+from .context import FuncContext, handles
+from .errors import EmitError
+from .tiles import declare_tile
+
+PUSH = {TPushToAivOp.name: "TPUSH_TO_AIV", TPushToAicOp.name: "TPUSH_TO_AIC"}
+POP = {TPopFromAicOp.name: "TPOP_FROM_AIC", TPopFromAivOp.name: "TPOP_FROM_AIV"}
+FREE = {TFreeFromAicOp.name: "TFREE_FROM_AIC", TFreeFromAivOp.name: "TFREE_FROM_AIV"}
+
+
+def _split(op: Operation) -> int:
+    split = getattr(op, "split", None)  # the verified ``split`` IntegerAttr of every pipe op
+    if not isinstance(split, IntegerAttr):
+        raise EmitError("has no integer 'split' attribute", op)
+    return split.value.data
+
+
+@handles(*PUSH)
+def _push(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, TPushToAivOp | TPushToAicOp)
+    ctx.line(f"{PUSH[op.name]}({ctx.name(op.tile, op)}, {_split(op)});")
+
+
+@handles(*POP)
+def _pop(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, TPopFromAicOp | TPopFromAivOp)
+    valid = None
+    if op.valid_row is not None and op.valid_col is not None:
+        valid = (ctx.name(op.valid_row, op), ctx.name(op.valid_col, op))
+    tile = declare_tile(ctx, op, op.result, None, valid)
+    ctx.line(f"{POP[op.name]}({tile}, {_split(op)});")
+
+
+@handles(*FREE)
+def _free(ctx: FuncContext, op: Operation) -> None:
+    ctx.line(f"{FREE[op.name]}({_split(op)});")

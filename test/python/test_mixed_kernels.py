@@ -1,0 +1,100 @@
+"""Mixed kernels on the simulated chip: an AIC and an AIV part joined by cube<->vector pipes.
+
+examples/advanced/03_mixed_kernel.py has one kernel per direction. These tests
+check what the example harness does not: the Group task takes one core
+cluster, the pop waits for the push across cores, the producer part is
+interpreted first whatever the Group's call order, the ``.pto`` and C++ carry
+the pipe ops, and a pop with nothing pushed is a located error.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from pypto.device.interpreter import DeviceError, example_args, run_kernel
+from pypto.ir import compile
+from pypto.runtime import run
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _example():  # type: ignore[no-untyped-def]
+    path = ROOT / "examples" / "advanced" / "03_mixed_kernel.py"
+    sys.path.insert(0, str(path.parents[1]))
+    spec = importlib.util.spec_from_file_location("mixed_kernel_example", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+EX = _example()
+
+
+def _records(kernel_run, prefix: str):  # type: ignore[no-untyped-def]
+    return [r for r in kernel_run.records if r.instr.startswith(prefix)]
+
+
+def test_cube_to_vector_epilogue(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    a, b, bias, y = EX.make_epilogue_inputs()
+    compiled = compile(EX.matmul_bias_epilogue.specialize(a, b, bias, y), output_dir=tmp_path / "build")
+    result = run(compiled, a, b, bias, y)
+    torch.testing.assert_close(y, torch.relu(a @ b + bias), rtol=1e-3, atol=1e-3)
+    assert result.races == [] and result.problems == []
+    (task,) = result.tasks
+    assert task.core_type == "mix"
+    assert sorted(result.core_types[c] for c in task.core_ids) == ["aic", "aiv"]
+    runs = dict(zip(task.part_names, task.kernel_runs, strict=True))
+    aic = next(r for n, r in runs.items() if n.endswith("_aic"))
+    aiv = next(r for n, r in runs.items() if n.endswith("_aiv"))
+    (push,) = _records(aic, "TPUSH_TO_AIV")
+    (pop,) = _records(aiv, "TPOP_FROM_AIC")
+    assert push.pipe == "FIXPIPE" and pop.pipe == "MTE2"
+    assert pop.start >= push.end  # the vector core waits for the cube's push
+    # the .pto and the C++ of each part carry the pipe ops
+    build = Path(compiled.output_dir)
+    aic_name = next(n for n in runs if n.endswith("_aic"))
+    aiv_name = next(n for n in runs if n.endswith("_aiv"))
+    assert "pto.tpush_to_aiv(" in (build / "ptoas" / f"{aic_name}.pto").read_text()
+    assert "pto.tpop_from_aic {split = 0" in (build / "ptoas" / f"{aiv_name}.pto").read_text()
+    assert "TPUSH_TO_AIV(" in (build / "ptoas" / f"{aic_name}.cpp").read_text()
+    assert "TPOP_FROM_AIC(" in (build / "ptoas" / f"{aiv_name}.cpp").read_text()
+
+
+def test_vector_to_cube_runs_the_pushing_part_first(tmp_path: Path) -> None:
+    """The Group calls the AIC part first; it pops what the AIV part pushes, so the AIV part is interpreted
+    first and the AIC's pop starts after the AIV's push ended."""
+    torch.manual_seed(1)
+    a, b, c = EX.make_prescaled_inputs()
+    compiled = compile(EX.prescaled_matmul.specialize(a, b, c), output_dir=tmp_path / "build")
+    result = run(compiled, a, b, c)
+    torch.testing.assert_close(c, (2 * a) @ b, rtol=1e-3, atol=1e-3)
+    assert result.races == [] and result.problems == []
+    (task,) = result.tasks
+    runs = dict(zip(task.part_names, task.kernel_runs, strict=True))
+    aic = next(r for n, r in runs.items() if n.endswith("_aic"))
+    aiv = next(r for n, r in runs.items() if n.endswith("_aiv"))
+    (push,) = _records(aiv, "TPUSH_TO_AIC")
+    (pop,) = _records(aic, "TPOP_FROM_AIV")
+    assert pop.start >= push.end
+
+
+def test_pop_with_nothing_pushed_is_a_located_error(tmp_path: Path) -> None:
+    a, b, bias, y = EX.make_epilogue_inputs()
+    compiled = compile(EX.matmul_bias_epilogue.specialize(a, b, bias, y), output_dir=tmp_path / "build")
+    (aiv,) = (Path(compiled.output_dir) / "ptoas").glob("*_aiv.pto")
+    with pytest.raises(DeviceError, match=r"_aiv\.pto:\d+:\d+: pto\.tpop_from_aic: nothing to pop: the cube side"):
+        run_kernel(aiv, None, example_args(aiv))
+    # with the cube part's pipe, the same kernel runs
+    (aic,) = (Path(compiled.output_dir) / "ptoas").glob("*_aic.pto")
+    pipes: dict = {}  # type: ignore[type-arg]
+    run_kernel(aic, None, example_args(aic), channels=pipes)
+    assert len(pipes["c2v"]) == 1
+    run_kernel(aiv, None, example_args(aiv), channels=pipes)
+    assert len(pipes["c2v"]) == 0
