@@ -430,7 +430,7 @@ def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -
     dev_args, copied = _device_args(entry, args, prepared.param_names)
     graph = build_task_graph(prepared.program.module, entry, dev_args, prepared.param_names)
 
-    from pypto.device.interpreter import run_kernel
+    from pypto.device.interpreter import DeviceError, run_kernel
 
     races: list[TaskRace] = []
     problems: list[str] = []
@@ -441,16 +441,19 @@ def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -
         unit = prepared.unit(part.func_name)
         before = [(a.index, a.buffer.array.reshape(-1).view(np.uint8).copy()) for a in part.args
                   if a.buffer is not None and a.direction is ParamDirection.In]  # fmt: skip
-        kr = run_kernel(
-            unit.module,
-            part.func_name,
-            [a.value() for a in part.args],
-            target=target,
-            check_races=config.check_races,
-            positions=unit.positions,
-            pto_file=unit.pto_file,
-            channels=channels.setdefault(task.id, {}),
-        )
+        try:
+            kr = run_kernel(
+                unit.module,
+                part.func_name,
+                [a.value() for a in part.args],
+                target=target,
+                check_races=config.check_races,
+                positions=unit.positions,
+                pto_file=unit.pto_file,
+                channels=channels.setdefault(task.id, {}),
+            )
+        except DeviceError as e:  # name the task too: a kernel may run as many tasks
+            raise type(e)(f"task {task.label} (@{part.func_name}): {e}") from e
         _check_inputs_unchanged(task, part, before)
         races.extend(TaskRace(task.id, part.func_name, r) for r in kr.races)
         problems.extend(f"{task.label} {part.func_name}: {p}" for p in kr.problems)

@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import ArrayAttr
 import pypto.language as pl
 from pypto.device.target import TARGETS_DIR, load_target
 from pypto.dialects.enums import ParamDirection, ParamDirectionAttr
+from pypto.ir import compile as pypto_compile
 from pypto.runtime import ChipWorker, InputWrittenError, RunConfig, run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -302,3 +303,27 @@ def test_numerics_match_torch(rel: str, name: str) -> None:
     assert result.races == []
     for out_name, want in case.expected(args).items():
         torch.testing.assert_close(args[case.param_names.index(out_name)], want, rtol=1e-4, atol=1e-4)
+
+
+@pl.jit
+def _past_the_end(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="past_the_end_k"):
+        for i in pl.range(3):
+            t = pl.load(a, [i * 64, 0], [64, 64])
+            pl.store(pl.exp(t), [i * 64, 0], out)
+    return out
+
+
+def test_kernel_error_names_task_kernel_pto_and_dsl_lines(tmp_path: Path) -> None:
+    """A load past the end of its tensor (the third of three 64-row tiles of a 128-row tensor): the error
+    names the task, the kernel, the .pto position and the DSL line of the pl.load."""
+    from pypto.device.interpreter import DeviceError
+
+    a, out = torch.randn(128, 64), torch.zeros(128, 64)
+    compiled = pypto_compile(_past_the_end.specialize(a, out), output_dir=tmp_path / "build")
+    with pytest.raises(DeviceError) as info:
+        run(compiled, a, out)
+    message = str(info.value)
+    assert message.startswith("task t0 (@past_the_end_k): ")
+    assert "past_the_end_k.pto:" in message and "pto.tload: GM window offset 8192" in message
+    assert f"{Path(__file__).name}:" in message  # the pl.load's own line in this file
