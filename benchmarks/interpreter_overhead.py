@@ -87,7 +87,7 @@ def best_of(fns: list, repeat: int) -> list[float]:  # type: ignore[type-arg]
 def main() -> None:
     """Time both and print the ratio."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=50)
+    parser.add_argument("--repeat", type=int, default=200)
     parser.add_argument("--no-races", action="store_true", help="run without the race detector")
     parser.add_argument(
         "--engine", choices=ENGINES, default="compiled", help="the interpreter engine (default compiled)"
