@@ -32,8 +32,9 @@ from pypto.compile_profiling import CompileProfiler, env_enabled, get_active_pro
 from pypto.diagnostics import Diagnostic
 from pypto.dialects.enums import FunctionType, ParamDirection
 from pypto.dialects.program import function_type, param_directions
+from pypto.utils.ir_fingerprint import fingerprint
 
-from .dump import DumpWriter, dump_level, fingerprint
+from .dump import DumpWriter, dump_level
 from .pass_context import resolve_settings
 from .passes.base import PyPTOPass
 from .perf_hints import DiagnosticPhase, DiagnosticPolicy, DiagnosticReport, is_warning, run_checks

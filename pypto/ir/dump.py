@@ -18,8 +18,6 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from xdsl.ir import Operation
-
 from pypto.diagnostics import Diagnostic
 from pypto.utils.atomic import atomic_write_text
 
@@ -29,33 +27,6 @@ from .program import PassDumpLevel, Program
 DUMP_DIR = "passes_dump"
 FRONTEND_FILE = "00_frontend.py"
 REPRODUCER_FILE = "reproducer"
-
-
-def fingerprint(op: Operation) -> list[object]:
-    """Everything the printers read from ``op`` and what it contains, as the
-    objects themselves (held, so no ``id`` is reused): two fingerprints are
-    equal iff nothing was replaced, added, moved or renamed. xDSL attributes
-    are immutable, so an op whose properties, types, operands or name hints
-    changed yields a different list. Far cheaper than printing."""
-    out: list[object] = []
-    stack = [op]
-    while stack:
-        o = stack.pop()
-        out.append(o)
-        out.append(o.location)
-        out.extend(o.operands)
-        out.extend(o.properties.items())
-        out.extend(o.attributes.items())
-        for r in o.results:
-            out.extend((r, r.type, r.name_hint))
-        for region in o.regions:
-            out.append(region)
-            for block in region.blocks:
-                out.append(block)
-                for a in block.args:
-                    out.extend((a, a.type, a.name_hint))
-                stack.extend(reversed(list(block.ops)))
-    return out
 
 
 def dump_level(dump_passes: bool | int | PassDumpLevel | None) -> PassDumpLevel:

@@ -160,3 +160,17 @@ def test_run_modules_are_garbage_collected() -> None:
         del module, positions
     gc.collect()
     assert [r() for r in refs] == [None, None, None]
+
+
+def test_attribute_edit_recompiles() -> None:
+    """Ops are prepared once with their attributes resolved (pipes, event ids): an attribute edited in place
+    is seen too. Moving one set_flag to another event id leaves its wait_flag without a signal."""
+    from pypto.ptoas.dialect.attrs import Event, EventAttr
+
+    module, positions = _exp_kernel()
+    x = np.zeros((64, 16), np.float32)
+    assert run_kernel(module, "k", [x, x.copy(), 2], positions=positions).problems == []
+    s, _ = _pairs(module)[0]
+    s.properties["event_id"] = EventAttr(Event.EVENT_ID7)
+    problems = run_kernel(module, "k", [x, x.copy(), 2], positions=positions).problems
+    assert any("has no set_flag before it" in p for p in problems), problems

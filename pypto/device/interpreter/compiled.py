@@ -35,6 +35,7 @@ from xdsl.interpreter import Interpreter
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from pypto.ptoas.dialect.misc_ops import SectionCubeOp, SectionVectorOp
+from pypto.utils.ir_fingerprint import fingerprint
 
 from .arith_impls import ARITH_IMPLS
 from .core import CoreState
@@ -327,37 +328,15 @@ def _generic_step(op: Operation, ins: tuple[int, ...], outs: tuple[int, ...]) ->
 # -- the cache ----------------------------------------------------------------------------------
 
 
-def _identity(module: Operation) -> list[object]:
-    """Every op under ``module`` and its operand tuple, in walk order: what an in-place edit changes
-    (xDSL replaces an op's ``_operands`` tuple on every operand update, RAUW included).
-
-    (A hand-rolled walk: xDSL's generator-based ``walk`` and ``OpOperands`` views cost several times
-    more per op.)"""
-    out: list[object] = []
-    stack = [module]
-    while stack:
-        op = stack.pop()
-        out.append(op)
-        out.append(op._operands)  # noqa: SLF001 -- see the docstring; xDSL is pinned
-        for region in op.regions:
-            for block in region.blocks:
-                inner = block.first_op
-                while inner is not None:
-                    stack.append(inner)
-                    inner = inner.next_op
-    return out
-
-
 @dataclass
 class ModulePlan:
     """What one module's runs reuse: compiled functions and memoised facts (kernel lookup, fixed addresses).
 
-    ``fingerprint`` is the ids of ``held`` (:func:`_identity`); holding the objects keeps an erased op
-    or a replaced operand tuple from being freed, so no new object can take its id while this plan lives.
+    ``fingerprint`` is :func:`~pypto.utils.ir_fingerprint.fingerprint` of the module when the plan was
+    made (it holds what it names, so no new object can take an erased op's id while this plan lives).
     """
 
-    fingerprint: tuple[int, ...]
-    held: list[object]
+    fingerprint: list[object]
     functions: dict[func.FuncOp, CompiledFunction | None]
     facts: dict[object, Any]
 
@@ -379,11 +358,10 @@ class KernelCache:
 
     def plan(self, module: Operation) -> ModulePlan:
         """The current plan of ``module`` (a fresh one if it is new or was edited)."""
-        held = _identity(module)
-        key = tuple(map(id, held))
+        key = fingerprint(module)
         got: ModulePlan | None = getattr(module, _PLAN_ATTR, None)
         if got is None or got.fingerprint != key:
-            got = ModulePlan(key, held, {}, {})
+            got = ModulePlan(key, {}, {})
             setattr(module, _PLAN_ATTR, got)
         return got
 
