@@ -39,6 +39,7 @@ from pypto.dialects.op_base import PLOp
 from pypto.dialects.program import AtOp, YieldOp, param_directions
 from pypto.dialects.types import TensorType, TileType
 from pypto.ir.program import Program
+from pypto.utils.pipe_order import pushers_first
 
 from . import torch_runtime
 from .torch_ops import lowering, py_number, torch_dtype
@@ -306,30 +307,19 @@ _POP = {"pl.tile.tpop_from_aic": "c2v", "pl.tile.tpop_from_aiv": "v2c"}
 
 def _pushers_first(group: func.FuncOp, ops: list[Operation]) -> list[Operation]:
     """A Group's calls with each part that pops a pipe after the part that pushes it (the parts run
-    together on the chip; here they run one after the other, so the FIFO holds what was pushed)."""
+    together on the chip; here they run one after the other, so the FIFO holds what was pushed). Calls
+    that push to each other keep their order (their pops then fail at run time, naming the pipe)."""
     module = group.parent_op()
     callees = {f.sym_name.data: f for f in (module.walk() if module is not None else []) if isinstance(f, func.FuncOp)}
 
-    def pops_pushed_by_later(i: int, later: list[int]) -> bool:
-        pops = _pipes(callees, ops[i], _POP)
-        return any(pops & _pipes(callees, ops[j], _PUSH) for j in later if j != i)
+    def pipes(op: Operation) -> tuple[set[str], set[str]]:
+        callee = callees.get(op.callee.string_value()) if isinstance(op, func.CallOp) else None
+        names = {o.name for o in callee.walk()} if callee is not None else set()
+        return {_PUSH[n] for n in names if n in _PUSH}, {_POP[n] for n in names if n in _POP}
 
-    calls = [i for i, op in enumerate(ops) if isinstance(op, func.CallOp)]
-    order: list[int] = []
-    waiting = list(calls)
-    while waiting:
-        ready = next((i for i in waiting if not pops_pushed_by_later(i, waiting)), waiting[0])
-        order.append(ready)
-        waiting.remove(ready)
-    slots = iter(order)
-    return [ops[next(slots)] if isinstance(op, func.CallOp) else op for op in ops]
-
-
-def _pipes(callees: dict[str, func.FuncOp], op: Operation, table: dict[str, str]) -> set[str]:
-    if not isinstance(op, func.CallOp):
-        return set()
-    callee = callees.get(op.callee.string_value())
-    return {table[o.name] for o in callee.walk() if o.name in table} if callee is not None else set()
+    calls = [op for op in ops if isinstance(op, func.CallOp)]
+    ordered = iter(pushers_first(calls, pipes) or calls)
+    return [next(ordered) if isinstance(op, func.CallOp) else op for op in ops]
 
 
 def _functions(node: Program | ModuleOp | func.FuncOp) -> list[func.FuncOp]:

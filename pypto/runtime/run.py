@@ -46,6 +46,7 @@ from xdsl.ir import Operation
 from pypto.dialects.enums import ParamDirection
 from pypto.dialects.program import param_directions
 from pypto.dialects.types import TensorType
+from pypto.utils.pipe_order import pushers_first
 
 from .config import RunConfig
 from .orchestration import DeviceBuffer, KernelPart, Task, TaskGraph, build_task_graph, entry_function, numpy_dtype
@@ -389,29 +390,18 @@ def pipe_order(task: Task, prepared: Prepared) -> list[KernelPart]:
     from pypto.device.interpreter import DeviceError
     from pypto.ptoas.dialect.pipe_ops import TPopFromAicOp, TPopFromAivOp, TPushToAicOp, TPushToAivOp
 
-    uses: dict[int, tuple[set[str], set[str]]] = {}
-    for part in task.parts:
-        pushes: set[str] = set()
-        pops: set[str] = set()
-        for op in prepared.unit(part.func_name).module.walk():
-            if isinstance(op, TPushToAivOp | TPushToAicOp):
-                pushes.add(op.DIRECTION)
-            elif isinstance(op, TPopFromAicOp | TPopFromAivOp):
-                pops.add(op.DIRECTION)
-        uses[id(part)] = (pushes, pops)
-    order: list[KernelPart] = []
-    waiting = list(task.parts)
-    while waiting:
-        pushed_later = {d for p in waiting for d in uses[id(p)][0]}
-        ready = [p for p in waiting if not (uses[id(p)][1] & pushed_later - uses[id(p)][0])]
-        if not ready:
-            names = ", ".join(f"@{p.func_name}" for p in waiting)
-            raise DeviceError(
-                f"{task.label}: {names} push to and pop from each other (pipes both ways): the device model runs "
-                "a task's parts one after the other and cannot interleave them"
-            )
-        order.append(ready[0])
-        waiting.remove(ready[0])
+    def pipes(part: KernelPart) -> tuple[set[str], set[str]]:
+        ops = list(prepared.unit(part.func_name).module.walk())
+        pushes = {op.DIRECTION for op in ops if isinstance(op, TPushToAivOp | TPushToAicOp)}
+        return pushes, {op.DIRECTION for op in ops if isinstance(op, TPopFromAicOp | TPopFromAivOp)}
+
+    order = pushers_first(task.parts, pipes)
+    if order is None:
+        names = ", ".join(f"@{p.func_name}" for p in task.parts)
+        raise DeviceError(
+            f"{task.label}: {names} push to and pop from each other (pipes both ways): the device model runs "
+            "a task's parts one after the other and cannot interleave them"
+        )
     return order
 
 
