@@ -84,14 +84,12 @@ it is built (records are built when first read: most runs only need the totals).
 
 @dataclass
 class Timeline:
-    """The per-pipe queues of one core (busy totals and the last end kept as instructions are added)."""
+    """The per-pipe queues of one core."""
 
     free: dict[Pipe, int] = field(default_factory=dict)
     signals: dict[tuple[Pipe, Pipe, int], deque[int]] = field(default_factory=dict)
     rows: list[Row] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
-    busy: dict[str, int] = field(default_factory=dict)
-    last_end: int = 0
     _records: list[InstrRecord] = field(default_factory=list)
 
     @property
@@ -116,10 +114,6 @@ class Timeline:
     ) -> None:
         target_pipe, pipe_name = _PIPE_NAMES[pipe]
         self.rows.append((op, instr, target_pipe, hw_pipe or pipe_name, start, end, kind, locs[0], locs[1], detail))
-        busy = self.busy
-        busy[target_pipe] = busy.get(target_pipe, 0) + end - start
-        if end > self.last_end:
-            self.last_end = end
 
     def issue(
         self,
@@ -184,8 +178,11 @@ class Timeline:
     @property
     def cycles(self) -> int:
         """End of the last instruction."""
-        return self.last_end
+        return max((row[5] for row in self.rows), default=0)
 
     def per_pipe_busy(self) -> dict[str, int]:
         """Total busy cycles per target pipe name (sync entries count their own cost)."""
-        return dict(self.busy)
+        busy: dict[str, int] = {}
+        for row in self.rows:
+            busy[row[2]] = busy.get(row[2], 0) + row[5] - row[4]
+        return busy
