@@ -20,9 +20,9 @@ from pypto.diagnostics import DiagnosticError, Severity, collecting
 from pypto.dialects.enums import ParamDirection, ParamDirectionAttr
 from pypto.dialects.tile_ops import TileAllocOp
 from pypto.dialects.types import TensorType, TileType
+from pypto.ir.analysis.memref import function_values, memref_of
 from pypto.ir.checks import run_post_pipeline_checks
 from pypto.ir.context import make_context
-from pypto.ir.passes.init_memref import function_values, memref_of
 from pypto.ir.passes.registry import get_pass
 from pypto.ir.perf_hints import format_hint
 from pypto.ir.pipeline_order import KEBAB_NAMES

@@ -25,17 +25,15 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from pypto.diagnostics import error_at
 from pypto.dialects.enums import MemorySpace
 from pypto.dialects.types import MemRefAttr, TileType
+from pypto.ir.analysis.memref import alloc_ops, alloc_size, function_values, memref_of, rebase
 from pypto.ir.target_caps import align, capacity
 
-from .base import PyPTOPass
-from .init_memref import alloc_ops, function_values, functions, memref_of, rebase
-from .memory_reuse import alloc_size
+from .base import FunctionPass
 from .registry import register_pass
 
 
@@ -91,7 +89,7 @@ def assign_addresses(f: func.FuncOp, backend: str = "a2a3") -> dict[str, int]:
 
 @register_pass
 @dataclass(frozen=True)
-class AllocateMemoryAddr(PyPTOPass):
+class AllocateMemoryAddr(FunctionPass):
     """Sequential 32-byte-aligned addresses per memory space, checked against
     the backend's capacities (``backend`` option, default ``a2a3``)."""
 
@@ -100,6 +98,5 @@ class AllocateMemoryAddr(PyPTOPass):
 
     backend: str = "a2a3"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in functions(op):
-            assign_addresses(f, self.backend)
+    def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:
+        assign_addresses(f, self.backend)

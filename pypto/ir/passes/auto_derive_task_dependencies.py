@@ -41,10 +41,11 @@ from xdsl.ir import SSAValue
 from pypto.dialects.enums import FunctionType, ParamDirection
 from pypto.dialects.program import function_type, param_directions
 from pypto.dialects.types import TensorType
+from pypto.ir.analysis.calls import call_directions
+from pypto.ir.analysis.functions import functions
+from pypto.ir.analysis.memref import memref_of
 
 from .base import PyPTOPass
-from .derive_call_directions import call_directions
-from .init_memref import functions, memref_of
 from .registry import register_pass
 
 TASK_ID = "pl.task_id"

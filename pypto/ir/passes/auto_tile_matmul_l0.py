@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IndexType, ModuleOp
+from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
@@ -40,14 +40,13 @@ from pypto.diagnostics import Severity, emit_at
 from pypto.dialects import op_families as F
 from pypto.dialects.dtypes import dtype_bits, dtype_name
 from pypto.dialects.enums import MemorySpace, enum_attr
-from pypto.dialects.program import function_type
 from pypto.dialects.tile_ops import TileExtractOp, TileMatmulAccOp, TileMatmulOp, TileStoreOp
 from pypto.dialects.types import DYNAMIC, TileType
+from pypto.ir.analysis.constants import constant_int
+from pypto.ir.analysis.functions import INCORE_KINDS
 from pypto.ir.target_caps import capacity
 
-from .base import PyPTOPass, index_constant
-from .canonicalize_tile_slice import constant_value
-from .infer_tile_memory_space import INCORE_KINDS
+from .base import FunctionPass, index_constant
 from .registry import register_pass
 
 CHECK = "AutoTileMatmulL0"
@@ -124,7 +123,7 @@ class _Builder:
         return self.add(arith.MuliOp(a, self.const(c))).results[0]
 
     def addi(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        ca, cb = constant_value(a), constant_value(b)
+        ca, cb = constant_int(a), constant_int(b)
         if ca is not None and cb is not None:
             return self.const(ca + cb)
         if ca == 0:
@@ -289,14 +288,14 @@ def tile_matmul(op: TileMatmulOp | TileMatmulAccOp) -> None:
 
 @register_pass
 @dataclass(frozen=True)
-class AutoTileMatmulL0(PyPTOPass):
+class AutoTileMatmulL0(FunctionPass):
     """Matmuls exceeding L0A/L0B/L0C -> M/N/K loop nests (PH002 when impossible)."""
 
     PASS_NAME = "AutoTileMatmulL0"
     name = "auto-tile-matmul-l0"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in [o for o in op.ops if isinstance(o, func.FuncOp)]:
-            if function_type(f) in INCORE_KINDS:
-                for mm in [o for o in f.body.walk() if isinstance(o, (TileMatmulOp, TileMatmulAccOp))]:
-                    tile_matmul(mm)
+    FUNCTION_TYPES = INCORE_KINDS
+
+    def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:
+        for mm in [o for o in f.body.walk() if isinstance(o, (TileMatmulOp, TileMatmulAccOp))]:
+            tile_matmul(mm)

@@ -1,4 +1,4 @@
-"""What every PyPTO pass shares: the pass base class and naming helpers.
+"""What every PyPTO pass shares: the pass base classes and naming helpers.
 
 A pass has two names: ``PASS_NAME`` (CamelCase, as upstream PyPTO prints it in
 dump file names, ``09_after_OutlineIncoreScopes.py``) and ``name`` (kebab-case,
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from abc import abstractmethod
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -23,6 +23,9 @@ from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
+
+from pypto.dialects.enums import FunctionType
+from pypto.ir.analysis.functions import functions
 
 # ``x__ssa_v0``, ``t__tmp_v3``, ``acc__iter_v1``, ``acc__rv_v2``, ``x__phi_v3``, ``k__idx_v0``
 _VERSION_SUFFIX = re.compile(r"__[a-z]+_v\d+$")
@@ -45,6 +48,22 @@ class PyPTOPass(ModulePass):
 
     @abstractmethod
     def apply(self, ctx: Context, op: ModuleOp) -> None: ...
+
+
+@dataclass(frozen=True)
+class FunctionPass(PyPTOPass):
+    """A pass that rewrites each function on its own: :meth:`run_on_function`
+    runs on every function with a body whose kind is in ``FUNCTION_TYPES``
+    (every kind when None), in module order."""
+
+    FUNCTION_TYPES: ClassVar[Collection[FunctionType] | None] = None
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for f in functions(op, self.FUNCTION_TYPES):
+            self.run_on_function(f, ctx)
+
+    @abstractmethod
+    def run_on_function(self, f: func.FuncOp, ctx: Context) -> None: ...
 
 
 def base_name(hint: str | None, default: str = DEFAULT_BASE) -> str:

@@ -27,20 +27,20 @@ from math import gcd
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
 from pypto.dialects import op_families as F
 from pypto.dialects.dtypes import dtype_bits
 from pypto.dialects.enums import MemorySpace, enum_attr
-from pypto.dialects.program import function_type
 from pypto.dialects.tile_ops import TileExtractOp, TileMatmulAccOp, TileMatmulOp, TileSliceOp
 from pypto.dialects.types import TileType
+from pypto.ir.analysis.constants import constant_int
+from pypto.ir.analysis.functions import INCORE_KINDS
 from pypto.ir.target_caps import ALIGNMENT
 
-from .base import PyPTOPass
-from .infer_tile_memory_space import INCORE_KINDS
+from .base import FunctionPass
 from .registry import register_pass
 
 _MODULUS = 256
@@ -61,16 +61,9 @@ def known_multiple(value: SSAValue, depth: int = 0) -> int:
     return 1
 
 
-def constant_value(value: SSAValue) -> int | None:
-    owner = value.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
-
-
 def add_index(a: SSAValue, b: SSAValue, before: Operation) -> SSAValue:
     """``a + b`` inserted before ``before`` (folded when either is constant 0)."""
-    ca, cb = constant_value(a), constant_value(b)
+    ca, cb = constant_int(a), constant_int(b)
     if cb == 0:
         return a
     if ca == 0:
@@ -169,14 +162,14 @@ def canonicalize_slice(op: TileSliceOp) -> None:
 
 @register_pass
 @dataclass(frozen=True)
-class CanonicalizeTileSlice(PyPTOPass):
+class CanonicalizeTileSlice(FunctionPass):
     """Tile slices needing a copy -> ``pl.tile.extract``."""
 
     PASS_NAME = "CanonicalizeTileSlice"
     name = "canonicalize-tile-slice"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in [o for o in op.ops if isinstance(o, func.FuncOp)]:
-            if function_type(f) in INCORE_KINDS:
-                for s in [o for o in f.body.walk() if isinstance(o, TileSliceOp)]:
-                    canonicalize_slice(s)
+    FUNCTION_TYPES = INCORE_KINDS
+
+    def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:
+        for s in [o for o in f.body.walk() if isinstance(o, TileSliceOp)]:
+            canonicalize_slice(s)

@@ -31,7 +31,6 @@ from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
@@ -41,7 +40,6 @@ from pypto.dialects import op_families as F
 from pypto.dialects.dtypes import dtype_name
 from pypto.dialects.enums import FunctionType, MemorySpace
 from pypto.dialects.op_base import ArgKind, OpTypeError, PLOp, describe_type
-from pypto.dialects.program import function_type
 from pypto.dialects.tensor_ops import (
     TensorAssembleOp,
     TensorCreateOp,
@@ -61,7 +59,7 @@ from pypto.dialects.tile_ops import (
 )
 from pypto.dialects.types import DYNAMIC, TensorType, TileType
 
-from .base import NameGen, PyPTOPass, index_constant, value_base
+from .base import FunctionPass, NameGen, index_constant, value_base
 from .registry import register_pass
 
 _OPS: dict[str, type[Operation]] = {op.name: op for op in PL.operations}
@@ -409,13 +407,13 @@ def _space(space: MemorySpace) -> Attribute:
 
 @register_pass
 @dataclass(frozen=True)
-class ConvertTensorToTileOps(PyPTOPass):
+class ConvertTensorToTileOps(FunctionPass):
     """Tensor ops -> tile ops (entry loads, exit stores) in InCore functions."""
 
     PASS_NAME = "ConvertTensorToTileOps"
     name = "convert-tensor-to-tile-ops"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in [o for o in op.ops if isinstance(o, func.FuncOp)]:
-            if function_type(f) is FunctionType.InCore:
-                _FunctionConverter(f).run()
+    FUNCTION_TYPES = (FunctionType.InCore,)
+
+    def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:
+        _FunctionConverter(f).run()

@@ -37,13 +37,12 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
 from pypto.dialects.program import AtOp
 from pypto.dialects.tile_ops import TileAllocOp
 
-from .base import PyPTOPass, base_name
+from .base import FunctionPass, base_name
 from .registry import register_pass
 
 _TEMPORARY = re.compile(r"__tmp_v\d+$")
@@ -124,14 +123,12 @@ def convert_function(f: func.FuncOp) -> None:
 
 @register_pass
 @dataclass(frozen=True)
-class ConvertToSSA(PyPTOPass):
+class ConvertToSSA(FunctionPass):
     """Upstream's SSA names: ``x__ssa_v0``, ``i__idx_v0``, ``acc__iter_v1``,
     ``acc__rv_v2``, ``r__phi_v0``."""
 
     PASS_NAME = "ConvertToSSA"
     name = "convert-to-ssa"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in op.ops:
-            if isinstance(f, func.FuncOp):
-                convert_function(f)
+    def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:
+        convert_function(f)

@@ -10,7 +10,7 @@ parameters without ``pl.dir`` are ``In``)::
 Upstream prints the same fact as ``attrs={"arg_directions": [pl.adir.input,
 pl.adir.input, pl.adir.output_existing]}`` on the call (its 38 dumps); the
 mapping is In -> ``input``, Out -> ``output_existing``, InOut -> ``inout``
-(:data:`UPSTREAM_ADIR`). Calls to functions outside the module are left alone.
+(:data:`pypto.ir.analysis.calls.UPSTREAM_ADIR`). Calls to functions outside the module are left alone.
 """
 
 from __future__ import annotations
@@ -21,37 +21,13 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 
-from pypto.dialects.enums import ParamDirection, ParamDirectionAttr
+from pypto.dialects.enums import ParamDirectionAttr
 from pypto.dialects.program import param_directions
+from pypto.ir.analysis.calls import ARG_DIRECTIONS
+from pypto.ir.analysis.functions import functions
 
 from .base import PyPTOPass
-from .init_memref import functions
 from .registry import register_pass
-
-ARG_DIRECTIONS = "pl.arg_directions"
-"""The discardable attribute on ``func.call`` this pass writes."""
-
-UPSTREAM_ADIR: dict[ParamDirection, str] = {
-    ParamDirection.In: "input",
-    ParamDirection.Out: "output_existing",
-    ParamDirection.InOut: "inout",
-}
-"""How upstream's dumps spell each direction (``pl.adir.<name>``)."""
-
-
-def call_directions(call: func.CallOp) -> list[ParamDirection] | None:
-    """The recorded argument directions of a call (None if not derived)."""
-    a = call.attributes.get(ARG_DIRECTIONS)
-    if not isinstance(a, ArrayAttr):
-        return None
-    out: list[ParamDirection] = []
-    for d in a.data:
-        if isinstance(d, ParamDirectionAttr):
-            out.append(d.data)
-        else:  # upstream's spelling, as the front end parses a 38+ dump
-            name = getattr(d, "data", "")
-            out.append({v: k for k, v in UPSTREAM_ADIR.items()}.get(name, ParamDirection.In))
-    return out
 
 
 def derive_directions(module: ModuleOp) -> int:

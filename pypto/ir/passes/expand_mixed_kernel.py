@@ -37,14 +37,14 @@ from enum import Enum
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import FunctionType as FuncSig
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
 from pypto.diagnostics import error_at
 from pypto.dialects.enums import FunctionType, MemorySpace, enum_attr
 from pypto.dialects.op_base import INT, INTS
-from pypto.dialects.program import function_type, set_function_type
+from pypto.dialects.program import set_function_type
 from pypto.dialects.tile_ops import (
     TileAssembleOp,
     TileCreateOp,
@@ -64,7 +64,7 @@ from pypto.dialects.tile_ops import (
 )
 from pypto.dialects.types import TensorType, TileType
 
-from .base import PyPTOPass
+from .base import FunctionPass
 from .registry import register_pass
 
 
@@ -362,20 +362,19 @@ def split_function(f: func.FuncOp) -> tuple[func.FuncOp, func.FuncOp]:
 
 @register_pass
 @dataclass(frozen=True)
-class ExpandMixedKernel(PyPTOPass):
+class ExpandMixedKernel(FunctionPass):
     """InCore -> AIC / AIV (pure) or AIC + AIV + Group (mixed)."""
 
     PASS_NAME = "ExpandMixedKernel"
     name = "expand-mixed-kernel"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in [o for o in op.ops if isinstance(o, func.FuncOp)]:
-            if function_type(f) is not FunctionType.InCore:
-                continue
-            kinds = function_affinities(f)
-            if is_mixed(kinds):
-                split_function(f)
-            elif kinds == {Affinity.CUBE}:
-                set_function_type(f, FunctionType.AIC)
-            else:
-                set_function_type(f, FunctionType.AIV)
+    FUNCTION_TYPES = (FunctionType.InCore,)
+
+    def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:
+        kinds = function_affinities(f)
+        if is_mixed(kinds):
+            split_function(f)
+        elif kinds == {Affinity.CUBE}:
+            set_function_type(f, FunctionType.AIC)
+        else:
+            set_function_type(f, FunctionType.AIV)

@@ -22,13 +22,12 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from pypto.dialects.op_base import PLOp
 from pypto.dialects.tile_ops import TileAllocOp
 
-from .base import DEFAULT_BASE, PyPTOPass, function_names
+from .base import DEFAULT_BASE, FunctionPass, function_names
 from .registry import register_pass
 
 
@@ -59,13 +58,11 @@ def flatten_function(f: func.FuncOp) -> int:
 
 @register_pass
 @dataclass(frozen=True)
-class FlattenCallExpr(PyPTOPass):
+class FlattenCallExpr(FunctionPass):
     """Nested (unnamed, used) call results -> ``t__tmp_v<N>`` assignments."""
 
     PASS_NAME = "FlattenCallExpr"
     name = "flatten-call-expr"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in op.ops:
-            if isinstance(f, func.FuncOp):
-                flatten_function(f)
+    def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:
+        flatten_function(f)

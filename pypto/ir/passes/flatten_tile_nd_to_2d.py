@@ -24,13 +24,11 @@ from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
 from pypto.diagnostics import error_at
 from pypto.dialects import op_families as F
-from pypto.dialects.program import function_type
 from pypto.dialects.tile_ops import (
     TileAssembleOp,
     TileCreateOp,
@@ -44,9 +42,9 @@ from pypto.dialects.tile_ops import (
     TileTpopFromAivOp,
 )
 from pypto.dialects.types import DYNAMIC, TileType
+from pypto.ir.analysis.functions import INCORE_KINDS
 
-from .base import PyPTOPass, index_constant
-from .infer_tile_memory_space import INCORE_KINDS
+from .base import FunctionPass, index_constant
 from .registry import register_pass
 
 _RETYPE = (F.BinaryOp, F.ScalarBinaryOp, F.UnaryOp, F.CastOp)
@@ -236,16 +234,16 @@ class _Flattener:
 
 @register_pass
 @dataclass(frozen=True)
-class FlattenTileNdTo2D(PyPTOPass):
+class FlattenTileNdTo2D(FunctionPass):
     """Rank-1 and rank >= 3 tiles -> 2-D (row-major)."""
 
     PASS_NAME = "FlattenTileNdTo2D"
     name = "flatten-tile-nd-to-2d"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in [o for o in op.ops if isinstance(o, func.FuncOp)]:
-            if function_type(f) in INCORE_KINDS:
-                fl = _Flattener()
-                for block in f.body.blocks:
-                    fl.block(block)
+    FUNCTION_TYPES = INCORE_KINDS
+
+    def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:
+        fl = _Flattener()
+        for block in f.body.blocks:
+            fl.block(block)
 

@@ -20,19 +20,15 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
-from pypto.dialects.enums import FunctionType, MemorySpace, enum_attr
-from pypto.dialects.program import function_type
+from pypto.dialects.enums import MemorySpace, enum_attr
 from pypto.dialects.tile_ops import TileMatmulAccOp, TileMatmulOp, TileMoveOp
 from pypto.dialects.types import TileType
+from pypto.ir.analysis.functions import INCORE_KINDS
 
-from .base import NameGen, PyPTOPass
+from .base import FunctionPass, NameGen
 from .registry import register_pass
-
-INCORE_KINDS = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
-"""Function kinds whose bodies hold tile code."""
 
 # op class -> (operand index, the space the cube unit reads that operand from).
 _CUBE_OPERANDS: dict[type[Operation], tuple[tuple[int, MemorySpace], ...]] = {
@@ -99,13 +95,13 @@ def infer_function(f: func.FuncOp) -> None:
 
 @register_pass
 @dataclass(frozen=True)
-class InferTileMemorySpace(PyPTOPass):
+class InferTileMemorySpace(FunctionPass):
     """Matmul operands in Mat get ``pl.tile.move`` to Left / Right."""
 
     PASS_NAME = "InferTileMemorySpace"
     name = "infer-tile-memory-space"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in [o for o in op.ops if isinstance(o, func.FuncOp)]:
-            if function_type(f) in INCORE_KINDS:
-                infer_function(f)
+    FUNCTION_TYPES = INCORE_KINDS
+
+    def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:
+        infer_function(f)

@@ -20,18 +20,16 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.rewriter import Rewriter
 
 from pypto.dialects import op_families as F
 from pypto.dialects.enums import enum_attr
-from pypto.dialects.program import function_type
 from pypto.dialects.tile_ops import TileAssembleOp, TileConcatOp, TileCreateOp
 from pypto.dialects.types import TileType
+from pypto.ir.analysis.functions import INCORE_KINDS
 
-from .base import PyPTOPass, index_constant
-from .infer_tile_memory_space import INCORE_KINDS
+from .base import FunctionPass, index_constant
 from .registry import register_pass
 
 
@@ -66,14 +64,14 @@ def lower_concat(op: TileConcatOp) -> None:
 
 @register_pass
 @dataclass(frozen=True)
-class LowerCompositeOps(PyPTOPass):
+class LowerCompositeOps(FunctionPass):
     """Composite tile ops (concat) -> primitive tile ops."""
 
     PASS_NAME = "LowerCompositeOps"
     name = "lower-composite-ops"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in [o for o in op.ops if isinstance(o, func.FuncOp)]:
-            if function_type(f) in INCORE_KINDS:
-                for c in [o for o in f.body.walk() if isinstance(o, TileConcatOp)]:
-                    lower_concat(c)
+    FUNCTION_TYPES = INCORE_KINDS
+
+    def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:
+        for c in [o for o in f.body.walk() if isinstance(o, TileConcatOp)]:
+            lower_concat(c)

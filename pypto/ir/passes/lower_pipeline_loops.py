@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
@@ -40,10 +40,10 @@ from pypto.dialects.enums import ForKind, MemorySpace
 from pypto.dialects.program import for_kind, for_stage, set_for_kind
 from pypto.dialects.tile_ops import TileReshapeOp, TileSliceOp, TileTpushToAicOp, TileTpushToAivOp
 from pypto.dialects.types import DYNAMIC, TileType
+from pypto.ir.analysis.constants import constant_int
 from pypto.ir.target_caps import align, capacity
 
-from .base import PyPTOPass, index_constant
-from .canonicalize_tile_slice import constant_value
+from .base import FunctionPass, index_constant
 from .registry import register_pass
 
 CHECK = "PipelineStageCapacity"
@@ -108,7 +108,7 @@ def _fold(op: Operation) -> Operation:
     fn = _FOLDABLE.get(type(op))  # type: ignore[call-overload]
     if fn is None:
         return op
-    a, b = (constant_value(v) for v in op.operands)
+    a, b = (constant_int(v) for v in op.operands)
     if a is None or b is None:
         return op
     v = fn(a, b)
@@ -157,7 +157,7 @@ def lower_pipeline(loop: scf.ForOp, f: func.FuncOp) -> None:
     asked = for_stage(loop) or 1
     if asked <= 1:
         return
-    step = constant_value(loop.step)
+    step = constant_int(loop.step)
     if step is None or step <= 0:
         set_for_kind(loop, ForKind.Pipeline, 1)
         return
@@ -181,7 +181,7 @@ def lower_pipeline(loop: scf.ForOp, f: func.FuncOp) -> None:
     block = loop.parent_block()
     assert block is not None
     body = loop.body.block
-    lb, ub = constant_value(loop.lb), constant_value(loop.ub)
+    lb, ub = constant_int(loop.lb), constant_int(loop.ub)
     inits = list(loop.iter_args)
 
     def main_loop(main_lb: SSAValue, main_ub: SSAValue) -> scf.ForOp:
@@ -266,15 +266,14 @@ def lower_pipeline(loop: scf.ForOp, f: func.FuncOp) -> None:
 
 @register_pass
 @dataclass(frozen=True)
-class LowerPipelineLoops(PyPTOPass):
+class LowerPipelineLoops(FunctionPass):
     """``pl.pipeline(stage=N)`` -> N-way replicated loop + tail (PH-MR-001 when N does not fit)."""
 
     PASS_NAME = "LowerPipelineLoops"
     name = "lower-pipeline-loops"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in [o for o in op.ops if isinstance(o, func.FuncOp)]:
-            # Innermost first: walk() is pre-order, so reverse it.
-            loops = [o for o in f.body.walk() if isinstance(o, scf.ForOp) and for_kind(o) is ForKind.Pipeline]
-            for loop in reversed(loops):
-                lower_pipeline(loop, f)
+    def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:
+        # Innermost first: walk() is pre-order, so reverse it.
+        loops = [o for o in f.body.walk() if isinstance(o, scf.ForOp) and for_kind(o) is ForKind.Pipeline]
+        for loop in reversed(loops):
+            lower_pipeline(loop, f)

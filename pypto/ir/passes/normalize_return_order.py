@@ -23,15 +23,13 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, BlockArgument, SSAValue
 from xdsl.rewriter import Rewriter
 
-from pypto.dialects.enums import FunctionType, ParamDirection
+from pypto.dialects.enums import ParamDirection
 from pypto.dialects.program import function_type, param_directions
 from pypto.dialects.tile_ops import TileStoreOp
+from pypto.ir.analysis.functions import KERNEL_KINDS
 
 from .base import PyPTOPass
 from .registry import register_pass
-
-KERNEL_KINDS = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV, FunctionType.Group)
-"""Function kinds whose returns are normalised (upstream ``IsInCoreType``)."""
 
 
 class _Tracer:

@@ -48,7 +48,7 @@ from pypto.dialects.tensor_ops import TensorAssembleOp
 from pypto.dialects.tile_ops import TileStoreOp
 from pypto.dialects.types import TensorType
 
-from .base import NameGen, PyPTOPass, is_inside, value_base
+from .base import FunctionPass, NameGen, is_inside, value_base
 from .registry import register_pass
 
 _KERNEL_TYPES = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
@@ -298,17 +298,16 @@ class OutlineScope(RewritePattern):
 
 @register_pass
 @dataclass(frozen=True)
-class OutlineIncoreScopes(PyPTOPass):
+class OutlineIncoreScopes(FunctionPass):
     """``pl.at(level=CORE_GROUP)`` scopes -> InCore functions + calls."""
 
     PASS_NAME = "OutlineIncoreScopes"
     name = "outline-incore-scopes"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:
         pattern = OutlineScope()
-        for f in [o for o in op.ops if isinstance(o, func.FuncOp)]:
-            scopes = [s for s in f.walk() if isinstance(s, AtOp) and s.scope_level is Level.CORE_GROUP]
-            for scope in scopes:
-                if scope.parent is None:  # already removed (nested in an outlined scope)
-                    continue
-                pattern.match_and_rewrite(scope, PatternRewriter(scope))
+        scopes = [s for s in f.walk() if isinstance(s, AtOp) and s.scope_level is Level.CORE_GROUP]
+        for scope in scopes:
+            if scope.parent is None:  # already removed (nested in an outlined scope)
+                continue
+            pattern.match_and_rewrite(scope, PatternRewriter(scope))

@@ -32,13 +32,13 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType, ModuleOp, i1
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType, i1
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from pypto.dialects.tensor_ops import TensorReadOp
 from pypto.dialects.tile_ops import TileReadOp
 
-from .base import PyPTOPass
+from .base import FunctionPass
 from .registry import register_pass
 
 
@@ -291,13 +291,11 @@ def simplify_function(f: func.FuncOp) -> bool:
 
 @register_pass
 @dataclass(frozen=True)
-class Simplify(PyPTOPass):
+class Simplify(FunctionPass):
     """Fold constants and identities, drop dead scalar code (passes 05 and 45)."""
 
     PASS_NAME = "Simplify"
     name = "simplify"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in op.ops:
-            if isinstance(f, func.FuncOp):
-                simplify_function(f)
+    def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:
+        simplify_function(f)

@@ -1,0 +1,126 @@
+"""Calls between the functions of a module: the argument directions recorded
+on a call, and call sites and callees agreeing on DDR MemRefs."""
+
+from __future__ import annotations
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp
+
+from pypto.dialects.enums import ParamDirection, ParamDirectionAttr
+from pypto.dialects.types import TensorType
+
+from .functions import functions
+from .memref import memref_of, rename_bases, set_type, strip_bases, sync_signature, used_bases
+
+ARG_DIRECTIONS = "pl.arg_directions"
+"""The discardable attribute on ``func.call`` this pass writes."""
+
+UPSTREAM_ADIR: dict[ParamDirection, str] = {
+    ParamDirection.In: "input",
+    ParamDirection.Out: "output_existing",
+    ParamDirection.InOut: "inout",
+}
+"""How upstream's dumps spell each direction (``pl.adir.<name>``)."""
+
+
+def call_directions(call: func.CallOp) -> list[ParamDirection] | None:
+    """The recorded argument directions of a call (None if not derived)."""
+    a = call.attributes.get(ARG_DIRECTIONS)
+    if not isinstance(a, ArrayAttr):
+        return None
+    out: list[ParamDirection] = []
+    for d in a.data:
+        if isinstance(d, ParamDirectionAttr):
+            out.append(d.data)
+        else:  # upstream's spelling, as the front end parses a 38+ dump
+            name = getattr(d, "data", "")
+            out.append({v: k for k, v in UPSTREAM_ADIR.items()}.get(name, ParamDirection.In))
+    return out
+
+
+def _callees(module: ModuleOp) -> dict[str, func.FuncOp]:
+    return {f.sym_name.data: f for f in functions(module)}
+
+
+def _fresh_base(f: func.FuncOp, space: str, taken: set[str]) -> str:
+    n = 0
+    while f"mem_{space}_{n}" in taken:
+        n += 1
+    return f"mem_{space}_{n}"
+
+
+def reconcile_calls(module: ModuleOp) -> None:
+    """Make call sites and callees agree on DDR MemRefs (see module docstring).
+
+    A callee parameter whose call sites all pass the same MemRef is renamed to
+    it (inside the callee; a callee-local buffer that already used that name
+    gets a fresh one); then each call's results take the callee's result types.
+    Repeats until stable (a call graph is a DAG: a few rounds).
+    """
+    funcs = _callees(module)
+    for _ in range(len(funcs) + 2):
+        changed = False
+        sites: dict[str, list[func.CallOp]] = {}
+        for f in funcs.values():
+            for op in f.body.walk():
+                if isinstance(op, func.CallOp) and op.callee.root_reference.data in funcs:
+                    sites.setdefault(op.callee.root_reference.data, []).append(op)
+        for name, calls in sites.items():
+            callee = funcs[name]
+            entry = callee.body.blocks.first
+            assert entry is not None
+            mapping: dict[str, str] = {}
+            for i, param in enumerate(entry.args):
+                if not isinstance(param.type, TensorType):
+                    continue
+                pm = memref_of(param.type)
+                passed = {memref_of(c.arguments[i].type) for c in calls if i < len(c.arguments)}
+                if pm is not None and len(passed) == 1:
+                    (am,) = passed
+                    if am is not None and am.base.data != pm.base.data:
+                        mapping[pm.base.data] = am.base.data
+                    if am is not None:
+                        continue
+                if pm is None and passed == {None}:
+                    continue
+                # Call sites disagree (or the parameter lost its MemRef): no
+                # single type can satisfy func.call's verifier, so the tensor
+                # goes without a DDR MemRef on both sides.
+                if pm is not None:
+                    changed |= strip_bases(callee, {pm.base.data})
+                for c in calls:
+                    caller = c.parent_op()
+                    while caller is not None and not isinstance(caller, func.FuncOp):
+                        caller = caller.parent_op()
+                    cm = memref_of(c.arguments[i].type) if i < len(c.arguments) else None
+                    if caller is not None and cm is not None:
+                        changed |= strip_bases(caller, {cm.base.data})
+            if mapping:
+                # A callee-local buffer already named like a caller buffer moves aside.
+                taken = used_bases(callee) | set(mapping.values())
+                for b in used_bases(callee):
+                    if b in mapping.values() and b not in mapping and b.startswith("mem_ddr_"):
+                        new = _fresh_base(callee, "ddr", taken)
+                        taken.add(new)
+                        mapping[b] = new
+                changed |= rename_bases(callee, mapping)
+        for f in funcs.values():
+            fmap: dict[str, str] = {}
+            for op in f.body.walk():
+                if not isinstance(op, func.CallOp) or op.callee.root_reference.data not in funcs:
+                    continue
+                outs = funcs[op.callee.root_reference.data].function_type.outputs.data
+                for r, t in zip(op.results, outs, strict=False):
+                    rm, tm = memref_of(r.type), memref_of(t)
+                    if r.type == t:
+                        continue
+                    if rm is not None and tm is not None and rm.base.data != tm.base.data:
+                        fmap[rm.base.data] = tm.base.data
+                    else:
+                        set_type(r, t)
+                        changed = True
+            if fmap:
+                changed |= rename_bases(f, fmap)
+            sync_signature(f)
+        if not changed:
+            return
