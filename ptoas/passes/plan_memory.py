@@ -3,11 +3,12 @@
 Per address space, each allocation is live from its ``alloc_tile`` to its last
 use (a use nested in an ``scf.for`` / ``scf.if`` that is not the allocation's
 own block counts as a use at the end of that op, so buffers used in a loop
-stay live for the whole loop; uses through ``pto.treshape`` count). Live
-ranges are placed first-fit in order of their start at the space's alignment
-(32 B for vec/mat/bias/scaling, 512 B for left/right/acc, as PTOAS), so
-allocations whose lifetimes do not overlap share bytes. Over capacity is an
-error located at the allocation that does not fit.
+stay live for the whole loop; uses through ``pto.treshape`` count): the block
+ranges of :class:`pypto.ir.analysis.liveness.Liveness` over
+:func:`buffer_values`. Live ranges are placed first-fit in order of their
+start at the space's alignment (32 B for vec/mat/bias/scaling, 512 B for
+left/right/acc, as PTOAS), so allocations whose lifetimes do not overlap share
+bytes. Over capacity is an error located at the allocation that does not fit.
 
 ``force=False`` (default) keeps addresses already given (PyPTO's
 AllocateMemoryAddr, level-3 ``.pto``) and places only the allocations that
@@ -22,9 +23,10 @@ from xdsl.context import Context
 from xdsl.dialects.arith import ConstantOp
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
+from pypto.ir.analysis.liveness import Liveness
 from pypto.ptoas.dialect import target_arch
 from pypto.ptoas.dialect.tile_ops import AllocTileOp, TReshapeOp
 from pypto.ptoas.dialect.types import TileBufType, element_bits
@@ -60,34 +62,16 @@ class _Live:
     addr: int | None = None
 
 
-def _order(func: FuncOp) -> tuple[dict[Operation, int], dict[Operation, int]]:
-    """Pre-order index of every op and the index of the last op inside it."""
-    index: dict[Operation, int] = {}
-    for i, op in enumerate(func.walk()):
-        index[op] = i
-    last: dict[Operation, int] = {}
-    for op in func.walk():
-        last[op] = max((index[o] for o in op.walk()), default=index[op])
-    return index, last
-
-
-def _uses(value: SSAValue) -> list[Operation]:
-    out: list[Operation] = []
-    for use in value.uses:
-        out.append(use.operation)
-        if isinstance(use.operation, TReshapeOp):
-            out.extend(_uses(use.operation.result))
+def buffer_values(alloc: AllocTileOp) -> list[SSAValue]:
+    """What one tile buffer is in pto IR: the ``alloc_tile`` result and every
+    ``pto.treshape`` view of it (views of views too)."""
+    out: list[SSAValue] = []
+    todo: list[SSAValue] = [alloc.result]
+    while todo:
+        value = todo.pop()
+        out.append(value)
+        todo.extend(use.operation.result for use in value.uses if isinstance(use.operation, TReshapeOp))
     return out
-
-
-def _live_range(alloc: AllocTileOp, index: dict[Operation, int], last: dict[Operation, int]) -> tuple[int, int]:
-    end = index[alloc]
-    for user in _uses(alloc.result):
-        anc: Operation | None = user
-        while anc is not None and anc.parent is not alloc.parent:
-            anc = anc.parent_op()
-        end = max(end, last[anc] if anc is not None else index[user])
-    return index[alloc], end
 
 
 def _place(lives: list[_Live], fixed_top: dict[str, int], arch: str) -> None:
@@ -132,7 +116,7 @@ def _set_addr(alloc: AllocTileOp, addr_value: SSAValue) -> None:
 
 def plan_func(func: FuncOp, arch: str, force: bool = False) -> int:
     """Assign addresses in one function; returns how many allocations were placed."""
-    index, last = _order(func)
+    liveness = Liveness(func)
     lives: list[_Live] = []
     fixed_top: dict[str, int] = {}
     for op in func.walk():
@@ -146,8 +130,8 @@ def plan_func(func: FuncOp, arch: str, force: bool = False) -> int:
             top = (a if a is not None else 0) + size
             fixed_top[space] = max(fixed_top.get(space, 0), top)
             continue
-        start, end = _live_range(op, index, last)
-        lives.append(_Live(op, space, size, start, end))
+        life = liveness.buffer_range(buffer_values(op), coarse=True)
+        lives.append(_Live(op, space, size, life.start, life.end))
     if not lives:
         return 0
     _place(lives, fixed_top, arch)

@@ -1,7 +1,8 @@
 """Naming analysis for the DSL printer: what prints inline, what shares a name.
 
-One pass over a function numbers its ops in print order and records, per SSA
-value, its use count, its single user and its last use; a second pass decides
+The function's :class:`~pypto.ir.analysis.liveness.Liveness` numbers its ops
+in print order and gives each SSA value's last use; one scan records, per
+value, its use count and its single user; a second pass decides
 
 - which ``scf.for`` loops print in the plain rebinding form (init value, iter
   arg, yielded value and result form one Python variable),
@@ -20,13 +21,13 @@ import keyword
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Block, Operation, OpResult, SSAValue
 
 from pypto.dialects.op_base import ArgKind, PLOp
 from pypto.dialects.program import AtOp
 from pypto.dialects.tile_ops import TileAllocOp
+from pypto.ir.analysis.liveness import Liveness, Use
 
-LOOP_OPS = (scf.ForOp, scf.WhileOp)
 RESERVED = frozenset({"pl", "self", "tuple"})
 NEVER_DEAD = 1 << 62
 
@@ -73,19 +74,13 @@ def py_name(hint: str) -> str:
     return name
 
 
-def _def_block(v: SSAValue) -> Block | None:
-    if isinstance(v, BlockArgument):
-        return v.block
-    assert isinstance(v, OpResult)
-    return v.owner.parent_block()
-
-
 class FunctionAnalysis:
     """Print-order positions, liveness, variable classes and inlining of one function body."""
 
     def __init__(self, body: Block):
-        self.start: dict[Operation, int] = {}
-        self.end: dict[Operation, int] = {}
+        root = body.parent_op()
+        assert root is not None, "a function body"
+        self.liveness = Liveness(root)
         self.last_use: dict[SSAValue, int] = {}
         self.use_count: dict[SSAValue, int] = {}
         self.user: dict[SSAValue, Operation] = {}
@@ -96,65 +91,36 @@ class FunctionAnalysis:
         self.plain_loops: set[scf.ForOp] = set()
         self.rebind: dict[AtOp, list[int]] = {}
         self.inline: set[Operation] = set()
-        self._loops: list[scf.ForOp] = []
-        self._ats: list[AtOp] = []
-        self._blocks: list[Block] = []
-        self._n = 0
-        self._number(body)
         self._scan_uses()
-        for loop in reversed(self._loops):
+        ops = list(self.liveness.ops())
+        for loop in reversed([op for op in ops if isinstance(op, scf.ForOp)]):
             self._decide_loop(loop)
-        for at in self._ats:
+        for at in [op for op in ops if isinstance(op, AtOp)]:
             self._decide_at(at)
         self._finish_classes()
-        for block in self._blocks:
+        for block in self.liveness.blocks():
             self._decide_inline(block)
 
     # ---- positions and liveness ------------------------------------------------
 
-    def _number(self, block: Block) -> None:
-        self._blocks.append(block)
-        for op in block.ops:
-            self.start[op] = self._n
-            self._n += 1
-            if isinstance(op, scf.ForOp):
-                self._loops.append(op)
-            elif isinstance(op, AtOp):
-                self._ats.append(op)
-            for region in op.regions:
-                for b in region.blocks:
-                    self._number(b)
-            self.end[op] = self._n - 1
-
     def _scan_uses(self) -> None:
-        for op in self.start:
+        for op in self.liveness.ops():
             for v in op.operands:
                 self.use_count[v] = self.use_count.get(v, 0) + 1
                 self.user[v] = op
-                p = self._use_pos(op, v)
-                if p > self.last_use.get(v, -1):
-                    self.last_use[v] = p
+        for v in self.use_count:
+            self.last_use[v] = max(self._use_pos(use) for use in self.liveness.uses(v))
 
-    def _use_pos(self, user: Operation, v: SSAValue) -> int:
-        """Where ``user`` reads ``v``; a read inside a loop that ``v`` is defined
-        outside of lasts until the end of that loop."""
-        block = _def_block(v)
-        pos = 2 * self.start[user]
-        a: Operation | None = user
-        while a is not None and a.parent_block() is not block:
-            a = a.parent_op()
-            if isinstance(a, LOOP_OPS) and a in self.end:
-                pos = max(pos, 2 * self.end[a] + 1)
-        return pos
+    def _use_pos(self, use: Use) -> int:
+        """Where a use reads its value; a read inside a loop that the value is
+        defined outside of lasts until just after the end of that loop."""
+        lv = self.liveness
+        return max([2 * lv.index(use.user), *(2 * lv.end_index(loop) + 1 for loop in use.loops)])
 
     def def_pos(self, v: SSAValue) -> int:
         """Where the printed program binds ``v``'s variable."""
-        if isinstance(v, BlockArgument):
-            owner = v.block.parent_op()
-            return 2 * self.start[owner] if owner in self.start else -1
-        assert isinstance(v, OpResult)
-        op = v.owner
-        return 2 * (self.end[op] if op.regions else self.start[op])
+        d = self.liveness.definition(v)
+        return -1 if d < 0 else 2 * d
 
     # ---- variable classes (union-find) ------------------------------------------
 
@@ -196,7 +162,7 @@ class FunctionAnalysis:
         body = loop.body.block
         term = body.last_op
         assert term is not None
-        pos = 2 * self.start[loop]
+        pos = 2 * self.liveness.index(loop)
         groups: list[tuple[list[SSAValue], str]] = []
         seen: set[SSAValue] = set()
         for i, init in enumerate(loop.iter_args):
@@ -210,7 +176,7 @@ class FunctionAnalysis:
                 and y not in seen
                 and (y is ia or (isinstance(y, OpResult) and y.owner.parent_block() is body))
                 and self.last_use.get(init, -1) <= pos
-                and (y is ia or self.last_use.get(ia, -1) <= 2 * self.start[y.owner])  # type: ignore[union-attr]
+                and (y is ia or self.last_use.get(ia, -1) <= 2 * self.liveness.index(y.owner))  # type: ignore[union-attr]
             )
             if not ok:
                 return

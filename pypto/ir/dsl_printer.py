@@ -226,7 +226,7 @@ class _FunctionPrinter:
         self.names: dict[SSAValue, str] = {}
         self.current: dict[str, SSAValue] = {}
         self.taken: set[str] = {"pl", "self"}
-        for op in self.a.start:
+        for op in self.a.liveness.ops():
             for v in op.results:
                 if v.name_hint:
                     self.taken.add(py_name(v.name_hint))
@@ -412,7 +412,7 @@ class _FunctionPrinter:
             return self.at_scope(op, indent)
         if isinstance(op, scf.IfOp):
             return self.if_stmt(op, indent)
-        pos = 2 * a.start[op]
+        pos = 2 * a.liveness.index(op)
         if isinstance(op, TileAllocOp):
             name = self.define(op.result, pos, hint=op.base.data)
             self.emit(indent, f"{name}: pl.Ptr = {self.expr(op)[0]}")
@@ -450,7 +450,7 @@ class _FunctionPrinter:
         kind = for_kind(op)
         if kind is ForKind.Pipeline:
             bounds.append(f"stage={for_stage(op) or 0}")
-        pos = 2 * a.start[op]
+        pos = 2 * a.liveness.index(op)
         if op.iter_args and not plain:
             inits = [self.s(v) for v in op.iter_args]
             bounds.append(f"init_values=({', '.join(inits)}{',' if len(inits) == 1 else ''})")
@@ -466,10 +466,10 @@ class _FunctionPrinter:
         term = body.last_op
         if op.res and not plain:
             assert term is not None
-            self._yield_line(indent + 1, list(op.res), list(term.operands), 2 * a.end[op])
+            self._yield_line(indent + 1, list(op.res), list(term.operands), 2 * a.liveness.end_index(op))
         elif plain:
             for r in op.res:
-                self.define(r, 2 * a.end[op])
+                self.define(r, 2 * a.liveness.end_index(op))
         if len(self.out) == before:
             self.emit(indent + 1, "pass")
 
@@ -484,7 +484,7 @@ class _FunctionPrinter:
             self.statement(inner, indent + 1, False)
         term = body.last_op
         assert term is not None
-        pos = 2 * self.a.end[op]
+        pos = 2 * self.a.liveness.end_index(op)
         rebind = self.a.rebind.get(op, [])
         for i, r in enumerate(op.res):
             if i in rebind:
@@ -497,7 +497,7 @@ class _FunctionPrinter:
 
     def if_stmt(self, op: scf.IfOp, indent: int) -> None:
         self.emit(indent, f"if {self.s(op.cond)}:")
-        pos = 2 * self.a.end[op]
+        pos = 2 * self.a.liveness.end_index(op)
         for k, region in enumerate((op.true_region, op.false_region)):
             if not region.blocks:
                 continue

@@ -10,7 +10,8 @@ The dump is parsed twice, both times without executing it:
   from the IR's data flow, not from text spans: it starts at its definition
   and ends at its last use; a use nested in a loop that the value was defined
   outside of keeps the value alive to that loop's end (it is read again by the
-  next iteration). Loop-carried values chain naturally: the init value dies at
+  next iteration): :class:`pypto.ir.analysis.liveness.Liveness`, the one
+  liveness MemoryReuse and ptoas ``plan-memory`` use, mapped to dump lines. Loop-carried values chain naturally: the init value dies at
   the ``for``, the iter-arg is born there, the yielded value dies at the
   ``pl.yield_`` that also defines the loop result.
 * Python's ``ast`` gives the printed names and the statement spans. Every IR
@@ -42,11 +43,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from xdsl.dialects import func, scf
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
 from pypto.dialects.dtypes import dtype_name
 from pypto.dialects.enums import MemorySpace
 from pypto.dialects.types import DYNAMIC, TileType
+from pypto.ir.analysis.liveness import Liveness, Use
 from pypto.reports.cli import ReportError
 
 SPACE_ORDER: tuple[str, ...] = ("Vec", "Mat", "Left", "LeftScale", "Right", "RightScale", "Acc", "Bias", "ScalarLocal")
@@ -289,7 +291,7 @@ class _Function:
     def __init__(self, fn: func.FuncOp, text: _Text):
         self.fn = fn
         self.text = text
-        self.ops: set[Operation] = set(fn.walk())
+        self.liveness = Liveness(fn)
         self.def_line = self.stmt(_line(fn) or 1)
         lines = [ln for op in fn.walk() if (ln := _line(op)) is not None]
         self.first_line = min([self.text.stmt_span.get(self.def_line, (self.def_line, 0))[0], *lines])
@@ -352,23 +354,15 @@ class _Function:
         name = names[v.index] if v.index < len(names) else (v.name_hint or f"arg{v.index}")
         return line, name, "iter_arg" if isinstance(owner, scf.ForOp) else "block arg"
 
-    def use_point(self, v: SSAValue, user: Operation) -> tuple[int, int]:
-        """(printed line of the use, line up to which the use keeps ``v`` alive)."""
-        home: Block | None = v.block if isinstance(v, BlockArgument) else v.op.parent_block()
+    def use_point(self, use: Use) -> tuple[int, int]:
+        """(printed line of the use, line up to which the use keeps its value alive:
+        the end of the outermost loop around it that does not define the value)."""
+        user = use.user
         if isinstance(user, scf.YieldOp) and (parent := user.parent_op()) is not None and parent.regions:
             line = self.region_result_line(parent) if parent.results else self.op_line(user)
         else:
             line = self.op_line(user)
-        live = self.stmt_last(line)
-        op: Operation | None = user
-        while op is not None and op.parent_block() is not home:
-            parent = op.parent_op()
-            if parent is None:
-                break
-            if isinstance(parent, (scf.ForOp, scf.WhileOp)):
-                live = max(live, self.region_end(parent))
-            op = parent
-        return line, live
+        return line, max([self.stmt_last(line), *(self.region_end(loop) for loop in use.loops)])
 
     def tiles(self) -> list[Tile]:
         values: list[SSAValue] = list(self.fn.body.block.args) if self.fn.body.blocks else []
@@ -388,7 +382,7 @@ class _Function:
             assert mr is not None
             line, name, producer = self.definition(v)
             # uses by ops outside the function body (detached leftovers of the parser) do not count
-            uses = [self.use_point(v, use.operation) for use in v.uses if use.operation in self.ops]
+            uses = [self.use_point(use) for use in self.liveness.uses(v)]
             end = max([self.stmt_last(line), *(live for _, live in uses)])
             shape = tuple(None if d == DYNAMIC else d for d in t.get_shape())
             out.append(

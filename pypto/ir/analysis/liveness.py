@@ -222,6 +222,10 @@ class Liveness:
 
     # ---- blocks
 
+    def blocks(self) -> list[Block]:
+        """The blocks nested in the root, in pre-order."""
+        return list(self._blocks)
+
     def live_in(self, block: Block) -> list[SSAValue]:
         """The values defined outside ``block`` that it (or an op nested in it) reads."""
         return list(self._live_in[block])
