@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects.arith import ConstantOp
-from xdsl.dialects.builtin import IntegerAttr, MemRefType
+from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
 
+from pypto.ir.analysis.constants import constant_int
 from pypto.ptoas.dialect import DpsOp, tile_of
 from pypto.ptoas.dialect.attrs import AddressSpace, AddressSpaceAttr, Pipe
 from pypto.ptoas.dialect.tile_ops import AllocTileOp, PointerCastOp, TAssignOp, TReshapeOp
@@ -70,14 +70,6 @@ class Access:
     def conflicts(self, other: Access) -> bool:
         """RAW / WAR / WAW on overlapping buffers."""
         return (self.write or other.write) and self.buffer.overlaps(other.buffer)
-
-
-def constant_int(value: SSAValue) -> int | None:
-    """The value of an integer ``arith.constant``."""
-    owner = value.owner
-    if isinstance(owner, ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
 
 
 def _tile_bytes(t: object) -> int | None:

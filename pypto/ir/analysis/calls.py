@@ -13,7 +13,7 @@ from .functions import functions
 from .memref import memref_of, rename_bases, set_type, strip_bases, sync_signature, used_bases
 
 ARG_DIRECTIONS = "pl.arg_directions"
-"""The discardable attribute on ``func.call`` this pass writes."""
+"""The discardable attribute on ``func.call`` DeriveCallDirections writes."""
 
 UPSTREAM_ADIR: dict[ParamDirection, str] = {
     ParamDirection.In: "input",
@@ -50,7 +50,8 @@ def _fresh_base(f: func.FuncOp, space: str, taken: set[str]) -> str:
 
 
 def reconcile_calls(module: ModuleOp) -> None:
-    """Make call sites and callees agree on DDR MemRefs (see module docstring).
+    """Make call sites and callees agree on DDR MemRefs (InitMemRef's last step:
+    ``func.call``'s verifier wants the callee's exact parameter types).
 
     A callee parameter whose call sites all pass the same MemRef is renamed to
     it (inside the callee; a callee-local buffer that already used that name
