@@ -9,7 +9,7 @@ from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 from pypto.dialects.enums import ParamDirection, ParamDirectionAttr
 from pypto.dialects.types import TensorType
 
-from .functions import functions
+from .functions import calls_in, functions_by_name
 from .memref import memref_of, rename_bases, set_type, strip_bases, sync_signature, used_bases
 
 ARG_DIRECTIONS = "pl.arg_directions"
@@ -38,10 +38,6 @@ def call_directions(call: func.CallOp) -> list[ParamDirection] | None:
     return out
 
 
-def _callees(module: ModuleOp) -> dict[str, func.FuncOp]:
-    return {f.sym_name.data: f for f in functions(module)}
-
-
 def _fresh_base(f: func.FuncOp, space: str, taken: set[str]) -> str:
     n = 0
     while f"mem_{space}_{n}" in taken:
@@ -58,14 +54,13 @@ def reconcile_calls(module: ModuleOp) -> None:
     gets a fresh one); then each call's results take the callee's result types.
     Repeats until stable (a call graph is a DAG: a few rounds).
     """
-    funcs = _callees(module)
+    funcs = functions_by_name(module)
     for _ in range(len(funcs) + 2):
         changed = False
         sites: dict[str, list[func.CallOp]] = {}
         for f in funcs.values():
-            for op in f.body.walk():
-                if isinstance(op, func.CallOp) and op.callee.root_reference.data in funcs:
-                    sites.setdefault(op.callee.root_reference.data, []).append(op)
+            for op, callee in calls_in(f, funcs):
+                sites.setdefault(callee.sym_name.data, []).append(op)
         for name, calls in sites.items():
             callee = funcs[name]
             entry = callee.body.blocks.first
@@ -107,10 +102,8 @@ def reconcile_calls(module: ModuleOp) -> None:
                 changed |= rename_bases(callee, mapping)
         for f in funcs.values():
             fmap: dict[str, str] = {}
-            for op in f.body.walk():
-                if not isinstance(op, func.CallOp) or op.callee.root_reference.data not in funcs:
-                    continue
-                outs = funcs[op.callee.root_reference.data].function_type.outputs.data
+            for op, callee in calls_in(f, funcs):
+                outs = callee.function_type.outputs.data
                 for r, t in zip(op.results, outs, strict=False):
                     rm, tm = memref_of(r.type), memref_of(t)
                     if r.type == t:

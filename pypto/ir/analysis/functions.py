@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -27,3 +27,18 @@ def functions(module: ModuleOp, kinds: Collection[FunctionType] | None = None) -
         and op.body.blocks.first is not None
         and (kinds is None or function_type(op) in kinds)
     ]
+
+
+def functions_by_name(module: ModuleOp) -> dict[str, func.FuncOp]:
+    """:func:`functions` by symbol name."""
+    return {f.sym_name.data: f for f in functions(module)}
+
+
+def calls_in(f: func.FuncOp, callees: dict[str, func.FuncOp]) -> Iterator[tuple[func.CallOp, func.FuncOp]]:
+    """The ``func.call`` ops of ``f`` (nested too, in program order) whose
+    callee is one of ``callees``, each with that callee."""
+    for op in f.body.walk():
+        if isinstance(op, func.CallOp):
+            callee = callees.get(op.callee.root_reference.data)
+            if callee is not None:
+                yield op, callee

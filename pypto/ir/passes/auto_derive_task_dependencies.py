@@ -42,7 +42,7 @@ from pypto.dialects.enums import FunctionType, ParamDirection
 from pypto.dialects.program import function_type, param_directions
 from pypto.dialects.types import TensorType
 from pypto.ir.analysis.calls import call_directions
-from pypto.ir.analysis.functions import functions
+from pypto.ir.analysis.functions import calls_in, functions_by_name
 from pypto.ir.analysis.memref import memref_of
 
 from .base import PyPTOPass
@@ -76,12 +76,7 @@ def derive_function(f: func.FuncOp, funcs: dict[str, func.FuncOp]) -> list[list[
     readers: dict[object, set[int]] = {}
     all_deps: list[list[int]] = []
     task = 0
-    for op in f.body.walk():
-        if not isinstance(op, func.CallOp):
-            continue
-        callee = funcs.get(op.callee.root_reference.data)
-        if callee is None:
-            continue
+    for op, callee in calls_in(f, funcs):
         dirs = call_directions(op) or param_directions(callee)
         deps: set[int] = set()
         reads: list[object] = []
@@ -122,7 +117,7 @@ def derive_function(f: func.FuncOp, funcs: dict[str, func.FuncOp]) -> list[list[
 
 def derive_dependencies(module: ModuleOp) -> dict[str, list[list[int]]]:
     """Annotate every Orchestration function; returns name -> per-task deps."""
-    funcs = {f.sym_name.data: f for f in functions(module)}
+    funcs = functions_by_name(module)
     return {
         name: derive_function(f, funcs)
         for name, f in funcs.items()

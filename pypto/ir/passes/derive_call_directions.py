@@ -18,13 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 
 from pypto.dialects.enums import ParamDirectionAttr
 from pypto.dialects.program import param_directions
 from pypto.ir.analysis.calls import ARG_DIRECTIONS
-from pypto.ir.analysis.functions import functions
+from pypto.ir.analysis.functions import calls_in, functions_by_name
 
 from .base import PyPTOPass
 from .registry import register_pass
@@ -32,15 +31,10 @@ from .registry import register_pass
 
 def derive_directions(module: ModuleOp) -> int:
     """Annotate every call to a function of ``module``; returns how many."""
-    funcs = {f.sym_name.data: f for f in functions(module)}
+    funcs = functions_by_name(module)
     n = 0
     for f in funcs.values():
-        for op in f.body.walk():
-            if not isinstance(op, func.CallOp):
-                continue
-            callee = funcs.get(op.callee.root_reference.data)
-            if callee is None:
-                continue
+        for op, callee in calls_in(f, funcs):
             dirs = param_directions(callee)
             op.attributes[ARG_DIRECTIONS] = ArrayAttr([ParamDirectionAttr(d) for d in dirs])
             n += 1
