@@ -168,6 +168,18 @@ def test_function_pass_runs_on_functions_of_its_kinds_with_a_body() -> None:
     assert _Names.seen == ["k1", "k2"]
 
 
+def test_pass_names_default_to_the_class_name_and_its_pipeline_spelling() -> None:
+    class InitMemRef(FunctionPass):  # the pipeline spells it init-memref, not init-mem-ref
+        def run_on_function(self, f: func.FuncOp, ctx: Context) -> None: ...
+
+    class MyNewPass(FunctionPass):
+        def run_on_function(self, f: func.FuncOp, ctx: Context) -> None: ...
+
+    assert (InitMemRef.PASS_NAME, InitMemRef.name) == ("InitMemRef", "init-memref")
+    assert (MyNewPass.PASS_NAME, MyNewPass.name) == ("MyNewPass", "my-new-pass")
+    assert (_Names.PASS_NAME, _Names.name) == ("Names", "names")  # explicit names stay
+
+
 @pytest.mark.parametrize(
     "path", [p for p in sorted(PASSES.glob("*.py")) if p.stem not in ("__init__", "registry")], ids=lambda p: p.name
 )

@@ -93,9 +93,6 @@ class AllocateMemoryAddr(FunctionPass):
     """Sequential 32-byte-aligned addresses per memory space, checked against
     the backend's capacities (``backend`` option, default ``a2a3``)."""
 
-    PASS_NAME = "AllocateMemoryAddr"
-    name = "allocate-memory-addr"
-
     backend: str = "a2a3"
 
     def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:

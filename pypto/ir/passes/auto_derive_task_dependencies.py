@@ -130,8 +130,5 @@ def derive_dependencies(module: ModuleOp) -> dict[str, list[list[int]]]:
 class AutoDeriveTaskDependencies(PyPTOPass):
     """``pl.task_id`` / ``pl.task_deps`` on the kernel calls of Orchestration functions."""
 
-    PASS_NAME = "AutoDeriveTaskDependencies"
-    name = "auto-derive-task-dependencies"
-
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         derive_dependencies(op)

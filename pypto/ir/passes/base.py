@@ -2,7 +2,9 @@
 
 A pass has two names: ``PASS_NAME`` (CamelCase, as upstream PyPTO prints it in
 dump file names, ``09_after_OutlineIncoreScopes.py``) and ``name`` (kebab-case,
-the xDSL / ``pypto-opt -p`` spelling, ``outline-incore-scopes``).
+the xDSL / ``pypto-opt -p`` spelling, ``outline-incore-scopes``). By default
+``PASS_NAME`` is the class name and ``name`` its spelling in
+:data:`~pypto.ir.pipeline_order.KEBAB_NAMES` (else :func:`.registry.kebab`).
 
 Passes name the values they create the way upstream does (docs/ir.md "Names"):
 from the *base* of an existing name hint (``out__ssa_v1`` -> ``out``) plus a
@@ -27,6 +29,8 @@ from xdsl.passes import ModulePass
 from pypto.dialects.enums import FunctionType
 from pypto.ir.analysis.functions import functions
 
+from .registry import kebab_name
+
 # ``x__ssa_v0``, ``t__tmp_v3``, ``acc__iter_v1``, ``acc__rv_v2``, ``x__phi_v3``, ``k__idx_v0``
 _VERSION_SUFFIX = re.compile(r"__[a-z]+_v\d+$")
 _SSA_VERSION = re.compile(r"^(?P<base>.+)__ssa_v(?P<n>\d+)$")
@@ -39,12 +43,20 @@ DEFAULT_BASE = "t"
 class PyPTOPass(ModulePass):
     """Base of PyPTO's passes: an xDSL ModulePass with its PyPTO name.
 
-    Subclasses set ``PASS_NAME`` (CamelCase) and ``name`` (kebab-case) and
-    implement :meth:`apply`. A pass must leave the module verifying.
+    Subclasses implement :meth:`apply`; ``PASS_NAME`` and ``name`` default to
+    the class name and its kebab-case spelling (see the module docstring). A
+    pass must leave the module verifying.
     """
 
     PASS_NAME: ClassVar[str]
     name: ClassVar[str]
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "PASS_NAME" not in cls.__dict__:
+            cls.PASS_NAME = cls.__name__
+        if "name" not in cls.__dict__:
+            cls.name = kebab_name(cls.PASS_NAME)
 
     @abstractmethod
     def apply(self, ctx: Context, op: ModuleOp) -> None: ...

@@ -180,9 +180,6 @@ def _terminator_trait() -> type:
 class CanonicalizeIOOrder(PyPTOPass):
     """Loads first / stores last in pipeline loop bodies; pipeline loops demoted."""
 
-    PASS_NAME = "CanonicalizeIOOrder"
-    name = "canonicalize-io-order"
-
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         loops = [o for o in op.walk() if isinstance(o, scf.ForOp) and for_kind(o) is ForKind.Pipeline]
         for loop in loops:

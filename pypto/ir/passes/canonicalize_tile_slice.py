@@ -165,9 +165,6 @@ def canonicalize_slice(op: TileSliceOp) -> None:
 class CanonicalizeTileSlice(FunctionPass):
     """Tile slices needing a copy -> ``pl.tile.extract``."""
 
-    PASS_NAME = "CanonicalizeTileSlice"
-    name = "canonicalize-tile-slice"
-
     FUNCTION_TYPES = INCORE_KINDS
 
     def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:

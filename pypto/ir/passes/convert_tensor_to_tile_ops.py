@@ -410,9 +410,6 @@ def _space(space: MemorySpace) -> Attribute:
 class ConvertTensorToTileOps(FunctionPass):
     """Tensor ops -> tile ops (entry loads, exit stores) in InCore functions."""
 
-    PASS_NAME = "ConvertTensorToTileOps"
-    name = "convert-tensor-to-tile-ops"
-
     FUNCTION_TYPES = (FunctionType.InCore,)
 
     def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:

@@ -127,8 +127,5 @@ class ConvertToSSA(FunctionPass):
     """Upstream's SSA names: ``x__ssa_v0``, ``i__idx_v0``, ``acc__iter_v1``,
     ``acc__rv_v2``, ``r__phi_v0``."""
 
-    PASS_NAME = "ConvertToSSA"
-    name = "convert-to-ssa"
-
     def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:
         convert_function(f)

@@ -26,8 +26,5 @@ from .registry import register_pass
 class CtrlFlowTransform(PyPTOPass):
     """``break``/``continue`` -> structured control flow; identity on our IR."""
 
-    PASS_NAME = "CtrlFlowTransform"
-    name = "ctrl-flow-transform"
-
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         return None

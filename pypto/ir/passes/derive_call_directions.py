@@ -46,8 +46,5 @@ def derive_directions(module: ModuleOp) -> int:
 class DeriveCallDirections(PyPTOPass):
     """``pl.arg_directions`` on every call, from the callee's ``pl.dir``."""
 
-    PASS_NAME = "DeriveCallDirections"
-    name = "derive-call-directions"
-
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         derive_directions(op)

@@ -365,9 +365,6 @@ def split_function(f: func.FuncOp) -> tuple[func.FuncOp, func.FuncOp]:
 class ExpandMixedKernel(FunctionPass):
     """InCore -> AIC / AIV (pure) or AIC + AIV + Group (mixed)."""
 
-    PASS_NAME = "ExpandMixedKernel"
-    name = "expand-mixed-kernel"
-
     FUNCTION_TYPES = (FunctionType.InCore,)
 
     def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:

@@ -61,8 +61,5 @@ def flatten_function(f: func.FuncOp) -> int:
 class FlattenCallExpr(FunctionPass):
     """Nested (unnamed, used) call results -> ``t__tmp_v<N>`` assignments."""
 
-    PASS_NAME = "FlattenCallExpr"
-    name = "flatten-call-expr"
-
     def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:
         flatten_function(f)

@@ -237,9 +237,6 @@ class _Flattener:
 class FlattenTileNdTo2D(FunctionPass):
     """Rank-1 and rank >= 3 tiles -> 2-D (row-major)."""
 
-    PASS_NAME = "FlattenTileNdTo2D"
-    name = "flatten-tile-nd-to-2d"
-
     FUNCTION_TYPES = INCORE_KINDS
 
     def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:

@@ -98,9 +98,6 @@ def infer_function(f: func.FuncOp) -> None:
 class InferTileMemorySpace(FunctionPass):
     """Matmul operands in Mat get ``pl.tile.move`` to Left / Right."""
 
-    PASS_NAME = "InferTileMemorySpace"
-    name = "infer-tile-memory-space"
-
     FUNCTION_TYPES = INCORE_KINDS
 
     def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:

@@ -203,9 +203,6 @@ def init_function(f: func.FuncOp) -> None:
 class InitMemRef(FunctionPass):
     """Give every tile / DDR tensor a MemRef and every on-chip buffer an alloc."""
 
-    PASS_NAME = "InitMemRef"
-    name = "init-memref"
-
     def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:
         init_function(f)
         materialize_aliases(f)

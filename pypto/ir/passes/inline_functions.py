@@ -60,9 +60,6 @@ def inline_call(call: func.CallOp, callee: func.FuncOp) -> None:
 class InlineFunctions(PyPTOPass):
     """Splice ``FunctionType.Inline`` functions into their callers, then drop them."""
 
-    PASS_NAME = "InlineFunctions"
-    name = "inline-functions"
-
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         inline = {
             f.sym_name.data: f for f in op.ops if isinstance(f, func.FuncOp) and function_type(f) is FunctionType.Inline

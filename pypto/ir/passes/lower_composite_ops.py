@@ -67,9 +67,6 @@ def lower_concat(op: TileConcatOp) -> None:
 class LowerCompositeOps(FunctionPass):
     """Composite tile ops (concat) -> primitive tile ops."""
 
-    PASS_NAME = "LowerCompositeOps"
-    name = "lower-composite-ops"
-
     FUNCTION_TYPES = INCORE_KINDS
 
     def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:

@@ -31,9 +31,6 @@ from .registry import register_pass
 class MaterializeSemanticAliases(FunctionPass):
     """Loop-carried and in-place buffers share one allocation."""
 
-    PASS_NAME = "MaterializeSemanticAliases"
-    name = "materialize-semantic-aliases"
-
     def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:
         materialize_aliases(f)
 

@@ -130,8 +130,5 @@ def reuse_function(f: func.FuncOp) -> dict[str, str]:
 class MemoryReuse(FunctionPass):
     """Lifetime-based sharing of same-space on-chip buffers."""
 
-    PASS_NAME = "MemoryReuse"
-    name = "memory-reuse"
-
     def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:
         reuse_function(f)

@@ -134,9 +134,6 @@ def _reorder_calls(module: ModuleOp, name: str, perm: list[int]) -> None:
 class NormalizeReturnOrder(PyPTOPass):
     """Kernel returns in Out/InOut parameter order; call sites follow."""
 
-    PASS_NAME = "NormalizeReturnOrder"
-    name = "normalize-return-order"
-
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = {f.sym_name.data: f for f in op.ops if isinstance(f, func.FuncOp)}
         for f in functions.values():

@@ -28,8 +28,5 @@ from .registry import register_pass
 class NormalizeStmtStructure(PyPTOPass):
     """Statement-tree normalisation; identity on xDSL's block-structured IR."""
 
-    PASS_NAME = "NormalizeStmtStructure"
-    name = "normalize-stmt-structure"
-
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         return None

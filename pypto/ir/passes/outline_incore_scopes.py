@@ -301,9 +301,6 @@ class OutlineScope(RewritePattern):
 class OutlineIncoreScopes(FunctionPass):
     """``pl.at(level=CORE_GROUP)`` scopes -> InCore functions + calls."""
 
-    PASS_NAME = "OutlineIncoreScopes"
-    name = "outline-incore-scopes"
-
     def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:
         pattern = OutlineScope()
         scopes = [s for s in f.walk() if isinstance(s, AtOp) and s.scope_level is Level.CORE_GROUP]

@@ -17,6 +17,13 @@ def kebab(pass_name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", pass_name).lower()
 
 
+def kebab_name(pass_name: str) -> str:
+    """A pass's kebab-case name: the pipeline's spelling, else :func:`kebab`."""
+    from pypto.ir.pipeline_order import KEBAB_NAMES
+
+    return KEBAB_NAMES.get(pass_name) or kebab(pass_name)
+
+
 def register_pass(cls: type[ModulePass]) -> type[ModulePass]:
     """Class decorator: register a ModulePass under its ``name`` (kebab-case)
     and remember its PyPTO name (``PASS_NAME``, CamelCase). A real pass
@@ -69,9 +76,7 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 def get_pass(name: str) -> type[ModulePass]:
     """A pass class by kebab-case or CamelCase name."""
     _load_builtin_passes()
-    from pypto.ir.pipeline_order import KEBAB_NAMES
-
-    key = name if name in _PASSES else KEBAB_NAMES.get(name) or kebab(name)
+    key = name if name in _PASSES else kebab_name(name)
     if key not in _PASSES:
         raise KeyError(f"unknown pass {name!r}; known: {', '.join(sorted(_PASSES))}")
     return _PASSES[key]

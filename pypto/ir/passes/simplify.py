@@ -294,8 +294,5 @@ def simplify_function(f: func.FuncOp) -> bool:
 class Simplify(FunctionPass):
     """Fold constants and identities, drop dead scalar code (passes 05 and 45)."""
 
-    PASS_NAME = "Simplify"
-    name = "simplify"
-
     def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:
         simplify_function(f)

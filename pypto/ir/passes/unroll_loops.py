@@ -75,9 +75,6 @@ def unroll(loop: scf.ForOp) -> None:
 class UnrollLoops(PyPTOPass):
     """Fully unroll ``pl.unroll`` loops (literal bounds)."""
 
-    PASS_NAME = "UnrollLoops"
-    name = "unroll-loops"
-
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         loops = [o for o in op.walk() if isinstance(o, scf.ForOp) and for_kind(o) is ForKind.Unroll]
         # walk() is pre-order: unroll inner loops first so outer copies clone unrolled bodies.
