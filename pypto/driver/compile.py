@@ -34,8 +34,6 @@ from pypto.pipeline.manager import MemoryPlanner, OptimizationStrategy, Pipeline
 from pypto.pipeline.perf_hints import DiagnosticPhase, DiagnosticPolicy, DiagnosticReport, run_checks
 from pypto.pipeline.session import CompileSession
 from pypto.pipeline.verification import VerificationLevel, parse_verification_level
-from pypto.ptoas.codegen.build import write_codegen
-from pypto.runtime.config import backend_for_platform
 
 from .compiled import CompiledProgram
 from .output_dir import REPORT_DIR, make_output_dir
@@ -44,6 +42,8 @@ from .output_dir import REPORT_DIR, make_output_dir
 def resolve_target(platform: str | None, backend_type: BackendType | str | None) -> tuple[str, BackendType]:
     """``(platform, backend_type)``: a5* platforms mean Ascend950; a platform
     defaults from the backend (``a2a3sim`` / ``a5sim``)."""
+    from pypto.runtime.config import backend_for_platform  # imported when used: keeps numpy out of `import pl`
+
     backend = BackendType(getattr(backend_type, "value", backend_type)) if backend_type is not None else None
     if platform is None:
         platform = "a5sim" if backend is BackendType.Ascend950 else "a2a3sim"
@@ -154,6 +154,8 @@ def compile(  # noqa: A001 - the upstream API name
         report.add(run_checks(work.module, DiagnosticPhase.POST_PIPELINE, policy))
         _codegen(work, prof)
         # ---- ptoas codegen (pypto.ptoas.codegen.build, issue 5): ptoas/, ptoas_passes/, kernels/ ----
+        from pypto.ptoas.codegen.build import write_codegen  # imported when used (import cost of `pl`)
+
         write_codegen(
             work,
             out,

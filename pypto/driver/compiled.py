@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects import func
 
@@ -16,9 +16,11 @@ from pypto.dialects.enums import FunctionType, ParamDirection
 from pypto.dialects.program import function_type, param_directions
 from pypto.pipeline.backend import BackendType
 from pypto.pipeline.lower import lower_program
-from pypto.runtime import Executable, RunConfig, run
 
 from .output_dir import REPORT_DIR
+
+if TYPE_CHECKING:
+    from pypto.runtime import Executable
 
 
 class CompiledProgram:
@@ -109,6 +111,8 @@ class CompiledProgram:
     def executable(self) -> Executable:
         """The :class:`pypto.runtime.Runnable` side: the lowered program (lowered
         now when only the input is known), built once."""
+        from pypto.runtime import Executable  # the runtime (numpy) is imported when a program runs
+
         if self._executable is None:
             program = self.lowered or (lower_program(self.program) if self.program is not None else None)
             if program is None:
@@ -122,6 +126,8 @@ class CompiledProgram:
         are written into ``args``; returns what the Orchestration function
         returns. The :class:`~pypto.runtime.RunResult` is kept in ``last_run``
         (None with ``config.codegen_only``)."""
+        from pypto.runtime import RunConfig, run
+
         if config is not None and getattr(config, "codegen_only", False):
             self.last_run = None
             return None
