@@ -2,7 +2,7 @@
 
 Built on xDSL's :class:`~xdsl.xdsl_opt_main.xDSLOptMain`, with only the PyPTO
 context's dialects (builtin, func, arith, scf, pl) and every pass of
-:func:`pypto.ir.passes.registry.all_passes`::
+:func:`pypto.passes.registry.all_passes`::
 
     pypto-opt kernel.mlir -p outline-incore-scopes,convert-tensor-to-tile-ops
     pypto-opt kernel.py --emit=mlir --print-ir-after-all
@@ -10,7 +10,7 @@ context's dialects (builtin, func, arith, scf, pl) and every pass of
 
 Input is MLIR text (``.mlir``; ops without ``loc(...)`` get the location of
 their position in the file, like ``mlir-opt``) or a ``pl`` DSL file (``.py``).
-Output is MLIR (printed by :class:`pypto.ir.mlir_text.UniqueNamePrinter`) or
+Output is MLIR (printed by :class:`pypto.core.mlir_text.UniqueNamePrinter`) or
 DSL text (``--emit=py``).
 
 A user mistake (bad syntax, a verifier failure, a pass error, an unknown pass,
@@ -41,11 +41,11 @@ from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from pypto.core.context import make_context
+from pypto.core.mlir_text import print_mlir
 from pypto.diagnostics import Diagnostic, DiagnosticError, Severity, collecting, op_span
 from pypto.errors import ParserError
-from pypto.ir.context import make_context
-from pypto.ir.mlir_text import print_mlir
-from pypto.ir.verification import find_failing_op
+from pypto.pipeline.verification import find_failing_op
 from pypto.utils.atomic import atomic_write_text
 
 from .located_parser import parse_error_diagnostic, parse_located_module
@@ -143,7 +143,7 @@ class PyptoOptMain(xDSLOptMain):
 
     def register_all_passes(self) -> None:
         """Every pass of the PyPTO pass registry."""
-        from pypto.ir.passes import registry
+        from pypto.passes import registry
 
         try:
             passes = registry.all_passes()
@@ -282,7 +282,7 @@ class PyptoOptMain(xDSLOptMain):
 
     def _parse_text(self, text: str, kind: str) -> ModuleOp:
         if kind == "py":
-            from pypto.language import parse
+            from pypto.frontend.parser import parse
 
             program = parse(text, filename=self._input_name)
             return program.module
@@ -295,7 +295,7 @@ class PyptoOptMain(xDSLOptMain):
     def render(self, module: ModuleOp, emit: str) -> str:
         """The module as MLIR (our printer) or as ``pl`` DSL text."""
         if emit == "py":
-            from pypto.ir.dsl_printer import print_program
+            from pypto.core.dsl_printer import print_program
 
             text = print_program(module, explicit=False)
             return text if text.endswith("\n") else text + "\n"
@@ -424,8 +424,8 @@ class PyptoOptMain(xDSLOptMain):
     def _pipeline_mode(self) -> int:
         """``--resume`` / ``--run-reproducer``: run PyPTO's PassManager and
         print the final program as DSL text (exit 1 on a user error)."""
-        from pypto.ir.pipeline import USER_ERRORS
-        from pypto.ir.resume import resume, run_reproducer
+        from pypto.driver.resume import resume, run_reproducer
+        from pypto.pipeline.manager import USER_ERRORS
 
         for plugin in self.args.load_pass_plugin:
             load_pass_plugin(plugin)

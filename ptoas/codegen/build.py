@@ -22,8 +22,11 @@ from pathlib import Path
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
+from pypto.core.program import Program
 from pypto.dialects.program import function_type
 from pypto.errors import PartialCodegenError
+from pypto.pipeline.backend import BackendType
+from pypto.pipeline.manager import MemoryPlanner
 from pypto.ptoas.dialect.attrs import KernelKind, KernelKindAttr
 from pypto.ptoas.emitc import emit_cpp, kernel_source
 from pypto.ptoas.passes import PtoasOptions, run_ptoas_pipeline
@@ -44,14 +47,14 @@ def kernel_dir(module: ModuleOp) -> str:
 
 
 def write_codegen(
-    program: object,
+    program: Program | ModuleOp,
     output_dir: str | os.PathLike[str],
     *,
     skip_ptoas: bool = False,
     emit_source_loc: bool | None = None,
     dump_ptoas_passes: bool = False,
-    memory_planner: object = None,
-    backend: object = None,
+    memory_planner: MemoryPlanner | str | None = None,
+    backend: BackendType | str | None = None,
     platform: str | None = None,
 ) -> dict[str, Path]:
     """Write the codegen folders for every AIC/AIV/InCore function; returns unit -> ``.pto`` path."""

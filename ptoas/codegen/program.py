@@ -8,7 +8,9 @@ from pathlib import Path
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
+from pypto.core.program import Program
 from pypto.dialects.program import function_type
+from pypto.pipeline.backend import BackendType
 from pypto.ptoas.pto_text import print_pto
 from pypto.utils.atomic import atomic_write_text
 
@@ -24,20 +26,20 @@ def emit_source_loc_enabled(flag: bool | None) -> bool:
     return os.environ.get(ENV_LOC, "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def target_arch_of(backend_type: object = None, platform: str | None = None) -> str:
+def target_arch_of(backend_type: BackendType | str | None = None, platform: str | None = None) -> str:
     """``a5`` for Ascend950 / a5* platforms, ``a2a3`` otherwise."""
     text = f"{getattr(backend_type, 'value', backend_type) or ''} {platform or ''}".lower()
     return "a5" if "950" in text or (platform or "").startswith("a5") else "a2a3"
 
 
-def _module_of(program: object) -> ModuleOp:
+def _module_of(program: Program | ModuleOp) -> ModuleOp:
     module = getattr(program, "module", program)
     if not isinstance(module, ModuleOp):
         raise TypeError(f"expected a pypto Program or a ModuleOp, got {type(program).__name__}")
     return module
 
 
-def lower_program(program: object, *, emit_source_loc: bool | None = None, arch: str | None = None) -> dict[str, ModuleOp]:
+def lower_program(program: Program | ModuleOp, *, emit_source_loc: bool | None = None, arch: str | None = None) -> dict[str, ModuleOp]:
     """``{unit name: .pto module}`` for every AIC/AIV/InCore function, in program order."""
     loc = emit_source_loc_enabled(emit_source_loc)
     units: dict[str, ModuleOp] = {}

@@ -34,11 +34,11 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
+from pypto.core.program import Program
 from pypto.dialects.enums import ParamDirection
 from pypto.dialects.op_base import PLOp
 from pypto.dialects.program import AtOp, YieldOp, param_directions
 from pypto.dialects.types import TensorType, TileType
-from pypto.ir.program import Program
 from pypto.utils.pipe_order import pushers_first
 
 from . import torch_runtime

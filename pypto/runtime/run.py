@@ -7,9 +7,9 @@
 
 Steps:
 
-1. the program is lowered (a :class:`~pypto.ir.compile.CompiledProgram` already
-   is; an ``ir.Program`` goes through ``lower_program``; a ``@pl.jit``
-   function is compiled on the arguments);
+1. the program is lowered (a compiled program already is; an ``ir.Program``
+   goes through ``lower_program``; a ``@pl.jit`` function is compiled on the
+   arguments: see :mod:`.runnable`);
 2. every kernel (AIC/AIV/InCore function) becomes a ``.pto`` unit with the
    ptoas pipeline (verify, insert-sync), written to ``<output_dir>/runtime/``
    when there is an output directory, so instruction records point at real
@@ -43,13 +43,16 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
+from pypto.core.program import Program
 from pypto.dialects.enums import ParamDirection
 from pypto.dialects.program import param_directions
 from pypto.dialects.types import TensorType
+from pypto.pipeline.lower import lower_program
 from pypto.utils.pipe_order import pushers_first
 
 from .config import RunConfig
 from .orchestration import DeviceBuffer, KernelPart, Task, TaskGraph, build_task_graph, entry_function, numpy_dtype
+from .runnable import CompilesOnCall, Runnable
 from .scheduler import Scheduler, TaskRecord
 
 SIM_PLATFORMS = ("a2a3sim", "a5sim")
@@ -268,28 +271,24 @@ class Prepared:
 
 
 def prepare(program_or_compiled: Any, args: Sequence[Any] = (), config: RunConfig | None = None) -> Prepared:
-    """Lower / compile what :func:`run` is given (cached on a CompiledProgram)."""
-    from pypto.ir.compile import CompiledProgram, lower_program
-    from pypto.ir.program import Program
-
+    """Lower / compile what :func:`run` is given (see :mod:`.runnable`; cached on an Executable)."""
     target = program_or_compiled
     if isinstance(target, Prepared):
         return target
-    if hasattr(target, "compile") and hasattr(target, "specialize"):  # a @pl.jit function
-        target = target.compile(*args, config=config)
-    if isinstance(target, CompiledProgram):
-        cached = getattr(target, "_runtime_prepared", None)
-        if isinstance(cached, Prepared):
-            return cached
-        program = target.lowered or (lower_program(target.program) if target.program is not None else None)
-        if program is None:
-            raise ValueError(f"{target!r} has no program to run (loaded from a directory?)")
-        entry = entry_function(program.module, target.orchestration_names[0] if target.orchestration_names else None)
-        names = list(target.param_names) or [a.name_hint or f"arg{i}" for i, a in enumerate(entry.body.block.args)]
-        arch = "a5" if str(target.platform).startswith("a5") else "a2a3"
-        prepared = Prepared(program, entry, names, target.output_dir, {}, arch)
-        target._runtime_prepared = prepared  # type: ignore[attr-defined]
-        return prepared
+    if isinstance(target, CompilesOnCall):
+        target = target.runnable_for(args, config)
+    if isinstance(target, Runnable):
+        executable = target.executable()
+        if isinstance(executable.prepared, Prepared):
+            return executable.prepared
+        program = executable.program
+        entry = entry_function(program.module, executable.entry_name)
+        names = list(executable.param_names) or [
+            a.name_hint or f"arg{i}" for i, a in enumerate(entry.body.block.args)
+        ]
+        arch = "a5" if str(executable.platform).startswith("a5") else "a2a3"
+        executable.prepared = Prepared(program, entry, names, executable.output_dir, {}, arch)
+        return executable.prepared
     if isinstance(target, ModuleOp):
         target = Program(target)
     if isinstance(target, Program):

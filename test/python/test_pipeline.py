@@ -18,11 +18,11 @@ from xdsl.dialects.builtin import ModuleOp
 from pypto.diagnostics import Severity, emit, error_at
 from pypto.errors import InternalError
 from pypto.ir import MemoryPlanner, OptimizationStrategy, PassDumpLevel, PassManager, compile, run_reproducer
-from pypto.ir.passes.base import PyPTOPass
-from pypto.ir.passes.placeholders import PlaceholderPass
-from pypto.ir.passes.registry import get_pass, register_pass
-from pypto.ir.pipeline_order import DEFAULT_PIPELINE
-from pypto.ir.resume import read_reproducer
+from pypto.passes.base import PyPTOPass
+from pypto.passes.pipeline_order import DEFAULT_PIPELINE
+from pypto.passes.placeholders import PlaceholderPass
+from pypto.passes.registry import get_pass, register_pass
+from pypto.pipeline.reproducer import read_reproducer
 
 UPSTREAM = Path(__file__).resolve().parents[3] / "shared" / "reference" / "upstream-builds"
 ROOT = Path(__file__).resolve().parents[2]
@@ -218,8 +218,8 @@ def test_pypto_opt_runs_the_reproducer(tmp_path: Path) -> None:
     plugin.write_text(
         "from dataclasses import dataclass\n"
         "from typing import ClassVar\n"
-        "from pypto.ir.passes.base import PyPTOPass\n"
-        "from pypto.ir.passes.registry import register_pass\n\n"
+        "from pypto.passes.base import PyPTOPass\n"
+        "from pypto.passes.registry import register_pass\n\n"
         "@register_pass\n@dataclass(frozen=True)\nclass TestBoom(PyPTOPass):\n"
         "    PASS_NAME: ClassVar[str] = 'TestBoom'\n    name: ClassVar[str] = 'test-boom'\n\n"
         "    def apply(self, ctx, op):\n        raise RuntimeError('boom in a test pass')\n"
@@ -263,7 +263,7 @@ def test_runconfig_forwards_compile_options(tmp_path: Path) -> None:
 
     cfg = RunConfig(dump_passes=PassDumpLevel.CONCISE, compile_profiling=True, save_kernels_dir=str(tmp_path / "o"))
     assert cfg.backend_type == "Ascend910B" and RunConfig(platform="a5").backend_type == "Ascend950"
-    from pypto.language.jit import _config_options
+    from pypto.driver.jit import _config_options
 
     opts = _config_options(cfg, compile)
     assert opts["output_dir"] == str(tmp_path / "o") and opts["profiling"] is True

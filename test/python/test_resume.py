@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from test_pipeline_kernels import kernel
 
+from pypto.driver.resume import parse_dump_name, resume_manager
 from pypto.ir import PassDumpLevel, compile, resume
-from pypto.ir.resume import parse_dump_name, resume_manager
 
 LAST = "49_after_MaterializeValidShapeSymbols.py"
 

@@ -550,8 +550,8 @@ def build_map(
     """Parse ``dump`` and build its memory map for ``backend``.
 
     ``capacity_of(space, backend) -> int | None`` defaults to
-    :func:`pypto.ir.target_caps.capacity` (``None`` where it has no number)."""
-    import pypto.language as pl
+    :func:`pypto.core.target_caps.capacity` (``None`` where it has no number)."""
+    from pypto.frontend.parser import parse
 
     try:
         text = dump.read_text(encoding="utf-8")
@@ -559,7 +559,7 @@ def build_map(
         raise MemoryMapError(f"cannot read {dump}: {getattr(e, 'strerror', None) or e}") from None
     info = _read_text(text, str(dump))
     try:
-        program = pl.parse(text, filename=str(dump))
+        program = parse(text, filename=str(dump))
     except Exception as e:  # noqa: BLE001 - any parse failure is a bad dump for the user
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise MemoryMapError(f"cannot parse {dump.name} as a pass dump: {first}") from None
@@ -600,7 +600,7 @@ def build_map(
 
 
 def _capacity(space: str, backend: str) -> int | None:
-    from pypto.ir.target_caps import capacity
+    from pypto.core.target_caps import capacity
 
     try:
         return capacity(MemorySpace(space), backend)
