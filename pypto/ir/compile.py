@@ -155,6 +155,23 @@ class CompiledProgram:
 
     # ---- pypto.runtime: run on the simulated chip (owned by the runtime) ----
 
+    def run_spec(self, args: Sequence[Any] = (), config: Any = None) -> Any:
+        """The :class:`pypto.runtime.runnable.RunSpec` of this program (the runtime's ``Runnable``
+        protocol): the lowered program, entry, parameter names, output directory and platform; the
+        same object on every call. ``ValueError`` when there is no program (loaded from a directory)."""
+        from pypto.runtime.runnable import RunSpec
+
+        spec = getattr(self, "_run_spec", None)
+        if spec is None:
+            program = self.lowered or (lower_program(self.program) if self.program is not None else None)
+            if program is None:
+                raise ValueError(f"{self!r} has no program to run (loaded from a directory?)")
+            entry = self.orchestration_names[0] if self.orchestration_names else None
+            spec = self._run_spec = RunSpec(
+                program, entry, list(self.param_names), self.output_dir, self.platform, self.backend_type.value
+            )
+        return spec
+
     def __call__(self, *args: Any, config: Any = None) -> Any:
         """Run on the simulated chip (``pypto.runtime.run``): Out/InOut tensors
         are written into ``args``; returns what the Orchestration function

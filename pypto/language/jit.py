@@ -13,7 +13,7 @@ import contextlib
 import functools
 import importlib
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from xdsl.ir import Attribute
@@ -125,6 +125,11 @@ class JITFunction:
                     program = self.specialize(*bound)
                 self._compiled[key] = compile_fn(program, **_config_options(config, compile_fn))
         return self._compiled[key]
+
+    def run_spec(self, args: Sequence[Any], config: Any = None) -> Any:
+        """What the runtime runs for ``args`` (its ``Runnable`` protocol): the spec of the
+        program compiled for them (:meth:`compile`, cached)."""
+        return self.compile(*args, config=config).run_spec(args, config)
 
     def __call__(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:
         """Compile for these arguments (cached on their shapes/dtypes and the
