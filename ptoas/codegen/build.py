@@ -30,11 +30,11 @@ from pypto.pipeline.manager import MemoryPlanner
 from pypto.ptoas.dialect.attrs import KernelKind, KernelKindAttr
 from pypto.ptoas.emitc import emit_cpp, kernel_source
 from pypto.ptoas.passes import PtoasOptions, run_ptoas_pipeline
-from pypto.ptoas.pto_text import print_pto
 from pypto.utils.atomic import atomic_write_text
 
-from .function import KERNEL_TYPES, lower_function
+from .function import KERNEL_TYPES
 from .program import emit_source_loc_enabled, target_arch_of
+from .unit import build_kernel_unit
 
 
 def kernel_dir(module: ModuleOp) -> str:
@@ -71,10 +71,11 @@ def write_codegen(
             continue
         name = f.sym_name.data
         try:
-            unit = lower_function(f, emit_source_loc=loc, arch=arch)
+            built = build_kernel_unit(f, arch, loc)
+            unit = built.module
             (out / "ptoas").mkdir(parents=True, exist_ok=True)
             path = out / "ptoas" / f"{name}.pto"
-            atomic_write_text(path, print_pto(unit))
+            atomic_write_text(path, built.text)
             written[name] = path
             if skip_ptoas:
                 continue

@@ -14,7 +14,8 @@ from pypto.pipeline.backend import BackendType
 from pypto.ptoas.pto_text import print_pto
 from pypto.utils.atomic import atomic_write_text
 
-from .function import KERNEL_TYPES, lower_function
+from .function import KERNEL_TYPES
+from .unit import build_kernel_unit
 
 ENV_LOC = "PYPTO_EMIT_PTO_LOC"
 
@@ -45,7 +46,7 @@ def lower_program(program: Program | ModuleOp, *, emit_source_loc: bool | None =
     units: dict[str, ModuleOp] = {}
     for op in _module_of(program).body.block.ops:
         if isinstance(op, FuncOp) and function_type(op) in KERNEL_TYPES:
-            units[op.sym_name.data] = lower_function(op, emit_source_loc=loc, arch=arch or "a2a3")
+            units[op.sym_name.data] = build_kernel_unit(op, arch or "a2a3", loc).module
     return units
 
 

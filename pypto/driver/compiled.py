@@ -6,6 +6,7 @@ It is a :class:`pypto.runtime.Runnable`: calling it runs it on the simulated chi
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,7 @@ from pypto.pipeline.lower import lower_program
 from .output_dir import REPORT_DIR
 
 if TYPE_CHECKING:
-    from pypto.runtime import Executable
+    from pypto.runtime import RunSpec
 
 
 class CompiledProgram:
@@ -45,7 +46,7 @@ class CompiledProgram:
         self.param_names: list[str] = []
         self.output_indices: list[int] = []
         self.has_return = False
-        self._executable: Executable | None = None
+        self._run_spec: RunSpec | None = None
         self._read_signature()
 
     def _read_signature(self) -> None:
@@ -108,18 +109,21 @@ class CompiledProgram:
 
     # ---- pypto.runtime: run on the simulated chip (owned by the runtime) ----
 
-    def executable(self) -> Executable:
-        """The :class:`pypto.runtime.Runnable` side: the lowered program (lowered
-        now when only the input is known), built once."""
-        from pypto.runtime import Executable  # the runtime (numpy) is imported when a program runs
+    def run_spec(self, args: Sequence[Any] = (), config: Any = None) -> RunSpec:
+        """The :class:`pypto.runtime.Runnable` side: the :class:`~pypto.runtime.RunSpec` of this program
+        (the lowered program, entry, parameter names, output directory and platform; lowered now when only
+        the input is known), the same object on every call. ``ValueError`` when there is no program."""
+        from pypto.runtime import RunSpec  # the runtime (numpy) is imported when a program runs
 
-        if self._executable is None:
+        if self._run_spec is None:
             program = self.lowered or (lower_program(self.program) if self.program is not None else None)
             if program is None:
                 raise ValueError(f"{self!r} has no program to run (loaded from a directory?)")
             entry_name = self.orchestration_names[0] if self.orchestration_names else None
-            self._executable = Executable(program, entry_name, list(self.param_names), self.output_dir, self.platform)
-        return self._executable
+            self._run_spec = RunSpec(
+                program, entry_name, list(self.param_names), self.output_dir, self.platform, self.backend_type.value
+            )
+        return self._run_spec
 
     def __call__(self, *args: Any, config: Any = None) -> Any:
         """Run on the simulated chip (``pypto.runtime.run``): Out/InOut tensors

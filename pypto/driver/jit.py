@@ -2,8 +2,8 @@
 
 The front-end half (specializing on sample arguments, pulling in
 ``@pl.jit.incore`` callees) is :mod:`pypto.frontend.jit`. A
-:class:`JITFunction` is a :class:`pypto.runtime.CompilesOnCall`: the runtime
-asks it for the compiled program of a call's arguments.
+:class:`JITFunction` is a :class:`pypto.runtime.Runnable`: the runtime asks
+it for the :class:`~pypto.runtime.RunSpec` of the program compiled for a call's arguments.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pypto.compile_profiling import CompileProfiler, get_active_profiler, stage
 from pypto.core.pass_context import PassContext
@@ -23,6 +23,9 @@ from pypto.pipeline.lower import lower_program
 
 from .compile import compile
 from .compiled import CompiledProgram
+
+if TYPE_CHECKING:
+    from pypto.runtime import RunSpec
 
 # Compile options forwarded from a RunConfig to ir.compile when present.
 _CONFIG_OPTIONS = ("strategy", "dump_passes", "dump_ptoas_passes", "diagnostic_phase", "disabled_diagnostics",
@@ -54,9 +57,9 @@ class JITFunction(JitKernel):
                 self._compiled[key] = compile(program, **_config_options(config, compile))
         return self._compiled[key]
 
-    def runnable_for(self, args: Sequence[Any], config: Any = None) -> CompiledProgram:
-        """The :class:`pypto.runtime.CompilesOnCall` side: the compiled program for ``args``."""
-        return self.compile(*args, config=config)
+    def run_spec(self, args: Sequence[Any], config: Any = None) -> RunSpec:
+        """The :class:`pypto.runtime.Runnable` side: the spec of the program compiled for ``args`` (cached)."""
+        return self.compile(*args, config=config).run_spec(args, config)
 
     def __call__(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:
         """Compile for these arguments (cached on their shapes/dtypes and the

@@ -14,20 +14,19 @@ from __future__ import annotations
 from .config import PLATFORMS, RunConfig, backend_for_platform
 from .orchestration import OrchestrationError, Task, TaskGraph, build_task_graph
 from .run import InputWrittenError, RunResult, TaskRace, run
-from .runnable import CompilesOnCall, Executable, Runnable
+from .runnable import Runnable, RunSpec
 from .scheduler import Scheduler, TaskRecord
 from .worker import ChipWorker, DeviceTensor
 
 __all__ = [
     "PLATFORMS",
     "ChipWorker",
-    "CompilesOnCall",
     "DeviceTensor",
-    "Executable",
     "InputWrittenError",
     "OrchestrationError",
     "RunConfig",
     "RunResult",
+    "RunSpec",
     "Runnable",
     "Scheduler",
     "Task",

@@ -1,14 +1,17 @@
-"""What the runtime runs, as a protocol: the runtime never imports the compile driver.
+"""What the runtime runs: the :class:`Runnable` protocol and its :class:`RunSpec`.
 
-:func:`pypto.runtime.run` takes
+A compiled program (the driver's ``CompiledProgram``) and a ``@pl.jit``
+function are Runnables: :func:`pypto.runtime.run` asks them for a
+:class:`RunSpec` and knows nothing else about them. A jit function compiles on
+the arguments and hands back its compiled program's spec::
 
-- a bare :class:`~pypto.core.program.Program` (or ``ModuleOp``): lowered with
-  :func:`pypto.pipeline.lower.lower_program`, nothing written;
-- a :class:`Runnable`: an object whose ``executable()`` gives the lowered
-  program and its signature (``pypto.driver.CompiledProgram``);
-- a :class:`CompilesOnCall`: an object compiled for each call's arguments,
-  whose ``runnable_for(args, config)`` gives a Runnable (a ``@pl.jit``
-  function).
+    class CompiledProgram:
+        def run_spec(self, args, config):
+            return RunSpec(self.lowered, "main", ["a", "b", "out"], self.output_dir, "a2a3sim", "Ascend910B")
+
+The runtime keeps what it prepares from a spec (entry, kernel units) as long
+as the spec object lives, so a Runnable returns the same spec object for runs
+that need the same preparation.
 """
 
 from __future__ import annotations
@@ -18,39 +21,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from pypto.core.program import Program
 
+@dataclass(eq=False)
+class RunSpec:
+    """A lowered program ready to run.
 
-@dataclass
-class Executable:
-    """A lowered program and what the runtime needs to run it."""
+    ``program``: the Program after the pass pipeline (``.module``,
+    ``.functions``); ``entry_name``: its Orchestration function (None: the
+    only one); ``param_names``: the entry's parameter names, in order;
+    ``output_dir``: the compile output directory (its ``ptoas/<unit>.pto`` are
+    the units that run), None for none; ``platform`` / ``backend_type``: what
+    it was compiled for (they pick the ``.pto`` arch when a unit is built in
+    memory)."""
 
-    program: Program
-    """The program after the pass pipeline."""
+    program: Any
     entry_name: str | None = None
-    """The Orchestration function to run (None: the program's entry)."""
     param_names: list[str] = field(default_factory=list)
-    """The entry's parameter names as the user wrote them (empty: from the IR)."""
     output_dir: Path | None = None
-    """The compile's output directory (None: nothing is written)."""
     platform: str = "a2a3sim"
-    prepared: Any = field(default=None, compare=False, repr=False)
-    """The runtime's prepared form of this executable, built on the first run."""
+    backend_type: str | None = None
 
 
 @runtime_checkable
 class Runnable(Protocol):
-    """A compiled program the runtime can run."""
+    """Anything :func:`pypto.runtime.run` runs besides a bare Program."""
 
-    def executable(self) -> Executable:
-        """The lowered program (the same object on every call, so the runtime's preparation is kept)."""
-        ...
-
-
-@runtime_checkable
-class CompilesOnCall(Protocol):
-    """A kernel compiled for each call's arguments (``@pl.jit``)."""
-
-    def runnable_for(self, args: Sequence[Any], config: Any = None) -> Runnable:
-        """The compiled program for these arguments and this RunConfig."""
+    def run_spec(self, args: Sequence[Any], config: Any) -> RunSpec:
+        """The spec to run with ``args`` (the entry's arguments) under ``config`` (a RunConfig or None)."""
         ...

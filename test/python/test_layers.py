@@ -15,7 +15,8 @@ import pypto.language as pl
 from pypto.driver.compiled import CompiledProgram
 from pypto.driver.jit import JITFunction
 from pypto.pipeline.lower import lower_program
-from pypto.runtime import CompilesOnCall, Executable, RunConfig, Runnable, run
+from pypto.runtime import RunConfig, Runnable, RunSpec, run
+from pypto.runtime.run import prepare
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE_FOLDERS = ("pypto", "dialects", "ptoas", "tools")
@@ -29,43 +30,44 @@ def double(a: pl.Tensor, out: pl.Out[pl.Tensor]):
 
 
 class LoweredOnly:
-    """A Runnable that is not the driver's: the runtime needs only ``executable()``."""
+    """A Runnable that is not the driver's: the runtime needs only ``run_spec()``."""
 
-    def __init__(self, executable: Executable):
-        self._executable = executable
+    def __init__(self, spec: RunSpec):
+        self._spec = spec
         self.calls = 0
 
-    def executable(self) -> Executable:
+    def run_spec(self, args: object, config: object) -> RunSpec:
         self.calls += 1
-        return self._executable
+        return self._spec
 
 
 def test_runtime_runs_any_runnable_and_prepares_it_once() -> None:
     a, out = torch.randn(16, 64), torch.zeros(16, 64)
     lowered = lower_program(double.specialize(a, out))
-    target = LoweredOnly(Executable(lowered, param_names=["a", "out"]))
-    assert isinstance(target, Runnable) and not isinstance(target, CompilesOnCall)
+    target = LoweredOnly(RunSpec(lowered, param_names=["a", "out"]))
+    assert isinstance(target, Runnable)
     config = RunConfig(check_races=False)
+    first = prepare(target, (a, out), config)
     result = run(target, a, out, config=config)
     torch.testing.assert_close(out, 2 * a)
     assert result.total_cycles > 0
-    first = target.executable().prepared
-    assert first is not None
+    assert target.calls == 2
+    assert prepare(target, (a, out), config) is first  # prepared once per spec
     out.zero_()
     run(target, a, out, config=config)
-    assert target.executable().prepared is first  # prepared once, kept on the Executable
     torch.testing.assert_close(out, 2 * a)
 
 
-def test_driver_objects_implement_the_runtime_protocols(tmp_path: Path) -> None:
+def test_driver_objects_implement_the_runtime_protocol(tmp_path: Path) -> None:
     a, out = torch.randn(16, 64), torch.zeros(16, 64)
-    assert isinstance(double, JITFunction) and isinstance(double, CompilesOnCall)
-    compiled = double.runnable_for([a, out], RunConfig(save_kernels_dir=str(tmp_path)))
+    assert isinstance(double, JITFunction) and isinstance(double, Runnable)
+    config = RunConfig(save_kernels_dir=str(tmp_path))
+    spec = double.run_spec([a, out], config)
+    compiled = double.compile(a, out, config=config)
     assert isinstance(compiled, CompiledProgram) and isinstance(compiled, Runnable)
-    executable = compiled.executable()
-    assert executable is compiled.executable()
-    assert executable.program is compiled.lowered
-    assert executable.output_dir == compiled.output_dir and executable.param_names == ["a", "out"]
+    assert spec is compiled.run_spec() is compiled.run_spec()
+    assert spec.program is compiled.lowered
+    assert spec.output_dir == compiled.output_dir and spec.param_names == ["a", "out"]
 
 
 def test_ir_compile_is_the_function_whatever_is_imported_first() -> None:
