@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pypto.diagnostics import Diagnostic, DiagnosticError, Severity, SourceSpan
+
 from .passes.base import PyPTOPass
 from .passes.registry import get_pass
 from .pipeline import MemoryPlanner, OptimizationStrategy, PassManager, PipelineOptions
@@ -48,13 +50,21 @@ _DUMP_NAME = re.compile(r"^(?P<n>\d+)_(?:after_(?P<pass>\w+)|frontend)\.py$")
 _HEADER = re.compile(r"^# (?P<key>[a-z-]+): ?(?P<value>.*)$")
 
 
+class ResumeError(DiagnosticError, ValueError):
+    """A dump or reproducer that cannot be resumed or replayed: a user error,
+    located at the file (line 1 unless given)."""
+
+    def __init__(self, path: str | os.PathLike[str], message: str, line: int = 1):
+        super().__init__(Diagnostic(Severity.ERROR, message, SourceSpan(os.fspath(path), line, 1)))
+
+
 def parse_dump_name(path: str | os.PathLike[str]) -> tuple[int, str | None]:
     """``12_after_OptimizeOrchTensors.py`` -> ``(12, "OptimizeOrchTensors")``;
     ``00_frontend.py`` -> ``(0, None)``."""
     name = Path(path).name
     m = _DUMP_NAME.match(name)
     if m is None:
-        raise ValueError(f"{name!r} is not a pass dump name (NN_after_<Pass>.py or 00_frontend.py)")
+        raise ResumeError(path, f"{name!r} is not a pass dump name (NN_after_<Pass>.py or 00_frontend.py)")
     return int(m.group("n")), m.group("pass")
 
 
@@ -68,10 +78,11 @@ def resume_manager(
     done, pass_name = parse_dump_name(path)
     full = PassManager.get_strategy(strategy, memory_planner, verification_level=verification_level)
     if done > len(full.passes):
-        raise ValueError(f"{Path(path).name}: the pipeline has only {len(full.passes)} passes")
+        raise ResumeError(path, f"the pipeline has only {len(full.passes)} passes")
     if pass_name is not None and full.pass_names[done - 1] != pass_name:
-        raise ValueError(
-            f"{Path(path).name}: pass {done:02d} of the pipeline (memory_planner={full.memory_planner.value}) "
+        raise ResumeError(
+            path,
+            f"pass {done:02d} of the pipeline (memory_planner={full.memory_planner.value}) "
             f"is {full.pass_names[done - 1]}, not {pass_name}"
         )
     return full.tail(done)
@@ -138,11 +149,11 @@ class Reproducer:
 
 
 def read_reproducer(path: str | os.PathLike[str]) -> Reproducer:
-    """Parse a reproducer file (``ValueError`` when it is not one)."""
+    """Parse a reproducer file (:class:`ResumeError` when it is not one)."""
     text = Path(path).read_text(encoding="utf-8")
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].rstrip("\n") != MAGIC:
-        raise ValueError(f"{path}: not a pypto reproducer (first line must be {MAGIC!r})")
+        raise ResumeError(path, f"not a pypto reproducer (first line must be {MAGIC!r})")
     fields: dict[str, str] = {}
     for i, line in enumerate(lines[1:], start=1):
         if line.rstrip("\n") == IR_MARKER:
@@ -152,9 +163,9 @@ def read_reproducer(path: str | os.PathLike[str]) -> Reproducer:
         if m is not None:
             fields[m.group("key")] = m.group("value")
     else:
-        raise ValueError(f"{path}: no {IR_MARKER!r} line")
+        raise ResumeError(path, f"no {IR_MARKER!r} line")
     if "pipeline" not in fields:
-        raise ValueError(f"{path}: no '# pipeline:' line")
+        raise ResumeError(path, "no '# pipeline:' line")
     return Reproducer(
         pipeline=[p for p in fields["pipeline"].split(",") if p],
         ir_text="".join(lines[ir_start:]),
@@ -176,7 +187,10 @@ def run_reproducer(path: str | os.PathLike[str]) -> Program:
     from pypto.language import parse
 
     repro = read_reproducer(path)
-    passes = [get_pass(name) for name in repro.pipeline]
+    try:
+        passes = [get_pass(name) for name in repro.pipeline]
+    except KeyError as e:
+        raise ResumeError(path, str(e.args[0] if e.args else e)) from None
     program = parse("\n" * (repro.ir_line - 1) + repro.ir_text, filename=str(path))
     manager = PassManager(passes, verification_level=repro.verification_level, first_index=repro.first_index)  # type: ignore[arg-type]
     return manager.run(program, options=repro.options)
