@@ -13,10 +13,23 @@ their position in the file, like ``mlir-opt``) or a ``pl`` DSL file (``.py``).
 Output is MLIR (printed by :class:`pypto.ir.mlir_text.UniqueNamePrinter`) or
 DSL text (``--emit=py``).
 
-A user mistake (bad syntax, a verifier failure, a pass error, an unknown pass,
-a missing file) prints one located diagnostic and exits 1; a bug in PyPTO
-prints ``pypto-opt: internal error: ...`` and exits 2 (with a backtrace when
-``PTO_BACKTRACE=1``).
+Passes run through the shared :class:`pypto.ir.pass_runner.PassRunner` (as in
+``compile`` and ``ptoas``): ``--dump-passes``, ``--print-ir-after-all/-change``
+and ``--time-passes`` are its listeners.
+
+xDSL's options are used as xDSL defines them (``-p``, ``-t``, ``-o``, ``-f``,
+``--print-op-generic``, ``--print-debuginfo``, ``--disable-verify``,
+``--allow-unregistered-dialect``, ``--no-implicit-module``, ``--version`` ...).
+Three keep xDSL's flags with MLIR's behaviour, because xDSL 0.74's differs:
+``--split-input-file`` cuts only at lines that are ``// -----`` (xDSL cuts at
+the marker anywhere, also inside a comment); ``--print-between-passes`` and
+``--time-passes`` write to stderr, after every pass and as MLIR's timing report
+(xDSL prints them to stdout, between the output IR).
+
+A user mistake (bad syntax, a verifier failure, a located pass error, an
+unknown pass, a missing file) prints one located diagnostic and exits 1; any
+other exception is a bug in PyPTO: ``pypto-opt: internal error: ...`` and exit 2
+(with a backtrace when ``PTO_BACKTRACE=1``).
 """
 
 from __future__ import annotations

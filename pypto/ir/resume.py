@@ -166,16 +166,19 @@ def read_reproducer(path: str | os.PathLike[str]) -> Reproducer:
         raise ResumeError(path, f"no {IR_MARKER!r} line")
     if "pipeline" not in fields:
         raise ResumeError(path, "no '# pipeline:' line")
-    return Reproducer(
-        pipeline=[p for p in fields["pipeline"].split(",") if p],
-        ir_text="".join(lines[ir_start:]),
-        first_index=int(fields.get("first-index", "1")),
-        verification_level=parse_verification_level(fields.get("verification-level", "BASIC")),
-        options=PipelineOptions.from_dict(json.loads(fields.get("options") or "{}")),
-        failed_pass=fields.get("failed-pass"),
-        error=fields.get("error"),
-        ir_line=ir_start + 1,
-    )
+    try:
+        return Reproducer(
+            pipeline=[p for p in fields["pipeline"].split(",") if p],
+            ir_text="".join(lines[ir_start:]),
+            first_index=int(fields.get("first-index", "1")),
+            verification_level=parse_verification_level(fields.get("verification-level", "BASIC")),
+            options=PipelineOptions.from_dict(json.loads(fields.get("options") or "{}")),
+            failed_pass=fields.get("failed-pass"),
+            error=fields.get("error"),
+            ir_line=ir_start + 1,
+        )
+    except ValueError as e:  # a malformed header value (JSON, number, level)
+        raise ResumeError(path, f"malformed reproducer header: {e}") from None
 
 
 def run_reproducer(path: str | os.PathLike[str]) -> Program:
