@@ -47,6 +47,7 @@ from pypto.dialects.dtypes import dtype_name
 from pypto.dialects.enums import ParamDirection
 from pypto.dialects.program import param_directions
 from pypto.dialects.types import DYNAMIC, TensorType
+from pypto.errors import ParserError
 from pypto.frontend.parser import loads
 from pypto.utils.atomic import atomic_write_text
 
@@ -355,7 +356,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(line)
         if not args.no_write:
             print(f"wrote {write_validation(result, args.output)}")
-    except (BisectError, KeyError, ValueError, OSError) as e:
+    except (BisectError, KeyError, ValueError, OSError, ParserError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     return 0 if result.first_divergent is None else 1

@@ -20,7 +20,7 @@ from pypto.core.program import Program
 from pypto.frontend.parser import loads, parse
 from pypto.passes.registry import get_pass
 from pypto.pipeline.manager import MemoryPlanner, OptimizationStrategy, PassManager
-from pypto.pipeline.reproducer import read_reproducer
+from pypto.pipeline.reproducer import ResumeError, read_reproducer
 from pypto.pipeline.verification import VerificationLevel
 
 _DUMP_NAME = re.compile(r"^(?P<n>\d+)_(?:after_(?P<pass>\w+)|frontend)\.py$")
@@ -32,7 +32,7 @@ def parse_dump_name(path: str | os.PathLike[str]) -> tuple[int, str | None]:
     name = Path(path).name
     m = _DUMP_NAME.match(name)
     if m is None:
-        raise ValueError(f"{name!r} is not a pass dump name (NN_after_<Pass>.py or 00_frontend.py)")
+        raise ResumeError(path, f"{name!r} is not a pass dump name (NN_after_<Pass>.py or 00_frontend.py)")
     return int(m.group("n")), m.group("pass")
 
 
@@ -46,10 +46,11 @@ def resume_manager(
     done, pass_name = parse_dump_name(path)
     full = PassManager.get_strategy(strategy, memory_planner, verification_level=verification_level)
     if done > len(full.passes):
-        raise ValueError(f"{Path(path).name}: the pipeline has only {len(full.passes)} passes")
+        raise ResumeError(path, f"the pipeline has only {len(full.passes)} passes")
     if pass_name is not None and full.pass_names[done - 1] != pass_name:
-        raise ValueError(
-            f"{Path(path).name}: pass {done:02d} of the pipeline (memory_planner={full.memory_planner.value}) "
+        raise ResumeError(
+            path,
+            f"pass {done:02d} of the pipeline (memory_planner={full.memory_planner.value}) "
             f"is {full.pass_names[done - 1]}, not {pass_name}"
         )
     return full.tail(done)
@@ -73,7 +74,10 @@ def run_reproducer(path: str | os.PathLike[str]) -> Program:
     The IR is parsed with the file's real line numbers (the header lines are
     blanked), so locations point into the reproducer."""
     repro = read_reproducer(path)
-    passes = [get_pass(name) for name in repro.pipeline]
+    try:
+        passes = [get_pass(name) for name in repro.pipeline]
+    except KeyError as e:
+        raise ResumeError(path, str(e.args[0] if e.args else e)) from None
     program = parse("\n" * (repro.ir_line - 1) + repro.ir_text, filename=str(path))
     manager = PassManager(passes, verification_level=repro.verification_level, first_index=repro.first_index)  # type: ignore[arg-type]
     return manager.run(program, options=repro.options)

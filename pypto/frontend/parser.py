@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from pypto.core.program import Program
-from pypto.errors import ParserSyntaxError
+from pypto.diagnostics import SourceSpan
+from pypto.errors import ParserError, ParserSyntaxError
 
 from .builder import ProgramBuilder, function_info
 from .source import Source, dotted
@@ -21,12 +22,16 @@ def _is_decorator(dec: ast.expr, name: str) -> bool:
     return dotted(dec.func if isinstance(dec, ast.Call) else dec) == name
 
 
+def _is_jit(dec: ast.expr) -> bool:
+    """``@pl.jit``, ``@pl.jit.incore``, ``@pl.jit(...)``..."""
+    name = dotted(dec.func if isinstance(dec, ast.Call) else dec) or ""
+    return name == "pl.jit" or name.startswith("pl.jit.")
+
+
 def _syntax_tree(text: str, filename: str, lines: list[str]) -> ast.Module:
     try:
         return ast.parse(text, filename=filename)
     except SyntaxError as e:
-        from pypto.diagnostics import SourceSpan
-
         span = SourceSpan(filename, e.lineno or 1, e.offset or 1)
         raise ParserSyntaxError(f"invalid Python syntax: {e.msg}", span, source_lines=lines) from None
 
@@ -64,20 +69,47 @@ def parse(text: str, filename: str = "<string>") -> Program:
     tree = _syntax_tree(text, filename, lines)
     src = Source(filename, lines)
     found: list[tuple[ast.AST, ast.expr]] = []
+    jits: list[ast.expr] = []
     for node in tree.body:
         if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
             for d in node.decorator_list:
                 if _is_decorator(d, "pl.program") or _is_decorator(d, "pl.function"):
                     found.append((node, d))
+                elif _is_jit(d):
+                    jits.append(d)
     if len(found) != 1:
-        raise ValueError(f"{filename}: expected exactly one @pl.program class or @pl.function, found {len(found)}")
+        raise _program_count_error(src, found, jits)
     node, dec = found[0]
     if isinstance(node, ast.ClassDef):
         if not _is_decorator(dec, "pl.program"):
-            raise ValueError(f"{filename}: a class must be decorated with @pl.program")
+            raise src.error(ParserSyntaxError, "a class must be decorated with @pl.program", dec)
         return program_from_class(node, src)
     assert isinstance(node, ast.FunctionDef)
     return program_from_function(node, src, dec)
+
+
+_NEEDS = "a pl file needs exactly one @pl.program class or one @pl.function"
+
+
+def _program_count_error(src: Source, found: list[tuple[ast.AST, ast.expr]], jits: list[ast.expr]) -> ParserError:
+    """The located error of a file without exactly one program: at the second
+    program, else at a ``@pl.jit`` decorator, else at the file's first line."""
+    if found:
+        return src.error(
+            ParserSyntaxError,
+            f"{_NEEDS}, found {len(found)}",
+            found[1][1],
+            hint="put the functions in one @pl.program class",
+        )
+    if jits:
+        return src.error(
+            ParserSyntaxError,
+            f"{_NEEDS}; a @pl.jit kernel is not a program until it is specialized on sample arguments",
+            jits[0],
+            hint="call the kernel (or kernel.compile(...)) with sample tensors and read the program it prints "
+            "to passes_dump/00_frontend.py",
+        )
+    return ParserSyntaxError(f"{_NEEDS}, found none", SourceSpan(src.filename, 1, 1), source_lines=src.lines)
 
 
 def loads(path: str | Path) -> Program:

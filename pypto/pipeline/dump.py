@@ -23,10 +23,11 @@ from pypto.diagnostics import Diagnostic
 from pypto.passes.base import PyPTOPass
 from pypto.utils.atomic import atomic_write_text
 
+from .pass_runner import dump_file_name
 from .reproducer import format_reproducer
 
 DUMP_DIR = "passes_dump"
-FRONTEND_FILE = "00_frontend.py"
+FRONTEND_FILE = dump_file_name(0, None, initial="frontend")
 REPRODUCER_FILE = "reproducer"
 
 
@@ -37,11 +38,6 @@ def dump_level(dump_passes: bool | int | PassDumpLevel | None) -> PassDumpLevel:
     if dump_passes is True:
         return PassDumpLevel.CONCISE
     return PassDumpLevel(int(dump_passes))
-
-
-def dump_file_name(index: int, pass_name: str, kind: str = "after", suffix: str = ".py") -> str:
-    """``01_after_OutlineIncoreScopes.py`` (index is the 1-based pass position)."""
-    return f"{index:02d}_{kind}_{pass_name}{suffix}"
 
 
 def display_path(filename: str) -> str:

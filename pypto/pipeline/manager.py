@@ -6,7 +6,8 @@ replaces its identity placeholder without touching this file);
 ``memory_planner`` ``DSA_RP`` / ``PTOAS`` leave passes out and the numbers of
 the later ones shift (a dump's ``NN`` is the position actually run).
 
-Each pass runs inside a profiler stage (when a
+The passes run through the one runner, :class:`pypto.pipeline.pass_runner.PassRunner`
+(shared with ``pypto-opt`` and ``ptoas``). Each pass runs inside a profiler stage (when a
 :class:`~pypto.compile_profiling.CompileProfiler` is active), then the
 verification of :mod:`pypto.pipeline.verification`, then the listeners (dump
 writer, diagnostics) and the legacy ``callback``. Diagnostics emitted while a
@@ -14,45 +15,35 @@ pass runs are stamped with its name. When a pass (or the verification after
 it) raises, listeners' ``on_failure`` run (the dump writer leaves
 ``NN_failed_<Pass>.py`` and a ``reproducer``); a user error propagates as it
 is (with a note naming the pass), any other exception becomes
-:class:`~pypto.errors.InternalError` naming the pass.
+:class:`~pypto.errors.InternalError` naming the pass and saying it is a bug
+(:func:`pypto.pipeline.pass_runner.classify_error`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
 from enum import Enum, StrEnum
 from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.utils.exceptions import DiagnosticException
+from xdsl.passes import ModulePass
 
 from pypto.compile_profiling import CompileProfiler
 from pypto.core.context import make_context
 from pypto.core.program import Program
-from pypto.diagnostics import Diagnostic, DiagnosticError, collecting, emit
-from pypto.errors import Error, InternalError, ParserError
+from pypto.diagnostics import Diagnostic, DiagnosticCollector, collecting, emit
 from pypto.passes.base import PyPTOPass
 from pypto.passes.pipeline_order import DEFAULT_PIPELINE, KEBAB_NAMES, SKIPPED_BY_PLANNER
 from pypto.passes.registry import get_pass
 
+from .pass_runner import USER_ERRORS, PassListener, PassRunner, classify_error, pass_label
 from .verification import VerificationError, VerificationLevel, parse_verification_level, verify_after_pass
 
 PassCallback = Callable[[int, type[PyPTOPass], Program], None]
 """Called after pass number ``index`` (1-based) has run and verified."""
-
-USER_ERRORS: tuple[type[BaseException], ...] = (
-    Error,
-    DiagnosticError,
-    ParserError,
-    DiagnosticException,
-    ValueError,
-    TypeError,
-    IndexError,
-)
-"""Exceptions that are the user's mistake (everything else is a PyPTO bug)."""
 
 
 class OptimizationStrategy(Enum):
@@ -155,31 +146,6 @@ class PipelineListener:
         starts with the failing pass)."""
 
 
-def pass_label(pass_cls: type[Any]) -> str:
-    """A pass class's PyPTO (CamelCase) name."""
-    return str(getattr(pass_cls, "PASS_NAME", None) or pass_cls.__name__)
-
-
-def classify_error(error: BaseException, pass_name: str, index: int) -> BaseException:
-    """The exception to raise for a failure in pass ``pass_name``: user errors
-    as they are (with a note), others wrapped in InternalError."""
-    where = f"in pass {index:02d} {pass_name}"
-    if isinstance(error, (InternalError, *USER_ERRORS)):
-        if not any(where in n for n in getattr(error, "__notes__", [])):
-            error.add_note(where)
-        if not hasattr(error, "pass_name"):
-            try:
-                error.pass_name = pass_name  # type: ignore[attr-defined]
-            except AttributeError:
-                pass
-        return error
-    wrapped = InternalError(f"pass {pass_name} failed: {type(error).__name__}: {error}")
-    wrapped.pass_name = pass_name  # type: ignore[attr-defined]
-    wrapped.add_note(where)
-    wrapped.__cause__ = error
-    return wrapped
-
-
 class PassManager:
     """Runs an ordered list of pass classes over a Program, in place."""
 
@@ -239,62 +205,92 @@ class PassManager:
         prog = program if isinstance(program, Program) else Program(program)
         ctx = ctx or make_context()
         prof = CompileProfiler.current()
+        adapter = _PipelineAdapter(self.passes, self.first_index, prog, listeners, callback, prof)
+        runner = PassRunner(
+            [pass_cls() for pass_cls in self.passes],
+            [adapter],
+            first_index=self.first_index,
+            check=self._verify,
+            error_policy=lambda e, p, index: classify_error(e, pass_label(p), index),
+        )
         with using_options(options or current_options()):
             if prof is None:
-                self._run(prog, ctx, callback, listeners, None)
+                runner.run(ctx, prog.module)
             else:
                 with prof.stage("passes"):
-                    self._run(prog, ctx, callback, listeners, prof)
+                    runner.run(ctx, prog.module)
         return prog
 
-    def _run(
+    def _verify(self, pass_: ModulePass, module: ModuleOp) -> None:
+        verify_after_pass(module, pass_label(pass_), self.verification_level)
+
+
+class _PipelineAdapter(PassListener):
+    """The PassManager's one listener on the runner: each pass runs inside a
+    profiler stage and a diagnostics collector; the pipeline listeners then
+    see the Program, the pass class and the diagnostics it emitted."""
+
+    def __init__(
         self,
+        passes: Sequence[type[PyPTOPass]],
+        first_index: int,
         prog: Program,
-        ctx: Context,
-        callback: PassCallback | None,
         listeners: Sequence[PipelineListener],
+        callback: PassCallback | None,
         prof: CompileProfiler | None,
-    ) -> None:
-        for offset, pass_cls in enumerate(self.passes):
-            index = self.first_index + offset
-            name = pass_label(pass_cls)
-            for listener in listeners:
-                listener.before_pass(index, pass_cls, prog)
-            with collecting() as collected:
-                try:
-                    if prof is None:
-                        self._apply(pass_cls, name, ctx, prog)
-                    else:
-                        with prof.stage(name):
-                            self._apply(pass_cls, name, ctx, prog)
-                except Exception as e:
-                    error = classify_error(e, name, index)
-                    diags = _stamp(collected.items, name)
-                    for listener in listeners:
-                        listener.on_failure(index, pass_cls, error, self.passes[offset:], diags)
-                    if error is e:
-                        raise
-                    raise error from e
-            diags = _stamp(collected.items, name)
-            if listeners:
-                for listener in listeners:
-                    listener.after_pass(index, pass_cls, prog, diags)
-            else:
-                for d in diags:
-                    emit(d)
-            if callback is not None:
-                callback(index, pass_cls, prog)
+    ):
+        self.passes = passes
+        self.first_index = first_index
+        self.prog = prog
+        self.listeners = listeners
+        self.callback = callback
+        self.prof = prof
+        self._scope: ExitStack | None = None
+        self._collected: DiagnosticCollector | None = None
 
-    def _apply(self, pass_cls: type[PyPTOPass], name: str, ctx: Context, prog: Program) -> None:
-        pass_cls().apply(ctx, prog.module)
-        verify_after_pass(prog.module, name, self.verification_level)
+    def _pass_cls(self, index: int) -> type[PyPTOPass]:
+        return self.passes[index - self.first_index]
 
+    def before_pass(self, index: int, pass_: ModulePass, module: ModuleOp) -> None:
+        pass_cls = self._pass_cls(index)
+        for listener in self.listeners:
+            listener.before_pass(index, pass_cls, self.prog)
+        scope = ExitStack()
+        self._collected = scope.enter_context(collecting())
+        if self.prof is not None:
+            scope.enter_context(self.prof.stage(pass_label(pass_)))
+        self._scope = scope
 
-def _stamp(items: list[Diagnostic], pass_name: str) -> list[Diagnostic]:
-    for d in items:
-        if d.pass_name is None:
-            d.pass_name = pass_name
-    return list(items)
+    def _end(self, pass_: ModulePass) -> list[Diagnostic]:
+        """Close the pass's profiler stage; its diagnostics, stamped with its name."""
+        if self._scope is not None:
+            self._scope.close()
+            self._scope = None
+        items = self._collected.items if self._collected is not None else []
+        self._collected = None
+        name = pass_label(pass_)
+        for d in items:
+            if d.pass_name is None:
+                d.pass_name = name
+        return list(items)
+
+    def after_pass(self, index: int, pass_: ModulePass, module: ModuleOp) -> None:
+        diags = self._end(pass_)
+        pass_cls = self._pass_cls(index)
+        if self.listeners:
+            for listener in self.listeners:
+                listener.after_pass(index, pass_cls, self.prog, diags)
+        else:
+            for d in diags:
+                emit(d)
+        if self.callback is not None:
+            self.callback(index, pass_cls, self.prog)
+
+    def on_failure(self, index: int, pass_: ModulePass, module: ModuleOp, error: BaseException) -> None:
+        diags = self._end(pass_)
+        remaining = self.passes[index - self.first_index :]
+        for listener in self.listeners:
+            listener.on_failure(index, remaining[0], error, remaining, diags)
 
 
 __all__ = [
@@ -302,6 +298,7 @@ __all__ = [
     "OptimizationStrategy",
     "PassCallback",
     "PassManager",
+    "USER_ERRORS",
     "PipelineListener",
     "PipelineOptions",
     "VerificationError",

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pypto.diagnostics import Diagnostic, DiagnosticError, Severity, SourceSpan
 from pypto.passes.base import PyPTOPass
 
 from .manager import PipelineOptions
@@ -38,6 +39,14 @@ from .verification import VerificationLevel, parse_verification_level
 MAGIC = "# pypto reproducer v1"
 IR_MARKER = "# ---- input IR ----"
 _HEADER = re.compile(r"^# (?P<key>[a-z-]+): ?(?P<value>.*)$")
+
+
+class ResumeError(DiagnosticError, ValueError):
+    """A dump or reproducer that cannot be resumed or replayed: a user error,
+    located at the file (line 1 unless given)."""
+
+    def __init__(self, path: str | os.PathLike[str], message: str, line: int = 1):
+        super().__init__(Diagnostic(Severity.ERROR, message, SourceSpan(os.fspath(path), line, 1)))
 
 
 def _kebab_name(pass_cls: type[Any]) -> str:
@@ -85,11 +94,11 @@ class Reproducer:
 
 
 def read_reproducer(path: str | os.PathLike[str]) -> Reproducer:
-    """Parse a reproducer file (``ValueError`` when it is not one)."""
+    """Parse a reproducer file (:class:`ResumeError` when it is not one)."""
     text = Path(path).read_text(encoding="utf-8")
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].rstrip("\n") != MAGIC:
-        raise ValueError(f"{path}: not a pypto reproducer (first line must be {MAGIC!r})")
+        raise ResumeError(path, f"not a pypto reproducer (first line must be {MAGIC!r})")
     fields: dict[str, str] = {}
     for i, line in enumerate(lines[1:], start=1):
         if line.rstrip("\n") == IR_MARKER:
@@ -99,16 +108,19 @@ def read_reproducer(path: str | os.PathLike[str]) -> Reproducer:
         if m is not None:
             fields[m.group("key")] = m.group("value")
     else:
-        raise ValueError(f"{path}: no {IR_MARKER!r} line")
+        raise ResumeError(path, f"no {IR_MARKER!r} line")
     if "pipeline" not in fields:
-        raise ValueError(f"{path}: no '# pipeline:' line")
-    return Reproducer(
-        pipeline=[p for p in fields["pipeline"].split(",") if p],
-        ir_text="".join(lines[ir_start:]),
-        first_index=int(fields.get("first-index", "1")),
-        verification_level=parse_verification_level(fields.get("verification-level", "BASIC")),
-        options=PipelineOptions.from_dict(json.loads(fields.get("options") or "{}")),
-        failed_pass=fields.get("failed-pass"),
-        error=fields.get("error"),
-        ir_line=ir_start + 1,
-    )
+        raise ResumeError(path, "no '# pipeline:' line")
+    try:
+        return Reproducer(
+            pipeline=[p for p in fields["pipeline"].split(",") if p],
+            ir_text="".join(lines[ir_start:]),
+            first_index=int(fields.get("first-index", "1")),
+            verification_level=parse_verification_level(fields.get("verification-level", "BASIC")),
+            options=PipelineOptions.from_dict(json.loads(fields.get("options") or "{}")),
+            failed_pass=fields.get("failed-pass"),
+            error=fields.get("error"),
+            ir_line=ir_start + 1,
+        )
+    except ValueError as e:  # a malformed header value (JSON, number, level)
+        raise ResumeError(path, f"malformed reproducer header: {e}") from None

@@ -302,8 +302,8 @@ def _prepare_spec(spec: RunSpec) -> Prepared:
 def prepare(program_or_compiled: Any, args: Sequence[Any] = (), config: RunConfig | None = None) -> Prepared:
     """What :func:`run` is given, ready to run: a :class:`~.runnable.Runnable`'s spec (cached per spec),
     or a bare ``ir.Program`` / module lowered here (no output directory: its units are built in memory)."""
-    from pypto.pipeline.lower import lower_program
     from pypto.core.program import Program
+    from pypto.pipeline.lower import lower_program
     from pypto.ptoas.codegen import target_arch_of
 
     target = program_or_compiled

@@ -42,6 +42,18 @@ class BoomPass(PyPTOPass):
 
 @register_pass
 @dataclass(frozen=True)
+class ValueErrorPass(PyPTOPass):
+    """Test-only: a Python ValueError inside a pass (a bug, not the user's mistake)."""
+
+    PASS_NAME: ClassVar[str] = "TestValueError"
+    name: ClassVar[str] = "test-value-error"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        raise ValueError("list index confusion")
+
+
+@register_pass
+@dataclass(frozen=True)
 class UserErrorPass(PyPTOPass):
     """Test-only: a located user error at the first function."""
 
@@ -198,6 +210,20 @@ def test_internal_error_leaves_failed_dump_and_reproducer(tmp_path: Path) -> Non
     assert repro.first_index == 10 and repro.failed_pass == "10 TestBoom"
     with pytest.raises(InternalError, match="pass TestBoom failed: RuntimeError: boom"):
         run_reproducer(dump / "reproducer")
+
+
+def test_value_error_in_a_pass_is_a_bug_with_a_reproducer(tmp_path: Path) -> None:
+    passes = _with(["inline-functions", "outline-incore-scopes"], ValueErrorPass, 1)
+    with pytest.raises(InternalError, match="pass TestValueError failed: ValueError: list index confusion") as e:
+        compile(kernel("add", tmp_path), output_dir=tmp_path / "o", passes=passes)
+    assert isinstance(e.value.__cause__, ValueError)
+    assert any("this is a bug" in n for n in e.value.__notes__)
+    assert any("--run-reproducer" in n for n in e.value.__notes__)
+    dump = tmp_path / "o" / "passes_dump"
+    assert "02_failed_TestValueError.py" in names_in(dump)
+    assert read_reproducer(dump / "reproducer").error == (
+        "InternalError: Internal error: pass TestValueError failed: ValueError: list index confusion"
+    )
 
 
 def test_user_error_reproducer_replays(tmp_path: Path) -> None:
