@@ -34,7 +34,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 
-from .npu_dialect import (
+from .dialect import (
     BufferOp,
     ComputeCostOp,
     CoresOp,
@@ -196,6 +196,8 @@ class Target:
     """Pipe name -> PTO pipe (``"VECTOR"`` -> ``"PIPE_V"``), in declaration order."""
     hw_names: dict[str, str] = field(default_factory=dict)
     """pl memory space -> hardware buffer name (``"Vec"`` -> ``"UB"``)."""
+    alignment: dict[str, int] = field(default_factory=dict)
+    """pl memory space -> the byte alignment of a planned address (``align``, else ``block_bytes``)."""
     op_pipe_rules: tuple[Rule, ...] = ()
     transfer_rules: tuple[Rule, ...] = ()
     compute_rows: dict[tuple[str, str, int | None], tuple[float, float]] = field(default_factory=dict)
@@ -232,6 +234,27 @@ class Target:
             if low in (pl_name.lower(), self.hw_names.get(pl_name, "").lower()):
                 return pl_name
         return s
+
+    def space_name(self, space: str) -> str:
+        """The declared name of a memory space given by its pl name (``Vec``), its pto
+        address space (``vec``) or its hardware name (``UB``); TargetError if undeclared.
+        The declared names are also pto-isa's C++ ``TileType`` names."""
+        name = self._space(space)
+        if name not in self.capacity:
+            raise TargetError(f"target {self.name}: no npu.buffer for memory space {str(space)!r}")
+        return name
+
+    def capacity_of(self, space: str) -> int:
+        """Bytes of a memory space (any spelling :meth:`space_name` accepts)."""
+        return self.capacity[self.space_name(space)]
+
+    def alignment_of(self, space: str) -> int:
+        """Byte alignment of a planned address in a memory space: its ``align``, else ``block_bytes``."""
+        return self.alignment.get(self.space_name(space), self.block_bytes)
+
+    def has_space(self, space: str) -> bool:
+        """Does the target declare this memory space (any spelling :meth:`space_name` accepts)?"""
+        return self._space(space) in self.capacity
 
     # ---- queries -----------------------------------------------------------
 
@@ -395,6 +418,7 @@ def target_from_op(op: TargetOp, source: str | None = None) -> Target:
         block_bytes=op.block_bytes.value.data,
         pipes={p.pipe.data: p.pto.data for p in op.body_ops(PipeOp)},
         hw_names={b.space.data: b.hw.data for b in buffers if b.hw is not None},
+        alignment={b.space.data: (b.align or op.block_bytes).value.data for b in buffers},
         op_pipe_rules=rules(OpPipeOp),
         transfer_rules=rules(TransferKeyOp),
         compute_rows=compute_rows,
