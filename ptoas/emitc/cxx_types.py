@@ -22,20 +22,13 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-from pypto.ptoas.dialect.attrs import AddressSpace, AddressSpaceAttr, BLayout, SLayout
+from pypto.ptoas.dialect.attrs import TILE_LOCS, AddressSpace, AddressSpaceAttr, BLayout, SLayout
+from pypto.ptoas.dialect.base import A2A3
 from pypto.ptoas.dialect.types import DYNAMIC, PtrType, TileBufType, TileSpec
+from pypto.target import load_target
 
 from .errors import EmitError
 
-TILE_TYPES = {
-    AddressSpace.vec: "Vec",
-    AddressSpace.mat: "Mat",
-    AddressSpace.left: "Left",
-    AddressSpace.right: "Right",
-    AddressSpace.acc: "Acc",
-    AddressSpace.bias: "Bias",
-    AddressSpace.scaling: "Scaling",
-}
 BLAYOUTS = {BLayout.row_major: "RowMajor", BLayout.col_major: "ColMajor"}
 SLAYOUTS = {SLayout.none_box: "NoneBox", SLayout.row_major: "RowMajor", SLayout.col_major: "ColMajor"}
 PAD_VALUES = {0: "Null", 1: "Zero", 2: "Max", 3: "Min"}
@@ -87,7 +80,7 @@ def tile_spec(t: Attribute) -> TileSpec | None:
         return t.spec()
     if isinstance(t, MemRefType) and isinstance(t.memory_space, AddressSpaceAttr):
         loc = AddressSpace(t.memory_space.data)
-        if loc not in TILE_TYPES:
+        if loc not in TILE_LOCS:
             return None
         dims = list(t.get_shape())
         if len(dims) == 1:
@@ -99,12 +92,17 @@ def tile_spec(t: Attribute) -> TileSpec | None:
     return None
 
 
+def tile_type(loc: AddressSpace) -> str:
+    """The C++ ``TileType`` of a tile location: the target's name of the space (``vec`` -> ``Vec``)."""
+    return load_target(A2A3).space_name(loc.value)
+
+
 def tile_ctype(spec: TileSpec) -> str:
     """``Tile<...>`` of these parameters."""
     vr = -1 if spec.v_row == DYNAMIC else spec.v_row
     vc = -1 if spec.v_col == DYNAMIC else spec.v_col
     return (
-        f"Tile<TileType::{TILE_TYPES[spec.loc]}, {element_ctype(spec.dtype)}, {spec.rows}, {spec.cols}, "
+        f"Tile<TileType::{tile_type(spec.loc)}, {element_ctype(spec.dtype)}, {spec.rows}, {spec.cols}, "
         f"BLayout::{BLAYOUTS[spec.blayout]}, {vr}, {vc}, SLayout::{SLAYOUTS[spec.slayout]}, {spec.fractal}, "
         f"PadValue::{PAD_VALUES[spec.pad]}, CompactMode::{COMPACT_MODES[spec.compact]}>"
     )

@@ -37,7 +37,7 @@ from pypto.dialects.enums import MemorySpace, enum_attr
 from pypto.dialects.program import function_type
 from pypto.dialects.tile_ops import TileExtractOp, TileMatmulAccOp, TileMatmulOp, TileSliceOp
 from pypto.dialects.types import TileType
-from pypto.ir.target_caps import ALIGNMENT
+from pypto.ir.target_caps import block_bytes
 
 from .base import PyPTOPass
 from .infer_tile_memory_space import INCORE_KINDS
@@ -122,7 +122,7 @@ def _needs_vec_copy(op: TileSliceOp, src_type: TileType, offsets: list[SSAValue]
     elem_bytes = max(bits // 8, 1)
     row_mult = gcd(known_multiple(offsets[0]) * row_bytes, _MODULUS)
     col_mult = gcd(known_multiple(offsets[1]) * elem_bytes, _MODULUS)
-    return gcd(row_mult, col_mult) % ALIGNMENT != 0
+    return gcd(row_mult, col_mult) % block_bytes() != 0
 
 
 def canonicalize_slice(op: TileSliceOp) -> None:
