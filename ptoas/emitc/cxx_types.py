@@ -10,22 +10,14 @@
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import (
-    BFloat16Type,
-    Float16Type,
-    Float32Type,
-    Float64Type,
-    IndexType,
-    IntegerType,
-    MemRefType,
-    Signedness,
-)
+from xdsl.dialects.builtin import Float64Type, IndexType, IntegerType, MemRefType
 from xdsl.ir import Attribute
 
 from pypto.ptoas.dialect.attrs import TILE_LOCS, AddressSpace, AddressSpaceAttr, BLayout, SLayout
 from pypto.ptoas.dialect.base import A2A3
-from pypto.ptoas.dialect.types import DYNAMIC, PtrType, TileBufType, TileSpec
+from pypto.ptoas.dialect.types import DYNAMIC, PtrType, TileBufType, TileSpec, element_bits
 from pypto.target import load_target
+from pypto.target.dtypes import BY_MLIR
 
 from .errors import EmitError
 
@@ -47,31 +39,21 @@ DEFAULT_LAYOUTS: dict[AddressSpace, tuple[BLayout, SLayout, int]] = {
 
 
 def element_ctype(t: Attribute) -> str:
-    """The C++ type of an element or scalar type."""
-    if isinstance(t, IndexType):
-        return "int64_t"
-    if isinstance(t, IntegerType):
-        width = t.width.data
-        if width == 1:
-            return "bool"
-        if width not in (8, 16, 32, 64):
-            raise EmitError(f"integer type {t} has no C++ spelling")
-        prefix = "uint" if t.signedness.data == Signedness.UNSIGNED else "int"
-        return f"{prefix}{width}_t"
-    names = {Float16Type: "half", BFloat16Type: "bfloat16_t", Float32Type: "float", Float64Type: "double"}
-    if type(t) in names:
-        return names[type(t)]
-    raise EmitError(f"type {t} has no C++ spelling")
+    """The C++ type of an element or scalar type (the ``cxx`` column of :mod:`pypto.target.dtypes`)."""
+    if isinstance(t, Float64Type):
+        return "double"  # not a PyPTO dtype, but a scalar C++ may compute in
+    row = BY_MLIR.get(str(t))
+    if row is None or row.cxx is None:
+        raise EmitError(f"{'integer ' if isinstance(t, IntegerType) else ''}type {t} has no C++ spelling")
+    return row.cxx
 
 
 def element_bytes(t: Attribute) -> int:
     """Bytes per element in on-chip memory (i1 takes a byte)."""
-    if isinstance(t, IntegerType):
-        return max(1, t.width.data // 8)
-    sizes = {Float16Type: 2, BFloat16Type: 2, Float32Type: 4, Float64Type: 8}
-    if type(t) in sizes:
-        return sizes[type(t)]
-    raise EmitError(f"type {t} is not a tile element type")
+    bits = element_bits(t)
+    if bits == 0 or isinstance(t, IndexType):
+        raise EmitError(f"type {t} is not a tile element type")
+    return max(1, bits // 8)
 
 
 def tile_spec(t: Attribute) -> TileSpec | None:

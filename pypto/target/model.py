@@ -50,6 +50,7 @@ from .dialect import (
     TransferOp,
     make_npu_context,
 )
+from .dtypes import ROWS, pto_aliases
 
 TARGETS_DIR = Path(__file__).parent / "targets"
 """Where the packaged targets live (``<name>.mlir``)."""
@@ -59,43 +60,10 @@ ALIASES: dict[str, str] = {"a2a3sim": "a2a3", "Ascend910B": "a2a3"}
 
 BYTES_PER_GIB = 2**30
 
-DTYPE_BYTES: dict[str, int] = {
-    "fp32": 4,
-    "fp16": 2,
-    "bf16": 2,
-    "int8": 1,
-    "uint8": 1,
-    "int16": 2,
-    "uint16": 2,
-    "int32": 4,
-    "uint32": 4,
-    "int64": 8,
-    "uint64": 8,
-    "fp8e4m3fn": 1,
-    "fp8e5m2": 1,
-    "hf8": 1,
-}
-"""Element size of each dtype (for the matmul k fractal)."""
+DTYPE_BYTES: dict[str, int] = {r.pto: r.bits // 8 for r in ROWS if r.pto is not None}
+"""Element size of each pto-isa dtype (for the matmul k fractal)."""
 
-_DTYPE_ALIASES: dict[str, str] = {
-    "f32": "fp32",
-    "float32": "fp32",
-    "float": "fp32",
-    "f16": "fp16",
-    "float16": "fp16",
-    "half": "fp16",
-    "bfloat16": "bf16",
-    "i8": "int8",
-    "i16": "int16",
-    "i32": "int32",
-    "i64": "int64",
-    "ui8": "uint8",
-    "ui16": "uint16",
-    "ui32": "uint32",
-    "ui64": "uint64",
-    "f8e4m3fn": "fp8e4m3fn",
-    "f8e5m2": "fp8e5m2",
-}
+_DTYPE_ALIASES: dict[str, str] = pto_aliases()
 
 
 class TargetError(ValueError):
