@@ -15,6 +15,7 @@ from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 
 from pypto.ptoas.dialect.attrs import AddressSpace
+from pypto.ptoas.limits import alignment, capacity
 
 from .errors import EmitError
 
@@ -33,23 +34,6 @@ def handles(*names: str) -> Callable[[Handler], Handler]:
     return register
 
 
-# a2a3 on-chip capacities (bytes) and placement alignment, as in pto-dialect.md §6.
-CAPACITY = {
-    AddressSpace.vec: 196608,
-    AddressSpace.mat: 524288,
-    AddressSpace.left: 65536,
-    AddressSpace.right: 65536,
-    AddressSpace.acc: 131072,
-    AddressSpace.bias: 65536,
-    AddressSpace.scaling: 196608,
-}
-ALIGN = {
-    AddressSpace.left: 512,
-    AddressSpace.right: 512,
-    AddressSpace.acc: 512,
-}
-
-
 @dataclass
 class TilePlacer:
     """Addresses for tiles that come without one (no plan-memory ran): a bump pointer per location.
@@ -66,12 +50,13 @@ class TilePlacer:
 
     def place(self, loc: AddressSpace, size: int, op: Operation) -> int:
         """The byte address of a new ``size``-byte tile in ``loc``."""
-        align = ALIGN.get(loc, 32)
+        align = alignment(loc.value)
         addr = -(-self.next_free.get(loc, 0) // align) * align
-        if addr + size > CAPACITY[loc]:
+        cap = capacity(loc.value) or 0
+        if addr + size > cap:
             raise EmitError(
                 f"tiles without addresses need {addr + size} bytes of {loc.value}, more than its "
-                f"{CAPACITY[loc]} bytes (a2a3); plan memory first (memory_planner=PTOAS)",
+                f"{cap} bytes (a2a3); plan memory first (memory_planner=PTOAS)",
                 op,
             )
         self.next_free[loc] = addr + size

@@ -1,7 +1,7 @@
-"""On-chip buffer capacities of a target, per memory space, in bytes.
+"""On-chip buffer capacities and address alignment of a target, per memory space, in bytes.
 
 The numbers come from the target description (``npu.buffer`` ops of
-``pypto/device/targets/a2a3.mlir``, see docs/target.md), so AllocateMemoryAddr,
+``pypto/target/targets/a2a3.mlir``, see docs/target.md), so AllocateMemoryAddr,
 LowerPipelineLoops, AutoTileMatmulL0 and the interpreter read one table. A
 ``backend`` is a packaged target name (``"a2a3"``), a platform / backend alias
 of it (``"a2a3sim"``, ``"Ascend910B"``) or the path of a user's edited copy of
@@ -13,13 +13,10 @@ from __future__ import annotations
 import os
 from enum import Enum
 
-from pypto.device.target import Target, TargetError, load_target
 from pypto.dialects.enums import MemorySpace
+from pypto.target.model import Target, TargetError, load_target
 
 KIB = 1024
-
-ALIGNMENT = 32
-"""Byte alignment of every on-chip address (the DMA block size, ``block_bytes`` of a2a3)."""
 
 
 def target_for_backend(backend: str | os.PathLike[str] = "a2a3") -> Target:
@@ -47,14 +44,23 @@ def capacities(backend: str | os.PathLike[str] = "a2a3") -> dict[str, int]:
     return dict(target_for_backend(backend).capacity)
 
 
-def __getattr__(name: str) -> dict[MemorySpace, int]:
-    """``A2A3_CAPACITY`` (kept for old callers): the a2a3 table by MemorySpace."""
+def block_bytes(backend: str | os.PathLike[str] = "a2a3") -> int:
+    """Byte alignment of every on-chip address AllocateMemoryAddr gives (the DMA block, ``block_bytes``)."""
+    return target_for_backend(backend).block_bytes
+
+
+def __getattr__(name: str) -> dict[MemorySpace, int] | int:
+    """``A2A3_CAPACITY`` (kept for old callers): the a2a3 table by MemorySpace; ``ALIGNMENT``:
+    a2a3's :func:`block_bytes`."""
     if name == "A2A3_CAPACITY":
         caps = load_target("a2a3").capacity
         return {s: caps[s.value] for s in MemorySpace if s.value in caps}
+    if name == "ALIGNMENT":
+        return block_bytes()
     raise AttributeError(name)
 
 
-def align(n: int, alignment: int = ALIGNMENT) -> int:
-    """``n`` rounded up to a multiple of ``alignment``."""
-    return (n + alignment - 1) // alignment * alignment
+def align(n: int, alignment: int | None = None) -> int:
+    """``n`` rounded up to a multiple of ``alignment`` (default: a2a3's :func:`block_bytes`)."""
+    a = block_bytes() if alignment is None else alignment
+    return (n + a - 1) // a * a

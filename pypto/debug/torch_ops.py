@@ -18,33 +18,13 @@ from pypto.dialects.dtypes import dtype_name, is_dtype
 from pypto.dialects.enums import AtomicType
 from pypto.dialects.op_base import ArgView, PLOp
 from pypto.dialects.types import TileType
-
-_TORCH_DTYPES: dict[str, str] = {
-    "BOOL": "torch.bool",
-    "INT4": "torch.int8",
-    "INT8": "torch.int8",
-    "INT16": "torch.int16",
-    "INT32": "torch.int32",
-    "INT64": "torch.int64",
-    "UINT4": "torch.uint8",
-    "UINT8": "torch.uint8",
-    "UINT16": "torch.int32",  # torch has no full uint16 arithmetic: widened
-    "UINT32": "torch.int64",
-    "UINT64": "torch.int64",
-    "FP16": "torch.float16",
-    "BF16": "torch.bfloat16",
-    "FP32": "torch.float32",
-    "FP8E4M3FN": "torch.float8_e4m3fn",
-    "FP8E5M2": "torch.float8_e5m2",
-    "INDEX": "torch.int64",
-    "TASK_ID": "torch.int64",
-}
+from pypto.target.dtypes import BY_NAME
 
 
 def torch_dtype(t: Attribute) -> str:
     """The torch dtype (source text) of a PyPTO element type; dtypes torch
     lacks (FP4, HF4, HF8, FP8E8M0) compute in float32."""
-    return _TORCH_DTYPES.get(dtype_name(t), "torch.float32") if is_dtype(t) else "torch.float32"
+    return f"torch.{BY_NAME[dtype_name(t)].torch_compute}" if is_dtype(t) else "torch.float32"
 
 
 def py_number(v: float | int | bool) -> str:

@@ -21,15 +21,13 @@ from pypto.core.program import Program
 from pypto.dialects.dtypes import dtype_type
 from pypto.dialects.enums import FunctionType
 from pypto.dialects.types import TensorType
+from pypto.target.dtypes import ROWS
 
 from .builder import FunctionBuilder, FunctionInfo, ProgramBuilder
 from .parser import python_source
 
-TORCH_DTYPES: dict[str, str] = {
-    "float32": "FP32", "float16": "FP16", "bfloat16": "BF16", "int8": "INT8", "int16": "INT16", "int32": "INT32",
-    "int64": "INT64", "uint8": "UINT8", "uint16": "UINT16", "uint32": "UINT32", "uint64": "UINT64", "bool": "BOOL",
-    "float8_e4m3fn": "FP8E4M3FN", "float8_e5m2": "FP8E5M2",
-}  # fmt: skip
+TORCH_DTYPES: dict[str, str] = {r.torch: r.name for r in ROWS if r.torch is not None}
+"""torch dtype name -> the PyPTO dtype of the same values (``bfloat16`` -> ``BF16``)."""
 
 
 def torch_type(value: Any) -> Attribute | None:

@@ -2,7 +2,7 @@
 
 Per memory space, allocations get addresses in the order of their
 ``pl.tile.alloc`` ops, one after the other, each aligned to
-:data:`pypto.core.target_caps.ALIGNMENT` (32 B). Every tile's MemRef offset
+:func:`pypto.core.target_caps.block_bytes` (the target's ``block_bytes``, 32 B on a2a3). Every tile's MemRef offset
 becomes its buffer's address plus the offset it had inside the buffer (0 but
 for views), so a MemRef reads ``(base, address within the space, size)`` as in
 upstream's 35 dumps (softmax_rows: ``mem_vec_2`` at 0, ``mem_vec_3`` at 8192,
@@ -28,7 +28,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
-from pypto.core.target_caps import align, capacity
+from pypto.core.target_caps import align, block_bytes, capacity
 from pypto.diagnostics import error_at
 from pypto.dialects.enums import MemorySpace
 from pypto.dialects.types import MemRefAttr, TileType
@@ -58,12 +58,13 @@ def assign_addresses(f: func.FuncOp, backend: str = "a2a3") -> dict[str, int]:
     DiagnosticError when a buffer exceeds its space's capacity."""
     cursor: dict[MemorySpace, int] = {}
     addresses: dict[str, int] = {}
+    alignment = block_bytes(backend)
     for alloc in alloc_ops(f):
         space = alloc.space
         space_value: MemorySpace = space.data  # type: ignore[attr-defined]
         base = alloc.base.data
         size = alloc_size(alloc)
-        addr = align(cursor.get(space_value, 0))
+        addr = align(cursor.get(space_value, 0), alignment)
         cap = capacity(space_value, backend)
         if addr + size > cap:
             tile = _first_tile(f, base)
@@ -92,7 +93,7 @@ def assign_addresses(f: func.FuncOp, backend: str = "a2a3") -> dict[str, int]:
 @register_pass
 @dataclass(frozen=True)
 class AllocateMemoryAddr(PyPTOPass):
-    """Sequential 32-byte-aligned addresses per memory space, checked against
+    """Sequential ``block_bytes``-aligned addresses per memory space, checked against
     the backend's capacities (``backend`` option, default ``a2a3``)."""
 
     PASS_NAME = "AllocateMemoryAddr"

@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
-from pypto.core.target_caps import ALIGNMENT
+from pypto.core.target_caps import block_bytes
 from pypto.dialects import op_families as F
 from pypto.dialects.dtypes import dtype_bits
 from pypto.dialects.enums import MemorySpace, enum_attr
@@ -122,7 +122,7 @@ def _needs_vec_copy(op: TileSliceOp, src_type: TileType, offsets: list[SSAValue]
     elem_bytes = max(bits // 8, 1)
     row_mult = gcd(known_multiple(offsets[0]) * row_bytes, _MODULUS)
     col_mult = gcd(known_multiple(offsets[1]) * elem_bytes, _MODULUS)
-    return gcd(row_mult, col_mult) % ALIGNMENT != 0
+    return gcd(row_mult, col_mult) % block_bytes() != 0
 
 
 def canonicalize_slice(op: TileSliceOp) -> None:

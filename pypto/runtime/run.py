@@ -50,6 +50,7 @@ from xdsl.ir import Operation
 from pypto.dialects.enums import ParamDirection
 from pypto.dialects.program import param_directions
 from pypto.dialects.types import TensorType
+from pypto.target import Target, load_target
 from pypto.utils.pipe_order import pushers_first
 
 from .config import RunConfig
@@ -324,11 +325,9 @@ def prepare(program_or_compiled: Any, args: Sequence[Any] = (), config: RunConfi
     )
 
 
-def resolve_target(config: RunConfig) -> Any:
-    """The :class:`~pypto.device.Target` of a run: ``config.target`` (a name or a
+def resolve_target(config: RunConfig) -> Target:
+    """The :class:`~pypto.target.Target` of a run: ``config.target`` (a name or a
     path to a ``.mlir``), else the platform's packaged target."""
-    from pypto.device.target import load_target
-
     if config.platform not in SIM_PLATFORMS:
         raise RuntimeError(
             f"platform {config.platform!r} needs an NPU, which this machine does not have; "

@@ -9,6 +9,7 @@ state one fact (docs/target.md lists where every a2a3 number comes from)::
       npu.events per_pipe_pair = 8
       npu.pipe "MTE2" pto = "PIPE_MTE2"
       npu.buffer "Vec" bytes = 196608 hw = "UB"
+      npu.buffer "Acc" bytes = 131072 hw = "L0C" align = 512
       npu.op_pipe "TLOAD" dst = "Vec" -> "MTE2"
       npu.op_pipe "TMATMUL", "TGEMV*" -> "CUBE"
       npu.op_pipe "*" -> "VECTOR"
@@ -291,17 +292,21 @@ class PipeOp(NpuOp):
 
 @irdl_op_definition
 class BufferOp(NpuOp):
-    """``npu.buffer "Vec" bytes = 196608 hw = "UB"``: one on-chip memory space (pl name) and its size."""
+    """``npu.buffer "Vec" bytes = 196608 hw = "UB" align = 32``: one on-chip memory space (pl name),
+    its size and the alignment of a planned address (default: the target's ``block_bytes``)."""
 
     name = "npu.buffer"
     space = prop_def(StringAttr)
     size = prop_def(IntegerAttr, prop_name="bytes")
     hw = opt_prop_def(StringAttr)
+    align = opt_prop_def(IntegerAttr)
 
-    def __init__(self, space: str, size: int, hw: str | None = None):
+    def __init__(self, space: str, size: int, hw: str | None = None, align: int | None = None):
         props: dict[str, Attribute] = {"space": StringAttr(space), "bytes": _int(size)}
         if hw is not None:
             props["hw"] = StringAttr(hw)
+        if align is not None:
+            props["align"] = _int(align)
         super().__init__(properties=props)
 
     def describe(self) -> str:
@@ -309,26 +314,35 @@ class BufferOp(NpuOp):
 
     @classmethod
     def parse(cls, parser: Parser) -> BufferOp:
-        """Parse ``"SPACE" bytes = N [hw = "NAME"]``."""
+        """Parse ``"SPACE" bytes = N [hw = "NAME"] [align = A]``."""
         space = StringAttr(parser.parse_str_literal(" (the memory space)"))
         size = _parse_int_field(parser, "bytes")
         hw = None
         if parser.parse_optional_keyword("hw") is not None:
             parser.parse_punctuation("=")
             hw = StringAttr(parser.parse_str_literal(" for 'hw'"))
-        return _finish(cls, parser, {"space": space, "bytes": size, "hw": hw})
+        align = None
+        if parser.parse_optional_keyword("align") is not None:
+            parser.parse_punctuation("=")
+            align = _int(parser.parse_integer(allow_boolean=False, context_msg=" for 'align'"))
+        return _finish(cls, parser, {"space": space, "bytes": size, "hw": hw, "align": align})
 
     def print(self, printer: Printer) -> None:
-        """Print ``"SPACE" bytes = N [hw = "NAME"]``."""
+        """Print ``"SPACE" bytes = N [hw = "NAME"] [align = A]``."""
         hw = f" hw = {_q(self.hw.data)}" if self.hw is not None else ""
-        _emit(self, printer, f"{_q(self.space.data)} bytes = {self.size.value.data}{hw}")
+        align = f" align = {self.align.value.data}" if self.align is not None else ""
+        _emit(self, printer, f"{_q(self.space.data)} bytes = {self.size.value.data}{hw}{align}")
 
     def verify_(self) -> None:
-        """A name and a positive size."""
+        """A name, a positive size and a positive power-of-two alignment."""
         _check_name(self, "space", self.space.data)
         _check_positive(self, "bytes", self.size.value.data)
         if self.hw is not None:
             _check_name(self, "hw", self.hw.data)
+        if self.align is not None:
+            a = self.align.value.data
+            if a <= 0 or a & (a - 1):
+                raise _fail(self, "align", f"must be a positive power of two, got {a}")
 
 
 class _RuleOp(NpuOp):

@@ -34,7 +34,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 
-from .npu_dialect import (
+from .dialect import (
     BufferOp,
     ComputeCostOp,
     CoresOp,
@@ -50,6 +50,7 @@ from .npu_dialect import (
     TransferOp,
     make_npu_context,
 )
+from .dtypes import ROWS, pto_aliases
 
 TARGETS_DIR = Path(__file__).parent / "targets"
 """Where the packaged targets live (``<name>.mlir``)."""
@@ -59,43 +60,10 @@ ALIASES: dict[str, str] = {"a2a3sim": "a2a3", "Ascend910B": "a2a3"}
 
 BYTES_PER_GIB = 2**30
 
-DTYPE_BYTES: dict[str, int] = {
-    "fp32": 4,
-    "fp16": 2,
-    "bf16": 2,
-    "int8": 1,
-    "uint8": 1,
-    "int16": 2,
-    "uint16": 2,
-    "int32": 4,
-    "uint32": 4,
-    "int64": 8,
-    "uint64": 8,
-    "fp8e4m3fn": 1,
-    "fp8e5m2": 1,
-    "hf8": 1,
-}
-"""Element size of each dtype (for the matmul k fractal)."""
+DTYPE_BYTES: dict[str, int] = {r.pto: r.bits // 8 for r in ROWS if r.pto is not None}
+"""Element size of each pto-isa dtype (for the matmul k fractal)."""
 
-_DTYPE_ALIASES: dict[str, str] = {
-    "f32": "fp32",
-    "float32": "fp32",
-    "float": "fp32",
-    "f16": "fp16",
-    "float16": "fp16",
-    "half": "fp16",
-    "bfloat16": "bf16",
-    "i8": "int8",
-    "i16": "int16",
-    "i32": "int32",
-    "i64": "int64",
-    "ui8": "uint8",
-    "ui16": "uint16",
-    "ui32": "uint32",
-    "ui64": "uint64",
-    "f8e4m3fn": "fp8e4m3fn",
-    "f8e5m2": "fp8e5m2",
-}
+_DTYPE_ALIASES: dict[str, str] = pto_aliases()
 
 
 class TargetError(ValueError):
@@ -196,6 +164,8 @@ class Target:
     """Pipe name -> PTO pipe (``"VECTOR"`` -> ``"PIPE_V"``), in declaration order."""
     hw_names: dict[str, str] = field(default_factory=dict)
     """pl memory space -> hardware buffer name (``"Vec"`` -> ``"UB"``)."""
+    alignment: dict[str, int] = field(default_factory=dict)
+    """pl memory space -> the byte alignment of a planned address (``align``, else ``block_bytes``)."""
     op_pipe_rules: tuple[Rule, ...] = ()
     transfer_rules: tuple[Rule, ...] = ()
     compute_rows: dict[tuple[str, str, int | None], tuple[float, float]] = field(default_factory=dict)
@@ -232,6 +202,27 @@ class Target:
             if low in (pl_name.lower(), self.hw_names.get(pl_name, "").lower()):
                 return pl_name
         return s
+
+    def space_name(self, space: str) -> str:
+        """The declared name of a memory space given by its pl name (``Vec``), its pto
+        address space (``vec``) or its hardware name (``UB``); TargetError if undeclared.
+        The declared names are also pto-isa's C++ ``TileType`` names."""
+        name = self._space(space)
+        if name not in self.capacity:
+            raise TargetError(f"target {self.name}: no npu.buffer for memory space {str(space)!r}")
+        return name
+
+    def capacity_of(self, space: str) -> int:
+        """Bytes of a memory space (any spelling :meth:`space_name` accepts)."""
+        return self.capacity[self.space_name(space)]
+
+    def alignment_of(self, space: str) -> int:
+        """Byte alignment of a planned address in a memory space: its ``align``, else ``block_bytes``."""
+        return self.alignment.get(self.space_name(space), self.block_bytes)
+
+    def has_space(self, space: str) -> bool:
+        """Does the target declare this memory space (any spelling :meth:`space_name` accepts)?"""
+        return self._space(space) in self.capacity
 
     # ---- queries -----------------------------------------------------------
 
@@ -395,6 +386,7 @@ def target_from_op(op: TargetOp, source: str | None = None) -> Target:
         block_bytes=op.block_bytes.value.data,
         pipes={p.pipe.data: p.pto.data for p in op.body_ops(PipeOp)},
         hw_names={b.space.data: b.hw.data for b in buffers if b.hw is not None},
+        alignment={b.space.data: (b.align or op.block_bytes).value.data for b in buffers},
         op_pipe_rules=rules(OpPipeOp),
         transfer_rules=rules(TransferKeyOp),
         compute_rows=compute_rows,

@@ -30,11 +30,13 @@ npu.target @a2a3 clock_hz = 1.85e9 block_bytes = 32 {
 
   // ---- on-chip buffers, by pl memory space ----
   // UB 192 KiB, L1 512 KiB, L0A/L0B 64 KiB, L0C 128 KiB (ref §6, perf_sim defaults).
+  // align: where plan-memory may place a tile, 512 B for L0A/L0B/L0C, else block_bytes
+  // (pto-dialect §6, PTOAS PTOPlanMemory.cpp); the TASSIGN check of ptoas/include/pto_cpu.hpp.
   npu.buffer "Vec" bytes = 196608 hw = "UB"
   npu.buffer "Mat" bytes = 524288 hw = "L1"
-  npu.buffer "Left" bytes = 65536 hw = "L0A"
-  npu.buffer "Right" bytes = 65536 hw = "L0B"
-  npu.buffer "Acc" bytes = 131072 hw = "L0C"
+  npu.buffer "Left" bytes = 65536 hw = "L0A" align = 512
+  npu.buffer "Right" bytes = 65536 hw = "L0B" align = 512
+  npu.buffer "Acc" bytes = 131072 hw = "L0C" align = 512
   // FALLBACKS: not in the cost model. Bias table and fixpipe (scaling) buffer use
   // PTOAS's a2a3 plan-memory sizes (pto-dialect §6).
   npu.buffer "Bias" bytes = 65536 hw = "BT"
