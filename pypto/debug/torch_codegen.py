@@ -200,7 +200,7 @@ class _FunctionEmitter:
             raise TorchCodegenError(f"torch_codegen: no torch lowering for op {op.name} (in {self.f.sym_name.data})")
 
     def pl_op(self, op: PLOp, depth: int) -> None:
-        found = lowering(op.name)
+        found = lowering(op)
         if found is None:
             raise TorchCodegenError(f"torch_codegen: no torch lowering for op {op.name} (in {self.f.sym_name.data})")
         fn, keeps_valid = found

@@ -43,6 +43,7 @@ from .dsl_objects import (
 )
 from .frontend import loads, parse
 from .frontend.parser import program_from_class, program_from_function, python_source
+from .frontend.sugar import SUGAR
 from .jit import JITFunction, jit
 
 Mem = MemorySpace
@@ -91,10 +92,7 @@ def function(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
 # DSL-only functions: meaningful inside parsed kernel bodies only.
 _DSL_ONLY = (
     "range", "parallel", "unroll", "pipeline", "at", "scope", "yield_", "cond", "while_", "dynamic",
-    "add", "sub", "mul", "div", "adds", "subs", "muls", "divs", "exp", "neg", "relu", "sqrt", "rsqrt", "recip",
-    "row_sum", "row_max", "row_min", "col_sum", "col_max", "row_expand", "row_expand_sub", "row_expand_div",
-    "row_expand_mul", "col_expand", "col_expand_mul", "matmul", "matmul_acc", "cast", "full", "assemble",
-    "slice", "reshape", "concat", "read", "load", "store", "move", "create_tile", "create_tensor",
+    *SUGAR,  # the op functions (pl.add, pl.load, ...)
     "tile", "tensor", "adir",
 )  # fmt: skip
 globals().update({_n: _objs._DSLOnly(f"pl.{_n}") for _n in _DSL_ONLY})
