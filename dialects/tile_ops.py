@@ -497,6 +497,7 @@ class _TpushOp(_TileLayer, F.LayerOp):
     traits = WRITES  # the other core reads what is pushed
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("tile"), attr("split", INT, 0, always=True))
     SOURCE_SPACES: ClassVar[tuple[MemorySpace, ...]] = ()
+    DIRECTION: ClassVar[str] = ""  # the pipe: "c2v" (cube -> vector) or "v2c"
 
     @classmethod
     def infer_type(cls, a: ArgView) -> Attribute:
@@ -515,6 +516,7 @@ class TileTpushToAivOp(_TpushOp):
     name = "pl.tile.tpush_to_aiv"
     PTO_OP: ClassVar[str | None] = "pto.tpush_to_aiv"
     TORCH: ClassVar[str | None] = "_tpush('c2v', {tile})"
+    DIRECTION: ClassVar[str] = "c2v"
     SOURCE_SPACES: ClassVar[tuple[MemorySpace, ...]] = (MemorySpace.Acc, MemorySpace.Mat)
 
 
@@ -526,6 +528,7 @@ class TileTpushToAicOp(_TpushOp):
     name = "pl.tile.tpush_to_aic"
     PTO_OP: ClassVar[str | None] = "pto.tpush_to_aic"
     TORCH: ClassVar[str | None] = "_tpush('v2c', {tile})"
+    DIRECTION: ClassVar[str] = "v2c"
     SOURCE_SPACES: ClassVar[tuple[MemorySpace, ...]] = (MemorySpace.Vec,)
 
 
@@ -543,6 +546,7 @@ class _TpopOp(_TileLayer, F.LayerOp):
         attr("split", INT, 0, always=True),
     )
     SPACE: ClassVar[MemorySpace] = MemorySpace.Vec
+    DIRECTION: ClassVar[str] = ""  # the pipe: "c2v" (cube -> vector) or "v2c"
 
     @classmethod
     def infer_type(cls, a: ArgView) -> Attribute:
@@ -557,6 +561,7 @@ class TileTpopFromAicOp(_TpopOp):
     name = "pl.tile.tpop_from_aic"
     PTO_OP: ClassVar[str | None] = "pto.tpop_from_aic"
     TORCH: ClassVar[str | None] = "_tpop('c2v')"
+    DIRECTION: ClassVar[str] = "c2v"
     SPACE: ClassVar[MemorySpace] = MemorySpace.Vec
 
 
@@ -568,6 +573,7 @@ class TileTpopFromAivOp(_TpopOp):
     name = "pl.tile.tpop_from_aiv"
     PTO_OP: ClassVar[str | None] = "pto.tpop_from_aiv"
     TORCH: ClassVar[str | None] = "_tpop('v2c')"
+    DIRECTION: ClassVar[str] = "v2c"
     SPACE: ClassVar[MemorySpace] = MemorySpace.Mat
 
 
