@@ -331,7 +331,8 @@ class PLOp(IRDLOperation):
         if not self.INPLACE_SAFE:
             return [v for v in self.operands if isinstance(v.type, TileType)]
         if self.FORBID_INPLACE_OPERAND is not None:
-            return [getattr(self, self.FORBID_INPLACE_OPERAND)]
+            v = getattr(self, self.FORBID_INPLACE_OPERAND)
+            return [v] if isinstance(v.type, TileType) else []
         return []
 
     @classmethod

@@ -243,10 +243,6 @@ class ExpandOp(LayerOp):
             raise a.fail(f"operand '{cls.VEC}' must have shape [{want[0]}, {want[1]}], got {list(v.get_shape())}")
         return cls.make(x, (m, n))
 
-    def forbidden_inplace_operands(self) -> list[SSAValue]:
-        vec = getattr(self, self.VEC)
-        return [vec] if isinstance(vec.type, TileType) else []
-
 
 class RowExpandOp(ExpandOp):
     """``row_expand*(input, row_vec)``: row_vec is [M, 1], broadcast along rows."""
@@ -255,6 +251,7 @@ class RowExpandOp(ExpandOp):
     row_vec = operand_def(Shaped)
     result = result_def(Shaped)
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"), value("row_vec"))
+    FORBID_INPLACE_OPERAND: ClassVar[str | None] = "row_vec"
 
 
 class ColExpandOp(ExpandOp):
@@ -266,6 +263,7 @@ class ColExpandOp(ExpandOp):
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"), value("col_vec"))
     AXIS: ClassVar[int] = 1
     VEC: ClassVar[str] = "col_vec"
+    FORBID_INPLACE_OPERAND: ClassVar[str | None] = "col_vec"
 
 
 def _acc_dtype(a: ArgView, x: Shaped) -> Attribute:

@@ -25,7 +25,21 @@ from pypto.dialects import PL
 from pypto.dialects.dtypes import dtype_type
 from pypto.dialects.enums import MemorySpace
 from pypto.dialects.op_base import INTS, PLOp
-from pypto.dialects.tile_ops import TileAddOp, TileCreateOp, TileExpOp, TileStoreOp
+from pypto.dialects.op_facts import alias_operand, forbidden_inplace_operands, is_view
+from pypto.dialects.tensor_ops import TensorSliceOp
+from pypto.dialects.tile_ops import (
+    TileAddOp,
+    TileAssembleOp,
+    TileCastOp,
+    TileCreateOp,
+    TileExpOp,
+    TileMatmulAccOp,
+    TileReshapeOp,
+    TileRowExpandMulOp,
+    TileRsqrtOp,
+    TileSliceOp,
+    TileStoreOp,
+)
 from pypto.dialects.types import TensorType, TileType
 from pypto.ptoas.codegen.tile_ops import HANDLERS as PTO_LOWERINGS
 from pypto.ptoas.codegen.tile_ops import PTO_BY_NAME
@@ -110,3 +124,24 @@ def test_xdsl_dce_and_cse_work_on_pl_ops() -> None:
     assert names.count("pl.tile.store") == 2  # stores write: kept, not merged
     assert "pl.tile.exp" not in names  # an unused Pure op is dead
     assert names.count("pl.tile.create") == 2  # two fresh buffers are two buffers
+
+
+def test_inplace_facts_from_the_op_classes() -> None:
+    fp32, fp16 = dtype_type("FP32"), dtype_type("FP16")
+    tile = TileType.get((16, 16), fp32, MemorySpace.Vec)
+    half = TileType.get((16, 16), fp16, MemorySpace.Vec)
+    col = TileType.get((16, 1), fp32, MemorySpace.Vec)
+    block = Block(arg_types=[tile, col, half])
+    x, v, h = block.args
+    expand = TileRowExpandMulOp.build_from_args({"input": x, "row_vec": v}, {})
+    rsqrt = TileRsqrtOp.build_from_args({"input": x}, {})
+    widen = TileCastOp.build_from_args({"input": h}, {"target_type": fp32})
+    narrow = TileCastOp.build_from_args({"input": x}, {"target_type": fp16})
+    add = TileAddOp.build_from_args({"lhs": x, "rhs": x}, {})
+    assert forbidden_inplace_operands(expand) == [v]  # the broadcast vector is re-read per row
+    assert forbidden_inplace_operands(rsqrt) == [x]
+    assert forbidden_inplace_operands(widen) == [h] and forbidden_inplace_operands(narrow) == []
+    assert forbidden_inplace_operands(add) == []
+    assert alias_operand(add) is None and not is_view(add)
+    assert [c.ALIAS_OPERAND for c in (TileStoreOp, TileMatmulAccOp, TileAssembleOp)] == ["output", "acc", "target"]
+    assert TileReshapeOp.IS_VIEW and TensorSliceOp.IS_VIEW and not TileSliceOp.IS_VIEW
