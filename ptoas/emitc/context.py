@@ -1,6 +1,6 @@
 """State of one function's C++ emission: value names, output lines, views, tile placement.
 
-Handlers (one module per op family) are registered with :func:`handles` and
+Handlers (one module per op family) are registered by op class with :func:`handles` and
 called as ``handler(ctx, op)``; they read operand names with :meth:`FuncContext.name`,
 bind results with :meth:`FuncContext.define` and write lines with :meth:`FuncContext.line`.
 """
@@ -20,15 +20,15 @@ from pypto.ptoas.limits import alignment, capacity
 from .errors import EmitError
 
 Handler = Callable[["FuncContext", Operation], None]
-HANDLERS: dict[str, Handler] = {}
+HANDLERS: dict[type[Operation], Handler] = {}
 
 
-def handles(*names: str) -> Callable[[Handler], Handler]:
-    """Register a handler for these op names."""
+def handles(*ops: type[Operation]) -> Callable[[Handler], Handler]:
+    """Register a handler for these op classes."""
 
     def register(fn: Handler) -> Handler:
-        for n in names:
-            HANDLERS[n] = fn
+        for cls in ops:
+            HANDLERS[cls] = fn
         return fn
 
     return register
@@ -139,7 +139,7 @@ class FuncContext:
 
     def emit_op(self, op: Operation) -> None:
         """Emit one op through its registered handler."""
-        handler = HANDLERS.get(op.name)
+        handler = HANDLERS.get(type(op))
         if handler is None:
             raise EmitError("is not supported by the C++ emitter", op)
         handler(self, op)

@@ -10,6 +10,7 @@ from pypto.core.program import Program
 
 from .dsl_objects import _DSLOnly
 from .parser import program_from_class, program_from_function, python_source
+from .sugar import SUGAR
 
 
 def program(cls: type) -> Program:
@@ -44,10 +45,7 @@ def function(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
 
 DSL_ONLY_NAMES = (
     "range", "parallel", "unroll", "pipeline", "at", "scope", "yield_", "cond", "while_", "dynamic",
-    "add", "sub", "mul", "div", "adds", "subs", "muls", "divs", "exp", "neg", "relu", "sqrt", "rsqrt", "recip",
-    "row_sum", "row_max", "row_min", "col_sum", "col_max", "row_expand", "row_expand_sub", "row_expand_div",
-    "row_expand_mul", "col_expand", "col_expand_mul", "matmul", "matmul_acc", "cast", "full", "assemble",
-    "slice", "reshape", "concat", "read", "load", "store", "move", "create_tile", "create_tensor",
+    *SUGAR,  # the op functions (pl.add, pl.load, ...), derived from the ops
     "tile", "tensor", "adir",
 )  # fmt: skip
 """DSL-only functions: meaningful inside parsed kernel bodies only."""

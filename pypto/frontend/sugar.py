@@ -36,42 +36,20 @@ def _dispatch(name: str, scalar: str | None = None) -> Sugar:
     return Sugar("dispatch", name, scalar)
 
 
+def _both_layers() -> list[str]:
+    """Short names of the ops defined on both layers (``add`` for ``pl.tile.add`` and ``pl.tensor.add``)."""
+    tile = {n.removeprefix("pl.tile.") for n in OPS if n.startswith("pl.tile.")}
+    return [n.removeprefix("pl.tensor.") for n in OPS if n.startswith("pl.tensor.") and n[len("pl.tensor."):] in tile]
+
+
 SUGAR: dict[str, Sugar] = {
-    **{n: _dispatch(n, n + "s") for n in ("add", "sub", "mul", "div")},
+    # ``pl.<op>`` picks the tile or the tensor op by its first operand; ``add`` with a
+    # scalar right-hand side becomes ``adds`` (when a ``<op>s`` op exists).
     **{
-        n: _dispatch(n)
-        for n in (
-            "adds",
-            "subs",
-            "muls",
-            "divs",
-            "exp",
-            "neg",
-            "relu",
-            "sqrt",
-            "rsqrt",
-            "recip",
-            "row_sum",
-            "row_max",
-            "row_min",
-            "col_sum",
-            "col_max",
-            "row_expand",
-            "row_expand_sub",
-            "row_expand_div",
-            "row_expand_mul",
-            "col_expand",
-            "col_expand_mul",
-            "matmul",
-            "matmul_acc",
-            "cast",
-            "assemble",
-            "slice",
-            "reshape",
-            "concat",
-            "read",
-        )
-    },  # fmt: skip
+        n: _dispatch(n, n + "s" if n + "s" in _both_layers() else None)
+        for n in _both_layers()
+        if n not in ("full", "create")
+    },
     "full": Sugar("tensor", "full"),
     "load": Sugar(
         "tile",

@@ -13,7 +13,7 @@ Per function, one counter numbers the buffers the way upstream PyPTO does
    and then drops one) but share the buffer their ``yield`` carries.
 
 Values that are the same buffer take no number and share the MemRef of their
-source (:data:`ALIAS_OPERAND`): views (``reshape``; ``tensor.slice``), in-place
+source (the op class's ``ALIAS_OPERAND``, :func:`pypto.dialects.op_facts.alias_operand`): views (``reshape``; ``tensor.slice``), in-place
 results (``matmul_acc`` writes its ``acc``; ``store`` returns its ``output``;
 ``assemble`` writes its ``target``), loop iter_args (their init). Offsets are 0
 until AllocateMemoryAddr.
@@ -46,6 +46,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from pypto.dialects.enums import MemorySpace, MemorySpaceAttr
+from pypto.dialects.op_facts import alias_operand, is_view
 from pypto.dialects.tile_ops import TileAllocOp
 from pypto.dialects.types import DYNAMIC, MemRefAttr, TensorType, TileType
 
@@ -56,23 +57,6 @@ from .registry import register_pass
 # Shared MemRef helpers (used by InitMemRef, MaterializeSemanticAliases,
 # MemoryReuse and AllocateMemoryAddr)
 # ---------------------------------------------------------------------------
-
-ALIAS_OPERAND: dict[str, str] = {
-    "pl.tile.reshape": "input",
-    "pl.tensor.reshape": "input",
-    "pl.tensor.slice": "input",
-    "pl.tile.matmul_acc": "acc",
-    "pl.tensor.matmul_acc": "acc",
-    "pl.tile.store": "output",
-    "pl.tile.assemble": "target",
-    "pl.tensor.assemble": "target",
-}
-"""Ops whose result is (a view of) one of their operands' buffer: op name ->
-operand field. The result shares that operand's MemRef base."""
-
-VIEW_OPS: frozenset[str] = frozenset({"pl.tile.reshape", "pl.tensor.reshape", "pl.tensor.slice"})
-"""The zero-copy views among :data:`ALIAS_OPERAND` (the rest write in place)."""
-
 
 def memref_of(t: Attribute) -> MemRefAttr | None:
     """The MemRef a tile or tensor type carries (None for other types)."""
@@ -298,7 +282,7 @@ class _Numbering:
 
     def shared(self, op: Operation, result_type: Attribute) -> MemRefAttr | None:
         """The MemRef a view / in-place result shares with its source operand."""
-        field = ALIAS_OPERAND.get(op.name)
+        field = alias_operand(op)
         if field is None:
             return None
         src: SSAValue | None = getattr(op, field, None)
@@ -307,7 +291,7 @@ class _Numbering:
         m = memref_of(src.type)
         if m is None:
             return None
-        if op.name in VIEW_OPS and isinstance(result_type, (TileType, TensorType)):
+        if is_view(op) and isinstance(result_type, (TileType, TensorType)):
             return MemRefAttr.get(m.base.data, m.offset.data, buffer_bytes(result_type) or m.size.data)
         return m
 
@@ -489,8 +473,6 @@ class InitMemRef(PyPTOPass):
 
 
 __all__ = [
-    "ALIAS_OPERAND",
-    "VIEW_OPS",
     "InitMemRef",
     "alloc_ops",
     "buffer_bytes",

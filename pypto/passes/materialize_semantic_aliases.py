@@ -1,7 +1,7 @@
 """MaterializeSemanticAliases (pass 33): buffers the program's semantics require
 to be one allocation become one allocation.
 
-- In-place results share their source's buffer (:data:`~.init_memref.ALIAS_OPERAND`):
+- In-place results share their source's buffer (the op class's ``ALIAS_OPERAND``):
   ``matmul_acc`` writes its ``acc``, ``store`` returns its ``output`` tensor,
   ``assemble`` writes its ``target``; views (``reshape``) share their input's.
 - Loop carries: an ``scf.for``'s init, iter_arg, yielded value and result are
@@ -32,14 +32,13 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from pypto.dialects.dtypes import dtype_bits
 from pypto.dialects.enums import MemorySpaceAttr
+from pypto.dialects.op_facts import alias_operand, forbidden_inplace_operands
 from pypto.dialects.tile_ops import TileMoveOp
 from pypto.dialects.types import TileType
 
 from .base import PyPTOPass
 from .init_memref import (
-    ALIAS_OPERAND,
     functions,
     memref_of,
     remove_unused_allocs,
@@ -50,44 +49,10 @@ from .init_memref import (
 )
 from .registry import register_pass
 
-NOT_INPLACE_SAFE: frozenset[str] = frozenset(
-    {
-        "pl.tile.row_sum",
-        "pl.tile.row_max",
-        "pl.tile.row_min",
-        "pl.tile.recip",
-        "pl.tile.rsqrt",
-        "pl.tile.move",
-    }
-)
-"""Ops whose output may not share a buffer with any of their inputs (the
-hardware reads the inputs, or a scratch, while writing the output)."""
-
-FORBID_OPERAND: dict[str, int] = {
-    "pl.tile.row_expand": 1,
-    "pl.tile.row_expand_sub": 1,
-    "pl.tile.row_expand_div": 1,
-    "pl.tile.row_expand_mul": 1,
-    "pl.tile.col_expand": 1,
-    "pl.tile.col_expand_mul": 1,
-}
-"""Ops that re-read one operand (the broadcast vector) for every output row:
-the output may not share that operand's buffer."""
-
 
 def forbidden_inputs(op: Operation) -> list[SSAValue]:
     """The operands ``op``'s result must not share a buffer with."""
-    if op.name in NOT_INPLACE_SAFE:
-        return [v for v in op.operands if isinstance(v.type, TileType)]
-    idx = FORBID_OPERAND.get(op.name)
-    if idx is not None and idx < len(op.operands):
-        return [op.operands[idx]]
-    if op.name == "pl.tile.cast" and op.operands and op.results:
-        src, dst = op.operands[0].type, op.results[0].type
-        if isinstance(src, TileType) and isinstance(dst, TileType):
-            if dtype_bits(dst.element_type) > dtype_bits(src.element_type):
-                return [op.operands[0]]
-    return []
+    return forbidden_inplace_operands(op)
 
 
 def _top_ancestor_in(op: Operation, block: Block) -> Operation | None:
@@ -152,7 +117,7 @@ def _materialize_op(f: func.FuncOp, op: Operation) -> None:
         for block in region.blocks:
             for inner in list(block.ops):
                 _materialize_op(f, inner)
-    field = ALIAS_OPERAND.get(op.name)
+    field = alias_operand(op)
     if field is not None and op.results:
         src = getattr(op, field, None)
         r = op.results[0]

@@ -16,10 +16,13 @@ each function, until nothing changes:
   replaced by the taken arm; an ``scf.for`` with literal bounds and no
   iteration is replaced by its initial values;
 - **dead code**: an op without side effects whose results are unused is
-  erased: ``arith`` ops (constants included) and scalar reads
+  erased: ``arith`` ops (constants included) and the ``pl`` ops with scalar
+  results that xDSL's dead-code rule (``would_be_trivially_dead``, from the op
+  classes' memory-effect traits) may drop: the scalar reads
   (``pl.tensor.read``, ``pl.tile.read``). Tensor and tile ops are kept, as
   upstream's scalar DCE keeps them (``pl.tile.store``, ``pl.tensor.assemble``,
-  calls, allocations and yields always stay).
+  calls, allocations and yields always stay). The ``arith`` rule stays by
+  dialect: xDSL 0.74 gives ``arith.remui`` and ``arith.extsi`` no effect traits.
 
 On the three upstream reference kernels both Simplify dumps equal their
 inputs; the pass changes nothing there either.
@@ -34,9 +37,10 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType, ModuleOp, i1
 from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.transforms.dead_code_elimination import would_be_trivially_dead
 
-from pypto.dialects.tensor_ops import TensorReadOp
-from pypto.dialects.tile_ops import TileReadOp
+from pypto.dialects.op_base import PLOp
+from pypto.dialects.types import TensorType, TileType
 
 from .base import PyPTOPass
 from .registry import register_pass
@@ -100,9 +104,6 @@ _CMPI: dict[int, Callable[[int, int], bool]] = {
     8: lambda a, b: a > b,
     9: lambda a, b: a >= b,
 }
-
-_PURE_PL = (TensorReadOp, TileReadOp)
-
 
 def const_value(v: SSAValue) -> int | float | None:
     """The value of an ``arith.constant`` integer / float, else None."""
@@ -263,7 +264,13 @@ def _fold_control(op: Operation) -> bool:
 
 
 def _is_pure(op: Operation) -> bool:
-    return (op.dialect_name() == "arith" or isinstance(op, _PURE_PL)) and not op.regions
+    """May ``op`` be erased when its results are unused?"""
+    if op.regions:
+        return False
+    if op.dialect_name() == "arith":
+        return True
+    scalar = not any(isinstance(r.type, TileType | TensorType) for r in op.results)
+    return isinstance(op, PLOp) and scalar and would_be_trivially_dead(op)
 
 
 def simplify_function(f: func.FuncOp) -> bool:

@@ -122,7 +122,9 @@ def test_emit_source_loc_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_unsupported_op_is_a_located_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delitem(cg_tile_ops.HANDLERS, "pl.tile.add")
+    from pypto.dialects.tile_ops import TileAddOp
+
+    monkeypatch.delitem(cg_tile_ops.HANDLERS, TileAddOp)
     import pypto.ptoas.codegen.control as control
 
     monkeypatch.setattr(control, "HANDLERS", cg_tile_ops.HANDLERS)
