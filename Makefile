@@ -8,7 +8,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint clean
+.PHONY: install demo test lint lint-imports clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,20 @@ $(CHROMIUM):
 test: install $(CHROMIUM)
 	$(PY) -m pytest -q
 	$(VENV)/bin/lit -q test
+	$(MAKE) lint-imports
+
+# The import layers of pyproject's [tool.importlinter]. grimp reads packages
+# from one folder each, so it gets a mirror of the installed layout: pypto/'s
+# entries plus dialects/, ptoas/ and tools/ as pypto.dialects/.ptoas/.tools
+# (pyproject's package-dir), all symlinks. lint-imports puts its working
+# directory first on sys.path, so it runs in the mirror.
+IMPORT_LAYOUT := $(VENV)/import-layout
+lint-imports: install
+	rm -rf $(IMPORT_LAYOUT)
+	mkdir -p $(IMPORT_LAYOUT)/pypto
+	for entry in pypto/*; do ln -s "$(CURDIR)/$$entry" $(IMPORT_LAYOUT)/pypto/; done
+	for folder in dialects ptoas tools; do ln -s "$(CURDIR)/$$folder" $(IMPORT_LAYOUT)/pypto/$$folder; done
+	cd $(IMPORT_LAYOUT) && PYTHONPATH=. $(abspath $(VENV))/bin/lint-imports $(CURDIR)/pyproject.toml --no-cache
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -1,6 +1,6 @@
 """xDSL dialects of PyPTO: ``pl`` (program, tensor and tile layers).
 
-``PL`` is the dialect object to register in a context; ``pypto.ir.context``
+``PL`` is the dialect object to register in a context; ``pypto.core.context``
 builds the context with ``builtin``, ``func``, ``arith`` and ``scf`` beside it.
 """
 

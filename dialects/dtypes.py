@@ -23,6 +23,8 @@ from xdsl.irdl import irdl_attr_definition, param_def
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 
+from pypto.target.dtypes import BY_NAME
+
 
 @irdl_attr_definition
 class ExtDType(ParametrizedAttribute, TypeAttribute):
@@ -76,15 +78,6 @@ for _n in _EXT_NAMES:
 DTYPE_NAMES: tuple[str, ...] = tuple(_TABLE)
 _BY_TYPE: dict[Attribute, str] = {t: n for n, t in _TABLE.items()}
 
-# Bits per element, for byte sizes of tiles and tensors.
-_BITS: dict[str, int] = {
-    "BOOL": 8, "INT4": 4, "INT8": 8, "INT16": 16, "INT32": 32, "INT64": 64,
-    "UINT4": 4, "UINT8": 8, "UINT16": 16, "UINT32": 32, "UINT64": 64,
-    "FP16": 16, "BF16": 16, "FP32": 32, "FP4": 4, "FP8E4M3FN": 8, "FP8E5M2": 8,
-    "FP8E8M0": 8, "HF4": 4, "HF8": 8, "INDEX": 64, "TASK_ID": 64,
-}  # fmt: skip
-
-
 def dtype_type(name: str) -> Attribute:
     """The MLIR type of a DSL dtype name (``"FP32"`` -> ``f32``)."""
     return _TABLE[name]
@@ -103,7 +96,8 @@ def is_dtype(t: Attribute) -> bool:
 
 
 def dtype_bits(t: Attribute) -> int:
-    return _BITS[dtype_name(t)]
+    """Bits per element, for byte sizes of tiles and tensors."""
+    return BY_NAME[dtype_name(t)].bits
 
 
 def is_float(t: Attribute) -> bool:

@@ -294,9 +294,46 @@ def describe_type(t: Attribute) -> str:
 
 
 class PLOp(IRDLOperation):
-    """Base of every ``pl.tensor.*`` / ``pl.tile.*`` op."""
+    """Base of every ``pl.tensor.*`` / ``pl.tile.*`` op.
+
+    Besides its signature an op class states the facts passes and backends need
+    (read them through :mod:`pypto.dialects.op_facts`):
+
+    - ``ALIAS_OPERAND``: the operand whose buffer the result is (a view of, when
+      ``IS_VIEW``; else written in place), e.g. ``"acc"`` for ``matmul_acc``;
+    - ``INPLACE_SAFE``: False when the result may share a buffer with none of the
+      tile operands (the hardware reads them, or a scratch, while writing);
+    - ``FORBID_INPLACE_OPERAND``: the one operand the result may not share a
+      buffer with (a broadcast vector re-read for every output row);
+    - ``PTO_OP``: the name of the ``pto`` op a tile op lowers to (ptoas keys its
+      lowering by this class, without the pl dialect importing ptoas);
+    - ``TORCH``: the torch expression of the result, a format string over the
+      op's value arguments (``"torch.exp({input})"``), for ops whose torch
+      meaning is one expression;
+    - ``KEEPS_VALID_SHAPE``: the result has its first operand's valid shape;
+    - ``NO_TORCH`` / ``NO_PTO``: why the op has no torch lowering / no pto
+      lowering (test_op_facts fails for an op that lacks one without a reason).
+    """
 
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = ()
+    ALIAS_OPERAND: ClassVar[str | None] = None
+    IS_VIEW: ClassVar[bool] = False
+    INPLACE_SAFE: ClassVar[bool] = True
+    FORBID_INPLACE_OPERAND: ClassVar[str | None] = None
+    PTO_OP: ClassVar[str | None] = None
+    TORCH: ClassVar[str | None] = None
+    KEEPS_VALID_SHAPE: ClassVar[bool] = False
+    NO_TORCH: ClassVar[str | None] = None
+    NO_PTO: ClassVar[str | None] = None
+
+    def forbidden_inplace_operands(self) -> list[SSAValue]:
+        """The operands this op's result must not share a buffer with."""
+        if not self.INPLACE_SAFE:
+            return [v for v in self.operands if isinstance(v.type, TileType)]
+        if self.FORBID_INPLACE_OPERAND is not None:
+            v = getattr(self, self.FORBID_INPLACE_OPERAND)
+            return [v] if isinstance(v.type, TileType) else []
+        return []
 
     @classmethod
     def infer_type(cls, args: ArgView) -> Attribute:

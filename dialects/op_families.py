@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     operand_def,
@@ -18,10 +18,12 @@ from xdsl.irdl import (
     opt_prop_def,
     prop_def,
     result_def,
+    traits_def,
     var_operand_def,
 )
+from xdsl.traits import MemoryAllocEffect, MemoryReadEffect, MemoryWriteEffect, Pure
 
-from .dtypes import dtype_name, dtype_type, is_dtype, is_float, is_integer
+from .dtypes import dtype_bits, dtype_name, dtype_type, is_dtype, is_float, is_integer
 from .enums import AtomicType, CastMode, MemorySpace
 from .op_base import (
     BOOL,
@@ -45,6 +47,14 @@ TILE = "tile"
 TENSOR = "tensor"
 
 Shaped = TileType | TensorType
+
+# xDSL traits: value-semantic ops are Pure (DCE/CSE may drop or merge them); ops that
+# write a buffer in place (an Out parameter, an accumulator) or produce a fresh buffer
+# say so, so that xDSL keeps them apart.
+PURE = traits_def(Pure())
+WRITES = traits_def(MemoryWriteEffect())
+READS = traits_def(MemoryReadEffect())
+ALLOCATES = traits_def(MemoryAllocEffect())
 
 
 class LayerOp(PLOp):
@@ -104,10 +114,12 @@ def broadcast(a: ArgView, x: tuple[int, ...], y: tuple[int, ...]) -> tuple[int, 
 class BinaryOp(LayerOp):
     """``add/sub/mul/div(lhs, rhs)``: elementwise."""
 
-    lhs = operand_def()
-    rhs = operand_def()
-    result = result_def()
+    lhs = operand_def(Shaped)
+    rhs = operand_def(Shaped)
+    result = result_def(Shaped)
+    traits = PURE
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("lhs"), value("rhs"))
+    KEEPS_VALID_SHAPE: ClassVar[bool] = True
 
     @classmethod
     def infer_type(cls, a: ArgView) -> Attribute:
@@ -123,10 +135,12 @@ class BinaryOp(LayerOp):
 class ScalarBinaryOp(LayerOp):
     """``adds/subs/muls/divs(lhs, rhs)``: elementwise with a scalar."""
 
-    lhs = operand_def()
+    lhs = operand_def(Shaped)
     rhs = operand_def()
-    result = result_def()
+    result = result_def(Shaped)
+    traits = PURE
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("lhs"), value("rhs"))
+    KEEPS_VALID_SHAPE: ClassVar[bool] = True
 
     @classmethod
     def infer_type(cls, a: ArgView) -> Attribute:
@@ -140,12 +154,14 @@ class ScalarBinaryOp(LayerOp):
 
 
 class UnaryOp(LayerOp):
-    """``exp/neg/relu/sqrt/rsqrt(input)``."""
+    """``exp/neg/relu/sqrt/...(input)``: elementwise."""
 
-    input = operand_def()
-    result = result_def()
+    input = operand_def(Shaped)
+    result = result_def(Shaped)
+    traits = PURE
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"),)
     FLOAT_ONLY: ClassVar[bool] = True
+    KEEPS_VALID_SHAPE: ClassVar[bool] = True
 
     @classmethod
     def infer_type(cls, a: ArgView) -> Attribute:
@@ -158,15 +174,18 @@ class UnaryOp(LayerOp):
 class RecipOp(UnaryOp):
     high_precision = opt_prop_def()
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"), attr("high_precision", BOOL, False))
+    INPLACE_SAFE: ClassVar[bool] = False
 
 
 class RowReduceOp(LayerOp):
     """``row_sum/row_max/row_min``: [M, N] -> [M, 1] (tiles need a scratch tile)."""
 
-    input = operand_def()
-    tmp_tile = opt_operand_def()
-    result = result_def()
+    input = operand_def(Shaped)
+    tmp_tile = opt_operand_def(Shaped)
+    result = result_def(Shaped)
+    traits = PURE
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"), opt_value("tmp_tile"))
+    INPLACE_SAFE: ClassVar[bool] = False
 
     @classmethod
     def infer_type(cls, a: ArgView) -> Attribute:
@@ -187,9 +206,10 @@ class RowReduceOp(LayerOp):
 class ColReduceOp(LayerOp):
     """``col_sum/col_max``: [M, N] -> [1, N]."""
 
-    input = operand_def()
-    tmp_tile = opt_operand_def()
-    result = result_def()
+    input = operand_def(Shaped)
+    tmp_tile = opt_operand_def(Shaped)
+    result = result_def(Shaped)
+    traits = PURE
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"), opt_value("tmp_tile"))
 
     @classmethod
@@ -203,40 +223,47 @@ class ColReduceOp(LayerOp):
         return cls.make(x, (1, n))
 
 
-class RowExpandOp(LayerOp):
-    """``row_expand_*(input, row_vec)``: row_vec is [M, 1], broadcast along rows."""
+class ExpandOp(LayerOp):
+    """``row_expand*/col_expand*(input, vec)``: ``vec`` is broadcast along ``AXIS``
+    (0: a [M, 1] row vector, one value per row; 1: a [1, N] column vector). The
+    vector is re-read for every output row, so the result may not share its buffer."""
 
-    input = operand_def()
-    row_vec = operand_def()
-    result = result_def()
-    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"), value("row_vec"))
+    traits = PURE
+    AXIS: ClassVar[int] = 0
+    VEC: ClassVar[str] = "row_vec"
+    KEEPS_VALID_SHAPE: ClassVar[bool] = True
 
     @classmethod
     def infer_type(cls, a: ArgView) -> Attribute:
-        x, v = cls.operand(a, "input"), cls.operand(a, "row_vec")
+        x, v = cls.operand(a, "input"), cls.operand(a, cls.VEC)
         m, n = _rank2(a, x, "input")
-        _same_dtype(a, x, v, "input", "row_vec")
-        if v.get_shape() != (m, 1):
-            raise a.fail(f"operand 'row_vec' must have shape [{m}, 1], got {list(v.get_shape())}")
+        _same_dtype(a, x, v, "input", cls.VEC)
+        want = (m, 1) if cls.AXIS == 0 else (1, n)
+        if v.get_shape() != want:
+            raise a.fail(f"operand '{cls.VEC}' must have shape [{want[0]}, {want[1]}], got {list(v.get_shape())}")
         return cls.make(x, (m, n))
 
 
-class ColExpandOp(LayerOp):
+class RowExpandOp(ExpandOp):
+    """``row_expand*(input, row_vec)``: row_vec is [M, 1], broadcast along rows."""
+
+    input = operand_def(Shaped)
+    row_vec = operand_def(Shaped)
+    result = result_def(Shaped)
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"), value("row_vec"))
+    FORBID_INPLACE_OPERAND: ClassVar[str | None] = "row_vec"
+
+
+class ColExpandOp(ExpandOp):
     """``col_expand*(input, col_vec)``: col_vec is [1, N], broadcast along columns."""
 
-    input = operand_def()
-    col_vec = operand_def()
-    result = result_def()
+    input = operand_def(Shaped)
+    col_vec = operand_def(Shaped)
+    result = result_def(Shaped)
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"), value("col_vec"))
-
-    @classmethod
-    def infer_type(cls, a: ArgView) -> Attribute:
-        x, v = cls.operand(a, "input"), cls.operand(a, "col_vec")
-        m, n = _rank2(a, x, "input")
-        _same_dtype(a, x, v, "input", "col_vec")
-        if v.get_shape() != (1, n):
-            raise a.fail(f"operand 'col_vec' must have shape [1, {n}], got {list(v.get_shape())}")
-        return cls.make(x, (m, n))
+    AXIS: ClassVar[int] = 1
+    VEC: ClassVar[str] = "col_vec"
+    FORBID_INPLACE_OPERAND: ClassVar[str | None] = "col_vec"
 
 
 def _acc_dtype(a: ArgView, x: Shaped) -> Attribute:
@@ -264,9 +291,10 @@ class MatmulOp(LayerOp):
     """``matmul(lhs, rhs)``: tiles Left x Right -> Acc (Mat accepted before
     InferTileMemorySpace); tensors take transposes and an output dtype."""
 
-    lhs = operand_def()
-    rhs = operand_def()
-    result = result_def()
+    lhs = operand_def(Shaped)
+    rhs = operand_def(Shaped)
+    result = result_def(Shaped)
+    traits = PURE
     VECTOR: ClassVar[bool] = False
 
     @classmethod
@@ -290,13 +318,15 @@ def _check_cube_spaces(a: ArgView, x: Shaped, y: Shaped) -> None:
 
 
 class MatmulAccOp(LayerOp):
-    """``matmul_acc(acc, lhs, rhs)``: acc += lhs @ rhs."""
+    """``matmul_acc(acc, lhs, rhs)``: acc += lhs @ rhs (in place: the result is acc's buffer)."""
 
-    acc = operand_def()
-    lhs = operand_def()
-    rhs = operand_def()
-    result = result_def()
+    acc = operand_def(Shaped)
+    lhs = operand_def(Shaped)
+    rhs = operand_def(Shaped)
+    result = result_def(Shaped)
+    traits = WRITES
     VECTOR: ClassVar[bool] = False
+    ALIAS_OPERAND: ClassVar[str | None] = "acc"
 
     @classmethod
     def infer_type(cls, a: ArgView) -> Attribute:
@@ -316,11 +346,19 @@ class MatmulAccOp(LayerOp):
 class CastOp(LayerOp):
     """``cast(input, target_type, mode="round")``."""
 
-    input = operand_def()
+    input = operand_def(Shaped)
     target_type = prop_def()
     mode = opt_prop_def()
-    result = result_def()
+    result = result_def(Shaped)
+    traits = PURE
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"), attr("target_type", DTYPE), attr("mode", STR, CastMode.round.value))
+
+    def forbidden_inplace_operands(self) -> list[SSAValue]:
+        """A widening tile cast may not write over its source (it reads narrower elements than it writes)."""
+        src, dst = self.input.type, self.result.type
+        if isinstance(src, TileType) and isinstance(dst, TileType) and dtype_bits(dst.element_type) > dtype_bits(src.element_type):
+            return [self.input]
+        return []
 
     @classmethod
     def infer_type(cls, a: ArgView) -> Attribute:
@@ -332,12 +370,13 @@ class CastOp(LayerOp):
 
 
 class FullOp(LayerOp):
-    """``full(shape, dtype=, value=)``: a constant."""
+    """``full(shape, dtype=, value=)``: a constant (a fresh buffer)."""
 
     shape = prop_def()
     dtype = prop_def()
     value = prop_def()
-    result = result_def()
+    result = result_def(Shaped)
+    traits = ALLOCATES
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (attr("shape", INTS), attr("dtype", DTYPE, keyword=True), attr("value", FLOAT, keyword=True))
 
     @classmethod
@@ -349,13 +388,16 @@ class FullOp(LayerOp):
 
 
 class ReshapeOp(LayerOp):
-    """``reshape(input, shape)``: same elements, new shape."""
+    """``reshape(input, shape)``: same elements, new shape (a view of input's buffer)."""
 
-    input = operand_def()
+    input = operand_def(Shaped)
     shape = prop_def()
-    result = result_def()
+    result = result_def(Shaped)
+    traits = PURE
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"), attr("shape", INTS))
     VECTOR: ClassVar[bool] = False
+    ALIAS_OPERAND: ClassVar[str | None] = "input"
+    IS_VIEW: ClassVar[bool] = True
 
     @classmethod
     def infer_type(cls, a: ArgView) -> Attribute:
@@ -377,9 +419,10 @@ def _prod(shape: tuple[int, ...]) -> int:
 class ConcatOp(LayerOp):
     """``concat(lhs, rhs)``: along columns."""
 
-    lhs = operand_def()
-    rhs = operand_def()
-    result = result_def()
+    lhs = operand_def(Shaped)
+    rhs = operand_def(Shaped)
+    result = result_def(Shaped)
+    traits = PURE
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("lhs"), value("rhs"))
 
     @classmethod
@@ -405,11 +448,12 @@ def _check_indices(a: ArgView, name: str, rank: int) -> None:
 class SliceOp(LayerOp):
     """``slice(input, shape, offset, valid_shape=None)``: a view of a window."""
 
-    input = operand_def()
+    input = operand_def(Shaped)
     offset = var_operand_def()
     valid_shape = var_operand_def()
     shape = prop_def()
-    result = result_def()
+    result = result_def(Shaped)
+    traits = PURE
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"), attr("shape", INTS), value_list("offset"), value_list("valid_shape", optional=True))
     VECTOR: ClassVar[bool] = False
@@ -430,13 +474,15 @@ class SliceOp(LayerOp):
 
 
 class AssembleOp(LayerOp):
-    """``assemble(target, source, offset)``: write source into a window of target."""
+    """``assemble(target, source, offset)``: write source into a window of target (in place)."""
 
-    target = operand_def()
-    source = operand_def()
+    target = operand_def(Shaped)
+    source = operand_def(Shaped)
     offset = var_operand_def()
     atomic = opt_prop_def()
-    result = result_def()
+    result = result_def(Shaped)
+    traits = WRITES
+    ALIAS_OPERAND: ClassVar[str | None] = "target"
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("target"), value("source"), value_list("offset"), attr("atomic", EnumCodec(AtomicType), AtomicType.None_))
     VECTOR: ClassVar[bool] = False
 
@@ -457,9 +503,10 @@ class AssembleOp(LayerOp):
 class ReadOp(LayerOp):
     """``read(input, indices)``: one element as a scalar."""
 
-    input = operand_def()
+    input = operand_def(Shaped)
     indices = var_operand_def()
     result = result_def()
+    traits = READS
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"), value_list("indices"))
     VECTOR: ClassVar[bool] = False
 

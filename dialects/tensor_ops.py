@@ -24,128 +24,156 @@ def _ops() -> list[type]:
 @irdl_op_definition
 class TensorAddOp(_TensorLayer, F.BinaryOp):
     name = "pl.tensor.add"
+    TORCH: ClassVar[str | None] = "({lhs} + {rhs})"
 
 
 @irdl_op_definition
 class TensorSubOp(_TensorLayer, F.BinaryOp):
     name = "pl.tensor.sub"
+    TORCH: ClassVar[str | None] = "({lhs} - {rhs})"
 
 
 @irdl_op_definition
 class TensorMulOp(_TensorLayer, F.BinaryOp):
     name = "pl.tensor.mul"
+    TORCH: ClassVar[str | None] = "({lhs} * {rhs})"
 
 
 @irdl_op_definition
 class TensorDivOp(_TensorLayer, F.BinaryOp):
     name = "pl.tensor.div"
+    TORCH: ClassVar[str | None] = "_div({lhs}, {rhs})"
 
 
 @irdl_op_definition
 class TensorAddsOp(_TensorLayer, F.ScalarBinaryOp):
     name = "pl.tensor.adds"
+    TORCH: ClassVar[str | None] = "({lhs} + {rhs})"
 
 
 @irdl_op_definition
 class TensorSubsOp(_TensorLayer, F.ScalarBinaryOp):
     name = "pl.tensor.subs"
+    TORCH: ClassVar[str | None] = "({lhs} - {rhs})"
 
 
 @irdl_op_definition
 class TensorMulsOp(_TensorLayer, F.ScalarBinaryOp):
     name = "pl.tensor.muls"
+    TORCH: ClassVar[str | None] = "({lhs} * {rhs})"
 
 
 @irdl_op_definition
 class TensorDivsOp(_TensorLayer, F.ScalarBinaryOp):
     name = "pl.tensor.divs"
+    TORCH: ClassVar[str | None] = "_div({lhs}, {rhs})"
 
 
 @irdl_op_definition
 class TensorExpOp(_TensorLayer, F.UnaryOp):
     name = "pl.tensor.exp"
+    TORCH: ClassVar[str | None] = "torch.exp({input})"
 
 
 @irdl_op_definition
 class TensorNegOp(_TensorLayer, F.UnaryOp):
     name = "pl.tensor.neg"
+    TORCH: ClassVar[str | None] = "torch.neg({input})"
     FLOAT_ONLY: ClassVar[bool] = False
 
 
 @irdl_op_definition
 class TensorReluOp(_TensorLayer, F.UnaryOp):
     name = "pl.tensor.relu"
+    TORCH: ClassVar[str | None] = "torch.relu({input})"
     FLOAT_ONLY: ClassVar[bool] = False
 
 
 @irdl_op_definition
 class TensorSqrtOp(_TensorLayer, F.UnaryOp):
     name = "pl.tensor.sqrt"
+    TORCH: ClassVar[str | None] = "torch.sqrt({input})"
 
 
 @irdl_op_definition
 class TensorRsqrtOp(_TensorLayer, F.UnaryOp):
     name = "pl.tensor.rsqrt"
+    TORCH: ClassVar[str | None] = "torch.rsqrt({input})"
+    INPLACE_SAFE: ClassVar[bool] = False
 
 
 @irdl_op_definition
 class TensorRecipOp(_TensorLayer, F.RecipOp):
     name = "pl.tensor.recip"
+    TORCH: ClassVar[str | None] = "torch.reciprocal({input})"
 
 
 @irdl_op_definition
 class TensorRowSumOp(_TensorLayer, F.RowReduceOp):
     name = "pl.tensor.row_sum"
+    TORCH: ClassVar[str | None] = "_reduce({input}, 'sum', -1)"
 
 
 @irdl_op_definition
 class TensorRowMaxOp(_TensorLayer, F.RowReduceOp):
     name = "pl.tensor.row_max"
+    TORCH: ClassVar[str | None] = "_reduce({input}, 'max', -1)"
 
 
 @irdl_op_definition
 class TensorRowMinOp(_TensorLayer, F.RowReduceOp):
     name = "pl.tensor.row_min"
+    TORCH: ClassVar[str | None] = "_reduce({input}, 'min', -1)"
 
 
 @irdl_op_definition
 class TensorColSumOp(_TensorLayer, F.ColReduceOp):
     name = "pl.tensor.col_sum"
+    TORCH: ClassVar[str | None] = "_reduce({input}, 'sum', -2)"
 
 
 @irdl_op_definition
 class TensorColMaxOp(_TensorLayer, F.ColReduceOp):
     name = "pl.tensor.col_max"
+    TORCH: ClassVar[str | None] = "_reduce({input}, 'max', -2)"
 
 
 @irdl_op_definition
 class TensorRowExpandOp(_TensorLayer, F.RowExpandOp):
     name = "pl.tensor.row_expand"
+    TORCH: ClassVar[str | None] = "_expand({row_vec}, {input})"
+    KEEPS_VALID_SHAPE: ClassVar[bool] = False
 
 
 @irdl_op_definition
 class TensorRowExpandSubOp(_TensorLayer, F.RowExpandOp):
     name = "pl.tensor.row_expand_sub"
+    TORCH: ClassVar[str | None] = "({input} - {row_vec})"
 
 
 @irdl_op_definition
 class TensorRowExpandDivOp(_TensorLayer, F.RowExpandOp):
     name = "pl.tensor.row_expand_div"
+    TORCH: ClassVar[str | None] = "({input} / {row_vec})"
 
 
 @irdl_op_definition
 class TensorRowExpandMulOp(_TensorLayer, F.RowExpandOp):
     name = "pl.tensor.row_expand_mul"
+    TORCH: ClassVar[str | None] = "({input} * {row_vec})"
 
 
 @irdl_op_definition
 class TensorColExpandOp(_TensorLayer, F.ColExpandOp):
     name = "pl.tensor.col_expand"
+    TORCH: ClassVar[str | None] = "_expand({col_vec}, {input})"
+    KEEPS_VALID_SHAPE: ClassVar[bool] = False
 
 
 @irdl_op_definition
 class TensorColExpandMulOp(_TensorLayer, F.ColExpandOp):
     name = "pl.tensor.col_expand_mul"
+    TORCH: ClassVar[str | None] = "({input} * {col_vec})"
 
 
 _TRANSPOSE_ARGS = (attr("a_trans", BOOL, False, always=True), attr("b_trans", BOOL, False, always=True))
@@ -192,7 +220,8 @@ class TensorCreateOp(_TensorLayer, F.LayerOp):
     name = "pl.tensor.create"
     shape = prop_def()
     dtype = prop_def()
-    result = result_def()
+    result = result_def(TensorType)
+    traits = F.ALLOCATES
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (attr("shape", INTS), attr("dtype", DTYPE, keyword=True))
 
     @classmethod
@@ -208,6 +237,8 @@ class TensorAssembleOp(_TensorLayer, F.AssembleOp):
 @irdl_op_definition
 class TensorSliceOp(_TensorLayer, F.SliceOp):
     name = "pl.tensor.slice"
+    ALIAS_OPERAND: ClassVar[str | None] = "input"
+    IS_VIEW: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -218,6 +249,7 @@ class TensorReshapeOp(_TensorLayer, F.ReshapeOp):
 @irdl_op_definition
 class TensorConcatOp(_TensorLayer, F.ConcatOp):
     name = "pl.tensor.concat"
+    TORCH: ClassVar[str | None] = "torch.cat([{lhs}, {rhs}], dim=-1)"
 
 
 @irdl_op_definition

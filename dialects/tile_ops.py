@@ -23,8 +23,8 @@ from xdsl.irdl import (
 from . import op_families as F
 from .enums import AtomicType, MemorySpace, TileLayout
 from .op_base import BOOL, DTYPE, INT, INTS, Arg, ArgView, EnumCodec, attr, value, value_list
-from .op_families import _check_indices
-from .types import PtrType, TileType
+from .op_families import ALLOCATES, PURE, READS, WRITES, _check_indices
+from .types import PtrType, TensorType, TileType
 
 
 class _TileLayer:
@@ -37,175 +37,238 @@ def _ops() -> list[type]:
 @irdl_op_definition
 class TileAddOp(_TileLayer, F.BinaryOp):
     name = "pl.tile.add"
+    TORCH: ClassVar[str | None] = "({lhs} + {rhs})"
+    PTO_OP: ClassVar[str | None] = "pto.tadd"
 
 
 @irdl_op_definition
 class TileSubOp(_TileLayer, F.BinaryOp):
     name = "pl.tile.sub"
+    TORCH: ClassVar[str | None] = "({lhs} - {rhs})"
+    PTO_OP: ClassVar[str | None] = "pto.tsub"
 
 
 @irdl_op_definition
 class TileMulOp(_TileLayer, F.BinaryOp):
     name = "pl.tile.mul"
+    TORCH: ClassVar[str | None] = "({lhs} * {rhs})"
+    PTO_OP: ClassVar[str | None] = "pto.tmul"
 
 
 @irdl_op_definition
 class TileDivOp(_TileLayer, F.BinaryOp):
     name = "pl.tile.div"
+    TORCH: ClassVar[str | None] = "_div({lhs}, {rhs})"
+    PTO_OP: ClassVar[str | None] = "pto.tdiv"
 
 
 @irdl_op_definition
 class TileAddsOp(_TileLayer, F.ScalarBinaryOp):
     name = "pl.tile.adds"
+    TORCH: ClassVar[str | None] = "({lhs} + {rhs})"
+    PTO_OP: ClassVar[str | None] = "pto.tadds"
 
 
 @irdl_op_definition
 class TileSubsOp(_TileLayer, F.ScalarBinaryOp):
     name = "pl.tile.subs"
+    TORCH: ClassVar[str | None] = "({lhs} - {rhs})"
+    PTO_OP: ClassVar[str | None] = "pto.tsubs"
 
 
 @irdl_op_definition
 class TileMulsOp(_TileLayer, F.ScalarBinaryOp):
     name = "pl.tile.muls"
+    TORCH: ClassVar[str | None] = "({lhs} * {rhs})"
+    PTO_OP: ClassVar[str | None] = "pto.tmuls"
 
 
 @irdl_op_definition
 class TileDivsOp(_TileLayer, F.ScalarBinaryOp):
     name = "pl.tile.divs"
+    TORCH: ClassVar[str | None] = "_div({lhs}, {rhs})"
+    PTO_OP: ClassVar[str | None] = "pto.tdivs"
 
 
 @irdl_op_definition
 class TileExpOp(_TileLayer, F.UnaryOp):
     name = "pl.tile.exp"
+    TORCH: ClassVar[str | None] = "torch.exp({input})"
+    PTO_OP: ClassVar[str | None] = "pto.texp"
 
 
 @irdl_op_definition
 class TileNegOp(_TileLayer, F.UnaryOp):
     name = "pl.tile.neg"
+    TORCH: ClassVar[str | None] = "torch.neg({input})"
+    PTO_OP: ClassVar[str | None] = "pto.tneg"
     FLOAT_ONLY: ClassVar[bool] = False
 
 
 @irdl_op_definition
 class TileReluOp(_TileLayer, F.UnaryOp):
     name = "pl.tile.relu"
+    TORCH: ClassVar[str | None] = "torch.relu({input})"
+    PTO_OP: ClassVar[str | None] = "pto.trelu"
     FLOAT_ONLY: ClassVar[bool] = False
 
 
 @irdl_op_definition
 class TileSqrtOp(_TileLayer, F.UnaryOp):
     name = "pl.tile.sqrt"
+    TORCH: ClassVar[str | None] = "torch.sqrt({input})"
+    PTO_OP: ClassVar[str | None] = "pto.tsqrt"
 
 
 @irdl_op_definition
 class TileRsqrtOp(_TileLayer, F.UnaryOp):
     name = "pl.tile.rsqrt"
+    TORCH: ClassVar[str | None] = "torch.rsqrt({input})"
+    PTO_OP: ClassVar[str | None] = "pto.trsqrt"
+    INPLACE_SAFE: ClassVar[bool] = False
 
 
 @irdl_op_definition
 class TileRecipOp(_TileLayer, F.RecipOp):
     name = "pl.tile.recip"
+    TORCH: ClassVar[str | None] = "torch.reciprocal({input})"
+    PTO_OP: ClassVar[str | None] = "pto.trecip"
 
 
 @irdl_op_definition
 class TileRowSumOp(_TileLayer, F.RowReduceOp):
     name = "pl.tile.row_sum"
+    TORCH: ClassVar[str | None] = "_reduce({input}, 'sum', -1)"
+    PTO_OP: ClassVar[str | None] = "pto.trowsum"
 
 
 @irdl_op_definition
 class TileRowMaxOp(_TileLayer, F.RowReduceOp):
     name = "pl.tile.row_max"
+    TORCH: ClassVar[str | None] = "_reduce({input}, 'max', -1)"
+    PTO_OP: ClassVar[str | None] = "pto.trowmax"
 
 
 @irdl_op_definition
 class TileRowMinOp(_TileLayer, F.RowReduceOp):
     name = "pl.tile.row_min"
+    TORCH: ClassVar[str | None] = "_reduce({input}, 'min', -1)"
+    PTO_OP: ClassVar[str | None] = "pto.trowmin"
 
 
 @irdl_op_definition
 class TileColSumOp(_TileLayer, F.ColReduceOp):
     name = "pl.tile.col_sum"
+    TORCH: ClassVar[str | None] = "_reduce({input}, 'sum', -2)"
+    PTO_OP: ClassVar[str | None] = "pto.tcolsum"
 
 
 @irdl_op_definition
 class TileColMaxOp(_TileLayer, F.ColReduceOp):
     name = "pl.tile.col_max"
+    TORCH: ClassVar[str | None] = "_reduce({input}, 'max', -2)"
+    PTO_OP: ClassVar[str | None] = "pto.tcolmax"
 
 
 @irdl_op_definition
 class TileRowExpandOp(_TileLayer, F.RowExpandOp):
     name = "pl.tile.row_expand"
+    TORCH: ClassVar[str | None] = "_expand({row_vec}, {input})"
+    PTO_OP: ClassVar[str | None] = "pto.trowexpand"
+    KEEPS_VALID_SHAPE: ClassVar[bool] = False
 
 
 @irdl_op_definition
 class TileRowExpandSubOp(_TileLayer, F.RowExpandOp):
     name = "pl.tile.row_expand_sub"
+    TORCH: ClassVar[str | None] = "({input} - {row_vec})"
+    PTO_OP: ClassVar[str | None] = "pto.trowexpandsub"
 
 
 @irdl_op_definition
 class TileRowExpandDivOp(_TileLayer, F.RowExpandOp):
     name = "pl.tile.row_expand_div"
+    TORCH: ClassVar[str | None] = "({input} / {row_vec})"
+    PTO_OP: ClassVar[str | None] = "pto.trowexpanddiv"
 
 
 @irdl_op_definition
 class TileRowExpandMulOp(_TileLayer, F.RowExpandOp):
     name = "pl.tile.row_expand_mul"
+    TORCH: ClassVar[str | None] = "({input} * {row_vec})"
+    PTO_OP: ClassVar[str | None] = "pto.trowexpandmul"
 
 
 @irdl_op_definition
 class TileColExpandOp(_TileLayer, F.ColExpandOp):
     name = "pl.tile.col_expand"
+    TORCH: ClassVar[str | None] = "_expand({col_vec}, {input})"
+    PTO_OP: ClassVar[str | None] = "pto.tcolexpand"
+    KEEPS_VALID_SHAPE: ClassVar[bool] = False
 
 
 @irdl_op_definition
 class TileColExpandMulOp(_TileLayer, F.ColExpandOp):
     name = "pl.tile.col_expand_mul"
+    TORCH: ClassVar[str | None] = "({input} * {col_vec})"
+    PTO_OP: ClassVar[str | None] = "pto.tcolexpandmul"
 
 
 @irdl_op_definition
 class TileMatmulOp(_TileLayer, F.MatmulOp):
     name = "pl.tile.matmul"
+    PTO_OP: ClassVar[str | None] = "pto.tmatmul"
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("lhs"), value("rhs"))
 
 
 @irdl_op_definition
 class TileMatmulAccOp(_TileLayer, F.MatmulAccOp):
     name = "pl.tile.matmul_acc"
+    PTO_OP: ClassVar[str | None] = "pto.tmatmul.acc"
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("acc"), value("lhs"), value("rhs"))
 
 
 @irdl_op_definition
 class TileCastOp(_TileLayer, F.CastOp):
     name = "pl.tile.cast"
+    PTO_OP: ClassVar[str | None] = "pto.tcvt"
 
 
 @irdl_op_definition
 class TileFullOp(_TileLayer, F.FullOp):
     name = "pl.tile.full"
+    PTO_OP: ClassVar[str | None] = "pto.texpands"
 
 
 @irdl_op_definition
 class TileAssembleOp(_TileLayer, F.AssembleOp):
     name = "pl.tile.assemble"
+    PTO_OP: ClassVar[str | None] = "pto.tmov"
 
 
 @irdl_op_definition
 class TileSliceOp(_TileLayer, F.SliceOp):
     name = "pl.tile.slice"
+    PTO_OP: ClassVar[str | None] = "pto.textract"
 
 
 @irdl_op_definition
 class TileReshapeOp(_TileLayer, F.ReshapeOp):
     name = "pl.tile.reshape"
+    PTO_OP: ClassVar[str | None] = "pto.treshape"
 
 
 @irdl_op_definition
 class TileConcatOp(_TileLayer, F.ConcatOp):
     name = "pl.tile.concat"
+    NO_PTO: ClassVar[str | None] = "ptoas codegen has no tile concat yet (a located error says so)"
+    TORCH: ClassVar[str | None] = "torch.cat([{lhs}, {rhs}], dim=-1)"
 
 
 @irdl_op_definition
 class TileReadOp(_TileLayer, F.ReadOp):
     name = "pl.tile.read"
+    NO_PTO: ClassVar[str | None] = "ptoas codegen reads no single tile element yet (a located error says so)"
 
 
 _SPACE = EnumCodec(MemorySpace)
@@ -218,12 +281,14 @@ class TileLoadOp(_TileLayer, F.LayerOp):
     a DDR window into a Vec or Mat tile (MTE2)."""
 
     name = "pl.tile.load"
-    tensor = operand_def()
+    PTO_OP: ClassVar[str | None] = "pto.tload"
+    tensor = operand_def(TensorType)
     offsets = var_operand_def()
     valid_shapes = var_operand_def()
     shapes = prop_def()
     target_memory = opt_prop_def()
-    result = result_def()
+    result = result_def(TileType)
+    traits = READS
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
         value("tensor"),
@@ -254,11 +319,14 @@ class TileStoreOp(_TileLayer, F.LayerOp):
     window; the result is the updated tensor (MTE3 / FIXPIPE)."""
 
     name = "pl.tile.store"
-    tile = operand_def()
+    PTO_OP: ClassVar[str | None] = "pto.tstore"
+    tile = operand_def(TileType)
     offsets = var_operand_def()
-    output = operand_def()
+    output = operand_def(TensorType)
     atomic = opt_prop_def()
-    result = result_def()
+    result = result_def(TensorType)
+    traits = WRITES
+    ALIAS_OPERAND: ClassVar[str | None] = "output"
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
         value("tile"),
         value_list("offsets"),
@@ -285,11 +353,15 @@ class TileMoveOp(_TileLayer, F.LayerOp):
     """``pl.tile.move(tile, target_memory=)``: an on-chip copy (MTE1)."""
 
     name = "pl.tile.move"
-    tile = operand_def()
+    PTO_OP: ClassVar[str | None] = "pto.tmov"
+    TORCH: ClassVar[str | None] = "_move({tile})"
+    tile = operand_def(TileType)
     target_memory = prop_def()
     blayout = opt_prop_def()
     slayout = opt_prop_def()
-    result = result_def()
+    result = result_def(TileType)
+    traits = PURE
+    INPLACE_SAFE: ClassVar[bool] = False
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
         value("tile"),
         attr("target_memory", _SPACE, keyword=True),
@@ -314,7 +386,8 @@ class TileCreateOp(_TileLayer, F.LayerOp):
     shape = prop_def()
     dtype = prop_def()
     target_memory = opt_prop_def()
-    result = result_def()
+    result = result_def(TileType)
+    traits = ALLOCATES
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
         attr("shape", INTS),
         attr("dtype", DTYPE, keyword=True),
@@ -335,6 +408,10 @@ class TileAllocOp(_TileLayer, F.LayerOp):
     allocation; tiles name it as the base of their MemRef (``base``)."""
 
     name = "pl.tile.alloc"
+    TORCH: ClassVar[str | None] = "None"  # addresses play no part in the numerics
+    NO_EFFECT_TRAIT: ClassVar[str] = (
+        "tiles name their alloc by its MemRef base string, not by an SSA use, so xDSL would think it dead"
+    )
     space = prop_def()
     size = prop_def()
     pinned = opt_prop_def()
@@ -375,11 +452,14 @@ class TileExtractOp(_TileLayer, F.LayerOp):
     (matmul operand preparation) or Vec -> Vec (a materialised slice)."""
 
     name = "pl.tile.extract"
-    input = operand_def()
+    NO_TORCH: ClassVar[str | None] = "torch_codegen has no extract yet (CanonicalizeTileSlice and AutoTileMatmulL0 make it)"
+    PTO_OP: ClassVar[str | None] = "pto.textract"
+    input = operand_def(TileType)
     offsets = var_operand_def()
     shapes = prop_def()
     target_memory = opt_prop_def()
-    result = result_def()
+    result = result_def(TileType)
+    traits = PURE
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
         value("input"),
         value_list("offsets"),
@@ -411,11 +491,13 @@ class _TpushOp(_TileLayer, F.LayerOp):
     result is the pushed tile's handle; it is never used, so the printed DSL
     shows a bare statement ``pl.tile.tpush_to_aiv(z, split=0)``."""
 
-    tile = operand_def()
+    tile = operand_def(TileType)
     split = opt_prop_def()
-    result = result_def()
+    result = result_def(TileType)
+    traits = WRITES  # the other core reads what is pushed
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("tile"), attr("split", INT, 0, always=True))
     SOURCE_SPACES: ClassVar[tuple[MemorySpace, ...]] = ()
+    DIRECTION: ClassVar[str] = ""  # the pipe: "c2v" (cube -> vector) or "v2c"
 
     @classmethod
     def infer_type(cls, a: ArgView) -> Attribute:
@@ -432,6 +514,9 @@ class TileTpushToAivOp(_TpushOp):
     the vector core (C -> V)."""
 
     name = "pl.tile.tpush_to_aiv"
+    PTO_OP: ClassVar[str | None] = "pto.tpush_to_aiv"
+    TORCH: ClassVar[str | None] = "_tpush('c2v', {tile})"
+    DIRECTION: ClassVar[str] = "c2v"
     SOURCE_SPACES: ClassVar[tuple[MemorySpace, ...]] = (MemorySpace.Acc, MemorySpace.Mat)
 
 
@@ -441,6 +526,9 @@ class TileTpushToAicOp(_TpushOp):
     the cube core (V -> C)."""
 
     name = "pl.tile.tpush_to_aic"
+    PTO_OP: ClassVar[str | None] = "pto.tpush_to_aic"
+    TORCH: ClassVar[str | None] = "_tpush('v2c', {tile})"
+    DIRECTION: ClassVar[str] = "v2c"
     SOURCE_SPACES: ClassVar[tuple[MemorySpace, ...]] = (MemorySpace.Vec,)
 
 
@@ -450,13 +538,15 @@ class _TpopOp(_TileLayer, F.LayerOp):
     shape = prop_def()
     dtype = prop_def()
     split = opt_prop_def()
-    result = result_def()
+    result = result_def(TileType)
+    traits = WRITES  # takes the next tile off the pipe
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
         attr("shape", INTS, keyword=True),
         attr("dtype", DTYPE, keyword=True),
         attr("split", INT, 0, always=True),
     )
     SPACE: ClassVar[MemorySpace] = MemorySpace.Vec
+    DIRECTION: ClassVar[str] = ""  # the pipe: "c2v" (cube -> vector) or "v2c"
 
     @classmethod
     def infer_type(cls, a: ArgView) -> Attribute:
@@ -469,6 +559,9 @@ class TileTpopFromAicOp(_TpopOp):
     receives a tile from the cube core, in Vec."""
 
     name = "pl.tile.tpop_from_aic"
+    PTO_OP: ClassVar[str | None] = "pto.tpop_from_aic"
+    TORCH: ClassVar[str | None] = "_tpop('c2v')"
+    DIRECTION: ClassVar[str] = "c2v"
     SPACE: ClassVar[MemorySpace] = MemorySpace.Vec
 
 
@@ -478,6 +571,9 @@ class TileTpopFromAivOp(_TpopOp):
     receives a tile from the vector core, in Mat."""
 
     name = "pl.tile.tpop_from_aiv"
+    PTO_OP: ClassVar[str | None] = "pto.tpop_from_aiv"
+    TORCH: ClassVar[str | None] = "_tpop('v2c')"
+    DIRECTION: ClassVar[str] = "v2c"
     SPACE: ClassVar[MemorySpace] = MemorySpace.Mat
 
 

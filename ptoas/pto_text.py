@@ -25,7 +25,7 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Span
 
-from pypto.ir.mlir_text import UniqueNamePrinter
+from pypto.core.mlir_text import UniqueNamePrinter
 
 from .context import make_pto_context
 

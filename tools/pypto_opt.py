@@ -2,7 +2,7 @@
 
 Built on xDSL's :class:`~xdsl.xdsl_opt_main.xDSLOptMain`, with only the PyPTO
 context's dialects (builtin, func, arith, scf, pl) and every pass of
-:func:`pypto.ir.passes.registry.all_passes`::
+:func:`pypto.passes.registry.all_passes`::
 
     pypto-opt kernel.mlir -p outline-incore-scopes,convert-tensor-to-tile-ops
     pypto-opt kernel.py --emit=mlir --print-ir-after-all
@@ -10,13 +10,26 @@ context's dialects (builtin, func, arith, scf, pl) and every pass of
 
 Input is MLIR text (``.mlir``; ops without ``loc(...)`` get the location of
 their position in the file, like ``mlir-opt``) or a ``pl`` DSL file (``.py``).
-Output is MLIR (printed by :class:`pypto.ir.mlir_text.UniqueNamePrinter`) or
+Output is MLIR (printed by :class:`pypto.core.mlir_text.UniqueNamePrinter`) or
 DSL text (``--emit=py``).
 
-A user mistake (bad syntax, a verifier failure, a pass error, an unknown pass,
-a missing file) prints one located diagnostic and exits 1; a bug in PyPTO
-prints ``pypto-opt: internal error: ...`` and exits 2 (with a backtrace when
-``PTO_BACKTRACE=1``).
+Passes run through the shared :class:`pypto.pipeline.pass_runner.PassRunner` (as in
+``compile`` and ``ptoas``): ``--dump-passes``, ``--print-ir-after-all/-change``
+and ``--time-passes`` are its listeners.
+
+xDSL's options are used as xDSL defines them (``-p``, ``-t``, ``-o``, ``-f``,
+``--print-op-generic``, ``--print-debuginfo``, ``--disable-verify``,
+``--allow-unregistered-dialect``, ``--no-implicit-module``, ``--version`` ...).
+Three keep xDSL's flags with MLIR's behaviour, because xDSL 0.74's differs:
+``--split-input-file`` cuts only at lines that are ``// -----`` (xDSL cuts at
+the marker anywhere, also inside a comment); ``--print-between-passes`` and
+``--time-passes`` write to stderr, after every pass and as MLIR's timing report
+(xDSL prints them to stdout, between the output IR).
+
+A user mistake (bad syntax, a verifier failure, a located pass error, an
+unknown pass, a missing file) prints one located diagnostic and exits 1; any
+other exception is a bug in PyPTO: ``pypto-opt: internal error: ...`` and exit 2
+(with a backtrace when ``PTO_BACKTRACE=1``).
 """
 
 from __future__ import annotations
@@ -27,7 +40,6 @@ import importlib.util
 import os
 import re
 import sys
-import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -41,11 +53,21 @@ from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from pypto.core.context import make_context
+from pypto.core.mlir_text import print_mlir
 from pypto.diagnostics import Diagnostic, DiagnosticError, Severity, collecting, op_span
 from pypto.errors import ParserError
-from pypto.ir.context import make_context
-from pypto.ir.mlir_text import print_mlir
-from pypto.ir.verification import find_failing_op
+from pypto.pipeline.pass_runner import (
+    BUG_NOTE,
+    USER_ERRORS,
+    DumpListener,
+    PassListener,
+    PassRunner,
+    PrintIRListener,
+    TimingListener,
+    classify_error,
+)
+from pypto.pipeline.verification import find_failing_op
 from pypto.utils.atomic import atomic_write_text
 
 from .located_parser import parse_error_diagnostic, parse_located_module
@@ -65,23 +87,6 @@ class UserError(Exception):
     def __init__(self, diagnostic: Diagnostic):
         self.diagnostic = diagnostic
         super().__init__(diagnostic.render())
-
-
-class PassError(Exception):
-    """An exception raised while a pass ran, tagged with the pass's name."""
-
-    def __init__(self, pass_name: str, error: Exception):
-        self.pass_name = pass_name
-        self.error = error
-        super().__init__(f"in pass '{pass_name}': {type(error).__name__}: {error}")
-
-
-def camel_pass_name(p: ModulePass) -> str:
-    """A pass's PyPTO name (``PASS_NAME``, CamelCase) as used in dump file names."""
-    name = getattr(type(p), "PASS_NAME", None)
-    if isinstance(name, str) and name:
-        return name
-    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[-_]", p.name))
 
 
 def verify_module(module: ModuleOp, after_pass: str | None = None) -> None:
@@ -125,7 +130,7 @@ class PyptoOptMain(xDSLOptMain):
 
     def __init__(self, args: Sequence[str] | None = None):
         self._pass_load_error: Exception | None = None
-        self._timings: dict[str, float] = {}
+        self._timer = TimingListener()
         self._input_name = "<stdin>"
         self._lines: list[str] = []
         super().__init__(description="PyPTO pass driver (mlir-opt for PyPTO on xDSL)", args=args)
@@ -143,7 +148,7 @@ class PyptoOptMain(xDSLOptMain):
 
     def register_all_passes(self) -> None:
         """Every pass of the PyPTO pass registry."""
-        from pypto.ir.passes import registry
+        from pypto.passes import registry
 
         try:
             passes = registry.all_passes()
@@ -268,9 +273,13 @@ class PyptoOptMain(xDSLOptMain):
         self._lines = text.splitlines()
         return text, kind
 
-    def _chunks(self, text: str) -> list[str]:
-        """``--split-input-file`` chunks; each keeps the whole file's line
-        numbers (earlier lines are blanked)."""
+    def _chunks(self, text: str, kind: str) -> list[str]:
+        """The inputs to process: with ``--split-input-file`` (not for ``.py``
+        input), the chunks between lines that are only ``// -----`` (MLIR's
+        rule; xDSL's splitter also cuts at the marker inside a comment line);
+        each keeps the whole file's line numbers (earlier lines are blanked)."""
+        if not self.args.split_input_file or kind == "py":
+            return [text]
         lines = text.splitlines(keepends=True)
         chunks: list[str] = []
         start = 0
@@ -282,7 +291,7 @@ class PyptoOptMain(xDSLOptMain):
 
     def _parse_text(self, text: str, kind: str) -> ModuleOp:
         if kind == "py":
-            from pypto.language import parse
+            from pypto.frontend.parser import parse
 
             program = parse(text, filename=self._input_name)
             return program.module
@@ -295,7 +304,7 @@ class PyptoOptMain(xDSLOptMain):
     def render(self, module: ModuleOp, emit: str) -> str:
         """The module as MLIR (our printer) or as ``pl`` DSL text."""
         if emit == "py":
-            from pypto.ir.dsl_printer import print_program
+            from pypto.core.dsl_printer import print_program
 
             text = print_program(module, explicit=False)
             return text if text.endswith("\n") else text + "\n"
@@ -317,48 +326,36 @@ class PyptoOptMain(xDSLOptMain):
 
     # ---- the pipeline ---------------------------------------------------
 
-    def _time(self, name: str, start: float) -> None:
-        self._timings[name] = self._timings.get(name, 0.0) + time.perf_counter() - start
+    def _verify_after(self, pass_: ModulePass, module: ModuleOp) -> None:
+        with self._timer.measure("(verifier)"):
+            verify_module(module, after_pass=pass_.name)
 
-    def _dump(self, directory: Path | None, step: int, label: str, module: ModuleOp, emit: str) -> None:
-        if directory is None:
-            return
-        directory.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(directory / f"{step:02d}_{label}{EMIT_SUFFIX[emit]}", self.render(module, emit))
+    def _listeners(self, emit: str, dump_dir: Path | None) -> list[PassListener]:
+        """Timing, ``--print-ir-after-all/-change`` and ``--dump-passes``."""
+        listeners: list[PassListener] = [self._timer]
+        render: Callable[[ModuleOp], str] = lambda module: self.render(module, emit)  # noqa: E731
+        if self.args.print_between_passes or self.args.print_ir_after_change:
+            only_changed = not self.args.print_between_passes
+            listeners.append(PrintIRListener(sys.stderr, render, only_changed=only_changed))
+        if dump_dir is not None:
+            listeners.append(DumpListener(dump_dir, render, EMIT_SUFFIX[emit]))
+        return listeners
 
-    def apply_passes(self, prog: ModuleOp, emit: str = "mlir", dump_dir: Path | None = None) -> None:
-        """Run the pipeline on ``prog``: verify after each pass, print, dump
-        and time as asked."""
-        self._dump(dump_dir, 0, "input", prog, emit)
-        track_change = self.args.print_ir_after_change
-        before = print_mlir(prog, generic=True) if track_change else ""
-        for step, p in enumerate(self.pipeline.passes, start=1):
-            start = time.perf_counter()
-            try:
-                p.apply(self.ctx, prog)
-            except Exception as e:
-                raise PassError(p.name, e) from e
-            finally:
-                self._time(p.name, start)
-            if not self.args.disable_verify:
-                start = time.perf_counter()
-                verify_module(prog, after_pass=p.name)
-                self._time("(verifier)", start)
-            header = f"// -----// IR Dump After {camel_pass_name(p)} ({p.name}) //----- //\n"
-            if self.args.print_between_passes:
-                sys.stderr.write(header + self.render(prog, emit) + "\n")
-            elif track_change:
-                after = print_mlir(prog, generic=True)
-                if after != before:
-                    sys.stderr.write(header + self.render(prog, emit) + "\n")
-                before = after
-            self._dump(dump_dir, step, f"after_{camel_pass_name(p)}", prog, emit)
+    def apply_passes(self, prog: ModuleOp, emit: str = "mlir", dump_dir: Path | None = None) -> None:  # type: ignore[override]
+        """Run the pipeline on ``prog`` through the shared pass runner: verify
+        after each pass, print, dump and time as asked; a pass's exception
+        that is not a user error becomes an InternalError naming the pass."""
+        runner = PassRunner(
+            self.pipeline.passes,
+            self._listeners(emit, dump_dir),
+            check=None if self.args.disable_verify else self._verify_after,
+            error_policy=_opt_error_policy,
+        )
+        runner.run(self.ctx, prog)
 
     def _diagnostic_of(self, error: BaseException) -> Diagnostic | None:
         """The user diagnostic an exception stands for (``None``: a bug)."""
-        pass_name = None
-        if isinstance(error, PassError):
-            pass_name, error = error.pass_name, error.error
+        pass_name = getattr(error, "pass_name", None)
         diag: Diagnostic | None
         if isinstance(error, DiagnosticError):
             diag = error.diagnostic
@@ -389,17 +386,14 @@ class PyptoOptMain(xDSLOptMain):
         error: Diagnostic | None = None
         with collecting() as collected:
             try:
-                start = time.perf_counter()
-                module = self._parse_text(text, kind)
-                self._time("(parser)", start)
+                with self._timer.measure("(parser)"):
+                    module = self._parse_text(text, kind)
                 if not self.args.disable_verify:
-                    start = time.perf_counter()
-                    verify_module(module)
-                    self._time("(verifier)", start)
+                    with self._timer.measure("(verifier)"):
+                        verify_module(module)
                 self.apply_passes(module, emit, dump_dir)
-                start = time.perf_counter()
-                output = self.render(module, emit)
-                self._time("(printer)", start)
+                with self._timer.measure("(printer)"):
+                    output = self.render(module, emit)
             except Exception as e:
                 error = self._diagnostic_of(e)
                 if error is None:
@@ -409,23 +403,10 @@ class PyptoOptMain(xDSLOptMain):
             diags.append(error)
         return output, diags
 
-    def _print_timings(self) -> None:
-        total = sum(self._timings.values()) or 1e-12
-        bar = "===" + "-" * 73 + "==="
-        out = [bar, "... Pass execution timing report ...".center(79).rstrip(), bar]
-        out.append(f"  Total Execution Time: {total:.4f} seconds")
-        out.append("")
-        out.append("  ----Wall Time----  ----Name----")
-        for name, t in self._timings.items():
-            out.append(f"  {t:10.4f} ({100 * t / total:5.1f}%)  {name}")
-        out.append(f"  {total:10.4f} (100.0%)  Total")
-        sys.stderr.write("\n".join(out) + "\n")
-
     def _pipeline_mode(self) -> int:
         """``--resume`` / ``--run-reproducer``: run PyPTO's PassManager and
         print the final program as DSL text (exit 1 on a user error)."""
-        from pypto.ir.pipeline import USER_ERRORS
-        from pypto.ir.resume import resume, run_reproducer
+        from pypto.driver.resume import resume, run_reproducer
 
         for plugin in self.args.load_pass_plugin:
             load_pass_plugin(plugin)
@@ -456,7 +437,7 @@ class PyptoOptMain(xDSLOptMain):
             return self._pipeline_mode()
         text, kind = self._read_input()
         emit = self._emit_kind(kind)
-        chunks = self._chunks(text) if self.args.split_input_file and kind != "py" else [text]
+        chunks = self._chunks(text, kind)
         dump_root = Path(self.args.dump_passes) if self.args.dump_passes else None
         outputs: list[str] = []
         produced: list[Diagnostic] = []
@@ -470,7 +451,7 @@ class PyptoOptMain(xDSLOptMain):
                     sys.stderr.write(d.render() + "\n")
         self._write_output(f"{SPLIT_MARKER}\n".join(outputs))
         if self.args.time_passes:
-            self._print_timings()
+            sys.stderr.write(self._timer.report())
         if self.args.verify_diagnostics:
             expectations, malformed = parse_expectations(text, self._input_name)
             failures = malformed + verify(expectations, produced, self._input_name, self._lines)
@@ -494,11 +475,21 @@ def _user_error_diagnostic(error: BaseException) -> Diagnostic:
     return diag
 
 
+def _opt_error_policy(error: BaseException, pass_: ModulePass, index: int) -> BaseException:
+    """The shared error policy, the pass named by its ``-p`` name; a bug is
+    reported as the exception the pass raised."""
+    classified = classify_error(error, pass_.name, index)
+    if classified is not error:
+        classified.show_cause = True  # type: ignore[attr-defined]
+    return classified
+
+
 def _internal_error(error: BaseException) -> int:
     pass_name = getattr(error, "pass_name", None)
     where = f" in pass '{pass_name}'" if pass_name else ""
-    cause = error.error if isinstance(error, PassError) else error
+    cause = error.__cause__ if getattr(error, "show_cause", False) and error.__cause__ is not None else error
     sys.stderr.write(f"pypto-opt: internal error{where}: {type(cause).__name__}: {cause}\n")
+    sys.stderr.write(f"pypto-opt: {BUG_NOTE}\n")
     if os.environ.get("PTO_BACKTRACE") == "1":
         traceback.print_exception(cause)
     else:

@@ -22,16 +22,19 @@ from pathlib import Path
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
+from pypto.core.program import Program
 from pypto.dialects.program import function_type
 from pypto.errors import PartialCodegenError
+from pypto.pipeline.backend import BackendType
+from pypto.pipeline.manager import MemoryPlanner
 from pypto.ptoas.dialect.attrs import KernelKind, KernelKindAttr
 from pypto.ptoas.emitc import emit_cpp, kernel_source
 from pypto.ptoas.passes import PtoasOptions, run_ptoas_pipeline
-from pypto.ptoas.pto_text import print_pto
 from pypto.utils.atomic import atomic_write_text
 
-from .function import KERNEL_TYPES, lower_function
+from .function import KERNEL_TYPES
 from .program import emit_source_loc_enabled, target_arch_of
+from .unit import build_kernel_unit
 
 
 def kernel_dir(module: ModuleOp) -> str:
@@ -44,14 +47,14 @@ def kernel_dir(module: ModuleOp) -> str:
 
 
 def write_codegen(
-    program: object,
+    program: Program | ModuleOp,
     output_dir: str | os.PathLike[str],
     *,
     skip_ptoas: bool = False,
     emit_source_loc: bool | None = None,
     dump_ptoas_passes: bool = False,
-    memory_planner: object = None,
-    backend: object = None,
+    memory_planner: MemoryPlanner | str | None = None,
+    backend: BackendType | str | None = None,
     platform: str | None = None,
 ) -> dict[str, Path]:
     """Write the codegen folders for every AIC/AIV/InCore function; returns unit -> ``.pto`` path."""
@@ -68,10 +71,11 @@ def write_codegen(
             continue
         name = f.sym_name.data
         try:
-            unit = lower_function(f, emit_source_loc=loc, arch=arch)
+            built = build_kernel_unit(f, arch, loc)
+            unit = built.module
             (out / "ptoas").mkdir(parents=True, exist_ok=True)
             path = out / "ptoas" / f"{name}.pto"
-            atomic_write_text(path, print_pto(unit))
+            atomic_write_text(path, built.text)
             written[name] = path
             if skip_ptoas:
                 continue

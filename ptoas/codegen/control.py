@@ -41,8 +41,9 @@ def lower_block(st: LoweringState, block: Block, into: Block) -> list[SSAValue] 
 
 def lower_op(st: LoweringState, op: Operation) -> None:
     """Dispatch one pl op."""
-    if op.name in HANDLERS:
-        HANDLERS[op.name](st, op)
+    handler = HANDLERS.get(type(op))
+    if handler is not None:
+        handler(st, op)
     elif isinstance(op, arith.ConstantOp):
         if is_scalar(op.result.type):
             st.scalar(op.result, op)

@@ -8,11 +8,14 @@ from pathlib import Path
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
+from pypto.core.program import Program
 from pypto.dialects.program import function_type
+from pypto.pipeline.backend import BackendType
 from pypto.ptoas.pto_text import print_pto
 from pypto.utils.atomic import atomic_write_text
 
-from .function import KERNEL_TYPES, lower_function
+from .function import KERNEL_TYPES
+from .unit import build_kernel_unit
 
 ENV_LOC = "PYPTO_EMIT_PTO_LOC"
 
@@ -24,26 +27,26 @@ def emit_source_loc_enabled(flag: bool | None) -> bool:
     return os.environ.get(ENV_LOC, "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def target_arch_of(backend_type: object = None, platform: str | None = None) -> str:
+def target_arch_of(backend_type: BackendType | str | None = None, platform: str | None = None) -> str:
     """``a5`` for Ascend950 / a5* platforms, ``a2a3`` otherwise."""
     text = f"{getattr(backend_type, 'value', backend_type) or ''} {platform or ''}".lower()
     return "a5" if "950" in text or (platform or "").startswith("a5") else "a2a3"
 
 
-def _module_of(program: object) -> ModuleOp:
+def _module_of(program: Program | ModuleOp) -> ModuleOp:
     module = getattr(program, "module", program)
     if not isinstance(module, ModuleOp):
         raise TypeError(f"expected a pypto Program or a ModuleOp, got {type(program).__name__}")
     return module
 
 
-def lower_program(program: object, *, emit_source_loc: bool | None = None, arch: str | None = None) -> dict[str, ModuleOp]:
+def lower_program(program: Program | ModuleOp, *, emit_source_loc: bool | None = None, arch: str | None = None) -> dict[str, ModuleOp]:
     """``{unit name: .pto module}`` for every AIC/AIV/InCore function, in program order."""
     loc = emit_source_loc_enabled(emit_source_loc)
     units: dict[str, ModuleOp] = {}
     for op in _module_of(program).body.block.ops:
         if isinstance(op, FuncOp) and function_type(op) in KERNEL_TYPES:
-            units[op.sym_name.data] = lower_function(op, emit_source_loc=loc, arch=arch or "a2a3")
+            units[op.sym_name.data] = build_kernel_unit(op, arch or "a2a3", loc).module
     return units
 
 

@@ -1,5 +1,8 @@
 """Lowering of the pl tile ops to pto ops (one handler per pl op family).
 
+Each pl tile op class names its pto op (``PTO_OP``); :data:`HANDLERS` maps every
+pl tile op class to its family's handler, which builds that pto op.
+
 Every pl tile result gets its own ``pto.alloc_tile`` at its MemRef address
 (as upstream PyPTO does), then the pto op writes it destination-passing
 style. ``pl.tile.matmul_acc`` accumulates in place into its ``acc`` tile when
@@ -15,13 +18,28 @@ from xdsl.dialects.builtin import BoolAttr, IntegerAttr, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from pypto.diagnostics import error_at
+from pypto.dialects import op_families as F
 from pypto.dialects.enums import AtomicType, AtomicTypeAttr
+from pypto.dialects.op_base import PLOp
+from pypto.dialects.tile_ops import (
+    TILE_OPS,
+    TileAllocOp,
+    TileCreateOp,
+    TileExtractOp,
+    TileLoadOp,
+    TileMoveOp,
+    TileStoreOp,
+    _TpopOp,
+    _TpushOp,
+)
 from pypto.dialects.types import MemRefAttr, TensorType, TileType
 from pypto.ptoas.dialect import PTO_OPS
 from pypto.ptoas.dialect.attrs import AtomicType as PtoAtomicType
 from pypto.ptoas.dialect.attrs import AtomicTypeAttr as PtoAtomicTypeAttr
 from pypto.ptoas.dialect.attrs import RoundMode, RoundModeAttr
+from pypto.ptoas.dialect.tile_ops import TReshapeOp
 from pypto.ptoas.dialect.types import DYNAMIC, element_bits
+from pypto.ptoas.dialect.vector_ops import ExpandBinaryOp, TColSumOp, TRsqrtOp
 from pypto.ptoas.dialect.view_ops import PartitionViewOp
 
 from .state import LoweringState, TileRef, check, mem_key
@@ -31,12 +49,6 @@ PTO_BY_NAME = {op.name: op for op in PTO_OPS}
 
 Handler = Callable[[LoweringState, Operation], None]
 
-BINARY = {"add": "tadd", "sub": "tsub", "mul": "tmul", "div": "tdiv"}
-SCALAR = {"adds": "tadds", "subs": "tsubs", "muls": "tmuls", "divs": "tdivs"}
-UNARY = {"exp": "texp", "neg": "tneg", "relu": "trelu", "sqrt": "tsqrt", "rsqrt": "trsqrt", "recip": "trecip"}
-ROW_REDUCE = {"row_sum": "trowsum", "row_max": "trowmax", "row_min": "trowmin"}
-ROW_EXPAND = {"row_expand_sub": "trowexpandsub", "row_expand_div": "trowexpanddiv", "row_expand_mul": "trowexpandmul"}
-COL_EXPAND = {"col_expand_mul": "tcolexpandmul"}
 CAST_MODES = {
     "round": RoundMode.ROUND,
     "rint": RoundMode.RINT,
@@ -48,16 +60,23 @@ CAST_MODES = {
 }
 
 
+def pto_op(src: Operation) -> type[Operation]:
+    """The pto op class a pl tile op lowers to (the class it names in ``PTO_OP``)."""
+    name = src.PTO_OP if isinstance(src, PLOp) else None
+    if name is None:
+        raise error_at(src, f"ptoas codegen: '{src.name}' names no pto op")
+    return PTO_BY_NAME[name]
+
+
 def _dps(
     st: LoweringState,
     src: Operation,
-    pto_name: str,
+    cls: type[Operation],
     ins: list[SSAValue | list[SSAValue]],
     dst: TileRef | SSAValue,
     **attrs: Attribute,
 ) -> None:
     """Build, check and append one destination-passing pto op (``dst``: a tile, or tstore's view)."""
-    cls = PTO_BY_NAME[f"pto.{pto_name}"]
     out = dst.value if isinstance(dst, TileRef) else dst
     op = cls.build(operands=[*ins, out], attributes=attrs)
     check(op, src)
@@ -79,66 +98,57 @@ def _valid(ref: TileRef) -> tuple[SSAValue, SSAValue]:
 def lower_binary(st: LoweringState, src: Operation) -> None:
     """tile.add/sub/mul/div -> tadd/tsub/tmul/tdiv."""
     a, b = st.tile(src.operands[0], src), st.tile(src.operands[1], src)
-    _dps(st, src, BINARY[src.name.split(".")[-1]], [a.value, b.value], _result(st, src, _valid(a)))
+    _dps(st, src, pto_op(src), [a.value, b.value], _result(st, src, _valid(a)))
 
 
 def lower_scalar(st: LoweringState, src: Operation) -> None:
     """tile.adds/... -> tadds/... (tile, scalar)."""
     a = st.tile(src.operands[0], src)
     s = st.scalar(src.operands[1], src)
-    _dps(st, src, SCALAR[src.name.split(".")[-1]], [a.value, s], _result(st, src, _valid(a)))
+    _dps(st, src, pto_op(src), [a.value, s], _result(st, src, _valid(a)))
 
 
 def lower_unary(st: LoweringState, src: Operation) -> None:
-    """tile.exp/neg/... -> texp/tneg/...; trsqrt takes no tmp here."""
+    """tile.exp/neg/... -> texp/tneg/... (TRsqrtOp: its optional tmp stays empty)."""
     a = st.tile(src.operands[0], src)
-    name = UNARY[src.name.split(".")[-1]]
-    ins: list[SSAValue | list[SSAValue]] = [a.value, []] if name == "trsqrt" else [a.value]
-    _dps(st, src, name, ins, _result(st, src, _valid(a)))
+    cls = pto_op(src)
+    ins: list[SSAValue | list[SSAValue]] = [a.value, []] if cls is TRsqrtOp else [a.value]
+    _dps(st, src, cls, ins, _result(st, src, _valid(a)))
 
 
 def lower_row_reduce(st: LoweringState, src: Operation) -> None:
     """row_sum/max/min(input, tmp) -> trowsum/... ins(src, tmp): rows x 1."""
     a, tmp = st.tile(src.operands[0], src), st.tile(src.operands[1], src)
     dst = _result(st, src, (a.valid_row, st.const(1)))
-    _dps(st, src, ROW_REDUCE[src.name.split(".")[-1]], [a.value, tmp.value], dst)
+    _dps(st, src, pto_op(src), [a.value, tmp.value], dst)
 
 
 def lower_col_reduce(st: LoweringState, src: Operation) -> None:
     """col_sum(input, tmp) -> tcolsum ins(src, tmp {isBinary = false}); col_max -> tcolmax ins(src)."""
     a, tmp = st.tile(src.operands[0], src), st.tile(src.operands[1], src)
     dst = _result(st, src, (st.const(1), a.valid_col))
-    if src.name.endswith("col_sum"):
-        _dps(st, src, "tcolsum", [a.value, [tmp.value]], dst, isBinary=BoolAttr.from_bool(False))
+    cls = pto_op(src)
+    if cls is TColSumOp:
+        _dps(st, src, cls, [a.value, [tmp.value]], dst, isBinary=BoolAttr.from_bool(False))
     else:
-        _dps(st, src, "tcolmax", [a.value], dst)
+        _dps(st, src, cls, [a.value], dst)
 
 
-def lower_row_expand(st: LoweringState, src: Operation) -> None:
-    """row_expand(input, row_vec) -> trowexpand ins(row_vec); row_expand_<k> -> trowexpand<k> ins(input, row_vec)."""
+def lower_expand(st: LoweringState, src: Operation) -> None:
+    """row_expand/col_expand(input, vec) -> trowexpand/tcolexpand ins(vec);
+    row_expand_<k>/col_expand_<k> -> trowexpand<k>/tcolexpand<k> ins(input, vec)."""
     a, v = st.tile(src.operands[0], src), st.tile(src.operands[1], src)
     dst = _result(st, src, _valid(a))
-    kind = src.name.split(".")[-1]
-    if kind == "row_expand":
-        _dps(st, src, "trowexpand", [v.value], dst)
+    cls = pto_op(src)
+    if issubclass(cls, ExpandBinaryOp):
+        _dps(st, src, cls, [a.value, v.value, []], dst)
     else:
-        _dps(st, src, ROW_EXPAND[kind], [a.value, v.value, []], dst)
-
-
-def lower_col_expand(st: LoweringState, src: Operation) -> None:
-    """col_expand(input, col_vec) -> tcolexpand ins(col_vec); col_expand_mul -> tcolexpandmul."""
-    a, v = st.tile(src.operands[0], src), st.tile(src.operands[1], src)
-    dst = _result(st, src, _valid(a))
-    kind = src.name.split(".")[-1]
-    if kind == "col_expand":
-        _dps(st, src, "tcolexpand", [v.value], dst)
-    else:
-        _dps(st, src, COL_EXPAND[kind], [a.value, v.value, []], dst)
+        _dps(st, src, cls, [v.value], dst)
 
 
 def lower_matmul(st: LoweringState, src: Operation) -> None:
     """matmul(lhs, rhs) -> tmatmul; matmul_acc(acc, lhs, rhs) -> tmatmul.acc (in place when same MemRef)."""
-    if src.name.endswith("matmul_acc"):
+    if isinstance(src, F.MatmulAccOp):
         acc, lhs, rhs = (st.tile(v, src) for v in src.operands)
         res = src.results[0]
         if isinstance(res.type, TileType) and acc.key is not None and mem_key(res.type) == acc.key:
@@ -146,11 +156,11 @@ def lower_matmul(st: LoweringState, src: Operation) -> None:
             st.tiles[res] = acc
         else:
             dst = _result(st, src, _valid(acc))
-        _dps(st, src, "tmatmul.acc", [acc.value, lhs.value, rhs.value], dst)
+        _dps(st, src, pto_op(src), [acc.value, lhs.value, rhs.value], dst)
         return
     lhs, rhs = st.tile(src.operands[0], src), st.tile(src.operands[1], src)
     dst = _result(st, src, (lhs.valid_row, rhs.valid_col))
-    _dps(st, src, "tmatmul", [lhs.value, rhs.value], dst)
+    _dps(st, src, pto_op(src), [lhs.value, rhs.value], dst)
 
 
 def lower_cast(st: LoweringState, src: Operation) -> None:
@@ -159,26 +169,26 @@ def lower_cast(st: LoweringState, src: Operation) -> None:
     dst = _result(st, src, _valid(a))
     mode = src.properties.get("mode")
     rmode = CAST_MODES.get(getattr(getattr(mode, "data", None), "value", "round"), RoundMode.ROUND)
-    _dps(st, src, "tcvt", [a.value, []], dst, rmode=RoundModeAttr(rmode))
+    _dps(st, src, pto_op(src), [a.value, []], dst, rmode=RoundModeAttr(rmode))
 
 
 def lower_move(st: LoweringState, src: Operation) -> None:
     """move(tile, target_memory) -> tmov (mat->left/right: MTE1; acc->vec/mat: FIX; vec->vec: V)."""
     a = st.tile(src.operands[0], src)
-    _dps(st, src, "tmov", [a.value], _result(st, src, _valid(a)))
+    _dps(st, src, pto_op(src), [a.value], _result(st, src, _valid(a)))
 
 
 def lower_extract(st: LoweringState, src: Operation) -> None:
     """extract(input, [r, c], shapes) / slice(input, [r, c]) -> textract ins(src, r, c)."""
     a = st.tile(src.operands[0], src)
-    if src.name.endswith(".slice"):
+    if isinstance(src, F.SliceOp):
         offsets = list(src.operands[1:3])
     else:
         offsets = list(src.operands[1:])
     if len(offsets) != 2:
         raise error_at(src, f"ptoas codegen: '{src.name}' needs 2-D offsets, got {len(offsets)}")
     r, c = (st.scalar(v, src) for v in offsets)
-    _dps(st, src, "textract", [a.value, r, c], _result(st, src, None))
+    _dps(st, src, pto_op(src), [a.value, r, c], _result(st, src, None))
 
 
 def lower_create(st: LoweringState, src: Operation) -> None:
@@ -195,13 +205,11 @@ def lower_full(st: LoweringState, src: Operation) -> None:
     if raw is None:
         raise error_at(src, "ptoas codegen: pl.tile.full needs a constant fill value")
     assert isinstance(t, TileType)
-    _dps(st, src, "texpands", [st.const(raw, t.element_type)], dst)
+    _dps(st, src, pto_op(src), [st.const(raw, t.element_type)], dst)
 
 
 def lower_reshape(st: LoweringState, src: Operation) -> None:
     """reshape(input, shape) -> %r = pto.treshape %src (aliases the source)."""
-    from pypto.ptoas.dialect.tile_ops import TReshapeOp
-
     a = st.tile(src.operands[0], src)
     res = src.results[0]
     assert isinstance(res.type, TileType)
@@ -243,7 +251,7 @@ def lower_load(st: LoweringState, src: Operation) -> None:
         valid = [st.const(int(d)) for d in getattr(shapes, "get_values", lambda: [])()]
     dst = _result(st, src, (valid[-2] if rank >= 2 else st.const(1), valid[-1]))
     pv = _partition(st, src, tensor, offsets, valid)
-    _dps(st, src, "tload", [pv], dst)
+    _dps(st, src, pto_op(src), [pv], dst)
 
 
 def lower_store(st: LoweringState, src: Operation) -> None:
@@ -261,7 +269,7 @@ def lower_store(st: LoweringState, src: Operation) -> None:
     atomic = src.properties.get("atomic")
     if isinstance(atomic, AtomicTypeAttr) and atomic.data is AtomicType.Add:
         attrs["atomicType"] = PtoAtomicTypeAttr(PtoAtomicType.atomic_add)
-    _dps(st, src, "tstore", [tile.value, []], pv, **attrs)
+    _dps(st, src, pto_op(src), [tile.value, []], pv, **attrs)
     st.views[src.results[0]] = st.view(out, src)
 
 
@@ -297,7 +305,7 @@ def lower_assemble(st: LoweringState, src: Operation) -> None:
     assert memref is not None
     window_t = t.with_(shape=(rows, cols), memref=MemRefAttr.get(memref.base.data, memref.offset.data + (r * cols + c) * elem, rows * cols * elem))
     window = st.alloc(window_t, _valid(source), src, f"{res.name_hint}_window" if res.name_hint else None)
-    _dps(st, src, "tmov", [source.value], window)
+    _dps(st, src, pto_op(src), [source.value], window)
 
 
 def lower_alloc(st: LoweringState, src: Operation) -> None:
@@ -314,8 +322,7 @@ def _split_attr(src: Operation) -> IntegerAttr:
 def lower_tpush(st: LoweringState, src: Operation) -> None:
     """pl.tile.tpush_to_aiv/aic -> ``pto.tpush_to_aiv(%t : T) {split = N}`` (upstream PyPTO's form)."""
     tile = st.tile(src.operands[0], src)
-    cls = PTO_BY_NAME[src.name.replace("pl.tile.", "pto.")]
-    op = cls.build(operands=[tile.value], attributes={"split": _split_attr(src)})
+    op = pto_op(src).build(operands=[tile.value], attributes={"split": _split_attr(src)})
     check(op, src)
     st.emit(op, src)
 
@@ -332,44 +339,46 @@ def lower_tpop(st: LoweringState, src: Operation) -> None:
         buf = tile_buf_type(t, (shape[0], shape[1]))
     except UnsupportedType as e:
         raise error_at(src, f"ptoas codegen: '{src.name}': {e}") from None
-    cls = PTO_BY_NAME[src.name.replace("pl.tile.", "pto.")]
-    op = cls.build(operands=[[], []], result_types=[buf], attributes={"split": _split_attr(src)})
+    op = pto_op(src).build(operands=[[], []], result_types=[buf], attributes={"split": _split_attr(src)})
     op.results[0].name_hint = res.name_hint
     check(op, src)
     st.emit(op, src)
     st.tiles[res] = TileRef(op.results[0], st.const(shape[0]), st.const(shape[1]), None)
 
 
-def _table() -> dict[str, Handler]:
-    table: dict[str, Handler] = {}
-    groups: list[tuple[object, Handler]] = [
-        (BINARY, lower_binary),
-        (SCALAR, lower_scalar),
-        (UNARY, lower_unary),
-        (ROW_REDUCE, lower_row_reduce),
-        (("col_sum", "col_max"), lower_col_reduce),
-        (("row_expand", *ROW_EXPAND), lower_row_expand),
-        (("col_expand", *COL_EXPAND), lower_col_expand),
-        (("matmul", "matmul_acc"), lower_matmul),
-        (("cast",), lower_cast),
-        (("move",), lower_move),
-        (("extract", "slice"), lower_extract),
-        (("create",), lower_create),
-        (("full",), lower_full),
-        (("reshape",), lower_reshape),
-        (("load",), lower_load),
-        (("store",), lower_store),
-        (("alloc",), lower_alloc),
-        (("assemble",), lower_assemble),
-        (("tpush_to_aiv", "tpush_to_aic"), lower_tpush),
-        (("tpop_from_aic", "tpop_from_aiv"), lower_tpop),
-    ]
-    for names, handler in groups:
-        for n in names:  # type: ignore[attr-defined]
-            table[f"pl.tile.{n}"] = handler
-    return table
+FAMILY_HANDLERS: tuple[tuple[type[Operation], Handler], ...] = (
+    (F.BinaryOp, lower_binary),
+    (F.ScalarBinaryOp, lower_scalar),
+    (F.UnaryOp, lower_unary),
+    (F.RowReduceOp, lower_row_reduce),
+    (F.ColReduceOp, lower_col_reduce),
+    (F.ExpandOp, lower_expand),
+    (F.MatmulOp, lower_matmul),
+    (F.MatmulAccOp, lower_matmul),
+    (F.CastOp, lower_cast),
+    (TileMoveOp, lower_move),
+    (TileExtractOp, lower_extract),
+    (F.SliceOp, lower_extract),
+    (TileCreateOp, lower_create),
+    (F.FullOp, lower_full),
+    (F.ReshapeOp, lower_reshape),
+    (TileLoadOp, lower_load),
+    (TileStoreOp, lower_store),
+    (TileAllocOp, lower_alloc),
+    (F.AssembleOp, lower_assemble),
+    (_TpushOp, lower_tpush),
+    (_TpopOp, lower_tpop),
+)
+"""The handler of each pl op family (or single op)."""
 
 
-HANDLERS: dict[str, Handler] = _table()
-"""pl op name -> handler; ops missing here are reported as unsupported."""
+def _table() -> dict[type[Operation], Handler]:
+    return {
+        cls: next(h for base, h in FAMILY_HANDLERS if issubclass(cls, base))
+        for cls in TILE_OPS
+        if any(issubclass(cls, base) for base, _ in FAMILY_HANDLERS)
+    }
 
+
+HANDLERS: dict[type[Operation], Handler] = _table()
+"""pl tile op class -> handler; ops missing here are reported as unsupported."""

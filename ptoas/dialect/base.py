@@ -107,7 +107,14 @@ def target_arch(op: Operation) -> str:
 
 
 class PTOOp(IRDLOperation):
-    """Base of all ``pto`` ops: diagnostics that name the op and the operand."""
+    """Base of all ``pto`` ops: diagnostics that name the op and the operand.
+
+    ``NO_INTERPRETER`` / ``NO_CPP``: why an op has no interpreter handler / no C++
+    emitter (test_op_facts fails for an op that lacks one without a reason).
+    """
+
+    NO_INTERPRETER: ClassVar[str | None] = None
+    NO_CPP: ClassVar[str | None] = None
 
     def operand_name(self, value: SSAValue) -> str:
         """``name (%hint)`` of an operand: its IRDL field name and its SSA name."""

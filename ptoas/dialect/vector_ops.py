@@ -1,7 +1,9 @@
 """Vector (PIPE_V) tile ops: element-wise, tile-scalar, unary, ternary, reductions, expands, tcvt, tcmp.
 
 All tiles are ``loc=vec``; a destination has the valid shape of its (main) source.
-Each family base class holds the IRDL operands; concrete ops only add a name.
+Each family base class holds the IRDL operands; concrete ops only add a name and
+``KIND``, the name of their numpy kernel (``add``, ``rsqrt``, ``sum``...; the
+interpreter's numerics tables are keyed by it).
 
 ::
 
@@ -34,6 +36,8 @@ TileLike = TileBufType | MemRefType
 
 class VectorOp(DpsOp):
     """Helpers of vector ops."""
+
+    KIND: ClassVar[str | None] = None
 
     def vec(self, value: SSAValue) -> Tile:
         """The operand as a vec tile."""
@@ -96,14 +100,13 @@ class BinaryOp(VectorOp):
             self.elementwise(self.dst, self.src0, self.src1)
 
 
-def _binary(op_name: str, partial: bool = False) -> type[BinaryOp]:
-    return _make(BinaryOp, op_name, f"Element-wise ``{op_name[4:]}`` of two tiles.", PARTIAL=partial)
+def _binary(op_name: str, kind: str, partial: bool = False) -> type[BinaryOp]:
+    return _make(BinaryOp, op_name, f"Element-wise ``{op_name[4:]}`` of two tiles.", PARTIAL=partial, KIND=kind)
 
 
 BINARY_OPS = tuple(
-    _binary(f"pto.{n}")
-    for n in ("tadd", "tsub", "tmul", "tdiv", "tmax", "tmin", "trem", "tand", "tor", "txor", "tshl", "tshr")
-) + tuple(_binary(f"pto.{n}", partial=True) for n in ("tpartadd", "tpartmax", "tpartmin", "tpartmul"))
+    _binary(f"pto.t{k}", k) for k in ("add", "sub", "mul", "div", "max", "min", "rem", "and", "or", "xor", "shl", "shr")
+) + tuple(_binary(f"pto.tpart{k}", k, partial=True) for k in ("add", "max", "min", "mul"))
 
 
 class TileScalarOp(VectorOp):
@@ -120,14 +123,15 @@ class TileScalarOp(VectorOp):
         self.scalar_for(self.scalar, self.src)
 
 
-def _tile_scalar(op_name: str, same_dtype: bool = True) -> type[TileScalarOp]:
-    return _make(TileScalarOp, op_name, f"``{op_name[4:]}`` of a tile and a scalar.", SAME_DTYPE=same_dtype)
+def _tile_scalar(op_name: str, kind: str, same_dtype: bool = True) -> type[TileScalarOp]:
+    return _make(TileScalarOp, op_name, f"``{op_name[4:]}`` of a tile and a scalar.", SAME_DTYPE=same_dtype, KIND=kind)
 
 
-TILE_SCALAR_OPS = tuple(
-    _tile_scalar(f"pto.{n}")
-    for n in ("tadds", "tsubs", "tmuls", "tmaxs", "tmins", "trems", "tands", "tors", "txors", "tshls", "tshrs", "tlrelu")
-) + (_tile_scalar("pto.taxpy", same_dtype=False),)
+TILE_SCALAR_OPS = (
+    *(_tile_scalar(f"pto.t{k}s", k) for k in ("add", "sub", "mul", "max", "min", "rem", "and", "or", "xor", "shl", "shr")),
+    _tile_scalar("pto.tlrelu", "lrelu"),
+    _tile_scalar("pto.taxpy", "axpy", same_dtype=False),
+)
 
 
 @irdl_op_definition
@@ -135,6 +139,7 @@ class TDivSOp(VectorOp):
     """``tdivs``: tile / scalar, or scalar / tile when the scalar comes first."""
 
     name = "pto.tdivs"
+    KIND: ClassVar[str | None] = "div"
     src0 = operand_def(AnyAttr())
     src1 = operand_def(AnyAttr())
     dst = operand_def(TileLike)
@@ -161,11 +166,11 @@ class UnaryOp(VectorOp):
         self.elementwise(self.dst, self.src)
 
 
-def _unary(op_name: str) -> type[UnaryOp]:
-    return _make(UnaryOp, op_name, f"Element-wise ``{op_name[4:]}`` of a tile.")
+def _unary(op_name: str, kind: str) -> type[UnaryOp]:
+    return _make(UnaryOp, op_name, f"Element-wise ``{op_name[4:]}`` of a tile.", KIND=kind)
 
 
-UNARY_OPS = tuple(_unary(f"pto.{n}") for n in ("tabs", "tneg", "texp", "tlog", "tsqrt", "trecip", "trelu", "tnot", "tfillpad"))
+UNARY_OPS = tuple(_unary(f"pto.t{k}", k) for k in ("abs", "neg", "exp", "log", "sqrt", "recip", "relu", "not", "fillpad"))
 
 
 @irdl_op_definition
@@ -173,6 +178,7 @@ class TRsqrtOp(VectorOp):
     """``trsqrt`` with an optional tmp tile."""
 
     name = "pto.trsqrt"
+    KIND: ClassVar[str | None] = "rsqrt"
     src = operand_def(TileLike)
     tmp = opt_operand_def(TileLike)
     dst = operand_def(TileLike)
@@ -283,12 +289,13 @@ class RowReduceOp(VectorOp):
         del d
 
 
-def _row_reduce(op_name: str, arg: bool = False) -> type[RowReduceOp]:
-    return _make(RowReduceOp, op_name, f"Row reduction ``{op_name[4:]}`` (needs a tmp tile).", ARG=arg)
+def _row_reduce(kind: str, arg: bool = False) -> type[RowReduceOp]:
+    op_name = f"pto.trow{kind}"
+    return _make(RowReduceOp, op_name, f"Row reduction ``{op_name[4:]}`` (needs a tmp tile).", ARG=arg, KIND=kind)
 
 
-ROW_REDUCE_OPS = tuple(_row_reduce(f"pto.{n}") for n in ("trowsum", "trowmax", "trowmin", "trowprod")) + tuple(
-    _row_reduce(f"pto.{n}", arg=True) for n in ("trowargmax", "trowargmin")
+ROW_REDUCE_OPS = tuple(_row_reduce(k) for k in ("sum", "max", "min", "prod")) + tuple(
+    _row_reduce(k, arg=True) for k in ("argmax", "argmin")
 )
 
 
@@ -312,6 +319,7 @@ class TColMaxOp(ColReduceOp):
     """Column max."""
 
     name = "pto.tcolmax"
+    KIND: ClassVar[str | None] = "max"
 
 
 @irdl_op_definition
@@ -319,6 +327,7 @@ class TColMinOp(ColReduceOp):
     """Column min."""
 
     name = "pto.tcolmin"
+    KIND: ClassVar[str | None] = "min"
 
 
 @irdl_op_definition
@@ -327,42 +336,32 @@ class TColSumOp(ColReduceOp):
     verified as the other column reductions."""
 
     name = "pto.tcolsum"
+    KIND: ClassVar[str | None] = "sum"
     ATTRS_IN_INS: ClassVar[bool] = True
     src = operand_def(TileLike)
     tmp = opt_operand_def(TileLike)
     dst = operand_def(TileLike)
 
 
-@irdl_op_definition
-class TRowExpandOp(VectorOp):
-    """Broadcast each row's first element across the row."""
+class BroadcastOp(VectorOp):
+    """``ins(%src : Tv) outs(%dst : T)``: broadcast along ``AXIS`` (0: each row's first
+    element across the row; 1: row 0 down every column)."""
 
-    name = "pto.trowexpand"
     src = operand_def(TileLike)
     dst = operand_def(TileLike)
+    AXIS: ClassVar[int] = 0
 
     def verify_(self) -> None:
-        """Same rows."""
+        """Same rows (AXIS 0) or same cols (AXIS 1)."""
         d = self.vec(self.dst)
         self.vec(self.src)
         self.same_dtype(self.dst, self.src)
-        _valid(self, self.src, 0, d.valid[0], "the destination's valid rows")
+        what = "the destination's valid rows" if self.AXIS == 0 else "the destination's valid cols"
+        _valid(self, self.src, self.AXIS, d.valid[self.AXIS], what)
 
 
-@irdl_op_definition
-class TColExpandOp(VectorOp):
-    """Broadcast row 0 down every column."""
-
-    name = "pto.tcolexpand"
-    src = operand_def(TileLike)
-    dst = operand_def(TileLike)
-
-    def verify_(self) -> None:
-        """Same cols."""
-        d = self.vec(self.dst)
-        self.vec(self.src)
-        self.same_dtype(self.dst, self.src)
-        _valid(self, self.src, 1, d.valid[1], "the destination's valid cols")
+TRowExpandOp = _make(BroadcastOp, "pto.trowexpand", "Broadcast each row's first element across the row.", AXIS=0)
+TColExpandOp = _make(BroadcastOp, "pto.tcolexpand", "Broadcast row 0 down every column.", AXIS=1)
 
 
 class ExpandBinaryOp(VectorOp):
@@ -387,15 +386,15 @@ class ExpandBinaryOp(VectorOp):
             self.vec(self.tmp)
 
 
-def _expand(op_name: str, axis: int) -> type[ExpandBinaryOp]:
+def _expand(kind: str, axis: int) -> type[ExpandBinaryOp]:
     vec = "row" if axis == 0 else "column"
-    return _make(ExpandBinaryOp, op_name, f"``{op_name[4:]}``: element-wise with a broadcast {vec} vector.", AXIS=axis)
+    op_name = f"pto.t{'row' if axis == 0 else 'col'}expand{kind}"
+    doc = f"``{op_name[4:]}``: element-wise with a broadcast {vec} vector."
+    return _make(ExpandBinaryOp, op_name, doc, AXIS=axis, KIND=kind)
 
 
 _EXPAND_KINDS = ("add", "sub", "mul", "div", "max", "min", "expdif")
-EXPAND_OPS = tuple(_expand(f"pto.trowexpand{k}", 0) for k in _EXPAND_KINDS) + tuple(
-    _expand(f"pto.tcolexpand{k}", 1) for k in _EXPAND_KINDS
-)
+EXPAND_OPS = tuple(_expand(k, 0) for k in _EXPAND_KINDS) + tuple(_expand(k, 1) for k in _EXPAND_KINDS)
 
 
 @irdl_op_definition

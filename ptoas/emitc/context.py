@@ -1,6 +1,6 @@
 """State of one function's C++ emission: value names, output lines, views, tile placement.
 
-Handlers (one module per op family) are registered with :func:`handles` and
+Handlers (one module per op family) are registered by op class with :func:`handles` and
 called as ``handler(ctx, op)``; they read operand names with :meth:`FuncContext.name`,
 bind results with :meth:`FuncContext.define` and write lines with :meth:`FuncContext.line`.
 """
@@ -15,39 +15,23 @@ from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 
 from pypto.ptoas.dialect.attrs import AddressSpace
+from pypto.ptoas.limits import alignment, capacity
 
 from .errors import EmitError
 
 Handler = Callable[["FuncContext", Operation], None]
-HANDLERS: dict[str, Handler] = {}
+HANDLERS: dict[type[Operation], Handler] = {}
 
 
-def handles(*names: str) -> Callable[[Handler], Handler]:
-    """Register a handler for these op names."""
+def handles(*ops: type[Operation]) -> Callable[[Handler], Handler]:
+    """Register a handler for these op classes."""
 
     def register(fn: Handler) -> Handler:
-        for n in names:
-            HANDLERS[n] = fn
+        for cls in ops:
+            HANDLERS[cls] = fn
         return fn
 
     return register
-
-
-# a2a3 on-chip capacities (bytes) and placement alignment, as in pto-dialect.md §6.
-CAPACITY = {
-    AddressSpace.vec: 196608,
-    AddressSpace.mat: 524288,
-    AddressSpace.left: 65536,
-    AddressSpace.right: 65536,
-    AddressSpace.acc: 131072,
-    AddressSpace.bias: 65536,
-    AddressSpace.scaling: 196608,
-}
-ALIGN = {
-    AddressSpace.left: 512,
-    AddressSpace.right: 512,
-    AddressSpace.acc: 512,
-}
 
 
 @dataclass
@@ -66,12 +50,13 @@ class TilePlacer:
 
     def place(self, loc: AddressSpace, size: int, op: Operation) -> int:
         """The byte address of a new ``size``-byte tile in ``loc``."""
-        align = ALIGN.get(loc, 32)
+        align = alignment(loc.value)
         addr = -(-self.next_free.get(loc, 0) // align) * align
-        if addr + size > CAPACITY[loc]:
+        cap = capacity(loc.value) or 0
+        if addr + size > cap:
             raise EmitError(
                 f"tiles without addresses need {addr + size} bytes of {loc.value}, more than its "
-                f"{CAPACITY[loc]} bytes (a2a3); plan memory first (memory_planner=PTOAS)",
+                f"{cap} bytes (a2a3); plan memory first (memory_planner=PTOAS)",
                 op,
             )
         self.next_free[loc] = addr + size
@@ -154,7 +139,7 @@ class FuncContext:
 
     def emit_op(self, op: Operation) -> None:
         """Emit one op through its registered handler."""
-        handler = HANDLERS.get(op.name)
+        handler = HANDLERS.get(type(op))
         if handler is None:
             raise EmitError("is not supported by the C++ emitter", op)
         handler(self, op)

@@ -10,32 +10,17 @@
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import (
-    BFloat16Type,
-    Float16Type,
-    Float32Type,
-    Float64Type,
-    IndexType,
-    IntegerType,
-    MemRefType,
-    Signedness,
-)
+from xdsl.dialects.builtin import Float64Type, IndexType, IntegerType, MemRefType
 from xdsl.ir import Attribute
 
-from pypto.ptoas.dialect.attrs import AddressSpace, AddressSpaceAttr, BLayout, SLayout
-from pypto.ptoas.dialect.types import DYNAMIC, PtrType, TileBufType, TileSpec
+from pypto.ptoas.dialect.attrs import TILE_LOCS, AddressSpace, AddressSpaceAttr, BLayout, SLayout
+from pypto.ptoas.dialect.base import A2A3
+from pypto.ptoas.dialect.types import DYNAMIC, PtrType, TileBufType, TileSpec, element_bits
+from pypto.target import load_target
+from pypto.target.dtypes import BY_MLIR
 
 from .errors import EmitError
 
-TILE_TYPES = {
-    AddressSpace.vec: "Vec",
-    AddressSpace.mat: "Mat",
-    AddressSpace.left: "Left",
-    AddressSpace.right: "Right",
-    AddressSpace.acc: "Acc",
-    AddressSpace.bias: "Bias",
-    AddressSpace.scaling: "Scaling",
-}
 BLAYOUTS = {BLayout.row_major: "RowMajor", BLayout.col_major: "ColMajor"}
 SLAYOUTS = {SLayout.none_box: "NoneBox", SLayout.row_major: "RowMajor", SLayout.col_major: "ColMajor"}
 PAD_VALUES = {0: "Null", 1: "Zero", 2: "Max", 3: "Min"}
@@ -54,31 +39,21 @@ DEFAULT_LAYOUTS: dict[AddressSpace, tuple[BLayout, SLayout, int]] = {
 
 
 def element_ctype(t: Attribute) -> str:
-    """The C++ type of an element or scalar type."""
-    if isinstance(t, IndexType):
-        return "int64_t"
-    if isinstance(t, IntegerType):
-        width = t.width.data
-        if width == 1:
-            return "bool"
-        if width not in (8, 16, 32, 64):
-            raise EmitError(f"integer type {t} has no C++ spelling")
-        prefix = "uint" if t.signedness.data == Signedness.UNSIGNED else "int"
-        return f"{prefix}{width}_t"
-    names = {Float16Type: "half", BFloat16Type: "bfloat16_t", Float32Type: "float", Float64Type: "double"}
-    if type(t) in names:
-        return names[type(t)]
-    raise EmitError(f"type {t} has no C++ spelling")
+    """The C++ type of an element or scalar type (the ``cxx`` column of :mod:`pypto.target.dtypes`)."""
+    if isinstance(t, Float64Type):
+        return "double"  # not a PyPTO dtype, but a scalar C++ may compute in
+    row = BY_MLIR.get(str(t))
+    if row is None or row.cxx is None:
+        raise EmitError(f"{'integer ' if isinstance(t, IntegerType) else ''}type {t} has no C++ spelling")
+    return row.cxx
 
 
 def element_bytes(t: Attribute) -> int:
     """Bytes per element in on-chip memory (i1 takes a byte)."""
-    if isinstance(t, IntegerType):
-        return max(1, t.width.data // 8)
-    sizes = {Float16Type: 2, BFloat16Type: 2, Float32Type: 4, Float64Type: 8}
-    if type(t) in sizes:
-        return sizes[type(t)]
-    raise EmitError(f"type {t} is not a tile element type")
+    bits = element_bits(t)
+    if bits == 0 or isinstance(t, IndexType):
+        raise EmitError(f"type {t} is not a tile element type")
+    return max(1, bits // 8)
 
 
 def tile_spec(t: Attribute) -> TileSpec | None:
@@ -87,7 +62,7 @@ def tile_spec(t: Attribute) -> TileSpec | None:
         return t.spec()
     if isinstance(t, MemRefType) and isinstance(t.memory_space, AddressSpaceAttr):
         loc = AddressSpace(t.memory_space.data)
-        if loc not in TILE_TYPES:
+        if loc not in TILE_LOCS:
             return None
         dims = list(t.get_shape())
         if len(dims) == 1:
@@ -99,12 +74,17 @@ def tile_spec(t: Attribute) -> TileSpec | None:
     return None
 
 
+def tile_type(loc: AddressSpace) -> str:
+    """The C++ ``TileType`` of a tile location: the target's name of the space (``vec`` -> ``Vec``)."""
+    return load_target(A2A3).space_name(loc.value)
+
+
 def tile_ctype(spec: TileSpec) -> str:
     """``Tile<...>`` of these parameters."""
     vr = -1 if spec.v_row == DYNAMIC else spec.v_row
     vc = -1 if spec.v_col == DYNAMIC else spec.v_col
     return (
-        f"Tile<TileType::{TILE_TYPES[spec.loc]}, {element_ctype(spec.dtype)}, {spec.rows}, {spec.cols}, "
+        f"Tile<TileType::{tile_type(spec.loc)}, {element_ctype(spec.dtype)}, {spec.rows}, {spec.cols}, "
         f"BLayout::{BLAYOUTS[spec.blayout]}, {vr}, {vc}, SLayout::{SLAYOUTS[spec.slayout]}, {spec.fractal}, "
         f"PadValue::{PAD_VALUES[spec.pad]}, CompactMode::{COMPACT_MODES[spec.compact]}>"
     )

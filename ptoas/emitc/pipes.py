@@ -30,9 +30,9 @@ from .context import FuncContext, handles
 from .errors import EmitError
 from .tiles import declare_tile
 
-PUSH = {TPushToAivOp.name: "TPUSH_TO_AIV", TPushToAicOp.name: "TPUSH_TO_AIC"}
-POP = {TPopFromAicOp.name: "TPOP_FROM_AIC", TPopFromAivOp.name: "TPOP_FROM_AIV"}
-FREE = {TFreeFromAicOp.name: "TFREE_FROM_AIC", TFreeFromAivOp.name: "TFREE_FROM_AIV"}
+PUSH = {TPushToAivOp: "TPUSH_TO_AIV", TPushToAicOp: "TPUSH_TO_AIC"}
+POP = {TPopFromAicOp: "TPOP_FROM_AIC", TPopFromAivOp: "TPOP_FROM_AIV"}
+FREE = {TFreeFromAicOp: "TFREE_FROM_AIC", TFreeFromAivOp: "TFREE_FROM_AIV"}
 
 
 def _split(op: Operation) -> int:
@@ -45,7 +45,7 @@ def _split(op: Operation) -> int:
 @handles(*PUSH)
 def _push(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, TPushToAivOp | TPushToAicOp)
-    ctx.line(f"{PUSH[op.name]}({ctx.name(op.tile, op)}, {_split(op)});")
+    ctx.line(f"{PUSH[type(op)]}({ctx.name(op.tile, op)}, {_split(op)});")
 
 
 @handles(*POP)
@@ -55,9 +55,9 @@ def _pop(ctx: FuncContext, op: Operation) -> None:
     if op.valid_row is not None and op.valid_col is not None:
         valid = (ctx.name(op.valid_row, op), ctx.name(op.valid_col, op))
     tile = declare_tile(ctx, op, op.result, None, valid)
-    ctx.line(f"{POP[op.name]}({tile}, {_split(op)});")
+    ctx.line(f"{POP[type(op)]}({tile}, {_split(op)});")
 
 
 @handles(*FREE)
 def _free(ctx: FuncContext, op: Operation) -> None:
-    ctx.line(f"{FREE[op.name]}({_split(op)});")
+    ctx.line(f"{FREE[type(op)]}({_split(op)});")

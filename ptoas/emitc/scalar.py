@@ -61,7 +61,7 @@ def _int_literal(value: int, t: Attribute) -> str:
     return f"{value}LL"
 
 
-@handles("arith.constant")
+@handles(arith.ConstantOp)
 def _constant(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, arith.ConstantOp)
     value, t = op.value, op.result.type
@@ -76,46 +76,45 @@ def _constant(ctx: FuncContext, op: Operation) -> None:
 
 
 BINARY = {
-    "arith.addi": "+",
-    "arith.subi": "-",
-    "arith.muli": "*",
-    "arith.divsi": "/",
-    "arith.remsi": "%",
-    "arith.andi": "&",
-    "arith.ori": "|",
-    "arith.xori": "^",
-    "arith.shli": "<<",
-    "arith.shrsi": ">>",
-    "arith.addf": "+",
-    "arith.subf": "-",
-    "arith.mulf": "*",
-    "arith.divf": "/",
+    arith.AddiOp: "+",
+    arith.SubiOp: "-",
+    arith.MuliOp: "*",
+    arith.DivSIOp: "/",
+    arith.RemSIOp: "%",
+    arith.AndIOp: "&",
+    arith.OrIOp: "|",
+    arith.XOrIOp: "^",
+    arith.ShLIOp: "<<",
+    arith.ShRSIOp: ">>",
+    arith.AddfOp: "+",
+    arith.SubfOp: "-",
+    arith.MulfOp: "*",
+    arith.DivfOp: "/",
 }
-UNSIGNED = {"arith.divui": "/", "arith.remui": "%", "arith.shrui": ">>"}
+UNSIGNED = {arith.DivUIOp: "/", arith.RemUIOp: "%", arith.ShRUIOp: ">>"}
 MINMAX = {
-    "arith.maxsi": ">",
-    "arith.minsi": "<",
-    "arith.maxui": ">",
-    "arith.minui": "<",
-    "arith.maximumf": ">",
-    "arith.minimumf": "<",
-    "arith.maxnumf": ">",
-    "arith.minnumf": "<",
+    arith.MaxSIOp: ">",
+    arith.MinSIOp: "<",
+    arith.MaxUIOp: ">",
+    arith.MinUIOp: "<",
+    arith.MaximumfOp: ">",
+    arith.MinimumfOp: "<",
+    arith.MaxnumfOp: ">",
+    arith.MinnumfOp: "<",
 }
 CMPI = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">=", 6: "<", 7: "<=", 8: ">", 9: ">="}
 CMPF = {1: "==", 2: ">", 3: ">=", 4: "<", 5: "<=", 6: "!=", 8: "==", 9: ">", 10: ">=", 11: "<", 12: "<=", 13: "!="}
 CASTS = (
-    "arith.index_cast",
-    "arith.index_castui",
-    "arith.extsi",
-    "arith.extui",
-    "arith.trunci",
-    "arith.sitofp",
-    "arith.uitofp",
-    "arith.fptosi",
-    "arith.fptoui",
-    "arith.extf",
-    "arith.truncf",
+    arith.IndexCastOp,
+    arith.ExtSIOp,
+    arith.ExtUIOp,
+    arith.TruncIOp,
+    arith.SIToFPOp,
+    arith.UIToFPOp,
+    arith.FPToSIOp,
+    arith.FPToUIOp,
+    arith.ExtFOp,
+    arith.TruncFOp,
 )
 
 
@@ -133,7 +132,7 @@ def _result(ctx: FuncContext, op: Operation, expr: str) -> None:
 @handles(*BINARY)
 def _binary(ctx: FuncContext, op: Operation) -> None:
     a, b = (ctx.name(v, op) for v in op.operands)
-    _result(ctx, op, f"{a} {BINARY[op.name]} {b}")
+    _result(ctx, op, f"{a} {BINARY[type(op)]} {b}")
 
 
 @handles(*UNSIGNED)
@@ -141,39 +140,39 @@ def _unsigned_binary(ctx: FuncContext, op: Operation) -> None:
     a, b = (ctx.name(v, op) for v in op.operands)
     t = op.results[0].type
     u = _unsigned(t)
-    _result(ctx, op, f"({element_ctype(t)})(({u}){a} {UNSIGNED[op.name]} ({u}){b})")
+    _result(ctx, op, f"({element_ctype(t)})(({u}){a} {UNSIGNED[type(op)]} ({u}){b})")
 
 
 @handles(*MINMAX)
 def _minmax(ctx: FuncContext, op: Operation) -> None:
     a, b = (ctx.name(v, op) for v in op.operands)
     t = op.results[0].type
-    if op.name.endswith("ui"):
+    if isinstance(op, arith.MaxUIOp | arith.MinUIOp):
         u = _unsigned(t)
         a, b = f"({u}){a}", f"({u}){b}"
-    cmp = MINMAX[op.name]
+    cmp = MINMAX[type(op)]
     _result(ctx, op, f"({element_ctype(t)})({a} {cmp} {b} ? {a} : {b})")
 
 
-@handles("arith.ceildivsi", "arith.floordivsi")
+@handles(arith.CeilDivSIOp, arith.FloorDivSIOp)
 def _divround(ctx: FuncContext, op: Operation) -> None:
     a, b = (ctx.name(v, op) for v in op.operands)
-    fn = "ceildiv" if op.name == "arith.ceildivsi" else "floordiv"
+    fn = "ceildiv" if isinstance(op, arith.CeilDivSIOp) else "floordiv"
     _result(ctx, op, f"({element_ctype(op.results[0].type)})pto::cpu::{fn}({a}, {b})")
 
 
-@handles("arith.negf")
+@handles(arith.NegfOp)
 def _negf(ctx: FuncContext, op: Operation) -> None:
     _result(ctx, op, f"-{ctx.name(op.operands[0], op)}")
 
 
-@handles("arith.cmpi", "arith.cmpf")
+@handles(arith.CmpiOp, arith.CmpfOp)
 def _cmp(ctx: FuncContext, op: Operation) -> None:
     pred = op.properties["predicate"]
     assert isinstance(pred, IntegerAttr)
     p = pred.value.data
     a, b = (ctx.name(v, op) for v in op.operands)
-    if op.name == "arith.cmpi":
+    if isinstance(op, arith.CmpiOp):
         if p >= 6:
             u = _unsigned(op.operands[0].type)
             a, b = f"({u}){a}", f"({u}){b}"
@@ -186,7 +185,7 @@ def _cmp(ctx: FuncContext, op: Operation) -> None:
     _result(ctx, op, f"{a} {rel} {b}")
 
 
-@handles("arith.select")
+@handles(arith.SelectOp)
 def _select(ctx: FuncContext, op: Operation) -> None:
     c, a, b = (ctx.name(v, op) for v in op.operands)
     t = op.results[0].type
@@ -197,12 +196,12 @@ def _select(ctx: FuncContext, op: Operation) -> None:
 @handles(*CASTS)
 def _cast(ctx: FuncContext, op: Operation) -> None:
     src = ctx.name(op.operands[0], op)
-    if op.name in ("arith.extui", "arith.index_castui", "arith.uitofp"):
+    if isinstance(op, arith.ExtUIOp | arith.UIToFPOp):
         src = f"({_unsigned(op.operands[0].type)}){src}"
     _result(ctx, op, f"({element_ctype(op.results[0].type)}){src}")
 
 
-@handles("arith.bitcast")
+@handles(arith.BitcastOp)
 def _bitcast(ctx: FuncContext, op: Operation) -> None:
     src = ctx.name(op.operands[0], op)
     t = element_ctype(op.results[0].type)
@@ -253,12 +252,12 @@ def _bind_view(ctx: FuncContext, op: Operation, result: SSAValue, sources: list[
     ctx.names[result] = ctx.names[known[0]]
 
 
-@handles("scf.yield")
+@handles(scf.YieldOp)
 def _yield(ctx: FuncContext, op: Operation) -> None:
     _assign_yield(ctx, op)
 
 
-@handles("scf.for")
+@handles(scf.ForOp)
 def _for(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, scf.ForOp)
     lb, ub, step = (ctx.name(v, op) for v in (op.lb, op.ub, op.step))
@@ -287,7 +286,7 @@ def _for(ctx: FuncContext, op: Operation) -> None:
     ctx.line("}")
 
 
-@handles("scf.if")
+@handles(scf.IfOp)
 def _if(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, scf.IfOp)
     cond = ctx.name(op.cond, op)
@@ -318,7 +317,7 @@ def _if(ctx: FuncContext, op: Operation) -> None:
     ctx.line("}")
 
 
-@handles("func.call")
+@handles(func.CallOp)
 def _call(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, func.CallOp)
     args = ", ".join(ctx.name(v, op) for v in op.arguments)

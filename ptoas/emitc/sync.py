@@ -14,39 +14,50 @@ from __future__ import annotations
 from xdsl.ir import Operation
 
 from pypto.ptoas.dialect.attrs import SYNC_OP_PIPE, SyncOpType
-from pypto.ptoas.dialect.misc_ops import SectionCubeOp, SectionVectorOp
+from pypto.ptoas.dialect.misc_ops import (
+    GetBlockIdxOp,
+    GetBlockNumOp,
+    GetSubBlockIdxOp,
+    GetSubBlockNumOp,
+    SectionCubeOp,
+    SectionVectorOp,
+)
 from pypto.ptoas.dialect.sync_ops import (
     BarrierOp,
     BarrierSyncOp,
     RecordEventOp,
+    SetFlagDynOp,
+    SetFlagOp,
     SyncSetOp,
     SyncWaitOp,
     WaitEventOp,
+    WaitFlagDynOp,
+    WaitFlagOp,
 )
 
 from .context import FuncContext, handles
 
 
-@handles("pto.set_flag", "pto.wait_flag")
+@handles(SetFlagOp, WaitFlagOp)
 def _flag(ctx: FuncContext, op: Operation) -> None:
     src, dst, ev = (op.properties[k].data.value for k in ("src_pipe", "dst_pipe", "event_id"))  # type: ignore[attr-defined]
     ctx.line(f"{op.name[4:]}({src}, {dst}, {ev});")
 
 
-@handles("pto.set_flag_dyn", "pto.wait_flag_dyn")
+@handles(SetFlagDynOp, WaitFlagDynOp)
 def _flag_dyn(ctx: FuncContext, op: Operation) -> None:
     src, dst = (op.properties[k].data.value for k in ("src_pipe", "dst_pipe"))  # type: ignore[attr-defined]
     ev = ctx.name(op.operands[0], op)
     ctx.line(f"{op.name[4:].removesuffix('_dyn')}({src}, {dst}, (event_t){ev});")
 
 
-@handles("pto.barrier")
+@handles(BarrierOp)
 def _barrier(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, BarrierOp)
     ctx.line(f"pipe_barrier({op.pipe_attr.data.value});")
 
 
-@handles("pto.record_event", "pto.wait_event")
+@handles(RecordEventOp, WaitEventOp)
 def _event(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, RecordEventOp | WaitEventOp)
     src, dst = op.pipes()
@@ -54,13 +65,13 @@ def _event(ctx: FuncContext, op: Operation) -> None:
     ctx.line(f"{call}({src.value}, {dst.value}, {op.event_id.data.value});")
 
 
-@handles("pto.barrier_sync")
+@handles(BarrierSyncOp)
 def _barrier_sync(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, BarrierSyncOp)
     ctx.line(f"pipe_barrier({SYNC_OP_PIPE[SyncOpType(op.op_type.data)].value});")
 
 
-@handles("pto.sync.set", "pto.sync.wait")
+@handles(SyncSetOp, SyncWaitOp)
 def _cross_core(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, SyncSetOp | SyncWaitOp)
     event = op.event_id.value.data
@@ -71,20 +82,20 @@ def _cross_core(ctx: FuncContext, op: Operation) -> None:
 
 
 QUERIES = {
-    "pto.get_block_idx": "get_block_idx",
-    "pto.get_block_num": "get_block_num",
-    "pto.get_subblock_idx": "get_subblockid",
-    "pto.get_subblock_num": "get_subblockdim",
+    GetBlockIdxOp: "get_block_idx",
+    GetBlockNumOp: "get_block_num",
+    GetSubBlockIdxOp: "get_subblockid",
+    GetSubBlockNumOp: "get_subblockdim",
 }
 
 
 @handles(*QUERIES)
 def _query(ctx: FuncContext, op: Operation) -> None:
     name = ctx.define(op.results[0])
-    ctx.line(f"int64_t {name} = (int64_t){QUERIES[op.name]}();")
+    ctx.line(f"int64_t {name} = (int64_t){QUERIES[type(op)]}();")
 
 
-@handles("pto.section.cube", "pto.section.vector")
+@handles(SectionCubeOp, SectionVectorOp)
 def _section(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, SectionCubeOp | SectionVectorOp)
     macro = "__DAV_CUBE__" if isinstance(op, SectionCubeOp) else "__DAV_VEC__"

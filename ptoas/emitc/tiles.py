@@ -21,6 +21,16 @@ from pypto.ptoas.dialect.tile_ops import (
     PointerCastOp,
     SetValidShapeOp,
     TAssignOp,
+    TExtractOp,
+    TGemvAccOp,
+    TGemvBiasOp,
+    TGemvOp,
+    TInsertOp,
+    TLoadOp,
+    TMatmulAccOp,
+    TMatmulBiasOp,
+    TMatmulOp,
+    TMovOp,
     TReshapeOp,
     TStoreOp,
 )
@@ -76,7 +86,7 @@ def declare_tile(
     return name
 
 
-@handles("pto.alloc_tile")
+@handles(AllocTileOp)
 def _alloc_tile(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, AllocTileOp)
     spec = _spec(op, op.result)
@@ -88,7 +98,7 @@ def _alloc_tile(ctx: FuncContext, op: Operation) -> None:
     declare_tile(ctx, op, op.result, op.addr, valid)
 
 
-@handles("memref.alloc")
+@handles(AllocOp)
 def _memref_alloc(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, AllocOp)
     if op.dynamic_sizes or op.symbol_operands:
@@ -96,13 +106,13 @@ def _memref_alloc(ctx: FuncContext, op: Operation) -> None:
     declare_tile(ctx, op, op.memref, None)
 
 
-@handles("pto.pointer_cast")
+@handles(PointerCastOp)
 def _pointer_cast(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, PointerCastOp)
     declare_tile(ctx, op, op.result, op.addrs[0] if op.addrs else None)
 
 
-@handles("pto.tassign")
+@handles(TAssignOp)
 def _tassign(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, TAssignOp)
     spec = _spec(op, op.result)
@@ -111,7 +121,7 @@ def _tassign(ctx: FuncContext, op: Operation) -> None:
     ctx.line(f"TASSIGN({name}, (uint64_t){ctx.name(op.addr, op)});")
 
 
-@handles("pto.treshape")
+@handles(TReshapeOp)
 def _treshape(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, TReshapeOp)
     spec = _spec(op, op.result)
@@ -121,7 +131,7 @@ def _treshape(ctx: FuncContext, op: Operation) -> None:
     ctx.line(f"TRESHAPE({name}, {ctx.name(op.src, op)});")
 
 
-@handles("pto.set_validshape")
+@handles(SetValidShapeOp)
 def _set_validshape(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, SetValidShapeOp)
     t = ctx.name(op.source, op)
@@ -129,7 +139,7 @@ def _set_validshape(ctx: FuncContext, op: Operation) -> None:
     ctx.line(f"{t}.SetValidCol({ctx.name(op.valid_col, op)});")
 
 
-@handles("pto.tload")
+@handles(TLoadOp)
 def _tload(ctx: FuncContext, op: Operation) -> None:
     src, dst = op.operands
     ctx.line(f"TLOAD({ctx.name(dst, op)}, {ctx.name(src, op)});")
@@ -142,7 +152,7 @@ def _enum(op: Operation, key: str, kind: type, cxx: str) -> str | None:
     return None
 
 
-@handles("pto.tstore")
+@handles(TStoreOp)
 def _tstore(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, TStoreOp)
     src, dst = ctx.name(op.src, op), ctx.name(op.dst, op)
@@ -163,7 +173,7 @@ def _tstore(ctx: FuncContext, op: Operation) -> None:
     ctx.line(f"TSTORE{targs}({', '.join(args)});")
 
 
-@handles("pto.tmov")
+@handles(TMovOp)
 def _tmov(ctx: FuncContext, op: Operation) -> None:
     src, dst = (ctx.name(v, op) for v in op.operands)
     mode = _enum(op, "accToVecMode", AccToVecModeAttr, "AccToVecMode")
@@ -175,23 +185,23 @@ def _tmov(ctx: FuncContext, op: Operation) -> None:
     ctx.line(f"TMOV{targs}({dst}, {src});")
 
 
-@handles("pto.textract", "pto.tinsert")
+@handles(TExtractOp, TInsertOp)
 def _extract_insert(ctx: FuncContext, op: Operation) -> None:
     src, row, col, dst = (ctx.name(v, op) for v in op.operands)
     ctx.line(f"{op.name[4:].upper()}({dst}, {src}, {row}, {col});")
 
 
 CUBE = {
-    "pto.tmatmul": "TMATMUL",
-    "pto.tmatmul.acc": "TMATMUL_ACC",
-    "pto.tmatmul.bias": "TMATMUL_BIAS",
-    "pto.tgemv": "TGEMV",
-    "pto.tgemv.acc": "TGEMV_ACC",
-    "pto.tgemv.bias": "TGEMV_BIAS",
+    TMatmulOp: "TMATMUL",
+    TMatmulAccOp: "TMATMUL_ACC",
+    TMatmulBiasOp: "TMATMUL_BIAS",
+    TGemvOp: "TGEMV",
+    TGemvAccOp: "TGEMV_ACC",
+    TGemvBiasOp: "TGEMV_BIAS",
 }
 
 
 @handles(*CUBE)
 def _cube(ctx: FuncContext, op: Operation) -> None:
     names = [ctx.name(v, op) for v in op.operands]
-    ctx.line(f"{CUBE[op.name]}({', '.join([names[-1], *names[:-1]])});")
+    ctx.line(f"{CUBE[type(op)]}({', '.join([names[-1], *names[:-1]])});")

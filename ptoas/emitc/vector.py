@@ -14,7 +14,7 @@ from xdsl.ir import Operation
 
 from pypto.ptoas.dialect.attrs import CmpModeAttr, RoundModeAttr
 from pypto.ptoas.dialect.base import DpsOp
-from pypto.ptoas.dialect.vector_ops import VECTOR_OPS
+from pypto.ptoas.dialect.vector_ops import VECTOR_OPS, TCmpOp, TCmpSOp, TColSumOp, TCvtOp
 
 from .context import FuncContext, handles
 from .cxx_types import round_mode
@@ -22,13 +22,13 @@ from .cxx_types import round_mode
 
 def _trailing(op: Operation) -> list[str]:
     """Enum / flag arguments after the operands."""
-    if op.name == "pto.tcvt":
+    if isinstance(op, TCvtOp):
         rmode = op.attributes.get("rmode") or op.properties.get("rmode")
         return [round_mode(rmode.data.value if isinstance(rmode, RoundModeAttr) else "CAST_RINT")]
-    if op.name in ("pto.tcmp", "pto.tcmps"):
+    if isinstance(op, TCmpOp | TCmpSOp):
         mode = op.attributes.get("cmpMode") or op.properties.get("cmpMode")
         return [f"CmpMode::{(mode.data.value if isinstance(mode, CmpModeAttr) else 'eq').upper()}"]
-    if op.name == "pto.tcolsum":
+    if isinstance(op, TColSumOp):
         flag = op.attributes.get("isBinary")
         if isinstance(flag, IntegerAttr | BoolAttr) and len(op.operands) == 3:
             return ["true" if flag.value.data else "false"]
@@ -42,4 +42,4 @@ def _vector(ctx: FuncContext, op: Operation) -> None:
 
 
 for _cls in VECTOR_OPS:
-    handles(_cls.name)(_vector)
+    handles(_cls)(_vector)

@@ -25,7 +25,7 @@ from .cxx_types import element_ctype
 from .errors import EmitError
 
 
-@handles("pto.make_tensor_view")
+@handles(MakeTensorViewOp)
 def _make_tensor_view(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, MakeTensorViewOp)
     layout = op.layout.data.value.upper() if isinstance(op.layout, LayoutAttr) else "ND"
@@ -65,7 +65,7 @@ def _offset_expr(ctx: FuncContext, op: PartitionViewOp, view: ViewInfo) -> str:
     return " + ".join(terms)
 
 
-@handles("pto.partition_view")
+@handles(PartitionViewOp)
 def _partition_view(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, PartitionViewOp)
     view = ctx.views.get(op.source)
@@ -109,7 +109,7 @@ def _partition_view(ctx: FuncContext, op: Operation) -> None:
     ctx.line(f"{gt_type} {name} = {gt_type}({ptr}, {v_shape}, {v_stride});")
 
 
-@handles("pto.get_tensor_view_dim")
+@handles(GetTensorViewDimOp)
 def _view_dim(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, GetTensorViewDimOp)
     view = ctx.views.get(op.tensor_view)
@@ -120,7 +120,7 @@ def _view_dim(ctx: FuncContext, op: Operation) -> None:
     ctx.line(f"int64_t {name} = {view.shape[index]};")
 
 
-@handles("pto.addptr")
+@handles(AddPtrOp)
 def _addptr(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, AddPtrOp)
     t = op.ptr.type

@@ -160,8 +160,11 @@ inline const char *pipe_name(int p) {
     return (p >= 0 && p < PIPE_NUM) ? names[p] : "PIPE_?";
 }
 
+// The a2a3 target (pypto/target/targets/a2a3.mlir): its spaces, in TileType order, their capacities
+// (bytes) and TASSIGN alignment, and the event ids per pipe pair. test/python/test_target_cpp_header.py
+// fails when these drift from the target description.
 constexpr int kSpaces = 7;
-// a2a3 capacities (bytes) and TASSIGN alignment, indexed by TileType.
+constexpr int kEventIds = 8;
 constexpr std::size_t kCapacity[kSpaces] = {196608, 524288, 65536, 65536, 131072, 65536, 196608};
 constexpr std::size_t kAlign[kSpaces] = {32, 32, 512, 512, 512, 32, 32};
 inline const char *space_name(TileType t) {
@@ -172,7 +175,7 @@ inline const char *space_name(TileType t) {
 
 struct CoreState {
     std::unique_ptr<unsigned char[]> mem[kSpaces];
-    int flags[PIPE_NUM][PIPE_NUM][8] = {};
+    int flags[PIPE_NUM][PIPE_NUM][kEventIds] = {};
     int64_t popped[2] = {};  // TPOP_FROM_AIC (c2v) / TPOP_FROM_AIV (v2c) slots not yet freed
     int64_t block_idx = 0, block_num = 1, subblock_idx = 0, subblock_num = 1;
     std::string kernel;
@@ -189,7 +192,7 @@ struct CoreState {
     void finish() {
         for (int a = 0; a < PIPE_NUM; ++a)
             for (int b = 0; b < PIPE_NUM; ++b)
-                for (int e = 0; e < 8; ++e)
+                for (int e = 0; e < kEventIds; ++e)
                     if (flags[a][b][e])
                         fail(std::string("set_flag(") + pipe_name(a) + ", " + pipe_name(b) + ", EVENT_ID" +
                              std::to_string(e) + ") is never waited for (no matching wait_flag before the kernel ends)");
@@ -1342,7 +1345,7 @@ inline void check_flag_args(const char *op, int src, int dst, int ev) {
     if (src < 0 || src >= PIPE_NUM || dst < 0 || dst >= PIPE_NUM || src == PIPE_ALL || dst == PIPE_ALL)
         fail(std::string(op) + ": bad pipe pair (" + std::to_string(src) + ", " + std::to_string(dst) + ")");
     if (src == dst) fail(std::string(op) + ": src and dst pipe are both " + pipe_name(src) + " (use pipe_barrier)");
-    if (ev < 0 || ev >= 8) fail(std::string(op) + ": event id " + std::to_string(ev) + " outside EVENT_ID0..EVENT_ID7");
+    if (ev < 0 || ev >= kEventIds) fail(std::string(op) + ": event id " + std::to_string(ev) + " outside EVENT_ID0..EVENT_ID7");
 }
 inline std::string flag_text(const char *op, int src, int dst, int ev) {
     return std::string(op) + "(" + pipe_name(src) + ", " + pipe_name(dst) + ", EVENT_ID" + std::to_string(ev) + ")";

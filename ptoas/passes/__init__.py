@@ -19,7 +19,7 @@ from pypto.ptoas.dialect.sync_ops import SYNC_OPS, SyncSetOp, SyncWaitOp
 
 from .insert_sync import Barrier, FlagPair, InsertSyncPass, SyncAnalysis, insert_sync_func, uncovered_hazards
 from .pipeline import ARCHS, PtoasOptions, ptoas_passes, run_ptoas_pipeline
-from .plan_memory import CAPACITY, PlanMemoryPass, plan_func
+from .plan_memory import PlanMemoryPass, plan_func
 from .verify import VerifyPass
 
 
@@ -35,7 +35,6 @@ def strip_sync(module: ModuleOp) -> int:
 
 __all__ = [
     "ARCHS",
-    "CAPACITY",
     "Barrier",
     "FlagPair",
     "InsertSyncPass",

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
 
-from pypto.ir.analysis.constants import constant_int
+from pypto.core.analysis.constants import constant_int
 from pypto.ptoas.dialect import DpsOp, tile_of
 from pypto.ptoas.dialect.attrs import AddressSpace, AddressSpaceAttr, Pipe
 from pypto.ptoas.dialect.tile_ops import AllocTileOp, PointerCastOp, TAssignOp, TReshapeOp

@@ -20,7 +20,7 @@ for ``file:line:col`` diagnostics); the pipeline stops at the first one.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -29,10 +29,10 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
+from pypto.pipeline.pass_runner import DumpListener, PassListener, PassRunner, PrintIRListener
 from pypto.ptoas.context import make_pto_context
 from pypto.ptoas.dialect.tile_ops import AllocTileOp
 from pypto.ptoas.pto_text import print_pto
-from pypto.utils.atomic import atomic_write_text
 
 from .insert_sync import InsertSyncPass
 from .plan_memory import PlanMemoryPass
@@ -66,16 +66,19 @@ def ptoas_passes(module: ModuleOp, options: PtoasOptions) -> list[ModulePass]:
     return passes
 
 
-def _dump(module: ModuleOp, options: PtoasOptions, index: int, name: str) -> None:
-    text: str | None = None
+def _after_header(pass_: ModulePass) -> str:
+    return f"// -----// IR Dump After {pass_.name} //----- //"
+
+
+def ptoas_listeners(options: PtoasOptions) -> list[PassListener]:
+    """The dump and print-IR listeners ``options`` ask for (dumps are named by
+    the passes' xDSL names: ``01_after_verify.mlir``)."""
+    listeners: list[PassListener] = []
     if options.dump_dir is not None:
-        options.dump_dir.mkdir(parents=True, exist_ok=True)
-        text = print_pto(module)
-        stem = "00_input" if index == 0 else f"{index:02d}_after_{name}"
-        atomic_write_text(options.dump_dir / f"{stem}.mlir", text)
-    if options.print_ir_after_all is not None and index > 0:
-        text = text or print_pto(module)
-        options.print_ir_after_all.write(f"// -----// IR Dump After {name} //----- //\n{text}\n")
+        listeners.append(DumpListener(options.dump_dir, print_pto, ".mlir", name=lambda p: p.name))
+    if options.print_ir_after_all is not None:
+        listeners.append(PrintIRListener(options.print_ir_after_all, print_pto, header=_after_header))
+    return listeners
 
 
 def run_ptoas_pipeline(
@@ -83,19 +86,16 @@ def run_ptoas_pipeline(
     options: PtoasOptions | None = None,
     *,
     ctx: Context | None = None,
-    on_pass: Callable[[str, ModuleOp], None] | None = None,
+    listeners: Sequence[PassListener] = (),
 ) -> ModuleOp:
-    """Run the pipeline in place on ``module`` (returned for chaining)."""
+    """Run the pipeline in place on ``module`` (returned for chaining) through
+    the shared :class:`~pypto.pipeline.pass_runner.PassRunner`; ``listeners`` see
+    every pass after the dump and print listeners."""
     options = options or PtoasOptions()
     if options.arch is not None:
         if options.arch not in ARCHS:
             raise ValueError(f"unknown arch {options.arch!r} (a2a3 or a5)")
         module.attributes["pto.target_arch"] = StringAttr(options.arch)
     ctx = ctx or make_pto_context()
-    _dump(module, options, 0, "input")
-    for i, p in enumerate(ptoas_passes(module, options), start=1):
-        p.apply(ctx, module)
-        _dump(module, options, i, p.name)
-        if on_pass is not None:
-            on_pass(p.name, module)
-    return module
+    runner = PassRunner(ptoas_passes(module, options), [*ptoas_listeners(options), *listeners])
+    return runner.run(ctx, module)

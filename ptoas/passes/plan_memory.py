@@ -4,7 +4,7 @@ Per address space, each allocation is live from its ``alloc_tile`` to its last
 use (a use nested in an ``scf.for`` / ``scf.if`` that is not the allocation's
 own block counts as a use at the end of that op, so buffers used in a loop
 stay live for the whole loop; uses through ``pto.treshape`` count): the block
-ranges of :class:`pypto.ir.analysis.liveness.Liveness` over
+ranges of :class:`pypto.core.analysis.liveness.Liveness` over
 :func:`buffer_values`. Live ranges are placed first-fit in order of their
 start at the space's alignment (32 B for vec/mat/bias/scaling, 512 B for
 left/right/acc, as PTOAS), so allocations whose lifetimes do not overlap share
@@ -26,22 +26,14 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
-from pypto.ir.analysis.liveness import Liveness
+from pypto.core.analysis.liveness import Liveness
 from pypto.ptoas.dialect import target_arch
 from pypto.ptoas.dialect.tile_ops import AllocTileOp, TReshapeOp
 from pypto.ptoas.dialect.types import TileBufType, element_bits
+from pypto.ptoas.limits import alignment, capacity
 
 from .access import constant_int
 from .errors import pass_error
-
-CAPACITY: dict[str, dict[str, int]] = {
-    "a2a3": {"vec": 196608, "mat": 524288, "left": 65536, "right": 65536, "acc": 131072, "bias": 65536, "scaling": 196608},
-    "a5": {"vec": 253952, "mat": 524288, "left": 65536, "right": 65536, "acc": 262144, "bias": 65536, "scaling": 253952},
-}
-"""Bytes per address space (pto-dialect.md §6, PTOAS plan sizes)."""
-
-ALIGN: dict[str, int] = {"left": 512, "right": 512, "acc": 512}
-"""Alignment in bytes (default 32)."""
 
 
 def _bytes(t: TileBufType) -> int:
@@ -77,7 +69,7 @@ def buffer_values(alloc: AllocTileOp) -> list[SSAValue]:
 def _place(lives: list[_Live], fixed_top: dict[str, int], arch: str) -> None:
     placed: list[_Live] = []
     for live in sorted(lives, key=lambda x: (x.start, -x.size)):
-        align = ALIGN.get(live.space, 32)
+        align = alignment(live.space)
         addr = _align(fixed_top.get(live.space, 0), align)
         clash = sorted(
             (p for p in placed if p.space == live.space and p.start <= live.end and live.start <= p.end),
@@ -88,7 +80,7 @@ def _place(lives: list[_Live], fixed_top: dict[str, int], arch: str) -> None:
             if addr + live.size <= p.addr:
                 break
             addr = max(addr, _align(p.addr + p.size, align))
-        cap = CAPACITY[arch].get(live.space)
+        cap = capacity(live.space, arch)
         if cap is not None and addr + live.size > cap:
             raise pass_error(
                 live.op,

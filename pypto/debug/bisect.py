@@ -42,12 +42,13 @@ from typing import Any
 
 import torch
 
-import pypto.language as pl
+from pypto.core.program import Program
 from pypto.dialects.dtypes import dtype_name
 from pypto.dialects.enums import ParamDirection
 from pypto.dialects.program import param_directions
 from pypto.dialects.types import DYNAMIC, TensorType
-from pypto.ir.program import Program
+from pypto.errors import ParserError
+from pypto.frontend.parser import loads
 from pypto.utils.atomic import atomic_write_text
 
 from .torch_ops import torch_dtype
@@ -250,7 +251,7 @@ def bisect_dump(
     """Binary-search the snapshots of ``path`` for the first divergent one."""
     dump_dir = find_dump_dir(path)
     files = snapshots(dump_dir)
-    front = pl.loads(files[0])
+    front = loads(files[0])
     inputs = complete_inputs(front, tensors or {})
     verdicts: dict[str, Verdict] = {}
     if expected is not None:
@@ -355,7 +356,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(line)
         if not args.no_write:
             print(f"wrote {write_validation(result, args.output)}")
-    except (BisectError, KeyError, ValueError, OSError) as e:
+    except (BisectError, KeyError, ValueError, OSError, ParserError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     return 0 if result.first_divergent is None else 1

@@ -34,11 +34,12 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
+from pypto.core.program import Program
 from pypto.dialects.enums import ParamDirection
 from pypto.dialects.op_base import PLOp
 from pypto.dialects.program import AtOp, YieldOp, param_directions
+from pypto.dialects.tile_ops import TileTpopFromAicOp, TileTpopFromAivOp, TileTpushToAicOp, TileTpushToAivOp
 from pypto.dialects.types import TensorType, TileType
-from pypto.ir.program import Program
 from pypto.utils.pipe_order import pushers_first
 
 from . import torch_runtime
@@ -200,7 +201,7 @@ class _FunctionEmitter:
             raise TorchCodegenError(f"torch_codegen: no torch lowering for op {op.name} (in {self.f.sym_name.data})")
 
     def pl_op(self, op: PLOp, depth: int) -> None:
-        found = lowering(op.name)
+        found = lowering(op)
         if found is None:
             raise TorchCodegenError(f"torch_codegen: no torch lowering for op {op.name} (in {self.f.sym_name.data})")
         fn, keeps_valid = found
@@ -301,8 +302,8 @@ def _is_group(f: func.FuncOp) -> bool:
     return kind is not None and getattr(kind.data, "value", None) == "Group"  # type: ignore[attr-defined]
 
 
-_PUSH = {"pl.tile.tpush_to_aiv": "c2v", "pl.tile.tpush_to_aic": "v2c"}
-_POP = {"pl.tile.tpop_from_aic": "c2v", "pl.tile.tpop_from_aiv": "v2c"}
+_PUSH = (TileTpushToAivOp, TileTpushToAicOp)
+_POP = (TileTpopFromAicOp, TileTpopFromAivOp)
 
 
 def _pushers_first(group: func.FuncOp, ops: list[Operation]) -> list[Operation]:
@@ -314,8 +315,8 @@ def _pushers_first(group: func.FuncOp, ops: list[Operation]) -> list[Operation]:
 
     def pipes(op: Operation) -> tuple[set[str], set[str]]:
         callee = callees.get(op.callee.string_value()) if isinstance(op, func.CallOp) else None
-        names = {o.name for o in callee.walk()} if callee is not None else set()
-        return {_PUSH[n] for n in names if n in _PUSH}, {_POP[n] for n in names if n in _POP}
+        ops = list(callee.walk()) if callee is not None else []
+        return {o.DIRECTION for o in ops if isinstance(o, _PUSH)}, {o.DIRECTION for o in ops if isinstance(o, _POP)}
 
     calls = [op for op in ops if isinstance(op, func.CallOp)]
     ordered = iter(pushers_first(calls, pipes) or calls)

@@ -1,8 +1,9 @@
 """The torch lowering of each ``pl.tensor.*`` / ``pl.tile.*`` op.
 
-Each entry maps an op's short name (``add`` for ``pl.tensor.add`` and
-``pl.tile.add``) to a function returning the Python expression of its result,
-built from the op's DSL arguments (``PLOp.arg_view()``). The helpers called
+An op class whose torch meaning is one expression states it (``TORCH``, a format
+string over its value arguments: ``"torch.exp({input})"``); the others are
+lowered by a function keyed by their class or family (:data:`BY_CLASS`), built
+from the op's DSL arguments (``PLOp.arg_view()``). The helpers called
 (``_tile_load``, ``_matmul``, ...) live in :mod:`pypto.debug.torch_runtime`.
 """
 
@@ -10,41 +11,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from xdsl.ir import Attribute, SSAValue
 
+from pypto.dialects import op_families as F
 from pypto.dialects.dtypes import dtype_name, is_dtype
 from pypto.dialects.enums import AtomicType
-from pypto.dialects.op_base import ArgView, PLOp
+from pypto.dialects.op_base import ArgKind, ArgView, PLOp
+from pypto.dialects.tensor_ops import TensorCreateOp
+from pypto.dialects.tile_ops import TileCreateOp, TileLoadOp, TileStoreOp
 from pypto.dialects.types import TileType
-
-_TORCH_DTYPES: dict[str, str] = {
-    "BOOL": "torch.bool",
-    "INT4": "torch.int8",
-    "INT8": "torch.int8",
-    "INT16": "torch.int16",
-    "INT32": "torch.int32",
-    "INT64": "torch.int64",
-    "UINT4": "torch.uint8",
-    "UINT8": "torch.uint8",
-    "UINT16": "torch.int32",  # torch has no full uint16 arithmetic: widened
-    "UINT32": "torch.int64",
-    "UINT64": "torch.int64",
-    "FP16": "torch.float16",
-    "BF16": "torch.bfloat16",
-    "FP32": "torch.float32",
-    "FP8E4M3FN": "torch.float8_e4m3fn",
-    "FP8E5M2": "torch.float8_e5m2",
-    "INDEX": "torch.int64",
-    "TASK_ID": "torch.int64",
-}
+from pypto.target.dtypes import BY_NAME
 
 
 def torch_dtype(t: Attribute) -> str:
     """The torch dtype (source text) of a PyPTO element type; dtypes torch
     lacks (FP4, HF4, HF8, FP8E8M0) compute in float32."""
-    return _TORCH_DTYPES.get(dtype_name(t), "torch.float32") if is_dtype(t) else "torch.float32"
+    return f"torch.{BY_NAME[dtype_name(t)].torch_compute}" if is_dtype(t) else "torch.float32"
 
 
 def py_number(v: float | int | bool) -> str:
@@ -63,22 +47,6 @@ class Names(Protocol):
 
 
 Lowering = Callable[[Names, PLOp, ArgView], str]
-
-
-def _binary(sym: str) -> Lowering:
-    return lambda n, op, a: f"({n.v(a.value('lhs'))} {sym} {n.v(a.value('rhs'))})"
-
-
-def _call(fn: str, *names: str) -> Lowering:
-    return lambda n, op, a: f"{fn}({', '.join(n.v(a.value(x)) for x in names)})"
-
-
-def _reduce(kind: str, dim: int) -> Lowering:
-    return lambda n, op, a: f"_reduce({n.v(a.value('input'))}, {kind!r}, {dim})"
-
-
-def _expand_op(sym: str, vec: str) -> Lowering:
-    return lambda n, op, a: f"({n.v(a.value('input'))} {sym} {n.v(a.value(vec))})"
 
 
 def _result_dtype(op: PLOp) -> str:
@@ -133,10 +101,6 @@ def _reshape(n: Names, op: PLOp, a: ArgView) -> str:
     return f"{n.v(a.value('input'))}.reshape({_ints(a.attr('shape'))})"
 
 
-def _concat(n: Names, op: PLOp, a: ArgView) -> str:
-    return f"torch.cat([{n.v(a.value('lhs'))}, {n.v(a.value('rhs'))}], dim=-1)"
-
-
 def _read(n: Names, op: PLOp, a: ArgView) -> str:
     return f"_read({n.v(a.value('input'))}, {n.vs(a.values('indices'))})"
 
@@ -151,71 +115,42 @@ def _store(n: Names, op: PLOp, a: ArgView) -> str:
     return f"_tile_store({n.v(a.value('tile'))}, {n.vs(a.values('offsets'))}, {n.v(a.value('output'))}, {_atomic(a)})"
 
 
-COMMON: dict[str, Lowering] = {
-    "add": _binary("+"),
-    "sub": _binary("-"),
-    "mul": _binary("*"),
-    "div": _call("_div", "lhs", "rhs"),
-    "adds": _binary("+"),
-    "subs": _binary("-"),
-    "muls": _binary("*"),
-    "divs": _call("_div", "lhs", "rhs"),
-    "exp": _call("torch.exp", "input"),
-    "neg": _call("torch.neg", "input"),
-    "relu": _call("torch.relu", "input"),
-    "sqrt": _call("torch.sqrt", "input"),
-    "rsqrt": _call("torch.rsqrt", "input"),
-    "recip": _call("torch.reciprocal", "input"),
-    "row_sum": _reduce("sum", -1),
-    "row_max": _reduce("max", -1),
-    "row_min": _reduce("min", -1),
-    "col_sum": _reduce("sum", -2),
-    "col_max": _reduce("max", -2),
-    "row_expand": _call("_expand", "row_vec", "input"),
-    "row_expand_sub": _expand_op("-", "row_vec"),
-    "row_expand_div": _expand_op("/", "row_vec"),
-    "row_expand_mul": _expand_op("*", "row_vec"),
-    "col_expand": _call("_expand", "col_vec", "input"),
-    "col_expand_mul": _expand_op("*", "col_vec"),
-    "matmul": _matmul,
-    "matmul_acc": _matmul_acc,
-    "cast": _cast,
-    "full": _full,
-    "assemble": _assemble,
-    "slice": _slice,
-    "reshape": _reshape,
-    "concat": _concat,
-    "read": _read,
-}
-"""Ops with the same meaning on tensors and tiles."""
-
-TENSOR_ONLY: dict[str, Lowering] = {"create": _zeros}
-
-TILE_ONLY: dict[str, Lowering] = {
-    "load": _load,
-    "store": _store,
-    "move": _call("_move", "tile"),
-    "create": _zeros,  # uninitialised on chip; zeros here, for determinism
-    "alloc": lambda n, op, a: "None",  # addresses play no part in the numerics
-    "tpush_to_aiv": lambda n, op, a: f"_tpush('c2v', {n.v(a.value('tile'))})",
-    "tpush_to_aic": lambda n, op, a: f"_tpush('v2c', {n.v(a.value('tile'))})",
-    "tpop_from_aic": lambda n, op, a: "_tpop('c2v')",
-    "tpop_from_aiv": lambda n, op, a: "_tpop('v2c')",
-}
-
-ELEMENTWISE = frozenset(
-    {"add", "sub", "mul", "div", "adds", "subs", "muls", "divs", "exp", "neg", "relu", "sqrt", "rsqrt", "recip",
-     "row_expand_sub", "row_expand_div", "row_expand_mul", "col_expand_mul"}
-)  # fmt: skip
-"""Tile ops whose result keeps the valid shape of their first operand."""
+def _template(n: Names, op: PLOp, a: ArgView) -> str:
+    """The op class's ``TORCH`` expression with its value arguments filled in."""
+    assert op.TORCH is not None
+    values = {arg.name: n.v(a.value(arg.name)) for arg in op.DSL_ARGS if arg.kind is ArgKind.VALUE}
+    return op.TORCH.format(**values)
 
 
-def lowering(op_name: str) -> tuple[Lowering, bool] | None:
-    """The lowering of ``pl.tensor.<x>`` / ``pl.tile.<x>`` and whether its
-    result inherits the first operand's valid shape; None if unknown."""
-    layer, _, short = op_name.removeprefix("pl.").partition(".")
-    table: dict[str, Any] = {"tensor": {**COMMON, **TENSOR_ONLY}, "tile": {**COMMON, **TILE_ONLY}}.get(layer, {})
-    fn = table.get(short)
+BY_CLASS: tuple[tuple[type[PLOp], Lowering], ...] = (
+    (F.MatmulOp, _matmul),
+    (F.MatmulAccOp, _matmul_acc),
+    (F.CastOp, _cast),
+    (F.FullOp, _full),
+    (F.AssembleOp, _assemble),
+    (F.SliceOp, _slice),
+    (F.ReshapeOp, _reshape),
+    (F.ReadOp, _read),
+    (TileLoadOp, _load),
+    (TileStoreOp, _store),
+    (TensorCreateOp, _zeros),
+    (TileCreateOp, _zeros),  # uninitialised on chip; zeros here, for determinism
+)
+"""Lowerings of op classes (or families) whose torch meaning needs more than a ``TORCH`` expression."""
+
+
+def class_lowering(cls: type[PLOp]) -> Lowering | None:
+    """The lowering of a pl op class: its :data:`BY_CLASS` function, else its ``TORCH`` expression; None if neither."""
+    fn = next((f for base, f in BY_CLASS if issubclass(cls, base)), None)
+    if fn is None and cls.TORCH is not None:
+        fn = _template
+    return fn
+
+
+def lowering(op: PLOp) -> tuple[Lowering, bool] | None:
+    """The lowering of a pl op and whether its result inherits the first operand's
+    valid shape (tile ops whose class says ``KEEPS_VALID_SHAPE``); None if unknown."""
+    fn = class_lowering(type(op))
     if fn is None:
         return None
-    return fn, layer == "tile" and short in ELEMENTWISE
+    return fn, getattr(op, "LAYER", None) == F.TILE and op.KEEPS_VALID_SHAPE

@@ -28,10 +28,10 @@ from typing import Any
 import torch
 from xdsl.dialects import func
 
-import pypto.language as pl
+from pypto.core.program import Program
 from pypto.dialects.enums import FunctionType
 from pypto.dialects.program import function_type
-from pypto.ir.program import Program
+from pypto.frontend.parser import parse
 
 from .torch_codegen import torch_codegen
 
@@ -104,7 +104,7 @@ def run_dump(path: Path, tensors: Mapping[str, Any], text: str | None = None) ->
     """:func:`run_program` on one dump file (``text``: its contents, if read
     already); an execution failure is re-raised naming the file
     (AssertionError for shape checks, else RuntimeError)."""
-    program = pl.parse(path.read_text() if text is None else text, filename=str(path))
+    program = parse(path.read_text() if text is None else text, filename=str(path))
     try:
         return run_program(program, tensors, path.name)
     except AssertionError as e:

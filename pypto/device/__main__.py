@@ -1,33 +1,10 @@
-"""``python -m pypto.device [FILE|-|NAME]``: parse, verify and print a target description.
-
-Reads a target file (``-`` for stdin; default: the packaged ``a2a3``), verifies
-it and prints it in the ``npu`` dialect's custom syntax. Errors go to stderr
-with exit status 1. Used by the lit tests (``test/device``).
-"""
+"""``python -m pypto.device [FILE|-|NAME]``: the same as ``python -m pypto.target``."""
 
 from __future__ import annotations
 
 import sys
 
-from .target import TargetError, parse_target_op, print_target_op, target_path
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Print the verified target named by ``argv[0]``."""
-    args = sys.argv[1:] if argv is None else argv
-    arg = args[0] if args else "a2a3"
-    try:
-        if arg == "-":
-            op = parse_target_op(sys.stdin.read(), "<stdin>")
-        else:
-            path = target_path(arg)
-            op = parse_target_op(path.read_text(), str(arg))
-    except TargetError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    sys.stdout.write(print_target_op(op))
-    return 0
-
+from pypto.target.__main__ import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,12 +1,19 @@
-"""The PyPTO IR: programs, the pass pipeline and ``compile``."""
+"""The PyPTO IR API (a facade: it re-exports, it implements nothing): programs, the pass pipeline, ``compile``.
 
+Where things live: :mod:`pypto.core` (Program, printers), :mod:`pypto.passes`,
+:mod:`pypto.pipeline` (PassManager, dumps, verification, perf hints,
+``lower_program``) and :mod:`pypto.driver` (``compile``, resume).
+"""
+
+from pypto.core.pass_context import PassContext
+from pypto.core.program import PassDumpLevel, Program
+from pypto.driver.resume import resume, run_reproducer
+from pypto.pipeline.manager import MemoryPlanner, OptimizationStrategy, PassManager, PipelineOptions, current_options
+from pypto.pipeline.perf_hints import DiagnosticCheck, DiagnosticPhase, PerfHintError
+from pypto.pipeline.verification import VerificationError, VerificationLevel
+
+# ``pypto.ir.compile`` is both this function and (imported first) the module of the same name.
 from .compile import BackendType, CompiledProgram, compile, lower_program
-from .pass_context import PassContext
-from .perf_hints import DiagnosticCheck, DiagnosticPhase, PerfHintError
-from .pipeline import MemoryPlanner, OptimizationStrategy, PassManager, PipelineOptions, current_options
-from .program import PassDumpLevel, Program
-from .resume import resume, run_reproducer
-from .verification import VerificationError, VerificationLevel
 
 __all__ = [
     "BackendType",

@@ -1,16 +1,14 @@
-"""``import pypto.language as pl``: the PyPTO DSL.
+"""``import pypto.language as pl``: the PyPTO DSL (a facade: it re-exports, it implements nothing).
 
 Decorators (``@pl.program``, ``@pl.function``, ``@pl.jit``) parse the kernel
 source with :mod:`ast` into xDSL IR (docs/ir.md); kernel bodies never run.
-``pl.parse`` / ``pl.loads`` read printed programs (pass dumps).
+``pl.parse`` / ``pl.loads`` read printed programs (pass dumps). The front end
+is :mod:`pypto.frontend`; ``@pl.jit`` dispatch is :mod:`pypto.driver.jit`.
 """
 
 from __future__ import annotations
 
-import ast
-from collections.abc import Callable
-from typing import Any
-
+from pypto.core.program import Program
 from pypto.dialects.enums import (
     AtomicType,
     CastMode,
@@ -23,10 +21,9 @@ from pypto.dialects.enums import (
     Role,
     TileLayout,
 )
-from pypto.ir.program import Program
-
-from . import dsl_objects as _objs
-from .dsl_objects import (
+from pypto.driver.jit import JITFunction, jit
+from pypto.frontend.decorators import DSL_ONLY, function, program
+from pypto.frontend.dsl_objects import (
     DTYPES,
     ConstValue,
     DType,
@@ -41,9 +38,7 @@ from .dsl_objects import (
     Tuple,
     const,
 )
-from .frontend import loads, parse
-from .frontend.parser import program_from_class, program_from_function, python_source
-from .jit import JITFunction, jit
+from pypto.frontend.parser import loads, parse
 
 Mem = MemorySpace
 
@@ -57,47 +52,8 @@ FP16, BF16, FP32, INDEX = DTYPES["FP16"], DTYPES["BF16"], DTYPES["FP32"], DTYPES
 parse_program = parse
 loads_program = loads
 
-
-def program(cls: type) -> Program:
-    """``@pl.program`` class -> Program (the class body is parsed, not run)."""
-    node, src = python_source(cls)
-    assert isinstance(node, ast.ClassDef)
-    return program_from_class(node, src)
-
-
-def _is_method(fn: Callable[..., Any]) -> bool:
-    parts = fn.__qualname__.split(".")
-    return len(parts) >= 2 and parts[-2] != "<locals>"
-
-
-def function(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
-    """``@pl.function`` / ``@pl.function(type=..., level=..., role=...)``.
-
-    Inside a ``@pl.program`` class it only marks the method; on a module-level
-    function it returns a Program holding that one function."""
-
-    def deco(f: Callable[..., Any]) -> Any:
-        if _is_method(f):
-            f.__pl_function__ = options  # type: ignore[attr-defined]
-            return f
-        node, src = python_source(f)
-        assert isinstance(node, ast.FunctionDef)
-        dec = next(d for d in node.decorator_list if "function" in ast.unparse(d))
-        return program_from_function(node, src, dec)
-
-    return deco(fn) if fn is not None else deco
-
-
-# DSL-only functions: meaningful inside parsed kernel bodies only.
-_DSL_ONLY = (
-    "range", "parallel", "unroll", "pipeline", "at", "scope", "yield_", "cond", "while_", "dynamic",
-    "add", "sub", "mul", "div", "adds", "subs", "muls", "divs", "exp", "neg", "relu", "sqrt", "rsqrt", "recip",
-    "row_sum", "row_max", "row_min", "col_sum", "col_max", "row_expand", "row_expand_sub", "row_expand_div",
-    "row_expand_mul", "col_expand", "col_expand_mul", "matmul", "matmul_acc", "cast", "full", "assemble",
-    "slice", "reshape", "concat", "read", "load", "store", "move", "create_tile", "create_tensor",
-    "tile", "tensor", "adir",
-)  # fmt: skip
-globals().update({_n: _objs._DSLOnly(f"pl.{_n}") for _n in _DSL_ONLY})
+# DSL-only functions (pl.add, pl.range, ...): meaningful inside parsed kernel bodies only.
+globals().update(DSL_ONLY)
 
 __all__ = [
     "AtomicType", "CastMode", "ConstValue", "DType", "ForKind", "FunctionType", "InOut", "JITFunction", "Level",

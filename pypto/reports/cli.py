@@ -17,6 +17,15 @@ class ReportError(Exception):
     """A report could not be made (bad input or I/O): one line, exit 1."""
 
 
+def output_path(path: Path, error: type[ReportError] = ReportError) -> Path:
+    """``path`` when a report can be written there: its folder exists and it is not a folder."""
+    if not path.parent.is_dir():
+        raise error(f"output directory does not exist: {path.parent}")
+    if path.is_dir():
+        raise error(f"output path is a directory: {path}")
+    return path
+
+
 def write_report(path: Path, html: str, error: type[ReportError] = ReportError) -> Path:
     """Write the page atomically; an OSError becomes ``error``."""
     try:

@@ -95,3 +95,16 @@ def render_report(
 </body>
 </html>
 """
+
+
+def render_viewer(package: str, payload: Any, subtitle: str) -> str:
+    """A tool's report: its viewer (``assets/viewer.html``, ``viewer.css``, ``viewer.js`` in
+    ``package``) in the shell, titled ``payload["title"]``."""
+    return render_report(
+        payload["title"],
+        payload,
+        body=asset(package, "viewer.html"),
+        styles=[asset(package, "viewer.css")],
+        scripts=[asset(package, "viewer.js")],
+        subtitle=subtitle,
+    )

@@ -2,7 +2,8 @@
 
 - :class:`RunConfig` -- compile and run options (``platform="a2a3sim"``,
   ``target``, ``check_races`` ...);
-- :func:`run` -- ``run(program_or_compiled, *args, config=) -> RunResult``;
+- :func:`run` -- ``run(program_or_compiled, *args, config=) -> RunResult``
+  (what it accepts: :mod:`.runnable`);
 - :class:`ChipWorker` / :class:`DeviceTensor` -- resident device memory;
 - :mod:`.orchestration` (host-side task graph) and :mod:`.scheduler`
   (dispatch onto the target's AIC/AIV cores).
@@ -13,6 +14,7 @@ from __future__ import annotations
 from .config import PLATFORMS, RunConfig, backend_for_platform
 from .orchestration import OrchestrationError, Task, TaskGraph, build_task_graph
 from .run import InputWrittenError, RunResult, TaskRace, run
+from .runnable import Runnable, RunSpec
 from .scheduler import Scheduler, TaskRecord
 from .worker import ChipWorker, DeviceTensor
 
@@ -24,6 +26,8 @@ __all__ = [
     "OrchestrationError",
     "RunConfig",
     "RunResult",
+    "RunSpec",
+    "Runnable",
     "Scheduler",
     "Task",
     "TaskGraph",

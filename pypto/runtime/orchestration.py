@@ -39,26 +39,10 @@ from pypto.dialects.dtypes import dtype_name
 from pypto.dialects.enums import FunctionType, ParamDirection, ParamDirectionAttr
 from pypto.dialects.program import function_type, param_directions
 from pypto.dialects.types import TensorType
+from pypto.target.dtypes import BY_NAME
 
 KERNEL_TYPES = (FunctionType.AIC, FunctionType.AIV, FunctionType.InCore, FunctionType.Group)
 """Function types whose calls are device tasks."""
-
-NUMPY_DTYPES: dict[str, Any] = {
-    "FP32": np.float32,
-    "FP16": np.float16,
-    "BF16": np.uint16,  # bit patterns (the interpreter's bf16 storage)
-    "INT8": np.int8,
-    "INT16": np.int16,
-    "INT32": np.int32,
-    "INT64": np.int64,
-    "UINT8": np.uint8,
-    "UINT16": np.uint16,
-    "UINT32": np.uint32,
-    "UINT64": np.uint64,
-    "BOOL": np.uint8,
-}
-"""Storage dtype of each PyPTO dtype in simulated device memory."""
-
 
 class OrchestrationError(RuntimeError):
     """The Orchestration function uses something the host interpreter cannot run."""
@@ -156,9 +140,10 @@ class TaskGraph:
 def numpy_dtype(element_type: Any) -> Any:
     """The numpy storage dtype of a pl element type (``f32`` -> ``float32``)."""
     name = dtype_name(element_type)
-    if name not in NUMPY_DTYPES:
+    storage = BY_NAME[name].numpy
+    if storage is None:
         raise OrchestrationError(f"dtype {name} has no device storage in the simulator")
-    return NUMPY_DTYPES[name]
+    return np.dtype(storage)
 
 
 def _loc(op: Operation) -> str | None:

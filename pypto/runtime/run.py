@@ -7,13 +7,16 @@
 
 Steps:
 
-1. the program is lowered (a :class:`~pypto.ir.compile.CompiledProgram` already
-   is; an ``ir.Program`` goes through ``lower_program``; a ``@pl.jit``
-   function is compiled on the arguments);
-2. every kernel (AIC/AIV/InCore function) becomes a ``.pto`` unit with the
-   ptoas pipeline (verify, insert-sync), written to ``<output_dir>/runtime/``
-   when there is an output directory, so instruction records point at real
-   lines;
+1. the program is lowered: a :class:`~.runnable.Runnable` (a compiled
+   program, or a ``@pl.jit`` function compiled on the arguments) hands over
+   its lowered program as a :class:`~.runnable.RunSpec`; an ``ir.Program``
+   goes through ``lower_program``;
+2. every kernel (AIC/AIV/InCore function) is a ``.pto`` unit: the
+   ``<output_dir>/ptoas/<unit>.pto`` compile wrote (edits and all) when there
+   is an output directory, else built in memory by the same function
+   (:func:`pypto.ptoas.codegen.build_kernel_unit`); then the ptoas pipeline
+   (verify, insert-sync), written to ``<output_dir>/runtime/`` when there is
+   an output directory, so instruction records point at real lines;
 3. the arguments go to simulated device memory: torch tensors and numpy
    arrays are copied in (counted in :attr:`RunResult.host_copy_bytes`), a
    :class:`~pypto.runtime.worker.DeviceTensor` is used where it lives;
@@ -33,6 +36,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,10 +50,12 @@ from xdsl.ir import Operation
 from pypto.dialects.enums import ParamDirection
 from pypto.dialects.program import param_directions
 from pypto.dialects.types import TensorType
+from pypto.target import Target, load_target
 from pypto.utils.pipe_order import pushers_first
 
 from .config import RunConfig
 from .orchestration import DeviceBuffer, KernelPart, Task, TaskGraph, build_task_graph, entry_function, numpy_dtype
+from .runnable import Runnable, RunSpec
 from .scheduler import Scheduler, TaskRecord
 
 SIM_PLATFORMS = ("a2a3sim", "a5sim")
@@ -228,14 +234,24 @@ def device_to_torch(arr: np.ndarray, element_type: Any = None) -> Any:
 
 
 def kernel_unit(program: Any, name: str, out_dir: Path | None, arch: str = "a2a3") -> KernelUnit:
-    """The ``.pto`` unit of kernel ``name`` after the ptoas pipeline (insert-sync),
-    with DSL locations; written to ``<out_dir>/runtime/<name>.pto`` when given."""
-    from pypto.ptoas.codegen.function import lower_function
+    """The ``.pto`` unit of kernel ``name`` after the ptoas pipeline (insert-sync), as the interpreter runs it.
+
+    With an output directory it is ``<out_dir>/ptoas/<name>.pto`` as that file is now (compile wrote it;
+    an edit to it is what runs), read by :func:`pypto.ptoas.codegen.read_kernel_unit`; without one (or
+    without that file) :func:`pypto.ptoas.codegen.build_kernel_unit` builds it in memory, the function
+    compile wrote the file with. After insert-sync the unit is written to ``<out_dir>/runtime/<name>.pto``
+    (when there is a directory) and parsed back, so instruction records point at real lines of it; their
+    DSL locations are the unit's ``loc(...)`` (see :mod:`pypto.ptoas.codegen.unit`)."""
+    from pypto.ptoas.codegen import build_kernel_unit, read_kernel_unit
     from pypto.ptoas.passes import PtoasOptions, run_ptoas_pipeline
     from pypto.ptoas.pto_text import parse_pto_with_source_map, print_pto
 
     f = program.functions[name]
-    unit = lower_function(f, emit_source_loc=True, arch=arch)
+    compiled = out_dir / "ptoas" / f"{name}.pto" if out_dir is not None else None
+    if compiled is not None and compiled.is_file():
+        unit = read_kernel_unit(compiled, f, arch)
+    else:
+        unit = build_kernel_unit(f, arch, emit_source_loc=True).module
     run_ptoas_pipeline(unit, PtoasOptions(insert_sync=True))
     text = print_pto(unit)
     path: Path | None = None
@@ -267,46 +283,51 @@ class Prepared:
         return self.units[name]
 
 
+_PREPARED: weakref.WeakKeyDictionary[RunSpec, Prepared] = weakref.WeakKeyDictionary()
+"""What was prepared from each live RunSpec (a Runnable hands back the same spec for the same program)."""
+
+
+def _prepare_spec(spec: RunSpec) -> Prepared:
+    from pypto.ptoas.codegen import target_arch_of
+
+    cached = _PREPARED.get(spec)
+    if cached is not None:
+        return cached
+    entry = entry_function(spec.program.module, spec.entry_name)
+    names = list(spec.param_names) or [a.name_hint or f"arg{i}" for i, a in enumerate(entry.body.block.args)]
+    arch = target_arch_of(spec.backend_type, spec.platform)
+    prepared = _PREPARED[spec] = Prepared(spec.program, entry, names, spec.output_dir, {}, arch)
+    return prepared
+
+
 def prepare(program_or_compiled: Any, args: Sequence[Any] = (), config: RunConfig | None = None) -> Prepared:
-    """Lower / compile what :func:`run` is given (cached on a CompiledProgram)."""
-    from pypto.ir.compile import CompiledProgram, lower_program
-    from pypto.ir.program import Program
+    """What :func:`run` is given, ready to run: a :class:`~.runnable.Runnable`'s spec (cached per spec),
+    or a bare ``ir.Program`` / module lowered here (no output directory: its units are built in memory)."""
+    from pypto.core.program import Program
+    from pypto.pipeline.lower import lower_program
+    from pypto.ptoas.codegen import target_arch_of
 
     target = program_or_compiled
     if isinstance(target, Prepared):
         return target
-    if hasattr(target, "compile") and hasattr(target, "specialize"):  # a @pl.jit function
-        target = target.compile(*args, config=config)
-    if isinstance(target, CompiledProgram):
-        cached = getattr(target, "_runtime_prepared", None)
-        if isinstance(cached, Prepared):
-            return cached
-        program = target.lowered or (lower_program(target.program) if target.program is not None else None)
-        if program is None:
-            raise ValueError(f"{target!r} has no program to run (loaded from a directory?)")
-        entry = entry_function(program.module, target.orchestration_names[0] if target.orchestration_names else None)
-        names = list(target.param_names) or [a.name_hint or f"arg{i}" for i, a in enumerate(entry.body.block.args)]
-        arch = "a5" if str(target.platform).startswith("a5") else "a2a3"
-        prepared = Prepared(program, entry, names, target.output_dir, {}, arch)
-        target._runtime_prepared = prepared  # type: ignore[attr-defined]
-        return prepared
+    if isinstance(target, Runnable):
+        return _prepare_spec(target.run_spec(args, config))
     if isinstance(target, ModuleOp):
         target = Program(target)
     if isinstance(target, Program):
         lowered = lower_program(target)
         entry = entry_function(lowered.module)
         names = [a.name_hint or f"arg{i}" for i, a in enumerate(entry.body.block.args)]
-        return Prepared(lowered, entry, names, None, {})
+        arch = target_arch_of(None, config.platform if config is not None else None)
+        return Prepared(lowered, entry, names, None, {}, arch)
     raise TypeError(
         f"cannot run a {type(program_or_compiled).__name__}; pass a CompiledProgram, Program or @pl.jit function"
     )
 
 
-def resolve_target(config: RunConfig) -> Any:
-    """The :class:`~pypto.device.Target` of a run: ``config.target`` (a name or a
+def resolve_target(config: RunConfig) -> Target:
+    """The :class:`~pypto.target.Target` of a run: ``config.target`` (a name or a
     path to a ``.mlir``), else the platform's packaged target."""
-    from pypto.device.target import load_target
-
     if config.platform not in SIM_PLATFORMS:
         raise RuntimeError(
             f"platform {config.platform!r} needs an NPU, which this machine does not have; "

@@ -33,6 +33,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pypto.target import Target
+
 from .orchestration import KernelPart, Task, TaskGraph
 
 
@@ -112,7 +114,7 @@ class Core:
     tasks: list[int] = field(default_factory=list)
 
 
-def make_cores(target: Any) -> list[Core]:
+def make_cores(target: Target) -> list[Core]:
     """The target's AIC cores, then its AIV cores (``aiv_per_aic`` per cluster)."""
     n_aic, per = int(target.aic_cores), int(target.aiv_per_aic)
     cores = [Core(i, "aic", i) for i in range(n_aic)]
@@ -132,7 +134,7 @@ another pushes is interpreted after it)."""
 class Scheduler:
     """Dispatches the tasks of a :class:`TaskGraph` onto the target's cores."""
 
-    def __init__(self, target: Any, run_part: RunPart, order_parts: OrderParts | None = None):
+    def __init__(self, target: Target, run_part: RunPart, order_parts: OrderParts | None = None):
         self.target = target
         self.run_part = run_part
         self.order_parts = order_parts or (lambda task: list(task.parts))

@@ -27,6 +27,7 @@ import numpy as np
 from .config import RunConfig
 from .run import RunResult, host_to_numpy, numpy_to_host, prepare
 from .run import run as run_program
+from .runnable import Runnable
 
 
 def _torch_dtype(dtype: Any) -> Any:
@@ -141,8 +142,8 @@ class ChipWorker:
             or getattr(program, "name", None)
             or str(getattr(program, "output_dir", f"program{len(self.programs)}"))
         )
-        if not (hasattr(program, "compile") and hasattr(program, "specialize")):
-            program = prepare(program)  # lowered now, once, not at every launch
+        if not isinstance(program, Runnable):
+            program = prepare(program, config=self.config)  # lowered now, once (a Runnable keeps its spec)
         self.programs[key] = program
         return key
 

@@ -13,7 +13,7 @@ npu.target @tiny clock_hz = 1.0e9 block_bytes = 32 attributes {note = "a test ch
   npu.pipe "MTE2" pto = "PIPE_MTE2"
   npu.pipe "VECTOR" pto = "PIPE_V"
   npu.buffer "Vec" bytes = 1024 hw = "UB"
-  npu.buffer "Bias" bytes = 64
+  npu.buffer "Bias" bytes = 64 align = 64
   npu.op_pipe "TLOAD" dst = "Vec" -> "MTE2"
   npu.op_pipe "TMOV", "TGEMV*" src = "Vec" dst = "Vec" -> "VECTOR" {note = "rule"}
   npu.op_pipe "*" -> "VECTOR"
@@ -36,7 +36,7 @@ npu.target @tiny clock_hz = 1.0e9 block_bytes = 32 attributes {note = "a test ch
 // CHECK-NEXT:   npu.pipe "MTE2" pto = "PIPE_MTE2"
 // CHECK-NEXT:   npu.pipe "VECTOR" pto = "PIPE_V"
 // CHECK-NEXT:   npu.buffer "Vec" bytes = 1024 hw = "UB"
-// CHECK-NEXT:   npu.buffer "Bias" bytes = 64
+// CHECK-NEXT:   npu.buffer "Bias" bytes = 64 align = 64
 // CHECK-NEXT:   npu.op_pipe "TLOAD" dst = "Vec" -> "MTE2"
 // CHECK-NEXT:   npu.op_pipe "TMOV", "TGEMV*" src = "Vec" dst = "Vec" -> "VECTOR" {note = "rule"}
 // CHECK-NEXT:   npu.op_pipe "*" -> "VECTOR"
@@ -56,9 +56,9 @@ npu.target @tiny clock_hz = 1.0e9 block_bytes = 32 attributes {note = "a test ch
 // A2A3-NEXT:   npu.cores aic = 24 aiv_per_aic = 2
 // A2A3:        npu.buffer "Vec" bytes = 196608 hw = "UB"
 // A2A3-NEXT:   npu.buffer "Mat" bytes = 524288 hw = "L1"
-// A2A3-NEXT:   npu.buffer "Left" bytes = 65536 hw = "L0A"
-// A2A3-NEXT:   npu.buffer "Right" bytes = 65536 hw = "L0B"
-// A2A3-NEXT:   npu.buffer "Acc" bytes = 131072 hw = "L0C"
+// A2A3-NEXT:   npu.buffer "Left" bytes = 65536 hw = "L0A" align = 512
+// A2A3-NEXT:   npu.buffer "Right" bytes = 65536 hw = "L0B" align = 512
+// A2A3-NEXT:   npu.buffer "Acc" bytes = 131072 hw = "L0C" align = 512
 // A2A3:        npu.op_pipe "TLOAD" dst = "Vec" -> "MTE2"
 // A2A3:        npu.compute_cost "TADDS" dtype = fp32 cols = 32 slope = 0.0156 bias = 25
 // A2A3:        npu.compute_cost "TMUL" dtype = fp32 cols = 64 slope = 0.0313 bias = 26

@@ -1,4 +1,4 @@
-"""pypto.ir.analysis: the one liveness (MLIR-style, loop-aware), the FunctionPass
+"""pypto.core.analysis: the one liveness (MLIR-style, loop-aware), the FunctionPass
 base, and the rule that a pass imports only the pass base, the registry and analyses."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from xdsl.dialects.builtin import Builtin, ModuleOp, StringAttr
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 
+from pypto.core.analysis.liveness import Liveness, LiveRange
 from pypto.dialects.enums import FunctionType
 from pypto.dialects.program import set_function_type
-from pypto.ir.analysis.liveness import Liveness, LiveRange
-from pypto.ir.passes.base import FunctionPass
+from pypto.passes.base import FunctionPass
 
 PASSES = Path(__file__).resolve().parents[2] / "pypto" / "ir" / "passes"
 
@@ -184,11 +184,11 @@ def test_pass_names_default_to_the_class_name_and_its_pipeline_spelling() -> Non
     "path", [p for p in sorted(PASSES.glob("*.py")) if p.stem not in ("__init__", "registry")], ids=lambda p: p.name
 )
 def test_a_pass_imports_no_other_pass(path: Path) -> None:
-    """Passes share code through pypto.ir.analysis or the pass base, never through another pass."""
+    """Passes share code through pypto.core.analysis or the pass base, never through another pass."""
     allowed = {"base", "registry", "placeholders"}
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.level == 1:
             modules = [node.module] if node.module else [a.name for a in node.names]
             assert set(modules) <= allowed, f"{path.name} imports pass module(s) {modules}"
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pypto.ir.passes."):
-            assert node.module.removeprefix("pypto.ir.passes.") in allowed, f"{path.name} imports {node.module}"
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pypto.passes."):
+            assert node.module.removeprefix("pypto.passes.") in allowed, f"{path.name} imports {node.module}"

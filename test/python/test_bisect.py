@@ -25,9 +25,9 @@ from pypto.debug.bisect import bisect_dump, main
 from pypto.dialects.tensor_ops import TensorSubOp
 from pypto.dialects.tile_ops import TileSubOp
 from pypto.ir import compile as ir_compile
-from pypto.ir.passes.base import PyPTOPass
-from pypto.ir.passes.registry import get_pass, register_pass
-from pypto.ir.pipeline import PassManager
+from pypto.passes.base import PyPTOPass
+from pypto.passes.registry import get_pass, register_pass
+from pypto.pipeline.manager import PassManager
 
 ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM = ROOT.parent / "shared" / "reference" / "upstream-builds"

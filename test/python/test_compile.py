@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from pypto.core.mlir_text import parse_mlir
+from pypto.driver.output_dir import default_output_dir
 from pypto.ir import PassDumpLevel, Program, compile, lower_program
-from pypto.ir.compile import default_output_dir
-from pypto.ir.mlir_text import parse_mlir
-from pypto.ir.passes.registry import get_pass
+from pypto.passes.registry import get_pass
 from pypto.utils.atomic import atomic_write_text
 
 T = "!pl.tensor<128x128xf32>"
@@ -119,7 +119,7 @@ def test_atomic_write_leaves_no_partial_file(tmp_path: Path, monkeypatch: pytest
 
 
 def test_compile_dumps_dsl_text(tmp_path: Path) -> None:
-    """Needs pypto.ir.dsl_printer."""
+    """Needs pypto.core.dsl_printer."""
     compile_two(add_program(), output_dir=tmp_path)
     first = (tmp_path / "passes_dump" / DUMPS[0]).read_text()
     assert first.startswith("# pypto.program: add_prog")

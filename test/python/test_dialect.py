@@ -7,6 +7,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType
 from xdsl.utils.exceptions import VerifyException
 
+from pypto.core.mlir_text import parse_mlir, print_mlir
 from pypto.dialects import PL
 from pypto.dialects import tensor_ops as TT
 from pypto.dialects import tile_ops as T
@@ -14,7 +15,6 @@ from pypto.dialects.dtypes import DTYPE_NAMES, dtype_bits, dtype_name, dtype_typ
 from pypto.dialects.enums import MemorySpace, TileLayout
 from pypto.dialects.op_base import INTS, OpTypeError
 from pypto.dialects.types import MemRefAttr, TensorType, TileType, TileViewAttr, implicit_view
-from pypto.ir.mlir_text import parse_mlir, print_mlir
 
 F32 = dtype_type("FP32")
 F16 = dtype_type("FP16")

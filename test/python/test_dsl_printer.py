@@ -1,4 +1,4 @@
-"""The ``pl`` DSL printer (pypto/ir/dsl_printer.py): exact text for IR built from
+"""The ``pl`` DSL printer (pypto/core/dsl_printer.py): exact text for IR built from
 MLIR, and agreement with the upstream PyPTO pass dumps."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pypto.ir.dsl_printer import print_program
-from pypto.ir.mlir_text import parse_mlir
+from pypto.core.dsl_printer import print_program
+from pypto.core.mlir_text import parse_mlir
 
 HEAD = "# pypto.program: K\nimport pypto.language as pl\n\n@pl.program\nclass K:\n"
 ORCH = "attributes {pl.func_type = #pl<func_type Orchestration>, pl.level = #pl<level CHIP>, pl.role = #pl<role Orchestrator>}"
@@ -150,7 +150,7 @@ def test_literals_of_other_dtypes():
     from xdsl.dialects import arith
     from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, f16, i32
 
-    from pypto.ir.dsl_printer import literal
+    from pypto.core.dsl_printer import literal
 
     assert literal(arith.ConstantOp(IntegerAttr(42, i32)))[0] == "pl.const(42, pl.INT32)"
     assert literal(arith.ConstantOp(FloatAttr(1.5, f16)))[0] == "pl.const(1.5, pl.FP16)"

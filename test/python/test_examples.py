@@ -127,9 +127,9 @@ def _mark_known_failure(request: pytest.FixtureRequest, case_id: str) -> None:
 def _verification_level(name: str) -> Any:
     """The VerificationLevel member, or skip when this build has none yet."""
     try:
-        from pypto.ir.verification import VerificationLevel
+        from pypto.pipeline.verification import VerificationLevel
     except ImportError:
-        pytest.skip("pypto.ir.verification.VerificationLevel does not exist yet")
+        pytest.skip("pypto.pipeline.verification.VerificationLevel does not exist yet")
     if "verification_level" not in inspect.signature(pypto.ir.compile).parameters:
         pytest.skip("pypto.ir.compile does not accept verification_level yet")
     return VerificationLevel[name]
@@ -217,7 +217,7 @@ def _dumps(case_id: str, tmp_path: Path) -> dict[str, str]:
 
 def _after(texts: dict[str, str], pass_name: str) -> str:
     """The dump after ``pass_name``; skips while that pass is an identity placeholder."""
-    from pypto.ir.passes.registry import get_pass, kebab
+    from pypto.passes.registry import get_pass, kebab
 
     if getattr(get_pass(kebab(pass_name)), "IS_PLACEHOLDER", False):
         pytest.skip(f"{pass_name} is still a placeholder (identity) pass")

@@ -188,7 +188,7 @@ def test_locations_are_file_lines() -> None:
 def test_liveness_is_linear_in_body_length(monkeypatch) -> None:  # noqa: ANN001
     """Each statement of a body is walked once for the names read after it
     (re-walking every suffix made 50-dump re-parses of long kernels slow)."""
-    from pypto.language.frontend import statements
+    from pypto.frontend import statements
 
     walked: list[int] = []
     real = statements.loaded_names

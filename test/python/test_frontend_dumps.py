@@ -65,9 +65,9 @@ def test_explicit_loop_carry_from_dump() -> None:
 
 def _printer():  # noqa: ANN202
     try:
-        from pypto.ir.dsl_printer import print_program
+        from pypto.core.dsl_printer import print_program
     except ImportError:
-        pytest.skip("pypto.ir.dsl_printer is not available")
+        pytest.skip("pypto.core.dsl_printer is not available")
     return print_program
 
 

@@ -140,5 +140,19 @@ def test_bad_annotation() -> None:
 
 
 def test_parse_needs_one_program() -> None:
-    with pytest.raises(ValueError, match="exactly one"):
-        pl.parse("import pypto.language as pl\n")
+    """A file without exactly one program is a located user error, not a ValueError."""
+    with pytest.raises(ParserError, match="exactly one") as none:
+        pl.parse("import pypto.language as pl\n", filename="k.py")
+    assert not isinstance(none.value, ValueError)
+    assert str(none.value).startswith("k.py:1:1: error: a pl file needs exactly one @pl.program")
+    two = "import pypto.language as pl\n@pl.function\ndef f(): pass\n@pl.function\ndef g(): pass\n"
+    with pytest.raises(ParserError, match="found 2") as second:
+        pl.parse(two, filename="k.py")
+    assert second.value.location is not None and second.value.location.line == 4
+
+
+def test_parse_of_a_jit_kernel_points_at_its_decorator() -> None:
+    text = "import pypto.language as pl\n\n\n@pl.jit\ndef k(x):\n    pass\n"
+    with pytest.raises(ParserError, match="@pl.jit kernel is not a program") as err:
+        pl.parse(text, filename="k.py")
+    assert str(err.value).startswith("k.py:4:2: error: a pl file needs exactly one @pl.program class")

@@ -100,9 +100,9 @@ def test_parse_not_execute() -> None:
 @pytest.mark.parametrize("kernel", ["add", "fused"])
 def test_user_program_round_trip(kernel: str) -> None:
     try:
-        from pypto.ir.dsl_printer import print_program
+        from pypto.core.dsl_printer import print_program
     except ImportError:
-        pytest.skip("pypto.ir.dsl_printer is not available")
+        pytest.skip("pypto.core.dsl_printer is not available")
     program = (
         add.specialize(*[torch.zeros(128, 128)] * 3) if kernel == "add" else fused.specialize(torch.zeros(32, 128))
     )

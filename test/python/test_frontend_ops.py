@@ -8,8 +8,8 @@ from xdsl.dialects.builtin import FileLineColLoc, Float32Type, IndexType
 
 import pypto.language as pl
 from pypto import errors as pl_errors
+from pypto.core.program import Program
 from pypto.dialects.types import TensorType, TileType
-from pypto.ir.program import Program
 
 T = "pl.Tensor[[16, 128], pl.FP32]"
 HEADER = f"""import pypto.language as pl

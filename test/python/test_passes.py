@@ -7,17 +7,17 @@ import pytest
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp
 
+from pypto.core.context import make_context
+from pypto.core.mlir_text import parse_mlir, print_mlir
 from pypto.diagnostics import DiagnosticError
 from pypto.dialects.enums import FunctionType, Level, MemorySpace, ParamDirection
 from pypto.dialects.program import AtOp, function_level, function_type, param_directions
 from pypto.dialects.types import TensorType, TileType
 from pypto.ir import PassManager, Program
-from pypto.ir.context import make_context
-from pypto.ir.mlir_text import parse_mlir, print_mlir
-from pypto.ir.passes.base import NameGen, base_name
-from pypto.ir.passes.convert_tensor_to_tile_ops import ConvertTensorToTileOps
-from pypto.ir.passes.outline_incore_scopes import OutlineIncoreScopes
-from pypto.ir.passes.registry import all_passes, get_pass
+from pypto.passes.base import NameGen, base_name
+from pypto.passes.convert_tensor_to_tile_ops import ConvertTensorToTileOps
+from pypto.passes.outline_incore_scopes import OutlineIncoreScopes
+from pypto.passes.registry import all_passes, get_pass
 
 T = "!pl.tensor<128x128xf32>"
 
@@ -307,8 +307,8 @@ def test_pass_manager_runs_in_order_with_callback() -> None:
 def test_pass_manager_reports_verification_failure() -> None:
     from dataclasses import dataclass
 
-    from pypto.ir.passes.base import PyPTOPass
-    from pypto.ir.pipeline import VerificationError
+    from pypto.passes.base import PyPTOPass
+    from pypto.pipeline.manager import VerificationError
 
     @dataclass(frozen=True)
     class Breaker(PyPTOPass):

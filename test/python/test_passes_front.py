@@ -32,20 +32,20 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import ModuleOp
 
 import pypto.language as pl
+from pypto.core.context import make_context
+from pypto.core.mlir_text import parse_mlir, print_mlir
+from pypto.core.program import PassDumpLevel, Program
 from pypto.diagnostics import DiagnosticError
-from pypto.ir.context import make_context
-from pypto.ir.mlir_text import parse_mlir, print_mlir
-from pypto.ir.passes.base import PyPTOPass
-from pypto.ir.passes.convert_to_ssa import ConvertToSSA
-from pypto.ir.passes.ctrl_flow_transform import CtrlFlowTransform
-from pypto.ir.passes.flatten_call_expr import FlattenCallExpr
-from pypto.ir.passes.inline_functions import InlineFunctions
-from pypto.ir.passes.normalize_stmt_structure import NormalizeStmtStructure
-from pypto.ir.passes.registry import all_passes, get_pass
-from pypto.ir.passes.simplify import Simplify
-from pypto.ir.passes.unroll_loops import UnrollLoops
-from pypto.ir.pipeline_order import DEFAULT_PIPELINE, KEBAB_NAMES
-from pypto.ir.program import PassDumpLevel, Program
+from pypto.passes.base import PyPTOPass
+from pypto.passes.convert_to_ssa import ConvertToSSA
+from pypto.passes.ctrl_flow_transform import CtrlFlowTransform
+from pypto.passes.flatten_call_expr import FlattenCallExpr
+from pypto.passes.inline_functions import InlineFunctions
+from pypto.passes.normalize_stmt_structure import NormalizeStmtStructure
+from pypto.passes.pipeline_order import DEFAULT_PIPELINE, KEBAB_NAMES
+from pypto.passes.registry import all_passes, get_pass
+from pypto.passes.simplify import Simplify
+from pypto.passes.unroll_loops import UnrollLoops
 
 UPSTREAM = Path(__file__).resolve().parents[3] / "shared" / "reference" / "upstream-builds"
 KERNELS = {"add": PassDumpLevel.CONCISE, "softmax_rows": PassDumpLevel.EXPLICIT, "matmul_k": PassDumpLevel.EXPLICIT}

@@ -16,16 +16,16 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, i64
 
 import pypto.language as pl
+from pypto.core.analysis.memref import function_values, memref_of
+from pypto.core.context import make_context
 from pypto.diagnostics import DiagnosticError, Severity, collecting
 from pypto.dialects.enums import ParamDirection, ParamDirectionAttr
 from pypto.dialects.tile_ops import TileAllocOp
 from pypto.dialects.types import TensorType, TileType
-from pypto.ir.analysis.memref import function_values, memref_of
-from pypto.ir.checks import run_post_pipeline_checks
-from pypto.ir.context import make_context
-from pypto.ir.passes.registry import get_pass
-from pypto.ir.perf_hints import format_hint
-from pypto.ir.pipeline_order import KEBAB_NAMES
+from pypto.passes.pipeline_order import KEBAB_NAMES
+from pypto.passes.registry import get_pass
+from pypto.pipeline.checks import run_post_pipeline_checks
+from pypto.pipeline.perf_hints import format_hint
 
 UPSTREAM = Path(__file__).resolve().parents[3] / "shared" / "reference" / "upstream-builds"
 EXAMPLES = ("add", "softmax_rows", "matmul_k")

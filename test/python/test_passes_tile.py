@@ -11,13 +11,13 @@ import pytest
 from xdsl.dialects import func, scf
 
 import pypto.language as pl
+from pypto.core.context import make_context
+from pypto.core.program import Program
 from pypto.diagnostics import collecting
 from pypto.dialects.enums import ForKind, FunctionType, Level
 from pypto.dialects.program import for_kind, for_stage, function_level, function_type
-from pypto.ir.context import make_context
-from pypto.ir.passes.registry import get_pass
-from pypto.ir.pipeline_order import KEBAB_NAMES
-from pypto.ir.program import Program
+from pypto.passes.pipeline_order import KEBAB_NAMES
+from pypto.passes.registry import get_pass
 
 UPSTREAM = Path(__file__).resolve().parents[3] / "shared" / "reference" / "upstream-builds"
 

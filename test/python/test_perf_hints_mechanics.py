@@ -14,9 +14,9 @@ from xdsl.dialects.builtin import ModuleOp
 
 from pypto.diagnostics import Diagnostic, Severity, emit, op_span
 from pypto.ir import DiagnosticPhase, PerfHintError, compile, lower_program
-from pypto.ir.passes.base import PyPTOPass
-from pypto.ir.passes.registry import get_pass, register_pass
-from pypto.ir.perf_hints import DiagnosticPolicy, dedupe, format_hint
+from pypto.passes.base import PyPTOPass
+from pypto.passes.registry import get_pass, register_pass
+from pypto.pipeline.perf_hints import DiagnosticPolicy, dedupe, format_hint
 
 MSG = (
     "tile.load has innermost dim = 64B (tile fp32[16], target_memory=Vec); moves 1024B as 16 x 64B rows; "

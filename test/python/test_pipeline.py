@@ -18,11 +18,11 @@ from xdsl.dialects.builtin import ModuleOp
 from pypto.diagnostics import Severity, emit, error_at
 from pypto.errors import InternalError
 from pypto.ir import MemoryPlanner, OptimizationStrategy, PassDumpLevel, PassManager, compile, run_reproducer
-from pypto.ir.passes.base import PyPTOPass
-from pypto.ir.passes.placeholders import PlaceholderPass
-from pypto.ir.passes.registry import get_pass, register_pass
-from pypto.ir.pipeline_order import DEFAULT_PIPELINE
-from pypto.ir.resume import read_reproducer
+from pypto.passes.base import PyPTOPass
+from pypto.passes.pipeline_order import DEFAULT_PIPELINE
+from pypto.passes.placeholders import PlaceholderPass
+from pypto.passes.registry import get_pass, register_pass
+from pypto.pipeline.reproducer import read_reproducer
 
 UPSTREAM = Path(__file__).resolve().parents[3] / "shared" / "reference" / "upstream-builds"
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,6 +38,18 @@ class BoomPass(PyPTOPass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         raise RuntimeError("boom in a test pass")
+
+
+@register_pass
+@dataclass(frozen=True)
+class ValueErrorPass(PyPTOPass):
+    """Test-only: a Python ValueError inside a pass (a bug, not the user's mistake)."""
+
+    PASS_NAME: ClassVar[str] = "TestValueError"
+    name: ClassVar[str] = "test-value-error"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        raise ValueError("list index confusion")
 
 
 @register_pass
@@ -200,6 +212,20 @@ def test_internal_error_leaves_failed_dump_and_reproducer(tmp_path: Path) -> Non
         run_reproducer(dump / "reproducer")
 
 
+def test_value_error_in_a_pass_is_a_bug_with_a_reproducer(tmp_path: Path) -> None:
+    passes = _with(["inline-functions", "outline-incore-scopes"], ValueErrorPass, 1)
+    with pytest.raises(InternalError, match="pass TestValueError failed: ValueError: list index confusion") as e:
+        compile(kernel("add", tmp_path), output_dir=tmp_path / "o", passes=passes)
+    assert isinstance(e.value.__cause__, ValueError)
+    assert any("this is a bug" in n for n in e.value.__notes__)
+    assert any("--run-reproducer" in n for n in e.value.__notes__)
+    dump = tmp_path / "o" / "passes_dump"
+    assert "02_failed_TestValueError.py" in names_in(dump)
+    assert read_reproducer(dump / "reproducer").error == (
+        "InternalError: Internal error: pass TestValueError failed: ValueError: list index confusion"
+    )
+
+
 def test_user_error_reproducer_replays(tmp_path: Path) -> None:
     from pypto.diagnostics import DiagnosticError
 
@@ -218,8 +244,8 @@ def test_pypto_opt_runs_the_reproducer(tmp_path: Path) -> None:
     plugin.write_text(
         "from dataclasses import dataclass\n"
         "from typing import ClassVar\n"
-        "from pypto.ir.passes.base import PyPTOPass\n"
-        "from pypto.ir.passes.registry import register_pass\n\n"
+        "from pypto.passes.base import PyPTOPass\n"
+        "from pypto.passes.registry import register_pass\n\n"
         "@register_pass\n@dataclass(frozen=True)\nclass TestBoom(PyPTOPass):\n"
         "    PASS_NAME: ClassVar[str] = 'TestBoom'\n    name: ClassVar[str] = 'test-boom'\n\n"
         "    def apply(self, ctx, op):\n        raise RuntimeError('boom in a test pass')\n"
@@ -263,7 +289,7 @@ def test_runconfig_forwards_compile_options(tmp_path: Path) -> None:
 
     cfg = RunConfig(dump_passes=PassDumpLevel.CONCISE, compile_profiling=True, save_kernels_dir=str(tmp_path / "o"))
     assert cfg.backend_type == "Ascend910B" and RunConfig(platform="a5").backend_type == "Ascend950"
-    from pypto.language.jit import _config_options
+    from pypto.driver.jit import _config_options
 
     opts = _config_options(cfg, compile)
     assert opts["output_dir"] == str(tmp_path / "o") and opts["profiling"] is True

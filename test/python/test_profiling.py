@@ -12,7 +12,7 @@ from test_pipeline_kernels import kernel
 from pypto.compile_profiling import CompileProfiler, Stage, format_seconds, format_summary, get_active_profiler
 from pypto.compile_profiling.__main__ import main as profiling_main
 from pypto.ir import compile
-from pypto.ir.pipeline_order import DEFAULT_PIPELINE
+from pypto.passes.pipeline_order import DEFAULT_PIPELINE
 
 
 def test_format_seconds() -> None:

@@ -14,7 +14,7 @@ import pypto.language as pl
 from pypto.diagnostics import DiagnosticError
 from pypto.errors import PartialCodegenError
 from pypto.ir import compile
-from pypto.ptoas.codegen import lower_program, write_pto_units
+from pypto.ptoas.codegen import PtoUnit, lower_program, write_pto_units
 from pypto.ptoas.codegen import tile_ops as cg_tile_ops
 from pypto.ptoas.dialect.tile_ops import AllocTileOp
 from pypto.ptoas.passes.access import constant_int
@@ -122,7 +122,9 @@ def test_emit_source_loc_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_unsupported_op_is_a_located_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delitem(cg_tile_ops.HANDLERS, "pl.tile.add")
+    from pypto.dialects.tile_ops import TileAddOp
+
+    monkeypatch.delitem(cg_tile_ops.HANDLERS, TileAddOp)
     import pypto.ptoas.codegen.control as control
 
     monkeypatch.setattr(control, "HANDLERS", cg_tile_ops.HANDLERS)
@@ -165,14 +167,14 @@ def test_compile_dumps_ptoas_passes(tmp_path: Path) -> None:
 def test_compile_partial_codegen_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import pypto.ptoas.codegen.build as build
 
-    real = build.lower_function
+    real = build.build_kernel_unit
 
-    def flaky(f: FuncOp, **kw: object) -> ModuleOp:
+    def flaky(f: FuncOp, arch: str, emit_source_loc: bool) -> PtoUnit:
         if f.sym_name.data == "add_incore_0":
             raise ValueError("boom")
-        return real(f, **kw)  # type: ignore[arg-type]
+        return real(f, arch, emit_source_loc)
 
-    monkeypatch.setattr(build, "lower_function", flaky)
+    monkeypatch.setattr(build, "build_kernel_unit", flaky)
     with pytest.raises(PartialCodegenError) as err:
         build.write_codegen(pl.loads(str(dump49("add"))), tmp_path, skip_ptoas=True)
     assert err.value.failures == {"add_incore_0": "boom"}

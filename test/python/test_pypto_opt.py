@@ -57,6 +57,15 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+def test_a_jit_only_file_is_a_located_user_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = "import pypto.language as pl\n\n\n@pl.jit\ndef k(a: pl.Tensor) -> pl.Tensor:\n    return a\n"
+    path = write(tmp_path, "k.py", text)
+    code, out, err = run(capsys, path)
+    assert (code, out) == (1, "")
+    assert err.startswith(f"{path}:4:2: error: a pl file needs exactly one @pl.program class or one @pl.function")
+    assert "internal error" not in err
+
+
 def test_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, write(tmp_path, "p.mlir", PROGRAM))
     assert (code, err) == (0, "")

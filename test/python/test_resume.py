@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 from test_pipeline_kernels import kernel
 
+from pypto.diagnostics import DiagnosticError
+from pypto.driver.resume import parse_dump_name, resume_manager
 from pypto.ir import PassDumpLevel, compile, resume
-from pypto.ir.resume import parse_dump_name, resume_manager
+from pypto.pipeline.reproducer import ResumeError, read_reproducer
 
 LAST = "49_after_MaterializeValidShapeSymbols.py"
 
@@ -38,6 +40,17 @@ def test_parse_dump_name() -> None:
     assert parse_dump_name("00_frontend.py") == (0, None)
     with pytest.raises(ValueError):
         parse_dump_name("kernel.py")
+
+
+def test_a_dump_or_reproducer_that_cannot_be_read_is_a_located_user_error(tmp_path: Path) -> None:
+    with pytest.raises(DiagnosticError) as e:
+        parse_dump_name("d/kernel.py")
+    assert isinstance(e.value, ResumeError)
+    assert e.value.diagnostic.render().startswith("d/kernel.py:1:1: error: 'kernel.py' is not a pass dump name")
+    bad = tmp_path / "reproducer"
+    bad.write_text("# pypto reproducer v1\n# pipeline: inline-functions\n# first-index: x\n# ---- input IR ----\n")
+    with pytest.raises(ResumeError, match="malformed reproducer header"):
+        read_reproducer(bad)
 
 
 def test_resume_checks_the_pipeline() -> None:

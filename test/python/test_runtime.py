@@ -17,10 +17,10 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr
 
 import pypto.language as pl
-from pypto.device.target import TARGETS_DIR, load_target
 from pypto.dialects.enums import ParamDirection, ParamDirectionAttr
 from pypto.ir import compile as pypto_compile
 from pypto.runtime import ChipWorker, InputWrittenError, RunConfig, run
+from pypto.target.model import TARGETS_DIR, load_target
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

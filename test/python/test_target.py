@@ -15,9 +15,15 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 
 import pypto.language as pl
-from pypto.device import make_npu_context
-from pypto.device.npu_dialect import TargetOp, format_float
-from pypto.device.target import (
+from pypto.core import target_caps
+from pypto.core.context import make_context
+from pypto.diagnostics import DiagnosticError
+from pypto.dialects.enums import MemorySpace
+from pypto.passes.allocate_memory_addr import AllocateMemoryAddr
+from pypto.passes.registry import get_pass
+from pypto.target import make_npu_context
+from pypto.target.dialect import TargetOp, format_float
+from pypto.target.model import (
     TARGETS_DIR,
     Target,
     TargetError,
@@ -27,12 +33,6 @@ from pypto.device.target import (
     print_target_op,
     target_path,
 )
-from pypto.diagnostics import DiagnosticError
-from pypto.dialects.enums import MemorySpace
-from pypto.ir import target_caps
-from pypto.ir.context import make_context
-from pypto.ir.passes.allocate_memory_addr import AllocateMemoryAddr
-from pypto.ir.passes.registry import get_pass
 
 REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference"
 A2A3 = TARGETS_DIR / "a2a3.mlir"

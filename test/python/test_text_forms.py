@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import pypto.language as pl
-from pypto.ir.mlir_text import parse_mlir, print_mlir
+from pypto.core.mlir_text import parse_mlir, print_mlir
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 UPSTREAM = SHARED / "reference" / "upstream-builds"

@@ -16,12 +16,12 @@ import pytest
 import torch
 
 import pypto.language as pl
+from pypto.core.mlir_text import parse_mlir
+from pypto.core.program import Program
 from pypto.debug import TorchCodegenError, torch_codegen, validate_pass_ir_codegen_results
 from pypto.debug.torch_codegen import runtime_source
 from pypto.debug.validate import run_program
 from pypto.ir import compile as ir_compile
-from pypto.ir.mlir_text import parse_mlir
-from pypto.ir.program import Program
 
 ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM = ROOT.parent / "shared" / "reference" / "upstream-builds"

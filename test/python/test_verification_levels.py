@@ -15,9 +15,9 @@ from xdsl.dialects.builtin import ModuleOp
 
 import pypto
 from pypto.ir import PassManager, VerificationError, VerificationLevel, compile
-from pypto.ir.passes.base import PyPTOPass
-from pypto.ir.passes.registry import get_pass
-from pypto.ir.verification import parse_verification_level
+from pypto.passes.base import PyPTOPass
+from pypto.passes.registry import get_pass
+from pypto.pipeline.verification import parse_verification_level
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ def test_basic_names_pass_and_op(tmp_path: Path) -> None:
 
 
 def test_roundtrip_catches_unprintable_ir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import pypto.ir.dsl_printer as printer
+    import pypto.core.dsl_printer as printer
 
     real = printer.print_program
     calls = iter(range(1000))

@@ -11,7 +11,7 @@ import torch
 
 import pypto.language as pl
 from pypto.ir import compile as ir_compile
-from pypto.ir.perf_hints import DiagnosticPhase
+from pypto.pipeline.perf_hints import DiagnosticPhase
 
 
 @pl.jit

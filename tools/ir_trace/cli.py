@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pypto.reports.cli import report_main, write_report
+from pypto.reports.cli import output_path, report_main, write_report
 
 from .discovery import FORMATS, IRTraceError, discover
 from .render import render_dump
@@ -46,19 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _output_path(output: str) -> Path:
-    path = Path(output)
-    parent = path.parent
-    if not parent.is_dir():
-        raise IRTraceError(f"output directory does not exist: {parent}")
-    if path.is_dir():
-        raise IRTraceError(f"output path is a directory: {path}")
-    return path
-
-
 def run(args: argparse.Namespace) -> Path:
     """Build and write the report; returns its path."""
-    out = _output_path(args.output)
+    out = output_path(Path(args.output), IRTraceError)
     dump = discover(args.passes_dump, args.format)
     return write_report(out, render_dump(dump, args.context), IRTraceError)
 

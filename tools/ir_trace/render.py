@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pypto.reports import asset, render_report
+from pypto.reports import render_viewer
 
 from .discovery import Dump
 from .payload import build_payload
@@ -14,14 +14,7 @@ PACKAGE = "pypto.tools.ir_trace"
 
 def render_payload(payload: dict[str, Any]) -> str:
     """The HTML page for an already built payload."""
-    return render_report(
-        payload["title"],
-        payload,
-        body=asset(PACKAGE, "viewer.html"),
-        styles=[asset(PACKAGE, "viewer.css")],
-        scripts=[asset(PACKAGE, "viewer.js")],
-        subtitle="which pass changed what, in order",
-    )
+    return render_viewer(PACKAGE, payload, "which pass changed what, in order")
 
 
 def render_dump(dump: Dump, context: int = 3, title: str | None = None) -> str:

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pypto.reports.cli import report_main, write_report
+from pypto.reports.cli import output_path, report_main, write_report
 
 from .model import MemoryMapError, UnassignedAddressesError, build_map, normalize_backend
 from .render import render_map
@@ -115,19 +115,10 @@ def detect_backend(dump: Path) -> tuple[str, bool, str]:
     return DEFAULT_BACKEND, True, "no ptoas/*.pto with pto.target_arch"
 
 
-def _output_path(output: str | None, dump: Path) -> Path:
-    path = Path(output) if output else dump.with_suffix(".memory_map.html")
-    if not path.parent.is_dir():
-        raise MemoryMapError(f"output directory does not exist: {path.parent}")
-    if path.is_dir():
-        raise MemoryMapError(f"output path is a directory: {path}")
-    return path
-
-
 def run(args: argparse.Namespace) -> Path:
     """Build and write the report; returns its path."""
     dump = find_dump(Path(args.path), args.pass_name)
-    out = _output_path(args.output, dump)
+    out = output_path(Path(args.output) if args.output else dump.with_suffix(".memory_map.html"), MemoryMapError)
     if args.backend:
         backend, assumed, source = args.backend, False, "-b"
     else:

@@ -10,7 +10,7 @@ The dump is parsed twice, both times without executing it:
   from the IR's data flow, not from text spans: it starts at its definition
   and ends at its last use; a use nested in a loop that the value was defined
   outside of keeps the value alive to that loop's end (it is read again by the
-  next iteration): :class:`pypto.ir.analysis.liveness.Liveness`, the one
+  next iteration): :class:`pypto.core.analysis.liveness.Liveness`, the one
   liveness MemoryReuse and ptoas ``plan-memory`` use, mapped to dump lines. Loop-carried values chain naturally: the init value dies at
   the ``for``, the iter-arg is born there, the yielded value dies at the
   ``pl.yield_`` that also defines the loop result.
@@ -45,10 +45,10 @@ from pathlib import Path
 from xdsl.dialects import func, scf
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
+from pypto.core.analysis.liveness import Liveness, Use
 from pypto.dialects.dtypes import dtype_name
 from pypto.dialects.enums import MemorySpace
 from pypto.dialects.types import DYNAMIC, TileType
-from pypto.ir.analysis.liveness import Liveness, Use
 from pypto.reports.cli import ReportError
 
 SPACE_ORDER: tuple[str, ...] = ("Vec", "Mat", "Left", "LeftScale", "Right", "RightScale", "Acc", "Bias", "ScalarLocal")
@@ -544,8 +544,8 @@ def build_map(
     """Parse ``dump`` and build its memory map for ``backend``.
 
     ``capacity_of(space, backend) -> int | None`` defaults to
-    :func:`pypto.ir.target_caps.capacity` (``None`` where it has no number)."""
-    import pypto.language as pl
+    :func:`pypto.core.target_caps.capacity` (``None`` where it has no number)."""
+    from pypto.frontend.parser import parse
 
     try:
         text = dump.read_text(encoding="utf-8")
@@ -553,7 +553,7 @@ def build_map(
         raise MemoryMapError(f"cannot read {dump}: {getattr(e, 'strerror', None) or e}") from None
     info = _read_text(text, str(dump))
     try:
-        program = pl.parse(text, filename=str(dump))
+        program = parse(text, filename=str(dump))
     except Exception as e:  # noqa: BLE001 - any parse failure is a bad dump for the user
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise MemoryMapError(f"cannot parse {dump.name} as a pass dump: {first}") from None
@@ -594,7 +594,7 @@ def build_map(
 
 
 def _capacity(space: str, backend: str) -> int | None:
-    from pypto.ir.target_caps import capacity
+    from pypto.core.target_caps import capacity
 
     try:
         return capacity(MemorySpace(space), backend)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pypto.reports import asset, render_report
+from pypto.reports import fields_of, render_viewer
 
 from .model import Box, FunctionMap, MemoryMap, SpaceMap, Tile
 
@@ -25,54 +25,15 @@ def _pass_name(mm: MemoryMap) -> str:
 
 
 def _tile(t: Tile) -> dict[str, Any]:
-    return {
-        "name": t.name,
-        "producer": t.producer,
-        "shape": list(t.shape),
-        "dtype": t.dtype,
-        "view": t.view,
-        "base": t.base,
-        "offset": t.offset,
-        "size": t.size,
-        "start": t.start,
-        "end": t.end,
-        "def_lines": list(t.def_lines),
-        "use_lines": list(t.use_lines),
-    }
+    return fields_of(t, skip=("space",))
 
 
 def _box(b: Box) -> dict[str, Any]:
-    return {
-        "id": b.id,
-        "label": b.label,
-        "base": b.base,
-        "offset": b.offset,
-        "size": b.size,
-        "start": b.start,
-        "end": b.end,
-        "kind": b.kind,
-        "parent": b.parent,
-        "conflict": b.conflict,
-        "conflicts": list(b.conflicts),
-        "notes": list(b.notes),
-        "reuses": list(b.reuses),
-        "members": [_tile(t) for t in b.members],
-    }
+    return fields_of(b, skip=("space",), label=b.label, conflict=b.conflict, members=[_tile(t) for t in b.members])
 
 
 def _space(s: SpaceMap) -> dict[str, Any]:
-    return {
-        "space": s.space,
-        "capacity": s.capacity,
-        "high_water": s.high_water,
-        "overflow": s.overflow,
-        "peak_bytes": s.peak_bytes,
-        "peak_line": s.peak_line,
-        "peak_boxes": list(s.peak_boxes),
-        "holes": [list(h) for h in s.holes],
-        "allocs": dict(s.allocs),
-        "boxes": [_box(b) for b in s.boxes],
-    }
+    return fields_of(s, overflow=s.overflow, boxes=[_box(b) for b in s.boxes])
 
 
 def _function(f: FunctionMap) -> dict[str, Any]:
@@ -103,14 +64,7 @@ def build_payload(mm: MemoryMap) -> dict[str, Any]:
 
 def render_payload(payload: dict[str, Any]) -> str:
     """The HTML page for an already built payload."""
-    return render_report(
-        payload["title"],
-        payload,
-        body=asset(PACKAGE, "viewer.html"),
-        styles=[asset(PACKAGE, "viewer.css")],
-        scripts=[asset(PACKAGE, "viewer.js")],
-        subtitle="what is on chip, where, and for how long",
-    )
+    return render_viewer(PACKAGE, payload, "what is on chip, where, and for how long")
 
 
 def render_map(mm: MemoryMap) -> str:

@@ -3,10 +3,11 @@
 The pipe an op occupies is the dialect's ``op.pipe()`` (PTOAS semantics, the
 pipes ``set_flag``/``wait_flag`` name); records also carry it in the target's
 vocabulary (``MTE2``, ``MTE1``, ``CUBE``, ``VECTOR``, ``FIXPIPE``, ``MTE3``,
-``SCALAR``). Cycles come from :class:`pypto.device.target.Target`:
+``SCALAR``). Cycles come from :class:`pypto.target.Target`:
 ``compute_cycles`` for vector ops (valid rows x cols of the op's main tile),
 ``matmul_cycles`` for cube ops, ``transfer_cycles(transfer_key(...), bytes)``
-for DMA and moves, ``sync_cycles`` for sync ops. GM is passed as space ``None``.
+for DMA and moves, ``sync_cycles`` for sync ops. Spaces are passed in pto's
+spelling (``vec``), which the target matches to its own (``Vec``); GM is ``None``.
 """
 
 from __future__ import annotations
@@ -29,23 +30,14 @@ TARGET_PIPE: dict[Pipe, str] = {
 }
 """PTOAS pipe -> the target's pipe name."""
 
-SPACE_NAMES: dict[str, str] = {
-    "vec": "Vec",
-    "mat": "Mat",
-    "left": "Left",
-    "right": "Right",
-    "acc": "Acc",
-    "bias": "Bias",
-    "scaling": "Scaling",
-}
-
 
 class TargetLike(Protocol):
-    """What the interpreter needs of :class:`pypto.device.target.Target`."""
+    """What the interpreter needs of :class:`pypto.target.Target`."""
 
     name: str
     clock_hz: float
     capacity: dict[str, int]
+    alignment: dict[str, int]
 
     def compute_cycles(self, instr: str, dtype: str, rows: int, cols: int) -> int: ...
 
@@ -61,11 +53,6 @@ class TargetLike(Protocol):
 def instr_name(op_name: str) -> str:
     """``pto.tmatmul.acc`` -> ``TMATMUL_ACC``."""
     return op_name.removeprefix("pto.").replace(".", "_").upper()
-
-
-def space_name(space: str | None) -> str | None:
-    """pto space -> the target's space name (None = GM)."""
-    return None if space is None else SPACE_NAMES.get(space, space.capitalize())
 
 
 class CostModel:
@@ -110,7 +97,7 @@ class CostModel:
         key = ("t", instr, src, dst, nbytes)
         got = self._memo.get(key)
         if got is None:
-            tkey = self.target.transfer_key(instr, space_name(src), space_name(dst))
+            tkey = self.target.transfer_key(instr, src, dst)  # the target reads pto's ``vec`` as its ``Vec``
             got = self._memo[key] = max(0, int(self.target.transfer_cycles(tkey, nbytes)))
         return got
 

@@ -18,7 +18,7 @@ plus an element offset, views are strided windows (bounds-checked).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,31 +34,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-# pto address space -> the target's capacity key (pypto.device.target vocabulary).
-SPACE_KEYS: dict[str, str] = {
-    "vec": "Vec",
-    "mat": "Mat",
-    "left": "Left",
-    "right": "Right",
-    "acc": "Acc",
-    "bias": "Bias",
-    "scaling": "Scaling",
-}
-
-# Allocation alignment when the interpreter itself places a tile (level-2 input): PTOAS plan rules.
-ALIGN: dict[str, int] = {"left": 512, "right": 512, "acc": 512}
-DEFAULT_ALIGN = 32
-
-# a2a3 sizes, used only for spaces the target does not list (pto-dialect.md §6).
-FALLBACK_CAPACITY: dict[str, int] = {
-    "vec": 196608,
-    "mat": 524288,
-    "left": 65536,
-    "right": 65536,
-    "acc": 131072,
-    "bias": 65536,
-    "scaling": 196608,
-}
+from pypto.target import load_target
 
 
 class DeviceError(Exception):
@@ -275,18 +251,23 @@ class CoreMemory:
     """The on-chip buffers of one core, plus the interpreter's own placement of unaddressed tiles."""
 
     capacity: dict[str, int]
+    alignment: dict[str, int] = field(default_factory=dict)
     buffers: dict[str, np.ndarray] = field(default_factory=dict)
     _next_free: dict[str, int] = field(default_factory=dict)
     _placed: dict[object, int] = field(default_factory=dict)
 
     @staticmethod
-    def for_target(target_capacity: dict[str, int] | None) -> CoreMemory:
-        """Capacities by pto space from the target's (``Vec``, ``Mat``...) table."""
-        caps = dict(FALLBACK_CAPACITY)
-        for space, key in SPACE_KEYS.items():
-            if target_capacity and key in target_capacity:
-                caps[space] = int(target_capacity[key])
-        return CoreMemory(caps)
+    def for_target(
+        target_capacity: Mapping[str, int] | None, target_alignment: Mapping[str, int] | None = None
+    ) -> CoreMemory:
+        """Capacities and placement alignments by pto space (``vec`` is the target's ``Vec``)
+        from a target's tables; spaces they leave out keep the packaged a2a3 target's."""
+        a2a3 = load_target("a2a3")
+
+        def by_pto_space(base: Mapping[str, int], table: Mapping[str, int] | None) -> dict[str, int]:
+            return {space.lower(): int(n) for space, n in {**base, **(table or {})}.items()}
+
+        return CoreMemory(by_pto_space(a2a3.capacity, target_capacity), by_pto_space(a2a3.alignment, target_alignment))
 
     def buffer(self, space: str) -> np.ndarray:
         """The byte array of a space (zero-filled on first use)."""
@@ -302,7 +283,7 @@ class CoreMemory:
         """An address for an allocation without ``addr`` (bump allocator; same key -> same address)."""
         if key in self._placed:
             return self._placed[key]
-        align = ALIGN.get(space, DEFAULT_ALIGN)
+        align = self.alignment.get(space, 1)
         start = -(-self._next_free.get(space, 0) // align) * align
         if start + nbytes > self.capacity.get(space, 0):
             raise DeviceError(

@@ -16,8 +16,9 @@ compiles the function. Handlers run inside ``np.errstate(all="ignore")``
 (set once per kernel by :func:`~.run.run_kernel`): float overflow and NaN are
 values, as on the device.
 
-The data-op implementations are generated from name tables
-(:mod:`.numerics`) and attached to the class before ``register_impls``.
+The handlers are keyed by op class (:data:`PTO_HANDLERS`); a data op's numerics
+come from its family's handler and the numpy kernel its class names (``KIND``,
+a key of the :mod:`.numerics` tables).
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, im
 from xdsl.ir import Operation
 
 from pypto.ptoas.dialect import PTO_OPS, DpsOp, tile_of
+from pypto.ptoas.dialect import misc_ops as M
+from pypto.ptoas.dialect import pipe_ops as P
+from pypto.ptoas.dialect import sync_ops as S
+from pypto.ptoas.dialect import tile_ops as T
+from pypto.ptoas.dialect import vector_ops as V
+from pypto.ptoas.dialect import view_ops as VW
 from pypto.ptoas.dialect.attrs import SYNC_OP_PIPE, Pipe, SyncOpType
 from pypto.ptoas.dialect.tile_ops import TExtractOp, TInsertOp, TMovOp, _CubeOp
 from pypto.ptoas.dialect.types import DYNAMIC, TileBufType
@@ -235,7 +242,7 @@ def tdivs(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> 
 
 
 def unary(kind: str) -> Handler:
-    """``texp``-style ops (``trsqrt`` may carry a tmp)."""
+    """``texp``-style ops (an optional tmp operand comes before the destination)."""
     fn = nm.UNARY[kind]
 
     def h(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
@@ -462,38 +469,50 @@ def matmul(mode: str) -> Handler:
     return h
 
 
-def data_handlers() -> dict[str, Prepare]:
-    """Numerics by op name."""
-    h: dict[str, Handler] = {}
-    for k in ("add", "sub", "mul", "div", "max", "min", "rem", "and", "or", "xor", "shl", "shr"):
-        h[f"pto.t{k}"] = binary(k)
-        h[f"pto.t{k}s"] = tile_scalar(k)
-    for k in ("add", "max", "min", "mul"):
-        h[f"pto.tpart{k}"] = binary(k, partial=True)
-    h["pto.tlrelu"] = tile_scalar("lrelu")
-    h["pto.taxpy"] = tile_scalar("axpy")
-    h["pto.tdivs"] = tdivs
-    for k in nm.UNARY:
-        h[f"pto.t{k}"] = unary(k)
-    h["pto.taddc"], h["pto.tsubc"] = ternary(1, False), ternary(-1, False)
-    h["pto.taddsc"], h["pto.tsubsc"] = ternary(1, True), ternary(-1, True)
-    h["pto.tprelu"] = tprelu
-    for k in nm.ROW_REDUCE:
-        h[f"pto.trow{k}"] = row_reduce(k)
-    for k in nm.COL_REDUCE:
-        h[f"pto.tcol{k}"] = col_reduce(k)
-    h["pto.trowexpand"], h["pto.tcolexpand"] = expand(0, None), expand(1, None)
-    for k in ("add", "sub", "mul", "div", "max", "min", "expdif"):
-        h[f"pto.trowexpand{k}"] = expand(0, k)
-        h[f"pto.tcolexpand{k}"] = expand(1, k)
-    h["pto.texpands"], h["pto.tcvt"] = texpands, tcvt
-    h["pto.tcmp"], h["pto.tcmps"] = tcmp(False), tcmp(True)
-    h["pto.tsel"], h["pto.ttrans"], h["pto.tprint"] = tsel, ttrans, tprint
-    h["pto.tmov"], h["pto.textract"], h["pto.tinsert"] = tmov, textract, tinsert
-    h["pto.tmatmul"], h["pto.tmatmul.acc"], h["pto.tmatmul.bias"] = matmul("plain"), matmul("acc"), matmul("bias")
-    h["pto.tgemv"], h["pto.tgemv.acc"], h["pto.tgemv.bias"] = matmul("plain"), matmul("acc"), matmul("bias")
-    prepared: dict[str, Prepare] = {name: per_call(fn) for name, fn in h.items()}
-    prepared["pto.tload"], prepared["pto.tstore"] = tload, tstore
+DATA_FAMILIES: tuple[tuple[type[DpsOp], Callable[[Any], Handler]], ...] = (
+    (V.BinaryOp, lambda c: binary(c.KIND, partial=c.PARTIAL)),
+    (V.TileScalarOp, lambda c: tile_scalar(c.KIND)),
+    (V.TDivSOp, lambda c: tdivs),
+    (V.UnaryOp, lambda c: unary(c.KIND)),
+    (V.TRsqrtOp, lambda c: unary(c.KIND)),
+    (V.TAddCOp, lambda c: ternary(1, False)),
+    (V.TSubCOp, lambda c: ternary(-1, False)),
+    (V.TAddSCOp, lambda c: ternary(1, True)),
+    (V.TSubSCOp, lambda c: ternary(-1, True)),
+    (V.TPReluOp, lambda c: tprelu),
+    (V.RowReduceOp, lambda c: row_reduce(c.KIND)),
+    (V.ColReduceOp, lambda c: col_reduce(c.KIND)),
+    (V.BroadcastOp, lambda c: expand(c.AXIS, None)),
+    (V.ExpandBinaryOp, lambda c: expand(c.AXIS, c.KIND)),
+    (V.TExpandsOp, lambda c: texpands),
+    (V.TCvtOp, lambda c: tcvt),
+    (V.TCmpOp, lambda c: tcmp(False)),
+    (V.TCmpSOp, lambda c: tcmp(True)),
+    (V.TSelOp, lambda c: tsel),
+    (V.TTransOp, lambda c: ttrans),
+    (V.TPrintOp, lambda c: tprint),
+    (T.TMovOp, lambda c: tmov),
+    (T.TExtractOp, lambda c: textract),
+    (T.TInsertOp, lambda c: tinsert),
+    (T.TMatmulOp, lambda c: matmul("plain")),
+    (T.TMatmulAccOp, lambda c: matmul("acc")),
+    (T.TMatmulBiasOp, lambda c: matmul("bias")),
+    (T.TGemvOp, lambda c: matmul("plain")),
+    (T.TGemvAccOp, lambda c: matmul("acc")),
+    (T.TGemvBiasOp, lambda c: matmul("bias")),
+)
+"""Numerics of the data ops by family (or op) class, made from the class's facts (``KIND``: the
+numpy kernel in :mod:`.numerics`; ``AXIS``; ``PARTIAL``)."""
+
+
+def data_handlers() -> dict[type[Operation], Prepare]:
+    """Numerics by op class."""
+    prepared: dict[type[Operation], Prepare] = {}
+    for op_cls in PTO_OPS:
+        make = next((m for family, m in DATA_FAMILIES if issubclass(op_cls, family)), None)
+        if make is not None:
+            prepared[op_cls] = per_call(make(op_cls))
+    prepared[T.TLoadOp], prepared[T.TStoreOp] = tload, tstore
     return prepared
 
 
@@ -585,30 +604,30 @@ def _event(attr: Any) -> int:
     return int(attr.data.value.removeprefix("EVENT_ID"))
 
 
-def sync_handler(name: str) -> Prepare:
+def sync_handler(cls: type[Operation]) -> Prepare:
     """set/wait flag (static or dynamic ids), record/wait event, barriers, cross-core sync."""
 
     def prepare(op: Any) -> Run:
-        if name == "pto.barrier":
+        if cls is S.BarrierOp:
             pipe = op.pipe_attr.data
             return lambda core, interp, args: core.barrier(op, pipe) or ()
-        if name == "pto.barrier_sync":
+        if cls is S.BarrierSyncOp:
             pipe = SYNC_OP_PIPE[SyncOpType(op.op_type.data)]
             return lambda core, interp, args: core.barrier(op, pipe) or ()
-        if name in ("pto.sync.set", "pto.sync.wait"):  # cross-core: nothing to order on one core
-            pipe, instr = op.pipe_attr.data, instr_name(name)
+        if issubclass(cls, S._CrossCoreOp):  # cross-core: nothing to order on one core
+            pipe, instr = op.pipe_attr.data, instr_name(op.name)
 
             def cross_core(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
                 core.timeline.issue(op.name, instr, pipe, 0, "signal", core.locs(op), "cross-core")
                 return ()
 
             return cross_core
-        if name in ("pto.record_event", "pto.wait_event"):
+        if issubclass(cls, S._EventOp):
             (src, dst), event = op.pipes(), _event(op.event_id)
         else:
             src, dst = op.src_pipe.data, op.dst_pipe.data
-            event = None if name.endswith("_dyn") else _event(op.event_id)
-        setting = name in ("pto.set_flag", "pto.set_flag_dyn", "pto.record_event")
+            event = None if issubclass(cls, S._FlagDynOp) else _event(op.event_id)
+        setting = cls in (S.SetFlagOp, S.SetFlagDynOp, S.RecordEventOp)
         act = CoreState.set_flag if setting else CoreState.wait_flag
 
         def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
@@ -692,46 +711,32 @@ def tpop(op: Any) -> Run:
     return run
 
 
-def misc_handlers() -> dict[str, Prepare]:
-    """Non-data ops by name."""
-    h: dict[str, Prepare] = {
-        name: per_call(fn)
-        for name, fn in {
-            "pto.get_tensor_view_dim": lambda c, i, op, a: (a[0].shape[a[1]],),
-            "pto.addptr": lambda c, i, op, a: (GmPtr(a[0].flat, a[0].offset + a[1], a[0].dtype),),
-            "pto.set_validshape": set_validshape,
-            "pto.treshape": treshape,
-            "pto.tassign": tassign,
-            "pto.pointer_cast": pointer_cast,
-            "pto.get_block_idx": lambda c, i, op, a: (c.block_idx,),
-            "pto.get_block_num": lambda c, i, op, a: (c.block_num,),
-            "pto.get_subblock_idx": lambda c, i, op, a: (c.subblock_idx,),
-            "pto.get_subblock_num": lambda c, i, op, a: (c.subblock_num,),
-            "pto.section.cube": section,
-            "pto.section.vector": section,
+def misc_handlers() -> dict[type[Operation], Prepare]:
+    """Non-data ops by class."""
+    h: dict[type[Operation], Prepare] = {
+        cls: per_call(fn)
+        for cls, fn in {
+            VW.GetTensorViewDimOp: lambda c, i, op, a: (a[0].shape[a[1]],),
+            VW.AddPtrOp: lambda c, i, op, a: (GmPtr(a[0].flat, a[0].offset + a[1], a[0].dtype),),
+            T.SetValidShapeOp: set_validshape,
+            T.TReshapeOp: treshape,
+            T.TAssignOp: tassign,
+            T.PointerCastOp: pointer_cast,
+            M.GetBlockIdxOp: lambda c, i, op, a: (c.block_idx,),
+            M.GetBlockNumOp: lambda c, i, op, a: (c.block_num,),
+            M.GetSubBlockIdxOp: lambda c, i, op, a: (c.subblock_idx,),
+            M.GetSubBlockNumOp: lambda c, i, op, a: (c.subblock_num,),
+            M.SectionCubeOp: section,
+            M.SectionVectorOp: section,
+            P.TFreeFromAicOp: lambda c, i, op, a: (),
+            P.TFreeFromAivOp: lambda c, i, op, a: (),
         }.items()
     }
-    h["pto.make_tensor_view"], h["pto.partition_view"], h["pto.alloc_tile"] = (
-        make_tensor_view,
-        partition_view,
-        alloc_tile,
-    )
-    h["pto.tpush_to_aiv"] = h["pto.tpush_to_aic"] = tpush
-    h["pto.tpop_from_aic"] = h["pto.tpop_from_aiv"] = tpop
-    h["pto.tfree_from_aic"] = h["pto.tfree_from_aiv"] = per_call(lambda c, i, op, a: ())
-    for name in (
-        "pto.set_flag",
-        "pto.wait_flag",
-        "pto.set_flag_dyn",
-        "pto.wait_flag_dyn",
-        "pto.record_event",
-        "pto.wait_event",
-        "pto.barrier",
-        "pto.barrier_sync",
-        "pto.sync.set",
-        "pto.sync.wait",
-    ):
-        h[name] = sync_handler(name)
+    h[VW.MakeTensorViewOp], h[VW.PartitionViewOp], h[T.AllocTileOp] = make_tensor_view, partition_view, alloc_tile
+    h[P.TPushToAivOp] = h[P.TPushToAicOp] = tpush
+    h[P.TPopFromAicOp] = h[P.TPopFromAivOp] = tpop
+    for cls in S.SYNC_OPS:
+        h[cls] = sync_handler(cls)
     return h
 
 
@@ -757,10 +762,10 @@ def _pto_handlers() -> dict[type[Operation], Prepare]:
     data, misc = data_handlers(), misc_handlers()
     out: dict[type[Operation], Prepare] = {}
     for op_cls in PTO_OPS:
-        if op_cls.name in data:
-            out[op_cls] = _dps(data[op_cls.name])
-        elif op_cls.name in misc:
-            out[op_cls] = misc[op_cls.name]
+        if op_cls in data:
+            out[op_cls] = _dps(data[op_cls])
+        elif op_cls in misc:
+            out[op_cls] = misc[op_cls]
     out[memref.AllocOp] = per_call(memref_alloc)
     return out
 
@@ -773,7 +778,5 @@ for _op_cls, _prepare in PTO_HANDLERS.items():
     _attach(PTOFunctions, _op_cls, _prepare)
 register_impls(PTOFunctions)
 
-UNSUPPORTED: tuple[str, ...] = tuple(
-    sorted(o.name for o in PTO_OPS if o.name not in data_handlers() and o.name not in misc_handlers())
-)
+UNSUPPORTED: tuple[str, ...] = tuple(sorted(o.name for o in PTO_OPS if o not in PTO_HANDLERS))
 """pto ops the interpreter does not run (an error names the op if one is reached)."""

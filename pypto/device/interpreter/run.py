@@ -35,6 +35,7 @@ from pypto.ptoas.dialect.tile_ops import AllocTileOp
 from pypto.ptoas.dialect.types import PtrType, TileBufType
 from pypto.ptoas.dialect.view_ops import MakeTensorViewOp
 from pypto.ptoas.pto_text import parse_pto_with_source_map
+from pypto.target import load_target
 
 from .arith_impls import ArithExtraFunctions
 from .compiled import KERNELS, Runtime, Unsupported
@@ -160,9 +161,7 @@ def _fixed_ranges(module: ModuleOp) -> list[tuple[str, int]]:
 
 @cache
 def default_target() -> TargetLike:
-    """``pypto.device.target.load_target("a2a3")`` (loaded once per process)."""
-    from pypto.device.target import load_target  # the target package is another module's; imported on use
-
+    """``pypto.target.load_target("a2a3")`` (loaded once per process)."""
     return load_target("a2a3")
 
 
@@ -206,7 +205,7 @@ def run_kernel(
     target = target or default_target()
     plan = KERNELS.plan(module)
     func = plan.fact(("kernel", func_name), lambda: find_kernel(module, func_name))
-    memory = CoreMemory.for_target(getattr(target, "capacity", None))
+    memory = CoreMemory.for_target(target.capacity, target.alignment)
     for space, end in plan.fact("fixed", lambda: _fixed_ranges(module)):
         memory.reserve(space, end)
     core = CoreState(
@@ -239,7 +238,7 @@ def run_kernel(
         list(core.races.races) if core.races is not None else [],
         list(tl.problems),
         list(core.prints),
-        float(getattr(target, "clock_hz", 1.85e9)),
+        float(target.clock_hz),
     )
 
 

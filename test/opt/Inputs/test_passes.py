@@ -16,8 +16,8 @@ from xdsl.rewriter import Rewriter
 
 from pypto.diagnostics import Severity, emit_at, error_at
 from pypto.dialects.types import TensorType
-from pypto.ir.passes.base import PyPTOPass
-from pypto.ir.passes.registry import register_pass
+from pypto.passes.base import PyPTOPass
+from pypto.passes.registry import register_pass
 
 
 @register_pass

@@ -6,8 +6,8 @@ from typing import ClassVar
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
-from pypto.ir.passes.base import PyPTOPass
-from pypto.ir.passes.registry import register_pass
+from pypto.passes.base import PyPTOPass
+from pypto.passes.registry import register_pass
 
 
 @register_pass

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pypto.language as pl
 from pypto.ir import compile
-from pypto.ir.passes.registry import get_pass
-from pypto.ir.pipeline_order import DEFAULT_PIPELINE
+from pypto.passes.pipeline_order import DEFAULT_PIPELINE
+from pypto.passes.registry import get_pass
 
 SOURCE = """import pypto.language as pl
 

@@ -1,0 +1,26 @@
+"""Read the facts a ``pl`` op class states (:class:`~pypto.dialects.op_base.PLOp`) from any op.
+
+Passes walk ops of several dialects (``arith``, ``scf``, ``func``, ``pl``); these
+accessors answer "no fact" for ops that are not ``pl`` ops.
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation, SSAValue
+
+from .op_base import PLOp
+
+
+def alias_operand(op: Operation) -> str | None:
+    """The operand field whose buffer ``op``'s result shares (a view or an in-place write), or None."""
+    return op.ALIAS_OPERAND if isinstance(op, PLOp) else None
+
+
+def is_view(op: Operation) -> bool:
+    """``op``'s result is a zero-copy view of its :func:`alias_operand`."""
+    return isinstance(op, PLOp) and op.IS_VIEW
+
+
+def forbidden_inplace_operands(op: Operation) -> list[SSAValue]:
+    """The operands ``op``'s result must not share a buffer with."""
+    return op.forbidden_inplace_operands() if isinstance(op, PLOp) else []

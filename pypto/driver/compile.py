@@ -1,0 +1,178 @@
+"""``compile``: run the pass pipeline over a Program and write the output directory.
+
+``compile`` works on a clone (the input stays as written) and fills the
+output directory (pl-dsl.md §6, seed 000)::
+
+    <output_dir>/passes_dump/   00_frontend.py, NN_after_<Pass>.py[, .log]
+    <output_dir>/report/        perf_hints.log (always), pipeline_profile.{txt,json}
+
+(codegen folders ``ptoas/``, ``kernels/``, ``debug/`` come with codegen).
+The default directory is
+``${PYPTO_PROG_BUILD_DIR:-build_output}/<name>_<YYYYmmdd_HHMMSS>_<random>``
+(:mod:`.output_dir`). ``lower_program`` (:mod:`pypto.pipeline.lower`) runs
+the same pipeline and writes nothing (hints go to stderr).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from xdsl.dialects.builtin import ModuleOp
+
+from pypto.compile_profiling import CompileProfiler, env_enabled, get_active_profiler
+from pypto.core.pass_context import resolve_settings
+from pypto.core.program import PassDumpLevel, Program
+from pypto.dialects.enums import FunctionType
+from pypto.dialects.program import function_type
+from pypto.passes.base import PyPTOPass
+from pypto.pipeline.backend import BackendType
+from pypto.pipeline.dump import DumpWriter, dump_level
+from pypto.pipeline.lower import as_program, build_manager
+from pypto.pipeline.manager import MemoryPlanner, OptimizationStrategy, PipelineOptions, parse_memory_planner
+from pypto.pipeline.perf_hints import DiagnosticPhase, DiagnosticPolicy, DiagnosticReport, run_checks
+from pypto.pipeline.session import CompileSession
+from pypto.pipeline.verification import VerificationLevel, parse_verification_level
+
+from .compiled import CompiledProgram
+from .output_dir import REPORT_DIR, make_output_dir
+
+
+def resolve_target(platform: str | None, backend_type: BackendType | str | None) -> tuple[str, BackendType]:
+    """``(platform, backend_type)``: a5* platforms mean Ascend950; a platform
+    defaults from the backend (``a2a3sim`` / ``a5sim``)."""
+    from pypto.runtime.config import backend_for_platform  # imported when used: keeps numpy out of `import pl`
+
+    backend = BackendType(getattr(backend_type, "value", backend_type)) if backend_type is not None else None
+    if platform is None:
+        platform = "a5sim" if backend is BackendType.Ascend950 else "a2a3sim"
+    implied = BackendType(backend_for_platform(platform))
+    return platform, backend or implied
+
+
+def _codegen(lowered: Program, prof: CompileProfiler | None) -> None:
+    """The codegen stage (kernels, orchestration): recorded in the profile;
+    the code generators themselves come with the codegen issue."""
+    if prof is None:
+        return
+    kernel_types = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV, FunctionType.Group)
+    with prof.stage("codegen"):
+        for name, f in lowered.functions.items():
+            if function_type(f) in kernel_types:
+                with prof.stage(f"kernel_codegen:{name}"):
+                    pass
+        if any(function_type(f) is FunctionType.Orchestration for f in lowered.functions.values()):
+            with prof.stage("orchestration_codegen"):
+                pass
+
+
+def compile(  # noqa: A001 - the upstream API name
+    program: Program | ModuleOp,
+    output_dir: str | os.PathLike[str] | None = None,
+    strategy: OptimizationStrategy = OptimizationStrategy.Default,
+    dump_passes: bool | PassDumpLevel = True,
+    backend_type: BackendType | str | None = None,
+    skip_ptoas: bool = False,
+    verification_level: VerificationLevel | int | str | None = None,
+    diagnostic_phase: DiagnosticPhase | int | str | None = None,
+    disabled_diagnostics: Iterable[object] | None = None,
+    memory_planner: MemoryPlanner | str | None = None,
+    enable_pypto_l0c_double_buffer: bool | None = None,
+    profiling: bool = False,
+    platform: str | None = None,
+    distributed_config: Any = None,
+    analyze_auto_scopes_for_deps: bool = False,
+    emit_source_loc: bool | None = None,
+    dump_ptoas_passes: bool = False,
+    runtime: Any = None,
+    werror: Iterable[object] | None = None,
+    *,
+    passes: Sequence[type[PyPTOPass]] | None = None,
+) -> CompiledProgram:
+    """Compile ``program`` into ``output_dir`` (see the module docstring).
+
+    ``dump_passes``: False/True or a ``PassDumpLevel`` (EXPLICIT prints every
+    tile view). ``verification_level``: after each pass (default BASIC or
+    ``PYPTO_VERIFY_LEVEL``). ``memory_planner``: PYPTO / DSA_RP / PTOAS.
+    ``diagnostic_phase`` / ``disabled_diagnostics`` / ``werror``: see
+    :mod:`pypto.pipeline.perf_hints`. ``profiling`` (or
+    ``PYPTO_COMPILE_PROFILING``): ``report/pipeline_profile.{txt,json}``.
+    ``passes`` replaces the strategy's pipeline (tests, experiments).
+    Inside ``with PassContext(...)`` the verification, diagnostic, planner and
+    runtime settings come from the context (:mod:`pypto.core.pass_context`);
+    passing them here too is a ``RuntimeError``.
+    A failing pass raises its error (user errors as they are, bugs as
+    ``InternalError``) after writing ``NN_failed_<Pass>.py`` and
+    ``passes_dump/reproducer`` when dumps are on.
+    """
+    settings = resolve_settings(
+        {
+            "verification_level": verification_level,
+            "diagnostic_phase": diagnostic_phase,
+            "disabled_diagnostics": disabled_diagnostics,
+            "memory_planner": memory_planner,
+            "runtime": runtime,
+        }
+    )
+    verification_level, diagnostic_phase = settings["verification_level"], settings["diagnostic_phase"]
+    disabled_diagnostics, memory_planner = settings["disabled_diagnostics"], settings["memory_planner"]
+    runtime = settings["runtime"]
+    source = as_program(program)
+    platform, backend = resolve_target(platform, backend_type)
+    planner = parse_memory_planner(memory_planner)
+    level = parse_verification_level(verification_level)
+    policy = DiagnosticPolicy.make(diagnostic_phase, disabled_diagnostics, werror)
+    out = make_output_dir(source, output_dir)
+    report_dir = out / REPORT_DIR
+    report_dir.mkdir(exist_ok=True)
+    options = PipelineOptions(
+        backend_type=backend.value,
+        platform=platform,
+        memory_planner=planner.value,
+        analyze_auto_scopes_for_deps=analyze_auto_scopes_for_deps,
+        enable_pypto_l0c_double_buffer=enable_pypto_l0c_double_buffer,
+        emit_source_loc=emit_source_loc,
+        extra={"skip_ptoas": skip_ptoas, "dump_ptoas_passes": dump_ptoas_passes},
+    )
+    writer = DumpWriter(out, dump_level(dump_passes))
+    report = DiagnosticReport(policy)
+    session = CompileSession(
+        writer if writer.enabled else None, report, options.to_dict() | {"verification_level": level}
+    )
+
+    own: CompileProfiler | None = None
+    prof = get_active_profiler()
+    if prof is None and (profiling or env_enabled()):
+        own = prof = CompileProfiler().__enter__()
+    try:
+        work = source.clone()
+        writer.write_frontend(work)
+        report.add(run_checks(work.module, DiagnosticPhase.PRE_PIPELINE, policy))
+        pm = build_manager(passes, strategy, planner, level)
+        pm.run(work, listeners=[session], options=options)
+        report.add(run_checks(work.module, DiagnosticPhase.POST_PIPELINE, policy))
+        _codegen(work, prof)
+        # ---- ptoas codegen (pypto.ptoas.codegen.build, issue 5): ptoas/, ptoas_passes/, kernels/ ----
+        from pypto.ptoas.codegen.build import write_codegen  # imported when used (import cost of `pl`)
+
+        write_codegen(
+            work,
+            out,
+            skip_ptoas=skip_ptoas,
+            emit_source_loc=emit_source_loc,
+            dump_ptoas_passes=dump_ptoas_passes,
+            memory_planner=planner,
+            backend=backend,
+            platform=platform,
+        )
+    finally:
+        writer.close()
+        if own is not None:
+            own.__exit__(None, None, None)
+        report.write(report_dir)
+        report.print_warnings()
+        if prof is not None and (profiling or env_enabled() or own is not None):
+            prof.write_report(report_dir)
+    report.raise_werror()
+    return CompiledProgram(out.resolve(), source, work, platform=platform, backend_type=backend)

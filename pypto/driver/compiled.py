@@ -1,0 +1,141 @@
+"""``CompiledProgram``: what ``compile`` returns (the output directory, the programs, the signature).
+
+It is a :class:`pypto.runtime.Runnable`: calling it runs it on the simulated chip.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from xdsl.dialects import func
+
+from pypto.core.program import Program
+from pypto.dialects.enums import FunctionType, ParamDirection
+from pypto.dialects.program import function_type, param_directions
+from pypto.pipeline.backend import BackendType
+from pypto.pipeline.lower import lower_program
+
+from .output_dir import REPORT_DIR
+
+if TYPE_CHECKING:
+    from pypto.runtime import RunSpec
+
+
+class CompiledProgram:
+    """The result of :func:`compile`: the output directory (path-like), the
+    input program, the lowered program and the entry's signature."""
+
+    def __init__(
+        self,
+        output_dir: Path,
+        program: Program | None,
+        lowered: Program | None = None,
+        *,
+        platform: str = "a2a3sim",
+        backend_type: BackendType | str = BackendType.Ascend910B,
+    ):
+        self.output_dir = Path(output_dir)
+        self.program = program
+        self.lowered = lowered
+        self.platform = platform
+        self.backend_type = BackendType(getattr(backend_type, "value", backend_type))
+        self.orchestration_names: list[str] = []
+        self.param_names: list[str] = []
+        self.output_indices: list[int] = []
+        self.has_return = False
+        self._run_spec: RunSpec | None = None
+        self._read_signature()
+
+    def _read_signature(self) -> None:
+        final = self.lowered or self.program
+        if final is None:
+            return
+        funcs = final.functions
+        self.orchestration_names = [n for n, f in funcs.items() if function_type(f) is FunctionType.Orchestration]
+        entry_name = self.orchestration_names[0] if self.orchestration_names else next(iter(funcs), None)
+        if entry_name is None:
+            return
+        source_funcs = self.program.functions if self.program is not None else {}
+        entry: func.FuncOp = source_funcs.get(entry_name) or funcs[entry_name]
+        self.param_names = [a.name_hint or f"arg{i}" for i, a in enumerate(entry.body.block.args)]
+        outs = (ParamDirection.Out, ParamDirection.InOut)
+        self.output_indices = [i for i, d in enumerate(param_directions(entry)) if d in outs]
+        self.has_return = bool(entry.function_type.outputs.data)
+
+    def __fspath__(self) -> str:
+        return str(self.output_dir)
+
+    def __str__(self) -> str:
+        return str(self.output_dir)
+
+    def __repr__(self) -> str:
+        return f"CompiledProgram({str(self.output_dir)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, CompiledProgram):
+            return self.output_dir == other.output_dir
+        if isinstance(other, (str, os.PathLike)):
+            return self.output_dir == Path(other).resolve()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.output_dir)
+
+    @property
+    def passes_dump(self) -> Path:
+        return self.output_dir / "passes_dump"
+
+    @property
+    def report_dir(self) -> Path:
+        return self.output_dir / REPORT_DIR
+
+    # ---- pypto.debug: per-pass numeric validation (owned by the debug tools) ----
+
+    def validate_ir(
+        self, tensors: dict[str, Any], expected: dict[str, Any], *, rtol: float = 5e-2, atol: float = 5e-2
+    ) -> None:
+        """Run every dump of ``<output_dir>/passes_dump`` through torch codegen
+        and check ``expected`` (see ``pypto.debug.validate_pass_ir_codegen_results``);
+        ``FileNotFoundError`` when the build has no pass dumps."""
+        from pypto.debug import validate_pass_ir_codegen_results  # torch: imported only when used
+
+        dumps = self.output_dir / "passes_dump"
+        if not dumps.is_dir():
+            raise FileNotFoundError(f"no passes_dump/ under {self.output_dir}; compile with dump_passes=True")
+        validate_pass_ir_codegen_results(str(dumps), tensors, expected, rtol=rtol, atol=atol)
+
+    # ---- pypto.runtime: run on the simulated chip (owned by the runtime) ----
+
+    def run_spec(self, args: Sequence[Any] = (), config: Any = None) -> RunSpec:
+        """The :class:`pypto.runtime.Runnable` side: the :class:`~pypto.runtime.RunSpec` of this program
+        (the lowered program, entry, parameter names, output directory and platform; lowered now when only
+        the input is known), the same object on every call. ``ValueError`` when there is no program."""
+        from pypto.runtime import RunSpec  # the runtime (numpy) is imported when a program runs
+
+        if self._run_spec is None:
+            program = self.lowered or (lower_program(self.program) if self.program is not None else None)
+            if program is None:
+                raise ValueError(f"{self!r} has no program to run (loaded from a directory?)")
+            entry_name = self.orchestration_names[0] if self.orchestration_names else None
+            self._run_spec = RunSpec(
+                program, entry_name, list(self.param_names), self.output_dir, self.platform, self.backend_type.value
+            )
+        return self._run_spec
+
+    def __call__(self, *args: Any, config: Any = None) -> Any:
+        """Run on the simulated chip (``pypto.runtime.run``): Out/InOut tensors
+        are written into ``args``; returns what the Orchestration function
+        returns. The :class:`~pypto.runtime.RunResult` is kept in ``last_run``
+        (None with ``config.codegen_only``)."""
+        from pypto.runtime import RunConfig, run
+
+        if config is not None and getattr(config, "codegen_only", False):
+            self.last_run = None
+            return None
+        if config is None:
+            config = RunConfig(platform=self.platform)
+        self.last_run = run(self, *args, config=config)
+        return self.last_run.outputs

@@ -1,0 +1,129 @@
+"""``@pl.jit``: compile a kernel for each call's arguments (cached) and run it.
+
+The front-end half (specializing on sample arguments, pulling in
+``@pl.jit.incore`` callees) is :mod:`pypto.frontend.jit`. A
+:class:`JITFunction` is a :class:`pypto.runtime.Runnable`: the runtime asks
+it for the :class:`~pypto.runtime.RunSpec` of the program compiled for a call's arguments.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pypto.compile_profiling import CompileProfiler, get_active_profiler, stage
+from pypto.core.pass_context import PassContext
+from pypto.core.program import Program
+from pypto.dialects.enums import FunctionType, Level, Role
+from pypto.frontend.builder import FunctionInfo
+from pypto.frontend.jit import JitKernel
+from pypto.pipeline.lower import lower_program
+
+from .compile import compile
+from .compiled import CompiledProgram
+
+if TYPE_CHECKING:
+    from pypto.runtime import RunSpec
+
+# Compile options forwarded from a RunConfig to ir.compile when present.
+_CONFIG_OPTIONS = ("strategy", "dump_passes", "dump_ptoas_passes", "diagnostic_phase", "disabled_diagnostics",
+                   "analyze_auto_scopes_for_deps", "memory_planner", "distributed_config", "platform", "backend_type")  # fmt: skip
+
+
+class JITFunction(JitKernel):
+    """A ``@pl.jit`` kernel: ``lower``, ``compile``, call."""
+
+    def __init__(self, fn: Callable[..., Any], info: FunctionInfo):
+        super().__init__(fn, info)
+        self._compiled: dict[tuple[Any, ...], CompiledProgram] = {}
+
+    def lower(self, *args: Any, config: Any = None, **kwargs: Any) -> Program:
+        """The Program after the pass pipeline (writes nothing)."""
+        program = self.specialize(*args, **kwargs).clone()
+        return lower_program(program, **_config_options(config, lower_program))
+
+    def compile(self, *args: Any, config: Any = None, **kwargs: Any) -> CompiledProgram:
+        """``pypto.ir.compile`` on the specialized program (cached)."""
+        bound = self._bind(args, kwargs)
+        key = (self._key(bound), _config_key(config))
+        if key not in self._compiled:
+            # With compile_profiling, one profiler spans parsing and the compile.
+            own = getattr(config, "compile_profiling", False) and get_active_profiler() is None
+            with CompileProfiler() if own else contextlib.nullcontext():
+                with stage("parse"):
+                    program = self.specialize(*bound)
+                self._compiled[key] = compile(program, **_config_options(config, compile))
+        return self._compiled[key]
+
+    def run_spec(self, args: Sequence[Any], config: Any = None) -> RunSpec:
+        """The :class:`pypto.runtime.Runnable` side: the spec of the program compiled for ``args`` (cached)."""
+        return self.compile(*args, config=config).run_spec(args, config)
+
+    def __call__(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:
+        """Compile for these arguments (cached on their shapes/dtypes and the
+        compile-side options), then dispatch to the simulated chip
+        (``CompiledProgram.__call__`` -> ``pypto.runtime.run``): Out/InOut
+        tensors are written in place; returns the kernel's return value."""
+        compiled = self.compile(*args, config=config, **kwargs)
+        return compiled(*self._bind(args, kwargs), config=config)
+
+
+def _config_key(config: Any) -> str | None:
+    """The compile cache key of a RunConfig and the active PassContext: their
+    compile-side options only, so run-side fields (``target``, ``check_races``
+    ...) reuse the compiled program."""
+    ctx = PassContext.current()
+    scope = "" if ctx is None else repr(sorted(ctx.settings().items(), key=lambda kv: kv[0]))
+    if config is None:
+        return scope or None
+    if hasattr(config, "compile_options"):
+        return repr(sorted(config.compile_options().items())) + scope
+    return repr(sorted(vars(config).items())) + scope
+
+
+def _config_options(config: Any, compile_fn: Callable[..., Any]) -> dict[str, Any]:
+    """The ``ir.compile`` keyword arguments a RunConfig carries (a RunConfig's
+    ``compile_options()``, else its attributes named like compile options)."""
+    if config is None:
+        return {}
+    accepted = set(inspect.signature(compile_fn).parameters)
+    if hasattr(config, "compile_options"):
+        opts = dict(config.compile_options())
+    else:
+        opts = {k: getattr(config, k) for k in _CONFIG_OPTIONS if hasattr(config, k)}
+        if getattr(config, "compile_profiling", False):
+            opts["profiling"] = True
+        if getattr(config, "save_kernels_dir", None):
+            opts["output_dir"] = config.save_kernels_dir
+    return {k: v for k, v in opts.items() if k in accepted}
+
+
+class _Jit:
+    """``pl.jit`` and its variants ``pl.jit.incore/inline/opaque/host``."""
+
+    def __call__(self, fn: Callable[..., Any]) -> JITFunction:
+        return JITFunction(fn, FunctionInfo(FunctionType.Orchestration))
+
+    @staticmethod
+    def _variant(info: FunctionInfo, fn: Callable[..., Any] | None) -> Any:
+        if fn is not None:
+            return JITFunction(fn, info)
+        return lambda f: JITFunction(f, info)
+
+    def incore(self, fn: Callable[..., Any] | None = None, *, level: Level | None = None) -> Any:
+        return self._variant(FunctionInfo(FunctionType.InCore, level), fn)
+
+    def inline(self, fn: Callable[..., Any] | None = None, *, auto_scope: bool = True) -> Any:
+        extra = {} if auto_scope else {"auto_scope": False}
+        return self._variant(FunctionInfo(FunctionType.Inline, extra=extra), fn)
+
+    def opaque(self, fn: Callable[..., Any] | None = None) -> Any:
+        return self._variant(FunctionInfo(FunctionType.Opaque), fn)
+
+    def host(self, fn: Callable[..., Any] | None = None) -> Any:
+        return self._variant(FunctionInfo(FunctionType.Orchestration, Level.HOST, Role.Orchestrator), fn)
+
+
+jit = _Jit()

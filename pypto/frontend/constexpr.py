@@ -1,0 +1,146 @@
+"""Evaluate constant DSL expressions (enum members, dtypes, numbers, lists,
+``pl.const``, ``pl.MemRef``, ``pl.TileView``) without executing user code."""
+
+from __future__ import annotations
+
+import ast
+import enum
+from collections.abc import Mapping
+from typing import Any
+
+from pypto.dialects import enums as E
+
+from . import dsl_objects as D
+from .source import dotted
+
+# ``pl.<Name>`` -> enum class.
+ENUMS: dict[str, type[enum.Enum]] = {
+    "Mem": E.MemorySpace,
+    "MemorySpace": E.MemorySpace,
+    "Level": E.Level,
+    "Role": E.Role,
+    "FunctionType": E.FunctionType,
+    "PadValue": E.PadValue,
+    "TileLayout": E.TileLayout,
+    "AtomicType": E.AtomicType,
+    "CastMode": E.CastMode,
+    "ParamDirection": E.ParamDirection,
+    "ForKind": E.ForKind,
+}
+
+
+class NotConstant(Exception):
+    """The expression is not a compile-time constant; ``node`` says where."""
+
+    def __init__(self, node: ast.AST, message: str):
+        super().__init__(message)
+        self.node = node
+        self.message = message
+
+
+class AdirValue(str):
+    """``pl.adir.<name>``: a call-argument direction in printed dumps."""
+
+
+class ValueInfo:
+    """The static facts of an in-scope tensor or tile value, for ``x.shape``
+    (a list of ints) and ``x.dtype`` (``pl.FP32``) in constant arguments."""
+
+    __slots__ = ("dtype", "shape")
+
+    def __init__(self, shape: list[int] | None, dtype: D.DType):
+        self.shape = shape  # None when a dimension is dynamic
+        self.dtype = dtype
+
+
+def resolve_pl(path: str) -> Any:
+    """The constant a ``pl.X[.Y]`` path names, or raise KeyError."""
+    parts = path.split(".")
+    if parts[0] != "pl" or len(parts) < 2:
+        raise KeyError(path)
+    if len(parts) == 2 and parts[1] in D.DTYPES:
+        return D.DTYPES[parts[1]]
+    if len(parts) == 3 and parts[1] in ENUMS:
+        cls = ENUMS[parts[1]]
+        name = parts[2]
+        members = cls.__members__
+        if name in members:
+            return members[name]
+        raise KeyError(path)
+    if len(parts) == 3 and parts[1] == "adir":
+        return AdirValue(parts[2])
+    raise KeyError(path)
+
+
+def evaluate(node: ast.AST, env: Mapping[str, Any] | None = None) -> Any:
+    """The Python value of a constant expression; raises NotConstant."""
+    env = {} if env is None else env
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr in ("shape", "dtype"):
+        info = env.get(node.value.id)
+        if isinstance(info, ValueInfo):
+            if node.attr == "dtype":
+                return info.dtype
+            if info.shape is None:
+                raise NotConstant(node, f"'{node.value.id}.shape' has a dynamic dimension")
+            return list(info.shape)
+    if isinstance(node, ast.Subscript):
+        base = evaluate(node.value, env)
+        index = evaluate(node.slice, env)
+        if isinstance(base, list) and isinstance(index, int) and not isinstance(index, bool):
+            if -len(base) <= index < len(base):
+                return base[index]
+            raise NotConstant(node, f"index {index} is out of range for a list of {len(base)}")
+        raise NotConstant(node, "expected a constant list indexed by a constant integer")
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [evaluate(e, env) for e in node.elts]
+    if isinstance(node, ast.Dict):
+        return {
+            evaluate(k, env) if k is not None else None: evaluate(v, env)
+            for k, v in zip(node.keys, node.values, strict=False)
+        }
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        v = evaluate(node.operand, env)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return -v if isinstance(node.op, ast.USub) else v
+        raise NotConstant(node, "expected a number after the sign")
+    if isinstance(node, ast.BinOp):
+        a, b = evaluate(node.left, env), evaluate(node.right, env)
+        ops = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b, ast.FloorDiv: lambda: a // b,
+               ast.Div: lambda: a / b, ast.Mod: lambda: a % b}  # fmt: skip
+        if type(node.op) in ops and all(isinstance(v, (int, float)) for v in (a, b)):
+            return ops[type(node.op)]()
+        raise NotConstant(node, "unsupported constant arithmetic")
+    path = dotted(node)
+    if path is not None:
+        if path in ("True", "False", "None"):
+            return {"True": True, "False": False, "None": None}[path]
+        try:
+            return resolve_pl(path)
+        except KeyError:
+            pass
+        if "." not in path and path in env:
+            v = env[path]
+            if isinstance(v, (int, float, bool, str, D.DType, enum.Enum)) or v is None:
+                return v
+        raise NotConstant(node, f"'{path}' is not a compile-time constant")
+    if isinstance(node, ast.Call):
+        fn = dotted(node.func)
+        args = [evaluate(a, env) for a in node.args]
+        kwargs = {k.arg: evaluate(k.value, env) for k in node.keywords if k.arg}
+        if fn == "pl.const":
+            return D.ConstValue(*args, **kwargs)
+        if fn == "pl.TileView":
+            return D.TileView(*args, **kwargs)
+        raise NotConstant(node, f"call to '{fn or '?'}' is not a compile-time constant")
+    raise NotConstant(node, "expected a compile-time constant")
+
+
+def plain(value: Any) -> Any:
+    """Unwrap ``pl.const`` values (``pl.const(0, pl.INT64)`` -> ``0``)."""
+    if isinstance(value, D.ConstValue):
+        return value.value
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value

@@ -1,0 +1,54 @@
+"""``@pl.program`` and ``@pl.function``, and the ``pl`` names that mean something only inside a kernel body."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from typing import Any
+
+from pypto.core.program import Program
+
+from .dsl_objects import _DSLOnly
+from .parser import program_from_class, program_from_function, python_source
+from .sugar import SUGAR
+
+
+def program(cls: type) -> Program:
+    """``@pl.program`` class -> Program (the class body is parsed, not run)."""
+    node, src = python_source(cls)
+    assert isinstance(node, ast.ClassDef)
+    return program_from_class(node, src)
+
+
+def _is_method(fn: Callable[..., Any]) -> bool:
+    parts = fn.__qualname__.split(".")
+    return len(parts) >= 2 and parts[-2] != "<locals>"
+
+
+def function(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
+    """``@pl.function`` / ``@pl.function(type=..., level=..., role=...)``.
+
+    Inside a ``@pl.program`` class it only marks the method; on a module-level
+    function it returns a Program holding that one function."""
+
+    def deco(f: Callable[..., Any]) -> Any:
+        if _is_method(f):
+            f.__pl_function__ = options  # type: ignore[attr-defined]
+            return f
+        node, src = python_source(f)
+        assert isinstance(node, ast.FunctionDef)
+        dec = next(d for d in node.decorator_list if "function" in ast.unparse(d))
+        return program_from_function(node, src, dec)
+
+    return deco(fn) if fn is not None else deco
+
+
+DSL_ONLY_NAMES = (
+    "range", "parallel", "unroll", "pipeline", "at", "scope", "yield_", "cond", "while_", "dynamic",
+    *SUGAR,  # the op functions (pl.add, pl.load, ...), derived from the ops
+    "tile", "tensor", "adir",
+)  # fmt: skip
+"""DSL-only functions: meaningful inside parsed kernel bodies only."""
+
+DSL_ONLY: dict[str, _DSLOnly] = {name: _DSLOnly(f"pl.{name}") for name in DSL_ONLY_NAMES}
+"""``pl.<name>`` for each DSL-only function: an object that explains itself when called outside a kernel."""

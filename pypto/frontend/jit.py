@@ -1,0 +1,121 @@
+"""The front-end half of ``@pl.jit``: kernels specialized on sample (torch) arguments.
+
+The body is parsed, never executed. The entry becomes an Orchestration
+function of program ``_jit_<entry>``; ``@pl.jit.incore`` / ``.inline`` /
+``.opaque`` / ``.host`` functions it calls become functions of the same
+program, their bare ``pl.Tensor`` parameters typed by the call's arguments.
+Compiling and calling a kernel is the driver's half (:mod:`pypto.driver.jit`).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from xdsl.ir import Attribute
+
+from pypto.core.program import Program
+from pypto.dialects.dtypes import dtype_type
+from pypto.dialects.enums import FunctionType
+from pypto.dialects.types import TensorType
+from pypto.target.dtypes import ROWS
+
+from .builder import FunctionBuilder, FunctionInfo, ProgramBuilder
+from .parser import python_source
+
+TORCH_DTYPES: dict[str, str] = {r.torch: r.name for r in ROWS if r.torch is not None}
+"""torch dtype name -> the PyPTO dtype of the same values (``bfloat16`` -> ``BF16``)."""
+
+
+def torch_type(value: Any) -> Attribute | None:
+    """The ``pl.Tensor`` type of a torch tensor sample (None for other values)."""
+    shape = getattr(value, "shape", None)
+    dtype = getattr(value, "dtype", None)
+    if shape is None or dtype is None:
+        return None
+    name = str(dtype).removeprefix("torch.")
+    if name not in TORCH_DTYPES:
+        raise TypeError(f"torch dtype {dtype} has no PyPTO dtype")
+    return TensorType.get(tuple(int(d) for d in shape), dtype_type(TORCH_DTYPES[name]))
+
+
+class JitKernel:
+    """A ``@pl.jit`` kernel's front end: its Python function, its kind, and ``specialize``."""
+
+    def __init__(self, fn: Callable[..., Any], info: FunctionInfo):
+        self.fn = fn
+        self.info = info
+        functools.update_wrapper(self, fn)  # type: ignore[arg-type]
+        self._programs: dict[tuple[Any, ...], Program] = {}
+
+    @property
+    def param_names(self) -> list[str]:
+        return list(inspect.signature(self.fn).parameters)
+
+    def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+        names = self.param_names
+        unknown = [k for k in kwargs if k not in names]
+        if unknown:
+            raise TypeError(
+                f"{self.__name__}() got an unexpected keyword argument '{unknown[0]}'; the kernel's parameters are "
+                f"({', '.join(names)}); pass compile options via config="
+            )
+        if len(args) > len(names):
+            raise TypeError(f"{self.__name__}() takes {len(names)} arguments ({', '.join(names)}), got {len(args)}")
+        bound = list(args) + [kwargs[n] for n in names[len(args) :] if n in kwargs]
+        if args and len(bound) != len(names):
+            raise TypeError(f"{self.__name__}() takes {len(names)} arguments ({', '.join(names)}), got {len(bound)}")
+        return bound
+
+    @staticmethod
+    def _key(args: list[Any]) -> tuple[Any, ...]:
+        key: list[Any] = []
+        for a in args:
+            t = torch_type(a)
+            key.append(("T", str(t)) if t is not None else ("S", type(a).__name__, a))
+        return tuple(key)
+
+    def specialize(self, *args: Any, **kwargs: Any) -> Program:
+        """The front-end Program for these sample arguments (cached)."""
+        bound = self._bind(args, kwargs)
+        key = self._key(bound)
+        if key not in self._programs:
+            types: dict[str, Attribute] = {}
+            for n, a in zip(self.param_names, bound, strict=False):
+                t = torch_type(a)
+                if t is not None:
+                    types[n] = t
+            self._programs[key] = _build_jit_program(self, types)
+        return self._programs[key]
+
+
+class JitProgramBuilder(ProgramBuilder):
+    """A ProgramBuilder that pulls in ``@pl.jit.*`` callees named in the body."""
+
+    def external_call(self, caller: FunctionBuilder, node: ast.Call) -> Any:
+        assert isinstance(node.func, ast.Name)
+        target = caller.src.globals.get(node.func.id)
+        if not isinstance(target, JitKernel) or target.info.kind is FunctionType.Orchestration:
+            return None
+        args = [caller.value(a) for a in node.args]
+        name = target.__name__
+        if name not in self.defs:
+            fnode, src = python_source(target.fn)
+            assert isinstance(fnode, ast.FunctionDef)
+            fnode.decorator_list = []
+            self.add(fnode, target.info, src)
+        params = [p for p in inspect.signature(target.fn).parameters]
+        callee = self.function(name, {p: a.type for p, a in zip(params, args, strict=False)})
+        return caller.emit_call(callee, args, node, None)
+
+
+def _build_jit_program(entry: JitKernel, types: dict[str, Attribute]) -> Program:
+    fnode, src = python_source(entry.fn)
+    assert isinstance(fnode, ast.FunctionDef)
+    pb = JitProgramBuilder(f"_jit_{fnode.name}", src)
+    pb.add(fnode, entry.info, src)
+    pb.function(fnode.name, types)
+    return pb.build()

@@ -1,0 +1,143 @@
+"""Entry points: printed programs (``pl.parse``, ``pl.loads``) and decorated
+Python classes/functions (``@pl.program``, ``@pl.function``)."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import linecache
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from pypto.core.program import Program
+from pypto.diagnostics import SourceSpan
+from pypto.errors import ParserError, ParserSyntaxError
+
+from .builder import ProgramBuilder, function_info
+from .source import Source, dotted
+
+
+def _is_decorator(dec: ast.expr, name: str) -> bool:
+    return dotted(dec.func if isinstance(dec, ast.Call) else dec) == name
+
+
+def _is_jit(dec: ast.expr) -> bool:
+    """``@pl.jit``, ``@pl.jit.incore``, ``@pl.jit(...)``..."""
+    name = dotted(dec.func if isinstance(dec, ast.Call) else dec) or ""
+    return name == "pl.jit" or name.startswith("pl.jit.")
+
+
+def _syntax_tree(text: str, filename: str, lines: list[str]) -> ast.Module:
+    try:
+        return ast.parse(text, filename=filename)
+    except SyntaxError as e:
+        span = SourceSpan(filename, e.lineno or 1, e.offset or 1)
+        raise ParserSyntaxError(f"invalid Python syntax: {e.msg}", span, source_lines=lines) from None
+
+
+def program_from_class(cls_node: ast.ClassDef, src: Source) -> Program:
+    """A ``@pl.program`` class -> Program (its ``@pl.function`` methods)."""
+    pb = ProgramBuilder(cls_node.name, src)
+    for item in cls_node.body:
+        if isinstance(item, ast.FunctionDef):
+            dec = next((d for d in item.decorator_list if _is_decorator(d, "pl.function")), None)
+            if dec is None:
+                raise src.error(
+                    ParserSyntaxError, f"method '{item.name}' of a @pl.program class needs @pl.function", item
+                )
+            pb.add(item, function_info(dec, src))
+        elif isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant):
+            continue
+        elif isinstance(item, ast.Pass):
+            continue
+        else:
+            raise src.error(ParserSyntaxError, "a @pl.program class holds only @pl.function methods", item)
+    return pb.build()
+
+
+def program_from_function(fdef: ast.FunctionDef, src: Source, dec: ast.expr) -> Program:
+    pb = ProgramBuilder(fdef.name, src)
+    pb.add(fdef, function_info(dec, src))
+    return pb.build()
+
+
+def parse(text: str, filename: str = "<string>") -> Program:
+    """Parse printed DSL text (header, ``import``, one ``@pl.program`` class or
+    one ``@pl.function``) into a Program; never executes it."""
+    lines = text.splitlines()
+    tree = _syntax_tree(text, filename, lines)
+    src = Source(filename, lines)
+    found: list[tuple[ast.AST, ast.expr]] = []
+    jits: list[ast.expr] = []
+    for node in tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+            for d in node.decorator_list:
+                if _is_decorator(d, "pl.program") or _is_decorator(d, "pl.function"):
+                    found.append((node, d))
+                elif _is_jit(d):
+                    jits.append(d)
+    if len(found) != 1:
+        raise _program_count_error(src, found, jits)
+    node, dec = found[0]
+    if isinstance(node, ast.ClassDef):
+        if not _is_decorator(dec, "pl.program"):
+            raise src.error(ParserSyntaxError, "a class must be decorated with @pl.program", dec)
+        return program_from_class(node, src)
+    assert isinstance(node, ast.FunctionDef)
+    return program_from_function(node, src, dec)
+
+
+_NEEDS = "a pl file needs exactly one @pl.program class or one @pl.function"
+
+
+def _program_count_error(src: Source, found: list[tuple[ast.AST, ast.expr]], jits: list[ast.expr]) -> ParserError:
+    """The located error of a file without exactly one program: at the second
+    program, else at a ``@pl.jit`` decorator, else at the file's first line."""
+    if found:
+        return src.error(
+            ParserSyntaxError,
+            f"{_NEEDS}, found {len(found)}",
+            found[1][1],
+            hint="put the functions in one @pl.program class",
+        )
+    if jits:
+        return src.error(
+            ParserSyntaxError,
+            f"{_NEEDS}; a @pl.jit kernel is not a program until it is specialized on sample arguments",
+            jits[0],
+            hint="call the kernel (or kernel.compile(...)) with sample tensors and read the program it prints "
+            "to passes_dump/00_frontend.py",
+        )
+    return ParserSyntaxError(f"{_NEEDS}, found none", SourceSpan(src.filename, 1, 1), source_lines=src.lines)
+
+
+def loads(path: str | Path) -> Program:
+    """Parse a printed DSL file."""
+    p = Path(path)
+    return parse(p.read_text(), filename=str(p))
+
+
+def python_source(obj: Any) -> tuple[ast.AST, Source]:
+    """The AST of a decorated Python function/class with file line numbers and
+    columns, and its Source (file lines for carets, globals for constants)."""
+    filename = inspect.getsourcefile(obj) or "<unknown>"
+    lines, start = inspect.getsourcelines(obj)
+    text = "".join(lines)
+    dedented = textwrap.dedent(text)
+    first = next((ln for ln in lines if ln.strip()), "")
+    first_d = next((ln for ln in dedented.splitlines(True) if ln.strip()), "")
+    col_offset = len(first) - len(first_d)
+    tree = ast.parse(dedented, filename=filename)
+    ast.increment_lineno(tree, max(start, 1) - 1)
+    file_lines = [ln.rstrip("\n") for ln in linecache.getlines(filename)] or [ln.rstrip("\n") for ln in lines]
+    fn = obj if inspect.isfunction(obj) else None
+    env: dict[str, Any] = dict(getattr(fn, "__globals__", None) or vars(inspect.getmodule(obj) or object()))
+    if fn is not None and fn.__closure__:
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__, strict=False):
+            try:
+                env[name] = cell.cell_contents
+            except ValueError:
+                pass
+    node = tree.body[0]
+    return node, Source(filename, file_lines, col_offset, env)

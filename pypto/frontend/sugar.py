@@ -1,0 +1,79 @@
+"""User-level DSL functions (``pl.add``, ``pl.load``, ...) and how each maps
+onto a ``pl.tile.*`` / ``pl.tensor.*`` op (docs/ir.md, "Ops")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pypto.dialects import PL
+
+# Every pl op by its MLIR (= printed DSL) name.
+OPS: dict[str, type] = {op.name: op for op in PL.operations if op.name.startswith(("pl.tile.", "pl.tensor."))}
+
+
+@dataclass(frozen=True)
+class Sugar:
+    """How ``pl.<name>(...)`` resolves.
+
+    ``layer``: "dispatch" (tile or tensor by the first operand), "tile" or
+    ``tensor``; ``op``: the op's short name; ``scalar_op``: the op when the
+    second operand is a scalar; ``rename``: user keyword -> op argument;
+    ``positional``: the user signature's positional names when it differs
+    from the op's; ``drop``: user arguments accepted and ignored;
+    ``default_from``: op argument -> the argument it copies when omitted.
+    """
+
+    layer: str
+    op: str
+    scalar_op: str | None = None
+    positional: tuple[str, ...] | None = None
+    rename: dict[str, str] = field(default_factory=dict)
+    drop: tuple[str, ...] = ()
+    default_from: dict[str, str] = field(default_factory=dict)
+
+
+def _dispatch(name: str, scalar: str | None = None) -> Sugar:
+    return Sugar("dispatch", name, scalar)
+
+
+def _both_layers() -> list[str]:
+    """Short names of the ops defined on both layers (``add`` for ``pl.tile.add`` and ``pl.tensor.add``)."""
+    tile = {n.removeprefix("pl.tile.") for n in OPS if n.startswith("pl.tile.")}
+    return [n.removeprefix("pl.tensor.") for n in OPS if n.startswith("pl.tensor.") and n[len("pl.tensor."):] in tile]
+
+
+SUGAR: dict[str, Sugar] = {
+    # ``pl.<op>`` picks the tile or the tensor op by its first operand; ``add`` with a
+    # scalar right-hand side becomes ``adds`` (when a ``<op>s`` op exists).
+    **{
+        n: _dispatch(n, n + "s" if n + "s" in _both_layers() else None)
+        for n in _both_layers()
+        if n not in ("full", "create")
+    },
+    "full": Sugar("tensor", "full"),
+    "load": Sugar(
+        "tile",
+        "load",
+        positional=("tensor", "offsets", "shapes", "valid_shapes", "target_memory"),
+        rename={"valid_shape": "valid_shapes", "t": "tensor"},
+        drop=("clamp",),
+        default_from={"valid_shapes": "shapes"},
+    ),
+    "store": Sugar(
+        "tile",
+        "store",
+        positional=("tile", "offsets", "output", "shapes"),
+        rename={"out": "output"},
+        drop=("shapes",),
+    ),
+    "move": Sugar("tile", "move"),
+    "create_tile": Sugar("tile", "create"),
+    # ``memory_type`` (upstream 05_matmul passes pl.Mem.DDR): a tensor always lives in DDR.
+    "create_tensor": Sugar("tensor", "create", drop=("layout", "manual_dep", "memory_type")),
+}
+
+
+def sugar_op_name(s: Sugar, layer: str, scalar_rhs: bool) -> str:
+    """The op a sugar call resolves to, given the first operand's layer."""
+    short = s.scalar_op if scalar_rhs and s.scalar_op else s.op
+    return f"pl.{layer if s.layer == 'dispatch' else s.layer}.{short}"

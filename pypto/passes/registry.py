@@ -1,0 +1,82 @@
+"""One pass registry: the PassManager, ``pypto-opt`` and lit tests see the same
+passes under the same names (``OutlineIncoreScopes`` in dumps,
+``outline-incore-scopes`` on the command line)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+
+_PASSES: dict[str, type[ModulePass]] = {}
+
+
+def kebab(pass_name: str) -> str:
+    """``AllocateMemoryAddr`` -> ``allocate-memory-addr``."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", pass_name).lower()
+
+
+def kebab_name(pass_name: str) -> str:
+    """A pass's kebab-case name: the pipeline's spelling, else :func:`kebab`."""
+    from .pipeline_order import KEBAB_NAMES
+
+    return KEBAB_NAMES.get(pass_name) or kebab(pass_name)
+
+
+def register_pass(cls: type[ModulePass]) -> type[ModulePass]:
+    """Class decorator: register a ModulePass under its ``name`` (kebab-case)
+    and remember its PyPTO name (``PASS_NAME``, CamelCase). A real pass
+    replaces a pipeline placeholder of the same name (see ``placeholders``)."""
+    old = _PASSES.get(cls.name)
+    if old is not None and old is not cls and not getattr(old, "IS_PLACEHOLDER", False):
+        raise ValueError(f"pass name {cls.name!r} registered twice")
+    _PASSES[cls.name] = cls
+    return cls
+
+
+_NOT_PASSES = {"base", "registry", "placeholders", "pipeline_order"}
+
+
+_loaded = False
+
+
+def _load_builtin_passes() -> None:
+    """Import every module of this package once: each registers its passes."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    import importlib
+    import pkgutil
+
+    from . import __path__ as package_path
+
+    for info in sorted(pkgutil.iter_modules(package_path), key=lambda m: m.name):
+        if info.name not in _NOT_PASSES and not info.name.startswith("_"):
+            importlib.import_module(f"{__package__}.{info.name}")
+    # Last: identity passes for the pipeline names no module registered, so a
+    # real pass written in its own module always wins.
+    from .placeholders import register_placeholders
+
+    register_placeholders()
+
+
+def is_registered(name: str) -> bool:
+    """Whether a pass is registered under this kebab-case name (no loading)."""
+    return name in _PASSES
+
+
+def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Every registered pass by kebab-case name (the shape xDSL's driver wants)."""
+    _load_builtin_passes()
+    return {name: (lambda c=cls: c) for name, cls in sorted(_PASSES.items())}
+
+
+def get_pass(name: str) -> type[ModulePass]:
+    """A pass class by kebab-case or CamelCase name."""
+    _load_builtin_passes()
+    key = name if name in _PASSES else kebab_name(name)
+    if key not in _PASSES:
+        raise KeyError(f"unknown pass {name!r}; known: {', '.join(sorted(_PASSES))}")
+    return _PASSES[key]

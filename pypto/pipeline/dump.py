@@ -1,0 +1,143 @@
+"""THE pass-dump writer (``passes_dump/``), pl-dsl.md §5.
+
+- ``00_frontend.py``: the program before any pass;
+- ``NN_after_<PassName>.py``: after pass number ``NN`` (the position actually
+  run), each the program's DSL text (``Program.as_python(level)``);
+- ``NN_after_<PassName>.log``: only when the pass emitted warnings, one
+  located warning each (:func:`format_warning_log`);
+- on a failure, ``NN_failed_<PassName>.py`` (the failing pass's input, i.e.
+  the previous dump's text) and ``reproducer`` (see :mod:`pypto.pipeline.reproducer`).
+
+Every file is written atomically (``atomic_write_text``): never seen half written.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+from pypto.core.program import PassDumpLevel, Program
+from pypto.diagnostics import Diagnostic
+from pypto.passes.base import PyPTOPass
+from pypto.utils.atomic import atomic_write_text
+
+from .pass_runner import dump_file_name
+from .reproducer import format_reproducer
+
+DUMP_DIR = "passes_dump"
+FRONTEND_FILE = dump_file_name(0, None, initial="frontend")
+REPRODUCER_FILE = "reproducer"
+
+
+def dump_level(dump_passes: bool | int | PassDumpLevel | None) -> PassDumpLevel:
+    """``dump_passes`` as a level: ``True`` -> CONCISE, falsy -> NONE."""
+    if dump_passes is None or dump_passes is False:
+        return PassDumpLevel.NONE
+    if dump_passes is True:
+        return PassDumpLevel.CONCISE
+    return PassDumpLevel(int(dump_passes))
+
+
+def display_path(filename: str) -> str:
+    """A source path relative to the working directory when it is below it."""
+    if not os.path.isabs(filename):
+        return filename
+    rel = os.path.relpath(filename)
+    return filename if rel.startswith("..") else rel
+
+
+def format_warning_log(d: Diagnostic) -> str:
+    """One warning of a pass ``.log`` (pl-dsl.md §5): the diagnostic rendered
+    with its path relative to the working directory; without a location or
+    source line, ``<relpath>: warning: <msg> [<rule>]``."""
+    return d.render(display_path)
+
+
+class DumpWriter:
+    """Writes the dumps of one compilation into ``<output_dir>/passes_dump``.
+
+    Remembers the last text written (the next pass's input), which a failure
+    writes as ``NN_failed_<Pass>.py``."""
+
+    def __init__(self, output_dir: str | os.PathLike[str], level: PassDumpLevel = PassDumpLevel.CONCISE):
+        self.directory = Path(output_dir) / DUMP_DIR
+        self.level = level
+        self.last_text: str | None = None
+        # Files are written in order by one background thread while the next
+        # pass runs; close() waits for them and re-raises a write error.
+        self._io: ThreadPoolExecutor | None = None
+        self._pending: list[Future[None]] = []
+
+    @property
+    def enabled(self) -> bool:
+        return self.level is not PassDumpLevel.NONE
+
+    def text(self, program: Program) -> str:
+        """The dump text of a program at this writer's level."""
+        text = program.as_python(self.level)
+        return text if text.endswith("\n") else text + "\n"
+
+    def _write_text(self, name: str, text: str) -> Path:
+        if self._io is None:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self._io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pypto-dump")
+        path = self.directory / name
+        self._pending.append(self._io.submit(atomic_write_text, path, text, durable=False))
+        return path
+
+    def close(self) -> None:
+        """Wait until every dump is on disk; raise the first write error."""
+        pending, self._pending = self._pending, []
+        errors = [e for e in (f.exception() for f in pending) if e is not None]
+        if self._io is not None:
+            self._io.shutdown(wait=True)
+            self._io = None
+        if errors:
+            raise errors[0]
+
+    def _write(self, name: str, program: Program) -> Path | None:
+        if not self.enabled:
+            return None
+        self.last_text = self.text(program)
+        return self._write_text(name, self.last_text)
+
+    def write_frontend(self, program: Program) -> Path | None:
+        """``00_frontend.py``: the program before any pass."""
+        return self._write(FRONTEND_FILE, program)
+
+    def write_after(self, index: int, pass_name: str, program: Program, unchanged: bool = False) -> Path | None:
+        """``NN_after_<PassName>.py``: the program after pass number ``index``;
+        ``unchanged`` (the pass is known to be the identity) reuses the last
+        text instead of printing again."""
+        if unchanged and self.enabled and self.last_text is not None:
+            return self._write_text(dump_file_name(index, pass_name), self.last_text)
+        return self._write(dump_file_name(index, pass_name), program)
+
+    def write_log(self, index: int, pass_name: str, warnings: Sequence[Diagnostic]) -> Path | None:
+        """``NN_after_<PassName>.log`` with the pass's warnings (none: no file)."""
+        if not self.enabled or not warnings:
+            return None
+        text = "\n".join(format_warning_log(d) for d in warnings) + "\n"
+        return self._write_text(dump_file_name(index, pass_name, suffix=".log"), text)
+
+    def write_failure(
+        self,
+        index: int,
+        pass_name: str,
+        error: BaseException,
+        remaining: Sequence[type[PyPTOPass]],
+        options: dict[str, object],
+    ) -> tuple[Path, Path] | None:
+        """``NN_failed_<Pass>.py`` (the failing pass's input) and ``reproducer``."""
+        if not self.enabled or self.last_text is None:
+            return None
+        failed = self._write_text(dump_file_name(index, pass_name, "failed"), self.last_text)
+        repro_text = format_reproducer(self.last_text, remaining, index, error, options)
+        repro = self._write_text(REPRODUCER_FILE, repro_text)
+        return failed, repro
+
+    def __call__(self, index: int, pass_cls: type[PyPTOPass], program: Program) -> None:
+        """The PassManager callback (legacy form)."""
+        self.write_after(index, pass_cls.PASS_NAME, program)

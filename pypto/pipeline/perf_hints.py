@@ -1,0 +1,277 @@
+"""Perf hints and warnings of a compilation: the policy, the checks, the report.
+
+A perf hint is a :class:`~pypto.diagnostics.Diagnostic` with a ``code``
+(``PH001``) whose ``rule`` is its check name (``TileInnermostDimGranularity``);
+a warning has a rule and no code. Passes emit both through
+``pypto.diagnostics.emit``; checks that look at the whole program register
+with :func:`register_check` for a :class:`DiagnosticPhase`.
+
+Policy (:class:`DiagnosticPolicy`): ``diagnostic_phase=NONE`` mutes warnings
+and hints; ``disabled_diagnostics`` silences checks by name
+(``UnusedControlFlowResult`` is off by default); ``werror`` names hints (by
+code or check) that become a user error (:class:`PerfHintError`).
+
+Report: ``report/perf_hints.log`` is always written -- one line per hint site
+(:func:`format_hint`, ``(N occurrences at this source location)`` when a site
+repeats), or the single line :data:`EMPTY_HEADER` -- and stderr gets
+``[perf_hint] <N> hints across <M> sites; see <path>``. Without a report
+directory (``lower()``) every hint line goes to stderr instead.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from enum import IntEnum, StrEnum
+from pathlib import Path
+from typing import TextIO
+
+from xdsl.dialects.builtin import ModuleOp
+
+from pypto.diagnostics import Diagnostic, Severity, collecting
+from pypto.errors import Error
+from pypto.utils.atomic import atomic_write_text
+
+PERF_HINTS_FILE = "perf_hints.log"
+EMPTY_HEADER = "# PyPTO perf hints: none"
+WARNING_ENV = "PYPTO_WARNING_LEVEL"
+
+
+class DiagnosticPhase(IntEnum):
+    """When warning checks run; NONE mutes every warning and hint."""
+
+    NONE = 0
+    PRE_PIPELINE = 1
+    POST_PASS = 2
+    POST_PIPELINE = 3
+
+
+class DiagnosticCheck(StrEnum):
+    """The named checks (``disabled_diagnostics`` takes these or their names)."""
+
+    UnusedVariable = "UnusedVariable"
+    UnusedControlFlowResult = "UnusedControlFlowResult"
+    TileInnermostDimGranularity = "TileInnermostDimGranularity"
+    OutParamWriteDropped = "OutParamWriteDropped"
+
+
+DISABLED_BY_DEFAULT: frozenset[str] = frozenset({DiagnosticCheck.UnusedControlFlowResult.value})
+
+
+def parse_phase(value: DiagnosticPhase | int | str | None) -> DiagnosticPhase:
+    """An explicit phase, else ``PYPTO_WARNING_LEVEL``, else PRE_PIPELINE."""
+    if value is None:
+        value = os.environ.get(WARNING_ENV) or DiagnosticPhase.PRE_PIPELINE
+    if isinstance(value, DiagnosticPhase):
+        return value
+    if isinstance(value, int) or str(value).strip().isdigit():
+        return DiagnosticPhase(int(value))
+    try:
+        return DiagnosticPhase[str(value).strip().upper()]
+    except KeyError:
+        raise ValueError(f"unknown diagnostic phase {value!r}") from None
+
+
+def _names(items: Iterable[object] | None) -> frozenset[str]:
+    return frozenset(str(getattr(i, "value", i)) for i in (items or ()))
+
+
+@dataclass(frozen=True)
+class DiagnosticPolicy:
+    """Which warnings and hints are kept, and which hints are errors."""
+
+    phase: DiagnosticPhase = DiagnosticPhase.PRE_PIPELINE
+    disabled: frozenset[str] = DISABLED_BY_DEFAULT
+    werror: frozenset[str] = frozenset()
+
+    @classmethod
+    def make(
+        cls,
+        diagnostic_phase: DiagnosticPhase | int | str | None = None,
+        disabled_diagnostics: Iterable[object] | None = None,
+        werror: Iterable[object] | None = None,
+    ) -> DiagnosticPolicy:
+        """From compile options (``disabled_diagnostics`` adds to the defaults)."""
+        return cls(parse_phase(diagnostic_phase), DISABLED_BY_DEFAULT | _names(disabled_diagnostics), _names(werror))
+
+    @property
+    def muted(self) -> bool:
+        return self.phase is DiagnosticPhase.NONE
+
+    def keeps(self, d: Diagnostic) -> bool:
+        """Whether a warning/hint is reported (errors always are)."""
+        if d.severity is Severity.ERROR:
+            return True
+        if self.muted:
+            return False
+        return not (d.rule in self.disabled or d.code in self.disabled)
+
+    def is_error(self, d: Diagnostic) -> bool:
+        """Whether a kept hint is turned into an error by ``werror``."""
+        return is_hint(d) and (d.code in self.werror or d.rule in self.werror)
+
+
+def is_hint(d: Diagnostic) -> bool:
+    """A perf hint: a diagnostic with a code."""
+    return d.code is not None
+
+
+def is_warning(d: Diagnostic) -> bool:
+    return d.severity is Severity.WARNING and d.code is None
+
+
+# ---- checks over a whole program ------------------------------------------------
+
+Check = Callable[[ModuleOp], None]
+
+
+@dataclass
+class _Registered:
+    name: str
+    phase: DiagnosticPhase
+    fn: Check
+    hint: bool
+
+
+_CHECKS: list[_Registered] = []
+
+
+def register_check(name: str, phase: DiagnosticPhase, *, hint: bool = False) -> Callable[[Check], Check]:
+    """Decorator: ``fn(module)`` emits the diagnostics of check ``name``.
+
+    A hint check (``hint=True``) runs at ``phase`` unless diagnostics are
+    muted; a warning check runs only when the compile's ``diagnostic_phase``
+    is ``phase`` (PRE_PIPELINE: on the input; POST_PASS: after every pass,
+    into the pass's ``.log``; POST_PIPELINE: on the final IR).
+    """
+
+    def deco(fn: Check) -> Check:
+        _CHECKS[:] = [c for c in _CHECKS if c.name != name]
+        _CHECKS.append(_Registered(name, phase, fn, hint))
+        return fn
+
+    return deco
+
+
+def run_checks(module: ModuleOp, phase: DiagnosticPhase, policy: DiagnosticPolicy) -> list[Diagnostic]:
+    """Run the enabled checks of ``phase``; returns what they emitted and the
+    policy keeps (each stamped with its check name as rule)."""
+    if policy.muted:
+        return []
+    import pypto.pipeline.checks  # noqa: F401  (the built-in checks register themselves)
+
+    out: list[Diagnostic] = []
+    for c in _CHECKS:
+        if c.name in policy.disabled:
+            continue
+        # A hint check runs at its own phase; a warning check at the phase the
+        # compile's diagnostic_phase selects (its registered phase is a default).
+        if (c.hint and c.phase is not phase) or (not c.hint and phase is not policy.phase):
+            continue
+        with collecting() as got:
+            c.fn(module)
+        for d in got.items:
+            d.rule = d.rule or c.name
+        out.extend(got.items)
+    return [d for d in out if policy.keeps(d)]
+
+
+# ---- rendering ------------------------------------------------------------------------
+
+
+def _site(d: Diagnostic) -> tuple[str, int, int] | None:
+    return (d.span.filename, d.span.line, d.span.col) if d.span is not None else None
+
+
+def _where(d: Diagnostic) -> str:
+    if d.span is None:
+        return "<unknown>"
+    return f"{os.path.basename(d.span.filename)}:{d.span.line}:{d.span.col}"
+
+
+def format_hint(d: Diagnostic, count: int = 1) -> str:
+    """``[perf_hint PH001] <Check>: <message>[ (N occurrences at this source location)] at <file>:<l>:<c>``."""
+    times = f" ({count} occurrences at this source location)" if count > 1 else ""
+    return f"[perf_hint {d.code}] {d.rule}: {d.message}{times} at {_where(d)}"
+
+
+def format_warning(d: Diagnostic) -> str:
+    """``[warning] [<Rule>] (<pass>) <message> at <file>:<l>:<c>``."""
+    where = f" ({d.pass_name})" if d.pass_name else ""
+    at = f" at {_where(d)}" if d.span is not None else ""
+    return f"[warning] [{d.rule}]{where} {d.message}{at}"
+
+
+def dedupe(hints: Iterable[Diagnostic]) -> list[tuple[Diagnostic, int]]:
+    """Hints grouped per site (code, check, message, location), first-seen order."""
+    groups: dict[tuple[object, ...], list[Diagnostic]] = {}
+    for d in hints:
+        groups.setdefault((d.code, d.rule, d.message, _site(d)), []).append(d)
+    return [(ds[0], len(ds)) for ds in groups.values()]
+
+
+class PerfHintError(Error):
+    """Perf hints named by ``werror`` fired (a user error, e.g. a CI gate)."""
+
+    def __init__(self, hints: list[Diagnostic]):
+        self.hints = hints
+        lines = [format_hint(d, n) for d, n in dedupe(hints)]
+        super().__init__("perf hints treated as errors (werror):\n" + "\n".join(lines))
+
+
+@dataclass
+class DiagnosticReport:
+    """The warnings and hints of one compilation, filtered by a policy."""
+
+    policy: DiagnosticPolicy = field(default_factory=DiagnosticPolicy)
+    items: list[Diagnostic] = field(default_factory=list)
+
+    def add(self, diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+        """Keep what the policy keeps; returns the kept ones."""
+        kept = [d for d in diagnostics if self.policy.keeps(d)]
+        self.items.extend(kept)
+        return kept
+
+    @property
+    def hints(self) -> list[Diagnostic]:
+        return [d for d in self.items if is_hint(d)]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.items if is_warning(d)]
+
+    def hint_lines(self) -> list[str]:
+        return [format_hint(d, n) for d, n in dedupe(self.hints)]
+
+    def write(self, report_dir: str | os.PathLike[str], stream: TextIO | None = None) -> Path:
+        """Write ``perf_hints.log``; print the one summary line when there are hints."""
+        d = Path(report_dir)
+        d.mkdir(parents=True, exist_ok=True)
+        path = d / PERF_HINTS_FILE
+        lines = self.hint_lines()
+        atomic_write_text(path, "\n".join(lines or [EMPTY_HEADER]) + "\n")
+        hints = self.hints
+        if hints:
+            sites = len({_site(h) for h in hints})
+            out = stream or sys.stderr
+            out.write(f"[perf_hint] {len(hints)} hints across {sites} sites; see {path}\n")
+        return path
+
+    def print_hints(self, stream: TextIO | None = None) -> None:
+        """Every hint line to stderr (no report directory: ``lower()``)."""
+        out = stream or sys.stderr
+        for line in self.hint_lines():
+            out.write(line + "\n")
+
+    def print_warnings(self, stream: TextIO | None = None) -> None:
+        out = stream or sys.stderr
+        for w in self.warnings:
+            out.write(format_warning(w) + "\n")
+
+    def raise_werror(self) -> None:
+        """Raise PerfHintError when a hint named by ``werror`` fired."""
+        bad = [d for d in self.hints if self.policy.is_error(d)]
+        if bad:
+            raise PerfHintError(bad)
