@@ -16,7 +16,8 @@ from .orchestration import OrchestrationError, Task, TaskGraph, build_task_graph
 from .run import InputWrittenError, RunResult, TaskRace, run
 from .runnable import Runnable, RunSpec
 from .scheduler import Scheduler, TaskRecord
-from .worker import ChipWorker, DeviceTensor
+from .tensors import DeviceTensor
+from .worker import ChipWorker
 
 __all__ = [
     "PLATFORMS",

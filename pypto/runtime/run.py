@@ -19,7 +19,7 @@ Steps:
    an output directory, so instruction records point at real lines;
 3. the arguments go to simulated device memory: torch tensors and numpy
    arrays are copied in (counted in :attr:`RunResult.host_copy_bytes`), a
-   :class:`~pypto.runtime.worker.DeviceTensor` is used where it lives;
+   :class:`~pypto.runtime.tensors.DeviceTensor` is used where it lives;
 4. the Orchestration function runs host-side into a task graph
    (:mod:`.orchestration`), which :class:`~.scheduler.Scheduler` dispatches to
    the target's cores, each kernel interpreted by
@@ -57,6 +57,7 @@ from .config import RunConfig
 from .orchestration import DeviceBuffer, KernelPart, Task, TaskGraph, build_task_graph, entry_function, numpy_dtype
 from .runnable import Runnable, RunSpec
 from .scheduler import Scheduler, TaskRecord
+from .tensors import DeviceTensor, device_to_torch, host_to_numpy, is_torch, numpy_to_host
 
 SIM_PLATFORMS = ("a2a3sim", "a5sim")
 """Platforms this machine can run (simulated)."""
@@ -183,53 +184,6 @@ class RunResult:
         return p
 
 
-# ---- arguments: host <-> simulated device memory ------------------------------
-
-
-def _is_torch(x: Any) -> bool:
-    return type(x).__module__.startswith("torch") and hasattr(x, "detach")
-
-
-def host_to_numpy(x: Any) -> np.ndarray:
-    """A contiguous numpy copy of a torch tensor or numpy array (bf16 as uint16 bits)."""
-    if _is_torch(x):
-        import torch
-
-        t = x.detach().cpu().contiguous()
-        if t.dtype == torch.bfloat16:
-            return t.view(torch.int16).numpy().view(np.uint16).copy()
-        return t.numpy().copy()
-    return np.ascontiguousarray(np.array(x, copy=True))
-
-
-def numpy_to_host(arr: np.ndarray, dest: Any) -> None:
-    """Copy a device array back into ``dest`` (a torch tensor or numpy array) in place."""
-    if _is_torch(dest):
-        import torch
-
-        if dest.dtype == torch.bfloat16:
-            src = torch.from_numpy(arr.view(np.int16)).view(torch.bfloat16)
-        else:
-            src = torch.from_numpy(arr)
-        with torch.no_grad():
-            dest.copy_(src.reshape(dest.shape))
-    else:
-        np.copyto(
-            dest, arr.reshape(dest.shape).view(dest.dtype) if arr.dtype != dest.dtype else arr.reshape(dest.shape)
-        )
-
-
-def device_to_torch(arr: np.ndarray, element_type: Any = None) -> Any:
-    """A torch tensor sharing ``arr`` (bf16 when ``element_type`` is bf16)."""
-    import torch
-
-    from pypto.dialects.dtypes import dtype_name
-
-    if element_type is not None and dtype_name(element_type) == "BF16":
-        return torch.from_numpy(arr.view(np.int16)).view(torch.bfloat16)
-    return torch.from_numpy(arr)
-
-
 # ---- kernel units --------------------------------------------------------------
 
 
@@ -349,8 +303,6 @@ def _stage(name: str) -> Any:
 
 def _device_args(entry: func.FuncOp, args: Sequence[Any], names: Sequence[str]) -> tuple[list[Any], int]:
     """The entry's arguments in device memory, and the bytes copied from the host."""
-    from .worker import DeviceTensor
-
     params = entry.body.block.args
     if len(args) != len(params):
         raise TypeError(f"@{entry.sym_name.data} takes {len(params)} arguments ({', '.join(names)}), got {len(args)}")
@@ -361,7 +313,7 @@ def _device_args(entry: func.FuncOp, args: Sequence[Any], names: Sequence[str]) 
         if not isinstance(p.type, TensorType):
             if (
                 isinstance(a, DeviceTensor)
-                or _is_torch(a)
+                or is_torch(a)
                 and getattr(a, "dim", lambda: 0)() > 0
                 or isinstance(a, np.ndarray)
             ):
@@ -370,7 +322,7 @@ def _device_args(entry: func.FuncOp, args: Sequence[Any], names: Sequence[str]) 
             continue
         if isinstance(a, DeviceTensor):
             arr = a.array
-        elif _is_torch(a) or isinstance(a, np.ndarray):
+        elif is_torch(a) or isinstance(a, np.ndarray):
             arr = host_to_numpy(a)
             copied += arr.nbytes
         else:
@@ -480,8 +432,6 @@ def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -
                 problems.append(f"{label}: {len(left)} tile(s) pushed {direction} and never popped")
 
     # Out / InOut parameters back into the caller's tensors (DeviceTensors are written in place).
-    from .worker import DeviceTensor
-
     dirs = param_directions(entry)
     for a, d, dev in zip(args, dirs, dev_args, strict=True):
         if d is not ParamDirection.In and isinstance(dev, np.ndarray) and not isinstance(a, DeviceTensor):

@@ -25,9 +25,10 @@ from typing import Any
 import numpy as np
 
 from .config import RunConfig
-from .run import RunResult, host_to_numpy, numpy_to_host, prepare
+from .run import RunResult, prepare
 from .run import run as run_program
 from .runnable import Runnable
+from .tensors import DeviceTensor, host_to_numpy
 
 
 def _torch_dtype(dtype: Any) -> Any:
@@ -40,56 +41,6 @@ def _torch_dtype(dtype: Any) -> Any:
     if isinstance(dtype, str):
         return getattr(torch, dtype.removeprefix("torch."))
     return torch.from_numpy(np.zeros(0, dtype=dtype)).dtype
-
-
-class DeviceTensor:
-    """A tensor resident in a :class:`ChipWorker`'s simulated device memory."""
-
-    def __init__(self, worker: ChipWorker, shape: tuple[int, ...], dtype: Any, array: np.ndarray):
-        self.worker = worker
-        self.shape = shape
-        self.dtype = dtype
-        self._array: np.ndarray | None = array
-
-    @property
-    def freed(self) -> bool:
-        """True after :meth:`ChipWorker.free_tensor`."""
-        return self._array is None
-
-    @property
-    def array(self) -> np.ndarray:
-        """The device storage (bf16 as uint16 bits); kernels read and write it in place."""
-        if self._array is None:
-            raise RuntimeError("use of a freed DeviceTensor")
-        return self._array
-
-    @property
-    def nbytes(self) -> int:
-        """Size in bytes."""
-        return int(self.array.nbytes)
-
-    def to_torch(self) -> Any:
-        """A host copy (device -> host)."""
-        import torch
-
-        out = torch.empty(self.shape, dtype=self.dtype)
-        numpy_to_host(self.array, out)
-        return out
-
-    def numpy(self) -> np.ndarray:
-        """The device storage itself (no copy)."""
-        return self.array
-
-    def copy_from(self, host: Any) -> None:
-        """Overwrite the contents from a host tensor/array (host -> device)."""
-        src = host_to_numpy(host) if not np.isscalar(host) else np.full(self.shape, host, dtype=self.array.dtype)
-        if src.shape != self.array.shape:
-            raise ValueError(f"cannot copy a {tuple(src.shape)} tensor into a {self.shape} DeviceTensor")
-        np.copyto(self.array, src.view(self.array.dtype) if src.dtype.itemsize == self.array.dtype.itemsize else src)
-
-    def __repr__(self) -> str:
-        state = "freed" if self.freed else f"{self.nbytes} B"
-        return f"DeviceTensor(shape={self.shape}, dtype={self.dtype}, {state})"
 
 
 class ChipWorker:
