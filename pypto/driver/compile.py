@@ -28,10 +28,11 @@ from pypto.dialects.enums import FunctionType
 from pypto.dialects.program import function_type
 from pypto.passes.base import PyPTOPass
 from pypto.pipeline.backend import BackendType
+from pypto.pipeline.checks import run_checks
 from pypto.pipeline.dump import DumpWriter, dump_level
 from pypto.pipeline.lower import as_program, build_manager
 from pypto.pipeline.manager import MemoryPlanner, OptimizationStrategy, PipelineOptions, parse_memory_planner
-from pypto.pipeline.perf_hints import DiagnosticPhase, DiagnosticPolicy, DiagnosticReport, run_checks
+from pypto.pipeline.perf_hints import DiagnosticPhase, DiagnosticPolicy, DiagnosticReport
 from pypto.pipeline.session import CompileSession
 from pypto.pipeline.verification import VerificationLevel, parse_verification_level
 

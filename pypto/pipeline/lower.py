@@ -16,8 +16,9 @@ from xdsl.dialects.builtin import ModuleOp
 from pypto.core.program import Program
 from pypto.passes.base import PyPTOPass
 
+from .checks import run_checks
 from .manager import MemoryPlanner, OptimizationStrategy, PassManager, PipelineOptions, parse_memory_planner
-from .perf_hints import DiagnosticPhase, DiagnosticPolicy, DiagnosticReport, run_checks
+from .perf_hints import DiagnosticPhase, DiagnosticPolicy, DiagnosticReport
 from .session import CompileSession
 from .verification import VerificationLevel, parse_verification_level
 

@@ -30,7 +30,7 @@ from typing import TextIO
 
 from xdsl.dialects.builtin import ModuleOp
 
-from pypto.diagnostics import Diagnostic, Severity, collecting
+from pypto.diagnostics import Diagnostic, Severity
 from pypto.errors import Error
 from pypto.utils.atomic import atomic_write_text
 
@@ -155,27 +155,9 @@ def register_check(name: str, phase: DiagnosticPhase, *, hint: bool = False) -> 
     return deco
 
 
-def run_checks(module: ModuleOp, phase: DiagnosticPhase, policy: DiagnosticPolicy) -> list[Diagnostic]:
-    """Run the enabled checks of ``phase``; returns what they emitted and the
-    policy keeps (each stamped with its check name as rule)."""
-    if policy.muted:
-        return []
-    import pypto.pipeline.checks  # noqa: F401  (the built-in checks register themselves)
-
-    out: list[Diagnostic] = []
-    for c in _CHECKS:
-        if c.name in policy.disabled:
-            continue
-        # A hint check runs at its own phase; a warning check at the phase the
-        # compile's diagnostic_phase selects (its registered phase is a default).
-        if (c.hint and c.phase is not phase) or (not c.hint and phase is not policy.phase):
-            continue
-        with collecting() as got:
-            c.fn(module)
-        for d in got.items:
-            d.rule = d.rule or c.name
-        out.extend(got.items)
-    return [d for d in out if policy.keeps(d)]
+def registered_checks() -> list[_Registered]:
+    """The registered checks, in registration order (run by :func:`pypto.pipeline.checks.run_checks`)."""
+    return list(_CHECKS)
 
 
 # ---- rendering ------------------------------------------------------------------------

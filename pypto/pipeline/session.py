@@ -10,9 +10,10 @@ from pypto.diagnostics import Diagnostic
 from pypto.passes.base import PyPTOPass
 from pypto.utils.ir_fingerprint import fingerprint
 
+from .checks import run_checks
 from .dump import DumpWriter
 from .manager import PipelineListener
-from .perf_hints import DiagnosticPhase, DiagnosticReport, is_warning, run_checks
+from .perf_hints import DiagnosticPhase, DiagnosticReport, is_warning
 
 
 class CompileSession(PipelineListener):

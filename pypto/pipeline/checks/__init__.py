@@ -13,7 +13,7 @@ or the PassManager's collector receives them; with none they print to stderr),
 then returns them in emission order. Perf hints are ``Severity.REMARK``
 diagnostics with a ``code``; :func:`pypto.pipeline.perf_hints.format_hint` renders one in upstream's
 ``perf_hints.log`` / stderr shape. Compiles run these checks through
-``pypto.pipeline.perf_hints.run_checks`` (they register themselves).
+:func:`run_checks` (below; the checks register themselves with ``perf_hints.register_check``).
 
 Checks:
 
@@ -31,8 +31,8 @@ from collections.abc import Iterable
 
 from xdsl.dialects.builtin import ModuleOp
 
-from pypto.diagnostics import Diagnostic, emit
-from pypto.pipeline.perf_hints import DiagnosticPhase, register_check
+from pypto.diagnostics import Diagnostic, collecting, emit
+from pypto.pipeline.perf_hints import DiagnosticPhase, DiagnosticPolicy, register_check, registered_checks
 
 from .tile_granularity import CODE as PH001
 from .tile_granularity import RULE as TILE_INNERMOST_DIM_GRANULARITY
@@ -90,3 +90,24 @@ __all__ = [
     "check_tile_granularity",
     "run_post_pipeline_checks",
 ]
+
+
+def run_checks(module: ModuleOp, phase: DiagnosticPhase, policy: DiagnosticPolicy) -> list[Diagnostic]:
+    """Run the enabled checks of ``phase``; returns what they emitted and the
+    policy keeps (each stamped with its check name as rule)."""
+    if policy.muted:
+        return []
+    out: list[Diagnostic] = []
+    for c in registered_checks():
+        if c.name in policy.disabled:
+            continue
+        # A hint check runs at its own phase; a warning check at the phase the
+        # compile's diagnostic_phase selects (its registered phase is a default).
+        if (c.hint and c.phase is not phase) or (not c.hint and phase is not policy.phase):
+            continue
+        with collecting() as got:
+            c.fn(module)
+        for d in got.items:
+            d.rule = d.rule or c.name
+        out.extend(got.items)
+    return [d for d in out if policy.keeps(d)]
