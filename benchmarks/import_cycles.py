@@ -7,7 +7,7 @@ strongly connected components of that graph twice:
 
 - *explicit*: the import statements only (what import-linter checks);
 - *with parents*: also the implicit import of each imported module's parent packages, which Python runs
-  first (``from pypto.ir.passes.x import y`` runs ``pypto/ir/__init__.py``): a package ``__init__`` that
+  first (``from pypto.runtime.run import y`` runs ``pypto/runtime/__init__.py``): a package ``__init__`` that
   re-exports a higher layer ties every module that imports from below it into that layer's cycle.
 
     .venv/bin/python benchmarks/import_cycles.py [-v]
