@@ -46,8 +46,8 @@ def modules() -> dict[str, Path]:
     return found
 
 
-def imported_names(name: str, path: Path) -> set[str]:
-    """Dotted names imported by one module (relative imports resolved)."""
+def imported_names(name: str, path: Path, known: set[str] | frozenset[str] = frozenset()) -> set[str]:
+    """Dotted names imported by one module (relative imports resolved; ``known``: the project's modules)."""
     tree = ast.parse(path.read_text(), str(path))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     names: set[str] = set()
@@ -60,8 +60,11 @@ def imported_names(name: str, path: Path) -> set[str]:
                 module = ".".join(base + ([node.module] if node.module else []))
             else:
                 module = node.module or ""
-            names.add(module)
+            # ``from pkg import mod`` imports the module ``pkg.mod`` (the package only for its other names),
+            # as grimp/import-linter count it.
             names.update(f"{module}.{a.name}" for a in node.names)
+            if not all(f"{module}.{a.name}" in known for a in node.names):
+                names.add(module)
         elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
             callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
             if callee == "import_module" and isinstance(node.args[0].value, str):
@@ -80,7 +83,7 @@ def import_graph(with_parents: bool) -> dict[str, set[str]]:
 
     graph: dict[str, set[str]] = {}
     for name, path in mods.items():
-        targets = {owner(n) for n in imported_names(name, path) if n.startswith("pypto")}
+        targets = {owner(n) for n in imported_names(name, path, set(mods)) if n.startswith("pypto")}
         if with_parents:
             for t in list(targets):
                 parts = (t or "").split(".")
