@@ -148,6 +148,8 @@ def print_pto(module: Operation, *, generic: bool = False, debuginfo: bool | Non
     printer.print_op(module)
     out.write("\n")
     text = out.getvalue()
+    if debuginfo:  # as PyPTO writes .pto: an op or argument with no source position carries no loc
+        text = text.replace(" loc(unknown)", "")
     return text if generic else _MLIR_SHORT_NAMES.sub(r"\1", text)
 
 

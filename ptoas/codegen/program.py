@@ -21,10 +21,11 @@ ENV_LOC = "PYPTO_EMIT_PTO_LOC"
 
 
 def emit_source_loc_enabled(flag: bool | None) -> bool:
-    """The explicit flag, else ``PYPTO_EMIT_PTO_LOC`` (``1``/``true``/``yes``/``on``)."""
+    """The explicit flag, else ``PYPTO_EMIT_PTO_LOC``, which defaults to on as upstream's does
+    (``0``/``false``/``no``/``off`` turn it off: the ``.pto`` then carries no ``loc(...)``)."""
     if flag is not None:
         return flag
-    return os.environ.get(ENV_LOC, "").strip().lower() in ("1", "true", "yes", "on")
+    return os.environ.get(ENV_LOC, "").strip().lower() not in ("0", "false", "no", "off")
 
 
 def target_arch_of(backend_type: BackendType | str | None = None, platform: str | None = None) -> str:

@@ -12,9 +12,9 @@ edit to it is what runs) and ``build_kernel_unit(..., emit_source_loc=True)``
 otherwise (a bare Program run). The arch is :func:`.program.target_arch_of`
 on both paths.
 
-DSL locations: a file written with ``emit_source_loc`` (or
-``PYPTO_EMIT_PTO_LOC=1``) carries ``loc(...)`` on its ops and keeps them. A
-file without any (compile's default) takes the DSL locations of the unit built
+DSL locations: compile's file carries ``loc(...)`` on its ops by default
+(``PYPTO_EMIT_PTO_LOC``, on unless ``0``) and keeps them. A file without any
+(``emit_source_loc=False``) takes the DSL locations of the unit built
 with locations on, op for op, while its ops are still the built unit's ops in
 the same order (an edited constant keeps them; an added, removed or changed op
 drops them all): the ops then point at their ``.pto`` lines only.

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import torch
 
 import pypto.language as pl
@@ -31,9 +32,10 @@ def _inputs() -> tuple[torch.Tensor, ...]:
     return torch.randn(64, 128), torch.randn(64, 128), torch.zeros(64, 128), torch.zeros(64, 128)
 
 
-def _compiled(tmp_path: Path) -> Any:
+def _compiled(tmp_path: Path, emit_source_loc: bool | None = None) -> Any:
     a, b, x, y = _inputs()
-    return pypto_compile(add_mul.specialize(a, b, x, y), output_dir=tmp_path / "build", dump_passes=False)
+    program = add_mul.specialize(a, b, x, y)
+    return pypto_compile(program, output_dir=tmp_path / "build", dump_passes=False, emit_source_loc=emit_source_loc)
 
 
 def _unit_file(compiled: Any, kernel: str) -> Path:
@@ -46,15 +48,24 @@ def _records(result: Any, kernel: str) -> list[Any]:
     return [r for run_ in task.kernel_runs for r in run_.records]
 
 
-def test_compile_writes_what_build_kernel_unit_builds(tmp_path: Path) -> None:
+@pytest.mark.parametrize("env", [None, "0"])
+def test_compile_writes_what_build_kernel_unit_builds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: str | None) -> None:
+    """Locations are on by default (``PYPTO_EMIT_PTO_LOC``, as upstream): ``loc(...)`` on the ops that have a
+    DSL position, none on the others; ``PYPTO_EMIT_PTO_LOC=0`` writes no ``loc`` at all."""
+    if env is None:
+        monkeypatch.delenv("PYPTO_EMIT_PTO_LOC", raising=False)
+    else:
+        monkeypatch.setenv("PYPTO_EMIT_PTO_LOC", env)
     compiled = _compiled(tmp_path)
     arch = target_arch_of(compiled.backend_type, compiled.platform)
     files = sorted((compiled.output_dir / "ptoas").glob("*.pto"))
     assert len(files) == 2
     for path in files:
-        unit = build_kernel_unit(compiled.lowered.functions[path.stem], arch, emit_source_loc=False)
+        unit = build_kernel_unit(compiled.lowered.functions[path.stem], arch, emit_source_loc=env is None)
         assert unit.name == path.stem
-        assert unit.text == path.read_text()
+        text = path.read_text()
+        assert unit.text == text
+        assert ('loc("test_runtime_units.py"' in text) is (env is None) and "loc(unknown)" not in text
 
 
 def test_runtime_runs_the_same_unit_from_the_directory_and_in_memory(tmp_path: Path) -> None:
@@ -79,7 +90,7 @@ def test_runtime_runs_the_same_unit_from_the_directory_and_in_memory(tmp_path: P
 def test_an_edited_op_in_the_compiled_pto_is_what_runs(tmp_path: Path) -> None:
     """``pto.tadd`` -> ``pto.tsub`` in ``ptoas/<k_add>.pto``: the run computes a - b; the ops no longer
     match the DSL function, so the records name their ``.pto`` lines only."""
-    compiled = _compiled(tmp_path)
+    compiled = _compiled(tmp_path, emit_source_loc=False)
     path = _unit_file(compiled, "k_add")
     text = path.read_text()
     assert text.count("pto.tadd ") == 1 and "loc(" not in text
