@@ -13,6 +13,45 @@ from typing import Any
 
 PLATFORMS = ("a2a3sim", "a2a3", "a5sim", "a5")
 
+PMU_EVENT_TYPES = (1, 2, 4, 5, 6, 7, 8)
+"""The a2a3 PMU event types (runtime-dfx-formats.md §5); any other positive type falls back to 2."""
+
+DFX_FLAGS = ("enable_chip_swimlane", "enable_dump_args", "enable_pmu", "enable_dep_gen", "enable_scope_stats")
+"""The run-time collection flags (runtime-dfx-formats.md §1)."""
+
+_DFX_DEFAULTS: dict[str, int | bool] = {}
+
+
+def set_dfx_defaults(**flags: int | bool) -> None:
+    """The values a ``RunConfig`` built without these flags takes (the test suite's ``--enable-pmu`` ...)."""
+    unknown = set(flags) - set(DFX_FLAGS)
+    if unknown:
+        raise ValueError(f"unknown DFX flag(s): {', '.join(sorted(unknown))}; expected {', '.join(DFX_FLAGS)}")
+    _DFX_DEFAULTS.clear()
+    _DFX_DEFAULTS.update({k: v for k, v in flags.items() if v})
+
+
+def _dfx_default(flag: str) -> Any:
+    return field(default_factory=lambda: _DFX_DEFAULTS.get(flag, False))
+
+
+def _level(flag: str, value: Any, top: int, true_means: int) -> int:
+    """A flag as a level 0..``top``: ``True`` means ``true_means``; anything else is a ValueError."""
+    if isinstance(value, bool):
+        return true_means if value else 0
+    if isinstance(value, int) and 0 <= value <= top:
+        return value
+    raise ValueError(f"RunConfig.{flag} takes True/False or a level 0-{top}, got {value!r}")
+
+
+def _pmu_event_type(value: Any) -> int:
+    """``enable_pmu``: 0 off, ``True`` event type 2, an a2a3 event type, any other positive type 2."""
+    if isinstance(value, bool):
+        return 2 if value else 0
+    if isinstance(value, int) and value >= 0:
+        return value if value == 0 or value in PMU_EVENT_TYPES else 2
+    raise ValueError(f"RunConfig.enable_pmu takes True/False or a PMU event type {PMU_EVENT_TYPES}, got {value!r}")
+
 
 def backend_for_platform(platform: str) -> str:
     """``Ascend950`` for the a5 platforms, else ``Ascend910B``."""
@@ -45,11 +84,16 @@ class RunConfig:
     save_kernels: bool = False
     codegen_only: bool = False
     golden_data_dir: str | None = None
-    enable_chip_swimlane: bool = False
-    enable_dump_args: bool = False
-    enable_pmu: bool = False
-    enable_dep_gen: bool = False
-    enable_scope_stats: bool = False
+    enable_chip_swimlane: int | bool = _dfx_default("enable_chip_swimlane")
+    """Swimlane level 0-4 (``True``: 4): ``dfx_outputs/chip_swimlane_records.json``."""
+    enable_dump_args: int | bool = _dfx_default("enable_dump_args")
+    """0 off, 1 the marked tensors, 2 every argument: ``dfx_outputs/args_dump/``."""
+    enable_pmu: int | bool = _dfx_default("enable_pmu")
+    """0 off, else the PMU event type (``True``: 2): ``dfx_outputs/pmu.csv``."""
+    enable_dep_gen: bool = _dfx_default("enable_dep_gen")
+    """``dfx_outputs/deps.json``."""
+    enable_scope_stats: bool = _dfx_default("enable_scope_stats")
+    """``dfx_outputs/scope_stats/scope_stats.jsonl``."""
     aicpu_thread_num: int | None = None
     ring_task_window: int | None = None
     ring_heap: int | None = None
@@ -62,10 +106,22 @@ class RunConfig:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        self.enable_chip_swimlane = _level("enable_chip_swimlane", self.enable_chip_swimlane, 4, 4)
+        self.enable_dump_args = _level("enable_dump_args", self.enable_dump_args, 2, 1)
+        self.enable_pmu = _pmu_event_type(self.enable_pmu)
+        self.enable_dep_gen = bool(_level("enable_dep_gen", self.enable_dep_gen, 1, 1))
+        self.enable_scope_stats = bool(_level("enable_scope_stats", self.enable_scope_stats, 1, 1))
+        if self.dfx_enabled:
+            self.save_kernels = True  # the artefacts go into the build directory
         if self.backend_type is None:
             self.backend_type = backend_for_platform(self.platform)
         else:
             backend_for_platform(self.platform)  # validate the platform
+
+    @property
+    def dfx_enabled(self) -> bool:
+        """Whether any run-time collection flag is on."""
+        return any(getattr(self, f) for f in DFX_FLAGS)
 
     def compile_options(self) -> dict[str, Any]:
         """The keyword arguments for ``ir.compile`` (unset options left out)."""

@@ -33,7 +33,6 @@ Steps:
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import weakref
@@ -54,6 +53,8 @@ from pypto.target import Target, load_target
 from pypto.utils.pipe_order import pushers_first
 
 from .config import RunConfig
+from .dfx import collectors_for, finish_all
+from .dfx.swimlane import swimlane_records, write_swimlane
 from .orchestration import DeviceBuffer, KernelPart, Task, TaskGraph, build_task_graph, entry_function, numpy_dtype
 from .runnable import Runnable, RunSpec
 from .scheduler import Scheduler, TaskRecord
@@ -119,6 +120,8 @@ class RunResult:
     host_copy_bytes: int = 0
     problems: list[str] = field(default_factory=list)
     units: dict[str, KernelUnit] = field(default_factory=dict)
+    dfx_outputs: dict[str, list[Path]] = field(default_factory=dict)
+    """The run-time DFX artefacts written, by RunConfig flag (``pypto.runtime.dfx``)."""
 
     @property
     def time_us(self) -> float:
@@ -155,33 +158,14 @@ class RunResult:
         )
         return "\n".join(lines)
 
-    def swimlane_records(self) -> dict[str, Any]:
-        """``chip_swimlane_records.json`` level 2 (runtime-dfx-formats.md §2):
-        ``aicore_tasks`` rows ``[core_id, task_token_raw, reg_task_id, start, end,
-        receive_to_start]`` and ``aicpu_tasks`` rows ``[core_id, reg_task_id,
-        dispatch, finish]``, in cycles; ``metadata.clock_freq_hz`` is the target clock."""
-        aicore, aicpu = [], []
-        for t in self.tasks:
-            for core in t.core_ids:
-                aicore.append([core, t.task_id, t.task_id, t.start, t.end, t.start - t.dispatch])
-                aicpu.append([core, t.task_id, t.dispatch, t.finish])
-        return {
-            "chip_swimlane_level": 2,
-            "metadata": {
-                "clock_freq_hz": self.clock_hz,
-                "num_cores": len(self.core_types),
-                "core_types": self.core_types,
-            },
-            "aicore_tasks": aicore,
-            "aicpu_tasks": aicpu,
-        }
+    def swimlane_records(self, level: int = 2) -> dict[str, Any]:
+        """``chip_swimlane_records.json`` at ``level`` (runtime-dfx-formats.md §2; see
+        :mod:`pypto.runtime.dfx.swimlane`), in target cycles."""
+        return swimlane_records(self, level)
 
-    def write_swimlane(self, path: str | os.PathLike[str]) -> Path:
-        """Write :meth:`swimlane_records` as JSON; returns the path."""
-        p = Path(path)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(json.dumps(self.swimlane_records(), indent=1))
-        return p
+    def write_swimlane(self, path: str | os.PathLike[str], level: int = 2) -> Path:
+        """Write :meth:`swimlane_records` as JSON (atomically); returns the path."""
+        return write_swimlane(self, Path(path), level)
 
 
 # ---- kernel units --------------------------------------------------------------
@@ -399,9 +383,12 @@ def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -
     problems: list[str] = []
 
     channels: dict[int, dict[str, Any]] = {}  # per task: the cube<->vector pipes its parts share
+    collectors = collectors_for(config, prepared.out_dir)  # the DFX artefacts the flags ask for
 
     def run_part(task: Task, part: KernelPart) -> Any:
         unit = prepared.unit(part.func_name)
+        for c in collectors:
+            c.before_task(task, part)
         before = [(a.index, a.buffer.array.reshape(-1).view(np.uint8).copy()) for a in part.args
                   if a.buffer is not None and a.direction is ParamDirection.In]  # fmt: skip
         try:
@@ -418,6 +405,8 @@ def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -
         except DeviceError as e:  # name the task too: a kernel may run as many tasks
             raise type(e)(f"task {task.label} (@{part.func_name}): {e}") from e
         _check_inputs_unchanged(task, part, before)
+        for c in collectors:
+            c.after_task(task, part, kr)
         races.extend(TaskRace(task.id, part.func_name, r) for r in kr.races)
         problems.extend(f"{task.label} {part.func_name}: {p}" for p in kr.problems)
         return kr
@@ -439,7 +428,7 @@ def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -
     outputs = _outputs(graph, entry, args, dev_args)
     for r in races:
         print(f"[race] {r.message()}", file=sys.stderr)
-    return RunResult(
+    result = RunResult(
         tasks=records,
         per_core_cycles=scheduler.per_core_cycles(),
         per_core_busy=scheduler.per_core_busy(),
@@ -454,6 +443,8 @@ def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -
         problems=problems,
         units=dict(prepared.units),
     )
+    result.dfx_outputs = finish_all(collectors, result)
+    return result
 
 
 def _outputs(graph: TaskGraph, entry: func.FuncOp, args: Sequence[Any], dev_args: Sequence[Any]) -> Any:

@@ -1,0 +1,15 @@
+"""Run-time DFX: what each ``RunConfig`` collection flag writes under ``<output_dir>/dfx_outputs/``
+(runtime-dfx-formats.md §1).
+
+A :class:`Collector` per enabled flag watches a run (each task part before it is dispatched and after
+it completes) and writes its artefact when the run ends. :func:`collectors_for` makes them from a
+:class:`~pypto.runtime.config.RunConfig`; a new artefact is a :class:`Collector` subclass registered
+with :func:`register`.
+"""
+
+from __future__ import annotations
+
+from .base import COLLECTORS, Collector, collectors_for, finish_all, register
+from .swimlane import SwimlaneCollector
+
+__all__ = ["COLLECTORS", "Collector", "SwimlaneCollector", "collectors_for", "finish_all", "register"]

@@ -1,0 +1,61 @@
+"""The collector protocol and registry of the run-time DFX artefacts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+DFX_DIR = "dfx_outputs"
+"""The folder of the run-time artefacts inside a build directory."""
+
+
+class Collector:
+    """Watches one run for one flag (``FLAG``, a ``RunConfig`` field) at ``level`` and writes its
+    artefact(s) under ``out_dir`` (``<build>/dfx_outputs``) when the run ends."""
+
+    FLAG: ClassVar[str] = ""
+
+    def __init__(self, level: int, out_dir: Path):
+        self.level = level
+        self.out_dir = out_dir
+
+    def before_task(self, task: Any, part: Any) -> None:
+        """Before ``part`` of ``task`` is dispatched (its arguments hold their inputs)."""
+
+    def after_task(self, task: Any, part: Any, kernel_run: Any) -> None:
+        """After ``part`` of ``task`` completed (``kernel_run``: the interpreter's result)."""
+
+    def finish(self, result: Any) -> list[Path]:
+        """Write the artefact(s) for the finished run (a :class:`~pypto.runtime.run.RunResult`)."""
+        return []
+
+
+COLLECTORS: dict[str, type[Collector]] = {}
+"""RunConfig flag -> the collector that serves it."""
+
+
+def register(cls: type[Collector]) -> type[Collector]:
+    """Class decorator: ``cls`` serves ``cls.FLAG``."""
+    COLLECTORS[cls.FLAG] = cls
+    return cls
+
+
+def collectors_for(config: Any, build_dir: Path | None) -> list[Collector]:
+    """A collector per flag enabled in ``config`` (levels as normalized by RunConfig); none without a
+    build directory to write into."""
+    if build_dir is None:
+        return []
+    out = Path(build_dir) / DFX_DIR
+    made: list[Collector] = []
+    for flag, cls in COLLECTORS.items():
+        level = int(getattr(config, flag, 0) or 0)
+        if level:
+            made.append(cls(level, out))
+    return made
+
+
+def finish_all(collectors: Sequence[Collector], result: Any) -> dict[str, list[Path]]:
+    """Every collector's artefacts, by flag."""
+    return {c.FLAG: c.finish(result) for c in collectors}
+

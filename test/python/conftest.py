@@ -1,0 +1,34 @@
+"""The suite's run-time DFX flags (runtime-dfx-formats.md §1): every run in the tests collects what they
+ask for, as upstream's ``--enable-pmu`` and friends do.
+
+    pytest --enable-chip-swimlane | --chip-swimlane-level N   --dump-args [N]   --enable-pmu [N]
+           --enable-dep-gen   --enable-scope-stats
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pypto.runtime.config import set_dfx_defaults
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("pypto-dfx", "run-time DFX collection for every run in the tests")
+    group.addoption("--enable-chip-swimlane", action="store_true", help="swimlane records at level 4")
+    group.addoption("--chip-swimlane-level", type=int, default=None, metavar="N", help="swimlane records at level N (0-4)")
+    group.addoption("--dump-args", nargs="?", type=int, const=1, default=0, metavar="N", help="args dump level (bare: 1)")
+    group.addoption("--enable-pmu", nargs="?", type=int, const=2, default=0, metavar="N", help="PMU event type (bare: 2)")
+    group.addoption("--enable-dep-gen", action="store_true", help="deps.json")
+    group.addoption("--enable-scope-stats", action="store_true", help="scope_stats.jsonl")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    level = config.getoption("--chip-swimlane-level")
+    swimlane = level if level is not None else (4 if config.getoption("--enable-chip-swimlane") else 0)
+    set_dfx_defaults(
+        enable_chip_swimlane=swimlane,
+        enable_dump_args=config.getoption("--dump-args"),
+        enable_pmu=config.getoption("--enable-pmu"),
+        enable_dep_gen=config.getoption("--enable-dep-gen"),
+        enable_scope_stats=config.getoption("--enable-scope-stats"),
+    )

@@ -1,0 +1,87 @@
+"""The run-time DFX flags (runtime-dfx-formats.md §1) and the swimlane records they write (§2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+import pypto.language as pl
+from pypto.runtime import RunConfig
+from pypto.runtime import config as run_config
+from pypto.runtime.config import set_dfx_defaults
+
+
+@pytest.fixture(autouse=True)
+def _own_flags():
+    """These tests set the flags themselves; the suite's own (``--enable-pmu`` ...) come back after."""
+    saved = dict(run_config._DFX_DEFAULTS)
+    set_dfx_defaults()
+    yield
+    set_dfx_defaults(**saved)
+
+
+@pl.jit
+def twice(a: pl.Tensor, x: pl.Out[pl.Tensor], y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="k_first"):
+        x[:] = pl.add(a, a)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="k_second"):
+        y[:] = pl.mul(x, a)
+    return x, y
+
+
+def test_flags_normalize_and_force_save_kernels() -> None:
+    c = RunConfig(enable_chip_swimlane=True, enable_pmu=True, enable_dump_args=True, enable_dep_gen=1)
+    assert (c.enable_chip_swimlane, c.enable_pmu, c.enable_dump_args, c.enable_dep_gen) == (4, 2, 1, True)
+    assert c.save_kernels and c.dfx_enabled
+    assert RunConfig(enable_pmu=7).enable_pmu == 7 and RunConfig(enable_pmu=3).enable_pmu == 2  # invalid type -> 2
+    off = RunConfig()
+    assert not off.dfx_enabled and not off.save_kernels and off.enable_chip_swimlane == 0
+
+
+@pytest.mark.parametrize(
+    "flags", [{"enable_chip_swimlane": 5}, {"enable_chip_swimlane": -1}, {"enable_dump_args": 3}, {"enable_pmu": -2},
+              {"enable_dep_gen": 2}, {"enable_chip_swimlane": "4"}]
+)  # fmt: skip
+def test_out_of_range_flags_are_value_errors(flags: dict[str, object]) -> None:
+    with pytest.raises(ValueError, match=next(iter(flags))):
+        RunConfig(**flags)
+
+
+def test_suite_defaults_apply_to_every_new_config() -> None:
+    set_dfx_defaults(enable_pmu=4, enable_chip_swimlane=1)
+    c = RunConfig()
+    assert (c.enable_pmu, c.enable_chip_swimlane, c.save_kernels) == (4, 1, True)
+    assert RunConfig(enable_pmu=0).enable_pmu == 0  # an explicit value wins
+    set_dfx_defaults()
+    with pytest.raises(ValueError, match="unknown DFX flag"):
+        set_dfx_defaults(enable_everything=True)
+
+
+def _run(tmp_path: Path, **flags: object) -> tuple[dict, Path]:
+    a, x, y = torch.randn(32, 64), torch.zeros(32, 64), torch.zeros(32, 64)
+    config = RunConfig(save_kernels_dir=str(tmp_path / "build"), **flags)
+    twice(a, x, y, config=config)
+    torch.testing.assert_close(y, 2 * a * a)
+    path = tmp_path / "build" / "dfx_outputs" / "chip_swimlane_records.json"
+    return (json.loads(path.read_text()) if path.exists() else {}), tmp_path / "build"
+
+
+@pytest.mark.parametrize("level", [1, 2, 3, 4])
+def test_swimlane_levels_are_cumulative_and_agree(tmp_path: Path, level: int) -> None:
+    records, _ = _run(tmp_path, enable_chip_swimlane=level)
+    assert records["chip_swimlane_level"] == min(level, 2)  # levels 3-4 need the AICPU model
+    rows = records["aicore_tasks"]
+    assert len(rows) == 2 and all(len(r) == 6 and r[3] < r[4] for r in rows)
+    assert ("aicpu_tasks" in records) is (level >= 2)
+    assert records["metadata"]["core_types"] and records["metadata"]["num_cores"] == len(records["metadata"]["core_types"])
+    # collecting costs nothing in simulated cycles: level 1's rows are level 2's
+    level1, _ = _run(tmp_path / "l1", enable_chip_swimlane=1)
+    assert level1["aicore_tasks"] == rows
+
+
+def test_no_flag_writes_no_dfx_outputs(tmp_path: Path) -> None:
+    records, build = _run(tmp_path)
+    assert records == {} and not (build / "dfx_outputs").exists()
