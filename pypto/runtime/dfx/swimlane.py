@@ -9,12 +9,14 @@ in the file's level.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from pypto.utils.atomic import atomic_write_text
 
 from .base import Collector, register
+from .trace import chrome_trace, trace_json
 
 RECORDED_LEVEL = 2
 """The highest swimlane level the simulated chip records."""
@@ -53,11 +55,25 @@ def write_swimlane(result: Any, path: Path, level: int = 2) -> Path:
     return path
 
 
+def write_merged_trace(result: Any, out_dir: Path, level: int = 2, stamp: str | None = None) -> Path:
+    """``merged_swimlane_<YYYYMMDD_HHMMSS>.json``: the run's Chrome trace (:mod:`.trace`), labelled with
+    its kernel names and its task dependencies as flows (upstream's simulator cannot write it: it lacks
+    the task metadata)."""
+    names = {t.task_id: t.func_name for t in result.tasks}
+    edges = [(d, t.task_id) for t in result.tasks for d in sorted(t.deps)]
+    trace = chrome_trace(swimlane_records(result, level), names, edges)
+    path = out_dir / f"merged_swimlane_{stamp or datetime.now().strftime('%Y%m%d_%H%M%S')}.json"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, trace_json(trace))
+    return path
+
+
 @register
 class SwimlaneCollector(Collector):
-    """``enable_chip_swimlane``: ``chip_swimlane_records.json`` at the run's level."""
+    """``enable_chip_swimlane``: ``chip_swimlane_records.json`` at the run's level and the merged trace."""
 
     FLAG = "enable_chip_swimlane"
 
     def finish(self, result: Any) -> list[Path]:
-        return [write_swimlane(result, self.out_dir / "chip_swimlane_records.json", self.level)]
+        records = write_swimlane(result, self.out_dir / "chip_swimlane_records.json", self.level)
+        return [records, write_merged_trace(result, self.out_dir, self.level)]

@@ -1,0 +1,121 @@
+"""The merged swimlane (runtime-dfx-formats.md §3): the Chrome trace a swimlane run writes, and
+``python -m pypto.tools.swimlane_converter``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+import pypto.language as pl
+from pypto.runtime import RunConfig
+from pypto.runtime import config as run_config
+from pypto.runtime.config import set_dfx_defaults
+from pypto.runtime.dfx.trace import chrome_trace, task_label
+from pypto.tools.swimlane_converter import main as converter_main
+
+
+@pl.jit
+def chain(a: pl.Tensor, x: pl.Out[pl.Tensor], y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="k_first"):
+        x[:] = pl.add(a, a)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="k_second"):
+        y[:] = pl.mul(x, a)
+    return x, y
+
+
+@pytest.fixture(autouse=True)
+def _own_flags():
+    saved = dict(run_config._DFX_DEFAULTS)
+    set_dfx_defaults()
+    yield
+    set_dfx_defaults(**saved)
+
+
+def _run(tmp_path: Path) -> tuple[Any, Path]:
+    a, x, y = torch.randn(32, 64), torch.zeros(32, 64), torch.zeros(32, 64)
+    build = tmp_path / "build"
+    chain(a, x, y, config=RunConfig(save_kernels_dir=str(build), enable_chip_swimlane=2))
+    return chain.compile(a, x, y, config=RunConfig(save_kernels_dir=str(build))).last_run, build / "dfx_outputs"
+
+
+def check_event_format(trace: dict[str, Any]) -> None:
+    """The Chrome Trace Event rules Perfetto's UI relies on."""
+    events = trace["traceEvents"]
+    assert {e["ph"] for e in events} <= {"M", "X", "s", "f"}
+    lanes: dict[tuple[int, int], list[tuple[float, float]]] = {}
+    for e in events:
+        if e["ph"] == "X":
+            assert isinstance(e["ts"], float) and isinstance(e["dur"], float) and e["dur"] >= 0
+            lanes.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
+    for bars in lanes.values():  # on one tid: disjoint or nested
+        bars.sort(key=lambda b: (b[0], -b[1]))
+        open_: list[float] = []
+        for start, end in bars:
+            while open_ and open_[-1] <= start:
+                open_.pop()
+            assert not open_ or end <= open_[-1], bars
+            open_.append(end)
+    starts = sorted(e["id"] for e in events if e["ph"] == "s")
+    ends = sorted(e["id"] for e in events if e["ph"] == "f")
+    assert starts == ends and len(set(starts)) == len(starts)
+    assert all(e.get("bp") == "e" for e in events if e["ph"] == "f")
+
+
+def test_a_swimlane_run_writes_the_merged_trace(tmp_path: Path) -> None:
+    result, dfx = _run(tmp_path)
+    (merged,) = dfx.glob("merged_swimlane_*.json")
+    trace = json.loads(merged.read_text())
+    check_event_format(trace)
+    bars = [e for e in trace["traceEvents"] if e["ph"] == "X" and e["pid"] == 4]
+    assert sorted(e["name"] for e in bars) == ["k_first(t0)", "k_second(t1)"]
+    records = json.loads((dfx / "chip_swimlane_records.json").read_text())
+    freq = records["metadata"]["clock_freq_hz"]
+    cycles = [c for r in records["aicore_tasks"] for c in r[3:5]] + [c for r in records["aicpu_tasks"] for c in r[2:4]]
+    base = min(c for c in cycles if c)  # §2's reader: µs from the smallest non-zero cycle value; 0 stays 0.0
+
+    def us(c: int) -> float:
+        return (c - base) * 1e6 / freq if c else 0.0
+
+    first = next(e for e in bars if e["name"] == "k_first(t0)")
+    row = next(r for r in records["aicore_tasks"] if r[1] == 0)
+    assert first["ts"] == pytest.approx(us(row[3] - row[5]), abs=1e-6)  # from receive
+    assert first["ts"] + first["dur"] == pytest.approx(us(row[4]), abs=1e-6)
+    assert first["args"]["kernel-duration-us"] == pytest.approx(us(row[4]) - us(row[3]), abs=1e-6)
+    flows = [e for e in trace["traceEvents"] if e["ph"] == "s" and e["pid"] == 4]
+    assert [f["name"] for f in flows] == ["dependency"]  # k_second reads x, which k_first writes
+    assert {m["args"]["name"] for m in trace["traceEvents"] if m["name"] == "process_name"} == {
+        "AICPU Orchestrator", "AICPU Scheduler", "Scheduler View", "Worker View"}  # fmt: skip
+
+
+def test_a_late_producer_is_an_hb_violation() -> None:
+    records = {"chip_swimlane_level": 2, "metadata": {"clock_freq_hz": 1e6, "core_types": ["aiv", "aiv"]},
+               "aicore_tasks": [[0, 0, 0, 10, 50, 0], [1, 1, 1, 20, 60, 0]],
+               "aicpu_tasks": [[0, 0, 5, 55], [1, 1, 6, 65]]}  # fmt: skip
+    trace = chrome_trace(records, {0: "p", 1: "c"}, [(0, 1)])
+    check_event_format(trace)
+    assert {e["name"] for e in trace["traceEvents"] if e["ph"] == "s"} == {"hb_violation"}
+    assert task_label((2 << 32) | 7) == "r2t7" and task_label(7) == "t7"
+
+
+def test_the_converter_reads_a_run_and_rejects_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, dfx = _run(tmp_path)
+    out = tmp_path / "trace.json"
+    assert converter_main([str(dfx / "chip_swimlane_records.json"), "-o", str(out)]) == 0
+    trace = json.loads(out.read_text())
+    check_event_format(trace)
+    assert sorted(e["name"] for e in trace["traceEvents"] if e["ph"] == "X" and e["pid"] == 4) == ["task(t0)", "task(t1)"]
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"metadata": {}}')
+    assert converter_main([str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert str(bad) in err and "clock_freq_hz" in err and "Traceback" not in err
+    assert not (tmp_path / "merged_swimlane.json").exists()
+    done = subprocess.run([sys.executable, "-m", "pypto.tools.swimlane_converter", str(tmp_path / "nope.json")],
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    assert done.returncode == 1 and "nope.json" in done.stderr and "Traceback" not in done.stderr

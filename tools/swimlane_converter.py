@@ -1,0 +1,79 @@
+"""``python -m pypto.tools.swimlane_converter RECORDS [--deps-json DEPS] [--func-names MAP] [-o OUT]``:
+``chip_swimlane_records.json`` (and ``deps.json``) to a Chrome Trace Event JSON that Perfetto's UI opens
+(runtime-dfx-formats.md §3; :mod:`pypto.runtime.dfx.trace`).
+
+Without ``--deps-json`` a sibling ``deps.json`` is used when there is one (no deps: no dependency arrows
+and every bar ``task(..)``); names come from ``--func-names`` or the newest sibling ``name_map*.json``.
+The default output is ``merged_swimlane.json`` next to the records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pypto.runtime.dfx.trace import TraceInputError, chrome_trace, deps_edges_and_names, trace_json
+from pypto.utils.atomic import atomic_write_text
+
+
+def _read_json(path: Path, what: str) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise TraceInputError(f"{path}: cannot read the {what}: {e.strerror or e}") from None
+    except json.JSONDecodeError as e:
+        raise TraceInputError(f"{path}:{e.lineno}:{e.colno}: the {what} is not JSON ({e.msg})") from None
+
+
+def convert(records_path: Path, deps_path: Path | None, names_path: Path | None, out: Path | None) -> Path:
+    """Write the merged trace; returns its path."""
+    records = _read_json(records_path, "swimlane records")
+    if not isinstance(records, dict):
+        raise TraceInputError(f"{records_path}: expected a JSON object with metadata and aicore_tasks")
+    folder = records_path.parent
+    if deps_path is None and (folder / "deps.json").is_file():
+        deps_path = folder / "deps.json"
+    if names_path is None:
+        maps = sorted(folder.glob("name_map*.json"), key=lambda p: (p.stat().st_mtime, p.name))
+        names_path = maps[-1] if maps else None
+    name_map = _read_json(names_path, "name map") if names_path is not None else None
+    edges: list[tuple[int, int]] = []
+    names: dict[int, str] = {}
+    if deps_path is not None:
+        try:
+            edges, names = deps_edges_and_names(_read_json(deps_path, "deps.json"), name_map)
+        except TraceInputError as e:
+            raise TraceInputError(f"{deps_path}: {e}") from None
+    try:
+        trace = chrome_trace(records, names, edges)
+    except TraceInputError as e:
+        raise TraceInputError(f"{records_path}: {e}") from None
+    target = out if out is not None else folder / "merged_swimlane.json"
+    if not target.parent.is_dir():
+        raise TraceInputError(f"output directory does not exist: {target.parent}")
+    atomic_write_text(target, trace_json(trace))
+    return target
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="swimlane_converter", description=__doc__.splitlines()[0])
+    parser.add_argument("records", type=Path, help="chip_swimlane_records.json")
+    parser.add_argument("--deps-json", type=Path, default=None, help="deps.json (default: a sibling one)")
+    parser.add_argument("--func-names", type=Path, default=None, help="name_map*.json (default: the newest sibling)")
+    parser.add_argument("-o", "--output", type=Path, default=None, help="output (default: merged_swimlane.json)")
+    args = parser.parse_args(argv)
+    try:
+        path = convert(args.records, args.deps_json, args.func_names, args.output)
+    except TraceInputError as e:
+        print(f"swimlane_converter: error: {e}", file=sys.stderr)
+        return 1
+    print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
