@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -171,3 +173,42 @@ def test_deps_viewer_bad_input_is_a_located_error(tmp_path: Path, content: str, 
     err = capsys.readouterr().err
     assert err.startswith(f"deps_viewer: error: {deps}") and message in err and "Traceback" not in err
     assert not (tmp_path / "deps_viewer.txt").exists()
+
+
+needs_graphviz = pytest.mark.skipif(
+    shutil.which("dot") is None or importlib.util.find_spec("graphviz") is None,
+    reason="Graphviz not installed (make test installs Debian graphviz and the PyPI package)",
+)
+
+
+@needs_graphviz
+def test_deps_viewer_html(tmp_path: Path, capsys) -> None:
+    out = _run(tmp_path, enable_chip_swimlane=1)
+    assert deps_viewer.main([str(out / "deps.json"), "--format", "html", "--show-tensor-info"]) == 0
+    page = out / "deps_viewer.html"
+    assert capsys.readouterr().out.strip() == str(page)
+    html = page.read_text()
+    assert html.startswith("<!DOCTYPE html>") and "<svg" in html and "<script" in html
+    assert "<title>T0_0</title>" in html and "<title>T0_1</title>" in html  # a node per task
+    assert "<title>T0_0&#45;&gt;T0_1</title>" in html  # the dependency, drawn once
+    assert "0 · k_first ↓0 ↑1" in html and "1 · k_second ↓1 ↑0" in html  # names from the name map
+    assert html.lower().count('fill="#ffb366"') >= 2 and "<ellipse" in html  # AIV tasks: orange ellipses
+    assert "arg2 OUTPUT_EXISTING T2:fp32[32,64]" in html
+    first = html
+    assert deps_viewer.main([str(out / "deps.json"), "--format", "html", "--show-tensor-info"]) == 0
+    assert page.read_text() == first  # deterministic
+
+
+@needs_graphviz
+def test_deps_viewer_html_spmd_and_missing_graphviz(tmp_path: Path, capsys, monkeypatch) -> None:
+    deps = tmp_path / "deps.json"
+    deps.write_text(json.dumps({"tasks": [{"task_id": "0", "kernel_ids": [0, 1, -1], "block_num": 8}], "edges": []}))
+    assert deps_viewer.main([str(deps), "--format", "html"]) == 0
+    html = (tmp_path / "deps_viewer.html").read_text()
+    assert 'fill="#66cc99"' in html.lower() and ">x8<" in html and 'stroke="#c62828"' in html.lower()  # mix, SPMD
+    capsys.readouterr()
+    monkeypatch.setenv("PATH", str(tmp_path))  # no Graphviz executables
+    assert deps_viewer.main([str(deps), "--format", "html", "--engine", "sfdp"]) == 1
+    assert (
+        capsys.readouterr().err == "deps_viewer: error: Graphviz 'sfdp' is not installed (apt-get install graphviz)\n"
+    )
