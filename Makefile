@@ -15,7 +15,7 @@ $(PY):
 
 $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet --disable-pip-version-check torch==2.13.0
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,mlir]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,mlir,dfx]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -31,7 +31,14 @@ $(CHROMIUM):
 	$(SUDO) apt-get update -qq
 	$(SUDO) apt-get install -y -qq chromium
 
-test: install $(CHROMIUM)
+# deps_viewer's HTML view lays its graph out with Debian's Graphviz.
+DOT := /usr/bin/dot
+
+$(DOT):
+	$(SUDO) apt-get update -qq
+	$(SUDO) apt-get install -y -qq graphviz
+
+test: install $(CHROMIUM) $(DOT)
 	$(PY) -m pytest -q
 	$(VENV)/bin/lit -q test
 	$(MAKE) lint-imports

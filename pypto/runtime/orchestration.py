@@ -93,6 +93,17 @@ class KernelPart:
     args: list[TaskArg]
 
 
+@dataclass(frozen=True)
+class DepEdge:
+    """Why a task waits for ``pred``: ``kind`` ``"raw"`` / ``"waw"`` (``pred`` is the last writer of
+    the tensor of argument ``arg``), ``"war"`` (``pred`` read it since that write and this task
+    writes it) or ``"explicit"`` (a ``pl.task_deps`` entry; ``arg`` is -1)."""
+
+    pred: int
+    arg: int
+    kind: str
+
+
 @dataclass
 class Task:
     """One kernel call of the Orchestration function.
@@ -109,6 +120,8 @@ class Task:
     deps: set[int] = field(default_factory=set)
     static_id: int | None = None
     loc: str | None = None
+    dep_edges: list[DepEdge] = field(default_factory=list)
+    """One entry per reason behind ``deps`` (a pair may repeat), in the order they were found."""
 
     @property
     def label(self) -> str:
@@ -393,12 +406,17 @@ class _HostInterpreter:
             b = a.buffer.id
             if b in self._last_writer:
                 task.deps.add(self._last_writer[b])
+                kind = "waw" if a.direction is ParamDirection.Out else "raw"
+                task.dep_edges.append(DepEdge(self._last_writer[b], a.index, kind))
             if a.direction is not ParamDirection.In:
                 task.deps |= self._readers.get(b, set())
+                task.dep_edges += [DepEdge(r, a.index, "war") for r in sorted(self._readers.get(b, set()))]
         for s in static_deps:
             if s in self._by_static:
                 task.deps.add(self._by_static[s])
+                task.dep_edges.append(DepEdge(self._by_static[s], -1, "explicit"))
         task.deps.discard(tid)
+        task.dep_edges = [e for e in task.dep_edges if e.pred != tid]
         for a in args:
             if a.buffer is None:
                 continue

@@ -10,6 +10,7 @@ with :func:`register`.
 from __future__ import annotations
 
 from .base import COLLECTORS, Collector, collectors_for, finish_all, register
+from .deps import DepsCollector
 from .swimlane import SwimlaneCollector
 
-__all__ = ["COLLECTORS", "Collector", "SwimlaneCollector", "collectors_for", "finish_all", "register"]
+__all__ = ["COLLECTORS", "Collector", "DepsCollector", "SwimlaneCollector", "collectors_for", "finish_all", "register"]

@@ -1,0 +1,234 @@
+"""``deps.json`` (runtime-dfx-formats.md §4) and ``name_map_<build dir>.json`` (§1) for ``enable_dep_gen``.
+
+What the file says, and where each value comes from on the simulated chip:
+
+- **tasks**: one per task of the run's :class:`~pypto.runtime.orchestration.TaskGraph`, in submission
+  order. ``task_id`` is the raw id ``(ring << 32) | local`` with ring 0 (the simulator has one ring), so
+  the local id, as a string. ``scope`` is always ``"auto"``: the host interpreter derives every task's
+  dependencies from its tensor arguments (explicit ``deps=`` / ``pl.task_deps`` are added on top, never
+  instead), and the language has no manual-dependency scope. ``kernel_ids`` is ``[aic, aiv0, aiv1]``:
+  the func_id of the task's AIC part in slot 0 and of its AIV parts in slots 1 and 2 (-1 where there is
+  none). ``block_num`` is 1: the orchestration launches no SPMD tasks. ``args`` lists every argument
+  (``type`` ``INPUT`` / ``OUTPUT_EXISTING`` / ``INOUT`` for tensors, whose buffers always exist before the
+  task, ``SCALAR`` with ``tensor_id`` null otherwise); a tensor argument is the whole buffer (the runtime
+  passes no views): ``start_offset`` "0", contiguous element ``strides``.
+- **func_ids**: :func:`kernel_func_ids`, the kernel functions (AIC / AIV / InCore; a Group is not one,
+  its parts are) numbered in the program's order; the name map uses the same numbering.
+- **tensors**: one per (buffer, version) an argument names. The simulator has no device addresses, so
+  :func:`gm_addresses` lays the buffers out in GM from :data:`GM_BASE` in creation order, each aligned to
+  :data:`GM_ALIGN` bytes. ``version`` counts the writes to the buffer submitted before: an INPUT names
+  the version it reads, an OUTPUT_EXISTING / INOUT the version it makes (one more), so a consumer's
+  input and its producer's output name one tensor. ``tensor_id`` is :func:`tensor_id`: FNV-1a 64 over
+  the address then the version, each 8 bytes little-endian.
+- **edges**: the runtime's real dependencies (``Task.dep_edges``), one per reason, so a pair may repeat.
+  The runtime tracks the last writer and the readers since of each whole buffer, as upstream's
+  tensormap tracks address ranges: those edges (read-after-write, write-after-write and
+  write-after-read) are ``source: "tensormap"``, ``flags ["wait"]``, ``overlap "covered"`` (both sides
+  are the whole buffer), with ``arg`` the consumer's argument. ``pl.task_deps`` edges are
+  ``"explicit"``, ``arg`` -1, ``flags ["wait", "retain"]``. No edge is ``"creator"``: tensors are
+  created on the host, never by a task.
+
+Every uint64 (task ids, tensor ids, addresses, offsets, element counts) is a JSON string.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+
+from pypto.dialects.dtypes import dtype_name
+from pypto.dialects.enums import FunctionType, ParamDirection
+from pypto.dialects.program import function_type
+from pypto.dialects.types import TensorType
+from pypto.target.dtypes import BY_NAME
+from pypto.utils.atomic import atomic_write_text
+
+from .base import Collector, register
+
+GM_BASE = 0x1_0000_0000
+"""The simulated GM address of the first buffer (the simulator itself has no addresses)."""
+
+GM_ALIGN = 512
+"""Each simulated buffer starts on this many bytes."""
+
+RING = 0
+"""The one ring of the simulator's task ids."""
+
+_FNV_OFFSET = 0xCBF29CE484222325
+_FNV_PRIME = 0x100000001B3
+_MASK64 = (1 << 64) - 1
+
+_ARG_TYPE = {ParamDirection.In: "INPUT", ParamDirection.Out: "OUTPUT_EXISTING", ParamDirection.InOut: "INOUT"}
+_STORAGE_NAME = {}
+for _name, _info in BY_NAME.items():
+    if _info.numpy is not None:
+        _STORAGE_NAME.setdefault(np.dtype(_info.numpy).name, _name)
+
+
+def fnv1a64(data: bytes) -> int:
+    """FNV-1a, 64 bit."""
+    h = _FNV_OFFSET
+    for b in data:
+        h = ((h ^ b) * _FNV_PRIME) & _MASK64
+    return h
+
+
+def tensor_id(addr: int, version: int) -> int:
+    """A tensor's id: FNV-1a 64 of ``addr`` then ``version``, each 8 bytes little-endian."""
+    return fnv1a64(addr.to_bytes(8, "little") + version.to_bytes(8, "little"))
+
+
+def raw_task_id(local: int, ring: int = RING) -> int:
+    """``(ring << 32) | local``."""
+    return (ring << 32) | local
+
+
+def kernel_func_ids(module: Any) -> dict[str, int]:
+    """Kernel function name -> func_id: the program's AIC / AIV / InCore functions in module order."""
+    kinds = (FunctionType.AIC, FunctionType.AIV, FunctionType.InCore)
+    names = [
+        op.sym_name.data for op in module.body.block.ops if isinstance(op, func.FuncOp) and function_type(op) in kinds
+    ]
+    return {n: i for i, n in enumerate(names)}
+
+
+def name_map(module: Any) -> dict[str, Any]:
+    """The §1 name map: ``{"level":2,"orchestrator_name":null,"callable_id_to_name":{"<func_id>":"<name>"}}``."""
+    ids = kernel_func_ids(module)
+    return {"level": 2, "orchestrator_name": None, "callable_id_to_name": {str(i): n for n, i in ids.items()}}
+
+
+def write_name_map(result: Any, out_dir: Path) -> Path:
+    """``out_dir/name_map_<build dir name>.json`` (``out_dir`` is ``<build>/dfx_outputs``), atomically."""
+    path = out_dir / f"name_map_{out_dir.parent.name}.json"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps(name_map(result.module), indent=1) + "\n")
+    return path
+
+
+def gm_addresses(buffers: list[Any]) -> dict[int, int]:
+    """Buffer id -> simulated GM address (creation order from :data:`GM_BASE`, :data:`GM_ALIGN` apart)."""
+    out: dict[int, int] = {}
+    addr = GM_BASE
+    for b in buffers:
+        out[b.id] = addr
+        addr += max(-(-b.nbytes // GM_ALIGN), 1) * GM_ALIGN
+    return out
+
+
+def _dtype(t: Any) -> str | None:
+    """A parameter's element dtype name (``FP32``), a scalar's own (``INDEX``), else None."""
+    try:
+        return dtype_name(t.element_type if isinstance(t, TensorType) else t)
+    except ValueError:  # a type with no pl dtype name
+        return None
+
+
+def _param_dtypes(module: Any) -> dict[str, list[str | None]]:
+    """Function name -> the element dtype of each tensor parameter (None for scalars)."""
+    out: dict[str, list[str | None]] = {}
+    for op in module.body.block.ops:
+        if isinstance(op, func.FuncOp):
+            out[op.sym_name.data] = [_dtype(t) for t in op.function_type.inputs.data]
+    return out
+
+
+def _strides(arr: np.ndarray) -> list[int]:
+    return [int(s) // arr.itemsize for s in arr.strides]
+
+
+def deps_document(result: Any) -> dict[str, Any]:
+    """The ``deps.json`` of a finished run (see the module docstring)."""
+    graph = result.graph
+    ids = kernel_func_ids(result.module)
+    param_dtypes = _param_dtypes(result.module)
+    addrs = gm_addresses(graph.buffers)
+    version: dict[int, int] = {}
+    tensors: dict[int, dict[str, Any]] = {}
+    arg_tensor: dict[tuple[int, int], int] = {}  # (task, arg idx) -> tensor id
+    arg_doc: dict[tuple[int, int], dict[str, Any]] = {}
+    tasks: list[dict[str, Any]] = []
+    for t in graph.tasks:
+        slots = [-1, -1, -1]
+        aiv = 1
+        for part in t.parts:
+            if part.core_type == "aic":
+                slots[0] = ids.get(part.func_name, -1)
+            elif aiv <= 2:
+                slots[aiv] = ids.get(part.func_name, -1)
+                aiv += 1
+        dtypes = param_dtypes.get(t.func_name, [])
+        args: list[dict[str, Any]] = []
+        written: set[int] = set()
+        for a in t.args:
+            dt = dtypes[a.index] if a.index < len(dtypes) else None
+            if a.buffer is None:
+                args.append({"idx": a.index, "type": "SCALAR", "tensor_id": None, "dtype": dt, "shape": [],
+                             "start_offset": "0", "strides": []})  # fmt: skip
+                continue
+            b = a.buffer
+            dt = dt or _STORAGE_NAME.get(b.array.dtype.name, b.array.dtype.name.upper())
+            v = version.get(b.id, 0) + (a.direction is not ParamDirection.In)
+            if a.direction is not ParamDirection.In:
+                written.add(b.id)
+            tid = tensor_id(addrs[b.id], v)
+            tensors.setdefault(
+                tid,
+                {"tensor_id": str(tid), "buffer_addr": str(addrs[b.id]), "version": v, "dtype": dt,
+                 "buffer_numel": str(int(b.array.size))},
+            )  # fmt: skip
+            doc = {"idx": a.index, "type": _ARG_TYPE[a.direction], "tensor_id": str(tid), "dtype": dt,
+                   "shape": [int(d) for d in b.array.shape], "start_offset": "0", "strides": _strides(b.array)}  # fmt: skip
+            args.append(doc)
+            arg_tensor[(t.id, a.index)] = tid
+            arg_doc[(t.id, a.index)] = doc
+        for b_id in written:
+            version[b_id] = version.get(b_id, 0) + 1
+        tasks.append({"task_id": str(raw_task_id(t.id)), "scope": "auto", "kernel_ids": slots, "block_num": 1,
+                      "args": args})  # fmt: skip
+    by_id = {t.id: t for t in graph.tasks}
+    edges: list[dict[str, Any]] = []
+    for t in graph.tasks:
+        for e in t.dep_edges:
+            edge: dict[str, Any] = {"pred": str(raw_task_id(e.pred)), "succ": str(raw_task_id(t.id)), "arg": e.arg}
+            if e.kind == "explicit":
+                edge.update(source="explicit", flags=["wait", "retain"])
+                edges.append(edge)
+                continue
+            edge.update(source="tensormap", flags=["wait"], overlap="covered")
+            consumer = arg_doc[(t.id, e.arg)]
+            edge["tensor_id"] = consumer["tensor_id"]
+            for k in ("dtype", "shape", "start_offset", "strides"):
+                edge[f"consumer_{k}"] = consumer[k]
+            buf = t.args[e.arg].buffer
+            want_write = e.kind != "war"  # the producer wrote the buffer (RAW/WAW) or read it (WAR)
+            pred_args = [a for a in by_id[e.pred].args if a.buffer is buf]
+            pick = next((a for a in pred_args if (a.direction is not ParamDirection.In) == want_write), pred_args[0])
+            producer = arg_doc[(e.pred, pick.index)]
+            for k in ("shape", "start_offset", "strides"):
+                edge[f"producer_{k}"] = producer[k]
+            edges.append(edge)
+    return {"tasks": tasks, "tensors": list(tensors.values()), "edges": edges}
+
+
+def write_deps(result: Any, out_dir: Path) -> Path:
+    """``out_dir/deps.json``, atomically."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "deps.json"
+    atomic_write_text(path, json.dumps(deps_document(result), indent=1) + "\n")
+    return path
+
+
+@register
+class DepsCollector(Collector):
+    """``enable_dep_gen``: ``deps.json`` and the run's name map (everything comes from the task graph,
+    so nothing is watched per task)."""
+
+    FLAG = "enable_dep_gen"
+
+    def finish(self, result: Any) -> list[Path]:
+        return [write_deps(result, self.out_dir), write_name_map(result, self.out_dir)]

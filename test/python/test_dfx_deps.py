@@ -1,0 +1,214 @@
+"""``enable_dep_gen``: deps.json and the name map (runtime-dfx-formats.md §4, §1) on a real run, and
+``python -m pypto.tools.deps_viewer`` on them."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import pypto.language as pl
+from pypto.runtime import RunConfig
+from pypto.runtime import config as run_config
+from pypto.runtime.config import set_dfx_defaults
+from pypto.runtime.dfx.deps import GM_BASE, fnv1a64, tensor_id
+from pypto.tools import deps_viewer
+
+
+@pytest.fixture(autouse=True)
+def _own_flags():
+    saved = dict(run_config._DFX_DEFAULTS)
+    set_dfx_defaults()
+    yield
+    set_dfx_defaults(**saved)
+
+
+@pl.jit
+def chain(a: pl.Tensor, x: pl.Out[pl.Tensor], y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="k_first"):
+        x[:] = pl.add(a, a)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="k_second"):
+        y[:] = pl.mul(x, a)  # reads the first task's output
+    return x, y
+
+
+def _run(tmp_path: Path, **flags: object) -> Path:
+    a, x, y = torch.randn(32, 64), torch.zeros(32, 64), torch.zeros(32, 64)
+    build = tmp_path / "build"
+    chain(a, x, y, config=RunConfig(save_kernels_dir=str(build), enable_dep_gen=True, **flags))
+    torch.testing.assert_close(y, 2 * a * a)
+    return build / "dfx_outputs"
+
+
+def test_fnv1a64_known_values() -> None:
+    assert fnv1a64(b"") == 0xCBF29CE484222325
+    assert fnv1a64(b"a") == 0xAF63DC4C8601EC8C
+
+
+def test_deps_json_schema_and_values(tmp_path: Path) -> None:
+    out = _run(tmp_path)
+    doc = json.loads((out / "deps.json").read_text())
+    assert set(doc) == {"tasks", "tensors", "edges"}
+    t0, t1 = doc["tasks"]
+    assert [t["task_id"] for t in doc["tasks"]] == ["0", "1"]  # ring 0: raw id = local id, as strings
+    for t in doc["tasks"]:
+        assert set(t) == {"task_id", "scope", "kernel_ids", "block_num", "args"}
+        assert t["scope"] == "auto" and t["block_num"] == 1 and len(t["kernel_ids"]) == 3
+        for a in t["args"]:
+            assert set(a) == {"idx", "type", "tensor_id", "dtype", "shape", "start_offset", "strides"}
+            assert isinstance(a["tensor_id"], str) and a["start_offset"] == "0"
+            assert a["shape"] == [32, 64] and a["strides"] == [64, 1] and a["dtype"] == "FP32"
+    assert [a["type"] for a in t0["args"]] == ["INPUT", "OUTPUT_EXISTING"]
+    assert [a["type"] for a in t1["args"]] == ["INPUT", "INPUT", "OUTPUT_EXISTING"]
+    # func_ids: the name map's numbering; both kernels are AIV (slot 1)
+    names = json.loads((out / "name_map_build.json").read_text())
+    assert names == {"level": 2, "orchestrator_name": None, "callable_id_to_name": {"0": "k_first", "1": "k_second"}}
+    assert t0["kernel_ids"] == [-1, 0, -1] and t1["kernel_ids"] == [-1, 1, -1]
+
+    tensors = {t["tensor_id"]: t for t in doc["tensors"]}
+    for t in doc["tensors"]:
+        assert set(t) == {"tensor_id", "buffer_addr", "version", "dtype", "buffer_numel"}
+        assert all(isinstance(t[k], str) for k in ("tensor_id", "buffer_addr", "buffer_numel"))
+        assert t["tensor_id"] == str(tensor_id(int(t["buffer_addr"]), t["version"]))  # FNV of addr + version
+        assert t["buffer_numel"] == "2048"
+    for t in doc["tasks"]:
+        assert all(a["tensor_id"] in tensors for a in t["args"])
+    # the second task reads the version of x the first one wrote; both read a's version 0
+    x_written = t0["args"][1]["tensor_id"]
+    assert t1["args"][0]["tensor_id"] == x_written and tensors[x_written]["version"] == 1
+    assert t1["args"][1]["tensor_id"] == t0["args"][0]["tensor_id"]
+    assert tensors[t0["args"][0]["tensor_id"]]["buffer_addr"] == str(GM_BASE)
+
+    data = [e for e in doc["edges"] if e["source"] == "tensormap"]
+    assert len(data) == 1
+    e = data[0]
+    assert (e["pred"], e["succ"], e["arg"], e["flags"], e["overlap"]) == ("0", "1", 0, ["wait"], "covered")
+    assert e["tensor_id"] == x_written
+    assert (e["consumer_dtype"], e["consumer_shape"], e["consumer_start_offset"], e["consumer_strides"]) == (
+        "FP32", [32, 64], "0", [64, 1])  # fmt: skip
+    assert (e["producer_shape"], e["producer_start_offset"], e["producer_strides"]) == ([32, 64], "0", [64, 1])
+    for e in doc["edges"]:
+        assert e["source"] in ("tensormap", "explicit")
+        if e["source"] == "explicit":  # AutoDeriveTaskDependencies' pl.task_deps
+            assert (e["pred"], e["succ"], e["arg"], e["flags"]) == ("0", "1", -1, ["wait", "retain"])
+            assert "tensor_id" not in e
+
+
+def test_deps_json_is_deterministic(tmp_path: Path) -> None:
+    first = (_run(tmp_path / "a") / "deps.json").read_bytes()
+    assert first == (_run(tmp_path / "b") / "deps.json").read_bytes()
+
+
+def test_deps_viewer_text(tmp_path: Path) -> None:
+    out = _run(tmp_path, enable_chip_swimlane=1)
+    deps = out / "deps.json"
+    proc = subprocess.run([sys.executable, "-m", "pypto.tools.deps_viewer", str(deps)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str(out / "deps_viewer.txt")
+    n_edges = len(json.loads(deps.read_text())["edges"])
+    assert (out / "deps_viewer.txt").read_text().splitlines() == [
+        "SUMMARY",
+        f"  source_deps_json: {deps}",
+        "  tasks: 2",
+        "  unique_task_edges: 1",
+        f"  annotated_edges: {n_edges}",
+        "  tensors: 3",
+        "  perf_sidecar: yes",
+        "  func_name_map: yes",
+        "",
+        "TASK INDEX",
+        "TASK 0 kind=submit func_id=[-1,0,-1] fanin=0 fanout=1",
+        "TASK 1 kind=submit func_id=[-1,1,-1] fanin=1 fanout=0",
+        "",
+        "=== TASK 0 kind=submit func_id=[-1,0,-1] ===",
+        "FANIN 0",
+        "FANOUT 1",
+        "  -> 1",
+        "",
+        "=== TASK 1 kind=submit func_id=[-1,1,-1] ===",
+        "FANIN 1",
+        "  <- 0",
+        "FANOUT 0",
+    ]
+
+
+def test_deps_viewer_kinds_rings_and_spmd(tmp_path: Path) -> None:
+    ring = 1 << 32
+    deps = tmp_path / "deps.json"
+    deps.write_text(json.dumps({
+        "tasks": [{"task_id": str(ring + 1), "kernel_ids": [3, -1, -1], "block_num": 4, "args": []},
+                  {"task_id": str(ring + 2), "kernel_ids": [-1, -1, -1], "block_num": 1, "args": []}],
+        "tensors": [],
+        "edges": [{"pred": "5", "succ": str(ring + 1), "arg": 0, "source": "creator"},
+                  {"pred": str(ring + 1), "succ": str(ring + 2), "arg": -1, "source": "explicit"}],
+    }))  # fmt: skip
+    (tmp_path / "names.json").write_text(json.dumps({"3": "mm"}))
+    assert deps_viewer.main([str(deps), "--func-names", str(tmp_path / "names.json")]) == 0
+    text = (tmp_path / "deps_viewer.txt").read_text()
+    assert "TASK (0, 5) kind=alloc func_id=none fanin=0 fanout=1\n" in text
+    assert "TASK (1, 1) kind=submit func_id=[3,-1,-1] SPMD block num = 4 fanin=1 fanout=1\n" in text
+    assert "TASK (1, 2) kind=dummy func_id=none fanin=1 fanout=0\n" in text
+    assert "  <- (0, 5)\n" in text and "  func_name_map: yes\n" in text and "  perf_sidecar: no\n" in text
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"edges": [', "deps.json:1:12: not JSON"),
+        ('{"tasks": []}', "expected a top-level 'edges' list"),
+        ('{"edges": [{"pred": "0", "succ": 1.5}]}', "edges[0].succ: expected a uint64 as a JSON string"),
+        ('{"edges": [], "tasks": [{"task_id": "0", "kernel_ids": "x"}]}', "tasks[0].kernel_ids"),
+    ],
+)
+def test_deps_viewer_bad_input_is_a_located_error(tmp_path: Path, content: str, message: str, capsys) -> None:
+    deps = tmp_path / "deps.json"
+    deps.write_text(content)
+    assert deps_viewer.main([str(deps)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"deps_viewer: error: {deps}") and message in err and "Traceback" not in err
+    assert not (tmp_path / "deps_viewer.txt").exists()
+
+
+needs_graphviz = pytest.mark.skipif(
+    shutil.which("dot") is None or importlib.util.find_spec("graphviz") is None,
+    reason="Graphviz not installed (make test installs Debian graphviz and the PyPI package)",
+)
+
+
+@needs_graphviz
+def test_deps_viewer_html(tmp_path: Path, capsys) -> None:
+    out = _run(tmp_path, enable_chip_swimlane=1)
+    assert deps_viewer.main([str(out / "deps.json"), "--format", "html", "--show-tensor-info"]) == 0
+    page = out / "deps_viewer.html"
+    assert capsys.readouterr().out.strip() == str(page)
+    html = page.read_text()
+    assert html.startswith("<!DOCTYPE html>") and "<svg" in html and "<script" in html
+    assert "<title>T0_0</title>" in html and "<title>T0_1</title>" in html  # a node per task
+    assert "<title>T0_0&#45;&gt;T0_1</title>" in html  # the dependency, drawn once
+    assert "0 · k_first ↓0 ↑1" in html and "1 · k_second ↓1 ↑0" in html  # names from the name map
+    assert html.lower().count('fill="#ffb366"') >= 2 and "<ellipse" in html  # AIV tasks: orange ellipses
+    assert "arg2 OUTPUT_EXISTING T2:fp32[32,64]" in html
+    first = html
+    assert deps_viewer.main([str(out / "deps.json"), "--format", "html", "--show-tensor-info"]) == 0
+    assert page.read_text() == first  # deterministic
+
+
+@needs_graphviz
+def test_deps_viewer_html_spmd_and_missing_graphviz(tmp_path: Path, capsys, monkeypatch) -> None:
+    deps = tmp_path / "deps.json"
+    deps.write_text(json.dumps({"tasks": [{"task_id": "0", "kernel_ids": [0, 1, -1], "block_num": 8}], "edges": []}))
+    assert deps_viewer.main([str(deps), "--format", "html"]) == 0
+    html = (tmp_path / "deps_viewer.html").read_text()
+    assert 'fill="#66cc99"' in html.lower() and ">x8<" in html and 'stroke="#c62828"' in html.lower()  # mix, SPMD
+    capsys.readouterr()
+    monkeypatch.setenv("PATH", str(tmp_path))  # no Graphviz executables
+    assert deps_viewer.main([str(deps), "--format", "html", "--engine", "sfdp"]) == 1
+    assert (
+        capsys.readouterr().err == "deps_viewer: error: Graphviz 'sfdp' is not installed (apt-get install graphviz)\n"
+    )
