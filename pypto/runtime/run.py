@@ -122,6 +122,8 @@ class RunResult:
     units: dict[str, KernelUnit] = field(default_factory=dict)
     dfx_outputs: dict[str, list[Path]] = field(default_factory=dict)
     """The run-time DFX artefacts written, by RunConfig flag (``pypto.runtime.dfx``)."""
+    target: Target | None = None
+    """The target the run was simulated on (its facts: request size, pipes, costs)."""
 
     @property
     def time_us(self) -> float:
@@ -442,6 +444,7 @@ def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -
         host_copy_bytes=copied,
         problems=problems,
         units=dict(prepared.units),
+        target=target,
     )
     result.dfx_outputs = finish_all(collectors, result)
     return result

@@ -10,6 +10,7 @@ with :func:`register`.
 from __future__ import annotations
 
 from .base import COLLECTORS, Collector, collectors_for, finish_all, register
+from .pmu import PmuCollector as PmuCollector
 from .swimlane import SwimlaneCollector
 
 __all__ = ["COLLECTORS", "Collector", "SwimlaneCollector", "collectors_for", "finish_all", "register"]
