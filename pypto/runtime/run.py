@@ -124,6 +124,8 @@ class RunResult:
     """The run-time DFX artefacts written, by RunConfig flag (``pypto.runtime.dfx``)."""
     module: Any = None
     """The program's module (the kernel functions a DFX artefact numbers, ``pypto.runtime.dfx.deps``)."""
+    target: Target | None = None
+    """The target the run was simulated on (its facts: request size, pipes, costs)."""
 
     @property
     def time_us(self) -> float:
@@ -445,6 +447,7 @@ def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -
         problems=problems,
         units=dict(prepared.units),
         module=prepared.program.module,
+        target=target,
     )
     result.dfx_outputs = finish_all(collectors, result)
     return result

@@ -11,6 +11,16 @@ from __future__ import annotations
 
 from .base import COLLECTORS, Collector, collectors_for, finish_all, register
 from .deps import DepsCollector
+from .pmu import PmuCollector
 from .swimlane import SwimlaneCollector
 
-__all__ = ["COLLECTORS", "Collector", "DepsCollector", "SwimlaneCollector", "collectors_for", "finish_all", "register"]
+__all__ = [
+    "COLLECTORS",
+    "Collector",
+    "DepsCollector",
+    "PmuCollector",
+    "SwimlaneCollector",
+    "collectors_for",
+    "finish_all",
+    "register",
+]
