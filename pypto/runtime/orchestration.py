@@ -32,13 +32,14 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation, SSAValue
 
 from pypto.dialects.dtypes import dtype_name
 from pypto.dialects.enums import FunctionType, ParamDirection, ParamDirectionAttr
 from pypto.dialects.program import function_type, param_directions
 from pypto.dialects.types import TensorType
+from pypto.passes.base import base_name
 from pypto.target.dtypes import BY_NAME
 
 KERNEL_TYPES = (FunctionType.AIC, FunctionType.AIV, FunctionType.InCore, FunctionType.Group)
@@ -73,6 +74,8 @@ class TaskArg:
     direction: ParamDirection
     buffer: DeviceBuffer | None = None
     scalar: int | float | bool | None = None
+    dtype: str | None = None
+    """The callee parameter's DSL dtype (``"FP32"``; a tensor's element type), None when unknown."""
 
     @property
     def is_tensor(self) -> bool:
@@ -122,6 +125,8 @@ class Task:
     loc: str | None = None
     dep_edges: list[DepEdge] = field(default_factory=list)
     """One entry per reason behind ``deps`` (a pair may repeat), in the order they were found."""
+    dumps: frozenset[int] = frozenset()
+    """The argument indices the call marks for a partial args dump (``attrs={"dumps": [...]}``)."""
 
     @property
     def label(self) -> str:
@@ -186,6 +191,35 @@ def _call_directions(call: func.CallOp, callee: func.FuncOp) -> list[ParamDirect
     if isinstance(a, ArrayAttr) and len(a.data) == len(call.arguments):
         return [d.data if isinstance(d, ParamDirectionAttr) else ParamDirection.In for d in a.data]
     return param_directions(callee)
+
+
+def _set_dtypes(args: list[TaskArg], callee: func.FuncOp) -> None:
+    """Each argument's dtype from the callee's parameter types (args_dump)."""
+    for a, t in zip(args, callee.function_type.inputs.data, strict=False):
+        try:
+            a.dtype = dtype_name(t.element_type if isinstance(t, TensorType) else t)
+        except ValueError:
+            a.dtype = None
+
+
+def _dump_marks(call: func.CallOp, callee: func.FuncOp) -> frozenset[int]:
+    """The call's ``pl.dumps`` (``attrs={"dumps": [...]}``): argument indices or the callee's parameter names."""
+    a = call.attributes.get("pl.dumps")
+    if not isinstance(a, ArrayAttr):
+        return frozenset()
+    names = [base_name(p.name_hint, "") for p in callee.body.block.args]
+    marks: set[int] = set()
+    for d in a.data:
+        if isinstance(d, IntegerAttr) and 0 <= d.value.data < len(names):
+            marks.add(d.value.data)
+        elif isinstance(d, StringAttr) and d.data in names:
+            marks.add(names.index(d.data))
+        else:
+            raise OrchestrationError(
+                f"dumps={d}: @{callee.sym_name.data} has no such parameter (its parameters: {', '.join(names)})"
+                + (f" (at {_loc(call)})" if _loc(call) else "")
+            )
+    return frozenset(marks)
 
 
 def _int_attr(op: Operation, name: str) -> int | None:
@@ -337,7 +371,9 @@ class _HostInterpreter:
             return self.call_function(callee, args)
         dirs = _call_directions(op, callee)
         task_args = [self._task_arg(i, d, a) for i, (d, a) in enumerate(zip(dirs, args, strict=True))]
-        self.issue(callee, task_args, _int_attr(op, "pl.task_id"), _static_deps(op), _loc(op))
+        _set_dtypes(task_args, callee)
+        task = self.issue(callee, task_args, _int_attr(op, "pl.task_id"), _static_deps(op), _loc(op))
+        task.dumps = _dump_marks(op, callee)
         return self._results(callee, op, args, dirs)
 
     @staticmethod
@@ -468,6 +504,7 @@ def build_task_graph(
     if function_type(entry) in KERNEL_TYPES:
         dirs = param_directions(entry)
         task_args = [host._task_arg(i, d, v) for i, (d, v) in enumerate(zip(dirs, values, strict=True))]
+        _set_dtypes(task_args, entry)
         host.issue(entry, task_args, None, [], _loc(entry))
         returns = [
             v for v, d in zip(values, dirs, strict=True) if d is not ParamDirection.In and isinstance(v, DeviceBuffer)

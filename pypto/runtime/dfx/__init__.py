@@ -9,6 +9,7 @@ with :func:`register`.
 
 from __future__ import annotations
 
+from . import args_dump as args_dump  # registers enable_dump_args
 from .base import COLLECTORS, Collector, collectors_for, finish_all, register
 from .deps import DepsCollector
 from .pmu import PmuCollector

@@ -1,0 +1,226 @@
+"""``args_dump/args_dump.json`` and ``args_dump/args.bin`` (runtime-dfx-formats.md §6).
+
+``enable_dump_args`` 2 (full) captures every argument of every task; 1 (partial) only the tensors
+the run marks. Two stages per task:
+
+- ``before_dispatch`` (at the task's first part, before it is dispatched): the values going in,
+  i.e. the ``input`` and ``inout`` tensors and the scalars;
+- ``after_completion`` (after its last part completed): the values coming out, the ``output`` and
+  ``inout`` tensors.
+
+The role is the argument's direction (In -> ``input``, Out -> ``output``, InOut -> ``inout``; a
+scalar is an input). Rows are sorted by (task_id, stage, arg_index, role), stages in the order above
+(not alphabetical) and roles input < output < inout. A task's view of a tensor is the whole device buffer on the simulated chip
+(``start_offset`` 0, contiguous, row-major strides in elements). Payloads are the buffer's bytes,
+row-major little-endian, at ``[bin_offset, +bin_size)`` of ``args.bin`` in manifest order; a BF16
+payload is its ``uint16`` bits. ``func_id`` is the task's kernels (a Group: its AIC and AIV parts)
+numbered per program: the kernel functions the run's task graph calls, sorted by name, from 0.
+
+Partial dumps (level 1): upstream marks tensors with ``pl.dump_tag(t)`` in the kernel source or
+``dumps=`` on the call. Here a tensor argument is dumped when
+
+- its kernel call in the Orchestration function marks it, ``self.k(a, out, attrs={"dumps": ["out"]})``
+  (the callee's parameter names or argument indices; :attr:`Task.dumps`), or
+- the run lists its tensor's name, ``RunConfig(enable_dump_args=1, extra={"dumps": ["x", ...]})``
+  (the Orchestration parameter's or the ``pl.tensor.create`` result's name; works for ``@pl.jit``
+  functions, whose kernel calls are made by the compiler).
+
+``pl.dump_tag(t)`` and a ``dumps=`` call keyword are not in the DSL yet; scalars are never marked.
+
+No arena: the simulator keeps every payload, so ``truncated``/``overwritten`` are false and
+``truncated_args``/``dropped_records``/``dropped_overwrite`` 0.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pypto.dialects.enums import ParamDirection
+from pypto.passes.base import base_name
+from pypto.utils.atomic import atomic_write_text
+
+from .base import Collector, register
+
+ARGS_DUMP_DIR = "args_dump"
+MANIFEST = "args_dump.json"
+BIN_FILE = "args.bin"
+
+STAGES = ("before_dispatch", "after_completion")
+"""In sort order: a task's inputs before its outputs."""
+
+ROLES = {ParamDirection.In: "input", ParamDirection.Out: "output", ParamDirection.InOut: "inout"}
+ROLE_ORDER = ("input", "output", "inout")
+
+
+def scalar_value(v: Any) -> Any:
+    """A scalar as the manifest spells it: NaN -> None (null), +Inf -> ``"$Inf"``, -Inf -> ``"-$Inf"``;
+    numpy scalars as Python's."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float):
+        if math.isnan(v):
+            return None
+        if math.isinf(v):
+            return "$Inf" if v > 0 else "-$Inf"
+    return v
+
+
+def _scalar_dtype(v: Any) -> str:
+    if isinstance(v, bool):
+        return "BOOL"
+    return "INT64" if isinstance(v, int) else "FP32"
+
+
+@dataclass
+class _Capture:
+    task_id: int
+    stage: str
+    arg_index: int
+    role: str
+    kernels: tuple[str, ...]
+    kind: str
+    dtype: str
+    value: Any
+    shape: list[int]
+    strides: list[int]
+    numel: int
+    payload: bytes
+
+    def key(self) -> tuple[int, int, int, int]:
+        return (self.task_id, STAGES.index(self.stage), self.arg_index, ROLE_ORDER.index(self.role))
+
+
+def _payload(arr: np.ndarray) -> bytes:
+    """Row-major, little-endian bytes of ``arr``."""
+    a = np.ascontiguousarray(arr)
+    if a.dtype.byteorder == ">" or (a.dtype.byteorder == "=" and not np.little_endian):
+        a = a.astype(a.dtype.newbyteorder("<"))
+    return a.tobytes(order="C")
+
+
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
+    """``atomic_write_text`` for bytes: latin-1 maps each byte to one character and back."""
+    atomic_write_text(path, data.decode("latin-1"), encoding="latin-1")
+
+
+@register
+class ArgsDumpCollector(Collector):
+    """``enable_dump_args``: ``args_dump/{args_dump.json,args.bin}`` (1 partial, 2 full)."""
+
+    FLAG = "enable_dump_args"
+
+    def __init__(self, level: int, out_dir: Path):
+        super().__init__(level, out_dir)
+        self.config: Any = None
+        self._before: set[int] = set()
+        self._captures: dict[tuple[int, str, int], _Capture] = {}
+
+    def selected_names(self) -> set[str]:
+        """The tensor names a partial dump keeps (``RunConfig.extra["dumps"]``)."""
+        extra = getattr(self.config, "extra", None) or {}
+        names = extra.get("dumps", ())
+        if isinstance(names, str):
+            names = [names]
+        return {str(n) for n in names}
+
+    def _wanted(self, task: Any, arg: Any) -> bool:
+        if self.level >= 2:
+            return True
+        if arg.buffer is None:
+            return False  # partial dumps keep marked tensors only
+        names = self.selected_names()
+        return arg.index in task.dumps or arg.buffer.name in names or base_name(arg.buffer.name) in names
+
+    def _capture(self, task: Any, stage: str) -> None:
+        kernels = tuple(sorted({p.func_name for p in task.parts}))
+        for arg in task.args:
+            role = ROLES.get(arg.direction, "input") if arg.buffer is not None else "input"
+            if stage == "before_dispatch" and role == "output":
+                continue
+            if stage == "after_completion" and (role == "input" or arg.buffer is None):
+                continue
+            if not self._wanted(task, arg):
+                continue
+            if arg.buffer is not None:
+                arr = arg.buffer.array
+                cap = _Capture(
+                    task.id, stage, arg.index, role, kernels, "tensor",
+                    arg.dtype or str(arr.dtype).upper(), None, [int(d) for d in arr.shape],
+                    [int(s) // arr.itemsize for s in arr.strides], int(arr.size), _payload(arr),
+                )  # fmt: skip
+            else:
+                v = arg.scalar
+                cap = _Capture(
+                    task.id, stage, arg.index, role, kernels, "scalar",
+                    arg.dtype or _scalar_dtype(v), scalar_value(v), [], [], 1, b"",
+                )  # fmt: skip
+            self._captures[(task.id, stage, arg.index)] = cap
+
+    def before_task(self, task: Any, part: Any) -> None:
+        if task.id not in self._before:  # a Group's first part: nothing of the task has run yet
+            self._before.add(task.id)
+            self._capture(task, "before_dispatch")
+
+    def after_task(self, task: Any, part: Any, kernel_run: Any) -> None:
+        self._capture(task, "after_completion")  # each part overwrites: the last part's is kept
+
+    def manifest(self, result: Any) -> tuple[dict[str, Any], bytes]:
+        """The manifest and the payload bytes."""
+        names = sorted({p.func_name for t in result.graph.tasks for p in t.parts})
+        func_ids = {n: i for i, n in enumerate(names)}
+        caps = sorted(self._captures.values(), key=_Capture.key)
+        blob = bytearray()
+        args: list[dict[str, Any]] = []
+        for c in caps:
+            offset = len(blob)
+            blob += c.payload
+            args.append({
+                "task_id": f"0x{c.task_id:016x}",
+                "func_id": [func_ids.get(k, -1) for k in c.kernels] or [-1],
+                "arg_index": c.arg_index,
+                "role": c.role,
+                "stage": c.stage,
+                "kind": c.kind,
+                "dtype": c.dtype,
+                "value": c.value,
+                "is_contiguous": True,
+                "shape": c.shape,
+                "strides": c.strides,
+                "start_offset": 0,
+                "numel": c.numel,
+                "bin_offset": offset,
+                "bin_size": len(c.payload),
+                "truncated": False,
+                "overwritten": False,
+            })  # fmt: skip
+        manifest = {
+            "run_dir": str(self.out_dir.parent),
+            "bin_format": {"type": "logical_contiguous", "byte_order": "little_endian"},
+            "dump_args_level": self.level,
+            "total_args": len(args),
+            "before_dispatch": sum(a["stage"] == "before_dispatch" for a in args),
+            "after_completion": sum(a["stage"] == "after_completion" for a in args),
+            "input_args": sum(a["role"] == "input" for a in args),
+            "output_args": sum(a["role"] == "output" for a in args),
+            "inout_args": sum(a["role"] == "inout" for a in args),
+            "truncated_args": 0,
+            "dropped_records": 0,
+            "dropped_overwrite": 0,
+            "bin_file": BIN_FILE,
+            "args": args,
+        }
+        return manifest, bytes(blob)
+
+    def finish(self, result: Any) -> list[Path]:
+        manifest, blob = self.manifest(result)
+        d = self.out_dir / ARGS_DUMP_DIR
+        d.mkdir(parents=True, exist_ok=True)
+        _atomic_write_bytes(d / BIN_FILE, blob)
+        atomic_write_text(d / MANIFEST, json.dumps(manifest, indent=1, allow_nan=False) + "\n")
+        return [d / MANIFEST, d / BIN_FILE]
