@@ -142,8 +142,8 @@ def test_manifest_keys_counts_and_order(full) -> None:
     assert counts == [9, 6, 3, 5, 2, 2]
     assert [m[k] for k in ("truncated_args", "dropped_records", "dropped_overwrite")] == [0, 0, 0]
     assert m["args"][0]["task_id"] == "0x0000000000000000" and m["args"][-1]["task_id"] == "0x0000000000000002"
-    # func_id: the program's kernels sorted by name (accum 0, rows 1)
-    assert [a["func_id"] for a in m["args"]] == [[1]] * 6 + [[0]] * 3
+    # func_id: the program's kernel functions in module order (rows 0, accum 1), as deps.json numbers them
+    assert [a["func_id"] for a in m["args"]] == [[0]] * 6 + [[1]] * 3
     scalars = [a for a in m["args"] if a["kind"] == "scalar"]
     assert [(a["value"], a["dtype"], a["bin_size"], a["shape"], a["numel"]) for a in scalars] == [
         (0, "INDEX", 0, [], 1), (1, "INDEX", 0, [], 1)

@@ -45,7 +45,7 @@ from pypto.dialects.enums import ParamDirection
 from pypto.passes.base import base_name
 from pypto.utils.atomic import atomic_write_text
 
-from .base import Collector, register
+from .base import Collector, kernel_func_ids, register
 
 ARGS_DUMP_DIR = "args_dump"
 MANIFEST = "args_dump.json"
@@ -172,8 +172,7 @@ class ArgsDumpCollector(Collector):
 
     def manifest(self, result: Any) -> tuple[dict[str, Any], bytes]:
         """The manifest and the payload bytes."""
-        names = sorted({p.func_name for t in result.graph.tasks for p in t.parts})
-        func_ids = {n: i for i, n in enumerate(names)}
+        func_ids = kernel_func_ids(result.module)
         caps = sorted(self._captures.values(), key=_Capture.key)
         blob = bytearray()
         args: list[dict[str, Any]] = []

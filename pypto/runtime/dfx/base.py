@@ -6,6 +6,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from xdsl.dialects import func
+
+from pypto.dialects.enums import FunctionType
+from pypto.dialects.program import function_type
+
 DFX_DIR = "dfx_outputs"
 """The folder of the run-time artefacts inside a build directory."""
 
@@ -59,3 +64,12 @@ def finish_all(collectors: Sequence[Collector], result: Any) -> dict[str, list[P
     """Every collector's artefacts, by flag."""
     return {c.FLAG: c.finish(result) for c in collectors}
 
+
+def kernel_func_ids(module: Any) -> dict[str, int]:
+    """Kernel function name -> func_id: the program's AIC / AIV / InCore functions in module order (the one
+    numbering of deps.json, the name map, pmu.csv and args_dump)."""
+    kinds = (FunctionType.AIC, FunctionType.AIV, FunctionType.InCore)
+    names = [
+        op.sym_name.data for op in module.body.block.ops if isinstance(op, func.FuncOp) and function_type(op) in kinds
+    ]
+    return {n: i for i, n in enumerate(names)}

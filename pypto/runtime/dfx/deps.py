@@ -41,13 +41,12 @@ import numpy as np
 from xdsl.dialects import func
 
 from pypto.dialects.dtypes import dtype_name
-from pypto.dialects.enums import FunctionType, ParamDirection
-from pypto.dialects.program import function_type
+from pypto.dialects.enums import ParamDirection
 from pypto.dialects.types import TensorType
 from pypto.target.dtypes import BY_NAME
 from pypto.utils.atomic import atomic_write_text
 
-from .base import Collector, register
+from .base import Collector, kernel_func_ids, register
 
 GM_BASE = 0x1_0000_0000
 """The simulated GM address of the first buffer (the simulator itself has no addresses)."""
@@ -85,15 +84,6 @@ def tensor_id(addr: int, version: int) -> int:
 def raw_task_id(local: int, ring: int = RING) -> int:
     """``(ring << 32) | local``."""
     return (ring << 32) | local
-
-
-def kernel_func_ids(module: Any) -> dict[str, int]:
-    """Kernel function name -> func_id: the program's AIC / AIV / InCore functions in module order."""
-    kinds = (FunctionType.AIC, FunctionType.AIV, FunctionType.InCore)
-    names = [
-        op.sym_name.data for op in module.body.block.ops if isinstance(op, func.FuncOp) and function_type(op) in kinds
-    ]
-    return {n: i for i, n in enumerate(names)}
 
 
 def name_map(module: Any) -> dict[str, Any]:

@@ -62,7 +62,7 @@ from typing import Any
 
 from pypto.utils.atomic import atomic_write_text
 
-from .base import Collector, register
+from .base import Collector, kernel_func_ids, register
 
 EVENT_COUNTERS: dict[int, tuple[str, ...]] = {
     1: ("cube_fp16_exec", "cube_int8_exec", "vec_fp32_exec", "vec_fp16_128lane_exec", "vec_fp16_64lane_exec",
@@ -265,9 +265,8 @@ def counters(event_type: int, kernel_run: Any, req_size: int) -> dict[str, int |
 
 
 def func_ids(result: Any) -> dict[str, int]:
-    """Kernel name -> func_id: the index in the sorted names of the kernels the run's tasks call."""
-    names = {p.func_name for t in result.graph.tasks for p in t.parts}
-    return {name: i for i, name in enumerate(sorted(names))}
+    """Kernel name -> func_id (:func:`.base.kernel_func_ids`, as deps.json and the name map number them)."""
+    return kernel_func_ids(result.module)
 
 
 def part_rows(result: Any) -> list[tuple[Any, int, str, Any]]:
