@@ -15,6 +15,10 @@ memory) and records every kernel call as a :class:`Task`:
 - ``scf.for`` / ``scf.if`` / ``scf.yield`` and integer/float ``arith`` ops run on
   the host (so a loop issues one task per iteration).
 
+The walk also records its runtime scopes (:class:`ScopeEvent`, in ``TaskGraph.scopes``): the entry
+function's body (depth 0), each loop iteration, the taken branch of an ``if`` and each inlined
+function's body, as upstream's generated orchestration opens a ``PTO2_SCOPE`` for each.
+
 Dependencies are computed per tensor (the whole buffer) from the directions:
 a task waits for the last writer of every tensor it reads or writes (RAW,
 WAW) and for the readers since that write of every tensor it writes (WAR).
@@ -26,7 +30,8 @@ The static ``pl.task_deps`` of AutoDeriveTaskDependencies are added on top
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +49,7 @@ from pypto.target.dtypes import BY_NAME
 
 KERNEL_TYPES = (FunctionType.AIC, FunctionType.AIV, FunctionType.InCore, FunctionType.Group)
 """Function types whose calls are device tasks."""
+
 
 class OrchestrationError(RuntimeError):
     """The Orchestration function uses something the host interpreter cannot run."""
@@ -134,6 +140,21 @@ class Task:
         return f"t{self.id}"
 
 
+@dataclass(frozen=True)
+class ScopeEvent:
+    """A runtime scope boundary of the walk (``pypto.runtime.dfx.scope_stats``): ``phase`` ``"begin"`` /
+    ``"end"`` of the scope at nesting ``depth`` (0: the entry function's body) opened by the op at ``loc``
+    (a loop iteration, the taken branch of an ``if``, an inlined function's body), with the number of
+    tasks, buffers and tensormap entries (tensors with a producer task) issued so far."""
+
+    phase: str
+    depth: int
+    loc: str | None
+    tasks: int
+    buffers: int
+    tensormap: int
+
+
 @dataclass
 class TaskGraph:
     """The tasks of one run, in submission order, and the tensors they touch."""
@@ -141,6 +162,8 @@ class TaskGraph:
     tasks: list[Task]
     buffers: list[DeviceBuffer]
     returns: list[Any]
+    scopes: list[ScopeEvent] = field(default_factory=list)
+    """The scope boundaries of the walk, in order (each ``begin`` matched by its ``end``)."""
 
     def successors(self) -> dict[int, list[int]]:
         """Task id -> ids of the tasks that depend on it."""
@@ -274,6 +297,18 @@ class _HostInterpreter:
         self._last_writer: dict[int, int] = {}
         self._readers: dict[int, set[int]] = {}
         self._by_static: dict[int, int] = {}
+        self.scopes: list[ScopeEvent] = []
+        self._depth = 0
+
+    @contextmanager
+    def scope(self, loc: str | None) -> Iterator[None]:
+        """A runtime scope around what the body issues (its begin/end in :attr:`scopes`)."""
+        depth = self._depth
+        self.scopes.append(ScopeEvent("begin", depth, loc, len(self.tasks), len(self.buffers), len(self._last_writer)))
+        self._depth += 1
+        yield
+        self._depth = depth
+        self.scopes.append(ScopeEvent("end", depth, loc, len(self.tasks), len(self.buffers), len(self._last_writer)))
 
     # ---- buffers ---------------------------------------------------------------
 
@@ -335,7 +370,10 @@ class _HostInterpreter:
             results = self.run_for(op, env)
         elif isinstance(op, scf.IfOp):
             region = op.true_region if env[op.cond] else op.false_region
-            results = self.run_block(list(region.block.ops), env) if region.blocks else []
+            results = []
+            if region.blocks:
+                with self.scope(_loc(op)):
+                    results = self.run_block(list(region.block.ops), env)
         else:
             raise OrchestrationError(
                 f"the host interpreter cannot run '{op.name}' in an Orchestration function"
@@ -355,7 +393,8 @@ class _HostInterpreter:
             inner = dict(env)
             inner[body.args[0]] = i
             inner.update(zip(body.args[1:], carried, strict=True))
-            carried = self.run_block(ops, inner)
+            with self.scope(_loc(op)):
+                carried = self.run_block(ops, inner)
             i += step
         return carried
 
@@ -368,7 +407,8 @@ class _HostInterpreter:
         if callee is None:
             raise OrchestrationError(f"call to @{name}, which is not in the program")
         if function_type(callee) not in KERNEL_TYPES:
-            return self.call_function(callee, args)
+            with self.scope(_loc(callee)):
+                return self.call_function(callee, args)
         dirs = _call_directions(op, callee)
         task_args = [self._task_arg(i, d, a) for i, (d, a) in enumerate(zip(dirs, args, strict=True))]
         _set_dtypes(task_args, callee)
@@ -501,14 +541,17 @@ def build_task_graph(
             values.append(host.new_buffer(name, a, f"param {name}"))
         else:
             values.append(a)
-    if function_type(entry) in KERNEL_TYPES:
-        dirs = param_directions(entry)
-        task_args = [host._task_arg(i, d, v) for i, (d, v) in enumerate(zip(dirs, values, strict=True))]
-        _set_dtypes(task_args, entry)
-        host.issue(entry, task_args, None, [], _loc(entry))
-        returns = [
-            v for v, d in zip(values, dirs, strict=True) if d is not ParamDirection.In and isinstance(v, DeviceBuffer)
-        ]
-    else:
-        returns = host.call_function(entry, values)
-    return TaskGraph(host.tasks, host.buffers, returns)
+    with host.scope(_loc(entry)):  # the root scope
+        if function_type(entry) in KERNEL_TYPES:
+            dirs = param_directions(entry)
+            task_args = [host._task_arg(i, d, v) for i, (d, v) in enumerate(zip(dirs, values, strict=True))]
+            _set_dtypes(task_args, entry)
+            host.issue(entry, task_args, None, [], _loc(entry))
+            returns = [
+                v
+                for v, d in zip(values, dirs, strict=True)
+                if d is not ParamDirection.In and isinstance(v, DeviceBuffer)
+            ]
+        else:
+            returns = host.call_function(entry, values)
+    return TaskGraph(host.tasks, host.buffers, returns, host.scopes)

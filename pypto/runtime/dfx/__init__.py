@@ -13,6 +13,7 @@ from . import args_dump as args_dump  # registers enable_dump_args
 from .base import COLLECTORS, Collector, collectors_for, finish_all, register
 from .deps import DepsCollector
 from .pmu import PmuCollector
+from .scope_stats import ScopeStatsCollector
 from .swimlane import SwimlaneCollector
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "Collector",
     "DepsCollector",
     "PmuCollector",
+    "ScopeStatsCollector",
     "SwimlaneCollector",
     "collectors_for",
     "finish_all",
