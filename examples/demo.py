@@ -3,8 +3,10 @@
 It compiles the kernel with pass dumps, checks every dump's semantics against
 torch (``validate_ir``), writes the IR-trace report (and the memory map when
 that tool is installed), then runs the compiled program on the simulated a2a3
-chip, checks its output against torch, prints the task's timeline and cycle
-total and writes the chip swimlane records; last, where every artefact went.
+chip with the run-time DFX flags on (swimlane, PMU, dependency graph), checks its
+output against torch, prints the task's timeline and cycle total and writes the
+chip swimlane records and the run report (``dfx_outputs/run_report.html``); last,
+where every artefact went.
 """
 
 from __future__ import annotations
@@ -73,7 +75,8 @@ def main() -> int:
 
     # ---- run on the simulated chip ----
     print("running on the simulated a2a3 chip (platform a2a3sim):")
-    compiled(a, b, out, config=config)
+    run_config = RunConfig(dump_passes=PassDumpLevel.CONCISE, enable_chip_swimlane=4, enable_pmu=2, enable_dep_gen=True)
+    compiled(a, b, out, config=run_config)
     result = compiled.last_run
     want = a + b
     if not torch.allclose(out, want, rtol=1e-5, atol=1e-5):
@@ -91,6 +94,7 @@ def main() -> int:
     print(f"cycle total: {result.total_cycles} cycles ({result.time_us:.3f} us)")
     artefacts += [("run .pto", u.path) for u in result.units.values() if u.path is not None]
     artefacts.append(("swimlane", result.write_swimlane(build / "dfx_outputs" / "chip_swimlane_records.json")))
+    artefacts += [("run report", p) for p in result.dfx_outputs.get("enable_chip_swimlane", []) if p.suffix == ".html"]
 
     print("artefacts:")
     for label, path in artefacts:

@@ -16,6 +16,7 @@ from typing import Any
 from pypto.utils.atomic import atomic_write_text
 
 from .base import Collector, register
+from .run_report import write_run_report
 from .trace import chrome_trace, trace_json
 
 RECORDED_LEVEL = 2
@@ -70,10 +71,13 @@ def write_merged_trace(result: Any, out_dir: Path, level: int = 2, stamp: str | 
 
 @register
 class SwimlaneCollector(Collector):
-    """``enable_chip_swimlane``: ``chip_swimlane_records.json`` at the run's level and the merged trace."""
+    """``enable_chip_swimlane``: ``chip_swimlane_records.json`` at the run's level, the merged trace and
+    ``run_report.html`` (:mod:`.run_report`, with the PMU rows when ``enable_pmu`` is on too)."""
 
     FLAG = "enable_chip_swimlane"
 
     def finish(self, result: Any) -> list[Path]:
         records = write_swimlane(result, self.out_dir / "chip_swimlane_records.json", self.level)
-        return [records, write_merged_trace(result, self.out_dir, self.level)]
+        merged = write_merged_trace(result, self.out_dir, self.level)
+        pmu_event = int(getattr(getattr(self, "config", None), "enable_pmu", 0) or 0)
+        return [records, merged, write_run_report(result, self.out_dir, pmu_event, self.level)]

@@ -1,0 +1,201 @@
+"""``dfx_outputs/run_report.html``: one self-contained page on the :mod:`pypto.reports` shell holding a
+run's swimlane (worker view: a lane per core, start -> end; scheduler view: dispatch -> finish), its
+dependency graph, its PMU table and the scheduler-overhead findings (issue 12 item 5: beyond upstream).
+
+When: :class:`~.swimlane.SwimlaneCollector` writes it at the end of :meth:`finish`, so a run writes it
+whenever ``enable_chip_swimlane`` is on. Everything comes from the :class:`~pypto.runtime.run.RunResult`
+(the same values the other collectors write): the dependencies are the task graph's edges, as in
+``deps.json``; the PMU rows are :func:`.pmu.pmu_rows` of the run's ``enable_pmu`` event type, as in
+``pmu.csv``. So the page does not depend on the order collectors finish in, and never shows a stale
+``pmu.csv`` of an earlier run.
+
+The findings are runtime-dfx-formats.md §8 items 3/4 per task, **head overhead** ``max(0, min(start -
+dispatch, start - prev_end))`` (``prev_end``: the latest end of an earlier task on the task's cores) and
+**tail overhead** ``max(0, finish - end)``, and the **idle gaps** of each core between two of its tasks.
+The page names the §8 analyses that need swimlane level 3 (:data:`LEVEL3_ANALYSES`).
+
+:func:`report_model` is the data model (the page's JSON), :func:`render_run_report` the page (same run,
+same bytes: no paths, no clock time), :func:`write_run_report` the atomic write.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pypto.reports import asset, render_report
+from pypto.utils.atomic import atomic_write_text
+
+from .pmu import EVENT_COUNTERS, columns, pmu_rows
+
+REPORT_NAME = "run_report.html"
+PACKAGE = "pypto.runtime.dfx"
+ASSETS = ("run_report.html", "run_report.css", "run_report.js")
+"""The viewer's assets in ``pypto/runtime/dfx/assets/``."""
+
+RECORDED_LEVEL = 2
+"""The highest swimlane level the simulated chip records (:data:`.swimlane.RECORDED_LEVEL`)."""
+
+LEVEL3_ANALYSES = [
+    {"item": "1", "name": "Overhead by engine (all_overhead / has_overhead, scheduler-bound verdict)",
+     "needs": "the AICPU ready queues of the scheduler phases (level 3)"},
+    {"item": "2", "name": "AICore switch gaps and the makespan bound",
+     "needs": "sched_overhead_analysis reads level >= 3 records"},
+    {"item": "5", "name": "Per-thread scheduler loops (ns/loop, complete/async_poll/dispatch/idle, pop hit rate)",
+     "needs": "aicpu_scheduler_phases and core_to_thread (level 3)"},
+    {"item": "6", "name": "Critical path split into sched / exec / other",
+     "needs": "sched_overhead_analysis reads level >= 3 records"},
+]  # fmt: skip
+"""runtime-dfx-formats.md §8 analyses this page does not show: they need swimlane level 3."""
+
+
+def _percentiles(values: list[int]) -> dict[str, Any]:
+    """§8's summary of an overhead: P10..P99 (nearest rank), Max, Mean, Total."""
+    if not values:
+        return {"count": 0, "total": 0, "max": 0, "mean": 0, "p": {}}
+    s = sorted(values)
+    n = len(s)
+    pct = {f"P{q}": s[min(n - 1, max(0, -(-q * n // 100) - 1))] for q in (10, 25, 50, 75, 90, 95, 99)}
+    return {"count": n, "total": sum(s), "max": s[-1], "mean": round(sum(s) / n, 2), "p": pct}
+
+
+def _edges(result: Any) -> list[dict[str, Any]]:
+    """One edge per (pred, succ) pair with the reasons behind it (``raw``/``waw``/``war``/``explicit``,
+    the task graph's :class:`~pypto.runtime.orchestration.DepEdge` kinds: deps.json's edges)."""
+    kinds: dict[tuple[int, int], set[str]] = {}
+    graph_tasks = getattr(getattr(result, "graph", None), "tasks", None) or []
+    for t in graph_tasks:
+        for e in t.dep_edges:
+            kinds.setdefault((e.pred, t.id), set()).add(e.kind)
+    for rec in result.tasks:  # the scheduler's deps (a pair the graph lists no reason for still counts)
+        for d in rec.deps:
+            kinds.setdefault((d, rec.task_id), set())
+    return [{"pred": p, "succ": s, "kinds": sorted(k)} for (p, s), k in sorted(kinds.items())]
+
+
+def report_model(result: Any, pmu_event: int = 0, swimlane_level: int = RECORDED_LEVEL) -> dict[str, Any]:
+    """The page's data: tasks, cores, edges, PMU rows (when ``pmu_event``), findings. Ints and strings
+    only (and two rounded means), keys sorted when embedded: deterministic for a run."""
+    recs = sorted(result.tasks, key=lambda t: t.task_id)
+    edges = _edges(result)
+    preds: dict[int, list[int]] = {}
+    succs: dict[int, list[int]] = {}
+    for e in edges:
+        preds.setdefault(e["succ"], []).append(e["pred"])
+        succs.setdefault(e["pred"], []).append(e["succ"])
+
+    # per core: its tasks by start (a Group task sits on several cores)
+    by_core: dict[int, list[Any]] = {}
+    for r in recs:
+        for c in r.core_ids:
+            by_core.setdefault(c, []).append(r)
+    for lst in by_core.values():
+        lst.sort(key=lambda r: (r.start, r.end, r.task_id))
+    prev_end: dict[int, int] = {}
+    gaps: list[dict[str, Any]] = []
+    cores: list[dict[str, Any]] = []
+    for c in sorted(by_core):
+        lst = by_core[c]
+        busy = sum(r.end - r.start for r in lst)
+        core_gaps = []
+        for a, b in zip(lst, lst[1:], strict=False):
+            if b.start > a.end:
+                core_gaps.append({"core": c, "after": a.task_id, "task": b.task_id, "from": a.end, "to": b.start,
+                                  "cycles": b.start - a.end})  # fmt: skip
+        for i, r in enumerate(lst):  # the latest end of an earlier task on this core
+            before = max((p.end for p in lst[:i] if p.end <= r.start), default=None)
+            if before is not None:
+                prev_end[r.task_id] = max(before, prev_end.get(r.task_id) or 0)
+        gaps += core_gaps
+        cores.append({"id": c, "type": result.core_types[c], "tasks": [r.task_id for r in lst], "busy": busy,
+                      "idle": sum(g["cycles"] for g in core_gaps), "first": lst[0].start, "last": lst[-1].end})  # fmt: skip
+
+    tasks: list[dict[str, Any]] = []
+    heads: list[int] = []
+    tails: list[int] = []
+    for r in recs:
+        pe = prev_end.get(r.task_id)
+        head = max(0, min(r.start - r.dispatch, r.start - pe) if pe is not None else r.start - r.dispatch)
+        tail = max(0, r.finish - r.end)
+        heads.append(head)
+        tails.append(tail)
+        tasks.append({
+            "id": r.task_id, "label": r.label, "kernel": r.func_name, "parts": list(r.part_names),
+            "core_type": r.core_type, "cores": list(r.core_ids),
+            "dispatch": r.dispatch, "start": r.start, "end": r.end, "finish": r.finish, "cycles": r.cycles,
+            "prev_end": pe, "head": head, "tail": tail,
+            "preds": sorted(set(preds.get(r.task_id, []))), "succs": sorted(set(succs.get(r.task_id, []))),
+        })  # fmt: skip
+
+    findings = [
+        {
+            "kind": "head",
+            "task": t["id"],
+            "core": t["cores"][0] if t["cores"] else -1,
+            "from": t["start"] - t["head"],
+            "to": t["start"],
+            "cycles": t["head"],
+        }
+        for t in tasks
+        if t["head"]
+    ]
+    findings += [
+        {
+            "kind": "tail",
+            "task": t["id"],
+            "core": t["cores"][0] if t["cores"] else -1,
+            "from": t["end"],
+            "to": t["end"] + t["tail"],
+            "cycles": t["tail"],
+        }
+        for t in tasks
+        if t["tail"]
+    ]
+    findings += [{"kind": "idle", **g} for g in gaps]  # fmt: skip
+    findings.sort(key=lambda f: (-f["cycles"], f["kind"], f["task"], f["core"]))
+
+    pmu: dict[str, Any] = {"event_type": 0, "columns": [], "rows": []}
+    if pmu_event:
+        event = pmu_event if pmu_event in EVENT_COUNTERS else 2
+        rows = pmu_rows(result, event)
+        pmu = {"event_type": event, "columns": columns(event),
+               "rows": [{"task": int(str(row["task_id"]), 16) & 0xFFFFFFFF, "values": [row[c] for c in columns(event)]}
+                        for row in rows]}  # fmt: skip
+
+    window = (min((r.start for r in recs), default=0), max((r.end for r in recs), default=0))
+    return {
+        "schema": 1,
+        "title": "Run report",
+        "target": str(result.target_name),
+        "clock_hz": int(result.clock_hz),
+        "total_cycles": int(result.total_cycles),
+        "window": list(window),
+        "swimlane_level": {"requested": int(swimlane_level), "recorded": min(int(swimlane_level), RECORDED_LEVEL)},
+        "tasks": tasks,
+        "cores": cores,
+        "edges": edges,
+        "pmu": pmu,
+        "findings": findings,
+        "overhead": {
+            "head": _percentiles(heads),
+            "tail": _percentiles(tails),
+            "idle": _percentiles([g["cycles"] for g in gaps]),
+        },  # fmt: skip
+        "level3": LEVEL3_ANALYSES,
+    }
+
+
+def render_run_report(model: dict[str, Any]) -> str:
+    """The self-contained page of a :func:`report_model`."""
+    html, css, js = (asset(PACKAGE, name) for name in ASSETS)
+    n = len(model["tasks"])
+    subtitle = f"{model['target']} \u00b7 {n} task{'s' * (n != 1)} \u00b7 {model['total_cycles']} cycles"
+    return render_report(model["title"], model, body=html, styles=[css], scripts=[js], subtitle=subtitle)
+
+
+def write_run_report(result: Any, out_dir: Path, pmu_event: int = 0, swimlane_level: int = RECORDED_LEVEL) -> Path:
+    """``out_dir/run_report.html``, atomically; returns its path."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / REPORT_NAME
+    atomic_write_text(path, render_run_report(report_model(result, pmu_event, swimlane_level)))
+    return path
