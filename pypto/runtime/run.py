@@ -103,7 +103,7 @@ class RunResult:
     :class:`~.scheduler.TaskRecord` per task (dispatch, start, end, finish);
     ``per_core_cycles`` the kernel cycles per core id that ran something
     (``core_types[id]`` is ``"aic"``/``"aiv"``); ``total_cycles`` the
-    makespan (last finish, from the first dispatch at 0); ``races`` the sync
+    makespan (last finish, from the orchestrator's first submit at 0); ``races`` the sync
     races (empty unless ``check_races``); ``outputs`` what the Orchestration
     function returned (the caller's tensors for its parameters)."""
 
@@ -126,6 +126,12 @@ class RunResult:
     """The program's module (the kernel functions a DFX artefact numbers, ``pypto.runtime.dfx.deps``)."""
     target: Target | None = None
     """The target the run was simulated on (its facts: request size, pipes, costs)."""
+    core_to_thread: list[int] = field(default_factory=list)
+    """The AICPU scheduler thread of each core id (:mod:`.scheduler`)."""
+    scheduler_phases: list[list[dict[str, Any]]] = field(default_factory=list)
+    """Per AICPU scheduler thread, the phases it ran (swimlane level 3 records)."""
+    orchestrator_phases: list[list[dict[str, Any]]] = field(default_factory=list)
+    """Per orchestrator thread, its submits (swimlane level 4 records)."""
 
     @property
     def time_us(self) -> float:
@@ -417,7 +423,7 @@ def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -
         problems.extend(f"{task.label} {part.func_name}: {p}" for p in kr.problems)
         return kr
 
-    scheduler = Scheduler(target, run_part, lambda task: pipe_order(task, prepared))
+    scheduler = Scheduler(target, run_part, lambda task: pipe_order(task, prepared), config.aicpu_thread_num)
     with _stage("device_execution"):
         records = scheduler.run(graph)
     for task_id, pipes in sorted(channels.items()):
@@ -450,6 +456,9 @@ def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -
         units=dict(prepared.units),
         module=prepared.program.module,
         target=target,
+        core_to_thread=scheduler.core_to_thread,
+        scheduler_phases=scheduler.phases,
+        orchestrator_phases=scheduler.orchestrator_phases,
     )
     result.dfx_outputs = finish_all(collectors, result)
     return result

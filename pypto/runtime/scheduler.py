@@ -1,34 +1,54 @@
-"""The chip: dispatch ready tasks to idle simulated AIC/AIV cores.
+"""The chip: the AICPU scheduler threads dispatch ready tasks to idle simulated AIC/AIV cores.
 
-Model (discrete events, one time axis in target core cycles):
+Model (discrete events, one time axis in target core cycles; every cost is a field of the target's
+``npu.aicpu`` row, :class:`~pypto.target.model.AicpuCosts`):
 
 - the cores come from the target: ``aic_cores`` AIC cores (ids ``0 ..
   aic_cores-1``) and ``aic_cores * aiv_per_aic`` AIV cores (the next ids);
   AIC core *i* and AIV cores ``aic_cores + i*aiv_per_aic + j`` form cluster *i*;
-- a task is *ready* when every task it depends on has *finished*; ready tasks
-  are taken in submission order (a FIFO per core type, as the AICPU
-  scheduler's ready queues);
-- at time *t* each ready task goes to the lowest-numbered idle core of its
-  type: an ``"aic"`` task to an AIC core, an ``"aiv"`` task to an AIV core,
-  a ``"mix"`` (Group) task to a whole cluster (its AIC core and as many of
-  its AIV cores as it has AIV parts, all idle), every part starting together;
-- ``dispatch = t``; ``start = dispatch + target.dispatch_latency_cycles``;
-  ``end = start + cycles`` (the interpreter's cycle count of the kernel; the
-  longest part for a Group); ``finish = end`` (the scheduler sees the
-  completion at once: no completion latency is modelled); the core is busy
-  from dispatch to finish;
-- when nothing more can be dispatched, time advances to the next finish.
+- the orchestrator (one AICPU thread) submits the tasks in order from cycle 0:
+  task *k*'s submit takes ``submit`` cycles plus ``alloc`` per ``tensor.create``
+  buffer it is the first task to use; a submitted task whose producers have all
+  been released enters the shared ready queue of its type (aic / aiv / mix) when
+  its submit ends;
+- ``threads`` scheduler threads (``RunConfig.aicpu_thread_num`` overrides it)
+  each own the cores of the clusters ``c`` with ``c % threads == i``
+  (``core_to_thread``). A thread loops; an iteration runs when it is free and
+  has work (a task on its cores has ended, or a queued task fits one of its idle
+  cores), and runs its phases back to back:
+  ``complete`` (``complete`` cycles per ended task; the task's ``finish`` is the
+  phase start, its cores are idle from the phase end), ``release`` (``release``
+  cycles per fanout edge of those tasks; a consumer whose last producer this
+  releases enters the ready queue at the phase end, or at its submit end if
+  later) and ``dispatch`` (the ready tasks in submission order: each that fits
+  idle cores of the thread is popped, ``dispatch`` cycles each; its ``dispatch``
+  time is the end of its pop, when its core receives it; a task that does not
+  fit is a pop miss); no ``async_poll`` phase runs (no task waits on async
+  completions here) and idle time is the gap between phases;
+- a task goes to the lowest-numbered idle core(s) of its thread of its type: an
+  ``"aic"`` task to an AIC core, an ``"aiv"`` task to an AIV core, a ``"mix"``
+  (Group) task to a whole cluster (its AIC core and as many of its AIV cores as
+  it has AIV parts, all idle), every part starting together;
+- ``start = dispatch + target.dispatch_latency_cycles`` (the core's receive to
+  start); ``end = start + cycles`` (the interpreter's cycle count of the kernel;
+  the longest part for a Group); the core is busy from dispatch to finish.
+
+Without an ``npu.aicpu`` row (one thread, every cost 0) this is a fixed dispatch
+latency: a task is dispatched the moment it is ready. Threads are simulated one
+iteration at a time, earliest first; an iteration is atomic (another thread
+does not pop between its phases).
 
 The kernel of a task runs (numerics and timing, via ``run_part``) when it is
 dispatched; since its producers have finished by then, their outputs are in
 place. Times are in the units of ``chip_swimlane_records.json``
 (runtime-dfx-formats.md §2): raw cycles, with the clock in
-:attr:`TaskRecord.clock_hz` to convert to microseconds.
+:attr:`TaskRecord.clock_hz` to convert to microseconds. The phases the threads
+ran are in :attr:`Scheduler.phases` and :attr:`Scheduler.orchestrator_phases`
+(§2's level-3 and level-4 records).
 """
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -131,20 +151,39 @@ OrderParts = Callable[[Task], list[KernelPart]]
 another pushes is interpreted after it)."""
 
 
-class Scheduler:
-    """Dispatches the tasks of a :class:`TaskGraph` onto the target's cores."""
+QUEUES = ("aic", "aiv", "mix")
+"""The shared ready queues, in the order of the records' queue depths."""
 
-    def __init__(self, target: Target, run_part: RunPart, order_parts: OrderParts | None = None):
+
+class Scheduler:
+    """Dispatches the tasks of a :class:`TaskGraph` onto the target's cores through the AICPU model."""
+
+    def __init__(
+        self,
+        target: Target,
+        run_part: RunPart,
+        order_parts: OrderParts | None = None,
+        threads: int | None = None,
+    ):
         self.target = target
         self.run_part = run_part
         self.order_parts = order_parts or (lambda task: list(task.parts))
         self.cores = make_cores(target)
         self.latency = int(target.dispatch_latency_cycles)
         self.clock_hz = float(target.clock_hz)
+        self.costs = target.aicpu
+        self.threads = int(threads if threads is not None else self.costs.threads)
+        if self.threads < 1:
+            raise ValueError(f"aicpu_thread_num must be at least 1, got {self.threads}")
+        self.core_to_thread = [c.cluster % self.threads for c in sorted(self.cores, key=lambda c: c.id)]
+        self.phases: list[list[dict[str, Any]]] = [[] for _ in range(self.threads)]
+        """Per scheduler thread, its phases (§2 ``aicpu_scheduler_phases`` records)."""
+        self.orchestrator_phases: list[list[dict[str, Any]]] = [[]]
+        """Per orchestrator thread (one), its submits (§2 ``aicpu_orchestrator_phases`` records)."""
 
-    def _pick(self, task: Task, now: int) -> list[Core] | None:
-        """Idle cores for ``task`` at ``now`` (None when none fit)."""
-        idle = [c for c in self.cores if c.busy_until <= now]
+    @staticmethod
+    def _fit(task: Task, idle: list[Core]) -> list[Core] | None:
+        """The lowest-numbered idle cores among ``idle`` that take ``task`` (None when none fit)."""
         if task.core_type in ("aic", "aiv"):
             for c in idle:
                 if c.type == task.core_type:
@@ -152,22 +191,20 @@ class Scheduler:
             return None
         n_aiv = sum(p.core_type == "aiv" for p in task.parts)
         n_aic = sum(p.core_type == "aic" for p in task.parts)
-        for cluster in sorted({c.cluster for c in self.cores}):
+        for cluster in sorted({c.cluster for c in idle}):
             aic = [c for c in idle if c.cluster == cluster and c.type == "aic"]
             aiv = [c for c in idle if c.cluster == cluster and c.type == "aiv"]
             if len(aic) >= n_aic and len(aiv) >= n_aiv:
                 return aic[:n_aic] + aiv[:n_aiv]
         return None
 
-    def _launch(self, task: Task, cores: list[Core], now: int) -> TaskRecord:
-        start = now + self.latency
+    def _launch(self, task: Task, cores: list[Core], dispatch: int) -> TaskRecord:
+        start = dispatch + self.latency
         done = {id(part): self.run_part(task, part) for part in self.order_parts(task)}
         runs = [done[id(part)] for part in task.parts]
         end = start + max((int(r.cycles) for r in runs), default=0)
-        finish = end
         for core in cores:
-            core.busy_until = finish
-            core.busy_cycles += finish - now
+            core.busy_until = end
             core.kernel_cycles += end - start
             core.tasks.append(task.id)
         return TaskRecord(
@@ -175,52 +212,127 @@ class Scheduler:
             task.func_name,
             task.core_type,
             [c.id for c in cores],
-            now,
+            dispatch,
             start,
             end,
-            finish,
+            end,
             sorted(task.deps),
             self.clock_hz,
             runs,
             [p.func_name for p in task.parts],
         )
 
+    def _submit_times(self, graph: TaskGraph) -> dict[int, int]:
+        """The orchestrator: each task's submit end (and its level-4 records)."""
+        costs, now = self.costs, 0
+        allocated: set[int] = set()
+        submitted: dict[int, int] = {}
+        for idx, task in enumerate(graph.tasks):
+            new = {
+                id(a.buffer)
+                for p in task.parts
+                for a in p.args
+                if a.buffer is not None and a.buffer.origin.startswith("tensor.create")
+            } - allocated
+            allocated |= new
+            end = now + costs.submit + costs.alloc * len(new)
+            self.orchestrator_phases[0].append(
+                {"submit_idx": idx, "task_id": task.id, "start_cycles": now, "end_cycles": end}
+            )
+            submitted[task.id] = now = end
+        return submitted
+
     def run(self, graph: TaskGraph) -> list[TaskRecord]:
         """Simulate the whole graph; returns one record per task (by task id)."""
+        costs = self.costs
         tasks = {t.id: t for t in graph.tasks}
         succ = graph.successors()
         waiting = {t.id: len(t.deps) for t in graph.tasks}
-        ready: list[int] = sorted(tid for tid, n in waiting.items() if n == 0)
-        running: list[tuple[int, int]] = []  # (finish, task id) heap
+        submitted = self._submit_times(graph)
+        visible: dict[int, int] = {tid: submitted[tid] for tid, n in waiting.items() if n == 0}  # the ready queue
+        running: dict[int, int] = {}  # task id -> thread
         records: dict[int, TaskRecord] = {}
-        now = 0
-        while ready or running:
-            still: list[int] = []
-            for tid in ready:
-                cores = self._pick(tasks[tid], now)
-                if cores is None:
-                    still.append(tid)
-                    continue
-                rec = self._launch(tasks[tid], cores, now)
-                records[tid] = rec
-                heapq.heappush(running, (rec.finish, tid))
-            ready = still
-            if not running:
-                if ready:
-                    kinds = sorted({tasks[t].core_type for t in ready})
-                    raise RuntimeError(f"tasks {ready} ({', '.join(kinds)}) cannot be placed on this target's cores")
-                break
-            now = running[0][0]
-            while running and running[0][0] <= now:
-                _, done = heapq.heappop(running)
-                for s in succ[done]:
+        busy: dict[int, int] = {}  # core id -> the task on it (until its complete phase)
+        own = [[c for c in self.cores if self.core_to_thread[c.id] == i] for i in range(self.threads)]
+        free_at = [0] * self.threads
+        loops = [0] * self.threads
+
+        def queue_of(tid: int) -> int:
+            kind = tasks[tid].core_type
+            return QUEUES.index(kind if kind in QUEUES[:2] else "mix")
+
+        def depths(t: int) -> list[int]:
+            d = [0, 0, 0]
+            for tid, v in visible.items():
+                if v <= t:
+                    d[queue_of(tid)] += 1
+            return d
+
+        def idle(i: int) -> list[Core]:
+            return [c for c in own[i] if c.id not in busy]
+
+        def next_action(i: int) -> int | None:
+            times = [records[tid].end for tid, th in running.items() if th == i]
+            free = idle(i)
+            times += [v for tid, v in visible.items() if self._fit(tasks[tid], free) is not None]
+            return max(free_at[i], min(times)) if times else None
+
+        def phase(i: int, kind: str, start: int, end: int, n: int, at_start: list[int], **extra: int) -> None:
+            rec: dict[str, Any] = {"kind": kind, "start_cycles": start, "end_cycles": end, "loop_iter": loops[i],
+                                   "tasks_processed": n}  # fmt: skip
+            rec.update(extra)
+            rec["shared_at_start"], rec["shared_at_end"] = at_start, depths(end)
+            self.phases[i].append(rec)
+
+        while len(records) < len(tasks) or running:
+            actions = [(t, i) for i in range(self.threads) if (t := next_action(i)) is not None]
+            if not actions:
+                if visible:
+                    left = sorted(visible)
+                    kinds = sorted({tasks[t].core_type for t in left})
+                    raise RuntimeError(f"tasks {left} ({', '.join(kinds)}) cannot be placed on this target's cores")
+                missing = sorted(set(tasks) - set(records))
+                raise RuntimeError(f"tasks {missing} never became ready (a dependency cycle)")
+            now, i = min(actions)
+            loops[i] += 1
+            done = sorted((records[tid].end, tid) for tid, th in running.items() if th == i and records[tid].end <= now)
+            if done:
+                end = now + costs.complete * len(done)
+                phase(i, "complete", now, end, len(done), depths(now))
+                for _, tid in done:
+                    rec = records[tid]
+                    rec.finish = now
+                    del running[tid]
+                    for c in rec.core_ids:
+                        del busy[c]
+                        self.cores[c].busy_cycles += rec.finish - rec.dispatch
+                edges = [s for _, tid in done for s in succ[tid]]
+                now, end = end, end + costs.release * len(edges)
+                at_start, made = depths(now), 0
+                for s in edges:
                     waiting[s] -= 1
                     if waiting[s] == 0:
-                        ready.append(s)
-            ready.sort()
-        if len(records) != len(tasks):
-            missing = sorted(set(tasks) - set(records))
-            raise RuntimeError(f"tasks {missing} never became ready (a dependency cycle)")
+                        visible[s] = max(end, submitted[s])
+                        made += 1
+                if edges:
+                    phase(i, "release", now, end, made, at_start)
+                now = end
+            at_start, start, hit, miss = depths(now), now, 0, 0
+            for tid in sorted(t for t, v in visible.items() if v <= start):
+                cores = self._fit(tasks[tid], idle(i))
+                if cores is None:
+                    miss += 1
+                    continue
+                now += costs.dispatch
+                del visible[tid]
+                for c in cores:
+                    busy[c.id] = tid
+                records[tid] = self._launch(tasks[tid], cores, now)
+                running[tid] = i
+                hit += 1
+            if hit:
+                phase(i, "dispatch", start, now, hit, at_start, pop_hit=hit, pop_miss=miss)
+            free_at[i] = now
         return [records[t] for t in sorted(records)]
 
     def per_core_cycles(self) -> dict[int, int]:

@@ -6,6 +6,7 @@ state one fact (docs/target.md lists where every a2a3 number comes from)::
     npu.target @a2a3 clock_hz = 1.85e9 block_bytes = 32 {
       npu.cores aic = 24 aiv_per_aic = 2
       npu.dispatch_latency cycles = 740
+      npu.aicpu threads = 3 submit = 185 alloc = 92 complete = 37 release = 19 dispatch = 37
       npu.events per_pipe_pair = 8
       npu.pipe "MTE2" pto = "PIPE_MTE2"
       npu.buffer "Vec" bytes = 196608 hw = "UB"
@@ -233,6 +234,49 @@ class DispatchLatencyOp(NpuOp):
     def verify_(self) -> None:
         """Non-negative."""
         _check_non_negative(self, "cycles", self.cycles.value.data)
+
+
+@irdl_op_definition
+class AicpuOp(NpuOp):
+    """``npu.aicpu threads = 3 submit = 185 alloc = 92 complete = 37 release = 19 dispatch = 37``: the AICPU
+    side of the chip, in core cycles: scheduler threads (the default of ``RunConfig.aicpu_thread_num``),
+    the orchestrator's cost per task submit and per tensor it allocates, and a scheduler thread's cost per
+    task it completes, per fanout edge it releases and per task it dispatches (pypto.runtime.scheduler).
+    Optional: without it one thread runs every step at no cost (a fixed dispatch latency)."""
+
+    name = "npu.aicpu"
+    threads = prop_def(IntegerAttr)
+    submit = prop_def(IntegerAttr)
+    alloc = prop_def(IntegerAttr)
+    complete = prop_def(IntegerAttr)
+    release = prop_def(IntegerAttr)
+    dispatch = prop_def(IntegerAttr)
+
+    FIELDS: ClassVar[tuple[str, ...]] = ("threads", "submit", "alloc", "complete", "release", "dispatch")
+
+    def __init__(self, **values: int):
+        super().__init__(properties={f: _int(values[f]) for f in self.FIELDS})
+
+    def field(self, name: str) -> int:
+        """The value of one field."""
+        attr = self.properties[name]
+        assert isinstance(attr, IntegerAttr)
+        return attr.value.data
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AicpuOp:
+        """Parse ``threads = N submit = .. alloc = .. complete = .. release = .. dispatch = ..``."""
+        return _finish(cls, parser, {f: _parse_int_field(parser, f) for f in cls.FIELDS})
+
+    def print(self, printer: Printer) -> None:
+        """Print the fields in their fixed order."""
+        _emit(self, printer, " ".join(f"{f} = {self.field(f)}" for f in self.FIELDS))
+
+    def verify_(self) -> None:
+        """threads positive, the costs non-negative."""
+        _check_positive(self, "threads", self.field("threads"))
+        for f in self.FIELDS[1:]:
+            _check_non_negative(self, f, self.field(f))
 
 
 @irdl_op_definition
@@ -746,6 +790,8 @@ class TargetOp(IRDLOperation):
             found = self.body_ops(kind)
             if len(found) != 1:
                 raise NpuOpError(f"{self.describe()}: needs exactly one {kind.name}, found {len(found)}")
+        if len(self.body_ops(AicpuOp)) > 1:
+            raise NpuOpError(f"{self.describe()}: has more than one npu.aicpu")
         pipes = self._unique(PipeOp, lambda o: o.pipe.data, "pipe")
         self._unique(BufferOp, lambda o: o.space.data, "space")
         keys = self._unique(TransferOp, lambda o: o.key.data, "key")
@@ -787,6 +833,7 @@ NPU_OPS: tuple[type[IRDLOperation], ...] = (
     TargetOp,
     CoresOp,
     DispatchLatencyOp,
+    AicpuOp,
     EventsOp,
     PipeOp,
     BufferOp,

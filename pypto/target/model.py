@@ -35,6 +35,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from .dialect import (
+    AicpuOp,
     BufferOp,
     ComputeCostOp,
     CoresOp,
@@ -145,6 +146,19 @@ class Bandwidth:
 
 
 @dataclass(frozen=True)
+class AicpuCosts:
+    """The ``npu.aicpu`` row: AICPU scheduler threads and each step's cost in core cycles (the default,
+    no row: one thread, every step free, so a task starts a fixed dispatch latency after it is ready)."""
+
+    threads: int = 1
+    submit: int = 0
+    alloc: int = 0
+    complete: int = 0
+    release: int = 0
+    dispatch: int = 0
+
+
+@dataclass(frozen=True)
 class Target:
     """A chip: core counts, clock, buffers and the cost tables.
 
@@ -174,6 +188,8 @@ class Target:
     fallbacks: tuple[Fallback, ...] = ()
     bandwidth: dict[str, Bandwidth] = field(default_factory=dict)
     sync_costs: dict[str, int] = field(default_factory=dict)
+    aicpu: AicpuCosts = AicpuCosts()
+    """The AICPU scheduler and orchestrator costs (``npu.aicpu``)."""
     source: str | None = None
     """The file the target was read from."""
 
@@ -375,6 +391,7 @@ def target_from_op(op: TargetOp, source: str | None = None) -> Target:
         for t in op.body_ops(TransferOp)
     }
     sync_costs = {n.data.lower(): s.cycles.value.data for s in op.body_ops(SyncCostOp) for n in s.ops.data}
+    aicpu_rows = op.body_ops(AicpuOp)
     return Target(
         name=op.sym_name.data,
         clock_hz=op.clock_hz.value.data,
@@ -394,6 +411,7 @@ def target_from_op(op: TargetOp, source: str | None = None) -> Target:
         fallbacks=fallbacks,
         bandwidth=bandwidth,
         sync_costs=sync_costs,
+        aicpu=AicpuCosts(**{f: aicpu_rows[0].field(f) for f in AicpuOp.FIELDS}) if aicpu_rows else AicpuCosts(),
         source=source,
     )
 

@@ -9,6 +9,7 @@
 npu.target @tiny clock_hz = 1.0e9 block_bytes = 32 attributes {note = "a test chip"} {
   npu.cores aic = 2 aiv_per_aic = 2
   npu.dispatch_latency cycles = 100
+  npu.aicpu threads = 2 submit = 10 alloc = 5 complete = 3 release = 2 dispatch = 4
   npu.events per_pipe_pair = 8
   npu.pipe "MTE2" pto = "PIPE_MTE2"
   npu.pipe "VECTOR" pto = "PIPE_V"
@@ -32,6 +33,7 @@ npu.target @tiny clock_hz = 1.0e9 block_bytes = 32 attributes {note = "a test ch
 // CHECK:      npu.target @tiny clock_hz = 1.0e9 block_bytes = 32 attributes {note = "a test chip"} {
 // CHECK-NEXT:   npu.cores aic = 2 aiv_per_aic = 2
 // CHECK-NEXT:   npu.dispatch_latency cycles = 100
+// CHECK-NEXT:   npu.aicpu threads = 2 submit = 10 alloc = 5 complete = 3 release = 2 dispatch = 4
 // CHECK-NEXT:   npu.events per_pipe_pair = 8
 // CHECK-NEXT:   npu.pipe "MTE2" pto = "PIPE_MTE2"
 // CHECK-NEXT:   npu.pipe "VECTOR" pto = "PIPE_V"
@@ -54,6 +56,8 @@ npu.target @tiny clock_hz = 1.0e9 block_bytes = 32 attributes {note = "a test ch
 
 // A2A3:      npu.target @a2a3 clock_hz = 1.85e9 block_bytes = 32 {
 // A2A3-NEXT:   npu.cores aic = 24 aiv_per_aic = 2
+// A2A3-NEXT:   npu.dispatch_latency cycles = 740
+// A2A3-NEXT:   npu.aicpu threads = 3 submit = 185 alloc = 92 complete = 37 release = 19 dispatch = 37
 // A2A3:        npu.buffer "Vec" bytes = 196608 hw = "UB"
 // A2A3-NEXT:   npu.buffer "Mat" bytes = 524288 hw = "L1"
 // A2A3-NEXT:   npu.buffer "Left" bytes = 65536 hw = "L0A" align = 512

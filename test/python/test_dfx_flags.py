@@ -72,10 +72,12 @@ def _run(tmp_path: Path, **flags: object) -> tuple[dict, Path]:
 @pytest.mark.parametrize("level", [1, 2, 3, 4])
 def test_swimlane_levels_are_cumulative_and_agree(tmp_path: Path, level: int) -> None:
     records, _ = _run(tmp_path, enable_chip_swimlane=level)
-    assert records["chip_swimlane_level"] == min(level, 2)  # levels 3-4 need the AICPU model
+    assert records["chip_swimlane_level"] == level
     rows = records["aicore_tasks"]
     assert len(rows) == 2 and all(len(r) == 6 and r[3] < r[4] for r in rows)
     assert ("aicpu_tasks" in records) is (level >= 2)
+    assert ("aicpu_scheduler_phases" in records) is ("core_to_thread" in records["metadata"]) is (level >= 3)
+    assert ("aicpu_orchestrator_phases" in records) is (level >= 4)
     assert records["metadata"]["core_types"] and records["metadata"]["num_cores"] == len(records["metadata"]["core_types"])
     # collecting costs nothing in simulated cycles: level 1's rows are level 2's
     level1, _ = _run(tmp_path / "l1", enable_chip_swimlane=1)

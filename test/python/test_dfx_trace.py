@@ -47,7 +47,10 @@ def _run(tmp_path: Path) -> tuple[Any, Path]:
 def check_event_format(trace: dict[str, Any]) -> None:
     """The Chrome Trace Event rules Perfetto's UI relies on."""
     events = trace["traceEvents"]
-    assert {e["ph"] for e in events} <= {"M", "X", "s", "f"}
+    assert {e["ph"] for e in events} <= {"M", "X", "C", "s", "f"}
+    for e in events:
+        if e["ph"] == "C":  # a counter track: numeric series at a µs time
+            assert isinstance(e["ts"], float) and e["args"] and all(isinstance(v, int | float) for v in e["args"].values())
     lanes: dict[tuple[int, int], list[tuple[float, float]]] = {}
     for e in events:
         if e["ph"] == "X":

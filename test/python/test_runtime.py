@@ -103,7 +103,10 @@ def test_independent_tasks_run_in_parallel() -> None:
     result = run(two_independent.specialize(a, b, x, y), a, b, x, y)
     assert result.graph.edges() == []
     t0, t1 = result.tasks
-    assert t0.dispatch == t1.dispatch == 0
+    aicpu = load_target("a2a3").aicpu
+    assert t0.dispatch == aicpu.submit + aicpu.dispatch  # submitted, then popped by an idle thread
+    assert t1.dispatch == t0.dispatch + aicpu.submit  # the orchestrator submits one task after the other
+    assert t1.start < t0.end  # ... and they run together
     assert t0.core_ids != t1.core_ids
     assert result.total_cycles == max(t0.finish, t1.finish)
     torch.testing.assert_close(x, a + a)
@@ -157,10 +160,12 @@ def test_custom_target_serialises_on_one_core(small_target: Path) -> None:
     result = run(two_independent.specialize(a, b, x, y), a, b, x, y, config=RunConfig(target=str(small_target)))
     assert result.core_types == ["aic", "aiv"]
     t0, t1 = result.tasks
+    aicpu = load_target(str(small_target)).aicpu
     assert t0.core_ids == t1.core_ids == [1]
+    assert t0.dispatch == aicpu.submit + aicpu.dispatch
     assert t0.start - t0.dispatch == 100
-    assert t1.dispatch == t0.finish
-    assert result.total_cycles == t1.finish == t0.cycles + t1.cycles + 200
+    assert t1.dispatch == t0.finish + aicpu.complete + aicpu.dispatch  # the thread retires t0, then pops t1
+    assert result.total_cycles == t1.finish == t0.cycles + t1.cycles + 200 + aicpu.submit + 2 * aicpu.dispatch + aicpu.complete
     torch.testing.assert_close(y, b * b)
 
 

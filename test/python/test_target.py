@@ -438,6 +438,13 @@ def test_unknown_target() -> None:
             "npu.pipe \"CUBE\": field 'pto' must be a PTO pipe name",
         ),
         ("clock_hz = 1.85e9", "clock_hz = 0.0", "npu.target @a2a3: field 'clock_hz' must be positive"),
+        ("npu.aicpu threads = 3", "npu.aicpu threads = 0", "npu.aicpu: field 'threads' must be positive, got 0"),
+        ("release = 19 dispatch", "release = -1 dispatch", "npu.aicpu: field 'release' must be a finite number >= 0, got -1"),
+        (
+            "npu.events per_pipe_pair",
+            "npu.aicpu threads = 1 submit = 0 alloc = 0 complete = 0 release = 0 dispatch = 0\n  npu.events per_pipe_pair",
+            "npu.target @a2a3: has more than one npu.aicpu",
+        ),
     ],
 )
 def test_verifier_errors(tmp_path: Path, old: str, new: str, message: str) -> None:

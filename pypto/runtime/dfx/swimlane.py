@@ -1,9 +1,10 @@
 """``chip_swimlane_records.json`` (runtime-dfx-formats.md §2), raw and in cycles.
 
 Levels are cumulative: 1 AICore start/end (``aicore_tasks``); 2 adds AICPU dispatch/finish
-(``aicpu_tasks``). Levels 3 and 4 add the AICPU scheduler and orchestrator phases, which need the
-AICPU model the simulated chip does not have yet: a run asked for them records level 2 and says so
-in the file's level.
+(``aicpu_tasks``); 3 adds the AICPU scheduler threads' phases (``aicpu_scheduler_phases``, one list
+per thread) and ``metadata.core_to_thread``; 4 adds the orchestrator's submits
+(``aicpu_orchestrator_phases``). They come from the AICPU model of :mod:`pypto.runtime.scheduler`,
+which runs the same way at every level: collection costs no simulated cycle.
 """
 
 from __future__ import annotations
@@ -19,15 +20,16 @@ from .base import Collector, register
 from .run_report import write_run_report
 from .trace import chrome_trace, trace_json
 
-RECORDED_LEVEL = 2
+RECORDED_LEVEL = 4
 """The highest swimlane level the simulated chip records."""
 
 
 def swimlane_records(result: Any, level: int = 2) -> dict[str, Any]:
     """The records of a run at ``level`` (capped at :data:`RECORDED_LEVEL`): ``aicore_tasks`` rows
     ``[core_id, task_token_raw, reg_task_id, start, end, receive_to_start]`` and, from level 2,
-    ``aicpu_tasks`` rows ``[core_id, reg_task_id, dispatch, finish]``; ``metadata.clock_freq_hz`` is the
-    target clock the cycles count."""
+    ``aicpu_tasks`` rows ``[core_id, reg_task_id, dispatch, finish]``, from level 3 the scheduler phases
+    and ``metadata.core_to_thread``, at level 4 the orchestrator phases; ``metadata.clock_freq_hz`` is
+    the target clock the cycles count."""
     level = min(max(level, 1), RECORDED_LEVEL)
     aicore: list[list[int]] = []
     aicpu: list[list[int]] = []
@@ -46,6 +48,11 @@ def swimlane_records(result: Any, level: int = 2) -> dict[str, Any]:
     }
     if level >= 2:
         records["aicpu_tasks"] = aicpu
+    if level >= 3:
+        records["metadata"]["core_to_thread"] = list(getattr(result, "core_to_thread", []))
+        records["aicpu_scheduler_phases"] = [[dict(p) for p in thread] for thread in result.scheduler_phases]
+    if level >= 4:
+        records["aicpu_orchestrator_phases"] = [[dict(p) for p in thread] for thread in result.orchestrator_phases]
     return records
 
 

@@ -1,12 +1,16 @@
 """The merged swimlane: swimlane records (and ``deps.json``) as a Chrome Trace Event JSON
 (runtime-dfx-formats.md §3), the file Perfetto's UI and ``chrome://tracing`` open.
 
-Processes: 1 AICPU Orchestrator and 2 AICPU Scheduler (their lanes need swimlane level 3-4 records,
-which the simulated chip does not record yet: named, empty), 3 Scheduler View (one bar per task and
-core from dispatch to finish), 4 Worker View (one bar per task and core from receive to end). Times
-are µs from the smallest non-zero cycle value (§2's reader). Dependency flows (``deps.json`` pairs)
-go bar start to bar start on pid 4 and dispatch to dispatch on pid 3; a pair whose producer ends after
-its consumer starts is an ``hb_violation``.
+Processes: 1 AICPU Orchestrator (level 4: lane ``Orch_i`` = tid 4000+i, one ``submit(rXtY)`` bar per
+submit), 2 AICPU Scheduler (level 3: lane ``Sched_i`` = tid 30000+10i, one ``<phase>(<tasks_processed>)``
+bar per phase, and the ``shared_ready_queue`` counter (AIC/AIV/MIX depths) on tid 3999), 3 Scheduler
+View (one bar per task and core from dispatch to finish), 4 Worker View (one bar per task and core
+from receive to end). Times are µs from the smallest non-zero cycle value of the task rows (§2's
+reader; a 0 there means "not recorded"), or from an earlier phase time (a phase's 0 is a real time:
+the simulated orchestrator starts at cycle 0). Flows: dependency (``deps.json`` pairs) bar start to bar
+start on pid 4 and dispatch to dispatch on pid 3, ``hb_violation`` when the producer ends after its
+consumer starts; ``dispatch`` from the scheduler phase that popped a task to its worker bar;
+``submit→dispatch`` from a task's submit to that phase.
 """
 
 from __future__ import annotations
@@ -45,6 +49,29 @@ def _rows(records: Mapping[str, Any], key: str, width: int) -> list[list[int]]:
     return rows
 
 
+def _flow_pair(
+    events: list[dict[str, Any]], fid: int, name: str, src: tuple[int, int, float], dst: tuple[int, int, float]
+) -> None:
+    """One ``s``/``f`` pair ``(pid, tid, ts)`` -> ``(pid, tid, ts)`` with id ``fid``."""
+    events.append({"ph": "s", "pid": src[0], "tid": src[1], "ts": src[2], "id": fid, "cat": "flow", "name": name})
+    events.append({"ph": "f", "pid": dst[0], "tid": dst[1], "ts": dst[2], "id": fid, "cat": "flow", "name": name,
+                   "bp": "e"})  # fmt: skip
+
+
+def _phase_rows(records: Mapping[str, Any], key: str, fields: Sequence[str]) -> list[list[dict[str, Any]]]:
+    threads = records.get(key, [])
+    ok = isinstance(threads, list) and all(
+        isinstance(t, list) and all(isinstance(p, dict) and all(f in p for f in fields) for p in t) for t in threads
+    )
+    if not ok:
+        raise TraceInputError(f"'{key}' must be a list per thread of records with {', '.join(fields)}")
+    return threads
+
+
+def _sched_lane(thread: int) -> int:
+    return 30000 + 10 * thread
+
+
 def _flow(events: list[dict[str, Any]], last: int, pid: int, src: tuple[int, float], dst: tuple[int, float],
           late: bool) -> int:
     """Append one ``s``/``f`` flow pair (``hb_violation`` when ``late``); returns its id."""
@@ -71,8 +98,12 @@ def chrome_trace(
         raise TraceInputError(f"metadata.clock_freq_hz and metadata.core_types are required ({e})") from None
     aicore = _rows(records, "aicore_tasks", 5)
     aicpu = {(r[0], r[1]): r for r in _rows(records, "aicpu_tasks", 4)}
+    sched = _phase_rows(records, "aicpu_scheduler_phases", ("kind", "start_cycles", "end_cycles", "tasks_processed"))
+    orch = _phase_rows(records, "aicpu_orchestrator_phases", ("submit_idx", "task_id", "start_cycles", "end_cycles"))
+    core_to_thread = list(records["metadata"].get("core_to_thread") or [])
     values = [c for r in aicore for c in r[3:5]] + [c for r in aicpu.values() for c in r[2:4]]
-    base = min((c for c in values if c), default=0)
+    phase_values = [p[k] for t in sched + orch for p in t for k in ("start_cycles", "end_cycles")]
+    base = min([c for c in values if c] + phase_values, default=0)
 
     def us(c: int) -> float:
         return round((c - base) * 1e6 / freq, 6) if c else 0.0
@@ -85,6 +116,7 @@ def chrome_trace(
         lane = f"{kind.upper()}_{core}"
         events += [_meta(3, _lane(core), lane), _meta(4, _lane(core), lane)]
     starts: dict[int, tuple[int, float]] = {}  # task -> (core, worker bar start), the earliest slice
+    starts_by_core: dict[tuple[int, int], float] = {}
     ends: dict[int, float] = {}
     dispatches: dict[int, tuple[int, float, float]] = {}
     for core, raw, reg, start, end, *rest in sorted(aicore, key=lambda r: (r[3], r[0])):
@@ -94,6 +126,7 @@ def chrome_trace(
         events.append({"ph": "X", "pid": 4, "tid": _lane(core), "name": label, "ts": ts, "dur": round(us(end) - ts, 6),
                        "args": {"taskId": task_label(raw), "kernel-duration-us": round(us(end) - us(start), 6),
                                 "local_setup_us": round(us(start) - ts, 6)}})  # fmt: skip
+        starts_by_core[(raw, core)] = ts
         if raw not in starts or ts < starts[raw][1]:
             starts[raw] = (core, ts)
         ends[raw] = max(ends.get(raw, 0.0), us(end))
@@ -105,6 +138,8 @@ def chrome_trace(
             if raw not in dispatches or d < dispatches[raw][1]:
                 dispatches[raw] = (core, d, f)
     flow = 0
+    pops: dict[tuple[int, int], tuple[int, float]] = {}  # (task, core) -> (sched lane, ts in its dispatch phase)
+    flow = _aicpu_lanes(events, flow, sched, orch, core_to_thread, aicpu, starts_by_core, us, pops)
     for pred, succ in edges:
         if pred in starts and succ in starts:
             flow = _flow(events, flow, 4, starts[pred], starts[succ], late=ends[pred] > starts[succ][1])
@@ -112,6 +147,67 @@ def chrome_trace(
             p, c = dispatches[pred], dispatches[succ]
             flow = _flow(events, flow, 3, (p[0], p[1]), (c[0], c[1]), late=p[2] > c[1])
     return {"traceEvents": events, "displayTimeUnit": "ns"}
+
+
+def _aicpu_lanes(
+    events: list[dict[str, Any]],
+    flow: int,
+    sched: list[list[dict[str, Any]]],
+    orch: list[list[dict[str, Any]]],
+    core_to_thread: list[int],
+    aicpu: Mapping[tuple[int, int], list[int]],
+    worker_ts: Mapping[tuple[int, int], float],
+    us: Any,
+    pops: dict[tuple[int, int], tuple[int, float]],
+) -> int:
+    """pid 1 and 2 (level 4 and 3 records): the lanes, the queue counter and the ``dispatch`` and
+    ``submit→dispatch`` flows; returns the last flow id."""
+    counters: list[tuple[float, int, int, list[int]]] = []
+    for i, thread in enumerate(sched):
+        events.append(_meta(2, _sched_lane(i), f"Sched_{i}"))
+        for n, p in enumerate(thread):
+            ts = us(p["start_cycles"])
+            args = {k: v for k, v in p.items() if k not in ("kind", "start_cycles", "end_cycles")}
+            events.append({"ph": "X", "pid": 2, "tid": _sched_lane(i), "name": f"{p['kind']}({p['tasks_processed']})",
+                           "ts": ts, "dur": round(us(p["end_cycles"]) - ts, 6), "args": {"phase": p["kind"], **args}})  # fmt: skip
+            for when, key in ((p["start_cycles"], "shared_at_start"), (p["end_cycles"], "shared_at_end")):
+                if isinstance(p.get(key), list) and len(p[key]) == 3:
+                    counters.append((us(when), i, 2 * n + (key == "shared_at_end"), p[key]))
+    if counters:
+        events.append(_meta(2, 3999, "shared_ready_queue"))
+    for ts, _, _, depth in sorted(counters, key=lambda c: c[:3]):
+        events.append({"ph": "C", "pid": 2, "tid": 3999, "name": "shared_ready_queue", "ts": ts,
+                       "args": {"AIC": depth[0], "AIV": depth[1], "MIX": depth[2]}})  # fmt: skip
+    for (core, reg), row in sorted(aicpu.items()):  # dispatch: the phase that popped the task -> its bar
+        thread = core_to_thread[core] if core < len(core_to_thread) else -1
+        if not 0 <= thread < len(sched) or (reg, core) not in worker_ts:
+            continue
+        phase = next((p for p in sched[thread] if p["kind"] == "dispatch"
+                      and p["start_cycles"] <= row[2] <= p["end_cycles"]), None)  # fmt: skip
+        if phase is None:
+            continue
+        ts = round((us(phase["start_cycles"]) + us(row[2])) / 2, 6)  # inside the phase's bar
+        pops[(reg, core)] = (_sched_lane(thread), ts)
+        flow += 1
+        _flow_pair(events, flow, "dispatch", (2, _sched_lane(thread), ts), (4, _lane(core), worker_ts[(reg, core)]))
+    first_pop: dict[int, tuple[int, float]] = {}
+    for (reg, _core), pop in sorted(pops.items()):
+        if reg not in first_pop or pop[1] < first_pop[reg][1]:
+            first_pop[reg] = pop
+    for i, thread in enumerate(orch):
+        events.append(_meta(1, 4000 + i, f"Orch_{i}"))
+        for p in thread:
+            raw = int(p["task_id"])
+            ts = us(p["start_cycles"])
+            end = us(p["end_cycles"])
+            events.append({"ph": "X", "pid": 1, "tid": 4000 + i, "name": f"submit({task_label(raw)})", "ts": ts,
+                           "dur": round(end - ts, 6),
+                           "args": {"phase": "orch_submit", "submit_idx": p["submit_idx"], "task_id": raw}})  # fmt: skip
+            if raw in first_pop:
+                flow += 1
+                lane, pop_ts = first_pop[raw]
+                _flow_pair(events, flow, "submit→dispatch", (1, 4000 + i, round((ts + end) / 2, 6)), (2, lane, pop_ts))
+    return flow
 
 
 def deps_edges_and_names(deps: Mapping[str, Any], name_map: Mapping[str, Any] | None) -> tuple[list[tuple[int, int]], dict[int, str]]:

@@ -16,6 +16,14 @@ npu.target @a2a3 clock_hz = 1.85e9 block_bytes = 32 {
   // dispatch->start gap of the example record in runtime-dfx-formats.md §2
   // (20 ticks of the 50 MHz system counter) = 740 core cycles.
   npu.dispatch_latency cycles = 740
+  // The AICPU side (pypto/runtime/scheduler.py), in core cycles. ASSUMPTIONS (no measured
+  // source; small against the 740-cycle dispatch->start above, so totals move little):
+  // threads = 3 scheduler threads (upstream runs 4 AICPU threads, one of them the
+  // orchestrator; RunConfig.aicpu_thread_num overrides); submit = 185 (0.1 us per task
+  // submit); alloc = 92 (0.05 us per tensor.create the submitting task is first to use);
+  // complete = 37 (20 ns per finished task a thread retires); release = 19 (10 ns per
+  // fanout edge resolved); dispatch = 37 (20 ns per task popped and written to a core).
+  npu.aicpu threads = 3 submit = 185 alloc = 92 complete = 37 release = 19 dispatch = 37
   // 8 hardware event ids per (src, dst) pipe pair (ref §8; PTOAS kTotalEventIdNum).
   npu.events per_pipe_pair = 8
 
