@@ -71,7 +71,7 @@ def test_every_task_its_times_deps_and_pmu_rows(tmp_path: Path, kernel: str) -> 
 
 def test_overheads_and_idle_gaps_follow_section_8(tmp_path: Path) -> None:
     result = run_kernel("mixed", tmp_path / "build", enable_chip_swimlane=2)
-    data = report_model(result)
+    data = report_model(result, swimlane_level=2)
     by_core: dict[int, list] = {}
     for r in result.tasks:
         for c in r.core_ids:

@@ -14,6 +14,9 @@ from pypto.dialects.program import function_type
 DFX_DIR = "dfx_outputs"
 """The folder of the run-time artefacts inside a build directory."""
 
+RECORDED_LEVEL = 4
+"""The highest swimlane level the simulated chip records."""
+
 
 class Collector:
     """Watches one run for one flag (``FLAG``, a ``RunConfig`` field) at ``level`` and writes its

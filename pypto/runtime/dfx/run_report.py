@@ -26,6 +26,7 @@ from typing import Any
 from pypto.reports import asset, render_report
 from pypto.utils.atomic import atomic_write_text
 
+from .base import RECORDED_LEVEL
 from .pmu import EVENT_COUNTERS, columns, pmu_rows
 
 REPORT_NAME = "run_report.html"
@@ -33,8 +34,6 @@ PACKAGE = "pypto.runtime.dfx"
 ASSETS = ("run_report.html", "run_report.css", "run_report.js")
 """The viewer's assets in ``pypto/runtime/dfx/assets/``."""
 
-RECORDED_LEVEL = 2
-"""The highest swimlane level the simulated chip records (:data:`.swimlane.RECORDED_LEVEL`)."""
 
 LEVEL3_ANALYSES = [
     {"item": "1", "name": "Overhead by engine (all_overhead / has_overhead, scheduler-bound verdict)",
@@ -46,7 +45,7 @@ LEVEL3_ANALYSES = [
     {"item": "6", "name": "Critical path split into sched / exec / other",
      "needs": "sched_overhead_analysis reads level >= 3 records"},
 ]  # fmt: skip
-"""runtime-dfx-formats.md §8 analyses this page does not show: they need swimlane level 3."""
+"""runtime-dfx-formats.md §8 analyses this page does not show yet (they read the level-3 scheduler phases)."""
 
 
 def _percentiles(values: list[int]) -> dict[str, Any]:

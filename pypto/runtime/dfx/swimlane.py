@@ -16,12 +16,9 @@ from typing import Any
 
 from pypto.utils.atomic import atomic_write_text
 
-from .base import Collector, register
+from .base import RECORDED_LEVEL, Collector, register
 from .run_report import write_run_report
 from .trace import chrome_trace, trace_json
-
-RECORDED_LEVEL = 4
-"""The highest swimlane level the simulated chip records."""
 
 
 def swimlane_records(result: Any, level: int = 2) -> dict[str, Any]:

@@ -453,8 +453,8 @@
     var l3 = el("div", "rr-level3");
     l3.id = "rr-level3";
     l3.appendChild(el("div", null, "This run recorded swimlane level " + D.swimlane_level.recorded +
-      " (asked for " + D.swimlane_level.requested + "; the simulated chip records up to level 2). " +
-      "These \u00a78 analyses need swimlane level 3 (the AICPU scheduler phases and core_to_thread) and are not shown:"));
+      " (asked for " + D.swimlane_level.requested + "). " +
+      "These \u00a78 analyses read the level-3 scheduler phases and are not in this page yet:"));
     var ul = el("ul");
     D.level3.forEach(function (a) { ul.appendChild(el("li", null, "\u00a78." + a.item + " " + a.name + " \u2014 needs " + a.needs)); });
     l3.appendChild(ul);
