@@ -106,7 +106,7 @@ def _payload(arr: np.ndarray) -> bytes:
 
 def _atomic_write_bytes(path: Path, data: bytes) -> None:
     """``atomic_write_text`` for bytes: latin-1 maps each byte to one character and back."""
-    atomic_write_text(path, data.decode("latin-1"), encoding="latin-1")
+    atomic_write_text(path, data.decode("latin-1"), encoding="latin-1", durable=False)
 
 
 @register
@@ -221,5 +221,5 @@ class ArgsDumpCollector(Collector):
         d = self.out_dir / ARGS_DUMP_DIR
         d.mkdir(parents=True, exist_ok=True)
         _atomic_write_bytes(d / BIN_FILE, blob)
-        atomic_write_text(d / MANIFEST, json.dumps(manifest, indent=1, allow_nan=False) + "\n")
+        atomic_write_text(d / MANIFEST, json.dumps(manifest, indent=1, allow_nan=False) + "\n", durable=False)
         return [d / MANIFEST, d / BIN_FILE]

@@ -96,7 +96,7 @@ def write_name_map(result: Any, out_dir: Path) -> Path:
     """``out_dir/name_map_<build dir name>.json`` (``out_dir`` is ``<build>/dfx_outputs``), atomically."""
     path = out_dir / f"name_map_{out_dir.parent.name}.json"
     out_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps(name_map(result.module), indent=1) + "\n")
+    atomic_write_text(path, json.dumps(name_map(result.module), indent=1) + "\n", durable=False)
     return path
 
 
@@ -209,7 +209,7 @@ def write_deps(result: Any, out_dir: Path) -> Path:
     """``out_dir/deps.json``, atomically."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "deps.json"
-    atomic_write_text(path, json.dumps(deps_document(result), indent=1) + "\n")
+    atomic_write_text(path, json.dumps(deps_document(result), indent=1) + "\n", durable=False)
     return path
 
 

@@ -316,7 +316,7 @@ def pmu_csv(result: Any, event_type: int) -> str:
 def write_pmu(result: Any, path: Path, event_type: int = 2) -> Path:
     """Write :func:`pmu_csv` atomically; returns the path."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, pmu_csv(result, event_type))
+    atomic_write_text(path, pmu_csv(result, event_type), durable=False)
     return path
 
 

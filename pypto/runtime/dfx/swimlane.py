@@ -51,7 +51,7 @@ def swimlane_records(result: Any, level: int = 2) -> dict[str, Any]:
 def write_swimlane(result: Any, path: Path, level: int = 2) -> Path:
     """Write :func:`swimlane_records` as JSON, atomically; returns the path."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps(swimlane_records(result, level), indent=1))
+    atomic_write_text(path, json.dumps(swimlane_records(result, level), indent=1), durable=False)
     return path
 
 
@@ -64,7 +64,7 @@ def write_merged_trace(result: Any, out_dir: Path, level: int = 2, stamp: str | 
     trace = chrome_trace(swimlane_records(result, level), names, edges)
     path = out_dir / f"merged_swimlane_{stamp or datetime.now().strftime('%Y%m%d_%H%M%S')}.json"
     out_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, trace_json(trace))
+    atomic_write_text(path, trace_json(trace), durable=False)
     return path
 
 
