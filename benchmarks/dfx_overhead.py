@@ -1,14 +1,18 @@
 """DFX collection overhead: an example's runs on the simulated chip with every run-time DFX flag at its
 highest level vs every flag off, in host time.
 
-The repository has no example named "models"; the default is ``examples/advanced/03_mixed_kernel.py``
-(a cube and a vector kernel per task: matmul + bias epilogue and a prescaled matmul, the model-like
-layers with the most tasks and cores). ``--example`` picks another (every case of its ``CASES`` runs).
+The repository has no example named "models"; the default is the largest of ``examples/intermediate``
+and ``examples/advanced``, ``examples/intermediate/03_normalization.py`` (a model's ``rms_norm`` and
+``layer_norm`` layers). ``--example`` picks another (every case of its ``CASES`` runs).
 Each case is compiled once; a timed run is ``CompiledProgram(*args, config=...)`` with
 ``enable_chip_swimlane=4, enable_dump_args=2, enable_pmu=2, enable_dep_gen=True, enable_scope_stats=True``
 (which forces ``save_kernels``) or with them all off. Prints the best of ``--repeat`` interleaved runs
 of each, their ratio (goal <= 1.5x) and the simulated cycles of both, which must be equal (collection
 costs nothing on the simulator: asserted). ``--profile`` prints where the flagged run's time goes.
+
+The runs are short (about a millisecond of host time each), so the ratio is mostly the fixed cost of the
+seven files a flagged run writes, and it grows with the machine's file-system load: run it on an idle
+machine.
 
     .venv/bin/python benchmarks/dfx_overhead.py [--repeat N] [--example PATH] [--profile]
 """
@@ -27,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_EXAMPLE = ROOT / "examples" / "advanced" / "03_mixed_kernel.py"
+DEFAULT_EXAMPLE = ROOT / "examples" / "intermediate" / "03_normalization.py"
 ALL_ON = {"enable_chip_swimlane": 4, "enable_dump_args": 2, "enable_pmu": 2, "enable_dep_gen": True,
           "enable_scope_stats": True}  # fmt: skip
 ALL_OFF = dict.fromkeys(ALL_ON, 0)

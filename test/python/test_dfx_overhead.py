@@ -142,3 +142,20 @@ def test_converter_names_a_missing_perfetto_directory(tmp_path: Path, capsys: py
     records.write_text(json.dumps(RECORDS))
     assert converter_main([str(records), "--perfetto", str(tmp_path / "nope" / "t.pftrace")]) == 1
     assert "output directory does not exist" in capsys.readouterr().err
+
+
+def test_write_artefact_replaces_whole_files_and_leaves_no_temporary(tmp_path: Path) -> None:
+    from pypto.runtime.dfx.base import write_artefact
+
+    path = tmp_path / "a.json"
+    write_artefact(path, "old\n")
+    write_artefact(path, "new é\r\n")  # text is UTF-8, newlines kept as given
+    write_artefact(tmp_path / "b.bin", bytes(range(256)))
+    assert path.read_bytes() == "new é\r\n".encode() and (tmp_path / "b.bin").read_bytes() == bytes(range(256))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.bin"]
+    with pytest.raises(TypeError):
+        write_artefact(path, 3)  # type: ignore[arg-type]
+    assert path.read_bytes() == "new é\r\n".encode() and sorted(p.name for p in tmp_path.iterdir()) == [
+        "a.json",
+        "b.bin",
+    ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -13,6 +15,34 @@ from pypto.dialects.program import function_type
 
 DFX_DIR = "dfx_outputs"
 """The folder of the run-time artefacts inside a build directory."""
+
+
+def write_artefact(path: Path, data: str | bytes) -> Path:
+    """Write an artefact so that a reader never sees it half-written, and fast: the data goes to a
+    temporary file beside it (unique per process and thread), the old file is unlinked, and the temporary
+    file is renamed to ``path`` (``path`` holds the old complete file, then for an instant none, then the
+    new one; a failure before the rename leaves the old file). Not durable (no fsync), as the pass dumps;
+    text as UTF-8. Renaming over an existing file instead (``os.replace``, as
+    ``pypto.utils.atomic.atomic_write_text`` does) makes ext4 start writing the data back at once, which
+    under I/O load cost a run several times what collecting does (benchmarks/dfx_overhead.py). Returns
+    ``path``."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(raw)
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return path
 
 
 class Collector:

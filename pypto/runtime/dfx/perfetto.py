@@ -18,8 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pypto.utils.atomic import atomic_write_text
-
+from .base import write_artefact
 from .trace import TraceInputError
 
 SEQUENCE_ID = 1
@@ -163,6 +162,4 @@ def perfetto_trace(trace: Mapping[str, Any]) -> bytes:
 
 def write_perfetto(trace: Mapping[str, Any], path: Path) -> Path:
     """Write :func:`perfetto_trace` to ``path`` atomically; returns the path."""
-    data = perfetto_trace(trace)
-    atomic_write_text(path, data.decode("latin-1"), encoding="latin-1", durable=False)
-    return path
+    return write_artefact(path, perfetto_trace(trace))

@@ -13,9 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pypto.utils.atomic import atomic_write_text
-
-from .base import Collector, register
+from .base import Collector, register, write_artefact
 from .trace import chrome_trace, trace_json
 
 RECORDED_LEVEL = 2
@@ -51,7 +49,7 @@ def swimlane_records(result: Any, level: int = 2) -> dict[str, Any]:
 def write_swimlane(result: Any, path: Path, level: int = 2) -> Path:
     """Write :func:`swimlane_records` as JSON, atomically; returns the path."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps(swimlane_records(result, level), indent=1), durable=False)
+    write_artefact(path, json.dumps(swimlane_records(result, level), indent=1))
     return path
 
 
@@ -64,7 +62,7 @@ def write_merged_trace(result: Any, out_dir: Path, level: int = 2, stamp: str | 
     trace = chrome_trace(swimlane_records(result, level), names, edges)
     path = out_dir / f"merged_swimlane_{stamp or datetime.now().strftime('%Y%m%d_%H%M%S')}.json"
     out_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, trace_json(trace), durable=False)
+    write_artefact(path, trace_json(trace))
     return path
 
 
