@@ -159,3 +159,29 @@ def test_write_artefact_replaces_whole_files_and_leaves_no_temporary(tmp_path: P
         "a.json",
         "b.bin",
     ]
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [{}, [], {"a": [], "b": {}}, [1, -2, 3.5, 1e300, 1e-7, -0.0, True, False, None, "x"], {"é\n\"": "\u2603\\", 7: [[]]},
+     {"rows": [[0, 4294967296, 1, 1000, 1600, 20]], "f": float("nan"), "g": [float("inf"), float("-inf")]},
+     (1, (2, [3])), {"n": 2**70}],
+)  # fmt: skip
+def test_json_text_is_json_dumps_with_indent_1(obj: Any) -> None:
+    from pypto.runtime.dfx.base import json_text
+
+    assert json_text(obj) == json.dumps(obj, indent=1)
+
+
+def test_json_text_leaves_other_values_to_json() -> None:
+    import numpy as np
+
+    from pypto.runtime.dfx.base import json_text
+
+    with pytest.raises(ValueError):
+        json_text({"v": float("nan")}, allow_nan=False)
+    assert json_text({"v": np.float64(0.1), 1.5: 2, None: 3}) == json.dumps(
+        {"v": np.float64(0.1), 1.5: 2, None: 3}, indent=1
+    )
+    with pytest.raises(TypeError):
+        json_text([np.int64(3)])

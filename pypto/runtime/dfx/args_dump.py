@@ -33,7 +33,6 @@ No arena: the simulator keeps every payload, so ``truncated``/``overwritten`` ar
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +43,7 @@ import numpy as np
 from pypto.dialects.enums import ParamDirection
 from pypto.passes.base import base_name
 
-from .base import Collector, kernel_func_ids, register, write_artefact
+from .base import Collector, json_text, kernel_func_ids, register, write_artefact
 
 ARGS_DUMP_DIR = "args_dump"
 MANIFEST = "args_dump.json"
@@ -215,5 +214,5 @@ class ArgsDumpCollector(Collector):
         d = self.out_dir / ARGS_DUMP_DIR
         d.mkdir(parents=True, exist_ok=True)
         write_artefact(d / BIN_FILE, blob)
-        write_artefact(d / MANIFEST, json.dumps(manifest, indent=1, allow_nan=False) + "\n")
+        write_artefact(d / MANIFEST, json_text(manifest, allow_nan=False) + "\n")
         return [d / MANIFEST, d / BIN_FILE]

@@ -8,12 +8,11 @@ in the file's level.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .base import Collector, register, write_artefact
+from .base import Collector, json_text, register, write_artefact
 from .trace import chrome_trace, trace_json
 
 RECORDED_LEVEL = 2
@@ -49,7 +48,7 @@ def swimlane_records(result: Any, level: int = 2) -> dict[str, Any]:
 def write_swimlane(result: Any, path: Path, level: int = 2) -> Path:
     """Write :func:`swimlane_records` as JSON, atomically; returns the path."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_artefact(path, json.dumps(swimlane_records(result, level), indent=1))
+    write_artefact(path, json_text(swimlane_records(result, level)))
     return path
 
 
