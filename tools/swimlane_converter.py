@@ -1,6 +1,10 @@
-"""``python -m pypto.tools.swimlane_converter RECORDS [--deps-json DEPS] [--func-names MAP] [-o OUT]``:
-``chip_swimlane_records.json`` (and ``deps.json``) to a Chrome Trace Event JSON that Perfetto's UI opens
-(runtime-dfx-formats.md §3; :mod:`pypto.runtime.dfx.trace`).
+"""``python -m pypto.tools.swimlane_converter RECORDS [--deps-json DEPS] [--func-names MAP] [-o OUT]
+[--overhead] [--perfetto OUT.pftrace]``: ``chip_swimlane_records.json`` (and ``deps.json``) to a Chrome
+Trace Event JSON that Perfetto's UI opens (runtime-dfx-formats.md §3; :mod:`pypto.runtime.dfx.trace`).
+
+``--overhead`` adds the §8 scheduler-overhead model as counter tracks on pid 2 (``oh_*``,
+:mod:`pypto.runtime.dfx.overhead`); ``--perfetto`` also writes the same trace as Perfetto's native
+protobuf (:mod:`pypto.runtime.dfx.perfetto`, the PyPI ``perfetto`` package of the ``dfx`` extra).
 
 Without ``--deps-json`` a sibling ``deps.json`` is used when there is one (no deps: no dependency arrows
 and every bar ``task(..)``); names come from ``--func-names`` or the newest sibling ``name_map*.json``.
@@ -16,6 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pypto.runtime.dfx.overhead import overhead_events
+from pypto.runtime.dfx.perfetto import write_perfetto
 from pypto.runtime.dfx.trace import TraceInputError, chrome_trace, deps_edges_and_names, trace_json
 from pypto.utils.atomic import atomic_write_text
 
@@ -29,8 +35,17 @@ def _read_json(path: Path, what: str) -> Any:
         raise TraceInputError(f"{path}:{e.lineno}:{e.colno}: the {what} is not JSON ({e.msg})") from None
 
 
-def convert(records_path: Path, deps_path: Path | None, names_path: Path | None, out: Path | None) -> Path:
-    """Write the merged trace; returns its path."""
+def convert(
+    records_path: Path,
+    deps_path: Path | None,
+    names_path: Path | None,
+    out: Path | None,
+    *,
+    overhead: bool = False,
+    perfetto: Path | None = None,
+) -> Path:
+    """Write the merged trace (with the overhead counters when ``overhead``; also as Perfetto's protobuf
+    to ``perfetto`` when given); returns the JSON's path."""
     records = _read_json(records_path, "swimlane records")
     if not isinstance(records, dict):
         raise TraceInputError(f"{records_path}: expected a JSON object with metadata and aicore_tasks")
@@ -50,12 +65,18 @@ def convert(records_path: Path, deps_path: Path | None, names_path: Path | None,
             raise TraceInputError(f"{deps_path}: {e}") from None
     try:
         trace = chrome_trace(records, names, edges)
+        if overhead:
+            trace["traceEvents"] += overhead_events(records, edges)
     except TraceInputError as e:
         raise TraceInputError(f"{records_path}: {e}") from None
     target = out if out is not None else folder / "merged_swimlane.json"
     if not target.parent.is_dir():
         raise TraceInputError(f"output directory does not exist: {target.parent}")
+    if perfetto is not None and not perfetto.parent.is_dir():
+        raise TraceInputError(f"output directory does not exist: {perfetto.parent}")
     atomic_write_text(target, trace_json(trace))
+    if perfetto is not None:
+        write_perfetto(trace, perfetto)
     return target
 
 
@@ -65,13 +86,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--deps-json", type=Path, default=None, help="deps.json (default: a sibling one)")
     parser.add_argument("--func-names", type=Path, default=None, help="name_map*.json (default: the newest sibling)")
     parser.add_argument("-o", "--output", type=Path, default=None, help="output (default: merged_swimlane.json)")
+    parser.add_argument("--overhead", action="store_true", help="add the scheduler-overhead counter tracks (oh_*)")
+    parser.add_argument("--perfetto", type=Path, default=None, metavar="OUT.pftrace",
+                        help="also write the trace as Perfetto's native protobuf")  # fmt: skip
     args = parser.parse_args(argv)
     try:
-        path = convert(args.records, args.deps_json, args.func_names, args.output)
+        path = convert(args.records, args.deps_json, args.func_names, args.output, overhead=args.overhead,
+                       perfetto=args.perfetto)  # fmt: skip
     except TraceInputError as e:
         print(f"swimlane_converter: error: {e}", file=sys.stderr)
         return 1
     print(path)
+    if args.perfetto is not None:
+        print(args.perfetto)
     return 0
 
 

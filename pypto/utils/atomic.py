@@ -7,26 +7,25 @@ import tempfile
 from pathlib import Path
 
 
-def atomic_write_text(
-    path: str | os.PathLike[str], text: str, encoding: str = "utf-8", *, durable: bool = True
-) -> None:
-    """Write ``text`` to ``path`` atomically.
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, durable: bool = True) -> None:
+    """Write ``data`` to ``path`` atomically.
 
-    The text goes to a temporary file in the same directory, which then
+    The bytes go to a temporary file in the same directory, which then
     replaces ``path`` with ``os.replace``; on any failure the temporary file is
     removed and ``path`` is left as it was (absent or with its old contents).
     ``durable=False`` skips the ``fsync`` (still atomic for readers and a
-    killed process; pass dumps use it: 50 fsyncs dominated a compile).
+    killed process; pass dumps and run-time artefacts use it: 50 fsyncs
+    dominated a compile).
     """
     target = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding=encoding, newline="") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
             if durable:
                 f.flush()
                 os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; dumps are ordinary files
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; artefacts are ordinary files
         os.replace(tmp, target)
     except BaseException:
         try:
@@ -34,3 +33,10 @@ def atomic_write_text(
         except FileNotFoundError:
             pass
         raise
+
+
+def atomic_write_text(
+    path: str | os.PathLike[str], text: str, encoding: str = "utf-8", *, durable: bool = True
+) -> None:
+    """Write ``text`` to ``path`` atomically (:func:`atomic_write_bytes`; no newline translation)."""
+    atomic_write_bytes(path, text.encode(encoding), durable=durable)

@@ -33,7 +33,6 @@ No arena: the simulator keeps every payload, so ``truncated``/``overwritten`` ar
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,9 +42,8 @@ import numpy as np
 
 from pypto.dialects.enums import ParamDirection
 from pypto.passes.base import base_name
-from pypto.utils.atomic import atomic_write_text
 
-from .base import Collector, kernel_func_ids, register
+from .base import Collector, json_text, kernel_func_ids, register, write_artefact
 
 ARGS_DUMP_DIR = "args_dump"
 MANIFEST = "args_dump.json"
@@ -102,11 +100,6 @@ def _payload(arr: np.ndarray) -> bytes:
     if a.dtype.byteorder == ">" or (a.dtype.byteorder == "=" and not np.little_endian):
         a = a.astype(a.dtype.newbyteorder("<"))
     return a.tobytes(order="C")
-
-
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    """``atomic_write_text`` for bytes: latin-1 maps each byte to one character and back."""
-    atomic_write_text(path, data.decode("latin-1"), encoding="latin-1")
 
 
 @register
@@ -220,6 +213,6 @@ class ArgsDumpCollector(Collector):
         manifest, blob = self.manifest(result)
         d = self.out_dir / ARGS_DUMP_DIR
         d.mkdir(parents=True, exist_ok=True)
-        _atomic_write_bytes(d / BIN_FILE, blob)
-        atomic_write_text(d / MANIFEST, json.dumps(manifest, indent=1, allow_nan=False) + "\n")
+        write_artefact(d / BIN_FILE, blob)
+        write_artefact(d / MANIFEST, json_text(manifest, allow_nan=False) + "\n")
         return [d / MANIFEST, d / BIN_FILE]

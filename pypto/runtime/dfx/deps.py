@@ -33,7 +33,6 @@ Every uint64 (task ids, tensor ids, addresses, offsets, element counts) is a JSO
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -44,9 +43,8 @@ from pypto.dialects.dtypes import dtype_name
 from pypto.dialects.enums import ParamDirection
 from pypto.dialects.types import TensorType
 from pypto.target.dtypes import BY_NAME
-from pypto.utils.atomic import atomic_write_text
 
-from .base import Collector, kernel_func_ids, register
+from .base import Collector, json_text, kernel_func_ids, register, write_artefact
 
 GM_BASE = 0x1_0000_0000
 """The simulated GM address of the first buffer (the simulator itself has no addresses)."""
@@ -96,7 +94,7 @@ def write_name_map(result: Any, out_dir: Path) -> Path:
     """``out_dir/name_map_<build dir name>.json`` (``out_dir`` is ``<build>/dfx_outputs``), atomically."""
     path = out_dir / f"name_map_{out_dir.parent.name}.json"
     out_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps(name_map(result.module), indent=1) + "\n")
+    write_artefact(path, json_text(name_map(result.module)) + "\n")
     return path
 
 
@@ -209,7 +207,7 @@ def write_deps(result: Any, out_dir: Path) -> Path:
     """``out_dir/deps.json``, atomically."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "deps.json"
-    atomic_write_text(path, json.dumps(deps_document(result), indent=1) + "\n")
+    write_artefact(path, json_text(deps_document(result)) + "\n")
     return path
 
 

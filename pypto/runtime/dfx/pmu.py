@@ -60,9 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pypto.utils.atomic import atomic_write_text
-
-from .base import Collector, kernel_func_ids, register
+from .base import Collector, kernel_func_ids, register, write_artefact
 
 EVENT_COUNTERS: dict[int, tuple[str, ...]] = {
     1: ("cube_fp16_exec", "cube_int8_exec", "vec_fp32_exec", "vec_fp16_128lane_exec", "vec_fp16_64lane_exec",
@@ -316,7 +314,7 @@ def pmu_csv(result: Any, event_type: int) -> str:
 def write_pmu(result: Any, path: Path, event_type: int = 2) -> Path:
     """Write :func:`pmu_csv` atomically; returns the path."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, pmu_csv(result, event_type))
+    write_artefact(path, pmu_csv(result, event_type))
     return path
 
 

@@ -24,9 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from pypto.reports import asset, render_report
-from pypto.utils.atomic import atomic_write_text
 
-from .base import RECORDED_LEVEL
+from .base import RECORDED_LEVEL, write_artefact
 from .pmu import EVENT_COUNTERS, columns, pmu_rows
 
 REPORT_NAME = "run_report.html"
@@ -196,5 +195,5 @@ def write_run_report(result: Any, out_dir: Path, pmu_event: int = 0, swimlane_le
     """``out_dir/run_report.html``, atomically; returns its path."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / REPORT_NAME
-    atomic_write_text(path, render_run_report(report_model(result, pmu_event, swimlane_level)))
+    write_artefact(path, render_run_report(report_model(result, pmu_event, swimlane_level)))
     return path

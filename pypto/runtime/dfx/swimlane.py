@@ -9,14 +9,11 @@ which runs the same way at every level: collection costs no simulated cycle.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pypto.utils.atomic import atomic_write_text
-
-from .base import RECORDED_LEVEL, Collector, register
+from .base import RECORDED_LEVEL, Collector, json_text, register, write_artefact
 from .run_report import write_run_report
 from .trace import chrome_trace, trace_json
 
@@ -56,7 +53,7 @@ def swimlane_records(result: Any, level: int = 2) -> dict[str, Any]:
 def write_swimlane(result: Any, path: Path, level: int = 2) -> Path:
     """Write :func:`swimlane_records` as JSON, atomically; returns the path."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps(swimlane_records(result, level), indent=1))
+    write_artefact(path, json_text(swimlane_records(result, level)))
     return path
 
 
@@ -69,7 +66,7 @@ def write_merged_trace(result: Any, out_dir: Path, level: int = 2, stamp: str | 
     trace = chrome_trace(swimlane_records(result, level), names, edges)
     path = out_dir / f"merged_swimlane_{stamp or datetime.now().strftime('%Y%m%d_%H%M%S')}.json"
     out_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, trace_json(trace))
+    write_artefact(path, trace_json(trace))
     return path
 
 

@@ -1,0 +1,116 @@
+"""DFX collection overhead: an example's runs on the simulated chip with every run-time DFX flag at its
+highest level vs every flag off, in host time.
+
+The repository has no example named "models"; the default is the largest of ``examples/intermediate``
+and ``examples/advanced``, ``examples/intermediate/03_normalization.py`` (a model's ``rms_norm`` and
+``layer_norm`` layers). ``--example`` picks another (every case of its ``CASES`` runs).
+Each case is compiled once; a timed run is ``CompiledProgram(*args, config=...)`` with
+``enable_chip_swimlane=4, enable_dump_args=2, enable_pmu=2, enable_dep_gen=True, enable_scope_stats=True``
+(which forces ``save_kernels``) or with them all off. Prints the best of ``--repeat`` interleaved runs
+of each, their ratio (goal <= 1.5x) and the simulated cycles of both, which must be equal (collection
+costs nothing on the simulator: asserted). ``--profile`` prints where the flagged run's time goes.
+
+The runs are short (about a millisecond of host time each), so the ratio is mostly the fixed cost of the
+seven files a flagged run writes, and it grows with the machine's file-system load: run it on an idle
+machine. ``--no-files`` replaces the collectors' file writes with nothing, which leaves the cost of
+collecting and formatting alone (a diagnostic: the artefacts are not written).
+
+    .venv/bin/python benchmarks/dfx_overhead.py [--repeat N] [--example PATH] [--profile] [--no-files]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import importlib.util
+import pstats
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_EXAMPLE = ROOT / "examples" / "intermediate" / "03_normalization.py"
+ALL_ON = {"enable_chip_swimlane": 4, "enable_dump_args": 2, "enable_pmu": 2, "enable_dep_gen": True,
+          "enable_scope_stats": True}  # fmt: skip
+ALL_OFF = dict.fromkeys(ALL_ON, 0)
+
+
+def load_cases(path: Path) -> list[Any]:
+    """The ``CASES`` of an example file."""
+    sys.path.insert(0, str(path.parent.parent))  # the examples' _harness
+    spec = importlib.util.spec_from_file_location(f"dfx_bench_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return list(module.CASES)
+
+
+def best_of(fns: list[Callable[[], Any]], repeat: int) -> list[float]:
+    """Fastest of ``repeat`` runs of each function, in seconds (runs interleaved, so machine noise
+    hits all of them alike)."""
+    best = [float("inf")] * len(fns)
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            fn()
+            best[i] = min(best[i], time.perf_counter() - t0)
+    return best
+
+
+def main() -> None:
+    """Time both configurations and print the ratio."""
+    from pypto.runtime import RunConfig
+    from pypto.runtime import config as run_config
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--example", type=Path, default=DEFAULT_EXAMPLE)
+    parser.add_argument("--profile", action="store_true", help="cProfile one flagged run (its top 30 functions)")
+    parser.add_argument("--sort", default="tottime", help="the profile's order (a pstats key: tottime, cumtime ...)")
+    parser.add_argument("--no-files", action="store_true", help="collect and format, but write no file")
+    opts = parser.parse_args()
+    if opts.no_files:
+        from pypto.runtime.dfx import args_dump, deps, pmu, swimlane
+
+        for module in (args_dump, deps, pmu, swimlane):
+            module.write_artefact = lambda path, data: path  # type: ignore[attr-defined]
+    run_config.set_dfx_defaults()  # no suite defaults: the configs below say everything
+    cases = load_cases(opts.example.resolve())
+    tmp = Path(tempfile.mkdtemp(prefix="dfx_overhead_"))
+    runs: list[tuple[Any, tuple[Any, ...]]] = []
+    for case in cases:
+        args = case.inputs()
+        compiled = case.kernel.specialize(*args)
+        from pypto.ir import compile as ir_compile
+
+        runs.append((ir_compile(compiled, output_dir=str(tmp / case.name)), args))
+
+    def run_all(flags: dict[str, Any]) -> list[int]:
+        cycles = []
+        for prog, args in runs:
+            prog(*args, config=RunConfig(**flags))
+            cycles.append(prog.last_run.total_cycles)
+        return cycles
+
+    on_cycles, off_cycles = run_all(ALL_ON), run_all(ALL_OFF)  # warm-up: parse every kernel unit once
+    assert on_cycles == off_cycles, f"collection changed the simulated cycles: {on_cycles} vs {off_cycles}"
+    tasks = sum(len(p.last_run.tasks) for p, _ in runs)
+    if opts.profile:
+        prof = cProfile.Profile()
+        prof.runcall(run_all, ALL_ON)
+        pstats.Stats(prof).sort_stats(opts.sort).print_stats(30)
+    t_on, t_off = best_of([lambda: run_all(ALL_ON), lambda: run_all(ALL_OFF)], opts.repeat)
+    ratio = t_on / t_off
+    rel = opts.example.resolve().relative_to(ROOT) if opts.example.resolve().is_relative_to(ROOT) else opts.example
+    print(f"example: {rel} ({len(cases)} case(s), {tasks} task(s) a run)")
+    print(f"every flag at its highest level: {t_on * 1e3:.1f} ms  simulated cycles {on_cycles}")
+    print(f"every flag off:                  {t_off * 1e3:.1f} ms  simulated cycles {off_cycles}")
+    files = " (no files written: --no-files)" if opts.no_files else ""
+    print(f"ratio: {ratio:.2f}x (goal <= 1.5x) {'OK' if ratio <= 1.5 else 'OVER'}{files}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+"""The scheduler-overhead model of runtime-dfx-formats.md §8 as Chrome trace counter tracks on pid 2
+(``swimlane_converter --overhead``), from level-2 swimlane records and ``deps.json``.
+
+Per task T (its rows joined on ``(core_id, reg_task_id)``): its type is ``aic`` or ``aiv`` from the
+``core_types`` of its cores (a task on both is ``mix`` and counts for both), dispatch(T) its earliest
+dispatch, and ready(T) the latest end among its producers (``deps.json`` pairs, producers in the record
+set), else dispatch(T). A core is busy from a task's dispatch to its finish (start to end without
+``aicpu_tasks``). Counters, each a step function sampled at every time where one may change, over the
+window [first start, last end] (times in µs as the merged trace's, §2's reader):
+
+- ``oh_<type>_idle``: the idle cores of the type; ``oh_<type>_ready``: its tasks that are ready
+  (ready(T) <= t) and not yet dispatched (t < dispatch(T));
+- ``oh_<type>_overhead``: 1 when the type has an idle core and a ready task, else 0;
+- ``oh_all_overhead``: 1 when every engine (core type present) is in overhead;
+- ``oh_has_overhead``: 1 when some engine has ready work and every engine that has is in overhead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .trace import TraceInputError
+
+ENGINES = ("aic", "aiv")
+COUNTERS = tuple(f"oh_{e}_{k}" for e in ENGINES for k in ("idle", "ready", "overhead")) + (
+    "oh_all_overhead",
+    "oh_has_overhead",
+)
+PID = 2
+"""The AICPU Scheduler process, where the counters go (the model doc says 3; the converter writes 2)."""
+
+
+def overhead_series(records: Mapping[str, Any], edges: Sequence[tuple[int, int]]) -> list[tuple[int, dict[str, int]]]:
+    """``[(cycles, {counter: value})]``: the counters from each time on, for every time where one changes
+    (the first sample holds them all; the last, at the window's end, sets every counter to 0)."""
+    try:
+        core_types = [str(t) for t in records["metadata"]["core_types"]]
+        aicore = [list(r) for r in records.get("aicore_tasks", [])]
+        aicpu = {(r[0], r[1]): r for r in records.get("aicpu_tasks", [])}
+    except (KeyError, TypeError, IndexError) as e:
+        raise TraceInputError(f"metadata.core_types and aicore_tasks rows are required ({e})") from None
+    if not aicore:
+        return []
+    dispatch: dict[int, int] = {}
+    end: dict[int, int] = {}
+    types: dict[int, set[str]] = {}
+    busy: list[tuple[str, int, int]] = []  # (engine, from, to)
+    for row in aicore:
+        core, raw, reg, start, stop = row[:5]
+        kind = core_types[core] if 0 <= core < len(core_types) else "core"
+        cpu = aicpu.get((core, reg))
+        d, f = (cpu[2], cpu[3]) if cpu is not None else (start, stop)
+        dispatch[raw] = min(dispatch.get(raw, d), d)
+        end[raw] = max(end.get(raw, stop), stop)
+        types.setdefault(raw, set()).add(kind)
+        busy.append((kind, d, f))
+    producers: dict[int, list[int]] = {}
+    for pred, succ in edges:
+        if pred in end and succ in end:
+            producers.setdefault(succ, []).append(pred)
+    ready = {t: max((end[p] for p in producers.get(t, [])), default=dispatch[t]) for t in dispatch}
+    engines = [e for e in ENGINES if e in core_types]
+    cores = {e: core_types.count(e) for e in engines}
+    lo = min(r[3] for r in aicore)
+    hi = max(end.values())
+    times = {lo, hi} | {t for _, a, b in busy for t in (a, b)} | set(ready.values()) | set(dispatch.values())
+    series: list[tuple[int, dict[str, int]]] = []
+    last: dict[str, int] = {}
+    for t in sorted(x for x in times if lo <= x <= hi):
+        values: dict[str, int] = {}
+        over: dict[str, bool] = {}
+        has_ready: dict[str, bool] = {}
+        for e in ENGINES:
+            if t == hi or e not in cores:
+                idle = waiting = 0
+            else:
+                idle = cores[e] - sum(1 for k, a, b in busy if k == e and a <= t < b)
+                waiting = sum(1 for task, kinds in types.items()
+                              if e in kinds and ready[task] <= t < dispatch[task])  # fmt: skip
+            values[f"oh_{e}_idle"], values[f"oh_{e}_ready"] = idle, waiting
+            over[e] = idle > 0 and waiting > 0
+            has_ready[e] = waiting > 0
+            values[f"oh_{e}_overhead"] = int(over[e])
+        values["oh_all_overhead"] = int(bool(engines) and all(over[e] for e in engines))
+        values["oh_has_overhead"] = int(any(has_ready[e] for e in engines) and
+                                        all(over[e] for e in engines if has_ready[e]))  # fmt: skip
+        changed = {k: v for k, v in values.items() if last.get(k) != v}
+        if changed or not series:
+            series.append((t, values if not series else changed))
+            last.update(values)
+    return series
+
+
+def overhead_events(records: Mapping[str, Any], edges: Sequence[tuple[int, int]]) -> list[dict[str, Any]]:
+    """The counter (``ph: "C"``) events of :func:`overhead_series` on pid 2, ``ts`` in µs from the
+    records' base (the smallest non-zero cycle value, as the merged trace's bars)."""
+    freq = float(records["metadata"]["clock_freq_hz"])
+    rows = [c for r in records.get("aicore_tasks", []) for c in r[3:5]]
+    rows += [c for r in records.get("aicpu_tasks", []) for c in r[2:4]]
+    base = min((c for c in rows if c), default=0)
+    events: list[dict[str, Any]] = []
+    for t, values in overhead_series(records, edges):
+        ts = round((t - base) * 1e6 / freq, 6) if t else 0.0
+        for name in COUNTERS:
+            if name in values:
+                events.append({"ph": "C", "pid": PID, "name": name, "ts": ts, "args": {"value": values[name]}})
+    return events
