@@ -1,0 +1,65 @@
+"""``python -m pypto.tools.sched_overhead_analysis --chip-swimlane-records-json R --deps-json D``: the six
+scheduler-overhead analyses of runtime-dfx-formats.md §8 (:mod:`pypto.runtime.dfx.sched_overhead`) printed
+as a report. Both inputs are required: level >= 3 records (``RunConfig(enable_chip_swimlane=3)`` or 4) and
+the same run's ``deps.json`` (``enable_dep_gen=True``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pypto.runtime.dfx.sched_overhead import analyze, format_report
+from pypto.runtime.dfx.trace import TraceInputError, deps_edges_and_names
+
+
+def _read_json(path: Path, what: str, hint: str) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise TraceInputError(f"{path}: cannot read the {what}: {e.strerror or e} ({hint})") from None
+    except json.JSONDecodeError as e:
+        raise TraceInputError(f"{path}:{e.lineno}:{e.colno}: the {what} is not JSON ({e.msg})") from None
+
+
+def report(records_path: Path, deps_path: Path) -> str:
+    """The report of one run's records and deps.json (TraceInputError naming the file on bad input)."""
+    records = _read_json(records_path, "swimlane records", "level >= 3 chip_swimlane_records.json needed")
+    deps = _read_json(deps_path, "deps.json", "run with RunConfig(enable_dep_gen=True)")
+    if not isinstance(deps, dict):
+        raise TraceInputError(f"{deps_path}: expected a deps.json object with tasks and edges")
+    try:
+        edges, _ = deps_edges_and_names(deps, None)
+    except TraceInputError as e:
+        raise TraceInputError(f"{deps_path}: {e}") from None
+    try:
+        return format_report(analyze(records, edges))
+    except TraceInputError as e:
+        raise TraceInputError(f"{records_path}: {e}") from None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="sched_overhead_analysis", description=__doc__.splitlines()[0])
+    parser.add_argument("--chip-swimlane-records-json", type=Path, default=None, metavar="R",
+                        help="chip_swimlane_records.json of a level >= 3 run")  # fmt: skip
+    parser.add_argument("--deps-json", type=Path, default=None, metavar="D", help="deps.json of the same run")
+    args = parser.parse_args(argv)
+    try:
+        if args.chip_swimlane_records_json is None:
+            raise TraceInputError("--chip-swimlane-records-json is required (a level >= 3 chip_swimlane_records.json)")
+        if args.deps_json is None:
+            raise TraceInputError("--deps-json is required (the run's deps.json: RunConfig(enable_dep_gen=True))")
+        text = report(args.chip_swimlane_records_json, args.deps_json)
+    except TraceInputError as e:
+        print(f"sched_overhead_analysis: error: {e}", file=sys.stderr)
+        return 1
+    sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
