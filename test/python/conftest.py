@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from pypto.runtime import config as run_config
 from pypto.runtime.config import set_dfx_defaults
 
 
@@ -32,3 +33,12 @@ def pytest_configure(config: pytest.Config) -> None:
         enable_dep_gen=config.getoption("--enable-dep-gen"),
         enable_scope_stats=config.getoption("--enable-scope-stats"),
     )
+
+
+@pytest.fixture
+def own_dfx_flags():
+    """For tests that set the DFX flags themselves: no suite defaults inside, the suite's back after."""
+    saved = dict(run_config._DFX_DEFAULTS)
+    set_dfx_defaults()
+    yield
+    set_dfx_defaults(**saved)

@@ -15,8 +15,6 @@ from test_dfx_trace import check_event_format
 
 import pypto.language as pl
 from pypto.runtime import RunConfig, run
-from pypto.runtime import config as run_config
-from pypto.runtime.config import set_dfx_defaults
 from pypto.target.model import TARGETS_DIR, load_target
 
 
@@ -32,12 +30,7 @@ def three(a: pl.Tensor, y: pl.Out[pl.Tensor], z: pl.Out[pl.Tensor]):
     return y, z
 
 
-@pytest.fixture(autouse=True)
-def _own_flags():
-    saved = dict(run_config._DFX_DEFAULTS)
-    set_dfx_defaults()
-    yield
-    set_dfx_defaults(**saved)
+pytestmark = pytest.mark.usefixtures("own_dfx_flags")  # these tests set the DFX flags themselves
 
 
 @pytest.fixture

@@ -34,13 +34,7 @@ ARG_KEYS = [
 ]  # fmt: skip
 
 
-@pytest.fixture(autouse=True)
-def _own_flags():
-    """These tests set the flags themselves; the suite's own come back after."""
-    saved = dict(run_config._DFX_DEFAULTS)
-    set_dfx_defaults()
-    yield
-    set_dfx_defaults(**saved)
+pytestmark = pytest.mark.usefixtures("own_dfx_flags")  # these tests set the DFX flags themselves
 
 
 @pl.jit

@@ -15,18 +15,10 @@ import torch
 
 import pypto.language as pl
 from pypto.runtime import RunConfig
-from pypto.runtime import config as run_config
-from pypto.runtime.config import set_dfx_defaults
 from pypto.runtime.dfx.deps import GM_BASE, fnv1a64, tensor_id
 from pypto.tools import deps_viewer
 
-
-@pytest.fixture(autouse=True)
-def _own_flags():
-    saved = dict(run_config._DFX_DEFAULTS)
-    set_dfx_defaults()
-    yield
-    set_dfx_defaults(**saved)
+pytestmark = pytest.mark.usefixtures("own_dfx_flags")  # these tests set the DFX flags themselves
 
 
 @pl.jit

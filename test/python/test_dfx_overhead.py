@@ -9,11 +9,9 @@ from typing import Any
 
 import pytest
 import torch
+from dfx_kernels import chain
 
-import pypto.language as pl
 from pypto.runtime import RunConfig
-from pypto.runtime import config as run_config
-from pypto.runtime.config import set_dfx_defaults
 from pypto.runtime.dfx.overhead import COUNTERS, overhead_events, overhead_series
 from pypto.runtime.dfx.trace import chrome_trace
 from pypto.tools.swimlane_converter import main as converter_main
@@ -30,12 +28,7 @@ RECORDS: dict[str, Any] = {
 EDGES = [(0, 1)]
 
 
-@pytest.fixture(autouse=True)
-def _own_flags():
-    saved = dict(run_config._DFX_DEFAULTS)
-    set_dfx_defaults()
-    yield
-    set_dfx_defaults(**saved)
+pytestmark = pytest.mark.usefixtures("own_dfx_flags")  # these tests set the DFX flags themselves
 
 
 def test_overhead_counters_of_a_three_task_graph() -> None:
@@ -67,13 +60,6 @@ def test_all_overhead_needs_every_engine() -> None:
     assert series[250] == {"oh_aic_ready": 0, "oh_aic_idle": 0, "oh_aic_overhead": 0, "oh_all_overhead": 0}
 
 
-@pl.jit
-def chain(a: pl.Tensor, x: pl.Out[pl.Tensor], y: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP, name_hint="k_first"):
-        x[:] = pl.add(a, a)
-    with pl.at(level=pl.Level.CORE_GROUP, name_hint="k_second"):
-        y[:] = pl.mul(x, a)
-    return x, y
 
 
 def _run(tmp_path: Path) -> Path:

@@ -10,11 +10,10 @@ from typing import Any
 
 import pytest
 import torch
+from dfx_kernels import chain as twice
 
 import pypto.language as pl
 from pypto.runtime import RunConfig
-from pypto.runtime import config as run_config
-from pypto.runtime.config import set_dfx_defaults
 from pypto.runtime.run import run
 
 HEAD = ["thread_id", "core_id", "task_id", "func_id", "core_type", "pmu_total_cycles"]
@@ -35,22 +34,9 @@ PIPES = {"vec": "VECTOR", "cube": "CUBE", "scalar": "SCALAR", "mte1": "MTE1", "m
 REQUEST_BYTES = 32  # a2a3.mlir: npu.target ... block_bytes = 32
 
 
-@pytest.fixture(autouse=True)
-def _own_flags():
-    """These tests set the flags themselves; the suite's own (``--enable-pmu`` ...) come back after."""
-    saved = dict(run_config._DFX_DEFAULTS)
-    set_dfx_defaults()
-    yield
-    set_dfx_defaults(**saved)
+pytestmark = pytest.mark.usefixtures("own_dfx_flags")  # these tests set the DFX flags themselves
 
 
-@pl.jit
-def twice(a: pl.Tensor, x: pl.Out[pl.Tensor], y: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP, name_hint="k_first"):
-        x[:] = pl.add(a, a)
-    with pl.at(level=pl.Level.CORE_GROUP, name_hint="k_second"):
-        y[:] = pl.mul(x, a)
-    return x, y
 
 
 @pl.jit

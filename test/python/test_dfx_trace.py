@@ -11,30 +11,13 @@ from typing import Any
 
 import pytest
 import torch
+from dfx_kernels import chain
 
-import pypto.language as pl
 from pypto.runtime import RunConfig
-from pypto.runtime import config as run_config
-from pypto.runtime.config import set_dfx_defaults
 from pypto.runtime.dfx.trace import chrome_trace, task_label
 from pypto.tools.swimlane_converter import main as converter_main
 
-
-@pl.jit
-def chain(a: pl.Tensor, x: pl.Out[pl.Tensor], y: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP, name_hint="k_first"):
-        x[:] = pl.add(a, a)
-    with pl.at(level=pl.Level.CORE_GROUP, name_hint="k_second"):
-        y[:] = pl.mul(x, a)
-    return x, y
-
-
-@pytest.fixture(autouse=True)
-def _own_flags():
-    saved = dict(run_config._DFX_DEFAULTS)
-    set_dfx_defaults()
-    yield
-    set_dfx_defaults(**saved)
+pytestmark = pytest.mark.usefixtures("own_dfx_flags")  # these tests set the DFX flags themselves
 
 
 def _run(tmp_path: Path) -> tuple[Any, Path]:

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 import torch
+from dfx_kernels import chain as twice
 
-import pypto.language as pl
 from pypto.runtime import RunConfig
 from pypto.runtime import config as run_config
 from pypto.runtime.config import set_dfx_defaults
@@ -114,15 +114,6 @@ def test_verdicts_and_empty_percentiles() -> None:
     rec["aicpu_tasks"][3][3] = 250
     assert analyze(rec, EDGES)["overhead"]["verdict"] == "scheduler-bound"
     assert analyze(RECORDS, [])["overhead"]["verdict"] == "not scheduler-bound"
-
-
-@pl.jit
-def twice(a: pl.Tensor, x: pl.Out[pl.Tensor], y: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP, name_hint="k_first"):
-        x[:] = pl.add(a, a)
-    with pl.at(level=pl.Level.CORE_GROUP, name_hint="k_second"):
-        y[:] = pl.mul(x, a)
-    return x, y
 
 
 def _run(tmp_path: Path, **flags: Any) -> Path:
