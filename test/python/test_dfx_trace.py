@@ -105,3 +105,13 @@ def test_the_converter_reads_a_run_and_rejects_bad_input(tmp_path: Path, capsys:
     done = subprocess.run([sys.executable, "-m", "pypto.tools.swimlane_converter", str(tmp_path / "nope.json")],
                           capture_output=True, text=True, check=False)  # fmt: skip
     assert done.returncode == 1 and "nope.json" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_swimlane_run_writes_the_name_map(tmp_path: Path) -> None:
+    """§1: the name map is written when the swimlane (or dep_gen) is on; the converter labels from it."""
+    _, dfx = _run(tmp_path)
+    (name_map,) = dfx.glob("name_map_*.json")
+    assert name_map.name == "name_map_build.json"
+    data = json.loads(name_map.read_text())
+    assert data["level"] == 2 and data["orchestrator_name"] is None
+    assert sorted(data["callable_id_to_name"].values()) == ["k_first", "k_second"]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import RECORDED_LEVEL, Collector, json_text, register, write_artefact
+from .deps import write_name_map
 from .run_report import write_run_report
 from .trace import chrome_trace, trace_json
 
@@ -72,8 +73,8 @@ def write_merged_trace(result: Any, out_dir: Path, level: int = 2, stamp: str | 
 
 @register
 class SwimlaneCollector(Collector):
-    """``enable_chip_swimlane``: ``chip_swimlane_records.json`` at the run's level, the merged trace and
-    ``run_report.html`` (:mod:`.run_report`, with the PMU rows when ``enable_pmu`` is on too)."""
+    """``enable_chip_swimlane``: ``chip_swimlane_records.json`` at the run's level, the merged trace, the
+    name map (§1: written when the swimlane or dep_gen is on) and ``run_report.html`` (:mod:`.run_report`, with the PMU rows when ``enable_pmu`` is on too)."""
 
     FLAG = "enable_chip_swimlane"
 
@@ -81,4 +82,5 @@ class SwimlaneCollector(Collector):
         records = write_swimlane(result, self.out_dir / "chip_swimlane_records.json", self.level)
         merged = write_merged_trace(result, self.out_dir, self.level)
         pmu_event = int(getattr(getattr(self, "config", None), "enable_pmu", 0) or 0)
-        return [records, merged, write_run_report(result, self.out_dir, pmu_event, self.level)]
+        report = write_run_report(result, self.out_dir, pmu_event, self.level)
+        return [records, merged, write_name_map(result, self.out_dir), report]
