@@ -115,3 +115,20 @@ def test_a_swimlane_run_writes_the_name_map(tmp_path: Path) -> None:
     data = json.loads(name_map.read_text())
     assert data["level"] == 2 and data["orchestrator_name"] is None
     assert sorted(data["callable_id_to_name"].values()) == ["k_first", "k_second"]
+
+
+def test_level_3_draws_complete_and_complete_to_ready_flows(tmp_path: Path) -> None:
+    """§3: ``complete`` (task bar -> its complete phase) per task, and ``complete→ready`` (the producer's
+    complete phase -> the consumer's dispatch) for the one dependency."""
+    a, x, y = torch.randn(32, 64), torch.zeros(32, 64), torch.zeros(32, 64)
+    chain(a, x, y, config=RunConfig(save_kernels_dir=str(tmp_path / "build"), enable_chip_swimlane=3))
+    (merged,) = (tmp_path / "build" / "dfx_outputs").glob("merged_swimlane_*.json")
+    trace = json.loads(merged.read_text())
+    check_event_format(trace)
+    starts = [e for e in trace["traceEvents"] if e["ph"] == "s"]
+    assert sum(e["name"] == "complete" for e in starts) == 2
+    (ready,) = [e for e in starts if e["name"] == "complete→ready"]
+    assert ready["pid"] == 2
+    (end,) = [e for e in trace["traceEvents"] if e["ph"] == "f" and e["id"] == ready["id"]]
+    second = next(e for e in trace["traceEvents"] if e["ph"] == "X" and e["pid"] == 3 and e["name"] == "k_second(t1)")
+    assert end["pid"] == 3 and end["ts"] == second["ts"] and ready["ts"] <= end["ts"]

@@ -117,6 +117,7 @@ def chrome_trace(
         events += [_meta(3, _lane(core), lane), _meta(4, _lane(core), lane)]
     starts: dict[int, tuple[int, float]] = {}  # task -> (core, worker bar start), the earliest slice
     starts_by_core: dict[tuple[int, int], float] = {}
+    ends_by_core: dict[tuple[int, int], float] = {}
     ends: dict[int, float] = {}
     dispatches: dict[int, tuple[int, float, float]] = {}
     for core, raw, reg, start, end, *rest in sorted(aicore, key=lambda r: (r[3], r[0])):
@@ -127,6 +128,7 @@ def chrome_trace(
                        "args": {"taskId": task_label(raw), "kernel-duration-us": round(us(end) - us(start), 6),
                                 "local_setup_us": round(us(start) - ts, 6)}})  # fmt: skip
         starts_by_core[(raw, core)] = ts
+        ends_by_core[(raw, core)] = us(end)
         if raw not in starts or ts < starts[raw][1]:
             starts[raw] = (core, ts)
         ends[raw] = max(ends.get(raw, 0.0), us(end))
@@ -140,6 +142,7 @@ def chrome_trace(
     flow = 0
     pops: dict[tuple[int, int], tuple[int, float]] = {}  # (task, core) -> (sched lane, ts in its dispatch phase)
     flow = _aicpu_lanes(events, flow, sched, orch, core_to_thread, aicpu, starts_by_core, us, pops)
+    flow = _complete_flows(events, flow, sched, core_to_thread, aicpu, starts_by_core, ends_by_core, edges, us)
     for pred, succ in edges:
         if pred in starts and succ in starts:
             flow = _flow(events, flow, 4, starts[pred], starts[succ], late=ends[pred] > starts[succ][1])
@@ -207,6 +210,49 @@ def _aicpu_lanes(
                 flow += 1
                 lane, pop_ts = first_pop[raw]
                 _flow_pair(events, flow, "submit→dispatch", (1, 4000 + i, round((ts + end) / 2, 6)), (2, lane, pop_ts))
+    return flow
+
+
+def _complete_flows(
+    events: list[dict[str, Any]],
+    flow: int,
+    sched: list[list[dict[str, Any]]],
+    core_to_thread: list[int],
+    aicpu: Mapping[tuple[int, int], list[int]],
+    worker_start: Mapping[tuple[int, int], float],
+    worker_end: Mapping[tuple[int, int], float],
+    edges: Sequence[tuple[int, int]],
+    us: Any,
+) -> int:
+    """Level 3: ``complete`` (a task's bar -> the complete phase that saw it finish) and
+    ``complete→ready`` (the complete phase of a consumer's last-finishing producer -> the consumer's
+    dispatch on the Scheduler View); returns the last flow id."""
+    completes: dict[int, tuple[int, float, int]] = {}  # task -> (sched lane, ts in the phase, finish cycles)
+    for (core, reg), row in sorted(aicpu.items()):
+        thread = core_to_thread[core] if core < len(core_to_thread) else -1
+        if not 0 <= thread < len(sched) or (reg, core) not in worker_end:
+            continue
+        phase = next((p for p in sched[thread] if p["kind"] == "complete"
+                      and p["start_cycles"] <= row[3] <= p["end_cycles"]), None)  # fmt: skip
+        if phase is None:
+            continue
+        ts = round((us(phase["start_cycles"]) + us(phase["end_cycles"])) / 2, 6)
+        bar = (worker_start[(reg, core)] + worker_end[(reg, core)]) / 2
+        flow += 1
+        _flow_pair(events, flow, "complete", (4, _lane(core), round(bar, 6)), (2, _sched_lane(thread), ts))
+        if reg not in completes or row[3] > completes[reg][2]:
+            completes[reg] = (_sched_lane(thread), ts, row[3])
+    dispatch_of = {reg: (core, us(row[2])) for (core, reg), row in sorted(aicpu.items(), reverse=True)}
+    last_producer: dict[int, int] = {}
+    for pred, succ in edges:
+        if pred in completes and (succ not in last_producer or completes[pred][2] > completes[last_producer[succ]][2]):
+            last_producer[succ] = pred
+    for succ, pred in sorted(last_producer.items()):
+        if succ in dispatch_of:
+            lane, ts, _ = completes[pred]
+            core, d = dispatch_of[succ]
+            flow += 1
+            _flow_pair(events, flow, "complete→ready", (2, lane, ts), (3, _lane(core), d))
     return flow
 
 
