@@ -15,6 +15,7 @@ from run_report_kernels import embedded, run_kernel
 from pypto.runtime import config as run_config
 from pypto.runtime.config import set_dfx_defaults
 from pypto.runtime.dfx.run_report import LEVEL3_ANALYSES, REPORT_NAME, report_model
+from pypto.runtime.dfx.sched_overhead import analyze
 
 ALL = {"enable_chip_swimlane": 4, "enable_pmu": 2, "enable_dep_gen": True}
 
@@ -95,6 +96,32 @@ def test_overheads_and_idle_gaps_follow_section_8(tmp_path: Path) -> None:
     assert {a["item"] for a in data["level3"]} == {a["item"] for a in LEVEL3_ANALYSES} >= {"5"}
     assert data["swimlane_level"] == {"requested": 2, "recorded": 2}
     assert data["pmu"] == {"event_type": 0, "columns": [], "rows": []}  # enable_pmu off: no rows
+    assert data["sched"] is None  # below level 3: the note, not the analyses
+
+
+def test_level_4_has_the_section_8_analyses(tmp_path: Path) -> None:
+    """At level >= 3 the page holds sched_overhead.analyze() of the run's own records and edges (the six
+    analyses, the critical path's tasks as ids) and no longer the "not in this page yet" note."""
+    result = run_kernel("mixed", tmp_path / "build", **ALL)
+    data = embedded((tmp_path / "build" / "dfx_outputs" / REPORT_NAME).read_text())
+    assert data["level3"] == [] and data["swimlane_level"] == {"requested": 4, "recorded": 4}
+    s = data["sched"]
+    records = json.loads((tmp_path / "build" / "dfx_outputs" / "chip_swimlane_records.json").read_text())
+    deps = json.loads((tmp_path / "build" / "dfx_outputs" / "deps.json").read_text())
+    want = analyze(records, [(int(e["pred"]), int(e["succ"])) for e in deps["edges"]])
+    assert s["overhead"]["verdict"] == want["overhead"]["verdict"]
+    assert [e["engine"] for e in s["overhead"]["engines"]] == list(want["overhead"]["engines"])
+    assert s["overhead"]["has_overhead"] == pytest.approx(want["overhead"]["has_overhead"], abs=1e-6)
+    assert [c["core"] for c in s["switch"]["cores"]] == sorted(want["switch"]["cores"])
+    assert s["switch"]["bound_us"] == pytest.approx(list(want["switch"]["bound_us"]), abs=1e-6)
+    assert s["head"] == pytest.approx(want["head"], abs=1e-6) and s["tail"] == pytest.approx(want["tail"], abs=1e-6)
+    assert s["head"]["Total"] > 0
+    assert len(s["threads"]) == len(records["aicpu_scheduler_phases"]) and s["threads"][0]["loops"] > 0
+    cp = s["critical_path"]
+    assert cp["tasks"] == want["critical_path"]["tasks"]
+    join = next(r.task_id for r in result.tasks if r.func_name == "rr_join")
+    assert cp["task_ids"][-1] == join and len(cp["task_ids"]) == 2  # a producer of the join, then the join
+    assert cp["exec_us"] == pytest.approx(want["critical_path"]["exec_us"], abs=1e-6) and cp["exec_us"] > 0
 
 
 def test_same_run_same_bytes(tmp_path: Path) -> None:

@@ -101,7 +101,7 @@ def test_the_bars_are_drawn(browser: object, report: Path, tmp_path: Path) -> No
     assert pg.ev("document.querySelectorAll('#rr-depgraph .rr-node').length") == 3
     assert pg.ev("document.querySelectorAll('#rr-depgraph .rr-edge').length") == len(data["edges"])
     assert pg.ev("document.querySelectorAll('#rr-pmu-table tr.rr-row').length") == len(data["pmu"]["rows"])
-    assert "level 3" in pg.page.inner_text("#rr-level3")
+    assert pg.ev("document.querySelectorAll('#rr-level3').length") == 0  # level 4: the analyses, not the note
     pg.close()
 
 
@@ -174,6 +174,54 @@ def test_zoom_pan_graph_pmu_and_findings(browser: object, report: Path) -> None:
     pg.page.click(f'#rr-findings tr[data-finding="{idle}"] td:nth-child(4)')
     assert pg.ev("RunReport.state.sel") == data["findings"][idle]["task"]
     assert pg.ev("document.querySelectorAll('#rr-mark').length") == 1
+    pg.close()
+
+
+def test_section_8_analyses_and_the_critical_path(browser: object, report: Path) -> None:
+    """Level 4: the six analyses render (no console error), and a critical-path task selects its task."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    assert sync_api
+    data = embedded(report.read_text())
+    s = data["sched"]
+    ctx = browser.new_context()  # type: ignore[attr-defined]
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(report.as_uri())
+    page.wait_for_selector("#rr-sched")
+    assert page.inner_text("#rr-verdict") == "Verdict: " + s["overhead"]["verdict"]
+    rows = {t: page.locator(f"#{t} tr").count() - 1 for t in
+            ("rr-sched-engines", "rr-sched-switch", "rr-sched-headtail", "rr-sched-threads", "rr-critical")}  # fmt: skip
+    assert rows == {"rr-sched-engines": len(s["overhead"]["engines"]) + 2, "rr-sched-switch": len(s["switch"]["cores"]),
+                    "rr-sched-headtail": 2, "rr-sched-threads": len(s["threads"]),
+                    "rr-critical": len(s["critical_path"]["task_ids"])}  # fmt: skip
+    assert "Makespan bound" in page.inner_text("#rr-sched") and "sched" in page.inner_text("#rr-critical-split")
+    assert page.locator("#rr-level3").count() == 0
+    first = s["critical_path"]["task_ids"][0]
+    page.click(f'#rr-critical tr.rr-row[data-task="{first}"] td:nth-child(3)')  # the row
+    assert page.evaluate("RunReport.state.sel") == first
+    assert page.evaluate(
+        f"document.querySelector('#rr-critical tr[data-task=\"{first}\"]').classList.contains('rr-sel')"
+    )
+    assert page.evaluate(f"document.querySelector('#rr-swimlane rect.rr-bar[data-task=\"{first}\"]') !== null")
+    last = s["critical_path"]["task_ids"][-1]
+    page.click(f'#rr-critical [data-goto="{last}"]')  # the task's link
+    assert page.evaluate("RunReport.state.sel") == last
+    assert not errors
+    ctx.close()
+
+
+def test_below_level_3_the_note_stays(browser: object, tmp_path: Path) -> None:
+    saved = dict(run_config._DFX_DEFAULTS)
+    set_dfx_defaults()
+    try:
+        run_kernel("mixed", tmp_path / "build", enable_chip_swimlane=2)
+    finally:
+        set_dfx_defaults(**saved)
+    pg = open_page(browser, tmp_path / "build" / "dfx_outputs" / REPORT_NAME)
+    assert "level 2" in pg.page.inner_text("#rr-level3")
+    assert pg.ev("document.querySelectorAll('#rr-sched').length") == 0
     pg.close()
 
 

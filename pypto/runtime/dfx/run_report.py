@@ -12,7 +12,11 @@ whenever ``enable_chip_swimlane`` is on. Everything comes from the :class:`~pypt
 The findings are runtime-dfx-formats.md §8 items 3/4 per task, **head overhead** ``max(0, min(start -
 dispatch, start - prev_end))`` (``prev_end``: the latest end of an earlier task on the task's cores) and
 **tail overhead** ``max(0, finish - end)``, and the **idle gaps** of each core between two of its tasks.
-The page names the §8 analyses that need swimlane level 3 (:data:`LEVEL3_ANALYSES`).
+At swimlane level >= 3 the page also holds the six §8 analyses of :func:`.sched_overhead.analyze` (fed
+the records :func:`.swimlane.swimlane_records` writes and the run's edges): overhead per engine with the
+verdict, switch gaps per core with the makespan bound, head/tail percentiles, the scheduler threads'
+loops and the critical path (its tasks as ids, linked to the timeline). Below level 3 it names the
+analyses the run did not record the phases for (:data:`LEVEL3_ANALYSES`).
 
 :func:`report_model` is the data model (the page's JSON), :func:`render_run_report` the page (same run,
 same bytes: no paths, no clock time), :func:`write_run_report` the atomic write.
@@ -27,6 +31,8 @@ from pypto.reports import asset, render_report
 
 from .base import RECORDED_LEVEL, write_artefact
 from .pmu import EVENT_COUNTERS, columns, pmu_rows
+from .sched_overhead import analyze
+from .trace import task_label
 
 REPORT_NAME = "run_report.html"
 PACKAGE = "pypto.runtime.dfx"
@@ -44,7 +50,35 @@ LEVEL3_ANALYSES = [
     {"item": "6", "name": "Critical path split into sched / exec / other",
      "needs": "sched_overhead_analysis reads level >= 3 records"},
 ]  # fmt: skip
-"""runtime-dfx-formats.md §8 analyses this page does not show yet (they read the level-3 scheduler phases)."""
+"""runtime-dfx-formats.md §8 analyses a run below swimlane level 3 has not the data for (they read the
+level-3 scheduler phases); the page names them then."""
+
+
+def _rounded(x: Any) -> Any:
+    """``x`` with its floats to 6 decimals and its tuples as lists (JSON-stable, keys kept)."""
+    if isinstance(x, float):
+        return round(x, 6)
+    if isinstance(x, dict):
+        return {k: _rounded(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_rounded(v) for v in x]
+    return x
+
+
+def sched_analyses(result: Any, level: int, edges: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """§8's six analyses of the run (:func:`.sched_overhead.analyze` on its level-``level`` records and
+    its edges), shaped for the page: the switch gaps as a list per core, the critical path with its task
+    ids; None below level 3 or when no task ran."""
+    if min(int(level), RECORDED_LEVEL) < 3 or not result.tasks:
+        return None
+    from .swimlane import swimlane_records  # swimlane imports this module
+
+    a = analyze(swimlane_records(result, level), [(e["pred"], e["succ"]) for e in edges])
+    a["switch"]["cores"] = [{"core": c, **s} for c, s in sorted(a["switch"]["cores"].items())]
+    a["overhead"]["engines"] = [{"engine": e, **v} for e, v in a["overhead"]["engines"].items()]
+    ids = {task_label(r.task_id): r.task_id for r in result.tasks}
+    a["critical_path"]["task_ids"] = [ids[label] for label in a["critical_path"]["tasks"]]
+    return _rounded(a)
 
 
 def _percentiles(values: list[int]) -> dict[str, Any]:
@@ -160,6 +194,7 @@ def report_model(result: Any, pmu_event: int = 0, swimlane_level: int = RECORDED
                "rows": [{"task": int(str(row["task_id"]), 16) & 0xFFFFFFFF, "values": [row[c] for c in columns(event)]}
                         for row in rows]}  # fmt: skip
 
+    sched = sched_analyses(result, swimlane_level, edges)
     window = (min((r.start for r in recs), default=0), max((r.end for r in recs), default=0))
     return {
         "schema": 1,
@@ -179,7 +214,8 @@ def report_model(result: Any, pmu_event: int = 0, swimlane_level: int = RECORDED
             "tail": _percentiles(tails),
             "idle": _percentiles([g["cycles"] for g in gaps]),
         },  # fmt: skip
-        "level3": LEVEL3_ANALYSES,
+        "sched": sched,
+        "level3": [] if sched is not None else LEVEL3_ANALYSES,
     }
 
 

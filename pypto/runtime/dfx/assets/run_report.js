@@ -450,6 +450,7 @@
       });
     }
     box.appendChild(wrap);
+    if (D.sched) { drawSched(box, D.sched); return; }
     var l3 = el("div", "rr-level3");
     l3.id = "rr-level3";
     l3.appendChild(el("div", null, "This run recorded swimlane level " + D.swimlane_level.recorded +
@@ -459,6 +460,96 @@
     D.level3.forEach(function (a) { ul.appendChild(el("li", null, "\u00a78." + a.item + " " + a.name + " \u2014 needs " + a.needs)); });
     l3.appendChild(ul);
     box.appendChild(l3);
+  }
+
+  // ------------------------------------------------------------------ §8 analyses (level >= 3)
+
+  function f3(x) { return Number(x).toFixed(3); }
+  function pc(x) { return Number(x).toFixed(1) + "%"; }
+  function table(id, head, rows, left) {  // rows: arrays of cells (strings or nodes)
+    var tb = el("table", "rr-table");
+    if (id) { tb.id = id; }
+    var h = el("tr");
+    head.forEach(function (c, i) { h.appendChild(el("th", i < left ? "rr-l" : null, c)); });
+    tb.appendChild(h);
+    rows.forEach(function (r) {
+      var tr = el("tr");
+      r.forEach(function (v, i) {
+        var td = el("td", i < left ? "rr-l" : null);
+        if (typeof v === "object") { td.appendChild(v); } else { td.textContent = String(v); }
+        tr.appendChild(td);
+      });
+      tb.appendChild(tr);
+    });
+    return tb;
+  }
+
+  function drawSched(box, S) {
+    var sec = el("div", "rr-sched");
+    sec.id = "rr-sched";
+    var mk = S.window.makespan_us;
+    function share(v) { return mk ? pc(100 * v / mk) : "0.0%"; }
+    sec.appendChild(el("h3", "rr-h3", "Scheduler analyses (runtime-dfx-formats.md \u00a78, swimlane level " +
+      D.swimlane_level.recorded + ")"));
+    sec.appendChild(el("p", "rr-note", "Window: makespan " + f3(mk) + " \u00b5s (first start \u2192 last end), " +
+      S.window.tasks + " tasks, " + S.window.rows + " core rows, " + S.window.edges + " dependency pairs. Times in \u00b5s."));
+
+    var o = S.overhead;
+    sec.appendChild(el("h4", "rr-h4", "1. Overhead per engine (an idle core and a ready, undispatched task)"));
+    var rows = o.engines.map(function (e) { return [e.engine, e.cores, f3(e.overhead_us), pc(e.share)]; });
+    rows.push(["all_overhead", "", f3(o.all_overhead_us), pc(o.all_overhead)]);
+    rows.push(["has_overhead", "", f3(o.has_overhead_us), pc(o.has_overhead)]);
+    sec.appendChild(table("rr-sched-engines", ["engine", "cores", "overhead", "of makespan"], rows, 1));
+    var v = el("p", "rr-verdict rr-verdict-" + o.verdict.replace(/[^a-z]+/g, "-"), "Verdict: " + o.verdict);
+    v.id = "rr-verdict";
+    sec.appendChild(v);
+    sec.appendChild(el("p", "rr-note", "On has_overhead: \u2265 25% scheduler-bound, \u2265 8% partial, else not."));
+
+    sec.appendChild(el("h4", "rr-h4", "2. AICore switch gaps (prev_end \u2192 start of a task dispatched before prev_end)"));
+    sec.appendChild(table("rr-sched-switch", ["core", "n", "min", "mean", "max", "total", "in overhead", "independent"],
+      S.switch.cores.map(function (c) {
+        return [coreName(c.core), c.count, f3(c.min_us), f3(c.mean_us), f3(c.max_us), f3(c.total_us), f3(c.overhead_us), f3(c.independent_us)];
+      }), 1));
+    var b = S.switch.bound_us;
+    sec.appendChild(el("p", "rr-note", "Makespan bound: [" + f3(b[0]) + ", " + f3(b[1]) + "] \u00b5s (" + share(b[0]) + " \u2026 " + share(b[1]) + " of the makespan)."));
+
+    sec.appendChild(el("h4", "rr-h4", "3/4. Head and tail overhead per core row (linear-interpolated percentiles)"));
+    var ks = ["P10", "P25", "P50", "P75", "P90", "P95", "P99", "Max", "Mean", "Total"];
+    sec.appendChild(table("rr-sched-headtail", [""].concat(ks, ["of makespan"]),
+      [["head", S.head], ["tail", S.tail]].map(function (r) {
+        return [r[0]].concat(ks.map(function (k) { return f3(r[1][k]); }), [share(r[1].Total)]);
+      }), 1));
+
+    sec.appendChild(el("h4", "rr-h4", "5. Scheduler threads"));
+    sec.appendChild(table("rr-sched-threads", ["thread", "tasks", "loops", "ns/loop", "complete", "async_poll", "dispatch", "idle", "pop hit", "fanout mean/max", "fanin mean/max"],
+      S.threads.map(function (t, i) {
+        return [i, t.tasks, t.loops, Number(t.ns_per_loop).toFixed(1), f3(t.complete_us), f3(t.async_poll_us), f3(t.dispatch_us), f3(t.idle_us),
+          pc(t.pop_hit_rate) + " (" + t.pop_hit + "/" + (t.pop_hit + t.pop_miss) + ")",
+          Number(t.fanout_mean).toFixed(2) + "/" + t.fanout_max, Number(t.fanin_mean).toFixed(2) + "/" + t.fanin_max];
+      }), 1));
+
+    var c = S.critical_path;
+    sec.appendChild(el("h4", "rr-h4", "6. Critical path (latest finish back through the latest-ending producer)"));
+    var tb = table("rr-critical", ["#", "task", "dispatch", "start", "end", "finish"], c.task_ids.map(function (id, i) {
+      var t = byId[id];
+      return [i + 1, taskLink(id)].concat(t ? [t.dispatch, t.start, t.end, t.finish] : ["", "", "", ""]);
+    }), 2);
+    Array.prototype.slice.call(tb.querySelectorAll("tr")).slice(1).forEach(function (tr, i) {
+      tr.className = "rr-row";
+      tr.setAttribute("data-task", String(c.task_ids[i]));
+    });
+    tb.addEventListener("click", function (e) {
+      var tr = e.target.closest("tr[data-task]");
+      if (!tr) { return; }
+      select(Number(tr.getAttribute("data-task")));
+      $("rr-swimlane-section").scrollIntoView({ block: "nearest" });
+    });
+    sec.appendChild(tb);
+    sec.appendChild(table("rr-critical-split", ["", "\u00b5s", "of makespan", "of the path's span"],
+      ["sched", "exec", "other"].map(function (k) {
+        return [k, f3(c[k + "_us"]), pc(c[k]), c.span_us ? pc(100 * c[k + "_us"] / c.span_us) : "0.0%"];
+      }).concat([["span", f3(c.span_us), share(c.span_us), ""]]), 1));
+    box.appendChild(sec);
   }
 
   // ------------------------------------------------------------------ PMU
@@ -493,7 +584,7 @@
   }
 
   function highlightRows() {
-    document.querySelectorAll("#rr-pmu-table tr.rr-row, #rr-findings tr.rr-row").forEach(function (tr) {
+    document.querySelectorAll("#rr-pmu-table tr.rr-row, #rr-findings tr.rr-row, #rr-critical tr.rr-row").forEach(function (tr) {
       tr.classList.toggle("rr-sel", state.sel !== null && Number(tr.getAttribute("data-task")) === state.sel);
     });
   }
