@@ -13,7 +13,7 @@ The findings are runtime-dfx-formats.md §8 items 3/4 per task, **head overhead*
 dispatch, start - prev_end))`` (``prev_end``: the latest end of an earlier task on the task's cores) and
 **tail overhead** ``max(0, finish - end)``, and the **idle gaps** of each core between two of its tasks.
 At swimlane level >= 3 the page also holds the six §8 analyses of :func:`.sched_overhead.analyze` (fed
-the records :func:`.swimlane.swimlane_records` writes and the run's edges): overhead per engine with the
+the records :func:`.records.swimlane_records` writes and the run's edges): overhead per engine with the
 verdict, switch gaps per core with the makespan bound, head/tail percentiles, the scheduler threads'
 loops and the critical path (its tasks as ids, linked to the timeline). Below level 3 it names the
 analyses the run did not record the phases for (:data:`LEVEL3_ANALYSES`).
@@ -31,6 +31,7 @@ from pypto.reports import asset, render_report
 
 from .base import RECORDED_LEVEL, write_artefact
 from .pmu import EVENT_COUNTERS, columns, pmu_rows
+from .records import swimlane_records
 from .sched_overhead import analyze
 from .trace import task_label
 
@@ -71,7 +72,6 @@ def sched_analyses(result: Any, level: int, edges: list[dict[str, Any]]) -> dict
     ids; None below level 3 or when no task ran."""
     if min(int(level), RECORDED_LEVEL) < 3 or not result.tasks:
         return None
-    from .swimlane import swimlane_records  # swimlane imports this module
 
     a = analyze(swimlane_records(result, level), [(e["pred"], e["succ"]) for e in edges])
     a["switch"]["cores"] = [{"core": c, **s} for c, s in sorted(a["switch"]["cores"].items())]

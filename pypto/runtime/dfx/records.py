@@ -1,0 +1,40 @@
+"""``chip_swimlane_records.json``'s content (runtime-dfx-formats.md §2) built from a run: the one
+builder the swimlane file, the merged trace and the run report read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import RECORDED_LEVEL
+
+
+def swimlane_records(result: Any, level: int = 2) -> dict[str, Any]:
+    """The records of a run at ``level`` (capped at :data:`RECORDED_LEVEL`): ``aicore_tasks`` rows
+    ``[core_id, task_token_raw, reg_task_id, start, end, receive_to_start]`` and, from level 2,
+    ``aicpu_tasks`` rows ``[core_id, reg_task_id, dispatch, finish]``, from level 3 the scheduler phases
+    and ``metadata.core_to_thread``, at level 4 the orchestrator phases; ``metadata.clock_freq_hz`` is
+    the target clock the cycles count."""
+    level = min(max(level, 1), RECORDED_LEVEL)
+    aicore: list[list[int]] = []
+    aicpu: list[list[int]] = []
+    for t in result.tasks:
+        for core in t.core_ids:
+            aicore.append([core, t.task_id, t.task_id, t.start, t.end, t.start - t.dispatch])
+            aicpu.append([core, t.task_id, t.dispatch, t.finish])
+    records: dict[str, Any] = {
+        "chip_swimlane_level": level,
+        "metadata": {
+            "clock_freq_hz": result.clock_hz,
+            "num_cores": len(result.core_types),
+            "core_types": result.core_types,
+        },
+        "aicore_tasks": aicore,
+    }
+    if level >= 2:
+        records["aicpu_tasks"] = aicpu
+    if level >= 3:
+        records["metadata"]["core_to_thread"] = list(getattr(result, "core_to_thread", []))
+        records["aicpu_scheduler_phases"] = [[dict(p) for p in thread] for thread in result.scheduler_phases]
+    if level >= 4:
+        records["aicpu_orchestrator_phases"] = [[dict(p) for p in thread] for thread in result.orchestrator_phases]
+    return records
