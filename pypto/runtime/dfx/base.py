@@ -27,73 +27,9 @@ def write_artefact(path: Path, data: str | bytes) -> Path:
     return path
 
 
-_ENC = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
-
-
 def json_text(obj: Any, *, allow_nan: bool = True) -> str:
-    """``json.dumps(obj, indent=1, allow_nan=allow_nan)``, byte for byte, in a fraction of its time (with
-    an indent ``json`` runs its pure-Python encoder, the most of what collecting costs once the run is
-    over). Dicts with str/int keys, lists, tuples, str, int, float, bool and None are encoded here; any
-    other value sends the whole object to ``json.dumps``."""
-    parts: list[str] = []
-    try:
-        _encode(obj, "\n", parts, allow_nan)
-    except _Other:
-        return json.dumps(obj, indent=1, allow_nan=allow_nan)
-    return "".join(parts)
-
-
-class _Other(Exception):
-    """A value :func:`json_text` leaves to ``json.dumps``."""
-
-
-def _encode(o: Any, nl: str, out: list[str], allow_nan: bool) -> None:
-    t = type(o)
-    if t is str:
-        out.append(_ENC(o))
-    elif t is int:
-        out.append(int.__repr__(o))
-    elif o is None:
-        out.append("null")
-    elif o is True:
-        out.append("true")
-    elif o is False:
-        out.append("false")
-    elif t is float:
-        if o != o or o in (float("inf"), float("-inf")):
-            if not allow_nan:
-                raise _Other  # json.dumps raises its own ValueError
-            out.append("NaN" if o != o else ("Infinity" if o > 0 else "-Infinity"))
-        else:
-            out.append(float.__repr__(o))
-    elif t is list or t is tuple:
-        if not o:
-            out.append("[]")
-            return
-        inner = nl + " "
-        out.append("[")
-        for i, v in enumerate(o):
-            out.append(inner if i == 0 else "," + inner)
-            _encode(v, inner, out, allow_nan)
-        out.append(nl + "]")
-    elif t is dict:
-        if not o:
-            out.append("{}")
-            return
-        inner = nl + " "
-        out.append("{")
-        for i, (k, v) in enumerate(o.items()):
-            if type(k) is str:
-                key = _ENC(k)
-            elif type(k) is int:
-                key = '"' + int.__repr__(k) + '"'
-            else:
-                raise _Other
-            out.append((inner if i == 0 else "," + inner) + key + ": ")
-            _encode(v, inner, out, allow_nan)
-        out.append(nl + "}")
-    else:
-        raise _Other
+    """An artefact's JSON text: ``json.dumps(obj, indent=1, allow_nan=allow_nan)``."""
+    return json.dumps(obj, indent=1, allow_nan=allow_nan)
 
 
 class Collector:
