@@ -45,13 +45,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pypto.reports.cli import ReportError, report_main
 from pypto.utils.atomic import atomic_write_text
 
 PROG = "deps_viewer"
 OUTPUT_NAME = "deps_viewer.txt"
 
 
-class DepsViewerError(Exception):
+class DepsViewerError(ReportError):
     """A bad input or an I/O failure: one line, exit 1."""
 
 
@@ -440,14 +441,7 @@ def run(args: argparse.Namespace) -> Path:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command: 0 written (its path printed), 1 a bad input, 2 bad arguments."""
-    args = build_parser().parse_args(argv)
-    try:
-        out = run(args)
-    except DepsViewerError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        return 1
-    print(out)
-    return 0
+    return report_main(PROG, build_parser(), run, argv)
 
 
 if __name__ == "__main__":

@@ -7,29 +7,18 @@ the same run's ``deps.json`` (``enable_dep_gen=True``).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from pypto.runtime.dfx.sched_overhead import analyze, format_report
-from pypto.runtime.dfx.trace import TraceInputError, deps_edges_and_names
-
-
-def _read_json(path: Path, what: str, hint: str) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise TraceInputError(f"{path}: cannot read the {what}: {e.strerror or e} ({hint})") from None
-    except json.JSONDecodeError as e:
-        raise TraceInputError(f"{path}:{e.lineno}:{e.colno}: the {what} is not JSON ({e.msg})") from None
+from pypto.runtime.dfx.trace import TraceInputError, deps_edges_and_names, read_json_file
 
 
 def report(records_path: Path, deps_path: Path) -> str:
     """The report of one run's records and deps.json (TraceInputError naming the file on bad input)."""
-    records = _read_json(records_path, "swimlane records", "level >= 3 chip_swimlane_records.json needed")
-    deps = _read_json(deps_path, "deps.json", "run with RunConfig(enable_dep_gen=True)")
+    records = read_json_file(records_path, "swimlane records", "level >= 3 chip_swimlane_records.json needed")
+    deps = read_json_file(deps_path, "deps.json", "run with RunConfig(enable_dep_gen=True)")
     if not isinstance(deps, dict):
         raise TraceInputError(f"{deps_path}: expected a deps.json object with tasks and edges")
     try:

@@ -14,25 +14,14 @@ The default output is ``merged_swimlane.json`` next to the records.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from pypto.runtime.dfx.overhead import overhead_events
 from pypto.runtime.dfx.perfetto import write_perfetto
-from pypto.runtime.dfx.trace import TraceInputError, chrome_trace, deps_edges_and_names, trace_json
+from pypto.runtime.dfx.trace import TraceInputError, chrome_trace, deps_edges_and_names, read_json_file, trace_json
 from pypto.utils.atomic import atomic_write_text
-
-
-def _read_json(path: Path, what: str) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise TraceInputError(f"{path}: cannot read the {what}: {e.strerror or e}") from None
-    except json.JSONDecodeError as e:
-        raise TraceInputError(f"{path}:{e.lineno}:{e.colno}: the {what} is not JSON ({e.msg})") from None
 
 
 def convert(
@@ -46,7 +35,7 @@ def convert(
 ) -> Path:
     """Write the merged trace (with the overhead counters when ``overhead``; also as Perfetto's protobuf
     to ``perfetto`` when given); returns the JSON's path."""
-    records = _read_json(records_path, "swimlane records")
+    records = read_json_file(records_path, "swimlane records")
     if not isinstance(records, dict):
         raise TraceInputError(f"{records_path}: expected a JSON object with metadata and aicore_tasks")
     folder = records_path.parent
@@ -55,12 +44,12 @@ def convert(
     if names_path is None:
         maps = sorted(folder.glob("name_map*.json"), key=lambda p: (p.stat().st_mtime, p.name))
         names_path = maps[-1] if maps else None
-    name_map = _read_json(names_path, "name map") if names_path is not None else None
+    name_map = read_json_file(names_path, "name map") if names_path is not None else None
     edges: list[tuple[int, int]] = []
     names: dict[int, str] = {}
     if deps_path is not None:
         try:
-            edges, names = deps_edges_and_names(_read_json(deps_path, "deps.json"), name_map)
+            edges, names = deps_edges_and_names(read_json_file(deps_path, "deps.json"), name_map)
         except TraceInputError as e:
             raise TraceInputError(f"{deps_path}: {e}") from None
     try:

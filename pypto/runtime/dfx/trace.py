@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 PROCESSES = {1: "AICPU Orchestrator", 2: "AICPU Scheduler", 3: "Scheduler View", 4: "Worker View"}
@@ -24,6 +25,18 @@ PROCESSES = {1: "AICPU Orchestrator", 2: "AICPU Scheduler", 3: "Scheduler View",
 
 class TraceInputError(ValueError):
     """Swimlane records or deps.json that do not have the documented shape (one line)."""
+
+
+def read_json_file(path: Path, what: str, hint: str = "") -> Any:
+    """The JSON in ``path`` (the ``what`` a tool reads); an unreadable or malformed file is a
+    :class:`TraceInputError` naming the file (and the line and column), with ``hint`` on a missing file."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        extra = f" ({hint})" if hint else ""
+        raise TraceInputError(f"{path}: cannot read the {what}: {e.strerror or e}{extra}") from None
+    except json.JSONDecodeError as e:
+        raise TraceInputError(f"{path}:{e.lineno}:{e.colno}: the {what} is not JSON ({e.msg})") from None
 
 
 def task_label(raw_id: int) -> str:
