@@ -16,8 +16,11 @@ PLATFORMS = ("a2a3sim", "a2a3", "a5sim", "a5")
 PMU_EVENT_TYPES = (1, 2, 4, 5, 6, 7, 8)
 """The a2a3 PMU event types (runtime-dfx-formats.md §5); any other positive type falls back to 2."""
 
-DFX_FLAGS = ("enable_chip_swimlane", "enable_dump_args", "enable_pmu", "enable_dep_gen", "enable_scope_stats")
-"""The run-time collection flags (runtime-dfx-formats.md §1)."""
+DFX_FLAGS = (
+    "enable_chip_swimlane", "enable_dump_args", "enable_pmu", "enable_dep_gen", "enable_scope_stats",
+    "enable_incore_trace",
+)  # fmt: skip
+"""The run-time collection flags (runtime-dfx-formats.md §1; ``enable_incore_trace``: issue 13)."""
 
 _DFX_DEFAULTS: dict[str, int | bool] = {}
 
@@ -94,6 +97,8 @@ class RunConfig:
     """``dfx_outputs/deps.json``."""
     enable_scope_stats: bool = _dfx_default("enable_scope_stats")
     """``dfx_outputs/scope_stats/scope_stats.jsonl``."""
+    enable_incore_trace: bool = _dfx_default("enable_incore_trace")
+    """``dfx_outputs/incore/<task_id>_<kernel>/``: trace.clean.json, instr_metrics.json, bottleneck.txt."""
     aicpu_thread_num: int | None = None
     ring_task_window: int | None = None
     ring_heap: int | None = None
@@ -111,6 +116,7 @@ class RunConfig:
         self.enable_pmu = _pmu_event_type(self.enable_pmu)
         self.enable_dep_gen = bool(_level("enable_dep_gen", self.enable_dep_gen, 1, 1))
         self.enable_scope_stats = bool(_level("enable_scope_stats", self.enable_scope_stats, 1, 1))
+        self.enable_incore_trace = bool(_level("enable_incore_trace", self.enable_incore_trace, 1, 1))
         if self.dfx_enabled:
             self.save_kernels = True  # the artefacts go into the build directory
         if self.backend_type is None:

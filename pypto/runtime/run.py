@@ -132,6 +132,8 @@ class RunResult:
     """Per AICPU scheduler thread, the phases it ran (swimlane level 3 records)."""
     orchestrator_phases: list[list[dict[str, Any]]] = field(default_factory=list)
     """Per orchestrator thread, its submits (swimlane level 4 records)."""
+    notes: list[str] = field(default_factory=list)
+    """Text blocks a DFX collector adds to :meth:`summary` (the in-core bottleneck tables)."""
 
     @property
     def time_us(self) -> float:
@@ -166,6 +168,7 @@ class RunResult:
             f"total {self.total_cycles} cycles = {self.time_us:.3f} us at {self.clock_hz / 1e9:g} GHz "
             f"({len(self.tasks)} tasks on {len(self.per_core_cycles)} cores; target {self.target_name})"
         )
+        lines += [f"\n{note}" for note in self.notes]
         return "\n".join(lines)
 
     def swimlane_records(self, level: int = 2) -> dict[str, Any]:

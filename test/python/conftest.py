@@ -2,7 +2,7 @@
 ask for, as upstream's ``--enable-pmu`` and friends do.
 
     pytest --enable-chip-swimlane | --chip-swimlane-level N   --dump-args [N]   --enable-pmu [N]
-           --enable-dep-gen   --enable-scope-stats
+           --enable-dep-gen   --enable-scope-stats   --enable-incore-trace
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--enable-pmu", nargs="?", type=int, const=2, default=0, metavar="N", help="PMU event type (bare: 2)")
     group.addoption("--enable-dep-gen", action="store_true", help="deps.json")
     group.addoption("--enable-scope-stats", action="store_true", help="scope_stats.jsonl")
+    group.addoption("--enable-incore-trace", action="store_true", help="incore/<task>_<kernel>/ traces and metrics")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -32,6 +33,7 @@ def pytest_configure(config: pytest.Config) -> None:
         enable_pmu=config.getoption("--enable-pmu"),
         enable_dep_gen=config.getoption("--enable-dep-gen"),
         enable_scope_stats=config.getoption("--enable-scope-stats"),
+        enable_incore_trace=config.getoption("--enable-incore-trace"),
     )
 
 

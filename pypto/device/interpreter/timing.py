@@ -18,7 +18,9 @@ Model (a2a3-costs.md §3, §8; pto-isa ``cm/perf_sim``):
 Sync entries last ``target.sync_cycles(instr)`` (0 in perf_sim).
 
 A :class:`InstrRecord` per executed instruction (sync entries included) holds
-its pipe, start and end cycle, op, ``.pto`` location and DSL location.
+its pipe, start and end cycle, op, ``.pto`` location and DSL location;
+:attr:`Timeline.flag_pairs` pairs each ``wait_flag`` record with the
+``set_flag`` record whose signal it consumed (the in-core trace's flow arrows).
 """
 
 from __future__ import annotations
@@ -87,9 +89,12 @@ class Timeline:
     """The per-pipe queues of one core."""
 
     free: dict[Pipe, int] = field(default_factory=dict)
-    signals: dict[tuple[Pipe, Pipe, int], deque[int]] = field(default_factory=dict)
+    signals: dict[tuple[Pipe, Pipe, int], deque[tuple[int, int]]] = field(default_factory=dict)
+    """Per flag, its uncounted signals: (cycle it fired, index of its set_flag record)."""
     rows: list[Row] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    flag_pairs: list[tuple[int, int]] = field(default_factory=list)
+    """(set_flag record index, wait_flag record index) per wait that consumed a signal, in wait order."""
     _records: list[InstrRecord] = field(default_factory=list)
 
     @property
@@ -144,7 +149,7 @@ class Timeline:
         pending = self.signals.get(key)
         if pending is None:
             pending = self.signals[key] = deque()
-        pending.append(end)
+        pending.append((end, len(self.rows)))
         self._add(op, "SET_FLAG", src, start, end, "signal", locs, _flag_detail(src, dst, event))
 
     def wait(self, op: str, src: Pipe, dst: Pipe, event: int, cycles: int, locs: tuple[str | None, str | None]) -> None:
@@ -152,9 +157,10 @@ class Timeline:
         pending = self.signals.get((src, dst, event))
         start = self.free.get(dst, 0)
         if pending:
-            fired = pending.popleft()
+            fired, signal_row = pending.popleft()
             if fired > start:
                 start = fired
+            self.flag_pairs.append((signal_row, len(self.rows)))
         else:
             where = locs[1] or locs[0] or "?"
             self.problems.append(

@@ -12,6 +12,7 @@ from __future__ import annotations
 from . import args_dump as args_dump  # registers enable_dump_args
 from .base import COLLECTORS, Collector, collectors_for, finish_all, register
 from .deps import DepsCollector
+from .incore import IncoreCollector
 from .pmu import PmuCollector
 from .scope_stats import ScopeStatsCollector
 from .swimlane import SwimlaneCollector
@@ -20,6 +21,7 @@ __all__ = [
     "COLLECTORS",
     "Collector",
     "DepsCollector",
+    "IncoreCollector",
     "PmuCollector",
     "ScopeStatsCollector",
     "SwimlaneCollector",
