@@ -26,7 +26,15 @@ from pathlib import Path
 
 from pypto.runtime.dfx.base import DFX_DIR, json_text, write_artefact
 from pypto.runtime.dfx.incore import INCORE_DIR, core_name, incore_trace, instr_metrics, write_part
-from pypto.runtime.dfx.simdump import API_INSTR, TRACE, DumpError, clean_dump_trace, find_dump, read_dump, reshape_metrics
+from pypto.runtime.dfx.simdump import (
+    API_INSTR,
+    TRACE,
+    DumpError,
+    clean_dump_trace,
+    find_dump,
+    read_dump,
+    reshape_metrics,
+)
 from pypto.runtime.dfx.trace import trace_json
 
 CUBE_PIPES = frozenset({"CUBE", "MTE1", "FIXPIPE"})

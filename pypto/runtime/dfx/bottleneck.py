@@ -127,8 +127,15 @@ def bottleneck(records: Sequence[Any], flag_pairs: Sequence[tuple[int, int]], ke
             "steps": steps[:CHAIN_STEPS],
         },
         "top": [
-            {"pipe": k[0], "op": k[1], "pto_loc": k[2], "dsl_loc": k[3], "count": v[0], "cycles": v[1],
-             "share_of_pipe": round(v[1] / busy[k[0]], 4) if busy.get(k[0]) else 0.0}
+            {
+                "pipe": k[0],
+                "op": k[1],
+                "pto_loc": k[2],
+                "dsl_loc": k[3],
+                "count": v[0],
+                "cycles": v[1],
+                "share_of_pipe": round(v[1] / busy[k[0]], 4) if busy.get(k[0]) else 0.0,
+            }
             for k, v in top[:TOP]
         ],  # fmt: skip
     }
@@ -148,7 +155,9 @@ def bottleneck_text(table: dict[str, Any], title: str, chain_rows: int = 12) -> 
     bound = table["bound"]
     lines = [title, f"kernel cycles    {cyc:>9}"]
     if bound["pipe"] is not None:
-        lines.append(f"per-pipe bound   {bound['cycles']:>9}  ({bound['pipe']})   kernel / bound = {table['ratio']:.3f}x")
+        lines.append(
+            f"per-pipe bound   {bound['cycles']:>9}  ({bound['pipe']})   kernel / bound = {table['ratio']:.3f}x"
+        )
     lines += ["", f"{'pipe':<8} {'busy':>9} {'instrs':>7} {'busy/kernel':>12}"]
     for p in table["pipes"]:
         mark = "  <- bound" if p["pipe"] == bound["pipe"] else ""
@@ -159,7 +168,9 @@ def bottleneck_text(table: dict[str, Any], title: str, chain_rows: int = 12) -> 
               f" ({split}; {ch['idle']} not covered)"]  # fmt: skip
     steps = ch["steps"]
     if steps:
-        lines.append(f"  {'#':>4} {'index':>6} {'pipe':<8} {'op':<18} {'start':>8} {'end':>8} {'cycles':>7}  {'after':<30} dsl")
+        lines.append(
+            f"  {'#':>4} {'index':>6} {'pipe':<8} {'op':<18} {'start':>8} {'end':>8} {'cycles':>7}  {'after':<30} dsl"
+        )
         half = chain_rows // 2
         shown = list(enumerate(steps))
         if len(shown) > chain_rows:

@@ -123,7 +123,9 @@ def clean_trace(
         used = sorted({(s.pipe, sub[s.key]) for s in slices if s.core == pid}, key=lambda p: tid_of(*p))
         for pipe, n in used:
             label = LANE_LABEL.get(pipe, pipe) if n == 0 else lane_name(pipe, n)
-            events.append({"ph": "M", "pid": pid, "tid": tid_of(pipe, n), "name": "thread_name", "args": {"name": label}})
+            events.append(
+                {"ph": "M", "pid": pid, "tid": tid_of(pipe, n), "name": "thread_name", "args": {"name": label}}
+            )
             events.append({"ph": "M", "pid": pid, "tid": tid_of(pipe, n), "name": "thread_sort_index",
                            "args": {"sort_index": tid_of(pipe, n)}})  # fmt: skip
     for s in sorted(slices, key=lambda s: (s.core, tid_of(s.pipe, sub[s.key]), s.start, -s.end)):

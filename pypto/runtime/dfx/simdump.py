@@ -50,7 +50,9 @@ def blocks(data: bytes) -> Iterator[tuple[int, bytes]]:
         size, kind, padding, _version, reserve = HEADER.unpack_from(data, off)
         body = off + HEADER.size
         if reserve != MAGIC:
-            raise DumpError(f"block at byte {off}: reserve byte {reserve:#04x}, expected 0x5a (not a visualize_data.bin?)")
+            raise DumpError(
+                f"block at byte {off}: reserve byte {reserve:#04x}, expected 0x5a (not a visualize_data.bin?)"
+            )
         if size > len(data) - body or padding > size:
             raise DumpError(f"block at byte {off}: size {size} (padding {padding}) runs past the end of the file")
         payload = data[body : body + size - padding]
@@ -121,7 +123,9 @@ def trace_slices(raw: dict[str, Any]) -> tuple[list[str], list[Slice], list[tupl
         except (KeyError, TypeError, ValueError):
             raise DumpError(f"TRACE event {i} ({e.get('name')!r}) has no numeric ts/dur") from None
         lane = LANE_ALIAS.get(str(e.get("tid", "")), str(e.get("tid", "")))
-        s = Slice(i, core_of[str(e.get("pid", ""))], lane, str(e.get("name", "?")), ts, ts + dur, dict(e.get("args") or {}))
+        s = Slice(
+            i, core_of[str(e.get("pid", ""))], lane, str(e.get("name", "?")), ts, ts + dur, dict(e.get("args") or {})
+        )
         slices.append(s)
         by_lane.setdefault((str(e.get("pid", "")), lane), []).append(s)
     starts: dict[tuple[str, str], list[float]] = {}
