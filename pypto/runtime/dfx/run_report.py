@@ -30,6 +30,7 @@ from typing import Any
 from pypto.reports import asset, render_report
 
 from .base import RECORDED_LEVEL, write_artefact
+from .incore_view import incore_model
 from .pmu import EVENT_COUNTERS, columns, pmu_rows
 from .records import swimlane_records
 from .sched_overhead import analyze
@@ -39,6 +40,8 @@ REPORT_NAME = "run_report.html"
 PACKAGE = "pypto.runtime.dfx"
 ASSETS = ("run_report.html", "run_report.css", "run_report.js")
 """The viewer's assets in ``pypto/runtime/dfx/assets/``."""
+INCORE_ASSETS = ("run_report_incore.css", "run_report_incore.js")
+"""The in-core view's style and script (:mod:`.incore_view`)."""
 
 
 LEVEL3_ANALYSES = [
@@ -105,9 +108,12 @@ def _edges(result: Any) -> list[dict[str, Any]]:
     return [{"pred": p, "succ": s, "kinds": sorted(k)} for (p, s), k in sorted(kinds.items())]
 
 
-def report_model(result: Any, pmu_event: int = 0, swimlane_level: int = RECORDED_LEVEL) -> dict[str, Any]:
-    """The page's data: tasks, cores, edges, PMU rows (when ``pmu_event``), findings. Ints and strings
-    only (and two rounded means), keys sorted when embedded: deterministic for a run."""
+def report_model(
+    result: Any, pmu_event: int = 0, swimlane_level: int = RECORDED_LEVEL, incore: bool = False
+) -> dict[str, Any]:
+    """The page's data: tasks, cores, edges, PMU rows (when ``pmu_event``), findings, the in-core pipe
+    lanes of every task part (when ``incore``: :mod:`.incore_view`). Ints and strings only (and a few
+    rounded ratios), keys sorted when embedded: deterministic for a run."""
     recs = sorted(result.tasks, key=lambda t: t.task_id)
     edges = _edges(result)
     preds: dict[int, list[int]] = {}
@@ -216,20 +222,26 @@ def report_model(result: Any, pmu_event: int = 0, swimlane_level: int = RECORDED
         },  # fmt: skip
         "sched": sched,
         "level3": [] if sched is not None else LEVEL3_ANALYSES,
+        "incore": incore_model(result, incore),
     }
 
 
 def render_run_report(model: dict[str, Any]) -> str:
     """The self-contained page of a :func:`report_model`."""
     html, css, js = (asset(PACKAGE, name) for name in ASSETS)
+    incore_css, incore_js = (asset(PACKAGE, name) for name in INCORE_ASSETS)
     n = len(model["tasks"])
     subtitle = f"{model['target']} \u00b7 {n} task{'s' * (n != 1)} \u00b7 {model['total_cycles']} cycles"
-    return render_report(model["title"], model, body=html, styles=[css], scripts=[js], subtitle=subtitle)
+    return render_report(
+        model["title"], model, body=html, styles=[css, incore_css], scripts=[js, incore_js], subtitle=subtitle
+    )
 
 
-def write_run_report(result: Any, out_dir: Path, pmu_event: int = 0, swimlane_level: int = RECORDED_LEVEL) -> Path:
+def write_run_report(
+    result: Any, out_dir: Path, pmu_event: int = 0, swimlane_level: int = RECORDED_LEVEL, incore: bool = False
+) -> Path:
     """``out_dir/run_report.html``, atomically; returns its path."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / REPORT_NAME
-    write_artefact(path, render_run_report(report_model(result, pmu_event, swimlane_level)))
+    write_artefact(path, render_run_report(report_model(result, pmu_event, swimlane_level, incore)))
     return path

@@ -43,13 +43,15 @@ def write_merged_trace(result: Any, out_dir: Path, level: int = 2, stamp: str | 
 @register
 class SwimlaneCollector(Collector):
     """``enable_chip_swimlane``: ``chip_swimlane_records.json`` at the run's level, the merged trace, the
-    name map (§1: written when the swimlane or dep_gen is on) and ``run_report.html`` (:mod:`.run_report`, with the PMU rows when ``enable_pmu`` is on too)."""
+    name map (§1: written when the swimlane or dep_gen is on) and ``run_report.html`` (:mod:`.run_report`, with the PMU rows when ``enable_pmu`` is on too, the in-core pipe lanes when ``enable_incore_trace`` is)."""
 
     FLAG = "enable_chip_swimlane"
 
     def finish(self, result: Any) -> list[Path]:
         records = write_swimlane(result, self.out_dir / "chip_swimlane_records.json", self.level)
         merged = write_merged_trace(result, self.out_dir, self.level)
-        pmu_event = int(getattr(getattr(self, "config", None), "enable_pmu", 0) or 0)
-        report = write_run_report(result, self.out_dir, pmu_event, self.level)
+        config = getattr(self, "config", None)
+        pmu_event = int(getattr(config, "enable_pmu", 0) or 0)
+        incore = bool(getattr(config, "enable_incore_trace", False))
+        report = write_run_report(result, self.out_dir, pmu_event, self.level, incore)
         return [records, merged, write_name_map(result, self.out_dir), report]

@@ -247,6 +247,7 @@
     drawDetail();
     highlightGraph();
     highlightRows();
+    document.dispatchEvent(new CustomEvent("rr-select", { detail: { task: state.sel } }));  // the in-core view
   }
 
   function drawDetail() {
