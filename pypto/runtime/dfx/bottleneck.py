@@ -160,6 +160,8 @@ def bottleneck_text(table: dict[str, Any], title: str, chain_rows: int = 12) -> 
         )
     lines += ["", f"{'pipe':<8} {'busy':>9} {'instrs':>7} {'busy/kernel':>12}"]
     for p in table["pipes"]:
+        if not p["busy"] and not p["instructions"]:
+            continue  # a pipe only sync entries touched, for 0 cycles
         mark = "  <- bound" if p["pipe"] == bound["pipe"] else ""
         lines.append(f"{p['pipe']:<8} {p['busy']:>9} {p['instructions']:>7} {100 * p['share']:>11.1f}%{mark}")
     ch = table["critical_chain"]
@@ -183,8 +185,8 @@ def bottleneck_text(table: dict[str, Any], title: str, chain_rows: int = 12) -> 
                          f"{s['cycles']:>7}  {s['after']:<30} {_short(s['dsl_loc'])}")  # fmt: skip
     if table["top"]:
         lines += ["", "top instructions by cycles:",
-                  f"  {'cycles':>8} {'of pipe':>8} {'count':>6} {'pipe':<8} {'op':<18} {'pto':<24} dsl"]  # fmt: skip
+                  f"  {'cycles':>8} {'of pipe':>8} {'count':>6} {'pipe':<8} {'op':<18} {'pto':<28} dsl"]  # fmt: skip
         for t in table["top"]:
             lines.append(f"  {t['cycles']:>8} {100 * t['share_of_pipe']:>7.1f}% {t['count']:>6} {t['pipe']:<8} "
-                         f"{t['op']:<18} {_short(t['pto_loc']):<24} {_short(t['dsl_loc'])}")  # fmt: skip
+                         f"{t['op']:<18} {_short(t['pto_loc']):<28} {_short(t['dsl_loc'])}")  # fmt: skip
     return "\n".join(lines) + "\n"
