@@ -14,8 +14,10 @@ import torch
 from run_report_kernels import run_kernel
 from test_dfx_trace import check_event_format
 
+from pypto.device.interpreter import InstrRecord
 from pypto.runtime import RunConfig
 from pypto.runtime.config import set_dfx_defaults
+from pypto.runtime.dfx.bottleneck import bottleneck, bottleneck_text
 from pypto.runtime.dfx.cleantrace import PIPE_ORDER, Slice, clean_trace
 from pypto.runtime.dfx.incore import COLUMN_TYPES
 
@@ -220,3 +222,32 @@ def test_the_flag_is_a_run_config_flag() -> None:
         assert RunConfig().enable_incore_trace is True
     finally:
         set_dfx_defaults()
+
+
+def test_the_bottleneck_of_an_empty_or_sync_only_kernel() -> None:
+    empty = bottleneck([], [], 0)
+    assert empty["bound"] == {"pipe": None, "cycles": 0} and empty["critical_chain"]["steps"] == []
+    assert "kernel cycles            0" in bottleneck_text(empty, "empty")
+    sync = [InstrRecord(0, "pto.set_flag", "SET_FLAG", "MTE2", "PIPE_MTE2", 0, 0, "signal", None, None, "x"),
+            InstrRecord(1, "pto.wait_flag", "WAIT_FLAG", "VECTOR", "PIPE_V", 0, 0, "wait", None, None, "x")]  # fmt: skip
+    table = bottleneck(sync, [(0, 1)], 0)
+    assert table["ratio"] is None and table["top"] == [] and table["critical_chain"]["length"] == 0
+    text = bottleneck_text(table, "sync only")
+    assert "per-pipe bound" not in text and "MTE2" not in text  # no pipe did any work
+
+
+def test_the_critical_chain_follows_the_binding_dependency() -> None:
+    """A vector op waiting on a flag: the chain runs load -> (flag) -> add, not through the vector queue."""
+    recs = [
+        InstrRecord(0, "pto.tadd", "TADD", "VECTOR", "PIPE_V", 0, 10, "compute", None, "k.py:1:1", "8x8 fp32"),
+        InstrRecord(1, "pto.tload", "TLOAD", "MTE2", "PIPE_MTE2", 0, 100, "transfer", None, "k.py:2:1", "gm->vec 256B"),
+        InstrRecord(2, "pto.set_flag", "SET_FLAG", "MTE2", "PIPE_MTE2", 100, 100, "signal", None, None, "PIPE_MTE2->PIPE_V e0"),
+        InstrRecord(3, "pto.wait_flag", "WAIT_FLAG", "VECTOR", "PIPE_V", 100, 100, "wait", None, None, "PIPE_MTE2->PIPE_V e0"),
+        InstrRecord(4, "pto.tmul", "TMUL", "VECTOR", "PIPE_V", 100, 130, "compute", None, "k.py:3:1", "8x8 fp32"),
+    ]  # fmt: skip
+    table = bottleneck(recs, [(2, 3)], 130)
+    steps = table["critical_chain"]["steps"]
+    assert [(s["index"], s["after"]) for s in steps] == [(1, "kernel start"), (4, "flag PIPE_MTE2->PIPE_V e0")]
+    assert table["critical_chain"]["per_pipe"] == {"MTE2": 100, "VECTOR": 30}
+    assert table["bound"] == {"pipe": "MTE2", "cycles": 100} and table["ratio"] == 1.3
+    assert [t["op"] for t in table["top"]] == ["pto.tload", "pto.tmul", "pto.tadd"]

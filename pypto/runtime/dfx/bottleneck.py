@@ -154,7 +154,7 @@ def bottleneck_text(table: dict[str, Any], title: str, chain_rows: int = 12) -> 
     cyc = table["kernel_cycles"]
     bound = table["bound"]
     lines = [title, f"kernel cycles    {cyc:>9}"]
-    if bound["pipe"] is not None:
+    if bound["pipe"] is not None and table["ratio"] is not None:
         lines.append(
             f"per-pipe bound   {bound['cycles']:>9}  ({bound['pipe']})   kernel / bound = {table['ratio']:.3f}x"
         )
