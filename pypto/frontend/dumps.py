@@ -110,7 +110,7 @@ class DumpMixin:
         if not isinstance(v.type, TensorType):
             raise self.fail(
                 ParserTypeError,
-                f"{what} '{node.id}' is {describe_type(v.type)}, expected a tensor",
+                f"{what} '{node.id}' has type {describe_type(v.type)}, expected a tensor",
                 node,
                 hint="only tensors can be dumped selectively (scalars are dumped at enable_dump_args=2)",
             )
