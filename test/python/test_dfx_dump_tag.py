@@ -243,3 +243,28 @@ def test_level1_keeps_the_tagged_and_listed_tensors(tmp_path: Path, capsys: pyte
     assert sorted(p.name for p in (d / "txt").iterdir()) == ["task_0_before_in0.txt", "task_1_before_in0.txt"]
     detail = (d / "txt" / "task_1_before_in0.txt").read_text().split("\n## detail\n")[1].splitlines()
     assert detail[129] == f"[1, 1] {float(t['b'][1, 1]):.7g}"
+
+
+@pl.jit.inline
+def _double(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y[:] = pl.add(x, x)
+    return y
+
+
+@pl.jit
+def _tag_at_inline_call(a: pl.Tensor, b: pl.Tensor, y: pl.Out[pl.Tensor]):
+    pl.dump_tag(b)
+    y = _double(b, y)  # the tag rides the Inline call onto the spliced scope's task
+    y = _double(a, y)  # untagged
+    return y
+
+
+def test_jit_tag_through_an_inline_helper(tmp_path: Path) -> None:
+    a, b, y = torch.randn(32, 64), torch.randn(32, 64), torch.zeros(32, 64)
+    _tag_at_inline_call(a, b, y, config=RunConfig(save_kernels_dir=str(tmp_path / "j"), enable_dump_args=1))
+    torch.testing.assert_close(y, 2 * a)
+    d = tmp_path / "j" / "dfx_outputs" / "args_dump"
+    m, blob = json.loads((d / "args_dump.json").read_text()), (d / "args.bin").read_bytes()
+    assert _rows(m) == [(0, "before_dispatch", 0, "input", "tensor")]
+    np.testing.assert_array_equal(_payloads(m, blob)[0, "before_dispatch", 0], b.numpy())
