@@ -5,12 +5,21 @@ carrying ``pl.func_type``, ``pl.level`` and ``pl.role``; parameters carry
 ``pl.dir`` (In, Out, InOut); calls between functions are ``func.call``. A
 ``with pl.at(...)`` scope is a ``pl.at`` op whose region yields the values the
 code after the scope reads.
+
+Selective args dump (``pl.dump_tag`` / ``dumps=``, docs/runtime.md): a kernel call's
+marked arguments are the discardable ``pl.dump_vars`` attribute of its
+``func.call`` (the argument positions, printed ``attrs={"dump_vars": [q, out]}``
+in the DSL); a ``pl.at`` scope's are its ``dumps`` operands (the outer tensors,
+printed ``pl.at(..., dumps=[q])``), which OutlineIncoreScopes turns into the
+outlined call's ``pl.dump_vars``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import IntegerAttr, StringAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr, i64
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -40,6 +49,7 @@ from .enums import (
     Role,
     RoleAttr,
 )
+from .types import TensorType
 
 FUNC_TYPE = "pl.func_type"
 FUNC_LEVEL = "pl.level"
@@ -47,6 +57,7 @@ FUNC_ROLE = "pl.role"
 PARAM_DIR = "pl.dir"
 FOR_KIND = "pl.for_kind"
 FOR_STAGE = "pl.stage"
+CALL_DUMP_VARS = "pl.dump_vars"
 
 
 @irdl_op_definition
@@ -67,17 +78,26 @@ class AtOp(IRDLOperation):
     (CORE_GROUP scopes become InCore functions)."""
 
     name = "pl.at"
+    dumps = var_operand_def()
+    """The outer tensors a partial args dump keeps when the scope becomes a task (``dumps=``, ``pl.dump_tag``)."""
     level = prop_def(LevelAttr)
     name_hint = opt_prop_def(StringAttr)
     res = var_result_def()
     body = region_def("single_block")
     traits = traits_def(SingleBlockImplicitTerminator(YieldOp))
 
-    def __init__(self, level: Level, body: Region, result_types: list[Attribute], name_hint: str | None = None):
+    def __init__(
+        self,
+        level: Level,
+        body: Region,
+        result_types: list[Attribute],
+        name_hint: str | None = None,
+        dumps: Sequence[SSAValue] = (),
+    ):
         props: dict[str, Attribute] = {"level": LevelAttr(level)}
         if name_hint is not None:
             props["name_hint"] = StringAttr(name_hint)
-        super().__init__(properties=props, regions=[body], result_types=[result_types])
+        super().__init__(operands=[list(dumps)], properties=props, regions=[body], result_types=[result_types])
 
     @property
     def scope_level(self) -> Level:
@@ -95,6 +115,9 @@ class AtOp(IRDLOperation):
         want = [r.type for r in self.res]
         if got != want:
             raise VerifyException(f"pl.at: yields {len(got)} values of types {got}, expected the result types {want}")
+        for v in self.dumps:
+            if not isinstance(v.type, TensorType):
+                raise VerifyException(f"pl.at: dumps= lists a value of type {v.type}, expected tensors only")
 
 
 # ---- function attributes -----------------------------------------------------
@@ -146,6 +169,34 @@ def set_param_directions(f: func.FuncOp, dirs: list[ParamDirection]) -> None:
     )
 
 
+# ---- selective args dump (on func.call) ------------------------------------
+
+
+def call_dump_indices(call: func.CallOp) -> tuple[int, ...]:
+    """The argument positions ``call`` marks for a partial args dump (``pl.dump_vars``), ascending."""
+    a = call.attributes.get(CALL_DUMP_VARS)
+    if not isinstance(a, ArrayAttr):
+        return ()
+    return tuple(sorted({d.value.data for d in a.data if isinstance(d, IntegerAttr)}))
+
+
+def set_call_dump_indices(call: func.CallOp, indices: Iterable[int]) -> None:
+    """Mark these argument positions of ``call`` (none: remove the attribute)."""
+    marks = sorted({int(i) for i in indices})
+    if not marks:
+        call.attributes.pop(CALL_DUMP_VARS, None)
+    else:
+        call.attributes[CALL_DUMP_VARS] = ArrayAttr(IntegerAttr(i, i64) for i in marks)
+
+
+def mark_dump_values(call: func.CallOp, values: Iterable[SSAValue]) -> None:
+    """Add every argument position of ``call`` whose value is one of ``values`` (by identity)."""
+    wanted = set(values)
+    extra = [i for i, a in enumerate(call.arguments) if a in wanted]
+    if extra:
+        set_call_dump_indices(call, [*call_dump_indices(call), *extra])
+
+
 # ---- loop kinds (on scf.for) --------------------------------------------------
 
 
@@ -168,5 +219,3 @@ def set_for_kind(op: scf.ForOp, kind: ForKind, stage: int | None = None) -> None
         op.attributes.pop(FOR_STAGE, None)
     else:
         op.attributes[FOR_STAGE] = IntegerAttr(stage, i64)
-
-

@@ -23,6 +23,7 @@ from pypto.dialects.enums import DEFAULT_ROLE, ForKind, FunctionType, Role
 from pypto.dialects.op_base import ArgKind, PLOp
 from pypto.dialects.program import (
     AtOp,
+    call_dump_indices,
     for_kind,
     for_stage,
     function_level,
@@ -335,7 +336,11 @@ class _FunctionPrinter:
         if name in _CASTS:
             return f"pl.cast({self.s(op.operands[0])}, pl.{dtype_name(op.results[0].type)})", ATOM
         if isinstance(op, func.CallOp):
-            return f"self.{op.callee.root_reference.data}({', '.join(self.s(v) for v in op.arguments)})", ATOM
+            args = [self.s(v) for v in op.arguments]
+            marks = [args[i] for i in call_dump_indices(op) if i < len(args)]
+            if marks:  # pl.dump_tag / dumps= marks, in upstream's printed form
+                args.append(f'attrs={{"dump_vars": [{", ".join(marks)}]}}')
+            return f"self.{op.callee.root_reference.data}({', '.join(args)})", ATOM
         return f"{name}({', '.join(self.s(v) for v in op.operands)})", ATOM
 
     def _pl_call(self, op: PLOp) -> str:
@@ -477,6 +482,8 @@ class _FunctionPrinter:
         args = f"level=pl.Level.{op.scope_level.value}"
         if op.name_hint is not None:
             args += f", name_hint={json.dumps(op.name_hint.data)}"
+        if op.dumps:
+            args += f", dumps=[{', '.join(self.s(v) for v in op.dumps)}]"
         self.emit(indent, f"with pl.at({args}):")
         before = len(self.out)
         body = op.block

@@ -21,6 +21,7 @@ from pypto.errors import ParserError, ParserSyntaxError, ParserTypeError, Undefi
 from .annotations import AnnotationParser
 from .calls import CallMixin
 from .constexpr import NotConstant, evaluate
+from .dumps import DumpMixin
 from .expressions import ExprMixin
 from .scopes import Scope, set_name
 from .source import Source, dotted
@@ -65,7 +66,7 @@ def function_info(dec: ast.expr, src: Source) -> FunctionInfo:
     return info
 
 
-class FunctionBuilder(ExprMixin, CallMixin, StmtMixin):
+class FunctionBuilder(ExprMixin, CallMixin, StmtMixin, DumpMixin):
     """Builds one ``func.func`` from a Python ``def``."""
 
     def __init__(
@@ -91,6 +92,7 @@ class FunctionBuilder(ExprMixin, CallMixin, StmtMixin):
         self.target_name: str | None = None
         self.returned: tuple[list[SSAValue], ast.Return] | None = None
         self.runtime_scope = False
+        self.dump_tagged: dict[SSAValue, None] = {}  # pl.dump_tag'd values, in tag order
 
     def fail(self, cls: type[ParserError], message: str, node: ast.AST, hint: str | None = None) -> ParserError:
         return self.src.error(cls, message, node, hint)

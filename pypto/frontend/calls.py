@@ -13,6 +13,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from pypto.dialects.enums import FunctionType
 from pypto.dialects.op_base import ArgKind, OpTypeError, PLOp, describe_type, same_kind_shape_dtype
+from pypto.dialects.program import set_call_dump_indices
 from pypto.dialects.tile_ops import TileAllocOp
 from pypto.dialects.types import TensorType, TileType
 from pypto.errors import (
@@ -23,6 +24,7 @@ from pypto.errors import (
 )
 
 from .constexpr import AdirValue, NotConstant, evaluate
+from .dumps import DUMP_VARS_KEY
 from .source import dotted
 from .sugar import OPS, SUGAR, sugar_op_name
 
@@ -32,7 +34,9 @@ if TYPE_CHECKING:
 # Ops an Orchestration function may use outside ``pl.at``.
 ORCHESTRATION_OPS = {"pl.tensor.create"}
 
-SPECIAL = {"pl.const", "pl.yield_", "pl.range", "pl.parallel", "pl.unroll", "pl.pipeline", "pl.at", "pl.scope"}
+SPECIAL = {
+    "pl.const", "pl.yield_", "pl.range", "pl.parallel", "pl.unroll", "pl.pipeline", "pl.at", "pl.scope", "pl.dump_tag",
+}  # fmt: skip
 
 
 def _suggest(name: str, candidates: list[str]) -> str | None:
@@ -57,6 +61,10 @@ class CallMixin:
         if path == "pl.yield_":
             raise self.fail(
                 ParserSyntaxError, "pl.yield_ must be the value of an assignment ending a loop or if body", node
+            )
+        if path == "pl.dump_tag":
+            raise self.fail(
+                ParserSyntaxError, "pl.dump_tag() is a statement; it has no value", node, hint="write: pl.dump_tag(t)"
             )
         if path in OPS:
             return self.bind_op(OPS[path], path, node, node.args, node.keywords, expected)
@@ -295,11 +303,21 @@ class CallMixin:
                 )
         outs = list(callee.function_type.outputs.data)
         op = func.CallOp(name, args, outs)
+        attrs: ast.expr | None = None
         for k in node.keywords:
             if k.arg == "attrs":
+                attrs = k.value
                 self.call_attrs(op, k.value)
+            elif k.arg == "dumps":
+                raise self.fail(
+                    ParserTypeError,
+                    f"a plain call to '{name}' takes no dumps=",
+                    k.value,
+                    hint="mark the tensor before the call with pl.dump_tag(t), or use pl.at(..., dumps=[t])",
+                )
             else:
                 raise self.fail(InvalidOperationError, f"call to '{name}' has no keyword argument '{k.arg}'", k.value)
+        set_call_dump_indices(op, self.call_dump_marks(op, node, attrs))
         if expected is not None and len(outs) == 1 and not same_kind_shape_dtype(outs[0], expected):
             raise self.fail(
                 ParserTypeError,
@@ -312,15 +330,28 @@ class CallMixin:
         return list(op.res) if outs else None
 
     def call_attrs(self: FunctionBuilder, op: func.CallOp, node: ast.expr) -> None:
-        """``attrs={"arg_directions": [pl.adir.input, ...]}`` -> ``pl.<key>`` attributes."""
-        try:
-            d = evaluate(node, self.src.globals)
-        except NotConstant as e:
-            raise self.fail(ParserTypeError, f"call attrs must be constant: {e.message}", e.node) from None
-        if not isinstance(d, dict):
+        """``attrs={"arg_directions": [pl.adir.input, ...]}`` -> ``pl.<key>`` attributes
+        (``"dump_vars"``, which names values, is read by :meth:`call_dump_marks`)."""
+        if not isinstance(node, ast.Dict) or any(k is None for k in node.keys):
             raise self.fail(ParserTypeError, "call attrs must be a dict", node)
-        for key, val in d.items():
-            op.attributes[f"pl.{key}"] = _to_attr(val)
+        for k, v in zip(node.keys, node.values, strict=True):
+            assert k is not None
+            if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
+                raise self.fail(ParserTypeError, "call attrs keys must be strings", k)
+            if k.value == DUMP_VARS_KEY:
+                continue
+            if k.value == "dumps":
+                raise self.fail(
+                    ParserTypeError,
+                    'attrs={"dumps": ...} is not supported',
+                    k,
+                    hint="mark the tensor before the call with pl.dump_tag(t)",
+                )
+            try:
+                val = evaluate(v, self.src.globals)
+            except NotConstant as e:
+                raise self.fail(ParserTypeError, f"call attrs must be constant: {e.message}", e.node) from None
+            op.attributes[f"pl.{k.value}"] = _to_attr(val)
 
 
 def _to_attr(v: Any) -> Attribute:

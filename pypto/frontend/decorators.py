@@ -46,7 +46,7 @@ def function(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
 DSL_ONLY_NAMES = (
     "range", "parallel", "unroll", "pipeline", "at", "scope", "yield_", "cond", "while_", "dynamic",
     *SUGAR,  # the op functions (pl.add, pl.load, ...), derived from the ops
-    "tile", "tensor", "adir",
+    "tile", "tensor", "adir", "dump_tag",
 )  # fmt: skip
 """DSL-only functions: meaningful inside parsed kernel bodies only."""
 

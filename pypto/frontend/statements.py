@@ -88,6 +88,8 @@ class StmtMixin:
                 return  # docstring
             if _is_yield(s.value):
                 self.yield_stmt(s.value, [], s)
+            elif isinstance(s.value, ast.Call) and dotted(s.value.func) == "pl.dump_tag":
+                self.dump_tag_stmt(s.value, s)
             elif isinstance(s.value, ast.Call):
                 self.call(s.value)
             else:
@@ -305,6 +307,7 @@ class StmtMixin:
         for n, a in zip(names, block.args[1:], strict=False):
             set_name(a, n)
             scope.assign(n, a)
+        self.carry_dump_tags(inits, list(block.args[1:]))
         frame = self.region("for", block, scope, s.body, body_live)
         if explicit and frame.yield_values is None:
             raise self.fail(ParserSyntaxError, "a loop with init_values must end with 'x = pl.yield_(...)'", s)
@@ -403,8 +406,12 @@ class StmtMixin:
                 UnsupportedFeatureError, f"unsupported context manager '{path or ast.unparse(call.func)}'", call
             )
         kw: dict[str, Any] = {}
+        dumps_node: ast.expr | None = None
         for k in call.keywords:
             if k.arg in ("optimizations", "deps"):
+                continue
+            if k.arg == "dumps":
+                dumps_node = k.value
                 continue
             if k.arg not in ("level", "name_hint"):
                 raise self.fail(InvalidOperationError, f"pl.at has no argument '{k.arg}'", k.value)
@@ -413,7 +420,9 @@ class StmtMixin:
             except NotConstant as e:
                 raise self.fail(ParserTypeError, f"pl.at {k.arg} must be a constant: {e.message}", e.node) from None
         if call.args:
-            raise self.fail(InvalidOperationError, "pl.at takes keyword arguments only (level=, name_hint=)", call)
+            raise self.fail(
+                InvalidOperationError, "pl.at takes keyword arguments only (level=, name_hint=, dumps=)", call
+            )
         level = kw.get("level", Level.CORE_GROUP)
         if not isinstance(level, Level):
             raise self.fail(ParserTypeError, "pl.at level must be a pl.Level member", call)
@@ -428,7 +437,8 @@ class StmtMixin:
         y = YieldOp(*vals)
         y.location = self.src.loc(s)
         block.add_op(y)
-        op = AtOp(level, Region(block), [v.type for v in vals], kw.get("name_hint"))
+        dumps = self.at_dumps(dumps_node, block, level)
+        op = AtOp(level, Region(block), [v.type for v in vals], kw.get("name_hint"), dumps)
         self.emit(op, s)
         for n, r in zip(outs, op.res, strict=False):
             set_name(r, n)

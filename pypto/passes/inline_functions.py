@@ -10,6 +10,11 @@ clone of the callee's body (locations and name hints kept, so ConvertToSSA
 versions the inlined names like the caller's), repeatedly, so that Inline
 functions calling Inline functions are inlined too; a recursive Inline
 function is a user error. Calls to other functions are left alone.
+
+Selective args dump: an argument the Inline call marks (``pl.dump_tag(x)``
+before ``self.helper(x)``, the call's ``pl.dump_vars``) is marked on every
+kernel call and CORE_GROUP ``pl.at`` scope of the spliced body that receives
+it, as upstream's InlineFunctions transfers ``dump_vars``.
 """
 
 from __future__ import annotations
@@ -19,13 +24,13 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from pypto.diagnostics import error_at
-from pypto.dialects.enums import FunctionType
-from pypto.dialects.program import function_type
+from pypto.dialects.enums import FunctionType, Level
+from pypto.dialects.program import AtOp, call_dump_indices, function_type, mark_dump_values
 
-from .base import PyPTOPass
+from .base import PyPTOPass, is_inside
 from .registry import register_pass
 
 
@@ -39,6 +44,7 @@ def inline_call(call: func.CallOp, callee: func.FuncOp) -> None:
     mapping: dict[SSAValue, SSAValue] = dict(zip(body.args, call.arguments, strict=True))
     returned: list[SSAValue] = []
     created: set[SSAValue] = set()
+    marked = [call.arguments[i] for i in call_dump_indices(call)]
     for op in body.ops:
         if isinstance(op, func.ReturnOp):
             returned = [mapping.get(v, v) for v in op.arguments]
@@ -46,6 +52,8 @@ def inline_call(call: func.CallOp, callee: func.FuncOp) -> None:
         clone = op.clone(mapping)
         created.update(clone.results)
         block.insert_op_before(clone, call)
+        if marked:
+            transfer_dump_marks(clone, marked)
     for result, value in zip(call.res, returned, strict=True):
         # The caller's variable names the value the inlined body returns.
         if result.name_hint and value in created:
@@ -53,6 +61,18 @@ def inline_call(call: func.CallOp, callee: func.FuncOp) -> None:
         result.replace_all_uses_with(value)
     call.detach()
     call.erase()
+
+
+def transfer_dump_marks(root: Operation, marked: list[SSAValue]) -> None:
+    """Mark ``marked`` on the kernel calls and CORE_GROUP scopes in ``root`` that receive them."""
+    for op in root.walk():
+        if isinstance(op, func.CallOp):
+            mark_dump_values(op, marked)
+        elif isinstance(op, AtOp) and op.scope_level is Level.CORE_GROUP:
+            used = {v for inner in op.walk() if inner is not op for v in inner.operands if not is_inside(v, op)}
+            extra = [v for v in marked if v in used and v not in op.dumps]
+            if extra:
+                op.operands = [*op.dumps, *extra]
 
 
 @register_pass

@@ -18,7 +18,10 @@ dumps):
   a written tensor that the scope does not yield is returned too, and the
   call's result replaces the tensor's uses after the scope;
 - an unnamed ``pl.tile.store`` result is named ``<out>__store``;
-- the scope becomes a ``func.call`` whose results replace the scope's results.
+- the scope becomes a ``func.call`` whose results replace the scope's results;
+  the scope's ``dumps`` (``pl.at(..., dumps=[t])``, ``pl.dump_tag``) become the
+  call's ``pl.dump_vars``: the positions of those tensors among its arguments
+  (a listed tensor the body no longer uses is dropped, as upstream does).
 
 Scopes of other levels are left for OutlineHierarchyScopes.
 """
@@ -40,6 +43,7 @@ from pypto.dialects.program import (
     AtOp,
     YieldOp,
     function_type,
+    mark_dump_values,
     param_direction,
     set_function_type,
     set_param_directions,
@@ -274,6 +278,7 @@ class OutlineScope(RewritePattern):
         # The call replaces the scope.
         call = func.CallOp(name, params, [v.type for v in ret_vals])
         call.location = scope.location
+        mark_dump_values(call, scope.dumps)  # the scope's dumps= become the task's marked arguments
         rewriter.insert(call, InsertPoint.before(scope))
         parent_names = NameGen.for_function(parent)
         for res, old in zip(call.res, scope.res, strict=False):

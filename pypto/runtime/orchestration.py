@@ -37,14 +37,13 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from pypto.dialects.dtypes import dtype_name
 from pypto.dialects.enums import FunctionType, ParamDirection, ParamDirectionAttr
-from pypto.dialects.program import function_type, param_directions
+from pypto.dialects.program import call_dump_indices, function_type, param_directions
 from pypto.dialects.types import TensorType
-from pypto.passes.base import base_name
 from pypto.target.dtypes import BY_NAME
 
 KERNEL_TYPES = (FunctionType.AIC, FunctionType.AIV, FunctionType.InCore, FunctionType.Group)
@@ -132,7 +131,7 @@ class Task:
     dep_edges: list[DepEdge] = field(default_factory=list)
     """One entry per reason behind ``deps`` (a pair may repeat), in the order they were found."""
     dumps: frozenset[int] = frozenset()
-    """The argument indices the call marks for a partial args dump (``attrs={"dumps": [...]}``)."""
+    """The argument indices the call marks for a partial args dump (``pl.dump_tag``, ``dumps=``)."""
 
     @property
     def label(self) -> str:
@@ -226,22 +225,15 @@ def _set_dtypes(args: list[TaskArg], callee: func.FuncOp) -> None:
 
 
 def _dump_marks(call: func.CallOp, callee: func.FuncOp) -> frozenset[int]:
-    """The call's ``pl.dumps`` (``attrs={"dumps": [...]}``): argument indices or the callee's parameter names."""
-    a = call.attributes.get("pl.dumps")
-    if not isinstance(a, ArrayAttr):
-        return frozenset()
-    names = [base_name(p.name_hint, "") for p in callee.body.block.args]
-    marks: set[int] = set()
-    for d in a.data:
-        if isinstance(d, IntegerAttr) and 0 <= d.value.data < len(names):
-            marks.add(d.value.data)
-        elif isinstance(d, StringAttr) and d.data in names:
-            marks.add(names.index(d.data))
-        else:
-            raise OrchestrationError(
-                f"dumps={d}: @{callee.sym_name.data} has no such parameter (its parameters: {', '.join(names)})"
-                + (f" (at {_loc(call)})" if _loc(call) else "")
-            )
+    """The argument positions the call marks for a partial args dump (its ``pl.dump_vars``, set from
+    ``pl.dump_tag`` / ``pl.at(..., dumps=)``)."""
+    marks = call_dump_indices(call)
+    bad = [i for i in marks if i >= len(call.arguments)]
+    if bad:
+        raise OrchestrationError(
+            f"pl.dump_vars marks argument {bad[0]} of a call to @{callee.sym_name.data}, which takes "
+            f"{len(call.arguments)}" + (f" (at {_loc(call)})" if _loc(call) else "")
+        )
     return frozenset(marks)
 
 

@@ -398,7 +398,7 @@ def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -
     channels: dict[int, dict[str, Any]] = {}  # per task: the cube<->vector pipes its parts share
     collectors = collectors_for(config, prepared.out_dir)  # the DFX artefacts the flags ask for
     for c in collectors:
-        c.config = config  # the run's options (args_dump reads extra["dumps"])
+        c.config = config  # the run's options, for a collector that needs them
 
     def run_part(task: Task, part: KernelPart) -> Any:
         unit = prepared.unit(part.func_name)

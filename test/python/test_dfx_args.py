@@ -21,7 +21,6 @@ from pypto.runtime import RunConfig, run
 from pypto.runtime import config as run_config
 from pypto.runtime.config import set_dfx_defaults
 from pypto.runtime.dfx.args_dump import scalar_value
-from pypto.runtime.orchestration import OrchestrationError
 from pypto.tools import dump_viewer
 
 MANIFEST_KEYS = [
@@ -63,32 +62,29 @@ class Scaled:
     def main(
         self, a: pl.Tensor[[32, 64], pl.FP32], s: pl.Scalar[pl.FP32], out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]
     ) -> pl.Tensor[[32, 64], pl.FP32]:
-        out = self.k(a, s, out, attrs={"dumps": ["out"]})
+        pl.dump_tag(out)
+        out = self.k(a, s, out)
         return out
 
 
-@pl.program
-class BadMark:
-    @pl.function(type=pl.FunctionType.InCore)
-    def k(
-        self, a: pl.Tensor[[32, 64], pl.FP32], out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]
-    ) -> pl.Tensor[[32, 64], pl.FP32]:
-        pl.store(pl.load(a, [0, 0], [32, 64]), [0, 0], out)
-        return out
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(
-        self, a: pl.Tensor[[32, 64], pl.FP32], out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]
-    ) -> pl.Tensor[[32, 64], pl.FP32]:
-        out = self.k(a, out, attrs={"dumps": ["nope"]})
-        return out
+@pl.jit
+def dump_acc(a: pl.Tensor, acc: pl.InOut[pl.Tensor], out: pl.Out[pl.Tensor]):
+    """``dump_me`` with ``acc`` tagged: only task 2 (``accum``) receives it."""
+    pl.dump_tag(acc)
+    for i in pl.range(2):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="rows"):
+            t = pl.slice(a, [32, 64], [i * 32, 0])
+            out = pl.assemble(out, pl.add(t, t), [i * 32, 0])
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="accum"):
+        acc[:] = pl.add(acc, out)
+    return acc, out
 
 
-def _dump_me(build: Path, **flags: Any) -> tuple[dict[str, Any], bytes, dict[str, torch.Tensor]]:
+def _dump_me(build: Path, kernel: Any = dump_me, **flags: Any) -> tuple[dict[str, Any], bytes, dict[str, torch.Tensor]]:
     torch.manual_seed(0)
     t = {"a": torch.randn(64, 64), "acc": torch.randn(64, 64), "out": torch.zeros(64, 64)}
     t["acc0"] = t["acc"].clone()
-    dump_me(t["a"], t["acc"], t["out"], config=RunConfig(save_kernels_dir=str(build), **flags))
+    kernel(t["a"], t["acc"], t["out"], config=RunConfig(save_kernels_dir=str(build), **flags))
     torch.testing.assert_close(t["acc"], t["acc0"] + 2 * t["a"])
     d = build / "dfx_outputs" / "args_dump"
     return json.loads((d / "args_dump.json").read_text()), (d / "args.bin").read_bytes(), t
@@ -182,9 +178,9 @@ def test_same_run_same_bytes(full, tmp_path: Path) -> None:
     assert m2["run_dir"] == str(tmp_path / "again")
 
 
-def test_level1_dumps_only_the_named_tensors(full, tmp_path: Path) -> None:
+def test_level1_dumps_only_the_tagged_tensors(full, tmp_path: Path) -> None:
     m2, blob2, _, _ = full
-    m, blob, _ = _dump_me(tmp_path / "l1", enable_dump_args=1, extra={"dumps": ["acc"]})
+    m, blob, _ = _dump_me(tmp_path / "l1", dump_acc, enable_dump_args=1)
     assert m["dump_args_level"] == 1
     assert _rows(m) == [(2, "before_dispatch", 0, "inout", "tensor"), (2, "after_completion", 0, "inout", "tensor")]
     assert (m["total_args"], m["inout_args"], m["input_args"], m["output_args"]) == (2, 2, 0, 0)
@@ -197,10 +193,13 @@ def test_level1_dumps_only_the_named_tensors(full, tmp_path: Path) -> None:
     # nothing marked: an empty dump
     m0, blob0, _ = _dump_me(tmp_path / "none", enable_dump_args=1)
     assert m0["total_args"] == 0 and m0["args"] == [] and blob0 == b""
+    # level 2 ignores the tags: every argument, as for the untagged kernel
+    m3, blob3, _ = _dump_me(tmp_path / "l2", dump_acc, enable_dump_args=2)
+    assert _rows(m3) == _rows(m2) and blob3 == blob2
 
 
 def test_call_marks_and_scalar_spelling(tmp_path: Path) -> None:
-    """``attrs={"dumps": ["out"]}`` on the kernel call marks ``out`` for level 1; level 2 dumps the FP32
+    """``pl.dump_tag(out)`` before the kernel call marks ``out`` for level 1; level 2 dumps the FP32
     scalar too, spelling NaN and the infinities as §6 says."""
     compiled = pypto_compile(Scaled, output_dir=str(tmp_path / "scaled"))
     a = torch.randn(32, 64)
@@ -221,13 +220,6 @@ def test_call_marks_and_scalar_spelling(tmp_path: Path) -> None:
     assert _rows(m) == [(0, "after_completion", 2, "output", "tensor")]
     np.testing.assert_array_equal(_payload(m["args"][0], (d / "args.bin").read_bytes()), out.numpy())
     np.testing.assert_array_equal(out.numpy(), 2 * a.numpy())
-    with pytest.raises(OrchestrationError, match=r"dumps=.*nope.*@k has no such parameter \(its parameters: a, out\)"):
-        run(
-            pypto_compile(BadMark, output_dir=str(tmp_path / "bad")),
-            a,
-            torch.zeros(32, 64),
-            config=RunConfig(enable_dump_args=1),
-        )
 
 
 def test_scalar_encoder() -> None:

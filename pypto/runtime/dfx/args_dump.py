@@ -16,16 +16,12 @@ row-major little-endian, at ``[bin_offset, +bin_size)`` of ``args.bin`` in manif
 payload is its ``uint16`` bits. ``func_id`` is the task's kernels (a Group: its AIC and AIV parts)
 numbered per program: the kernel functions the run's task graph calls, sorted by name, from 0.
 
-Partial dumps (level 1): upstream marks tensors with ``pl.dump_tag(t)`` in the kernel source or
-``dumps=`` on the call. Here a tensor argument is dumped when
-
-- its kernel call in the Orchestration function marks it, ``self.k(a, out, attrs={"dumps": ["out"]})``
-  (the callee's parameter names or argument indices; :attr:`Task.dumps`), or
-- the run lists its tensor's name, ``RunConfig(enable_dump_args=1, extra={"dumps": ["x", ...]})``
-  (the Orchestration parameter's or the ``pl.tensor.create`` result's name; works for ``@pl.jit``
-  functions, whose kernel calls are made by the compiler).
-
-``pl.dump_tag(t)`` and a ``dumps=`` call keyword are not in the DSL yet; scalars are never marked.
+Partial dumps (level 1) keep only the tensors the program marks, as upstream's two surfaces do
+(docs/runtime.md, "Selective args dump"): ``pl.dump_tag(t)`` in the Orchestration function marks
+``t`` at every later kernel call or ``pl.at`` scope that receives it, and ``pl.at(..., dumps=[t])``
+marks ``t`` at that scope's task. The compiler carries the marks to the task's call as
+``pl.dump_vars`` (:attr:`Task.dumps`, argument positions); a marked tensor is dumped at both of its
+stages. Scalars are never marked; level 2 dumps every argument and ignores the marks.
 
 No arena: the simulator keeps every payload, so ``truncated``/``overwritten`` are false and
 ``truncated_args``/``dropped_records``/``dropped_overwrite`` 0.
@@ -41,7 +37,6 @@ from typing import Any
 import numpy as np
 
 from pypto.dialects.enums import ParamDirection
-from pypto.passes.base import base_name
 
 from .base import Collector, json_text, kernel_func_ids, register, write_artefact
 
@@ -114,21 +109,10 @@ class ArgsDumpCollector(Collector):
         self._before: set[int] = set()
         self._captures: dict[tuple[int, str, int], _Capture] = {}
 
-    def selected_names(self) -> set[str]:
-        """The tensor names a partial dump keeps (``RunConfig.extra["dumps"]``)."""
-        extra = getattr(self.config, "extra", None) or {}
-        names = extra.get("dumps", ())
-        if isinstance(names, str):
-            names = [names]
-        return {str(n) for n in names}
-
     def _wanted(self, task: Any, arg: Any) -> bool:
         if self.level >= 2:
             return True
-        if arg.buffer is None:
-            return False  # partial dumps keep marked tensors only
-        names = self.selected_names()
-        return arg.index in task.dumps or arg.buffer.name in names or base_name(arg.buffer.name) in names
+        return arg.buffer is not None and arg.index in task.dumps  # partial: the marked tensors only
 
     def _capture(self, task: Any, stage: str) -> None:
         kernels = tuple(sorted({p.func_name for p in task.parts}))
