@@ -1,6 +1,6 @@
 """``debug/run.py`` of a build directory: re-run the build with no source at hand.
 
-``python build_output/<dir>/debug/run.py [replay flags]`` calls :func:`pypto.runtime.debug.replay.main` on its
+``python build_output/<dir>/debug/run.py [replay flags]`` calls :func:`pypto.runtime.debug.replay_main` on its
 own build directory. With a ``golden.py`` the inputs come from it and the outputs are checked against it;
 otherwise the inputs come from ``make_inputs()`` (the recorded shapes and dtypes, editable) and the
 ``_user_compare()`` hook runs after the replay. The text depends on the metadata only (deterministic).
@@ -30,7 +30,7 @@ def run_script_text(meta: BuildMeta) -> str:
         "",
         "import torch",
         "",
-        "from pypto.runtime.debug.replay import main",
+        "from pypto.runtime.debug import replay_main",
         "",
         "BUILD_DIR = Path(__file__).resolve().parent.parent",
         f"PLATFORM = {meta.platform!r}",
@@ -44,7 +44,7 @@ def run_script_text(meta: BuildMeta) -> str:
         "",
         "",
         'if __name__ == "__main__":',
-        "    sys.exit(main([str(BUILD_DIR), *sys.argv[1:]], inline_inputs=make_inputs, user_compare=_user_compare,",
-        "                  default_platform=PLATFORM))",
+        "    sys.exit(replay_main([str(BUILD_DIR), *sys.argv[1:]], inline_inputs=make_inputs, user_compare=_user_compare,",
+        "                         default_platform=PLATFORM))",
         "",
     ])
