@@ -12,8 +12,9 @@ The golden is a torch reference given to compile (``RunConfig(golden=fn)`` / ``c
 either ``fn(tensors, params)`` writing ``tensors[out]`` in place (it becomes ``compute_golden``), or a
 function of the input (``In``) parameters returning the outputs (a tensor, a tuple in order, or a dict
 name -> tensor), kept as ``_reference``. Its source is copied in, with the modules and constants it reads
-from its globals; anything else it reads is a ValueError at compile. :func:`inputs_source` is also the
-input builder of a build without a golden (``debug/run.py``, ``replay``).
+from its globals and the Python helper functions it calls; anything else it reads is a ValueError at
+compile. :func:`inputs_source` is also the input builder of a build without a golden (``debug/run.py``,
+``replay``).
 """
 
 from __future__ import annotations
@@ -98,33 +99,42 @@ def _names_read(code: types.CodeType) -> set[str]:
     return names
 
 
-def _preamble(fn: Callable[..., Any]) -> list[str]:
-    """Imports and constants ``fn`` reads from its globals and closure (sorted: deterministic)."""
-    out: list[str] = []
+def _preamble(fn: Callable[..., Any], seen: set[str] | None = None) -> tuple[list[str], list[str]]:
+    """The imports and constants ``fn`` reads from its globals and closure (sorted: deterministic), and the
+    sources of the Python functions it calls (helpers of the same file, their own needs first)."""
+    seen = seen if seen is not None else set()
+    heads: list[str] = []
+    helpers: list[str] = []
     scope = dict(fn.__globals__)
     if fn.__closure__:
         scope.update(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__), strict=True))
     for name in sorted(_names_read(fn.__code__) | set(fn.__code__.co_freevars)):
-        if name not in scope:
-            continue  # a builtin, or an attribute name (co_names holds both): nothing to bring
+        if name not in scope or name in seen:
+            continue  # a builtin, an attribute name (co_names holds both), or already brought
         value = scope[name]
         if isinstance(value, types.ModuleType):
             mod = value.__name__
             if mod == name == "torch":
                 continue
-            out.append(f"import {mod}" if mod == name else f"import {mod} as {name}")
+            heads.append(f"import {mod}" if mod == name else f"import {mod} as {name}")
         elif isinstance(value, _CONSTANT_TYPES) or (
             isinstance(value, tuple) and all(isinstance(v, _CONSTANT_TYPES) for v in value)
         ):
-            out.append(f"{name} = {value!r}")
+            heads.append(f"{name} = {value!r}")
+        elif isinstance(value, types.FunctionType) and not value.__module__.startswith("torch"):
+            seen.add(name)
+            sub_heads, sub_helpers = _preamble(value, seen)
+            heads += sub_heads
+            helpers += [*sub_helpers, _function_source(value, name)]
         elif callable(value) and getattr(value, "__module__", "").startswith("torch"):
-            out.append(f"from {value.__module__} import {value.__name__} as {name}")
+            heads.append(f"from {value.__module__} import {value.__name__} as {name}")
         else:
             raise ValueError(
                 f"golden {fn.__qualname__} reads {name!r} ({type(value).__name__}), which golden.py cannot "
-                "carry: use modules and constants only"
+                "carry: use modules, constants and functions"
             )
-    return out
+        seen.add(name)
+    return heads, helpers
 
 
 def golden_text(meta: BuildMeta, golden: Callable[..., Any], rtol: float, atol: float) -> str:
@@ -134,8 +144,9 @@ def golden_text(meta: BuildMeta, golden: Callable[..., Any], rtol: float, atol: 
     outputs = [p.name for p in meta.params if p.is_output]
     params = list(inspect.signature(golden).parameters)
     in_place = params == ["tensors", "params"]
+    heads, helpers = _preamble(golden)
     lines = ['"""Golden of this build (pypto.runtime.golden_file): inputs and expected outputs."""', "",
-             "import torch", *_preamble(golden), "",
+             "import torch", *dict.fromkeys(heads), "", *[h + "\n" for h in helpers],
              f"__outputs__ = {outputs!r}", f"RTOL = {rtol!r}", f"ATOL = {atol!r}", "", "",
              inputs_source(meta), ""]  # fmt: skip
     if in_place:
