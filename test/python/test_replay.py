@@ -399,3 +399,14 @@ def test_example_builds_replay_and_validate(file: str, name: str | None, tmp_pat
     expected = case.expected(tuple(named.values()))
     for out_name, want in expected.items():  # validate=True compared them; check they really are the outputs
         assert torch.allclose(named[out_name], want, rtol=case.rtol, atol=case.atol)
+
+
+def test_run_config_golden_reaches_the_build(tmp_path: Path, own_dfx_flags: None) -> None:
+    case = _example()
+    a, b, c = case.inputs()
+    config = RunConfig(golden=case.reference, rtol=1e-4, atol=1e-6, save_kernels_dir=str(tmp_path / "jit"))
+    case.kernel(a, b, c, config=config)
+    assert torch.equal(c, a + b)
+    text = (tmp_path / "jit" / "golden.py").read_text()
+    assert "RTOL = 0.0001" in text and "ATOL = 1e-06" in text and "def _reference(a" in text
+    assert replay_main([str(tmp_path / "jit")]) == 0  # validates by default when golden.py is there
