@@ -81,13 +81,16 @@ def compile_case(
     dump_passes: Any = True,
     inputs: Inputs | None = None,
 ) -> Any:
-    """Specialise ``case.kernel`` on its inputs and run ``pypto.ir.compile``.
+    """Specialise ``case.kernel`` on its inputs and run ``pypto.ir.compile`` (the case's reference
+    becomes the build's ``golden.py``).
 
     ``verification_level`` is forwarded only when given (and accepted by
     ``pypto.ir.compile``)."""
     args = inputs if inputs is not None else case.inputs()
     program = case.kernel.specialize(*args)
     options: dict[str, Any] = {"output_dir": output_dir, "dump_passes": dump_passes}
+    # golden.py in the build: `python <build>/debug/run.py` re-runs and checks it without this file
+    options |= {"golden": case.reference, "golden_rtol": case.rtol, "golden_atol": case.atol}
     if verification_level is not None:
         if "verification_level" not in inspect.signature(ir_compile).parameters:
             raise TypeError("pypto.ir.compile does not accept verification_level yet")

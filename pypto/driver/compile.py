@@ -16,7 +16,7 @@ the same pipeline and writes nothing (hints go to stderr).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
@@ -90,6 +90,9 @@ def compile(  # noqa: A001 - the upstream API name
     werror: Iterable[object] | None = None,
     *,
     passes: Sequence[type[PyPTOPass]] | None = None,
+    golden: Callable[..., Any] | None = None,
+    golden_rtol: float = 1e-5,
+    golden_atol: float = 1e-5,
 ) -> CompiledProgram:
     """Compile ``program`` into ``output_dir`` (see the module docstring).
 
@@ -100,6 +103,9 @@ def compile(  # noqa: A001 - the upstream API name
     :mod:`pypto.pipeline.perf_hints`. ``profiling`` (or
     ``PYPTO_COMPILE_PROFILING``): ``report/pipeline_profile.{txt,json}``.
     ``passes`` replaces the strategy's pipeline (tests, experiments).
+    The build-directory contract (``kernel_config.py``, ``compiled_meta.json``, ``orchestration/``,
+    ``debug/run.py``; :mod:`pypto.runtime.build_dir`) is written for a program with an Orchestration
+    entry; ``golden`` (a torch reference, with ``golden_rtol``/``golden_atol``) adds ``golden.py``.
     Inside ``with PassContext(...)`` the verification, diagnostic, planner and
     runtime settings come from the context (:mod:`pypto.core.pass_context`);
     passing them here too is a ``RuntimeError``.
@@ -176,4 +182,31 @@ def compile(  # noqa: A001 - the upstream API name
         if prof is not None and (profiling or env_enabled() or own is not None):
             prof.write_report(report_dir)
     report.raise_werror()
-    return CompiledProgram(out.resolve(), source, work, platform=platform, backend_type=backend)
+    compiled = CompiledProgram(out.resolve(), source, work, platform=platform, backend_type=backend)
+    _write_build_contract(compiled, golden, golden_rtol, golden_atol)
+    return compiled
+
+
+def _write_build_contract(compiled: CompiledProgram, golden: Any, rtol: float, atol: float) -> None:
+    """The replay contract files (:func:`pypto.runtime.build_dir.write_build_files`); a program without an
+    Orchestration entry has none (stale ones of a reused directory are removed)."""
+    from pypto.runtime.build_dir import GOLDEN, KERNEL_CONFIG, META, write_build_files
+
+    out = compiled.output_dir
+    if not compiled.orchestration_names or compiled.lowered is None:
+        for name in (META, KERNEL_CONFIG, GOLDEN):
+            (out / name).unlink(missing_ok=True)
+        return
+    if golden is None:
+        (out / GOLDEN).unlink(missing_ok=True)
+    write_build_files(
+        out,
+        compiled.lowered.module,
+        compiled.orchestration_names[0],
+        compiled.param_names,
+        compiled.platform,
+        compiled.backend_type.value,
+        golden=golden,
+        rtol=rtol,
+        atol=atol,
+    )

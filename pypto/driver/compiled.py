@@ -47,6 +47,7 @@ class CompiledProgram:
         self.output_indices: list[int] = []
         self.has_return = False
         self._run_spec: RunSpec | None = None
+        self._from_dir = False
         self._read_signature()
 
     def _read_signature(self) -> None:
@@ -64,6 +65,30 @@ class CompiledProgram:
         outs = (ParamDirection.Out, ParamDirection.InOut)
         self.output_indices = [i for i, d in enumerate(param_directions(entry)) if d in outs]
         self.has_return = bool(entry.function_type.outputs.data)
+
+    @classmethod
+    def from_dir(
+        cls, work_dir: str | os.PathLike[str], platform: str | None = None, backend_type: BackendType | str | None = None
+    ) -> CompiledProgram:
+        """A callable program from a build directory's metadata (``compiled_meta.json``, ``kernel_config.py``):
+        no recompile, no ``.pto`` splice, no binary-cache invalidation (``pypto.runtime.debug`` does those).
+        ``platform`` / ``backend_type`` default to the recorded ones; ``program`` is None. A missing or
+        malformed file is a ``BuildDirError`` naming it."""
+        from pypto.runtime import backend_for_platform
+        from pypto.runtime.build_dir import read_kernel_config, read_meta
+
+        out = Path(work_dir).resolve()
+        meta = read_meta(out)
+        read_kernel_config(out)
+        platform = platform or meta.platform
+        if backend_type is None:
+            backend_type = meta.backend_type if platform == meta.platform else backend_for_platform(platform)
+        obj = cls(out, None, None, platform=platform, backend_type=backend_type)
+        obj.param_names = meta.param_names
+        obj.output_indices = [i for i, p in enumerate(meta.params) if p.is_output]
+        obj.has_return = meta.num_return_types > 0
+        obj._from_dir = True
+        return obj
 
     def __fspath__(self) -> str:
         return str(self.output_dir)
@@ -115,6 +140,10 @@ class CompiledProgram:
         the input is known), the same object on every call. ``ValueError`` when there is no program."""
         from pypto.runtime import RunSpec  # the runtime (numpy) is imported when a program runs
 
+        if self._run_spec is None and self._from_dir:
+            from pypto.runtime.build_dir import load_run_spec
+
+            self._run_spec = load_run_spec(self.output_dir, self.platform, self.backend_type.value)
         if self._run_spec is None:
             program = self.lowered or (lower_program(self.program) if self.program is not None else None)
             if program is None:

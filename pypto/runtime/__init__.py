@@ -4,6 +4,8 @@
   ``target``, ``check_races`` ...);
 - :func:`run` -- ``run(program_or_compiled, *args, config=) -> RunResult``
   (what it accepts: :mod:`.runnable`);
+- :func:`benchmark` -- device (simulated cycles, us) and host (wall time) statistics over N runs;
+- :mod:`.build_dir` / :mod:`.debug` -- the build-directory contract and ``replay``;
 - :class:`ChipWorker` / :class:`DeviceTensor` -- resident device memory;
 - :mod:`.orchestration` (host-side task graph) and :mod:`.scheduler`
   (dispatch onto the target's AIC/AIV cores).
@@ -11,6 +13,7 @@
 
 from __future__ import annotations
 
+from .bench import BenchmarkResult, Stats, benchmark
 from .config import PLATFORMS, RunConfig, backend_for_platform
 from .orchestration import OrchestrationError, Task, TaskGraph, build_task_graph
 from .run import InputWrittenError, RunResult, TaskRace, run
@@ -21,6 +24,9 @@ from .worker import ChipWorker
 
 __all__ = [
     "PLATFORMS",
+    "BenchmarkResult",
+    "Stats",
+    "benchmark",
     "ChipWorker",
     "DeviceTensor",
     "InputWrittenError",

@@ -13,6 +13,9 @@ from typing import Any
 
 PLATFORMS = ("a2a3sim", "a2a3", "a5sim", "a5")
 
+KERNEL_ENGINES = ("interpreter", "cpp", "both")
+"""What runs the kernels: the interpreter (cycles, every DFX artefact), the compiled C++, or both."""
+
 PMU_EVENT_TYPES = (1, 2, 4, 5, 6, 7, 8)
 """The a2a3 PMU event types (runtime-dfx-formats.md §5); any other positive type falls back to 2."""
 
@@ -108,6 +111,12 @@ class RunConfig:
     user's ``npu.target`` ``.mlir`` (docs/target.md); None: the platform's."""
     check_races: bool = True
     """Run the sync-race detector on every kernel (``RunResult.races``)."""
+    kernel_engine: str = "interpreter"
+    """``"interpreter"``, ``"cpp"`` (the kernels' C++ built and called) or ``"both"``."""
+    recompile_kernels: bool = True
+    """False: reuse the cached kernel binaries (``<build>/cache/kernels/``) even if a ``.cpp`` is newer."""
+    golden: Any = None
+    """A torch reference: compile writes ``golden.py`` from it (``pypto.runtime.golden_file``)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -117,6 +126,8 @@ class RunConfig:
         self.enable_dep_gen = bool(_level("enable_dep_gen", self.enable_dep_gen, 1, 1))
         self.enable_scope_stats = bool(_level("enable_scope_stats", self.enable_scope_stats, 1, 1))
         self.enable_incore_trace = bool(_level("enable_incore_trace", self.enable_incore_trace, 1, 1))
+        if self.kernel_engine not in KERNEL_ENGINES:
+            raise ValueError(f"RunConfig.kernel_engine takes one of {', '.join(KERNEL_ENGINES)}, got {self.kernel_engine!r}")
         if self.dfx_enabled:
             self.save_kernels = True  # the artefacts go into the build directory
         if self.backend_type is None:
@@ -146,6 +157,9 @@ class RunConfig:
             "memory_planner": self.memory_planner,
             "distributed_config": self.distributed_config,
             "output_dir": self.save_kernels_dir,
+            "golden": self.golden,
         }
         opts.update({k: v for k, v in optional.items() if v is not None})
+        if self.golden is not None:
+            opts["golden_rtol"], opts["golden_atol"] = self.rtol, self.atol
         return opts

@@ -133,7 +133,9 @@ def test_compiled_program_fields(tmp_path: Path) -> None:
     assert out.platform == "a2a3sim" and out.backend_type.value == "Ascend910B"
     assert out.param_names == ["a", "b", "out"] and out.output_indices == [2] and out.has_return
     assert out.orchestration_names == ["add"]
-    assert names_in(out.output_dir) == ["kernels", "ptoas", "report"]
+    assert names_in(out.output_dir) == [
+        "compiled_meta.json", "debug", "kernel_config.py", "kernels", "orchestration", "ptoas", "report"
+    ]  # fmt: skip
     assert (out.report_dir / "perf_hints.log").read_text() == "# PyPTO perf hints: none\n"
     a5 = compile(prog, output_dir=tmp_path / "a5", dump_passes=False, platform="a5sim")
     assert a5.backend_type.value == "Ascend950"

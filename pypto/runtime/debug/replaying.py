@@ -1,0 +1,232 @@
+"""Replay a build directory on the simulated chip, without the Python source.
+
+::
+
+    from pypto.runtime import RunConfig
+    from pypto.runtime.debug import replay
+    result = replay("build_output/<dir>", a, b, out, config=RunConfig(enable_pmu=2, enable_chip_swimlane=4))
+
+    python -m pypto.runtime.debug.replay build_output/<dir> --pmu 2 --swimlane --dump-args --dep-gen --scope-stats
+
+Before anything is written, the directory is checked: ``compiled_meta.json``, ``kernel_config.py``, the
+orchestration it names and every kernel's ``ptoas/<unit>.pto`` must read (parse and verify); a problem is a
+:class:`~pypto.runtime.build_dir.BuildDirError` naming the file (the ``.pto`` line too) with nothing changed.
+Then edited ``.pto`` units are spliced into their kernel C++ (``rebuild_from_pto``;
+:mod:`.pto_rebuild`), the C++ engine's binary cache is dropped (``recompile``), ``dfx_outputs/`` is removed
+and the run writes it afresh per the config's flags. The simulated chip runs the directory's ``.pto`` units
+(the edited text), the orchestration in ``orchestration/`` and the parameters of ``compiled_meta.json``.
+
+Inputs: the tensors given; none -> ``golden.py``'s ``generate_inputs`` when there is one, else inputs built
+from the recorded shapes and dtypes. ``validate=True`` compares the outputs with ``golden.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import shutil
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..build_dir import (
+    GOLDEN,
+    KERNEL_CONFIG,
+    BuildDirError,
+    BuildDirProgram,
+    load_run_spec,
+    read_kernel_config,
+    read_meta,
+)
+from ..config import RunConfig
+from ..dfx.base import DFX_DIR, RECORDED_LEVEL
+from ..golden_file import check_outputs, expected_outputs, inputs_from_meta, load_golden
+from ..run import RunResult, run
+from .pto_rebuild import (
+    apply_rebuild,
+    assemble_unit,
+    invalidate_binary_cache,
+    plan_rebuild,
+    rebuild_disabled,
+    stale_units,
+)
+
+
+def check_build(work_dir: Path) -> None:
+    """Fail early (BuildDirError) when ``work_dir`` is not a single-chip build directory."""
+    if not work_dir.is_dir():
+        raise BuildDirError(work_dir, "not a directory; expected a build directory (build_output/<name>_...)")
+    if not (work_dir / KERNEL_CONFIG).exists() and (work_dir / "orchestration" / "host_orch.py").exists():
+        raise BuildDirError(work_dir, "an L3 (distributed) build: replay runs single-chip builds only")
+
+
+def _preflight(work: Path, rebuild: bool) -> tuple[Any, list[Any]]:
+    """Everything read and checked before a write: the run spec, and the splices to make."""
+    read_meta(work)
+    kc = read_kernel_config(work)
+    for k in kc.kernels:
+        pto = work / "ptoas" / f"{k.name}.pto"
+        if not pto.is_file():
+            raise BuildDirError(pto, f"missing; {KERNEL_CONFIG} lists kernel {k.name!r}, whose .pto unit the "
+                                "simulated chip runs")  # fmt: skip
+    plans = plan_rebuild(work) if rebuild else []
+    planned = {p.unit.resolve() for p in plans}
+    for k in kc.kernels:  # the units not re-assembled must still parse and verify
+        pto = work / "ptoas" / f"{k.name}.pto"
+        if pto.resolve() not in planned:
+            assemble_unit(pto)
+    return kc, plans
+
+
+def replay(
+    work_dir: Path | str,
+    *tensors: Any,
+    config: RunConfig | None = None,
+    recompile: bool = True,
+    rebuild_from_pto: bool = True,
+    validate: bool = False,
+) -> RunResult:
+    """Run the build in ``work_dir`` (module docstring); returns the :class:`~pypto.runtime.RunResult`.
+
+    ``tensors``: the entry's arguments in parameter order (Out/InOut written in place), none for the
+    directory's own inputs; ``config``: platform, DFX flags (``RunConfig()`` when None);
+    ``recompile``: drop the C++ engine's cached binaries (False: ``config.recompile_kernels=False``);
+    ``rebuild_from_pto``: splice edited ``.pto`` into the kernel C++ (also off with
+    ``PYPTO_REBUILD_FROM_PTO=0``); ``validate``: check the outputs against ``golden.py``
+    (AssertionError naming the output that differs)."""
+    work = Path(work_dir)
+    check_build(work)
+    config = config if config is not None else RunConfig()
+    rebuild = rebuild_from_pto and not rebuild_disabled()
+    kc, plans = _preflight(work, rebuild)
+    meta = read_meta(work)
+    spec = load_run_spec(work, config.platform, None)
+    golden = load_golden(work) if validate or (not tensors and (work / GOLDEN).is_file()) else None
+    if not tensors:
+        named = list(golden.generate_inputs({})) if golden is not None else inputs_from_meta(meta)
+    else:
+        if len(tensors) != len(meta.params):
+            raise TypeError(f"replay: the build takes {len(meta.params)} arguments ({', '.join(meta.param_names)}), "
+                            f"got {len(tensors)}")  # fmt: skip
+        named = list(zip(meta.param_names, tensors, strict=True))
+    expected = expected_outputs(golden, named) if validate and golden is not None else None
+
+    # ---- writes from here on ----
+    if rebuild:
+        touched = apply_rebuild(work, plans)
+        print(f"[pto->cpp] updated {len(touched)} kernel cpp(s)" if touched else "[pto->cpp] no .pto changes detected")
+    else:
+        stale = [str(p.relative_to(work)) for p in stale_units(work)]
+        why = "rebuild_from_pto=False" if not rebuild_from_pto else "PYPTO_REBUILD_FROM_PTO=0"
+        print(f"[pto->cpp] skipped ({why})" + (f"; edited but not spliced: {', '.join(stale)}" if stale else ""))
+    if recompile:
+        invalidate_binary_cache(work)
+    elif hasattr(config, "recompile_kernels"):
+        config = dataclasses.replace(config, recompile_kernels=False)
+    if config.aicpu_thread_num is None and kc.aicpu_thread_num > 0:
+        config = dataclasses.replace(config, aicpu_thread_num=kc.aicpu_thread_num)
+    shutil.rmtree(work / DFX_DIR, ignore_errors=True)
+    result = run(_Spec(spec), *[v for _, v in named], config=config)
+    result.replay_inputs = named  # type: ignore[attr-defined]
+    if expected is not None:
+        check_outputs(golden, named, expected)
+    return result
+
+
+class _Spec(BuildDirProgram):
+    """A loaded spec as a Runnable."""
+
+    def __init__(self, spec: Any):
+        super().__init__(spec.output_dir)
+        self._spec = spec
+
+
+# ---- command line ------------------------------------------------------------------------------------------------------
+
+
+def _parser(default_platform: str | None) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m pypto.runtime.debug.replay",
+        description="Re-run a build directory on the simulated chip (edited .pto spliced in), "
+        "writing a fresh dfx_outputs/ per the flags.",
+    )
+    p.add_argument("work_dir", type=Path, help="the build directory (build_output/<name>_...)")
+    p.add_argument("--platform", default=default_platform, help="simulated platform (default: the recorded one)")
+    p.add_argument("--pmu", type=int, default=0, metavar="N", help="PMU event type (dfx_outputs/pmu.csv)")
+    p.add_argument("--swimlane", action="store_const", const=RECORDED_LEVEL, default=0,
+                   help=f"swimlane records at level {RECORDED_LEVEL} (use --swimlane-level N for less)")  # fmt: skip
+    p.add_argument("--swimlane-level", type=int, default=None, choices=range(RECORDED_LEVEL + 1), metavar="N",
+                   help="swimlane level 0-4 (takes precedence over --swimlane)")  # fmt: skip
+    p.add_argument("--dump-args", nargs="?", type=int, const=1, default=0, metavar="N",
+                   help="argument dump: bare = 1 (marked tensors), 2 = every argument")  # fmt: skip
+    p.add_argument("--dep-gen", action="store_true", help="dfx_outputs/deps.json")
+    p.add_argument("--scope-stats", action="store_true", help="dfx_outputs/scope_stats/scope_stats.jsonl")
+    p.add_argument("--no-recompile", action="store_true", help="keep the C++ engine's cached kernel binaries")
+    p.add_argument("--no-rebuild-from-pto", action="store_true", help="do not splice edited .pto into the kernel C++")
+    p.add_argument("--validate", action=argparse.BooleanOptionalAction, default=None,
+                   help="check the outputs against golden.py (default: when there is one)")  # fmt: skip
+    p.add_argument("--log-level", default=None, metavar="LEVEL",
+                   help="PyPTO log level (debug, info, warn, error, null)")  # fmt: skip
+    return p
+
+
+def _set_log_level(level: str) -> None:
+    from pypto.log import set_log_level
+
+    set_log_level({"null": "none", "timing": "info"}.get(level.strip().lower(), level))
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    inline_inputs: Callable[[], Sequence[tuple[str, Any]]] | None = None,
+    user_compare: Callable[..., None] | None = None,
+    default_platform: str | None = None,
+) -> int:
+    """The command line (also ``debug/run.py``'s, which passes its ``make_inputs`` and ``_user_compare``);
+    returns the exit code: 0, 1 for a bad directory / failed validation (one ``error:`` line, no traceback)."""
+    args = _parser(default_platform).parse_args(argv)
+    try:
+        if args.log_level is not None:
+            _set_log_level(args.log_level)
+        work: Path = args.work_dir
+        check_build(work)
+        meta = read_meta(work)
+        has_golden = (work / GOLDEN).is_file()
+        validate = has_golden if args.validate is None else args.validate
+        if validate and not has_golden:
+            raise BuildDirError(work / GOLDEN, "missing; --validate needs the golden.py compile writes for a golden")
+        if validate or (has_golden and inline_inputs is None):
+            named = list(load_golden(work).generate_inputs({}))
+        elif inline_inputs is not None:
+            named = list(inline_inputs())
+        else:
+            named = inputs_from_meta(meta)
+        config = RunConfig(
+            platform=args.platform or meta.platform,
+            enable_pmu=args.pmu,
+            enable_chip_swimlane=args.swimlane_level if args.swimlane_level is not None else args.swimlane,
+            enable_dump_args=args.dump_args,
+            enable_dep_gen=args.dep_gen,
+            enable_scope_stats=args.scope_stats,
+        )
+        result = replay(work, *[v for _, v in named], config=config, recompile=not args.no_recompile,
+                        rebuild_from_pto=not args.no_rebuild_from_pto, validate=validate)  # fmt: skip
+    except Exception as e:  # noqa: BLE001 - one located line, no traceback (PYPTO_BACKTRACE=1 shows it)
+        if os.environ.get("PYPTO_BACKTRACE") == "1":
+            raise
+        message = str(e)
+        print(message if ": error:" in message.split("\n", 1)[0] else f"replay: error: {message}", file=sys.stderr)
+        return 1
+    print(result.summary())
+    root = work.resolve()
+    written = sorted({str(p.resolve().relative_to(root)) for paths in result.dfx_outputs.values() for p in paths})
+    print(f"dfx_outputs: {', '.join(written)}" if written else "dfx_outputs: none (no DFX flag given)")
+    if validate:
+        print(f"golden validation: PASSED ({', '.join(p.name for p in meta.params if p.is_output)})")
+    elif user_compare is not None:
+        user_compare(*[v for _, v in named])
+    return 0
+

@@ -1,0 +1,219 @@
+"""``golden.py`` of a build directory: inputs and the expected outputs, without the user's source.
+
+::
+
+    __outputs__ = ["c"]                 # the Out / InOut parameters
+    RTOL = 1e-05
+    ATOL = 1e-05
+    def generate_inputs(params):        # [(name, tensor)] in parameter order (seeded; outputs zero)
+    def compute_golden(tensors, params):  # writes the expected outputs into tensors[name]
+
+The golden is a torch reference given to compile (``RunConfig(golden=fn)`` / ``compile(golden=fn)``):
+either ``fn(tensors, params)`` writing ``tensors[out]`` in place (it becomes ``compute_golden``), or a
+function of the input (``In``) parameters returning the outputs (a tensor, a tuple in order, or a dict
+name -> tensor), kept as ``_reference``. Its source is copied in, with the modules and constants it reads
+from its globals and the Python helper functions it calls; anything else it reads is a ValueError at
+compile. :func:`inputs_source` is also the input builder of a build without a golden (``debug/run.py``,
+``replay``).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import inspect
+import textwrap
+import types
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .build_dir import GOLDEN, BuildDirError, BuildMeta, torch_dtype_name
+
+_CONSTANT_TYPES = (int, float, str, bool, type(None))
+
+
+def inputs_source(meta: BuildMeta, name: str = "generate_inputs") -> str:
+    """``def <name>(params=None)``: every parameter in order, seeded (``torch.manual_seed(0)``): inputs
+    ``randn`` (integers ``randint(-8, 8)``), outputs zero, scalars 1."""
+    lines = [f"def {name}(params=None):", '    """The arguments in parameter order, as (name, value) pairs."""',
+             "    torch.manual_seed(0)"]  # fmt: skip
+    for p in meta.params:
+        if not p.is_tensor:
+            lines.append(f"    {p.name} = {1.0 if p.dtype.startswith(('fp', 'bf')) else 1}")
+            continue
+        dt = f"torch.{torch_dtype_name(p.dtype)}"
+        shape = tuple(p.shape)
+        if p.direction == "Out":
+            lines.append(f"    {p.name} = torch.zeros({shape}, dtype={dt})")
+        elif p.dtype.startswith(("fp", "bf")):
+            lines.append(f"    {p.name} = torch.randn({shape}).to({dt})")
+        elif p.dtype == "bool":
+            lines.append(f"    {p.name} = torch.randint(0, 2, {shape}).to({dt})")
+        else:
+            lines.append(f"    {p.name} = torch.randint(-8, 8, {shape}).to({dt})")
+    lines.append("    return [" + ", ".join(f"({p.name!r}, {p.name})" for p in meta.params) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def inputs_from_meta(meta: BuildMeta) -> list[tuple[str, Any]]:
+    """The arguments :func:`inputs_source` builds, as ``[(name, value)]``."""
+    import torch
+
+    scope: dict[str, Any] = {"torch": torch}
+    exec(compile(inputs_source(meta, "_inputs"), "<inputs>", "exec"), scope)  # noqa: S102 - our own text
+    return list(scope["_inputs"]())
+
+
+# ---- the reference's source ------------------------------------------------------------------------------------------
+
+
+def _function_source(fn: Callable[..., Any], new_name: str) -> str:
+    """``fn``'s definition renamed ``new_name`` (a lambda becomes ``new_name = lambda ...``)."""
+    try:
+        src = textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError) as e:
+        raise ValueError(f"golden {fn!r}: its source is not available ({e}); define it in a .py file") from None
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        tree = ast.parse(f"(\n{src}\n)")
+        src = f"(\n{src}\n)"
+    code = fn.__code__
+    args = list(code.co_varnames[: code.co_argcount])
+    for node in ast.walk(tree):
+        if fn.__name__ == "<lambda>" and isinstance(node, ast.Lambda) and [a.arg for a in node.args.args] == args:
+            return f"{new_name} = {ast.get_source_segment(src, node)}\n"
+        if isinstance(node, ast.FunctionDef) and node.name == fn.__name__:
+            lines = src.splitlines()[node.lineno - 1 : node.end_lineno]
+            body = textwrap.dedent("\n".join(lines))
+            return body.replace(f"def {fn.__name__}(", f"def {new_name}(", 1) + "\n"
+    raise ValueError(f"golden {fn!r}: cannot find its definition in its source")
+
+
+def _names_read(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= _names_read(c)
+    return names
+
+
+def _preamble(fn: Callable[..., Any], seen: set[str] | None = None) -> tuple[list[str], list[str]]:
+    """The imports and constants ``fn`` reads from its globals and closure (sorted: deterministic), and the
+    sources of the Python functions it calls (helpers of the same file, their own needs first)."""
+    seen = seen if seen is not None else set()
+    heads: list[str] = []
+    helpers: list[str] = []
+    scope = dict(fn.__globals__)
+    if fn.__closure__:
+        scope.update(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__), strict=True))
+    for name in sorted(_names_read(fn.__code__) | set(fn.__code__.co_freevars)):
+        if name not in scope or name in seen:
+            continue  # a builtin, an attribute name (co_names holds both), or already brought
+        value = scope[name]
+        if isinstance(value, types.ModuleType):
+            mod = value.__name__
+            if mod == name == "torch":
+                continue
+            heads.append(f"import {mod}" if mod == name else f"import {mod} as {name}")
+        elif isinstance(value, _CONSTANT_TYPES) or (
+            isinstance(value, tuple) and all(isinstance(v, _CONSTANT_TYPES) for v in value)
+        ):
+            heads.append(f"{name} = {value!r}")
+        elif isinstance(value, types.FunctionType) and not value.__module__.startswith("torch"):
+            seen.add(name)
+            sub_heads, sub_helpers = _preamble(value, seen)
+            heads += sub_heads
+            helpers += [*sub_helpers, _function_source(value, name)]
+        elif callable(value) and getattr(value, "__module__", "").startswith("torch"):
+            heads.append(f"from {value.__module__} import {value.__name__} as {name}")
+        else:
+            raise ValueError(
+                f"golden {fn.__qualname__} reads {name!r} ({type(value).__name__}), which golden.py cannot "
+                "carry: use modules, constants and functions"
+            )
+        seen.add(name)
+    return heads, helpers
+
+
+def golden_text(meta: BuildMeta, golden: Callable[..., Any], rtol: float, atol: float) -> str:
+    """The text of ``golden.py`` for ``golden`` (see the module docstring)."""
+    if not callable(golden):
+        raise ValueError(f"golden must be a function (a torch reference), got {type(golden).__name__}")
+    outputs = [p.name for p in meta.params if p.is_output]
+    params = list(inspect.signature(golden).parameters)
+    in_place = params == ["tensors", "params"]
+    heads, helpers = _preamble(golden)
+    lines = ['"""Golden of this build (pypto.runtime.golden_file): inputs and expected outputs."""', "",
+             "import torch", *dict.fromkeys(heads), "", *[h + "\n" for h in helpers],
+             f"__outputs__ = {outputs!r}", f"RTOL = {rtol!r}", f"ATOL = {atol!r}", "", "",
+             inputs_source(meta), ""]  # fmt: skip
+    if in_place:
+        lines += [_function_source(golden, "compute_golden")]
+    else:
+        ins = [p.name for p in meta.params if not p.is_output]
+        call = ", ".join(f"tensors[{n!r}]" for n in ins)
+        lines += [
+            _function_source(golden, "_reference"),
+            "",
+            "def compute_golden(tensors, params):",
+            '    """Write the reference\'s outputs into tensors[name]."""',
+            f"    result = _reference({call})",
+            "    if isinstance(result, dict):",
+            "        items = list(result.items())",
+            "    elif isinstance(result, (tuple, list)):",
+            "        items = list(zip(__outputs__, result))",
+            "    else:",
+            "        items = [(__outputs__[0], result)]",
+            "    for name, value in items:",
+            "        tensors[name][:] = value",
+        ]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+# ---- reading it back ---------------------------------------------------------------------------------------------------
+
+
+def load_golden(work_dir: Path | str) -> types.ModuleType:
+    """``<work_dir>/golden.py`` as a module; BuildDirError when it is missing or lacks the contract's names."""
+    path = Path(work_dir) / GOLDEN
+    if not path.is_file():
+        raise BuildDirError(path, "missing; validating needs the golden.py compile writes for a golden")
+    try:
+        ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except SyntaxError as e:
+        raise BuildDirError(f"{path}:{e.lineno}:{e.offset or 0}", f"not valid Python: {e.msg}") from None
+    spec = importlib.util.spec_from_file_location("_pypto_replay_golden", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for name in ("__outputs__", "generate_inputs", "compute_golden"):
+        if not hasattr(module, name):
+            raise BuildDirError(path, f"expected {name} (golden.py defines __outputs__, RTOL, ATOL, "
+                                "generate_inputs(params), compute_golden(tensors, params))")  # fmt: skip
+    return module
+
+
+def expected_outputs(golden: types.ModuleType, named: Sequence[tuple[str, Any]]) -> dict[str, Any]:
+    """``compute_golden`` on copies of ``named`` (call before the run: InOut tensors change)."""
+    tensors = {n: v.clone() if hasattr(v, "clone") else v for n, v in named}
+    golden.compute_golden(tensors, {})
+    return {n: tensors[n] for n in golden.__outputs__}
+
+
+def check_outputs(golden: types.ModuleType, named: Sequence[tuple[str, Any]], expected: dict[str, Any]) -> list[str]:
+    """Compare the outputs in ``named`` with ``expected`` (``RTOL``/``ATOL`` of golden.py); AssertionError
+    naming the first output that differs; returns the names checked."""
+    import torch
+
+    rtol, atol = float(getattr(golden, "RTOL", 1e-5)), float(getattr(golden, "ATOL", 1e-5))
+    got = dict(named)
+    for name, want in expected.items():
+        actual = got[name]
+        if not torch.allclose(actual.float(), want.float(), rtol=rtol, atol=atol):
+            diff = (actual.float() - want.float()).abs().max().item()
+            raise AssertionError(
+                f"output {name!r} does not match golden.py (max abs diff {diff:.3e}, rtol={rtol}, atol={atol})"
+            )
+    return list(expected)
