@@ -14,8 +14,17 @@ from collections.abc import Iterable, Iterator
 from pygments.lexer import Lexer
 from pygments.lexers.c_cpp import CppLexer
 from pygments.lexers.python import PythonLexer
-from pygments.token import _TokenType  # type: ignore[attr-defined]
-from pygments.token import Comment, Keyword, Literal, Name, Number, Operator, String, Token
+from pygments.token import (
+    Comment,
+    Keyword,
+    Literal,
+    Name,
+    Number,
+    Operator,
+    String,
+    Token,
+    _TokenType,  # type: ignore[attr-defined]
+)
 
 from .lexers import MLIRLexer
 

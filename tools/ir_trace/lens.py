@@ -174,7 +174,12 @@ def _incore(build: Path, keys: _Keys) -> tuple[list[dict[str, Any]], list[tuple[
         if not isinstance(data, dict) or data.get("version") != 1 or not isinstance(data.get("instructions"), list):
             raise IRTraceError(f'invalid {where}: expected {{"version": 1, "instructions": [...]}}')
         runs.append(
-            {"dir": path.parent.name, "kernel": data.get("kernel"), "core": data.get("core"), "task": data.get("task_id")}
+            {
+                "dir": path.parent.name,
+                "kernel": data.get("kernel"),
+                "core": data.get("core"),
+                "task": data.get("task_id"),
+            }
         )
         for k, ins in enumerate(data["instructions"]):
             if not isinstance(ins, dict):
