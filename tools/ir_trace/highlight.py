@@ -9,6 +9,7 @@ only when it shows that line.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 
 from pygments.lexer import Lexer
@@ -92,15 +93,26 @@ def _split_runs(tokens: Iterable[tuple[_TokenType, str]]) -> Iterator[str]:
     yield _encode(runs)
 
 
+_DIGIT = re.compile(r"\d")
+
+
+def shape(line: str) -> str:
+    """``line`` with every digit made ``0``: same length, same token classes (numbers stay
+    numbers, names stay names), so lines that differ only in counters are tokenised once."""
+    return _DIGIT.sub("0", line)
+
+
 def tokenize_lines(lines: list[str], fmt: str) -> list[str]:
     """The encoded runs of each of ``lines`` (no line may contain a newline)."""
     if not lines:
         return []
-    out = list(_split_runs(_lexer(fmt).get_tokens("\n".join(lines))))
-    if len(out) != len(lines) or any(_length(r) != len(s) for r, s in zip(out, lines, strict=True)):
+    shapes = list(dict.fromkeys(shape(line) for line in lines))
+    runs = list(_split_runs(_lexer(fmt).get_tokens("\n".join(shapes))))
+    if len(runs) != len(shapes) or any(_length(r) != len(s) for r, s in zip(runs, shapes, strict=True)):
         # A lexer that changed the text (tabs, odd line breaks): tokenise line by line.
-        out = [_one(line, fmt) for line in lines]
-    return out
+        runs = [_one(s, fmt) for s in shapes]
+    by_shape = dict(zip(shapes, runs, strict=True))
+    return [by_shape[shape(line)] for line in lines]
 
 
 def _one(line: str, fmt: str) -> str:
