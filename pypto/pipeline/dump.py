@@ -5,10 +5,11 @@
   run), each the program's DSL text (``Program.as_python(level)``);
 - ``NN_after_<PassName>.log``: only when the pass emitted warnings, one
   located warning each (:func:`format_warning_log`);
-- ``line_locs.json``: the line map of every dump, written by :meth:`DumpWriter.close`
-  (schema in :func:`line_locs_json`): per printed line, the DSL locations of
-  the ops on it, so tools (``pypto-ir-trace``'s source-line lens) can follow
-  one kernel line through every pass;
+- ``<output_dir>/report/line_locs.json`` (beside ``passes_dump/``, whose file
+  names stay upstream's): the line map of every dump, written by
+  :meth:`DumpWriter.close` (schema in :func:`line_locs_json`): per printed
+  line, the DSL locations of the ops on it, so tools (``pypto-ir-trace``'s
+  source-line lens) can follow one kernel line through every pass;
 - on a failure, ``NN_failed_<PassName>.py`` (the failing pass's input, i.e.
   the previous dump's text) and ``reproducer`` (see :mod:`pypto.pipeline.reproducer`).
 
@@ -34,6 +35,7 @@ from .reproducer import format_reproducer
 DUMP_DIR = "passes_dump"
 FRONTEND_FILE = dump_file_name(0, None, initial="frontend")
 REPRODUCER_FILE = "reproducer"
+LINE_LOCS_DIR = "report"
 LINE_LOCS_FILE = "line_locs.json"
 LINE_LOCS_VERSION = 1
 
@@ -112,18 +114,20 @@ class DumpWriter:
         text, locs = program.as_python_locs(self.level)
         return (text, locs) if text.endswith("\n") else (text + "\n", locs)
 
-    def _write_text(self, name: str, text: str) -> Path:
+    def _write_text(self, name: str, text: str, directory: Path | None = None) -> Path:
         if self._io is None:
             self.directory.mkdir(parents=True, exist_ok=True)
             self._io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pypto-dump")
-        path = self.directory / name
+        if directory is not None:
+            directory.mkdir(parents=True, exist_ok=True)
+        path = (directory or self.directory) / name
         self._pending.append(self._io.submit(atomic_write_text, path, text, durable=False))
         return path
 
     def close(self) -> None:
         """Write ``line_locs.json``, wait until every dump is on disk; raise the first write error."""
         if self.line_locs:
-            self._write_text(LINE_LOCS_FILE, line_locs_json(self.line_locs))
+            self._write_text(LINE_LOCS_FILE, line_locs_json(self.line_locs), self.directory.parent / LINE_LOCS_DIR)
             self.line_locs = {}
         pending, self._pending = self._pending, []
         errors = [e for e in (f.exception() for f in pending) if e is not None]

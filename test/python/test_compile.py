@@ -30,7 +30,6 @@ builtin.module @add_prog {{
 }}
 """
 DUMPS = ["00_frontend.py", "01_after_OutlineIncoreScopes.py", "02_after_ConvertTensorToTileOps.py"]
-DUMP_FILES = sorted([*DUMPS, "line_locs.json"])  # the dumps and their line map
 TWO_PASSES = [get_pass("outline-incore-scopes"), get_pass("convert-tensor-to-tile-ops")]
 
 
@@ -43,6 +42,7 @@ def compile_two(program: Program, **kwargs: object):
 def mlir_dumps(monkeypatch: pytest.MonkeyPatch) -> None:
     """Dump MLIR text instead of the DSL (independent of the DSL printer)."""
     monkeypatch.setattr(Program, "as_python", lambda self, level=PassDumpLevel.CONCISE: f"# {level.name}\n{self.as_mlir()}")
+    # the dump writer prints through as_python_locs (text and line map)
     monkeypatch.setattr(
         Program, "as_python_locs", lambda self, level=PassDumpLevel.CONCISE: (self.as_python(level), [])
     )
@@ -57,7 +57,7 @@ def test_compile_writes_three_dumps(tmp_path: Path, mlir_dumps: None) -> None:
     before = prog.as_mlir()
     out = compile_two(prog, output_dir=tmp_path / "o")
     assert out == tmp_path / "o" and os.fspath(out) == str((tmp_path / "o").resolve())
-    assert sorted(p.name for p in (tmp_path / "o" / "passes_dump").iterdir()) == DUMP_FILES
+    assert sorted(p.name for p in (tmp_path / "o" / "passes_dump").iterdir()) == DUMPS
     assert (tmp_path / "o" / "report").is_dir()
     assert prog.as_mlir() == before  # compile works on a clone
     assert out.program is prog
@@ -150,7 +150,7 @@ def test_frontend_program_through_compile(tmp_path: Path) -> None:
 
     compile_two(AddK, output_dir=tmp_path)
     names = sorted(p.name for p in (tmp_path / "passes_dump").iterdir())
-    assert names == DUMP_FILES
+    assert names == DUMPS
     text = (tmp_path / "passes_dump" / DUMPS[2]).read_text()
     assert "def add_incore_0(" in text
     assert "pl.tile.add(" in text and "pl.tile.store(" in text

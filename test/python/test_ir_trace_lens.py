@@ -1,5 +1,5 @@
 """The source-line lens of pypto-ir-trace and its inputs: the dump writer's line map
-(passes_dump/line_locs.json), ptoas's ``// loc`` comments, the .pto ``loc()`` and the
+(report/line_locs.json, beside passes_dump/), ptoas's ``// loc`` comments, the .pto ``loc()`` and the
 in-core ``instr_metrics.json`` records; errors on bad inputs."""
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def write_metrics(build: Path, data: dict[str, object]) -> Path:
 
 def test_line_map_covers_every_dump_line(build: Path) -> None:
     dump = build / "passes_dump"
-    locs = load_line_locs(dump)
+    locs = load_line_locs(build)
     assert locs is not None
     snapshots = sorted(p.name for p in dump.glob("[0-9]*.py"))
     assert sorted(locs) == snapshots
@@ -117,7 +117,7 @@ def test_line_map_covers_every_dump_line(build: Path) -> None:
 
 def test_frontend_line_carries_the_kernel_line(build: Path) -> None:
     dump = build / "passes_dump"
-    locs = load_line_locs(dump)
+    locs = load_line_locs(build)
     assert locs is not None
     lines = (dump / "00_frontend.py").read_text().splitlines()
     k = next(i for i, line in enumerate(lines) if "pl.tensor.add(" in line)
@@ -207,10 +207,10 @@ def test_report_is_deterministic_and_from_a_build_dir(build: Path, tmp_path: Pat
 @pytest.mark.parametrize(
     ("file", "text", "message"),
     [
-        ("passes_dump/line_locs.json", "{nope", "invalid line_locs.json: not JSON"),
-        ("passes_dump/line_locs.json", '{"version": 2}', 'invalid line_locs.json: expected {"version": 1'),
+        ("report/line_locs.json", "{nope", "invalid line_locs.json: not JSON"),
+        ("report/line_locs.json", '{"version": 2}', 'invalid line_locs.json: expected {"version": 1'),
         (
-            "passes_dump/line_locs.json",
+            "report/line_locs.json",
             '{"version": 1, "locations": [], "maps": [[[3]]], "files": {"00_frontend.py": 0}}',
             "invalid line_locs.json: map 0: location indices",
         ),

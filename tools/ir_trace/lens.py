@@ -2,8 +2,9 @@
 
 Inputs (all optional except the line map; no line map, no lens):
 
-- ``passes_dump/line_locs.json``: per dump line, the DSL locations of its ops
-  (written by the dump writer, schema in :func:`pypto.pipeline.dump.line_locs_json`);
+- ``report/line_locs.json``: per dump line, the DSL locations of its ops
+  (written by the dump writer beside ``passes_dump/``, schema in
+  :func:`pypto.pipeline.dump.line_locs_json`);
 - ``ptoas/*.pto``: ops with ``loc("file":line:col)``;
 - ``ptoas/*.cpp``: C++ lines after a ``// loc: file:line:col`` comment;
 - ``dfx_outputs/incore/<task>_<kernel>/instr_metrics.json``: per instruction its
@@ -31,7 +32,7 @@ from typing import Any
 from .discovery import Dump, IRTraceError
 from .highlight import tokenize_lines
 
-LINE_LOCS = "line_locs.json"
+LINE_LOCS = Path("report") / "line_locs.json"
 INCORE_DIR = Path("dfx_outputs") / "incore"
 INSTR_METRICS = "instr_metrics.json"
 PIPES = ("MTE2", "MTE1", "CUBE", "VECTOR", "FIXPIPE", "MTE3", "SCALAR")
@@ -54,10 +55,8 @@ def loc_key(loc: str) -> str | None:
 
 def build_dir_of(dump: Dump) -> Path | None:
     """The build directory around a ``passes_dump/`` (None for a bare dump)."""
-    parent = dump.path.resolve().parent
-    if dump.path.resolve().name == "passes_dump" and any((parent / d).is_dir() for d in ("ptoas", "kernels")):
-        return parent
-    return None
+    path = dump.path.resolve()
+    return path.parent if path.name == "passes_dump" else None
 
 
 def _json(path: Path) -> Any:
@@ -69,15 +68,15 @@ def _json(path: Path) -> Any:
         raise IRTraceError(f"invalid {path.name}: not JSON ({e})") from e
 
 
-def load_line_locs(dump_dir: Path) -> dict[str, list[list[str]]] | None:
-    """Per dump file, per line, its DSL locations; None without ``line_locs.json``."""
-    path = dump_dir / LINE_LOCS
-    if not path.is_file():
+def load_line_locs(build: Path | None) -> dict[str, list[list[str]]] | None:
+    """Per dump file, per line, its DSL locations; None without ``report/line_locs.json``."""
+    path = build / LINE_LOCS if build is not None else None
+    if path is None or not path.is_file():
         return None
     data = _json(path)
 
     def bad(what: str) -> IRTraceError:
-        return IRTraceError(f"invalid {LINE_LOCS}: {what}")
+        return IRTraceError(f"invalid {LINE_LOCS.name}: {what}")
 
     if not isinstance(data, dict) or data.get("version") != 1:
         raise bad('expected {"version": 1, "locations": [...], "maps": [...], "files": {...}}')
@@ -205,19 +204,19 @@ def _encode_map(per_line: Sequence[Sequence[str]], index: dict[str, int]) -> str
 
 def build_lens(dump: Dump, pass_texts: Sequence[int], n_texts: int) -> dict[str, Any] | None:
     """The lens payload of ``dump`` (``pass_texts``: the text index of each snapshot)."""
-    line_locs = load_line_locs(dump.path)
-    if line_locs is None:
+    build = build_dir_of(dump)
+    line_locs = load_line_locs(build)
+    if line_locs is None or build is None:
         return None
     keys = _Keys()
     for per_line in line_locs.values():
         for locs in per_line:
             for loc in locs:
                 keys.add(loc_key(loc))
-    build = build_dir_of(dump)
-    pto = [(p, _pto_lines(_read_text(p), keys)) for p in _files(build, "ptoas/*.pto")] if build else []
-    cpp_paths = (_files(build, "ptoas/*.cpp") or _files(build, "kernels/*/*.cpp")) if build else []
+    pto = [(p, _pto_lines(_read_text(p), keys)) for p in _files(build, "ptoas/*.pto")]
+    cpp_paths = _files(build, "ptoas/*.cpp") or _files(build, "kernels/*/*.cpp")
     cpp = [(p, _cpp_lines(_read_text(p), keys)) for p in cpp_paths]
-    incore = _incore(build, keys) if build else None
+    incore = _incore(build, keys)
     index = keys.index()
 
     maps: list[str | None] = [None] * n_texts

@@ -11,7 +11,7 @@ Shape (all keys sorted when serialised)::
                  "diff": {"ops", "ins", "del"} | null,        # null for snapshot 0
                  "funcs": {key: {"ops", "ins", "del"}} | null}],  # changed functions; null: unparsable
      "hl": {"runs": [str]},      # highlight runs of each distinct line (:mod:`.highlight`)
-     "lens": {...} | null}        # the source-line lens (:mod:`.lens`); null without line_locs.json
+     "lens": {...} | null}        # the source-line lens (:mod:`.lens`); null without report/line_locs.json
 
 ``ops`` are the compact ops of :mod:`.diff`.
 """
