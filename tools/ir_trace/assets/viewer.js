@@ -556,6 +556,7 @@
     notes(i, v);
     var firstChange = render();
     if (!state.lens || !scrollToLens()) { scrollToChange(firstChange); }
+    else { $("irt-scroll-a").scrollLeft = 0; $("irt-scroll-b").scrollLeft = 0; }
     var list = $("irt-list"), li = items[i];
     if (li.offsetTop < list.scrollTop || li.offsetTop + li.offsetHeight > list.scrollTop + list.clientHeight) {
       li.scrollIntoView({ block: "nearest" });
