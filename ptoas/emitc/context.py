@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from xdsl.dialects.arith import ConstantOp
-from xdsl.dialects.builtin import IntegerAttr
+from xdsl.dialects.builtin import FileLineColLoc, IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 
 from pypto.ptoas.dialect.attrs import AddressSpace
@@ -86,6 +86,8 @@ class FuncContext:
         self.views: dict[SSAValue, ViewInfo] = {}
         self.placer = TilePlacer()
         self.yield_targets: list[list[str] | None] = []
+        self.last_loc: str | None = None
+        self.pending_loc: str | None = None
 
     # ---------------------------------------------------------------- names
     def fresh(self, prefix: str = "v") -> str:
@@ -118,6 +120,10 @@ class FuncContext:
     # ---------------------------------------------------------------- output
     def line(self, text: str = "") -> None:
         """One output line at the current indentation (preprocessor lines unindented)."""
+        if self.pending_loc is not None:
+            loc, self.pending_loc = self.pending_loc, None
+            self.last_loc = loc
+            self.line(f"// loc: {loc}")
         if text.startswith("#"):
             self.lines.append(text)
         else:
@@ -137,9 +143,19 @@ class FuncContext:
         for op in ops:
             self.emit_op(op)
 
+    def loc_comment(self, op: Operation) -> None:
+        """``// loc: file:line:col`` before the first C++ line of an op whose ``.pto`` location
+        differs from the last one written (the source-line lens maps C++ lines back to DSL lines)."""
+        loc = op.location
+        if not isinstance(loc, FileLineColLoc):
+            return
+        text = f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
+        self.pending_loc = None if text == self.last_loc else text
+
     def emit_op(self, op: Operation) -> None:
         """Emit one op through its registered handler."""
         handler = HANDLERS.get(type(op))
         if handler is None:
             raise EmitError("is not supported by the C++ emitter", op)
+        self.loc_comment(op)
         handler(self, op)

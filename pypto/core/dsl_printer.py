@@ -15,7 +15,7 @@ import json
 import math
 
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, ModuleOp
+from xdsl.dialects.builtin import FileLineColLoc, FloatAttr, IntegerAttr, IntegerType, ModuleOp
 from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 
 from pypto.dialects.dtypes import dtype_name, is_dtype
@@ -182,15 +182,32 @@ def function_order(funcs: list[func.FuncOp]) -> list[func.FuncOp]:
     return order
 
 
-def print_program(module: ModuleOp, explicit: bool = False) -> str:
-    """The ``pl`` DSL text of a program module; ``explicit`` prints every tile's TileView."""
+def op_loc(op: Operation) -> str | None:
+    """``file:line:col`` of an op's DSL location, None when it has none."""
+    loc = op.location
+    if isinstance(loc, FileLineColLoc):
+        return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
+    return None
+
+
+def print_program_locs(module: ModuleOp, explicit: bool = False) -> tuple[str, list[list[str]]]:
+    """The ``pl`` DSL text of a program module and its line map: per printed line,
+    the DSL locations (``file:line:col``) of the ops printed on it."""
     name = module.sym_name.data if module.sym_name else ""
     lines = [f"# pypto.program: {name}" if name else "# pypto.program", "import pypto.language as pl", ""]
     lines += ["@pl.program", f"class {name or 'Program'}:"]
+    locs: list[list[str]] = [[] for _ in lines]
     funcs = [op for op in module.ops if isinstance(op, func.FuncOp)]
     for f in function_order(funcs):
-        lines += _FunctionPrinter(f, explicit).lines()
-    return "\n".join(lines) + "\n"
+        printer = _FunctionPrinter(f, explicit)
+        lines += printer.lines()
+        locs += printer.locs
+    return "\n".join(lines) + "\n", locs
+
+
+def print_program(module: ModuleOp, explicit: bool = False) -> str:
+    """The ``pl`` DSL text of a program module; ``explicit`` prints every tile's TileView."""
+    return print_program_locs(module, explicit)[0]
 
 
 def print_function(f: func.FuncOp, explicit: bool = False) -> str:
@@ -224,6 +241,8 @@ class _FunctionPrinter:
         body = f.body.block
         self.a = FunctionAnalysis(body)
         self.out: list[str] = []
+        self.locs: list[list[str]] = []  # per line of out: locations of the ops printed on it
+        self._pending: list[str] = []
         self.names: dict[SSAValue, str] = {}
         self.current: dict[str, SSAValue] = {}
         self.taken: set[str] = {"pl", "self"}
@@ -313,8 +332,14 @@ class _FunctionPrinter:
         lhs, rhs = op.operands
         return f"{self._operand(lhs, prec, True)} {sym} {self._operand(rhs, prec, False)}", prec
 
+    def at(self, op: Operation) -> None:
+        """Record ``op``'s location for the next printed line."""
+        if (loc := op_loc(op)) is not None and loc not in self._pending:
+            self._pending.append(loc)
+
     def expr(self, op: Operation) -> Expr:
         """The DSL expression computing ``op``'s result(s)."""
+        self.at(op)
         if isinstance(op, PLOp):
             return self._pl_call(op), ATOM
         name = op.name
@@ -370,6 +395,8 @@ class _FunctionPrinter:
 
     def emit(self, indent: int, text: str) -> None:
         self.out.append("    " * indent + text)
+        self.locs.append(self._pending)
+        self._pending = []
 
     def lines(self) -> list[str]:
         f = self.f
@@ -389,6 +416,7 @@ class _FunctionPrinter:
         ]
         ret = "" if not outs else f" -> {outs[0]}" if len(outs) == 1 else f" -> tuple[{', '.join(outs)}]"
         self.emit(1, decorator(f))
+        self.at(f)
         self.emit(1, f"def {f.sym_name.data}({', '.join(params)}){ret}:")
         self.block(f.body.block, 2, top=True)
         return self.out
@@ -407,6 +435,7 @@ class _FunctionPrinter:
             return
         if isinstance(op, func.ReturnOp):
             if op.operands or not (top and op is op.parent_block().last_op):  # type: ignore[union-attr]
+                self.at(op)
                 self.emit(indent, ("return " + ", ".join(self.s(v) for v in op.operands)).rstrip())
             return
         if isinstance(op, (scf.YieldOp,)) or op.name == "pl.yield":
@@ -434,7 +463,9 @@ class _FunctionPrinter:
             targets = [self.define(r, pos, group) for r in results]
             self.emit(indent, f"{', '.join(targets)} = {rhs}")
 
-    def _yield_line(self, indent: int, results: list[SSAValue], values: list[SSAValue], pos: int) -> None:
+    def _yield_line(self, indent: int, results: list[SSAValue], term: Operation, pos: int) -> None:
+        self.at(term)
+        values = list(term.operands)
         args = ", ".join(self.s(v) for v in values)
         group: set[str] = set()
         targets = [self.define(r, pos, group) for r in results]
@@ -464,6 +495,7 @@ class _FunctionPrinter:
         if op.iter_args and not plain:
             carried = [self.define(v, pos, group) for v in body.args[1:]]
             target += f", ({', '.join(carried)}{',' if len(carried) == 1 else ''})"
+        self.at(op)
         self.emit(indent, f"for {target} in pl.{_LOOP_FN[kind]}({', '.join(bounds)}):")
         before = len(self.out)
         for inner in body.ops:
@@ -471,7 +503,7 @@ class _FunctionPrinter:
         term = body.last_op
         if op.res and not plain:
             assert term is not None
-            self._yield_line(indent + 1, list(op.res), list(term.operands), 2 * a.liveness.end_index(op))
+            self._yield_line(indent + 1, list(op.res), term, 2 * a.liveness.end_index(op))
         elif plain:
             for r in op.res:
                 self.define(r, 2 * a.liveness.end_index(op))
@@ -484,6 +516,7 @@ class _FunctionPrinter:
             args += f", name_hint={json.dumps(op.name_hint.data)}"
         if op.dumps:
             args += f", dumps=[{', '.join(self.s(v) for v in op.dumps)}]"
+        self.at(op)
         self.emit(indent, f"with pl.at({args}):")
         before = len(self.out)
         body = op.block
@@ -503,7 +536,9 @@ class _FunctionPrinter:
             self.emit(indent + 1, "pass")
 
     def if_stmt(self, op: scf.IfOp, indent: int) -> None:
-        self.emit(indent, f"if {self.s(op.cond)}:")
+        cond = self.s(op.cond)
+        self.at(op)
+        self.emit(indent, f"if {cond}:")
         pos = 2 * self.a.liveness.end_index(op)
         for k, region in enumerate((op.true_region, op.false_region)):
             if not region.blocks:
@@ -518,9 +553,9 @@ class _FunctionPrinter:
                 self.statement(inner, indent + 1, False)
             term = body.last_op
             if op.output and term is not None:
-                self._yield_line(indent + 1, list(op.output), list(term.operands), pos)
+                self._yield_line(indent + 1, list(op.output), term, pos)
             if len(self.out) == before:
                 self.emit(indent + 1, "pass")
 
 
-__all__ = ["print_program", "print_function", "type_str", "function_order"]
+__all__ = ["print_program", "print_program_locs", "op_loc", "print_function", "type_str", "function_order"]

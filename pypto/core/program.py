@@ -48,6 +48,12 @@ class Program:
 
         return print_program(self.module, explicit=level == PassDumpLevel.EXPLICIT)
 
+    def as_python_locs(self, level: PassDumpLevel = PassDumpLevel.CONCISE) -> tuple[str, list[list[str]]]:
+        """The ``pl`` DSL text and, per printed line, the DSL locations of its ops."""
+        from .dsl_printer import print_program_locs
+
+        return print_program_locs(self.module, explicit=level == PassDumpLevel.EXPLICIT)
+
     def as_mlir(self, generic: bool = False, debuginfo: bool = True) -> str:
         """MLIR text; ``generic=True`` gives the form upstream MLIR parses."""
         from .mlir_text import print_mlir

@@ -5,6 +5,11 @@
   run), each the program's DSL text (``Program.as_python(level)``);
 - ``NN_after_<PassName>.log``: only when the pass emitted warnings, one
   located warning each (:func:`format_warning_log`);
+- ``<output_dir>/report/line_locs.json`` (beside ``passes_dump/``, whose file
+  names stay upstream's): the line map of every dump, written by
+  :meth:`DumpWriter.close` (schema in :func:`line_locs_json`): per printed
+  line, the DSL locations of the ops on it, so tools (``pypto-ir-trace``'s
+  source-line lens) can follow one kernel line through every pass;
 - on a failure, ``NN_failed_<PassName>.py`` (the failing pass's input, i.e.
   the previous dump's text) and ``reproducer`` (see :mod:`pypto.pipeline.reproducer`).
 
@@ -13,6 +18,7 @@ Every file is written atomically (``atomic_write_text``): never seen half writte
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -29,6 +35,28 @@ from .reproducer import format_reproducer
 DUMP_DIR = "passes_dump"
 FRONTEND_FILE = dump_file_name(0, None, initial="frontend")
 REPRODUCER_FILE = "reproducer"
+LINE_LOCS_DIR = "report"
+LINE_LOCS_FILE = "line_locs.json"
+LINE_LOCS_VERSION = 1
+
+
+def line_locs_json(files: dict[str, list[list[str]]]) -> str:
+    """The text of ``line_locs.json``: ``{"version": 1, "locations": [loc, ...],
+    "maps": [[[loc index, ...] per line], ...], "files": {dump file: map index}}``.
+    A location is ``file:line:col``; identical maps (unchanged passes) are stored once."""
+    locations: dict[str, int] = {}
+    maps: list[list[list[int]]] = []
+    map_index: dict[str, int] = {}
+    out_files: dict[str, int] = {}
+    for name, per_line in files.items():
+        encoded = [[locations.setdefault(loc, len(locations)) for loc in line] for line in per_line]
+        key = json.dumps(encoded, separators=(",", ":"))
+        if key not in map_index:
+            map_index[key] = len(maps)
+            maps.append(encoded)
+        out_files[name] = map_index[key]
+    payload = {"version": LINE_LOCS_VERSION, "locations": list(locations), "maps": maps, "files": out_files}
+    return json.dumps(payload, sort_keys=True, separators=(",", ":")) + "\n"
 
 
 def dump_level(dump_passes: bool | int | PassDumpLevel | None) -> PassDumpLevel:
@@ -65,6 +93,8 @@ class DumpWriter:
         self.directory = Path(output_dir) / DUMP_DIR
         self.level = level
         self.last_text: str | None = None
+        self.last_locs: list[list[str]] = []
+        self.line_locs: dict[str, list[list[str]]] = {}
         # Files are written in order by one background thread while the next
         # pass runs; close() waits for them and re-raises a write error.
         self._io: ThreadPoolExecutor | None = None
@@ -79,16 +109,26 @@ class DumpWriter:
         text = program.as_python(self.level)
         return text if text.endswith("\n") else text + "\n"
 
-    def _write_text(self, name: str, text: str) -> Path:
+    def text_locs(self, program: Program) -> tuple[str, list[list[str]]]:
+        """The dump text and its line map (DSL locations per printed line)."""
+        text, locs = program.as_python_locs(self.level)
+        return (text, locs) if text.endswith("\n") else (text + "\n", locs)
+
+    def _write_text(self, name: str, text: str, directory: Path | None = None) -> Path:
         if self._io is None:
             self.directory.mkdir(parents=True, exist_ok=True)
             self._io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pypto-dump")
-        path = self.directory / name
+        if directory is not None:
+            directory.mkdir(parents=True, exist_ok=True)
+        path = (directory or self.directory) / name
         self._pending.append(self._io.submit(atomic_write_text, path, text, durable=False))
         return path
 
     def close(self) -> None:
-        """Wait until every dump is on disk; raise the first write error."""
+        """Write ``line_locs.json``, wait until every dump is on disk; raise the first write error."""
+        if self.line_locs:
+            self._write_text(LINE_LOCS_FILE, line_locs_json(self.line_locs), self.directory.parent / LINE_LOCS_DIR)
+            self.line_locs = {}
         pending, self._pending = self._pending, []
         errors = [e for e in (f.exception() for f in pending) if e is not None]
         if self._io is not None:
@@ -100,7 +140,8 @@ class DumpWriter:
     def _write(self, name: str, program: Program) -> Path | None:
         if not self.enabled:
             return None
-        self.last_text = self.text(program)
+        self.last_text, self.last_locs = self.text_locs(program)
+        self.line_locs[name] = self.last_locs
         return self._write_text(name, self.last_text)
 
     def write_frontend(self, program: Program) -> Path | None:
@@ -112,7 +153,9 @@ class DumpWriter:
         ``unchanged`` (the pass is known to be the identity) reuses the last
         text instead of printing again."""
         if unchanged and self.enabled and self.last_text is not None:
-            return self._write_text(dump_file_name(index, pass_name), self.last_text)
+            name = dump_file_name(index, pass_name)
+            self.line_locs[name] = self.last_locs
+            return self._write_text(name, self.last_text)
         return self._write(dump_file_name(index, pass_name), program)
 
     def write_log(self, index: int, pass_name: str, warnings: Sequence[Diagnostic]) -> Path | None:

@@ -42,6 +42,10 @@ def compile_two(program: Program, **kwargs: object):
 def mlir_dumps(monkeypatch: pytest.MonkeyPatch) -> None:
     """Dump MLIR text instead of the DSL (independent of the DSL printer)."""
     monkeypatch.setattr(Program, "as_python", lambda self, level=PassDumpLevel.CONCISE: f"# {level.name}\n{self.as_mlir()}")
+    # the dump writer prints through as_python_locs (text and line map)
+    monkeypatch.setattr(
+        Program, "as_python_locs", lambda self, level=PassDumpLevel.CONCISE: (self.as_python(level), [])
+    )
 
 
 def add_program() -> Program:

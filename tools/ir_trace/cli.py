@@ -35,7 +35,12 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Render a pass dump (passes_dump/) as one self-contained HTML diff report.",
     )
-    p.add_argument("passes_dump", metavar="PASSES_DUMP", help="dump directory: 00_frontend.py, 01_after_*.py, ...")
+    p.add_argument(
+        "passes_dump",
+        metavar="PASSES_DUMP",
+        help="dump directory (00_frontend.py, 01_after_*.py, ...) or a build directory holding passes_dump/ "
+        "(then the report has the source-line lens: .pto, C++ and in-core cycles per DSL line)",
+    )
     p.add_argument(
         "-o", "--output", metavar="PATH", default="ir_trace.html", help="report path (default: ir_trace.html)"
     )

@@ -138,9 +138,14 @@ def _entries(directory: Path, names: list[str], fmt: str) -> list[tuple[int, str
     return [(i, found[i][0][0], found[i][0][1]) for i in ordered]
 
 
+DUMP_DIR = "passes_dump"
+
+
 def discover(directory: str | os.PathLike[str], fmt: str = "auto") -> Dump:
-    """Read and validate the dump in ``directory``."""
+    """Read and validate the dump in ``directory`` (a dump, or a build directory with ``passes_dump/``)."""
     path = Path(directory)
+    if (path / DUMP_DIR).is_dir():
+        path = path / DUMP_DIR
     names = _list(path)
     if fmt == "auto":
         fmt = detect_format(names, path)

@@ -9,7 +9,9 @@ Shape (all keys sorted when serialised)::
      "passes": [{"index", "file", "name", "text", "warning", "warningFile",
                  "verdict": {"status", "message", "tensors": [[name, passed, max_abs_diff, message]]} | null,
                  "diff": {"ops", "ins", "del"} | null,        # null for snapshot 0
-                 "funcs": {key: {"ops", "ins", "del"}} | null}]}  # changed functions; null: unparsable
+                 "funcs": {key: {"ops", "ins", "del"}} | null}],  # changed functions; null: unparsable
+     "hl": {"runs": [str]},      # highlight runs of each distinct line (:mod:`.highlight`)
+     "lens": {...} | null}        # the source-line lens (:mod:`.lens`); null without report/line_locs.json
 
 ``ops`` are the compact ops of :mod:`.diff`.
 """
@@ -22,6 +24,8 @@ from typing import Any
 from .diff import DEL, INS, LineDiff, diff_lines, mlir_op_name, py_op_name
 from .discovery import Dump, Verdict
 from .functions import Function, extract, short_labels
+from .highlight import distinct_lines, tokenize_lines
+from .lens import build_lens
 
 PAYLOAD_VERSION = 1
 
@@ -127,4 +131,6 @@ def build_payload(dump: Dump, context: int, title: str | None = None) -> dict[st
         "texts": b.texts,
         "functions": [None if fs is None else [[f.key, f.start, f.end] for f in fs] for fs in b.functions],
         "passes": passes,
+        "hl": {"runs": tokenize_lines(distinct_lines(b.lines), dump.fmt)},
+        "lens": build_lens(dump, [p["text"] for p in passes], len(b.texts)),
     }

@@ -15,8 +15,10 @@
     mode: "context",   /* context | all | none */
     expanded: {},      /* fold start row -> true, for the current view */
     showChanged: true,
-    showNoop: false
+    showNoop: false,
+    lens: null         /* DSL line indices followed by the source-line lens, or null */
   };
+  var L = D.lens, lensSet = {}, paintSpec = { a: [], b: [] };
 
   /* ---- data helpers ---------------------------------------------------- */
 
@@ -64,6 +66,102 @@
     return state.fn && fnSafe(i) && fnPresent(i, state.fn) ? state.fn : "";
   }
 
+  /* ---- syntax highlighting: runs of each distinct line, painted when shown ---- */
+
+  var hlIndex = null;
+  function runsOf(line) {
+    if (!D.hl) { return null; }
+    if (!hlIndex) {  /* distinct lines in order of first appearance, as the payload lists them */
+      hlIndex = new Map();
+      for (var t = 0; t < D.texts.length; t++) {
+        var ls = lines(t);
+        for (var k = 0; k < ls.length; k++) { if (!hlIndex.has(ls[k])) { hlIndex.set(ls[k], hlIndex.size); } }
+      }
+    }
+    var n = hlIndex.get(line);
+    return n === undefined ? null : D.hl.runs[n];
+  }
+  var RUN = /([A-Z_])(\d+)/g;
+  /* HTML of a line: class spans from the runs, <mark>s from the flat [start, end, ...] marks. */
+  function paint(line, runs, marks, mcls) {
+    if (!runs) { return marks ? code(line, marks, mcls) : esc(line); }
+    var cuts = [], m, pos = 0, k;
+    RUN.lastIndex = 0;
+    while ((m = RUN.exec(runs)) !== null) { cuts.push([pos, pos + +m[2], m[1]]); pos += +m[2]; }
+    if (pos < line.length) { cuts.push([pos, line.length, "_"]); }
+    var bounds = {}, list = [];
+    for (k = 0; k < cuts.length; k++) { bounds[cuts[k][0]] = 1; }
+    if (marks) { for (k = 0; k < marks.length; k++) { bounds[marks[k]] = 1; } }
+    bounds[line.length] = 1;
+    for (var b in bounds) { if (+b <= line.length) { list.push(+b); } }
+    list.sort(function (x, y) { return x - y; });
+    var out = "", ci = 0, mi = 0, inMark = false;
+    for (k = 0; k + 1 < list.length; k++) {
+      var a = list[k], e = list[k + 1];
+      if (a === e) { continue; }
+      while (ci < cuts.length && cuts[ci][1] <= a) { ci++; }
+      var cls = ci < cuts.length && cuts[ci][0] <= a ? cuts[ci][2] : "_";
+      var marked = false;
+      if (marks) { while (mi < marks.length && marks[mi + 1] <= a) { mi += 2; } marked = mi < marks.length && marks[mi] <= a; }
+      if (marked !== inMark) { out += marked ? '<mark class="' + mcls + '">' : "</mark>"; inMark = marked; }
+      var txt = esc(line.slice(a, e));
+      out += cls === "_" ? txt : '<span class="h' + cls + '">' + txt + "</span>";
+    }
+    return out + (inMark ? "</mark>" : "");
+  }
+  var ROW_H = 19;
+  /* Paint the rows of both panes that are in (or near) the viewport. */
+  function paintVisible() {
+    ["a", "b"].forEach(function (side) {
+      var sc = $("irt-scroll-" + side), canvas = $("irt-canvas-" + side), spec = paintSpec[side];
+      var first = Math.max(0, Math.floor(sc.scrollTop / ROW_H) - 20);
+      var last = Math.min(spec.length, first + Math.ceil(sc.clientHeight / ROW_H) + 40);
+      for (var r = first; r < last; r++) {
+        var sp = spec[r];
+        if (!sp) { continue; }
+        spec[r] = null;
+        var el = canvas.children[r];
+        if (el && el.lastChild) { el.lastChild.innerHTML = paint(sp[0], runsOf(sp[0]), sp[1], sp[2]); }
+      }
+    });
+  }
+  var paintQueued = false;
+  function queuePaint() {
+    if (paintQueued) { return; }
+    paintQueued = true;
+    requestAnimationFrame(function () { paintQueued = false; paintVisible(); });
+  }
+
+  /* ---- the source-line lens: DSL lines per dump line ------------------------ */
+
+  var lensMaps = [];
+  function lensIds(ti, ln) {
+    if (!L || ti === null || !L.maps[ti]) { return null; }
+    if (!lensMaps[ti]) {
+      lensMaps[ti] = L.maps[ti].split(";").map(function (x) { return x ? x.split(".").map(Number) : []; });
+    }
+    return lensMaps[ti][ln] || null;
+  }
+  function hit(ti, ln) {
+    if (!state.lens) { return false; }
+    var ids = lensIds(ti, ln);
+    if (!ids) { return false; }
+    for (var k = 0; k < ids.length; k++) { if (lensSet[ids[k]]) { return true; } }
+    return false;
+  }
+  var hitCache = {};
+  /* The lens lines of text ti, joined: two snapshots differ on the lens iff these differ. */
+  function hitText(ti) {
+    if (hitCache[ti] === undefined) {
+      var ls = lines(ti), out = [];
+      for (var k = 0; k < ls.length; k++) { if (hit(ti, k)) { out.push(ls[k]); } }
+      hitCache[ti] = out.join("\n");
+    }
+    return hitCache[ti];
+  }
+  function touched(i) { return i > 0 && !!state.lens && hitText(P[i].text) !== hitText(P[i - 1].text); }
+  function lensLabel(ids) { return ids.map(function (d) { return L.dsl[d]; }).join(", "); }
+
   /* Status of pass i for the scope (whole file or the preferred function). */
   function info(i) {
     var p = P[i];
@@ -103,7 +201,7 @@
       html.push('<li data-index="' + i + '"><button type="button" class="irt-pass" data-index="' + i + '">' +
         '<span class="irt-idx">' + String(p.index).padStart(2, "0") + "</span>" +
         '<span class="irt-name" title="' + esc(p.file) + '">' + esc(p.name) + "</span>" +
-        badges + '<span class="irt-counts"></span><span class="irt-dot"></span></button></li>');
+        badges + '<span class="irt-lens-mark" title="Touched the lens line">\u25C6</span><span class="irt-counts"></span><span class="irt-dot"></span></button></li>');
     }
     list.innerHTML = html.join("");
     items = Array.prototype.slice.call(list.children);
@@ -117,7 +215,7 @@
     var changed = 0, noop = 0;
     for (var i = 0; i < P.length; i++) {
       var inf = info(i), li = items[i];
-      li.className = "irt-item irt-s-" + inf.status + (inf.approx ? " irt-approx" : "");
+      li.className = "irt-item irt-s-" + inf.status + (inf.approx ? " irt-approx" : "") + (touched(i) ? " irt-touched" : "");
       li.hidden = !visible(i);
       var c = li.querySelector(".irt-counts");
       if (inf.status === "input") { c.innerHTML = '<span class="irt-tag">input</span>'; }
@@ -194,8 +292,9 @@
   }
 
   /* Segments ["show"|"fold", start, end) of the rows; mirrors diff.fold(). */
-  function segments(rows, context) {
+  function segments(rows, context, keep) {
     var out = [], n = rows.length, r = 0;
+    var eq = function (k) { return rows[k][0] === EQ && !(keep && keep(k)); };
     function push(kind, s, e) {
       if (e <= s) { return; }
       var last = out[out.length - 1];
@@ -203,12 +302,12 @@
     }
     while (r < n) {
       var s = r;
-      if (rows[r][0] !== EQ) {
-        while (r < n && rows[r][0] !== EQ) { r++; }
+      if (!eq(r)) {
+        while (r < n && !eq(r)) { r++; }
         push("show", s, r);
         continue;
       }
-      while (r < n && rows[r][0] === EQ) { r++; }
+      while (r < n && eq(r)) { r++; }
       var lo = s === 0 ? s : s + context, hi = r === n ? r : r - context;
       if (hi - lo >= 2) { push("show", s, lo); out.push(["fold", lo, hi]); push("show", hi, r); }
       else { push("show", s, r); }
@@ -226,20 +325,25 @@
     return out + esc(line.slice(pos));
   }
 
-  function row(kind, num, html) {
-    return '<div class="r k-' + kind + '"><span class="n">' + num + '</span><span class="c">' + html + "</span></div>";
+  function row(kind, num, html, ti, ln) {
+    var lens = hit(ti, ln) ? " k-lens" : "";
+    return '<div class="r k-' + kind + lens + '" data-t="' + ti + '" data-l="' + ln + '"><span class="n">' + num + '</span><span class="c">' + html + "</span></div>";
   }
   var PAD = '<div class="r k-pad"><span class="n"></span><span class="c"></span></div>';
 
   function render() {
     var i = state.current, v = viewOf(i);
     var context = state.mode === "all" ? Infinity : state.mode === "none" ? 0 : D.context;
-    var segs = segments(v.rows, context), A = [], B = [], firstChange = -1, shown = 0;
+    var ta = i > 0 ? prevText(i) : null, tb = P[i].text;
+    var keep = state.lens ? function (r) { var w = v.rows[r]; return (w[1] >= 0 && hit(ta, w[1] + v.aOff)) || (w[2] >= 0 && hit(tb, w[2] + v.bOff)); } : null;
+    var segs = segments(v.rows, context, keep), A = [], B = [], firstChange = -1, shown = 0;
+    var SA = paintSpec.a = [], SB = paintSpec.b = [];
     for (var s = 0; s < segs.length; s++) {
       var seg = segs[s];
       if (seg[0] === "fold" && !state.expanded[seg[1]]) {
         var count = seg[2] - seg[1], r0 = v.rows[seg[1]], r1 = v.rows[seg[2] - 1];
         var label = "\u22EF " + count + " unchanged line" + (count === 1 ? "" : "s");
+        SA.push(null); SB.push(null);
         A.push('<div class="r k-fold" data-fold="' + seg[1] + '"><span class="n"></span><button type="button" class="c irt-unfold" data-fold="' + seg[1] + '">' +
           label + " (" + (r0[1] + v.aOff + 1) + "\u2013" + (r1[1] + v.aOff + 1) + ")</button></div>");
         B.push('<div class="r k-fold" data-fold="' + seg[1] + '"><span class="n"></span><button type="button" class="c irt-unfold" data-fold="' + seg[1] + '">' +
@@ -251,18 +355,19 @@
         var w = v.rows[r], kind = w[0];
         if (kind !== EQ && kind !== SOLO && firstChange < 0) { firstChange = shown; }
         shown++;
+        var la = w[1] + v.aOff, lb = w[2] + v.bOff, xa = v.a[w[1]], xb = v.b[w[2]];
         if (kind === EQ) {
-          A.push(row("eq", w[1] + v.aOff + 1, esc(v.a[w[1]])));
-          B.push(row("eq", w[2] + v.bOff + 1, esc(v.b[w[2]])));
+          A.push(row("eq", la + 1, esc(xa), ta, la)); SA.push([xa]);
+          B.push(row("eq", lb + 1, esc(xb), tb, lb)); SB.push([xb]);
         } else if (kind === DEL) {
-          A.push(row("del", w[1] + v.aOff + 1, esc(v.a[w[1]]))); B.push(PAD);
+          A.push(row("del", la + 1, esc(xa), ta, la)); SA.push([xa]); B.push(PAD); SB.push(null);
         } else if (kind === INS) {
-          A.push(PAD); B.push(row("ins", w[2] + v.bOff + 1, esc(v.b[w[2]])));
+          A.push(PAD); SA.push(null); B.push(row("ins", lb + 1, esc(xb), tb, lb)); SB.push([xb]);
         } else if (kind === REP) {
-          A.push(row("del k-rep", w[1] + v.aOff + 1, code(v.a[w[1]], w[3], "em-del")));
-          B.push(row("ins k-rep", w[2] + v.bOff + 1, code(v.b[w[2]], w[4], "em-ins")));
+          A.push(row("del k-rep", la + 1, code(xa, w[3], "em-del"), ta, la)); SA.push([xa, w[3], "em-del"]);
+          B.push(row("ins k-rep", lb + 1, code(xb, w[4], "em-ins"), tb, lb)); SB.push([xb, w[4], "em-ins"]);
         } else {
-          A.push(PAD); B.push(row("solo", w[2] + v.bOff + 1, esc(v.b[w[2]])));
+          A.push(PAD); SA.push(null); B.push(row("solo", lb + 1, esc(xb), tb, lb)); SB.push([xb]);
         }
       }
     }
@@ -274,6 +379,7 @@
     $("irt-canvas-a").innerHTML = A.join("");
     $("irt-canvas-b").innerHTML = B.join("");
     panes.setAttribute("data-rows", String(shown));
+    queuePaint();
     return firstChange;
   }
 
@@ -346,6 +452,96 @@
     $("irt-copy-a").disabled = i === 0;
   }
 
+  /* ---- the lens panel: .pto ops, C++ lines, cycles per pipe ----------------- */
+
+  function lensRows(section, src) {
+    var out = [];
+    for (var f = 0; f < section.length; f++) {
+      var sec = section[f], rows = [];
+      for (var k = 0; k < sec.lines.length; k++) {
+        var ln = sec.lines[k], on = lensSet[ln[1]] ? " k-lens" : "";
+        rows.push('<div class="r irt-lr' + on + '" data-src="' + src + '" data-d="' + ln[1] + '" title="' + esc(L.dsl[ln[1]]) + '">' +
+          '<span class="n">' + ln[0] + '</span><span class="c">' + paint(ln[2], ln[3]) + "</span></div>");
+      }
+      out.push('<div class="irt-lfile">' + esc(sec.file) + "</div>" + rows.join(""));
+    }
+    return out.join("") || '<div class="irt-lempty">none in this build</div>';
+  }
+
+  function cyclesHtml() {
+    var inc = L.incore;
+    if (!inc) {
+      return '<div class="irt-lempty irt-lhint">No in-core records in this build. Run it with ' +
+        "<code>RunConfig(enable_incore_trace=True)</code> (files under <code>dfx_outputs/incore/</code>), then build this report again.</div>";
+    }
+    if (!state.lens) { return '<div class="irt-lempty">' + inc.runs.length + " kernel run(s) recorded. Pick a line.</div>"; }
+    var per = {}, count = 0, total = 0;
+    state.lens.forEach(function (d) {
+      var c = inc.cycles[d] || {};
+      for (var pipe in c) { per[pipe] = (per[pipe] || 0) + c[pipe]; total += c[pipe]; }
+      count += inc.count[d] || 0;
+    });
+    if (!count) { return '<div class="irt-lempty">No instruction of this line ran on a core (host or orchestration code).</div>'; }
+    var rows = L.pipes.filter(function (pp) { return per[pp]; }).map(function (pp) {
+      return '<tr data-pipe="' + pp + '"><td>' + pp + '</td><td class="irt-num">' + per[pp] + '</td><td class="irt-num">' +
+        (100 * per[pp] / total).toFixed(1) + "%</td></tr>";
+    });
+    return '<table class="irt-cycles"><thead><tr><th>pipe</th><th>cycles</th><th>share</th></tr></thead><tbody>' + rows.join("") +
+      '</tbody><tfoot><tr><td>total</td><td class="irt-num">' + total + "</td><td>" + count + " instr.</td></tr></tfoot></table>";
+  }
+
+  function frontendLines() {
+    var out = [], ti = P[0].text, ls = lines(ti);
+    for (var k = 0; k < ls.length; k++) { if (hit(ti, k)) { out.push(k + 1); } }
+    return out;
+  }
+
+  function renderLens() {
+    var box = $("irt-lens");
+    if (!L) { box.hidden = true; return; }
+    box.hidden = false;
+    var head;
+    if (state.lens) {
+      var fl = frontendLines(), n = 0;
+      for (var i = 1; i < P.length; i++) { if (touched(i)) { n++; } }
+      head = '<b>Lens</b> <code id="irt-lens-dsl">' + esc(lensLabel(state.lens)) + "</code>" +
+        (fl.length ? ' <button type="button" id="irt-lens-src" title="Show it in 00_frontend.py">' + esc(P[0].file) + " line " + fl.join(", ") + "</button>" : "") +
+        ' <span class="irt-lens-touch">touched by <b id="irt-lens-n">' + n + "</b> pass" + (n === 1 ? "" : "es") + " \u25C6</span>" +
+        ' <button type="button" id="irt-lens-clear">Clear</button>';
+    } else {
+      head = "<b>Lens</b> <span class=\"irt-muted\">click a line of any dump (e.g. 00_frontend.py), a .pto op or a C++ line to follow it through every pass</span>";
+    }
+    $("irt-lens-head").innerHTML = head;
+    $("irt-lens-pto").innerHTML = lensRows(L.pto, "pto");
+    $("irt-lens-cpp").innerHTML = lensRows(L.cpp, "cpp");
+    $("irt-lens-cycles").innerHTML = cyclesHtml();
+    ["irt-lens-pto", "irt-lens-cpp"].forEach(function (id) {
+      var el = $(id), first = el.querySelector(".k-lens");
+      if (first) { el.scrollTop = Math.max(0, first.offsetTop - 2 * ROW_H); }
+    });
+  }
+
+  function scrollToLens() {
+    var first = $("irt-canvas-b").querySelector(".k-lens") || $("irt-canvas-a").querySelector(".k-lens");
+    if (!first) { return false; }
+    var top = Math.max(0, first.offsetTop - first.parentNode.offsetTop - 3 * ROW_H);
+    $("irt-scroll-a").scrollTop = top; $("irt-scroll-b").scrollTop = top;
+    return true;
+  }
+
+  /* Follow the DSL lines ``ids`` (empty or null: stop). */
+  function setLens(ids) {
+    ids = ids && ids.length ? ids.slice().sort(function (a, b) { return a - b; }) : null;
+    state.lens = ids;
+    lensSet = {}; hitCache = {};
+    if (ids) { ids.forEach(function (d) { lensSet[d] = true; }); }
+    document.documentElement.setAttribute("data-irt-lens", ids ? lensLabel(ids) : "");
+    refreshList();
+    render();
+    scrollToLens();
+    renderLens();
+  }
+
   /* ---- actions ---------------------------------------------------------- */
 
   function select(i) {
@@ -358,7 +554,9 @@
     header(i, v);
     fnOptions(i);
     notes(i, v);
-    scrollToChange(render());
+    var firstChange = render();
+    if (!state.lens || !scrollToLens()) { scrollToChange(firstChange); }
+    else { $("irt-scroll-a").scrollLeft = 0; $("irt-scroll-b").scrollLeft = 0; }
     var list = $("irt-list"), li = items[i];
     if (li.offsetTop < list.scrollTop || li.offsetTop + li.offsetHeight > list.scrollTop + list.clientHeight) {
       li.scrollIntoView({ block: "nearest" });
@@ -436,13 +634,27 @@
     $("irt-func").addEventListener("change", function (e) { setFn(e.target.value); });
     $("irt-panes").addEventListener("click", function (e) {
       var f = e.target.closest("[data-fold]");
-      if (f) { state.expanded[f.getAttribute("data-fold")] = true; render(); }
+      if (f) { state.expanded[f.getAttribute("data-fold")] = true; render(); return; }
+      var r = e.target.closest(".r[data-t]");
+      if (!r || !L || (window.getSelection && String(window.getSelection()).length)) { return; }
+      var ids = lensIds(+r.getAttribute("data-t"), +r.getAttribute("data-l"));
+      if (!ids || !ids.length) { status("No DSL location on this line"); return; }
+      var same = state.lens && ids.length === state.lens.length && ids.every(function (d) { return lensSet[d]; });
+      setLens(same ? null : ids);
+    });
+    $("irt-lens").addEventListener("click", function (e) {
+      var t = e.target;
+      if (t.id === "irt-lens-clear") { setLens(null); return; }
+      if (t.id === "irt-lens-src") { select(0); scrollToLens(); return; }
+      var r = t.closest(".irt-lr");
+      if (r) { setLens([+r.getAttribute("data-d")]); }
     });
     var sa = $("irt-scroll-a"), sb = $("irt-scroll-b");
     var mirror = function (src, dst) {
       src.addEventListener("scroll", function () {
         if (dst.scrollTop !== src.scrollTop) { dst.scrollTop = src.scrollTop; }
         if (dst.scrollLeft !== src.scrollLeft) { dst.scrollLeft = src.scrollLeft; }
+        queuePaint();
       }, { passive: true });
     };
     mirror(sa, sb); mirror(sb, sa);
@@ -457,7 +669,8 @@
 
   var api = window.IRTrace = {
     state: state, select: select, setFn: setFn, setLayout: setLayout, setMode: setMode,
-    visible: visibleList, lastRenderMs: 0, lastCopy: null, splitLines: splitLines, segments: segments
+    visible: visibleList, lastRenderMs: 0, lastCopy: null, splitLines: splitLines, segments: segments,
+    setLens: setLens, paintVisible: paintVisible, touched: touched
   };
 
   function init() {
@@ -470,6 +683,7 @@
     setLayout("side");
     refreshList();
     select(first);
+    renderLens();
     warm(0);
   }
   init();
