@@ -16,6 +16,9 @@ PLATFORMS = ("a2a3sim", "a2a3", "a5sim", "a5")
 PMU_EVENT_TYPES = (1, 2, 4, 5, 6, 7, 8)
 """The a2a3 PMU event types (runtime-dfx-formats.md §5); any other positive type falls back to 2."""
 
+KERNEL_ENGINES = ("interpreter", "cpp", "both")
+"""The values of ``RunConfig.kernel_engine``."""
+
 DFX_FLAGS = ("enable_chip_swimlane", "enable_dump_args", "enable_pmu", "enable_dep_gen", "enable_scope_stats")
 """The run-time collection flags (runtime-dfx-formats.md §1)."""
 
@@ -103,9 +106,20 @@ class RunConfig:
     user's ``npu.target`` ``.mlir`` (docs/target.md); None: the platform's."""
     check_races: bool = True
     """Run the sync-race detector on every kernel (``RunResult.races``)."""
+    kernel_engine: str = "interpreter"
+    """What computes the kernels' numbers: ``"interpreter"`` (the device model), ``"cpp"`` (the
+    build's ``kernels/{aic,aiv}/<func>.cpp`` compiled by g++; cycles and DFX still from the
+    interpreter) or ``"both"`` (both run; ``RunResult.kernel_engine`` lists where they differ)."""
+    recompile_kernels: bool = True
+    """``False``: reuse the cached kernel binaries (``<work_dir>/cache/kernels/``) even when a
+    ``.cpp`` is newer (replay's ``--no-recompile``)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if self.kernel_engine not in KERNEL_ENGINES:
+            raise ValueError(
+                f"RunConfig.kernel_engine takes one of {', '.join(map(repr, KERNEL_ENGINES))}, got {self.kernel_engine!r}"
+            )
         self.enable_chip_swimlane = _level("enable_chip_swimlane", self.enable_chip_swimlane, 4, 4)
         self.enable_dump_args = _level("enable_dump_args", self.enable_dump_args, 2, 1)
         self.enable_pmu = _pmu_event_type(self.enable_pmu)

@@ -53,6 +53,7 @@ from pypto.target import Target, load_target
 from pypto.utils.pipe_order import pushers_first
 
 from .config import RunConfig
+from .cpp_engine import EngineReport, engine_run
 from .dfx import collectors_for, finish_all
 from .dfx.swimlane import swimlane_records, write_swimlane
 from .orchestration import DeviceBuffer, KernelPart, Task, TaskGraph, build_task_graph, entry_function, numpy_dtype
@@ -132,6 +133,8 @@ class RunResult:
     """Per AICPU scheduler thread, the phases it ran (swimlane level 3 records)."""
     orchestrator_phases: list[list[dict[str, Any]]] = field(default_factory=list)
     """Per orchestrator thread, its submits (swimlane level 4 records)."""
+    kernel_engine: EngineReport | None = None
+    """The compiled-C++ engine's report (``RunConfig.kernel_engine`` ``"cpp"``/``"both"``; :mod:`.cpp_engine`)."""
 
     @property
     def time_us(self) -> float:
@@ -393,6 +396,7 @@ def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -
     problems: list[str] = []
 
     channels: dict[int, dict[str, Any]] = {}  # per task: the cube<->vector pipes its parts share
+    engine = engine_run(config, prepared)  # the compiled-C++ kernel engine (None: the interpreter alone)
     collectors = collectors_for(config, prepared.out_dir)  # the DFX artefacts the flags ask for
     for c in collectors:
         c.config = config  # the run's options (args_dump reads extra["dumps"])
@@ -404,16 +408,20 @@ def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -
         before = [(a.index, a.buffer.array.reshape(-1).view(np.uint8).copy()) for a in part.args
                   if a.buffer is not None and a.direction is ParamDirection.In]  # fmt: skip
         try:
-            kr = run_kernel(
-                unit.module,
-                part.func_name,
-                [a.value() for a in part.args],
-                target=target,
-                check_races=config.check_races,
-                positions=unit.positions,
-                pto_file=unit.pto_file,
-                channels=channels.setdefault(task.id, {}),
-            )
+
+            def interpret(values: list[Any]) -> Any:
+                return run_kernel(
+                    unit.module,
+                    part.func_name,
+                    values,
+                    target=target,
+                    check_races=config.check_races,
+                    positions=unit.positions,
+                    pto_file=unit.pto_file,
+                    channels=channels.setdefault(task.id, {}),
+                )
+
+            kr = interpret([a.value() for a in part.args]) if engine is None else engine.run_part(task, part, interpret)
         except DeviceError as e:  # name the task too: a kernel may run as many tasks
             raise type(e)(f"task {task.label} (@{part.func_name}): {e}") from e
         _check_inputs_unchanged(task, part, before)
@@ -460,6 +468,7 @@ def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -
         scheduler_phases=scheduler.phases,
         orchestrator_phases=scheduler.orchestrator_phases,
     )
+    result.kernel_engine = engine.finish() if engine is not None else None
     result.dfx_outputs = finish_all(collectors, result)
     return result
 
