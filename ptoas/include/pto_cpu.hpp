@@ -175,17 +175,24 @@ inline const char *space_name(TileType t) {
 
 struct CoreState {
     std::unique_ptr<unsigned char[]> mem[kSpaces];
+    std::size_t touched[kSpaces] = {};  // bytes [0, touched) of a space a tile was TASSIGNed into since the reset
     int flags[PIPE_NUM][PIPE_NUM][kEventIds] = {};
     int64_t popped[2] = {};  // TPOP_FROM_AIC (c2v) / TPOP_FROM_AIV (v2c) slots not yet freed
     int64_t block_idx = 0, block_num = 1, subblock_idx = 0, subblock_num = 1;
     std::string kernel;
 
     CoreState() {
-        for (int s = 0; s < kSpaces; ++s) mem[s].reset(new unsigned char[kCapacity[s]]);
+        for (int s = 0; s < kSpaces; ++s) {
+            mem[s].reset(new unsigned char[kCapacity[s]]);
+            touched[s] = kCapacity[s];
+        }
     }
     void reset(const char *name) {
         kernel = name;
-        for (int s = 0; s < kSpaces; ++s) std::memset(mem[s].get(), 0xFF, kCapacity[s]);
+        for (int s = 0; s < kSpaces; ++s) {  // only what the last kernel's tiles could have written
+            std::memset(mem[s].get(), 0xFF, touched[s]);
+            touched[s] = 0;
+        }
         std::memset(flags, 0, sizeof(flags));
         popped[0] = popped[1] = 0;
     }
@@ -550,7 +557,9 @@ PTO_INST void TASSIGN(TileT &tile, AddrT addr) {
         cpu::fail("TASSIGN: byte address " + std::to_string(a) + " in " + cpu::space_name(TileT::Loc) +
                   " is not " + std::to_string(cpu::kAlign[space]) + "-byte aligned");
     tile.addr_ = a;
-    tile.data_ = reinterpret_cast<typename TileT::DType *>(cpu::core().mem[space].get() + a);
+    cpu::CoreState &core = cpu::core();
+    core.touched[space] = std::max(core.touched[space], static_cast<std::size_t>(a) + TileT::Bytes);
+    tile.data_ = reinterpret_cast<typename TileT::DType *>(core.mem[space].get() + a);
 }
 
 namespace cpu {

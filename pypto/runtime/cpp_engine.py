@@ -37,6 +37,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import time
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -103,6 +104,10 @@ class EngineReport:
     interpreter_runs: int = 0
     """Kernel runs the interpreter made (timing; with ``"cpp"`` only the first of each signature)."""
     cpp_calls: int = 0
+    interpreter_seconds: float = 0.0
+    """Host time in the interpreter's kernel runs."""
+    cpp_seconds: float = 0.0
+    """Host time in the compiled kernels' calls."""
 
     @property
     def differing(self) -> list[OutputDiff]:
@@ -111,7 +116,10 @@ class EngineReport:
 
     def summary(self) -> str:
         """A few lines: engine, notes, and each output that differs (or that all agree)."""
-        lines = [f"kernel engine {self.engine}: {self.cpp_calls} C++ call(s), {self.interpreter_runs} interpreter run(s)"]
+        lines = [
+            f"kernel engine {self.engine}: {self.cpp_calls} C++ call(s) in {self.cpp_seconds * 1e3:.2f} ms, "
+            f"{self.interpreter_runs} interpreter run(s) in {self.interpreter_seconds * 1e3:.2f} ms"
+        ]
         lines += [f"note: {n}" for n in self.notes]
         if self.engine == "both":
             bad = self.differing
@@ -172,6 +180,18 @@ def build_kernel(work_dir: Path, func_name: str, recompile: bool = True) -> Path
         raise _build_error(src, e) from None
     _remove([b for b in builds if b != lib])
     return lib
+
+
+def _header() -> Path:
+    from pypto.ptoas.build import HEADER
+    from pypto.ptoas.emitc import include_dir
+
+    return include_dir() / HEADER
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_mtime_ns, st.st_size
 
 
 # ---- calling -------------------------------------------------------------------------------------
@@ -282,6 +302,7 @@ class KernelEngine:
         self.work_dir = work_dir
         self.kernels: dict[tuple[str, bool], _Kernel] = {}
         self.timings: dict[tuple[Any, ...], Any] = {}
+        self.built: dict[tuple[Any, ...], Path] = {}
         self.checked: dict[tuple[str, int, int], bool] = {}
 
     def kernel(self, func_name: str, recompile: bool) -> _Kernel:
@@ -289,10 +310,13 @@ class KernelEngine:
         from pypto.ptoas.emitc.runner import KernelLibrary
 
         key = (func_name, recompile)
-        lib_path = build_kernel(self.work_dir, func_name, recompile)
+        src = kernel_source(self.work_dir, func_name)
+        stamp = (str(src), recompile, *_stamp(src), *_stamp(_header()))
+        lib_path = self.built.get(stamp)
+        if lib_path is None or not lib_path.is_file():  # hash the .cpp only when it (or the header) changed
+            lib_path = self.built[stamp] = build_kernel(self.work_dir, func_name, recompile)
         k = self.kernels.get(key)
         if k is None or k.library.path != lib_path:
-            src = kernel_source(self.work_dir, func_name)
             k = self.kernels[key] = _Kernel(KernelLibrary(lib_path), _scalar_slots(src, func_name), src)
         return k
 
@@ -346,29 +370,41 @@ class EngineRun:
             sig.append(("t", v.shape, v.dtype.str) if isinstance(v, np.ndarray) else ("s", type(v).__name__, v))
         return tuple(sig)
 
+    def _interpret(self, interpret: Interpret, values: list[Any]) -> Any:
+        t0 = time.perf_counter()
+        kr = interpret(values)
+        self.report.interpreter_seconds += time.perf_counter() - t0
+        self.report.interpreter_runs += 1
+        return kr
+
+    def _call(self, kernel: _Kernel, func_name: str, values: list[Any]) -> None:
+        t0 = time.perf_counter()
+        kernel.call(func_name, values)
+        self.report.cpp_seconds += time.perf_counter() - t0
+        self.report.cpp_calls += 1
+
     def run_part(self, task: Any, part: Any, interpret: Interpret) -> Any:
         """Run one kernel part: the C++ for numbers, the interpreter for timing (see the module doc)."""
         kernel = self._kernel(part.func_name)
         values = [a.value() for a in part.args]
-        written = [
-            i for i, a in enumerate(part.args) if a.buffer is not None and a.direction is not ParamDirection.In
-        ]
-        scratch = list(values)
-        for i in written:
-            scratch[i] = values[i].copy()
+        written = [i for i, a in enumerate(part.args) if a.buffer is not None and a.direction is not ParamDirection.In]
+        scratch = list(values)  # the written buffers copied, for the run whose numbers are not kept
+
+        def copy_written() -> list[Any]:
+            for i in written:
+                scratch[i] = values[i].copy()
+            return scratch
+
         if self.mode == "cpp":
             sig = self._signature(part.func_name, self.units(part.func_name), values)
             kr = self.engine.timings.get(sig)
             if kr is None:
-                kr = self.engine.timings[sig] = interpret(scratch)
-                self.report.interpreter_runs += 1
-            kernel.call(part.func_name, values)
-            self.report.cpp_calls += 1
+                kr = self.engine.timings[sig] = self._interpret(interpret, copy_written())
+            self._call(kernel, part.func_name, values)
             return kr
-        kr = interpret(values)  # "both": the interpreter's numbers are the result
-        self.report.interpreter_runs += 1
-        kernel.call(part.func_name, scratch)
-        self.report.cpp_calls += 1
+        copy_written()
+        kr = self._interpret(interpret, values)  # "both": the interpreter's numbers are the result
+        self._call(kernel, part.func_name, scratch)
         for i in written:
             arg = part.args[i]
             max_abs, max_rel, bad = compare(values[i], scratch[i], arg.dtype)
@@ -377,7 +413,6 @@ class EngineRun:
                 OutputDiff(task.label, part.func_name, i, name, max_abs, max_rel, bad, int(values[i].size))
             )
         return kr
-
 
     def finish(self) -> EngineReport:
         """The run's report; each output where the engines differ is printed to stderr."""

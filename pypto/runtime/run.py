@@ -340,11 +340,19 @@ def _device_args(entry: func.FuncOp, args: Sequence[Any], names: Sequence[str]) 
     return out, copied
 
 
+def _same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two byte arrays are equal (compared 8 bytes at a time when the size allows)."""
+    if a.size != b.size:
+        return False
+    wide = np.uint64 if a.size % 8 == 0 else np.uint8
+    return bool(np.array_equal(a.view(wide), b.view(wide)))
+
+
 def _check_inputs_unchanged(task: Task, part: KernelPart, before: list[tuple[int, np.ndarray]]) -> None:
     for index, snapshot in before:
         buf = part.args[index].buffer
         assert buf is not None
-        if not np.array_equal(snapshot.view(np.uint8), buf.array.reshape(-1).view(np.uint8)):
+        if not _same_bytes(snapshot, buf.array.reshape(-1).view(np.uint8)):
             raise InputWrittenError(
                 f"task {task.label} ({part.func_name}) wrote its In argument #{index} ('{buf.name}'); "
                 "In parameters are never written"
