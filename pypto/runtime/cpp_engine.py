@@ -34,6 +34,7 @@ cache for it. No g++ on the machine is a :class:`KernelBuildError` too.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -182,6 +183,7 @@ def build_kernel(work_dir: Path, func_name: str, recompile: bool = True) -> Path
     return lib
 
 
+@functools.cache
 def _header() -> Path:
     from pypto.ptoas.build import HEADER
     from pypto.ptoas.emitc import include_dir

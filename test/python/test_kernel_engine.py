@@ -195,7 +195,9 @@ def test_missing_compiler_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.M
 
     case, compiled = _build(ADD, tmp_path / "build")
     monkeypatch.setattr(build, "CXX", str(tmp_path / "no-such-g++"))
-    with pytest.raises(KernelBuildError, match=r"cannot build .*chunked_add_incore_0\.cpp: .*not found \(install g\+\+"):
+    with pytest.raises(
+        KernelBuildError, match=r"cannot build .*chunked_add_incore_0\.cpp: .*not found \(install g\+\+"
+    ):
         _run(case, compiled, kernel_engine="cpp")
     assert _libraries(compiled) == []
 
