@@ -26,6 +26,9 @@ Who computes what:
   every task's two runs see the same inputs), the compiled kernel on copies of the buffers it
   writes; :attr:`EngineReport.diffs` has one :class:`OutputDiff` per written argument.
 
+A kernel runs as block ``part.block_idx`` of ``part.block_num`` when the runtime's kernel part has
+them (``get_block_idx()``/``get_block_num()`` in the C++), else as block 0 of 1.
+
 A ``.cpp`` whose ptoas part differs from what the ``.pto`` now emits (edited by hand) gets a note:
 the cycles come from the ``.pto``, which no longer matches the ``.cpp``. A ``.cpp`` g++ rejects
 raises :class:`KernelBuildError` naming the file and line (g++'s message); nothing is left in the
@@ -221,7 +224,8 @@ class _Kernel:
     ctypes_: list[str]
     source: Path
 
-    def call(self, func_name: str, values: Sequence[Any]) -> None:
+    def call(self, func_name: str, values: Sequence[Any], block: tuple[int, int] = (0, 1)) -> None:
+        """Run the kernel on ``values`` (arrays by address) as block ``block`` = (index, count)."""
         from pypto.ptoas.emitc import runner
 
         if len(values) != len(self.ctypes_):
@@ -238,6 +242,7 @@ class _Kernel:
                 v = float(v)
             args.append(v)
         try:
+            self.library.set_block(block[0], block[1])
             self.library.kernel_entry(*args)
         except runner.KernelRuntimeError as e:
             raise KernelEngineError(f"{self.source}: the compiled kernel stopped: {e}") from None
@@ -379,9 +384,10 @@ class EngineRun:
         self.report.interpreter_runs += 1
         return kr
 
-    def _call(self, kernel: _Kernel, func_name: str, values: list[Any]) -> None:
+    def _call(self, kernel: _Kernel, part: Any, values: list[Any]) -> None:
+        block = (int(getattr(part, "block_idx", 0) or 0), int(getattr(part, "block_num", 1) or 1))
         t0 = time.perf_counter()
-        kernel.call(func_name, values)
+        kernel.call(part.func_name, values, block)
         self.report.cpp_seconds += time.perf_counter() - t0
         self.report.cpp_calls += 1
 
@@ -402,11 +408,11 @@ class EngineRun:
             kr = self.engine.timings.get(sig)
             if kr is None:
                 kr = self.engine.timings[sig] = self._interpret(interpret, copy_written())
-            self._call(kernel, part.func_name, values)
+            self._call(kernel, part, values)
             return kr
         copy_written()
         kr = self._interpret(interpret, values)  # "both": the interpreter's numbers are the result
-        self._call(kernel, part.func_name, scratch)
+        self._call(kernel, part, scratch)
         for i in written:
             arg = part.args[i]
             max_abs, max_rel, bad = compare(values[i], scratch[i], arg.dtype)

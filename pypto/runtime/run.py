@@ -169,6 +169,8 @@ class RunResult:
             f"total {self.total_cycles} cycles = {self.time_us:.3f} us at {self.clock_hz / 1e9:g} GHz "
             f"({len(self.tasks)} tasks on {len(self.per_core_cycles)} cores; target {self.target_name})"
         )
+        if self.kernel_engine is not None:
+            lines.append(self.kernel_engine.summary())
         return "\n".join(lines)
 
     def swimlane_records(self, level: int = 2) -> dict[str, Any]:

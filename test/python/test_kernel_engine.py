@@ -120,6 +120,7 @@ def test_both_on_elementwise_finds_no_difference(add_build: tuple[Case, Any]) ->
     assert report is not None and report.diffs and not report.differing
     assert report.interpreter_runs == report.cpp_calls == 1
     assert "all 1 outputs identical" in report.summary()
+    assert both.summary().endswith(report.summary())  # the run's summary carries the engine's lines
 
 
 def test_mixed_kernel_pipes_through_the_cpp_engine(tmp_path: Path) -> None:
