@@ -228,3 +228,16 @@ def test_compare_counts_differences_nan_aware() -> None:
     assert compare(x, x.copy()) == (0.0, 0.0, 0)
     bf16 = np.array([0x3F80, 0x4000], np.uint16)  # 1.0, 2.0
     assert compare(bf16, np.array([0x3F80, 0x4040], np.uint16), "BF16") == (1.0, 0.5, 1)
+
+
+@pytest.mark.usefixtures("own_dfx_flags")
+def test_cpp_engine_keeps_the_interpreters_timeline_and_dfx(add_build: tuple[Case, Any]) -> None:
+    case, compiled = add_build
+    flags = {"enable_chip_swimlane": 2, "enable_pmu": 2}
+    ref, _ = _run(case, compiled, **flags)
+    got, args = _run(case, compiled, kernel_engine="cpp", **flags)
+    assert torch.equal(_output(case, args), case.expected(args)["c"])
+    assert got.swimlane_records(2) == ref.swimlane_records(2)
+    assert [r.cycles for r in got.tasks] == [r.cycles for r in ref.tasks]
+    assert sorted(got.dfx_outputs) == sorted(ref.dfx_outputs) and got.dfx_outputs
+    assert all(p.is_file() for paths in got.dfx_outputs.values() for p in paths)
