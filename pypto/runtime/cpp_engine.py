@@ -162,19 +162,26 @@ def _remove(paths: Sequence[Path]) -> None:
             pass
 
 
+def source_key(src: Path) -> str:
+    """The cache key of a kernel ``.cpp`` as it is now (its library is ``<func>-<key>.so``)."""
+    from pypto.ptoas.build import cache_key
+
+    return cache_key(src.read_text(encoding="utf-8"), ENGINE_FLAGS)
+
+
 def build_kernel(work_dir: Path, func_name: str, recompile: bool = True) -> Path:
     """The shared library of kernel ``func_name`` in ``<work_dir>/cache/kernels/`` (built when needed).
 
     ``recompile=False`` takes an existing build of the kernel whatever its key (the newest); a
     build is made only when there is none."""
-    from pypto.ptoas.build import BuildError, build_library, cache_key
+    from pypto.ptoas.build import BuildError, build_library
 
     src = kernel_source(work_dir, func_name)
     cache = work_dir / CACHE_DIR
     builds = sorted(cache.glob(f"{func_name}-*.so"), key=lambda p: p.stat().st_mtime)
     if not recompile and builds:
         return builds[-1]
-    lib = cache / f"{func_name}-{cache_key(src.read_text(encoding='utf-8'), ENGINE_FLAGS)}.so"
+    lib = cache / f"{func_name}-{source_key(src)}.so"
     if lib.is_file():
         return lib
     try:
@@ -360,15 +367,23 @@ class EngineRun:
         check = (func_name, id(self.units(func_name).module), k.source.stat().st_mtime_ns)
         if check not in self.engine.checked:
             self.engine.checked[check] = cpp_matches_pto(k.source, self.units(func_name).module)
+        rel = k.source.relative_to(self.engine.work_dir)
         if not self.engine.checked[check]:
-            note = (
-                f"{k.source.relative_to(self.engine.work_dir)} does not match ptoas/{func_name}.pto (edited by hand?): "
-                "the numbers come from the .cpp; cycles and DFX come from the .pto, which no longer matches the .cpp"
+            self._note(
+                f"{rel} does not match ptoas/{func_name}.pto (edited by hand?): the numbers come from the .cpp; "
+                "cycles and DFX come from the .pto, which no longer matches the .cpp"
             )
-            if note not in self.report.notes:
-                self.report.notes.append(note)
-                print(f"[kernel_engine] {note}", file=sys.stderr)
+        if not self.recompile and not k.library.path.name.endswith(f"-{source_key(k.source)}.so"):
+            self._note(
+                f"recompile_kernels=False: {func_name} runs the cached build {k.library.path.name}, "
+                f"not the current {rel}"
+            )
         return k
+
+    def _note(self, note: str) -> None:
+        if note not in self.report.notes:
+            self.report.notes.append(note)
+            print(f"[kernel_engine] {note}", file=sys.stderr)
 
     @staticmethod
     def _signature(func_name: str, unit: Any, values: Sequence[Any]) -> tuple[Any, ...]:
@@ -384,10 +399,13 @@ class EngineRun:
         self.report.interpreter_runs += 1
         return kr
 
-    def _call(self, kernel: _Kernel, part: Any, values: list[Any]) -> None:
+    def _call(self, kernel: _Kernel, task: Any, part: Any, values: list[Any]) -> None:
         block = (int(getattr(part, "block_idx", 0) or 0), int(getattr(part, "block_num", 1) or 1))
         t0 = time.perf_counter()
-        kernel.call(part.func_name, values, block)
+        try:
+            kernel.call(part.func_name, values, block)
+        except KernelEngineError as e:  # name the task too: a kernel may run as many tasks
+            raise KernelEngineError(f"task {task.label} (@{part.func_name}): {e}") from None
         self.report.cpp_seconds += time.perf_counter() - t0
         self.report.cpp_calls += 1
 
@@ -408,11 +426,11 @@ class EngineRun:
             kr = self.engine.timings.get(sig)
             if kr is None:
                 kr = self.engine.timings[sig] = self._interpret(interpret, copy_written())
-            self._call(kernel, part, values)
+            self._call(kernel, task, part, values)
             return kr
         copy_written()
         kr = self._interpret(interpret, values)  # "both": the interpreter's numbers are the result
-        self._call(kernel, part, scratch)
+        self._call(kernel, task, part, scratch)
         for i in written:
             arg = part.args[i]
             max_abs, max_rel, bad = compare(values[i], scratch[i], arg.dtype)

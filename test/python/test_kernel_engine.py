@@ -170,6 +170,9 @@ def test_no_recompile_reuses_the_cached_binary(tmp_path: Path) -> None:
     assert got.kernel_engine is not None and got.kernel_engine.libraries == {"chunked_add_incore_0": lib}
     assert _libraries(compiled) == [lib]
     assert torch.equal(_output(case, args), args[0] + args[1])  # the cached (unedited) kernel ran
+    assert f"recompile_kernels=False: chunked_add_incore_0 runs the cached build {lib.name}" in "".join(
+        got.kernel_engine.notes
+    )
 
 
 def test_compile_error_names_the_file_and_line_and_leaves_no_binary(tmp_path: Path) -> None:
@@ -241,3 +244,14 @@ def test_cpp_engine_keeps_the_interpreters_timeline_and_dfx(add_build: tuple[Cas
     assert [r.cycles for r in got.tasks] == [r.cycles for r in ref.tasks]
     assert sorted(got.dfx_outputs) == sorted(ref.dfx_outputs) and got.dfx_outputs
     assert all(p.is_file() for paths in got.dfx_outputs.values() for p in paths)
+
+
+def test_a_failing_compiled_kernel_names_the_task_and_the_check(tmp_path: Path) -> None:
+    case, compiled = _build(ADD, tmp_path / "build")
+    cpp = _kernel_cpp(compiled)
+    cpp.write_text(cpp.read_text().replace("TADD(", "wait_flag(PIPE_MTE2, PIPE_V, EVENT_ID7); TADD(", 1))
+    with pytest.raises(KernelEngineError) as info:
+        _run(case, compiled, kernel_engine="cpp")
+    message = str(info.value)
+    assert message.startswith("task t0 (@chunked_add_incore_0): ") and str(cpp) in message
+    assert "the compiled kernel stopped" in message and "without a matching set_flag" in message
