@@ -3,7 +3,8 @@
 :func:`build_shared` writes ``<name>-<hash>.cpp`` and ``<name>-<hash>.so`` into ``out_dir``
 (the hash covers the source, ``pto_cpu.hpp``, the flags and the compiler), so an unchanged
 kernel is never compiled twice; the library is renamed into place only when complete.
-:func:`check_syntax` runs ``g++ -fsyntax-only``. Both raise :class:`BuildError` carrying
+:func:`build_library` compiles a file in place (the C++ kernel engine's builds, whose
+errors must name the user's file). :func:`check_syntax` runs ``g++ -fsyntax-only``. Both raise :class:`BuildError` carrying
 g++'s diagnostics.
 """
 
@@ -114,6 +115,28 @@ def build_shared(source: str | Path, out_dir: str | Path, name: str = "kernel", 
     os.close(fd)
     try:
         _run(compile_command(src, Path(tmp), flags), f"building {src.name}")
+        os.replace(tmp, lib)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return lib
+
+
+def cache_key(text: str, flags: Sequence[str] = ()) -> str:
+    """16 hex digits naming a build of ``text``: they change with the source, ``pto_cpu.hpp``, the flags and the compiler."""
+    return _key(text, flags)
+
+
+def build_library(src: Path, lib: Path, flags: Sequence[str] = ()) -> Path:
+    """Compile the file ``src`` as it is (g++'s messages name it) into the shared library ``lib``.
+
+    The library is written to a temporary file beside ``lib`` and renamed into place only when g++
+    succeeds; on failure nothing is left and :class:`BuildError` carries g++'s diagnostics."""
+    lib.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{lib.stem}.", suffix=".so", dir=lib.parent)
+    os.close(fd)
+    try:
+        _run(compile_command(src, Path(tmp), flags), f"building {src}")
         os.replace(tmp, lib)
     finally:
         if os.path.exists(tmp):

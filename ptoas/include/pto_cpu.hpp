@@ -175,17 +175,24 @@ inline const char *space_name(TileType t) {
 
 struct CoreState {
     std::unique_ptr<unsigned char[]> mem[kSpaces];
+    std::size_t touched[kSpaces] = {};  // bytes [0, touched) of a space a tile was TASSIGNed into since the reset
     int flags[PIPE_NUM][PIPE_NUM][kEventIds] = {};
     int64_t popped[2] = {};  // TPOP_FROM_AIC (c2v) / TPOP_FROM_AIV (v2c) slots not yet freed
     int64_t block_idx = 0, block_num = 1, subblock_idx = 0, subblock_num = 1;
     std::string kernel;
 
     CoreState() {
-        for (int s = 0; s < kSpaces; ++s) mem[s].reset(new unsigned char[kCapacity[s]]);
+        for (int s = 0; s < kSpaces; ++s) {
+            mem[s].reset(new unsigned char[kCapacity[s]]);
+            touched[s] = kCapacity[s];
+        }
     }
     void reset(const char *name) {
         kernel = name;
-        for (int s = 0; s < kSpaces; ++s) std::memset(mem[s].get(), 0xFF, kCapacity[s]);
+        for (int s = 0; s < kSpaces; ++s) {  // only what the last kernel's tiles could have written
+            std::memset(mem[s].get(), 0xFF, touched[s]);
+            touched[s] = 0;
+        }
         std::memset(flags, 0, sizeof(flags));
         popped[0] = popped[1] = 0;
     }
@@ -465,14 +472,16 @@ struct GlobalTensor {
     // The view as rows x cols: dims 0..3 flattened into rows, dim 4 is cols.
     int64_t rows() const { return shape[0] * shape[1] * shape[2] * shape[3]; }
     int64_t cols() const { return shape[4]; }
-    DType &at(int64_t r, int64_t c) const {
-        int64_t off = c * stride[4];
+    // Element offset of (r, 0): row r split over dims 3..0.
+    int64_t row_offset(int64_t r) const {
+        int64_t off = 0;
         for (int d = 3; d >= 0; --d) {
             off += (r % shape[d]) * stride[d];
             r /= shape[d];
         }
-        return ptr[off];
+        return off;
     }
+    DType &at(int64_t r, int64_t c) const { return ptr[row_offset(r) + c * stride[4]]; }
     void check(const char *op) const {
         if (ptr == nullptr) cpu::fail(std::string(op) + ": GlobalTensor has a null pointer");
         for (int i = 0; i < 5; ++i)
@@ -548,7 +557,9 @@ PTO_INST void TASSIGN(TileT &tile, AddrT addr) {
         cpu::fail("TASSIGN: byte address " + std::to_string(a) + " in " + cpu::space_name(TileT::Loc) +
                   " is not " + std::to_string(cpu::kAlign[space]) + "-byte aligned");
     tile.addr_ = a;
-    tile.data_ = reinterpret_cast<typename TileT::DType *>(cpu::core().mem[space].get() + a);
+    cpu::CoreState &core = cpu::core();
+    core.touched[space] = std::max(core.touched[space], static_cast<std::size_t>(a) + TileT::Bytes);
+    tile.data_ = reinterpret_cast<typename TileT::DType *>(core.mem[space].get() + a);
 }
 
 namespace cpu {
@@ -602,7 +613,11 @@ PTO_INST void TLOAD(TileT &dst, GT &src) {
         cpu::fail("TLOAD: GM view " + cpu::dims(src.rows(), src.cols()) + " is smaller than the tile's valid shape " +
                   cpu::dims(dst.GetValidRow(), dst.GetValidCol()));
     using T = typename TileT::DType;
-    cpu::for_valid(dst, [&](int64_t r, int64_t c) { dst.at(r, c) = cpu::bitwise_or_convert<T>(src.at(r, c)); });
+    const int64_t cs = src.stride[4];
+    for (int64_t r = 0; r < dst.GetValidRow(); ++r) {  // one row offset per row (not per element)
+        const typename GT::DType *row = src.ptr + src.row_offset(r);
+        for (int64_t c = 0; c < dst.GetValidCol(); ++c) dst.at(r, c) = cpu::bitwise_or_convert<T>(row[c * cs]);
+    }
     cpu::fill_pad(dst);
 }
 
@@ -621,24 +636,25 @@ inline void store(GT &dst, TileT &src, bool quant, uint64_t pre_quant) {
         uint32_t u = static_cast<uint32_t>(pre_quant);
         std::memcpy(&scale, &u, 4);
     }
-    for_valid(src, [&](int64_t r, int64_t c) {
-        if constexpr (TileT::Loc == TileType::Acc) {
-            double v = static_cast<double>(up(src.at(r, c)));
-            if (quant) v *= scale;
-            if (R == ReluPreMode::NormalRelu && v < 0) v = 0;
-            D &out = dst.at(r, c);
-            if (A == AtomicType::AtomicAdd) v += static_cast<double>(up(out));
-            out = to<D>(v);
-        } else {
-            D &out = dst.at(r, c);
-            if (A == AtomicType::AtomicAdd) {
+    const int64_t cs = dst.stride[4];
+    for (int64_t r = 0; r < src.GetValidRow(); ++r) {  // one row offset per row (not per element)
+        D *row = dst.ptr + dst.row_offset(r);
+        for (int64_t c = 0; c < src.GetValidCol(); ++c) {
+            D &out = row[c * cs];
+            if constexpr (TileT::Loc == TileType::Acc) {
+                double v = static_cast<double>(up(src.at(r, c)));
+                if (quant) v *= scale;
+                if (R == ReluPreMode::NormalRelu && v < 0) v = 0;
+                if (A == AtomicType::AtomicAdd) v += static_cast<double>(up(out));
+                out = to<D>(v);
+            } else if (A == AtomicType::AtomicAdd) {
                 out = to<D>(up(out) + up(to<D>(src.at(r, c))));
             } else {
                 out = bitwise_or_convert<D>(src.at(r, c));
             }
             (void)sizeof(S);
         }
-    });
+    }
 }
 }  // namespace cpu
 

@@ -112,22 +112,27 @@ class RunConfig:
     check_races: bool = True
     """Run the sync-race detector on every kernel (``RunResult.races``)."""
     kernel_engine: str = "interpreter"
-    """``"interpreter"``, ``"cpp"`` (the kernels' C++ built and called) or ``"both"``."""
+    """What computes the kernels' numbers: ``"interpreter"`` (the device model), ``"cpp"`` (the
+    build's ``kernels/{aic,aiv}/<func>.cpp`` compiled by g++; cycles and DFX still from the
+    interpreter) or ``"both"`` (both run; ``RunResult.kernel_engine`` lists where they differ)."""
     recompile_kernels: bool = True
-    """False: reuse the cached kernel binaries (``<build>/cache/kernels/``) even if a ``.cpp`` is newer."""
+    """``False``: reuse the cached kernel binaries (``<work_dir>/cache/kernels/``) even when a
+    ``.cpp`` is newer (replay's ``--no-recompile``)."""
     golden: Any = None
     """A torch reference: compile writes ``golden.py`` from it (``pypto.runtime.golden_file``)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if self.kernel_engine not in KERNEL_ENGINES:
+            raise ValueError(
+                f"RunConfig.kernel_engine takes one of {', '.join(map(repr, KERNEL_ENGINES))}, got {self.kernel_engine!r}"
+            )
         self.enable_chip_swimlane = _level("enable_chip_swimlane", self.enable_chip_swimlane, 4, 4)
         self.enable_dump_args = _level("enable_dump_args", self.enable_dump_args, 2, 1)
         self.enable_pmu = _pmu_event_type(self.enable_pmu)
         self.enable_dep_gen = bool(_level("enable_dep_gen", self.enable_dep_gen, 1, 1))
         self.enable_scope_stats = bool(_level("enable_scope_stats", self.enable_scope_stats, 1, 1))
         self.enable_incore_trace = bool(_level("enable_incore_trace", self.enable_incore_trace, 1, 1))
-        if self.kernel_engine not in KERNEL_ENGINES:
-            raise ValueError(f"RunConfig.kernel_engine takes one of {', '.join(KERNEL_ENGINES)}, got {self.kernel_engine!r}")
         if self.dfx_enabled:
             self.save_kernels = True  # the artefacts go into the build directory
         if self.backend_type is None:

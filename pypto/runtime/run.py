@@ -53,6 +53,7 @@ from pypto.target import Target, load_target
 from pypto.utils.pipe_order import pushers_first
 
 from .config import RunConfig
+from .cpp_engine import EngineReport, engine_run
 from .dfx import collectors_for, finish_all
 from .dfx.swimlane import swimlane_records, write_swimlane
 from .orchestration import DeviceBuffer, KernelPart, Task, TaskGraph, build_task_graph, entry_function, numpy_dtype
@@ -134,6 +135,8 @@ class RunResult:
     """Per orchestrator thread, its submits (swimlane level 4 records)."""
     notes: list[str] = field(default_factory=list)
     """Text blocks a DFX collector adds to :meth:`summary` (the in-core bottleneck tables)."""
+    kernel_engine: EngineReport | None = None
+    """The compiled-C++ engine's report (``RunConfig.kernel_engine`` ``"cpp"``/``"both"``; :mod:`.cpp_engine`)."""
 
     @property
     def time_us(self) -> float:
@@ -169,6 +172,8 @@ class RunResult:
             f"({len(self.tasks)} tasks on {len(self.per_core_cycles)} cores; target {self.target_name})"
         )
         lines += [f"\n{note}" for note in self.notes]
+        if self.kernel_engine is not None:
+            lines.append(self.kernel_engine.summary())
         return "\n".join(lines)
 
     def swimlane_records(self, level: int = 2) -> dict[str, Any]:
@@ -340,11 +345,19 @@ def _device_args(entry: func.FuncOp, args: Sequence[Any], names: Sequence[str]) 
     return out, copied
 
 
+def _same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two byte arrays are equal (compared 8 bytes at a time when the size allows)."""
+    if a.size != b.size:
+        return False
+    wide = np.uint64 if a.size % 8 == 0 else np.uint8
+    return bool(np.array_equal(a.view(wide), b.view(wide)))
+
+
 def _check_inputs_unchanged(task: Task, part: KernelPart, before: list[tuple[int, np.ndarray]]) -> None:
     for index, snapshot in before:
         buf = part.args[index].buffer
         assert buf is not None
-        if not np.array_equal(snapshot.view(np.uint8), buf.array.reshape(-1).view(np.uint8)):
+        if not _same_bytes(snapshot, buf.array.reshape(-1).view(np.uint8)):
             raise InputWrittenError(
                 f"task {task.label} ({part.func_name}) wrote its In argument #{index} ('{buf.name}'); "
                 "In parameters are never written"
@@ -396,6 +409,7 @@ def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -
     problems: list[str] = []
 
     channels: dict[int, dict[str, Any]] = {}  # per task: the cube<->vector pipes its parts share
+    engine = engine_run(config, prepared)  # the compiled-C++ kernel engine (None: the interpreter alone)
     collectors = collectors_for(config, prepared.out_dir)  # the DFX artefacts the flags ask for
     for c in collectors:
         c.config = config  # the run's options, for a collector that needs them
@@ -407,16 +421,20 @@ def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -
         before = [(a.index, a.buffer.array.reshape(-1).view(np.uint8).copy()) for a in part.args
                   if a.buffer is not None and a.direction is ParamDirection.In]  # fmt: skip
         try:
-            kr = run_kernel(
-                unit.module,
-                part.func_name,
-                [a.value() for a in part.args],
-                target=target,
-                check_races=config.check_races,
-                positions=unit.positions,
-                pto_file=unit.pto_file,
-                channels=channels.setdefault(task.id, {}),
-            )
+
+            def interpret(values: list[Any]) -> Any:
+                return run_kernel(
+                    unit.module,
+                    part.func_name,
+                    values,
+                    target=target,
+                    check_races=config.check_races,
+                    positions=unit.positions,
+                    pto_file=unit.pto_file,
+                    channels=channels.setdefault(task.id, {}),
+                )
+
+            kr = interpret([a.value() for a in part.args]) if engine is None else engine.run_part(task, part, interpret)
         except DeviceError as e:  # name the task too: a kernel may run as many tasks
             raise type(e)(f"task {task.label} (@{part.func_name}): {e}") from e
         _check_inputs_unchanged(task, part, before)
@@ -463,6 +481,7 @@ def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -
         scheduler_phases=scheduler.phases,
         orchestrator_phases=scheduler.orchestrator_phases,
     )
+    result.kernel_engine = engine.finish() if engine is not None else None
     result.dfx_outputs = finish_all(collectors, result)
     return result
 

@@ -1,0 +1,257 @@
+"""The compiled-C++ kernel engine (``RunConfig(kernel_engine="cpp" | "both")``) on real builds from ``examples/``.
+
+Each test compiles an example case into its own directory, so an edit to a ``kernels/*.cpp`` stays in
+that test; the g++ builds land in ``<work_dir>/cache/kernels/``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from pypto.runtime import RunConfig, run
+from pypto.runtime.cpp_engine import CACHE_DIR, KernelBuildError, KernelEngineError, compare
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "examples"))
+from _harness import Case, compile_case  # noqa: E402
+
+ADD = ("beginner/02_elementwise.py", "chunked_add")
+MATMUL = ("beginner/05_matmul.py", "matmul_64")
+MIXED = ("advanced/03_mixed_kernel.py", "matmul_bias_epilogue")
+
+
+def _case(where: tuple[str, str]) -> Case:
+    path = ROOT / "examples" / where[0]
+    spec = importlib.util.spec_from_file_location(f"kernel_engine_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return next(c for c in module.CASES if c.name == where[1])
+
+
+def _build(where: tuple[str, str], out: Path) -> tuple[Case, Any]:
+    case = _case(where)
+    return case, compile_case(case, out, dump_passes=False)
+
+
+def _run(case: Case, compiled: Any, **config: Any) -> tuple[Any, tuple[torch.Tensor, ...]]:
+    args = case.inputs()
+    return run(compiled, *args, config=RunConfig(**config)), args
+
+
+def _output(case: Case, args: tuple[torch.Tensor, ...], name: str | None = None) -> torch.Tensor:
+    return args[case.param_names.index(name or case.outputs[0])]
+
+
+def _kernel_cpp(compiled: Any) -> Path:
+    (path,) = sorted(Path(compiled.output_dir).glob("kernels/*/*.cpp"))
+    return path
+
+
+def _libraries(compiled: Any) -> list[Path]:
+    return sorted((Path(compiled.output_dir) / CACHE_DIR).glob("*.so"))
+
+
+@pytest.fixture(scope="module")
+def add_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Case, Any]:
+    """chunked_add (the largest example) compiled once, never edited."""
+    return _build(ADD, tmp_path_factory.mktemp("engine-add") / "build")
+
+
+def test_config_validates_the_engine() -> None:
+    assert RunConfig().kernel_engine == "interpreter" and RunConfig().recompile_kernels is True
+    with pytest.raises(ValueError, match="kernel_engine takes one of 'interpreter', 'cpp', 'both', got 'gpu'"):
+        RunConfig(kernel_engine="gpu")
+
+
+def test_elementwise_cpp_is_identical_to_the_interpreter(add_build: tuple[Case, Any]) -> None:
+    case, compiled = add_build
+    ref, ref_args = _run(case, compiled)
+    got, args = _run(case, compiled, kernel_engine="cpp")
+    out = _output(case, args)
+    assert torch.equal(out, _output(case, ref_args)), "fp32 results of the C++ engine differ from the interpreter's"
+    assert torch.equal(out, case.expected(args)["c"])
+    assert got.total_cycles == ref.total_cycles > 0  # cycles still come from the interpreter
+    report = got.kernel_engine
+    assert report is not None and report.engine == "cpp" and report.cpp_calls == len(got.tasks)
+    assert ref.kernel_engine is None
+
+
+def test_cache_location_and_timing_reuse(add_build: tuple[Case, Any]) -> None:
+    case, compiled = add_build
+    first, _ = _run(case, compiled, kernel_engine="cpp")
+    second, args = _run(case, compiled, kernel_engine="cpp")
+    cache = Path(compiled.output_dir) / "cache" / "kernels"
+    (lib,) = _libraries(compiled)
+    assert lib.parent == cache and lib.name.startswith("chunked_add_incore_0-")
+    assert second.kernel_engine is not None and set(second.kernel_engine.libraries.values()) == {lib}
+    # The second launch of the same signature takes its cycles from the first interpreter run.
+    assert second.kernel_engine.interpreter_runs == 0 and second.kernel_engine.cpp_calls == 1
+    assert second.total_cycles == first.total_cycles
+    assert torch.equal(_output(case, args), case.expected(args)["c"])
+
+
+def test_matmul_within_tolerance_and_both_reports_the_difference(tmp_path: Path) -> None:
+    case, compiled = _build(MATMUL, tmp_path / "build")
+    got, args = _run(case, compiled, kernel_engine="cpp")
+    torch.testing.assert_close(_output(case, args), case.expected(args)["c"], rtol=case.rtol, atol=case.atol)
+    both, args = _run(case, compiled, kernel_engine="both")
+    report = both.kernel_engine
+    assert report is not None and report.engine == "both"
+    (diff,) = report.diffs
+    assert diff.func_name == "matmul_64_incore_0" and diff.name == "c" and diff.numel == 64 * 64
+    # fp32 accumulation in another order: small differences, listed, within the case's tolerance.
+    assert diff.differs and 0 < diff.max_abs < 1e-4 and diff.max_rel < 1e-2
+    assert "differ" in report.summary() and "'c'" in report.summary()
+    torch.testing.assert_close(_output(case, args), case.expected(args)["c"], rtol=case.rtol, atol=case.atol)
+
+
+def test_both_on_elementwise_finds_no_difference(add_build: tuple[Case, Any]) -> None:
+    case, compiled = add_build
+    both, _ = _run(case, compiled, kernel_engine="both")
+    report = both.kernel_engine
+    assert report is not None and report.diffs and not report.differing
+    assert report.interpreter_runs == report.cpp_calls == 1
+    assert "all 1 outputs identical" in report.summary()
+    assert both.summary().endswith(report.summary())  # the run's summary carries the engine's lines
+
+
+def test_mixed_kernel_pipes_through_the_cpp_engine(tmp_path: Path) -> None:
+    case, compiled = _build(MIXED, tmp_path / "build")
+    got, args = _run(case, compiled, kernel_engine="cpp")
+    want = case.expected(args)
+    for name in case.outputs:
+        torch.testing.assert_close(_output(case, args, name), want[name], rtol=case.rtol, atol=case.atol)
+    assert got.kernel_engine is not None and len(got.kernel_engine.libraries) == 2  # the aic and the aiv part
+
+
+def test_edited_cpp_is_rebuilt_and_noted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    case, compiled = _build(ADD, tmp_path / "build")
+    _run(case, compiled, kernel_engine="cpp")
+    (old,) = _libraries(compiled)
+    cpp = _kernel_cpp(compiled)
+    text = cpp.read_text()
+    assert text.count("TADD(") == 1
+    cpp.write_text(text.replace("TADD(", "TSUB("))
+
+    got, args = _run(case, compiled, kernel_engine="both")
+    (new,) = _libraries(compiled)  # rebuilt; the old build of the kernel is gone
+    assert new != old and not old.exists()
+    a, b = args[0], args[1]
+    report = got.kernel_engine
+    assert report is not None
+    (diff,) = report.differing
+    assert diff.name == "c" and diff.max_abs > 0.1
+    # "both" keeps the interpreter's numbers (from the .pto): still a + b.
+    assert torch.equal(_output(case, args), a + b)
+    (note,) = report.notes
+    assert "kernels/aiv/chunked_add_incore_0.cpp does not match ptoas/chunked_add_incore_0.pto" in note
+    assert "cycles and DFX come from the .pto, which no longer matches the .cpp" in note
+    assert note in capsys.readouterr().err
+
+    got, args = _run(case, compiled, kernel_engine="cpp")  # the numbers come from the edited .cpp
+    assert torch.equal(_output(case, args), args[0] - args[1])
+
+
+def test_no_recompile_reuses_the_cached_binary(tmp_path: Path) -> None:
+    case, compiled = _build(ADD, tmp_path / "build")
+    _run(case, compiled, kernel_engine="cpp")
+    (lib,) = _libraries(compiled)
+    cpp = _kernel_cpp(compiled)
+    cpp.write_text(cpp.read_text().replace("TADD(", "TSUB("))
+    got, args = _run(case, compiled, kernel_engine="cpp", recompile_kernels=False)
+    assert got.kernel_engine is not None and got.kernel_engine.libraries == {"chunked_add_incore_0": lib}
+    assert _libraries(compiled) == [lib]
+    assert torch.equal(_output(case, args), args[0] + args[1])  # the cached (unedited) kernel ran
+    assert f"recompile_kernels=False: chunked_add_incore_0 runs the cached build {lib.name}" in "".join(
+        got.kernel_engine.notes
+    )
+
+
+def test_compile_error_names_the_file_and_line_and_leaves_no_binary(tmp_path: Path) -> None:
+    case, compiled = _build(ADD, tmp_path / "build")
+    _run(case, compiled, kernel_engine="cpp")
+    assert _libraries(compiled)
+    cpp = _kernel_cpp(compiled)
+    lines = cpp.read_text().splitlines()
+    line = next(i for i, ln in enumerate(lines) if "TADD(" in ln)
+    lines[line] = lines[line].replace("TADD(", "TADD_NO_SUCH_OP(")
+    cpp.write_text("\n".join(lines) + "\n")
+    with pytest.raises(KernelBuildError) as info:
+        _run(case, compiled, kernel_engine="cpp")
+    message = str(info.value)
+    first = message.splitlines()[0]
+    assert re.match(rf"{re.escape(str(cpp))}:{line + 1}:\d+: error: .*TADD_NO_SUCH_OP", first), first
+    assert info.value.__cause__ is None and info.value.__suppress_context__  # no chained traceback
+    assert _libraries(compiled) == []  # nothing stale: no binary of that kernel stays in the cache
+    assert not any(p.name.startswith(".") for p in (Path(compiled.output_dir) / CACHE_DIR).iterdir())
+
+
+def test_missing_compiler_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pypto.ptoas.build as build
+
+    case, compiled = _build(ADD, tmp_path / "build")
+    monkeypatch.setattr(build, "CXX", str(tmp_path / "no-such-g++"))
+    with pytest.raises(
+        KernelBuildError, match=r"cannot build .*chunked_add_incore_0\.cpp: .*not found \(install g\+\+"
+    ):
+        _run(case, compiled, kernel_engine="cpp")
+    assert _libraries(compiled) == []
+
+
+def test_a_program_without_build_directory_is_refused() -> None:
+    import pypto.language as pl
+
+    @pl.jit
+    def tile_add(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            pl.store(pl.add(pl.load(a, [0, 0], [32, 32]), pl.load(b, [0, 0], [32, 32])), [0, 0], c)
+        return c
+
+    a, b, c = torch.randn(32, 32), torch.randn(32, 32), torch.zeros(32, 32)
+    program = tile_add.lower(a, b, c)
+    with pytest.raises(KernelEngineError, match="runs the build directory's kernels"):
+        run(program, a, b, c, config=RunConfig(kernel_engine="cpp"))
+
+
+def test_compare_counts_differences_nan_aware() -> None:
+    import numpy as np
+
+    x = np.array([1.0, np.nan, 3.0, 4.0], np.float32)
+    y = np.array([1.0, np.nan, 3.5, np.nan], np.float32)
+    max_abs, max_rel, bad = compare(x, y)
+    assert bad == 2 and max_abs == float("inf") and max_rel == float("inf")
+    assert compare(x, x.copy()) == (0.0, 0.0, 0)
+    bf16 = np.array([0x3F80, 0x4000], np.uint16)  # 1.0, 2.0
+    assert compare(bf16, np.array([0x3F80, 0x4040], np.uint16), "BF16") == (1.0, 0.5, 1)
+
+
+@pytest.mark.usefixtures("own_dfx_flags")
+def test_cpp_engine_keeps_the_interpreters_timeline_and_dfx(add_build: tuple[Case, Any]) -> None:
+    case, compiled = add_build
+    flags = {"enable_chip_swimlane": 2, "enable_pmu": 2}
+    ref, _ = _run(case, compiled, **flags)
+    got, args = _run(case, compiled, kernel_engine="cpp", **flags)
+    assert torch.equal(_output(case, args), case.expected(args)["c"])
+    assert got.swimlane_records(2) == ref.swimlane_records(2)
+    assert [r.cycles for r in got.tasks] == [r.cycles for r in ref.tasks]
+    assert sorted(got.dfx_outputs) == sorted(ref.dfx_outputs) and got.dfx_outputs
+    assert all(p.is_file() for paths in got.dfx_outputs.values() for p in paths)
+
+
+def test_a_failing_compiled_kernel_names_the_task_and_the_check(tmp_path: Path) -> None:
+    case, compiled = _build(ADD, tmp_path / "build")
+    cpp = _kernel_cpp(compiled)
+    cpp.write_text(cpp.read_text().replace("TADD(", "wait_flag(PIPE_MTE2, PIPE_V, EVENT_ID7); TADD(", 1))
+    with pytest.raises(KernelEngineError) as info:
+        _run(case, compiled, kernel_engine="cpp")
+    message = str(info.value)
+    assert message.startswith("task t0 (@chunked_add_incore_0): ") and str(cpp) in message
+    assert "the compiled kernel stopped" in message and "without a matching set_flag" in message
