@@ -24,7 +24,7 @@ from .constexpr import NotConstant, evaluate
 from .expressions import ExprMixin
 from .scopes import Scope, set_name
 from .source import Source, dotted
-from .statements import Frame, StmtMixin, mark_runtime_scope
+from .statements import Frame, SpmdLaunch, StmtMixin, mark_runtime_scope
 
 
 @dataclass
@@ -91,6 +91,7 @@ class FunctionBuilder(ExprMixin, CallMixin, StmtMixin):
         self.target_name: str | None = None
         self.returned: tuple[list[SSAValue], ast.Return] | None = None
         self.runtime_scope = False
+        self.spmd: SpmdLaunch | None = None  # the enclosing ``with pl.spmd(...)``
 
     def fail(self, cls: type[ParserError], message: str, node: ast.AST, hint: str | None = None) -> ParserError:
         return self.src.error(cls, message, node, hint)

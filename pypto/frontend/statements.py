@@ -11,7 +11,7 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import IndexType, UnitAttr, i1
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from pypto.dialects.enums import ForKind, Level
+from pypto.dialects.enums import ForKind, FunctionType, Level
 from pypto.dialects.op_base import describe_type, same_kind_shape_dtype
 from pypto.dialects.program import AtOp, YieldOp, set_for_kind
 from pypto.dialects.types import TileType
@@ -398,6 +398,9 @@ class StmtMixin:
             finally:
                 self.frames = saved
             return
+        if path == "pl.spmd":
+            self.spmd_scope(s, call, live_after)
+            return
         if path != "pl.at":
             raise self.fail(
                 UnsupportedFeatureError, f"unsupported context manager '{path or ast.unparse(call.func)}'", call
@@ -433,6 +436,55 @@ class StmtMixin:
         for n, r in zip(outs, op.res, strict=False):
             set_name(r, n)
             self.scope.assign(n, r)
+
+
+    def spmd_scope(self: FunctionBuilder, s: ast.With, call: ast.Call, live_after: set[str]) -> None:
+        """``with pl.spmd(n):`` / ``pl.spmd(core_num=n, sync_start=False)`` in an Orchestration
+        function: every kernel call of the body launches as one task of ``n`` blocks, each block on its
+        own core reading its index with ``pl.tile.get_block_idx()`` (the calls carry ``pl.block_num``
+        and, when set, ``pl.sync_start``). A body that launches no kernel is rejected."""
+        if self.kind is not FunctionType.Orchestration:
+            raise self.fail(UnsupportedFeatureError, "'with pl.spmd(...)' launches kernels: use it in an Orchestration function", call)
+        if self.spmd is not None:
+            raise self.fail(UnsupportedFeatureError, "pl.spmd scopes do not nest", call)
+        kw: dict[str, Any] = {}
+        for k in call.keywords:
+            if k.arg not in ("core_num", "sync_start", "name_hint"):
+                raise self.fail(InvalidOperationError, f"pl.spmd has no argument '{k.arg}' (core_num, sync_start)", k.value)
+            try:
+                kw[k.arg] = evaluate(k.value, self.src.globals)
+            except NotConstant as e:
+                raise self.fail(ParserTypeError, f"pl.spmd {k.arg} must be a constant: {e.message}", e.node) from None
+        if len(call.args) > 1 or (call.args and "core_num" in kw):
+            raise self.fail(InvalidOperationError, "pl.spmd takes one block count: pl.spmd(n) or pl.spmd(core_num=n)", call)
+        if call.args:
+            try:
+                kw["core_num"] = evaluate(call.args[0], self.src.globals)
+            except NotConstant as e:
+                raise self.fail(ParserTypeError, f"pl.spmd's block count must be a constant: {e.message}", e.node) from None
+        n = kw.get("core_num")
+        node = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "core_num"), call)
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise self.fail(ParserTypeError, f"pl.spmd's block count must be a positive integer, got {n!r}", node)
+        self.spmd = SpmdLaunch(n, bool(kw.get("sync_start", False)))
+        saved = self.frames
+        self.frames = [*saved, Frame("spmd")]
+        try:
+            self.stmts(s.body, live_after)
+        finally:
+            self.frames = saved
+            launch, self.spmd = self.spmd, None
+        if not launch.calls:
+            raise self.fail(InvalidOperationError, "a 'with pl.spmd(...)' body must launch a kernel (call one)", s)
+
+
+@dataclass
+class SpmdLaunch:
+    """The ``with pl.spmd(...)`` scope being built: its block count and the kernel calls it marked."""
+
+    block_num: int
+    sync_start: bool = False
+    calls: int = 0
 
 
 def mark_runtime_scope(f: func.FuncOp) -> None:

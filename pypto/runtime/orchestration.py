@@ -133,6 +133,11 @@ class Task:
     """One entry per reason behind ``deps`` (a pair may repeat), in the order they were found."""
     dumps: frozenset[int] = frozenset()
     """The argument indices the call marks for a partial args dump (``attrs={"dumps": [...]}``)."""
+    block_num: int = 1
+    """SPMD blocks (``with pl.spmd(n)``: ``n``): the task runs once per block, each block on its own
+    core(s) reading its index with ``pl.tile.get_block_idx()``; 1 for a plain task."""
+    sync_start: bool = False
+    """``pl.spmd(..., sync_start=True)``: every block is dispatched at once, or none."""
 
     @property
     def label(self) -> str:
@@ -414,6 +419,9 @@ class _HostInterpreter:
         _set_dtypes(task_args, callee)
         task = self.issue(callee, task_args, _int_attr(op, "pl.task_id"), _static_deps(op), _loc(op))
         task.dumps = _dump_marks(op, callee)
+        task.block_num = max(_int_attr(op, "pl.block_num") or 1, 1)
+        sync = op.attributes.get("pl.sync_start")
+        task.sync_start = isinstance(sync, IntegerAttr) and bool(sync.value.data)
         return self._results(callee, op, args, dirs)
 
     @staticmethod

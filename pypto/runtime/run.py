@@ -392,12 +392,12 @@ def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -
     races: list[TaskRace] = []
     problems: list[str] = []
 
-    channels: dict[int, dict[str, Any]] = {}  # per task: the cube<->vector pipes its parts share
+    channels: dict[tuple[int, int], dict[str, Any]] = {}  # per task block: the cube<->vector pipes its parts share
     collectors = collectors_for(config, prepared.out_dir)  # the DFX artefacts the flags ask for
     for c in collectors:
         c.config = config  # the run's options (args_dump reads extra["dumps"])
 
-    def run_part(task: Task, part: KernelPart) -> Any:
+    def run_part(task: Task, part: KernelPart, block: int = 0) -> Any:
         unit = prepared.unit(part.func_name)
         for c in collectors:
             c.before_task(task, part)
@@ -412,7 +412,8 @@ def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -
                 check_races=config.check_races,
                 positions=unit.positions,
                 pto_file=unit.pto_file,
-                channels=channels.setdefault(task.id, {}),
+                channels=channels.setdefault((task.id, block), {}),
+                block=(block, task.block_num),
             )
         except DeviceError as e:  # name the task too: a kernel may run as many tasks
             raise type(e)(f"task {task.label} (@{part.func_name}): {e}") from e
@@ -426,7 +427,7 @@ def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -
     scheduler = Scheduler(target, run_part, lambda task: pipe_order(task, prepared), config.aicpu_thread_num)
     with _stage("device_execution"):
         records = scheduler.run(graph)
-    for task_id, pipes in sorted(channels.items()):
+    for (task_id, _), pipes in sorted(channels.items()):
         for direction, left in sorted(pipes.items()):
             if left:
                 label = next(t.label for t in graph.tasks if t.id == task_id)

@@ -61,10 +61,15 @@ def _run(threads: int | None, target: Path | None = None, level: int = 0, build:
 
 
 def _expected(result: Any, target: Any, threads: int) -> dict[str, Any]:
-    """The timeline reckoned by hand from the target's costs and the three kernels' cycles."""
+    """The timeline reckoned by hand from the target's costs and the three kernels' cycles.
+
+    The orchestrator runs from cycle 0: t0 is the first task to use ``tmp`` (a ``pl.create_tensor``),
+    so one ``alloc`` step (its own level-4 record) precedes t0's ``submit``; t1 and t2 only submit.
+    t0 and t2 are ready when submitted; t1 when t0's complete and release phases have retired t0."""
     c, lat = target.aicpu, target.dispatch_latency_cycles
     k0, k1, k2 = (t.cycles for t in result.tasks)
-    s0 = c.submit + c.alloc  # t0 is the first task to use tmp: its submit allocates it
+    a0 = c.alloc  # tmp's alloc step, before t0's submit
+    s0 = a0 + c.submit
     s1, s2 = s0 + c.submit, s0 + 2 * c.submit  # tmp is allocated once
     d0 = s0 + c.dispatch  # thread 0 pops t0 as soon as it is submitted
     e0 = d0 + lat + k0
@@ -75,7 +80,7 @@ def _expected(result: Any, target: Any, threads: int) -> dict[str, Any]:
     d1 = release_end + c.dispatch
     e1 = d1 + lat + k1
     assert e1 > e2 > d1
-    return {"submit": [(0, s0), (s0, s1), (s1, s2)], "dispatch": [d0, d1, d2], "start": [d0 + lat, d1 + lat, d2 + lat],
+    return {"submit": [(0, a0), (a0, s0), (s0, s1), (s1, s2)], "dispatch": [d0, d1, d2], "start": [d0 + lat, d1 + lat, d2 + lat],
             "end": [e0, e1, e2], "finish": [e0, e1, e2], "total": e1, "release_end": release_end}  # fmt: skip
 
 
@@ -91,11 +96,12 @@ def test_one_thread_reckoned_by_hand() -> None:
     assert [t.core_ids for t in result.tasks] == [[24], [24], [25]]  # t1 reuses t0's core once t0 is retired
     (orch,) = result.orchestrator_phases
     assert [(p["start_cycles"], p["end_cycles"]) for p in orch] == want["submit"]
+    assert [(p.get("kind"), p["task_id"]) for p in orch] == [("alloc", 0), (None, 0), (None, 1), (None, 2)]
     c = target.aicpu
     (sched,) = result.scheduler_phases
     e0, e1, e2 = want["end"]
     d0, d1, d2 = want["dispatch"]
-    s2 = want["submit"][2][1]
+    s2 = want["submit"][3][1]  # t2's submit end (after tmp's alloc and three submits)
     assert [(p["kind"], p["start_cycles"], p["end_cycles"], p["tasks_processed"]) for p in sched] == [
         ("dispatch", d0 - c.dispatch, d0, 1),
         ("dispatch", s2, d2, 1),
@@ -170,8 +176,9 @@ def test_levels_record_cumulatively_and_cost_nothing(tmp_path: Path, level: int)
             assert len(p["shared_at_start"]) == len(p["shared_at_end"]) == 3
     if level >= 4:
         (orch,) = records["aicpu_orchestrator_phases"]
-        assert [list(p) for p in orch] == [["submit_idx", "task_id", "start_cycles", "end_cycles"]] * 3
-        assert [p["task_id"] for p in orch] == [0, 1, 2]
+        submit = ["submit_idx", "task_id", "start_cycles", "end_cycles"]
+        assert [list(p) for p in orch] == [[*submit, "kind"]] + [submit] * 3  # tmp's alloc, then 3 submits
+        assert [p["task_id"] for p in orch] == [0, 0, 1, 2] and orch[0]["kind"] == "alloc"
 
 
 def test_level_4_trace_draws_the_aicpu_lanes(tmp_path: Path) -> None:
@@ -183,8 +190,9 @@ def test_level_4_trace_draws_the_aicpu_lanes(tmp_path: Path) -> None:
     lanes = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["name"] == "thread_name"}
     assert lanes[(1, 4000)] == "Orch_0" and lanes[(2, 30000)] == "Sched_0" and (2, 3999) in lanes
     submits = [e for e in events if e["ph"] == "X" and e["pid"] == 1]
-    assert [e["name"] for e in submits] == ["submit(t0)", "submit(t1)", "submit(t2)"]
-    assert submits[0]["args"] == {"phase": "orch_submit", "submit_idx": 0, "task_id": 0}
+    assert [e["name"] for e in submits] == ["alloc(t0)", "submit(t0)", "submit(t1)", "submit(t2)"]
+    assert submits[0]["args"] == {"phase": "orch_alloc", "submit_idx": 0, "task_id": 0}
+    assert submits[1]["args"] == {"phase": "orch_submit", "submit_idx": 0, "task_id": 0}
     phases = [e["name"] for e in events if e["ph"] == "X" and e["pid"] == 2]
     assert phases == ["dispatch(1)", "dispatch(1)", "complete(1)", "release(1)", "dispatch(1)", "complete(1)",
                       "complete(1)"]  # fmt: skip
