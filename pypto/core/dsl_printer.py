@@ -412,6 +412,10 @@ class _FunctionPrinter:
             return self.at_scope(op, indent)
         if isinstance(op, scf.IfOp):
             return self.if_stmt(op, indent)
+        if isinstance(op, func.CallOp) and isinstance(n := op.attributes.get("pl.block_num"), IntegerAttr):
+            sync = ", sync_start=True" if "pl.sync_start" in op.attributes else ""  # an SPMD launch
+            self.emit(indent, f"with pl.spmd({n.value.data}{sync}):")
+            indent += 1
         pos = 2 * a.liveness.index(op)
         if isinstance(op, TileAllocOp):
             name = self.define(op.result, pos, hint=op.base.data)
