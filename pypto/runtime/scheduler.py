@@ -7,36 +7,54 @@ Model (discrete events, one time axis in target core cycles; every cost is a fie
   aic_cores-1``) and ``aic_cores * aiv_per_aic`` AIV cores (the next ids);
   AIC core *i* and AIV cores ``aic_cores + i*aiv_per_aic + j`` form cluster *i*;
 - the orchestrator (one AICPU thread) submits the tasks in order from cycle 0:
-  task *k*'s submit takes ``submit`` cycles plus ``alloc`` per ``tensor.create``
-  buffer it is the first task to use; a submitted task whose producers have all
-  been released enters the shared ready queue of its type (aic / aiv / mix) when
-  its submit ends;
+  before task *k*'s submit, one ``alloc`` step (``alloc`` cycles, a level-4 record of its own marked
+  ``"kind": "alloc"``) per ``tensor.create`` buffer it is the first task to use; then its ``submit``
+  (``submit`` cycles); a submitted task whose producers have all been released enters the shared
+  ready queue of its type (aic / aiv / mix) when its submit ends;
+- a task is ``block_num`` blocks (``with pl.spmd(n)``: ``n``; 1 for a plain task), each run on its
+  own core(s) with its block index (``pl.tile.get_block_idx()``); the blocks are popped one by one,
+  each onto the free cores of the thread that pops it, so one task may span several loop iterations
+  and threads; it stays in the ready queue until its last block is popped and is done (its fanout
+  released) when its last block is retired;
 - ``threads`` scheduler threads (``RunConfig.aicpu_thread_num`` overrides it)
   each own the cores of the clusters ``c`` with ``c % threads == i``
   (``core_to_thread``). A thread loops; an iteration runs when it is free and
-  has work (a task on its cores has ended, or a queued task fits one of its idle
+  has work (a block on its cores has ended, or a queued task fits one of its idle
   cores), and runs its phases back to back:
-  ``complete`` (``complete`` cycles per ended task; the task's ``finish`` is the
+  ``complete`` (``complete`` cycles per ended block; the block's ``finish`` is the
   phase start, its cores are idle from the phase end), ``release`` (``release``
-  cycles per fanout edge of those tasks; a consumer whose last producer this
-  releases enters the ready queue at the phase end, or at its submit end if
-  later) and ``dispatch`` (the ready tasks in submission order: each that fits
+  cycles per fanout edge of the tasks whose last block this retired; a consumer whose last producer
+  this releases enters the ready queue at the phase end, or at its submit end if
+  later), ``drain`` (below) and ``dispatch`` (the ready tasks in submission order: each block that fits
   idle cores of the thread is popped, ``dispatch`` cycles each; its ``dispatch``
-  time is the end of its pop, when its core receives it; a task that does not
-  fit is a pop miss); no ``async_poll`` phase runs (no task waits on async
-  completions here) and idle time is the gap between phases;
-- a task goes to the lowest-numbered idle core(s) of its thread of its type: an
+  time is the end of its pop, when its core receives it; a task none of whose blocks fits is a pop
+  miss); idle time is the gap between phases;
+- ``drain`` (a ``pl.spmd(n, sync_start=True)`` task, whose blocks must co-start): such a task is
+  dispatched only when all its remaining blocks fit the thread's idle cores at once. Until then it
+  holds the queue behind it: a later-submitted task competing for the same core type is not popped by
+  a thread whose cores could host the whole launch (a pop miss), so the cores drain. When it fits, a
+  ``drain`` phase reserves the cores (inner ``drain_prepare``, ``drain`` cycles) and publishes every
+  block (inner ``drain_publish``, ``dispatch`` cycles per block): all blocks share the publish end as
+  their dispatch time;
+- §2's other kinds are not modelled because nothing on this simulator does what they time:
+  ``async_poll`` (no task waits on async completions: no comm or deferred-completion ops),
+  ``dummy`` / ``dummy_task`` (the orchestration issues no task without a kernel), ``early_dispatch`` and
+  ``resolve`` (no ``allow_early_resolve``: a consumer is resolved in ``release``), ``graph_prepare`` and
+  ``predicated_skip`` (no graph tasks or predicates);
+- a block goes to the lowest-numbered idle core(s) of its thread of its type: an
   ``"aic"`` task to an AIC core, an ``"aiv"`` task to an AIV core, a ``"mix"``
   (Group) task to a whole cluster (its AIC core and as many of its AIV cores as
   it has AIV parts, all idle), every part starting together;
 - ``start = dispatch + target.dispatch_latency_cycles`` (the core's receive to
   start); ``end = start + cycles`` (the interpreter's cycle count of the kernel;
-  the longest part for a Group); the core is busy from dispatch to finish.
+  the longest part for a Group); the core is busy from dispatch to finish. Each
+  core counts its dispatches: the ``n``-th block it receives has ``reg_task_id`` ``n``.
 
 Without an ``npu.aicpu`` row (one thread, every cost 0) this is a fixed dispatch
 latency: a task is dispatched the moment it is ready. Threads are simulated one
 iteration at a time, earliest first; an iteration is atomic (another thread
-does not pop between its phases).
+does not pop between its phases). Collection never changes this timeline: every swimlane level
+records the same run.
 
 The kernel of a task runs (numerics and timing, via ``run_part``) when it is
 dispatched; since its producers have finished by then, their outputs are in
@@ -322,10 +340,21 @@ class Scheduler:
                 return []
             return out
 
+        def overlap(a: Task, b: Task) -> bool:
+            return "mix" in (a.core_type, b.core_type) or a.core_type == b.core_type
+
+        def held(i: int, tid: int, free: list[Core]) -> bool:
+            """A drain holds ``tid``: an earlier ``sync_start`` task in the queue competes for its core type
+            and does not fit ``free`` yet, although it would fit the thread's cores once they are idle."""
+            return any(
+                s < tid and tasks[s].sync_start and overlap(tasks[s], tasks[tid]) and not placement(s, free)
+                and placement(s, own[i]) for s in visible
+            )  # fmt: skip
+
         def next_action(i: int) -> int | None:
             times = [block_end(k) for k, th in running.items() if th == i]
             free = idle(i)
-            times += [v for tid, v in visible.items() if placement(tid, free)]
+            times += [v for tid, v in visible.items() if placement(tid, free) and not held(i, tid, free)]
             return max(free_at[i], min(times)) if times else None
 
         def phase(i: int, kind: str, start: int, end: int, n: int, at_start: list[int], **extra: int) -> None:
@@ -370,9 +399,30 @@ class Scheduler:
                 if edges:
                     phase(i, "release", now, end, made, at_start)
                 now = end
+            for tid in sorted(t for t, v in visible.items() if v <= now and tasks[t].sync_start):
+                fits = placement(tid, idle(i))
+                if not fits:
+                    continue
+                # drain: reserve the idle cores of every block (drain_prepare), then publish them all at
+                # once (drain_publish, one dispatch each): the blocks are dispatched together and co-start
+                at_start, start = depths(now), now
+                ready = now + costs.drain
+                now = ready + costs.dispatch * len(fits)
+                for cores in fits:
+                    block = next_block[tid]
+                    next_block[tid] += 1
+                    for c in cores:
+                        busy[c.id] = tid
+                    self._launch(tasks[tid], block, cores, now, records)
+                    running[(tid, block)] = i
+                del visible[tid]
+                phase(i, "drain", start, now, len(fits), at_start)
+                phase(i, "drain_prepare", start, ready, len(fits), at_start)
+                phase(i, "drain_publish", ready, now, len(fits), depths(ready))
             at_start, start, hit, miss = depths(now), now, 0, 0
             for tid in sorted(t for t, v in visible.items() if v <= start):
-                fits = placement(tid, idle(i))
+                free = idle(i)
+                fits = placement(tid, free) if not tasks[tid].sync_start and not held(i, tid, free) else []
                 if not fits:
                     miss += 1
                     continue

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 PROCESSES = {1: "AICPU Orchestrator", 2: "AICPU Scheduler", 3: "Scheduler View", 4: "Worker View"}
+INNER_PHASES = ("resolve", "drain_prepare", "drain_publish")
+"""§2's inner scheduler phases (inside an outer one): drawn on the thread's second lane (tid + 1)."""
 
 
 class TraceInputError(ValueError):
@@ -184,10 +186,13 @@ def _aicpu_lanes(
     counters: list[tuple[float, int, int, list[int]]] = []
     for i, thread in enumerate(sched):
         events.append(_meta(2, _sched_lane(i), f"Sched_{i}"))
+        if any(p["kind"] in INNER_PHASES for p in thread):
+            events.append(_meta(2, _sched_lane(i) + 1, f"Sched_{i}_inner"))
         for n, p in enumerate(thread):
             ts = us(p["start_cycles"])
             args = {k: v for k, v in p.items() if k not in ("kind", "start_cycles", "end_cycles")}
-            events.append({"ph": "X", "pid": 2, "tid": _sched_lane(i), "name": f"{p['kind']}({p['tasks_processed']})",
+            lane = _sched_lane(i) + (p["kind"] in INNER_PHASES)  # §3: inner phases on the +1 lane
+            events.append({"ph": "X", "pid": 2, "tid": lane, "name": f"{p['kind']}({p['tasks_processed']})",
                            "ts": ts, "dur": round(us(p["end_cycles"]) - ts, 6), "args": {"phase": p["kind"], **args}})  # fmt: skip
             for when, key in ((p["start_cycles"], "shared_at_start"), (p["end_cycles"], "shared_at_end")):
                 if isinstance(p.get(key), list) and len(p[key]) == 3:
@@ -201,7 +206,7 @@ def _aicpu_lanes(
         thread = core_to_thread[core] if core < len(core_to_thread) else -1
         if not 0 <= thread < len(sched) or (core, reg) not in worker_ts:
             continue
-        phase = next((p for p in sched[thread] if p["kind"] == "dispatch"
+        phase = next((p for p in sched[thread] if p["kind"] in ("dispatch", "drain")
                       and p["start_cycles"] <= row[2] <= p["end_cycles"]), None)  # fmt: skip
         if phase is None:
             continue
