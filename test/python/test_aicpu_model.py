@@ -278,3 +278,14 @@ def test_sync_start_drains_reckoned_by_hand(two_clusters: Path) -> None:
     assert inner == ["drain_prepare(2)", "drain_publish(2)"]
     assert "drain(2)" in [e["name"] for e in events if e["ph"] == "X" and e["pid"] == 2 and e["tid"] == 30000]
     assert sum(e["ph"] == "s" and e["name"] == "dispatch" for e in events) == 4  # t0, t1's two blocks, t2
+
+
+def test_the_drain_field_is_optional_and_round_trips() -> None:
+    from pypto.target.model import parse_target_op, print_target_op
+
+    text = (TARGETS_DIR / "a2a3.mlir").read_text()
+    assert "drain = 74" in print_target_op(parse_target_op(text))  # printed when set
+    without = text.replace("dispatch = 37 drain = 74", "dispatch = 37")
+    printed = print_target_op(parse_target_op(without))
+    assert "dispatch = 37" in printed and "drain" not in printed  # left out: not printed, and 0
+    assert load_target("a2a3").aicpu.drain == 74

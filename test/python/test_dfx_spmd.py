@@ -302,3 +302,22 @@ def test_sched_overhead_analysis_cli(full: tuple[Any, Path]) -> None:
     assert "spmd: t0 x4 blocks (4 core rows), t1 x2 blocks (2 core rows)\n" in proc.stdout
     a = analyze(_swimlane(out), [(0, 1), (1, 2)])
     assert a["critical_path"]["tasks"] == ["t0", "t1", "t2"]
+
+
+def test_swimlane_converter_reads_the_spmd_run(full: tuple[Any, Path], tmp_path: Path) -> None:
+    """The upstream-format tool path: records + deps.json + name map -> the same SPMD labels and anchors."""
+    _, out = full
+    dest = tmp_path / "merged.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pypto.tools.swimlane_converter", str(out / "chip_swimlane_records.json"),
+         "-o", str(dest), "--overhead"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    trace = json.loads(dest.read_text())
+    check_event_format(trace)
+    names = [e["name"] for e in trace["traceEvents"] if e["ph"] == "X" and e["pid"] == 4]
+    assert names.count("scale_rows_spmd(t0)") == 4 and names.count("add_rows_strided_spmd(t1)") == 2
+    assert "matmul_64(t2)" in names
+    counters = {e["name"] for e in trace["traceEvents"] if e["ph"] == "C"}
+    assert {"oh_aiv_idle", "oh_has_overhead", "shared_ready_queue"} <= counters
