@@ -340,6 +340,8 @@ class Scheduler:
                 return []
             return out
 
+        sync_tasks = [t.id for t in graph.tasks if t.sync_start]  # the only tasks that can hold others
+
         def overlap(a: Task, b: Task) -> bool:
             return "mix" in (a.core_type, b.core_type) or a.core_type == b.core_type
 
@@ -347,8 +349,8 @@ class Scheduler:
             """A drain holds ``tid``: an earlier ``sync_start`` task in the queue competes for its core type
             and does not fit ``free`` yet, although it would fit the thread's cores once they are idle."""
             return any(
-                s < tid and tasks[s].sync_start and overlap(tasks[s], tasks[tid]) and not placement(s, free)
-                and placement(s, own[i]) for s in visible
+                s < tid and s in visible and overlap(tasks[s], tasks[tid]) and not placement(s, free)
+                and placement(s, own[i]) for s in sync_tasks
             )  # fmt: skip
 
         def next_action(i: int) -> int | None:
