@@ -10,7 +10,8 @@ memory) and records every kernel call as a :class:`Task`:
   tensor arguments are :class:`TaskArg` s with the directions of the call's
   ``pl.arg_directions`` (DeriveCallDirections), else the callee's ``pl.dir``;
   its results are the tensors of the callee's returned parameters (else its
-  Out/InOut arguments in order);
+  Out/InOut arguments in order); a call marked ``pl.block_num = n`` (inside ``with pl.spmd(n)``) is
+  one task of ``n`` SPMD blocks (:attr:`Task.block_num`, ``pl.sync_start``: :attr:`Task.sync_start`);
 - a call to another Orchestration / Opaque / Inline function is walked inline;
 - ``scf.for`` / ``scf.if`` / ``scf.yield`` and integer/float ``arith`` ops run on
   the host (so a loop issues one task per iteration).
