@@ -12,6 +12,8 @@ Kernels:
                     then ``out = scaled + y`` as 2 AIV blocks striding over the 4 row chunks
                     (block b: chunks b, b + 2), then ``total = out @ w`` as one plain AIC task
   spmd_matmul    -- ``c = a @ b`` as 2 AIC blocks, one 64-row half each
+  spmd_loop_add  -- the loop form ``for i in pl.spmd(2):`` (the body is outlined into one kernel,
+                    ``i`` its block index): ``out = a + b``, one 64-row half per block
 
 Run:  .venv/bin/python examples/advanced/09_spmd.py
 """
@@ -93,6 +95,14 @@ def spmd_matmul(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
     return c
 
 
+@pl.jit
+def spmd_loop_add(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+    for i in pl.spmd(2):  # i binds the block index
+        off = i * 64
+        out = pl.store(pl.add(pl.load(a, [off, 0], [64, COLS]), pl.load(b, [off, 0], [64, COLS])), [off, 0], out)
+    return out
+
+
 def scale_add_inputs() -> tuple[torch.Tensor, ...]:
     x, y, w = torch.randn(ROWS, COLS), torch.randn(ROWS, COLS), torch.randn(64, 64)
     return x, y, w, torch.zeros(ROWS, COLS), torch.zeros(64, 64)
@@ -111,10 +121,19 @@ def matmul_reference(a: torch.Tensor, b: torch.Tensor) -> dict[str, torch.Tensor
     return {"c": a @ b}
 
 
+def loop_add_inputs() -> tuple[torch.Tensor, ...]:
+    return torch.randn(ROWS, COLS), torch.randn(ROWS, COLS), torch.zeros(ROWS, COLS)
+
+
+def loop_add_reference(a: torch.Tensor, b: torch.Tensor) -> dict[str, torch.Tensor]:
+    return {"out": a + b}
+
+
 CASES = [
     Case("spmd_scale_add", spmd_scale_add, scale_add_inputs, scale_add_reference, ("out", "total"),
          rtol=1e-3, atol=1e-3),
     Case("spmd_matmul", spmd_matmul, matmul_inputs, matmul_reference, ("c",), rtol=1e-3, atol=1e-3),
+    Case("spmd_loop_add", spmd_loop_add, loop_add_inputs, loop_add_reference, ("out",)),
 ]  # fmt: skip
 
 

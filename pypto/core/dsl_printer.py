@@ -478,6 +478,10 @@ class _FunctionPrinter:
             self.emit(indent + 1, "pass")
 
     def at_scope(self, op: AtOp, indent: int) -> None:
+        if isinstance(n := op.attributes.get("pl.block_num"), IntegerAttr):  # a scope launched as SPMD blocks
+            sync = ", sync_start=True" if "pl.sync_start" in op.attributes else ""
+            self.emit(indent, f"with pl.spmd({n.value.data}{sync}):")
+            indent += 1
         args = f"level=pl.Level.{op.scope_level.value}"
         if op.name_hint is not None:
             args += f", name_hint={json.dumps(op.name_hint.data)}"

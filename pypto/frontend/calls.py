@@ -25,6 +25,7 @@ from pypto.errors import (
 
 from .constexpr import AdirValue, NotConstant, evaluate
 from .source import dotted
+from .statements import mark_spmd
 from .sugar import OPS, SUGAR, sugar_op_name
 
 if TYPE_CHECKING:
@@ -323,10 +324,7 @@ class CallMixin:
                 node,
             )
         assert self.spmd is not None
-        op.attributes["pl.block_num"] = IntegerAttr(self.spmd.block_num, i64)
-        if self.spmd.sync_start:
-            op.attributes["pl.sync_start"] = BoolAttr.from_bool(True)
-        self.spmd.calls += 1
+        mark_spmd(op, self.spmd)
 
     def call_attrs(self: FunctionBuilder, op: func.CallOp, node: ast.expr) -> None:
         """``attrs={"arg_directions": [pl.adir.input, ...]}`` -> ``pl.<key>`` attributes."""

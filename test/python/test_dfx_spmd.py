@@ -20,7 +20,7 @@ from test_dfx_trace import check_event_format
 
 import pypto.language as pl
 from pypto.errors import ParserError
-from pypto.runtime import RunConfig
+from pypto.runtime import RunConfig, run
 from pypto.runtime.dfx.run_report import report_model
 from pypto.runtime.dfx.sched_overhead import analyze
 from pypto.target.model import load_target
@@ -321,3 +321,36 @@ def test_swimlane_converter_reads_the_spmd_run(full: tuple[Any, Path], tmp_path:
     assert "matmul_64(t2)" in names
     counters = {e["name"] for e in trace["traceEvents"] if e["ph"] == "C"}
     assert {"oh_aiv_idle", "oh_has_overhead", "shared_ready_queue"} <= counters
+
+
+def test_scope_forms_launch_blocks() -> None:
+    """``for i in pl.spmd(n)`` (upstream's loop form) and ``with pl.spmd(n): with pl.at(...)`` outline
+    their body into one kernel whose call is the SPMD launch; ``sync_start`` co-starts the blocks."""
+
+    @pl.jit
+    def loop_form(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+        for i in pl.spmd(2):
+            off = i * 64
+            out = pl.store(pl.add(pl.load(a, [off, 0], [64, 128]), pl.load(b, [off, 0], [64, 128])), [off, 0], out)
+        return out
+
+    @pl.jit
+    def at_form(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+        with pl.spmd(4, sync_start=True):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="quarter"):
+                row = pl.tile.get_block_idx() * 32
+                pl.store(pl.mul(pl.load(a, [row, 0], [32, 128]), 3.0), [row, 0], out)
+        return out
+
+    a, b, out = torch.randn(128, 128), torch.randn(128, 128), torch.zeros(128, 128)
+    result = run(loop_form.specialize(a, b, out), a, b, out)
+    torch.testing.assert_close(out, a + b)
+    assert [t.block_num for t in result.tasks] == [2]
+    assert "with pl.spmd(2):" in str(loop_form.lower(a, b, out))  # the printed program keeps the launch
+    out = torch.zeros(128, 128)
+    result = run(at_form.specialize(a, out), a, out)
+    torch.testing.assert_close(out, 3 * a)
+    (t,) = result.tasks
+    assert t.func_name == "quarter" and t.block_num == 4
+    assert len({blk.dispatch for blk in t.blocks}) == 1  # sync_start: one drain publishes every block
+    assert any(p["kind"] == "drain" for thread in result.scheduler_phases for p in thread)

@@ -92,6 +92,7 @@ TORCH_MATH: dict[str, Callable[..., dict[str, torch.Tensor]]] = {
     "prescaled_matmul": lambda a, b: {"c": torch.matmul(torch.mul(a, 2.0), b)},
     "spmd_scale_add": lambda x, y, w: {"out": torch.add(x, x) + y, "total": torch.matmul((torch.add(x, x) + y)[:64, :64], w)},
     "spmd_matmul": lambda a, b: {"c": torch.matmul(a, b)},
+    "spmd_loop_add": lambda a, b: {"out": torch.add(a, b)},
 }
 
 # The kinds pl-dsl.md §9 and issue 3 §8 ask for, by the case that covers them.
