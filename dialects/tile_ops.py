@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import IndexType, StringAttr
 from xdsl.ir import Attribute
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -575,6 +575,36 @@ class TileTpopFromAivOp(_TpopOp):
     TORCH: ClassVar[str | None] = "_tpop('v2c')"
     DIRECTION: ClassVar[str] = "v2c"
     SPACE: ClassVar[MemorySpace] = MemorySpace.Mat
+
+
+class _BlockQueryOp(_TileLayer, F.LayerOp):
+    """A query of the SPMD launch this kernel runs in (``pto.get_block_idx`` & co): an ``index``
+    scalar, the same on every core of one block. A task launched ``with pl.spmd(n)`` runs as ``n``
+    blocks, each on its own core; a task outside ``pl.spmd`` is one block (index 0 of 1)."""
+
+    result = result_def(IndexType)
+    traits = PURE
+    NO_TORCH: ClassVar[str | None] = "torch_codegen runs a kernel once, as block 0 of 1; it reads no launch"
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        return IndexType()
+
+
+@irdl_op_definition
+class TileGetBlockIdxOp(_BlockQueryOp):
+    """``pl.tile.get_block_idx()``: this block's index in its SPMD launch (0 .. block_num-1)."""
+
+    name = "pl.tile.get_block_idx"
+    PTO_OP: ClassVar[str | None] = "pto.get_block_idx"
+
+
+@irdl_op_definition
+class TileGetBlockNumOp(_BlockQueryOp):
+    """``pl.tile.get_block_num()``: the number of blocks of this SPMD launch (``pl.spmd(n)``'s ``n``)."""
+
+    name = "pl.tile.get_block_num"
+    PTO_OP: ClassVar[str | None] = "pto.get_block_num"
 
 
 TILE_OPS[:] = _ops()

@@ -23,10 +23,13 @@ def report(records_path: Path, deps_path: Path) -> str:
         raise TraceInputError(f"{deps_path}: expected a deps.json object with tasks and edges")
     try:
         edges, _ = deps_edges_and_names(deps, None)
+        blocks = {int(t["task_id"]): int(t.get("block_num", 1)) for t in deps.get("tasks", [])}
+    except (KeyError, TypeError, ValueError) as e:
+        raise TraceInputError(f"{deps_path}: deps.json does not have the documented tasks/edges ({e})") from None
     except TraceInputError as e:
         raise TraceInputError(f"{deps_path}: {e}") from None
     try:
-        return format_report(analyze(records, edges))
+        return format_report(analyze(records, edges, blocks))
     except TraceInputError as e:
         raise TraceInputError(f"{records_path}: {e}") from None
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from xdsl.dialects.builtin import BoolAttr, IntegerAttr, i64
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import BoolAttr, IndexType, IntegerAttr, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from pypto.diagnostics import error_at
@@ -29,6 +30,7 @@ from pypto.dialects.tile_ops import (
     TileLoadOp,
     TileMoveOp,
     TileStoreOp,
+    _BlockQueryOp,
     _TpopOp,
     _TpushOp,
 )
@@ -346,6 +348,15 @@ def lower_tpop(st: LoweringState, src: Operation) -> None:
     st.tiles[res] = TileRef(op.results[0], st.const(shape[0]), st.const(shape[1]), None)
 
 
+def lower_block_query(st: LoweringState, src: Operation) -> None:
+    """pl.tile.get_block_idx/get_block_num -> ``pto.get_block_idx`` (i64), cast to the pl ``index``."""
+    query = st.emit(pto_op(src).build(result_types=[i64]), src)
+    cast = st.emit(arith.IndexCastOp(query.results[0], IndexType()), src)
+    if src.results[0].name_hint:
+        cast.results[0].name_hint = src.results[0].name_hint
+    st.scalars[src.results[0]] = cast.results[0]
+
+
 FAMILY_HANDLERS: tuple[tuple[type[Operation], Handler], ...] = (
     (F.BinaryOp, lower_binary),
     (F.ScalarBinaryOp, lower_scalar),
@@ -368,6 +379,7 @@ FAMILY_HANDLERS: tuple[tuple[type[Operation], Handler], ...] = (
     (F.AssembleOp, lower_assemble),
     (_TpushOp, lower_tpush),
     (_TpopOp, lower_tpop),
+    (_BlockQueryOp, lower_block_query),
 )
 """The handler of each pl op family (or single op)."""
 

@@ -446,6 +446,10 @@ class _FunctionPrinter:
             return self.at_scope(op, indent)
         if isinstance(op, scf.IfOp):
             return self.if_stmt(op, indent)
+        if isinstance(op, func.CallOp) and isinstance(n := op.attributes.get("pl.block_num"), IntegerAttr):
+            sync = ", sync_start=True" if "pl.sync_start" in op.attributes else ""  # an SPMD launch
+            self.emit(indent, f"with pl.spmd({n.value.data}{sync}):")
+            indent += 1
         pos = 2 * a.liveness.index(op)
         if isinstance(op, TileAllocOp):
             name = self.define(op.result, pos, hint=op.base.data)
@@ -511,6 +515,10 @@ class _FunctionPrinter:
             self.emit(indent + 1, "pass")
 
     def at_scope(self, op: AtOp, indent: int) -> None:
+        if isinstance(n := op.attributes.get("pl.block_num"), IntegerAttr):  # a scope launched as SPMD blocks
+            sync = ", sync_start=True" if "pl.sync_start" in op.attributes else ""
+            self.emit(indent, f"with pl.spmd({n.value.data}{sync}):")
+            indent += 1
         args = f"level=pl.Level.{op.scope_level.value}"
         if op.name_hint is not None:
             args += f", name_hint={json.dumps(op.name_hint.data)}"

@@ -25,7 +25,7 @@ from .dumps import DumpMixin
 from .expressions import ExprMixin
 from .scopes import Scope, set_name
 from .source import Source, dotted
-from .statements import Frame, StmtMixin, mark_runtime_scope
+from .statements import Frame, SpmdLaunch, StmtMixin, mark_runtime_scope
 
 
 @dataclass
@@ -93,6 +93,7 @@ class FunctionBuilder(ExprMixin, CallMixin, StmtMixin, DumpMixin):
         self.returned: tuple[list[SSAValue], ast.Return] | None = None
         self.runtime_scope = False
         self.dump_tagged: dict[SSAValue, None] = {}  # pl.dump_tag'd values, in tag order
+        self.spmd: SpmdLaunch | None = None  # the enclosing ``with pl.spmd(...)``
 
     def fail(self, cls: type[ParserError], message: str, node: ast.AST, hint: str | None = None) -> ParserError:
         return self.src.error(cls, message, node, hint)

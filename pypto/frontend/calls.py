@@ -13,7 +13,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from pypto.dialects.enums import FunctionType
 from pypto.dialects.op_base import ArgKind, OpTypeError, PLOp, describe_type, same_kind_shape_dtype
-from pypto.dialects.program import set_call_dump_indices
+from pypto.dialects.program import function_type, set_call_dump_indices
 from pypto.dialects.tile_ops import TileAllocOp
 from pypto.dialects.types import TensorType, TileType
 from pypto.errors import (
@@ -26,6 +26,7 @@ from pypto.errors import (
 from .constexpr import AdirValue, NotConstant, evaluate
 from .dumps import DUMP_VARS_KEY
 from .source import dotted
+from .statements import mark_spmd
 from .sugar import OPS, SUGAR, sugar_op_name
 
 if TYPE_CHECKING:
@@ -318,6 +319,8 @@ class CallMixin:
             else:
                 raise self.fail(InvalidOperationError, f"call to '{name}' has no keyword argument '{k.arg}'", k.value)
         set_call_dump_indices(op, self.call_dump_marks(op, node, attrs))
+        if self.spmd is not None:
+            self.spmd_call(op, callee, node)
         if expected is not None and len(outs) == 1 and not same_kind_shape_dtype(outs[0], expected):
             raise self.fail(
                 ParserTypeError,
@@ -328,6 +331,17 @@ class CallMixin:
         if len(outs) == 1:
             return op.res[0]
         return list(op.res) if outs else None
+
+    def spmd_call(self: FunctionBuilder, op: func.CallOp, callee: func.FuncOp, node: ast.Call) -> None:
+        """A kernel call inside ``with pl.spmd(n)``: ``pl.block_num = n`` (and ``pl.sync_start``)."""
+        if function_type(callee) not in (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV, FunctionType.Group):
+            raise self.fail(
+                InvalidOperationError,
+                f"pl.spmd launches kernels; '{callee.sym_name.data}' is a {function_type(callee).value} function",
+                node,
+            )
+        assert self.spmd is not None
+        mark_spmd(op, self.spmd)
 
     def call_attrs(self: FunctionBuilder, op: func.CallOp, node: ast.expr) -> None:
         """``attrs={"arg_directions": [pl.adir.input, ...]}`` -> ``pl.<key>`` attributes

@@ -8,12 +8,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import IndexType, UnitAttr, i1
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.dialects.builtin import IndexType, IntegerAttr, UnitAttr, i1, i64
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from pypto.dialects.enums import ForKind, Level
+from pypto.dialects.enums import ForKind, FunctionType, Level
 from pypto.dialects.op_base import describe_type, same_kind_shape_dtype
 from pypto.dialects.program import AtOp, YieldOp, set_for_kind
+from pypto.dialects.tile_ops import TileGetBlockIdxOp
 from pypto.dialects.types import TileType
 from pypto.errors import (
     InvalidOperationError,
@@ -241,6 +242,9 @@ class StmtMixin:
     def for_stmt(self: FunctionBuilder, s: ast.For, live_after: set[str]) -> None:
         it = s.iter
         path = dotted(it.func) if isinstance(it, ast.Call) else None
+        if path == "pl.spmd" and isinstance(it, ast.Call):
+            self.spmd_loop(s, it, live_after)
+            return
         if path not in LOOPS or not isinstance(it, ast.Call):
             raise self.fail(
                 UnsupportedFeatureError, "loops must iterate over pl.range / pl.parallel / pl.unroll / pl.pipeline", it
@@ -401,6 +405,9 @@ class StmtMixin:
             finally:
                 self.frames = saved
             return
+        if path == "pl.spmd":
+            self.spmd_scope(s, call, live_after)
+            return
         if path != "pl.at":
             raise self.fail(
                 UnsupportedFeatureError, f"unsupported context manager '{path or ast.unparse(call.func)}'", call
@@ -439,10 +446,108 @@ class StmtMixin:
         block.add_op(y)
         dumps = self.at_dumps(dumps_node, block, level)
         op = AtOp(level, Region(block), [v.type for v in vals], kw.get("name_hint"), dumps)
+        if self.spmd is not None:  # with pl.spmd(n): with pl.at(...): the outlined kernel's call launches n blocks
+            mark_spmd(op, self.spmd)
         self.emit(op, s)
         for n, r in zip(outs, op.res, strict=False):
             set_name(r, n)
             self.scope.assign(n, r)
+
+
+    def spmd_launch(self: FunctionBuilder, call: ast.Call) -> SpmdLaunch:
+        """The block count (and ``sync_start``) of a ``pl.spmd(n)`` / ``pl.spmd(core_num=n, sync_start=)``
+        in an Orchestration function (a located error otherwise)."""
+        if self.kind is not FunctionType.Orchestration:
+            raise self.fail(UnsupportedFeatureError, "pl.spmd launches kernels: use it in an Orchestration function", call)
+        if self.spmd is not None:
+            raise self.fail(UnsupportedFeatureError, "pl.spmd scopes do not nest", call)
+        kw: dict[str, Any] = {}
+        for k in call.keywords:
+            if k.arg not in ("core_num", "sync_start", "name_hint"):
+                raise self.fail(InvalidOperationError, f"pl.spmd has no argument '{k.arg}' (core_num, sync_start)", k.value)
+            try:
+                kw[k.arg] = evaluate(k.value, self.src.globals)
+            except NotConstant as e:
+                raise self.fail(ParserTypeError, f"pl.spmd {k.arg} must be a constant: {e.message}", e.node) from None
+        if len(call.args) > 1 or (call.args and "core_num" in kw):
+            raise self.fail(InvalidOperationError, "pl.spmd takes one block count: pl.spmd(n) or pl.spmd(core_num=n)", call)
+        if call.args:
+            try:
+                kw["core_num"] = evaluate(call.args[0], self.src.globals)
+            except NotConstant as e:
+                raise self.fail(ParserTypeError, f"pl.spmd's block count must be a constant: {e.message}", e.node) from None
+        n = kw.get("core_num")
+        node = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "core_num"), call)
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise self.fail(ParserTypeError, f"pl.spmd's block count must be a positive integer, got {n!r}", node)
+        name = kw.get("name_hint")
+        return SpmdLaunch(n, bool(kw.get("sync_start", False)), name_hint=name if isinstance(name, str) else None)
+
+    def spmd_scope(self: FunctionBuilder, s: ast.With, call: ast.Call, live_after: set[str]) -> None:
+        """``with pl.spmd(n):`` / ``pl.spmd(core_num=n, sync_start=False)`` in an Orchestration
+        function: every kernel call (and ``pl.at`` scope) of the body launches as one task of ``n``
+        blocks, each block on its own core reading its index with ``pl.tile.get_block_idx()`` (the calls
+        carry ``pl.block_num`` and, when set, ``pl.sync_start``). A body that launches nothing is
+        rejected (every block would do the same work)."""
+        self.spmd = self.spmd_launch(call)
+        saved = self.frames
+        self.frames = [*saved, Frame("spmd")]
+        try:
+            self.stmts(s.body, live_after)
+        finally:
+            self.frames = saved
+            launch, self.spmd = self.spmd, None
+        if not launch.calls:
+            raise self.fail(InvalidOperationError, "a 'with pl.spmd(...)' body must launch a kernel (call one)", s)
+
+    def spmd_loop(self: FunctionBuilder, s: ast.For, call: ast.Call, live_after: set[str]) -> None:
+        """``for i in pl.spmd(n):``: the body is one device scope (a ``pl.at(level=CORE_GROUP)``,
+        outlined into a kernel) launched as ``n`` blocks, ``i`` bound to ``pl.tile.get_block_idx()``."""
+        if not isinstance(s.target, ast.Name):
+            raise self.fail(UnsupportedFeatureError, "the pl.spmd loop variable must be a name", s.target)
+        if s.orelse:
+            raise self.fail(UnsupportedFeatureError, "for ... else is not supported", s)
+        launch = self.spmd_launch(call)
+        block, scope = Block(), Scope(self.scope)
+        idx = TileGetBlockIdxOp.build(result_types=[IndexType()])
+        idx.location = self.src.loc(s.target)
+        block.add_op(idx)
+        set_name(idx.results[0], s.target.id)
+        scope.assign(s.target.id, idx.results[0])
+        self.at_depth += 1
+        try:
+            self.region("at", block, scope, s.body, live_after)
+        finally:
+            self.at_depth -= 1
+        outs = [n for n in assigned_names(s.body) if n in live_after and n in scope.vars and n != s.target.id]
+        vals = [scope.vars[n] for n in outs]
+        y = YieldOp(*vals)
+        y.location = self.src.loc(s)
+        block.add_op(y)
+        op = AtOp(Level.CORE_GROUP, Region(block), [v.type for v in vals], launch.name_hint)
+        mark_spmd(op, launch)
+        self.emit(op, s)
+        for n, r in zip(outs, op.res, strict=False):
+            set_name(r, n)
+            self.scope.assign(n, r)
+
+
+def mark_spmd(op: Operation, launch: SpmdLaunch) -> None:
+    """``op`` (a kernel call or a ``pl.at`` scope) launches as ``launch.block_num`` blocks."""
+    op.attributes["pl.block_num"] = IntegerAttr(launch.block_num, i64)
+    if launch.sync_start:
+        op.attributes["pl.sync_start"] = IntegerAttr.from_bool(True)
+    launch.calls += 1
+
+
+@dataclass
+class SpmdLaunch:
+    """The ``with pl.spmd(...)`` scope being built: its block count and the kernel calls it marked."""
+
+    block_num: int
+    sync_start: bool = False
+    calls: int = 0
+    name_hint: str | None = None
 
 
 def mark_runtime_scope(f: func.FuncOp) -> None:

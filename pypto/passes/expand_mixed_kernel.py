@@ -61,6 +61,7 @@ from pypto.dialects.tile_ops import (
     TileTpopFromAivOp,
     TileTpushToAicOp,
     TileTpushToAivOp,
+    _BlockQueryOp,
 )
 from pypto.dialects.types import TensorType, TileType
 
@@ -113,6 +114,8 @@ def affinity(op: Operation) -> Affinity:
         return _tile_side(op.tile)
     if isinstance(op, TileReadOp):
         return _tile_side(op.input)
+    if isinstance(op, _BlockQueryOp):  # the launch's block index/count: the same on both cores
+        return Affinity.SHARED
     if op.name.startswith("pl.tile."):
         return Affinity.VECTOR
     return Affinity.SHARED

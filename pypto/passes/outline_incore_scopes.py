@@ -279,6 +279,9 @@ class OutlineScope(RewritePattern):
         call = func.CallOp(name, params, [v.type for v in ret_vals])
         call.location = scope.location
         mark_dump_values(call, scope.dumps)  # the scope's dumps= become the task's marked arguments
+        for key in ("pl.block_num", "pl.sync_start"):  # a scope under pl.spmd: its call launches the blocks
+            if key in scope.attributes:
+                call.attributes[key] = scope.attributes[key]
         rewriter.insert(call, InsertPoint.before(scope))
         parent_names = NameGen.for_function(parent)
         for res, old in zip(call.res, scope.res, strict=False):

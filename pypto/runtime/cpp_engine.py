@@ -26,8 +26,8 @@ Who computes what:
   every task's two runs see the same inputs), the compiled kernel on copies of the buffers it
   writes; :attr:`EngineReport.diffs` has one :class:`OutputDiff` per written argument.
 
-A kernel runs as block ``part.block_idx`` of ``part.block_num`` when the runtime's kernel part has
-them (``get_block_idx()``/``get_block_num()`` in the C++), else as block 0 of 1.
+A kernel runs as the SPMD block the runtime names, ``block=(index, count)``
+(``get_block_idx()``/``get_block_num()`` in the C++); a plain task is block 0 of 1.
 
 A ``.cpp`` whose ptoas part differs from what the ``.pto`` now emits (edited by hand) gets a note:
 the cycles come from the ``.pto``, which no longer matches the ``.cpp``. A ``.cpp`` g++ rejects
@@ -386,8 +386,8 @@ class EngineRun:
             print(f"[kernel_engine] {note}", file=sys.stderr)
 
     @staticmethod
-    def _signature(func_name: str, unit: Any, values: Sequence[Any]) -> tuple[Any, ...]:
-        sig: list[Any] = [func_name, id(unit.module)]
+    def _signature(func_name: str, unit: Any, values: Sequence[Any], block: tuple[int, int]) -> tuple[Any, ...]:
+        sig: list[Any] = [func_name, id(unit.module), block]
         for v in values:
             sig.append(("t", v.shape, v.dtype.str) if isinstance(v, np.ndarray) else ("s", type(v).__name__, v))
         return tuple(sig)
@@ -399,8 +399,7 @@ class EngineRun:
         self.report.interpreter_runs += 1
         return kr
 
-    def _call(self, kernel: _Kernel, task: Any, part: Any, values: list[Any]) -> None:
-        block = (int(getattr(part, "block_idx", 0) or 0), int(getattr(part, "block_num", 1) or 1))
+    def _call(self, kernel: _Kernel, task: Any, part: Any, values: list[Any], block: tuple[int, int]) -> None:
         t0 = time.perf_counter()
         try:
             kernel.call(part.func_name, values, block)
@@ -409,8 +408,9 @@ class EngineRun:
         self.report.cpp_seconds += time.perf_counter() - t0
         self.report.cpp_calls += 1
 
-    def run_part(self, task: Any, part: Any, interpret: Interpret) -> Any:
-        """Run one kernel part: the C++ for numbers, the interpreter for timing (see the module doc)."""
+    def run_part(self, task: Any, part: Any, interpret: Interpret, block: tuple[int, int] = (0, 1)) -> Any:
+        """Run one kernel part as SPMD block ``block`` = (index, count): the C++ for numbers, the
+        interpreter for timing (see the module doc)."""
         kernel = self._kernel(part.func_name)
         values = [a.value() for a in part.args]
         written = [i for i, a in enumerate(part.args) if a.buffer is not None and a.direction is not ParamDirection.In]
@@ -422,15 +422,15 @@ class EngineRun:
             return scratch
 
         if self.mode == "cpp":
-            sig = self._signature(part.func_name, self.units(part.func_name), values)
+            sig = self._signature(part.func_name, self.units(part.func_name), values, block)
             kr = self.engine.timings.get(sig)
             if kr is None:
                 kr = self.engine.timings[sig] = self._interpret(interpret, copy_written())
-            self._call(kernel, task, part, values)
+            self._call(kernel, task, part, values, block)
             return kr
         copy_written()
         kr = self._interpret(interpret, values)  # "both": the interpreter's numbers are the result
-        self._call(kernel, task, part, scratch)
+        self._call(kernel, task, part, scratch, block)
         for i in written:
             arg = part.args[i]
             max_abs, max_rel, bad = compare(values[i], scratch[i], arg.dtype)

@@ -10,7 +10,8 @@ memory) and records every kernel call as a :class:`Task`:
   tensor arguments are :class:`TaskArg` s with the directions of the call's
   ``pl.arg_directions`` (DeriveCallDirections), else the callee's ``pl.dir``;
   its results are the tensors of the callee's returned parameters (else its
-  Out/InOut arguments in order);
+  Out/InOut arguments in order); a call marked ``pl.block_num = n`` (inside ``with pl.spmd(n)``) is
+  one task of ``n`` SPMD blocks (:attr:`Task.block_num`, ``pl.sync_start``: :attr:`Task.sync_start`);
 - a call to another Orchestration / Opaque / Inline function is walked inline;
 - ``scf.for`` / ``scf.if`` / ``scf.yield`` and integer/float ``arith`` ops run on
   the host (so a loop issues one task per iteration).
@@ -132,6 +133,11 @@ class Task:
     """One entry per reason behind ``deps`` (a pair may repeat), in the order they were found."""
     dumps: frozenset[int] = frozenset()
     """The argument indices the call marks for a partial args dump (``pl.dump_tag``, ``dumps=``)."""
+    block_num: int = 1
+    """SPMD blocks (``with pl.spmd(n)``: ``n``): the task runs once per block, each block on its own
+    core(s) reading its index with ``pl.tile.get_block_idx()``; 1 for a plain task."""
+    sync_start: bool = False
+    """``pl.spmd(..., sync_start=True)``: every block is dispatched at once, or none."""
 
     @property
     def label(self) -> str:
@@ -406,6 +412,9 @@ class _HostInterpreter:
         _set_dtypes(task_args, callee)
         task = self.issue(callee, task_args, _int_attr(op, "pl.task_id"), _static_deps(op), _loc(op))
         task.dumps = _dump_marks(op, callee)
+        task.block_num = max(_int_attr(op, "pl.block_num") or 1, 1)
+        sync = op.attributes.get("pl.sync_start")
+        task.sync_start = isinstance(sync, IntegerAttr) and bool(sync.value.data)
         return self._results(callee, op, args, dirs)
 
     @staticmethod

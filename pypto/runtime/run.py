@@ -408,13 +408,13 @@ def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -
     races: list[TaskRace] = []
     problems: list[str] = []
 
-    channels: dict[int, dict[str, Any]] = {}  # per task: the cube<->vector pipes its parts share
+    channels: dict[tuple[int, int], dict[str, Any]] = {}  # per task block: the cube<->vector pipes its parts share
     engine = engine_run(config, prepared)  # the compiled-C++ kernel engine (None: the interpreter alone)
     collectors = collectors_for(config, prepared.out_dir)  # the DFX artefacts the flags ask for
     for c in collectors:
         c.config = config  # the run's options, for a collector that needs them
 
-    def run_part(task: Task, part: KernelPart) -> Any:
+    def run_part(task: Task, part: KernelPart, block: int = 0) -> Any:
         unit = prepared.unit(part.func_name)
         for c in collectors:
             c.before_task(task, part)
@@ -431,10 +431,15 @@ def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -
                     check_races=config.check_races,
                     positions=unit.positions,
                     pto_file=unit.pto_file,
-                    channels=channels.setdefault(task.id, {}),
+                    channels=channels.setdefault((task.id, block), {}),
+                    block=(block, task.block_num),
                 )
 
-            kr = interpret([a.value() for a in part.args]) if engine is None else engine.run_part(task, part, interpret)
+            kr = (
+                interpret([a.value() for a in part.args])
+                if engine is None
+                else engine.run_part(task, part, interpret, (block, task.block_num))
+            )
         except DeviceError as e:  # name the task too: a kernel may run as many tasks
             raise type(e)(f"task {task.label} (@{part.func_name}): {e}") from e
         _check_inputs_unchanged(task, part, before)
@@ -447,7 +452,7 @@ def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -
     scheduler = Scheduler(target, run_part, lambda task: pipe_order(task, prepared), config.aicpu_thread_num)
     with _stage("device_execution"):
         records = scheduler.run(graph)
-    for task_id, pipes in sorted(channels.items()):
+    for (task_id, _), pipes in sorted(channels.items()):
         for direction, left in sorted(pipes.items()):
             if left:
                 label = next(t.label for t in graph.tasks if t.id == task_id)

@@ -7,36 +7,54 @@ Model (discrete events, one time axis in target core cycles; every cost is a fie
   aic_cores-1``) and ``aic_cores * aiv_per_aic`` AIV cores (the next ids);
   AIC core *i* and AIV cores ``aic_cores + i*aiv_per_aic + j`` form cluster *i*;
 - the orchestrator (one AICPU thread) submits the tasks in order from cycle 0:
-  task *k*'s submit takes ``submit`` cycles plus ``alloc`` per ``tensor.create``
-  buffer it is the first task to use; a submitted task whose producers have all
-  been released enters the shared ready queue of its type (aic / aiv / mix) when
-  its submit ends;
+  before task *k*'s submit, one ``alloc`` step (``alloc`` cycles, a level-4 record of its own marked
+  ``"kind": "alloc"``) per ``tensor.create`` buffer it is the first task to use; then its ``submit``
+  (``submit`` cycles); a submitted task whose producers have all been released enters the shared
+  ready queue of its type (aic / aiv / mix) when its submit ends;
+- a task is ``block_num`` blocks (``with pl.spmd(n)``: ``n``; 1 for a plain task), each run on its
+  own core(s) with its block index (``pl.tile.get_block_idx()``); the blocks are popped one by one,
+  each onto the free cores of the thread that pops it, so one task may span several loop iterations
+  and threads; it stays in the ready queue until its last block is popped and is done (its fanout
+  released) when its last block is retired;
 - ``threads`` scheduler threads (``RunConfig.aicpu_thread_num`` overrides it)
   each own the cores of the clusters ``c`` with ``c % threads == i``
   (``core_to_thread``). A thread loops; an iteration runs when it is free and
-  has work (a task on its cores has ended, or a queued task fits one of its idle
+  has work (a block on its cores has ended, or a queued task fits one of its idle
   cores), and runs its phases back to back:
-  ``complete`` (``complete`` cycles per ended task; the task's ``finish`` is the
+  ``complete`` (``complete`` cycles per ended block; the block's ``finish`` is the
   phase start, its cores are idle from the phase end), ``release`` (``release``
-  cycles per fanout edge of those tasks; a consumer whose last producer this
-  releases enters the ready queue at the phase end, or at its submit end if
-  later) and ``dispatch`` (the ready tasks in submission order: each that fits
+  cycles per fanout edge of the tasks whose last block this retired; a consumer whose last producer
+  this releases enters the ready queue at the phase end, or at its submit end if
+  later), ``drain`` (below) and ``dispatch`` (the ready tasks in submission order: each block that fits
   idle cores of the thread is popped, ``dispatch`` cycles each; its ``dispatch``
-  time is the end of its pop, when its core receives it; a task that does not
-  fit is a pop miss); no ``async_poll`` phase runs (no task waits on async
-  completions here) and idle time is the gap between phases;
-- a task goes to the lowest-numbered idle core(s) of its thread of its type: an
+  time is the end of its pop, when its core receives it; a task none of whose blocks fits is a pop
+  miss); idle time is the gap between phases;
+- ``drain`` (a ``pl.spmd(n, sync_start=True)`` task, whose blocks must co-start): such a task is
+  dispatched only when all its remaining blocks fit the thread's idle cores at once. Until then it
+  holds the queue behind it: a later-submitted task competing for the same core type is not popped by
+  a thread whose cores could host the whole launch (a pop miss), so the cores drain. When it fits, a
+  ``drain`` phase reserves the cores (inner ``drain_prepare``, ``drain`` cycles) and publishes every
+  block (inner ``drain_publish``, ``dispatch`` cycles per block): all blocks share the publish end as
+  their dispatch time;
+- §2's other kinds are not modelled because nothing on this simulator does what they time:
+  ``async_poll`` (no task waits on async completions: no comm or deferred-completion ops),
+  ``dummy`` / ``dummy_task`` (the orchestration issues no task without a kernel), ``early_dispatch`` and
+  ``resolve`` (no ``allow_early_resolve``: a consumer is resolved in ``release``), ``graph_prepare`` and
+  ``predicated_skip`` (no graph tasks or predicates);
+- a block goes to the lowest-numbered idle core(s) of its thread of its type: an
   ``"aic"`` task to an AIC core, an ``"aiv"`` task to an AIV core, a ``"mix"``
   (Group) task to a whole cluster (its AIC core and as many of its AIV cores as
   it has AIV parts, all idle), every part starting together;
 - ``start = dispatch + target.dispatch_latency_cycles`` (the core's receive to
   start); ``end = start + cycles`` (the interpreter's cycle count of the kernel;
-  the longest part for a Group); the core is busy from dispatch to finish.
+  the longest part for a Group); the core is busy from dispatch to finish. Each
+  core counts its dispatches: the ``n``-th block it receives has ``reg_task_id`` ``n``.
 
 Without an ``npu.aicpu`` row (one thread, every cost 0) this is a fixed dispatch
 latency: a task is dispatched the moment it is ready. Threads are simulated one
 iteration at a time, earliest first; an iteration is atomic (another thread
-does not pop between its phases).
+does not pop between its phases). Collection never changes this timeline: every swimlane level
+records the same run.
 
 The kernel of a task runs (numerics and timing, via ``run_part``) when it is
 dispatched; since its producers have finished by then, their outputs are in
@@ -80,6 +98,15 @@ class TaskRecord:
     clock_hz: float
     kernel_runs: list[Any] = field(default_factory=list)
     part_names: list[str] = field(default_factory=list)
+    blocks: list[BlockRecord] = field(default_factory=list)
+    """One entry per SPMD block, by block index (one for a plain task). The task's ``dispatch`` /
+    ``start`` are its blocks' earliest, ``end`` / ``finish`` their latest, ``core_ids`` and
+    ``kernel_runs`` theirs in block order."""
+
+    @property
+    def block_num(self) -> int:
+        """How many blocks the task ran as (``pl.spmd(n)``; 1 for a plain task)."""
+        return max(len(self.blocks), 1)
 
     @property
     def label(self) -> str:
@@ -122,6 +149,21 @@ class TaskRecord:
 
 
 @dataclass
+class BlockRecord:
+    """One block of a task on its core(s): ``reg_ids`` the per-core dispatch number (1, 2, ... on each
+    core; the swimlane's ``reg_task_id``), ``kernel_runs`` one per part."""
+
+    block_idx: int
+    core_ids: list[int]
+    reg_ids: list[int]
+    dispatch: int
+    start: int
+    end: int
+    finish: int
+    kernel_runs: list[Any] = field(default_factory=list)
+
+
+@dataclass
 class Core:
     """One simulated core."""
 
@@ -132,6 +174,7 @@ class Core:
     busy_cycles: int = 0
     kernel_cycles: int = 0
     tasks: list[int] = field(default_factory=list)
+    dispatches: int = 0
 
 
 def make_cores(target: Target) -> list[Core]:
@@ -142,8 +185,9 @@ def make_cores(target: Target) -> list[Core]:
     return cores
 
 
-RunPart = Callable[[Task, KernelPart], Any]
-"""Runs one kernel part and returns its KernelRun (``.cycles``)."""
+RunPart = Callable[[Task, KernelPart, int], Any]
+"""Runs one kernel part as block ``block_idx`` of its task (of ``task.block_num``) and returns its
+KernelRun (``.cycles``)."""
 
 
 OrderParts = Callable[[Task], list[KernelPart]]
@@ -198,48 +242,53 @@ class Scheduler:
                 return aic[:n_aic] + aiv[:n_aiv]
         return None
 
-    def _launch(self, task: Task, cores: list[Core], dispatch: int) -> TaskRecord:
+    def _launch(self, task: Task, block: int, cores: list[Core], dispatch: int, records: dict[int, TaskRecord]) -> None:
+        """Block ``block`` of ``task`` on ``cores``, handed over at ``dispatch``: runs its parts and
+        records it (the task's record is made by its first block, widened by the others)."""
         start = dispatch + self.latency
-        done = {id(part): self.run_part(task, part) for part in self.order_parts(task)}
+        done = {id(part): self.run_part(task, part, block) for part in self.order_parts(task)}
         runs = [done[id(part)] for part in task.parts]
         end = start + max((int(r.cycles) for r in runs), default=0)
+        regs = []
         for core in cores:
             core.busy_until = end
             core.kernel_cycles += end - start
             core.tasks.append(task.id)
-        return TaskRecord(
-            task.id,
-            task.func_name,
-            task.core_type,
-            [c.id for c in cores],
-            dispatch,
-            start,
-            end,
-            end,
-            sorted(task.deps),
-            self.clock_hz,
-            runs,
-            [p.func_name for p in task.parts],
-        )
+            core.dispatches += 1
+            regs.append(core.dispatches)
+        b = BlockRecord(block, [c.id for c in cores], regs, dispatch, start, end, end, runs)
+        rec = records.get(task.id)
+        if rec is None:
+            records[task.id] = TaskRecord(task.id, task.func_name, task.core_type, list(b.core_ids), dispatch, start,
+                                          end, end, sorted(task.deps), self.clock_hz, list(runs),
+                                          [p.func_name for p in task.parts], [b])  # fmt: skip
+            return
+        rec.blocks.append(b)
+        rec.core_ids += b.core_ids
+        rec.kernel_runs += runs
+        rec.start, rec.end = min(rec.start, start), max(rec.end, end)
+        rec.finish = max(rec.finish, end)
 
     def _submit_times(self, graph: TaskGraph) -> dict[int, int]:
-        """The orchestrator: each task's submit end (and its level-4 records)."""
+        """The orchestrator: each task's submit end (and its level-4 records). Before task *k*'s submit,
+        one ``alloc`` step per ``tensor.create`` buffer it is the first to use (a record of its own,
+        marked ``"kind": "alloc"``, with the submit's ``submit_idx`` and ``task_id``)."""
         costs, now = self.costs, 0
         allocated: set[int] = set()
         submitted: dict[int, int] = {}
+        lane = self.orchestrator_phases[0]
         for idx, task in enumerate(graph.tasks):
-            new = {
-                id(a.buffer)
-                for p in task.parts
-                for a in p.args
-                if a.buffer is not None and a.buffer.origin.startswith("tensor.create")
-            } - allocated
-            allocated |= new
-            end = now + costs.submit + costs.alloc * len(new)
-            self.orchestrator_phases[0].append(
-                {"submit_idx": idx, "task_id": task.id, "start_cycles": now, "end_cycles": end}
-            )
-            submitted[task.id] = now = end
+            for p in task.parts:
+                for a in p.args:
+                    buf = a.buffer
+                    if buf is None or not buf.origin.startswith("tensor.create") or id(buf) in allocated:
+                        continue
+                    allocated.add(id(buf))
+                    lane.append({"submit_idx": idx, "task_id": task.id, "start_cycles": now,
+                                 "end_cycles": now + costs.alloc, "kind": "alloc"})  # fmt: skip
+                    now += costs.alloc
+            lane.append({"submit_idx": idx, "task_id": task.id, "start_cycles": now, "end_cycles": now + costs.submit})
+            submitted[task.id] = now = now + costs.submit
         return submitted
 
     def run(self, graph: TaskGraph) -> list[TaskRecord]:
@@ -250,12 +299,15 @@ class Scheduler:
         waiting = {t.id: len(t.deps) for t in graph.tasks}
         submitted = self._submit_times(graph)
         visible: dict[int, int] = {tid: submitted[tid] for tid, n in waiting.items() if n == 0}  # the ready queue
-        running: dict[int, int] = {}  # task id -> thread
+        next_block = {t.id: 0 for t in graph.tasks}  # the next block of each task to dispatch
+        unfinished = {t.id: t.block_num for t in graph.tasks}  # blocks not yet retired
+        running: dict[tuple[int, int], int] = {}  # (task id, block) -> thread
         records: dict[int, TaskRecord] = {}
         busy: dict[int, int] = {}  # core id -> the task on it (until its complete phase)
         own = [[c for c in self.cores if self.core_to_thread[c.id] == i] for i in range(self.threads)]
         free_at = [0] * self.threads
         loops = [0] * self.threads
+        self._check_placeable(graph, own)
 
         def queue_of(tid: int) -> int:
             kind = tasks[tid].core_type
@@ -271,10 +323,40 @@ class Scheduler:
         def idle(i: int) -> list[Core]:
             return [c for c in own[i] if c.id not in busy]
 
+        def block_end(key: tuple[int, int]) -> int:
+            return self._block(records, key).end
+
+        def placement(tid: int, free: list[Core]) -> list[list[Core]]:
+            """The cores of the blocks of ``tid`` that fit ``free`` now (all its blocks or none for
+            ``sync_start``)."""
+            task, free, out = tasks[tid], list(free), []
+            for _ in range(task.block_num - next_block[tid]):
+                cores = self._fit(task, free)
+                if cores is None:
+                    break
+                out.append(cores)
+                free = [c for c in free if c not in cores]
+            if task.sync_start and len(out) < task.block_num - next_block[tid]:
+                return []
+            return out
+
+        sync_tasks = [t.id for t in graph.tasks if t.sync_start]  # the only tasks that can hold others
+
+        def overlap(a: Task, b: Task) -> bool:
+            return "mix" in (a.core_type, b.core_type) or a.core_type == b.core_type
+
+        def held(i: int, tid: int, free: list[Core]) -> bool:
+            """A drain holds ``tid``: an earlier ``sync_start`` task in the queue competes for its core type
+            and does not fit ``free`` yet, although it would fit the thread's cores once they are idle."""
+            return any(
+                s < tid and s in visible and overlap(tasks[s], tasks[tid]) and not placement(s, free)
+                and placement(s, own[i]) for s in sync_tasks
+            )  # fmt: skip
+
         def next_action(i: int) -> int | None:
-            times = [records[tid].end for tid, th in running.items() if th == i]
+            times = [block_end(k) for k, th in running.items() if th == i]
             free = idle(i)
-            times += [v for tid, v in visible.items() if self._fit(tasks[tid], free) is not None]
+            times += [v for tid, v in visible.items() if placement(tid, free) and not held(i, tid, free)]
             return max(free_at[i], min(times)) if times else None
 
         def phase(i: int, kind: str, start: int, end: int, n: int, at_start: list[int], **extra: int) -> None:
@@ -284,29 +366,31 @@ class Scheduler:
             rec["shared_at_start"], rec["shared_at_end"] = at_start, depths(end)
             self.phases[i].append(rec)
 
-        while len(records) < len(tasks) or running:
+        while any(unfinished.values()):
             actions = [(t, i) for i in range(self.threads) if (t := next_action(i)) is not None]
             if not actions:
-                if visible:
-                    left = sorted(visible)
-                    kinds = sorted({tasks[t].core_type for t in left})
-                    raise RuntimeError(f"tasks {left} ({', '.join(kinds)}) cannot be placed on this target's cores")
-                missing = sorted(set(tasks) - set(records))
+                missing = sorted(t for t, n in unfinished.items() if n)
                 raise RuntimeError(f"tasks {missing} never became ready (a dependency cycle)")
             now, i = min(actions)
             loops[i] += 1
-            done = sorted((records[tid].end, tid) for tid, th in running.items() if th == i and records[tid].end <= now)
+            done = sorted((block_end(k), k) for k, th in running.items() if th == i and block_end(k) <= now)
             if done:
                 end = now + costs.complete * len(done)
                 phase(i, "complete", now, end, len(done), depths(now))
-                for _, tid in done:
-                    rec = records[tid]
-                    rec.finish = now
-                    del running[tid]
-                    for c in rec.core_ids:
+                retired = []
+                for _, key in done:
+                    tid = key[0]
+                    b = self._block(records, key)
+                    b.finish = now
+                    del running[key]
+                    for c in b.core_ids:
                         del busy[c]
-                        self.cores[c].busy_cycles += rec.finish - rec.dispatch
-                edges = [s for _, tid in done for s in succ[tid]]
+                        self.cores[c].busy_cycles += b.finish - b.dispatch
+                    unfinished[tid] -= 1
+                    if not unfinished[tid]:  # its last block: the task is done
+                        records[tid].finish = now
+                        retired.append(tid)
+                edges = [s for tid in retired for s in succ[tid]]
                 now, end = end, end + costs.release * len(edges)
                 at_start, made = depths(now), 0
                 for s in edges:
@@ -317,23 +401,71 @@ class Scheduler:
                 if edges:
                     phase(i, "release", now, end, made, at_start)
                 now = end
+            for tid in sorted(t for t, v in visible.items() if v <= now and tasks[t].sync_start):
+                fits = placement(tid, idle(i))
+                if not fits:
+                    continue
+                # drain: reserve the idle cores of every block (drain_prepare), then publish them all at
+                # once (drain_publish, one dispatch each): the blocks are dispatched together and co-start
+                at_start, start = depths(now), now
+                ready = now + costs.drain
+                now = ready + costs.dispatch * len(fits)
+                for cores in fits:
+                    block = next_block[tid]
+                    next_block[tid] += 1
+                    for c in cores:
+                        busy[c.id] = tid
+                    self._launch(tasks[tid], block, cores, now, records)
+                    running[(tid, block)] = i
+                del visible[tid]
+                phase(i, "drain", start, now, len(fits), at_start)
+                phase(i, "drain_prepare", start, ready, len(fits), at_start)
+                phase(i, "drain_publish", ready, now, len(fits), depths(ready))
             at_start, start, hit, miss = depths(now), now, 0, 0
             for tid in sorted(t for t, v in visible.items() if v <= start):
-                cores = self._fit(tasks[tid], idle(i))
-                if cores is None:
+                free = idle(i)
+                fits = placement(tid, free) if not tasks[tid].sync_start and not held(i, tid, free) else []
+                if not fits:
                     miss += 1
                     continue
-                now += costs.dispatch
-                del visible[tid]
-                for c in cores:
-                    busy[c.id] = tid
-                records[tid] = self._launch(tasks[tid], cores, now)
-                running[tid] = i
-                hit += 1
+                for cores in fits:
+                    now += costs.dispatch
+                    block = next_block[tid]
+                    next_block[tid] += 1
+                    for c in cores:
+                        busy[c.id] = tid
+                    self._launch(tasks[tid], block, cores, now, records)
+                    running[(tid, block)] = i
+                    hit += 1
+                if next_block[tid] == tasks[tid].block_num:
+                    del visible[tid]
             if hit:
                 phase(i, "dispatch", start, now, hit, at_start, pop_hit=hit, pop_miss=miss)
             free_at[i] = now
         return [records[t] for t in sorted(records)]
+
+    @staticmethod
+    def _block(records: dict[int, TaskRecord], key: tuple[int, int]) -> BlockRecord:
+        """The record of block ``key[1]`` of task ``key[0]``."""
+        return next(b for b in records[key[0]].blocks if b.block_idx == key[1])
+
+    def _check_placeable(self, graph: TaskGraph, own: list[list[Core]]) -> None:
+        """Every task fits the cores of some thread (a ``sync_start`` task: all its blocks at once)."""
+        for task in graph.tasks:
+            need = task.block_num if task.sync_start else 1
+            ok = False
+            for cores in own:
+                free, n = list(cores), 0
+                while n < need and (fit := self._fit(task, free)) is not None:
+                    free = [c for c in free if c not in fit]
+                    n += 1
+                ok = ok or n >= need
+            if not ok:
+                what = f"{need} blocks at once (sync_start)" if need > 1 else "one block"
+                raise RuntimeError(
+                    f"task {task.label} ({task.core_type}) cannot be placed on this target's cores: "
+                    f"no AICPU thread owns idle cores for {what}"
+                )
 
     def per_core_cycles(self) -> dict[int, int]:
         """Kernel cycles (sum of ``end - start``) per core that ran something."""

@@ -238,11 +238,13 @@ class DispatchLatencyOp(NpuOp):
 
 @irdl_op_definition
 class AicpuOp(NpuOp):
-    """``npu.aicpu threads = 3 submit = 185 alloc = 92 complete = 37 release = 19 dispatch = 37``: the AICPU
-    side of the chip, in core cycles: scheduler threads (the default of ``RunConfig.aicpu_thread_num``),
-    the orchestrator's cost per task submit and per tensor it allocates, and a scheduler thread's cost per
-    task it completes, per fanout edge it releases and per task it dispatches (pypto.runtime.scheduler).
-    Optional: without it one thread runs every step at no cost (a fixed dispatch latency)."""
+    """``npu.aicpu threads = 3 submit = 185 alloc = 92 complete = 37 release = 19 dispatch = 37 [drain = 74]``:
+    the AICPU side of the chip, in core cycles: scheduler threads (the default of
+    ``RunConfig.aicpu_thread_num``), the orchestrator's cost per task submit and per tensor it allocates,
+    and a scheduler thread's cost per task it completes, per fanout edge it releases and per task (or SPMD
+    block) it dispatches, and, optional (default 0), the prepare step of a ``drain`` that launches every
+    block of a ``pl.spmd(..., sync_start=True)`` task at once (pypto.runtime.scheduler). Optional: without
+    it one thread runs every step at no cost (a fixed dispatch latency)."""
 
     name = "npu.aicpu"
     threads = prop_def(IntegerAttr)
@@ -251,31 +253,44 @@ class AicpuOp(NpuOp):
     complete = prop_def(IntegerAttr)
     release = prop_def(IntegerAttr)
     dispatch = prop_def(IntegerAttr)
+    drain = opt_prop_def(IntegerAttr)
 
     FIELDS: ClassVar[tuple[str, ...]] = ("threads", "submit", "alloc", "complete", "release", "dispatch")
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("drain",)
+    """Fields that may be left out (0 then), printed after the others when set."""
 
     def __init__(self, **values: int):
-        super().__init__(properties={f: _int(values[f]) for f in self.FIELDS})
+        props = {f: _int(values[f]) for f in self.FIELDS}
+        props.update({f: _int(values[f]) for f in self.OPTIONAL if values.get(f) is not None})
+        super().__init__(properties=props)
 
     def field(self, name: str) -> int:
-        """The value of one field."""
-        attr = self.properties[name]
+        """The value of one field (an absent optional field is 0)."""
+        attr = self.properties.get(name)
+        if attr is None and name in self.OPTIONAL:
+            return 0
         assert isinstance(attr, IntegerAttr)
         return attr.value.data
 
     @classmethod
     def parse(cls, parser: Parser) -> AicpuOp:
-        """Parse ``threads = N submit = .. alloc = .. complete = .. release = .. dispatch = ..``."""
-        return _finish(cls, parser, {f: _parse_int_field(parser, f) for f in cls.FIELDS})
+        """Parse ``threads = N submit = .. alloc = .. complete = .. release = .. dispatch = .. [drain = ..]``."""
+        props: dict[str, Attribute | None] = {f: _parse_int_field(parser, f) for f in cls.FIELDS}
+        for f in cls.OPTIONAL:
+            if parser.parse_optional_keyword(f) is not None:
+                parser.parse_punctuation("=")
+                props[f] = _int(parser.parse_integer(allow_boolean=False, context_msg=f" for '{f}'"))
+        return _finish(cls, parser, props)
 
     def print(self, printer: Printer) -> None:
-        """Print the fields in their fixed order."""
-        _emit(self, printer, " ".join(f"{f} = {self.field(f)}" for f in self.FIELDS))
+        """Print the fields in their fixed order (an optional field only when set)."""
+        names = [*self.FIELDS, *(f for f in self.OPTIONAL if f in self.properties)]
+        _emit(self, printer, " ".join(f"{f} = {self.field(f)}" for f in names))
 
     def verify_(self) -> None:
         """threads positive, the costs non-negative."""
         _check_positive(self, "threads", self.field("threads"))
-        for f in self.FIELDS[1:]:
+        for f in (*self.FIELDS[1:], *self.OPTIONAL):
             _check_non_negative(self, f, self.field(f))
 
 

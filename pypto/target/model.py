@@ -156,6 +156,8 @@ class AicpuCosts:
     complete: int = 0
     release: int = 0
     dispatch: int = 0
+    drain: int = 0
+    """The prepare step of a ``drain`` phase (a ``sync_start`` SPMD launch), once per drain."""
 
 
 @dataclass(frozen=True)
@@ -411,7 +413,9 @@ def target_from_op(op: TargetOp, source: str | None = None) -> Target:
         fallbacks=fallbacks,
         bandwidth=bandwidth,
         sync_costs=sync_costs,
-        aicpu=AicpuCosts(**{f: aicpu_rows[0].field(f) for f in AicpuOp.FIELDS}) if aicpu_rows else AicpuCosts(),
+        aicpu=AicpuCosts(**{f: aicpu_rows[0].field(f) for f in (*AicpuOp.FIELDS, *AicpuOp.OPTIONAL)})
+        if aicpu_rows
+        else AicpuCosts(),
         source=source,
     )
 

@@ -21,6 +21,7 @@ import pytest
 import torch
 from test_examples import CASES, Case, compile_case
 from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import BlockArgument
 
 from pypto.dialects.enums import FunctionType, ParamDirection
@@ -45,6 +46,17 @@ class SingleKernel:
     arg_index: list[int]
     inputs: tuple[torch.Tensor, ...]
     directions: list[ParamDirection]
+    block_num: int = 1
+    """The call's SPMD blocks (``with pl.spmd(n)``): the kernel runs once per block index."""
+
+    def launch(self, lib: KernelLibrary, values: tuple[Any, ...] | list[Any]) -> None:
+        """Run the kernel in ``lib`` on ``values`` as every block of its launch, in block order."""
+        try:
+            for block in range(self.block_num):
+                lib.set_block(block, self.block_num)
+                lib.call(self.kernel, *self.kernel_args(values))
+        finally:
+            lib.set_block(0, 1)
 
     @property
     def pto(self) -> Path:
@@ -133,7 +145,10 @@ def _compile_single(case_id: str, build_dir: Path) -> SingleKernel:
     kernel, index = found
     assert len(compiled.param_names) == len(case.param_names), (compiled.param_names, case.param_names)
     orch = compiled.lowered.functions[compiled.orchestration_names[0]]
-    return SingleKernel(case, Path(compiled.output_dir), kernel, index, inputs, list(param_directions(orch)))
+    (call,) = [op for op in orch.walk() if isinstance(op, func.CallOp)]
+    blocks = call.attributes.get("pl.block_num")
+    block_num = blocks.value.data if isinstance(blocks, IntegerAttr) else 1
+    return SingleKernel(case, Path(compiled.output_dir), kernel, index, inputs, list(param_directions(orch)), block_num)
 
 
 def cpp_library(unit: SingleKernel, lib_dir: Path) -> KernelLibrary:

@@ -15,6 +15,7 @@ from test_dfx_trace import check_event_format
 
 import pypto.language as pl
 from pypto.runtime import RunConfig, run
+from pypto.runtime.dfx.trace import chrome_trace
 from pypto.target.model import TARGETS_DIR, load_target
 
 
@@ -40,7 +41,8 @@ def two_clusters(tmp_path: Path) -> Path:
     text = text.replace("npu.cores aic = 24 aiv_per_aic = 2", "npu.cores aic = 2 aiv_per_aic = 1")
     start = text.index("  npu.aicpu ")
     end = text.index("\n", start)
-    text = text[:start] + "  npu.aicpu threads = 2 submit = 100 alloc = 50 complete = 10 release = 5 dispatch = 20" + text[end:]
+    row = "  npu.aicpu threads = 2 submit = 100 alloc = 50 complete = 10 release = 5 dispatch = 20 drain = 30"
+    text = text[:start] + row + text[end:]
     path = tmp_path / "two_clusters.mlir"
     path.write_text(text)
     return path
@@ -61,10 +63,15 @@ def _run(threads: int | None, target: Path | None = None, level: int = 0, build:
 
 
 def _expected(result: Any, target: Any, threads: int) -> dict[str, Any]:
-    """The timeline reckoned by hand from the target's costs and the three kernels' cycles."""
+    """The timeline reckoned by hand from the target's costs and the three kernels' cycles.
+
+    The orchestrator runs from cycle 0: t0 is the first task to use ``tmp`` (a ``pl.create_tensor``),
+    so one ``alloc`` step (its own level-4 record) precedes t0's ``submit``; t1 and t2 only submit.
+    t0 and t2 are ready when submitted; t1 when t0's complete and release phases have retired t0."""
     c, lat = target.aicpu, target.dispatch_latency_cycles
     k0, k1, k2 = (t.cycles for t in result.tasks)
-    s0 = c.submit + c.alloc  # t0 is the first task to use tmp: its submit allocates it
+    a0 = c.alloc  # tmp's alloc step, before t0's submit
+    s0 = a0 + c.submit
     s1, s2 = s0 + c.submit, s0 + 2 * c.submit  # tmp is allocated once
     d0 = s0 + c.dispatch  # thread 0 pops t0 as soon as it is submitted
     e0 = d0 + lat + k0
@@ -75,7 +82,7 @@ def _expected(result: Any, target: Any, threads: int) -> dict[str, Any]:
     d1 = release_end + c.dispatch
     e1 = d1 + lat + k1
     assert e1 > e2 > d1
-    return {"submit": [(0, s0), (s0, s1), (s1, s2)], "dispatch": [d0, d1, d2], "start": [d0 + lat, d1 + lat, d2 + lat],
+    return {"submit": [(0, a0), (a0, s0), (s0, s1), (s1, s2)], "dispatch": [d0, d1, d2], "start": [d0 + lat, d1 + lat, d2 + lat],
             "end": [e0, e1, e2], "finish": [e0, e1, e2], "total": e1, "release_end": release_end}  # fmt: skip
 
 
@@ -91,11 +98,12 @@ def test_one_thread_reckoned_by_hand() -> None:
     assert [t.core_ids for t in result.tasks] == [[24], [24], [25]]  # t1 reuses t0's core once t0 is retired
     (orch,) = result.orchestrator_phases
     assert [(p["start_cycles"], p["end_cycles"]) for p in orch] == want["submit"]
+    assert [(p.get("kind"), p["task_id"]) for p in orch] == [("alloc", 0), (None, 0), (None, 1), (None, 2)]
     c = target.aicpu
     (sched,) = result.scheduler_phases
     e0, e1, e2 = want["end"]
     d0, d1, d2 = want["dispatch"]
-    s2 = want["submit"][2][1]
+    s2 = want["submit"][3][1]  # t2's submit end (after tmp's alloc and three submits)
     assert [(p["kind"], p["start_cycles"], p["end_cycles"], p["tasks_processed"]) for p in sched] == [
         ("dispatch", d0 - c.dispatch, d0, 1),
         ("dispatch", s2, d2, 1),
@@ -117,7 +125,8 @@ def test_costs_and_threads_come_from_the_target(two_clusters: Path) -> None:
     """Two threads, one cluster each: t2 cannot go to thread 0 (its only AIV core runs t0) and is
     dispatched by thread 1 at the same time it would have been."""
     target = load_target(str(two_clusters))
-    assert target.aicpu.threads == 2 and target.aicpu.dispatch == 20
+    assert target.aicpu.threads == 2 and target.aicpu.dispatch == 20 and target.aicpu.drain == 30
+    assert load_target("a2a3").aicpu.drain == 74  # the optional field, set in a2a3.mlir
     result = _run(threads=None, target=two_clusters)  # the target's default: 2 threads
     want = _expected(result, target, 2)
     assert [t.dispatch for t in result.tasks] == want["dispatch"]
@@ -170,8 +179,9 @@ def test_levels_record_cumulatively_and_cost_nothing(tmp_path: Path, level: int)
             assert len(p["shared_at_start"]) == len(p["shared_at_end"]) == 3
     if level >= 4:
         (orch,) = records["aicpu_orchestrator_phases"]
-        assert [list(p) for p in orch] == [["submit_idx", "task_id", "start_cycles", "end_cycles"]] * 3
-        assert [p["task_id"] for p in orch] == [0, 1, 2]
+        submit = ["submit_idx", "task_id", "start_cycles", "end_cycles"]
+        assert [list(p) for p in orch] == [[*submit, "kind"]] + [submit] * 3  # tmp's alloc, then 3 submits
+        assert [p["task_id"] for p in orch] == [0, 0, 1, 2] and orch[0]["kind"] == "alloc"
 
 
 def test_level_4_trace_draws_the_aicpu_lanes(tmp_path: Path) -> None:
@@ -183,8 +193,9 @@ def test_level_4_trace_draws_the_aicpu_lanes(tmp_path: Path) -> None:
     lanes = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["name"] == "thread_name"}
     assert lanes[(1, 4000)] == "Orch_0" and lanes[(2, 30000)] == "Sched_0" and (2, 3999) in lanes
     submits = [e for e in events if e["ph"] == "X" and e["pid"] == 1]
-    assert [e["name"] for e in submits] == ["submit(t0)", "submit(t1)", "submit(t2)"]
-    assert submits[0]["args"] == {"phase": "orch_submit", "submit_idx": 0, "task_id": 0}
+    assert [e["name"] for e in submits] == ["alloc(t0)", "submit(t0)", "submit(t1)", "submit(t2)"]
+    assert submits[0]["args"] == {"phase": "orch_alloc", "submit_idx": 0, "task_id": 0}
+    assert submits[1]["args"] == {"phase": "orch_submit", "submit_idx": 0, "task_id": 0}
     phases = [e["name"] for e in events if e["ph"] == "X" and e["pid"] == 2]
     assert phases == ["dispatch(1)", "dispatch(1)", "complete(1)", "release(1)", "dispatch(1)", "complete(1)",
                       "complete(1)"]  # fmt: skip
@@ -199,3 +210,82 @@ def test_level_4_trace_draws_the_aicpu_lanes(tmp_path: Path) -> None:
         f = next(e for e in events if e["ph"] == "f" and e["id"] == s["id"])
         assert f["pid"] == 4 and (4, f["tid"], f["ts"]) in bars
         assert any(b["pid"] == 2 and b["ts"] <= s["ts"] <= b["ts"] + b["dur"] for b in events if b["ph"] == "X")
+
+
+@pl.jit.incore
+def _copy_rows(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    row = pl.tile.get_block_idx() * 16
+    pl.store(pl.load(x, [row, 0], [16, 128]), [row, 0], out)
+    return out
+
+
+@pl.jit.incore
+def _square(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    t = pl.load(x, [0, 0], [32, 128])
+    pl.store(pl.mul(t, t), [0, 0], out)
+    return out
+
+
+@pl.jit
+def _drained(a: pl.Tensor, b: pl.Tensor, p: pl.Out[pl.Tensor], q: pl.Out[pl.Tensor], r: pl.Out[pl.Tensor]):
+    p = _square(a, p)  # t0: one AIV core
+    with pl.spmd(2, sync_start=True):  # t1: both AIV cores at once
+        q = _copy_rows(b, q)
+    r = _square(b, r)  # t2: independent, but submitted after t1
+    return p, q, r
+
+
+def test_sync_start_drains_reckoned_by_hand(two_clusters: Path) -> None:
+    """One thread, two AIV cores (2 and 3). t0 takes core 2. t1 (2 blocks, sync_start) does not fit one
+    idle core, so it drains: t2, submitted after it, is held although core 3 is idle. When t0 ends, one
+    iteration retires it (complete), then drains t1: ``drain`` cycles to reserve both cores
+    (drain_prepare) and one ``dispatch`` per block to publish them (drain_publish); both blocks share that
+    dispatch time and start together. t2 waits for a core until t1's blocks are retired."""
+    target = load_target(str(two_clusters))
+    c, lat = target.aicpu, target.dispatch_latency_cycles
+    a, b = torch.randn(32, 128), torch.randn(32, 128)
+    p, q, r = torch.zeros(32, 128), torch.zeros(32, 128), torch.zeros(32, 128)
+    config = RunConfig(aicpu_thread_num=1, target=str(two_clusters))
+    result = run(_drained.specialize(a, b, p, q, r), a, b, p, q, r, config=config)
+    torch.testing.assert_close(p, a * a)
+    torch.testing.assert_close(q, b)
+    torch.testing.assert_close(r, b * b)
+    t0, t1, t2 = result.tasks
+    s0, s2 = c.submit, 3 * c.submit  # t0's and t2's submit ends (no tensor.create: submits only)
+    assert t0.dispatch == s0 + c.dispatch and t0.core_ids == [2]
+    e0 = t0.end
+    assert e0 > s2, "the reckoning assumes t0 runs past every submit"
+    publish = e0 + c.complete + c.drain + 2 * c.dispatch
+    assert [blk.dispatch for blk in t1.blocks] == [publish, publish]  # published together
+    assert [blk.start for blk in t1.blocks] == [publish + lat] * 2 and sorted(t1.core_ids) == [2, 3]
+    assert t2.dispatch > t1.finish  # held by the drain, though core 3 was idle from the start
+    (sched,) = result.scheduler_phases
+    kinds = [(p["kind"], p["start_cycles"], p["end_cycles"], p["tasks_processed"]) for p in sched]
+    drain_at = e0 + c.complete
+    assert kinds[:5] == [
+        ("dispatch", s0, s0 + c.dispatch, 1),
+        ("complete", e0, drain_at, 1),
+        ("drain", drain_at, publish, 2),
+        ("drain_prepare", drain_at, drain_at + c.drain, 2),
+        ("drain_publish", drain_at + c.drain, publish, 2),
+    ]
+    assert {p["loop_iter"] for p in sched[1:5]} == {2}  # complete and drain: one loop iteration
+    # the merged trace: drain on Sched_0, its inner phases on the +1 lane, a dispatch flow per block
+    trace = chrome_trace(result.swimlane_records(4), {}, [])
+    check_event_format(trace)
+    events = trace["traceEvents"]
+    inner = [e["name"] for e in events if e["ph"] == "X" and e["pid"] == 2 and e["tid"] == 30001]
+    assert inner == ["drain_prepare(2)", "drain_publish(2)"]
+    assert "drain(2)" in [e["name"] for e in events if e["ph"] == "X" and e["pid"] == 2 and e["tid"] == 30000]
+    assert sum(e["ph"] == "s" and e["name"] == "dispatch" for e in events) == 4  # t0, t1's two blocks, t2
+
+
+def test_the_drain_field_is_optional_and_round_trips() -> None:
+    from pypto.target.model import parse_target_op, print_target_op
+
+    text = (TARGETS_DIR / "a2a3.mlir").read_text()
+    assert "drain = 74" in print_target_op(parse_target_op(text))  # printed when set
+    without = text.replace("dispatch = 37 drain = 74", "dispatch = 37")
+    printed = print_target_op(parse_target_op(without))
+    assert "dispatch = 37" in printed and "drain" not in printed  # left out: not printed, and 0
+    assert load_target("a2a3").aicpu.drain == 74

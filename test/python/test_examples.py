@@ -90,6 +90,9 @@ TORCH_MATH: dict[str, Callable[..., dict[str, torch.Tensor]]] = {
     "matmul_split_k": lambda a, b: {"c": torch.matmul(a, b)},
     "matmul_bias_epilogue": lambda a, b, bias: {"y": torch.relu(torch.addmm(bias, a, b))},
     "prescaled_matmul": lambda a, b: {"c": torch.matmul(torch.mul(a, 2.0), b)},
+    "spmd_scale_add": lambda x, y, w: {"out": torch.add(x, x) + y, "total": torch.matmul((torch.add(x, x) + y)[:64, :64], w)},
+    "spmd_matmul": lambda a, b: {"c": torch.matmul(a, b)},
+    "spmd_loop_add": lambda a, b: {"out": torch.add(a, b)},
 }
 
 # The kinds pl-dsl.md §9 and issue 3 §8 ask for, by the case that covers them.
@@ -108,6 +111,7 @@ REQUIRED = {
     "intermediate/07_task_graph.py::inferred_edge",
     "advanced/07_double_buffer.py::pipelined",
     "advanced/03_mixed_kernel.py::matmul_bias_epilogue",
+    "advanced/09_spmd.py::spmd_scale_add",
 }
 
 LEVELS = ("NONE", "BASIC", "ROUNDTRIP")

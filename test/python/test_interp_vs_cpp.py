@@ -73,12 +73,14 @@ def test_interpreter_and_cpp_agree_bitwise(case_id: str, tmp_path: Path, lib_dir
         pytest.skip(why)
 
     cpp_args = tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in unit.inputs)
-    cpp_library(unit, lib_dir).call(unit.kernel, *unit.kernel_args(cpp_args))
+    unit.launch(cpp_library(unit, lib_dir), cpp_args)
 
     np_args = [a.numpy().copy() if isinstance(a, torch.Tensor) else a for a in unit.inputs]
     module, positions, name = synced(unit.pto)
-    run = run_kernel(module, unit.kernel, unit.kernel_args(np_args), positions=positions, pto_file=name)
-    assert run.races == [], run.race_messages
+    for block in range(unit.block_num):  # every SPMD block, as the C++ ran them
+        run = run_kernel(module, unit.kernel, unit.kernel_args(np_args), positions=positions, pto_file=name,
+                         block=(block, unit.block_num))  # fmt: skip
+        assert run.races == [], run.race_messages
 
     for out, pos in unit.output_positions().items():
         got_cpp = cpp_args[pos].numpy().view(np.uint32)

@@ -183,8 +183,9 @@ def test_records_units() -> None:
     assert result.time_us == pytest.approx(result.total_cycles / target.clock_hz * 1e6)
     sw = result.swimlane_records()
     assert sw["metadata"]["clock_freq_hz"] == target.clock_hz
-    assert sw["aicore_tasks"] == [[t.core_ids[0], 0, 0, t.start, t.end, t.start - t.dispatch]]
-    assert sw["aicpu_tasks"] == [[t.core_ids[0], 0, t.dispatch, t.finish]]
+    # reg_task_id (column 2 / 1) is the core's dispatch number: the first task on the core is 1
+    assert sw["aicore_tasks"] == [[t.core_ids[0], 0, 1, t.start, t.end, t.start - t.dispatch]]
+    assert sw["aicpu_tasks"] == [[t.core_ids[0], 1, t.dispatch, t.finish]]
     # the kernel's instruction records carry pipe, cycles and both locations
     recs = t.kernel_runs[0].records
     tadd = next(r for r in recs if r.instr == "TADD")

@@ -440,6 +440,7 @@ def test_unknown_target() -> None:
         ("clock_hz = 1.85e9", "clock_hz = 0.0", "npu.target @a2a3: field 'clock_hz' must be positive"),
         ("npu.aicpu threads = 3", "npu.aicpu threads = 0", "npu.aicpu: field 'threads' must be positive, got 0"),
         ("release = 19 dispatch", "release = -1 dispatch", "npu.aicpu: field 'release' must be a finite number >= 0, got -1"),
+        ("dispatch = 37 drain = 74", "dispatch = 37 drain = -2", "npu.aicpu: field 'drain' must be a finite number >= 0, got -2"),
         (
             "npu.events per_pipe_pair",
             "npu.aicpu threads = 1 submit = 0 alloc = 0 complete = 0 release = 0 dispatch = 0\n  npu.events per_pipe_pair",

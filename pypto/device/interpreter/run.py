@@ -187,6 +187,7 @@ def run_kernel(
     pto_file: str | None = None,
     engine: str = "compiled",
     channels: dict[str, Any] | None = None,
+    block: tuple[int, int] = (0, 1),
 ) -> KernelRun:
     """Interpret one kernel function on one core; outputs land in the GM arrays of ``args``.
 
@@ -194,6 +195,8 @@ def run_kernel(
     module (``parse_pto_with_source_map``); a path or text is parsed here.
     ``channels``: the cube<->vector pipes (``tpush_*`` / ``tpop_*``) shared with the other parts of a
     Group task (run them in turn with the same dict; default: a fresh, empty one).
+    ``block``: ``(block_idx, block_num)`` of the SPMD launch this run is one block of
+    (``pto.get_block_idx`` / ``pto.get_block_num``); ``(0, 1)`` for a plain task.
     ``engine``: ``"compiled"`` (default: the function compiled once into
     Python steps, :mod:`.compiled`; falls back to xDSL's walker for IR it does
     not compile) or ``"xdsl"`` (xDSL's :class:`~xdsl.interpreter.Interpreter`
@@ -217,6 +220,7 @@ def run_kernel(
     )
     if channels is not None:
         core.channels = channels
+    core.block_idx, core.block_num = block
     bound = _bind_args(func, args)
     compiled = None
     if engine == "compiled":

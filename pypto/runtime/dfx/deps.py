@@ -8,7 +8,8 @@ What the file says, and where each value comes from on the simulated chip:
   dependencies from its tensor arguments (explicit ``deps=`` / ``pl.task_deps`` are added on top, never
   instead), and the language has no manual-dependency scope. ``kernel_ids`` is ``[aic, aiv0, aiv1]``:
   the func_id of the task's AIC part in slot 0 and of its AIV parts in slots 1 and 2 (-1 where there is
-  none). ``block_num`` is 1: the orchestration launches no SPMD tasks. ``args`` lists every argument
+  none). ``block_num`` is the task's SPMD block count (``with pl.spmd(n)``: ``n``; 1 for a plain task).
+  ``args`` lists every argument
   (``type`` ``INPUT`` / ``OUTPUT_EXISTING`` / ``INOUT`` for tensors, whose buffers always exist before the
   task, ``SCALAR`` with ``tensor_id`` null otherwise); a tensor argument is the whole buffer (the runtime
   passes no views): ``start_offset`` "0", contiguous element ``strides``.
@@ -176,7 +177,7 @@ def deps_document(result: Any) -> dict[str, Any]:
             arg_doc[(t.id, a.index)] = doc
         for b_id in written:
             version[b_id] = version.get(b_id, 0) + 1
-        tasks.append({"task_id": str(raw_task_id(t.id)), "scope": "auto", "kernel_ids": slots, "block_num": 1,
+        tasks.append({"task_id": str(raw_task_id(t.id)), "scope": "auto", "kernel_ids": slots, "block_num": t.block_num,
                       "args": args})  # fmt: skip
     by_id = {t.id: t for t in graph.tasks}
     edges: list[dict[str, Any]] = []

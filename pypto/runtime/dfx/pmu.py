@@ -268,16 +268,19 @@ def func_ids(result: Any) -> dict[str, int]:
 
 
 def part_rows(result: Any) -> list[tuple[Any, int, str, Any]]:
-    """(task record, core id, kernel name, kernel run) per task part, sorted by (task id, core id). A
-    Group task's parts take its cores in order: AIC parts the AIC cores, AIV parts the AIV cores (as the
-    scheduler picked them)."""
+    """(task record, core id, kernel name, kernel run) per task part and SPMD block, sorted by (task id,
+    block, core id). A Group task's parts take its block's cores in order: AIC parts the AIC cores, AIV
+    parts the AIV cores (as the scheduler picked them)."""
     parts_of = {t.id: t.parts for t in result.graph.tasks}
     rows: list[tuple[Any, int, str, Any]] = []
+    keyed: list[tuple[tuple[int, int, int], tuple[Any, int, str, Any]]] = []
     for rec in result.tasks:
-        free = {kind: [c for c in rec.core_ids if result.core_types[c] == kind] for kind in ("aic", "aiv")}
-        for part, run in zip(parts_of[rec.task_id], rec.kernel_runs, strict=True):
-            rows.append((rec, free[part.core_type].pop(0), part.func_name, run))
-    rows.sort(key=lambda r: (r[0].task_id, r[1]))
+        for b in rec.blocks:
+            free = {kind: [c for c in b.core_ids if result.core_types[c] == kind] for kind in ("aic", "aiv")}
+            for part, run in zip(parts_of[rec.task_id], b.kernel_runs, strict=True):
+                core = free[part.core_type].pop(0)
+                keyed.append(((rec.task_id, b.block_idx, core), (rec, core, part.func_name, run)))
+    rows = [row for _, row in sorted(keyed, key=lambda kr: kr[0])]
     return rows
 
 

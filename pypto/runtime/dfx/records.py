@@ -10,7 +10,9 @@ from .base import RECORDED_LEVEL
 
 def swimlane_records(result: Any, level: int = 2) -> dict[str, Any]:
     """The records of a run at ``level`` (capped at :data:`RECORDED_LEVEL`): ``aicore_tasks`` rows
-    ``[core_id, task_token_raw, reg_task_id, start, end, receive_to_start]`` and, from level 2,
+    ``[core_id, task_token_raw, reg_task_id, start, end, receive_to_start]`` (one per block of a task and
+    core it ran on; ``reg_task_id`` is the core's dispatch number, 1, 2, ..., the key the rows join on)
+    and, from level 2,
     ``aicpu_tasks`` rows ``[core_id, reg_task_id, dispatch, finish]``, from level 3 the scheduler phases
     and ``metadata.core_to_thread``, at level 4 the orchestrator phases; ``metadata.clock_freq_hz`` is
     the target clock the cycles count."""
@@ -18,9 +20,10 @@ def swimlane_records(result: Any, level: int = 2) -> dict[str, Any]:
     aicore: list[list[int]] = []
     aicpu: list[list[int]] = []
     for t in result.tasks:
-        for core in t.core_ids:
-            aicore.append([core, t.task_id, t.task_id, t.start, t.end, t.start - t.dispatch])
-            aicpu.append([core, t.task_id, t.dispatch, t.finish])
+        for b in t.blocks:  # an SPMD task: one row per block and core, all with the task's token
+            for core, reg in zip(b.core_ids, b.reg_ids, strict=True):
+                aicore.append([core, t.task_id, reg, b.start, b.end, b.start - b.dispatch])
+                aicpu.append([core, reg, b.dispatch, b.finish])
     records: dict[str, Any] = {
         "chip_swimlane_level": level,
         "metadata": {

@@ -24,7 +24,9 @@ same bytes: no paths, no clock time), :func:`write_run_report` the atomic write.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from pypto.reports import asset, render_report
@@ -76,7 +78,8 @@ def sched_analyses(result: Any, level: int, edges: list[dict[str, Any]]) -> dict
     if min(int(level), RECORDED_LEVEL) < 3 or not result.tasks:
         return None
 
-    a = analyze(swimlane_records(result, level), [(e["pred"], e["succ"]) for e in edges])
+    a = analyze(swimlane_records(result, level), [(e["pred"], e["succ"]) for e in edges],
+                {r.task_id: len(_blocks(r)) for r in result.tasks})
     a["switch"]["cores"] = [{"core": c, **s} for c, s in sorted(a["switch"]["cores"].items())]
     a["overhead"]["engines"] = [{"engine": e, **v} for e, v in a["overhead"]["engines"].items()]
     ids = {task_label(r.task_id): r.task_id for r in result.tasks}
@@ -108,6 +111,32 @@ def _edges(result: Any) -> list[dict[str, Any]]:
     return [{"pred": p, "succ": s, "kinds": sorted(k)} for (p, s), k in sorted(kinds.items())]
 
 
+@dataclass(frozen=True)
+class Slice:
+    """One block of a task on one core (a plain task is one block)."""
+
+    task_id: int
+    block: int
+    dispatch: int
+    start: int
+    end: int
+    finish: int
+
+
+def _blocks(r: Any) -> list[Any]:
+    """A task record's blocks (a record without blocks is its own single block)."""
+    blocks = list(getattr(r, "blocks", None) or [])
+    if not blocks:
+        blocks = [SimpleNamespace(block_idx=0, core_ids=list(r.core_ids), dispatch=r.dispatch, start=r.start,
+                                  end=r.end, finish=r.finish)]  # fmt: skip
+    return blocks
+
+
+def first_start(r: Any) -> int:
+    """The start of a task's first block (its head overhead is measured there)."""
+    return min(b.start for b in _blocks(r))
+
+
 def report_model(
     result: Any, pmu_event: int = 0, swimlane_level: int = RECORDED_LEVEL, incore: bool = False
 ) -> dict[str, Any]:
@@ -115,6 +144,7 @@ def report_model(
     lanes of every task part (when ``incore``: :mod:`.incore_view`). Ints and strings only (and a few
     rounded ratios), keys sorted when embedded: deterministic for a run."""
     recs = sorted(result.tasks, key=lambda t: t.task_id)
+    recs_by_id = {r.task_id: r for r in recs}
     edges = _edges(result)
     preds: dict[int, list[int]] = {}
     succs: dict[int, list[int]] = {}
@@ -122,13 +152,14 @@ def report_model(
         preds.setdefault(e["succ"], []).append(e["pred"])
         succs.setdefault(e["pred"], []).append(e["succ"])
 
-    # per core: its tasks by start (a Group task sits on several cores)
-    by_core: dict[int, list[Any]] = {}
+    # per core: its slices (one per task block on it) by start (a Group block sits on several cores)
+    by_core: dict[int, list[Slice]] = {}
     for r in recs:
-        for c in r.core_ids:
-            by_core.setdefault(c, []).append(r)
+        for b in _blocks(r):
+            for c in b.core_ids:
+                by_core.setdefault(c, []).append(Slice(r.task_id, b.block_idx, b.dispatch, b.start, b.end, b.finish))
     for lst in by_core.values():
-        lst.sort(key=lambda r: (r.start, r.end, r.task_id))
+        lst.sort(key=lambda r: (r.start, r.end, r.task_id, r.block))
     prev_end: dict[int, int] = {}
     gaps: list[dict[str, Any]] = []
     cores: list[dict[str, Any]] = []
@@ -141,12 +172,14 @@ def report_model(
                 core_gaps.append({"core": c, "after": a.task_id, "task": b.task_id, "from": a.end, "to": b.start,
                                   "cycles": b.start - a.end})  # fmt: skip
         for i, r in enumerate(lst):  # the latest end of an earlier task on this core
-            before = max((p.end for p in lst[:i] if p.end <= r.start), default=None)
-            if before is not None:
+            before = max((p.end for p in lst[:i] if p.end <= r.start and p.task_id != r.task_id), default=None)
+            if before is not None and r.start == first_start(recs_by_id[r.task_id]):
                 prev_end[r.task_id] = max(before, prev_end.get(r.task_id) or 0)
         gaps += core_gaps
         cores.append({"id": c, "type": result.core_types[c], "tasks": [r.task_id for r in lst], "busy": busy,
-                      "idle": sum(g["cycles"] for g in core_gaps), "first": lst[0].start, "last": lst[-1].end})  # fmt: skip
+                      "idle": sum(g["cycles"] for g in core_gaps), "first": lst[0].start, "last": lst[-1].end,
+                      "bars": [{"task": r.task_id, "block": r.block, "dispatch": r.dispatch, "start": r.start,
+                                "end": r.end, "finish": r.finish} for r in lst]})  # fmt: skip
 
     tasks: list[dict[str, Any]] = []
     heads: list[int] = []
@@ -159,7 +192,9 @@ def report_model(
         tails.append(tail)
         tasks.append({
             "id": r.task_id, "label": r.label, "kernel": r.func_name, "parts": list(r.part_names),
-            "core_type": r.core_type, "cores": list(r.core_ids),
+            "core_type": r.core_type, "cores": list(r.core_ids), "block_num": len(_blocks(r)),
+            "blocks": [{"block": b.block_idx, "cores": list(b.core_ids), "dispatch": b.dispatch, "start": b.start,
+                        "end": b.end, "finish": b.finish} for b in _blocks(r)],
             "dispatch": r.dispatch, "start": r.start, "end": r.end, "finish": r.finish, "cycles": r.cycles,
             "prev_end": pe, "head": head, "tail": tail,
             "preds": sorted(set(preds.get(r.task_id, []))), "succs": sorted(set(succs.get(r.task_id, []))),

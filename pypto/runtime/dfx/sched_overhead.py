@@ -111,8 +111,12 @@ def _union(spans: Sequence[tuple[int, int]]) -> int:
     return total
 
 
-def analyze(records: Mapping[str, Any], edges: Sequence[tuple[int, int]]) -> dict[str, Any]:
-    """The six analyses as plain data (µs and % of the makespan; see the module doc)."""
+def analyze(
+    records: Mapping[str, Any], edges: Sequence[tuple[int, int]], block_num: Mapping[int, int] | None = None
+) -> dict[str, Any]:
+    """The six analyses as plain data (µs and % of the makespan; see the module doc). ``block_num``: the
+    SPMD block count of each raw task id (``deps.json``'s ``block_num``); the window lists each SPMD task
+    with its blocks and core rows (a task is every row of its token: its blocks are one task here)."""
     _check(records)
     meta = records["metadata"]
     freq = float(meta["clock_freq_hz"])
@@ -155,6 +159,8 @@ def analyze(records: Mapping[str, Any], edges: Sequence[tuple[int, int]]) -> dic
             "rows": len(rows),
             "edges": len(pairs),
             "clock_freq_hz": freq,
+            "spmd": [{"task": raw, "blocks": int(n), "rows": sum(r[1] == raw for r in rows)}
+                     for raw, n in sorted((block_num or {}).items()) if int(n) > 1 and raw in tasks],
         },  # fmt: skip
     }
 
@@ -306,6 +312,8 @@ def format_report(a: Mapping[str, Any]) -> str:
         "SCHED OVERHEAD ANALYSIS",
         f"window: makespan {_f(mk)} us (first start -> last end), {w['tasks']} tasks, {w['rows']} core rows, "
         f"{w['edges']} dependency pairs, clock {w['clock_freq_hz']:g} Hz",
+        *([("spmd: " + ", ".join(f"{task_label(x['task'])} x{x['blocks']} blocks ({x['rows']} core rows)"
+                                  for x in w["spmd"]))] if w.get("spmd") else []),
         "",
         "1. OVERHEAD PER ENGINE (idle core + ready, undispatched task)",
     ]

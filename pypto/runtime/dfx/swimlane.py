@@ -31,7 +31,7 @@ def write_merged_trace(result: Any, out_dir: Path, level: int = 2, stamp: str | 
     """``merged_swimlane_<YYYYMMDD_HHMMSS>.json``: the run's Chrome trace (:mod:`.trace`), labelled with
     its kernel names and its task dependencies as flows (upstream's simulator cannot write it: it lacks
     the task metadata)."""
-    names = {t.task_id: t.func_name for t in result.tasks}
+    names = {t.task_id: t.func_name + ("_spmd" if t.block_num > 1 else "") for t in result.tasks}
     edges = [(d, t.task_id) for t in result.tasks for d in sorted(t.deps)]
     trace = chrome_trace(swimlane_records(result, level), names, edges)
     path = out_dir / f"merged_swimlane_{stamp or datetime.now().strftime('%Y%m%d_%H%M%S')}.json"

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 PROCESSES = {1: "AICPU Orchestrator", 2: "AICPU Scheduler", 3: "Scheduler View", 4: "Worker View"}
+INNER_PHASES = ("resolve", "drain_prepare", "drain_publish")
+"""§2's inner scheduler phases (inside an outer one): drawn on the thread's second lane (tid + 1)."""
 
 
 class TraceInputError(ValueError):
@@ -129,8 +131,9 @@ def chrome_trace(
         lane = f"{kind.upper()}_{core}"
         events += [_meta(3, _lane(core), lane), _meta(4, _lane(core), lane)]
     starts: dict[int, tuple[int, float]] = {}  # task -> (core, worker bar start), the earliest slice
-    starts_by_core: dict[tuple[int, int], float] = {}
+    starts_by_core: dict[tuple[int, int], float] = {}  # (core, reg_task_id) -> worker bar start
     ends_by_core: dict[tuple[int, int], float] = {}
+    raw_of: dict[tuple[int, int], int] = {}  # (core, reg_task_id) -> the task token (an SPMD task: many)
     ends: dict[int, float] = {}
     dispatches: dict[int, tuple[int, float, float]] = {}
     for core, raw, reg, start, end, *rest in sorted(aicore, key=lambda r: (r[3], r[0])):
@@ -140,8 +143,9 @@ def chrome_trace(
         events.append({"ph": "X", "pid": 4, "tid": _lane(core), "name": label, "ts": ts, "dur": round(us(end) - ts, 6),
                        "args": {"taskId": task_label(raw), "kernel-duration-us": round(us(end) - us(start), 6),
                                 "local_setup_us": round(us(start) - ts, 6)}})  # fmt: skip
-        starts_by_core[(raw, core)] = ts
-        ends_by_core[(raw, core)] = us(end)
+        starts_by_core[(core, reg)] = ts
+        ends_by_core[(core, reg)] = us(end)
+        raw_of[(core, reg)] = raw
         if raw not in starts or ts < starts[raw][1]:
             starts[raw] = (core, ts)
         ends[raw] = max(ends.get(raw, 0.0), us(end))
@@ -154,8 +158,8 @@ def chrome_trace(
                 dispatches[raw] = (core, d, f)
     flow = 0
     pops: dict[tuple[int, int], tuple[int, float]] = {}  # (task, core) -> (sched lane, ts in its dispatch phase)
-    flow = _aicpu_lanes(events, flow, sched, orch, core_to_thread, aicpu, starts_by_core, us, pops)
-    flow = _complete_flows(events, flow, sched, core_to_thread, aicpu, starts_by_core, ends_by_core, edges, us)
+    flow = _aicpu_lanes(events, flow, sched, orch, core_to_thread, aicpu, starts_by_core, raw_of, us, pops)
+    flow = _complete_flows(events, flow, sched, core_to_thread, aicpu, starts_by_core, ends_by_core, raw_of, edges, us)
     for pred, succ in edges:
         if pred in starts and succ in starts:
             flow = _flow(events, flow, 4, starts[pred], starts[succ], late=ends[pred] > starts[succ][1])
@@ -173,6 +177,7 @@ def _aicpu_lanes(
     core_to_thread: list[int],
     aicpu: Mapping[tuple[int, int], list[int]],
     worker_ts: Mapping[tuple[int, int], float],
+    raw_of: Mapping[tuple[int, int], int],
     us: Any,
     pops: dict[tuple[int, int], tuple[int, float]],
 ) -> int:
@@ -181,10 +186,13 @@ def _aicpu_lanes(
     counters: list[tuple[float, int, int, list[int]]] = []
     for i, thread in enumerate(sched):
         events.append(_meta(2, _sched_lane(i), f"Sched_{i}"))
+        if any(p["kind"] in INNER_PHASES for p in thread):
+            events.append(_meta(2, _sched_lane(i) + 1, f"Sched_{i}_inner"))
         for n, p in enumerate(thread):
             ts = us(p["start_cycles"])
             args = {k: v for k, v in p.items() if k not in ("kind", "start_cycles", "end_cycles")}
-            events.append({"ph": "X", "pid": 2, "tid": _sched_lane(i), "name": f"{p['kind']}({p['tasks_processed']})",
+            lane = _sched_lane(i) + (p["kind"] in INNER_PHASES)  # §3: inner phases on the +1 lane
+            events.append({"ph": "X", "pid": 2, "tid": lane, "name": f"{p['kind']}({p['tasks_processed']})",
                            "ts": ts, "dur": round(us(p["end_cycles"]) - ts, 6), "args": {"phase": p["kind"], **args}})  # fmt: skip
             for when, key in ((p["start_cycles"], "shared_at_start"), (p["end_cycles"], "shared_at_end")):
                 if isinstance(p.get(key), list) and len(p[key]) == 3:
@@ -196,30 +204,32 @@ def _aicpu_lanes(
                        "args": {"AIC": depth[0], "AIV": depth[1], "MIX": depth[2]}})  # fmt: skip
     for (core, reg), row in sorted(aicpu.items()):  # dispatch: the phase that popped the task -> its bar
         thread = core_to_thread[core] if core < len(core_to_thread) else -1
-        if not 0 <= thread < len(sched) or (reg, core) not in worker_ts:
+        if not 0 <= thread < len(sched) or (core, reg) not in worker_ts:
             continue
-        phase = next((p for p in sched[thread] if p["kind"] == "dispatch"
+        phase = next((p for p in sched[thread] if p["kind"] in ("dispatch", "drain")
                       and p["start_cycles"] <= row[2] <= p["end_cycles"]), None)  # fmt: skip
         if phase is None:
             continue
         ts = round((us(phase["start_cycles"]) + us(row[2])) / 2, 6)  # inside the phase's bar
-        pops[(reg, core)] = (_sched_lane(thread), ts)
+        pops[(core, reg)] = (_sched_lane(thread), ts)
         flow += 1
-        _flow_pair(events, flow, "dispatch", (2, _sched_lane(thread), ts), (4, _lane(core), worker_ts[(reg, core)]))
-    first_pop: dict[int, tuple[int, float]] = {}
-    for (reg, _core), pop in sorted(pops.items()):
-        if reg not in first_pop or pop[1] < first_pop[reg][1]:
-            first_pop[reg] = pop
+        _flow_pair(events, flow, "dispatch", (2, _sched_lane(thread), ts), (4, _lane(core), worker_ts[(core, reg)]))
+    first_pop: dict[int, tuple[int, float]] = {}  # task -> the pop of its earliest block
+    for key, pop in sorted(pops.items()):
+        raw = raw_of[key]
+        if raw not in first_pop or pop[1] < first_pop[raw][1]:
+            first_pop[raw] = pop
     for i, thread in enumerate(orch):
         events.append(_meta(1, 4000 + i, f"Orch_{i}"))
         for p in thread:
             raw = int(p["task_id"])
             ts = us(p["start_cycles"])
             end = us(p["end_cycles"])
-            events.append({"ph": "X", "pid": 1, "tid": 4000 + i, "name": f"submit({task_label(raw)})", "ts": ts,
+            kind = "alloc" if p.get("kind") == "alloc" else "submit"  # an alloc step before the task's submit
+            events.append({"ph": "X", "pid": 1, "tid": 4000 + i, "name": f"{kind}({task_label(raw)})", "ts": ts,
                            "dur": round(end - ts, 6),
-                           "args": {"phase": "orch_submit", "submit_idx": p["submit_idx"], "task_id": raw}})  # fmt: skip
-            if raw in first_pop:
+                           "args": {"phase": f"orch_{kind}", "submit_idx": p["submit_idx"], "task_id": raw}})  # fmt: skip
+            if raw in first_pop and kind == "submit":
                 flow += 1
                 lane, pop_ts = first_pop[raw]
                 _flow_pair(events, flow, "submit→dispatch", (1, 4000 + i, round((ts + end) / 2, 6)), (2, lane, pop_ts))
@@ -234,6 +244,7 @@ def _complete_flows(
     aicpu: Mapping[tuple[int, int], list[int]],
     worker_start: Mapping[tuple[int, int], float],
     worker_end: Mapping[tuple[int, int], float],
+    raw_of: Mapping[tuple[int, int], int],
     edges: Sequence[tuple[int, int]],
     us: Any,
 ) -> int:
@@ -243,19 +254,24 @@ def _complete_flows(
     completes: dict[int, tuple[int, float, int]] = {}  # task -> (sched lane, ts in the phase, finish cycles)
     for (core, reg), row in sorted(aicpu.items()):
         thread = core_to_thread[core] if core < len(core_to_thread) else -1
-        if not 0 <= thread < len(sched) or (reg, core) not in worker_end:
+        if not 0 <= thread < len(sched) or (core, reg) not in worker_end:
             continue
         phase = next((p for p in sched[thread] if p["kind"] == "complete"
                       and p["start_cycles"] <= row[3] <= p["end_cycles"]), None)  # fmt: skip
         if phase is None:
             continue
         ts = round((us(phase["start_cycles"]) + us(phase["end_cycles"])) / 2, 6)
-        bar = (worker_start[(reg, core)] + worker_end[(reg, core)]) / 2
+        bar = (worker_start[(core, reg)] + worker_end[(core, reg)]) / 2
         flow += 1
         _flow_pair(events, flow, "complete", (4, _lane(core), round(bar, 6)), (2, _sched_lane(thread), ts))
-        if reg not in completes or row[3] > completes[reg][2]:
-            completes[reg] = (_sched_lane(thread), ts, row[3])
-    dispatch_of = {reg: (core, us(row[2])) for (core, reg), row in sorted(aicpu.items(), reverse=True)}
+        raw = raw_of[(core, reg)]
+        if raw not in completes or row[3] > completes[raw][2]:  # an SPMD task: its last block's finish
+            completes[raw] = (_sched_lane(thread), ts, row[3])
+    dispatch_of: dict[int, tuple[int, float]] = {}  # task -> (core, dispatch) of its earliest block
+    for (core, reg), row in sorted(aicpu.items()):
+        raw = raw_of.get((core, reg))
+        if raw is not None and (raw not in dispatch_of or us(row[2]) < dispatch_of[raw][1]):
+            dispatch_of[raw] = (core, us(row[2]))
     last_producer: dict[int, int] = {}
     for pred, succ in edges:
         if pred in completes and (succ not in last_producer or completes[pred][2] > completes[last_producer[succ]][2]):
@@ -279,7 +295,8 @@ def deps_edges_and_names(deps: Mapping[str, Any], name_map: Mapping[str, Any] | 
         for t in deps.get("tasks", []):
             ids = [int(k) for k in t.get("kernel_ids", []) if int(k) >= 0]
             if ids and str(ids[0]) in by_id:
-                names[int(t["task_id"])] = by_id[str(ids[0])]
+                spmd = "_spmd" if int(t.get("block_num", 1)) > 1 else ""  # §3: SPMD labels get _spmd before (
+                names[int(t["task_id"])] = by_id[str(ids[0])] + spmd
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise TraceInputError(f"deps.json does not have the documented tasks/edges ({e})") from None
     return edges, names

@@ -22,8 +22,10 @@ npu.target @a2a3 clock_hz = 1.85e9 block_bytes = 32 {
   // orchestrator; RunConfig.aicpu_thread_num overrides); submit = 185 (0.1 us per task
   // submit); alloc = 92 (0.05 us per tensor.create the submitting task is first to use);
   // complete = 37 (20 ns per finished task a thread retires); release = 19 (10 ns per
-  // fanout edge resolved); dispatch = 37 (20 ns per task popped and written to a core).
-  npu.aicpu threads = 3 submit = 185 alloc = 92 complete = 37 release = 19 dispatch = 37
+  // fanout edge resolved); dispatch = 37 (20 ns per task, or SPMD block, popped and written to a
+  // core); drain = 74 (40 ns: a pl.spmd(sync_start=True) launch first reserves the idle cores all
+  // its blocks need, then publishes every block at once; twice a pop, as it scans the thread's cores).
+  npu.aicpu threads = 3 submit = 185 alloc = 92 complete = 37 release = 19 dispatch = 37 drain = 74
   // 8 hardware event ids per (src, dst) pipe pair (ref §8; PTOAS kTotalEventIdNum).
   npu.events per_pipe_pair = 8
 

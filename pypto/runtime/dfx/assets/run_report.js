@@ -32,7 +32,7 @@
   }
   function us(c) { return (c * 1e6 / D.clock_hz).toFixed(3) + " \u00b5s"; }
   function coreName(c) { return (coreType[c] || "core").toUpperCase() + c; }
-  function taskName(t) { return t.kernel + "(" + t.label + ")"; }
+  function taskName(t) { return t.kernel + (t.block_num > 1 ? "_spmd" : "") + "(" + t.label + ")"; }
 
   // ------------------------------------------------------------------ swimlane
 
@@ -41,17 +41,16 @@
     var out = [];
     D.cores.forEach(function (c) {
       if (state.view === "worker") {
-        out.push({ core: c.id, name: coreName(c.id), bars: c.tasks.map(function (id) {
-          var t = byId[id];
-          return { task: id, a: t.start, b: t.end };
+        out.push({ core: c.id, name: coreName(c.id), bars: c.bars.map(function (s) {
+          return { task: s.task, block: s.block, a: s.start, b: s.end };
         }) });
         return;
       }
       var rows = [];
-      c.tasks.map(function (id) { return byId[id]; })
-        .sort(function (x, y) { return x.dispatch - y.dispatch || x.id - y.id; })
-        .forEach(function (t) {
-          var bar = { task: t.id, a: t.dispatch, b: t.finish };
+      c.bars.slice()
+        .sort(function (x, y) { return x.dispatch - y.dispatch || x.task - y.task || x.block - y.block; })
+        .forEach(function (s) {
+          var bar = { task: s.task, block: s.block, a: s.dispatch, b: s.finish };
           for (var i = 0; i < rows.length; i++) {
             if (rows[i].end <= bar.a) { rows[i].bars.push(bar); rows[i].end = bar.b; return; }
           }
@@ -275,6 +274,13 @@
     if (t.parts.length > 1 || (t.parts.length === 1 && t.parts[0] !== t.kernel)) { row("parts", t.parts.join(", ")); }
     row("core type", t.core_type);
     row("cores", t.cores.map(coreName).join(", "));
+    if (t.block_num > 1) {  // an SPMD task: one line per block
+      row("SPMD blocks", t.block_num);
+      t.blocks.forEach(function (b) {
+        row("block " + b.block, b.cores.map(coreName).join(", ") + " \u00b7 dispatch " + b.dispatch + " \u00b7 start " +
+          b.start + " \u00b7 end " + b.end + " \u00b7 finish " + b.finish);
+      });
+    }
     row("cycles", t.cycles + " (" + us(t.cycles) + ")");
     row("dispatch", t.dispatch);
     row("start", t.start);
