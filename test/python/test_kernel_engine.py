@@ -255,3 +255,20 @@ def test_a_failing_compiled_kernel_names_the_task_and_the_check(tmp_path: Path) 
     message = str(info.value)
     assert message.startswith("task t0 (@chunked_add_incore_0): ") and str(cpp) in message
     assert "the compiled kernel stopped" in message and "without a matching set_flag" in message
+
+
+@pytest.mark.parametrize("name", ["spmd_scale_add", "spmd_loop_add"])
+def test_spmd_blocks_run_as_their_own_block_in_cpp(tmp_path: Path, name: str) -> None:
+    """Each SPMD block calls the C++ with its own index: every block writes its own rows, so a block
+    index lost on the way (all blocks as block 0) leaves rows unwritten and the output wrong."""
+    case, compiled = _build(("advanced/09_spmd.py", name), tmp_path / "build")
+    both, args = _run(case, compiled, kernel_engine="both")
+    want = case.expected(args)
+    for out in case.outputs:
+        torch.testing.assert_close(_output(case, args, out), want[out], rtol=case.rtol, atol=case.atol)
+    report = both.kernel_engine
+    assert report is not None and report.diffs, "no output compared"
+    for diff in report.diffs:  # vector blocks bit-identical; the cube's fp32 sums only in the last bits
+        limit = 1e-4 if "matmul" in diff.func_name else 0.0
+        assert diff.max_abs <= limit, report.summary()
+    assert report.cpp_calls == sum(len(t.blocks) or 1 for t in both.tasks) > len(both.tasks)
