@@ -410,3 +410,20 @@ def test_run_config_golden_reaches_the_build(tmp_path: Path, own_dfx_flags: None
     text = (tmp_path / "jit" / "golden.py").read_text()
     assert "RTOL = 0.0001" in text and "ATOL = 1e-06" in text and "def _reference(a" in text
     assert replay_main([str(tmp_path / "jit")]) == 0  # validates by default when golden.py is there
+
+
+def test_replay_with_both_engines_reports_an_edited_cpp(
+    build: Path, capsys: pytest.CaptureFixture[str], own_dfx_flags: None
+) -> None:
+    """An edited .pto is spliced, so both engines agree on the new numbers; an edit to the .cpp alone
+    makes them differ, and the replay says so and that the cycles come from the .pto."""
+    _edit_pto(build, "pto.tadd ", "pto.tmul ")
+    assert replay_main([str(build), "--kernel-engine", "both", "--no-validate"]) == 0
+    out = capsys.readouterr()
+    assert "kernel engine both" in out.out and "identical" in out.out and "differ" not in out.err
+    kernel = build / "kernels" / "aiv" / f"{UNIT}.cpp"
+    kernel.write_text(kernel.read_text().replace("TMUL(", "TSUB("))
+    assert replay_main([str(build), "--kernel-engine", "both", "--no-validate"]) == 0
+    out = capsys.readouterr()
+    assert "differ" in out.out, out.out
+    assert "cycles and DFX come from the .pto, which no longer matches the .cpp" in out.out + out.err

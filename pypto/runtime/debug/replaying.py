@@ -40,7 +40,7 @@ from ..build_dir import (
     read_kernel_config,
     read_meta,
 )
-from ..config import RunConfig
+from ..config import KERNEL_ENGINES, RunConfig
 from ..dfx.base import DFX_DIR, RECORDED_LEVEL
 from ..golden_file import check_outputs, expected_outputs, inputs_from_meta, load_golden
 from ..run import RunResult, run
@@ -163,6 +163,10 @@ def _parser(default_platform: str | None) -> argparse.ArgumentParser:
                    help="argument dump: bare = 1 (marked tensors), 2 = every argument")  # fmt: skip
     p.add_argument("--dep-gen", action="store_true", help="dfx_outputs/deps.json")
     p.add_argument("--scope-stats", action="store_true", help="dfx_outputs/scope_stats/scope_stats.jsonl")
+    p.add_argument("--incore-trace", action="store_true", help="dfx_outputs/incore/: in-core trace and bottleneck table")
+    p.add_argument("--kernel-engine", choices=KERNEL_ENGINES, default="interpreter",
+                   help="what computes the numbers: the interpreter, the kernels' compiled C++, or both (their "
+                   "differences are reported)")  # fmt: skip
     p.add_argument("--no-recompile", action="store_true", help="keep the C++ engine's cached kernel binaries")
     p.add_argument("--no-rebuild-from-pto", action="store_true", help="do not splice edited .pto into the kernel C++")
     p.add_argument("--validate", action=argparse.BooleanOptionalAction, default=None,
@@ -211,6 +215,8 @@ def main(
             enable_dump_args=args.dump_args,
             enable_dep_gen=args.dep_gen,
             enable_scope_stats=args.scope_stats,
+            enable_incore_trace=args.incore_trace,
+            kernel_engine=args.kernel_engine,
         )
         result = replay(work, *[v for _, v in named], config=config, recompile=not args.no_recompile,
                         rebuild_from_pto=not args.no_rebuild_from_pto, validate=validate)  # fmt: skip
