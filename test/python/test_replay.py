@@ -421,6 +421,9 @@ def test_replay_with_both_engines_reports_an_edited_cpp(
     assert replay_main([str(build), "--kernel-engine", "both", "--no-validate"]) == 0
     out = capsys.readouterr()
     assert "kernel engine both" in out.out and "identical" in out.out and "differ" not in out.err
+    pto = build / "ptoas" / f"{UNIT}.pto"
+    stamp = (build / "ptoas" / f"{UNIT}.cpp").stat().st_mtime_ns
+    os.utime(pto, ns=(stamp, stamp - 1_000_000_000))  # the .pto is done with: only the .cpp is edited
     kernel = build / "kernels" / "aiv" / f"{UNIT}.cpp"
     kernel.write_text(kernel.read_text().replace("TMUL(", "TSUB("))
     assert replay_main([str(build), "--kernel-engine", "both", "--no-validate"]) == 0
