@@ -1,9 +1,8 @@
 """DFX collection overhead: an example's runs on the simulated chip with every run-time DFX flag at its
 highest level vs every flag off, in host time.
 
-The repository has no example named "models"; the default is the largest of ``examples/intermediate``
-and ``examples/advanced``, ``examples/intermediate/03_normalization.py`` (a model's ``rms_norm`` and
-``layer_norm`` layers). ``--example`` picks another (every case of its ``CASES`` runs).
+The default is the models example ``examples/models/01_ffn.py`` (two FFN blocks tiled over rows: 12 and
+16 tasks of cube and vector kernels). ``--example`` picks another (every case of its ``CASES`` runs).
 Each case is compiled once; a timed run is ``CompiledProgram(*args, config=...)`` with
 ``enable_chip_swimlane=4, enable_dump_args=2, enable_pmu=2, enable_dep_gen=True, enable_scope_stats=True``
 (which forces ``save_kernels``) or with them all off. Prints the best of ``--repeat`` interleaved runs
@@ -32,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_EXAMPLE = ROOT / "examples" / "intermediate" / "03_normalization.py"
+DEFAULT_EXAMPLE = ROOT / "examples" / "models" / "01_ffn.py"
 ALL_ON = {"enable_chip_swimlane": 4, "enable_dump_args": 2, "enable_pmu": 2, "enable_dep_gen": True,
           "enable_scope_stats": True}  # fmt: skip
 ALL_OFF = dict.fromkeys(ALL_ON, 0)

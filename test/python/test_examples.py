@@ -31,7 +31,7 @@ from pypto.diagnostics import DiagnosticError
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 EXAMPLE_FILES = sorted(
-    p for sub in ("beginner", "intermediate", "advanced") for p in (EXAMPLES / sub).glob("[0-9]*.py")
+    p for sub in ("beginner", "intermediate", "advanced", "models") for p in (EXAMPLES / sub).glob("[0-9]*.py")
 )
 
 if str(EXAMPLES) not in sys.path:
@@ -90,6 +90,8 @@ TORCH_MATH: dict[str, Callable[..., dict[str, torch.Tensor]]] = {
     "matmul_split_k": lambda a, b: {"c": torch.matmul(a, b)},
     "matmul_bias_epilogue": lambda a, b, bias: {"y": torch.relu(torch.addmm(bias, a, b))},
     "prescaled_matmul": lambda a, b: {"c": torch.matmul(torch.mul(a, 2.0), b)},
+    "ffn_gelu": lambda x, w_up, w_down: {"out": (x @ w_up) * torch.sigmoid(1.702 * (x @ w_up)) @ w_down},
+    "ffn_swiglu": lambda x, w_gate, w_up, w_down: {"out": (F.silu(x @ w_gate) * (x @ w_up)) @ w_down},
 }
 
 # The kinds pl-dsl.md §9 and issue 3 §8 ask for, by the case that covers them.
