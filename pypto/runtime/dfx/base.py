@@ -66,14 +66,10 @@ def _indented(o: Any, pad: str, allow_nan: bool) -> str:
         return _quote(o)
     if t is int:
         return int.__repr__(o)
-    if o is None:
-        return "null"
-    if o is True:
-        return "true"
-    if o is False:
-        return "false"
     if t is float:
         return _float_text(o, allow_nan)
+    if t is bool or o is None:
+        return _CONSTANT[o]
     inner = pad + " "
     if t is list or t is tuple:
         if not o:
@@ -81,20 +77,41 @@ def _indented(o: Any, pad: str, allow_nan: bool) -> str:
         items = []
         for v in o:
             tv = type(v)
-            items.append(_quote(v) if tv is str else int.__repr__(v) if tv is int else _indented(v, inner, allow_nan))
+            if tv is int:
+                items.append(int.__repr__(v))
+            elif tv is str:
+                items.append(_quote(v))
+            else:
+                items.append(_indented(v, inner, allow_nan))
         return "[" + inner + ("," + inner).join(items) + pad + "]"
     if t is dict:
         if not o:
             return "{}"
         items = []
         for k, v in o.items():
-            if type(k) is not str:
-                raise _Unplain
+            key = _KEY_TEXT.get(k) if type(k) is str else None
+            if key is None:
+                if type(k) is not str:
+                    raise _Unplain
+                key = _quote(k) + ": "
+                if len(_KEY_TEXT) < 4096:
+                    _KEY_TEXT[k] = key
             tv = type(v)
-            text = _quote(v) if tv is str else int.__repr__(v) if tv is int else _indented(v, inner, allow_nan)
-            items.append(_quote(k) + ": " + text)
+            if tv is int:
+                items.append(key + int.__repr__(v))
+            elif tv is str:
+                items.append(key + _quote(v))
+            elif tv is bool or v is None:
+                items.append(key + _CONSTANT[v])
+            else:
+                items.append(key + _indented(v, inner, allow_nan))
         return "{" + inner + ("," + inner).join(items) + pad + "}"
     raise _Unplain
+
+
+_CONSTANT = {True: "true", False: "false", None: "null"}
+_KEY_TEXT: dict[str, str] = {}
+"""A dict key's JSON text and separator (artefacts repeat a few field names many times)."""
 
 
 class Collector:
