@@ -57,6 +57,12 @@ CASES: dict[str, Case] = {f"{file}::{case.name}": case for file, m in MODULES.it
 
 EPS = 1e-5
 
+def _llama_mlp(x: torch.Tensor, gamma: torch.Tensor, *w: torch.Tensor) -> dict[str, torch.Tensor]:
+    """A LLaMA decoder layer's MLP half: x + SwiGLU-MLP(RMSNorm(x))."""
+    h = F.rms_norm(x, (x.shape[-1],), weight=gamma[0], eps=1e-6)
+    return {"out": x + (F.silu(h @ w[0]) * (h @ w[1])) @ w[2]}
+
+
 # The same math as each example, written the plain torch way (not step by step).
 TORCH_MATH: dict[str, Callable[..., dict[str, torch.Tensor]]] = {
     "hello_world": lambda a, b: {"out": torch.add(a, b)},
@@ -92,6 +98,7 @@ TORCH_MATH: dict[str, Callable[..., dict[str, torch.Tensor]]] = {
     "prescaled_matmul": lambda a, b: {"c": torch.matmul(torch.mul(a, 2.0), b)},
     "ffn_gelu": lambda x, w_up, w_down: {"out": (x @ w_up) * torch.sigmoid(1.702 * (x @ w_up)) @ w_down},
     "ffn_swiglu": lambda x, w_gate, w_up, w_down: {"out": (F.silu(x @ w_gate) * (x @ w_up)) @ w_down},
+    "llama_mlp_block": lambda x, gamma, w_gate, w_up, w_down: _llama_mlp(x, gamma, w_gate, w_up, w_down),
 }
 
 # The kinds pl-dsl.md §9 and issue 3 §8 ask for, by the case that covers them.
