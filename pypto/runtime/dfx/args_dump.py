@@ -88,28 +88,18 @@ class _Capture:
     shape: list[int]
     strides: list[int]
     numel: int
-    span: tuple[int, int]
-    """The payload's ``[start, stop)`` in the collector's arena (``(0, 0)``: none)."""
+    payload: bytes
 
     def key(self) -> tuple[int, int, int, int]:
         return (self.task_id, STAGES.index(self.stage), self.arg_index, ROLE_ORDER.index(self.role))
 
 
-def _payload(arr: np.ndarray) -> np.ndarray:
-    """``arr``'s row-major, little-endian bytes, as a flat ``uint8`` view (a copy only to reorder)."""
+def _payload(arr: np.ndarray) -> bytes:
+    """Row-major, little-endian bytes of ``arr``."""
     a = np.ascontiguousarray(arr)
     if a.dtype.byteorder == ">" or (a.dtype.byteorder == "=" and not np.little_endian):
         a = a.astype(a.dtype.newbyteorder("<"))
-    return a.reshape(-1).view(np.uint8)
-
-
-def _keep(arena: bytearray, arr: np.ndarray) -> tuple[int, int]:
-    """Copy :func:`_payload` of ``arr`` to the end of ``arena``; its ``[start, stop)`` there. One growing
-    buffer, not a ``bytes`` object per payload: the many large short-lived allocations slowed the
-    interpreter running beside them (the allocator giving pages back and faulting them in again)."""
-    start = len(arena)
-    arena += memoryview(_payload(arr))
-    return start, len(arena)
+    return a.tobytes(order="C")
 
 
 @register
@@ -123,7 +113,6 @@ class ArgsDumpCollector(Collector):
         self.config: Any = None
         self._before: set[int] = set()
         self._captures: dict[tuple[int, str, int], _Capture] = {}
-        self._arena = bytearray()
 
     def selected_names(self) -> set[str]:
         """The tensor names a partial dump keeps (``RunConfig.extra["dumps"]``)."""
@@ -156,13 +145,13 @@ class ArgsDumpCollector(Collector):
                 cap = _Capture(
                     task.id, stage, arg.index, role, kernels, "tensor",
                     arg.dtype or str(arr.dtype).upper(), None, [int(d) for d in arr.shape],
-                    [int(s) // arr.itemsize for s in arr.strides], int(arr.size), _keep(self._arena, arr),
+                    [int(s) // arr.itemsize for s in arr.strides], int(arr.size), _payload(arr),
                 )  # fmt: skip
             else:
                 v = arg.scalar
                 cap = _Capture(
                     task.id, stage, arg.index, role, kernels, "scalar",
-                    arg.dtype or _scalar_dtype(v), scalar_value(v), [], [], 1, (0, 0),
+                    arg.dtype or _scalar_dtype(v), scalar_value(v), [], [], 1, b"",
                 )  # fmt: skip
             self._captures[(task.id, stage, arg.index)] = cap
 
@@ -174,19 +163,16 @@ class ArgsDumpCollector(Collector):
     def after_task(self, task: Any, part: Any, kernel_run: Any) -> None:
         self._capture(task, "after_completion")  # each part overwrites: the last part's is kept
 
-    def manifest(self, result: Any) -> tuple[dict[str, Any], list[memoryview]]:
-        """The manifest and the payloads in ``args.bin`` order (the file is their concatenation; views
-        of the arena: release them before the next capture)."""
+    def manifest(self, result: Any) -> tuple[dict[str, Any], list[bytes]]:
+        """The manifest and the payloads in ``args.bin`` order (the file is their concatenation)."""
         func_ids = result_func_ids(result)
         caps = sorted(self._captures.values(), key=_Capture.key)
-        arena = memoryview(self._arena)
-        payloads: list[memoryview] = []
+        payloads: list[bytes] = []
         offset = 0
         args: list[dict[str, Any]] = []
         for c in caps:
-            size = c.span[1] - c.span[0]
-            if size:
-                payloads.append(arena[c.span[0] : c.span[1]])
+            if c.payload:
+                payloads.append(c.payload)
             args.append({
                 "task_id": f"0x{c.task_id:016x}",
                 "func_id": [func_ids.get(k, -1) for k in c.kernels] or [-1],
@@ -202,11 +188,11 @@ class ArgsDumpCollector(Collector):
                 "start_offset": 0,
                 "numel": c.numel,
                 "bin_offset": offset,
-                "bin_size": size,
+                "bin_size": len(c.payload),
                 "truncated": False,
                 "overwritten": False,
             })  # fmt: skip
-            offset += size
+            offset += len(c.payload)
         manifest = {
             "run_dir": str(self.out_dir.parent),
             "bin_format": {"type": "logical_contiguous", "byte_order": "little_endian"},
@@ -230,7 +216,5 @@ class ArgsDumpCollector(Collector):
         d = self.out_dir / ARGS_DUMP_DIR
         d.mkdir(parents=True, exist_ok=True)
         write_artefact(d / BIN_FILE, payloads)
-        for view in payloads:
-            view.release()
         write_artefact(d / MANIFEST, json_text(manifest, allow_nan=False) + "\n")
         return [d / MANIFEST, d / BIN_FILE]
