@@ -57,6 +57,7 @@ CASES: dict[str, Case] = {f"{file}::{case.name}": case for file, m in MODULES.it
 
 EPS = 1e-5
 
+
 def _llama_mlp(x: torch.Tensor, gamma: torch.Tensor, *w: torch.Tensor) -> dict[str, torch.Tensor]:
     """A LLaMA decoder layer's MLP half: x + SwiGLU-MLP(RMSNorm(x))."""
     h = F.rms_norm(x, (x.shape[-1],), weight=gamma[0], eps=1e-6)
