@@ -4,6 +4,7 @@ from the browser's ``prefers-color-scheme``. Every report builds on it."""
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 from collections.abc import Sequence
@@ -17,8 +18,10 @@ CSP = (
 )
 
 
+@functools.cache
 def asset(package: str, name: str) -> str:
-    """The text of ``assets/<name>`` in ``package``."""
+    """The text of ``assets/<name>`` in ``package`` (read once per process: a report written after every
+    run does not read its assets again)."""
     return resources.files(package).joinpath("assets", name).read_text(encoding="utf-8")
 
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, durable: bool = True) -> None:
-    """Write ``data`` to ``path`` atomically.
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes | Sequence[bytes], *, durable: bool = True) -> None:
+    """Write ``data`` to ``path`` atomically (a list or tuple of byte strings: their concatenation, written
+    one after the other without joining them in memory first).
 
     The bytes go to a temporary file in the same directory, which then
     replaces ``path`` with ``os.replace``; on any failure the temporary file is
@@ -21,7 +23,11 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, durable: bo
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            if isinstance(data, list | tuple):
+                for chunk in data:
+                    f.write(chunk)
+            else:
+                f.write(data)
             if durable:
                 f.flush()
                 os.fsync(f.fileno())

@@ -31,7 +31,7 @@ from pypto.diagnostics import DiagnosticError
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 EXAMPLE_FILES = sorted(
-    p for sub in ("beginner", "intermediate", "advanced") for p in (EXAMPLES / sub).glob("[0-9]*.py")
+    p for sub in ("beginner", "intermediate", "advanced", "models") for p in (EXAMPLES / sub).glob("[0-9]*.py")
 )
 
 if str(EXAMPLES) not in sys.path:
@@ -56,6 +56,13 @@ MODULES: dict[str, ModuleType] = {str(p.relative_to(EXAMPLES)): _load(p) for p i
 CASES: dict[str, Case] = {f"{file}::{case.name}": case for file, m in MODULES.items() for case in m.CASES}
 
 EPS = 1e-5
+
+
+def _llama_mlp(x: torch.Tensor, gamma: torch.Tensor, *w: torch.Tensor) -> dict[str, torch.Tensor]:
+    """A LLaMA decoder layer's MLP half: x + SwiGLU-MLP(RMSNorm(x))."""
+    h = F.rms_norm(x, (x.shape[-1],), weight=gamma[0], eps=1e-6)
+    return {"out": x + (F.silu(h @ w[0]) * (h @ w[1])) @ w[2]}
+
 
 # The same math as each example, written the plain torch way (not step by step).
 TORCH_MATH: dict[str, Callable[..., dict[str, torch.Tensor]]] = {
@@ -93,6 +100,9 @@ TORCH_MATH: dict[str, Callable[..., dict[str, torch.Tensor]]] = {
     "spmd_scale_add": lambda x, y, w: {"out": torch.add(x, x) + y, "total": torch.matmul((torch.add(x, x) + y)[:64, :64], w)},
     "spmd_matmul": lambda a, b: {"c": torch.matmul(a, b)},
     "spmd_loop_add": lambda a, b: {"out": torch.add(a, b)},
+    "ffn_gelu": lambda x, w_up, w_down: {"out": (x @ w_up) * torch.sigmoid(1.702 * (x @ w_up)) @ w_down},
+    "ffn_swiglu": lambda x, w_gate, w_up, w_down: {"out": (F.silu(x @ w_gate) * (x @ w_up)) @ w_down},
+    "llama_mlp_block": lambda x, gamma, w_gate, w_up, w_down: _llama_mlp(x, gamma, w_gate, w_up, w_down),
 }
 
 # The kinds pl-dsl.md §9 and issue 3 §8 ask for, by the case that covers them.

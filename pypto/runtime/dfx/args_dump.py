@@ -38,7 +38,7 @@ import numpy as np
 
 from pypto.dialects.enums import ParamDirection
 
-from .base import Collector, json_text, kernel_func_ids, register, write_artefact
+from .base import Collector, json_text, register, result_func_ids, write_artefact
 
 ARGS_DUMP_DIR = "args_dump"
 MANIFEST = "args_dump.json"
@@ -147,15 +147,16 @@ class ArgsDumpCollector(Collector):
     def after_task(self, task: Any, part: Any, kernel_run: Any) -> None:
         self._capture(task, "after_completion")  # each part overwrites: the last part's is kept
 
-    def manifest(self, result: Any) -> tuple[dict[str, Any], bytes]:
-        """The manifest and the payload bytes."""
-        func_ids = kernel_func_ids(result.module)
+    def manifest(self, result: Any) -> tuple[dict[str, Any], list[bytes]]:
+        """The manifest and the payloads in ``args.bin`` order (the file is their concatenation)."""
+        func_ids = result_func_ids(result)
         caps = sorted(self._captures.values(), key=_Capture.key)
-        blob = bytearray()
+        payloads: list[bytes] = []
+        offset = 0
         args: list[dict[str, Any]] = []
         for c in caps:
-            offset = len(blob)
-            blob += c.payload
+            if c.payload:
+                payloads.append(c.payload)
             args.append({
                 "task_id": f"0x{c.task_id:016x}",
                 "func_id": [func_ids.get(k, -1) for k in c.kernels] or [-1],
@@ -175,6 +176,7 @@ class ArgsDumpCollector(Collector):
                 "truncated": False,
                 "overwritten": False,
             })  # fmt: skip
+            offset += len(c.payload)
         manifest = {
             "run_dir": str(self.out_dir.parent),
             "bin_format": {"type": "logical_contiguous", "byte_order": "little_endian"},
@@ -191,12 +193,12 @@ class ArgsDumpCollector(Collector):
             "bin_file": BIN_FILE,
             "args": args,
         }
-        return manifest, bytes(blob)
+        return manifest, payloads
 
     def finish(self, result: Any) -> list[Path]:
-        manifest, blob = self.manifest(result)
+        manifest, payloads = self.manifest(result)
         d = self.out_dir / ARGS_DUMP_DIR
         d.mkdir(parents=True, exist_ok=True)
-        write_artefact(d / BIN_FILE, blob)
+        write_artefact(d / BIN_FILE, payloads)
         write_artefact(d / MANIFEST, json_text(manifest, allow_nan=False) + "\n")
         return [d / MANIFEST, d / BIN_FILE]

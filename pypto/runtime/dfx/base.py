@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from xdsl.dialects import func
 
 from pypto.dialects.enums import FunctionType
 from pypto.dialects.program import function_type
 from pypto.utils.atomic import atomic_write_bytes
+
+T = TypeVar("T")
 
 DFX_DIR = "dfx_outputs"
 """The folder of the run-time artefacts inside a build directory."""
@@ -20,15 +22,16 @@ RECORDED_LEVEL = 4
 """The highest swimlane level the simulated chip records."""
 
 
-def write_artefact(path: Path, data: str | bytes) -> Path:
-    """Write a run-time artefact atomically (``pypto.utils.atomic``, text as UTF-8), without fsync as the
-    pass dumps: a reader never sees it half-written and a failure leaves the old file. Returns ``path``."""
+def write_artefact(path: Path, data: str | bytes | Sequence[bytes]) -> Path:
+    """Write a run-time artefact atomically (``pypto.utils.atomic``, text as UTF-8, a list of byte strings
+    as their concatenation), without fsync as the pass dumps: a reader never sees it half-written and a
+    failure leaves the old file. Returns ``path``."""
     atomic_write_bytes(path, data.encode("utf-8") if isinstance(data, str) else data, durable=False)
     return path
 
 
 def json_text(obj: Any, *, allow_nan: bool = True) -> str:
-    """An artefact's JSON text: ``json.dumps(obj, indent=1, allow_nan=allow_nan)``."""
+    """An artefact's JSON text: ``json.dumps(obj, indent=1)`` (the one encoder of every artefact)."""
     return json.dumps(obj, indent=1, allow_nan=allow_nan)
 
 
@@ -78,8 +81,29 @@ def collectors_for(config: Any, build_dir: Path | None) -> list[Collector]:
 
 
 def finish_all(collectors: Sequence[Collector], result: Any) -> dict[str, list[Path]]:
-    """Every collector's artefacts, by flag."""
-    return {c.FLAG: c.finish(result) for c in collectors}
+    """Every collector's artefacts, by flag. While they finish, what several of them read from the run
+    (its swimlane records, PMU rows, func ids, the name map) is built once (:func:`per_run`)."""
+    result._dfx_memo = {}
+    try:
+        return {c.FLAG: c.finish(result) for c in collectors}
+    finally:
+        del result._dfx_memo
+
+
+def per_run(result: Any, key: Hashable, build: Callable[[], T]) -> T:
+    """``build()``, once per ``key`` while :func:`finish_all` runs for ``result`` (the collectors share it:
+    read it, never change it); outside :func:`finish_all` a call builds afresh."""
+    memo = getattr(result, "_dfx_memo", None)
+    if memo is None:
+        return build()
+    if key not in memo:
+        memo[key] = build()
+    return memo[key]
+
+
+def result_func_ids(result: Any) -> dict[str, int]:
+    """:func:`kernel_func_ids` of the run's module (once per run while the collectors finish)."""
+    return per_run(result, "func_ids", lambda: kernel_func_ids(result.module))
 
 
 def kernel_func_ids(module: Any) -> dict[str, int]:

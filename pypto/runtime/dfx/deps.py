@@ -45,7 +45,7 @@ from pypto.dialects.enums import ParamDirection
 from pypto.dialects.types import TensorType
 from pypto.target.dtypes import BY_NAME
 
-from .base import Collector, json_text, kernel_func_ids, register, write_artefact
+from .base import Collector, json_text, kernel_func_ids, per_run, register, result_func_ids, write_artefact
 
 GM_BASE = 0x1_0000_0000
 """The simulated GM address of the first buffer (the simulator itself has no addresses)."""
@@ -92,11 +92,15 @@ def name_map(module: Any) -> dict[str, Any]:
 
 
 def write_name_map(result: Any, out_dir: Path) -> Path:
-    """``out_dir/name_map_<build dir name>.json`` (``out_dir`` is ``<build>/dfx_outputs``), atomically."""
-    path = out_dir / f"name_map_{out_dir.parent.name}.json"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    write_artefact(path, json_text(name_map(result.module)) + "\n")
-    return path
+    """``out_dir/name_map_<build dir name>.json`` (``out_dir`` is ``<build>/dfx_outputs``), atomically; once
+    per run when both the swimlane and dep_gen collectors ask for it."""
+
+    def write() -> Path:
+        path = out_dir / f"name_map_{out_dir.parent.name}.json"
+        out_dir.mkdir(parents=True, exist_ok=True)
+        return write_artefact(path, json_text(name_map(result.module)) + "\n")
+
+    return per_run(result, ("name_map", out_dir), write)
 
 
 def gm_addresses(buffers: list[Any]) -> dict[int, int]:
@@ -133,7 +137,7 @@ def _strides(arr: np.ndarray) -> list[int]:
 def deps_document(result: Any) -> dict[str, Any]:
     """The ``deps.json`` of a finished run (see the module docstring)."""
     graph = result.graph
-    ids = kernel_func_ids(result.module)
+    ids = result_func_ids(result)
     param_dtypes = _param_dtypes(result.module)
     addrs = gm_addresses(graph.buffers)
     version: dict[int, int] = {}

@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .base import Collector, kernel_func_ids, register, write_artefact
+from .base import Collector, per_run, register, result_func_ids, write_artefact
 
 EVENT_COUNTERS: dict[int, tuple[str, ...]] = {
     1: ("cube_fp16_exec", "cube_int8_exec", "vec_fp32_exec", "vec_fp16_128lane_exec", "vec_fp16_64lane_exec",
@@ -264,7 +264,7 @@ def counters(event_type: int, kernel_run: Any, req_size: int) -> dict[str, int |
 
 def func_ids(result: Any) -> dict[str, int]:
     """Kernel name -> func_id (:func:`.base.kernel_func_ids`, as deps.json and the name map number them)."""
-    return kernel_func_ids(result.module)
+    return result_func_ids(result)
 
 
 def part_rows(result: Any) -> list[tuple[Any, int, str, Any]]:
@@ -285,7 +285,12 @@ def part_rows(result: Any) -> list[tuple[Any, int, str, Any]]:
 
 
 def pmu_rows(result: Any, event_type: int) -> list[dict[str, int | str]]:
-    """The rows of ``pmu.csv`` for a run (column -> value, in :func:`columns` order)."""
+    """The rows of ``pmu.csv`` for a run (column -> value, in :func:`columns` order); built once per run
+    for ``pmu.csv`` and the run report (:func:`.base.per_run`)."""
+    return per_run(result, ("pmu_rows", event_type), lambda: _pmu_rows(result, event_type))
+
+
+def _pmu_rows(result: Any, event_type: int) -> list[dict[str, int | str]]:
     if event_type not in EVENT_COUNTERS:
         raise ValueError(f"enable_pmu={event_type}: a2a3 event types are {', '.join(map(str, EVENT_COUNTERS))}")
     req = request_bytes(getattr(result, "target", None))

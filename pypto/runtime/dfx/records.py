@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import RECORDED_LEVEL
+from .base import RECORDED_LEVEL, per_run
 
 
 def swimlane_records(result: Any, level: int = 2) -> dict[str, Any]:
@@ -15,8 +15,13 @@ def swimlane_records(result: Any, level: int = 2) -> dict[str, Any]:
     and, from level 2,
     ``aicpu_tasks`` rows ``[core_id, reg_task_id, dispatch, finish]``, from level 3 the scheduler phases
     and ``metadata.core_to_thread``, at level 4 the orchestrator phases; ``metadata.clock_freq_hz`` is
-    the target clock the cycles count."""
+    the target clock the cycles count. Built once per run for the swimlane file, the merged trace and the
+    run report (:func:`.base.per_run`)."""
     level = min(max(level, 1), RECORDED_LEVEL)
+    return per_run(result, ("swimlane_records", level), lambda: _records(result, level))
+
+
+def _records(result: Any, level: int) -> dict[str, Any]:
     aicore: list[list[int]] = []
     aicpu: list[list[int]] = []
     for t in result.tasks:

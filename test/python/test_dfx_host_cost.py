@@ -1,0 +1,101 @@
+"""What keeps DFX collection cheap on the host (benchmarks/dfx_overhead.py) without changing an artefact:
+``args.bin`` is written from its payloads without joining them, and what several collectors read from a run is built once (``per_run``: the name
+map is written once when both the swimlane and dep_gen ask for it)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+import pypto.language as pl
+from pypto.runtime import RunConfig
+from pypto.runtime.dfx import base, deps
+from pypto.runtime.dfx.base import per_run
+from pypto.utils.atomic import atomic_write_bytes
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_atomic_write_of_chunks_is_their_concatenation(tmp_path: Path) -> None:
+    path = tmp_path / "args.bin"
+    chunks = [b"\x00\x01", b"", bytes(range(256)) * 300, b"end"]
+    atomic_write_bytes(path, chunks, durable=False)
+    assert path.read_bytes() == b"".join(chunks)
+    atomic_write_bytes(path, [], durable=False)
+    assert path.read_bytes() == b""
+    with pytest.raises(TypeError):
+        atomic_write_bytes(path, [b"ok", 3], durable=False)  # type: ignore[list-item]
+    assert path.read_bytes() == b"" and [p.name for p in tmp_path.iterdir()] == ["args.bin"]
+
+
+class _Result:
+    """A stand-in run result (per_run keeps its memo on the result object)."""
+
+
+def test_per_run_builds_once_while_collectors_finish() -> None:
+    built: list[str] = []
+
+    class Twice(base.Collector):
+        FLAG = "test_twice"
+
+        def finish(self, result: Any) -> list[Path]:
+            first = per_run(result, "k", lambda: built.append("x") or ["value"])
+            assert per_run(result, "k", lambda: built.append("y") or ["other"]) is first
+            return []
+
+    result = _Result()
+    base.finish_all([Twice(1, Path(".")), Twice(1, Path("."))], result)
+    assert built == ["x"]  # two collectors, two calls each: built once
+    assert not hasattr(result, "_dfx_memo")  # dropped when the run's collectors are done
+    per_run(result, "k", lambda: built.append("z"))
+    per_run(result, "k", lambda: built.append("z"))
+    assert built == ["x", "z", "z"]  # outside finish_all nothing is kept
+
+
+@pl.jit
+def _two_stages(a: pl.Tensor, x: pl.Out[pl.Tensor], y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="first"):
+        x[:] = pl.add(a, a)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="second"):
+        y[:] = pl.mul(x, a)
+    return x, y
+
+
+@pytest.mark.usefixtures("own_dfx_flags")
+def test_name_map_written_once_per_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    written: list[str] = []
+    real = deps.write_artefact
+
+    def counting(path: Path, data: Any) -> Path:
+        written.append(path.name)
+        return real(path, data)
+
+    monkeypatch.setattr(deps, "write_artefact", counting)
+    a, x, y = torch.randn(32, 64), torch.zeros(32, 64), torch.zeros(32, 64)
+    flags = {"enable_chip_swimlane": 4, "enable_dep_gen": True}
+    _two_stages(a, x, y, config=RunConfig(save_kernels_dir=str(tmp_path / "build"), **flags))
+    maps = [n for n in written if n.startswith("name_map_")]
+    assert maps == ["name_map_build.json"] and "deps.json" in written
+    name_map = json.loads((tmp_path / "build" / "dfx_outputs" / "name_map_build.json").read_text())
+    assert sorted(name_map["callable_id_to_name"].values()) == ["first", "second"]
+
+
+def test_benchmark_runs_and_keeps_cycles(tmp_path: Path) -> None:
+    """benchmarks/dfx_overhead.py on a small example: both configurations ran, the same simulated cycles
+    (the script asserts it), a ratio printed."""
+    example = ROOT / "examples" / "intermediate" / "07_task_graph.py"
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "dfx_overhead.py"), "--repeat", "1", "--clock", "cpu",
+           "--example", str(example)]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    on = next(line for line in lines if line.startswith("every flag at its highest level"))
+    off = next(line for line in lines if line.startswith("every flag off"))
+    assert on.split("simulated cycles")[1] == off.split("simulated cycles")[1]
+    assert "ms CPU" in on and any(line.startswith("ratio: ") for line in lines)
