@@ -11,6 +11,9 @@ import os
 
 from .diagnostics import Diagnostic, Severity, SourceSpan
 
+BUG_NOTE = "this is a bug in PyPTO, not in your program; please report it"
+"""The note an internal error carries (a pass's InternalError, a tool's exit 2)."""
+
 
 class Error(Exception):
     """Base of PyPTO's user-facing errors (verification failures map here)."""

@@ -34,7 +34,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from pypto.diagnostics import DiagnosticError
-from pypto.errors import Error, InternalError, ParserError
+from pypto.errors import BUG_NOTE, Error, InternalError, ParserError
 from pypto.utils.atomic import atomic_write_text
 from pypto.utils.ir_fingerprint import fingerprint
 
@@ -42,9 +42,6 @@ USER_ERRORS: tuple[type[BaseException], ...] = (Error, DiagnosticError, ParserEr
 """Exceptions that are the user's mistake: located diagnostics (``error_at``,
 front-end errors, verification failures, xDSL's verifier and pass failures).
 Everything else raised inside a pass is a PyPTO bug."""
-
-BUG_NOTE = "this is a bug in PyPTO, not in your program; please report it"
-"""The note an :class:`InternalError` from a pass carries."""
 
 
 def dump_file_name(

@@ -124,8 +124,10 @@ def test_internal_error_has_no_traceback(monkeypatch: pytest.MonkeyPatch, tmp_pa
 
     monkeypatch.setattr(cli, "run_ptoas_pipeline", boom)
     monkeypatch.delenv("PTO_BACKTRACE", raising=False)
+    monkeypatch.delenv("PYPTO_BACKTRACE", raising=False)
     code, _, err = run([str(src), "--emit", "pto"], capsys)
-    assert code == 2 and err.strip() == "ptoas: internal error: RuntimeError: bug"
+    assert code == 2 and err.splitlines()[0] == "ptoas: internal error: RuntimeError: bug"
+    assert "Traceback" not in err and "PYPTO_BACKTRACE=1" in err
 
 
 @needs_corpus

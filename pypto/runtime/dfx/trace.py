@@ -20,10 +20,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pypto.errors import Error
+
 PROCESSES = {1: "AICPU Orchestrator", 2: "AICPU Scheduler", 3: "Scheduler View", 4: "Worker View"}
 
 
-class TraceInputError(ValueError):
+class TraceInputError(Error, ValueError):
     """Swimlane records or deps.json that do not have the documented shape (one line)."""
 
 
