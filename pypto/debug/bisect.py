@@ -126,6 +126,8 @@ def find_dump_dir(path: str | os.PathLike[str]) -> Path:
     """The ``passes_dump/`` of a build dir, a dump dir itself, or a dump file's directory."""
     p = Path(path)
     if p.is_file():
+        if not _SNAPSHOT.match(p.name):
+            raise BisectError(f"{path}: not a pass dump (00_frontend.py or NN_after_<Pass>.py)")
         p = p.parent
     if (p / "passes_dump").is_dir():
         p = p / "passes_dump"

@@ -320,6 +320,11 @@ def _device_args(entry: func.FuncOp, args: Sequence[Any], names: Sequence[str]) 
         if isinstance(a, DeviceTensor):
             arr = a.array
         elif is_torch(a) or isinstance(a, np.ndarray):
+            if getattr(a, "is_meta", False):
+                raise TypeError(
+                    f"argument '{name}' is a device='meta' tensor (a shape without data); "
+                    "run needs tensors with data (on the CPU)"
+                )
             arr = host_to_numpy(a)
             copied += arr.nbytes
         else:

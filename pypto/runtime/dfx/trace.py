@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pypto.errors import Error
+from pypto.utils.cli import read_input_text
 
 PROCESSES = {1: "AICPU Orchestrator", 2: "AICPU Scheduler", 3: "Scheduler View", 4: "Worker View"}
 
@@ -33,7 +34,7 @@ def read_json_file(path: Path, what: str, hint: str = "") -> Any:
     """The JSON in ``path`` (the ``what`` a tool reads); an unreadable or malformed file is a
     :class:`TraceInputError` naming the file (and the line and column), with ``hint`` on a missing file."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_input_text(path, f"the {what}"))
     except OSError as e:
         extra = f" ({hint})" if hint else ""
         raise TraceInputError(f"{path}: cannot read the {what}: {e.strerror or e}{extra}") from None
