@@ -35,6 +35,7 @@ from pypto.pipeline.manager import MemoryPlanner, OptimizationStrategy, Pipeline
 from pypto.pipeline.perf_hints import DiagnosticPhase, DiagnosticPolicy, DiagnosticReport
 from pypto.pipeline.session import CompileSession
 from pypto.pipeline.verification import VerificationLevel, parse_verification_level
+from pypto.utils.tracebacks import api_boundary
 
 from .compiled import CompiledProgram
 from .output_dir import REPORT_DIR, make_output_dir
@@ -68,6 +69,7 @@ def _codegen(lowered: Program, prof: CompileProfiler | None) -> None:
                 pass
 
 
+@api_boundary
 def compile(  # noqa: A001 - the upstream API name
     program: Program | ModuleOp,
     output_dir: str | os.PathLike[str] | None = None,

@@ -13,6 +13,7 @@ from typing import Any
 from pypto.core.program import Program
 from pypto.diagnostics import SourceSpan
 from pypto.errors import ParserError, ParserSyntaxError, UnsupportedFeatureError
+from pypto.utils.tracebacks import api_boundary
 
 from .builder import ProgramBuilder, function_info
 from .source import Source, dotted
@@ -62,6 +63,7 @@ def program_from_function(fdef: ast.FunctionDef, src: Source, dec: ast.expr) -> 
     return pb.build()
 
 
+@api_boundary
 def parse(text: str, filename: str = "<string>") -> Program:
     """Parse printed DSL text (header, ``import``, one ``@pl.program`` class or
     one ``@pl.function``) into a Program; never executes it."""
@@ -112,6 +114,7 @@ def _program_count_error(src: Source, found: list[tuple[ast.AST, ast.expr]], jit
     return ParserSyntaxError(f"{_NEEDS}, found none", SourceSpan(src.filename, 1, 1), source_lines=src.lines)
 
 
+@api_boundary
 def loads(path: str | Path) -> Program:
     """Parse a printed DSL file (bytes that are not UTF-8 are a located
     :class:`~pypto.errors.ParserSyntaxError`)."""

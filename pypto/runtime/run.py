@@ -51,6 +51,7 @@ from pypto.dialects.program import param_directions
 from pypto.dialects.types import TensorType
 from pypto.target import Target, load_target
 from pypto.utils.pipe_order import pushers_first
+from pypto.utils.tracebacks import api_boundary
 
 from .config import RunConfig
 from .dfx import collectors_for, finish_all
@@ -380,6 +381,7 @@ def pipe_order(task: Task, prepared: Prepared) -> list[KernelPart]:
     return order
 
 
+@api_boundary
 def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -> RunResult:
     """Run a program on the simulated chip (see the module docstring).
 

@@ -28,6 +28,9 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from pypto.diagnostics import Diagnostic, DiagnosticError
 from pypto.errors import BUG_NOTE, Error, ParserError
 
+from .tracebacks import NOTE as TRACEBACK_NOTE
+from .tracebacks import backtrace_enabled
+
 USER_ERRORS: tuple[type[BaseException], ...] = (
     Error,
     ParserError,
@@ -69,11 +72,6 @@ def read_input_text(path: str | os.PathLike[str], what: str = "input") -> str:
         ) from None
 
 
-def backtrace_enabled() -> bool:
-    """``PYPTO_BACKTRACE=1`` (or the older ``PTO_BACKTRACE=1``) is set."""
-    return "1" in (os.environ.get("PYPTO_BACKTRACE"), os.environ.get("PTO_BACKTRACE"))
-
-
 def user_error_text(prog: str, error: BaseException) -> str:
     """The located text of a user error: a diagnostic rendered with its
     excerpt, an OSError as ``prog: error: <file>: <reason>``, any other
@@ -91,7 +89,7 @@ def user_error_text(prog: str, error: BaseException) -> str:
         text = f"input is not UTF-8 text (byte 0x{error.object[error.start]:02x} at offset {error.start})"
     else:
         text = str(error) or type(error).__name__
-    notes = [n for n in getattr(error, "__notes__", []) if n not in text]
+    notes = [n for n in getattr(error, "__notes__", []) if n not in text and n != TRACEBACK_NOTE]
     if notes:
         text += "".join(f"\nnote: {n}" for n in notes)
     return text if _LOCATED.match(text) else f"{prog}: error: {text}"
