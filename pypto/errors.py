@@ -19,6 +19,15 @@ class Error(Exception):
     """Base of PyPTO's user-facing errors (verification failures map here)."""
 
 
+class InvalidArgumentError(Error, ValueError):
+    """A public API argument with a value it cannot take (the message names it
+    and what is expected); also a ``ValueError``."""
+
+
+class ArgumentTypeError(Error, TypeError):
+    """A public API argument of the wrong type; also a ``TypeError``."""
+
+
 class InternalError(RuntimeError):
     """A broken compiler invariant: a bug in PyPTO, not in the user's code."""
 

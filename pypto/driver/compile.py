@@ -26,6 +26,7 @@ from pypto.core.pass_context import resolve_settings
 from pypto.core.program import PassDumpLevel, Program
 from pypto.dialects.enums import FunctionType
 from pypto.dialects.program import function_type
+from pypto.errors import InvalidArgumentError
 from pypto.passes.base import PyPTOPass
 from pypto.pipeline.backend import BackendType
 from pypto.pipeline.checks import run_checks
@@ -46,7 +47,11 @@ def resolve_target(platform: str | None, backend_type: BackendType | str | None)
     defaults from the backend (``a2a3sim`` / ``a5sim``)."""
     from pypto.runtime.config import backend_for_platform  # imported when used: keeps numpy out of `import pl`
 
-    backend = BackendType(getattr(backend_type, "value", backend_type)) if backend_type is not None else None
+    try:
+        backend = BackendType(getattr(backend_type, "value", backend_type)) if backend_type is not None else None
+    except ValueError:
+        known = ", ".join(b.value for b in BackendType)
+        raise InvalidArgumentError(f"unknown backend_type {backend_type!r}; expected one of {known}") from None
     if platform is None:
         platform = "a5sim" if backend is BackendType.Ascend950 else "a2a3sim"
     implied = BackendType(backend_for_platform(platform))

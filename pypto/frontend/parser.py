@@ -12,7 +12,7 @@ from typing import Any
 
 from pypto.core.program import Program
 from pypto.diagnostics import SourceSpan
-from pypto.errors import ParserError, ParserSyntaxError, UnsupportedFeatureError
+from pypto.errors import ArgumentTypeError, ParserError, ParserSyntaxError, UnsupportedFeatureError
 from pypto.utils.tracebacks import api_boundary
 
 from .builder import ProgramBuilder, function_info
@@ -67,6 +67,8 @@ def program_from_function(fdef: ast.FunctionDef, src: Source, dec: ast.expr) -> 
 def parse(text: str, filename: str = "<string>") -> Program:
     """Parse printed DSL text (header, ``import``, one ``@pl.program`` class or
     one ``@pl.function``) into a Program; never executes it."""
+    if not isinstance(text, str):
+        raise ArgumentTypeError(f"pl.parse takes the program text (str), got {type(text).__name__}; use pl.loads for a path")
     lines = text.splitlines()
     tree = _syntax_tree(text, filename, lines)
     src = Source(filename, lines)

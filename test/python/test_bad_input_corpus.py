@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 import os
 import runpy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -405,3 +406,63 @@ def test_jit_from_stdin_names_the_problem(tmp_path: Path) -> None:
     assert "<stdin>:5:1: error: cannot read the source of 'k'" in proc.stderr, proc.stderr
     assert "OSError" not in proc.stderr
 
+
+
+# ---- the public API walked with bad arguments: only pypto.errors classes (or OSError naming the file) ----
+
+USER_ERROR_TYPES = (errors.Error, errors.ParserError, DiagnosticError, OSError)
+
+
+def _program(tmp: Path) -> object:
+    import pypto.language as pl
+
+    path = tmp / "good.py"
+    path.write_text(GOOD_DSL)
+    return pl.loads(path)
+
+
+def _compile(tmp: Path, **kw: object) -> object:
+    import pypto.ir as ir
+
+    return ir.compile(_program(tmp), output_dir=tmp / "build", **kw)  # type: ignore[arg-type]
+
+
+def _run(tmp: Path, *args: object) -> object:
+    from pypto.runtime import run
+
+    return run(_compile(tmp), *args)
+
+
+def _t(*shape: int, dtype: str = "float32") -> object:
+    import torch
+
+    return torch.zeros(*shape, dtype=getattr(torch, dtype))
+
+
+API_WALK: list[tuple[str, Callable[[Path], object], type[BaseException], str]] = [
+    ("compile-strategy", lambda d: _compile(d, strategy="Fast"), errors.InvalidArgumentError, "optimization strategy"),
+    ("compile-level", lambda d: _compile(d, verification_level="HIGHEST"), errors.InvalidArgumentError, "verification level"),
+    ("compile-planner", lambda d: _compile(d, memory_planner="XYZ"), errors.InvalidArgumentError, "memory planner 'XYZ'"),
+    ("compile-platform", lambda d: _compile(d, platform="z9000"), errors.InvalidArgumentError, "platform 'z9000'"),
+    ("compile-backend", lambda d: _compile(d, backend_type="Foo"), errors.InvalidArgumentError, "backend_type 'Foo'"),
+    ("compile-dump-passes", lambda d: _compile(d, dump_passes="yes"), errors.InvalidArgumentError, "dump_passes='yes'"),
+    ("compile-phase", lambda d: _compile(d, diagnostic_phase="never"), errors.InvalidArgumentError, "diagnostic phase"),
+    ("compile-not-program", lambda d: __import__("pypto.ir").ir.compile("x", output_dir=d / "b"), errors.ArgumentTypeError,
+     "expected a pypto.ir.Program"),  # fmt: skip
+    ("parse-not-text", lambda d: __import__("pypto.language").language.parse(42), errors.ArgumentTypeError, "pl.parse takes"),
+    ("loads-missing", lambda d: __import__("pypto.language").language.loads(d / "none.py"), FileNotFoundError, "none.py"),
+    ("loads-folder", lambda d: __import__("pypto.language").language.loads(d), IsADirectoryError, "Is a directory"),
+    ("run-arg-count", lambda d: _run(d, _t(128, 128)), errors.ArgumentTypeError, "takes 2 arguments"),
+    ("run-shape", lambda d: _run(d, _t(64, 128), _t(128, 128)), errors.InvalidArgumentError, "has shape (64, 128)"),
+    ("run-dtype", lambda d: _run(d, _t(128, 128, dtype="float16"), _t(128, 128)), errors.ArgumentTypeError, "dtype float16"),
+    ("run-list", lambda d: _run(d, [1, 2], _t(128, 128)), errors.ArgumentTypeError, "must be a tensor"),
+    ("resume-bad-name", lambda d: __import__("pypto.ir").ir.resume(d / "05_after_X.py"), DiagnosticError, "05_after_X.py"),
+]
+
+
+@pytest.mark.parametrize(("name", "call", "error", "message"), API_WALK, ids=[w[0] for w in API_WALK])
+def test_api_walk(name: str, call: Callable[[Path], object], error: type[BaseException], message: str, tmp_path: Path) -> None:
+    with pytest.raises(error) as info:
+        call(tmp_path)
+    assert isinstance(info.value, USER_ERROR_TYPES), type(info.value)
+    assert message in str(info.value)
