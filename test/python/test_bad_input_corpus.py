@@ -252,6 +252,12 @@ OTHERS = [
     C("ir-trace-bad-context", "1", "ir-trace", "{d}/dump --context -3", 2, "--context"),
     C("memory-map-no-dump", "4", "memory-map", "{d}/sub -o {d}/r.html", 1, "sub", files={"sub/x.txt": "x"},
       absent=("r.html",)),  # fmt: skip
+    C("ir-trace-failed-compile", "4", "ir-trace", "{d}/dump -o {d}/r.html", 0, "",
+      files={"dump/00_frontend.py": GOOD_DSL, "dump/01_after_A.py": GOOD_DSL, "dump/02_failed_B.py": GOOD_DSL}),  # fmt: skip
+    C("memory-map-failed-build", "4", "memory-map", "{d}/dump -o {d}/r.html", 1,
+      "the compile failed in pass AllocateMemoryAddr (02_failed_AllocateMemoryAddr.py)",
+      files={"dump/00_frontend.py": GOOD_DSL, "dump/01_after_InitMemRef.py": GOOD_DSL,
+             "dump/02_failed_AllocateMemoryAddr.py": GOOD_DSL}, absent=("r.html",)),  # fmt: skip
     C("swimlane-not-json", "1", "swimlane_converter", "{d}/r.json", 1, "r.json", files={"r.json": "{"}),
     C("swimlane-wrong-json", "4", "swimlane_converter", "{d}/r.json", 1, "r.json", files={"r.json": "[]"}),
     C("deps-not-json", "1", "deps_viewer", "{d}/deps.json", 1, "deps.json", files={"deps.json": "{"}),
