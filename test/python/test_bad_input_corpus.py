@@ -189,6 +189,13 @@ OPT = [
       files={"n.py": "x = 1\n", "out.py": "old\n"}, unchanged=("out.py",)),  # fmt: skip
     C("opt-fail-creates-no-output", "3", "pypto-opt", "{d}/n.py -o {d}/new.py", 1, "found none",
       files={"n.py": "x = 1\n"}, absent=("new.py",)),  # fmt: skip
+    C("opt-dump-passes-no-stale-dumps", "3", "pypto-opt", "{d}/in.py -p outline-incore-scopes --dump-passes {d}/dd", 0, "",
+      files={"in.py": GOOD_DSL, "dd/02_after_Old.py": "old", "dd/.01_after_X.py.abcd1234.tmp": "", "dd/keep.txt": "k"},
+      unchanged=("dd/keep.txt",), absent=("dd/02_after_Old.py", "dd/.01_after_X.py.abcd1234.tmp")),  # fmt: skip
+    C("ptoas-dump-dir-is-file", "1", "ptoas", "{d}/in.pto --emit pto --dump-dir {d}/f", 1, "f",
+      files={"in.pto": _pto(_alloc(32, 32)), "f": "x"}, unchanged=("f",)),  # fmt: skip
+    C("ir-trace-skips-temp-files", "3", "ir-trace", "{d}/dump -o {d}/r.html", 0, "",
+      files={"dump/00_frontend.py": GOOD_DSL, "dump/.01_after_A.py.abcd1234.tmp": "partial"}),  # fmt: skip
     C("opt-bad-mlir", "1", "pypto-opt", "{d}/m.mlir", 1, "m.mlir:2:1: error:", files={"m.mlir": "builtin.module { %x = \n"}),
     C("opt-unknown-op-mlir", "1", "pypto-opt", "{d}/m.mlir", 1, "m.mlir:1:", files={"m.mlir": '"foo.bar"() : () -> ()\n'}),
     C("opt-latin1-input", "1", "pypto-opt", "{d}/l.py", 1, "not UTF-8", files={"l.py": "# caf\xe9\n".encode("latin-1")}),
