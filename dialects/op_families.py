@@ -445,6 +445,40 @@ def _check_indices(a: ArgView, name: str, rank: int) -> None:
             raise a.fail(f"operand '{name}' entries must be integer scalars, got {describe_type(v.type)}")
 
 
+def constant_index(v: SSAValue) -> int | None:
+    """The value of an index defined by an integer ``arith.constant`` (else None)."""
+    owner = v.owner
+    value = getattr(owner, "value", None) if getattr(owner, "name", None) == "arith.constant" else None
+    data = getattr(value, "value", None)
+    number = getattr(data, "data", None)
+    return number if isinstance(number, int) and not isinstance(number, bool) else None
+
+
+def check_window(a: ArgView, shape: tuple[int, ...], source: tuple[int, ...], offsets: str, valid: str | None) -> None:
+    """A static window of a tensor: every extent positive, and where the
+    offsets (and valid shapes, if given) are constants, inside ``source``."""
+    if any(s <= 0 and s != DYNAMIC for s in shape):
+        raise a.fail(f"shapes {list(shape)}: every tile dimension must be positive")
+    valid_values = a.values(valid) if valid is not None and a.has(valid) else []
+    for dim, (off_v, size) in enumerate(zip(a.values(offsets), shape, strict=False)):
+        off = constant_index(off_v)
+        if off is None or size == DYNAMIC or dim >= len(source) or source[dim] == DYNAMIC:
+            continue
+        extent = size
+        if dim < len(valid_values):
+            vv = constant_index(valid_values[dim])
+            if vv is None:
+                continue
+            extent = vv
+        if off < 0:
+            raise a.fail(f"offset {off} in dimension {dim} is negative")
+        if off + extent > source[dim]:
+            raise a.fail(
+                f"window [{off}:{off + extent}] in dimension {dim} is past the end of the tensor "
+                f"(size {source[dim]}): offsets {off} + shape {extent} > {source[dim]}"
+            )
+
+
 class SliceOp(LayerOp):
     """``slice(input, shape, offset, valid_shape=None)``: a view of a window."""
 

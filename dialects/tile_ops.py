@@ -307,6 +307,7 @@ class TileLoadOp(_TileLayer, F.LayerOp):
             raise a.fail(f"shapes {list(shapes)} has rank {len(shapes)}, expected {rank} (the rank of 'tensor')")
         _check_indices(a, "offsets", rank)
         _check_indices(a, "valid_shapes", rank)
+        F.check_window(a, shapes, tuple(src.get_shape()), "offsets", "valid_shapes")
         space = a.attr("target_memory")
         if space not in (MemorySpace.Vec, MemorySpace.Mat):
             raise a.fail(f"target_memory pl.Mem.{space.value} cannot be loaded from DDR (Vec or Mat; use pl.move for {space.value})")

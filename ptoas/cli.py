@@ -10,26 +10,26 @@ Parse -> verify -> plan-memory -> insert-sync (see :mod:`pypto.ptoas.passes`)
 ``.pto`` instead of C++. Bad input prints one ``file:line:col: error: ...``
 line on stderr and exits 1; nothing is written then (the output appears
 atomically, only when everything succeeded). A bug prints ``ptoas: internal
-error: ...`` and exits 2 (backtrace with ``PTO_BACKTRACE=1``).
+error: ...`` and exits 2 (backtrace with ``PYPTO_BACKTRACE=1``); :func:`pypto.utils.cli.cli_main` maps them.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import traceback
 from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import ParseError
 
+from pypto.errors import Error
 from pypto.ptoas.passes import ARCHS, PtoasOptions, run_ptoas_pipeline
 from pypto.ptoas.pto_text import PTOVerifyError, SourceMap, format_diagnostic, parse_pto_with_source_map, print_pto
-from pypto.utils.atomic import atomic_write_text
+from pypto.utils.atomic import atomic_write_text, check_writable_path
+from pypto.utils.cli import cli_main
 
 
-class CliError(Exception):
+class CliError(Error):
     """A user-facing failure with a ready message."""
 
 
@@ -88,25 +88,19 @@ def compile_text(text: str, filename: str, args: argparse.Namespace) -> str:
         raise CliError(f"{filename}: error: C++ emission failed: {e}") from None
 
 
+@cli_main("ptoas")
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the console script; returns the exit code."""
+    """Entry point of the console script; returns the exit code (mapped by :func:`pypto.utils.cli.run_cli`)."""
     args = _parser().parse_args(argv)
-    try:
-        text, filename = _read(args.input)
-        out = compile_text(text, filename, args)
-        if args.output:
-            atomic_write_text(args.output, out)
-        else:
-            sys.stdout.write(out)
-        return 0
-    except CliError as e:
-        print(str(e), file=sys.stderr)
-        return 1
-    except Exception as e:  # noqa: BLE001 - the CLI never shows a traceback unless asked
-        if os.environ.get("PTO_BACKTRACE") == "1":
-            traceback.print_exc()
-        print(f"ptoas: internal error: {type(e).__name__}: {e}", file=sys.stderr)
-        return 2
+    text, filename = _read(args.input)
+    if args.output:
+        check_writable_path(args.output)
+    out = compile_text(text, filename, args)
+    if args.output:
+        atomic_write_text(args.output, out)
+    else:
+        sys.stdout.write(out)
+    return 0
 
 
 if __name__ == "__main__":

@@ -11,6 +11,9 @@ from __future__ import annotations
 from pypto.ptoas.dialect.base import A2A3, A5
 from pypto.target import load_target
 
+ARCHS = (A2A3, A5)
+"""The arches ptoas compiles for (``--arch``, ``pto.target_arch`` in any case)."""
+
 A5_CAPACITY: dict[str, int] = {
     "vec": 253952,
     "mat": 524288,

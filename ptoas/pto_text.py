@@ -26,6 +26,7 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Span
 
 from pypto.core.mlir_text import UniqueNamePrinter
+from pypto.utils.cli import cli_main, read_input_text
 
 from .context import make_pto_context
 
@@ -157,6 +158,7 @@ def print_pto(module: Operation, *, generic: bool = False, debuginfo: bool | Non
 _MLIR_SHORT_NAMES = re.compile(r"(?m)^(\s*)(?:builtin\.(?=module\b)|func\.(?=return\b))")
 
 
+@cli_main("pto_text")
 def main(argv: list[str] | None = None) -> int:
     """``python -m pypto.ptoas.pto_text FILE [--generic]``: verify and print, or report the error."""
     args = sys.argv[1:] if argv is None else argv
@@ -165,8 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(paths) != 1:
         print("usage: python -m pypto.ptoas.pto_text FILE.pto [--generic]", file=sys.stderr)
         return 2
-    with open(paths[0], encoding="utf-8") as f:
-        text = f.read()
+    text = read_input_text(paths[0])
     source_map: SourceMap | None = None
     try:
         module, source_map = parse_pto_with_source_map(text, paths[0])

@@ -11,9 +11,21 @@ import os
 
 from .diagnostics import Diagnostic, Severity, SourceSpan
 
+BUG_NOTE = "this is a bug in PyPTO, not in your program; please report it"
+"""The note an internal error carries (a pass's InternalError, a tool's exit 2)."""
+
 
 class Error(Exception):
     """Base of PyPTO's user-facing errors (verification failures map here)."""
+
+
+class InvalidArgumentError(Error, ValueError):
+    """A public API argument with a value it cannot take (the message names it
+    and what is expected); also a ``ValueError``."""
+
+
+class ArgumentTypeError(Error, TypeError):
+    """A public API argument of the wrong type; also a ``TypeError``."""
 
 
 class InternalError(RuntimeError):

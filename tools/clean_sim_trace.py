@@ -24,23 +24,24 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from pypto.errors import Error
 from pypto.runtime.dfx.base import DFX_DIR, json_text, write_artefact
 from pypto.runtime.dfx.incore import INCORE_DIR, core_name, incore_trace, instr_metrics, write_part
 from pypto.runtime.dfx.simdump import (
     API_INSTR,
     TRACE,
-    DumpError,
     clean_dump_trace,
     find_dump,
     read_dump,
     reshape_metrics,
 )
 from pypto.runtime.dfx.trace import trace_json
+from pypto.utils.cli import cli_main
 
 CUBE_PIPES = frozenset({"CUBE", "MTE1", "FIXPIPE"})
 
 
-class ToolError(Exception):
+class ToolError(Error):
     """A one-line error for the command line."""
 
 
@@ -100,6 +101,7 @@ def clean_kernels(path: Path, out: Path | None, keep_scalar: bool) -> list[Path]
     return written
 
 
+@cli_main("clean_sim_trace")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="clean_sim_trace", description=__doc__.splitlines()[0])
     parser.add_argument("path", type=Path, help="visualize_data.bin, an OPPROF_* folder, a build directory or a .pto")
@@ -108,17 +110,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--raw-metrics", action="store_true",
                         help="dump the API_INSTR block verbatim instead of reshaping it (simulator dumps)")  # fmt: skip
     args = parser.parse_args(argv)
-    try:
-        if not args.path.exists():
-            raise ToolError(f"{args.path}: no such file or directory")
-        dump = None if args.path.suffix == ".pto" else find_dump(args.path)
-        if dump is not None:
-            written = clean_dump(dump, args.output_dir, args.keep_scalar, args.raw_metrics)
-        else:
-            written = clean_kernels(args.path, args.output_dir, args.keep_scalar)
-    except (ToolError, DumpError) as e:
-        print(f"clean_sim_trace: error: {e}", file=sys.stderr)
-        return 1
+    if not args.path.exists():
+        raise ToolError(f"{args.path}: no such file or directory")
+    dump = None if args.path.suffix == ".pto" else find_dump(args.path)
+    if dump is not None:
+        written = clean_dump(dump, args.output_dir, args.keep_scalar, args.raw_metrics)
+    else:
+        written = clean_kernels(args.path, args.output_dir, args.keep_scalar)
     for p in written:
         print(p)
     return 0

@@ -47,6 +47,7 @@ from typing import Any
 
 from pypto.reports.cli import ReportError, report_main
 from pypto.utils.atomic import atomic_write_text
+from pypto.utils.cli import read_input_text
 
 PROG = "deps_viewer"
 OUTPUT_NAME = "deps_viewer.txt"
@@ -58,7 +59,7 @@ class DepsViewerError(ReportError):
 
 def _load_json(path: Path) -> Any:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_input_text(path, "deps.json")
     except OSError as e:
         raise DepsViewerError(f"{path}: cannot read: {e.strerror or e}") from e
     try:

@@ -25,7 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from pypto.errors import Error
 from pypto.target.dtypes import BY_NAME
+from pypto.utils.cli import cli_main
 
 PROG = "dump_viewer"
 MANIFEST = "args_dump.json"
@@ -36,7 +38,7 @@ ARG_KEYS = ("task_id", "arg_index", "role", "stage", "kind", "dtype", "shape", "
 GRID_ROWS, GRID_COLS = 16, 8
 
 
-class DumpViewerError(Exception):
+class DumpViewerError(Error):
     """A missing or malformed args dump (the message names the file)."""
 
 
@@ -290,13 +292,10 @@ def run(args: argparse.Namespace) -> str:
     return text
 
 
+@cli_main(PROG)
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        print(run(args))
-    except DumpViewerError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        return 1
+    print(run(args))
     return 0
 
 

@@ -29,7 +29,7 @@ the marker anywhere, also inside a comment); ``--print-between-passes`` and
 A user mistake (bad syntax, a verifier failure, a located pass error, an
 unknown pass, a missing file) prints one located diagnostic and exits 1; any
 other exception is a bug in PyPTO: ``pypto-opt: internal error: ...`` and exit 2
-(with a backtrace when ``PTO_BACKTRACE=1``).
+(with a backtrace when ``PYPTO_BACKTRACE=1``); :func:`pypto.utils.cli.cli_main` maps them.
 """
 
 from __future__ import annotations
@@ -37,10 +37,8 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib.util
-import os
 import re
 import sys
-import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -56,10 +54,8 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from pypto.core.context import make_context
 from pypto.core.mlir_text import print_mlir
 from pypto.diagnostics import Diagnostic, DiagnosticError, Severity, collecting, op_span
-from pypto.errors import ParserError
+from pypto.errors import Error, ParserError
 from pypto.pipeline.pass_runner import (
-    BUG_NOTE,
-    USER_ERRORS,
     DumpListener,
     PassListener,
     PassRunner,
@@ -69,6 +65,7 @@ from pypto.pipeline.pass_runner import (
 )
 from pypto.pipeline.verification import find_failing_op
 from pypto.utils.atomic import atomic_write_text
+from pypto.utils.cli import cli_main
 
 from .located_parser import parse_error_diagnostic, parse_located_module
 from .verify_diagnostics import parse_expectations, verify
@@ -81,7 +78,7 @@ _SPLIT_LINE = re.compile(r"^\s*// -----\s*$")
 EMIT_SUFFIX = {"mlir": ".mlir", "py": ".py"}
 
 
-class UserError(Exception):
+class UserError(Error):
     """A mistake of the user (input or command line), reported as one diagnostic."""
 
     def __init__(self, diagnostic: Diagnostic):
@@ -420,13 +417,9 @@ class PyptoOptMain(xDSLOptMain):
                         raise UserError(Diagnostic(Severity.ERROR, "--resume needs a pass dump as input file"))
                     self._input_name = self.args.input_file
                     program = resume(self.args.input_file, memory_planner=self.args.memory_planner)
-            except USER_ERRORS as e:
+            finally:
                 for d in collected.items:
                     sys.stderr.write(d.render() + "\n")
-                sys.stderr.write(_user_error_diagnostic(e).render() + "\n")
-                return 1
-        for d in collected.items:
-            sys.stderr.write(d.render() + "\n")
         text = program.as_python()
         self._write_output(text if text.endswith("\n") else text + "\n")
         return 0
@@ -449,7 +442,10 @@ class PyptoOptMain(xDSLOptMain):
             if not self.args.verify_diagnostics:
                 for d in diags:
                     sys.stderr.write(d.render() + "\n")
-        self._write_output(f"{SPLIT_MARKER}\n".join(outputs))
+        failed = any(d.severity is Severity.ERROR for d in produced)
+        if not failed or self.args.verify_diagnostics or self.args.output_file is None:
+            # -o FILE appears only when the command succeeds (a failure leaves it as it was).
+            self._write_output(f"{SPLIT_MARKER}\n".join(outputs))
         if self.args.time_passes:
             sys.stderr.write(self._timer.report())
         if self.args.verify_diagnostics:
@@ -458,21 +454,7 @@ class PyptoOptMain(xDSLOptMain):
             for f in failures:
                 sys.stderr.write(f.render() + "\n")
             return 1 if failures else 0
-        return 1 if any(d.severity is Severity.ERROR for d in produced) else 0
-
-
-def _user_error_diagnostic(error: BaseException) -> Diagnostic:
-    """The diagnostic of a user error raised by the PassManager (pass named in a note)."""
-    if isinstance(error, DiagnosticError):
-        diag = error.diagnostic
-    elif isinstance(error, ParserError):
-        diag = error.diagnostic()
-    else:
-        diag = Diagnostic(Severity.ERROR, f"{type(error).__name__}: {error}")
-    notes = [n for n in getattr(error, "__notes__", []) if n not in (diag.note or "")]
-    if notes:
-        diag = replace(diag, note="; ".join(([diag.note] if diag.note else []) + notes))
-    return diag
+        return 1 if failed else 0
 
 
 def _opt_error_policy(error: BaseException, pass_: ModulePass, index: int) -> BaseException:
@@ -484,38 +466,16 @@ def _opt_error_policy(error: BaseException, pass_: ModulePass, index: int) -> Ba
     return classified
 
 
-def _internal_error(error: BaseException) -> int:
-    pass_name = getattr(error, "pass_name", None)
-    where = f" in pass '{pass_name}'" if pass_name else ""
-    cause = error.__cause__ if getattr(error, "show_cause", False) and error.__cause__ is not None else error
-    sys.stderr.write(f"pypto-opt: internal error{where}: {type(cause).__name__}: {cause}\n")
-    sys.stderr.write(f"pypto-opt: {BUG_NOTE}\n")
-    if os.environ.get("PTO_BACKTRACE") == "1":
-        traceback.print_exception(cause)
-    else:
-        sys.stderr.write("pypto-opt: set PTO_BACKTRACE=1 for a backtrace\n")
-    return 2
-
-
+@cli_main("pypto-opt")
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``pypto-opt`` with ``argv`` (default: the command line); returns
     the exit code: 0 success, 1 user error, 2 internal error (argparse usage
-    errors also exit 2)."""
+    errors also exit 2); the mapping is :func:`pypto.utils.cli.run_cli`'s."""
     # --disable-verify patches Attribute.__post_init__ globally; undo it so an
     # in-process call leaves the interpreter as it found it.
     post_init: Callable[..., None] = Attribute.__post_init__
     try:
-        tool = PyptoOptMain(args=list(argv) if argv is not None else None)
-        return tool.run()
-    except SystemExit as e:
-        return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    except UserError as e:
-        sys.stderr.write(e.diagnostic.render() + "\n")
-        return 1
-    except KeyboardInterrupt:
-        raise
-    except BaseException as e:
-        return _internal_error(e)
+        return PyptoOptMain(args=list(argv) if argv is not None else None).run()
     finally:
         Attribute.__post_init__ = post_init  # type: ignore[method-assign]
 

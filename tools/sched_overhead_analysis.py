@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pypto.runtime.dfx.sched_overhead import analyze, format_report
 from pypto.runtime.dfx.trace import TraceInputError, deps_edges_and_names, read_json_file
+from pypto.utils.cli import cli_main
 
 
 def report(records_path: Path, deps_path: Path) -> str:
@@ -34,21 +35,18 @@ def report(records_path: Path, deps_path: Path) -> str:
         raise TraceInputError(f"{records_path}: {e}") from None
 
 
+@cli_main("sched_overhead_analysis")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="sched_overhead_analysis", description=__doc__.splitlines()[0])
     parser.add_argument("--chip-swimlane-records-json", type=Path, default=None, metavar="R",
                         help="chip_swimlane_records.json of a level >= 3 run")  # fmt: skip
     parser.add_argument("--deps-json", type=Path, default=None, metavar="D", help="deps.json of the same run")
     args = parser.parse_args(argv)
-    try:
-        if args.chip_swimlane_records_json is None:
-            raise TraceInputError("--chip-swimlane-records-json is required (a level >= 3 chip_swimlane_records.json)")
-        if args.deps_json is None:
-            raise TraceInputError("--deps-json is required (the run's deps.json: RunConfig(enable_dep_gen=True))")
-        text = report(args.chip_swimlane_records_json, args.deps_json)
-    except TraceInputError as e:
-        print(f"sched_overhead_analysis: error: {e}", file=sys.stderr)
-        return 1
+    if args.chip_swimlane_records_json is None:
+        raise TraceInputError("--chip-swimlane-records-json is required (a level >= 3 chip_swimlane_records.json)")
+    if args.deps_json is None:
+        raise TraceInputError("--deps-json is required (the run's deps.json: RunConfig(enable_dep_gen=True))")
+    text = report(args.chip_swimlane_records_json, args.deps_json)
     sys.stdout.write(text)
     return 0
 

@@ -22,6 +22,7 @@ from pypto.runtime.dfx.overhead import overhead_events
 from pypto.runtime.dfx.perfetto import write_perfetto
 from pypto.runtime.dfx.trace import TraceInputError, chrome_trace, deps_edges_and_names, read_json_file, trace_json
 from pypto.utils.atomic import atomic_write_text
+from pypto.utils.cli import cli_main
 
 
 def convert(
@@ -69,6 +70,7 @@ def convert(
     return target
 
 
+@cli_main("swimlane_converter")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="swimlane_converter", description=__doc__.splitlines()[0])
     parser.add_argument("records", type=Path, help="chip_swimlane_records.json")
@@ -79,12 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--perfetto", type=Path, default=None, metavar="OUT.pftrace",
                         help="also write the trace as Perfetto's native protobuf")  # fmt: skip
     args = parser.parse_args(argv)
-    try:
-        path = convert(args.records, args.deps_json, args.func_names, args.output, overhead=args.overhead,
-                       perfetto=args.perfetto)  # fmt: skip
-    except TraceInputError as e:
-        print(f"swimlane_converter: error: {e}", file=sys.stderr)
-        return 1
+    path = convert(args.records, args.deps_json, args.func_names, args.output, overhead=args.overhead,
+                   perfetto=args.perfetto)  # fmt: skip
     print(path)
     if args.perfetto is not None:
         print(args.perfetto)

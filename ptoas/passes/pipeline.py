@@ -32,13 +32,12 @@ from xdsl.passes import ModulePass
 from pypto.pipeline.pass_runner import DumpListener, PassListener, PassRunner, PrintIRListener
 from pypto.ptoas.context import make_pto_context
 from pypto.ptoas.dialect.tile_ops import AllocTileOp
+from pypto.ptoas.limits import ARCHS
 from pypto.ptoas.pto_text import print_pto
 
 from .insert_sync import InsertSyncPass
 from .plan_memory import PlanMemoryPass
 from .verify import VerifyPass
-
-ARCHS = ("a2a3", "a5")
 
 
 @dataclass
@@ -58,7 +57,7 @@ def _needs_planning(module: ModuleOp) -> bool:
 
 def ptoas_passes(module: ModuleOp, options: PtoasOptions) -> list[ModulePass]:
     """The passes this module goes through."""
-    passes: list[ModulePass] = [VerifyPass()]
+    passes: list[ModulePass] = [VerifyPass(check_addresses=not options.memory_planner)]
     if options.memory_planner or _needs_planning(module):
         passes.append(PlanMemoryPass(force=options.memory_planner))
     if options.insert_sync:

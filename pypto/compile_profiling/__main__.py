@@ -13,13 +13,29 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from pypto.errors import Error
+from pypto.utils.cli import cli_main
+
 from . import Stage, format_seconds
+
+
+class ProfileError(Error):
+    """A file that is not a readable ``pipeline_profile.json`` (names the file)."""
 
 
 def load(path: str) -> tuple[float, list[Stage]]:
     """The total and the stages of a ``pipeline_profile.json``."""
-    data = json.loads(Path(path).read_text())
-    return float(data["total_seconds"]), [Stage.from_dict(s) for s in data["stages"]]
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ProfileError(f"{path}: not a pipeline_profile.json (not JSON text: {e})") from None
+    try:
+        return float(data["total_seconds"]), [Stage.from_dict(s) for s in data["stages"]]
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        what = f"missing key {e}" if isinstance(e, KeyError) else str(e)
+        raise ProfileError(
+            f"{path}: not a pipeline_profile.json (expected an object with total_seconds and stages; {what})"
+        ) from None
 
 
 def flatten(stages: list[Stage], prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], Stage]:
@@ -80,6 +96,7 @@ def _row(name: str, a: float | None, b: float | None, self_a: float | None, self
     return f"{name:<44} {fa:>10} {fb:>10} {delta:>10} {ratio:>7} {self_delta:>11}"
 
 
+@cli_main("python -m pypto.compile_profiling")
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; returns the exit code."""
     parser = argparse.ArgumentParser(prog="python -m pypto.compile_profiling", description=__doc__.splitlines()[0])
@@ -90,11 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_diff.add_argument("a")
     p_diff.add_argument("b")
     args = parser.parse_args(argv)
-    try:
-        text = show(args.profile) if args.command == "show" else diff(args.a, args.b)
-    except (OSError, ValueError, KeyError) as e:
-        sys.stderr.write(f"error: {e}\n")
-        return 1
+    text = show(args.profile) if args.command == "show" else diff(args.a, args.b)
     sys.stdout.write(text + "\n")
     return 0
 

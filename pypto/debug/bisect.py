@@ -23,7 +23,8 @@ validates every snapshot instead of bisecting.
 ``--inputs FILE``: ``torch.save`` of a dict, either ``{"tensors": {...},
 "expected": {...}}`` or just the input tensors by parameter name (missing Out
 parameters are zero-filled, missing inputs random). Without it, inputs are
-random (seed 0). Exit status: 0 no divergence, 1 divergence found, 2 error.
+random (seed 0). Exit status: 0 no divergence, 3 divergence found, 1 bad input
+(a located ``error:`` line), 2 a bug in PyPTO (:func:`pypto.utils.cli.cli_main`).
 """
 
 from __future__ import annotations
@@ -47,9 +48,10 @@ from pypto.dialects.dtypes import dtype_name
 from pypto.dialects.enums import ParamDirection
 from pypto.dialects.program import param_directions
 from pypto.dialects.types import DYNAMIC, TensorType
-from pypto.errors import ParserError
+from pypto.errors import Error
 from pypto.frontend.parser import loads
-from pypto.utils.atomic import atomic_write_text
+from pypto.utils.atomic import atomic_write_text, check_writable_path
+from pypto.utils.cli import cli_main
 
 from .torch_ops import torch_dtype
 from .validate import TensorCheck, compare, entry_function, param_key, run_dump
@@ -58,8 +60,12 @@ VALIDATION_FILE = "validation.json"
 _SNAPSHOT = re.compile(r"^(\d+)_(frontend|after_(?P<pass>.+))\.py$")
 
 
-class BisectError(Exception):
-    """Bad input (path, inputs file, a frontend that does not run): exit 2."""
+EXIT_DIVERGED = 3
+"""The exit status when a divergent snapshot is found (1 is a user error, 2 a bug)."""
+
+
+class BisectError(Error):
+    """Bad input (path, inputs file, a frontend that does not run): exit 1."""
 
 
 @dataclass
@@ -120,6 +126,8 @@ def find_dump_dir(path: str | os.PathLike[str]) -> Path:
     """The ``passes_dump/`` of a build dir, a dump dir itself, or a dump file's directory."""
     p = Path(path)
     if p.is_file():
+        if not _SNAPSHOT.match(p.name):
+            raise BisectError(f"{path}: not a pass dump (00_frontend.py or NN_after_<Pass>.py)")
         p = p.parent
     if (p / "passes_dump").is_dir():
         p = p / "passes_dump"
@@ -131,9 +139,17 @@ def find_dump_dir(path: str | os.PathLike[str]) -> Path:
 
 
 def snapshots(dump_dir: Path) -> list[Path]:
-    """The snapshot files in pipeline order (failure dumps and others ignored)."""
-    found = [(int(m.group(1)), f) for f in dump_dir.iterdir() if (m := _SNAPSHOT.match(f.name)) and f.is_file()]
-    return [f for _, f in sorted(found)]
+    """The snapshot files in pipeline order (failure dumps and others ignored);
+    two snapshots with one number, or one that cannot be read, are a
+    :class:`BisectError` (the folder mixes builds or is damaged)."""
+    found = sorted((int(m.group(1)), f) for f in dump_dir.iterdir() if (m := _SNAPSHOT.match(f.name)) and f.is_file())
+    for (a, fa), (b, fb) in zip(found, found[1:], strict=False):
+        if a == b:
+            raise BisectError(f"{dump_dir}: two snapshots numbered {a:02d} ({fa.name}, {fb.name}): the folder mixes builds")
+    for _, f in found:
+        if not os.access(f, os.R_OK):
+            raise BisectError(f"{f}: snapshot is not readable")
+    return [f for _, f in found]
 
 
 # ---- inputs --------------------------------------------------------------
@@ -163,6 +179,17 @@ def complete_inputs(program: Program, tensors: Mapping[str, Any], seed: int = 0)
     """``tensors`` plus zero-filled Out parameters and random In/InOut tensors
     for the entry parameters it lacks (keys are parameter base names)."""
     entry = entry_function(program)
+    names = [arg.name_hint or "" for arg in entry.args]
+    used = set()
+    for name in names:
+        try:
+            used.add(param_key(name, tensors))
+        except KeyError:
+            pass
+    unknown = sorted(set(tensors) - used)
+    if unknown:
+        plain = ", ".join(re.sub(r"__[a-z]+_v\d+$", "", n) for n in names)
+        raise BisectError(f"--inputs names no parameter {', '.join(map(repr, unknown))}; the parameters are: {plain}")
     gen = torch.Generator().manual_seed(seed)
     full = dict(tensors)
     for arg, direction in zip(entry.args, param_directions(entry), strict=True):
@@ -336,30 +363,40 @@ def report_lines(result: BisectResult) -> list[str]:
     return lines
 
 
+def _tolerance(text: str) -> float:
+    """An argparse type: a finite float >= 0."""
+    value = float(text)
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError(text)
+    return value
+
+
+_tolerance.__name__ = "non-negative float"
+
+
+@cli_main("python -m pypto.debug.bisect")
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line (see the module docstring)."""
     ap = argparse.ArgumentParser(prog="python -m pypto.debug.bisect", description=__doc__.splitlines()[0])
     ap.add_argument("path", help="a build directory, its passes_dump/, or a dump file")
     ap.add_argument("--inputs", help="torch.save-d dict of input tensors (optionally {'tensors':..., 'expected':...})")
-    ap.add_argument("--rtol", type=float, default=5e-2)
-    ap.add_argument("--atol", type=float, default=5e-2)
+    ap.add_argument("--rtol", type=_tolerance, default=5e-2)
+    ap.add_argument("--atol", type=_tolerance, default=5e-2)
     ap.add_argument("--all", action="store_true", help="validate every snapshot instead of bisecting")
     ap.add_argument("-o", "--output", help=f"where to write the verdicts (default: <dump>/{VALIDATION_FILE})")
     ap.add_argument("--no-write", action="store_true", help=f"do not write {VALIDATION_FILE}")
     args = ap.parse_args(argv)
-    try:
-        tensors, expected = load_inputs(args.inputs) if args.inputs else ({}, None)
-        dump_dir = find_dump_dir(args.path)
-        print(f"bisect: {dump_dir} ({len(snapshots(dump_dir))} snapshots)")
-        result = bisect_dump(dump_dir, tensors, expected, rtol=args.rtol, atol=args.atol, check_all=args.all, log=print)
-        for line in report_lines(result):
-            print(line)
-        if not args.no_write:
-            print(f"wrote {write_validation(result, args.output)}")
-    except (BisectError, KeyError, ValueError, OSError, ParserError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    return 0 if result.first_divergent is None else 1
+    tensors, expected = load_inputs(args.inputs) if args.inputs else ({}, None)
+    dump_dir = find_dump_dir(args.path)
+    if args.output:
+        check_writable_path(args.output)
+    print(f"bisect: {dump_dir} ({len(snapshots(dump_dir))} snapshots)")
+    result = bisect_dump(dump_dir, tensors, expected, rtol=args.rtol, atol=args.atol, check_all=args.all, log=print)
+    for line in report_lines(result):
+        print(line)
+    if not args.no_write:
+        print(f"wrote {write_validation(result, args.output)}")
+    return 0 if result.first_divergent is None else EXIT_DIVERGED
 
 
 if __name__ == "__main__":

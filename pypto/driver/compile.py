@@ -26,6 +26,7 @@ from pypto.core.pass_context import resolve_settings
 from pypto.core.program import PassDumpLevel, Program
 from pypto.dialects.enums import FunctionType
 from pypto.dialects.program import function_type
+from pypto.errors import InvalidArgumentError
 from pypto.passes.base import PyPTOPass
 from pypto.pipeline.backend import BackendType
 from pypto.pipeline.checks import run_checks
@@ -35,6 +36,7 @@ from pypto.pipeline.manager import MemoryPlanner, OptimizationStrategy, Pipeline
 from pypto.pipeline.perf_hints import DiagnosticPhase, DiagnosticPolicy, DiagnosticReport
 from pypto.pipeline.session import CompileSession
 from pypto.pipeline.verification import VerificationLevel, parse_verification_level
+from pypto.utils.tracebacks import api_boundary
 
 from .compiled import CompiledProgram
 from .output_dir import REPORT_DIR, make_output_dir
@@ -45,7 +47,11 @@ def resolve_target(platform: str | None, backend_type: BackendType | str | None)
     defaults from the backend (``a2a3sim`` / ``a5sim``)."""
     from pypto.runtime.config import backend_for_platform  # imported when used: keeps numpy out of `import pl`
 
-    backend = BackendType(getattr(backend_type, "value", backend_type)) if backend_type is not None else None
+    try:
+        backend = BackendType(getattr(backend_type, "value", backend_type)) if backend_type is not None else None
+    except ValueError:
+        known = ", ".join(b.value for b in BackendType)
+        raise InvalidArgumentError(f"unknown backend_type {backend_type!r}; expected one of {known}") from None
     if platform is None:
         platform = "a5sim" if backend is BackendType.Ascend950 else "a2a3sim"
     implied = BackendType(backend_for_platform(platform))
@@ -68,6 +74,7 @@ def _codegen(lowered: Program, prof: CompileProfiler | None) -> None:
                 pass
 
 
+@api_boundary
 def compile(  # noqa: A001 - the upstream API name
     program: Program | ModuleOp,
     output_dir: str | os.PathLike[str] | None = None,

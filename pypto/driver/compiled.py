@@ -17,6 +17,7 @@ from pypto.dialects.enums import FunctionType, ParamDirection
 from pypto.dialects.program import function_type, param_directions
 from pypto.pipeline.backend import BackendType
 from pypto.pipeline.lower import lower_program
+from pypto.utils.tracebacks import api_boundary
 
 from .output_dir import REPORT_DIR
 
@@ -154,6 +155,7 @@ class CompiledProgram:
             )
         return self._run_spec
 
+    @api_boundary
     def __call__(self, *args: Any, config: Any = None) -> Any:
         """Run on the simulated chip (``pypto.runtime.run``): Out/InOut tensors
         are written into ``args``; returns what the Orchestration function

@@ -20,6 +20,7 @@ from pypto.dialects.enums import FunctionType, Level, Role
 from pypto.frontend.builder import FunctionInfo
 from pypto.frontend.jit import JitKernel
 from pypto.pipeline.lower import lower_program
+from pypto.utils.tracebacks import api_boundary
 
 from .compile import compile
 from .compiled import CompiledProgram
@@ -44,6 +45,7 @@ class JITFunction(JitKernel):
         program = self.specialize(*args, **kwargs).clone()
         return lower_program(program, **_config_options(config, lower_program))
 
+    @api_boundary
     def compile(self, *args: Any, config: Any = None, **kwargs: Any) -> CompiledProgram:
         """``pypto.ir.compile`` on the specialized program (cached)."""
         bound = self._bind(args, kwargs)
@@ -61,6 +63,7 @@ class JITFunction(JitKernel):
         """The :class:`pypto.runtime.Runnable` side: the spec of the program compiled for ``args`` (cached)."""
         return self.compile(*args, config=config).run_spec(args, config)
 
+    @api_boundary
     def __call__(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:
         """Compile for these arguments (cached on their shapes/dtypes and the
         compile-side options), then dispatch to the simulated chip

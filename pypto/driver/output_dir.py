@@ -2,16 +2,25 @@
 
 The default is ``${PYPTO_PROG_BUILD_DIR:-build_output}/<name>_<YYYYmmdd_HHMMSS>_<random>``,
 created exclusively so concurrent compiles never share one.
+
+An explicit ``output_dir`` that already holds a build is replaced whole: the
+old folder is renamed aside (``.<name>.old-<random>``, hidden, beside it) and
+deleted, and the compile starts in a fresh, empty folder, so its files never
+mix with an earlier build's (a failed compile leaves exactly its own dumps and
+reproducer). A non-empty folder that holds no build is refused
+(:class:`OutputDirError`): ``compile`` never deletes files it did not write.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+import shutil
 from datetime import datetime
 from pathlib import Path
 
 from pypto.core.program import Program
+from pypto.errors import Error
 
 REPORT_DIR = "report"
 """The folder of ``perf_hints.log`` and the compile profile."""
@@ -25,12 +34,61 @@ def default_output_dir(program: Program, now: datetime | None = None) -> Path:
     return Path(root) / f"{program.name or 'program'}_{stamp}_{secrets.token_hex(4)}"
 
 
-def make_output_dir(program: Program, output_dir: str | os.PathLike[str] | None) -> Path:
-    """Create the output directory; a default one is new (never shared)."""
-    if output_dir is not None:
-        out = Path(output_dir)
-        out.mkdir(parents=True, exist_ok=True)
+BUILD_SUBDIRS = ("passes_dump", REPORT_DIR)
+"""Folders that only a build has: a folder with one of them is a build directory."""
+
+_ASIDE = ".old-"
+
+
+class OutputDirError(Error):
+    """``output_dir`` cannot be used: it is a file, or a folder of other files."""
+
+
+def is_build_dir(path: Path) -> bool:
+    """Whether ``path`` holds a PyPTO build (a ``passes_dump/`` or ``report/`` folder)."""
+    return any((path / sub).is_dir() for sub in BUILD_SUBDIRS)
+
+
+def _sweep_aside(out: Path) -> None:
+    """Delete the folders an interrupted replace of ``out`` left beside it."""
+    for stale in out.parent.glob(f".{out.name}{_ASIDE}*"):
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+def replace_build_dir(out: Path) -> Path:
+    """Move the build in ``out`` aside, delete it, and create ``out`` empty."""
+    aside = out.parent / f".{out.name}{_ASIDE}{secrets.token_hex(4)}"
+    os.rename(out, aside)
+    out.mkdir()
+    shutil.rmtree(aside, ignore_errors=True)
+    return out
+
+
+def prepare_explicit_dir(output_dir: str | os.PathLike[str]) -> Path:
+    """An empty ``output_dir`` for a new build (see the module docstring)."""
+    out = Path(output_dir)
+    if out.exists() and not out.is_dir():
+        raise OutputDirError(f"{out}: output_dir is a file, not a folder")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _sweep_aside(out)
+    if not out.is_dir():
+        out.mkdir()
         return out
+    if not any(out.iterdir()):
+        return out
+    if not is_build_dir(out):
+        raise OutputDirError(
+            f"{out}: output_dir is not empty and holds no PyPTO build (no passes_dump/ or report/); "
+            "refusing to replace it: pass a new or empty folder"
+        )
+    return replace_build_dir(out)
+
+
+def make_output_dir(program: Program, output_dir: str | os.PathLike[str] | None) -> Path:
+    """Create the output directory, empty: a default one is new (never
+    shared), an explicit one is replaced whole when it holds a build."""
+    if output_dir is not None:
+        return prepare_explicit_dir(output_dir)
     for _ in range(100):
         out = default_output_dir(program)
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -22,6 +22,7 @@ from pypto.passes.registry import get_pass
 from pypto.pipeline.manager import MemoryPlanner, OptimizationStrategy, PassManager
 from pypto.pipeline.reproducer import ResumeError, read_reproducer
 from pypto.pipeline.verification import VerificationLevel
+from pypto.utils.tracebacks import api_boundary
 
 _DUMP_NAME = re.compile(r"^(?P<n>\d+)_(?:after_(?P<pass>\w+)|frontend)\.py$")
 
@@ -56,6 +57,7 @@ def resume_manager(
     return full.tail(done)
 
 
+@api_boundary
 def resume(
     path: str | os.PathLike[str],
     strategy: OptimizationStrategy = OptimizationStrategy.Default,
@@ -67,6 +69,7 @@ def resume(
     return manager.run(loads(path))
 
 
+@api_boundary
 def run_reproducer(path: str | os.PathLike[str]) -> Program:
     """Replay a reproducer: parse its IR and run its pipeline (raises the
     recorded error when it still reproduces; returns the program otherwise).

@@ -110,7 +110,12 @@ def evaluate(node: ast.AST, env: Mapping[str, Any] | None = None) -> Any:
         ops = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b, ast.FloorDiv: lambda: a // b,
                ast.Div: lambda: a / b, ast.Mod: lambda: a % b}  # fmt: skip
         if type(node.op) in ops and all(isinstance(v, (int, float)) for v in (a, b)):
-            return ops[type(node.op)]()
+            try:
+                return ops[type(node.op)]()
+            except ZeroDivisionError:
+                raise NotConstant(node, f"division by zero in a constant expression ({a!r} by {b!r})") from None
+            except OverflowError:
+                raise NotConstant(node, "constant expression overflows") from None
         raise NotConstant(node, "unsupported constant arithmetic")
     path = dotted(node)
     if path is not None:

@@ -7,12 +7,14 @@ from collections.abc import Callable
 from typing import Any
 
 from pypto.core.program import Program
+from pypto.utils.tracebacks import api_boundary
 
 from .dsl_objects import _DSLOnly
 from .parser import program_from_class, program_from_function, python_source
 from .sugar import SUGAR
 
 
+@api_boundary
 def program(cls: type) -> Program:
     """``@pl.program`` class -> Program (the class body is parsed, not run)."""
     node, src = python_source(cls)

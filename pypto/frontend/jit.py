@@ -21,6 +21,7 @@ from pypto.core.program import Program
 from pypto.dialects.dtypes import dtype_type
 from pypto.dialects.enums import FunctionType
 from pypto.dialects.types import TensorType
+from pypto.errors import ParserSyntaxError
 from pypto.target.dtypes import ROWS
 
 from .builder import FunctionBuilder, FunctionInfo, ProgramBuilder
@@ -97,6 +98,8 @@ class JitProgramBuilder(ProgramBuilder):
 
     def external_call(self, caller: FunctionBuilder, node: ast.Call) -> Any:
         assert isinstance(node.func, ast.Name)
+        if node.func.id in self.building:
+            raise caller.fail(ParserSyntaxError, f"recursive call to '{node.func.id}' is not supported", node)
         target = caller.src.globals.get(node.func.id)
         if not isinstance(target, JitKernel) or target.info.kind is FunctionType.Orchestration:
             return None

@@ -12,7 +12,8 @@ from typing import Any
 
 from pypto.core.program import Program
 from pypto.diagnostics import SourceSpan
-from pypto.errors import ParserError, ParserSyntaxError
+from pypto.errors import ArgumentTypeError, ParserError, ParserSyntaxError, UnsupportedFeatureError
+from pypto.utils.tracebacks import api_boundary
 
 from .builder import ProgramBuilder, function_info
 from .source import Source, dotted
@@ -62,9 +63,12 @@ def program_from_function(fdef: ast.FunctionDef, src: Source, dec: ast.expr) -> 
     return pb.build()
 
 
+@api_boundary
 def parse(text: str, filename: str = "<string>") -> Program:
     """Parse printed DSL text (header, ``import``, one ``@pl.program`` class or
     one ``@pl.function``) into a Program; never executes it."""
+    if not isinstance(text, str):
+        raise ArgumentTypeError(f"pl.parse takes the program text (str), got {type(text).__name__}; use pl.loads for a path")
     lines = text.splitlines()
     tree = _syntax_tree(text, filename, lines)
     src = Source(filename, lines)
@@ -112,17 +116,41 @@ def _program_count_error(src: Source, found: list[tuple[ast.AST, ast.expr]], jit
     return ParserSyntaxError(f"{_NEEDS}, found none", SourceSpan(src.filename, 1, 1), source_lines=src.lines)
 
 
+@api_boundary
 def loads(path: str | Path) -> Program:
-    """Parse a printed DSL file."""
+    """Parse a printed DSL file (bytes that are not UTF-8 are a located
+    :class:`~pypto.errors.ParserSyntaxError`)."""
     p = Path(path)
-    return parse(p.read_text(), filename=str(p))
+    data = p.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise ParserSyntaxError(
+            f"the file is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})",
+            SourceSpan(str(p), line, col),
+            hint="save the file as UTF-8",
+        ) from None
+    return parse(text, filename=str(p))
 
 
 def python_source(obj: Any) -> tuple[ast.AST, Source]:
     """The AST of a decorated Python function/class with file line numbers and
     columns, and its Source (file lines for carets, globals for constants)."""
-    filename = inspect.getsourcefile(obj) or "<unknown>"
-    lines, start = inspect.getsourcelines(obj)
+    try:
+        filename = inspect.getsourcefile(obj) or "<unknown>"
+        lines, start = inspect.getsourcelines(obj)
+    except (OSError, TypeError):
+        code = getattr(obj, "__code__", None)
+        where = code.co_filename if code is not None else getattr(inspect.getmodule(obj), "__name__", "<unknown>")
+        line = code.co_firstlineno if code is not None else 1
+        raise UnsupportedFeatureError(
+            f"cannot read the source of '{getattr(obj, '__qualname__', obj)}' (defined in {where}): "
+            "the DSL parses a kernel from its source file",
+            SourceSpan(where, line, 1),
+            hint="save the script to a .py file and run that (not python - or python -c)",
+        ) from None
     text = "".join(lines)
     dedented = textwrap.dedent(text)
     first = next((ln for ln in lines if ln.strip()), "")

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from pypto.core.program import PassDumpLevel, Program
 from pypto.diagnostics import Diagnostic
+from pypto.errors import InvalidArgumentError
 from pypto.passes.base import PyPTOPass
 from pypto.utils.atomic import atomic_write_text
 
@@ -65,7 +66,11 @@ def dump_level(dump_passes: bool | int | PassDumpLevel | None) -> PassDumpLevel:
         return PassDumpLevel.NONE
     if dump_passes is True:
         return PassDumpLevel.CONCISE
-    return PassDumpLevel(int(dump_passes))
+    try:
+        return PassDumpLevel(int(dump_passes))
+    except (TypeError, ValueError):
+        levels = ", ".join(f"PassDumpLevel.{m.name}" for m in PassDumpLevel)
+        raise InvalidArgumentError(f"dump_passes={dump_passes!r}: expected True, False or one of {levels}") from None
 
 
 def display_path(filename: str) -> str:

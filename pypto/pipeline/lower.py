@@ -14,6 +14,7 @@ from typing import Any
 from xdsl.dialects.builtin import ModuleOp
 
 from pypto.core.program import Program
+from pypto.errors import ArgumentTypeError
 from pypto.passes.base import PyPTOPass
 
 from .checks import run_checks
@@ -29,7 +30,7 @@ def as_program(program: Program | ModuleOp) -> Program:
         return program
     if isinstance(program, ModuleOp):
         return Program(program)
-    raise TypeError(f"expected a pypto.ir.Program, got {type(program).__name__}")
+    raise ArgumentTypeError(f"expected a pypto.ir.Program, got {type(program).__name__}")
 
 
 def build_manager(

@@ -35,6 +35,7 @@ from pypto.compile_profiling import CompileProfiler
 from pypto.core.context import make_context
 from pypto.core.program import Program
 from pypto.diagnostics import Diagnostic, DiagnosticCollector, collecting, emit
+from pypto.errors import InvalidArgumentError
 from pypto.passes.base import PyPTOPass
 from pypto.passes.pipeline_order import DEFAULT_PIPELINE, KEBAB_NAMES, SKIPPED_BY_PLANNER
 from pypto.passes.registry import get_pass
@@ -70,7 +71,7 @@ def parse_memory_planner(value: MemoryPlanner | str | None) -> MemoryPlanner:
     try:
         return MemoryPlanner(str(name).upper())
     except ValueError:
-        raise ValueError(f"unknown memory planner {value!r}; expected PYPTO, DSA_RP or PTOAS") from None
+        raise InvalidArgumentError(f"unknown memory planner {value!r}; expected PYPTO, DSA_RP or PTOAS") from None
 
 
 def strategy_pass_names(
@@ -78,7 +79,7 @@ def strategy_pass_names(
 ) -> list[str]:
     """The PyPTO names of the passes a strategy runs, in order."""
     if strategy is not OptimizationStrategy.Default:
-        raise ValueError(f"unknown optimization strategy {strategy!r}")
+        raise InvalidArgumentError(f"unknown optimization strategy {strategy!r}; expected OptimizationStrategy.Default")
     skipped = SKIPPED_BY_PLANNER[parse_memory_planner(memory_planner).value]
     return [name for name, _ in DEFAULT_PIPELINE if name not in skipped]
 

@@ -34,8 +34,8 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from pypto.diagnostics import DiagnosticError
-from pypto.errors import Error, InternalError, ParserError
-from pypto.utils.atomic import atomic_write_text
+from pypto.errors import BUG_NOTE, Error, InternalError, ParserError
+from pypto.utils.atomic import atomic_write_text, is_temp_name
 from pypto.utils.ir_fingerprint import fingerprint
 
 USER_ERRORS: tuple[type[BaseException], ...] = (Error, DiagnosticError, ParserError, DiagnosticException)
@@ -43,8 +43,9 @@ USER_ERRORS: tuple[type[BaseException], ...] = (Error, DiagnosticError, ParserEr
 front-end errors, verification failures, xDSL's verifier and pass failures).
 Everything else raised inside a pass is a PyPTO bug."""
 
-BUG_NOTE = "this is a bug in PyPTO, not in your program; please report it"
-"""The note an :class:`InternalError` from a pass carries."""
+
+_DUMP_NAME = re.compile(r"^\d+_(?:after_|failed_|input|frontend).*$")
+"""A pass dump (or its ``.log``) as :func:`dump_file_name` names them."""
 
 
 def dump_file_name(
@@ -188,10 +189,21 @@ class DumpListener(PassListener):
         atomic_write_text(self.directory / file_name, self.render(module))
 
     def begin(self, module: ModuleOp) -> None:
+        self.clear()
         self._write(dump_file_name(0, None, suffix=self.suffix, initial=self.initial), module)
 
     def after_pass(self, index: int, pass_: ModulePass, module: ModuleOp) -> None:
         self._write(dump_file_name(index, self.name(pass_), suffix=self.suffix), module)
+
+    def clear(self) -> None:
+        """Delete an earlier run's dumps (and their logs and stranded temp files)
+        from ``directory``, so one run's dumps never mix with another's; other
+        files are left alone."""
+        if not self.directory.is_dir():
+            return
+        for f in self.directory.iterdir():
+            if f.is_file() and (_DUMP_NAME.match(f.name) or is_temp_name(f.name)):
+                f.unlink(missing_ok=True)
 
 
 def ir_dump_header(pass_: ModulePass) -> str:

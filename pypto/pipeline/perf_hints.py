@@ -31,7 +31,7 @@ from typing import TextIO
 from xdsl.dialects.builtin import ModuleOp
 
 from pypto.diagnostics import Diagnostic, Severity
-from pypto.errors import Error
+from pypto.errors import Error, InvalidArgumentError
 from pypto.utils.atomic import atomic_write_text
 
 PERF_HINTS_FILE = "perf_hints.log"
@@ -71,7 +71,7 @@ def parse_phase(value: DiagnosticPhase | int | str | None) -> DiagnosticPhase:
     try:
         return DiagnosticPhase[str(value).strip().upper()]
     except KeyError:
-        raise ValueError(f"unknown diagnostic phase {value!r}") from None
+        raise InvalidArgumentError(f"unknown diagnostic phase {value!r}") from None
 
 
 def _names(items: Iterable[object] | None) -> frozenset[str]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,11 +95,15 @@ class Reproducer:
 
 def read_reproducer(path: str | os.PathLike[str]) -> Reproducer:
     """Parse a reproducer file (:class:`ResumeError` when it is not one)."""
-    text = Path(path).read_text(encoding="utf-8")
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ResumeError(path, f"not a pypto reproducer (not UTF-8 text at byte {e.start})") from None
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].rstrip("\n") != MAGIC:
         raise ResumeError(path, f"not a pypto reproducer (first line must be {MAGIC!r})")
     fields: dict[str, str] = {}
+    field_line: dict[str, int] = {}
     for i, line in enumerate(lines[1:], start=1):
         if line.rstrip("\n") == IR_MARKER:
             ir_start = i + 1
@@ -107,20 +111,28 @@ def read_reproducer(path: str | os.PathLike[str]) -> Reproducer:
         m = _HEADER.match(line.rstrip("\n"))
         if m is not None:
             fields[m.group("key")] = m.group("value")
+            field_line[m.group("key")] = i + 1
     else:
         raise ResumeError(path, f"no {IR_MARKER!r} line")
     if "pipeline" not in fields:
         raise ResumeError(path, "no '# pipeline:' line")
-    try:
-        return Reproducer(
-            pipeline=[p for p in fields["pipeline"].split(",") if p],
-            ir_text="".join(lines[ir_start:]),
-            first_index=int(fields.get("first-index", "1")),
-            verification_level=parse_verification_level(fields.get("verification-level", "BASIC")),
-            options=PipelineOptions.from_dict(json.loads(fields.get("options") or "{}")),
-            failed_pass=fields.get("failed-pass"),
-            error=fields.get("error"),
-            ir_line=ir_start + 1,
-        )
-    except ValueError as e:  # a malformed header value (JSON, number, level)
-        raise ResumeError(path, f"malformed reproducer header: {e}") from None
+
+    def header(key: str, default: str, convert: Callable[[str], Any], expected: str) -> Any:
+        raw = fields.get(key, default)
+        try:
+            return convert(raw)
+        except (ValueError, TypeError, AttributeError) as e:
+            raise ResumeError(
+                path, f"malformed reproducer header '# {key}: {raw}': expected {expected} ({e})", field_line.get(key, 1)
+            ) from None
+
+    return Reproducer(
+        pipeline=[p for p in fields["pipeline"].split(",") if p],
+        ir_text="".join(lines[ir_start:]),
+        first_index=header("first-index", "1", int, "a pass number"),
+        verification_level=header("verification-level", "BASIC", parse_verification_level, "a verification level"),
+        options=header("options", "{}", lambda raw: PipelineOptions.from_dict(json.loads(raw or "{}")), "a JSON object"),
+        failed_pass=fields.get("failed-pass"),
+        error=fields.get("error"),
+        ir_line=ir_start + 1,
+    )

@@ -21,7 +21,7 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import VerifyException
 
 from pypto.diagnostics import op_span
-from pypto.errors import Error
+from pypto.errors import Error, InvalidArgumentError
 
 ENV_VAR = "PYPTO_VERIFY_LEVEL"
 
@@ -45,7 +45,7 @@ def parse_verification_level(value: VerificationLevel | int | str | None) -> Ver
     try:
         return VerificationLevel[str(value).strip().upper()]
     except KeyError:
-        raise ValueError(f"unknown verification level {value!r}; expected none, basic or roundtrip") from None
+        raise InvalidArgumentError(f"unknown verification level {value!r}; expected none, basic or roundtrip") from None
 
 
 class VerificationError(Error):

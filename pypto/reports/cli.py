@@ -1,19 +1,21 @@
 """What every report command shares: its error type, the atomic write of the
-page and the ``main`` that maps failures to ``<prog>: error: <what>``, exit 1
-(argparse errors exit 2; success prints the report's path, exit 0)."""
+page and the ``main`` that runs it through :func:`pypto.utils.cli.run_cli`
+(failures: ``<prog>: error: <what>``, exit 1; argparse errors exit 2; a bug
+exit 2 with ``internal error``; success prints the report's path, exit 0)."""
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from pypto.errors import Error
 from pypto.utils.atomic import atomic_write_text
+from pypto.utils.cli import run_cli
 
 
-class ReportError(Exception):
+class ReportError(Error):
     """A report could not be made (bad input or I/O): one line, exit 1."""
 
 
@@ -42,11 +44,9 @@ def report_main(
     argv: Sequence[str] | None = None,
 ) -> int:
     """Parse ``argv``, ``run`` it and print the output path."""
-    args = parser.parse_args(argv)
-    try:
-        out = run(args)
-    except ReportError as e:
-        print(f"{prog}: error: {e}", file=sys.stderr)
-        return 1
-    print(out)
-    return 0
+
+    def body() -> int:
+        print(run(parser.parse_args(argv)))
+        return 0
+
+    return run_cli(prog, body)

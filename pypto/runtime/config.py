@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pypto.errors import InvalidArgumentError
+
 PLATFORMS = ("a2a3sim", "a2a3", "a5sim", "a5")
 
 KERNEL_ENGINES = ("interpreter", "cpp", "both")
@@ -62,7 +64,7 @@ def _pmu_event_type(value: Any) -> int:
 def backend_for_platform(platform: str) -> str:
     """``Ascend950`` for the a5 platforms, else ``Ascend910B``."""
     if platform not in PLATFORMS:
-        raise ValueError(f"unknown platform {platform!r}; expected one of {', '.join(PLATFORMS)}")
+        raise InvalidArgumentError(f"unknown platform {platform!r}; expected one of {', '.join(PLATFORMS)}")
     return "Ascend950" if platform.startswith("a5") else "Ascend910B"
 
 

@@ -49,8 +49,10 @@ from xdsl.ir import Operation
 from pypto.dialects.enums import ParamDirection
 from pypto.dialects.program import param_directions
 from pypto.dialects.types import TensorType
+from pypto.errors import ArgumentTypeError, InvalidArgumentError
 from pypto.target import Target, load_target
 from pypto.utils.pipe_order import pushers_first
+from pypto.utils.tracebacks import api_boundary
 
 from .config import RunConfig
 from .cpp_engine import EngineReport, engine_run
@@ -307,7 +309,7 @@ def _device_args(entry: func.FuncOp, args: Sequence[Any], names: Sequence[str]) 
     """The entry's arguments in device memory, and the bytes copied from the host."""
     params = entry.body.block.args
     if len(args) != len(params):
-        raise TypeError(f"@{entry.sym_name.data} takes {len(params)} arguments ({', '.join(names)}), got {len(args)}")
+        raise ArgumentTypeError(f"@{entry.sym_name.data} takes {len(params)} arguments ({', '.join(names)}), got {len(args)}")
     out: list[Any] = []
     copied = 0
     for i, (p, a) in enumerate(zip(params, args, strict=True)):
@@ -319,26 +321,31 @@ def _device_args(entry: func.FuncOp, args: Sequence[Any], names: Sequence[str]) 
                 and getattr(a, "dim", lambda: 0)() > 0
                 or isinstance(a, np.ndarray)
             ):
-                raise TypeError(f"argument '{name}' is a scalar parameter ({p.type}), got a tensor")
+                raise ArgumentTypeError(f"argument '{name}' is a scalar parameter ({p.type}), got a tensor")
             out.append(a.item() if hasattr(a, "item") else a)
             continue
         if isinstance(a, DeviceTensor):
             arr = a.array
         elif is_torch(a) or isinstance(a, np.ndarray):
+            if getattr(a, "is_meta", False):
+                raise ArgumentTypeError(
+                    f"argument '{name}' is a device='meta' tensor (a shape without data); "
+                    "run needs tensors with data (on the CPU)"
+                )
             arr = host_to_numpy(a)
             copied += arr.nbytes
         else:
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"argument '{name}' must be a tensor (torch, numpy or DeviceTensor), got {type(a).__name__}"
             )
         want_shape = p.type.get_shape()
         want_dtype = np.dtype(numpy_dtype(p.type.element_type))
         if tuple(arr.shape) != tuple(want_shape):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"argument '{name}' has shape {tuple(arr.shape)}; the program was compiled for {tuple(want_shape)}"
             )
         if arr.dtype != want_dtype:
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"argument '{name}' has dtype {arr.dtype}; the program expects {p.type.element_type} ({want_dtype})"
             )
         out.append(arr)
@@ -388,6 +395,7 @@ def pipe_order(task: Task, prepared: Prepared) -> list[KernelPart]:
     return order
 
 
+@api_boundary
 def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -> RunResult:
     """Run a program on the simulated chip (see the module docstring).
 

@@ -9,22 +9,20 @@ from __future__ import annotations
 
 import sys
 
-from .model import TargetError, parse_target_op, print_target_op, target_path
+from pypto.utils.cli import cli_main, read_input_text
+
+from .model import parse_target_op, print_target_op, target_path
 
 
+@cli_main("python -m pypto.target")
 def main(argv: list[str] | None = None) -> int:
     """Print the verified target named by ``argv[0]``."""
     args = sys.argv[1:] if argv is None else argv
     arg = args[0] if args else "a2a3"
-    try:
-        if arg == "-":
-            op = parse_target_op(sys.stdin.read(), "<stdin>")
-        else:
-            path = target_path(arg)
-            op = parse_target_op(path.read_text(), str(arg))
-    except TargetError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
+    if arg == "-":
+        op = parse_target_op(sys.stdin.read(), "<stdin>")
+    else:
+        op = parse_target_op(read_input_text(target_path(arg), "target file"), str(arg))
     sys.stdout.write(print_target_op(op))
     return 0
 

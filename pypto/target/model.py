@@ -34,6 +34,8 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 
+from pypto.errors import Error
+
 from .dialect import (
     AicpuOp,
     BufferOp,
@@ -67,7 +69,7 @@ DTYPE_BYTES: dict[str, int] = {r.pto: r.bits // 8 for r in ROWS if r.pto is not 
 _DTYPE_ALIASES: dict[str, str] = pto_aliases()
 
 
-class TargetError(ValueError):
+class TargetError(Error, ValueError):
     """A target file that is missing, does not parse or does not verify, or a
     query the target cannot answer."""
 

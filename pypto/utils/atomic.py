@@ -2,10 +2,33 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+
+TEMP_NAME = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")
+"""The name of an atomic write's temporary file (``.<name>.<random>.tmp``):
+hidden, and skipped by every reader (:func:`is_temp_name`)."""
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether ``name`` is an atomic write's temporary file (a kill can leave one)."""
+    return TEMP_NAME.match(name) is not None
+
+
+def check_writable_path(path: str | os.PathLike[str]) -> Path:
+    """``path`` as a Path if a file can be written there, else the OSError
+    naming it: its folder is missing, or it is a folder."""
+    target = Path(path)
+    if target.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "output path is a directory", str(target))
+    parent = target.parent
+    if not parent.is_dir():
+        raise FileNotFoundError(errno.ENOENT, "output directory does not exist", str(parent))
+    return target
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes | Sequence[bytes], *, durable: bool = True) -> None:
@@ -15,11 +38,12 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes | Sequence[byte
     The bytes go to a temporary file in the same directory, which then
     replaces ``path`` with ``os.replace``; on any failure the temporary file is
     removed and ``path`` is left as it was (absent or with its old contents).
+    A folder as ``path``, or a missing folder, raises an OSError naming it.
     ``durable=False`` skips the ``fsync`` (still atomic for readers and a
     killed process; pass dumps and run-time artefacts use it: 50 fsyncs
     dominated a compile).
     """
-    target = Path(path)
+    target = check_writable_path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as f:

@@ -12,7 +12,7 @@ import pypto.language as pl
 @pl.program
 class U:
     @pl.function(type=pl.FunctionType.InCore)
-    def f(self, x: pl.Tensor[[64, 128], pl.FP32], o: pl.Out[pl.Tensor[[64, 128], pl.FP32]]) -> pl.Tensor[[64, 128], pl.FP32]:
+    def f(self, x: pl.Tensor[[96, 128], pl.FP32], o: pl.Out[pl.Tensor[[64, 128], pl.FP32]]) -> pl.Tensor[[64, 128], pl.FP32]:
         for i in pl.unroll(0, 48, 16):
             t = pl.load(x, [i * 2, 0], [16, 128])
             o = pl.store(t, [i, 0], o)

@@ -24,6 +24,8 @@ FIRST_PY = ("00_frontend.py", "00_input.py")
 VALIDATION_FILE = "validation.json"
 _NUMBERED = {"py": re.compile(r"^(\d+)_(.*)\.py$"), "mlir": re.compile(r"^(\d+)_(.*)\.mlir$")}
 _AFTER = re.compile(r"^after_(.+)$")
+_FAILED = re.compile(r"^failed_(.+)$")
+"""A failed compile's ``NN_failed_<Pass>.py`` (the failing pass's input): shown as that pass, marked failed."""
 
 
 class IRTraceError(ReportError):
@@ -108,6 +110,9 @@ def _pass_name(fmt: str, index: int, label: str, name: str) -> str:
     m = _AFTER.match(label)
     if m:
         return m.group(1)
+    failed = _FAILED.match(label)
+    if failed:
+        return f"{failed.group(1)} (failed)"
     if index == 0 or fmt == "mlir":
         return label
     raise IRTraceError(f"malformed snapshot name {name}; expected NN_after_PassName.py")

@@ -72,6 +72,20 @@ def _numbered(directory: Path, pass_name: str) -> list[tuple[int, Path]]:
     return sorted(out)
 
 
+def failed_dump(directory: Path) -> Path | None:
+    """The ``NN_failed_<Pass>.py`` a failed compile left in ``directory`` (None if it did not fail)."""
+    failed = sorted(f for f in directory.glob("[0-9]*_failed_*.py") if f.is_file())
+    return failed[0] if failed else None
+
+
+def _failed_error(directory: Path, failed: Path) -> MemoryMapError:
+    name = failed.stem.split("_failed_", 1)[1]
+    return MemoryMapError(
+        f"{directory}: the compile failed in pass {name} ({failed.name}), so no pass assigned on-chip addresses; "
+        "fix that error (see passes_dump/reproducer) and compile again"
+    )
+
+
 def find_dump(path: Path, pass_name: str) -> Path:
     """The dump file ``path`` names: itself, or the highest-numbered
     ``*_after_<pass_name>.py`` of a ``passes_dump/`` or of a build directory's one."""
@@ -85,6 +99,9 @@ def find_dump(path: Path, pass_name: str) -> Path:
     found = _numbered(directory, pass_name)
     if found:
         return found[-1][1]
+    failed = failed_dump(directory)
+    if failed is not None:
+        raise _failed_error(directory, failed)
     if pass_name == DEFAULT_PASS and _numbered(directory, "InitMemRef"):
         raise MemoryMapError(
             f"{directory} has no *_after_{DEFAULT_PASS}.py: the build ran with memory_planner=PTOAS, which leaves "
@@ -126,6 +143,9 @@ def run(args: argparse.Namespace) -> Path:
     try:
         mm = build_map(dump, backend, assumed, source)
     except UnassignedAddressesError as e:
+        failed = failed_dump(dump.parent)
+        if failed is not None:
+            raise _failed_error(dump.parent, failed) from e
         if not _numbered(dump.parent, DEFAULT_PASS) and _numbered(dump.parent, "InitMemRef"):
             raise MemoryMapError(
                 f"{dump.name}: addresses are not assigned: the build ran with memory_planner=PTOAS (no "

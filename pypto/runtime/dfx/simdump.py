@@ -27,6 +27,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pypto.errors import Error
+
 from .cleantrace import Slice, clean_trace
 
 HEADER = struct.Struct("<QBBBB")
@@ -37,7 +39,7 @@ SYNC_NAMES = frozenset({"SET_FLAG", "WAIT_FLAG", "BAR"})
 LANE_ALIAS = {"VEC": "VECTOR"}
 
 
-class DumpError(ValueError):
+class DumpError(Error, ValueError):
     """A ``visualize_data.bin`` that does not have the documented shape (one line)."""
 
 

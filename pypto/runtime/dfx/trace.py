@@ -20,12 +20,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pypto.errors import Error
+from pypto.utils.cli import read_input_text
+
 PROCESSES = {1: "AICPU Orchestrator", 2: "AICPU Scheduler", 3: "Scheduler View", 4: "Worker View"}
 INNER_PHASES = ("resolve", "drain_prepare", "drain_publish")
 """§2's inner scheduler phases (inside an outer one): drawn on the thread's second lane (tid + 1)."""
 
 
-class TraceInputError(ValueError):
+class TraceInputError(Error, ValueError):
     """Swimlane records or deps.json that do not have the documented shape (one line)."""
 
 
@@ -33,7 +36,7 @@ def read_json_file(path: Path, what: str, hint: str = "") -> Any:
     """The JSON in ``path`` (the ``what`` a tool reads); an unreadable or malformed file is a
     :class:`TraceInputError` naming the file (and the line and column), with ``hint`` on a missing file."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_input_text(path, f"the {what}"))
     except OSError as e:
         extra = f" ({hint})" if hint else ""
         raise TraceInputError(f"{path}: cannot read the {what}: {e.strerror or e}{extra}") from None

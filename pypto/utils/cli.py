@@ -1,0 +1,156 @@
+"""The one wrapper every command-line tool's ``main`` goes through.
+
+``@cli_main("tool")`` on ``def main(argv=None) -> int`` maps what escapes it
+to an exit code, so no tool has its own try/except:
+
+- a failure caused by the input or the file system (:data:`USER_ERRORS`:
+  PyPTO's error classes, located diagnostics, xDSL parse/verify errors,
+  ``OSError``, undecodable text) prints one located line (a diagnostic keeps
+  its source excerpt) and exits 1;
+- anything else is a bug in PyPTO: ``tool: internal error: Type: message``,
+  a note saying so, and exit 2 (the backtrace with ``PYPTO_BACKTRACE=1``);
+- argparse usage errors keep argparse's exit 2 and message; Ctrl-C exits 130;
+  a closed stdout (``tool | head``) exits quietly.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from xdsl.utils.exceptions import DiagnosticException, ParseError
+
+from pypto.diagnostics import Diagnostic, DiagnosticError
+from pypto.errors import BUG_NOTE, Error, ParserError
+
+from .tracebacks import NOTE as TRACEBACK_NOTE
+from .tracebacks import backtrace_enabled
+
+USER_ERRORS: tuple[type[BaseException], ...] = (
+    Error,
+    ParserError,
+    DiagnosticError,
+    DiagnosticException,
+    ParseError,
+    OSError,
+    UnicodeError,
+)
+"""What a command-line user caused: bad input text, a bad path, a verifier
+verdict. Anything else that escapes a ``main`` is a bug."""
+
+EXIT_USER = 1
+EXIT_INTERNAL = 2
+EXIT_INTERRUPTED = 130
+
+_LOCATED = re.compile(r"^\S.*?: (error|warning): |^error: |^usage: ")
+
+F = TypeVar("F", bound=Callable[..., int])
+
+
+class InputError(Error):
+    """An input file that cannot be used as it is (not text, ...); names the file."""
+
+
+def read_input_text(path: str | os.PathLike[str], what: str = "input") -> str:
+    """The UTF-8 text of ``path`` (``-``: stdin); undecodable bytes raise an
+    :class:`InputError` naming the file and the offset, a missing or
+    unreadable file the OSError naming it."""
+    if os.fspath(path) == "-":
+        return sys.stdin.read()
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(
+            f"{os.fspath(path)}: {what} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})"
+        ) from None
+
+
+def user_error_text(prog: str, error: BaseException) -> str:
+    """The located text of a user error: a diagnostic rendered with its
+    excerpt, an OSError as ``prog: error: <file>: <reason>``, any other
+    message as is when it is already located, else prefixed with
+    ``prog: error:``."""
+    diag = getattr(error, "diagnostic", None)
+    if callable(diag):
+        diag = diag()
+    if isinstance(diag, Diagnostic):
+        text = diag.render()
+    elif isinstance(error, OSError) and error.strerror:
+        names = [str(n) for n in (error.filename, error.filename2) if n is not None]
+        text = f"{' -> '.join(names)}: {error.strerror}" if names else error.strerror
+    elif isinstance(error, UnicodeDecodeError):
+        text = f"input is not UTF-8 text (byte 0x{error.object[error.start]:02x} at offset {error.start})"
+    else:
+        text = str(error) or type(error).__name__
+    notes = [n for n in getattr(error, "__notes__", []) if n not in text and n != TRACEBACK_NOTE]
+    if notes:
+        text += "".join(f"\nnote: {n}" for n in notes)
+    return text if _LOCATED.match(text) else f"{prog}: error: {text}"
+
+
+def report_internal_error(prog: str, error: BaseException) -> int:
+    """Print a bug as ``prog: internal error[ in pass 'P']: Type: message``
+    (the wrapped cause when the error asks for it) and return exit 2."""
+    pass_name = getattr(error, "pass_name", None)
+    where = f" in pass '{pass_name}'" if pass_name else ""
+    cause = error.__cause__ if getattr(error, "show_cause", False) and error.__cause__ is not None else error
+    sys.stderr.write(f"{prog}: internal error{where}: {type(cause).__name__}: {cause}\n")
+    if backtrace_enabled():
+        traceback.print_exception(cause)
+    else:
+        sys.stderr.write(f"{prog}: {BUG_NOTE}; set PYPTO_BACKTRACE=1 for a backtrace\n")
+    return EXIT_INTERNAL
+
+
+def run_cli(prog: str, body: Callable[[], int | None]) -> int:
+    """Run ``body`` and map its outcome to an exit code (see the module doc)."""
+    try:
+        code = body()
+    except SystemExit as e:
+        if e.code is None or isinstance(e.code, int):
+            return e.code or 0
+        sys.stderr.write(f"{e.code}\n")
+        return EXIT_USER
+    except KeyboardInterrupt:
+        sys.stderr.write(f"{prog}: interrupted\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_USER
+    except USER_ERRORS as e:
+        if backtrace_enabled():
+            traceback.print_exception(e)
+        sys.stderr.write(user_error_text(prog, e) + "\n")
+        return EXIT_USER
+    except Exception as e:  # noqa: BLE001 - a bug: reported, never a bare traceback
+        return report_internal_error(prog, e)
+    return 0 if code is None else code
+
+
+def cli_main(prog: str) -> Callable[[F], F]:
+    """Decorate a tool's ``main(argv=None) -> int`` with :func:`run_cli`."""
+
+    def wrap(main: F) -> F:
+        @functools.wraps(main)
+        def wrapped(argv: Sequence[str] | None = None, *args: object, **kwargs: object) -> int:
+            return run_cli(prog, lambda: main(argv, *args, **kwargs))
+
+        return wrapped  # type: ignore[return-value]
+
+    return wrap
+
+
+def _silence_stdout() -> None:
+    """After EPIPE: point stdout at /dev/null so the interpreter's final flush is quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
