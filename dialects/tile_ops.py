@@ -585,7 +585,6 @@ class _BlockQueryOp(_TileLayer, F.LayerOp):
 
     result = result_def(IndexType)
     traits = PURE
-    NO_TORCH: ClassVar[str | None] = "torch_codegen runs a kernel once, as block 0 of 1; it reads no launch"
 
     @classmethod
     def infer_type(cls, a: ArgView) -> Attribute:
@@ -598,6 +597,7 @@ class TileGetBlockIdxOp(_BlockQueryOp):
 
     name = "pl.tile.get_block_idx"
     PTO_OP: ClassVar[str | None] = "pto.get_block_idx"
+    TORCH: ClassVar[str | None] = "_BLOCK[0]"
 
 
 @irdl_op_definition
@@ -606,6 +606,7 @@ class TileGetBlockNumOp(_BlockQueryOp):
 
     name = "pl.tile.get_block_num"
     PTO_OP: ClassVar[str | None] = "pto.get_block_num"
+    TORCH: ClassVar[str | None] = "_BLOCK[1]"
 
 
 TILE_OPS[:] = _ops()

@@ -183,12 +183,14 @@ class _FunctionEmitter:
         elif isinstance(op, AtOp):
             self.yield_targets.append([self.bind(r) for r in op.res])
             self.emit(depth, f"# pl.at(level={op.scope_level.value})")
-            self.block(op.block, depth)
+            inner = self.spmd_loop(op, depth)
+            self.block(op.block, inner)
             self.yield_targets.pop()
             for r in op.res:
                 self.check(depth, r)
         elif isinstance(op, func.CallOp):
-            self.assign(depth, op.results, f"{op.callee.string_value()}({', '.join(self.v(x) for x in op.arguments)})")
+            inner = self.spmd_loop(op, depth)
+            self.assign(inner, op.results, f"{op.callee.string_value()}({', '.join(self.v(x) for x in op.arguments)})")
         elif isinstance(op, func.ReturnOp):
             self.return_(op, depth)
         elif isinstance(op, PLOp):
@@ -199,6 +201,15 @@ class _FunctionEmitter:
                 self.emit(depth, f"{self.bind(r)} = None")
         else:
             raise TorchCodegenError(f"torch_codegen: no torch lowering for op {op.name} (in {self.f.sym_name.data})")
+
+    def spmd_loop(self, op: Operation, depth: int) -> int:
+        """A launch of ``pl.block_num`` = n blocks (``pl.spmd``) runs its body once per block, the
+        block's index in ``_BLOCK`` for ``get_block_idx``; returns the body's depth."""
+        blocks = op.attributes.get("pl.block_num")
+        if not isinstance(blocks, IntegerAttr):
+            return depth
+        self.emit(depth, f"for _ in _spmd({blocks.value.data}):")
+        return depth + 1
 
     def pl_op(self, op: PLOp, depth: int) -> None:
         found = lowering(op)

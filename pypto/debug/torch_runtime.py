@@ -53,6 +53,20 @@ def _window(shape: Sequence[int], offsets: Sequence[int], extent: Sequence[int])
     return tuple(src), tuple(dst)
 
 
+_BLOCK: list[int] = [0, 1]
+"""The SPMD block the running kernel is (index, count): set by a ``pl.block_num`` launch, else 0 of 1."""
+
+
+def _spmd(n: int):  # noqa: ANN202 - a generator of block indices
+    """Run a launch's body once per block, with ``_BLOCK`` naming it; back to 0 of 1 after."""
+    try:
+        for b in range(n):
+            _BLOCK[:] = [b, n]
+            yield b
+    finally:
+        _BLOCK[:] = [0, 1]
+
+
 _PIPES: dict[str, list[torch.Tensor]] = {"c2v": [], "v2c": []}
 """The cube -> vector / vector -> cube pipes of this script (FIFOs of pushed tiles)."""
 
