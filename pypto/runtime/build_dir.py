@@ -32,6 +32,7 @@ from pypto.dialects.dtypes import dtype_name
 from pypto.dialects.enums import FunctionType
 from pypto.dialects.program import function_type, param_directions
 from pypto.dialects.types import TensorType
+from pypto.errors import Error
 from pypto.target.dtypes import BY_NAME, ROWS
 from pypto.utils.atomic import atomic_write_text
 
@@ -47,7 +48,7 @@ RUNTIME_NAME = "tensormap_and_ringbuffer"
 DIRECTIONS = ("In", "Out", "InOut")
 
 
-class BuildDirError(Exception):
+class BuildDirError(Error):
     """A build directory is missing a file or holds one that does not read as the contract says."""
 
     def __init__(self, path: Path | str, message: str):

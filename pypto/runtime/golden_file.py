@@ -28,6 +28,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from pypto.errors import Error
+
 from .build_dir import GOLDEN, BuildDirError, BuildMeta, torch_dtype_name
 
 _CONSTANT_TYPES = (int, float, str, bool, type(None))
@@ -202,6 +204,10 @@ def expected_outputs(golden: types.ModuleType, named: Sequence[tuple[str, Any]])
     return {n: tensors[n] for n in golden.__outputs__}
 
 
+class GoldenMismatchError(Error, AssertionError):
+    """An output that does not match ``golden.py`` (also an ``AssertionError``)."""
+
+
 def check_outputs(golden: types.ModuleType, named: Sequence[tuple[str, Any]], expected: dict[str, Any]) -> list[str]:
     """Compare the outputs in ``named`` with ``expected`` (``RTOL``/``ATOL`` of golden.py); AssertionError
     naming the first output that differs; returns the names checked."""
@@ -213,7 +219,7 @@ def check_outputs(golden: types.ModuleType, named: Sequence[tuple[str, Any]], ex
         actual = got[name]
         if not torch.allclose(actual.float(), want.float(), rtol=rtol, atol=atol):
             diff = (actual.float() - want.float()).abs().max().item()
-            raise AssertionError(
+            raise GoldenMismatchError(
                 f"output {name!r} does not match golden.py (max abs diff {diff:.3e}, rtol={rtol}, atol={atol})"
             )
     return list(expected)

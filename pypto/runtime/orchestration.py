@@ -45,13 +45,14 @@ from pypto.dialects.dtypes import dtype_name
 from pypto.dialects.enums import FunctionType, ParamDirection, ParamDirectionAttr
 from pypto.dialects.program import call_dump_indices, function_type, param_directions
 from pypto.dialects.types import TensorType
+from pypto.errors import Error
 from pypto.target.dtypes import BY_NAME
 
 KERNEL_TYPES = (FunctionType.AIC, FunctionType.AIV, FunctionType.InCore, FunctionType.Group)
 """Function types whose calls are device tasks."""
 
 
-class OrchestrationError(RuntimeError):
+class OrchestrationError(Error, RuntimeError):
     """The Orchestration function uses something the host interpreter cannot run."""
 
 

@@ -49,7 +49,7 @@ from xdsl.ir import Operation
 from pypto.dialects.enums import ParamDirection
 from pypto.dialects.program import param_directions
 from pypto.dialects.types import TensorType
-from pypto.errors import ArgumentTypeError, InvalidArgumentError
+from pypto.errors import ArgumentTypeError, Error, InvalidArgumentError
 from pypto.target import Target, load_target
 from pypto.utils.pipe_order import pushers_first
 from pypto.utils.tracebacks import api_boundary
@@ -67,7 +67,7 @@ SIM_PLATFORMS = ("a2a3sim", "a5sim")
 """Platforms this machine can run (simulated)."""
 
 
-class InputWrittenError(RuntimeError):
+class InputWrittenError(Error, RuntimeError):
     """A kernel wrote a tensor it takes as an In argument."""
 
 

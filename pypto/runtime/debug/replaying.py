@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import shutil
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+from pypto.utils.cli import cli_main
 
 from ..build_dir import (
     GOLDEN,
@@ -163,7 +163,9 @@ def _parser(default_platform: str | None) -> argparse.ArgumentParser:
                    help="argument dump: bare = 1 (marked tensors), 2 = every argument")  # fmt: skip
     p.add_argument("--dep-gen", action="store_true", help="dfx_outputs/deps.json")
     p.add_argument("--scope-stats", action="store_true", help="dfx_outputs/scope_stats/scope_stats.jsonl")
-    p.add_argument("--incore-trace", action="store_true", help="dfx_outputs/incore/: in-core trace and bottleneck table")
+    p.add_argument(
+        "--incore-trace", action="store_true", help="dfx_outputs/incore/: in-core trace and bottleneck table"
+    )
     p.add_argument("--kernel-engine", choices=KERNEL_ENGINES, default="interpreter",
                    help="what computes the numbers: the interpreter, the kernels' compiled C++, or both (their "
                    "differences are reported)")  # fmt: skip
@@ -182,6 +184,7 @@ def _set_log_level(level: str) -> None:
     set_log_level({"null": "none", "timing": "info"}.get(level.strip().lower(), level))
 
 
+@cli_main("replay")
 def main(
     argv: Sequence[str] | None = None,
     *,
@@ -192,40 +195,33 @@ def main(
     """The command line (also ``debug/run.py``'s, which passes its ``make_inputs`` and ``_user_compare``);
     returns the exit code: 0, 1 for a bad directory / failed validation (one ``error:`` line, no traceback)."""
     args = _parser(default_platform).parse_args(argv)
-    try:
-        if args.log_level is not None:
-            _set_log_level(args.log_level)
-        work: Path = args.work_dir
-        check_build(work)
-        meta = read_meta(work)
-        has_golden = (work / GOLDEN).is_file()
-        validate = has_golden if args.validate is None else args.validate
-        if validate and not has_golden:
-            raise BuildDirError(work / GOLDEN, "missing; --validate needs the golden.py compile writes for a golden")
-        if validate or (has_golden and inline_inputs is None):
-            named = list(load_golden(work).generate_inputs({}))
-        elif inline_inputs is not None:
-            named = list(inline_inputs())
-        else:
-            named = inputs_from_meta(meta)
-        config = RunConfig(
-            platform=args.platform or meta.platform,
-            enable_pmu=args.pmu,
-            enable_chip_swimlane=args.swimlane_level if args.swimlane_level is not None else args.swimlane,
-            enable_dump_args=args.dump_args,
-            enable_dep_gen=args.dep_gen,
-            enable_scope_stats=args.scope_stats,
-            enable_incore_trace=args.incore_trace,
-            kernel_engine=args.kernel_engine,
-        )
-        result = replay(work, *[v for _, v in named], config=config, recompile=not args.no_recompile,
-                        rebuild_from_pto=not args.no_rebuild_from_pto, validate=validate)  # fmt: skip
-    except Exception as e:  # noqa: BLE001 - one located line, no traceback (PYPTO_BACKTRACE=1 shows it)
-        if os.environ.get("PYPTO_BACKTRACE") == "1":
-            raise
-        message = str(e)
-        print(message if ": error:" in message.split("\n", 1)[0] else f"replay: error: {message}", file=sys.stderr)
-        return 1
+    if args.log_level is not None:
+        _set_log_level(args.log_level)
+    work: Path = args.work_dir
+    check_build(work)
+    meta = read_meta(work)
+    has_golden = (work / GOLDEN).is_file()
+    validate = has_golden if args.validate is None else args.validate
+    if validate and not has_golden:
+        raise BuildDirError(work / GOLDEN, "missing; --validate needs the golden.py compile writes for a golden")
+    if validate or (has_golden and inline_inputs is None):
+        named = list(load_golden(work).generate_inputs({}))
+    elif inline_inputs is not None:
+        named = list(inline_inputs())
+    else:
+        named = inputs_from_meta(meta)
+    config = RunConfig(
+        platform=args.platform or meta.platform,
+        enable_pmu=args.pmu,
+        enable_chip_swimlane=args.swimlane_level if args.swimlane_level is not None else args.swimlane,
+        enable_dump_args=args.dump_args,
+        enable_dep_gen=args.dep_gen,
+        enable_scope_stats=args.scope_stats,
+        enable_incore_trace=args.incore_trace,
+        kernel_engine=args.kernel_engine,
+    )
+    result = replay(work, *[v for _, v in named], config=config, recompile=not args.no_recompile,
+                    rebuild_from_pto=not args.no_rebuild_from_pto, validate=validate)  # fmt: skip
     print(result.summary())
     root = work.resolve()
     written = sorted({str(p.resolve().relative_to(root)) for paths in result.dfx_outputs.values() for p in paths})
@@ -235,4 +231,3 @@ def main(
     elif user_compare is not None:
         user_compare(*[v for _, v in named])
     return 0
-
