@@ -17,12 +17,13 @@ from .run import InputWrittenError, RunResult, TaskRace, run
 from .runnable import Runnable, RunSpec
 from .scheduler import Scheduler, TaskRecord
 from .tensors import DeviceTensor
-from .worker import ChipWorker
+from .worker import ChipWorker, RegistrationHandle
 
 __all__ = [
     "PLATFORMS",
     "ChipWorker",
     "DeviceTensor",
+    "RegistrationHandle",
     "InputWrittenError",
     "OrchestrationError",
     "RunConfig",
