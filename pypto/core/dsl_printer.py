@@ -182,14 +182,15 @@ def function_order(funcs: list[func.FuncOp]) -> list[func.FuncOp]:
     return order
 
 
-def print_program(module: ModuleOp, explicit: bool = False) -> str:
-    """The ``pl`` DSL text of a program module; ``explicit`` prints every tile's TileView."""
+def print_program(module: ModuleOp, explicit: bool = False, concise: bool = False) -> str:
+    """The ``pl`` DSL text of a program module; ``explicit`` prints every tile's TileView,
+    ``concise`` drops the type annotations of assignments (parameters and returns keep theirs)."""
     name = module.sym_name.data if module.sym_name else ""
     lines = [f"# pypto.program: {name}" if name else "# pypto.program", "import pypto.language as pl", ""]
     lines += ["@pl.program", f"class {name or 'Program'}:"]
     funcs = [op for op in module.ops if isinstance(op, func.FuncOp)]
     for f in function_order(funcs):
-        lines += _FunctionPrinter(f, explicit).lines()
+        lines += _FunctionPrinter(f, explicit, concise).lines()
     return "\n".join(lines) + "\n"
 
 
@@ -218,9 +219,10 @@ def takes_self(f: func.FuncOp) -> bool:
 class _FunctionPrinter:
     """Prints one ``func.func``: analysis first, then one walk that names and prints."""
 
-    def __init__(self, f: func.FuncOp, explicit: bool):
+    def __init__(self, f: func.FuncOp, explicit: bool, concise: bool = False):
         self.f = f
         self.explicit = explicit
+        self.concise = concise
         body = f.body.block
         self.a = FunctionAnalysis(body)
         self.out: list[str] = []
@@ -428,18 +430,22 @@ class _FunctionPrinter:
             return
         rhs = self.expr(op)[0]
         if len(results) == 1:
-            self.emit(indent, f"{self.define(results[0], pos)}: {type_str(results[0].type, self.explicit)} = {rhs}")
+            self.emit(indent, f"{self.define(results[0], pos)}{self.annot(results[0])} = {rhs}")
         else:
             group: set[str] = set()
             targets = [self.define(r, pos, group) for r in results]
             self.emit(indent, f"{', '.join(targets)} = {rhs}")
+
+    def annot(self, value: SSAValue) -> str:
+        """``: <type>`` after an assignment target (nothing when concise)."""
+        return "" if self.concise else f": {type_str(value.type, self.explicit)}"
 
     def _yield_line(self, indent: int, results: list[SSAValue], values: list[SSAValue], pos: int) -> None:
         args = ", ".join(self.s(v) for v in values)
         group: set[str] = set()
         targets = [self.define(r, pos, group) for r in results]
         if len(results) == 1:
-            self.emit(indent, f"{targets[0]}: {type_str(results[0].type, self.explicit)} = pl.yield_({args})")
+            self.emit(indent, f"{targets[0]}{self.annot(results[0])} = pl.yield_({args})")
         else:
             self.emit(indent, f"{', '.join(targets)} = pl.yield_({args})")
 
@@ -496,7 +502,7 @@ class _FunctionPrinter:
         for i, r in enumerate(op.res):
             if i in rebind:
                 rhs = self.s(term.operands[i])
-                self.emit(indent + 1, f"{self.define(r, pos)}: {type_str(r.type, self.explicit)} = {rhs}")
+                self.emit(indent + 1, f"{self.define(r, pos)}{self.annot(r)} = {rhs}")
             else:
                 self.define(r, pos)
         if len(self.out) == before:
