@@ -23,7 +23,7 @@ from pypto.errors import (
 )
 
 from .constexpr import NotConstant, evaluate
-from .scopes import Scope, assigned_names, loaded_names, set_name, upward_exposed
+from .scopes import Scope, assigned_names, loaded_names, must_defined, set_name, upward_exposed
 from .source import dotted
 from .sugar import OPS
 
@@ -65,7 +65,7 @@ class StmtMixin:
         acc = set(live_after)
         for i in range(len(body) - 1, -1, -1):
             live[i] = acc
-            acc = acc | loaded_names([body[i]])
+            acc = (acc - must_defined([body[i]])) | upward_exposed([body[i]])
         for i, s in enumerate(body):
             if self.returned is not None:
                 raise self.fail(UnsupportedFeatureError, "statements after 'return' are not supported", s)

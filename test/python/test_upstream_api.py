@@ -26,3 +26,30 @@ def test_as_python_concise_drops_assignment_types() -> None:
     assert len(short) < len(full)
     with pytest.raises(ValueError, match="only the prefix 'pl'"):
         prog.as_python(prefix="ir")
+
+
+N, TR, TC = 4, 64, 128
+
+
+@pl.jit
+def two_phases(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    for i in pl.range(N):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.load(a, [i * TR, 0], [TR, TC])
+            pl.store(pl.mul(t, 2.0), [i * TR, 0], out)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(N):
+            t = pl.load(out, [i * TR, 0], [TR, TC])  # ``t`` and ``i`` reused: the first scope's stay dead
+            pl.store(pl.add(t, 1.0), [i * TR, 0], out)
+    return out
+
+
+def test_names_reused_in_a_later_scope_are_not_kept_alive() -> None:
+    torch.manual_seed(0)
+    a = torch.randn(N * TR, TC)
+    out = torch.zeros(N * TR, TC)
+    text = two_phases.lower(a, out).as_python()
+    first = text[text.index("def two_phases_incore_0(") :].split("\n")[0]
+    assert "pl.Tile" not in first.split("->")[1]  # the first kernel returns no tile
+    two_phases(a, out)
+    torch.testing.assert_close(out, a * 2.0 + 1.0)
