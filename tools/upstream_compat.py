@@ -112,7 +112,6 @@ def first_error(output: str, returncode: int | None) -> str:
 def run_item(item: Item, root: Path, timeout: float) -> Outcome:
     """Run one item from the checkout's root in a fresh interpreter."""
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    env.pop("PYTHONPATH", None)
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="upstream_compat_") as tmp:
         argv = list(item.argv)
