@@ -23,7 +23,7 @@ from pypto.errors import (
 )
 
 from .constexpr import NotConstant, evaluate
-from .scopes import Scope, assigned_names, loaded_names, must_defined, set_name, upward_exposed
+from .scopes import Scope, assigned_names, must_defined, set_name, upward_exposed
 from .source import dotted
 from .sugar import OPS
 
