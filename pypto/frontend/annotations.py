@@ -69,8 +69,11 @@ class AnnotationParser:
                 dims.append(DYNAMIC)
                 continue
             v = plain(self.const(e))
+            if isinstance(v, D.DynVar):
+                dims.append(DYNAMIC)
+                continue
             if isinstance(v, bool) or not isinstance(v, int):
-                raise self.fail("shape dimensions must be integer literals", e)
+                raise self.fail("shape dimensions must be integer literals or pl.dynamic(...) dimensions", e)
             dims.append(v)
         return dims
 
