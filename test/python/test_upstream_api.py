@@ -53,3 +53,26 @@ def test_names_reused_in_a_later_scope_are_not_kept_alive() -> None:
     assert "pl.Tile" not in first.split("->")[1]  # the first kernel returns no tile
     two_phases(a, out)
     torch.testing.assert_close(out, a * 2.0 + 1.0)
+
+
+def test_upstream_module_paths() -> None:
+    import pypto
+    from pypto import backend
+    from pypto.backend.pto_backend import PartialCodegenError
+    from pypto.ir.pass_manager import OptimizationStrategy, PassManager
+
+    assert pypto.ir.compile is not None and pypto.language.jit is pl.jit  # lazily loaded facades
+    assert PartialCodegenError is pypto.PartialCodegenError
+    assert OptimizationStrategy is pypto.ir.OptimizationStrategy and PassManager is pypto.ir.PassManager
+    with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
+        _ = pypto.nonexistent
+    backend.reset_for_testing()
+    assert not backend.is_backend_configured()
+    with pytest.raises(RuntimeError, match="no backend configured"):
+        backend.get_backend_type()
+    backend.set_backend_type(backend.BackendType.Ascend910B)
+    backend.set_backend_type("Ascend910B")  # the same again is fine
+    assert backend.get_backend_type() is backend.BackendType.Ascend910B
+    with pytest.raises(ValueError, match="already configured as Ascend910B"):
+        backend.set_backend_type(backend.BackendType.Ascend950)
+    backend.reset_for_testing()
