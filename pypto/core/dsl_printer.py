@@ -30,6 +30,8 @@ from pypto.dialects.program import (
     function_role,
     function_type,
     param_directions,
+    task_handle,
+    user_deps,
 )
 from pypto.dialects.tile_ops import TileAllocOp
 from pypto.dialects.types import DYNAMIC, MemRefAttr, PtrType, TensorType, TileType, TileViewAttr
@@ -490,7 +492,10 @@ class _FunctionPrinter:
             args += f", name_hint={json.dumps(op.name_hint.data)}"
         if op.dumps:
             args += f", dumps=[{', '.join(self.s(v) for v in op.dumps)}]"
-        self.emit(indent, f"with pl.at({args}):")
+        if deps := user_deps(op):
+            args += f", deps=[{', '.join(deps)}]"
+        handle = task_handle(op)
+        self.emit(indent, f"with pl.at({args})" + (f" as {handle}:" if handle else ":"))
         before = len(self.out)
         body = op.block
         for inner in body.ops:

@@ -13,7 +13,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from pypto.dialects.enums import ForKind, Level
 from pypto.dialects.op_base import describe_type, same_kind_shape_dtype
-from pypto.dialects.program import AtOp, YieldOp, set_for_kind
+from pypto.dialects.program import AtOp, YieldOp, set_for_kind, set_task_links
 from pypto.dialects.types import TileType
 from pypto.errors import (
     InvalidOperationError,
@@ -390,8 +390,12 @@ class StmtMixin:
         call = item.context_expr
         assert isinstance(call, ast.Call)
         path = dotted(call.func)
-        if item.optional_vars is not None:
-            raise self.fail(UnsupportedFeatureError, "'with ... as name' is not supported", item.optional_vars)
+        if item.optional_vars is not None and (path != "pl.at" or not isinstance(item.optional_vars, ast.Name)):
+            raise self.fail(
+                UnsupportedFeatureError,
+                "'with ... as name' is supported only as 'with pl.at(...) as task:' (a task handle for deps=[task])",
+                item.optional_vars,
+            )
         if path == "pl.scope":
             self.runtime_scope = True
             saved = self.frames
@@ -407,8 +411,12 @@ class StmtMixin:
             )
         kw: dict[str, Any] = {}
         dumps_node: ast.expr | None = None
+        deps: list[str] = []
         for k in call.keywords:
-            if k.arg in ("optimizations", "deps"):
+            if k.arg == "optimizations":
+                continue
+            if k.arg == "deps":
+                deps = self.task_deps(k.value)
                 continue
             if k.arg == "dumps":
                 dumps_node = k.value
@@ -439,10 +447,40 @@ class StmtMixin:
         block.add_op(y)
         dumps = self.at_dumps(dumps_node, block, level)
         op = AtOp(level, Region(block), [v.type for v in vals], kw.get("name_hint"), dumps)
+        handle = None
+        if isinstance(item.optional_vars, ast.Name):
+            handle = self.new_task_handle(item.optional_vars.id)
+        set_task_links(op, handle, deps)
         self.emit(op, s)
         for n, r in zip(outs, op.res, strict=False):
             set_name(r, n)
             self.scope.assign(n, r)
+
+    def new_task_handle(self: FunctionBuilder, name: str) -> str:
+        """Bind ``name`` to a fresh task-handle label (``with pl.at(...) as name:``)."""
+        label = name
+        taken = set(self.task_handles.values())
+        n = 1
+        while label in taken:
+            label, n = f"{name}_{n}", n + 1
+        self.task_handles[name] = label
+        return label
+
+    def task_deps(self: FunctionBuilder, node: ast.expr) -> list[str]:
+        """``deps=[t1, t2]``: the labels of task handles bound earlier by ``with pl.at(...) as t1:``."""
+        if not isinstance(node, (ast.List, ast.Tuple)):
+            raise self.fail(ParserTypeError, "pl.at deps= takes a list of task handles, e.g. deps=[first]", node)
+        labels = []
+        for e in node.elts:
+            if not isinstance(e, ast.Name) or e.id not in self.task_handles:
+                raise self.fail(
+                    ParserTypeError,
+                    f"pl.at deps=: '{ast.unparse(e)}' is not a task handle",
+                    e,
+                    hint="bind one first with 'with pl.at(...) as name:'",
+                )
+            labels.append(self.task_handles[e.id])
+        return labels
 
 
 def mark_runtime_scope(f: func.FuncOp) -> None:

@@ -47,6 +47,9 @@ from pypto.dialects.program import (
     param_direction,
     set_function_type,
     set_param_directions,
+    set_task_links,
+    task_handle,
+    user_deps,
 )
 from pypto.dialects.tensor_ops import TensorAssembleOp
 from pypto.dialects.tile_ops import TileStoreOp
@@ -279,6 +282,7 @@ class OutlineScope(RewritePattern):
         call = func.CallOp(name, params, [v.type for v in ret_vals])
         call.location = scope.location
         mark_dump_values(call, scope.dumps)  # the scope's dumps= become the task's marked arguments
+        set_task_links(call, task_handle(scope), user_deps(scope))  # ``as t`` / ``deps=[t]`` go to the task
         rewriter.insert(call, InsertPoint.before(scope))
         parent_names = NameGen.for_function(parent)
         for res, old in zip(call.res, scope.res, strict=False):
