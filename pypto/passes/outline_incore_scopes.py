@@ -6,7 +6,9 @@ dumps):
 
 - the new ``func.func`` is named by the scope's ``name_hint``, else
   ``<parent>_incore_<n>`` (``n`` counts the parent's scopes from 0); it is
-  inserted before its parent;
+  inserted before its parent. A ``name_hint`` already taken is disambiguated
+  as upstream does: by an earlier scope of the same parent, the smallest free
+  ``<hint>_<n>``; by another function, ``<parent>_<hint>`` (then ``_<n>``);
 - its parameters are the values defined outside the scope that the body uses,
   in first-use order, with their name hints (``arith.constant``s are cloned
   in instead); a tensor the scope writes (``pl.tensor.assemble`` target,
@@ -190,17 +192,20 @@ class OutlineScope(RewritePattern):
 
     def __init__(self) -> None:
         self.counters: dict[str, int] = {}
+        self.outlined: dict[str, set[str]] = {}  # parent -> names its scopes got
 
     def function_name(self, scope: AtOp, parent: func.FuncOp, module: ModuleOp) -> str:
         taken = {op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)}
         if scope.name_hint is not None:
             name = scope.name_hint.data
+            local = self.outlined.setdefault(parent.sym_name.data, set())
             if name in taken:
-                raise error_at(
-                    scope,
-                    f"pl.at name_hint {name!r} names an existing function",
-                    hint="choose another name_hint",
-                )
+                base = name if name in local else f"{parent.sym_name.data}_{name}"
+                name = base
+                n = 0
+                while name in taken:
+                    name, n = f"{base}_{n}", n + 1
+            local.add(name)
             return name
         n = self.counters.get(parent.sym_name.data, 0)
         while f"{parent.sym_name.data}_incore_{n}" in taken:
