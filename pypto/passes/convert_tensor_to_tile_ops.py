@@ -54,6 +54,7 @@ from pypto.dialects.tile_ops import (
     TileLoadOp,
     TileMatmulAccOp,
     TileMatmulOp,
+    TileMoveOp,
     TileSliceOp,
     TileStoreOp,
 )
@@ -150,6 +151,8 @@ class _FunctionConverter:
     def as_tile(self, value: SSAValue, space: MemorySpace, user: Operation) -> SSAValue:
         """``value`` as a tile in ``space``: a tile as is, a tensor loaded whole."""
         t = value.type
+        if isinstance(t, TileType) and t.memory_space is MemorySpace.Acc and space is MemorySpace.Vec:
+            return self.acc_to_vec(value, user)
         if isinstance(t, TileType):
             ok = t.memory_space in _CUBE_SPACES if space is MemorySpace.Mat else t.memory_space is space
             if not ok:
@@ -183,6 +186,18 @@ class _FunctionConverter:
         self._insert_load_ops(value, [*zeros, *dims, load])
         self.loads[key] = load.result
         return load.result
+
+    def acc_to_vec(self, value: SSAValue, user: Operation) -> SSAValue:
+        """An Acc tile (a matmul result) a vector op reads: moved to Vec once, after it is made, as upstream
+        does (ExpandMixedKernel turns the move into the cube -> vector push/pop)."""
+        key = (value, MemorySpace.Vec)
+        if key not in self.loads:
+            move = self.build(user, TileMoveOp, {"tile": value}, {"target_memory": _space(MemorySpace.Vec)})
+            move.location = value.owner.location if isinstance(value.owner, Operation) else user.location
+            move.result.name_hint = self.fresh(value, "_vec")
+            self._insert_load_ops(value, [move])
+            self.loads[key] = move.result
+        return self.loads[key]
 
     def replace(self, old: Operation, new: Operation, *extra_before: Operation) -> None:
         """Put ``new`` (after ``extra_before``) where ``old`` is; ``old``'s result
