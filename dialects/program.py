@@ -225,6 +225,28 @@ def set_task_links(op: Operation, handle: str | None, deps: Sequence[str]) -> No
         op.attributes[USER_DEPS] = ArrayAttr(StringAttr(d) for d in deps)
 
 
+NO_DEP_ARGS = "pl.no_dep_args"
+"""On a scope: the base names of the outer tensors ``pl.at(..., no_dep_args=[t])`` keeps out of dependency tracking."""
+NO_DEP_INDICES = "pl.no_dep_indices"
+"""On a call: the argument positions dependency tracking skips (``no_dep_args``, or all under ``pl.manual_scope``)."""
+MANUAL_DEP = "pl.manual_dep"
+"""On a scope / call inside ``with pl.manual_scope():``: no dependency is inferred, only ``deps=`` edges."""
+EARLY_RESOLVE = "pl.allow_early_resolve"
+"""On a scope / call: upstream's producer-side scheduling hint (timing only)."""
+
+
+def no_dep_indices(op: Operation) -> frozenset[int]:
+    """The argument positions of a call that dependency tracking skips."""
+    if MANUAL_DEP in op.attributes:
+        return frozenset(range(len(op.operands)))
+    a = op.attributes.get(NO_DEP_INDICES)
+    return (
+        frozenset(d.value.data for d in a.data if isinstance(d, IntegerAttr))
+        if isinstance(a, ArrayAttr)
+        else frozenset()
+    )
+
+
 # ---- loop kinds (on scf.for) --------------------------------------------------
 
 

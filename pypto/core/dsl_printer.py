@@ -15,13 +15,15 @@ import json
 import math
 
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntegerAttr, IntegerType, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 
 from pypto.dialects.dtypes import dtype_name, is_dtype
 from pypto.dialects.enums import DEFAULT_ROLE, ForKind, FunctionType, Role
 from pypto.dialects.op_base import ArgKind, PLOp
 from pypto.dialects.program import (
+    EARLY_RESOLVE,
+    NO_DEP_ARGS,
     AtOp,
     call_dump_indices,
     for_kind,
@@ -494,6 +496,10 @@ class _FunctionPrinter:
             args += f", dumps=[{', '.join(self.s(v) for v in op.dumps)}]"
         if deps := user_deps(op):
             args += f", deps=[{', '.join(deps)}]"
+        if isinstance(no_dep := op.attributes.get(NO_DEP_ARGS), ArrayAttr):
+            args += f", no_dep_args=[{', '.join(n.data for n in no_dep.data if isinstance(n, StringAttr))}]"
+        if EARLY_RESOLVE in op.attributes:
+            args += ", allow_early_resolve=True"
         handle = task_handle(op)
         self.emit(indent, f"with pl.at({args})" + (f" as {handle}:" if handle else ":"))
         before = len(self.out)

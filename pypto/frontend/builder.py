@@ -94,6 +94,7 @@ class FunctionBuilder(ExprMixin, CallMixin, StmtMixin, DumpMixin):
         self.returned: tuple[list[SSAValue], ast.Return] | None = None
         self.runtime_scope = False
         self.task_handles: dict[str, str] = {}  # ``with pl.at(...) as name`` -> its label
+        self.manual_depth = 0  # inside ``with pl.manual_scope():``
         self.dump_tagged: dict[SSAValue, None] = {}  # pl.dump_tag'd values, in tag order
 
     def fail(self, cls: type[ParserError], message: str, node: ast.AST, hint: str | None = None) -> ParserError:

@@ -8,13 +8,21 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import IndexType, UnitAttr, i1
+from xdsl.dialects.builtin import ArrayAttr, IndexType, StringAttr, UnitAttr, i1
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from pypto.dialects.enums import ForKind, Level
 from pypto.dialects.op_base import describe_type, same_kind_shape_dtype
-from pypto.dialects.program import AtOp, YieldOp, set_for_kind, set_task_links
-from pypto.dialects.types import TileType
+from pypto.dialects.program import (
+    EARLY_RESOLVE,
+    MANUAL_DEP,
+    NO_DEP_ARGS,
+    AtOp,
+    YieldOp,
+    set_for_kind,
+    set_task_links,
+)
+from pypto.dialects.types import TensorType, TileType
 from pypto.errors import (
     InvalidOperationError,
     ParserSyntaxError,
@@ -396,6 +404,19 @@ class StmtMixin:
                 "'with ... as name' is supported only as 'with pl.at(...) as task:' (a task handle for deps=[task])",
                 item.optional_vars,
             )
+        if path == "pl.manual_scope":
+            if call.args or call.keywords:
+                raise self.fail(InvalidOperationError, "pl.manual_scope() takes no arguments", call)
+            self.runtime_scope = True
+            saved = self.frames
+            self.frames = [*saved, Frame("scope")]
+            self.manual_depth += 1
+            try:
+                self.stmts(s.body, live_after)
+            finally:
+                self.frames = saved
+                self.manual_depth -= 1
+            return
         if path == "pl.scope":
             self.runtime_scope = True
             saved = self.frames
@@ -412,11 +433,21 @@ class StmtMixin:
         kw: dict[str, Any] = {}
         dumps_node: ast.expr | None = None
         deps: list[str] = []
+        no_dep: list[str] = []
+        early = False
         for k in call.keywords:
             if k.arg == "optimizations":
                 continue
             if k.arg == "deps":
                 deps = self.task_deps(k.value)
+                continue
+            if k.arg == "no_dep_args":
+                no_dep = self.no_dep_names(k.value)
+                continue
+            if k.arg == "allow_early_resolve":
+                early = evaluate(k.value, self.src.globals) if isinstance(k.value, ast.Constant) else None
+                if not isinstance(early, bool):
+                    raise self.fail(ParserTypeError, "pl.at allow_early_resolve= takes True or False", k.value)
                 continue
             if k.arg == "dumps":
                 dumps_node = k.value
@@ -451,6 +482,12 @@ class StmtMixin:
         if isinstance(item.optional_vars, ast.Name):
             handle = self.new_task_handle(item.optional_vars.id)
         set_task_links(op, handle, deps)
+        if no_dep:
+            op.attributes[NO_DEP_ARGS] = ArrayAttr(StringAttr(n) for n in no_dep)
+        if self.manual_depth:
+            op.attributes[MANUAL_DEP] = UnitAttr()
+        if early:
+            op.attributes[EARLY_RESOLVE] = UnitAttr()
         self.emit(op, s)
         for n, r in zip(outs, op.res, strict=False):
             set_name(r, n)
@@ -465,6 +502,22 @@ class StmtMixin:
             label, n = f"{name}_{n}", n + 1
         self.task_handles[name] = label
         return label
+
+    def no_dep_names(self: FunctionBuilder, node: ast.expr) -> list[str]:
+        """``no_dep_args=[out]``: outer tensors (by name) the task keeps out of dependency tracking."""
+        if not isinstance(node, (ast.List, ast.Tuple)):
+            raise self.fail(ParserTypeError, "pl.at no_dep_args= takes a list of tensors, e.g. no_dep_args=[out]", node)
+        names = []
+        for e in node.elts:
+            v = self.scope.lookup(e.id) if isinstance(e, ast.Name) else None
+            if v is None or not isinstance(getattr(v, "type", None), TensorType):
+                raise self.fail(
+                    ParserTypeError,
+                    f"pl.at no_dep_args=: '{ast.unparse(e)}' is not a tensor defined before the scope",
+                    e,
+                )
+            names.append(e.id)
+        return names
 
     def task_deps(self: FunctionBuilder, node: ast.expr) -> list[str]:
         """``deps=[t1, t2]``: the labels of task handles bound earlier by ``with pl.at(...) as t1:``."""

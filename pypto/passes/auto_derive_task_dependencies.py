@@ -27,7 +27,10 @@ Recorded as discardable attributes on each call:
 A call outlined from ``with pl.at(...) as t:`` carries the handle label ``t``
 (``pl.task_handle``); one from ``pl.at(..., deps=[t])`` (``pl.user_deps``) also
 depends on the latest earlier task labelled ``t``: explicit edges are added to
-the derived ones, not instead of them (upstream's ``deps=`` semantics).
+the derived ones, not instead of them (upstream's ``deps=`` semantics). The
+arguments of ``pl.no_dep_indices`` (``no_dep_args=``), and all of a call's
+arguments under ``pl.manual_dep`` (``pl.manual_scope``), take no part in the
+derivation.
 
 Program order is static: a call inside a loop is one task whose dependencies
 are on the calls textually before it (cross-iteration ordering is the
@@ -47,7 +50,7 @@ from pypto.core.analysis.calls import call_directions
 from pypto.core.analysis.functions import calls_in, functions_by_name
 from pypto.core.analysis.memref import memref_of
 from pypto.dialects.enums import FunctionType, ParamDirection
-from pypto.dialects.program import function_type, param_directions, task_handle, user_deps
+from pypto.dialects.program import function_type, no_dep_indices, param_directions, task_handle, user_deps
 from pypto.dialects.types import TensorType
 
 from .base import PyPTOPass
@@ -87,8 +90,9 @@ def derive_function(f: func.FuncOp, funcs: dict[str, func.FuncOp]) -> list[list[
         deps: set[int] = set()
         reads: list[object] = []
         writes: list[object] = []
-        for v, d in zip(op.arguments, dirs, strict=False):
-            if not isinstance(v.type, TensorType):
+        untracked = no_dep_indices(op)
+        for i, (v, d) in enumerate(zip(op.arguments, dirs, strict=False)):
+            if not isinstance(v.type, TensorType) or i in untracked:
                 continue
             k = tensors.key(v)
             if d in (ParamDirection.In, ParamDirection.InOut):

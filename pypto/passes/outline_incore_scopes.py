@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, StringAttr, UnitAttr, i64
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
@@ -42,6 +42,10 @@ from xdsl.rewriter import InsertPoint
 from pypto.diagnostics import error_at
 from pypto.dialects.enums import FunctionType, Level, ParamDirection
 from pypto.dialects.program import (
+    EARLY_RESOLVE,
+    MANUAL_DEP,
+    NO_DEP_ARGS,
+    NO_DEP_INDICES,
     AtOp,
     YieldOp,
     function_type,
@@ -288,6 +292,7 @@ class OutlineScope(RewritePattern):
         call.location = scope.location
         mark_dump_values(call, scope.dumps)  # the scope's dumps= become the task's marked arguments
         set_task_links(call, task_handle(scope), user_deps(scope))  # ``as t`` / ``deps=[t]`` go to the task
+        _copy_dep_options(scope, call)
         rewriter.insert(call, InsertPoint.before(scope))
         parent_names = NameGen.for_function(parent)
         for res, old in zip(call.res, scope.res, strict=False):
@@ -308,6 +313,20 @@ class OutlineScope(RewritePattern):
         rewriter.erase(scope)
         if function_type(parent) is FunctionType.Opaque:
             set_function_type(parent, FunctionType.Orchestration)
+
+
+def _copy_dep_options(scope: AtOp, call: func.CallOp) -> None:
+    """``no_dep_args=`` (outer tensor names -> the call's argument positions), ``pl.manual_scope`` and
+    ``allow_early_resolve=`` go from the scope to its task's call."""
+    names = scope.attributes.get(NO_DEP_ARGS)
+    if isinstance(names, ArrayAttr):
+        wanted = {n.data for n in names.data if isinstance(n, StringAttr)}
+        marks = [i for i, a in enumerate(call.arguments) if value_base(a) in wanted]
+        if marks:
+            call.attributes[NO_DEP_INDICES] = ArrayAttr(IntegerAttr(i, i64) for i in marks)
+    for key in (MANUAL_DEP, EARLY_RESOLVE):
+        if key in scope.attributes:
+            call.attributes[key] = UnitAttr()
 
 
 @register_pass
