@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -14,9 +15,14 @@ from .sugar import SUGAR
 
 
 def program(cls: type) -> Program:
-    """``@pl.program`` class -> Program (the class body is parsed, not run)."""
+    """``@pl.program`` class -> Program (the class body is parsed, not run). A class defined inside a
+    function also sees that function's local variables (``big_m`` below ``def build(): big_m = ...``)."""
     node, src = python_source(cls)
     assert isinstance(node, ast.ClassDef)
+    caller = sys._getframe(1)
+    if caller.f_code.co_name != "<module>":
+        for name, value in caller.f_locals.items():
+            src.globals[name] = value  # an enclosing function's locals shadow the module's globals
     return program_from_class(node, src)
 
 

@@ -76,3 +76,22 @@ def test_upstream_module_paths() -> None:
     with pytest.raises(ValueError, match="already configured as Ascend910B"):
         backend.set_backend_type(backend.BackendType.Ascend950)
     backend.reset_for_testing()
+
+
+def _build_program(rows: int):
+    big_m = rows  # a local of the enclosing function, read by the class body's annotations
+
+    @pl.program
+    class Local:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[big_m, 64], pl.FP32], out: pl.Out[pl.Tensor[[big_m, 64], pl.FP32]]):
+            t: pl.Tile[[big_m, 64], pl.FP32] = pl.load(x, [0, 0], [big_m, 64])
+            ret: pl.Tensor[[big_m, 64], pl.FP32] = pl.store(t, [0, 0], out)
+            return ret
+
+    return Local
+
+
+def test_program_in_a_function_sees_its_locals() -> None:
+    assert "pl.Tensor[[16, 64], pl.FP32]" in _build_program(16).as_python()
+    assert "pl.Tensor[[32, 64], pl.FP32]" in _build_program(32).as_python()
