@@ -117,6 +117,8 @@ class ChipWorker:
         self.tensors: list[DeviceTensor] = []
         self.programs: dict[str, Any] = {}
         self.launches: list[RunResult] = []
+        self._loaded: dict[int, str] = {}
+        self._keep: list[Any] = []
         self.closed = False
         del auto_init  # the simulated chip needs no start-up
 
@@ -136,6 +138,8 @@ class ChipWorker:
         for t in list(self.tensors):
             self.free_tensor(t)
         self.programs.clear()
+        self._loaded.clear()
+        self._keep.clear()
         self.closed = True
 
     def __enter__(self) -> ChipWorker:
@@ -185,18 +189,29 @@ class ChipWorker:
 
     def register(self, program: Any, name: str | None = None) -> RegistrationHandle:
         """Keep a CompiledProgram / Program ready to launch (lowered and its
-        kernels built once); returns a handle to call (or to :meth:`run` by)."""
+        kernels built once); returns a handle to call (or to :meth:`run` by).
+        Registering the same program again is a cache hit (an alias of the first handle's name)."""
         self._check_open("register")
-        key = (
-            name
-            or getattr(program, "name", None)
-            or str(getattr(program, "output_dir", f"program{len(self.programs)}"))
-        )
+        original = program
+        if name is None and id(original) in self._loaded:
+            return RegistrationHandle(self, self._loaded[id(original)], original)
+        key = name or getattr(program, "name", None) or str(getattr(program, "output_dir", "program"))
+        if name is None:
+            base, n = key, 1
+            while key in self.programs:
+                key, n = f"{base}#{n}", n + 1
         if not isinstance(program, Runnable):
             program = prepare(program, config=self.config)  # lowered now, once (a Runnable keeps its spec)
-        original = program
         self.programs[key] = program
+        self._loaded[id(original)] = key
+        self._keep.append(original)  # ids stay unique while the worker holds them
         return RegistrationHandle(self, key, original)
+
+    @property
+    def aicpu_dlopen_count(self) -> int:
+        """Distinct programs loaded by :meth:`register` (upstream's counter of AICPU dlopens: a repeated
+        ``register`` of one program, or launches of it, do not add to it)."""
+        return len(self._loaded)
 
     def run(self, program: Any, *args: Any, config: RunConfig | None = None) -> RunResult:
         """Launch a registered program (by handle or name) or any program :func:`pypto.runtime.run` takes."""

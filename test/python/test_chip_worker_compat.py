@@ -69,3 +69,21 @@ def test_positional_platform_still_works_and_level_checked() -> None:
         ChipWorker(level=3)
     with pytest.raises(ValueError, match="not both"):
         ChipWorker(config=RunConfig(), platform="a2a3sim")
+
+
+def test_register_twice_is_a_cache_hit(compiled) -> None:
+    worker = ChipWorker(config=RunConfig(platform="a2a3sim"))
+    assert worker.aicpu_dlopen_count == 0
+    h1 = worker.register(compiled)
+    h2 = worker.register(compiled)
+    assert worker.aicpu_dlopen_count == 1 and h1.name == h2.name
+    a = torch.ones(ROWS, COLS)
+    out = torch.zeros(ROWS, COLS)
+    for _ in range(3):
+        h1(a, a, out)
+    assert worker.aicpu_dlopen_count == 1  # launches load nothing
+    other = ir.compile(add_kernel.lower(a, a, out), platform="a2a3sim")
+    h3 = worker.register(other)
+    assert worker.aicpu_dlopen_count == 2 and h3.name != h1.name  # same program name, its own entry
+    worker.close()
+    assert worker.aicpu_dlopen_count == 0
