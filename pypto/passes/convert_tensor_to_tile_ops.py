@@ -66,6 +66,9 @@ from .registry import register_pass
 _OPS: dict[str, type[Operation]] = {op.name: op for op in PL.operations}
 
 _CUBE_SPACES = (MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right)
+_CROSSINGS = {(MemorySpace.Acc, MemorySpace.Vec)}
+"""(tile space, wanted space) pairs moved across the cube/vector boundary instead of rejected. Not Vec -> Mat
+yet: a kernel pushing both ways needs its AIC and AIV parts interleaved, which the device model cannot do."""
 
 # Tensor op families converted one to one onto the tile op of the same name.
 _ELEMENTWISE = (
@@ -151,8 +154,8 @@ class _FunctionConverter:
     def as_tile(self, value: SSAValue, space: MemorySpace, user: Operation) -> SSAValue:
         """``value`` as a tile in ``space``: a tile as is, a tensor loaded whole."""
         t = value.type
-        if isinstance(t, TileType) and t.memory_space is MemorySpace.Acc and space is MemorySpace.Vec:
-            return self.acc_to_vec(value, user)
+        if isinstance(t, TileType) and (t.memory_space, space) in _CROSSINGS:
+            return self.cross(value, space, user)
         if isinstance(t, TileType):
             ok = t.memory_space in _CUBE_SPACES if space is MemorySpace.Mat else t.memory_space is space
             if not ok:
@@ -187,14 +190,15 @@ class _FunctionConverter:
         self.loads[key] = load.result
         return load.result
 
-    def acc_to_vec(self, value: SSAValue, user: Operation) -> SSAValue:
-        """An Acc tile (a matmul result) a vector op reads: moved to Vec once, after it is made, as upstream
-        does (ExpandMixedKernel turns the move into the cube -> vector push/pop)."""
-        key = (value, MemorySpace.Vec)
+    def cross(self, value: SSAValue, space: MemorySpace, user: Operation) -> SSAValue:
+        """A tile the other core's op reads (an Acc matmul result read by a vector op, a Vec tile read by a
+        matmul): moved once, after it is made, as upstream does (ExpandMixedKernel turns the move into the
+        cube <-> vector push/pop)."""
+        key = (value, space)
         if key not in self.loads:
-            move = self.build(user, TileMoveOp, {"tile": value}, {"target_memory": _space(MemorySpace.Vec)})
+            move = self.build(user, TileMoveOp, {"tile": value}, {"target_memory": _space(space)})
             move.location = value.owner.location if isinstance(value.owner, Operation) else user.location
-            move.result.name_hint = self.fresh(value, "_vec")
+            move.result.name_hint = self.fresh(value, "_vec" if space is MemorySpace.Vec else "_mat")
             self._insert_load_ops(value, [move])
             self.loads[key] = move.result
         return self.loads[key]
