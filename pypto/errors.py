@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from .diagnostics import Diagnostic, Severity, SourceSpan
+from .diagnostics import Diagnostic, DiagnosticError, Severity, SourceSpan
 
 
 class Error(Exception):
@@ -43,6 +43,12 @@ class PartialCodegenError(RuntimeError):
             path = os.path.join(os.fspath(root), rel)
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
             atomic_write_text(path, text)
+
+
+class KernelCodegenError(DiagnosticError, PartialCodegenError):
+    """A kernel no code can be generated for, found (and located) by a pass before codegen: a
+    :class:`DiagnosticError` that is also upstream's :class:`PartialCodegenError` (which upstream raises
+    for it later, at codegen)."""
 
 
 class ParserError(Exception):

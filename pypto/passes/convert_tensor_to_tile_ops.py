@@ -34,7 +34,7 @@ from xdsl.dialects import func, scf
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
-from pypto.diagnostics import error_at
+from pypto.diagnostics import Diagnostic, Severity, error_at, op_span
 from pypto.dialects import PL
 from pypto.dialects import op_families as F
 from pypto.dialects.dtypes import dtype_name
@@ -59,6 +59,7 @@ from pypto.dialects.tile_ops import (
     TileStoreOp,
 )
 from pypto.dialects.types import DYNAMIC, TensorType, TileType
+from pypto.errors import KernelCodegenError
 
 from .base import FunctionPass, NameGen, index_constant, value_base
 from .registry import register_pass
@@ -233,11 +234,14 @@ class _FunctionConverter:
             for v in op.operands:
                 if isinstance(v.type, TileType):
                     what = "returned" if isinstance(op, func.ReturnOp) else f"passed to {op.callee}"  # type: ignore[union-attr]
-                    raise error_at(
-                        op,
-                        f"the tile {value_base(v)!r} is {what} from the InCore function "
-                        f"'{self.f.sym_name.data}'; InCore functions exchange tensors",
-                        hint="write the value into an Out parameter (out[:] = value) and return that",
+                    raise KernelCodegenError(
+                        Diagnostic(
+                            Severity.ERROR,
+                            f"the tile {value_base(v)!r} is {what} from the InCore function "
+                            f"'{self.f.sym_name.data}'; InCore functions exchange tensors",
+                            op_span(op),
+                            hint="write the value into an Out parameter (out[:] = value) and return that",
+                        )
                     )
         else:
             for region in op.regions:

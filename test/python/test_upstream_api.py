@@ -95,3 +95,21 @@ def _build_program(rows: int):
 def test_program_in_a_function_sees_its_locals() -> None:
     assert "pl.Tensor[[16, 64], pl.FP32]" in _build_program(16).as_python()
     assert "pl.Tensor[[32, 64], pl.FP32]" in _build_program(32).as_python()
+
+
+@pl.jit
+def rebinds_out(x: pl.Tensor, result: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        result = pl.mul(x, 2.0)
+        result = pl.add(x, 1.0)  # rebinding: the value never reaches the Out parameter
+    return result
+
+
+def test_kernel_returning_a_tile_is_a_located_partial_codegen_error() -> None:
+    import pypto
+    from pypto.diagnostics import DiagnosticError
+
+    with pytest.raises(pypto.PartialCodegenError) as e:
+        rebinds_out(torch.zeros(64), torch.zeros(64))
+    assert isinstance(e.value, DiagnosticError)  # upstream's class, our located message
+    assert "test_upstream_api.py" in str(e.value) and "InCore functions exchange tensors" in str(e.value)
