@@ -31,7 +31,7 @@ from pypto.errors import (
 )
 
 from .constexpr import NotConstant, evaluate
-from .scopes import Scope, assigned_names, must_defined, set_name, upward_exposed
+from .scopes import Scope, assigned_names, loaded_names, must_defined, set_name, upward_exposed
 from .source import dotted
 from .sugar import OPS
 
@@ -67,13 +67,15 @@ class StmtMixin:
     """Statement handling for :class:`FunctionBuilder`."""
 
     def stmts(self: FunctionBuilder, body: list[ast.stmt], live_after: set[str]) -> None:
-        # Names read after each statement, built back to front in one pass
+        # Names live after each statement (read before being reassigned), built back to front in one pass
         # (re-walking every suffix made long bodies quadratic).
         live: list[set[str]] = [set()] * len(body)
         acc = set(live_after)
         for i in range(len(body) - 1, -1, -1):
             live[i] = acc
-            acc = (acc - must_defined([body[i]])) | upward_exposed([body[i]])
+            s = body[i]
+            simple = isinstance(s, (ast.Assign, ast.AnnAssign, ast.Expr, ast.Return))
+            acc = (acc - must_defined([s])) | (loaded_names([s]) if simple else upward_exposed([s]))
         for i, s in enumerate(body):
             if self.returned is not None:
                 raise self.fail(UnsupportedFeatureError, "statements after 'return' are not supported", s)
