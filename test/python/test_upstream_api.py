@@ -113,3 +113,20 @@ def test_kernel_returning_a_tile_is_a_located_partial_codegen_error() -> None:
         rebinds_out(torch.zeros(64), torch.zeros(64))
     assert isinstance(e.value, DiagnosticError)  # upstream's class, our located message
     assert "test_upstream_api.py" in str(e.value) and "InCore functions exchange tensors" in str(e.value)
+
+
+def test_slotted_memref_is_a_located_error() -> None:
+    from pypto.errors import ParserTypeError
+
+    src = """
+import pypto.language as pl
+
+@pl.function(type=pl.FunctionType.InCore)
+def k(a: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    t: pl.Tile[[64, 64], pl.FP32, pl.MemRef("ub", slots=2)[0], pl.Mem.Vec] = pl.load(a, [0, 0], [64, 64])
+    ret: pl.Tensor[[64, 64], pl.FP32] = pl.store(t, [0, 0], out)
+    return ret
+"""
+    with pytest.raises(ParserTypeError, match=r"slotted buffers .* are not supported here yet") as e:
+        pl.parse(src, filename="slots.py")
+    assert "slots.py:6:" in str(e.value) and "pl.pipeline" in str(e.value)
