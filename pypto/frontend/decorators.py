@@ -19,11 +19,14 @@ def program(cls: type) -> Program:
     function also sees that function's local variables (``big_m`` below ``def build(): big_m = ...``)."""
     node, src = python_source(cls)
     assert isinstance(node, ast.ClassDef)
-    caller = sys._getframe(1)
-    if caller.f_code.co_name != "<module>":
-        for name, value in caller.f_locals.items():
-            src.globals[name] = value  # an enclosing function's locals shadow the module's globals
+    _add_enclosing_locals(src.globals, sys._getframe(1))
     return program_from_class(node, src)
+
+
+def _add_enclosing_locals(env: dict[str, Any], frame: Any) -> None:
+    """A kernel defined inside a function sees that function's locals (they shadow the module's globals)."""
+    if frame is not None and frame.f_code.co_name != "<module>":
+        env.update(frame.f_locals)
 
 
 def _is_method(fn: Callable[..., Any]) -> bool:
@@ -37,16 +40,17 @@ def function(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
     Inside a ``@pl.program`` class it only marks the method; on a module-level
     function it returns a Program holding that one function."""
 
-    def deco(f: Callable[..., Any]) -> Any:
+    def deco(f: Callable[..., Any], frame: Any = None) -> Any:
         if _is_method(f):
             f.__pl_function__ = options  # type: ignore[attr-defined]
             return f
         node, src = python_source(f)
         assert isinstance(node, ast.FunctionDef)
+        _add_enclosing_locals(src.globals, frame if frame is not None else sys._getframe(1))
         dec = next(d for d in node.decorator_list if "function" in ast.unparse(d))
         return program_from_function(node, src, dec)
 
-    return deco(fn) if fn is not None else deco
+    return deco(fn, sys._getframe(1)) if fn is not None else deco
 
 
 DSL_ONLY_NAMES = (

@@ -130,3 +130,18 @@ def k(a: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]
     with pytest.raises(ParserTypeError, match=r"slotted buffers .* are not supported here yet") as e:
         pl.parse(src, filename="slots.py")
     assert "slots.py:6:" in str(e.value) and "pl.pipeline" in str(e.value)
+
+
+def _make_kernel(rows: int):
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(x: pl.Tensor[[rows, 64], pl.FP32], out: pl.Out[pl.Tensor[[rows, 64], pl.FP32]]):
+        t: pl.Tile[[rows, 64], pl.FP32] = pl.load(x, [0, 0], [rows, 64])
+        ret: pl.Tensor[[rows, 64], pl.FP32] = pl.store(t, [0, 0], out)
+        return ret
+
+    return k
+
+
+def test_function_factory_sees_its_parameters() -> None:
+    assert "pl.Tensor[[8, 64], pl.FP32]" in _make_kernel(8).as_python()
+    assert "pl.Tensor[[24, 64], pl.FP32]" in _make_kernel(24).as_python()
