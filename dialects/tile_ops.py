@@ -21,7 +21,7 @@ from xdsl.irdl import (
 )
 
 from . import op_families as F
-from .enums import AtomicType, MemorySpace, TileLayout
+from .enums import AtomicType, MemorySpace, PadValue, TileLayout
 from .op_base import BOOL, DTYPE, INT, INTS, Arg, ArgView, EnumCodec, attr, value, value_list
 from .op_families import ALLOCATES, PURE, READS, WRITES, _check_indices
 from .types import PtrType, TensorType, TileType
@@ -273,6 +273,20 @@ class TileReadOp(_TileLayer, F.ReadOp):
 
 _SPACE = EnumCodec(MemorySpace)
 _LAYOUT = EnumCodec(TileLayout)
+
+
+@irdl_op_definition
+class TileFillpadOp(_TileLayer, F.UnaryOp):
+    """``pl.tile.fillpad(tile, pad_value=pl.PadValue.zero)``: the tile with the region outside its valid
+    shape set to the pad value (``min``/``max``: the dtype's lowest/highest), valid everywhere after."""
+
+    name = "pl.tile.fillpad"
+    pad_value = opt_prop_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"), attr("pad_value", EnumCodec(PadValue), PadValue.zero))
+    FLOAT_ONLY: ClassVar[bool] = False
+    KEEPS_VALID_SHAPE: ClassVar[bool] = False
+    NO_PTO: ClassVar[str | None] = "the pad value does not reach the .pto tile type yet (a located error says so)"
+    NO_TORCH: ClassVar[str | None] = "torch_codegen tracks no valid shapes, so it cannot tell the padding apart"
 
 
 @irdl_op_definition
