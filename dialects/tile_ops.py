@@ -63,6 +63,34 @@ class TileDivOp(_TileLayer, F.BinaryOp):
 
 
 @irdl_op_definition
+class TileMaximumOp(_TileLayer, F.BinaryOp):
+    name = "pl.tile.maximum"
+    TORCH: ClassVar[str | None] = "torch.maximum({lhs}, {rhs})"
+    PTO_OP: ClassVar[str | None] = "pto.tmax"
+
+
+@irdl_op_definition
+class TileMinimumOp(_TileLayer, F.BinaryOp):
+    name = "pl.tile.minimum"
+    TORCH: ClassVar[str | None] = "torch.minimum({lhs}, {rhs})"
+    PTO_OP: ClassVar[str | None] = "pto.tmin"
+
+
+@irdl_op_definition
+class TileMaximumsOp(_TileLayer, F.ScalarBinaryOp):
+    name = "pl.tile.maximums"
+    TORCH: ClassVar[str | None] = "torch.clamp({lhs}, min={rhs})"
+    PTO_OP: ClassVar[str | None] = "pto.tmaxs"
+
+
+@irdl_op_definition
+class TileMinimumsOp(_TileLayer, F.ScalarBinaryOp):
+    name = "pl.tile.minimums"
+    TORCH: ClassVar[str | None] = "torch.clamp({lhs}, max={rhs})"
+    PTO_OP: ClassVar[str | None] = "pto.tmins"
+
+
+@irdl_op_definition
 class TileAddsOp(_TileLayer, F.ScalarBinaryOp):
     name = "pl.tile.adds"
     TORCH: ClassVar[str | None] = "({lhs} + {rhs})"
