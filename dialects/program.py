@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr, i64
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -195,6 +195,56 @@ def mark_dump_values(call: func.CallOp, values: Iterable[SSAValue]) -> None:
     extra = [i for i, a in enumerate(call.arguments) if a in wanted]
     if extra:
         set_call_dump_indices(call, [*call_dump_indices(call), *extra])
+
+
+# ---- task handles (``with pl.at(...) as t``, ``deps=[t]``) ---------------------
+
+TASK_HANDLE = "pl.task_handle"
+"""The label ``with pl.at(...) as <name>:`` gives the scope, then its task's call."""
+USER_DEPS = "pl.user_deps"
+"""The labels of the task handles a ``pl.at(..., deps=[...])`` scope (then its call) waits for."""
+
+
+def task_handle(op: Operation) -> str | None:
+    """The task-handle label of a scope or call (None when it has none)."""
+    a = op.attributes.get(TASK_HANDLE)
+    return a.data if isinstance(a, StringAttr) else None
+
+
+def user_deps(op: Operation) -> list[str]:
+    """The task-handle labels a scope or call explicitly waits for."""
+    a = op.attributes.get(USER_DEPS)
+    return [d.data for d in a.data if isinstance(d, StringAttr)] if isinstance(a, ArrayAttr) else []
+
+
+def set_task_links(op: Operation, handle: str | None, deps: Sequence[str]) -> None:
+    """Give ``op`` a task-handle label and/or explicit dependencies (copied from scope to call)."""
+    if handle is not None:
+        op.attributes[TASK_HANDLE] = StringAttr(handle)
+    if deps:
+        op.attributes[USER_DEPS] = ArrayAttr(StringAttr(d) for d in deps)
+
+
+NO_DEP_ARGS = "pl.no_dep_args"
+"""On a scope: the base names of the outer tensors ``pl.at(..., no_dep_args=[t])`` keeps out of dependency tracking."""
+NO_DEP_INDICES = "pl.no_dep_indices"
+"""On a call: the argument positions dependency tracking skips (``no_dep_args``, or all under ``pl.manual_scope``)."""
+MANUAL_DEP = "pl.manual_dep"
+"""On a scope / call inside ``with pl.manual_scope():``: no dependency is inferred, only ``deps=`` edges."""
+EARLY_RESOLVE = "pl.allow_early_resolve"
+"""On a scope / call: upstream's producer-side scheduling hint (timing only)."""
+
+
+def no_dep_indices(op: Operation) -> frozenset[int]:
+    """The argument positions of a call that dependency tracking skips."""
+    if MANUAL_DEP in op.attributes:
+        return frozenset(range(len(op.operands)))
+    a = op.attributes.get(NO_DEP_INDICES)
+    return (
+        frozenset(d.value.data for d in a.data if isinstance(d, IntegerAttr))
+        if isinstance(a, ArrayAttr)
+        else frozenset()
+    )
 
 
 # ---- loop kinds (on scf.for) --------------------------------------------------

@@ -46,6 +46,30 @@ class TensorDivOp(_TensorLayer, F.BinaryOp):
 
 
 @irdl_op_definition
+class TensorMaximumOp(_TensorLayer, F.BinaryOp):
+    name = "pl.tensor.maximum"
+    TORCH: ClassVar[str | None] = "torch.maximum({lhs}, {rhs})"
+
+
+@irdl_op_definition
+class TensorMinimumOp(_TensorLayer, F.BinaryOp):
+    name = "pl.tensor.minimum"
+    TORCH: ClassVar[str | None] = "torch.minimum({lhs}, {rhs})"
+
+
+@irdl_op_definition
+class TensorMaximumsOp(_TensorLayer, F.ScalarBinaryOp):
+    name = "pl.tensor.maximums"
+    TORCH: ClassVar[str | None] = "torch.clamp({lhs}, min={rhs})"
+
+
+@irdl_op_definition
+class TensorMinimumsOp(_TensorLayer, F.ScalarBinaryOp):
+    name = "pl.tensor.minimums"
+    TORCH: ClassVar[str | None] = "torch.clamp({lhs}, max={rhs})"
+
+
+@irdl_op_definition
 class TensorAddsOp(_TensorLayer, F.ScalarBinaryOp):
     name = "pl.tensor.adds"
     TORCH: ClassVar[str | None] = "({lhs} + {rhs})"

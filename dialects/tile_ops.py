@@ -21,7 +21,7 @@ from xdsl.irdl import (
 )
 
 from . import op_families as F
-from .enums import AtomicType, MemorySpace, TileLayout
+from .enums import AtomicType, MemorySpace, PadValue, TileLayout
 from .op_base import BOOL, DTYPE, INT, INTS, Arg, ArgView, EnumCodec, attr, value, value_list
 from .op_families import ALLOCATES, PURE, READS, WRITES, _check_indices
 from .types import PtrType, TensorType, TileType
@@ -60,6 +60,34 @@ class TileDivOp(_TileLayer, F.BinaryOp):
     name = "pl.tile.div"
     TORCH: ClassVar[str | None] = "_div({lhs}, {rhs})"
     PTO_OP: ClassVar[str | None] = "pto.tdiv"
+
+
+@irdl_op_definition
+class TileMaximumOp(_TileLayer, F.BinaryOp):
+    name = "pl.tile.maximum"
+    TORCH: ClassVar[str | None] = "torch.maximum({lhs}, {rhs})"
+    PTO_OP: ClassVar[str | None] = "pto.tmax"
+
+
+@irdl_op_definition
+class TileMinimumOp(_TileLayer, F.BinaryOp):
+    name = "pl.tile.minimum"
+    TORCH: ClassVar[str | None] = "torch.minimum({lhs}, {rhs})"
+    PTO_OP: ClassVar[str | None] = "pto.tmin"
+
+
+@irdl_op_definition
+class TileMaximumsOp(_TileLayer, F.ScalarBinaryOp):
+    name = "pl.tile.maximums"
+    TORCH: ClassVar[str | None] = "torch.clamp({lhs}, min={rhs})"
+    PTO_OP: ClassVar[str | None] = "pto.tmaxs"
+
+
+@irdl_op_definition
+class TileMinimumsOp(_TileLayer, F.ScalarBinaryOp):
+    name = "pl.tile.minimums"
+    TORCH: ClassVar[str | None] = "torch.clamp({lhs}, max={rhs})"
+    PTO_OP: ClassVar[str | None] = "pto.tmins"
 
 
 @irdl_op_definition
@@ -273,6 +301,20 @@ class TileReadOp(_TileLayer, F.ReadOp):
 
 _SPACE = EnumCodec(MemorySpace)
 _LAYOUT = EnumCodec(TileLayout)
+
+
+@irdl_op_definition
+class TileFillpadOp(_TileLayer, F.UnaryOp):
+    """``pl.tile.fillpad(tile, pad_value=pl.PadValue.zero)``: the tile with the region outside its valid
+    shape set to the pad value (``min``/``max``: the dtype's lowest/highest), valid everywhere after."""
+
+    name = "pl.tile.fillpad"
+    pad_value = opt_prop_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"), attr("pad_value", EnumCodec(PadValue), PadValue.zero))
+    FLOAT_ONLY: ClassVar[bool] = False
+    KEEPS_VALID_SHAPE: ClassVar[bool] = False
+    NO_PTO: ClassVar[str | None] = "the pad value does not reach the .pto tile type yet (a located error says so)"
+    NO_TORCH: ClassVar[str | None] = "torch_codegen tracks no valid shapes, so it cannot tell the padding apart"
 
 
 @irdl_op_definition

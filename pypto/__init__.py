@@ -7,7 +7,20 @@ Top-level names (pl-dsl.md §6): the error classes :class:`Error`,
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from .errors import Error, InternalError, PartialCodegenError
 from .log import LogLevel, get_log_level, set_log_level
+
+_SUBMODULES = ("backend", "debug", "ir", "language", "runtime")
+
+
+def __getattr__(name: str) -> Any:
+    """``import pypto`` then ``pypto.ir`` / ``pypto.language`` ...: the facades load on first use (as upstream)."""
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["Error", "InternalError", "LogLevel", "PartialCodegenError", "get_log_level", "set_log_level"]

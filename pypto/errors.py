@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from .diagnostics import Diagnostic, Severity, SourceSpan
+from .diagnostics import Diagnostic, DiagnosticError, Severity, SourceSpan
 
 BUG_NOTE = "this is a bug in PyPTO, not in your program; please report it"
 """The note an internal error carries (a pass's InternalError, a tool's exit 2)."""
@@ -55,6 +55,12 @@ class PartialCodegenError(RuntimeError):
             path = os.path.join(os.fspath(root), rel)
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
             atomic_write_text(path, text)
+
+
+class KernelCodegenError(DiagnosticError, PartialCodegenError):
+    """A kernel no code can be generated for, found (and located) by a pass before codegen: a
+    :class:`DiagnosticError` that is also upstream's :class:`PartialCodegenError` (which upstream raises
+    for it later, at codegen)."""
 
 
 class ParserError(Exception):

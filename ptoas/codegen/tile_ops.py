@@ -388,7 +388,7 @@ def _table() -> dict[type[Operation], Handler]:
     return {
         cls: next(h for base, h in FAMILY_HANDLERS if issubclass(cls, base))
         for cls in TILE_OPS
-        if any(issubclass(cls, base) for base, _ in FAMILY_HANDLERS)
+        if any(issubclass(cls, base) for base, _ in FAMILY_HANDLERS) and not getattr(cls, "NO_PTO", None)
     }
 
 

@@ -15,13 +15,15 @@ import json
 import math
 
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import FileLineColLoc, FloatAttr, IntegerAttr, IntegerType, ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, FileLineColLoc, FloatAttr, IntegerAttr, IntegerType, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 
 from pypto.dialects.dtypes import dtype_name, is_dtype
 from pypto.dialects.enums import DEFAULT_ROLE, ForKind, FunctionType, Role
 from pypto.dialects.op_base import ArgKind, PLOp
 from pypto.dialects.program import (
+    EARLY_RESOLVE,
+    NO_DEP_ARGS,
     AtOp,
     call_dump_indices,
     for_kind,
@@ -30,6 +32,8 @@ from pypto.dialects.program import (
     function_role,
     function_type,
     param_directions,
+    task_handle,
+    user_deps,
 )
 from pypto.dialects.tile_ops import TileAllocOp
 from pypto.dialects.types import DYNAMIC, MemRefAttr, PtrType, TensorType, TileType, TileViewAttr
@@ -190,24 +194,26 @@ def op_loc(op: Operation) -> str | None:
     return None
 
 
-def print_program_locs(module: ModuleOp, explicit: bool = False) -> tuple[str, list[list[str]]]:
+def print_program_locs(module: ModuleOp, explicit: bool = False, concise: bool = False) -> tuple[str, list[list[str]]]:
     """The ``pl`` DSL text of a program module and its line map: per printed line,
-    the DSL locations (``file:line:col``) of the ops printed on it."""
+    the DSL locations (``file:line:col``) of the ops printed on it (``explicit``, ``concise``: as
+    :func:`print_program`)."""
     name = module.sym_name.data if module.sym_name else ""
     lines = [f"# pypto.program: {name}" if name else "# pypto.program", "import pypto.language as pl", ""]
     lines += ["@pl.program", f"class {name or 'Program'}:"]
     locs: list[list[str]] = [[] for _ in lines]
     funcs = [op for op in module.ops if isinstance(op, func.FuncOp)]
     for f in function_order(funcs):
-        printer = _FunctionPrinter(f, explicit)
+        printer = _FunctionPrinter(f, explicit, concise)
         lines += printer.lines()
         locs += printer.locs
     return "\n".join(lines) + "\n", locs
 
 
-def print_program(module: ModuleOp, explicit: bool = False) -> str:
-    """The ``pl`` DSL text of a program module; ``explicit`` prints every tile's TileView."""
-    return print_program_locs(module, explicit)[0]
+def print_program(module: ModuleOp, explicit: bool = False, concise: bool = False) -> str:
+    """The ``pl`` DSL text of a program module; ``explicit`` prints every tile's TileView,
+    ``concise`` drops the type annotations of assignments (parameters and returns keep theirs)."""
+    return print_program_locs(module, explicit, concise)[0]
 
 
 def print_function(f: func.FuncOp, explicit: bool = False) -> str:
@@ -235,9 +241,10 @@ def takes_self(f: func.FuncOp) -> bool:
 class _FunctionPrinter:
     """Prints one ``func.func``: analysis first, then one walk that names and prints."""
 
-    def __init__(self, f: func.FuncOp, explicit: bool):
+    def __init__(self, f: func.FuncOp, explicit: bool, concise: bool = False):
         self.f = f
         self.explicit = explicit
+        self.concise = concise
         body = f.body.block
         self.a = FunctionAnalysis(body)
         self.out: list[str] = []
@@ -461,11 +468,15 @@ class _FunctionPrinter:
             return
         rhs = self.expr(op)[0]
         if len(results) == 1:
-            self.emit(indent, f"{self.define(results[0], pos)}: {type_str(results[0].type, self.explicit)} = {rhs}")
+            self.emit(indent, f"{self.define(results[0], pos)}{self.annot(results[0])} = {rhs}")
         else:
             group: set[str] = set()
             targets = [self.define(r, pos, group) for r in results]
             self.emit(indent, f"{', '.join(targets)} = {rhs}")
+
+    def annot(self, value: SSAValue) -> str:
+        """``: <type>`` after an assignment target (nothing when concise)."""
+        return "" if self.concise else f": {type_str(value.type, self.explicit)}"
 
     def _yield_line(self, indent: int, results: list[SSAValue], term: Operation, pos: int) -> None:
         self.at(term)
@@ -474,7 +485,7 @@ class _FunctionPrinter:
         group: set[str] = set()
         targets = [self.define(r, pos, group) for r in results]
         if len(results) == 1:
-            self.emit(indent, f"{targets[0]}: {type_str(results[0].type, self.explicit)} = pl.yield_({args})")
+            self.emit(indent, f"{targets[0]}{self.annot(results[0])} = pl.yield_({args})")
         else:
             self.emit(indent, f"{', '.join(targets)} = pl.yield_({args})")
 
@@ -524,8 +535,15 @@ class _FunctionPrinter:
             args += f", name_hint={json.dumps(op.name_hint.data)}"
         if op.dumps:
             args += f", dumps=[{', '.join(self.s(v) for v in op.dumps)}]"
+        if deps := user_deps(op):
+            args += f", deps=[{', '.join(deps)}]"
+        if isinstance(no_dep := op.attributes.get(NO_DEP_ARGS), ArrayAttr):
+            args += f", no_dep_args=[{', '.join(n.data for n in no_dep.data if isinstance(n, StringAttr))}]"
+        if EARLY_RESOLVE in op.attributes:
+            args += ", allow_early_resolve=True"
         self.at(op)
-        self.emit(indent, f"with pl.at({args}):")
+        handle = task_handle(op)
+        self.emit(indent, f"with pl.at({args})" + (f" as {handle}:" if handle else ":"))
         before = len(self.out)
         body = op.block
         for inner in body.ops:
@@ -537,7 +555,7 @@ class _FunctionPrinter:
         for i, r in enumerate(op.res):
             if i in rebind:
                 rhs = self.s(term.operands[i])
-                self.emit(indent + 1, f"{self.define(r, pos)}: {type_str(r.type, self.explicit)} = {rhs}")
+                self.emit(indent + 1, f"{self.define(r, pos)}{self.annot(r)} = {rhs}")
             else:
                 self.define(r, pos)
         if len(self.out) == before:

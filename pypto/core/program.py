@@ -42,11 +42,22 @@ class Program:
     def verify(self) -> None:
         self.module.verify()
 
-    def as_python(self, level: PassDumpLevel = PassDumpLevel.CONCISE) -> str:
-        """The ``pl`` DSL text of this program (pl-dsl.md §4)."""
+    def as_python(
+        self,
+        level: PassDumpLevel = PassDumpLevel.CONCISE,
+        *,
+        prefix: str = "pl",
+        concise: bool = False,
+        format: bool = True,  # noqa: A002 - upstream's keyword
+    ) -> str:
+        """The ``pl`` DSL text of this program (pl-dsl.md §4). ``concise=True`` (upstream's keyword)
+        drops the type annotations of assignments; ``format`` is accepted (the text is always formatted)."""
         from .dsl_printer import print_program
 
-        return print_program(self.module, explicit=level == PassDumpLevel.EXPLICIT)
+        if prefix != "pl":
+            raise ValueError(f"as_python(prefix={prefix!r}): only the prefix 'pl' (import pypto.language as pl)")
+        del format
+        return print_program(self.module, explicit=level == PassDumpLevel.EXPLICIT, concise=concise)
 
     def as_python_locs(self, level: PassDumpLevel = PassDumpLevel.CONCISE) -> tuple[str, list[list[str]]]:
         """The ``pl`` DSL text and, per printed line, the DSL locations of its ops."""

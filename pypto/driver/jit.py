@@ -106,8 +106,10 @@ def _config_options(config: Any, compile_fn: Callable[..., Any]) -> dict[str, An
 class _Jit:
     """``pl.jit`` and its variants ``pl.jit.incore/inline/opaque/host``."""
 
-    def __call__(self, fn: Callable[..., Any]) -> JITFunction:
-        return JITFunction(fn, FunctionInfo(FunctionType.Orchestration))
+    def __call__(self, fn: Callable[..., Any] | None = None, *, auto_scope: bool = True) -> Any:
+        """``@pl.jit`` or ``@pl.jit(auto_scope=False)`` (scopes placed by hand with ``pl.scope()``)."""
+        extra = {} if auto_scope else {"auto_scope": False}
+        return self._variant(FunctionInfo(FunctionType.Orchestration, extra=extra), fn)
 
     @staticmethod
     def _variant(info: FunctionInfo, fn: Callable[..., Any] | None) -> Any:
@@ -125,8 +127,9 @@ class _Jit:
     def opaque(self, fn: Callable[..., Any] | None = None) -> Any:
         return self._variant(FunctionInfo(FunctionType.Opaque), fn)
 
-    def host(self, fn: Callable[..., Any] | None = None) -> Any:
-        return self._variant(FunctionInfo(FunctionType.Orchestration, Level.HOST, Role.Orchestrator), fn)
+    def host(self, fn: Callable[..., Any] | None = None, *, auto_scope: bool = True) -> Any:
+        extra = {} if auto_scope else {"auto_scope": False}
+        return self._variant(FunctionInfo(FunctionType.Orchestration, Level.HOST, Role.Orchestrator, extra=extra), fn)
 
 
 jit = _Jit()

@@ -69,8 +69,11 @@ class AnnotationParser:
                 dims.append(DYNAMIC)
                 continue
             v = plain(self.const(e))
+            if isinstance(v, D.DynVar):
+                dims.append(DYNAMIC)
+                continue
             if isinstance(v, bool) or not isinstance(v, int):
-                raise self.fail("shape dimensions must be integer literals", e)
+                raise self.fail("shape dimensions must be integer literals or pl.dynamic(...) dimensions", e)
             dims.append(v)
         return dims
 
@@ -165,6 +168,14 @@ class AnnotationParser:
         space = MemorySpace.Vec
         for extra in items[2:]:
             fn = dotted(extra.func) if isinstance(extra, ast.Call) else None
+            if isinstance(extra, ast.Subscript) and isinstance(extra.value, ast.Call):
+                if dotted(extra.value.func) == "pl.MemRef":
+                    raise self.fail(
+                        "slotted buffers (pl.MemRef(name, slots=N)[i]) are not supported here yet",
+                        extra,
+                        hint="drop the MemRef (the memory planner places the tile), or double-buffer with "
+                        "pl.pipeline(n, stage=2)",
+                    )
             if fn == "pl.MemRef":
                 memref = self.memref(extra)  # type: ignore[arg-type]
             elif fn == "pl.TileView":

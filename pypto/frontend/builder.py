@@ -16,6 +16,7 @@ from pypto.core.program import Program
 from pypto.dialects.enums import FunctionType, Level, ParamDirection, Role
 from pypto.dialects.op_base import describe_type, same_kind_shape_dtype
 from pypto.dialects.program import set_function_type, set_param_directions
+from pypto.dialects.types import DYNAMIC, TensorType
 from pypto.errors import ParserError, ParserSyntaxError, ParserTypeError, UndefinedVariableError
 
 from .annotations import AnnotationParser
@@ -92,6 +93,8 @@ class FunctionBuilder(ExprMixin, CallMixin, StmtMixin, DumpMixin):
         self.target_name: str | None = None
         self.returned: tuple[list[SSAValue], ast.Return] | None = None
         self.runtime_scope = False
+        self.task_handles: dict[str, str] = {}  # ``with pl.at(...) as name`` -> its label
+        self.manual_depth = 0  # inside ``with pl.manual_scope():``
         self.dump_tagged: dict[SSAValue, None] = {}  # pl.dump_tag'd values, in tag order
         self.spmd: SpmdLaunch | None = None  # the enclosing ``with pl.spmd(...)``
 
@@ -123,6 +126,8 @@ class FunctionBuilder(ExprMixin, CallMixin, StmtMixin, DumpMixin):
                 a_type, direction = a.type or override, a.direction
                 if override is not None and a.type is None:
                     a_type = override
+                elif override is not None and a.type is not None:
+                    a_type = self.bind_dynamic(p, a.type, override)
             if a_type is None:
                 raise self.fail(ParserTypeError, f"parameter '{p.arg}': a bare pl.Tensor needs a shape and dtype",
                                 p.annotation or p, hint="write pl.Tensor[[128, 128], pl.FP32], or use @pl.jit with sample tensors")  # fmt: skip
@@ -130,6 +135,27 @@ class FunctionBuilder(ExprMixin, CallMixin, StmtMixin, DumpMixin):
             types.append(a_type)
             dirs.append(direction)
         return names, types, dirs
+
+    def bind_dynamic(self, p: ast.arg, declared: Attribute, actual: Attribute) -> Attribute:
+        """A ``pl.dynamic`` dimension takes the extent of the tensor passed (the JIT's sample tensor, or the
+        caller's argument); the static dimensions and the dtype must agree."""
+        if not isinstance(declared, TensorType) or DYNAMIC not in declared.get_shape():
+            return declared
+        if not isinstance(actual, TensorType) or DYNAMIC in actual.get_shape():
+            return declared
+        want, got = declared.get_shape(), actual.get_shape()
+        if (
+            len(want) != len(got)
+            or declared.element_type != actual.element_type
+            or any(w not in (DYNAMIC, g) for w, g in zip(want, got, strict=True))
+        ):
+            raise self.fail(
+                ParserTypeError,
+                f"parameter '{p.arg}' is declared {describe_type(declared)} but gets {describe_type(actual)}",
+                p.annotation or p,
+                hint="a pl.dynamic dimension takes any extent; the other dimensions and the dtype must match",
+            )
+        return TensorType.get(got, declared.element_type, declared.get_memref())
 
     def build(self) -> func.FuncOp:
         names, types, dirs = self.params()

@@ -127,7 +127,7 @@ def evaluate(node: ast.AST, env: Mapping[str, Any] | None = None) -> Any:
             pass
         if "." not in path and path in env:
             v = env[path]
-            if isinstance(v, (int, float, bool, str, D.DType, enum.Enum)) or v is None:
+            if isinstance(v, (int, float, bool, str, D.DType, D.DynVar, enum.Enum)) or v is None:
                 return v
         raise NotConstant(node, f"'{path}' is not a compile-time constant")
     if isinstance(node, ast.Call):

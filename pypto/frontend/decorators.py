@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -16,10 +17,18 @@ from .sugar import SUGAR
 
 @api_boundary
 def program(cls: type) -> Program:
-    """``@pl.program`` class -> Program (the class body is parsed, not run)."""
+    """``@pl.program`` class -> Program (the class body is parsed, not run). A class defined inside a
+    function also sees that function's local variables (``big_m`` below ``def build(): big_m = ...``)."""
     node, src = python_source(cls)
     assert isinstance(node, ast.ClassDef)
+    _add_enclosing_locals(src.globals, sys._getframe(1))
     return program_from_class(node, src)
+
+
+def _add_enclosing_locals(env: dict[str, Any], frame: Any) -> None:
+    """A kernel defined inside a function sees that function's locals (they shadow the module's globals)."""
+    if frame is not None and frame.f_code.co_name != "<module>":
+        env.update(frame.f_locals)
 
 
 def _is_method(fn: Callable[..., Any]) -> bool:
@@ -33,16 +42,17 @@ def function(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
     Inside a ``@pl.program`` class it only marks the method; on a module-level
     function it returns a Program holding that one function."""
 
-    def deco(f: Callable[..., Any]) -> Any:
+    def deco(f: Callable[..., Any], frame: Any = None) -> Any:
         if _is_method(f):
             f.__pl_function__ = options  # type: ignore[attr-defined]
             return f
         node, src = python_source(f)
         assert isinstance(node, ast.FunctionDef)
+        _add_enclosing_locals(src.globals, frame if frame is not None else sys._getframe(1))
         dec = next(d for d in node.decorator_list if "function" in ast.unparse(d))
         return program_from_function(node, src, dec)
 
-    return deco(fn) if fn is not None else deco
+    return deco(fn, sys._getframe(1)) if fn is not None else deco
 
 
 DSL_ONLY_NAMES = (

@@ -94,6 +94,26 @@ def const(value: int | float | bool, dtype: DType) -> ConstValue:
     return ConstValue(value, dtype)
 
 
+class DynVar:
+    """``pl.dynamic("M")``: a tensor dimension whose extent is known only at run time.
+
+    Usable anywhere a shape annotation is (``pl.Tensor[[M, 128], pl.FP16]``), inside or outside a
+    kernel; every use of the same ``DynVar`` names the same extent."""
+
+    def __init__(self, name: str):
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"pl.dynamic(name): expected an identifier such as 'M', got {name!r}")
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"pl.dynamic({self.name!r})"
+
+
+def dynamic(name: str) -> DynVar:
+    """A run-time tensor dimension (see :class:`DynVar`)."""
+    return DynVar(name)
+
+
 class _DSLOnly:
     """A DSL function: only meaningful inside a parsed kernel body."""
 

@@ -115,24 +115,41 @@ def loaded_names(nodes: Iterable[ast.AST]) -> set[str]:
     return out
 
 
+def must_defined(stmts: Iterable[ast.stmt]) -> set[str]:
+    """Names these statements always assign: straight-line assignments and ``with`` bodies
+    (which always run); not names assigned only inside a loop or a branch."""
+    defined: set[str] = set()
+    for s in stmts:
+        if isinstance(s, ast.With):
+            defined |= must_defined(s.body)
+        elif isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            defined |= set(assigned_names([s]))
+    return defined
+
+
 def upward_exposed(stmts: Iterable[ast.stmt]) -> set[str]:
     """Names these statements may read before assigning them (the names live
-    at their entry, e.g. at a loop's back edge). Straight-line assignments and
-    ``with`` bodies (which always run) define names; a name assigned only
-    inside a nested loop or branch is not considered defined after it."""
+    at their entry, e.g. at a loop's back edge). Loops and branches are looked
+    into: a name a loop body assigns before reading it is not exposed by the
+    loop (a later scope reusing a name does not keep an earlier value alive)."""
     defined: set[str] = set()
     exposed: set[str] = set()
     for s in stmts:
         if isinstance(s, ast.With):
-            exposed |= loaded_names(s.items) - defined
-            exposed |= upward_exposed(s.body) - defined
-            defined |= set(assigned_names(s.body))
-            continue
-        exposed |= loaded_names([s]) - defined
-        if isinstance(s, ast.AugAssign):
-            exposed |= set(assigned_names([s])) - defined
-        if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            defined |= set(assigned_names([s]))
+            reads = loaded_names(s.items) | upward_exposed(s.body)
+        elif isinstance(s, ast.For):
+            targets = {n.id for n in ast.walk(s.target) if isinstance(n, ast.Name)}
+            reads = loaded_names([s.iter]) | (upward_exposed(s.body) - targets) | upward_exposed(s.orelse)
+        elif isinstance(s, ast.While):
+            reads = loaded_names([s.test]) | upward_exposed(s.body) | upward_exposed(s.orelse)
+        elif isinstance(s, ast.If):
+            reads = loaded_names([s.test]) | upward_exposed(s.body) | upward_exposed(s.orelse)
+        else:
+            reads = loaded_names([s])
+            if isinstance(s, ast.AugAssign):
+                reads |= set(assigned_names([s]))
+        exposed |= reads - defined
+        defined |= must_defined([s])
     return exposed
 
 

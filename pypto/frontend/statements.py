@@ -8,14 +8,22 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, UnitAttr, i1, i64
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, StringAttr, UnitAttr, i1, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from pypto.dialects.enums import ForKind, FunctionType, Level
 from pypto.dialects.op_base import describe_type, same_kind_shape_dtype
-from pypto.dialects.program import AtOp, YieldOp, set_for_kind
+from pypto.dialects.program import (
+    EARLY_RESOLVE,
+    MANUAL_DEP,
+    NO_DEP_ARGS,
+    AtOp,
+    YieldOp,
+    set_for_kind,
+    set_task_links,
+)
 from pypto.dialects.tile_ops import TileGetBlockIdxOp
-from pypto.dialects.types import TileType
+from pypto.dialects.types import TensorType, TileType
 from pypto.errors import (
     InvalidOperationError,
     ParserSyntaxError,
@@ -24,7 +32,7 @@ from pypto.errors import (
 )
 
 from .constexpr import NotConstant, evaluate
-from .scopes import Scope, assigned_names, loaded_names, set_name, upward_exposed
+from .scopes import Scope, assigned_names, loaded_names, must_defined, set_name, upward_exposed
 from .source import dotted
 from .sugar import OPS
 
@@ -60,13 +68,15 @@ class StmtMixin:
     """Statement handling for :class:`FunctionBuilder`."""
 
     def stmts(self: FunctionBuilder, body: list[ast.stmt], live_after: set[str]) -> None:
-        # Names read after each statement, built back to front in one pass
+        # Names live after each statement (read before being reassigned), built back to front in one pass
         # (re-walking every suffix made long bodies quadratic).
         live: list[set[str]] = [set()] * len(body)
         acc = set(live_after)
         for i in range(len(body) - 1, -1, -1):
             live[i] = acc
-            acc = acc | loaded_names([body[i]])
+            s = body[i]
+            simple = isinstance(s, (ast.Assign, ast.AnnAssign, ast.Expr, ast.Return))
+            acc = (acc - must_defined([s])) | (loaded_names([s]) if simple else upward_exposed([s]))
         for i, s in enumerate(body):
             if self.returned is not None:
                 raise self.fail(UnsupportedFeatureError, "statements after 'return' are not supported", s)
@@ -394,8 +404,25 @@ class StmtMixin:
         call = item.context_expr
         assert isinstance(call, ast.Call)
         path = dotted(call.func)
-        if item.optional_vars is not None:
-            raise self.fail(UnsupportedFeatureError, "'with ... as name' is not supported", item.optional_vars)
+        if item.optional_vars is not None and (path != "pl.at" or not isinstance(item.optional_vars, ast.Name)):
+            raise self.fail(
+                UnsupportedFeatureError,
+                "'with ... as name' is supported only as 'with pl.at(...) as task:' (a task handle for deps=[task])",
+                item.optional_vars,
+            )
+        if path == "pl.manual_scope":
+            if call.args or call.keywords:
+                raise self.fail(InvalidOperationError, "pl.manual_scope() takes no arguments", call)
+            self.runtime_scope = True
+            saved = self.frames
+            self.frames = [*saved, Frame("scope")]
+            self.manual_depth += 1
+            try:
+                self.stmts(s.body, live_after)
+            finally:
+                self.frames = saved
+                self.manual_depth -= 1
+            return
         if path == "pl.scope":
             self.runtime_scope = True
             saved = self.frames
@@ -414,8 +441,22 @@ class StmtMixin:
             )
         kw: dict[str, Any] = {}
         dumps_node: ast.expr | None = None
+        deps: list[str] = []
+        no_dep: list[str] = []
+        early = False
         for k in call.keywords:
-            if k.arg in ("optimizations", "deps"):
+            if k.arg == "optimizations":
+                continue
+            if k.arg == "deps":
+                deps = self.task_deps(k.value)
+                continue
+            if k.arg == "no_dep_args":
+                no_dep = self.no_dep_names(k.value)
+                continue
+            if k.arg == "allow_early_resolve":
+                early = evaluate(k.value, self.src.globals) if isinstance(k.value, ast.Constant) else None
+                if not isinstance(early, bool):
+                    raise self.fail(ParserTypeError, "pl.at allow_early_resolve= takes True or False", k.value)
                 continue
             if k.arg == "dumps":
                 dumps_node = k.value
@@ -448,10 +489,62 @@ class StmtMixin:
         op = AtOp(level, Region(block), [v.type for v in vals], kw.get("name_hint"), dumps)
         if self.spmd is not None:  # with pl.spmd(n): with pl.at(...): the outlined kernel's call launches n blocks
             mark_spmd(op, self.spmd)
+        handle = None
+        if isinstance(item.optional_vars, ast.Name):
+            handle = self.new_task_handle(item.optional_vars.id)
+        set_task_links(op, handle, deps)
+        if no_dep:
+            op.attributes[NO_DEP_ARGS] = ArrayAttr(StringAttr(n) for n in no_dep)
+        if self.manual_depth:
+            op.attributes[MANUAL_DEP] = UnitAttr()
+        if early:
+            op.attributes[EARLY_RESOLVE] = UnitAttr()
         self.emit(op, s)
         for n, r in zip(outs, op.res, strict=False):
             set_name(r, n)
             self.scope.assign(n, r)
+
+    def new_task_handle(self: FunctionBuilder, name: str) -> str:
+        """Bind ``name`` to a fresh task-handle label (``with pl.at(...) as name:``)."""
+        label = name
+        taken = set(self.task_handles.values())
+        n = 1
+        while label in taken:
+            label, n = f"{name}_{n}", n + 1
+        self.task_handles[name] = label
+        return label
+
+    def no_dep_names(self: FunctionBuilder, node: ast.expr) -> list[str]:
+        """``no_dep_args=[out]``: outer tensors (by name) the task keeps out of dependency tracking."""
+        if not isinstance(node, (ast.List, ast.Tuple)):
+            raise self.fail(ParserTypeError, "pl.at no_dep_args= takes a list of tensors, e.g. no_dep_args=[out]", node)
+        names = []
+        for e in node.elts:
+            v = self.scope.lookup(e.id) if isinstance(e, ast.Name) else None
+            if v is None or not isinstance(getattr(v, "type", None), TensorType):
+                raise self.fail(
+                    ParserTypeError,
+                    f"pl.at no_dep_args=: '{ast.unparse(e)}' is not a tensor defined before the scope",
+                    e,
+                )
+            names.append(e.id)
+        return names
+
+    def task_deps(self: FunctionBuilder, node: ast.expr) -> list[str]:
+        """``deps=[t1, t2]``: the labels of task handles bound earlier by ``with pl.at(...) as t1:``."""
+        if not isinstance(node, (ast.List, ast.Tuple)):
+            raise self.fail(ParserTypeError, "pl.at deps= takes a list of task handles, e.g. deps=[first]", node)
+        labels = []
+        for e in node.elts:
+            if not isinstance(e, ast.Name) or e.id not in self.task_handles:
+                raise self.fail(
+                    ParserTypeError,
+                    f"pl.at deps=: '{ast.unparse(e)}' is not a task handle",
+                    e,
+                    hint="bind one first with 'with pl.at(...) as name:'",
+                )
+            labels.append(self.task_handles[e.id])
+        return labels
 
 
     def spmd_launch(self: FunctionBuilder, call: ast.Call) -> SpmdLaunch:

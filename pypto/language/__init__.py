@@ -27,6 +27,7 @@ from pypto.frontend.dsl_objects import (
     DTYPES,
     ConstValue,
     DType,
+    DynVar,
     InOut,
     MemRef,
     Out,
@@ -37,6 +38,7 @@ from pypto.frontend.dsl_objects import (
     TileView,
     Tuple,
     const,
+    dynamic,
 )
 from pypto.frontend.parser import loads, parse
 
@@ -56,8 +58,8 @@ loads_program = loads
 globals().update(DSL_ONLY)
 
 __all__ = [
-    "AtomicType", "CastMode", "ConstValue", "DType", "ForKind", "FunctionType", "InOut", "JITFunction", "Level",
+    "AtomicType", "CastMode", "ConstValue", "DType", "DynVar", "ForKind", "FunctionType", "InOut", "JITFunction", "Level",
     "Mem", "MemRef", "MemorySpace", "Out", "PadValue", "ParamDirection", "Program", "Ptr", "Role", "Scalar",
-    "Tensor", "Tile", "TileLayout", "TileView", "Tuple", "const", "function", "jit", "loads", "loads_program",
+    "Tensor", "Tile", "TileLayout", "TileView", "Tuple", "const", "dynamic", "function", "jit", "loads", "loads_program",
     "parse", "parse_program", "program",
 ]  # fmt: skip

@@ -24,6 +24,14 @@ Recorded as discardable attributes on each call:
 - ``pl.task_deps = [<i>, ...]`` -- ``ArrayAttr`` of ``i64`` task numbers it
   depends on, ascending (empty when none).
 
+A call outlined from ``with pl.at(...) as t:`` carries the handle label ``t``
+(``pl.task_handle``); one from ``pl.at(..., deps=[t])`` (``pl.user_deps``) also
+depends on the latest earlier task labelled ``t``: explicit edges are added to
+the derived ones, not instead of them (upstream's ``deps=`` semantics). The
+arguments of ``pl.no_dep_indices`` (``no_dep_args=``), and all of a call's
+arguments under ``pl.manual_dep`` (``pl.manual_scope``), take no part in the
+derivation.
+
 Program order is static: a call inside a loop is one task whose dependencies
 are on the calls textually before it (cross-iteration ordering is the
 runtime's, which serialises writers of one tensor).
@@ -42,7 +50,7 @@ from pypto.core.analysis.calls import call_directions
 from pypto.core.analysis.functions import calls_in, functions_by_name
 from pypto.core.analysis.memref import memref_of
 from pypto.dialects.enums import FunctionType, ParamDirection
-from pypto.dialects.program import function_type, param_directions
+from pypto.dialects.program import function_type, no_dep_indices, param_directions, task_handle, user_deps
 from pypto.dialects.types import TensorType
 
 from .base import PyPTOPass
@@ -75,14 +83,16 @@ def derive_function(f: func.FuncOp, funcs: dict[str, func.FuncOp]) -> list[list[
     last_writer: dict[object, int] = {}
     readers: dict[object, set[int]] = {}
     all_deps: list[list[int]] = []
+    handles: dict[str, int] = {}
     task = 0
     for op, callee in calls_in(f, funcs):
         dirs = call_directions(op) or param_directions(callee)
         deps: set[int] = set()
         reads: list[object] = []
         writes: list[object] = []
-        for v, d in zip(op.arguments, dirs, strict=False):
-            if not isinstance(v.type, TensorType):
+        untracked = no_dep_indices(op)
+        for i, (v, d) in enumerate(zip(op.arguments, dirs, strict=False)):
+            if not isinstance(v.type, TensorType) or i in untracked:
                 continue
             k = tensors.key(v)
             if d in (ParamDirection.In, ParamDirection.InOut):
@@ -96,7 +106,10 @@ def derive_function(f: func.FuncOp, funcs: dict[str, func.FuncOp]) -> list[list[
             if k in last_writer:
                 deps.add(last_writer[k])
             deps.update(readers.get(k, set()))
+        deps.update(handles[label] for label in user_deps(op) if label in handles)
         deps.discard(task)
+        if (label := task_handle(op)) is not None:
+            handles[label] = task
         for k in reads:
             readers.setdefault(k, set()).add(task)
         for k in writes:

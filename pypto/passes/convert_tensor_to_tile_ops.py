@@ -34,7 +34,7 @@ from xdsl.dialects import func, scf
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
-from pypto.diagnostics import error_at
+from pypto.diagnostics import Diagnostic, Severity, error_at, op_span
 from pypto.dialects import PL
 from pypto.dialects import op_families as F
 from pypto.dialects.dtypes import dtype_name
@@ -54,10 +54,12 @@ from pypto.dialects.tile_ops import (
     TileLoadOp,
     TileMatmulAccOp,
     TileMatmulOp,
+    TileMoveOp,
     TileSliceOp,
     TileStoreOp,
 )
 from pypto.dialects.types import DYNAMIC, TensorType, TileType
+from pypto.errors import KernelCodegenError
 
 from .base import FunctionPass, NameGen, index_constant, value_base
 from .registry import register_pass
@@ -65,6 +67,9 @@ from .registry import register_pass
 _OPS: dict[str, type[Operation]] = {op.name: op for op in PL.operations}
 
 _CUBE_SPACES = (MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right)
+_CROSSINGS = {(MemorySpace.Acc, MemorySpace.Vec)}
+"""(tile space, wanted space) pairs moved across the cube/vector boundary instead of rejected. Not Vec -> Mat
+yet: a kernel pushing both ways needs its AIC and AIV parts interleaved, which the device model cannot do."""
 
 # Tensor op families converted one to one onto the tile op of the same name.
 _ELEMENTWISE = (
@@ -150,6 +155,8 @@ class _FunctionConverter:
     def as_tile(self, value: SSAValue, space: MemorySpace, user: Operation) -> SSAValue:
         """``value`` as a tile in ``space``: a tile as is, a tensor loaded whole."""
         t = value.type
+        if isinstance(t, TileType) and (t.memory_space, space) in _CROSSINGS:
+            return self.cross(value, space, user)
         if isinstance(t, TileType):
             ok = t.memory_space in _CUBE_SPACES if space is MemorySpace.Mat else t.memory_space is space
             if not ok:
@@ -184,6 +191,19 @@ class _FunctionConverter:
         self.loads[key] = load.result
         return load.result
 
+    def cross(self, value: SSAValue, space: MemorySpace, user: Operation) -> SSAValue:
+        """A tile the other core's op reads (an Acc matmul result read by a vector op, a Vec tile read by a
+        matmul): moved once, after it is made, as upstream does (ExpandMixedKernel turns the move into the
+        cube <-> vector push/pop)."""
+        key = (value, space)
+        if key not in self.loads:
+            move = self.build(user, TileMoveOp, {"tile": value}, {"target_memory": _space(space)})
+            move.location = value.owner.location if isinstance(value.owner, Operation) else user.location
+            move.result.name_hint = self.fresh(value, "_vec" if space is MemorySpace.Vec else "_mat")
+            self._insert_load_ops(value, [move])
+            self.loads[key] = move.result
+        return self.loads[key]
+
     def replace(self, old: Operation, new: Operation, *extra_before: Operation) -> None:
         """Put ``new`` (after ``extra_before``) where ``old`` is; ``old``'s result
         uses move to ``new``'s result, named ``<old>__tile``."""
@@ -214,11 +234,14 @@ class _FunctionConverter:
             for v in op.operands:
                 if isinstance(v.type, TileType):
                     what = "returned" if isinstance(op, func.ReturnOp) else f"passed to {op.callee}"  # type: ignore[union-attr]
-                    raise error_at(
-                        op,
-                        f"the tile {value_base(v)!r} is {what} from the InCore function "
-                        f"'{self.f.sym_name.data}'; InCore functions exchange tensors",
-                        hint="write the value into an Out parameter (out[:] = value) and return that",
+                    raise KernelCodegenError(
+                        Diagnostic(
+                            Severity.ERROR,
+                            f"the tile {value_base(v)!r} is {what} from the InCore function "
+                            f"'{self.f.sym_name.data}'; InCore functions exchange tensors",
+                            op_span(op),
+                            hint="write the value into an Out parameter (out[:] = value) and return that",
+                        )
                     )
         else:
             for region in op.regions:

@@ -6,7 +6,9 @@ dumps):
 
 - the new ``func.func`` is named by the scope's ``name_hint``, else
   ``<parent>_incore_<n>`` (``n`` counts the parent's scopes from 0); it is
-  inserted before its parent;
+  inserted before its parent. A ``name_hint`` already taken is disambiguated
+  as upstream does: by an earlier scope of the same parent, the smallest free
+  ``<hint>_<n>``; by another function, ``<parent>_<hint>`` (then ``_<n>``);
 - its parameters are the values defined outside the scope that the body uses,
   in first-use order, with their name hints (``arith.constant``s are cloned
   in instead); a tensor the scope writes (``pl.tensor.assemble`` target,
@@ -32,7 +34,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, StringAttr, UnitAttr, i64
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
@@ -40,6 +42,10 @@ from xdsl.rewriter import InsertPoint
 from pypto.diagnostics import error_at
 from pypto.dialects.enums import FunctionType, Level, ParamDirection
 from pypto.dialects.program import (
+    EARLY_RESOLVE,
+    MANUAL_DEP,
+    NO_DEP_ARGS,
+    NO_DEP_INDICES,
     AtOp,
     YieldOp,
     function_type,
@@ -47,6 +53,9 @@ from pypto.dialects.program import (
     param_direction,
     set_function_type,
     set_param_directions,
+    set_task_links,
+    task_handle,
+    user_deps,
 )
 from pypto.dialects.tensor_ops import TensorAssembleOp
 from pypto.dialects.tile_ops import TileStoreOp
@@ -187,17 +196,20 @@ class OutlineScope(RewritePattern):
 
     def __init__(self) -> None:
         self.counters: dict[str, int] = {}
+        self.outlined: dict[str, set[str]] = {}  # parent -> names its scopes got
 
     def function_name(self, scope: AtOp, parent: func.FuncOp, module: ModuleOp) -> str:
         taken = {op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)}
         if scope.name_hint is not None:
             name = scope.name_hint.data
+            local = self.outlined.setdefault(parent.sym_name.data, set())
             if name in taken:
-                raise error_at(
-                    scope,
-                    f"pl.at name_hint {name!r} names an existing function",
-                    hint="choose another name_hint",
-                )
+                base = name if name in local else f"{parent.sym_name.data}_{name}"
+                name = base
+                n = 0
+                while name in taken:
+                    name, n = f"{base}_{n}", n + 1
+            local.add(name)
             return name
         n = self.counters.get(parent.sym_name.data, 0)
         while f"{parent.sym_name.data}_incore_{n}" in taken:
@@ -282,6 +294,8 @@ class OutlineScope(RewritePattern):
         for key in ("pl.block_num", "pl.sync_start"):  # a scope under pl.spmd: its call launches the blocks
             if key in scope.attributes:
                 call.attributes[key] = scope.attributes[key]
+        set_task_links(call, task_handle(scope), user_deps(scope))  # ``as t`` / ``deps=[t]`` go to the task
+        _copy_dep_options(scope, call)
         rewriter.insert(call, InsertPoint.before(scope))
         parent_names = NameGen.for_function(parent)
         for res, old in zip(call.res, scope.res, strict=False):
@@ -302,6 +316,20 @@ class OutlineScope(RewritePattern):
         rewriter.erase(scope)
         if function_type(parent) is FunctionType.Opaque:
             set_function_type(parent, FunctionType.Orchestration)
+
+
+def _copy_dep_options(scope: AtOp, call: func.CallOp) -> None:
+    """``no_dep_args=`` (outer tensor names -> the call's argument positions), ``pl.manual_scope`` and
+    ``allow_early_resolve=`` go from the scope to its task's call."""
+    names = scope.attributes.get(NO_DEP_ARGS)
+    if isinstance(names, ArrayAttr):
+        wanted = {n.data for n in names.data if isinstance(n, StringAttr)}
+        marks = [i for i, a in enumerate(call.arguments) if value_base(a) in wanted]
+        if marks:
+            call.attributes[NO_DEP_INDICES] = ArrayAttr(IntegerAttr(i, i64) for i in marks)
+    for key in (MANUAL_DEP, EARLY_RESOLVE):
+        if key in scope.attributes:
+            call.attributes[key] = UnitAttr()
 
 
 @register_pass

@@ -20,7 +20,7 @@ from .run import InputWrittenError, RunResult, TaskRace, run
 from .runnable import Runnable, RunSpec
 from .scheduler import Scheduler, TaskRecord
 from .tensors import DeviceTensor
-from .worker import ChipWorker
+from .worker import ChipWorker, RegistrationHandle
 
 __all__ = [
     "PLATFORMS",
@@ -29,6 +29,7 @@ __all__ = [
     "benchmark",
     "ChipWorker",
     "DeviceTensor",
+    "RegistrationHandle",
     "InputWrittenError",
     "OrchestrationError",
     "RunConfig",

@@ -43,7 +43,7 @@ from xdsl.ir import Operation, SSAValue
 
 from pypto.dialects.dtypes import dtype_name
 from pypto.dialects.enums import FunctionType, ParamDirection, ParamDirectionAttr
-from pypto.dialects.program import call_dump_indices, function_type, param_directions
+from pypto.dialects.program import call_dump_indices, function_type, no_dep_indices, param_directions
 from pypto.dialects.types import TensorType
 from pypto.errors import Error
 from pypto.target.dtypes import BY_NAME
@@ -411,7 +411,9 @@ class _HostInterpreter:
         dirs = _call_directions(op, callee)
         task_args = [self._task_arg(i, d, a) for i, (d, a) in enumerate(zip(dirs, args, strict=True))]
         _set_dtypes(task_args, callee)
-        task = self.issue(callee, task_args, _int_attr(op, "pl.task_id"), _static_deps(op), _loc(op))
+        task = self.issue(
+            callee, task_args, _int_attr(op, "pl.task_id"), _static_deps(op), _loc(op), no_dep_indices(op)
+        )
         task.dumps = _dump_marks(op, callee)
         task.block_num = max(_int_attr(op, "pl.block_num") or 1, 1)
         sync = op.attributes.get("pl.sync_start")
@@ -471,15 +473,22 @@ class _HostInterpreter:
         return parts
 
     def issue(
-        self, callee: func.FuncOp, args: list[TaskArg], static_id: int | None, static_deps: list[int], loc: str | None
+        self,
+        callee: func.FuncOp,
+        args: list[TaskArg],
+        static_id: int | None,
+        static_deps: list[int],
+        loc: str | None,
+        untracked: frozenset[int] = frozenset(),
     ) -> Task:
-        """Record a task and its dependencies."""
+        """Record a task and its dependencies (``untracked``: argument positions kept out of tracking,
+        ``no_dep_args=`` / ``pl.manual_scope``)."""
         tid = len(self.tasks)
         task = Task(
             tid, callee.sym_name.data, _core_type(callee), args, self._parts(callee, args), static_id=static_id, loc=loc
         )
         for a in args:
-            if a.buffer is None:
+            if a.buffer is None or a.index in untracked:
                 continue
             b = a.buffer.id
             if b in self._last_writer:
@@ -496,7 +505,7 @@ class _HostInterpreter:
         task.deps.discard(tid)
         task.dep_edges = [e for e in task.dep_edges if e.pred != tid]
         for a in args:
-            if a.buffer is None:
+            if a.buffer is None or a.index in untracked:
                 continue
             b = a.buffer.id
             if a.direction is ParamDirection.In:
