@@ -56,7 +56,7 @@ def function(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
 
 
 DSL_ONLY_NAMES = (
-    "range", "parallel", "unroll", "pipeline", "at", "scope", "spmd", "yield_", "cond", "while_", "dynamic",
+    "range", "parallel", "unroll", "pipeline", "at", "scope", "spmd", "yield_", "cond", "while_",
     *SUGAR,  # the op functions (pl.add, pl.load, ...), derived from the ops
     "tile", "tensor", "adir", "dump_tag",
 )  # fmt: skip
