@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import ast
-import sys
 from collections.abc import Callable
 from typing import Any
 
 from pypto.core.program import Program
-from pypto.utils.tracebacks import api_boundary
+from pypto.utils.tracebacks import api_boundary, caller_frame
 
 from .dsl_objects import _DSLOnly
 from .parser import program_from_class, program_from_function, python_source
@@ -21,7 +20,7 @@ def program(cls: type) -> Program:
     function also sees that function's local variables (``big_m`` below ``def build(): big_m = ...``)."""
     node, src = python_source(cls)
     assert isinstance(node, ast.ClassDef)
-    _add_enclosing_locals(src.globals, sys._getframe(1))
+    _add_enclosing_locals(src.globals, caller_frame())
     return program_from_class(node, src)
 
 
@@ -48,11 +47,11 @@ def function(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
             return f
         node, src = python_source(f)
         assert isinstance(node, ast.FunctionDef)
-        _add_enclosing_locals(src.globals, frame if frame is not None else sys._getframe(1))
+        _add_enclosing_locals(src.globals, frame if frame is not None else caller_frame())
         dec = next(d for d in node.decorator_list if "function" in ast.unparse(d))
         return program_from_function(node, src, dec)
 
-    return deco(fn, sys._getframe(1)) if fn is not None else deco
+    return deco(fn, caller_frame()) if fn is not None else deco
 
 
 DSL_ONLY_NAMES = (

@@ -64,6 +64,15 @@ def filter_traceback(tb: TracebackType | None) -> TracebackType | None:
     return out
 
 
+def caller_frame(depth: int = 1) -> Any:
+    """The frame ``depth`` calls above the caller, not counting :func:`api_boundary`'s wrappers
+    (what a decorator that reads its user's locals must look at)."""
+    frame = sys._getframe(depth + 1)
+    while frame is not None and frame.f_code is _WRAPPER_CODE:
+        frame = frame.f_back
+    return frame
+
+
 def api_boundary(fn: F) -> F:
     """Decorate a public entry point: exceptions leave it with PyPTO's frames hidden."""
 
@@ -79,6 +88,9 @@ def api_boundary(fn: F) -> F:
             raise  # a bare raise keeps the (filtered) traceback and adds no frame
 
     return wrapped  # type: ignore[return-value]
+
+
+_WRAPPER_CODE = api_boundary(lambda: None).__code__  # every api_boundary wrapper runs this code object
 
 
 def _filter_chain(error: BaseException) -> None:
