@@ -38,6 +38,7 @@ from typing import NoReturn
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import ParseError
 
+from pypto.ptoas.arch_scope import apply_left_blayout, text_arch
 from pypto.ptoas.dialect.tile_ops import AllocTileOp, TAssignOp
 from pypto.ptoas.passes import ARCHS, PtoasOptions, run_ptoas_pipeline
 from pypto.ptoas.pto_text import PTOVerifyError, SourceMap, format_diagnostic, parse_pto_with_source_map, print_pto
@@ -142,6 +143,11 @@ def compile_text(text: str, filename: str, args: argparse.Namespace) -> str:
     source_map: SourceMap | None = None
     arch = resolve_arch(args)
     level = resolve_level(args)
+    # PTOAS parses under an arch (flag, else the text's, else a3): Left tiles take its layout.
+    declared = text_arch(text)
+    text = apply_left_blayout(text, arch or declared or "a2a3")
+    if arch is None and declared in ARCHS:
+        arch = declared  # PTOAS's "a3" is our "a2a3"
     try:
         module, source_map = parse_pto_with_source_map(text, filename)
         check_level(module, level, args.enable_insert_sync)

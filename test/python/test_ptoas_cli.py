@@ -230,3 +230,20 @@ def test_stdin_and_dash_output(
     code, out, err = run(["--emit", "pto", "-o", "-", "--disable-infer-layout", "--emit-addptr-trace"], capsys)
     assert code == 0, err
     assert "pto.tadd" in out and not (tmp_path / "-").exists()
+
+
+@pytest.mark.parametrize(
+    ("flags", "layout"), [(["--pto-arch=a3"], "row_major"), (["--pto-arch=a5"], "col_major"), ([], "row_major")]
+)
+def test_left_tiles_take_the_arch_layout(
+    flags: list[str], layout: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """PTOAS's parser arch scope: a Left tile's blayout is the arch's (a3 row_major, a5 col_major)."""
+    left = "!pto.tile_buf<loc=left, dtype=f32, rows=16, cols=16, v_row=16, v_col=16, blayout=col_major, slayout=row_major, fractal=512, pad=0>"
+    src = tmp_path / "left.pto"
+    src.write_text(
+        f'module attributes {{pto.target_arch = "a3"}} {{\n  func.func @k() {{\n    %a = pto.alloc_tile : {left}\n    return\n  }}\n}}\n'
+    )
+    code, out, err = run([str(src), "--emit", "pto", *flags], capsys)
+    assert code == 0, err
+    assert f"loc=left, dtype=f32, rows=16, cols=16, v_row=16, v_col=16, blayout={layout}" in out
