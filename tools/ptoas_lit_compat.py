@@ -131,32 +131,28 @@ def lit_config_text(suite: Path, exec_root: Path, bin_dir: Path) -> str:
     )
 
 
-_ERROR_RE = re.compile(r"(?:^|\s)error:\s*(.*)")
-_EXIT_RE = re.compile(r"^error: command failed with exit status: (\d+)", re.M)
+_PTOAS_ERROR = re.compile(r"^(?:\S+:\d+:\d+: error: .*|Error: .*|ptoas: .*error.*)$")
+_CHECK_ERROR = re.compile(r"^[^\s:]+:\d+: error: (.*)$")
+_EXIT = re.compile(r"error: command failed with exit status: (\d+)")
+MAX_REASON = 400
 
 
 def failure_reason(output: str) -> str:
-    """A one-line reason from a failed test's lit output: ptoas's own error line
-    if it printed one that was not expected, else FileCheck's first failed check."""
+    """A one-line reason from a failed test's lit output: FileCheck's failed
+    check and ptoas's own first error line (``|``-joined), whichever exist."""
     if "Test has no 'RUN:' line" in output:
         return "no RUN: line in the test"
-    lines = output.splitlines()
-    internal = [ln for ln in lines if "internal error" in ln]
-    if internal:
-        return internal[0].strip()
-    for i, line in enumerate(lines):
-        m = _ERROR_RE.search(line)
-        if m is None or line.startswith("error: command failed"):
-            continue
-        msg = m.group(1).strip()
-        if msg.startswith(("CHECK", "A3", "A5")) or "expected string not found" in msg or "-NOT" in msg:
-            pattern = next((ln.strip() for ln in lines[i + 1 : i + 3] if ln.strip()), "")
-            return f"FileCheck: {msg} {pattern}".strip()
-        return msg
-    m = _EXIT_RE.search(output)
-    if m:
-        return f"exit status {m.group(1)}"
-    return "failed (no error line)"
+    lines = [ln.removeprefix("# | ").strip() for ln in output.splitlines()]
+    check = next((m.group(1) for ln in lines if (m := _CHECK_ERROR.match(ln))), None)
+    diag = next((ln for ln in lines if _PTOAS_ERROR.match(ln)), None)
+    parts = [f"FileCheck: {check}"] if check else []
+    if diag:
+        parts.append(f"ptoas: {diag}")
+    if not parts:
+        m = _EXIT.search(output)
+        parts.append(f"exit status {m.group(1)}" if m else "failed (no error line)")
+    reason = " | ".join(parts)
+    return reason if len(reason) <= MAX_REASON else reason[: MAX_REASON - 3] + "..."
 
 
 def _short_name(full: str) -> str:
