@@ -40,6 +40,7 @@ from xdsl.utils.exceptions import ParseError
 
 from pypto.ptoas.arch_scope import apply_left_blayout, text_arch
 from pypto.ptoas.dialect.tile_ops import AllocTileOp, TAssignOp
+from pypto.ptoas.emitc.errors import EmitError
 from pypto.ptoas.passes import ARCHS, PtoasOptions, run_ptoas_pipeline
 from pypto.ptoas.pto_text import PTOVerifyError, SourceMap, format_diagnostic, parse_pto_with_source_map, print_pto
 from pypto.utils.atomic import atomic_write_text
@@ -167,6 +168,8 @@ def compile_text(text: str, filename: str, args: argparse.Namespace) -> str:
         return _emit_cpp(module)
     except PTOVerifyError as e:
         raise CliError(format_diagnostic(e, source_map)) from None
+    except EmitError as e:  # an op or form the emitter does not handle: the user's input, located
+        raise CliError(format_diagnostic(PTOVerifyError(str(e), e.op), source_map)) from None
     except (ValueError, NotImplementedError) as e:
         raise CliError(f"{filename}: error: C++ emission failed: {e}") from None
 
