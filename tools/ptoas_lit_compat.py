@@ -13,10 +13,9 @@ written into the checkout), in which ``ptoas`` is our ``ptoas``
 (``python -m pypto.ptoas.cli``, or ``--ptoas CMD``), ``FileCheck`` is the
 ``filecheck`` package and ``not`` a two-line shell script, all three put first
 on ``PATH``; the RUN lines run under bash (they use ``2>&1 1>/dev/null``,
-which lit's internal shell rejects). It runs lit
-and prints one line per test that does not pass, with a reason taken from its
-output (the first ``error:`` line: ptoas's diagnostic or FileCheck's failed
-check), then ``passed N/M``. Exit code: 0 when every test passed, 1 when some
+which lit's internal shell rejects). It runs lit and prints one line per test
+that does not pass, with a reason taken from its output (FileCheck's failed
+check and ptoas's own first error line), then ``passed N/M``. Exit code: 0 when every test passed, 1 when some
 did not, 2 on bad usage (no such checkout).
 """
 
@@ -32,6 +31,8 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from pypto.utils.atomic import atomic_write_text
 
 SUITE = Path("test") / "basic"
 SUFFIXES = (".pto",)
@@ -232,8 +233,6 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{o.code}: {o.name}")
     sys.stdout.write(format_summary(outcomes))
     if args.json:
-        from pypto.utils.atomic import atomic_write_text
-
         rows = [{"name": o.name, "code": o.code, "reason": o.reason} for o in outcomes]
         atomic_write_text(args.json, json.dumps(rows, indent=1, sort_keys=True) + "\n")
     return 0 if all(o.passed for o in outcomes) else 1
