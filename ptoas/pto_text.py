@@ -125,14 +125,23 @@ def verify_pto(module: ModuleOp) -> None:
         if op is not None and not message.startswith(f"'{op.name}'"):
             message = f"'{op.name}' op {message}"
         raise PTOVerifyError(message, op) from e
-    for op in module.walk():
-        if isinstance(op, FuncOp) and isinstance(op.attributes.get("pto.entry"), UnitAttr):
-            results = op.function_type.outputs.data
-            if results:
-                kinds = ", ".join(str(t) for t in results)
-                raise PTOVerifyError(
-                    f"'func.func' op @{op.sym_name.data}: PTO entry functions must return void (returns {kinds})", op
-                )
+    for op in _entry_functions(module):
+        results = op.function_type.outputs.data
+        if results:
+            kinds = ", ".join(str(t) for t in results)
+            raise PTOVerifyError(
+                f"'func.func' op @{op.sym_name.data}: PTO entry functions must return void (returns {kinds})", op
+            )
+
+
+def _entry_functions(module: ModuleOp) -> list[FuncOp]:
+    """PTOAS's entry functions: those marked ``pto.entry``, else the only definition if there is one."""
+    funcs = [op for op in module.walk() if isinstance(op, FuncOp)]
+    marked = [f for f in funcs if isinstance(f.attributes.get("pto.entry"), UnitAttr)]
+    if marked:
+        return marked
+    defs = [f for f in funcs if f.body.blocks]
+    return defs if len(defs) == 1 else []
 
 
 def has_locations(module: ModuleOp) -> bool:

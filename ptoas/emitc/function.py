@@ -20,6 +20,8 @@ Output shape (pto-dialect.md §8)::
 
     extern "C" int ptoas_call_NAME(const int64_t* args) { ... }   (CPU builds: runs NAME via pto::cpu::launch)
 
+Functions come callee first, as PTOAS orders them (:func:`call_order`; no prototypes, only
+body-less declarations are written as such); a recursive call is an error, as in PTOAS.
 Entry functions (``pto.entry``, or every public void function when none is marked) are
 ``__global__ AICORE``; private functions ``static AICORE``; others ``AICORE``.
 """
@@ -27,7 +29,7 @@ Entry functions (``pto.entry``, or every public void function when none is marke
 from __future__ import annotations
 
 from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr
-from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 
 from pypto.ptoas.dialect.attrs import KernelKindAttr
 
@@ -80,6 +82,39 @@ def _entries(funcs: list[FuncOp]) -> set[str]:
         for f in funcs
         if not f.function_type.outputs.data and (f.sym_visibility is None or f.sym_visibility.data != "private")
     }
+
+
+def call_order(funcs: list[FuncOp]) -> list[FuncOp]:
+    """Definitions with every callee before its callers (PTOAS's order: no prototypes needed;
+    a ready queue seeded in module order). Recursion is an EmitError, as in PTOAS."""
+    defs = [f for f in funcs if f.body.blocks]
+    by_name = {f.sym_name.data: f for f in defs}
+    callers: dict[str, list[str]] = {name: [] for name in by_name}
+    waiting: dict[str, int] = dict.fromkeys(by_name, 0)
+    for f in defs:
+        callees: set[str] = set()
+        for op in f.walk():
+            if not isinstance(op, CallOp) or op.callee.root_reference.data not in by_name:
+                continue
+            callee = op.callee.root_reference.data
+            if callee == f.sym_name.data:
+                raise EmitError("recursive function calls are not supported for EmitC C++ emission", f)
+            if callee not in callees:
+                callees.add(callee)
+                callers[callee].append(f.sym_name.data)
+                waiting[f.sym_name.data] += 1
+    ready = [f.sym_name.data for f in defs if waiting[f.sym_name.data] == 0]
+    order: list[FuncOp] = []
+    while ready:
+        name = ready.pop(0)
+        order.append(by_name[name])
+        for user in callers[name]:
+            waiting[user] -= 1
+            if waiting[user] == 0:
+                ready.append(user)
+    if len(order) != len(defs):
+        raise EmitError("cyclic function call graph is not supported for EmitC C++ emission")
+    return order
 
 
 def _qualifier(f: FuncOp, entries: set[str]) -> str:
@@ -172,12 +207,12 @@ def emit_cpp(module: ModuleOp) -> str:
     arch_text = arch.data if isinstance(arch, StringAttr) else "a2a3"
     names = ", ".join(f"@{f.sym_name.data}" for f in funcs)
     out = [f"// ptoas (pypto.ptoas.emitc) C++ for {names}; target {arch_text}.", PREAMBLE]
-    if len(funcs) > 1:
-        for f in funcs:
-            arg_names = [f"v{i + 1}" for i in range(len(f.function_type.inputs.data))]
-            out.append(f"{_signature(f, entries, arg_names)};")
+    declarations = [f for f in funcs if not f.body.blocks]
+    for f in declarations:
+        out.extend(emit_function(f, entries))
+    if declarations:
         out.append("")
-    for f in funcs:
+    for f in call_order(funcs):
         out.extend(emit_function(f, entries))
         out.append("")
     for f in funcs:

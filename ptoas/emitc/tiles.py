@@ -176,7 +176,7 @@ def _tstore(ctx: FuncContext, op: Operation) -> None:
 @handles(TMovOp)
 def _tmov(ctx: FuncContext, op: Operation) -> None:
     src, dst = (ctx.name(v, op) for v in op.operands)
-    mode = _enum(op, "accToVecMode", AccToVecModeAttr, "AccToVecMode")
+    mode = _enum(op, "accToVecMode", AccToVecModeAttr, "pto::AccToVecMode")  # PTOAS spells it qualified
     relu = _enum(op, "reluPreMode", ReluPreModeAttr, "ReluPreMode")
     params = [p for p in (mode, relu) if p]
     if mode and not relu:

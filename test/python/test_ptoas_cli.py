@@ -64,7 +64,16 @@ def test_arch_overrides_module(capsys: pytest.CaptureFixture[str]) -> None:
 @needs_corpus
 def test_dump_dir_and_print_ir_after_all(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     d = tmp_path / "dumps"
-    args = [str(VADD), "--emit", "pto", "--enable-insert-sync", "--memory-planner", "--print-ir-after-all", "--dump-dir", str(d)]
+    args = [
+        str(VADD),
+        "--emit",
+        "pto",
+        "--enable-insert-sync",
+        "--memory-planner",
+        "--print-ir-after-all",
+        "--dump-dir",
+        str(d),
+    ]
     code, _, err = run(args, capsys)
     assert code == 0
     assert sorted(p.name for p in d.iterdir()) == [
@@ -115,7 +124,9 @@ def test_plan_memory_overflow_is_located(tmp_path: Path, capsys: pytest.CaptureF
     assert err.startswith(f"{src}:3:5: error: vec tile of 262144 bytes is larger than the vec buffer"), err
 
 
-def test_internal_error_has_no_traceback(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_internal_error_has_no_traceback(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     src = tmp_path / "k.pto"
     src.write_text("module {\n  func.func @k() {\n    return\n  }\n}\n")
 
@@ -146,3 +157,95 @@ def test_console_script_runs() -> None:
         pytest.skip("the ptoas console script is not installed (pip install -e .)")
     res = subprocess.run([str(exe), "--help"], capture_output=True, text=True, check=False)
     assert res.returncode == 0 and "--enable-insert-sync" in res.stdout
+
+
+# ---- PTOAS's command line (issue 18 item 3) ----
+
+TILE = "!pto.tile_buf<loc=vec, dtype=f32, rows=8, cols=8, v_row=8, v_col=8, blayout=row_major, slayout=none_box, fractal=512, pad=0>"
+
+
+def _kernel(tmp_path: Path, addr: bool, arch: str | None = None) -> Path:
+    attrs = f' attributes {{pto.target_arch = "{arch}"}}' if arch else ""
+    alloc = "%c0 = arith.constant 0 : i64\n    %a = pto.alloc_tile addr = %c0" if addr else "%a = pto.alloc_tile"
+    src = tmp_path / ("addr.pto" if addr else "noaddr.pto")
+    src.write_text(
+        f"module{attrs} {{\n  func.func @k() {{\n    {alloc} : {TILE}\n"
+        f"    pto.tadd ins(%a, %a : {TILE}, {TILE}) outs(%a : {TILE})\n    return\n  }}\n}}\n"
+    )
+    return src
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [(["--pto-arch=a3"], "a2a3"), (["--pto-arch", "A5"], "a5"), (["--arch", "a5"], "a5"), ([], "a5")],
+)
+def test_pto_arch(flags: list[str], expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = _kernel(tmp_path, addr=False, arch="a5")  # the module's own arch stands when no flag is given
+    code, out, err = run([str(src), "--emit", "pto", *flags], capsys)
+    assert code == 0, err
+    assert f'pto.target_arch = "{expected}"' in out
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--pto-arch=a2"], "Error: invalid --pto-arch='a2'. Expected 'a3' or 'a5'."),
+        (["--pto-level=level9"], "Error: invalid --pto-level='level9'. Expected 'level1', 'level2', or 'level3'."),
+    ],
+)
+def test_invalid_arch_and_level(
+    flags: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "o.cpp"
+    code, _, err = run([str(_kernel(tmp_path, addr=False)), "-o", str(out), *flags], capsys)
+    assert code == 1 and err.strip() == message
+    assert not out.exists()
+
+
+def test_usage_error_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli.main([str(_kernel(tmp_path, addr=False)), "--no-such-option"])
+    assert exc.value.code == 1
+    assert "unrecognized arguments: --no-such-option" in capsys.readouterr().err
+
+
+def test_pto_level_addr_rules(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with_addr, without = _kernel(tmp_path, addr=True), _kernel(tmp_path, addr=False)
+    code, _, err = run([str(without), "--emit", "pto", "--pto-level=level3"], capsys)
+    assert code == 1 and err.startswith(f"{without}:3:5: error: 'pto.alloc_tile' op requires 'addr' operand"), err
+    code, _, err = run([str(with_addr), "--emit", "pto", "--pto-level=level2"], capsys)
+    assert code == 1 and "unexpected 'addr' operand: only supported when --pto-level=level3" in err
+    for src, level in ((with_addr, "level3"), (without, "LEVEL2")):
+        code, _, err = run([str(src), "--emit", "pto", f"--pto-level={level}"], capsys)
+        assert code == 0, err
+    for src in (with_addr, without):  # no --pto-level: both forms are accepted
+        code, _, err = run([str(src), "--emit", "pto"], capsys)
+        assert code == 0, err
+
+
+def test_stdin_and_dash_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO(_kernel(tmp_path, addr=False).read_text()))
+    code, out, err = run(["--emit", "pto", "-o", "-", "--disable-infer-layout", "--emit-addptr-trace"], capsys)
+    assert code == 0, err
+    assert "pto.tadd" in out and not (tmp_path / "-").exists()
+
+
+@pytest.mark.parametrize(
+    ("flags", "layout"), [(["--pto-arch=a3"], "row_major"), (["--pto-arch=a5"], "col_major"), ([], "row_major")]
+)
+def test_left_tiles_take_the_arch_layout(
+    flags: list[str], layout: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """PTOAS's parser arch scope: a Left tile's blayout is the arch's (a3 row_major, a5 col_major)."""
+    left = "!pto.tile_buf<loc=left, dtype=f32, rows=16, cols=16, v_row=16, v_col=16, blayout=col_major, slayout=row_major, fractal=512, pad=0>"
+    src = tmp_path / "left.pto"
+    src.write_text(
+        f'module attributes {{pto.target_arch = "a3"}} {{\n  func.func @k() {{\n    %a = pto.alloc_tile : {left}\n    return\n  }}\n}}\n'
+    )
+    code, out, err = run([str(src), "--emit", "pto", *flags], capsys)
+    assert code == 0, err
+    assert f"loc=left, dtype=f32, rows=16, cols=16, v_row=16, v_col=16, blayout={layout}" in out

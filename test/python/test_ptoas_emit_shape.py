@@ -1,0 +1,85 @@
+"""The emitted C++ in PTOAS's shape (issue 18 item 4): what PTOAS's FileCheck lines check."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from pypto.ptoas import cli
+
+T = "!pto.tile_buf<loc=vec, dtype=f32, rows=1, cols=16, v_row=1, v_col=16, blayout=row_major, slayout=none_box, fractal=512, pad=0>"
+
+
+def _run(tmp_path: Path, body: str, capsys: pytest.CaptureFixture[str], *flags: str) -> tuple[int, str, str]:
+    src = tmp_path / "k.pto"
+    src.write_text(body)
+    code = cli.main([str(src), *flags])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _kernel(name: str, call: str = "") -> str:
+    return (
+        f"  func.func @{name}() {{\n    %a = pto.alloc_tile : {T}\n"
+        f"    pto.tadd ins(%a, %a : {T}, {T}) outs(%a : {T})\n{call}    return\n  }}\n"
+    )
+
+
+def test_callees_come_first_without_prototypes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body = (
+        "module {\n"
+        + _kernel("caller", "    func.call @mid() : () -> ()\n")
+        + _kernel("mid", "    func.call @leaf() : () -> ()\n")
+        + _kernel("leaf")
+        + _kernel("alone")
+        + "}\n"
+    )
+    code, out, err = _run(tmp_path, body, capsys)
+    assert code == 0, err
+    heads = re.findall(r"^(?:__global__ )?AICORE void (\w+)\(\)(.)", out, re.M)
+    # a ready queue in module order (leaf, alone), then the callers as they become ready; each once
+    assert heads == [("leaf", " "), ("alone", " "), ("mid", " "), ("caller", " ")]
+
+
+def test_recursion_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body = "module {\n" + _kernel("k", "    func.call @k() : () -> ()\n") + "}\n"
+    code, out, err = _run(tmp_path, body, capsys)
+    assert code == 1 and out == ""
+    assert re.match(
+        r"^\S+:2:3: error: 'func.func' op recursive function calls are not supported for EmitC C\+\+ emission$",
+        err.strip(),
+    ), err
+
+
+def test_unsupported_op_is_a_located_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body = (
+        "module {\n  func.func @k() {\n    %c0 = arith.constant 0 : index\n"
+        "    %r = scf.while (%i = %c0) : (index) -> index {\n      %t = arith.constant true\n"
+        "      scf.condition(%t) %i : index\n    } do {\n    ^bb0(%j: index):\n      scf.yield %j : index\n    }\n"
+        "    return\n  }\n}\n"
+    )
+    code, _, err = _run(tmp_path, body, capsys)
+    assert code == 1 and "internal error" not in err
+    assert err.strip().endswith(":4:5: error: 'scf.while' op is not supported by the C++ emitter"), err
+
+
+def test_single_definition_is_the_entry(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body = "module {\n  func.func @k(%a: i32) -> i32 {\n    return %a : i32\n  }\n}\n"
+    code, _, err = _run(tmp_path, body, capsys)
+    assert code == 1 and "PTO entry functions must return void" in err
+
+
+def test_acc_to_vec_mode_is_qualified(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    acc = "!pto.tile_buf<loc=acc, dtype=f32, rows=16, cols=16, v_row=16, v_col=16, blayout=col_major, slayout=row_major, fractal=1024, pad=0>"
+    vec = "!pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=16, v_row=16, v_col=16, blayout=row_major, slayout=none_box, fractal=512, pad=0>"
+    body = (
+        "module {\n  func.func @k() {\n"
+        f"    %a = pto.alloc_tile : {acc}\n    %v = pto.alloc_tile : {vec}\n"
+        f"    pto.tmov ins(%a : {acc}) outs(%v : {vec}) {{accToVecMode = #pto.acc_to_vec_mode<dual_mode_split_m>}}\n"
+        "    return\n  }\n}\n"
+    )
+    code, out, err = _run(tmp_path, body, capsys, "--pto-arch=a5")
+    assert code == 0, err
+    assert re.search(r"TMOV<pto::AccToVecMode::DualModeSplitM, ReluPreMode::NoRelu>\(v\d+, v\d+\);", out), out
