@@ -47,7 +47,7 @@ EXIT_USER = 1
 EXIT_INTERNAL = 2
 EXIT_INTERRUPTED = 130
 
-_LOCATED = re.compile(r"^\S.*?: (error|warning): |^error: |^usage: ")
+_LOCATED = re.compile(r"^\S.*?: (error|warning): |^[Ee]rror: |^usage: ")  # "Error: ": PTOAS's own messages
 
 F = TypeVar("F", bound=Callable[..., int])
 

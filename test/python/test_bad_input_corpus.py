@@ -221,7 +221,7 @@ PTOAS = [
     C("ptoas-fail-no-output", "3", "ptoas", "{d}/k.pto --emit pto -o {d}/o.pto", 1, "is larger",
       files={"k.pto": _pto(_alloc(4096, 4096))}, absent=("o.pto",)),  # fmt: skip
     C("ptoas-parse-error", "1", "ptoas", "{d}/k.pto --emit pto", 1, "k.pto:2:1: error:", files={"k.pto": "module {\n"}),
-    C("ptoas-bad-arch-flag", "1", "ptoas", "{d}/k.pto --arch z9000", 2, "invalid choice", files={"k.pto": _pto("")}),
+    C("ptoas-bad-arch-flag", "1", "ptoas", "{d}/k.pto --arch z9000", 1, "invalid choice", files={"k.pto": _pto("")}),
     C("pto_text-parse-error", "1", "pto_text", "{d}/k.pto", 1, "k.pto:", files={"k.pto": "module { pto.nope }\n"}),
     C("pto_text-usage", "1", "pto_text", "", 2, "usage"),
 ]

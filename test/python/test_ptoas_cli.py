@@ -203,9 +203,7 @@ def test_invalid_arch_and_level(
 
 
 def test_usage_error_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exc:
-        cli.main([str(_kernel(tmp_path, addr=False)), "--no-such-option"])
-    assert exc.value.code == 1
+    assert cli.main([str(_kernel(tmp_path, addr=False)), "--no-such-option"]) == 1  # as PTOAS (LLVM's parser)
     assert "unrecognized arguments: --no-such-option" in capsys.readouterr().err
 
 
