@@ -315,7 +315,7 @@ def test_cli_case(case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "Traceback" not in err and "internal error" not in err, err
     if code == 1:
         first = err.splitlines()[0]
-        assert "error:" in first, err  # one located line first
+        assert "error:" in first or first.startswith("usage:"), err  # one located line (or the usage) first
     assert _snapshot(tmp_path, case.unchanged) == before
     for name in case.absent:
         assert not (tmp_path / name).exists(), name
