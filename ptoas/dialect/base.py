@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.irdl import IRDLOperation, OptOperandDef, VarOperandDef
+from xdsl.irdl import IRDLOperation, OptOperandDef, VarOperandDef, VerificationContext
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
@@ -244,7 +244,10 @@ class DpsOp(PTOOp):
             parser.raise_error(f"'{cls.name}' {err}", start, parser.pos)
         in_values = parser.resolve_operands(ins, in_types, start)
         out_values = parser.resolve_operands(outs, out_types, start)
-        operands = _fill_defs(cls, list(in_values), list(out_values))
+        try:
+            operands = _fill_defs(cls, list(in_values), list(out_values))
+        except ValueError as e:
+            parser.raise_error(str(e), start, parser.pos)
         return cls.build(operands=operands, attributes=attrs)
 
     def print(self, printer: Printer) -> None:
@@ -290,6 +293,15 @@ def _parse_group(parser: Parser, allow_attrs: bool) -> tuple[list[UnresolvedOper
     return values, attrs, types
 
 
+def _fits(d: OptOperandDef, value: SSAValue) -> bool:
+    """Does ``value``'s type satisfy the optional operand's constraint? (picks tmov's fp vs pre-quant scalar)."""
+    try:
+        d.constr.verify((value.type,), VerificationContext())
+    except VerifyException:
+        return False
+    return True
+
+
 def _fill_defs(cls: type[DpsOp], ins: list[SSAValue], outs: list[SSAValue]) -> list[SSAValue | list[SSAValue]]:
     """One entry per IRDL operand def: a value, or a list for optional defs."""
     defs = cls.get_irdl_definition().operands
@@ -297,15 +309,19 @@ def _fill_defs(cls: type[DpsOp], ins: list[SSAValue], outs: list[SSAValue]) -> l
     required = sum(1 for _, d in in_defs if not isinstance(d, VarOperandDef))
     extra = len(ins) - required
     result: list[SSAValue | list[SSAValue]] = []
-    it = iter(ins)
-    for _, d in in_defs:
+    pending = list(ins)
+    for i, (_, d) in enumerate(in_defs):
         if isinstance(d, OptOperandDef):
-            if extra > 0:
-                result.append([next(it)])
+            later_required = sum(1 for _, e in in_defs[i + 1 :] if not isinstance(e, VarOperandDef))
+            fits = extra > 0 and len(pending) > later_required and _fits(d, pending[0])
+            if fits:
+                result.append([pending.pop(0)])
                 extra -= 1
             else:
                 result.append([])
         else:
-            result.append(next(it))
+            result.append(pending.pop(0))
+    if pending:
+        raise ValueError(f"'{cls.name}' ins operand of type {pending[0].type} fits no optional operand")
     result.extend(outs)
     return result

@@ -213,8 +213,12 @@ class TMovOp(_MoveOp):
     """Tile to tile copy between locations (MTE1 / FIX / V by locations)."""
 
     name = "pto.tmov"
+    INTERLEAVED_INS: ClassVar[bool] = True
     src = operand_def(TileLike)
+    fp = opt_operand_def(TileLike)  # acc->mat/vec with vector quant parameters (loc=scaling)
+    pre_quant = opt_operand_def(i64)  # acc->* with a scalar quant parameter
     dst = operand_def(TileLike)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
     accToVecMode = opt_attr_def(AccToVecModeAttr)  # noqa: N815
     reluPreMode = opt_attr_def(ReluPreModeAttr)  # noqa: N815
 
