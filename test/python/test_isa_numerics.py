@@ -247,3 +247,56 @@ def test_trem_tmp_matches_fmod_on_both_sides() -> None:
     run_kernel(_synced(no_tmp, "trem"), "k", ref)
     np.testing.assert_array_equal(_bits(args[-1]), _bits(ref[-1]))
     assert not np.isnan(args[-1]).any()
+
+
+GM128 = "memref<128xf32, #pto.address_space<gm>>"
+SCRATCH = tile("i8", 1, 256)
+INTERP_ONLY = f"""module attributes {{pto.target_arch = "a2a3"}} {{
+  func.func @k(%ws: memref<1024xi8, #pto.address_space<gm>>, %dst: {GM128}, %src: {GM128}, %p: !pto.ptr<f32>) {{
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c5 = arith.constant 5 : index
+    %s = pto.alloc_tile : {SCRATCH}
+    %ses = pto.build_async_session(%s, %ws : {SCRATCH}, memref<1024xi8, #pto.address_space<gm>>) -> !pto.async_session
+    %ev = pto.tget_async(%dst, %src, %ses : {GM128}, {GM128}, !pto.async_session) -> !pto.async_event
+    %ok = pto.wait_async_event(%ev, %ses : !pto.async_event, !pto.async_session) -> i1
+    %x = pto.load_scalar %p[%c1] : !pto.ptr<f32> -> f32
+    pto.store_scalar %x, %p[%c0] : !pto.ptr<f32>, f32
+    %arr = pto.declare_eventid_array -> !pto.eventid_array<4>
+    pto.eventid_array_set %arr[%c1], %c5 : !pto.eventid_array<4>
+    %e = pto.eventid_array_get %arr[%c1] : !pto.eventid_array<4>
+    %ei = arith.index_cast %e : index to i32
+    pto.print ins("event %d", %ei : i32)
+    pto.set_ffts %ws : memref<1024xi8, #pto.address_space<gm>>
+    return
+  }}
+}}
+"""
+
+
+def test_interpreter_only_ops_run() -> None:
+    """Async DMA completes at once, GM scalars, event-id arrays, print; set_ffts is a no-op."""
+    module = parse_pto(INTERP_ONLY, "interp_only.pto")
+    verify_pto(module)
+    src = np.arange(128, dtype=np.float32)
+    dst = np.zeros(128, np.float32)
+    p = np.array([1.0, 2.5, 3.0], np.float32)
+    run = run_kernel(module, "k", [np.zeros(1024, np.int8), dst, src, p])
+    np.testing.assert_array_equal(dst, src)
+    assert p.tolist() == [2.5, 2.5, 3.0]
+    assert run.prints == ["event 5"]
+
+
+def test_trap_stops_the_kernel() -> None:
+    module = parse_pto("module {\n  func.func @k() {\n    pto.trap\n    return\n  }\n}\n", "trap.pto")
+    with pytest.raises(Exception, match="the kernel trapped"):
+        run_kernel(module, "k", [])
+
+
+def test_trap_in_cpp_fails_the_launch(build_dir: Path) -> None:
+    from pypto.ptoas.emitc.runner import KernelRuntimeError
+
+    text = "module {\n  func.func @k(%p: !pto.ptr<f32>) attributes {pto.kernel_kind = #pto.kernel_kind<vector>} {\n    pto.trap\n    return\n  }\n}\n"
+    lib = KernelLibrary(build_shared(emit_cpp(parse_pto(text, "trap.pto")), build_dir, name="isa_trap"))
+    with pytest.raises(KernelRuntimeError, match="trapped"):
+        lib.call("k", np.zeros(4, np.float32))

@@ -279,3 +279,22 @@ def test_insert_sync_orders_new_ops_on_different_pipes() -> None:
     assert any("wait_flag[<PIPE_S>, <PIPE_V>" in ln for ln in between), "\n".join(lines)
     after = lines[i_mod:i_get]
     assert any("wait_flag[<PIPE_V>, <PIPE_S>" in ln for ln in after), "\n".join(lines)
+
+
+def test_target_costs_the_new_ops() -> None:
+    """No formula row exists for the new ops: documented fallback rows in a2a3.mlir (scalar scatter, gather)
+    or the pipe's row; pipes agree with the dialect's."""
+    from pypto.target.model import load_target
+
+    t = load_target("a2a3")
+    assert t.pipe_of("TSCATTER") == "SCALAR" and t.compute_cycles("TSCATTER", "fp32", 16, 16) == 2 + 256
+    assert t.compute_cycles("TGATHER", "fp32", 16, 16) == 2 + 256 // 16
+    assert t.compute_cycles("TGETVAL", "fp32", 1, 1) == 1
+    assert t.compute_cycles("TFMOD", "fp32", 16, 16) == t.fallback_cycles("TADD_UNLISTED", "fp32", 16, 16)
+    for name, pipe in (
+        ("TPUT_ASYNC", "MTE3"),
+        ("TGET_ASYNC", "MTE2"),
+        ("TMATMUL_MX_ACC", "CUBE"),
+        ("TSTORE_FP", "FIXPIPE"),
+    ):
+        assert t.pipe_of(name) == pipe, name

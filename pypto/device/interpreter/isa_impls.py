@@ -22,6 +22,7 @@ from xdsl.ir import Operation
 from pypto.ptoas.dialect import isa_misc_ops as IM
 from pypto.ptoas.dialect import isa_tile_ops as IT
 from pypto.ptoas.dialect.attrs import Pipe
+from pypto.ptoas.dialect.types import element_bits
 
 from .core import CoreState
 from .memory import DeviceError, GmPtr, PartitionView, TileRef, to_storage
@@ -292,9 +293,14 @@ def async_copy(core: CoreState, interp: Interpreter, op: Any, args: PythonValues
         dflat[doff : doff + n] = sflat[soff : soff + n]
     else:
         dst[...] = src
-    nbytes = int(np.prod(op.dst.type.get_shape())) * 4
-    pipe = op.pipe()
-    core.account(op, op.name[4:].upper(), pipe, core.costs.transfer("TLOAD", None, "vec", nbytes), "transfer", [], [])
+    nbytes = int(np.prod(op.dst.type.get_shape())) * (element_bits(op.dst.type.element_type) // 8)
+    # through the session's UB scratch: a get costs a GM->UB load, a put a UB->GM store
+    cycles = (
+        core.costs.transfer("TLOAD", None, "vec", nbytes)
+        if op.pipe() == Pipe.PIPE_MTE2
+        else core.costs.transfer("TSTORE", "vec", None, nbytes)
+    )
+    core.account(op, op.name[4:].upper(), op.pipe(), cycles, "transfer", [], [], f"gm->gm {nbytes}B")
     return (("async_event", id(op)),)
 
 
