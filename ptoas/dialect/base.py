@@ -325,3 +325,9 @@ def _fill_defs(cls: type[DpsOp], ins: list[SSAValue], outs: list[SSAValue]) -> l
         raise ValueError(f"'{cls.name}' ins operand of type {pending[0].type} fits no optional operand")
     result.extend(outs)
     return result
+
+
+def fill_operands(cls: type[DpsOp], ins: list[SSAValue], outs: list[SSAValue]) -> list[SSAValue | list[SSAValue]]:
+    """The IRDL operand list of a DPS op from its ``ins`` and ``outs`` (optional operands by type, else empty)."""
+    return _fill_defs(cls, ins, outs)
+

@@ -298,3 +298,55 @@ def test_target_costs_the_new_ops() -> None:
         ("TSTORE_FP", "FIXPIPE"),
     ):
         assert t.pipe_of(name) == pipe, name
+
+
+def _lines(module: object) -> list[str]:
+    return [ln.strip() for ln in print_pto(module).splitlines()]  # type: ignore[arg-type]
+
+
+def test_plan_memory_keeps_a_tile_live_through_its_bitcast_view() -> None:
+    """%a's last use is through %v = bitcast %a: %c, allocated before that use, must not share %a's bytes."""
+    body = (
+        _tiles(a=F, b=F)
+        + f"    pto.texpands ins(%f0 : f32) outs(%a : {F})\n"
+        + f"    %v = pto.bitcast %a : {F} -> {I32}\n"
+        + _tiles(c=F)
+        + f"    pto.texpands ins(%f0 : f32) outs(%c : {F})\n"
+        + f"    pto.tadd ins(%c, %c : {F}, {F}) outs(%b : {F})\n"
+        + f"    pto.tci ins(%i0 : i32) outs(%v : {I32})\n"
+    )
+    module = _load(_module(body), "pm.pto")
+    run_ptoas_pipeline(module, PtoasOptions(memory_planner=True, insert_sync=False))
+    addrs = {}
+    for op in module.walk():  # type: ignore[attr-defined]
+        if op.name == "pto.alloc_tile" and op.addr is not None:
+            addrs[op.result.name_hint] = op.addr.owner.value.value.data
+    assert set(addrs) == {"a", "b", "c"}, addrs
+    size = 16 * 16 * 4
+    assert abs(addrs["a"] - addrs["c"]) >= size, addrs
+
+
+def test_insert_sync_covers_fifo_and_async_ops() -> None:
+    """tpop (MTE2) -> tadd (V) and tput_async (MTE3) -> tget_async (MTE2) on the same GM get flag pairs."""
+    fifo = (
+        '    %r = pto.reserve_buffer {name = "f", size = 8192, location = <vec>, auto = true} -> i32\n'
+        "    %p = pto.initialize_l2l_pipe {dir_mask = 1, slot_size = 1024, slot_num = 8}(%r : i32) -> !pto.pipe\n"
+        + f"    %t = pto.declare_tile -> {F}\n"
+        + _tiles(o=F)
+        + f"    pto.tpop(%t, %p : {F}, !pto.pipe) {{split = 0}}\n"
+        + f"    pto.tadd ins(%t, %t : {F}, {F}) outs(%o : {F})\n"
+        + "    pto.tfree(%p : !pto.pipe) {split = 0}\n"
+    )
+    asyncs = FORMS["async"].split("    %ok =")[0] + (
+        "    %ev2 = pto.tget_async(%src, %dst, %ses : memref<128xf32, #pto.address_space<gm>>, memref<128xf32, "
+        "#pto.address_space<gm>>, !pto.async_session) -> !pto.async_event\n"
+    )
+    module = _load(_module(fifo + asyncs, ARGS["async"]), "sync.pto")
+    run_ptoas_pipeline(module, PtoasOptions(insert_sync=True))
+    lines = _lines(module)
+    i_pop = next(i for i, ln in enumerate(lines) if ln.startswith("pto.tpop("))
+    i_add = next(i for i, ln in enumerate(lines) if ln.startswith("pto.tadd"))
+    assert any(ln.startswith("pto.wait_flag[<PIPE_MTE2>, <PIPE_V>") for ln in lines[i_pop:i_add]), "\n".join(lines)
+    i_put = next(i for i, ln in enumerate(lines) if "pto.tput_async" in ln)
+    i_get = next(i for i, ln in enumerate(lines) if "pto.tget_async" in ln)
+    assert any(ln.startswith("pto.wait_flag[<PIPE_MTE3>, <PIPE_MTE2>") for ln in lines[i_put:i_get]), "\n".join(lines)

@@ -420,6 +420,8 @@ def tstore(op: Any) -> Run:
 
 def tmov(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
     """Tile copy between spaces (acc -> other: converted; relu honoured)."""
+    if len(args) != 2:
+        raise DeviceError("tmov with a quant operand (fp tile / pre-quant scalar) is not modelled by the simulator")
     s, d = args
     x = _rd(core, s, d.valid)
     relu = getattr(op, "reluPreMode", None)
