@@ -68,8 +68,11 @@ def tile_of(t: Attribute) -> Tile | None:
         dims = tuple(t.get_shape())
         if len(dims) == 1:
             dims = (1, dims[0])
-        if len(dims) != 2:
-            return None
+        if len(dims) > 2:  # PTOAS's N-D local memrefs (e.g. 16x16x16xf16): leading dims fold into rows
+            lead = 1
+            for d in dims[:-1]:
+                lead = -1 if d < 0 or lead < 0 else lead * d
+            dims = (lead, dims[-1])
         shape = (dims[0] if dims[0] >= 0 else DYNAMIC, dims[1] if dims[1] >= 0 else DYNAMIC)
         return Tile(loc, t.element_type, shape, shape, None)
     return None
