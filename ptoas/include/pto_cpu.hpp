@@ -1442,19 +1442,21 @@ PTO_INST void TCONCAT(D &d, A &a, B &b) {
         for (int64_t c = 0; c < b.GetValidCol(); ++c) d.at(r, a.GetValidCol() + c) = cpu::to<T>(cpu::up(b.at(r, c)));
 }
 
-// dst = S + k (descending: S - k) for the k-th valid element in row-major order.
-template <typename D, typename Sc>
-PTO_INST void TCI(D &d, Sc start, bool descending) {
+// TCI<DstTile, T, descending>(dst, S): dst = S + k (descending: S - k) for the k-th valid element
+// in row-major order.
+template <typename D, typename T0, int Descending, typename Sc>
+PTO_INST void TCI(D &d, Sc start) {
     d.check("TCI");
     using T = typename D::DType;
     cpu::for_valid(d, [&](int64_t r, int64_t c) {
         const int64_t k = r * d.GetValidCol() + c;
-        d.at(r, c) = static_cast<T>(descending ? static_cast<int64_t>(start) - k : static_cast<int64_t>(start) + k);
+        d.at(r, c) = static_cast<T>(Descending ? static_cast<int64_t>(start) - k : static_cast<int64_t>(start) + k);
     });
 }
-// 1 where j <= i + diagonal (upper_or_lower 0) or j >= i + diagonal (1), else 0.
-template <typename D, typename Sc>
-PTO_INST void TTRI(D &d, Sc diagonal, int upper_or_lower) {
+// TTRI<DstTile, upper_or_lower>(dst, diagonal): 1 where j <= i + diagonal (0) or j >= i + diagonal (1), else 0.
+template <typename D, int UpperOrLower, typename Sc>
+PTO_INST void TTRI(D &d, Sc diagonal) {
+    constexpr int upper_or_lower = UpperOrLower;
     d.check("TTRI");
     using T = typename D::DType;
     const int64_t k = static_cast<int64_t>(diagonal);
@@ -1528,6 +1530,34 @@ PTO_INST void TGATHER(D &d, S &s, I &idx, Tmp &...) {
         d.at(i, j) = static_cast<T>(s.at(rc.first, rc.second));
     });
 }
+
+// Emitted as PTOAS does, but not modelled on the CPU (A5-only, packed sort/quant layouts, fixpipe
+// vector quant): a launch that reaches one fails with its name.
+enum class QuantType { INT8_SYM, INT8_ASYM };
+#define PTO_CPU_UNMODELLED(NAME)                                                                \
+    template <typename... Ts>                                                                   \
+    PTO_INST void NAME(Ts &&...) {                                                              \
+        cpu::fail(#NAME ": not modelled by the CPU simulator (see ptoas/dialect/isa_ops.txt)"); \
+    }
+PTO_CPU_UNMODELLED(TSORT32)
+PTO_CPU_UNMODELLED(TGATHERB)
+PTO_CPU_UNMODELLED(TPACK)
+PTO_CPU_UNMODELLED(TGET_SCALE_ADDR)
+PTO_CPU_UNMODELLED(MGATHER)
+PTO_CPU_UNMODELLED(MSCATTER)
+PTO_CPU_UNMODELLED(TMOV_FP)
+PTO_CPU_UNMODELLED(TSTORE_FP)
+PTO_CPU_UNMODELLED(TEXTRACT_FP)
+PTO_CPU_UNMODELLED(TINSERT_FP)
+PTO_CPU_UNMODELLED(TMATMUL_MX)
+PTO_CPU_UNMODELLED(TGEMV_MX)
+#undef PTO_CPU_UNMODELLED
+template <bool IsMSB, typename... Ts>
+PTO_INST void THISTOGRAM(Ts &&...) { cpu::fail("THISTOGRAM: not modelled by the CPU simulator (A5)"); }
+template <QuantType Q, typename... Ts>
+PTO_INST void TQUANT(Ts &&...) { cpu::fail("TQUANT: not modelled by the CPU simulator"); }
+template <typename D, typename S, typename... Ts>
+PTO_INST void TDEQUANT(Ts &&...) { cpu::fail("TDEQUANT: not modelled by the CPU simulator"); }
 
 // Hints and hardware-only configuration: no-ops on the CPU.
 template <typename D, typename S>

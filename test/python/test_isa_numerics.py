@@ -300,3 +300,46 @@ def test_trap_in_cpp_fails_the_launch(build_dir: Path) -> None:
     lib = KernelLibrary(build_shared(emit_cpp(parse_pto(text, "trap.pto")), build_dir, name="isa_trap"))
     with pytest.raises(KernelRuntimeError, match="trapped"):
         lib.call("k", np.zeros(4, np.float32))
+
+
+UNMODELLED = f"""module attributes {{pto.target_arch = "a2a3"}} {{
+  func.func @k(%p: !pto.ptr<f32>) attributes {{pto.kernel_kind = #pto.kernel_kind<vector>}} {{
+    %k = arith.constant 1 : i32
+    %lo = pto.alloc_tile : {I16}
+    pto.ttri ins(%k : i32) outs(%lo : {I16})
+    %ci = pto.alloc_tile : {tile("i32", 1, 16)}
+    pto.tci ins(%k {{descending = true}} : i32) outs(%ci : {tile("i32", 1, 16)})
+    %a = pto.alloc_tile : {F16}
+    %fp = pto.alloc_tile : {F16}
+    %q = pto.alloc_tile : {tile("i8", 16, 16)}
+    pto.tquant ins(%a, %fp : {F16}, {F16}) outs(%q : {tile("i8", 16, 16)}) {{quant_type = #pto<quant_type INT8_SYM>}}
+    %s = pto.alloc_tile : {tile("f32", 1, 32)}
+    %ix = pto.alloc_tile : {tile("ui32", 1, 32)}
+    %d = pto.alloc_tile : {tile("f32", 1, 64)}
+    pto.tsort32 ins(%s, %ix : {tile("f32", 1, 32)}, {tile("ui32", 1, 32)}) outs(%d : {tile("f32", 1, 64)})
+    return
+  }}
+}}
+"""
+
+
+def test_ptoas_call_shapes_compile_and_unmodelled_ops_fail_at_run_time(build_dir: Path) -> None:
+    """TTRI<Tile, 0>(d, k), TCI<Tile, int32_t, 1>(d, s), TQUANT<pto::QuantType::...>, TSORT32(d, s, idx) as PTOAS
+    emits them; g++ builds them; the launch stops at the first op the CPU does not model, naming it."""
+    from pypto.ptoas.emitc.runner import KernelRuntimeError
+
+    cpp = emit_cpp(_load_text(UNMODELLED))
+    assert "TTRI<Tile<TileType::Vec, int32_t, 16, 16," in cpp and ", 0>(" in cpp
+    assert "TCI<Tile<TileType::Vec, int32_t, 1, 16," in cpp and ", int32_t, 1>(" in cpp
+    assert "TQUANT<pto::QuantType::INT8_SYM>(" in cpp
+    assert "TSORT32(" in cpp
+    lib = KernelLibrary(build_shared(cpp, build_dir, name="isa_unmodelled"))
+    with pytest.raises(KernelRuntimeError, match="TQUANT: not modelled"):
+        lib.call("k", np.zeros(4, np.float32))
+
+
+def _load_text(text: str):  # type: ignore[no-untyped-def]
+    module = parse_pto(text, "u.pto")
+    verify_pto(module)
+    run_ptoas_pipeline(module, PtoasOptions(insert_sync=True))
+    return module

@@ -42,6 +42,7 @@ def _entries() -> dict[str, str]:
     for line in LIST.read_text().splitlines():
         if line.strip() and not line.startswith("#"):
             name, status = line.split()[:2]
+            assert f"pto.{name}" not in out, f"{name} is listed twice"
             out[f"pto.{name}"] = status
     return out
 
