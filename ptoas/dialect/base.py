@@ -208,6 +208,11 @@ class DpsOp(PTOOp):
         """The op's pipe (vector ops: PIPE_V)."""
         return self.PIPE
 
+    @classmethod
+    def operands_from(cls, ins: list[SSAValue], outs: list[SSAValue]) -> list[SSAValue | list[SSAValue]]:
+        """The IRDL operand list for these ``ins`` and ``outs`` (ins first, optional ones matched by type)."""
+        return _fill_defs(cls, ins, outs)
+
     def ins(self) -> list[SSAValue]:
         """The ``ins`` operands in order."""
         return list(self.operands[: len(self.operands) - self.OUTS])
@@ -332,5 +337,10 @@ def _fill_defs(cls: type[DpsOp], ins: list[SSAValue], outs: list[SSAValue]) -> l
 
 def fill_operands(cls: type[DpsOp], ins: list[SSAValue], outs: list[SSAValue]) -> list[SSAValue | list[SSAValue]]:
     """The IRDL operand list of a DPS op from its ``ins`` and ``outs`` (optional operands by type, else empty)."""
-    return _fill_defs(cls, ins, outs)
+    return cls.operands_from(ins, outs)
+
+
+def parse_group(parser: Parser, allow_attrs: bool) -> tuple[list[UnresolvedOperand], dict[str, Attribute], list[Attribute]]:
+    """``( %a, %b [{attrs}] : T1, T2 )`` or the interleaved ``( %a : T1, %b : T2 )`` (for custom DPS parsers)."""
+    return _parse_group(parser, allow_attrs)
 

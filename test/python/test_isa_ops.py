@@ -351,3 +351,36 @@ def test_insert_sync_covers_fifo_and_async_ops() -> None:
     i_put = next(i for i, ln in enumerate(lines) if "pto.tput_async" in ln)
     i_get = next(i for i, ln in enumerate(lines) if "pto.tget_async" in ln)
     assert any(ln.startswith("pto.wait_flag[<PIPE_MTE3>, <PIPE_MTE2>") for ln in lines[i_put:i_get]), "\n".join(lines)
+
+
+ACC = (
+    "!pto.tile_buf<loc=acc, dtype=f32, rows=16, cols=16, v_row=16, v_col=16, blayout=col_major, "
+    "slayout=row_major, fractal=1024, pad=0>"
+)
+MAT8 = (
+    "!pto.tile_buf<loc=mat, dtype=i8, rows=16, cols=16, v_row=16, v_col=16, blayout=row_major, "
+    "slayout=none_box, fractal=512, pad=0>"
+)
+SCALE = (
+    "!pto.tile_buf<loc=scaling, dtype=f16, rows=1, cols=16, v_row=1, v_col=16, blayout=row_major, "
+    "slayout=none_box, fractal=512, pad=0>"
+)
+
+
+def test_tmov_quant_forms_and_ptoas_generic_operand_order() -> None:
+    """tmov with an fp tile or a pre-quant scalar (custom form) and PTOAS's generic form (src, dst, fp, preQuant)."""
+    body = (
+        _tiles(s=ACC, d=MAT8, fp=SCALE)
+        + "    %q = arith.constant 7 : i64\n"
+        + f"    pto.tmov ins(%s : {ACC}, %fp : {SCALE}) outs(%d : {MAT8})\n"
+        + f"    pto.tmov ins(%s : {ACC}, %q : i64) outs(%d : {MAT8})\n"
+        + f'    "pto.tmov"(%s, %d, %q) <{{operandSegmentSizes = array<i32: 1, 1, 0, 1>}}> : ({ACC}, {MAT8}, i64) -> ()\n'
+    )
+    module = _load(_module(body), "tmov.pto")
+    movs = [op for op in module.walk() if op.name == "pto.tmov"]  # type: ignore[attr-defined]
+    assert [m.fp is not None for m in movs] == [True, False, False]
+    assert [m.pre_quant is not None for m in movs] == [False, True, True]
+    assert all(m.outs()[0].name_hint == "d" for m in movs)
+    printed = print_pto(module)
+    assert printed.count(f"pto.tmov ins(%s : {ACC}, %q : i64) outs(%d : {MAT8})") == 2
+    assert print_pto(_load(printed)) == printed
