@@ -1086,7 +1086,6 @@ NOT_SIMULATED: dict[type[DpsOp], str] = {
     TRandomOp: _A5,
     TGetScaleAddrOp: _A5,
     TQuantOp: "per-row quantisation parameters: not modelled yet",
-    TDequantOp: "per-row dequantisation parameters: not modelled yet",
     TMovFPOp: "fixpipe vector quantisation (fp tile) is not modelled yet",
     TStoreFPOp: "fixpipe vector quantisation (fp tile) is not modelled yet",
     TExtractFPOp: "fixpipe vector quantisation (fp tile) is not modelled yet",

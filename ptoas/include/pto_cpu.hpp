@@ -1556,8 +1556,19 @@ template <bool IsMSB, typename... Ts>
 PTO_INST void THISTOGRAM(Ts &&...) { cpu::fail("THISTOGRAM: not modelled by the CPU simulator (A5)"); }
 template <QuantType Q, typename... Ts>
 PTO_INST void TQUANT(Ts &&...) { cpu::fail("TQUANT: not modelled by the CPU simulator"); }
-template <typename D, typename S, typename... Ts>
-PTO_INST void TDEQUANT(Ts &&...) { cpu::fail("TDEQUANT: not modelled by the CPU simulator"); }
+// TDEQUANT<DstTile, SrcTile>(dst, src, scale, offset): dst = (float(src) - offset[r][0]) * scale[r][0].
+template <typename DT, typename ST, typename D, typename S, typename Sc, typename Of>
+PTO_INST void TDEQUANT(D &d, S &s, Sc &scale, Of &offset) {
+    d.check("TDEQUANT");
+    s.check("TDEQUANT");
+    cpu::need_valid("TDEQUANT", d, s, "src");
+    if (scale.GetValidRow() < d.GetValidRow() || offset.GetValidRow() < d.GetValidRow())
+        cpu::fail("TDEQUANT: scale/offset need one value per row of the destination");
+    cpu::for_valid(d, [&](int64_t r, int64_t c) {
+        const float v = static_cast<float>(s.at(r, c)) - static_cast<float>(offset.at(r, 0));
+        d.at(r, c) = v * static_cast<float>(scale.at(r, 0));
+    });
+}
 
 // Hints and hardware-only configuration: no-ops on the CPU.
 template <typename D, typename S>

@@ -103,7 +103,23 @@ def _setval(a: np.ndarray) -> np.ndarray:
     return out
 
 
+I8SRC = RNG.integers(-128, 128, (16, 16)).astype(np.int8)
+SCALE8 = RNG.uniform(0.01, 0.1, (16, 8)).astype(np.float32)
+OFF8 = RNG.uniform(-3, 3, (16, 8)).astype(np.float32)
+
 CASES: dict[str, Case] = {
+    "tdequant": Case(
+        [
+            ("x", "i8", 16, 16, False),
+            ("sc", "f32", 16, 8, False),
+            ("of", "f32", 16, 8, False),
+            ("d", "f32", 16, 16, True),
+        ],
+        f"pto.tdequant ins(%x_t, %sc_t, %of_t : {tile('i8', 16, 16)}, {tile('f32', 16, 8)}, {tile('f32', 16, 8)}) "
+        f"outs(%d_t : {F16})",
+        {"x": I8SRC, "sc": SCALE8, "of": OFF8},
+        {"d": (I8SRC.astype(np.float32) - OFF8[:, :1]) * SCALE8[:, :1]},
+    ),
     "tfmod": Case(
         [("a", "f32", 16, 16, False), ("b", "f32", 16, 16, False), ("d", "f32", 16, 16, True)],
         f"pto.tfmod ins(%a_t, %b_t : {F16}, {F16}) outs(%d_t : {F16})",

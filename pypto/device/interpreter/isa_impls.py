@@ -173,6 +173,16 @@ def tgather(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -
     return ()
 
 
+def tdequant(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """``dst[i, j] = (f32(src[i, j]) - offset[i, 0]) * scale[i, 0]`` in float32 (PTOAS's formula)."""
+    s, scale, off, d = args
+    x = _rd(core, s, d.valid).astype(np.float32)
+    sc = _rd(core, scale)[: x.shape[0], :1].astype(np.float32)
+    of = _rd(core, off)[: x.shape[0], :1].astype(np.float32)
+    _wr(core, d, (x - of) * sc)
+    return ()
+
+
 def nothing(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
     """A hint the simulator has no use for (timed on its pipe, no data changes)."""
     return ()
@@ -194,6 +204,7 @@ ISA_DATA: dict[type[Operation], Handler] = {
     IT.TScatterOp: tscatter,
     IT.TGatherOp: tgather,
     IT.TPrefetchOp: nothing,
+    IT.TDequantOp: tdequant,
 }
 """Destination-passing ISA ops: numerics (accounted by pto_impls._dps)."""
 
