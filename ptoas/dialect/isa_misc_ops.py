@@ -887,13 +887,18 @@ class _AsyncCopyOp(DpsOp):
         printer.print_string(" -> ")
         printer.print_attribute(self.event.type)
 
+    def scratch(self) -> list[SSAValue]:
+        """The session's UB scratch tile the DMA goes through (when the session is built here)."""
+        owner = self.session.owner
+        return [owner.scratch] if isinstance(owner, BuildAsyncSessionOp) else []
+
     def ins(self) -> list[SSAValue]:
         """src is read."""
         return [self.src]
 
     def outs(self) -> list[SSAValue]:
-        """dst is written."""
-        return [self.dst]
+        """dst and the session's scratch tile are written (sync insertion orders other pipes' uses of it)."""
+        return [self.dst, *self.scratch()]
 
     def verify_(self) -> None:
         """Static flat contiguous 1-D GM memrefs of one element type."""

@@ -359,3 +359,32 @@ def _load_text(text: str):  # type: ignore[no-untyped-def]
     verify_pto(module)
     run_ptoas_pipeline(module, PtoasOptions(insert_sync=True))
     return module
+
+
+def _race_kernel(synced: bool):  # type: ignore[no-untyped-def]
+    """tput_async stages through the session's scratch (MTE3); a texpands then overwrites it (V)."""
+    text = INTERP_ONLY.replace(
+        "    %ok = pto.wait_async_event",
+        f"    %c7 = arith.constant 7 : i8\n    pto.texpands ins(%c7 : i8) outs(%s : {SCRATCH})\n    %ok = pto.wait_async_event",
+    )
+    module = parse_pto(text, "race.pto")
+    verify_pto(module)
+    if synced:
+        run_ptoas_pipeline(module, PtoasOptions(insert_sync=True))
+    return module
+
+
+def _race_args() -> list[np.ndarray]:
+    return [
+        np.zeros(1024, np.int8),
+        np.zeros(128, np.float32),
+        np.arange(128, dtype=np.float32),
+        np.ones(3, np.float32),
+    ]
+
+
+def test_async_scratch_takes_part_in_the_race_detector_and_insert_sync() -> None:
+    racy = run_kernel(_race_kernel(False), "k", _race_args())
+    assert any("tget_async" in m and "texpands" in m for m in racy.race_messages), racy.race_messages
+    clean = run_kernel(_race_kernel(True), "k", _race_args())
+    assert clean.races == [], clean.race_messages

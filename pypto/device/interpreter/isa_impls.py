@@ -290,8 +290,8 @@ def eventid_array_set(core: CoreState, interp: Interpreter, op: Any, args: Pytho
 
 
 def build_async_session(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
-    """A session handle (the simulator's DMA needs no scratch)."""
-    return (("async_session", id(op)),)
+    """A session handle: its UB scratch tile (the DMA's staging buffer, seen by the race detector)."""
+    return (("async_session", args[0]),)
 
 
 def async_copy(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
@@ -311,7 +311,9 @@ def async_copy(core: CoreState, interp: Interpreter, op: Any, args: PythonValues
         if op.pipe() == Pipe.PIPE_MTE2
         else core.costs.transfer("TSTORE", "vec", None, nbytes)
     )
-    core.account(op, op.name[4:].upper(), op.pipe(), cycles, "transfer", [], [], f"gm->gm {nbytes}B")
+    session = args[2]
+    scratch = [session[1]] if isinstance(session, tuple) and isinstance(session[1], TileRef) else []
+    core.account(op, op.name[4:].upper(), op.pipe(), cycles, "transfer", [], scratch, f"gm->gm {nbytes}B")
     return (("async_event", id(op)),)
 
 
