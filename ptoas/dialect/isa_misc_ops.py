@@ -1029,23 +1029,13 @@ ISA_MISC_OPS: tuple[type[PTOOp], ...] = (
 )
 
 
-_FIFO = "the frontend FIFO (initialize_*_pipe / tpush / tpop / tfree over !pto.pipe) is not modelled yet"
+_FIFO = "the frontend FIFO over !pto.pipe: run by the interpreter (its channels), not emitted to C++ (PTOAS's TPipe)"
 _VIEW = "a tile view the simulator does not model yet"
 NOT_SIMULATED: dict[type[PTOOp], str] = {
     BindTileOp: _VIEW,
     SubsetOp: _VIEW,
     BitcastOp: _VIEW,
-    DeclareTileOp: _FIFO,
-    DeclareTileMemRefOp: _FIFO,
-    AicInitializePipeOp: _FIFO,
-    AivInitializePipeOp: _FIFO,
-    ReserveBufferOp: _FIFO,
-    ImportReservedBufferOp: _FIFO,
-    InitializeL2G2LPipeOp: _FIFO,
-    InitializeL2LPipeOp: _FIFO,
-    TPushOp: _FIFO,
-    TPopOp: _FIFO,
-    TFreeOp: _FIFO,
+    DeclareTileMemRefOp: "the memref form of declare_tile is not modelled yet",
 }
 """Ops the simulator does not run, and why."""
 
@@ -1064,6 +1054,16 @@ NO_CPP: dict[type[PTOOp], str] = {
     TGetAsyncOp: "async DMA: run by the interpreter only",
     WaitAsyncEventOp: "async DMA: run by the interpreter only",
     TestAsyncEventOp: "async DMA: run by the interpreter only",
+    DeclareTileOp: _FIFO,
+    AicInitializePipeOp: _FIFO,
+    AivInitializePipeOp: _FIFO,
+    ReserveBufferOp: _FIFO,
+    ImportReservedBufferOp: _FIFO,
+    InitializeL2G2LPipeOp: _FIFO,
+    InitializeL2LPipeOp: _FIFO,
+    TPushOp: _FIFO,
+    TPopOp: _FIFO,
+    TFreeOp: _FIFO,
 }
 """Ops the interpreter runs but the C++ emitter does not, and why."""
 

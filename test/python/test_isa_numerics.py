@@ -388,3 +388,29 @@ def test_async_scratch_takes_part_in_the_race_detector_and_insert_sync() -> None
     assert any("tget_async" in m and "texpands" in m for m in racy.race_messages), racy.race_messages
     clean = run_kernel(_race_kernel(True), "k", _race_args())
     assert clean.races == [], clean.race_messages
+
+
+FIFO = Case(
+    [("x", "f32", 16, 16, False), ("y", "f32", 16, 16, True)],
+    '%r = pto.reserve_buffer {name = "fifo", size = 8192, location = <vec>, auto = true} -> i32\n'
+    "%p = pto.initialize_l2l_pipe {dir_mask = 1, slot_size = 1024, slot_num = 8}(%r : i32) -> !pto.pipe\n"
+    f"pto.tpush(%x_t, %p : {F16}, !pto.pipe) {{split = 0}}\n"
+    f"%t = pto.declare_tile -> {F16}\n"
+    f"pto.tpop(%t, %p : {F16}, !pto.pipe) {{split = 0}}\n"
+    "%one = arith.constant 1.0 : f32\n"
+    f"pto.tadds ins(%t, %one : {F16}, f32) outs(%y_t : {F16})\n"
+    "pto.tfree(%p : !pto.pipe) {split = 0}",
+    {"x": A},
+    {"y": A + np.float32(1)},
+)
+
+
+def test_frontend_fifo_runs_in_the_interpreter_race_free_after_sync() -> None:
+    """initialize_l2l_pipe / tpush / declare_tile / tpop / tfree: the tile goes through the interpreter's channel;
+    after insert-sync the pop (MTE2) -> tadds (V) and tload (MTE2) -> push (MTE3) hazards are ordered."""
+    args = _arrays(FIFO)
+    run = run_kernel(_synced(FIFO, "fifo"), "k", args)
+    assert run.races == [], run.race_messages
+    np.testing.assert_array_equal(args[1], FIFO.expect["y"])
+    racy = run_kernel(parse_pto(FIFO.text(), "fifo_racy.pto"), "k", _arrays(FIFO))
+    assert racy.races, "without insert-sync the FIFO's pipes race"

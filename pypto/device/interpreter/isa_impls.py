@@ -24,8 +24,9 @@ from pypto.ptoas.dialect import isa_tile_ops as IT
 from pypto.ptoas.dialect.attrs import Pipe
 from pypto.ptoas.dialect.types import element_bits
 
-from .core import CoreState
+from .core import CoreState, Pushed
 from .memory import DeviceError, GmPtr, PartitionView, TileRef, to_storage
+from .pto_impls import tile_ref
 
 Handler = Callable[[CoreState, Interpreter, Any, PythonValues], PythonValues]
 Run = Callable[[CoreState, Interpreter, PythonValues], PythonValues]
@@ -322,6 +323,78 @@ def async_done(core: CoreState, interp: Interpreter, op: Any, args: PythonValues
     return (1,)
 
 
+# -- the frontend FIFO over !pto.pipe (initialize_*_pipe, declare_tile, tpush / tpop / tfree) -------
+
+
+def _direction(pipe: Any, t: TileRef, pushing: bool) -> str:
+    """``c2v`` or ``v2c``: the pipe's dir_mask (1: c2v, 2: v2c, 3: by the tile's space)."""
+    mask = pipe[1] if isinstance(pipe, tuple) and pipe and pipe[0] == "pipe" else 3
+    if mask in (1, 2):
+        return "c2v" if mask == 1 else "v2c"
+    cube_side = t.space in ("acc", "mat")
+    return ("c2v" if cube_side else "v2c") if pushing else ("v2c" if cube_side else "c2v")
+
+
+def _split(op: Any) -> None:
+    split = op.attributes.get("split")
+    if split is not None and split.value.data != 0:
+        raise DeviceError(
+            f"{{split = {split.value.data}}}: a split pipe feeds two vector cores, which the device model does not "
+            "run (only split = 0)"
+        )
+
+
+def init_fifo(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """A pipe handle: its direction mask (the slots are the interpreter's channels)."""
+    return (("pipe", op.attributes["dir_mask"].value.data),)
+
+
+def declare_tile(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """A tile the interpreter places (a FIFO slot in the real hardware)."""
+    t = tile_ref(op.tile.type, 0)
+    t.addr = core.memory.place(op, t.space, t.nbytes)
+    return (t,)
+
+
+def fifo_push(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """The tile's values go into the pipe's channel, ready when the push ends."""
+    _split(op)
+    t, pipe = args
+    direction, p = _direction(pipe, t, True), op.pipe()
+    values = core.memory.read(t)
+    nbytes = values.size * t.dtype.itemsize
+    cycles = core.costs.transfer("TSTORE", t.space, None, nbytes)
+    core.account(op, "TPUSH", p, cycles, "transfer", [t], [], f"{t.space}->{direction} {nbytes}B")
+    core.channel(direction).append(Pushed(values, t.dtype, core.timeline.free[p]))
+    return ()
+
+
+def fifo_pop(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """The oldest pushed tile, into the given tile (no earlier than its push ended)."""
+    _split(op)
+    t, pipe = args
+    direction, p = _direction(pipe, t, False), op.pipe()
+    queue = core.channel(direction)
+    if not queue:
+        raise DeviceError(f"nothing to pop: no (more) tiles were pushed {direction} (run the pushing kernel first)")
+    item = queue.popleft()
+    if item.values.shape != tuple(t.valid):
+        raise DeviceError(
+            f"pops a {t.valid[0]}x{t.valid[1]} tile but {item.values.shape[0]}x{item.values.shape[1]} was pushed"
+        )
+    core.memory.write(t, item.values)
+    nbytes = item.values.size * t.dtype.itemsize
+    cycles = core.costs.transfer("TLOAD", None, t.space, nbytes)
+    core.account(op, "TPOP", p, cycles, "transfer", [], [t], f"{direction}->{t.space} {nbytes}B", not_before=item.ready)
+    return ()
+
+
+def buffer_addr(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """A reserved buffer's address (the interpreter places FIFO slots itself)."""
+    base = op.attributes.get("base")
+    return (base.value.data if base is not None else 0,)
+
+
 ISA_MISC: dict[type[Operation], Callable[[Any], Run]] = {
     cls: _per_call(fn)
     for cls, fn in {
@@ -342,6 +415,16 @@ ISA_MISC: dict[type[Operation], Callable[[Any], Run]] = {
         IM.TGetAsyncOp: async_copy,
         IM.WaitAsyncEventOp: async_done,
         IM.TestAsyncEventOp: async_done,
+        IM.InitializeL2LPipeOp: init_fifo,
+        IM.InitializeL2G2LPipeOp: init_fifo,
+        IM.AicInitializePipeOp: noop,
+        IM.AivInitializePipeOp: noop,
+        IM.ReserveBufferOp: buffer_addr,
+        IM.ImportReservedBufferOp: buffer_addr,
+        IM.DeclareTileOp: declare_tile,
+        IM.TPushOp: fifo_push,
+        IM.TPopOp: fifo_pop,
+        IM.TFreeOp: noop,
     }.items()
 }
 """Non-data ISA ops by class."""
