@@ -14,9 +14,9 @@ Operands may be ``!pto.tile_buf`` or the internal form
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -118,6 +118,17 @@ class PTOOp(IRDLOperation):
 
     NO_INTERPRETER: ClassVar[str | None] = None
     NO_CPP: ClassVar[str | None] = None
+
+    @classmethod
+    def create(cls, *, properties: Mapping[str, Attribute] = {}, attributes: Mapping[str, Attribute] = {}, **kw: Any):  # noqa: B006
+        """PTOAS's generic form keeps inherent attributes in ``<{...}>`` (properties): the ones this op
+        defines as attributes (``reluPreMode`` ...) are moved there."""
+        defined = cls.get_irdl_definition().attributes
+        moved = {k: v for k, v in properties.items() if k in defined}
+        if moved:
+            properties = {k: v for k, v in properties.items() if k not in moved}
+            attributes = {**attributes, **moved}
+        return super().create(properties=properties, attributes=attributes, **kw)
 
     def operand_name(self, value: SSAValue) -> str:
         """``name (%hint)`` of an operand: its IRDL field name and its SSA name."""

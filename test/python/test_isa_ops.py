@@ -374,7 +374,8 @@ def test_tmov_quant_forms_and_ptoas_generic_operand_order() -> None:
         + "    %q = arith.constant 7 : i64\n"
         + f"    pto.tmov ins(%s : {ACC}, %fp : {SCALE}) outs(%d : {MAT8})\n"
         + f"    pto.tmov ins(%s : {ACC}, %q : i64) outs(%d : {MAT8})\n"
-        + f'    "pto.tmov"(%s, %d, %q) <{{operandSegmentSizes = array<i32: 1, 1, 0, 1>}}> : ({ACC}, {MAT8}, i64) -> ()\n'
+        + f'    "pto.tmov"(%s, %d, %q) <{{operandSegmentSizes = array<i32: 1, 1, 0, 1>, '
+        f"reluPreMode = #pto<relu_pre_mode normal_relu>}}> : ({ACC}, {MAT8}, i64) -> ()\n"
     )
     module = _load(_module(body), "tmov.pto")
     movs = [op for op in module.walk() if op.name == "pto.tmov"]  # type: ignore[attr-defined]
@@ -383,4 +384,5 @@ def test_tmov_quant_forms_and_ptoas_generic_operand_order() -> None:
     assert all(m.outs()[0].name_hint == "d" for m in movs)
     printed = print_pto(module)
     assert printed.count(f"pto.tmov ins(%s : {ACC}, %q : i64) outs(%d : {MAT8})") == 2
+    assert movs[2].reluPreMode is not None  # PTOAS's generic form keeps it in <{...}>
     assert print_pto(_load(printed)) == printed
