@@ -198,7 +198,7 @@ class LoweringState:
 
     def move(self, src: TileRef, dst: TileRef, at: Operation) -> None:
         """``pto.tmov`` between two tiles (loop-carried / branch results in different buffers)."""
-        self.emit(TMovOp.build(operands=[src.value, dst.value]), at)
+        self.emit(TMovOp.build(operands=[src.value, dst.value, [], []]), at)  # no fp / pre-quant operand
 
 
 def check(op: Operation, at: Operation) -> None:

@@ -35,10 +35,11 @@ from pypto.dialects.tile_ops import (
     _TpushOp,
 )
 from pypto.dialects.types import MemRefAttr, TensorType, TileType
-from pypto.ptoas.dialect import PTO_OPS
+from pypto.ptoas.dialect import PTO_OPS, DpsOp
 from pypto.ptoas.dialect.attrs import AtomicType as PtoAtomicType
 from pypto.ptoas.dialect.attrs import AtomicTypeAttr as PtoAtomicTypeAttr
 from pypto.ptoas.dialect.attrs import RoundMode, RoundModeAttr
+from pypto.ptoas.dialect.base import fill_operands
 from pypto.ptoas.dialect.tile_ops import TReshapeOp
 from pypto.ptoas.dialect.types import DYNAMIC, element_bits
 from pypto.ptoas.dialect.vector_ops import ExpandBinaryOp, TColSumOp, TRsqrtOp
@@ -80,7 +81,11 @@ def _dps(
 ) -> None:
     """Build, check and append one destination-passing pto op (``dst``: a tile, or tstore's view)."""
     out = dst.value if isinstance(dst, TileRef) else dst
-    op = cls.build(operands=[*ins, out], attributes=attrs)
+    if issubclass(cls, DpsOp) and all(isinstance(v, SSAValue) for v in ins):
+        operands = fill_operands(cls, ins, [out])  # optional operands (trem's tmp...) left empty
+    else:
+        operands = [*ins, out]
+    op = cls.build(operands=operands, attributes=attrs)
     check(op, src)
     st.emit(op, src)
 

@@ -14,9 +14,9 @@ Operands may be ``!pto.tile_buf`` or the internal form
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.irdl import IRDLOperation, OptOperandDef, VarOperandDef
+from xdsl.irdl import IRDLOperation, OptOperandDef, VarOperandDef, VerificationContext
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
@@ -68,8 +68,11 @@ def tile_of(t: Attribute) -> Tile | None:
         dims = tuple(t.get_shape())
         if len(dims) == 1:
             dims = (1, dims[0])
-        if len(dims) != 2:
-            return None
+        if len(dims) > 2:  # PTOAS's N-D local memrefs (e.g. 16x16x16xf16): leading dims fold into rows
+            lead = 1
+            for d in dims[:-1]:
+                lead = -1 if d < 0 or lead < 0 else lead * d
+            dims = (lead, dims[-1])
         shape = (dims[0] if dims[0] >= 0 else DYNAMIC, dims[1] if dims[1] >= 0 else DYNAMIC)
         return Tile(loc, t.element_type, shape, shape, None)
     return None
@@ -115,6 +118,17 @@ class PTOOp(IRDLOperation):
 
     NO_INTERPRETER: ClassVar[str | None] = None
     NO_CPP: ClassVar[str | None] = None
+
+    @classmethod
+    def create(cls, *, properties: Mapping[str, Attribute] = {}, attributes: Mapping[str, Attribute] = {}, **kw: Any):  # noqa: B006
+        """PTOAS's generic form keeps inherent attributes in ``<{...}>`` (properties): the ones this op
+        defines as attributes (``reluPreMode`` ...) are moved there."""
+        defined = cls.get_irdl_definition().attributes
+        moved = {k: v for k, v in properties.items() if k in defined}
+        if moved:
+            properties = {k: v for k, v in properties.items() if k not in moved}
+            attributes = {**attributes, **moved}
+        return super().create(properties=properties, attributes=attributes, **kw)
 
     def operand_name(self, value: SSAValue) -> str:
         """``name (%hint)`` of an operand: its IRDL field name and its SSA name."""
@@ -205,6 +219,11 @@ class DpsOp(PTOOp):
         """The op's pipe (vector ops: PIPE_V)."""
         return self.PIPE
 
+    @classmethod
+    def operands_from(cls, ins: list[SSAValue], outs: list[SSAValue]) -> list[SSAValue | list[SSAValue]]:
+        """The IRDL operand list for these ``ins`` and ``outs`` (ins first, optional ones matched by type)."""
+        return _fill_defs(cls, ins, outs)
+
     def ins(self) -> list[SSAValue]:
         """The ``ins`` operands in order."""
         return list(self.operands[: len(self.operands) - self.OUTS])
@@ -244,7 +263,10 @@ class DpsOp(PTOOp):
             parser.raise_error(f"'{cls.name}' {err}", start, parser.pos)
         in_values = parser.resolve_operands(ins, in_types, start)
         out_values = parser.resolve_operands(outs, out_types, start)
-        operands = _fill_defs(cls, list(in_values), list(out_values))
+        try:
+            operands = _fill_defs(cls, list(in_values), list(out_values))
+        except ValueError as e:
+            parser.raise_error(str(e), start, parser.pos)
         return cls.build(operands=operands, attributes=attrs)
 
     def print(self, printer: Printer) -> None:
@@ -290,6 +312,15 @@ def _parse_group(parser: Parser, allow_attrs: bool) -> tuple[list[UnresolvedOper
     return values, attrs, types
 
 
+def _fits(d: OptOperandDef, value: SSAValue) -> bool:
+    """Does ``value``'s type satisfy the optional operand's constraint? (picks tmov's fp vs pre-quant scalar)."""
+    try:
+        d.constr.verify((value.type,), VerificationContext())
+    except VerifyException:
+        return False
+    return True
+
+
 def _fill_defs(cls: type[DpsOp], ins: list[SSAValue], outs: list[SSAValue]) -> list[SSAValue | list[SSAValue]]:
     """One entry per IRDL operand def: a value, or a list for optional defs."""
     defs = cls.get_irdl_definition().operands
@@ -297,15 +328,30 @@ def _fill_defs(cls: type[DpsOp], ins: list[SSAValue], outs: list[SSAValue]) -> l
     required = sum(1 for _, d in in_defs if not isinstance(d, VarOperandDef))
     extra = len(ins) - required
     result: list[SSAValue | list[SSAValue]] = []
-    it = iter(ins)
-    for _, d in in_defs:
+    pending = list(ins)
+    for i, (_, d) in enumerate(in_defs):
         if isinstance(d, OptOperandDef):
-            if extra > 0:
-                result.append([next(it)])
+            later_required = sum(1 for _, e in in_defs[i + 1 :] if not isinstance(e, VarOperandDef))
+            fits = extra > 0 and len(pending) > later_required and _fits(d, pending[0])
+            if fits:
+                result.append([pending.pop(0)])
                 extra -= 1
             else:
                 result.append([])
         else:
-            result.append(next(it))
+            result.append(pending.pop(0))
+    if pending:
+        raise ValueError(f"'{cls.name}' ins operand of type {pending[0].type} fits no optional operand")
     result.extend(outs)
     return result
+
+
+def fill_operands(cls: type[DpsOp], ins: list[SSAValue], outs: list[SSAValue]) -> list[SSAValue | list[SSAValue]]:
+    """The IRDL operand list of a DPS op from its ``ins`` and ``outs`` (optional operands by type, else empty)."""
+    return cls.operands_from(ins, outs)
+
+
+def parse_group(parser: Parser, allow_attrs: bool) -> tuple[list[UnresolvedOperand], dict[str, Attribute], list[Attribute]]:
+    """``( %a, %b [{attrs}] : T1, T2 )`` or the interleaved ``( %a : T1, %b : T2 )`` (for custom DPS parsers)."""
+    return _parse_group(parser, allow_attrs)
+

@@ -37,6 +37,7 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
+from xdsl.parser import Parser
 from xdsl.traits import Pure
 
 from .attrs import (
@@ -47,7 +48,7 @@ from .attrs import (
     ReluPreModeAttr,
     StPhaseAttr,
 )
-from .base import A2A3, DpsOp, PTOOp, Tile, dims_text, partition_count, same_width, target_arch, tile_of
+from .base import A2A3, DpsOp, PTOOp, Tile, dims_text, parse_group, partition_count, same_width, target_arch, tile_of
 from .types import DYNAMIC, PartitionTensorViewType, TileBufType, element_bits
 
 S = AddressSpace
@@ -213,8 +214,47 @@ class TMovOp(_MoveOp):
     """Tile to tile copy between locations (MTE1 / FIX / V by locations)."""
 
     name = "pto.tmov"
+    INTERLEAVED_INS: ClassVar[bool] = True
+    # PTOAS's operand order (its generic form): src, dst, then the optional quant operands.
     src = operand_def(TileLike)
     dst = operand_def(TileLike)
+    fp = opt_operand_def(TileLike)  # acc->mat/vec with vector quant parameters (loc=scaling)
+    pre_quant = opt_operand_def(i64)  # acc->* with a scalar quant parameter
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def ins(self) -> list[SSAValue]:
+        """src, then fp / pre-quant when present."""
+        return [self.src, *(v for v in (self.fp, self.pre_quant) if v is not None)]
+
+    def outs(self) -> list[SSAValue]:
+        """dst."""
+        return [self.dst]
+
+    @classmethod
+    def operands_from(cls, ins: list[SSAValue], outs: list[SSAValue]) -> list[SSAValue | list[SSAValue]]:
+        """src, dst, then the fp tile / pre-quant scalar among the other ins."""
+        fp = [v for v in ins[1:] if tile_of(v.type) is not None]
+        pq = [v for v in ins[1:] if tile_of(v.type) is None]
+        return [ins[0], outs[0], fp, pq]
+
+    @classmethod
+    def parse(cls, parser: Parser) -> TMovOp:
+        """``ins(%src : T[, %fp : Tfp][, %q : i64]) outs(%dst : T2) [attrs]``."""
+        start = parser.pos
+        parser.parse_keyword("ins")
+        ins, attrs, in_types = parse_group(parser, allow_attrs=True)
+        parser.parse_keyword("outs")
+        outs, _, out_types = parse_group(parser, allow_attrs=False)
+        attrs.update(parser.parse_optional_attr_dict())
+        if len(outs) != 1 or not 1 <= len(ins) <= 3:
+            parser.raise_error("'pto.tmov' expects ins(%src[, %fp][, %pre_quant]) outs(%dst)", start, parser.pos)
+        values = parser.resolve_operands(ins, in_types, start)
+        (dst,) = parser.resolve_operands(outs, out_types, start)
+        fp = [v for v in values[1:] if tile_of(v.type) is not None]
+        pq = [v for v in values[1:] if tile_of(v.type) is None]
+        if len(fp) > 1 or len(pq) > 1:
+            parser.raise_error("'pto.tmov' takes at most one fp tile and one pre-quant scalar", start, parser.pos)
+        return cls.build(operands=[values[0], dst, fp, pq], attributes=attrs)
     accToVecMode = opt_attr_def(AccToVecModeAttr)  # noqa: N815
     reluPreMode = opt_attr_def(ReluPreModeAttr)  # noqa: N815
 

@@ -22,6 +22,9 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import (
     ArrayAttr,
     BFloat16Type,
+    Float8E4M3FNType,
+    Float8E4M3Type,
+    Float8E5M2Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -39,6 +42,7 @@ from xdsl.utils.exceptions import VerifyException
 from .attrs import TILE_LOCS, AddressSpace, AddressSpaceAttr, BLayout, BLayoutAttr, SLayout, SLayoutAttr
 
 DYNAMIC = -1
+FLOAT8 = (Float8E4M3Type, Float8E4M3FNType, Float8E5M2Type)  # the mx (micro-scaled) cube operands
 FRACTALS = (16, 32, 512, 1024)
 PAD_VALUES = {0: "null", 1: "zero", 2: "max", 3: "min"}
 COMPACT_MODES = {0: "null", 1: "normal", 2: "row_plus_one"}
@@ -46,10 +50,10 @@ TILE_KEYS = ("loc", "dtype", "rows", "cols", "v_row", "v_col", "blayout", "slayo
 
 
 def is_element_type(t: Attribute) -> bool:
-    """A PTO element type: i1..i64 (signless or unsigned), f16, bf16, f32 (f64 too)."""
+    """A PTO element type: i1..i64 (signless or unsigned), f16, bf16, f32 (f64 too), f8 (mx ops)."""
     if isinstance(t, IntegerType):
         return t.width.data in (1, 8, 16, 32, 64) and t.signedness.data != Signedness.SIGNED
-    return isinstance(t, Float16Type | BFloat16Type | Float32Type | Float64Type)
+    return isinstance(t, (Float16Type, BFloat16Type, Float32Type, Float64Type, *FLOAT8))
 
 
 def element_bits(t: Attribute) -> int:
@@ -58,6 +62,8 @@ def element_bits(t: Attribute) -> int:
         return t.width.data
     if isinstance(t, IndexType):
         return 64
+    if isinstance(t, FLOAT8):
+        return 8
     return {Float16Type: 16, BFloat16Type: 16, Float32Type: 32, Float64Type: 64}.get(type(t), 0)
 
 

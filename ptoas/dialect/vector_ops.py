@@ -104,9 +104,20 @@ def _binary(op_name: str, kind: str, partial: bool = False) -> type[BinaryOp]:
     return _make(BinaryOp, op_name, f"Element-wise ``{op_name[4:]}`` of two tiles.", PARTIAL=partial, KIND=kind)
 
 
-BINARY_OPS = tuple(
-    _binary(f"pto.t{k}", k) for k in ("add", "sub", "mul", "div", "max", "min", "rem", "and", "or", "xor", "shl", "shr")
-) + tuple(_binary(f"pto.tpart{k}", k, partial=True) for k in ("add", "max", "min", "mul"))
+class BinaryTmpOp(BinaryOp):
+    """``ins(%src0, %src1[, %tmp] : T, T[, T]) outs(%dst : T)`` (PTOAS's trem takes a tmp tile)."""
+
+    src0 = operand_def(TileLike)
+    src1 = operand_def(TileLike)
+    tmp = opt_operand_def(TileLike)
+    dst = operand_def(TileLike)
+
+
+BINARY_OPS = (
+    tuple(_binary(f"pto.t{k}", k) for k in ("add", "sub", "mul", "div", "max", "min", "and", "or", "xor", "shl", "shr"))
+    + (_make(BinaryTmpOp, "pto.trem", "Element-wise ``rem`` of two tiles (optional tmp tile).", KIND="rem"),)
+    + tuple(_binary(f"pto.tpart{k}", k, partial=True) for k in ("add", "max", "min", "mul"))
+)
 
 
 class TileScalarOp(VectorOp):
@@ -127,8 +138,18 @@ def _tile_scalar(op_name: str, kind: str, same_dtype: bool = True) -> type[TileS
     return _make(TileScalarOp, op_name, f"``{op_name[4:]}`` of a tile and a scalar.", SAME_DTYPE=same_dtype, KIND=kind)
 
 
+class TileScalarTmpOp(TileScalarOp):
+    """``ins(%src, %scalar[, %tmp] : T, s[, T]) outs(%dst : T)`` (PTOAS's trems takes a tmp tile)."""
+
+    src = operand_def(TileLike)
+    scalar = operand_def(AnyAttr())
+    tmp = opt_operand_def(TileLike)
+    dst = operand_def(TileLike)
+
+
 TILE_SCALAR_OPS = (
-    *(_tile_scalar(f"pto.t{k}s", k) for k in ("add", "sub", "mul", "max", "min", "rem", "and", "or", "xor", "shl", "shr")),
+    *(_tile_scalar(f"pto.t{k}s", k) for k in ("add", "sub", "mul", "max", "min", "and", "or", "xor", "shl", "shr")),
+    _make(TileScalarTmpOp, "pto.trems", "``rems`` of a tile and a scalar (optional tmp tile).", SAME_DTYPE=True, KIND="rem"),
     _tile_scalar("pto.tlrelu", "lrelu"),
     _tile_scalar("pto.taxpy", "axpy", same_dtype=False),
 )
@@ -271,17 +292,18 @@ def _valid(op: VectorOp, value: SSAValue, axis: int, expected: int, what: str) -
 
 
 class RowReduceOp(VectorOp):
-    """``ins(%src, %tmp : T, T) outs(%dst : Tcol)``: one value per row (dst rows x 1)."""
+    """``ins(%src[, %tmp] : T[, T]) outs(%dst : Tcol)``: one value per row (dst rows x 1)."""
 
     src = operand_def(TileLike)
-    tmp = operand_def(TileLike)
+    tmp = opt_operand_def(TileLike)
     dst = operand_def(TileLike)
     ARG: ClassVar[bool] = False
 
     def verify_(self) -> None:
         """vec tiles; dst valid rows = src valid rows, dst valid cols = 1."""
         s, d = self.vec(self.src), self.vec(self.dst)
-        self.vec(self.tmp)
+        if self.tmp is not None:
+            self.vec(self.tmp)
         if not self.ARG:
             self.same_dtype(self.src, self.dst)
         _valid(self, self.dst, 0, s.valid[0], "the source's valid rows")

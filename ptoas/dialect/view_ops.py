@@ -214,12 +214,49 @@ class AddPtrOp(PTOOp):
     offset = operand_def(IndexType)
     result = result_def(PtrType)
     traits = traits_def(Pure())
-    assembly_format = "$ptr `,` $offset attr-dict `:` type($ptr) `->` type($result)"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AddPtrOp:
+        """``%p, %off [attrs] : T -> T``; ``T`` is ``!pto.ptr<f32>`` or PTOAS's short ``<f32>``."""
+        start = parser.pos
+        ptr = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        off = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        ptr_t = _parse_ptr_type(parser)
+        parser.parse_punctuation("->")
+        res_t = _parse_ptr_type(parser)
+        p, o = parser.resolve_operands([ptr, off], [ptr_t, IndexType()], start)
+        return cls.build(operands=[p, o], result_types=[res_t], attributes=attrs)
+
+    def print(self, printer: Printer) -> None:
+        """``%p, %off : !pto.ptr<T> -> !pto.ptr<T>``."""
+        printer.print_string(" ")
+        printer.print_list([self.ptr, self.offset], printer.print_operand)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.ptr.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
 
     def verify_(self) -> None:
         """Result type = pointer type."""
         if self.result.type != self.ptr.type:
             raise self.fail(f"result type {self.result.type} differs from {self.ptr.type}", self.ptr)
+
+
+def _parse_ptr_type(parser: Parser) -> PtrType:
+    """``!pto.ptr<T>`` or the short ``<T>`` PTOAS accepts where the op fixes the type kind."""
+    if parser.parse_optional_punctuation("<") is not None:
+        elem = parser.parse_type()
+        parser.parse_punctuation(">")
+        return PtrType(elem)
+    pos = parser.pos
+    t = parser.parse_type()
+    if not isinstance(t, PtrType):
+        parser.raise_error(f"expected !pto.ptr<...>, got {t}", pos, parser.pos)
+    return t
 
 
 VIEW_OPS: tuple[type[PTOOp], ...] = (MakeTensorViewOp, PartitionViewOp, GetTensorViewDimOp, AddPtrOp)

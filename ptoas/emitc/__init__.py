@@ -17,7 +17,7 @@ from pathlib import Path
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
-from . import pipes  # noqa: F401  (register the cube <-> vector pipe handlers)
+from . import isa, pipes  # noqa: F401  (register the ISA-addition and cube <-> vector pipe handlers)
 from .errors import EmitError
 from .function import CALL_PREFIX, emit_cpp
 from .kernel import CODE_MARKER, ENTRY_MARKER, entry_text, kernel_source

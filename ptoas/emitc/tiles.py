@@ -175,6 +175,8 @@ def _tstore(ctx: FuncContext, op: Operation) -> None:
 
 @handles(TMovOp)
 def _tmov(ctx: FuncContext, op: Operation) -> None:
+    if len(op.operands) != 2:
+        raise EmitError("tmov with a quant operand (fp tile / pre-quant scalar) is not supported by pto_cpu.hpp", op)
     src, dst = (ctx.name(v, op) for v in op.operands)
     mode = _enum(op, "accToVecMode", AccToVecModeAttr, "pto::AccToVecMode")  # PTOAS spells it qualified
     relu = _enum(op, "reluPreMode", ReluPreModeAttr, "ReluPreMode")

@@ -1351,6 +1351,232 @@ PTO_INST void TPOP_FROM_AIV(TileT &tile, int64_t split) {
 }
 PTO_INST void TFREE_FROM_AIV(int64_t split) { cpu::pipe_free("TFREE_FROM_AIV", "TPOP_FROM_AIV", cpu::kV2C, split); }
 
+// ---------------------------------------------------------------------------------------------------
+// ISA additions (the rest of PTOAS's ops; numerics agree with pypto/device/interpreter/isa_impls.py)
+// ---------------------------------------------------------------------------------------------------
+namespace cpu {
+// Row-major storage element k of a tile as (row, col); out of range fails.
+template <typename T>
+inline std::pair<int64_t, int64_t> storage_rc(const char *op, int64_t k) {
+    if (k < 0 || k >= static_cast<int64_t>(T::Rows) * T::Cols)
+        fail(std::string(op) + ": element offset " + std::to_string(k) + " is outside the " + dims(T::Rows, T::Cols) +
+             " tile");
+    return {k / T::Cols, k % T::Cols};
+}
+template <typename X>
+inline X fmod_c(X a, X b) {
+    if constexpr (std::is_integral_v<X>) {
+        if (b == 0) fail("TFMOD: integer division by zero");
+        return a % b;
+    } else {
+        return std::fmod(a, b);
+    }
+}
+}  // namespace cpu
+
+template <typename D, typename A, typename B>
+PTO_INST void TFMOD(D &d, A &a, B &b) {
+    cpu::binary("TFMOD", d, a, b, [](auto x, auto y) { return cpu::fmod_c(x, y); });
+}
+template <typename D, typename A, typename Sc, std::enable_if_t<is_tile_v<A> && !is_tile_v<Sc>, int> = 0>
+PTO_INST void TFMODS(D &d, A &a, Sc scalar) {
+    auto s = cpu::up(static_cast<typename A::DType>(scalar));
+    cpu::unary("TFMODS", d, a, [&](auto x) { decltype(x) y = s; return cpu::fmod_c(x, y); });
+}
+// trems with PTOAS's tmp tile: TREMS(dst, src, scalar, tmp).
+template <typename D, typename A, typename Sc, typename Tmp,
+          std::enable_if_t<is_tile_v<A> && !is_tile_v<Sc> && is_tile_v<Tmp>, int> = 0>
+PTO_INST void TREMS(D &d, A &a, Sc scalar, Tmp &) {
+    TREMS(d, a, scalar);
+}
+
+// Column product (top to bottom) and the first row index of each column's max / min.
+template <typename D, typename S>
+PTO_INST void TCOLPROD(D &d, S &s) {
+    d.check("TCOLPROD");
+    s.check("TCOLPROD");
+    using T = typename D::DType;
+    if (s.GetValidRow() == 0) cpu::fail("TCOLPROD: source has no valid rows");
+    for (int64_t c = 0; c < s.GetValidCol(); ++c) {
+        auto acc = cpu::up(s.at(0, c));
+        for (int64_t r = 1; r < s.GetValidRow(); ++r) acc = acc * cpu::up(s.at(r, c));
+        d.at(0, c) = cpu::to<T>(acc);
+    }
+}
+namespace cpu {
+template <typename D, typename S>
+inline void col_arg(const char *op, D &d, S &s, bool is_max) {
+    d.check(op);
+    s.check(op);
+    using T = typename D::DType;
+    if (s.GetValidRow() == 0) fail(std::string(op) + ": source has no valid rows");
+    for (int64_t c = 0; c < s.GetValidCol(); ++c) {
+        auto best = up(s.at(0, c));
+        int64_t idx = 0;
+        for (int64_t r = 1; r < s.GetValidRow(); ++r) {
+            auto v = up(s.at(r, c));
+            if (is_max ? v > best : v < best) { best = v; idx = r; }
+        }
+        d.at(0, c) = to<T>(idx);
+    }
+}
+}  // namespace cpu
+template <typename D, typename S, typename Tmp>
+PTO_INST void TCOLARGMAX(D &d, S &s, Tmp &) { cpu::col_arg("TCOLARGMAX", d, s, true); }
+template <typename D, typename S, typename Tmp>
+PTO_INST void TCOLARGMIN(D &d, S &s, Tmp &) { cpu::col_arg("TCOLARGMIN", d, s, false); }
+
+// dst = [src0 | src1] (src0's valid columns, then src1's).
+template <typename D, typename A, typename B>
+PTO_INST void TCONCAT(D &d, A &a, B &b) {
+    d.check("TCONCAT");
+    a.check("TCONCAT");
+    b.check("TCONCAT");
+    if (a.GetValidCol() + b.GetValidCol() > D::Cols)
+        cpu::fail("TCONCAT: " + std::to_string(a.GetValidCol()) + " + " + std::to_string(b.GetValidCol()) +
+                  " columns exceed the destination's " + std::to_string(D::Cols));
+    using T = typename D::DType;
+    for (int64_t r = 0; r < a.GetValidRow(); ++r)
+        for (int64_t c = 0; c < a.GetValidCol(); ++c) d.at(r, c) = cpu::to<T>(cpu::up(a.at(r, c)));
+    for (int64_t r = 0; r < b.GetValidRow(); ++r)
+        for (int64_t c = 0; c < b.GetValidCol(); ++c) d.at(r, a.GetValidCol() + c) = cpu::to<T>(cpu::up(b.at(r, c)));
+}
+
+// TCI<DstTile, T, descending>(dst, S): dst = S + k (descending: S - k) for the k-th valid element
+// in row-major order.
+template <typename D, typename T0, int Descending, typename Sc>
+PTO_INST void TCI(D &d, Sc start) {
+    d.check("TCI");
+    using T = typename D::DType;
+    cpu::for_valid(d, [&](int64_t r, int64_t c) {
+        const int64_t k = r * d.GetValidCol() + c;
+        d.at(r, c) = static_cast<T>(Descending ? static_cast<int64_t>(start) - k : static_cast<int64_t>(start) + k);
+    });
+}
+// TTRI<DstTile, upper_or_lower>(dst, diagonal): 1 where j <= i + diagonal (0) or j >= i + diagonal (1), else 0.
+template <typename D, int UpperOrLower, typename Sc>
+PTO_INST void TTRI(D &d, Sc diagonal) {
+    constexpr int upper_or_lower = UpperOrLower;
+    d.check("TTRI");
+    using T = typename D::DType;
+    const int64_t k = static_cast<int64_t>(diagonal);
+    cpu::for_valid(d, [&](int64_t i, int64_t j) {
+        const bool keep = upper_or_lower == 0 ? j <= i + k : j >= i + k;
+        d.at(i, j) = static_cast<T>(keep ? 1 : 0);
+    });
+}
+
+// dst = mask ? src : scalar.
+template <typename D, typename M, typename A, typename Tmp, typename Sc>
+PTO_INST void TSELS(D &d, M &mask, A &a, Tmp &, Sc scalar) {
+    mask.check("TSELS");
+    d.check("TSELS");
+    a.check("TSELS");
+    cpu::need_valid("TSELS", d, a, "src");
+    using T = typename D::DType;
+    const auto s = cpu::up(static_cast<typename A::DType>(scalar));
+    cpu::for_valid(d, [&](int64_t r, int64_t c) {
+        d.at(r, c) = cpu::to<T>(cpu::mask_get(mask, r, c, D::Cols) ? cpu::up(a.at(r, c)) : s);
+    });
+}
+
+template <typename D, typename A>
+PTO_INST void TFILLPAD_EXPAND(D &d, A &a) {
+    cpu::unary("TFILLPAD_EXPAND", d, a, [](auto x) { return x; });
+    cpu::fill_pad(d);
+}
+template <typename D, typename A>
+PTO_INST void TFILLPAD_INPLACE(D &d, A &a) {
+    cpu::unary("TFILLPAD_INPLACE", d, a, [](auto x) { return x; });
+    cpu::fill_pad(d);
+}
+
+// Storage element access (row-major storage index).
+template <typename S, typename I>
+PTO_INST typename S::DType TGETVAL(S &s, I offset) {
+    s.check("TGETVAL");
+    auto rc = cpu::storage_rc<S>("TGETVAL", static_cast<int64_t>(offset));
+    return s.at(rc.first, rc.second);
+}
+template <typename D, typename I, typename V>
+PTO_INST void TSETVAL(D &d, I offset, V value) {
+    d.check("TSETVAL");
+    auto rc = cpu::storage_rc<D>("TSETVAL", static_cast<int64_t>(offset));
+    d.at(rc.first, rc.second) = static_cast<typename D::DType>(value);
+}
+
+// dst storage element indexes(i, j) = src(i, j) (row-major order, later wins).
+template <typename D, typename S, typename I>
+PTO_INST void TSCATTER(D &d, S &s, I &idx) {
+    d.check("TSCATTER");
+    s.check("TSCATTER");
+    idx.check("TSCATTER");
+    using T = typename D::DType;
+    for (int64_t i = 0; i < s.GetValidRow(); ++i)
+        for (int64_t j = 0; j < s.GetValidCol(); ++j) {
+            auto rc = cpu::storage_rc<D>("TSCATTER", static_cast<int64_t>(idx.at(i, j)));
+            d.at(rc.first, rc.second) = cpu::to<T>(cpu::up(s.at(i, j)));
+        }
+}
+// Index form: dst(i, j) = src storage element indices(i, j).
+template <typename D, typename S, typename I, typename... Tmp>
+PTO_INST void TGATHER(D &d, S &s, I &idx, Tmp &...) {
+    d.check("TGATHER");
+    s.check("TGATHER");
+    idx.check("TGATHER");
+    using T = typename D::DType;
+    cpu::for_valid(d, [&](int64_t i, int64_t j) {
+        auto rc = cpu::storage_rc<S>("TGATHER", static_cast<int64_t>(idx.at(i, j)));
+        d.at(i, j) = static_cast<T>(s.at(rc.first, rc.second));
+    });
+}
+
+// Emitted as PTOAS does, but not modelled on the CPU (A5-only, packed sort/quant layouts, fixpipe
+// vector quant): a launch that reaches one fails with its name.
+enum class QuantType { INT8_SYM, INT8_ASYM };
+#define PTO_CPU_UNMODELLED(NAME)                                                                \
+    template <typename... Ts>                                                                   \
+    PTO_INST void NAME(Ts &&...) {                                                              \
+        cpu::fail(#NAME ": not modelled by the CPU simulator (see ptoas/dialect/isa_ops.txt)"); \
+    }
+PTO_CPU_UNMODELLED(TSORT32)
+PTO_CPU_UNMODELLED(TGATHERB)
+PTO_CPU_UNMODELLED(TPACK)
+PTO_CPU_UNMODELLED(TGET_SCALE_ADDR)
+PTO_CPU_UNMODELLED(MGATHER)
+PTO_CPU_UNMODELLED(MSCATTER)
+PTO_CPU_UNMODELLED(TMOV_FP)
+PTO_CPU_UNMODELLED(TSTORE_FP)
+PTO_CPU_UNMODELLED(TEXTRACT_FP)
+PTO_CPU_UNMODELLED(TINSERT_FP)
+PTO_CPU_UNMODELLED(TMATMUL_MX)
+PTO_CPU_UNMODELLED(TGEMV_MX)
+#undef PTO_CPU_UNMODELLED
+template <bool IsMSB, typename... Ts>
+PTO_INST void THISTOGRAM(Ts &&...) { cpu::fail("THISTOGRAM: not modelled by the CPU simulator (A5)"); }
+template <QuantType Q, typename... Ts>
+PTO_INST void TQUANT(Ts &&...) { cpu::fail("TQUANT: not modelled by the CPU simulator"); }
+// TDEQUANT<DstTile, SrcTile>(dst, src, scale, offset): dst = (float(src) - offset[r][0]) * scale[r][0].
+template <typename DT, typename ST, typename D, typename S, typename Sc, typename Of>
+PTO_INST void TDEQUANT(D &d, S &s, Sc &scale, Of &offset) {
+    d.check("TDEQUANT");
+    s.check("TDEQUANT");
+    cpu::need_valid("TDEQUANT", d, s, "src");
+    if (scale.GetValidRow() < d.GetValidRow() || offset.GetValidRow() < d.GetValidRow())
+        cpu::fail("TDEQUANT: scale/offset need one value per row of the destination");
+    cpu::for_valid(d, [&](int64_t r, int64_t c) {
+        const float v = static_cast<float>(s.at(r, c)) - static_cast<float>(offset.at(r, 0));
+        d.at(r, c) = v * static_cast<float>(scale.at(r, 0));
+    });
+}
+
+// Hints and hardware-only configuration: no-ops on the CPU.
+template <typename D, typename S>
+PTO_INST void TPREFETCH(D &, S &) {}
+template <typename... Ts>
+PTO_INST void TSYNC(Ts &...) {}
+[[noreturn]] inline void trap() { cpu::fail("trap: the kernel trapped"); }
+
 }  // namespace pto
 
 // ---------------------------------------------------------------------------------------------------

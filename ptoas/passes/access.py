@@ -24,9 +24,13 @@ from xdsl.ir import Operation, SSAValue
 from pypto.core.analysis.constants import constant_int
 from pypto.ptoas.dialect import DpsOp, tile_of
 from pypto.ptoas.dialect.attrs import AddressSpace, AddressSpaceAttr, Pipe
+from pypto.ptoas.dialect.isa_misc_ops import BindTileOp, BitcastOp, SubsetOp
 from pypto.ptoas.dialect.tile_ops import AllocTileOp, PointerCastOp, TAssignOp, TReshapeOp
 from pypto.ptoas.dialect.types import PartitionTensorViewType, TensorViewType, element_bits
 from pypto.ptoas.dialect.view_ops import AddPtrOp, MakeTensorViewOp, PartitionViewOp
+
+ALIAS_OPS = (TReshapeOp, BitcastOp, SubsetOp, BindTileOp)
+"""Ops whose result names (part of) the bytes of their first operand."""
 
 GM = "gm"
 
@@ -117,8 +121,8 @@ def buffer_of(value: SSAValue) -> Buffer | None:
         return Buffer(GM, root=_gm_root(value))
     owner = value.owner
     size = _tile_bytes(t)
-    if isinstance(owner, TReshapeOp):
-        return buffer_of(owner.src)
+    if isinstance(owner, ALIAS_OPS):
+        return buffer_of(owner.operands[0])  # a view of its source's bytes (a subset: within them)
     addr: int | None = None
     if isinstance(owner, AllocTileOp):
         if owner.addr is None:
@@ -158,4 +162,4 @@ def accesses(op: Operation, op_id: int) -> list[Access]:
     return out
 
 
-__all__ = ["GM", "Access", "Buffer", "accesses", "buffer_of", "constant_int", "op_pipe"]
+__all__ = ["ALIAS_OPS", "GM", "Access", "Buffer", "accesses", "buffer_of", "constant_int", "op_pipe"]

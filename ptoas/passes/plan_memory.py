@@ -3,7 +3,7 @@
 Per address space, each allocation is live from its ``alloc_tile`` to its last
 use (a use nested in an ``scf.for`` / ``scf.if`` that is not the allocation's
 own block counts as a use at the end of that op, so buffers used in a loop
-stay live for the whole loop; uses through ``pto.treshape`` count): the block
+stay live for the whole loop; uses through ``treshape``/``bitcast``/``subset``/``bind_tile`` count): the block
 ranges of :class:`pypto.core.analysis.liveness.Liveness` over
 :func:`buffer_values`. Live ranges are placed first-fit in order of their
 start at the space's alignment (32 B for vec/mat/bias/scaling, 512 B for
@@ -28,11 +28,11 @@ from xdsl.passes import ModulePass
 
 from pypto.core.analysis.liveness import Liveness
 from pypto.ptoas.dialect import target_arch
-from pypto.ptoas.dialect.tile_ops import AllocTileOp, TReshapeOp
+from pypto.ptoas.dialect.tile_ops import AllocTileOp
 from pypto.ptoas.dialect.types import TileBufType, element_bits
 from pypto.ptoas.limits import alignment, capacity
 
-from .access import constant_int
+from .access import ALIAS_OPS, constant_int
 from .errors import pass_error
 
 
@@ -56,13 +56,13 @@ class _Live:
 
 def buffer_values(alloc: AllocTileOp) -> list[SSAValue]:
     """What one tile buffer is in pto IR: the ``alloc_tile`` result and every
-    ``pto.treshape`` view of it (views of views too)."""
+    view of it (``treshape``, ``bitcast``, ``subset``, ``bind_tile``; views of views too)."""
     out: list[SSAValue] = []
     todo: list[SSAValue] = [alloc.result]
     while todo:
         value = todo.pop()
         out.append(value)
-        todo.extend(use.operation.result for use in value.uses if isinstance(use.operation, TReshapeOp))
+        todo.extend(use.operation.result for use in value.uses if isinstance(use.operation, ALIAS_OPS))
     return out
 
 

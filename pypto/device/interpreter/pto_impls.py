@@ -202,7 +202,7 @@ def binary(kind: str, partial: bool = False) -> Handler:
     fn = nm.BINARY[kind]
 
     def h(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
-        a, b, d = args
+        a, b, d = args[0], args[1], args[-1]  # trem may carry a tmp tile
         if partial:
             x, y = _rd(core, a, copy=True), _rd(core, b)
             r, c = min(x.shape[0], y.shape[0]), min(x.shape[1], y.shape[1])
@@ -220,7 +220,7 @@ def tile_scalar(kind: str) -> Handler:
     fn = nm.BINARY.get(kind)
 
     def h(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
-        a, s, d = args
+        a, s, d = args[0], args[1], args[-1]  # trems may carry a tmp tile
         if kind == "axpy":
             _wr(core, d, _rd(core, d) + _rd(core, a, d.valid) * _scalar(s, d))
         else:
@@ -420,6 +420,8 @@ def tstore(op: Any) -> Run:
 
 def tmov(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
     """Tile copy between spaces (acc -> other: converted; relu honoured)."""
+    if len(args) != 2:
+        raise DeviceError("tmov with a quant operand (fp tile / pre-quant scalar) is not modelled by the simulator")
     s, d = args
     x = _rd(core, s, d.valid)
     relu = getattr(op, "reluPreMode", None)
@@ -759,7 +761,11 @@ def _attach(cls: type[InterpreterFunctions], op_cls: type[Operation], prepare: P
 
 
 def _pto_handlers() -> dict[type[Operation], Prepare]:
+    from .isa_impls import ISA_DATA, ISA_MISC  # the rest of the ISA (imports this module's helpers' peers)
+
     data, misc = data_handlers(), misc_handlers()
+    data.update({cls: per_call(fn) for cls, fn in ISA_DATA.items()})
+    misc.update(ISA_MISC)
     out: dict[type[Operation], Prepare] = {}
     for op_cls in PTO_OPS:
         if op_cls in data:

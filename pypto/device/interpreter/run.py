@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.arith import ConstantOp
-from xdsl.dialects.builtin import AnyFloat, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import AnyFloat, IntegerAttr, MemRefType, ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.interpreter import Interpreter
 from xdsl.interpreters.arith import ArithFunctions
@@ -123,7 +123,7 @@ def _bind_args(func: FuncOp, args: Sequence[Any]) -> tuple[Any, ...]:
         raise DeviceError(f"@{func.sym_name.data} takes {len(inputs)} arguments, got {len(args)}")
     values: list[Any] = []
     for i, (t, a) in enumerate(zip(inputs, args, strict=True)):
-        if isinstance(t, PtrType):
+        if isinstance(t, PtrType | MemRefType):  # a GM memref argument (async DMA ops) is a pointer too
             dt = dtype_of(t.element_type)
             if not isinstance(a, np.ndarray):
                 raise DeviceError(f"argument {i} ({t}) needs a numpy array, got {type(a).__name__}")
@@ -269,7 +269,7 @@ def example_args(
             need[op.ptr] = max(need.get(op.ptr, 0), span)
     out: list[Any] = []
     for arg, t in zip(func.body.blocks[0].args, func.function_type.inputs.data, strict=True):
-        if isinstance(t, PtrType):
+        if isinstance(t, PtrType | MemRefType):  # a GM memref argument (async DMA ops) is a pointer too
             dt = dtype_of(t.element_type)
             n = need.get(arg, 4096)
             if dt.is_float:

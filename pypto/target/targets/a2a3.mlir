@@ -71,6 +71,13 @@ npu.target @a2a3 clock_hz = 1.85e9 block_bytes = 32 {
   npu.op_pipe "TTRANS", "TIMG2COL" -> "MTE1"
   npu.op_pipe "TMATMUL", "TMATMUL_ACC", "TMATMUL_BIAS", "TGEMV*" -> "CUBE"
   npu.op_pipe "TSYNC", "TRESHAPE", "TASSIGN", "TPRINT", "TGET_SCALE_ADDR", "TSUBVIEW", "TALLOC", "TFREE", "TPUSH", "TPOP" -> "SCALAR"
+  // The rest of PTOAS's ISA (issue 18): pipes as the dialect's op classes give them.
+  npu.op_pipe "TGETVAL", "TSETVAL", "TSCATTER" -> "SCALAR"
+  npu.op_pipe "MGATHER", "TGET_ASYNC" -> "MTE2"
+  npu.op_pipe "MSCATTER", "TPUT_ASYNC" -> "MTE3"
+  npu.op_pipe "TMOV_FP" -> "MTE1"
+  npu.op_pipe "TSTORE_FP", "TEXTRACT_FP", "TINSERT_FP" -> "FIXPIPE"
+  npu.op_pipe "TMATMUL_MX*" -> "CUBE"
   npu.op_pipe "*" -> "VECTOR"
 
   // ---- compute formula rows (ref §4): cycles = llround(slope * rows * cols + bias) ----
@@ -371,6 +378,15 @@ npu.target @a2a3 clock_hz = 1.85e9 block_bytes = 32 {
   npu.fallback op = "TDIVS" dtype = int32 cycles = 4
   npu.fallback op = "TMOV" cycles = 2 + elems / 32
   npu.fallback op = "TEXTRACT" cycles = 2 + elems / 32
+  // The rest of PTOAS's ISA (issue 18): formula_params.csv has no row for any of these ops, so they
+  // cost their pipe's row below, except where the op's work is not that of one vector pass:
+  // TSCATTER on a2a3 is a scalar loop (pto-isa: one UB store per element), TGATHER gathers at half
+  // the vector rate, TGETVAL/TSETVAL are one scalar access. (Estimates, not measurements: TFMOD(S),
+  // TCOLPROD, TCOLARGMAX/MIN, TCONCAT, TCI, TTRI, TSELS, TFILLPAD_EXPAND/INPLACE use the VECTOR row.)
+  npu.fallback op = "TSCATTER" cycles = 2 + elems / 1
+  npu.fallback op = "TGATHER" cycles = 2 + elems / 16
+  npu.fallback op = "TGETVAL" cycles = 1
+  npu.fallback op = "TSETVAL" cycles = 1
   npu.fallback pipe = "SCALAR" cycles = 1
   npu.fallback pipe = "CUBE" cycles = 4 + elems / 16
   npu.fallback pipe = "MTE2" cycles = 3 + 2 * elems / 64

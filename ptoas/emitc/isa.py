@@ -1,0 +1,106 @@
+"""C++ of the ISA ops beyond PyPTO's subset (``pto`` dialect ``isa_*`` modules): pto-isa calls
+with the destination first, then the ``ins`` in order, then attribute arguments.
+
+::
+
+    pto.tfmod ins(%a, %b) outs(%d)                 ->  TFMOD(d, a, b);
+    pto.tci ins(%s {descending = true}) outs(%d)   ->  TCI<Tile<...>, int32_t, 1>(d, s);
+    pto.ttri ins(%k {upperOrLower = 1}) outs(%d)   ->  TTRI<Tile<...>, 1>(d, k);
+    pto.tquant / tdequant / thistogram / tsort32 / .mx ... -> TQUANT<pto::QuantType::INT8_SYM>(d, s, fp); ...
+        (PTOAS's call shapes; pto_cpu.hpp fails them at run time: the CPU does not model them)
+    %v = pto.tgetval ins(%t, %i) outs : f32        ->  const float v = TGETVAL(t, i);
+    pto.tprefetch / pto.tsync                      ->  TPREFETCH(d, s); / TSYNC(a, b);   (no-ops on the CPU)
+    pto.trap                                       ->  trap();
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation
+
+from pypto.ptoas.dialect import isa_misc_ops as IM
+from pypto.ptoas.dialect import isa_tile_ops as IT
+from pypto.ptoas.dialect.base import DpsOp
+
+from .context import FuncContext, handles
+from .cxx_types import element_ctype, value_ctype
+
+
+def _targs(op: Operation) -> str:
+    """Template arguments of the call, as PTOAS writes them."""
+    if isinstance(op, IT.TCIOp):
+        desc = 1 if op.descending is not None and op.descending.value.data else 0
+        return f"<{value_ctype(op.dst.type)}, {element_ctype(op.start.type)}, {desc}>"
+    if isinstance(op, IT.TTriOp):
+        return f"<{value_ctype(op.dst.type)}, {0 if op.lower() else 1}>"
+    if isinstance(op, IT.THistogramOp):
+        return "<false>" if op.isMSB is not None and not op.isMSB.value.data else "<true>"
+    if isinstance(op, IT.TQuantOp):
+        return f"<pto::QuantType::{op.quant_type.data.value if op.quant_type is not None else 'INT8_SYM'}>"
+    if isinstance(op, IT.TDequantOp):
+        return f"<{value_ctype(op.dst.type)}, {value_ctype(op.src.type)}>"
+    return ""
+
+
+# The mx families are one pto-isa call each (PTOAS's getIntrinsicName).
+_INTRINSIC = {cls: ("TMATMUL_MX" if "matmul" in cls.name else "TGEMV_MX") for cls in IT.MX_OPS}
+
+
+def _call(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, DpsOp)
+    args = [ctx.name(v, op) for v in op.outs() + op.ins()]
+    name = _INTRINSIC.get(type(op)) or op.name[4:].upper().replace(".", "_")
+    ctx.line(f"{name}{_targs(op)}({', '.join(args)});")
+
+
+for _cls in (
+    IT.TFModOp,
+    IT.TFModSOp,
+    IT.TColProdOp,
+    IT.TColArgMaxOp,
+    IT.TColArgMinOp,
+    IT.TConcatOp,
+    IT.TCIOp,
+    IT.TTriOp,
+    IT.TSelSOp,
+    IT.TFillPadExpandOp,
+    IT.TFillPadInplaceOp,
+    IT.TScatterOp,
+    IT.TGatherOp,
+    IT.TPrefetchOp,
+    IT.TSyncOp,
+    # emitted as PTOAS does; pto_cpu.hpp fails them at run time (not modelled on the CPU):
+    IT.TSort32Op,
+    IT.TGatherBOp,
+    IT.THistogramOp,
+    IT.TQuantOp,
+    IT.TDequantOp,
+    IT.TPackOp,
+    IT.TGetScaleAddrOp,
+    IT.MGatherOp,
+    IT.MScatterOp,
+    IT.TMovFPOp,
+    IT.TStoreFPOp,
+    IT.TExtractFPOp,
+    IT.TInsertFPOp,
+    *IT.MX_OPS,
+):
+    handles(_cls)(_call)
+
+
+@handles(IT.TSetValOp)
+def _tsetval(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, IT.TSetValOp)
+    ctx.line(f"TSETVAL({ctx.name(op.dst, op)}, {ctx.name(op.offset, op)}, {ctx.name(op.val, op)});")
+
+
+@handles(IT.TGetValOp)
+def _tgetval(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, IT.TGetValOp)
+    src, off = ctx.name(op.src, op), ctx.name(op.offset, op)
+    name = ctx.define(op.result)
+    ctx.line(f"const {element_ctype(op.result.type)} {name} = TGETVAL({src}, {off});")
+
+
+@handles(IM.TrapOp)
+def _trap(ctx: FuncContext, op: Operation) -> None:
+    ctx.line("trap();")

@@ -1,0 +1,416 @@
+"""Interpreter vs g++-built C++ on the ISA additions (issue 18 item 2).
+
+Each case is a small vector kernel: tload its inputs, run one (or two) of the new ops, tstore the
+result. It goes through insert-sync, runs in the interpreter (it must not race) and, emitted to C++
+and built with g++ against ``pto_cpu.hpp``, on copies of the same inputs. Outputs must agree bit for
+bit (fp32 compared as uint32) and match a numpy reference, so neither side can be wrong the same way
+as the other by accident.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pypto.device.interpreter import run_kernel
+from pypto.ptoas.build import build_shared
+from pypto.ptoas.emitc import emit_cpp
+from pypto.ptoas.emitc.runner import KernelLibrary
+from pypto.ptoas.passes import PtoasOptions, run_ptoas_pipeline
+from pypto.ptoas.pto_text import parse_pto, verify_pto
+
+NP = {"f32": np.float32, "i32": np.int32, "i8": np.int8}
+
+
+def tile(dt: str, r: int, c: int) -> str:
+    return (
+        f"!pto.tile_buf<loc=vec, dtype={dt}, rows={r}, cols={c}, v_row={r}, v_col={c}, "
+        "blayout=row_major, slayout=none_box, fractal=512, pad=0>"
+    )
+
+
+@dataclass
+class Case:
+    """GM arguments (name, dtype, rows, cols, is_output), the op lines, the numpy reference of the outputs."""
+
+    args: list[tuple[str, str, int, int, bool]]
+    body: str
+    inputs: dict[str, np.ndarray] = field(default_factory=dict)
+    expect: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def text(self) -> str:
+        params = ", ".join(f"%{n}: !pto.ptr<{dt}>" for n, dt, *_ in self.args)
+        lines = [
+            'module attributes {pto.target_arch = "a2a3"} {',
+            f"  func.func @k({params}) attributes {{pto.kernel_kind = #pto.kernel_kind<vector>}} {{",
+            "    %c0 = arith.constant 0 : index",
+            "    %c1 = arith.constant 1 : index",
+        ]
+        dims = sorted({d for _, _, r, c, _ in self.args for d in (r, c)})
+        lines += [f"    %c{d} = arith.constant {d} : index" for d in dims if d not in (0, 1)]
+        for n, dt, r, c, out in self.args:
+            tv, pv = f"!pto.tensor_view<?x?x{dt}>", f"!pto.partition_tensor_view<{r}x{c}x{dt}>"
+            lines += [
+                f"    %{n}_tv = pto.make_tensor_view %{n}, shape = [%c{r}, %c{c}], strides = [%c{c}, %c1] : {tv}",
+                f"    %{n}_pv = pto.partition_view %{n}_tv, offsets = [%c0, %c0], sizes = [%c{r}, %c{c}] : {tv} -> {pv}",
+                f"    %{n}_t = pto.alloc_tile : {tile(dt, r, c)}",
+            ]
+            if not out:
+                lines.append(f"    pto.tload ins(%{n}_pv : {pv}) outs(%{n}_t : {tile(dt, r, c)})")
+        lines += ["    " + ln.strip() for ln in self.body.strip().splitlines()]
+        for n, dt, r, c, out in self.args:
+            if out:
+                pv = f"!pto.partition_tensor_view<{r}x{c}x{dt}>"
+                lines.append(f"    pto.tstore ins(%{n}_t : {tile(dt, r, c)}) outs(%{n}_pv : {pv})")
+        lines += ["    return", "  }", "}"]
+        return "\n".join(lines) + "\n"
+
+
+RNG = np.random.default_rng(18)
+A = RNG.standard_normal((16, 16)).astype(np.float32) * 4
+B = (RNG.uniform(0.5, 2.0, (16, 16)) * RNG.choice([-1, 1], (16, 16))).astype(np.float32)
+NEAR1 = RNG.uniform(0.8, 1.25, (16, 16)).astype(np.float32)
+PERM = RNG.permutation(256).astype(np.int32).reshape(16, 16)
+MASK = RNG.integers(0, 2, (16, 16)).astype(np.int8)
+F16 = tile("f32", 16, 16)
+I16 = tile("i32", 16, 16)
+
+
+def _colprod(x: np.ndarray) -> np.ndarray:
+    acc = x[0].copy()
+    for r in range(1, x.shape[0]):
+        acc = acc * x[r]
+    return acc[None, :]
+
+
+def _tri(lower: bool, k: int) -> np.ndarray:
+    i, j = np.meshgrid(np.arange(16), np.arange(16), indexing="ij")
+    return ((j <= i + k) if lower else (j >= i + k)).astype(np.int32)
+
+
+def _scatter(src: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    out = np.zeros(256, np.float32)
+    out[idx.reshape(-1)] = src.reshape(-1)
+    return out.reshape(16, 16)
+
+
+def _setval(a: np.ndarray) -> np.ndarray:
+    out = a.copy()
+    out.flat[3] = a.flat[17]
+    return out
+
+
+I8SRC = RNG.integers(-128, 128, (16, 16)).astype(np.int8)
+SCALE8 = RNG.uniform(0.01, 0.1, (16, 8)).astype(np.float32)
+OFF8 = RNG.uniform(-3, 3, (16, 8)).astype(np.float32)
+
+CASES: dict[str, Case] = {
+    "tdequant": Case(
+        [
+            ("x", "i8", 16, 16, False),
+            ("sc", "f32", 16, 8, False),
+            ("of", "f32", 16, 8, False),
+            ("d", "f32", 16, 16, True),
+        ],
+        f"pto.tdequant ins(%x_t, %sc_t, %of_t : {tile('i8', 16, 16)}, {tile('f32', 16, 8)}, {tile('f32', 16, 8)}) "
+        f"outs(%d_t : {F16})",
+        {"x": I8SRC, "sc": SCALE8, "of": OFF8},
+        {"d": (I8SRC.astype(np.float32) - OFF8[:, :1]) * SCALE8[:, :1]},
+    ),
+    "tfmod": Case(
+        [("a", "f32", 16, 16, False), ("b", "f32", 16, 16, False), ("d", "f32", 16, 16, True)],
+        f"pto.tfmod ins(%a_t, %b_t : {F16}, {F16}) outs(%d_t : {F16})",
+        {"a": A, "b": B},
+        {"d": np.fmod(A, B)},
+    ),
+    "tfmods": Case(
+        [("a", "f32", 16, 16, False), ("d", "f32", 16, 16, True)],
+        f"%s = arith.constant 0.7 : f32\npto.tfmods ins(%a_t, %s : {F16}, f32) outs(%d_t : {F16})",
+        {"a": A},
+        {"d": np.fmod(A, np.float32(0.7))},
+    ),
+    "trem_tmp": Case(
+        [("a", "f32", 16, 16, False), ("b", "f32", 16, 16, False), ("d", "f32", 16, 16, True)],
+        f"%t = pto.alloc_tile : {F16}\npto.trem ins(%a_t, %b_t, %t : {F16}, {F16}, {F16}) outs(%d_t : {F16})",
+        {"a": A, "b": B},
+        {"d": np.fmod(A, B)},
+    ),
+    "trems_tmp": Case(
+        [("a", "f32", 16, 16, False), ("d", "f32", 16, 16, True)],
+        f"%s = arith.constant 1.5 : f32\n%t = pto.alloc_tile : {F16}\n"
+        f"pto.trems ins(%a_t, %s, %t : {F16}, f32, {F16}) outs(%d_t : {F16})",
+        {"a": A},
+        {"d": np.fmod(A, np.float32(1.5))},
+    ),
+    "tcolprod": Case(
+        [("a", "f32", 16, 16, False), ("d", "f32", 1, 16, True)],
+        f"pto.tcolprod ins(%a_t : {F16}) outs(%d_t : {tile('f32', 1, 16)})",
+        {"a": NEAR1},
+        {"d": _colprod(NEAR1)},
+    ),
+    "tcolargmax_argmin": Case(
+        [("a", "f32", 16, 16, False), ("mx", "i32", 1, 16, True), ("mn", "i32", 1, 16, True)],
+        f"%t = pto.alloc_tile : {F16}\n"
+        f"pto.tcolargmax ins(%a_t, %t : {F16}, {F16}) outs(%mx_t : {tile('i32', 1, 16)})\n"
+        f"pto.tcolargmin ins(%a_t, %t : {F16}, {F16}) outs(%mn_t : {tile('i32', 1, 16)})",
+        {"a": A},
+        {"mx": A.argmax(axis=0)[None, :].astype(np.int32), "mn": A.argmin(axis=0)[None, :].astype(np.int32)},
+    ),
+    "tconcat": Case(
+        [("a", "f32", 16, 8, False), ("b", "f32", 16, 8, False), ("d", "f32", 16, 16, True)],
+        f"pto.tconcat ins(%a_t, %b_t : {tile('f32', 16, 8)}, {tile('f32', 16, 8)}) outs(%d_t : {F16})",
+        {"a": A[:, :8].copy(), "b": B[:, :8].copy()},
+        {"d": np.concatenate([A[:, :8], B[:, :8]], axis=1)},
+    ),
+    "tci_ttri": Case(
+        [("ci", "i32", 1, 16, True), ("lo", "i32", 16, 16, True), ("up", "i32", 16, 16, True)],
+        f"%s = arith.constant 100 : i32\n%k = arith.constant 1 : i32\n"
+        f"pto.tci ins(%s {{descending = true}} : i32) outs(%ci_t : {tile('i32', 1, 16)})\n"
+        f"pto.ttri ins(%k : i32) outs(%lo_t : {I16})\n"
+        f"pto.ttri ins(%k {{upperOrLower = 1 : i32}} : i32) outs(%up_t : {I16})",
+        {},
+        {"ci": (100 - np.arange(16, dtype=np.int32))[None, :], "lo": _tri(True, 1), "up": _tri(False, 1)},
+    ),
+    "tsels": Case(
+        [("m", "i8", 16, 16, False), ("a", "f32", 16, 16, False), ("d", "f32", 16, 16, True)],
+        f"%s = arith.constant -3.0 : f32\n%t = pto.alloc_tile : {F16}\n"
+        f"pto.tsels ins(%m_t, %a_t, %t, %s : {tile('i8', 16, 16)}, {F16}, {F16}, f32) outs(%d_t : {F16})",
+        {"m": MASK, "a": A},
+        {"d": np.where(MASK != 0, A, np.float32(-3.0))},
+    ),
+    "tgetval_tsetval": Case(
+        [("a", "f32", 16, 16, False), ("d", "f32", 16, 16, True)],
+        f"%i17 = arith.constant 17 : index\n%i3 = arith.constant 3 : index\n"
+        f"%v = pto.tgetval ins(%a_t, %i17 : {F16}, index) outs : f32\n"
+        f"pto.tsetval ins(%i3, %v : index, f32) outs(%a_t : {F16})\n"
+        f"pto.tfillpad_expand ins(%a_t : {F16}) outs(%d_t : {F16})",
+        {"a": A},
+        {"d": _setval(A)},
+    ),
+    "tscatter_tgather": Case(
+        [
+            ("a", "f32", 16, 16, False),
+            ("ix", "i32", 16, 16, False),
+            ("s", "f32", 16, 16, True),
+            ("g", "f32", 16, 16, True),
+        ],
+        f"pto.tscatter ins(%a_t, %ix_t : {F16}, {I16}) outs(%s_t : {F16})\n"
+        f"pto.tgather ins(%a_t, %ix_t : {F16}, {I16}) outs(%g_t : {F16})",
+        {"a": A, "ix": PERM},
+        {"s": _scatter(A, PERM), "g": A.reshape(-1)[PERM]},
+    ),
+}
+
+
+def _synced(case: Case, name: str):  # type: ignore[no-untyped-def]
+    module = parse_pto(case.text(), f"{name}.pto")
+    verify_pto(module)
+    run_ptoas_pipeline(module, PtoasOptions(insert_sync=True))
+    return module
+
+
+def _arrays(case: Case) -> list[np.ndarray]:
+    out = []
+    for n, dt, r, c, is_out in case.args:
+        if is_out:
+            fill = np.nan if dt == "f32" else -7
+            out.append(np.full((r, c), fill, dtype=NP[dt]))
+        else:
+            out.append(case.inputs[n].astype(NP[dt]).copy())
+    return out
+
+
+def _bits(x: np.ndarray) -> np.ndarray:
+    return x.view(np.uint32) if x.dtype == np.float32 else x
+
+
+@pytest.fixture(scope="module")
+def build_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("isa-numerics")
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_interpreter_and_cpp_agree(name: str, build_dir: Path) -> None:
+    case = CASES[name]
+    interp_args = _arrays(case)
+    run = run_kernel(_synced(case, name), "k", interp_args)
+    assert run.races == [], run.race_messages
+    assert run.problems == []
+
+    cpp_args = _arrays(case)
+    lib = KernelLibrary(build_shared(emit_cpp(_synced(case, name)), build_dir, name=f"isa_{name}"))
+    lib.call("k", *cpp_args)
+
+    for (n, _dt, _r, _c, is_out), got_i, got_c in zip(case.args, interp_args, cpp_args, strict=True):
+        if not is_out:
+            continue
+        np.testing.assert_array_equal(_bits(got_i), _bits(got_c), err_msg=f"{name}: output {n} differs")
+        assert n in case.expect, f"{name}: no reference for output {n}"
+        if n in case.expect:
+            np.testing.assert_array_equal(got_i, case.expect[n].astype(got_i.dtype), err_msg=f"{name}: {n}")
+
+
+def test_trem_tmp_matches_fmod_on_both_sides() -> None:
+    """trem with a tmp tile computes what trem without one does (the interpreter's rem)."""
+    case = CASES["trem_tmp"]
+    args = _arrays(case)
+    run_kernel(_synced(case, "trem_tmp"), "k", args)
+    no_tmp = Case(case.args, f"pto.trem ins(%a_t, %b_t : {F16}, {F16}) outs(%d_t : {F16})", case.inputs)
+    ref = _arrays(no_tmp)
+    run_kernel(_synced(no_tmp, "trem"), "k", ref)
+    np.testing.assert_array_equal(_bits(args[-1]), _bits(ref[-1]))
+    assert not np.isnan(args[-1]).any()
+
+
+GM128 = "memref<128xf32, #pto.address_space<gm>>"
+SCRATCH = tile("i8", 1, 256)
+INTERP_ONLY = f"""module attributes {{pto.target_arch = "a2a3"}} {{
+  func.func @k(%ws: memref<1024xi8, #pto.address_space<gm>>, %dst: {GM128}, %src: {GM128}, %p: !pto.ptr<f32>) {{
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c5 = arith.constant 5 : index
+    %s = pto.alloc_tile : {SCRATCH}
+    %ses = pto.build_async_session(%s, %ws : {SCRATCH}, memref<1024xi8, #pto.address_space<gm>>) -> !pto.async_session
+    %ev = pto.tget_async(%dst, %src, %ses : {GM128}, {GM128}, !pto.async_session) -> !pto.async_event
+    %ok = pto.wait_async_event(%ev, %ses : !pto.async_event, !pto.async_session) -> i1
+    %x = pto.load_scalar %p[%c1] : !pto.ptr<f32> -> f32
+    pto.store_scalar %x, %p[%c0] : !pto.ptr<f32>, f32
+    %arr = pto.declare_eventid_array -> !pto.eventid_array<4>
+    pto.eventid_array_set %arr[%c1], %c5 : !pto.eventid_array<4>
+    %e = pto.eventid_array_get %arr[%c1] : !pto.eventid_array<4>
+    %ei = arith.index_cast %e : index to i32
+    pto.print ins("event %d", %ei : i32)
+    pto.set_ffts %ws : memref<1024xi8, #pto.address_space<gm>>
+    return
+  }}
+}}
+"""
+
+
+def test_interpreter_only_ops_run() -> None:
+    """Async DMA completes at once, GM scalars, event-id arrays, print; set_ffts is a no-op."""
+    module = parse_pto(INTERP_ONLY, "interp_only.pto")
+    verify_pto(module)
+    src = np.arange(128, dtype=np.float32)
+    dst = np.zeros(128, np.float32)
+    p = np.array([1.0, 2.5, 3.0], np.float32)
+    run = run_kernel(module, "k", [np.zeros(1024, np.int8), dst, src, p])
+    np.testing.assert_array_equal(dst, src)
+    assert p.tolist() == [2.5, 2.5, 3.0]
+    assert run.prints == ["event 5"]
+
+
+def test_trap_stops_the_kernel() -> None:
+    module = parse_pto("module {\n  func.func @k() {\n    pto.trap\n    return\n  }\n}\n", "trap.pto")
+    with pytest.raises(Exception, match="the kernel trapped"):
+        run_kernel(module, "k", [])
+
+
+def test_trap_in_cpp_fails_the_launch(build_dir: Path) -> None:
+    from pypto.ptoas.emitc.runner import KernelRuntimeError
+
+    text = "module {\n  func.func @k(%p: !pto.ptr<f32>) attributes {pto.kernel_kind = #pto.kernel_kind<vector>} {\n    pto.trap\n    return\n  }\n}\n"
+    lib = KernelLibrary(build_shared(emit_cpp(parse_pto(text, "trap.pto")), build_dir, name="isa_trap"))
+    with pytest.raises(KernelRuntimeError, match="trapped"):
+        lib.call("k", np.zeros(4, np.float32))
+
+
+UNMODELLED = f"""module attributes {{pto.target_arch = "a2a3"}} {{
+  func.func @k(%p: !pto.ptr<f32>) attributes {{pto.kernel_kind = #pto.kernel_kind<vector>}} {{
+    %k = arith.constant 1 : i32
+    %lo = pto.alloc_tile : {I16}
+    pto.ttri ins(%k : i32) outs(%lo : {I16})
+    %ci = pto.alloc_tile : {tile("i32", 1, 16)}
+    pto.tci ins(%k {{descending = true}} : i32) outs(%ci : {tile("i32", 1, 16)})
+    %a = pto.alloc_tile : {F16}
+    %fp = pto.alloc_tile : {F16}
+    %q = pto.alloc_tile : {tile("i8", 16, 16)}
+    pto.tquant ins(%a, %fp : {F16}, {F16}) outs(%q : {tile("i8", 16, 16)}) {{quant_type = #pto<quant_type INT8_SYM>}}
+    %s = pto.alloc_tile : {tile("f32", 1, 32)}
+    %ix = pto.alloc_tile : {tile("ui32", 1, 32)}
+    %d = pto.alloc_tile : {tile("f32", 1, 64)}
+    pto.tsort32 ins(%s, %ix : {tile("f32", 1, 32)}, {tile("ui32", 1, 32)}) outs(%d : {tile("f32", 1, 64)})
+    return
+  }}
+}}
+"""
+
+
+def test_ptoas_call_shapes_compile_and_unmodelled_ops_fail_at_run_time(build_dir: Path) -> None:
+    """TTRI<Tile, 0>(d, k), TCI<Tile, int32_t, 1>(d, s), TQUANT<pto::QuantType::...>, TSORT32(d, s, idx) as PTOAS
+    emits them; g++ builds them; the launch stops at the first op the CPU does not model, naming it."""
+    from pypto.ptoas.emitc.runner import KernelRuntimeError
+
+    cpp = emit_cpp(_load_text(UNMODELLED))
+    assert "TTRI<Tile<TileType::Vec, int32_t, 16, 16," in cpp and ", 0>(" in cpp
+    assert "TCI<Tile<TileType::Vec, int32_t, 1, 16," in cpp and ", int32_t, 1>(" in cpp
+    assert "TQUANT<pto::QuantType::INT8_SYM>(" in cpp
+    assert "TSORT32(" in cpp
+    lib = KernelLibrary(build_shared(cpp, build_dir, name="isa_unmodelled"))
+    with pytest.raises(KernelRuntimeError, match="TQUANT: not modelled"):
+        lib.call("k", np.zeros(4, np.float32))
+
+
+def _load_text(text: str):  # type: ignore[no-untyped-def]
+    module = parse_pto(text, "u.pto")
+    verify_pto(module)
+    run_ptoas_pipeline(module, PtoasOptions(insert_sync=True))
+    return module
+
+
+def _race_kernel(synced: bool):  # type: ignore[no-untyped-def]
+    """tput_async stages through the session's scratch (MTE3); a texpands then overwrites it (V)."""
+    text = INTERP_ONLY.replace(
+        "    %ok = pto.wait_async_event",
+        f"    %c7 = arith.constant 7 : i8\n    pto.texpands ins(%c7 : i8) outs(%s : {SCRATCH})\n    %ok = pto.wait_async_event",
+    )
+    module = parse_pto(text, "race.pto")
+    verify_pto(module)
+    if synced:
+        run_ptoas_pipeline(module, PtoasOptions(insert_sync=True))
+    return module
+
+
+def _race_args() -> list[np.ndarray]:
+    return [
+        np.zeros(1024, np.int8),
+        np.zeros(128, np.float32),
+        np.arange(128, dtype=np.float32),
+        np.ones(3, np.float32),
+    ]
+
+
+def test_async_scratch_takes_part_in_the_race_detector_and_insert_sync() -> None:
+    racy = run_kernel(_race_kernel(False), "k", _race_args())
+    assert any("tget_async" in m and "texpands" in m for m in racy.race_messages), racy.race_messages
+    clean = run_kernel(_race_kernel(True), "k", _race_args())
+    assert clean.races == [], clean.race_messages
+
+
+FIFO = Case(
+    [("x", "f32", 16, 16, False), ("y", "f32", 16, 16, True)],
+    '%r = pto.reserve_buffer {name = "fifo", size = 8192, location = <vec>, auto = true} -> i32\n'
+    "%p = pto.initialize_l2l_pipe {dir_mask = 1, slot_size = 1024, slot_num = 8}(%r : i32) -> !pto.pipe\n"
+    f"pto.tpush(%x_t, %p : {F16}, !pto.pipe) {{split = 0}}\n"
+    f"%t = pto.declare_tile -> {F16}\n"
+    f"pto.tpop(%t, %p : {F16}, !pto.pipe) {{split = 0}}\n"
+    "%one = arith.constant 1.0 : f32\n"
+    f"pto.tadds ins(%t, %one : {F16}, f32) outs(%y_t : {F16})\n"
+    "pto.tfree(%p : !pto.pipe) {split = 0}",
+    {"x": A},
+    {"y": A + np.float32(1)},
+)
+
+
+def test_frontend_fifo_runs_in_the_interpreter_race_free_after_sync() -> None:
+    """initialize_l2l_pipe / tpush / declare_tile / tpop / tfree: the tile goes through the interpreter's channel;
+    after insert-sync the pop (MTE2) -> tadds (V) and tload (MTE2) -> push (MTE3) hazards are ordered."""
+    args = _arrays(FIFO)
+    run = run_kernel(_synced(FIFO, "fifo"), "k", args)
+    assert run.races == [], run.race_messages
+    np.testing.assert_array_equal(args[1], FIFO.expect["y"])
+    racy = run_kernel(parse_pto(FIFO.text(), "fifo_racy.pto"), "k", _arrays(FIFO))
+    assert racy.races, "without insert-sync the FIFO's pipes race"
