@@ -214,7 +214,7 @@ class PassManager:
             error_policy=lambda e, p, index: classify_error(e, pass_label(p), index),
         )
         with using_options(options or current_options()):
-            if prof is None:
+            if prof is None or prof.open_stage == "passes":  # compile opened it (its set-up is in it too)
                 runner.run(ctx, prog.module)
             else:
                 with prof.stage("passes"):

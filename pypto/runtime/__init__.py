@@ -3,7 +3,8 @@
 - :class:`RunConfig` -- compile and run options (``platform="a2a3sim"``,
   ``target``, ``check_races`` ...);
 - :func:`run` -- ``run(program_or_compiled, *args, config=) -> RunResult``
-  (what it accepts: :mod:`.runnable`);
+  (what it accepts: :mod:`.runnable`), or the seed's ``run(program=, tensor_specs=, golden=, config=)``
+  with :class:`TensorSpec` / :class:`ScalarSpec` (:mod:`.specs`);
 - :func:`benchmark` -- device (simulated cycles, us) and host (wall time) statistics over N runs;
 - :mod:`.build_dir` / :mod:`.debug` -- the build-directory contract and ``replay``;
 - :class:`ChipWorker` / :class:`DeviceTensor` -- resident device memory;
@@ -19,6 +20,7 @@ from .orchestration import OrchestrationError, Task, TaskGraph, build_task_graph
 from .run import InputWrittenError, RunResult, TaskRace, run
 from .runnable import Runnable, RunSpec
 from .scheduler import Scheduler, TaskRecord
+from .specs import ScalarSpec, TensorSpec
 from .tensors import DeviceTensor
 from .worker import ChipWorker
 
@@ -34,12 +36,14 @@ __all__ = [
     "RunConfig",
     "RunResult",
     "RunSpec",
+    "ScalarSpec",
     "Runnable",
     "Scheduler",
     "Task",
     "TaskGraph",
     "TaskRace",
     "TaskRecord",
+    "TensorSpec",
     "backend_for_platform",
     "build_task_graph",
     "run",
