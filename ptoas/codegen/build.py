@@ -92,7 +92,7 @@ def _write_unit(
     unit = built.module
     (out / "ptoas").mkdir(parents=True, exist_ok=True)
     path = out / "ptoas" / f"{name}.pto"
-    atomic_write_text(path, built.text)
+    atomic_write_text(path, built.text, durable=False)
     if skip_ptoas:
         return path
     opts = PtoasOptions(
@@ -102,9 +102,9 @@ def _write_unit(
     )
     run_ptoas_pipeline(unit, opts)
     body = emit_cpp(unit)
-    atomic_write_text(out / "ptoas" / f"{name}.cpp", body)
+    atomic_write_text(out / "ptoas" / f"{name}.cpp", body, durable=False)
     core = kernel_dir(unit)
     kdir = out / "kernels" / core
     kdir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(kdir / f"{name}.cpp", kernel_source(body, name, core))
+    atomic_write_text(kdir / f"{name}.cpp", kernel_source(body, name, core), durable=False)
     return path

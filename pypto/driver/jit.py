@@ -20,6 +20,7 @@ from pypto.frontend.builder import FunctionInfo
 from pypto.frontend.jit import JitKernel
 from pypto.pipeline.lower import lower_program
 
+from . import compile_cache
 from .compile import compile
 from .compiled import CompiledProgram
 
@@ -37,6 +38,7 @@ class JITFunction(JitKernel):
     def __init__(self, fn: Callable[..., Any], info: FunctionInfo):
         super().__init__(fn, info)
         self._compiled: dict[tuple[Any, ...], CompiledProgram] = {}
+        self._source: str | None = None
 
     def lower(self, *args: Any, config: Any = None, **kwargs: Any) -> Program:
         """The Program after the pass pipeline (writes nothing)."""
@@ -44,10 +46,14 @@ class JITFunction(JitKernel):
         return lower_program(program, **_config_options(config, lower_program))
 
     def compile(self, *args: Any, config: Any = None, **kwargs: Any) -> CompiledProgram:
-        """``pypto.ir.compile`` on the specialized program (cached)."""
+        """``pypto.ir.compile`` on the specialized program, cached (:mod:`.compile_cache`: the key is the
+        source, the specialisation, the compile-side options and the environment)."""
         bound = self._bind(args, kwargs)
-        key = (self._key(bound), _config_key(config))
-        if key not in self._compiled:
+        key = (self._source_hash(), self._key(bound), _config_key(config), compile_cache.environment_key())
+        hit = compile_cache.lookup(key) or self._compiled.get(key)  # this kernel's own: past the cache's bound
+        if hit is not None and hit.output_dir.is_dir():
+            self._compiled[key] = hit
+        else:
             # With compile_profiling (or PYPTO_COMPILE_PROFILING), one profiler spans the parse and
             # the compile; its owner (this call, or an enclosing runtime.run) writes the report.
             with owned_profiler(bool(getattr(config, "compile_profiling", False))) as (prof, owned):
@@ -61,7 +67,14 @@ class JITFunction(JitKernel):
                 if owned and prof is not None:
                     prof.write_report(compiled.report_dir)
             self._compiled[key] = compiled
+            compile_cache.store(key, compiled)
         return self._compiled[key]
+
+    def _source_hash(self) -> str:
+        """The hash of this kernel's source and what it names (:func:`.compile_cache.source_hash`), once."""
+        if self._source is None:
+            self._source = compile_cache.source_hash(self.fn, lambda v: isinstance(v, JitKernel))
+        return self._source
 
     def run_spec(self, args: Sequence[Any], config: Any = None) -> RunSpec:
         """The :class:`pypto.runtime.Runnable` side: the spec of the program compiled for ``args`` (cached)."""

@@ -71,12 +71,16 @@ class ScalarSpec:
 
     def __post_init__(self) -> None:
         if self.ctype not in SCALAR_CTYPES:
-            raise ValueError(f"ScalarSpec {self.name!r}: ctype {self.ctype!r}; expected one of {', '.join(SCALAR_CTYPES)}")
+            raise ValueError(
+                f"ScalarSpec {self.name!r}: ctype {self.ctype!r}; expected one of {', '.join(SCALAR_CTYPES)}"
+            )
 
 
 def is_spec_list(value: Any) -> bool:
     """Whether ``value`` is a list of TensorSpec / ScalarSpec (the seed's second positional argument)."""
-    return isinstance(value, list | tuple) and bool(value) and all(isinstance(v, TensorSpec | ScalarSpec) for v in value)
+    return (
+        isinstance(value, list | tuple) and bool(value) and all(isinstance(v, TensorSpec | ScalarSpec) for v in value)
+    )
 
 
 def run_with_specs(
@@ -106,18 +110,27 @@ def run_with_specs(
         out_dir = None
         with stage("golden_write"):
             if golden is not None:
-                copies = {s.name: v.clone() if isinstance(v, torch.Tensor) else v for s, v in zip(tensor_specs, values, strict=True)}
+                copies = {
+                    s.name: v.clone() if isinstance(v, torch.Tensor) else v
+                    for s, v in zip(tensor_specs, values, strict=True)
+                }
                 golden(copies, {})
                 expected = {s.name: copies[s.name] for s in tensor_specs if isinstance(s, TensorSpec) and s.is_output}
                 out_dir = getattr(target, "output_dir", None)
                 if out_dir is not None and (out_dir / "compiled_meta.json").is_file():
-                    atomic_write_text(out_dir / GOLDEN, golden_text(read_meta(out_dir), golden, config.rtol, config.atol))
+                    atomic_write_text(
+                        out_dir / GOLDEN, golden_text(read_meta(out_dir), golden, config.rtol, config.atol)
+                    )
         result = run(target, *values, config=config)
         failures = []
         for s, v in zip(tensor_specs, values, strict=True):
-            if s.name in expected and not torch.allclose(v.float(), expected[s.name].float(), rtol=config.rtol, atol=config.atol):
+            if s.name in expected and not torch.allclose(
+                v.float(), expected[s.name].float(), rtol=config.rtol, atol=config.atol
+            ):
                 diff = (v.float() - expected[s.name].float()).abs().max().item()
-                failures.append(f"output {s.name!r} differs from the golden (max abs diff {diff:.3e}, rtol={config.rtol}, atol={config.atol})")
+                failures.append(
+                    f"output {s.name!r} differs from the golden (max abs diff {diff:.3e}, rtol={config.rtol}, atol={config.atol})"
+                )
         result.passed = not failures
         result.error = "; ".join(failures) or None
         if prof is not None:

@@ -290,3 +290,48 @@ def test_seed_run_form_with_tensor_specs(tmp_path: Path) -> None:
         ScalarSpec("n", 3, ctype="int8")
     with pytest.raises(TypeError, match="not both"):
         run(program, torch.zeros(1), tensor_specs=specs)
+
+
+def test_compile_cache_hits_and_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second compile of the same specialisation is a cache hit, also from a new @pl.jit object of
+    the same source; an option or environment variable that changes the output is a miss."""
+    import torch
+
+    from pypto.driver import compile_cache
+    from pypto.runtime import RunConfig
+
+    a, b, out = torch.randn(128, 128), torch.randn(128, 128), torch.zeros(128, 128)
+    cfg = RunConfig(save_kernels_dir=str(tmp_path / "b"))
+    first = _add_jit().compile(a, b, out, config=cfg)
+    hits = compile_cache.stats["hits"]
+    assert _add_jit().compile(a, b, out, config=cfg) is first  # a new object, the same source
+    assert compile_cache.stats["hits"] == hits + 1
+    dumps = _add_jit().compile(a, b, out, config=RunConfig(save_kernels_dir=str(tmp_path / "d"), dump_passes=True))
+    assert dumps is not first and (dumps.output_dir / "passes_dump").is_dir()
+    other_shape = _add_jit().compile(torch.randn(64, 128), torch.randn(64, 128), torch.zeros(64, 128), config=cfg)
+    assert other_shape is not first
+    monkeypatch.setenv("PYPTO_EMIT_PTO_LOC", "0")
+    assert _add_jit().compile(a, b, out, config=cfg) is not first
+    monkeypatch.delenv("PYPTO_EMIT_PTO_LOC")
+    import shutil
+
+    shutil.rmtree(first.output_dir)  # a removed build compiles again
+    assert _add_jit().compile(a, b, out, config=cfg).output_dir.is_dir()
+
+
+def test_source_hash_follows_the_source_and_constants() -> None:
+    from pypto.driver.compile_cache import source_hash
+
+    scale = 2
+
+    def f(x):
+        return x * scale
+
+    def g(x):
+        return x * scale + 0
+
+    h1 = source_hash(f, lambda v: False)
+    assert h1 == source_hash(f, lambda v: False)
+    assert h1 != source_hash(g, lambda v: False)
+    scale = 3  # noqa: F841 - read through f's closure
+    assert source_hash(f, lambda v: False) != h1
