@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import ExitStack
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
@@ -29,10 +30,17 @@ from pypto.pipeline.backend import BackendType
 from pypto.pipeline.checks import run_checks
 from pypto.pipeline.dump import DumpWriter, dump_level
 from pypto.pipeline.lower import as_program, build_manager
-from pypto.pipeline.manager import MemoryPlanner, OptimizationStrategy, PipelineOptions, parse_memory_planner
+from pypto.pipeline.manager import (
+    MemoryPlanner,
+    OptimizationStrategy,
+    PipelineOptions,
+    ProgressListener,
+    parse_memory_planner,
+)
 from pypto.pipeline.perf_hints import DiagnosticPhase, DiagnosticPolicy, DiagnosticReport
 from pypto.pipeline.session import CompileSession
 from pypto.pipeline.verification import VerificationLevel, parse_verification_level
+from pypto.utils.progress import progress
 
 from .compiled import CompiledProgram
 from .output_dir import REPORT_DIR, make_output_dir
@@ -130,7 +138,7 @@ def compile(  # noqa: A001 - the upstream API name
         writer if writer.enabled else None, report, options.to_dict() | {"verification_level": level}
     )
 
-    with owned_profiler(profiling) as (prof, owned):
+    with owned_profiler(profiling) as (prof, owned), ExitStack() as stack:
         try:
             closed = False
 
@@ -144,13 +152,15 @@ def compile(  # noqa: A001 - the upstream API name
                     report.print_warnings()
 
             try:
+                pm = build_manager(passes, strategy, planner, level)
+                bar = stack.enter_context(progress("compile", total=len(pm.passes) + 1))
                 with stage("passes"):  # the per-pass stages are its children (PassManager.run)
                     work = source.clone()
                     writer.write_frontend(work)
                     report.add(run_checks(work.module, DiagnosticPhase.PRE_PIPELINE, policy))
-                    pm = build_manager(passes, strategy, planner, level)
-                    pm.run(work, listeners=[session], options=options)
+                    pm.run(work, listeners=[session, ProgressListener(bar)], options=options)
                     report.add(run_checks(work.module, DiagnosticPhase.POST_PIPELINE, policy))
+                bar.name("codegen")
                 with stage("codegen"):
                     # ptoas codegen (kernel_codegen:<name> each): ptoas/, ptoas_passes/, kernels/
                     from pypto.ptoas.codegen.build import write_codegen  # imported when used (import cost of `pl`)
@@ -170,6 +180,7 @@ def compile(  # noqa: A001 - the upstream API name
                     compiled = CompiledProgram(out.resolve(), source, work, platform=platform, backend_type=backend)
                     with stage("orchestration_codegen"):
                         _write_build_contract(compiled, golden, golden_rtol, golden_atol)
+                    bar.advance("codegen")
             finally:
                 finish()
         finally:

@@ -148,6 +148,21 @@ class PipelineListener:
         starts with the failing pass)."""
 
 
+class ProgressListener(PipelineListener):
+    """Names each pass in a progress bar (:mod:`pypto.utils.progress`) and counts it when it ends."""
+
+    def __init__(self, bar: Any):
+        self.bar = bar
+
+    def before_pass(self, index: int, pass_cls: type[PyPTOPass], program: Program) -> None:
+        self.bar.name(pass_label(pass_cls))
+
+    def after_pass(
+        self, index: int, pass_cls: type[PyPTOPass], program: Program, diagnostics: list[Diagnostic]
+    ) -> None:
+        self.bar.advance(pass_label(pass_cls))
+
+
 class PassManager:
     """Runs an ordered list of pass classes over a Program, in place."""
 
@@ -313,6 +328,7 @@ __all__ = [
     "USER_ERRORS",
     "PipelineListener",
     "PipelineOptions",
+    "ProgressListener",
     "VerificationError",
     "VerificationLevel",
     "current_options",

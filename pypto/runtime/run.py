@@ -51,6 +51,7 @@ from pypto.dialects.program import param_directions
 from pypto.dialects.types import TensorType
 from pypto.target import Target, load_target
 from pypto.utils.pipe_order import pushers_first
+from pypto.utils.progress import progress
 
 from .config import RunConfig
 from .cpp_engine import EngineReport, engine_run
@@ -462,7 +463,12 @@ def _execute(prepared: Prepared, target: Target, args: Sequence[Any], config: Ru
     for c in collectors:
         c.config = config  # the run's options, for a collector that needs them
 
+    bars: list[Any] = []  # the progress bar of the run (names the task running, counts tasks begun)
+    begun: set[int] = set()
+
     def run_part(task: Task, part: KernelPart, block: int = 0) -> Any:
+        bars[0].advance(f"{task.label} @{part.func_name}", steps=0 if task.id in begun else 1)
+        begun.add(task.id)
         unit = prepared.unit(part.func_name)
         for c in collectors:
             c.before_task(task, part)
@@ -498,7 +504,9 @@ def _execute(prepared: Prepared, target: Target, args: Sequence[Any], config: Ru
         return kr
 
     scheduler = Scheduler(target, run_part, lambda task: pipe_order(task, prepared), config.aicpu_thread_num)
-    records = scheduler.run(graph)
+    with progress("run", total=len(graph.tasks)) as bar:
+        bars.append(bar)
+        records = scheduler.run(graph)
     for (task_id, _), pipes in sorted(channels.items()):
         for direction, left in sorted(pipes.items()):
             if left:

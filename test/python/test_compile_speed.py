@@ -55,3 +55,92 @@ def test_verification_skipped_when_a_pass_changes_nothing(tmp_path: Path, monkey
     placeholders = {n for n, _ in DEFAULT_PIPELINE if getattr(get_pass(KEBAB_NAMES[n]), "IS_PLACEHOLDER", False)}
     assert placeholders and verified and not placeholders & set(verified)  # identity passes: no re-verification
     assert len(verified) < len(DEFAULT_PIPELINE)
+
+
+class _Tty:
+    """A stderr stand-in that says it is a terminal and keeps what was drawn."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.parts.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+def test_progress_bar_after_the_delay_on_a_terminal_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import time
+
+    from pypto.utils import progress as prog
+
+    monkeypatch.delenv(prog.ENV_VAR, raising=False)
+    tty = _Tty()
+    with prog.progress("compile", total=3, stream=tty, delay=0.05) as bar:
+        bar.advance("ConvertToSSA")
+        deadline = time.monotonic() + 10
+        while not bar.shown and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert bar.shown
+        bar.name("Simplify")
+        with prog.progress("inner", stream=tty) as nested:  # names its step in the outer bar
+            nested.advance("step")
+            assert not nested.shown and bar.current == "inner step"
+    assert not bar.shown and "compile" in tty.text
+    quick = _Tty()
+    with prog.progress("compile", total=3, stream=quick, delay=5) as bar:  # short work: nothing drawn
+        bar.advance("x")
+    assert quick.text == "" and not bar.shown
+    plain = io.StringIO()  # not a terminal
+    with prog.progress("compile", stream=plain, delay=0) as bar:
+        time.sleep(0.1)
+        assert not bar.shown
+    assert plain.getvalue() == ""
+    monkeypatch.setenv(prog.ENV_VAR, "0")
+    off = _Tty()
+    with prog.progress("compile", stream=off, delay=0) as bar:
+        time.sleep(0.1)
+        assert not bar.shown
+    assert off.text == "" and not prog.enabled(off)
+
+
+def test_compile_names_each_pass_in_its_bar(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    from test_pipeline_kernels import kernel
+
+    compile_module = importlib.import_module("pypto.driver.compile")
+    from pypto.ir import compile
+
+    seen: list[tuple[str, int]] = []
+
+    class Bar:
+        shown = False
+
+        def advance(self, label: str = "", steps: int = 1) -> None:
+            seen.append((label, steps))
+
+        def name(self, label: str) -> None:
+            self.advance(label, 0)
+
+    import contextlib
+
+    @contextlib.contextmanager
+    def fake(description: str, total: int | None = None, **_: object):
+        assert description == "compile" and total == 50
+        yield Bar()
+
+    monkeypatch.setattr(compile_module, "progress", fake)
+    compile(kernel("add", tmp_path), output_dir=tmp_path / "o", dump_passes=False)
+    assert sum(steps for _, steps in seen) == 50  # 49 passes and the codegen
+    assert ("ConvertToSSA", 0) in seen and seen[-1] == ("codegen", 1)
