@@ -8,13 +8,19 @@
    dumps on (goal <= 30 ms), best of N; and a second ``@pl.jit`` compile of the same
    specialisation, which must be a compile-cache hit.
 
-    .venv/bin/python benchmarks/compile_speed.py [--runs N] [--procs N]
+    .venv/bin/python benchmarks/compile_speed.py [--runs N] [--procs N] [--baseline DIR]
+
+``--baseline DIR`` runs the same figures on another source tree (e.g. ``git archive <commit>``
+with ``dialects/``, ``ptoas/``, ``tools/`` copied into its ``pypto/``) in the same processes'
+rotation and prints this tree's figures as ratios of the baseline's. Wall times on a loaded
+machine swing; the warm figures also give process CPU time.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -63,18 +69,28 @@ class add:
 '''
 
 
-def whole_process(procs: int, tmp: Path) -> None:
-    """Goal 1: the fresh-process figure against a bare ``import torch`` process."""
-    best = {"torch": float("inf"), "pypto": float("inf")}
+def _env(baseline: str | None) -> dict[str, str]:
+    """The child's environment: ``baseline`` (a source tree laid out as the installed package) first."""
+    env = dict(os.environ)
+    if baseline:
+        env["PYTHONPATH"] = baseline
+    return env
+
+
+def whole_process(procs: int, tmp: Path, baseline: str | None = None) -> None:
+    """Goal 1: the fresh-process figure against a bare ``import torch`` process (and the baseline's)."""
+    kinds = [("torch", False, None), ("pypto", True, None)] + ([("baseline", True, baseline)] if baseline else [])
+    best = {k: float("inf") for k, _, _ in kinds}
     split = {"import": float("inf"), "first_compile": float("inf")}
     for i in range(procs):
-        for label, full in (("torch", False), ("pypto", True)):
+        for label, full, path in kinds:
             script = tmp / f"child_{label}_{i}.py"  # a file: the jit front end reads the kernel's source
-            script.write_text(CHILD.format(full=full, out_dir=str(tmp / f"proc{i}")))
+            script.write_text(CHILD.format(full=full, out_dir=str(tmp / f"proc_{label}_{i}")))
             start = time.perf_counter()
-            done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT, check=True)
+            done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp,
+                                  check=True, env=_env(path))  # fmt: skip
             best[label] = min(best[label], time.perf_counter() - start)
-            if full:
+            if label == "pypto":
                 for k, v in json.loads(done.stdout.strip().splitlines()[-1]).items():
                     split[k] = min(split[k], v)
     beyond = best["pypto"] - best["torch"]
@@ -83,9 +99,13 @@ def whole_process(procs: int, tmp: Path) -> None:
           f" (goal <= {GOALS['beyond_torch']:.2f}s: {'met' if beyond <= GOALS['beyond_torch'] else 'NOT met'};"
           f" {beyond / UPSTREAM['beyond_torch']:.2f}x upstream)")  # fmt: skip
     print(f"                in the child: import pypto.language {split['import']:.3f}s, first compile {split['first_compile']:.3f}s")
+    if baseline:
+        before = best["baseline"] - best["torch"]
+        print(f"                baseline {best['baseline']:.3f}s ({best['baseline'] / best['torch']:.3f}x torch, beyond torch "
+              f"{before:.3f}s): now {beyond / before:.2f}x the baseline's time beyond torch")  # fmt: skip
 
 
-def warm(runs: int, tmp: Path) -> None:
+def warm(runs: int, tmp: Path, as_json: bool = False) -> None:
     """Goal 2: warm in-process compiles and the compile cache."""
     import torch
 
@@ -99,15 +119,21 @@ def warm(runs: int, tmp: Path) -> None:
     for dumps in (False, True):
         compile(program, output_dir=tmp / f"warmup_{dumps}", dump_passes=dumps)
     best = {False: float("inf"), True: float("inf")}
+    cpu = {False: float("inf"), True: float("inf")}
     for i in range(runs):
         for dumps in (False, True):
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             compile(program, output_dir=tmp / f"warm_{dumps}_{i}", dump_passes=dumps)
             best[dumps] = min(best[dumps], time.perf_counter() - start)
+            cpu[dumps] = min(cpu[dumps], time.process_time() - start_cpu)
+    if as_json:
+        print(json.dumps({"warm_off": best[False], "warm_on": best[True], "cpu_off": cpu[False], "cpu_on": cpu[True]}))
+        return
     for dumps, key in ((False, "warm_off"), (True, "warm_on")):
         t = best[dumps]
         print(f"warm compile    dumps {'on ' if dumps else 'off'} {t * 1e3:7.1f}ms  {t / GOALS[key]:.2f}x the goal "
-              f"({GOALS[key] * 1e3:.0f} ms: {'met' if t <= GOALS[key] else 'NOT met'}), {t / UPSTREAM[key]:.2f}x upstream")  # fmt: skip
+              f"({GOALS[key] * 1e3:.0f} ms: {'met' if t <= GOALS[key] else 'NOT met'}), {t / UPSTREAM[key]:.2f}x upstream; "
+              f"CPU {cpu[dumps] * 1e3:.1f}ms")  # fmt: skip
 
     def make() -> object:
         """A new @pl.jit object of the same source (a re-run cell, a kernel defined in a function)."""
@@ -134,14 +160,39 @@ def warm(runs: int, tmp: Path) -> None:
         print(f"same specialisation again, {label}: {hit * 1e3:.3f}ms ({verdict}; first compile {miss * 1e3:.1f}ms)")
 
 
+def warm_against(baseline: str, runs: int, rounds: int) -> None:
+    """Warm compiles of this tree and of ``baseline``, each in its own process, alternately."""
+    best: dict[str, dict[str, float]] = {}
+    for _ in range(rounds):
+        for label, path in (("now", None), ("baseline", baseline)):
+            done = subprocess.run([sys.executable, __file__, "--warm-json", "--runs", str(runs)], capture_output=True,
+                                  text=True, check=True, env=_env(path), cwd=tempfile.gettempdir())  # fmt: skip
+            figures = json.loads(done.stdout.strip().splitlines()[-1])
+            mine = best.setdefault(label, {})
+            for k, v in figures.items():
+                mine[k] = min(mine.get(k, float("inf")), v)
+    for key, cpu_key, name in (("warm_off", "cpu_off", "dumps off"), ("warm_on", "cpu_on", "dumps on ")):
+        now, base = best["now"], best["baseline"]
+        print(f"warm vs baseline {name}  wall {base[key] * 1e3:7.1f} -> {now[key] * 1e3:7.1f}ms ({now[key] / base[key]:.2f}x)"
+              f"   CPU {base[cpu_key] * 1e3:7.1f} -> {now[cpu_key] * 1e3:7.1f}ms ({now[cpu_key] / base[cpu_key]:.2f}x)")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10, help="warm compiles per setting")
     parser.add_argument("--procs", type=int, default=5, help="fresh processes per kind")
+    parser.add_argument("--baseline", help="a source tree laid out as the installed package (pypto/ with dialects/, "
+                        "ptoas/, tools/ inside) to compare with, e.g. an older commit's")  # fmt: skip
+    parser.add_argument("--warm-json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        whole_process(args.procs, Path(tmp))
+        if args.warm_json:
+            warm(args.runs, Path(tmp), as_json=True)
+            return
+        whole_process(args.procs, Path(tmp), args.baseline)
         warm(args.runs, Path(tmp))
+        if args.baseline:
+            warm_against(args.baseline, args.runs, rounds=3)
 
 
 if __name__ == "__main__":
