@@ -9,8 +9,8 @@ the later ones shift (a dump's ``NN`` is the position actually run).
 The passes run through the one runner, :class:`pypto.pipeline.pass_runner.PassRunner`
 (shared with ``pypto-opt`` and ``ptoas``). Each pass runs inside a profiler stage (when a
 :class:`~pypto.compile_profiling.CompileProfiler` is active), then the
-verification of :mod:`pypto.pipeline.verification` (skipped when the pass left the IR as it was
-last verified: its fingerprint, :mod:`pypto.utils.ir_fingerprint`, is unchanged), then the listeners (dump
+verification of :mod:`pypto.pipeline.verification` (only where the pass changed the IR:
+:class:`~pypto.pipeline.verification.PassVerifier`), then the listeners (dump
 writer, diagnostics) and the legacy ``callback``. Diagnostics emitted while a
 pass runs are stamped with its name. When a pass (or the verification after
 it) raises, listeners' ``on_failure`` run (the dump writer leaves
@@ -39,10 +39,14 @@ from pypto.diagnostics import Diagnostic, DiagnosticCollector, collecting, emit
 from pypto.passes.base import PyPTOPass
 from pypto.passes.pipeline_order import DEFAULT_PIPELINE, KEBAB_NAMES, SKIPPED_BY_PLANNER
 from pypto.passes.registry import get_pass
-from pypto.utils.ir_fingerprint import fingerprint
 
 from .pass_runner import USER_ERRORS, PassListener, PassRunner, classify_error, pass_label
-from .verification import VerificationError, VerificationLevel, parse_verification_level, verify_after_pass
+from .verification import (
+    PassVerifier,
+    VerificationError,
+    VerificationLevel,
+    parse_verification_level,
+)
 
 PassCallback = Callable[[int, type[PyPTOPass], Program], None]
 """Called after pass number ``index`` (1-based) has run and verified."""
@@ -187,7 +191,7 @@ class PassManager:
         self.verification_level = parse_verification_level(verification_level) if verify else VerificationLevel.NONE
         self.first_index = first_index
         self.strategy = strategy
-        self._verified: list[object] | None = None
+        self._verifier: PassVerifier | None = None
 
     @classmethod
     def get_strategy(
@@ -223,7 +227,7 @@ class PassManager:
         prog = program if isinstance(program, Program) else Program(program)
         ctx = ctx or make_context()
         prof = CompileProfiler.current()
-        self._verified: list[object] | None = None
+        self._verifier: PassVerifier | None = None
         adapter = _PipelineAdapter(self.passes, self.first_index, prog, listeners, callback, prof)
         runner = PassRunner(
             [pass_cls() for pass_cls in self.passes],
@@ -241,15 +245,10 @@ class PassManager:
         return prog
 
     def _verify(self, pass_: ModulePass, module: ModuleOp) -> None:
-        """The verification after a pass, skipped when the IR is the one verified last (a pass that
-        changed nothing: verification is a function of the IR alone)."""
-        if self.verification_level is VerificationLevel.NONE:
-            return
-        after = fingerprint(module)
-        if after == self._verified:
-            return
-        verify_after_pass(module, pass_label(pass_), self.verification_level)
-        self._verified = after
+        """The verification after a pass, where the IR changed (:class:`PassVerifier`)."""
+        if self._verifier is None:
+            self._verifier = PassVerifier(self.verification_level)
+        self._verifier(module, pass_label(pass_))
 
 
 class _PipelineAdapter(PassListener):

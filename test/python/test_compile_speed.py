@@ -39,22 +39,69 @@ def test_target_disk_cache_round_trip_and_invalidation(tmp_path: Path, monkeypat
     assert target_model.load_target(str(copy)).block_bytes == 64  # a corrupt file is parsed again
 
 
-def test_verification_skipped_when_a_pass_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_verification_only_where_a_pass_changed_the_ir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No check after a pass that changed nothing (the placeholders); the changed functions only when
+    only bodies changed."""
     from test_pipeline_kernels import kernel
 
-    from pypto.pipeline import manager
-    from pypto.pipeline.lower import lower_program
-
-    verified: list[str] = []
-    real = manager.verify_after_pass
-    monkeypatch.setattr(manager, "verify_after_pass", lambda m, name, level: verified.append(name) or real(m, name, level))
-    lower_program(kernel("add", tmp_path))
+    from pypto.core.dsl_printer import print_program
     from pypto.passes.pipeline_order import DEFAULT_PIPELINE, KEBAB_NAMES
     from pypto.passes.registry import get_pass
+    from pypto.pipeline import verification
+    from pypto.pipeline.lower import lower_program
 
+    full: list[str] = []
+    real = verification.verify_after_pass
+    monkeypatch.setattr(verification, "verify_after_pass", lambda m, name, level: full.append(name) or real(m, name, level))
+    partial: list[str] = []
+    real_op_verify = verification.Operation.verify
+
+    def counting(self, verify_nested_ops: bool = True) -> None:
+        if verify_nested_ops:
+            partial.append(getattr(getattr(self, "sym_name", None), "data", self.name))
+        real_op_verify(self, verify_nested_ops)
+
+    lowered = lower_program(kernel("add", tmp_path))
     placeholders = {n for n, _ in DEFAULT_PIPELINE if getattr(get_pass(KEBAB_NAMES[n]), "IS_PLACEHOLDER", False)}
-    assert placeholders and verified and not placeholders & set(verified)  # identity passes: no re-verification
-    assert len(verified) < len(DEFAULT_PIPELINE)
+    assert placeholders and full and not placeholders & set(full)  # identity passes: no re-verification
+    assert len(full) < len(DEFAULT_PIPELINE)
+    monkeypatch.setattr(verification.Operation, "verify", counting)
+    again = lower_program(kernel("add", tmp_path))
+    monkeypatch.undo()
+    assert partial and "add_incore_0" in partial  # bodies-only changes verified op by op
+    assert print_program(again.module) == print_program(lowered.module)
+
+
+def test_a_broken_body_is_still_located(tmp_path: Path) -> None:
+    """A pass that breaks one function's body (only) fails verification naming the pass and the op."""
+    from test_pipeline_kernels import kernel
+    from xdsl.dialects import func
+
+    from pypto.passes.base import PyPTOPass
+    from pypto.pipeline.lower import lower_program
+    from pypto.pipeline.verification import VerificationError
+
+    class Touch(PyPTOPass):
+        name = "test-touch"
+        PASS_NAME = "TestTouch"
+
+        def apply(self, ctx, module) -> None:  # a harmless body change: verified op by op
+            f = next(op for op in module.body.block.ops if isinstance(op, func.FuncOp))
+            ret = f.body.block.last_op
+            ret.detach()
+            f.body.block.add_op(ret)
+
+    class Break(PyPTOPass):
+        name = "test-break"
+        PASS_NAME = "TestBreak"
+
+        def apply(self, ctx, module) -> None:  # the function's terminator goes: its body no longer verifies
+            f = next(op for op in module.body.block.ops if isinstance(op, func.FuncOp))
+            f.body.block.last_op.detach()
+
+    lower_program(kernel("add", tmp_path), passes=[Touch, Touch])
+    with pytest.raises(VerificationError, match="TestBreak"):
+        lower_program(kernel("add", tmp_path), passes=[Touch, Break])
 
 
 class _Tty:
