@@ -11,7 +11,8 @@
 ``skip_ptoas=True`` stops after the ``.pto`` files. A unit that fails does not
 stop the others; :class:`PartialCodegenError` names every failure at the end.
 The kernel file is ``emitc.kernel_source``: the unit's C++ between the markers,
-then the runtime entry point.
+then the runtime entry point. Each unit is a ``kernel_codegen:<unit>`` stage of the active
+compile profiler (:mod:`pypto.compile_profiling`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
+from pypto.compile_profiling import stage
 from pypto.core.program import Program
 from pypto.dialects.program import function_type
 from pypto.errors import PartialCodegenError
@@ -71,26 +73,8 @@ def write_codegen(
             continue
         name = f.sym_name.data
         try:
-            built = build_kernel_unit(f, arch, loc)
-            unit = built.module
-            (out / "ptoas").mkdir(parents=True, exist_ok=True)
-            path = out / "ptoas" / f"{name}.pto"
-            atomic_write_text(path, built.text)
-            written[name] = path
-            if skip_ptoas:
-                continue
-            opts = PtoasOptions(
-                memory_planner=ptoas_on,
-                insert_sync=True,
-                dump_dir=out / "ptoas_passes" / name if dump_ptoas_passes else None,
-            )
-            run_ptoas_pipeline(unit, opts)
-            body = emit_cpp(unit)
-            atomic_write_text(out / "ptoas" / f"{name}.cpp", body)
-            core = kernel_dir(unit)
-            kdir = out / "kernels" / core
-            kdir.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(kdir / f"{name}.cpp", kernel_source(body, name, core))
+            with stage(f"kernel_codegen:{name}"):
+                written[name] = _write_unit(f, name, out, arch, loc, skip_ptoas, ptoas_on, dump_ptoas_passes)
         except Exception as e:  # noqa: BLE001 - one failing unit must not stop the others
             failures[name] = str(e).splitlines()[0] if str(e) else type(e).__name__
     if failures:
@@ -98,3 +82,29 @@ def write_codegen(
         files = {str(p.relative_to(out)): p.read_text() for p in sorted(out.glob("ptoas/*")) + sorted(out.glob("kernels/*/*"))}
         raise PartialCodegenError(f"codegen failed for {len(failures)} kernel(s):\n{lines}", files, failures)
     return written
+
+
+def _write_unit(
+    f: FuncOp, name: str, out: Path, arch: str, loc: bool, skip_ptoas: bool, ptoas_on: bool, dump_ptoas_passes: bool
+) -> Path:
+    """One kernel's ``.pto`` and (unless ``skip_ptoas``) its ptoas pipeline and C++ files; the ``.pto`` path."""
+    built = build_kernel_unit(f, arch, loc)
+    unit = built.module
+    (out / "ptoas").mkdir(parents=True, exist_ok=True)
+    path = out / "ptoas" / f"{name}.pto"
+    atomic_write_text(path, built.text, durable=False)
+    if skip_ptoas:
+        return path
+    opts = PtoasOptions(
+        memory_planner=ptoas_on,
+        insert_sync=True,
+        dump_dir=out / "ptoas_passes" / name if dump_ptoas_passes else None,
+    )
+    run_ptoas_pipeline(unit, opts)
+    body = emit_cpp(unit)
+    atomic_write_text(out / "ptoas" / f"{name}.cpp", body, durable=False)
+    core = kernel_dir(unit)
+    kdir = out / "kernels" / core
+    kdir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(kdir / f"{name}.cpp", kernel_source(body, name, core), durable=False)
+    return path

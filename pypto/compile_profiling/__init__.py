@@ -16,8 +16,13 @@ time minus its children's), shown by ``python -m pypto.compile_profiling show
 A.json``; ``python -m pypto.compile_profiling diff A.json B.json`` prints
 per-stage deltas.
 
+Nothing is left out silently: the profiler's own outputs (:meth:`~CompileProfiler.summary`,
+:meth:`~CompileProfiler.to_dict`) end with an ``(unattributed)`` stage, the wall time of the
+profiler not inside a top-level stage.
+
 ``PYPTO_COMPILE_PROFILING=1|true|yes`` turns profiling on for every
-``ir.compile`` (see :func:`get_active_profiler`).
+``ir.compile`` / ``@pl.jit`` call / ``runtime.run`` (each gets its own profiler and report, see
+:func:`owned_profiler`); :func:`get_active_profiler` is the process-wide one for user code.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ from typing import Any, ClassVar
 ENV_VAR = "PYPTO_COMPILE_PROFILING"
 TXT_FILE = "pipeline_profile.txt"
 JSON_FILE = "pipeline_profile.json"
+UNATTRIBUTED = "(unattributed)"
+"""The stage holding the profiler's wall time outside every top-level stage."""
 NAME_WIDTH = 28
 TIME_WIDTH = 10
 
@@ -160,6 +167,27 @@ class CompileProfiler:
         return self.root.children
 
     @property
+    def open_stage(self) -> str | None:
+        """The name of the innermost open stage (None at the top)."""
+        return self._open[-1].name if len(self._open) > 1 else None
+
+    def reported_stages(self, total: float | None = None) -> list[Stage]:
+        """:attr:`stages`, then ``(unattributed)`` (the wall time outside them, of ``total``:
+        default :attr:`total_seconds`) when the profiler was entered: what :meth:`summary` and
+        :meth:`to_dict` show."""
+        if self._start is None:
+            return list(self.stages)
+        total = self.total_seconds if total is None else total
+        rest = total - sum(s.seconds for s in self.stages)
+        return [*self.stages, Stage(UNATTRIBUTED, max(rest, 0.0))]
+
+    @property
+    def attributed_fraction(self) -> float:
+        """The share of the total inside named stages (1.0 for an empty profile)."""
+        total = self.total_seconds
+        return min(sum(s.seconds for s in self.stages) / total, 1.0) if total > 0 else 1.0
+
+    @property
     def total_seconds(self) -> float:
         """Wall time from entering the profiler to leaving it (or now); the
         sum of the stages when it was never entered."""
@@ -170,9 +198,10 @@ class CompileProfiler:
 
     def to_dict(self, self_time: bool = False) -> dict[str, Any]:
         """``{"total_seconds", "stages"}`` (the JSON report's content)."""
+        total = self.total_seconds
         return {
-            "total_seconds": round(self.total_seconds, 6),
-            "stages": [s.to_dict(self_time) for s in self.stages],
+            "total_seconds": round(total, 6),
+            "stages": [s.to_dict(self_time) for s in self.reported_stages(total)],
         }
 
     def to_json(self, path: str | os.PathLike[str] | None = None, indent: int = 2) -> str:
@@ -186,17 +215,23 @@ class CompileProfiler:
 
     def summary(self) -> str:
         """The human-readable table (``pipeline_profile.txt``)."""
-        return format_summary(self.total_seconds, self.stages)
+        total = self.total_seconds
+        return format_summary(total, self.reported_stages(total))
 
-    def write_report(self, directory: str | os.PathLike[str]) -> tuple[Path, Path]:
-        """Write ``pipeline_profile.txt`` and ``.json`` into ``directory``."""
+    def write_report(
+        self, directory: str | os.PathLike[str], data: dict[str, Any] | None = None
+    ) -> tuple[Path, Path]:
+        """Write ``pipeline_profile.txt`` and ``.json`` into ``directory`` (of ``data``, a
+        :meth:`to_dict` taken earlier, when given; else of one snapshot taken now)."""
         from pypto.utils.atomic import atomic_write_text
 
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         txt, js = d / TXT_FILE, d / JSON_FILE
-        atomic_write_text(txt, self.summary() + "\n")
-        self.to_json(js)
+        data = self.to_dict() if data is None else data  # one snapshot for both files
+        stages = [Stage.from_dict(s) for s in data["stages"]]
+        atomic_write_text(txt, format_summary(float(data["total_seconds"]), stages) + "\n", durable=False)
+        atomic_write_text(js, json.dumps(data, indent=2) + "\n", durable=False)
         return txt, js
 
 
@@ -216,6 +251,20 @@ def get_active_profiler() -> CompileProfiler | None:
     return _env_profiler
 
 
+@contextmanager
+def owned_profiler(wanted: bool) -> Iterator[tuple[CompileProfiler | None, bool]]:
+    """``(profiler, owned)`` for one compile / run: the active profiler (``with CompileProfiler()``)
+    when there is one (``owned`` False), else -- when ``wanted`` or ``PYPTO_COMPILE_PROFILING`` is
+    set -- a new one, active inside the block (``owned`` True: the caller writes its report), else
+    ``(None, False)``."""
+    prof = CompileProfiler.current()
+    if prof is not None or not (wanted or env_enabled()):
+        yield prof, False
+        return
+    with CompileProfiler() as own:
+        yield own, True
+
+
 def current() -> CompileProfiler | None:
     """``CompileProfiler.current()``."""
     return CompileProfiler.current()
@@ -233,6 +282,7 @@ def stage(name: str) -> Iterator[Stage | None]:
 
 
 __all__ = [
+    "UNATTRIBUTED",
     "CompileProfiler",
     "Stage",
     "current",
@@ -240,5 +290,6 @@ __all__ = [
     "format_seconds",
     "format_summary",
     "get_active_profiler",
+    "owned_profiler",
     "stage",
 ]

@@ -17,25 +17,31 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import ExitStack
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 
-from pypto.compile_profiling import CompileProfiler, env_enabled, get_active_profiler
+from pypto.compile_profiling import owned_profiler, stage
 from pypto.core.pass_context import resolve_settings
 from pypto.core.program import PassDumpLevel, Program
-from pypto.dialects.enums import FunctionType
-from pypto.dialects.program import function_type
 from pypto.errors import InvalidArgumentError
 from pypto.passes.base import PyPTOPass
 from pypto.pipeline.backend import BackendType
 from pypto.pipeline.checks import run_checks
 from pypto.pipeline.dump import DumpWriter, dump_level
 from pypto.pipeline.lower import as_program, build_manager
-from pypto.pipeline.manager import MemoryPlanner, OptimizationStrategy, PipelineOptions, parse_memory_planner
+from pypto.pipeline.manager import (
+    MemoryPlanner,
+    OptimizationStrategy,
+    PipelineOptions,
+    ProgressListener,
+    parse_memory_planner,
+)
 from pypto.pipeline.perf_hints import DiagnosticPhase, DiagnosticPolicy, DiagnosticReport
 from pypto.pipeline.session import CompileSession
 from pypto.pipeline.verification import VerificationLevel, parse_verification_level
+from pypto.utils.progress import progress
 from pypto.utils.tracebacks import api_boundary
 
 from .compiled import CompiledProgram
@@ -56,22 +62,6 @@ def resolve_target(platform: str | None, backend_type: BackendType | str | None)
         platform = "a5sim" if backend is BackendType.Ascend950 else "a2a3sim"
     implied = BackendType(backend_for_platform(platform))
     return platform, backend or implied
-
-
-def _codegen(lowered: Program, prof: CompileProfiler | None) -> None:
-    """The codegen stage (kernels, orchestration): recorded in the profile;
-    the code generators themselves come with the codegen issue."""
-    if prof is None:
-        return
-    kernel_types = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV, FunctionType.Group)
-    with prof.stage("codegen"):
-        for name, f in lowered.functions.items():
-            if function_type(f) in kernel_types:
-                with prof.stage(f"kernel_codegen:{name}"):
-                    pass
-        if any(function_type(f) is FunctionType.Orchestration for f in lowered.functions.values()):
-            with prof.stage("orchestration_codegen"):
-                pass
 
 
 @api_boundary
@@ -155,42 +145,54 @@ def compile(  # noqa: A001 - the upstream API name
         writer if writer.enabled else None, report, options.to_dict() | {"verification_level": level}
     )
 
-    own: CompileProfiler | None = None
-    prof = get_active_profiler()
-    if prof is None and (profiling or env_enabled()):
-        own = prof = CompileProfiler().__enter__()
-    try:
-        work = source.clone()
-        writer.write_frontend(work)
-        report.add(run_checks(work.module, DiagnosticPhase.PRE_PIPELINE, policy))
-        pm = build_manager(passes, strategy, planner, level)
-        pm.run(work, listeners=[session], options=options)
-        report.add(run_checks(work.module, DiagnosticPhase.POST_PIPELINE, policy))
-        _codegen(work, prof)
-        # ---- ptoas codegen (pypto.ptoas.codegen.build, issue 5): ptoas/, ptoas_passes/, kernels/ ----
-        from pypto.ptoas.codegen.build import write_codegen  # imported when used (import cost of `pl`)
+    with owned_profiler(profiling) as (prof, owned), ExitStack() as stack:
+        try:
+            closed = False
 
-        write_codegen(
-            work,
-            out,
-            skip_ptoas=skip_ptoas,
-            emit_source_loc=emit_source_loc,
-            dump_ptoas_passes=dump_ptoas_passes,
-            memory_planner=planner,
-            backend=backend,
-            platform=platform,
-        )
-    finally:
-        writer.close()
-        if own is not None:
-            own.__exit__(None, None, None)
-        report.write(report_dir)
-        report.print_warnings()
-        if prof is not None and (profiling or env_enabled() or own is not None):
-            prof.write_report(report_dir)
-    report.raise_werror()
-    compiled = CompiledProgram(out.resolve(), source, work, platform=platform, backend_type=backend)
-    _write_build_contract(compiled, golden, golden_rtol, golden_atol)
+            def finish() -> None:
+                """Close the dumps and write the diagnostics report (once, also on failure)."""
+                nonlocal closed
+                if not closed:
+                    closed = True
+                    writer.close()
+                    report.write(report_dir)
+                    report.print_warnings()
+
+            try:
+                pm = build_manager(passes, strategy, planner, level)
+                bar = stack.enter_context(progress("compile", total=len(pm.passes) + 1))
+                with stage("passes"):  # the per-pass stages are its children (PassManager.run)
+                    work = source.clone()
+                    writer.write_frontend(work)
+                    report.add(run_checks(work.module, DiagnosticPhase.PRE_PIPELINE, policy))
+                    pm.run(work, listeners=[session, ProgressListener(bar)], options=options)
+                    report.add(run_checks(work.module, DiagnosticPhase.POST_PIPELINE, policy))
+                bar.name("codegen")
+                with stage("codegen"):
+                    # ptoas codegen (kernel_codegen:<name> each): ptoas/, ptoas_passes/, kernels/
+                    from pypto.ptoas.codegen.build import write_codegen  # imported when used (import cost of `pl`)
+
+                    write_codegen(
+                        work,
+                        out,
+                        skip_ptoas=skip_ptoas,
+                        emit_source_loc=emit_source_loc,
+                        dump_ptoas_passes=dump_ptoas_passes,
+                        memory_planner=planner,
+                        backend=backend,
+                        platform=platform,
+                    )
+                    finish()
+                    report.raise_werror()
+                    compiled = CompiledProgram(out.resolve(), source, work, platform=platform, backend_type=backend)
+                    with stage("orchestration_codegen"):
+                        _write_build_contract(compiled, golden, golden_rtol, golden_atol)
+                    bar.advance("codegen")
+            finally:
+                finish()
+        finally:
+            if prof is not None and (owned or profiling):
+                prof.write_report(report_dir)
     return compiled
 
 

@@ -8,12 +8,11 @@ it for the :class:`~pypto.runtime.RunSpec` of the program compiled for a call's 
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pypto.compile_profiling import CompileProfiler, get_active_profiler, stage
+from pypto.compile_profiling import owned_profiler, stage
 from pypto.core.pass_context import PassContext
 from pypto.core.program import Program
 from pypto.dialects.enums import FunctionType, Level, Role
@@ -22,6 +21,7 @@ from pypto.frontend.jit import JitKernel
 from pypto.pipeline.lower import lower_program
 from pypto.utils.tracebacks import api_boundary
 
+from . import compile_cache
 from .compile import compile
 from .compiled import CompiledProgram
 
@@ -39,6 +39,7 @@ class JITFunction(JitKernel):
     def __init__(self, fn: Callable[..., Any], info: FunctionInfo):
         super().__init__(fn, info)
         self._compiled: dict[tuple[Any, ...], CompiledProgram] = {}
+        self._source: str | None = None
 
     def lower(self, *args: Any, config: Any = None, **kwargs: Any) -> Program:
         """The Program after the pass pipeline (writes nothing)."""
@@ -47,17 +48,35 @@ class JITFunction(JitKernel):
 
     @api_boundary
     def compile(self, *args: Any, config: Any = None, **kwargs: Any) -> CompiledProgram:
-        """``pypto.ir.compile`` on the specialized program (cached)."""
+        """``pypto.ir.compile`` on the specialized program, cached (:mod:`.compile_cache`: the key is the
+        source, the specialisation, the compile-side options and the environment)."""
         bound = self._bind(args, kwargs)
-        key = (self._key(bound), _config_key(config))
-        if key not in self._compiled:
-            # With compile_profiling, one profiler spans parsing and the compile.
-            own = getattr(config, "compile_profiling", False) and get_active_profiler() is None
-            with CompileProfiler() if own else contextlib.nullcontext():
+        key = (self._source_hash(), self._key(bound), _config_key(config), compile_cache.environment_key())
+        hit = compile_cache.lookup(key) or self._compiled.get(key)  # this kernel's own: past the cache's bound
+        if hit is not None and hit.output_dir.is_dir():
+            self._compiled[key] = hit
+        else:
+            # With compile_profiling (or PYPTO_COMPILE_PROFILING), one profiler spans the parse and
+            # the compile; its owner (this call, or an enclosing runtime.run) writes the report.
+            with owned_profiler(bool(getattr(config, "compile_profiling", False))) as (prof, owned):
                 with stage("parse"):
                     program = self.specialize(*bound)
-                self._compiled[key] = compile(program, **_config_options(config, compile))
+                options = _config_options(config, compile)
+                if prof is not None:
+                    options["profiling"] = False  # the report is written below, with the compile stage closed
+                with stage("compile"):
+                    compiled = compile(program, **options)
+                if owned and prof is not None:
+                    prof.write_report(compiled.report_dir)
+            self._compiled[key] = compiled
+            compile_cache.store(key, compiled)
         return self._compiled[key]
+
+    def _source_hash(self) -> str:
+        """The hash of this kernel's source and what it names (:func:`.compile_cache.source_hash`), once."""
+        if self._source is None:
+            self._source = compile_cache.source_hash(self.fn, lambda v: isinstance(v, JitKernel))
+        return self._source
 
     def run_spec(self, args: Sequence[Any], config: Any = None) -> RunSpec:
         """The :class:`pypto.runtime.Runnable` side: the spec of the program compiled for ``args`` (cached)."""
@@ -69,8 +88,16 @@ class JITFunction(JitKernel):
         compile-side options), then dispatch to the simulated chip
         (``CompiledProgram.__call__`` -> ``pypto.runtime.run``): Out/InOut
         tensors are written in place; returns the kernel's return value."""
-        compiled = self.compile(*args, config=config, **kwargs)
-        return compiled(*self._bind(args, kwargs), config=config)
+        bound = self._bind(args, kwargs)
+        if config is not None and getattr(config, "codegen_only", False):
+            return self.compile(*bound, config=config)(*bound, config=config)
+        from pypto.runtime import run  # the runtime (numpy) is imported when a kernel runs
+
+        # runtime.run compiles through run_spec (cached), so a profile spans parse, compile and run.
+        result = run(self, *bound, config=config)
+        compiled = self.compile(*bound, config=config)
+        compiled.last_run = result
+        return result.outputs
 
 
 def _config_key(config: Any) -> str | None:

@@ -9,7 +9,8 @@ the later ones shift (a dump's ``NN`` is the position actually run).
 The passes run through the one runner, :class:`pypto.pipeline.pass_runner.PassRunner`
 (shared with ``pypto-opt`` and ``ptoas``). Each pass runs inside a profiler stage (when a
 :class:`~pypto.compile_profiling.CompileProfiler` is active), then the
-verification of :mod:`pypto.pipeline.verification`, then the listeners (dump
+verification of :mod:`pypto.pipeline.verification` (only where the pass changed the IR:
+:class:`~pypto.pipeline.verification.PassVerifier`), then the listeners (dump
 writer, diagnostics) and the legacy ``callback``. Diagnostics emitted while a
 pass runs are stamped with its name. When a pass (or the verification after
 it) raises, listeners' ``on_failure`` run (the dump writer leaves
@@ -41,7 +42,12 @@ from pypto.passes.pipeline_order import DEFAULT_PIPELINE, KEBAB_NAMES, SKIPPED_B
 from pypto.passes.registry import get_pass
 
 from .pass_runner import USER_ERRORS, PassListener, PassRunner, classify_error, pass_label
-from .verification import VerificationError, VerificationLevel, parse_verification_level, verify_after_pass
+from .verification import (
+    PassVerifier,
+    VerificationError,
+    VerificationLevel,
+    parse_verification_level,
+)
 
 PassCallback = Callable[[int, type[PyPTOPass], Program], None]
 """Called after pass number ``index`` (1-based) has run and verified."""
@@ -147,6 +153,21 @@ class PipelineListener:
         starts with the failing pass)."""
 
 
+class ProgressListener(PipelineListener):
+    """Names each pass in a progress bar (:mod:`pypto.utils.progress`) and counts it when it ends."""
+
+    def __init__(self, bar: Any):
+        self.bar = bar
+
+    def before_pass(self, index: int, pass_cls: type[PyPTOPass], program: Program) -> None:
+        self.bar.name(pass_label(pass_cls))
+
+    def after_pass(
+        self, index: int, pass_cls: type[PyPTOPass], program: Program, diagnostics: list[Diagnostic]
+    ) -> None:
+        self.bar.advance(pass_label(pass_cls))
+
+
 class PassManager:
     """Runs an ordered list of pass classes over a Program, in place."""
 
@@ -171,6 +192,7 @@ class PassManager:
         self.verification_level = parse_verification_level(verification_level) if verify else VerificationLevel.NONE
         self.first_index = first_index
         self.strategy = strategy
+        self._verifier: PassVerifier | None = None
 
     @classmethod
     def get_strategy(
@@ -206,6 +228,7 @@ class PassManager:
         prog = program if isinstance(program, Program) else Program(program)
         ctx = ctx or make_context()
         prof = CompileProfiler.current()
+        self._verifier: PassVerifier | None = None
         adapter = _PipelineAdapter(self.passes, self.first_index, prog, listeners, callback, prof)
         runner = PassRunner(
             [pass_cls() for pass_cls in self.passes],
@@ -215,7 +238,7 @@ class PassManager:
             error_policy=lambda e, p, index: classify_error(e, pass_label(p), index),
         )
         with using_options(options or current_options()):
-            if prof is None:
+            if prof is None or prof.open_stage == "passes":  # compile opened it (its set-up is in it too)
                 runner.run(ctx, prog.module)
             else:
                 with prof.stage("passes"):
@@ -223,7 +246,10 @@ class PassManager:
         return prog
 
     def _verify(self, pass_: ModulePass, module: ModuleOp) -> None:
-        verify_after_pass(module, pass_label(pass_), self.verification_level)
+        """The verification after a pass, where the IR changed (:class:`PassVerifier`)."""
+        if self._verifier is None:
+            self._verifier = PassVerifier(self.verification_level)
+        self._verifier(module, pass_label(pass_))
 
 
 class _PipelineAdapter(PassListener):
@@ -302,6 +328,7 @@ __all__ = [
     "USER_ERRORS",
     "PipelineListener",
     "PipelineOptions",
+    "ProgressListener",
     "VerificationError",
     "VerificationLevel",
     "current_options",

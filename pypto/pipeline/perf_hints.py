@@ -233,7 +233,7 @@ class DiagnosticReport:
         d.mkdir(parents=True, exist_ok=True)
         path = d / PERF_HINTS_FILE
         lines = self.hint_lines()
-        atomic_write_text(path, "\n".join(lines or [EMPTY_HEADER]) + "\n")
+        atomic_write_text(path, "\n".join(lines or [EMPTY_HEADER]) + "\n", durable=False)
         hints = self.hints
         if hints:
             sites = len({_site(h) for h in hints})

@@ -171,3 +171,52 @@ def verify_after_pass(module: ModuleOp, pass_name: str, level: VerificationLevel
     verify_basic(module, pass_name)
     if level is VerificationLevel.ROUNDTRIP:
         verify_roundtrip(module, pass_name)
+
+
+class PassVerifier:
+    """The verification after each pass of one pipeline run, done only where the IR changed.
+
+    After a pass that left the IR as it was last verified (every top-level op's
+    :func:`~pypto.utils.ir_fingerprint.fingerprint` unchanged) nothing is checked. When only the
+    bodies of some top-level ops changed (the same ops, in the same order, with the same
+    properties and attributes: names and signatures), BASIC verifies those ops and the module
+    itself (not its other ops): an op's verifiers read its own subtree and the signatures of the
+    symbols it names, which did not change. Anything else (an op added, removed, renamed or
+    re-typed; ROUNDTRIP) is the full check of :func:`verify_after_pass`. A failure is reported
+    by the full check (the failing op, its location)."""
+
+    def __init__(self, level: VerificationLevel):
+        self.level = level
+        self._ops: tuple[Operation, ...] | None = None
+        self._prints: list[list[object]] = []
+
+    def __call__(self, module: ModuleOp, pass_name: str) -> None:
+        if self.level is VerificationLevel.NONE:
+            return
+        from pypto.utils.ir_fingerprint import fingerprint
+
+        ops = tuple(module.body.block.ops)
+        prints = [fingerprint(op) for op in ops]
+        if ops == self._ops and self.level is VerificationLevel.BASIC:
+            changed = [(op, old) for op, old, new in zip(ops, self._prints, prints, strict=True) if old != new]
+            if not changed:
+                return
+            if all(_same_head(op, old) for op, old in changed):
+                try:
+                    module.verify(verify_nested_ops=False)
+                    for op, _ in changed:
+                        op.verify()
+                except VerifyException as e:
+                    verify_basic(module, pass_name)  # locates the failing op
+                    raise VerificationError(pass_name, str(e)) from e
+                self._ops, self._prints = ops, prints
+                return
+        verify_after_pass(module, pass_name, self.level)
+        self._ops, self._prints = ops, prints
+
+
+def _same_head(op: Operation, old: list[object]) -> bool:
+    """Whether ``op``'s properties and attributes are the ones its old fingerprint recorded (the
+    fingerprint starts with the op, its location, its operands, its properties, its attributes)."""
+    n = len(op.properties) + len(op.attributes)
+    return old[3 : 3 + n] == [*op.properties.items(), *op.attributes.items()]

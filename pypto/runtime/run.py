@@ -52,6 +52,7 @@ from pypto.dialects.types import TensorType
 from pypto.errors import ArgumentTypeError, Error, InvalidArgumentError
 from pypto.target import Target, load_target
 from pypto.utils.pipe_order import pushers_first
+from pypto.utils.progress import progress
 from pypto.utils.tracebacks import api_boundary
 
 from .config import RunConfig
@@ -139,6 +140,12 @@ class RunResult:
     """Text blocks a DFX collector adds to :meth:`summary` (the in-core bottleneck tables)."""
     kernel_engine: EngineReport | None = None
     """The compiled-C++ engine's report (``RunConfig.kernel_engine`` ``"cpp"``/``"both"``; :mod:`.cpp_engine`)."""
+    profile: dict[str, Any] | None = None
+    """The compile profile (``RunConfig(compile_profiling=True)``): ``pipeline_profile.json``'s dict."""
+    passed: bool | None = None
+    """The seed form (``tensor_specs=``, ``golden=``): whether the outputs matched the golden."""
+    error: str | None = None
+    """The seed form: which outputs differ from the golden (None when they all match)."""
 
     @property
     def time_us(self) -> float:
@@ -273,7 +280,8 @@ def prepare(program_or_compiled: Any, args: Sequence[Any] = (), config: RunConfi
     if isinstance(target, ModuleOp):
         target = Program(target)
     if isinstance(target, Program):
-        lowered = lower_program(target)
+        with _stage("compile"):
+            lowered = lower_program(target)
         entry = entry_function(lowered.module)
         names = [a.name_hint or f"arg{i}" for i, a in enumerate(entry.body.block.args)]
         arch = target_arch_of(None, config.platform if config is not None else None)
@@ -296,13 +304,10 @@ def resolve_target(config: RunConfig) -> Target:
 
 
 def _stage(name: str) -> Any:
-    """A profiler stage when a compile profiler is active, else a no-op context."""
-    import contextlib
+    """A stage of the active compile profiler (a no-op context when there is none)."""
+    from pypto.compile_profiling import stage
 
-    from pypto.compile_profiling import get_active_profiler
-
-    prof = get_active_profiler()
-    return prof.stage(name) if prof is not None else contextlib.nullcontext()
+    return stage(name)
 
 
 def _device_args(entry: func.FuncOp, args: Sequence[Any], names: Sequence[str]) -> tuple[list[Any], int]:
@@ -396,17 +401,61 @@ def pipe_order(task: Task, prepared: Prepared) -> list[KernelPart]:
 
 
 @api_boundary
-def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -> RunResult:
+def run(
+    program_or_compiled: Any = None,
+    *args: Any,
+    config: RunConfig | None = None,
+    program: Any = None,
+    tensor_specs: Sequence[Any] | None = None,
+    golden: Any = None,
+) -> RunResult:
     """Run a program on the simulated chip (see the module docstring).
 
     ``program_or_compiled``: a CompiledProgram, an ``ir.Program`` or a
     ``@pl.jit`` function; ``args``: the entry's arguments in parameter order
     (torch tensors, numpy arrays, DeviceTensors, Python scalars); ``config``:
     a :class:`RunConfig` (``platform`` ``"a2a3sim"``, ``target``,
-    ``check_races``). Out/InOut tensors are written back into ``args``."""
+    ``check_races``). Out/InOut tensors are written back into ``args``.
+
+    The seed's form ``run(program=..., tensor_specs=[TensorSpec...], golden=fn, config=...)`` (also
+    ``run(program, specs, golden, config)``) builds the arguments from the specs and checks the
+    outputs against the golden: :mod:`.specs`. ``config.compile_profiling`` (or
+    ``PYPTO_COMPILE_PROFILING``): ``result.profile`` and ``report/pipeline_profile.{txt,json}``."""
+    from pypto.compile_profiling import owned_profiler
+
+    from .specs import is_spec_list, run_with_specs
+
+    if program is not None:
+        if program_or_compiled is not None:
+            raise TypeError("run() got the program twice (positionally and as program=)")
+        program_or_compiled = program
+    if tensor_specs is None and args and is_spec_list(args[0]) and len(args) <= 3:
+        tensor_specs, rest = args[0], list(args[1:])  # run(program, specs, golden, config)
+        golden = rest.pop(0) if rest and golden is None else golden
+        config = rest.pop(0) if rest and config is None else config
+        args = ()
+    if program_or_compiled is None:
+        raise TypeError("run() needs a program (a CompiledProgram, an ir.Program or a @pl.jit function)")
+    if tensor_specs is not None:
+        if args:
+            raise TypeError("run() takes either tensor_specs= or the arguments themselves, not both")
+        return run_with_specs(program_or_compiled, tensor_specs, golden, config if config is not None else RunConfig())
+    given = config
     config = config if config is not None else RunConfig()
-    target = resolve_target(config)
-    prepared = prepare(program_or_compiled, args, config)
+    with owned_profiler(config.compile_profiling) as (prof, owned):
+        target = resolve_target(config)
+        prepared = prepare(program_or_compiled, args, given)
+        with _stage("device_execution"):
+            result = _execute(prepared, target, args, config)
+        if prof is not None:
+            result.profile = prof.to_dict()
+            if owned and prepared.out_dir is not None:
+                prof.write_report(Path(prepared.out_dir) / "report", result.profile)
+    return result
+
+
+def _execute(prepared: Prepared, target: Target, args: Sequence[Any], config: RunConfig) -> RunResult:
+    """Copy the arguments in, run the task graph, copy the outputs back: the ``device_execution`` stage."""
     entry = prepared.entry
     dev_args, copied = _device_args(entry, args, prepared.param_names)
     graph = build_task_graph(prepared.program.module, entry, dev_args, prepared.param_names)
@@ -422,7 +471,12 @@ def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -
     for c in collectors:
         c.config = config  # the run's options, for a collector that needs them
 
+    bars: list[Any] = []  # the progress bar of the run (names the task running, counts tasks begun)
+    begun: set[int] = set()
+
     def run_part(task: Task, part: KernelPart, block: int = 0) -> Any:
+        bars[0].advance(f"{task.label} @{part.func_name}", steps=0 if task.id in begun else 1)
+        begun.add(task.id)
         unit = prepared.unit(part.func_name)
         for c in collectors:
             c.before_task(task, part)
@@ -458,7 +512,8 @@ def run(program_or_compiled: Any, *args: Any, config: RunConfig | None = None) -
         return kr
 
     scheduler = Scheduler(target, run_part, lambda task: pipe_order(task, prepared), config.aicpu_thread_num)
-    with _stage("device_execution"):
+    with progress("run", total=len(graph.tasks)) as bar:
+        bars.append(bar)
         records = scheduler.run(graph)
     for (task_id, _), pipes in sorted(channels.items()):
         for direction, left in sorted(pipes.items()):

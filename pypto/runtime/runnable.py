@@ -49,3 +49,19 @@ class Runnable(Protocol):
     def run_spec(self, args: Sequence[Any], config: Any) -> RunSpec:
         """The spec to run with ``args`` (the entry's arguments) under ``config`` (a RunConfig or None)."""
         ...
+
+
+
+def compile_for_run(program: Any, config: Any) -> Any:
+    """``program`` compiled with ``config``'s compile options into a Runnable by the compiler the
+    driver registered (:mod:`pypto.core.compiler_hook`); without one, ``program`` itself
+    (:func:`pypto.runtime.run` lowers it in memory)."""
+    from pypto.core.compiler_hook import registered_compiler
+
+    compiler = registered_compiler()
+    if compiler is None:
+        return program
+    options = dict(config.compile_options()) if config is not None else {}
+    options.pop("golden", None)
+    options.pop("profiling", None)  # the run's profiler records the compile
+    return compiler(program, **options)

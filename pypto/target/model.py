@@ -479,14 +479,20 @@ _CACHE: dict[tuple[str, int, int], Target] = {}
 def load_target(target: str | os.PathLike[str] = "a2a3") -> Target:
     """The :class:`Target` named ``target`` (a packaged target such as
     ``"a2a3"``, or ``"a2a3sim"`` / ``"Ascend910B"``) or read from a path to a
-    user's ``.mlir`` copy. Cached until the file changes."""
+    user's ``.mlir`` copy. Cached until the file changes (in the process, and on disk:
+    :mod:`pypto.target.disk_cache`)."""
     path = target_path(target).resolve()
     st = path.stat()
     key = (str(path), st.st_mtime_ns, st.st_size)
     cached = _CACHE.get(key)
     if cached is not None:
         return cached
-    op = parse_target_op(path.read_text(), str(path))
-    result = target_from_op(op, str(path))
+    from . import disk_cache  # a fresh process reads the parsed target back (pypto.target.disk_cache)
+
+    result = disk_cache.load(key, Target)
+    if result is None:
+        op = parse_target_op(path.read_text(), str(path))
+        result = target_from_op(op, str(path))
+        disk_cache.store(key, result)
     _CACHE[key] = result
     return result

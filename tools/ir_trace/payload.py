@@ -21,6 +21,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pypto.utils.progress import progress
+
 from .diff import DEL, INS, LineDiff, diff_lines, mlir_op_name, py_op_name
 from .discovery import Dump, Verdict
 from .functions import Function, extract, short_labels
@@ -87,13 +89,20 @@ class _Builder:
 
 
 def build_payload(dump: Dump, context: int, title: str | None = None) -> dict[str, Any]:
-    """The payload of the report for ``dump`` with ``context`` lines of context."""
+    """The payload of the report for ``dump`` with ``context`` lines of context (a progress bar
+    names the snapshot being diffed when this takes long: :mod:`pypto.utils.progress`)."""
+    with progress("ir-trace", total=len(dump.snapshots)) as bar:
+        return _build_payload(dump, context, title, bar)
+
+
+def _build_payload(dump: Dump, context: int, title: str | None, bar: Any) -> dict[str, Any]:
     b = _Builder(dump)
     passes: list[dict[str, Any]] = []
     cache: dict[tuple[int, int], tuple[dict[str, Any], dict[str, Any] | None]] = {}
     prev: int | None = None
     first_diverging: int | None = None
     for snap in dump.snapshots:
+        bar.advance(snap.name or snap.file)
         idx = b.text(snap.text)
         diff = funcs = None
         if prev is not None:

@@ -1,0 +1,193 @@
+"""The compile-speed mechanisms of issue 17: the target disk cache, verification skipped on an
+unchanged IR, progress bars (silent off a terminal). Figures are in benchmarks/compile_speed.py."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pypto.target import disk_cache
+from pypto.target import model as target_model
+
+
+def test_target_disk_cache_round_trip_and_invalidation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(disk_cache.ENV_VAR, str(tmp_path / "cache"))
+    copy = tmp_path / "mine.mlir"
+    shutil.copy(target_model.target_path("a2a3"), copy)
+    monkeypatch.setattr(target_model, "_CACHE", {})
+    parsed = target_model.load_target(str(copy))
+    assert len(list((tmp_path / "cache").glob("target-*.pickle"))) == 1
+    monkeypatch.setattr(target_model, "_CACHE", {})
+    calls: list[str] = []
+    real = target_model.parse_target_op
+    monkeypatch.setattr(target_model, "parse_target_op", lambda *a: calls.append("parse") or real(*a))
+    again = target_model.load_target(str(copy))
+    assert calls == [] and again == parsed  # read back, not parsed
+    copy.write_text(copy.read_text().replace("block_bytes = 32", "block_bytes = 64"))
+    monkeypatch.setattr(target_model, "_CACHE", {})
+    edited = target_model.load_target(str(copy))
+    assert calls == ["parse"] and edited.block_bytes == 64 != parsed.block_bytes
+    monkeypatch.setenv(disk_cache.ENV_VAR, "0")
+    assert disk_cache.cache_dir() is None
+    (tmp_path / "cache").joinpath("junk").write_text("x")
+    for f in (tmp_path / "cache").glob("target-*.pickle"):
+        f.write_bytes(b"not a pickle")
+    monkeypatch.setenv(disk_cache.ENV_VAR, str(tmp_path / "cache"))
+    monkeypatch.setattr(target_model, "_CACHE", {})
+    assert target_model.load_target(str(copy)).block_bytes == 64  # a corrupt file is parsed again
+
+
+def test_verification_only_where_a_pass_changed_the_ir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No check after a pass that changed nothing (the placeholders); the changed functions only when
+    only bodies changed."""
+    from test_pipeline_kernels import kernel
+
+    from pypto.core.dsl_printer import print_program
+    from pypto.passes.pipeline_order import DEFAULT_PIPELINE, KEBAB_NAMES
+    from pypto.passes.registry import get_pass
+    from pypto.pipeline import verification
+    from pypto.pipeline.lower import lower_program
+
+    full: list[str] = []
+    real = verification.verify_after_pass
+    monkeypatch.setattr(verification, "verify_after_pass", lambda m, name, level: full.append(name) or real(m, name, level))
+    partial: list[str] = []
+    real_op_verify = verification.Operation.verify
+
+    def counting(self, verify_nested_ops: bool = True) -> None:
+        if verify_nested_ops:
+            partial.append(getattr(getattr(self, "sym_name", None), "data", self.name))
+        real_op_verify(self, verify_nested_ops)
+
+    lowered = lower_program(kernel("add", tmp_path))
+    placeholders = {n for n, _ in DEFAULT_PIPELINE if getattr(get_pass(KEBAB_NAMES[n]), "IS_PLACEHOLDER", False)}
+    assert placeholders and full and not placeholders & set(full)  # identity passes: no re-verification
+    assert len(full) < len(DEFAULT_PIPELINE)
+    monkeypatch.setattr(verification.Operation, "verify", counting)
+    again = lower_program(kernel("add", tmp_path))
+    monkeypatch.undo()
+    assert partial and "add_incore_0" in partial  # bodies-only changes verified op by op
+    assert print_program(again.module) == print_program(lowered.module)
+
+
+def test_a_broken_body_is_still_located(tmp_path: Path) -> None:
+    """A pass that breaks one function's body (only) fails verification naming the pass and the op."""
+    from test_pipeline_kernels import kernel
+    from xdsl.dialects import func
+
+    from pypto.passes.base import PyPTOPass
+    from pypto.pipeline.lower import lower_program
+    from pypto.pipeline.verification import VerificationError
+
+    class Touch(PyPTOPass):
+        name = "test-touch"
+        PASS_NAME = "TestTouch"
+
+        def apply(self, ctx, module) -> None:  # a harmless body change: verified op by op
+            f = next(op for op in module.body.block.ops if isinstance(op, func.FuncOp))
+            ret = f.body.block.last_op
+            ret.detach()
+            f.body.block.add_op(ret)
+
+    class Break(PyPTOPass):
+        name = "test-break"
+        PASS_NAME = "TestBreak"
+
+        def apply(self, ctx, module) -> None:  # the function's terminator goes: its body no longer verifies
+            f = next(op for op in module.body.block.ops if isinstance(op, func.FuncOp))
+            f.body.block.last_op.detach()
+
+    lower_program(kernel("add", tmp_path), passes=[Touch, Touch])
+    with pytest.raises(VerificationError, match="TestBreak"):
+        lower_program(kernel("add", tmp_path), passes=[Touch, Break])
+
+
+class _Tty:
+    """A stderr stand-in that says it is a terminal and keeps what was drawn."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.parts.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+def test_progress_bar_after_the_delay_on_a_terminal_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import time
+
+    from pypto.utils import progress as prog
+
+    monkeypatch.delenv(prog.ENV_VAR, raising=False)
+    tty = _Tty()
+    with prog.progress("compile", total=3, stream=tty, delay=0.05) as bar:
+        bar.advance("ConvertToSSA")
+        deadline = time.monotonic() + 10
+        while not bar.shown and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert bar.shown
+        bar.name("Simplify")
+        with prog.progress("inner", stream=tty) as nested:  # names its step in the outer bar
+            nested.advance("step")
+            assert not nested.shown and bar.current == "inner step"
+    assert not bar.shown and "compile" in tty.text
+    quick = _Tty()
+    with prog.progress("compile", total=3, stream=quick, delay=5) as bar:  # short work: nothing drawn
+        bar.advance("x")
+    assert quick.text == "" and not bar.shown
+    plain = io.StringIO()  # not a terminal
+    with prog.progress("compile", stream=plain, delay=0) as bar:
+        time.sleep(0.1)
+        assert not bar.shown
+    assert plain.getvalue() == ""
+    monkeypatch.setenv(prog.ENV_VAR, "0")
+    off = _Tty()
+    with prog.progress("compile", stream=off, delay=0) as bar:
+        time.sleep(0.1)
+        assert not bar.shown
+    assert off.text == "" and not prog.enabled(off)
+
+
+def test_compile_names_each_pass_in_its_bar(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    from test_pipeline_kernels import kernel
+
+    compile_module = importlib.import_module("pypto.driver.compile")
+    from pypto.ir import compile
+
+    seen: list[tuple[str, int]] = []
+
+    class Bar:
+        shown = False
+
+        def advance(self, label: str = "", steps: int = 1) -> None:
+            seen.append((label, steps))
+
+        def name(self, label: str) -> None:
+            self.advance(label, 0)
+
+    import contextlib
+
+    @contextlib.contextmanager
+    def fake(description: str, total: int | None = None, **_: object):
+        assert description == "compile" and total == 50
+        yield Bar()
+
+    monkeypatch.setattr(compile_module, "progress", fake)
+    compile(kernel("add", tmp_path), output_dir=tmp_path / "o", dump_passes=False)
+    assert sum(steps for _, steps in seen) == 50  # 49 passes and the codegen
+    assert ("ConvertToSSA", 0) in seen and seen[-1] == ("codegen", 1)
