@@ -159,9 +159,9 @@ def compile(  # noqa: A001 - the upstream API name
                     report.print_warnings()
 
             try:
-                pm = build_manager(passes, strategy, planner, level)
-                bar = stack.enter_context(progress("compile", total=len(pm.passes) + 1))
                 with stage("passes"):  # the per-pass stages are its children (PassManager.run)
+                    pm = build_manager(passes, strategy, planner, level)  # (the first loads the passes)
+                    bar = stack.enter_context(progress("compile", total=len(pm.passes) + 1))
                     work = source.clone()
                     writer.write_frontend(work)
                     report.add(run_checks(work.module, DiagnosticPhase.PRE_PIPELINE, policy))

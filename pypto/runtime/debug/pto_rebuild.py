@@ -132,7 +132,16 @@ def apply_rebuild(work_dir: Path | str, plans: list[Splice]) -> list[str]:
                 rel = str(path.relative_to(work))
                 print(f"[pto->cpp]   spliced -> {rel}")
                 touched.append(rel)
+        _stamp_newer(plan.unit.with_suffix(".cpp"), plan.unit)
     return touched
+
+
+def _stamp_newer(stamp: Path, pto: Path) -> None:
+    """Make the unit's ``.cpp`` stamp newer than its ``.pto`` even when the ``.pto``'s time is ahead of the
+    clock (copied files, clock skew): else every replay would splice again over a hand edit of the ``.cpp``."""
+    pto_ns, st = pto.stat().st_mtime_ns, stamp.stat()
+    if st.st_mtime_ns <= pto_ns:
+        os.utime(stamp, ns=(st.st_atime_ns, pto_ns + 1))
 
 
 def rebuild_kernel_cpp_from_pto(work_dir: Path | str) -> list[str]:
