@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -63,11 +63,15 @@ class KernelRun:
 
     timeline: Timeline
     cycles: int
-    per_pipe_busy: dict[str, int]
     races: list[Race] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     prints: list[str] = field(default_factory=list)
     clock_hz: float = 1.85e9
+
+    @cached_property
+    def per_pipe_busy(self) -> dict[str, int]:
+        """Busy cycles per target pipe (summed on first read: most runs only need ``cycles``)."""
+        return self.timeline.per_pipe_busy()
 
     @property
     def records(self) -> list[InstrRecord]:
@@ -238,7 +242,6 @@ def run_kernel(
     return KernelRun(
         tl,
         tl.cycles,
-        tl.per_pipe_busy(),
         list(core.races.races) if core.races is not None else [],
         list(tl.problems),
         list(core.prints),
