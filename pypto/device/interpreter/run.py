@@ -25,10 +25,6 @@ from xdsl.dialects.arith import ConstantOp
 from xdsl.dialects.builtin import AnyFloat, IntegerAttr, ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.interpreter import Interpreter
-from xdsl.interpreters.arith import ArithFunctions
-from xdsl.interpreters.builtin import BuiltinFunctions
-from xdsl.interpreters.func import FuncFunctions
-from xdsl.interpreters.scf import ScfFunctions
 from xdsl.ir import Operation, SSAValue
 
 from pypto.ptoas.dialect.tile_ops import AllocTileOp
@@ -45,6 +41,7 @@ from .memory import BF16, CoreMemory, DeviceError, GmPtr, dtype_of, f32_to_bf16
 from .pto_impls import PTOFunctions, tile_ref
 from .races import Race, RaceDetector
 from .timing import InstrRecord, Timeline
+from .xdsl_interpreters import ArithFunctions, BuiltinFunctions, FuncFunctions, ScfFunctions
 
 ENGINES: tuple[str, ...] = ("compiled", "xdsl")
 """The execution engines :func:`run_kernel` accepts."""
