@@ -182,7 +182,8 @@ class SyncAnalysis:
         self.ids: dict[Operation, int] = {}
         self.plan: dict[Operation, list[Action]] = {}
         self.snaps: dict[Block, list[SyncState]] = {}
-        self._done = 0  # ops of the body block transferred by advance()
+        self._top: list[Operation] = []  # the body block's ops transferred by advance(), in order
+        self._top_index: dict[int, int] = {}  # id(op) -> its index in _top
         self._order: list[Operation] = []  # data ops visited by the current advance(), first visit first
         self._seen: set[Operation] = set()
         self._flags: dict[tuple[Block, Pipe, Pipe], set[int]] = {}
@@ -202,24 +203,43 @@ class SyncAnalysis:
         answer as analysing the whole function, and after an edit at body index ``r`` or later only the
         ops from ``r`` on need transferring again (:meth:`resume`). ``insert_sync_func`` adds one sync
         at a time; re-analysing the whole function after each made the pass cubic in op count."""
-        top = self.func.body.block
-        snaps = self.snaps.setdefault(top, [SyncState()])
-        ops = list(top.ops)
+        body = self.func.body.block
+        snaps = self.snaps.setdefault(body, [SyncState()])
+        done = self._top
         self._order, self._seen = [], set()
         checked = 0
         found: tuple[Operation, Action] | None = None
-        state = snaps[self._done].copy()
-        while self._done < len(ops):
-            state = self.op(ops[self._done], state)
-            self._done += 1
+        state = snaps[len(done)].copy()
+        op = done[-1].next_op if done else body.first_op  # the op list is walked, never copied
+        while op is not None:
+            state = self.op(op, state)
+            self._top_index[id(op)] = len(done)
+            done.append(op)
             snaps.append(state.copy())
             if found is None:
                 order = self._order
                 found = next(((o, self.plan[o][0]) for o in order[checked:] if self.plan[o]), None)
                 checked = len(order)
-            if found is not None and self._done > through:
+            if found is not None and len(done) > through:
                 return found
+            op = op.next_op
         return found
+
+    def body_index(self, op: Operation) -> int:
+        """The index in the body block of ``op`` or of the body op containing it (counted back to an op
+        :meth:`advance` has transferred: an edit's neighbourhood, not the whole block)."""
+        body = self.func.body.block
+        top: Operation | None = op
+        while top is not None and top.parent is not body:
+            top = top.parent_op()
+        steps = 0
+        while top is not None:
+            index = self._top_index.get(id(top))
+            if index is not None and index < len(self._top) and self._top[index] is top:
+                return index + steps
+            top = top.prev_op
+            steps += 1
+        return steps - 1
 
     def _block_flag_ids(self, block: Block, src: Pipe, dst: Pipe) -> set[int]:
         """``_flag_ids(list(block.ops), src, dst)``, kept up to date by :meth:`note_flags`."""
@@ -252,7 +272,9 @@ class SyncAnalysis:
         their states stand, and the state before ``ops[index]`` is where :meth:`advance` restarts)."""
         snaps = self.snaps.setdefault(self.func.body.block, [SyncState()])
         del snaps[index + 1 :]
-        self._done = min(self._done, index)
+        for op in self._top[index:]:
+            self._top_index.pop(id(op), None)
+        del self._top[index:]
 
     def block(self, block: Block, state: SyncState) -> SyncState:
         """Transfer through a block (recording the state before each op and at its end)."""
@@ -354,9 +376,12 @@ class SyncAnalysis:
         dst = op_pipe(b)
         block = b.parent
         assert dst is not None and block is not None
-        ops = list(block.ops)
         snaps = self.snaps[block]
-        i = ops.index(b)
+        if block is self.func.body.block:  # the transferred prefix (which holds b) and b's index in it
+            ops, i = self._top, self._top_index[id(b)]
+        else:
+            ops = list(block.ops)
+            i = ops.index(b)
         st = snaps[i]
         conflicts = st.cross_conflicts(dst, accesses(b, self.ids[b]))
         need = frozenset(a for a in conflicts if a in st.issued - st.pend(src))
@@ -400,8 +425,11 @@ class SyncAnalysis:
             and not any(a.op_id in before for a in need)
         ):
             m = next((j for j in range(i + 1, len(ops)) if covers(j)), None)
-            pops = list(loop.parent.ops)
-            p = pops.index(loop)
+            if loop.parent is self.func.body.block:
+                pops, p = self._top, self._top_index[id(loop)]
+            else:
+                pops = list(loop.parent.ops)
+                p = pops.index(loop)
             psnaps = self.snaps[loop.parent]
             entry = psnaps[p]
             if (
@@ -466,19 +494,6 @@ def _insert(src: Pipe, dst: Pipe, place: Placement) -> list[Operation]:
     return new
 
 
-def _body_index(body: Block, ops: list[Operation]) -> int:
-    """The smallest index in ``body`` of an op of ``ops`` or of the body op containing it."""
-    index = {id(o): i for i, o in enumerate(body.ops)}
-    best = len(index)
-    for o in ops:
-        top: Operation | None = o
-        while top is not None and top.parent is not body:
-            top = top.parent_op()
-        if top is not None:
-            best = min(best, index[id(top)])
-    return best
-
-
 def insert_sync_func(func: FuncOp, arch: str) -> int:
     """Insert the missing syncs of one function; returns how many ops were added.
 
@@ -505,7 +520,7 @@ def insert_sync_func(func: FuncOp, arch: str) -> int:
                 new.location = op.location
                 op.parent.insert_op_before(new, op)
                 added += 1
-            analysis.resume(_body_index(body, new_ops))
+            analysis.resume(min(analysis.body_index(o) for o in new_ops))
             item = analysis.advance()
             continue
         place = None if (op, action.src) in adjacent else analysis.place(op, action.src)
@@ -514,10 +529,10 @@ def insert_sync_func(func: FuncOp, arch: str) -> int:
             place = Placement(op, op, None, action.event if place is None else place.event)
         new_ops = _insert(action.src, action.dst, place)
         analysis.note_flags(new_ops)
-        changed_from = _body_index(body, new_ops)
+        changed_from = min(analysis.body_index(o) for o in new_ops)
         analysis.resume(changed_from)
         if hoisted:
-            item = analysis.advance(through=_body_index(body, [op]))
+            item = analysis.advance(through=analysis.body_index(op))
             if any(isinstance(a, FlagPair) and a.src == action.src for a in analysis.plan.get(op, [])):
                 for new in new_ops:
                     new.detach()
