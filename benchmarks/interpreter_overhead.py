@@ -5,7 +5,8 @@ insert-sync adds) runs through :func:`pypto.device.interpreter.run_kernel`
 (parsed once; numerics, timing records and the race detector included); the
 reference is a Python loop doing the same per-tile copy-in, exp and copy-out
 (exp in float64 rounded to float32, the device's exp; numpy's float32 exp loop
-is printed too, for scale). Prints both times and their ratio (goal <= 3x).
+is printed too, for scale). Prints both times and their ratio (goal <= 2x, issue 17; it was 3x), and the
+simulated instructions per host second of the interpreter run.
 
     .venv/bin/python benchmarks/interpreter_overhead.py [--repeat N] [--no-races] [--engine xdsl]
 """
@@ -23,6 +24,7 @@ from pypto.ptoas.passes import PtoasOptions, run_ptoas_pipeline
 from pypto.ptoas.pto_text import parse_pto_with_source_map
 
 ROWS, COLS, TILE_ROWS = 512, 128, 64
+GOAL = 2.0
 TILE = (
     "!pto.tile_buf<loc=vec, dtype=f32, rows=64, cols=128, v_row=64, v_col=128, blayout=row_major, "
     "slayout=none_box, fractal=512, pad=0>"
@@ -99,10 +101,13 @@ def main() -> None:
     y, y_ref, y_f32 = np.zeros_like(x), np.zeros_like(x), np.zeros_like(x)
     check = not opts.no_races
 
-    def interp() -> None:
-        run_kernel(module, "exp_kernel", [x, y], check_races=check, positions=source_map.positions, engine=opts.engine)
+    def interp() -> int:
+        run = run_kernel(
+            module, "exp_kernel", [x, y], check_races=check, positions=source_map.positions, engine=opts.engine
+        )
+        return len(run.timeline.rows)
 
-    interp()
+    instructions = interp()
     numpy_reference(x, y_ref)
     assert np.array_equal(y, y_ref), "interpreter and numpy disagree"
     t_interp, t_numpy, t_f32 = best_of(
@@ -112,7 +117,8 @@ def main() -> None:
     print(f"interpreter ({opts.engine}): {t_interp * 1e3:.3f} ms  (race detector {'on' if check else 'off'})")
     print(f"numpy loop, same math:       {t_numpy * 1e3:.3f} ms")
     print(f"numpy loop, float32 np.exp:  {t_f32 * 1e3:.3f} ms  (ratio {t_interp / t_f32:.2f}x, for scale)")
-    print(f"ratio: {ratio:.2f}x (goal <= 3x) {'OK' if ratio <= 3 else 'OVER'}")
+    print(f"simulated instructions per host second: {instructions / t_interp:.0f} ({instructions} per run)")
+    print(f"ratio: {ratio:.2f}x (goal <= {GOAL:g}x) {'OK' if ratio <= GOAL else 'OVER'}")
 
 
 if __name__ == "__main__":

@@ -182,10 +182,99 @@ class SyncAnalysis:
         self.ids: dict[Operation, int] = {}
         self.plan: dict[Operation, list[Action]] = {}
         self.snaps: dict[Block, list[SyncState]] = {}
+        self._top: list[Operation] = []  # the body block's ops transferred by advance(), in order
+        self._top_index: dict[int, int] = {}  # id(op) -> its index in _top
+        self._order: list[Operation] = []  # data ops visited by the current advance(), first visit first
+        self._seen: set[Operation] = set()
+        self._flags: dict[tuple[Block, Pipe, Pipe], set[int]] = {}
 
     def run(self) -> SyncState:
         """Analyse the body; returns the state before the terminator."""
         return self.block(self.func.body.block, SyncState())
+
+    def advance(self, through: int = -1) -> tuple[Operation, Action] | None:
+        """Transfer the body block's ops from where the analysis stopped, op by op, until one at an index
+        past ``through`` has been transferred and a data op in or under the ops transferred lacks a
+        sync; returns the first such op (program order) and its first missing sync, None when every op
+        of the function is covered.
+
+        The analysis is forward: what it says of an op depends only on the ops before it (a loop's
+        fixpoint is inside the loop op), so stopping at the first op lacking a sync gives the same
+        answer as analysing the whole function, and after an edit at body index ``r`` or later only the
+        ops from ``r`` on need transferring again (:meth:`resume`). ``insert_sync_func`` adds one sync
+        at a time; re-analysing the whole function after each made the pass cubic in op count."""
+        body = self.func.body.block
+        snaps = self.snaps.setdefault(body, [SyncState()])
+        done = self._top
+        self._order, self._seen = [], set()
+        checked = 0
+        found: tuple[Operation, Action] | None = None
+        state = snaps[len(done)].copy()
+        op = done[-1].next_op if done else body.first_op  # the op list is walked, never copied
+        while op is not None:
+            state = self.op(op, state)
+            self._top_index[id(op)] = len(done)
+            done.append(op)
+            snaps.append(state.copy())
+            if found is None:
+                order = self._order
+                found = next(((o, self.plan[o][0]) for o in order[checked:] if self.plan[o]), None)
+                checked = len(order)
+            if found is not None and len(done) > through:
+                return found
+            op = op.next_op
+        return found
+
+    def body_index(self, op: Operation) -> int:
+        """The index in the body block of ``op`` or of the body op containing it (counted back to an op
+        :meth:`advance` has transferred: an edit's neighbourhood, not the whole block)."""
+        body = self.func.body.block
+        top: Operation | None = op
+        while top is not None and top.parent is not body:
+            top = top.parent_op()
+        steps = 0
+        while top is not None:
+            index = self._top_index.get(id(top))
+            if index is not None and index < len(self._top) and self._top[index] is top:
+                return index + steps
+            top = top.prev_op
+            steps += 1
+        return steps - 1
+
+    def _block_flag_ids(self, block: Block, src: Pipe, dst: Pipe) -> set[int]:
+        """``_flag_ids(list(block.ops), src, dst)``, kept up to date by :meth:`note_flags`."""
+        key = (block, src, dst)
+        got = self._flags.get(key)
+        if got is None:
+            got = self._flags[key] = _flag_ids(list(block.ops), src, dst)
+        return got
+
+    def note_flags(self, new_ops: list[Operation]) -> None:
+        """Sync ops were inserted: their event ids count in every block they are in or under."""
+        for op in new_ops:
+            if not isinstance(op, SetFlagOp | WaitFlagOp):
+                continue
+            pair, event = (Pipe(op.src_pipe.data), Pipe(op.dst_pipe.data)), _event(op.event_id)
+            block = op.parent
+            while block is not None:
+                known = self._flags.get((block, *pair))
+                if known is not None:
+                    known.add(event)
+                owner = block.parent_op()
+                block = owner.parent if owner is not None else None
+
+    def forget_flags(self) -> None:
+        """Sync ops were removed: the event ids in use are computed again when next asked."""
+        self._flags.clear()
+
+    def resume(self, index: int) -> None:
+        """Forget the analysis of the body block's ops from ``index`` on (the ops before it are unchanged:
+        their states stand, and the state before ``ops[index]`` is where :meth:`advance` restarts)."""
+        snaps = self.snaps.setdefault(self.func.body.block, [SyncState()])
+        del snaps[index + 1 :]
+        for op in self._top[index:]:
+            self._top_index.pop(id(op), None)
+        del self._top[index:]
 
     def block(self, block: Block, state: SyncState) -> SyncState:
         """Transfer through a block (recording the state before each op and at its end)."""
@@ -265,6 +354,9 @@ class SyncAnalysis:
             actions.append(Barrier(pipe))
             state.barrier(pipe)
         self.plan[op] = actions
+        if op not in self._seen:
+            self._seen.add(op)
+            self._order.append(op)
         state.issue(pipe, acc)
 
     def place(self, b: Operation, src: Pipe) -> Placement | None:
@@ -284,9 +376,12 @@ class SyncAnalysis:
         dst = op_pipe(b)
         block = b.parent
         assert dst is not None and block is not None
-        ops = list(block.ops)
         snaps = self.snaps[block]
-        i = ops.index(b)
+        if block is self.func.body.block:  # the transferred prefix (which holds b) and b's index in it
+            ops, i = self._top, self._top_index[id(b)]
+        else:
+            ops = list(block.ops)
+            i = ops.index(b)
         st = snaps[i]
         conflicts = st.cross_conflicts(dst, accesses(b, self.ids[b]))
         need = frozenset(a for a in conflicts if a in st.issued - st.pend(src))
@@ -295,22 +390,33 @@ class SyncAnalysis:
         def covers(j: int) -> bool:
             """A set before ``ops[j]`` guarantees ``need`` (and no producer of it is issued again before ``b``)."""
             s = snaps[j]
-            return need <= s.issued - s.pend(src) and not any(need_ops & ids for ids in issued_from(j))
+            return need <= s.issued - s.pend(src) and not any(need_ops & op_ids(x) for x in issued_from(j))
 
         def free(states: list[SyncState], spanned: list[Operation]) -> int | None:
             busy = _busy_ids(states, src, dst) | _flag_ids(spanned, src, dst)
-            taken = busy | _flag_ids(ops, src, dst)  # prefer an id of its own in the block (per buffer)
+            taken = busy | self._block_flag_ids(block, src, dst)  # prefer an id of its own in the block (per buffer)
             return next((e for e in range(8) if e not in taken), next((e for e in range(8) if e not in busy), None))
 
-        op_ids = [_data_ids(o, self.ids) for o in ops]
-        before: set[int] = set().union(*op_ids[:i])
-        later: set[int] = set().union(*op_ids[i:])
+        ids_memo: dict[int, set[int]] = {}
 
-        def issued_from(j: int) -> list[set[int]]:
-            """The data ops between a set before ``ops[j]`` and the wait before ``b`` (around the back edge)."""
-            return op_ids[j:i] if j <= i else op_ids[j:] + op_ids[:i]
+        def op_ids(j: int) -> set[int]:
+            """The data op ids in ``ops[j]`` (computed when asked: a placement looks at a few ops near ``b``)."""
+            got = ids_memo.get(j)
+            if got is None:
+                got = ids_memo[j] = _data_ids(ops[j], self.ids)
+            return got
+
+        def issued_from(j: int) -> list[int]:
+            """The indices of the ops between a set before ``ops[j]`` and the wait before ``b`` (around the
+            back edge)."""
+            return list(range(j, i)) if j <= i else [*range(j, len(ops)), *range(i)]
 
         loop = block.parent_op()
+        if isinstance(loop, scf.ForOp) and loop.parent is not None and loop.parent in self.snaps:
+            before: set[int] = set().union(*(op_ids(j) for j in range(i)))
+            later: set[int] = set().union(*(op_ids(j) for j in range(i, len(ops))))
+        else:
+            before = later = set()
         if (
             isinstance(loop, scf.ForOp)
             and loop.parent is not None
@@ -319,8 +425,11 @@ class SyncAnalysis:
             and not any(a.op_id in before for a in need)
         ):
             m = next((j for j in range(i + 1, len(ops)) if covers(j)), None)
-            pops = list(loop.parent.ops)
-            p = pops.index(loop)
+            if loop.parent is self.func.body.block:
+                pops, p = self._top, self._top_index[id(loop)]
+            else:
+                pops = list(loop.parent.ops)
+                p = pops.index(loop)
             psnaps = self.snaps[loop.parent]
             entry = psnaps[p]
             if (
@@ -331,7 +440,9 @@ class SyncAnalysis:
                 event = free([entry, psnaps[p + 1], *snaps[: i + 1], *snaps[m:]], [*ops[:i], *ops[m:]])
                 if event is not None:
                     return Placement(b, ops[m], loop, event)
-        k = next(j for j in range(i + 1) if covers(j))
+        # covers(j) is false while a producer of ``need`` lies in ops[j:i]: start after the last one
+        last = next((j for j in range(i - 1, -1, -1) if need_ops & op_ids(j)), -1)
+        k = next(j for j in range(last + 1, i + 1) if covers(j))
         if not any(_runs_on(o, src) for o in ops[k:i]):
             k = i
         event = free(snaps[k : i + 1], ops[k:i])
@@ -388,53 +499,57 @@ def insert_sync_func(func: FuncOp, arch: str) -> int:
 
     One sync at a time, in program order: the first op the analysis finds
     lacking gets its first missing sync (placed by :meth:`SyncAnalysis.place`),
-    then the function is analysed again with that sync in place. A placement
-    the re-analysis does not confirm (the consumer still needs a flag from the
-    same pipe) is undone and replaced by the adjacent pair.
+    then the analysis goes on with that sync in place (from the body op where
+    it went: :meth:`SyncAnalysis.resume`). A placement the analysis does not
+    confirm (the consumer still needs a flag from the same pipe) is undone and
+    replaced by the adjacent pair.
     """
     added = 0
     adjacent: set[tuple[Operation, Pipe]] = set()
+    body = func.body.block
     analysis = SyncAnalysis(func, arch)
-    analysis.run()
+    item = analysis.advance()
     for _ in range(100_000):
-        item = next(((op, acts[0]) for op, acts in analysis.plan.items() if acts), None)
         if item is None:
             break
         op, action = item
         assert op.parent is not None
         if isinstance(action, Barrier):
-            for new in _sync_ops(action):
+            new_ops = _sync_ops(action)
+            for new in new_ops:
                 new.location = op.location
                 op.parent.insert_op_before(new, op)
                 added += 1
-        else:
-            place = None if (op, action.src) in adjacent else analysis.place(op, action.src)
-            hoisted = place is not None and (place.set_before is not op or place.loop is not None)
-            if place is None or not hoisted:
-                place = Placement(op, op, None, action.event if place is None else place.event)
-            new_ops = _insert(action.src, action.dst, place)
-            if hoisted:
-                check = SyncAnalysis(func, arch)
-                check.run()
-                if any(isinstance(a, FlagPair) and a.src == action.src for a in check.plan.get(op, [])):
-                    for new in new_ops:
-                        new.detach()
-                        new.erase()
-                    adjacent.add((op, action.src))
-                    analysis = SyncAnalysis(func, arch)
-                    analysis.run()
-                    continue
-                analysis = check
-                added += len(new_ops)
+            analysis.resume(min(analysis.body_index(o) for o in new_ops))
+            item = analysis.advance()
+            continue
+        place = None if (op, action.src) in adjacent else analysis.place(op, action.src)
+        hoisted = place is not None and (place.set_before is not op or place.loop is not None)
+        if place is None or not hoisted:
+            place = Placement(op, op, None, action.event if place is None else place.event)
+        new_ops = _insert(action.src, action.dst, place)
+        analysis.note_flags(new_ops)
+        changed_from = min(analysis.body_index(o) for o in new_ops)
+        analysis.resume(changed_from)
+        if hoisted:
+            item = analysis.advance(through=analysis.body_index(op))
+            if any(isinstance(a, FlagPair) and a.src == action.src for a in analysis.plan.get(op, [])):
+                for new in new_ops:
+                    new.detach()
+                    new.erase()
+                adjacent.add((op, action.src))
+                analysis.forget_flags()
+                analysis.resume(changed_from)
+                item = analysis.advance()
                 continue
             added += len(new_ops)
-        analysis = SyncAnalysis(func, arch)
-        analysis.run()
+            continue
+        added += len(new_ops)
+        item = analysis.advance()
     else:
         raise pass_error(func, "insert-sync: no fixpoint")
-    block = func.body.block
-    if isinstance(block.last_op, ReturnOp) and not _has_tail(block):
-        block.insert_op_before(BarrierOp.build(properties={"pipe": PipeAttr(Pipe.PIPE_ALL)}), block.last_op)
+    if isinstance(body.last_op, ReturnOp) and not _has_tail(body):
+        body.insert_op_before(BarrierOp.build(properties={"pipe": PipeAttr(Pipe.PIPE_ALL)}), body.last_op)
         added += 1
     return added
 

@@ -282,6 +282,12 @@ def _handler_step(run: Any, ins: tuple[int, ...], outs: tuple[int, ...]) -> Step
     """A prepared pto op on the run's core."""
     gather = _gather(ins)
     if not outs:
+        if not ins:
+
+            def no_operand(env: Env, rt: Runtime) -> None:
+                run(rt.core, rt.interp, ())
+
+            return no_operand
 
         def no_result(env: Env, rt: Runtime) -> None:
             run(rt.core, rt.interp, gather(env))

@@ -102,14 +102,18 @@ class CoreState:
         not_before: int = 0,
     ) -> None:
         """Time one instruction (starting no earlier than ``not_before``) and check its accesses."""
-        self.timeline.issue(op.name, instr, pipe, cycles, kind, self.locs(op), detail, not_before)
+        self.timeline.issue(
+            op.name, instr, pipe, cycles, kind, self._locs.get(id(op)) or self.locs(op), detail, not_before
+        )
         races = self.races
         if races is not None:
-            who = races.tick(pipe, op.name, self.race_location(op), op)
+            where = self._race_locs.get(id(op), False)
+            who = races.tick(pipe, op.name, self.race_location(op) if where is False else where, op)
+            access = races.access
             for t in reads:
-                races.access(who, t.space, t.addr, t.addr + t.nbytes, False)
+                access(who, t.space, t.addr, t.addr + t.nbytes, False)
             for t in writes:
-                races.access(who, t.space, t.addr, t.addr + t.nbytes, True)
+                access(who, t.space, t.addr, t.addr + t.nbytes, True)
 
     def set_flag(self, op: Operation, src: Pipe, dst: Pipe, event: int) -> None:
         """A SIGNAL entry; the race detector snapshots ``src``'s clock (its last access's tick: later

@@ -246,6 +246,11 @@ def view_2d(shape: tuple[int, ...]) -> tuple[int, int]:
     return rows, shape[-1]
 
 
+_SPACE_TABLES: dict[tuple[object, ...], tuple[dict[str, int], dict[str, int]]] = {}
+"""(capacity, alignment) by pto space per target table contents (:meth:`CoreMemory.for_target` runs once per
+kernel run; the packaged target is read and lowered once)."""
+
+
 @dataclass
 class CoreMemory:
     """The on-chip buffers of one core, plus the interpreter's own placement of unaddressed tiles."""
@@ -262,12 +267,19 @@ class CoreMemory:
     ) -> CoreMemory:
         """Capacities and placement alignments by pto space (``vec`` is the target's ``Vec``)
         from a target's tables; spaces they leave out keep the packaged a2a3 target's."""
-        a2a3 = load_target("a2a3")
+        key = (tuple((target_capacity or {}).items()), tuple((target_alignment or {}).items()))
+        tables = _SPACE_TABLES.get(key)
+        if tables is None:
+            a2a3 = load_target("a2a3")
 
-        def by_pto_space(base: Mapping[str, int], table: Mapping[str, int] | None) -> dict[str, int]:
-            return {space.lower(): int(n) for space, n in {**base, **(table or {})}.items()}
+            def by_pto_space(base: Mapping[str, int], table: Mapping[str, int] | None) -> dict[str, int]:
+                return {space.lower(): int(n) for space, n in {**base, **(table or {})}.items()}
 
-        return CoreMemory(by_pto_space(a2a3.capacity, target_capacity), by_pto_space(a2a3.alignment, target_alignment))
+            tables = _SPACE_TABLES[key] = (
+                by_pto_space(a2a3.capacity, target_capacity),
+                by_pto_space(a2a3.alignment, target_alignment),
+            )
+        return CoreMemory(dict(tables[0]), dict(tables[1]))
 
     def buffer(self, space: str) -> np.ndarray:
         """The byte array of a space (zero-filled on first use)."""

@@ -632,11 +632,19 @@ def sync_handler(cls: type[Operation]) -> Prepare:
         setting = cls in (S.SetFlagOp, S.SetFlagDynOp, S.RecordEventOp)
         act = CoreState.set_flag if setting else CoreState.wait_flag
 
-        def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
-            act(core, op, src, dst, int(args[0]) if event is None else event)
+        if event is None:
+
+            def dynamic(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
+                act(core, op, src, dst, int(args[0]))
+                return ()
+
+            return dynamic
+
+        def static(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
+            act(core, op, src, dst, event)
             return ()
 
-        return run
+        return static
 
     return prepare
 

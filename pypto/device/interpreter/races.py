@@ -93,6 +93,7 @@ class RaceDetector:
         self.clock: list[list[int]] = []
         self.flags: dict[tuple[Pipe, Pipe, int], deque[list[int]]] = {}
         self.shadows: dict[str, list[_Seg]] = {}
+        self._exact: dict[tuple[str, int], _Seg] = {}
 
         self.who: list[tuple[str, Pipe, str | None, object]] = []  # (op, pipe, location, key) per access id
         self.races: list[Race] = []
@@ -151,7 +152,14 @@ class RaceDetector:
 
     # -- accesses -------------------------------------------------------
     def _segments(self, space: str, lo: int, hi: int) -> list[_Seg]:
-        """The segments covering exactly ``[lo, hi)`` (split and created as needed), in order."""
+        """The segments covering exactly ``[lo, hi)`` (split and created as needed), in order.
+
+        Segments are only ever split (their ``lo`` kept) or added, never removed, so a segment remembered
+        by its ``(space, lo)`` that still ends at ``hi`` is exactly the range: a tile accessed again (the
+        common case) is found without a scan."""
+        exact = self._exact.get((space, lo))
+        if exact is not None and exact.hi == hi:
+            return [exact]
         segs = self.shadows.setdefault(space, [])
         i = 0
         while i < len(segs) and segs[i].hi <= lo:
@@ -172,6 +180,8 @@ class RaceDetector:
             out.append(seg)
             pos = seg.hi
             i += 1
+        if len(out) == 1:
+            self._exact[(space, lo)] = out[0]
         return out
 
     def access(self, who: int, space: str, lo: int, hi: int, write: bool) -> None:

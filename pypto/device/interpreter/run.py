@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +25,6 @@ from xdsl.dialects.arith import ConstantOp
 from xdsl.dialects.builtin import AnyFloat, IntegerAttr, MemRefType, ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.interpreter import Interpreter
-from xdsl.interpreters.arith import ArithFunctions
-from xdsl.interpreters.builtin import BuiltinFunctions
-from xdsl.interpreters.func import FuncFunctions
-from xdsl.interpreters.scf import ScfFunctions
 from xdsl.ir import Operation, SSAValue
 
 from pypto.ptoas.dialect.tile_ops import AllocTileOp
@@ -45,6 +41,7 @@ from .memory import BF16, CoreMemory, DeviceError, GmPtr, dtype_of, f32_to_bf16
 from .pto_impls import PTOFunctions, tile_ref
 from .races import Race, RaceDetector
 from .timing import InstrRecord, Timeline
+from .xdsl_interpreters import ArithFunctions, BuiltinFunctions, FuncFunctions, ScfFunctions
 
 ENGINES: tuple[str, ...] = ("compiled", "xdsl")
 """The execution engines :func:`run_kernel` accepts."""
@@ -63,11 +60,15 @@ class KernelRun:
 
     timeline: Timeline
     cycles: int
-    per_pipe_busy: dict[str, int]
     races: list[Race] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     prints: list[str] = field(default_factory=list)
     clock_hz: float = 1.85e9
+
+    @cached_property
+    def per_pipe_busy(self) -> dict[str, int]:
+        """Busy cycles per target pipe (summed on first read: most runs only need ``cycles``)."""
+        return self.timeline.per_pipe_busy()
 
     @property
     def records(self) -> list[InstrRecord]:
@@ -238,7 +239,6 @@ def run_kernel(
     return KernelRun(
         tl,
         tl.cycles,
-        tl.per_pipe_busy(),
         list(core.races.races) if core.races is not None else [],
         list(tl.problems),
         list(core.prints),

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import asdict, dataclass, field
-from functools import cache
 
 from pypto.ptoas.dialect.attrs import Pipe
 
@@ -37,10 +36,14 @@ _PIPE_NAMES: dict[Pipe, tuple[str, str]] = {p: (TARGET_PIPE.get(p, p.value), p.v
 """(target pipe name, PTOAS pipe name) per pipe."""
 
 
-@cache
+_FLAG_DETAIL: dict[tuple[Pipe, Pipe, int], str] = {}
+""":func:`_flag_detail` by flag (a plain dict: looked up once per sync record)."""
+
+
 def _flag_detail(src: Pipe, dst: Pipe, event: int) -> str:
     """A record's detail for a flag: ``PIPE_MTE2->PIPE_V e0``."""
-    return f"{src.value}->{dst.value} e{event}"
+    got = _FLAG_DETAIL[(src, dst, event)] = f"{src.value}->{dst.value} e{event}"
+    return got
 
 
 @dataclass(slots=True)
@@ -133,24 +136,29 @@ class Timeline:
     ) -> None:
         """An instruction on ``pipe`` lasting ``cycles`` (starting no earlier than ``not_before``: a pop
         waits for its push on the other core)."""
-        start = self.free.get(pipe, 0)
+        free = self.free
+        start = free.get(pipe, 0)
         if not_before > start:
             start = not_before
-        end = self.free[pipe] = start + cycles
-        self._add(op, instr, pipe, start, end, kind, locs, detail)
+        end = free[pipe] = start + cycles
+        target_pipe, pipe_name = _PIPE_NAMES[pipe]
+        self.rows.append((op, instr, target_pipe, pipe_name, start, end, kind, locs[0], locs[1], detail))
 
     def signal(
         self, op: str, src: Pipe, dst: Pipe, event: int, cycles: int, locs: tuple[str | None, str | None]
     ) -> None:
         """``set_flag``: a SIGNAL entry in ``src``'s queue."""
-        start = self.free.get(src, 0)
-        end = self.free[src] = start + cycles
+        free, rows = self.free, self.rows
+        start = free.get(src, 0)
+        end = free[src] = start + cycles
         key = (src, dst, event)
         pending = self.signals.get(key)
         if pending is None:
             pending = self.signals[key] = deque()
-        pending.append((end, len(self.rows)))
-        self._add(op, "SET_FLAG", src, start, end, "signal", locs, _flag_detail(src, dst, event))
+        pending.append((end, len(rows)))
+        target_pipe, pipe_name = _PIPE_NAMES[src]
+        detail = _FLAG_DETAIL.get(key) or _flag_detail(src, dst, event)
+        rows.append((op, "SET_FLAG", target_pipe, pipe_name, start, end, "signal", locs[0], locs[1], detail))
 
     def wait(self, op: str, src: Pipe, dst: Pipe, event: int, cycles: int, locs: tuple[str | None, str | None]) -> None:
         """``wait_flag``: a WAIT entry in ``dst``'s queue, consuming the oldest signal."""
@@ -167,7 +175,9 @@ class Timeline:
                 f"wait_flag[{src.value}, {dst.value}, EVENT_ID{event}] at {where} has no set_flag before it (would block)"
             )
         end = self.free[dst] = start + cycles
-        self._add(op, "WAIT_FLAG", dst, start, end, "wait", locs, _flag_detail(src, dst, event))
+        target_pipe, pipe_name = _PIPE_NAMES[dst]
+        detail = _FLAG_DETAIL.get((src, dst, event)) or _flag_detail(src, dst, event)
+        self.rows.append((op, "WAIT_FLAG", target_pipe, pipe_name, start, end, "wait", locs[0], locs[1], detail))
 
     def barrier(self, op: str, pipe: Pipe, cycles: int, locs: tuple[str | None, str | None]) -> None:
         """``pipe_barrier``: an entry in ``pipe``'s queue; ``PIPE_ALL`` drains every pipe."""
@@ -183,8 +193,9 @@ class Timeline:
 
     @property
     def cycles(self) -> int:
-        """End of the last instruction."""
-        return max((row[5] for row in self.rows), default=0)
+        """End of the last instruction (every record's end moves its queue's ``free`` to at least it, and
+        ``free`` only grows: the latest ``free`` is the last end)."""
+        return max(self.free.values(), default=0)
 
     def per_pipe_busy(self) -> dict[str, int]:
         """Total busy cycles per target pipe name (sync entries count their own cost)."""
