@@ -610,5 +610,5 @@
   drawGraph();
   drawPmu();
   select(null);
-  window.RunReport = { state: state, select: select, zoom: zoom, fit: fit };
+  window.RunReport = { state: state, select: select, zoom: zoom, fit: fit, el: el, svg: svg };  // el/svg: the in-core view's too
 })();

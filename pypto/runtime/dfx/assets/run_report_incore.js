@@ -6,22 +6,10 @@
   "use strict";
   var R = window.PyptoReport;
   var IC = R.data.incore || { enabled: false, parts: [] };
-  var NS = "http://www.w3.org/2000/svg";
   var LANE = 20, BAR = 14, AXIS = 18, LABEL = 78;
   var box = document.getElementById("rr-incore");
 
-  function el(tag, cls, text) {
-    var e = document.createElement(tag);
-    if (cls) { e.className = cls; }
-    if (text !== undefined) { e.textContent = text; }
-    return e;
-  }
-  function svg(tag, attrs, parent) {
-    var e = document.createElementNS(NS, tag);
-    Object.keys(attrs || {}).forEach(function (k) { e.setAttribute(k, attrs[k]); });
-    if (parent) { parent.appendChild(e); }
-    return e;
-  }
+  var el = window.RunReport.el, svg = window.RunReport.svg;  // run_report.js's DOM helpers (loaded first)
   function pipeOf(lane) { return lane.split("#")[0]; }
 
   function drawPart(p, n) {
