@@ -12,8 +12,8 @@ import time
 import torch
 import torch.distributed as dist
 
-from pypto.runtime.distributed import collectives as coll
 from pypto.runtime.distributed import NotifyOp, RankComm, WaitCmp
+from pypto.runtime.distributed import collectives as coll
 
 
 def rank_data(rank: int, shape: tuple[int, ...], dtype: torch.dtype = torch.float32, seed: int = 0) -> torch.Tensor:

@@ -13,7 +13,9 @@ link model, so its cycles depend on its mode and size:
   ``alltoall`` (every rank reads its part from each peer in turn).
 
 The functions mutate or return torch tensors; :func:`analytic_cycles` gives the
-link model's bound for a collective, the figure the benchmark compares against.
+link model's bound for a collective, the figure the benchmark compares against;
+the simulated cycles add each local reduce, priced by the chip's own vector cost
+(:meth:`RankComm.reduce_cycles`).
 """
 
 from __future__ import annotations
@@ -35,9 +37,16 @@ _REDUCE = {
 }
 
 
-def reduce_into(acc: torch.Tensor, other: torch.Tensor, op: ReduceOp | str) -> None:
-    """``acc = acc <op> other`` in place."""
-    acc.copy_(_REDUCE[ReduceOp(op)](acc, other))
+_INSTR = {ReduceOp.Sum: "TADD", ReduceOp.Max: "TMAX", ReduceOp.Min: "TMIN", ReduceOp.Prod: "TMUL"}
+"""The vector instruction whose cost prices each ReduceOp's local reduce."""
+
+
+def reduce_into(comm: RankComm, acc: torch.Tensor, other: torch.Tensor, op: ReduceOp | str, blocks: int = 1) -> None:
+    """``acc = acc <op> other`` in place; the rank's clock advances by the vector cost of it (split over
+    ``blocks`` cores working in parallel)."""
+    op = ReduceOp(op)
+    acc.copy_(_REDUCE[op](acc, other))
+    comm.compute(comm.reduce_cycles(_INSTR[op], acc.dtype, math.ceil(acc.numel() / blocks)), f"reduce {op.value}")
 
 
 def _peers(comm: RankComm) -> list[int]:
@@ -81,7 +90,7 @@ def _allreduce_mesh(comm: RankComm, data: torch.Tensor, op: ReduceOp, core_num: 
         full, part = comm.hop_cycles(nbytes), comm.hop_cycles(math.ceil(nbytes / core_num))
         comm.clock = start + (comm.clock - start) - len(peers) * (full - part)
     for g in got:
-        reduce_into(data, g, op)
+        reduce_into(comm, data, g, op, core_num)
 
 
 def _allreduce_ring(comm: RankComm, data: torch.Tensor, op: ReduceOp) -> None:
@@ -92,7 +101,7 @@ def _allreduce_ring(comm: RankComm, data: torch.Tensor, op: ReduceOp) -> None:
         send, recv = (r - step) % p, (r - step - 1) % p
         buf = torch.empty_like(chunks[recv])
         comm.exchange([(right, chunks[send])], [(left, buf)], name=f"ring rs {step}")
-        reduce_into(chunks[recv], buf, op)
+        reduce_into(comm, chunks[recv], buf, op)
     for step in range(p - 1):  # allgather the reduced chunks around the ring
         send, recv = (r + 1 - step) % p, (r - step) % p
         buf = torch.empty_like(chunks[recv])
@@ -137,7 +146,7 @@ def reducescatter(comm: RankComm, data: torch.Tensor, op: ReduceOp | str = Reduc
         got = [torch.empty_like(mine) for _ in peers]
         comm.exchange([(q, chunks[q]) for q in peers], list(zip(peers, got, strict=True)), name="reducescatter")
         for g in got:
-            reduce_into(mine, g, op)
+            reduce_into(comm, mine, g, op)
     return mine
 
 
@@ -159,7 +168,7 @@ def analytic_cycles(
 ) -> int:
     """The link model's cycles for one collective on ``nbytes`` per rank, every rank starting together
     (``hop``: cycles of one hop of n bytes, e.g. :meth:`RankComm.hop_cycles`): ring allreduce
-    ``2 (P-1) hop(S/P)``; mesh ``(P-1) hop(S/core_num)``."""
+    ``2 (P-1) hop(S/P)``; mesh ``(P-1) hop(S/core_num)``. A lower bound: the local reduces are not in it."""
     p = world_size
     if kind == "allreduce" and mode == "ring":
         return 2 * (p - 1) * hop(math.ceil(nbytes / p))

@@ -32,10 +32,14 @@ import torch
 import torch.distributed as dist
 
 from pypto.dialects.distributed_enums import NotifyOp, WaitCmp, compare
-from pypto.target.model import LinkCosts
+from pypto.target.model import LinkCosts, Target, TargetError
 
 _HEADER = struct.Struct("<qq")
 """A message's header: the sender's clock (cycles) and the message's number on its (src, dst) pair."""
+
+
+TILE_ROWS, TILE_COLS = 16, 256
+"""The UB tile a collective's local reduce works in (16 x 256 FP32 = 16 KiB)."""
 
 
 class DistributedRankError(RuntimeError):
@@ -62,8 +66,11 @@ class RankComm:
         clock_hz: float,
         timeout_s: float,
         device_id: int | None = None,
+        target: Target | None = None,
     ):
         self.rank, self.world_size = rank, world_size
+        self.target = target
+        """The chip (its vector costs price the local reduce of a collective); None: reduces are free."""
         self.device_id = rank if device_id is None else device_id
         self.store, self.link, self.clock_hz, self.timeout_s = store, link, clock_hz, timeout_s
         self.clock = 0
@@ -82,10 +89,8 @@ class RankComm:
         """Run a block as ``task`` (what an error or a killed rank is reported with)."""
         prev = self.task
         self._set_task(task)
-        try:
-            yield
-        finally:
-            self._set_task(prev)
+        yield  # an exception leaves the task set: it is what the failure is reported with
+        self._set_task(prev)
 
     def _set_task(self, task: str) -> None:
         self.task = task
@@ -107,6 +112,21 @@ class RankComm:
         self.events.append(ev)
         return ev
 
+    def reduce_cycles(self, instr: str, dtype: torch.dtype, numel: int) -> int:
+        """Cycles of an element-wise ``instr`` (``TADD`` ...) over ``numel`` elements on one vector core,
+        in UB tiles of up to 16 x 256 (ASSUMPTION: the received data is already in UB; no load/store cost)."""
+        if self.target is None or numel == 0:
+            return 0
+        dt = str(dtype).removeprefix("torch.")
+        try:
+            full, rem = divmod(numel, TILE_ROWS * TILE_COLS)
+            cycles = full * self.target.compute_cycles(instr, dt, TILE_ROWS, TILE_COLS) if full else 0
+            if rem:
+                cycles += self.target.compute_cycles(instr, dt, -(-rem // TILE_COLS), TILE_COLS)
+        except TargetError:
+            return 0
+        return cycles
+
     def compute(self, cycles: int, name: str = "compute") -> None:
         """Advance this chip's clock by ``cycles`` of local work."""
         start = self.clock
@@ -115,12 +135,24 @@ class RankComm:
 
     # ---- point-to-point transfers (gloo) -------------------------------------------
 
+    def _comm_failure(self, what: str, exc: BaseException) -> DistributedRankError:
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if "closed by peer" in text or "Connection reset" in text:
+            text = "the connection was closed: the peer rank's process died"
+        text = text.split("] ", 1)[-1] if text.startswith("[") else text
+        return self.error(f"{what} failed within the {self.timeout_s:g} s timeout ({text})")
+
     def _wait_work(self, work: Any, what: str) -> None:
         try:
             work.wait(timeout=timedelta(seconds=self.timeout_s))
         except RuntimeError as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise self.error(f"{what} failed within the {self.timeout_s:g} s timeout ({first})") from None
+            raise self._comm_failure(what, exc) from None
+
+    def _post(self, send: bool, buf: torch.Tensor, peer: int, what: str) -> Any:
+        try:
+            return dist.isend(buf, dst=peer) if send else dist.irecv(buf, src=peer)
+        except RuntimeError as exc:
+            raise self._comm_failure(what, exc) from None
 
     def exchange(
         self,
@@ -140,13 +172,13 @@ class RankComm:
             header = torch.frombuffer(bytearray(_HEADER.pack(self.clock, seq)), dtype=torch.uint8)
             self._event(f"{name} -> r{peer}", "send", self.clock, self.clock + self.hop_cycles(data.numel()),
                         peer=peer, bytes=int(data.numel()), flows=[{"id": fid, "ph": "s"}])
-            works.append((peer, dist.isend(torch.cat([header, data]), dst=peer)))
+            works.append((peer, self._post(True, torch.cat([header, data]), peer, f"{name}: send to rank {peer}")))
         posted = []
         for peer, out in recvs:
             if not out.is_contiguous():
                 raise self.error(f"{name}: the receive buffer from rank {peer} is not contiguous")
             buf = torch.empty(_HEADER.size + out.numel() * out.element_size(), dtype=torch.uint8)
-            posted.append((peer, out, buf, dist.irecv(buf, src=peer)))
+            posted.append((peer, out, buf, self._post(False, buf, peer, f"{name}: receive from rank {peer}")))
         for peer, out, buf, work in posted:
             self._wait_work(work, f"{name}: receive from rank {peer}")
             sender_clock, seq = _HEADER.unpack(bytes(buf[: _HEADER.size].tolist()))

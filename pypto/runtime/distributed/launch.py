@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import pickle
 import queue as queue_mod
+import socket
 import time
 import traceback
 from collections.abc import Callable
@@ -117,7 +118,7 @@ def _child(rank: int, fn: Callable[..., Any], args: tuple, kwargs: dict, config:
         results.put(("err", rank, "connect", f"{type(exc).__name__}: {str(exc).strip().splitlines()[0]}"))
         return
     comm = RankComm(rank, config.world_size, store, target.link, target.clock_hz, config.timeout_s,
-                    config.device_ids[rank])
+                    config.device_ids[rank], target)
     results.put(_run_rank(comm, fn, args, kwargs))
     try:
         dist.destroy_process_group()
@@ -140,14 +141,15 @@ def _launch_local(fn: Callable[..., Any], config: DistributedConfig, target: Tar
                   kwargs: dict) -> DistributedRun:
     world = int(config.world_size or 0)
     t0 = time.perf_counter()
-    store = dist.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False,
-                          timeout=timedelta(seconds=config.timeout_s))
+    port = _free_port()
     ctx = mp.get_context(config.start_method)
     results = ctx.Queue()
-    procs = [ctx.Process(target=_child, args=(r, fn, args, kwargs, config, "127.0.0.1", store.port, results),
+    procs = [ctx.Process(target=_child, args=(r, fn, args, kwargs, config, "127.0.0.1", port, results),
                          daemon=True, name=f"pypto-rank{r}") for r in range(world)]
-    for p in procs:
+    for p in procs:  # started before the store's server thread exists: nothing half-locked is forked
         p.start()
+    store = dist.TCPStore("127.0.0.1", port, is_master=True, wait_for_workers=False,
+                          timeout=timedelta(seconds=config.timeout_s))
     done: dict[int, tuple] = {}
     failures: dict[int, tuple[str, str]] = {}
     first_failure: float | None = None
@@ -197,6 +199,12 @@ def _launch_local(fn: Callable[..., Any], config: DistributedConfig, target: Tar
     return _finish(ranks, config, target, time.perf_counter() - t0)
 
 
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 def _last_task(store: Any, rank: int) -> str:
     try:
         if store.check([f"task/{rank}"]):
@@ -217,7 +225,7 @@ def _launch_torchrun(fn: Callable[..., Any], config: DistributedConfig, target: 
                             timeout=timedelta(seconds=config.timeout_s))
     store = dist.distributed_c10d._get_default_store()
     comm = RankComm(rank, world, dist.PrefixStore("pypto", store), target.link, target.clock_hz, config.timeout_s,
-                    config.device_ids[rank])
+                    config.device_ids[rank], target)
     msg = _run_rank(comm, fn, args, kwargs)
     gathered: list[Any] = [None] * world
     dist.all_gather_object(gathered, msg)
