@@ -114,3 +114,17 @@ def raises(comm: RankComm) -> None:
     if comm.rank == 1:
         with comm.scope("user step"):
             raise ValueError("bad shape")
+
+
+def kernel_then_allreduce(comm: RankComm) -> dict[str, object]:
+    """Each rank runs the two-task DFX kernel on its own chip, then the ranks allreduce its output."""
+    import dfx_kernels
+
+    from pypto.runtime.distributed import run_on_chip
+
+    a = rank_data(comm.rank, (16, 64))
+    x, y = torch.zeros(16, 64), torch.zeros(16, 64)
+    result = run_on_chip(comm, dfx_kernels.chain, a, x, y)
+    after_chip = comm.clock
+    coll.allreduce(comm, y, "Sum", "ring")
+    return {"y": y, "chip_cycles": result.total_cycles, "after_chip": after_chip, "clock": comm.clock}

@@ -223,3 +223,13 @@ def test_the_same_program_under_torchrun(tmp_path: Path) -> None:
     assert all(x["ok"] and x["n"] == 2 for x in lines)
     local = launch(dp.collectives_vs_torch, cfg(2), (2, 3))
     assert {x["cycles"] for x in lines} == {local.cycles}
+
+
+def test_each_rank_runs_a_kernel_on_its_own_chip_then_they_allreduce() -> None:
+    run = launch(dp.kernel_then_allreduce, cfg(2, timeout_s=60))
+    a = [dp.rank_data(r, (16, 64)) for r in range(2)]
+    want = sum((ar + ar) * ar for ar in a)
+    for v in run.values:
+        assert torch.equal(v["y"], want)
+        assert v["chip_cycles"] > 0 and v["after_chip"] == v["chip_cycles"]
+        assert v["clock"] > v["after_chip"]
