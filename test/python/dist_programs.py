@@ -116,15 +116,17 @@ def raises(comm: RankComm) -> None:
             raise ValueError("bad shape")
 
 
-def kernel_then_allreduce(comm: RankComm) -> dict[str, object]:
+def kernel_then_allreduce(comm: RankComm, swimlane: bool = False) -> dict[str, object]:
     """Each rank runs the two-task DFX kernel on its own chip, then the ranks allreduce its output."""
     import dfx_kernels
 
+    from pypto.runtime import RunConfig
     from pypto.runtime.distributed import run_on_chip
 
     a = rank_data(comm.rank, (16, 64))
     x, y = torch.zeros(16, 64), torch.zeros(16, 64)
-    result = run_on_chip(comm, dfx_kernels.chain, a, x, y)
+    config = RunConfig(enable_chip_swimlane=True) if swimlane else None
+    result = run_on_chip(comm, dfx_kernels.chain, a, x, y, config=config)
     after_chip = comm.clock
     coll.allreduce(comm, y, "Sum", "ring")
     return {"y": y, "chip_cycles": result.total_cycles, "after_chip": after_chip, "clock": comm.clock}

@@ -233,3 +233,15 @@ def test_each_rank_runs_a_kernel_on_its_own_chip_then_they_allreduce() -> None:
         assert torch.equal(v["y"], want)
         assert v["chip_cycles"] > 0 and v["after_chip"] == v["chip_cycles"]
         assert v["clock"] > v["after_chip"]
+
+
+def test_a_ranks_chip_run_writes_its_dfx_files_under_rank_and_device(tmp_path: Path) -> None:
+    launch(dp.kernel_then_allreduce, DistributedConfig(device_ids=[3, 5], timeout_s=60, output_dir=tmp_path), True)
+    for rank, dev in ((0, 3), (1, 5)):
+        d = tmp_path / f"dfx_outputs/rank{rank}/d{dev}"
+        records = json.loads((d / "chip_swimlane_records.json").read_text())
+        assert len(records["aicore_tasks"]) == 2  # k_first and k_second of this rank's chip
+        assert list(d.glob("merged_swimlane_*.json"))
+        assert (d / "comm_events.json").is_file()
+        chip = [e for e in json.loads((d / "comm_events.json").read_text())["events"] if e["cat"] == "chip"]
+        assert len(chip) == 1 and chip[0]["start"] == 0 and chip[0]["end"] > 0

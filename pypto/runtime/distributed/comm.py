@@ -70,6 +70,8 @@ class RankComm:
     ):
         self.rank, self.world_size = rank, world_size
         self.target = target
+        self.output_dir: Any = None
+        """Where the run's artefacts go (the launch's ``output_dir``), None: none."""
         """The chip (its vector costs price the local reduce of a collective); None: reduces are free."""
         self.device_id = rank if device_id is None else device_id
         self.store, self.link, self.clock_hz, self.timeout_s = store, link, clock_hz, timeout_s

@@ -119,6 +119,7 @@ def _child(rank: int, fn: Callable[..., Any], args: tuple, kwargs: dict, config:
         return
     comm = RankComm(rank, config.world_size, store, target.link, target.clock_hz, config.timeout_s,
                     config.device_ids[rank], target)
+    comm.output_dir = config.output_dir
     results.put(_run_rank(comm, fn, args, kwargs))
     try:
         dist.destroy_process_group()
@@ -226,6 +227,7 @@ def _launch_torchrun(fn: Callable[..., Any], config: DistributedConfig, target: 
     store = dist.distributed_c10d._get_default_store()
     comm = RankComm(rank, world, dist.PrefixStore("pypto", store), target.link, target.clock_hz, config.timeout_s,
                     config.device_ids[rank], target)
+    comm.output_dir = config.output_dir
     msg = _run_rank(comm, fn, args, kwargs)
     gathered: list[Any] = [None] * world
     dist.all_gather_object(gathered, msg)
