@@ -5,8 +5,10 @@ MLIR op names mirror upstream's DSL names (``pld.tensor.allreduce`` <->
 ``infer_type``, the verifier), so both text forms print from the same table.
 
 - ``pld.tensor.allreduce(data, signal=None, op=, mode=, core_num=)``,
-  ``pld.tensor.broadcast(data, signal, root=)``, ``pld.tensor.barrier(signal)``:
-  the host-level collectives (in place: the result is ``data`` / ``signal``);
+  ``pld.tensor.broadcast(data, signal, root=)``, ``pld.tensor.barrier(signal)``,
+  ``pld.tensor.allgather(local_data, target, signal)``, ``pld.tensor.reduce_scatter(target, signal, op=)``,
+  ``pld.tensor.all_to_all(input, target, signal)``:
+  the host-level collectives (in place: the result is ``data`` / ``target`` / ``signal``);
 - ``pld.system.notify(signal, peer, offsets, value=, op=)`` and
   ``pld.system.wait(signal, offsets, expected=, cmp=)``: cross-rank signals.
   Upstream writes them as statements; here they return the signal they touch
@@ -20,6 +22,7 @@ pipeline into ``.pto`` is not done yet (``NO_PTO``).
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 from xdsl.dialects.utils.enum_attribute import EnumAttribute
@@ -216,7 +219,92 @@ class SystemWaitOp(_PldOp):
         return sig.with_memref(None)
 
 
-PLD_OPS: list[type[PLOp]] = [AllreduceOp, BroadcastOp, BarrierOp, SystemNotifyOp, SystemWaitOp]
+def _window_rows(a: ArgView, name: str) -> TensorType:
+    t = a.tensor(name)
+    if len(t.get_shape()) != 2:
+        raise a.fail(f"operand '{name}' must be a [world_size, size] window, got rank {len(t.get_shape())}")
+    return t
+
+
+def _same_dtype(a: ArgView, x: TensorType, y: TensorType, xn: str, yn: str) -> None:
+    if x.element_type != y.element_type:
+        raise a.fail(f"operands '{xn}' (pl.{dtype_name(x.element_type)}) and '{yn}' "
+                     f"(pl.{dtype_name(y.element_type)}) must have one dtype")
+
+
+@irdl_op_definition
+class AllgatherOp(_PldOp):
+    """``pld.tensor.allgather(local_data, target, signal)``: row ``r`` of every rank's ``target``
+    ([world_size, size]) ends with rank ``r``'s ``local_data`` ([1, size] or [size])."""
+
+    name = "pld.tensor.allgather"
+    local_data = operand_def(TensorType)
+    target = operand_def(TensorType)
+    signal = operand_def(TensorType)
+    result = result_def(TensorType)
+    ALIAS_OPERAND: ClassVar[str | None] = "target"
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (arg("local_data"), arg("target"), arg("signal"))
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        local, target = _tensor(a, "local_data"), _window_rows(a, "target")
+        _signal(a)
+        _same_dtype(a, local, target, "local_data", "target")
+        if math.prod(local.get_shape()) != target.get_shape()[-1]:
+            raise a.fail(f"operand 'local_data' {list(local.get_shape())} must be one row of 'target' "
+                         f"{list(target.get_shape())}")
+        return target.with_memref(None)
+
+
+@irdl_op_definition
+class ReduceScatterOp(_PldOp):
+    """``pld.tensor.reduce_scatter(target, signal, op=pld.ReduceOp.Sum)``: row ``r`` of rank ``r``'s
+    ``target`` ([world_size, size]) ends with row ``r`` reduced over all ranks."""
+
+    name = "pld.tensor.reduce_scatter"
+    target = operand_def(TensorType)
+    signal = operand_def(TensorType)
+    op = opt_prop_def(ReduceOpAttr)
+    result = result_def(TensorType)
+    ALIAS_OPERAND: ClassVar[str | None] = "target"
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (arg("target"), arg("signal"), attr("op", EnumCodec(ReduceOp), ReduceOp.Sum))
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        target = _window_rows(a, "target")
+        _signal(a)
+        return target.with_memref(None)
+
+
+@irdl_op_definition
+class AllToAllOp(_PldOp):
+    """``pld.tensor.all_to_all(input, target, signal)``: row ``q`` of rank ``r``'s ``target`` ends with
+    row ``r`` of rank ``q``'s ``input`` (both [world_size, size], distinct buffers)."""
+
+    name = "pld.tensor.all_to_all"
+    input = operand_def(TensorType)
+    target = operand_def(TensorType)
+    signal = operand_def(TensorType)
+    result = result_def(TensorType)
+    ALIAS_OPERAND: ClassVar[str | None] = "target"
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (arg("input"), arg("target"), arg("signal"))
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        x, target = _window_rows(a, "input"), _window_rows(a, "target")
+        _signal(a)
+        _same_dtype(a, x, target, "input", "target")
+        if x.get_shape() != target.get_shape():
+            raise a.fail(f"operands 'input' {list(x.get_shape())} and 'target' {list(target.get_shape())} "
+                         f"must have one shape")
+        if a.value("input") is a.value("target"):
+            raise a.fail("operand 'input' must be a different buffer from 'target'")
+        return target.with_memref(None)
+
+
+PLD_OPS: list[type[PLOp]] = [
+    AllreduceOp, BroadcastOp, BarrierOp, AllgatherOp, ReduceScatterOp, AllToAllOp, SystemNotifyOp, SystemWaitOp,
+]
 
 PLD = Dialect("pld", list(PLD_OPS), list(PLD_ENUM_ATTRS.values()))
 """The ``pld`` dialect (load it beside ``pl``: :func:`pypto.core.context.make_context`)."""

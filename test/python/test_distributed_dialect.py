@@ -19,13 +19,17 @@ import pypto.language.distributed as pld
 class Prog:
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, data: pl.InOut[pl.Tensor[[1, 256], pl.FP32]],
-             sig: pl.InOut[pl.Tensor[[2, 1], pl.INT32]]) -> pl.Tensor[[1, 256], pl.FP32]:
+             sig: pl.InOut[pl.Tensor[[2, 1], pl.INT32]], rows: pl.InOut[pl.Tensor[[2, 256], pl.FP32]],
+             rows2: pl.InOut[pl.Tensor[[2, 256], pl.FP32]]) -> pl.Tensor[[1, 256], pl.FP32]:
         with pl.at(level=pl.Level.CORE_GROUP):
             sig = pld.system.notify(sig, 1, [0, 0], value=1, op=pld.NotifyOp.Set)
             sig = pld.system.wait(sig, [1, 0], expected=2, cmp=pld.WaitCmp.Eq)
             sig = pld.tensor.barrier(sig)
             data = pld.tensor.broadcast(data, sig, root=1)
             data = pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Max, mode=pld.AllreduceMode.MODE, core_num=CORES)
+            rows = pld.tensor.allgather(data, rows, sig)
+            rows = pld.tensor.reduce_scatter(rows, sig, op=pld.ReduceOp.Min)
+            rows2 = pld.tensor.all_to_all(rows, rows2, sig)
         return data
 """
 
@@ -41,6 +45,7 @@ def test_the_ops_parse_and_carry_their_attributes() -> None:
     assert ar.arg_view().attr("op") == pld.ReduceOp.Max and ar.arg_view().attr("core_num") == 4
     assert next(o for o in ops if isinstance(o, SystemNotifyOp)).arg_view().attr("op") == pld.NotifyOp.Set
     assert next(o for o in ops if isinstance(o, SystemWaitOp)).arg_view().attr("cmp") == pld.WaitCmp.Eq
+    assert {"pld.tensor.allgather", "pld.tensor.reduce_scatter", "pld.tensor.all_to_all"} <= {o.name for o in ops}
 
 
 def test_both_text_forms_round_trip() -> None:
@@ -49,6 +54,7 @@ def test_both_text_forms_round_trip() -> None:
     assert "import pypto.language.distributed as pld" in text
     assert "pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Max, core_num=4)" in text
     assert "pld.system.wait(sig, [1, 0], expected=2, cmp=pld.WaitCmp.Eq)" in text
+    assert "pld.tensor.reduce_scatter(rows, sig, op=pld.ReduceOp.Min)" in text
     assert pl.parse(text).as_python() == text
     for generic in (False, True):
         mlir = prog.as_mlir(generic=generic)
@@ -70,6 +76,10 @@ def test_a_program_without_pld_ops_prints_no_pld_import() -> None:
         (("[0, 0], value", "[0], value"), "'offsets' has 1 indices, expected 2 (the signal's rank)"),
         (("pl.Tensor[[2, 1], pl.INT32]", "pl.Tensor[[2, 1], pl.FP32]"), "must be an INT32 signal tensor"),
         (("root=1", "root=-1"), "root must be a rank (>= 0), got -1"),
+        (("all_to_all(rows, rows2, sig)", "all_to_all(rows, rows, sig)"), "'input' must be a different buffer"),
+        (("rows: pl.InOut[pl.Tensor[[2, 256]", "rows: pl.InOut[pl.Tensor[[2, 128]"), "must be one row of 'target'"),
+        (("rows: pl.InOut[pl.Tensor[[2, 256], pl.FP32]", "rows: pl.InOut[pl.Tensor[[2, 256], pl.FP16]"),
+         "operands 'local_data' (pl.FP32) and 'target' (pl.FP16) must have one dtype"),
     ],
 )
 def test_the_verifiers_name_the_line_and_the_rule(edit: tuple[str, str], message: str) -> None:

@@ -4,7 +4,8 @@ What exists so far:
 
 - the enums ``pld.ReduceOp``, ``pld.NotifyOp``, ``pld.WaitCmp``, ``pld.AllreduceMode`` (and
   ``pld.AtomicType``, the same as ``pl.AtomicType``);
-- the ops ``pld.tensor.allreduce / broadcast / barrier`` and ``pld.system.notify / wait``, parsed
+- the ops ``pld.tensor.allreduce / broadcast / barrier / allgather / reduce_scatter / all_to_all`` and
+  ``pld.system.notify / wait``, parsed
   in kernel bodies (``@pl.program`` / ``@pl.function``) into the ``pld`` dialect
   (:mod:`pypto.dialects.distributed_ops`), verified and printed in both text forms;
 - :class:`DistributedConfig` and :func:`launch` (one simulated chip per rank on

@@ -175,3 +175,9 @@ def analytic_cycles(
     if kind == "allreduce":
         return (p - 1) * hop(math.ceil(nbytes / core_num))
     raise ValueError(f"analytic_cycles: unknown collective {kind!r} (expected 'allreduce')")
+
+
+reduce_scatter = reducescatter
+"""Upstream's spelling (``pld.tensor.reduce_scatter``)."""
+all_to_all = alltoall
+"""Upstream's spelling (``pld.tensor.all_to_all``)."""
