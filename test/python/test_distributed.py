@@ -245,3 +245,23 @@ def test_a_ranks_chip_run_writes_its_dfx_files_under_rank_and_device(tmp_path: P
         assert (d / "comm_events.json").is_file()
         chip = [e for e in json.loads((d / "comm_events.json").read_text())["events"] if e["cat"] == "chip"]
         assert len(chip) == 1 and chip[0]["start"] == 0 and chip[0]["end"] > 0
+
+
+def test_a_rank_stuck_before_joining_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch.distributed as dist
+
+    real = dist.init_process_group
+
+    def stuck_on_rank_1(*args: object, **kwargs: object) -> None:
+        if kwargs.get("rank") == 1:
+            time.sleep(3600)  # a start deadlock (the forked child inherits this patch)
+        real(*args, **kwargs)
+
+    monkeypatch.setattr(dist, "init_process_group", stuck_on_rank_1)
+    t0 = time.monotonic()
+    with pytest.raises(DistributedRunError) as err:
+        launch(dp.barrier_twice, cfg(2, timeout_s=2.0))
+    assert time.monotonic() - t0 < 2.0 + 10.0
+    assert err.value.failures[1][0] == "connect"
+    assert "did not join the process group within the 2 s timeout" in err.value.failures[1][1]
+    assert 0 in err.value.failures

@@ -10,10 +10,14 @@
   same call runs this process's rank only, joins ``torchrun``'s rendezvous
   (``env://``) and gathers every rank's result, so the program is unchanged.
 
-A rank that raises, dies or hangs past ``timeout_s`` makes the launch raise
+A rank that raises, dies, does not join the process group within ``timeout_s``
+or waits past ``timeout_s`` makes the launch raise
 :class:`DistributedRunError` naming every failed rank, its task and why; the
 surviving ranks fail on their own timeouts (never a silent deadlock) and are
-terminated if they outlive the grace period.
+terminated if they outlive the grace period. (Local work that never returns and
+never talks to a peer is not bounded.) With the ``fork`` start method, threads the
+parent runs (a browser driver, a server) can deadlock a child at start: it is then
+reported as not joining; ``start_method="forkserver"`` or ``"spawn"`` avoid it.
 """
 
 from __future__ import annotations
@@ -120,6 +124,7 @@ def _child(rank: int, fn: Callable[..., Any], args: tuple, kwargs: dict, config:
     comm = RankComm(rank, config.world_size, store, target.link, target.clock_hz, config.timeout_s,
                     config.device_ids[rank], target)
     comm.output_dir = config.output_dir
+    results.put(("up", rank))
     results.put(_run_rank(comm, fn, args, kwargs))
     try:
         dist.destroy_process_group()
@@ -152,11 +157,23 @@ def _launch_local(fn: Callable[..., Any], config: DistributedConfig, target: Tar
     store = dist.TCPStore("127.0.0.1", port, is_master=True, wait_for_workers=False,
                           timeout=timedelta(seconds=config.timeout_s))
     done: dict[int, tuple] = {}
+    up: set[int] = set()
     failures: dict[int, tuple[str, str]] = {}
     first_failure: float | None = None
+    started = time.monotonic()
     while len(done) < world:
+        if first_failure is None and len(up) < world and time.monotonic() - started > config.timeout_s:
+            for r in range(world):  # a rank that never joined the process group: report it, end the rest
+                if r not in up and r not in done:
+                    failures[r] = ("connect", f"did not join the process group within the {config.timeout_s:g} s "
+                                   f"timeout (a start deadlock or an unreachable store)")
+                    done[r] = ("err", r, "connect", "")
+            first_failure = time.monotonic() - config.timeout_s  # give the others GRACE_S to report
         try:
             msg = results.get(timeout=0.05)
+            if msg[0] == "up":
+                up.add(msg[1])
+                continue
             done[msg[1]] = msg
             if msg[0] == "err":
                 failures[msg[1]] = (msg[2], msg[3])
@@ -173,6 +190,9 @@ def _launch_local(fn: Callable[..., Any], config: DistributedConfig, target: Tar
                         msg = results.get_nowait()
                     except queue_mod.Empty:
                         break
+                    if msg[0] == "up":
+                        up.add(msg[1])
+                        continue
                     done[msg[1]] = msg
                     if msg[0] == "err":
                         failures[msg[1]] = (msg[2], msg[3])

@@ -6,7 +6,8 @@ of its own clock; every rank starts at cycle 0, the common clock).
 Perfetto): one process per rank, times in microseconds of the target's clock,
 and a flow arrow for every transfer, signal, put and get between ranks (the
 arrival side of a one-sided notify or put, and the source side of a get, is an
-instant slice on the other rank).
+instant slice on the other rank). ``dfx_outputs/cross_rank_report.html`` shows
+the same trace as a page (:mod:`.report`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from pypto.runtime.dfx.base import DFX_DIR, json_text, write_artefact
+
+from .report import write_cross_rank_report
 
 MERGED_TRACE = "merged_comm_trace.json"
 RANK_EVENTS = "comm_events.json"
@@ -45,7 +48,7 @@ def merged_trace(ranks: Sequence[dict[str, Any]], clock_hz: float) -> dict[str, 
     out: list[dict[str, Any]] = []
     for r in sorted(ranks, key=lambda x: x["rank"]):
         out.append({"ph": "M", "name": "process_name", "pid": r["rank"], "tid": 0,
-                    "args": {"name": f"rank {r['rank']} (device d{r['device_id']})"}})
+                    "args": {"name": f"rank {r['rank']} (device d{r['device_id']})", "device_id": r["device_id"]}})
         out.append({"ph": "M", "name": "process_sort_index", "pid": r["rank"], "tid": 0,
                     "args": {"sort_index": r["rank"]}})
         out.append({"ph": "M", "name": "thread_name", "pid": r["rank"], "tid": 0, "args": {"name": "comm"}})
@@ -80,7 +83,11 @@ def _flow(ph: str, fid: str, pid: int, tid: int, t: float) -> dict[str, Any]:
 
 
 def write_merged_trace(out_dir: Path, ranks: Sequence[dict[str, Any]], clock_hz: float) -> Path:
-    """Write ``dfx_outputs/merged_comm_trace.json`` (deterministic bytes for the same events)."""
+    """Write ``dfx_outputs/merged_comm_trace.json`` (deterministic bytes for the same events) and its
+    page, ``dfx_outputs/cross_rank_report.html`` (:mod:`.report`)."""
     d = Path(out_dir) / DFX_DIR
     d.mkdir(parents=True, exist_ok=True)
-    return write_artefact(d / MERGED_TRACE, json.dumps(merged_trace(ranks, clock_hz), indent=1) + "\n")
+    trace = merged_trace(ranks, clock_hz)
+    path = write_artefact(d / MERGED_TRACE, json.dumps(trace, indent=1) + "\n")
+    write_cross_rank_report(Path(out_dir), trace)
+    return path
