@@ -213,6 +213,8 @@ def _launch_local(fn: Callable[..., Any], config: DistributedConfig, target: Tar
         if p.is_alive():
             p.kill()
             p.join()
+    store = None  # noqa: F841 - stop the store's server thread now: a traceback holding this frame must not
+    # keep it alive into the next launch's fork (a forked child can deadlock on a live thread's lock)
     if failures:
         raise DistributedRunError(failures, world)
     ranks = [RankResult(r, config.device_ids[r], pickle.loads(done[r][2]), done[r][3], done[r][4])
