@@ -9,11 +9,12 @@ from xdsl.dialects.func import Func
 from xdsl.dialects.scf import Scf
 
 from pypto.dialects import PL
+from pypto.dialects.distributed_ops import PLD
 
 
 def make_context(allow_unregistered: bool = False) -> Context:
-    """A context with builtin, func, arith, scf and pl loaded."""
+    """A context with builtin, func, arith, scf, pl and pld (multi-chip ops) loaded."""
     ctx = Context(allow_unregistered=allow_unregistered)
-    for dialect in (Builtin, Func, Arith, Scf, PL):
+    for dialect in (Builtin, Func, Arith, Scf, PL, PLD):
         ctx.load_dialect(dialect)
     return ctx

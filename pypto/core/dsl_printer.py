@@ -200,6 +200,8 @@ def print_program_locs(module: ModuleOp, explicit: bool = False, concise: bool =
     :func:`print_program`)."""
     name = module.sym_name.data if module.sym_name else ""
     lines = [f"# pypto.program: {name}" if name else "# pypto.program", "import pypto.language as pl", ""]
+    if any(op.name.startswith("pld.") for op in module.walk()):  # multi-chip ops: pypto.language.distributed
+        lines.insert(2, "import pypto.language.distributed as pld")
     lines += ["@pl.program", f"class {name or 'Program'}:"]
     locs: list[list[str]] = [[] for _ in lines]
     funcs = [op for op in module.ops if isinstance(op, func.FuncOp)]

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pypto.dialects import enums as E
+from pypto.dialects.distributed_enums import AllreduceMode, NotifyOp, ReduceOp, WaitCmp
 
 from . import dsl_objects as D
 from .source import dotted
@@ -27,6 +28,10 @@ ENUMS: dict[str, type[enum.Enum]] = {
     "ParamDirection": E.ParamDirection,
     "ForKind": E.ForKind,
 }
+
+
+PLD_ENUMS: dict[str, type[enum.Enum]] = {e.__name__: e for e in (ReduceOp, NotifyOp, WaitCmp, AllreduceMode)}
+"""The ``pld.<Enum>.<member>`` constants (pypto.language.distributed)."""
 
 
 class NotConstant(Exception):
@@ -56,6 +61,11 @@ class ValueInfo:
 def resolve_pl(path: str) -> Any:
     """The constant a ``pl.X[.Y]`` path names, or raise KeyError."""
     parts = path.split(".")
+    if parts[0] == "pld" and len(parts) == 3 and parts[1] in PLD_ENUMS:  # import pypto.language.distributed as pld
+        members = PLD_ENUMS[parts[1]].__members__
+        if parts[2] in members:
+            return members[parts[2]]
+        raise KeyError(path)
     if parts[0] != "pl" or len(parts) < 2:
         raise KeyError(path)
     if len(parts) == 2 and parts[1] in D.DTYPES:

@@ -6,9 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pypto.dialects import PL
+from pypto.dialects.distributed_ops import PLD
 
-# Every pl op by its MLIR (= printed DSL) name.
+# Every pl op (and pld op: pypto.language.distributed) by its MLIR (= printed DSL) name.
 OPS: dict[str, type] = {op.name: op for op in PL.operations if op.name.startswith(("pl.tile.", "pl.tensor."))}
+OPS.update({op.name: op for op in PLD.operations})
 
 
 @dataclass(frozen=True)

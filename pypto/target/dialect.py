@@ -740,6 +740,34 @@ class SyncCostOp(NpuOp):
         _check_non_negative(self, "cycles", self.cycles.value.data)
 
 
+@irdl_op_definition
+class LinkOp(NpuOp):
+    """``npu.link gb_per_s = B latency_cycles = L``: one chip-to-chip hop (multi-chip runs,
+    pypto.runtime.distributed): a transfer of ``n`` bytes over one hop costs
+    ``L + ceil(n / (B * 1e9) * clock_hz)`` core cycles. Optional (no multi-chip link then)."""
+
+    name = "npu.link"
+    gb_per_s = prop_def(FloatAttr)
+    latency_cycles = prop_def(IntegerAttr)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LinkOp:
+        """Parse ``gb_per_s = B latency_cycles = L``."""
+        bw = _parse_num_field(parser, "gb_per_s")
+        return _finish(cls, parser, {"gb_per_s": bw, "latency_cycles": _parse_int_field(parser, "latency_cycles")})
+
+    def print(self, printer: Printer) -> None:
+        """Print ``gb_per_s = B latency_cycles = L``."""
+        text = f"gb_per_s = {format_float(self.gb_per_s.value.data)} latency_cycles = {self.latency_cycles.value.data}"
+        _emit(self, printer, text)
+
+    def verify_(self) -> None:
+        """Positive bandwidth, non-negative latency."""
+        _check_positive(self, "gb_per_s", self.gb_per_s.value.data)
+        _check_non_negative(self, "latency_cycles", self.latency_cycles.value.data)
+
+
+
 _SINGLETONS: tuple[type[NpuOp], ...] = (CoresOp, DispatchLatencyOp, EventsOp)
 
 
@@ -859,6 +887,7 @@ NPU_OPS: tuple[type[IRDLOperation], ...] = (
     TransferOp,
     FallbackOp,
     SyncCostOp,
+    LinkOp,
 )
 
 NPU = Dialect("npu", list(NPU_OPS), [])

@@ -44,6 +44,7 @@ from .dialect import (
     DispatchLatencyOp,
     EventsOp,
     FallbackOp,
+    LinkOp,
     MatmulCostOp,
     OpPipeOp,
     PipeOp,
@@ -163,6 +164,18 @@ class AicpuCosts:
 
 
 @dataclass(frozen=True)
+class LinkCosts:
+    """One chip-to-chip hop (``npu.link``): bandwidth in GB/s (1e9 B/s) and a fixed latency in cycles."""
+
+    gb_per_s: float
+    latency_cycles: int
+
+    def hop_cycles(self, nbytes: int, clock_hz: float) -> int:
+        """Cycles of one hop carrying ``nbytes``: latency plus ``ceil(nbytes / bandwidth * clock)``."""
+        return self.latency_cycles + math.ceil(nbytes / (self.gb_per_s * 1e9) * clock_hz)
+
+
+@dataclass(frozen=True)
 class Target:
     """A chip: core counts, clock, buffers and the cost tables.
 
@@ -194,6 +207,8 @@ class Target:
     sync_costs: dict[str, int] = field(default_factory=dict)
     aicpu: AicpuCosts = AicpuCosts()
     """The AICPU scheduler and orchestrator costs (``npu.aicpu``)."""
+    link: LinkCosts | None = None
+    """The chip-to-chip hop (``npu.link``), None when the target has none."""
     source: str | None = None
     """The file the target was read from."""
 
@@ -396,6 +411,7 @@ def target_from_op(op: TargetOp, source: str | None = None) -> Target:
     }
     sync_costs = {n.data.lower(): s.cycles.value.data for s in op.body_ops(SyncCostOp) for n in s.ops.data}
     aicpu_rows = op.body_ops(AicpuOp)
+    links = op.body_ops(LinkOp)
     return Target(
         name=op.sym_name.data,
         clock_hz=op.clock_hz.value.data,
@@ -418,6 +434,7 @@ def target_from_op(op: TargetOp, source: str | None = None) -> Target:
         aicpu=AicpuCosts(**{f: aicpu_rows[0].field(f) for f in (*AicpuOp.FIELDS, *AicpuOp.OPTIONAL)})
         if aicpu_rows
         else AicpuCosts(),
+        link=LinkCosts(links[0].gb_per_s.value.data, links[0].latency_cycles.value.data) if links else None,
         source=source,
     )
 

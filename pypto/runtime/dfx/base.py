@@ -67,11 +67,12 @@ def register(cls: type[Collector]) -> type[Collector]:
 
 
 def collectors_for(config: Any, build_dir: Path | None) -> list[Collector]:
-    """A collector per flag enabled in ``config`` (levels as normalized by RunConfig); none without a
-    build directory to write into."""
-    if build_dir is None:
+    """A collector per flag enabled in ``config`` (levels as normalized by RunConfig), writing into
+    ``<build_dir>/dfx_outputs`` or ``config.extra["dfx_dir"]``; none without either."""
+    override = (getattr(config, "extra", None) or {}).get("dfx_dir")  # a multi-chip rank: dfx_outputs/rank{r}/d{k}
+    if build_dir is None and override is None:
         return []
-    out = Path(build_dir) / DFX_DIR
+    out = Path(override) if override else Path(build_dir) / DFX_DIR
     made: list[Collector] = []
     for flag, cls in COLLECTORS.items():
         level = int(getattr(config, flag, 0) or 0)

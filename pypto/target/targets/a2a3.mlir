@@ -439,4 +439,10 @@ npu.target @a2a3 clock_hz = 1.85e9 block_bytes = 32 {
   npu.sync_cost "set_flag", "wait_flag", "pipe_barrier" cycles = 0
   // CCE mock only (perf_sim has no entry for them): 1 cycle each
   npu.sync_cost "ffts_cross_core_sync", "wait_flag_dev", "dsb" cycles = 1
+
+  // ---- chip-to-chip link (multi-chip runs, pypto.runtime.distributed) ----
+  // ASSUMPTION from the public Atlas 800T A2 (910B) spec, no measured source: HCCS
+  // full mesh of 8 chips, 392 GB/s per chip over 7 peer links = 56 GB/s per link and
+  // direction; 2 us per hop (software + link latency) = 3700 core cycles at 1.85 GHz.
+  npu.link gb_per_s = 56 latency_cycles = 3700
 }

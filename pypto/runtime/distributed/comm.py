@@ -1,0 +1,316 @@
+"""One rank's view of a multi-chip run: its clock, its transfers and its signals.
+
+Each rank is one process holding one simulated chip. :class:`RankComm` carries
+every rank-to-rank interaction over ``torch.distributed``:
+
+- **transfers** (:meth:`RankComm.exchange`): gloo point-to-point messages; each
+  message carries the sender's clock, so the receiver's clock becomes
+  ``max(own, sender) + hop(bytes)`` (the target's ``npu.link``);
+- **signals** (:meth:`notify` / :meth:`wait`) and **window slots** (:meth:`put` /
+  :meth:`get`): one-sided, on the run's ``torch.distributed`` store (``add`` is
+  atomic), each entry tagged with the simulated time it lands, so a wait orders
+  the waiter's clock after the notifies it consumed.
+
+Every wait, receive and store read is bounded by the run's timeout; a failure
+is a :class:`DistributedRankError` naming the rank, its task and what it waited for.
+Each interaction is also recorded as an event (cycles) for the merged trace
+(:mod:`.trace`).
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import time
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from pypto.dialects.distributed_enums import NotifyOp, WaitCmp, compare
+from pypto.target.model import LinkCosts, Target, TargetError
+
+_HEADER = struct.Struct("<qq")
+"""A message's header: the sender's clock (cycles) and the message's number on its (src, dst) pair."""
+
+
+TILE_ROWS, TILE_COLS = 16, 256
+"""The UB tile a collective's local reduce works in (16 x 256 FP32 = 16 KiB)."""
+
+
+class DistributedRankError(RuntimeError):
+    """A rank could not go on: a peer failed, hung past the timeout, or the rank's own code raised."""
+
+    def __init__(self, rank: int, task: str, message: str):
+        self.rank, self.task, self.message = rank, task, message
+        super().__init__(f"rank {rank}, task '{task}': {message}")
+
+
+def _as_bytes(t: torch.Tensor) -> torch.Tensor:
+    return t.detach().contiguous().reshape(-1).view(torch.uint8)
+
+
+class RankComm:
+    """This rank's clock and its channels to the other ranks (see the module docstring)."""
+
+    def __init__(
+        self,
+        rank: int,
+        world_size: int,
+        store: Any,
+        link: LinkCosts,
+        clock_hz: float,
+        timeout_s: float,
+        device_id: int | None = None,
+        target: Target | None = None,
+    ):
+        self.rank, self.world_size = rank, world_size
+        self.target = target
+        self.output_dir: Any = None
+        """Where the run's artefacts go (the launch's ``output_dir``), None: none."""
+        """The chip (its vector costs price the local reduce of a collective); None: reduces are free."""
+        self.device_id = rank if device_id is None else device_id
+        self.store, self.link, self.clock_hz, self.timeout_s = store, link, clock_hz, timeout_s
+        self.clock = 0
+        """This chip's simulated time, in core cycles (every rank starts at 0: the common clock)."""
+        self.task = "main"
+        self.events: list[dict[str, Any]] = []
+        self._sent: dict[int, int] = defaultdict(int)
+        self._received: dict[int, int] = defaultdict(int)
+        self._puts = 0
+        self._notifies = 0
+
+    # ---- task names, errors, costs -------------------------------------------------
+
+    @contextmanager
+    def scope(self, task: str) -> Iterator[None]:
+        """Run a block as ``task`` (what an error or a killed rank is reported with)."""
+        prev = self.task
+        self._set_task(task)
+        yield  # an exception leaves the task set: it is what the failure is reported with
+        self._set_task(prev)
+
+    def _set_task(self, task: str) -> None:
+        self.task = task
+        try:
+            self.store.set(f"task/{self.rank}", task)
+        except Exception:  # noqa: BLE001 - the task name is a courtesy for failure reports
+            pass
+
+    def error(self, message: str) -> DistributedRankError:
+        """A :class:`DistributedRankError` of this rank's current task."""
+        return DistributedRankError(self.rank, self.task, message)
+
+    def hop_cycles(self, nbytes: int) -> int:
+        """Cycles of one link hop carrying ``nbytes`` (the target's ``npu.link``)."""
+        return self.link.hop_cycles(nbytes, self.clock_hz)
+
+    def _event(self, name: str, cat: str, start: int, end: int, **extra: Any) -> dict[str, Any]:
+        ev = {"name": name, "cat": cat, "start": int(start), "end": int(end), "task": self.task, **extra}
+        self.events.append(ev)
+        return ev
+
+    def reduce_cycles(self, instr: str, dtype: torch.dtype, numel: int) -> int:
+        """Cycles of an element-wise ``instr`` (``TADD`` ...) over ``numel`` elements on one vector core,
+        in UB tiles of up to 16 x 256 (ASSUMPTION: the received data is already in UB; no load/store cost)."""
+        if self.target is None or numel == 0:
+            return 0
+        dt = str(dtype).removeprefix("torch.")
+        try:
+            full, rem = divmod(numel, TILE_ROWS * TILE_COLS)
+            cycles = full * self.target.compute_cycles(instr, dt, TILE_ROWS, TILE_COLS) if full else 0
+            if rem:
+                cycles += self.target.compute_cycles(instr, dt, -(-rem // TILE_COLS), TILE_COLS)
+        except TargetError:
+            return 0
+        return cycles
+
+    def compute(self, cycles: int, name: str = "compute") -> None:
+        """Advance this chip's clock by ``cycles`` of local work."""
+        start = self.clock
+        self.clock += int(cycles)
+        self._event(name, "compute", start, self.clock)
+
+    # ---- point-to-point transfers (gloo) -------------------------------------------
+
+    def _comm_failure(self, what: str, exc: BaseException) -> DistributedRankError:
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if "closed by peer" in text or "Connection reset" in text:
+            text = "the connection was closed: the peer rank's process died"
+        text = text.split("] ", 1)[-1] if text.startswith("[") else text
+        return self.error(f"{what} failed within the {self.timeout_s:g} s timeout ({text})")
+
+    def _wait_work(self, work: Any, what: str) -> None:
+        try:
+            work.wait(timeout=timedelta(seconds=self.timeout_s))
+        except RuntimeError as exc:
+            raise self._comm_failure(what, exc) from None
+
+    def _post(self, send: bool, buf: torch.Tensor, peer: int, what: str) -> Any:
+        try:
+            return dist.isend(buf, dst=peer) if send else dist.irecv(buf, src=peer)
+        except RuntimeError as exc:
+            raise self._comm_failure(what, exc) from None
+
+    def exchange(
+        self,
+        sends: Sequence[tuple[int, torch.Tensor]],
+        recvs: Sequence[tuple[int, torch.Tensor]],
+        name: str = "transfer",
+    ) -> None:
+        """Send each ``(peer, tensor)`` and receive into each ``(peer, out)``, all posted at once (no
+        ordering deadlock). The receives are read one after another in the given order: the clock after
+        receive ``i`` is ``max(clock, sender's clock) + hop(bytes)``. Sending does not advance the clock."""
+        works = []
+        for peer, t in sends:
+            seq = self._sent[peer]
+            self._sent[peer] += 1
+            fid = f"x{self.rank}-{peer}-{seq}"
+            data = _as_bytes(t)
+            header = torch.frombuffer(bytearray(_HEADER.pack(self.clock, seq)), dtype=torch.uint8)
+            self._event(f"{name} -> r{peer}", "send", self.clock, self.clock + self.hop_cycles(data.numel()),
+                        peer=peer, bytes=int(data.numel()), flows=[{"id": fid, "ph": "s"}])
+            works.append((peer, self._post(True, torch.cat([header, data]), peer, f"{name}: send to rank {peer}")))
+        posted = []
+        for peer, out in recvs:
+            if not out.is_contiguous():
+                raise self.error(f"{name}: the receive buffer from rank {peer} is not contiguous")
+            buf = torch.empty(_HEADER.size + out.numel() * out.element_size(), dtype=torch.uint8)
+            posted.append((peer, out, buf, self._post(False, buf, peer, f"{name}: receive from rank {peer}")))
+        for peer, out, buf, work in posted:
+            self._wait_work(work, f"{name}: receive from rank {peer}")
+            sender_clock, seq = _HEADER.unpack(bytes(buf[: _HEADER.size].tolist()))
+            expect = self._received[peer]
+            self._received[peer] += 1
+            if seq != expect:
+                raise self.error(f"{name}: message {seq} from rank {peer} arrived, expected message {expect}")
+            out.view(-1).view(torch.uint8).copy_(buf[_HEADER.size :])
+            start = max(self.clock, sender_clock)
+            self.clock = start + self.hop_cycles(buf.numel() - _HEADER.size)
+            self._event(f"{name} <- r{peer}", "recv", start, self.clock, peer=peer,
+                        bytes=int(buf.numel() - _HEADER.size), flows=[{"id": f"x{peer}-{self.rank}-{seq}", "ph": "f"}])
+        for peer, work in works:
+            self._wait_work(work, f"{name}: send to rank {peer}")
+
+    # ---- signals (store, one-sided) -------------------------------------------------
+
+    def _sig_key(self, signal: str, owner: int, slot: int) -> str:
+        return f"sig/{signal}/{owner}/{slot}"
+
+    def notify(self, signal: str, peer: int, slot: int = 0, value: int = 1,
+               op: NotifyOp | str = NotifyOp.AtomicAdd) -> None:
+        """Add ``value`` to (or set) cell ``slot`` of ``peer``'s signal ``signal``; it lands one link
+        latency later in simulated time."""
+        op = NotifyOp(op)
+        self._check_peer(peer, "notify")
+        key = self._sig_key(signal, peer, slot)
+        landed = self.clock + self.hop_cycles(4)
+        fid = f"n{self.rank}-{self._notifies}"
+        self._notifies += 1
+        idx = self.store.add(key + "/n", 1)
+        self.store.set(f"{key}/e{idx}", json.dumps([landed, int(value), op.value, fid]))
+        if op is NotifyOp.AtomicAdd:
+            self.store.add(key, int(value))
+        else:
+            self.store.set(key, str(int(value)))
+        self._event(f"notify r{peer}[{slot}] {op.value} {value}", "notify", self.clock, self.clock, peer=peer,
+                    flows=[{"id": fid, "ph": "s"}], remote={"rank": peer, "ts": landed, "id": fid,
+                                                             "name": f"{signal}[{slot}] <- r{self.rank}"})
+
+    def wait(self, signal: str, slot: int = 0, expected: int = 1, cmp: WaitCmp | str = WaitCmp.Ge) -> int:
+        """Block until this rank's cell ``slot`` of ``signal`` compares ``cmp`` with ``expected`` (bounded
+        by the timeout). The clock moves to the simulated time the notifies that satisfy it landed.
+        Returns the cell's value."""
+        key = self._sig_key(signal, self.rank, slot)
+        deadline = time.monotonic() + self.timeout_s
+        pause = 0.0005
+        while True:
+            have = int(self.store.add(key, 0))
+            if compare(cmp, have, expected):
+                break
+            if time.monotonic() > deadline:
+                raise self.error(
+                    f"wait on signal '{signal}'[{slot}] for {WaitCmp(cmp).value} {expected} timed out after "
+                    f"{self.timeout_s:g} s (the cell holds {have}): a peer rank failed or never notified"
+                )
+            time.sleep(pause)
+            pause = min(pause * 2, 0.01)
+        entries = [json.loads(self.store.get(f"{key}/e{i}")) for i in range(1, int(self.store.add(key + "/n", 0)) + 1)]
+        landed, value, used = self.clock, 0, []
+        for t, v, op, fid in sorted(entries):
+            value = value + v if op == NotifyOp.AtomicAdd.value else v
+            used.append(fid)
+            if compare(cmp, value, expected):
+                landed = max(landed, t)
+                break
+        else:
+            landed = max([landed, *(e[0] for e in entries)])
+        start, self.clock = self.clock, landed
+        self._event(f"wait {signal}[{slot}] {WaitCmp(cmp).value} {expected}", "wait", start, self.clock,
+                    consumed=used)
+        return have
+
+    # ---- window slots (store, one-sided put / get) ----------------------------------
+
+    def _check_peer(self, peer: int, what: str) -> None:
+        if not 0 <= peer < self.world_size:
+            raise self.error(f"{what}: peer rank {peer} out of range (world size {self.world_size})")
+
+    def put(self, window: str, peer: int, slot: int, data: torch.Tensor) -> None:
+        """Write ``data`` into slot ``slot`` of ``peer``'s window ``window``; the put completes (this
+        rank's clock advances) when the data has landed: one hop later."""
+        self._check_peer(peer, "put")
+        raw = _as_bytes(data)
+        landed = self.clock + self.hop_cycles(raw.numel())
+        fid = f"p{self.rank}-{self._puts}"
+        self._puts += 1
+        self.store.set(f"win/{window}/{peer}/{slot}", _HEADER.pack(landed, raw.numel()) + bytes(raw.numpy()))
+        self._event(f"put {window}[{slot}] -> r{peer}", "put", self.clock, landed, peer=peer, bytes=int(raw.numel()),
+                    flows=[{"id": fid, "ph": "s"}],
+                    remote={"rank": peer, "ts": landed, "id": fid, "name": f"{window}[{slot}] <- r{self.rank}"})
+        self.clock = landed
+
+    def get(self, window: str, peer: int, slot: int, out: torch.Tensor) -> torch.Tensor:
+        """Read slot ``slot`` of ``peer``'s window into ``out`` (waits, bounded, until it was written).
+        A remote read costs a request latency and a data hop after the data landed; a local one only
+        waits until it landed."""
+        self._check_peer(peer, "get")
+        key = f"win/{window}/{peer}/{slot}"
+        try:
+            self.store.wait([key], timedelta(seconds=self.timeout_s))
+            blob = self.store.get(key)
+        except Exception as exc:  # noqa: BLE001 - the store's timeout / connection errors
+            raise self.error(f"get {window}[{slot}] from rank {peer}: not written within {self.timeout_s:g} s "
+                             f"({str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__})"
+                             ) from None
+        landed, nbytes = _HEADER.unpack(blob[: _HEADER.size])
+        want = out.numel() * out.element_size()
+        if nbytes != want:
+            raise self.error(f"get {window}[{slot}] from rank {peer}: slot holds {nbytes} bytes, expected {want}")
+        out.view(-1).view(torch.uint8).copy_(torch.frombuffer(bytearray(blob[_HEADER.size :]), dtype=torch.uint8))
+        start = max(self.clock, landed)
+        remote = peer != self.rank
+        self.clock = start + (self.link.latency_cycles + self.hop_cycles(nbytes) if remote else 0)
+        extra: dict[str, Any] = {}
+        if remote:
+            fid = f"g{self.rank}-{len(self.events)}"
+            extra = {"flows": [{"id": fid, "ph": "f"}],
+                     "remote": {"rank": peer, "ts": start, "id": fid, "name": f"{window}[{slot}] -> r{self.rank}",
+                                "ph": "s"}}
+        self._event(f"get {window}[{slot}] <- r{peer}", "get", start, self.clock, peer=peer, bytes=nbytes, **extra)
+        return out
+
+    # ---- synchronisation --------------------------------------------------------------
+
+    def barrier(self, name: str = "barrier") -> None:
+        """Every rank notifies every peer, then waits for all of them (AtomicAdd / Ge on a per-rank
+        counter, so back-to-back barriers reuse it)."""
+        with self.scope(name):
+            epoch = self._barriers = getattr(self, "_barriers", 0) + 1
+            for k in range(1, self.world_size):
+                self.notify("__barrier", (self.rank + k) % self.world_size, 0, 1)
+            self.wait("__barrier", 0, epoch * (self.world_size - 1), WaitCmp.Ge)

@@ -1,0 +1,79 @@
+"""``DistributedConfig``: how many ranks a multi-chip run has and how they are launched."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import torch.multiprocessing as mp
+
+TORCHRUN_VARS = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+"""The environment ``torchrun`` sets in each worker; all present means "launched by torchrun"."""
+
+
+@dataclass
+class DistributedConfig:
+    """The ranks of a run: one simulated chip per rank, one process per rank.
+
+    ``device_ids`` (upstream's spelling) names the chip of each rank (rank ``r``
+    writes ``dfx_outputs/rank{r}/d{device_ids[r]}/``); ``world_size`` alone means
+    ``device_ids = range(world_size)``. ``timeout_s`` bounds every wait, receive and
+    the whole launch: a rank that fails or hangs is reported, never waited on forever.
+    ``start_method`` is torch.multiprocessing's: ``fork`` where the OS has it (a rank starts in
+    well under a second: no re-import of torch), else ``spawn`` (the rank function must then be
+    importable and the script guarded by ``if __name__ == "__main__"``).
+    ``target`` is the chip description whose ``npu.link`` prices transfers.
+    """
+
+    device_ids: list[int] | None = None
+    world_size: int | None = None
+    timeout_s: float = 60.0
+    start_method: str = field(default_factory=lambda: "fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    target: Any = "a2a3"
+    output_dir: str | os.PathLike[str] | None = None
+    """Where ``dfx_outputs/`` goes (none: no artefacts are written)."""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.device_ids is None and self.world_size is None:
+            raise ValueError("DistributedConfig needs device_ids=[...] or world_size=N")
+        if self.device_ids is None:
+            self.device_ids = list(range(int(self.world_size or 0)))
+        self.device_ids = [int(d) for d in self.device_ids]
+        if self.world_size is None:
+            self.world_size = len(self.device_ids)
+        if self.world_size != len(self.device_ids) or self.world_size < 1:
+            raise ValueError(
+                f"DistributedConfig: world_size={self.world_size} but device_ids={self.device_ids} "
+                f"(expected one device id per rank, at least one rank)"
+            )
+        if len(set(self.device_ids)) != len(self.device_ids):
+            raise ValueError(f"DistributedConfig: device_ids {self.device_ids} repeat a device")
+        if self.start_method not in mp.get_all_start_methods():
+            raise ValueError(f"DistributedConfig: start_method {self.start_method!r} is not one of "
+                             f"{', '.join(mp.get_all_start_methods())}")
+        if not self.timeout_s > 0:
+            raise ValueError(f"DistributedConfig: timeout_s must be positive, got {self.timeout_s}")
+
+
+def under_torchrun(env: dict[str, str] | None = None) -> bool:
+    """Whether this process is a worker that ``torchrun`` started (its rendezvous variables are set)."""
+    env = os.environ if env is None else env
+    return all(v in env for v in TORCHRUN_VARS)
+
+
+def distributed_config_of(config: Any) -> DistributedConfig:
+    """The :class:`DistributedConfig` of ``config``: itself, or a ``RunConfig``'s ``distributed_config``
+    (whose ``target``, when set, prices the links)."""
+    if isinstance(config, DistributedConfig):
+        return config
+    dc = getattr(config, "distributed_config", None)
+    if not isinstance(dc, DistributedConfig):
+        raise TypeError(
+            f"a multi-chip run needs a DistributedConfig or RunConfig(distributed_config=DistributedConfig(...)), "
+            f"got {type(config).__name__}" + ("" if dc is None else f" with distributed_config={type(dc).__name__}")
+        )
+    if getattr(config, "target", None) is not None:
+        dc = replace(dc, target=config.target)
+    return dc

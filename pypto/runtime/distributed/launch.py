@@ -1,0 +1,277 @@
+"""Launch a multi-chip run: one process per rank, each holding one simulated chip.
+
+:func:`launch` runs ``fn(comm, *args)`` on every rank (``comm``: the rank's
+:class:`~.comm.RankComm`) and returns a :class:`DistributedRun`:
+
+- by default it starts ``world_size`` local processes with ``torch.multiprocessing``;
+  this process hosts the run's ``torch.distributed`` store (so a rank that dies
+  does not take the store with it) and the ranks join a gloo process group on it;
+- under ``torchrun`` (its ``RANK`` / ``WORLD_SIZE`` / ``MASTER_*`` variables set) the
+  same call runs this process's rank only, joins ``torchrun``'s rendezvous
+  (``env://``) and gathers every rank's result, so the program is unchanged.
+
+A rank that raises, dies, does not join the process group within ``timeout_s``
+or waits past ``timeout_s`` makes the launch raise
+:class:`DistributedRunError` naming every failed rank, its task and why; the
+surviving ranks fail on their own timeouts (never a silent deadlock) and are
+terminated if they outlive the grace period. (Local work that never returns and
+never talks to a peer is not bounded.) With the ``fork`` start method, threads the
+parent runs (a browser driver, a server) can deadlock a child at start: it is then
+reported as not joining; ``start_method="forkserver"`` or ``"spawn"`` avoid it.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import queue as queue_mod
+import socket
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+from pypto.target.model import Target, load_target
+
+from .comm import DistributedRankError, RankComm
+from .config import DistributedConfig, distributed_config_of, under_torchrun
+from .trace import write_merged_trace, write_rank_events
+
+GRACE_S = 5.0
+"""How long after the timeout the launcher waits for surviving ranks to report before ending them."""
+
+
+class DistributedRunError(RuntimeError):
+    """One or more ranks failed; ``failures`` maps each failed rank to ``(task, message)``."""
+
+    def __init__(self, failures: dict[int, tuple[str, str]], world_size: int):
+        self.failures = dict(sorted(failures.items()))
+        lines = [f"  rank {r}, task '{task}': {msg}" for r, (task, msg) in self.failures.items()]
+        super().__init__(f"{len(self.failures)} of {world_size} ranks failed:\n" + "\n".join(lines))
+
+
+@dataclass
+class RankResult:
+    """What one rank returned and where its clock ended."""
+
+    rank: int
+    device_id: int
+    value: Any
+    cycles: int
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class DistributedRun:
+    """The outcome of :func:`launch`: one :class:`RankResult` per rank, in rank order."""
+
+    ranks: list[RankResult]
+    world_size: int
+    clock_hz: float
+    wall_s: float
+    trace_path: Path | None = None
+
+    @property
+    def values(self) -> list[Any]:
+        """Each rank's return value, in rank order."""
+        return [r.value for r in self.ranks]
+
+    @property
+    def cycles(self) -> int:
+        """The run's simulated length: the latest rank clock."""
+        return max(r.cycles for r in self.ranks)
+
+
+def _link_target(config: DistributedConfig) -> Target:
+    target = config.target if isinstance(config.target, Target) else load_target(config.target)
+    if target.link is None:
+        raise ValueError(
+            f"target '{target.name}' ({target.source}) has no 'npu.link' line: a multi-chip run needs the "
+            f"chip-to-chip link (bandwidth and latency per hop; docs/distributed.md)"
+        )
+    return target
+
+
+def _run_rank(comm: RankComm, fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple:
+    """Run ``fn`` on this rank; ``("ok", rank, pickled value, clock, events)`` or ``("err", rank, task, msg)``."""
+    try:
+        value = fn(comm, *args, **kwargs)
+        return ("ok", comm.rank, pickle.dumps(value), comm.clock, comm.events)
+    except DistributedRankError as exc:
+        return ("err", comm.rank, exc.task, exc.message)
+    except Exception as exc:  # noqa: BLE001 - the user's code: reported with its rank and task
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        return ("err", comm.rank, comm.task, f"{type(exc).__name__}: {exc} ({Path(where.filename).name}:{where.lineno})")
+
+
+def _child(rank: int, fn: Callable[..., Any], args: tuple, kwargs: dict, config: DistributedConfig,
+           host: str, port: int, results: Any) -> None:
+    """The body of one spawned rank process."""
+    try:
+        target = _link_target(config)
+        store = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=config.timeout_s))
+        dist.init_process_group("gloo", store=dist.PrefixStore("pg", store), rank=rank,
+                                world_size=config.world_size, timeout=timedelta(seconds=config.timeout_s))
+    except Exception as exc:  # noqa: BLE001 - reported as this rank's failure
+        results.put(("err", rank, "connect", f"{type(exc).__name__}: {str(exc).strip().splitlines()[0]}"))
+        return
+    comm = RankComm(rank, config.world_size, store, target.link, target.clock_hz, config.timeout_s,
+                    config.device_ids[rank], target)
+    comm.output_dir = config.output_dir
+    results.put(("up", rank))
+    results.put(_run_rank(comm, fn, args, kwargs))
+    try:
+        dist.destroy_process_group()
+    except Exception:  # noqa: BLE001 - a failed peer may have broken the group already
+        pass
+
+
+def launch(fn: Callable[..., Any], config: Any, *args: Any, **kwargs: Any) -> DistributedRun:
+    """Run ``fn(comm, *args, **kwargs)`` on every rank (see the module docstring). ``config``: a
+    :class:`DistributedConfig` or a ``RunConfig(distributed_config=...)``. With ``start_method="spawn"``
+    ``fn`` must be importable (a module-level function)."""
+    config = distributed_config_of(config)
+    target = _link_target(config)
+    if under_torchrun():
+        return _launch_torchrun(fn, config, target, args, kwargs)
+    return _launch_local(fn, config, target, args, kwargs)
+
+
+def _launch_local(fn: Callable[..., Any], config: DistributedConfig, target: Target, args: tuple,
+                  kwargs: dict) -> DistributedRun:
+    world = int(config.world_size or 0)
+    t0 = time.perf_counter()
+    port = _free_port()
+    ctx = mp.get_context(config.start_method)
+    results = ctx.Queue()
+    procs = [ctx.Process(target=_child, args=(r, fn, args, kwargs, config, "127.0.0.1", port, results),
+                         daemon=True, name=f"pypto-rank{r}") for r in range(world)]
+    for p in procs:  # started before the store's server thread exists: nothing half-locked is forked
+        p.start()
+    store = dist.TCPStore("127.0.0.1", port, is_master=True, wait_for_workers=False,
+                          timeout=timedelta(seconds=config.timeout_s))
+    done: dict[int, tuple] = {}
+    up: set[int] = set()
+    failures: dict[int, tuple[str, str]] = {}
+    first_failure: float | None = None
+    started = time.monotonic()
+    while len(done) < world:
+        if first_failure is None and len(up) < world and time.monotonic() - started > config.timeout_s:
+            for r in range(world):  # a rank that never joined the process group: report it, end the rest
+                if r not in up and r not in done:
+                    failures[r] = ("connect", f"did not join the process group within the {config.timeout_s:g} s "
+                                   f"timeout (a start deadlock or an unreachable store)")
+                    done[r] = ("err", r, "connect", "")
+            first_failure = time.monotonic() - config.timeout_s  # give the others GRACE_S to report
+        try:
+            msg = results.get(timeout=0.05)
+            if msg[0] == "up":
+                up.add(msg[1])
+                continue
+            done[msg[1]] = msg
+            if msg[0] == "err":
+                failures[msg[1]] = (msg[2], msg[3])
+                first_failure = first_failure or time.monotonic()
+            continue
+        except queue_mod.Empty:
+            pass
+        for r, p in enumerate(procs):
+            if r not in done and p.exitcode is not None:
+                # Drain a message the rank may have sent just before it exited.
+                time.sleep(0.05)
+                while True:
+                    try:
+                        msg = results.get_nowait()
+                    except queue_mod.Empty:
+                        break
+                    if msg[0] == "up":
+                        up.add(msg[1])
+                        continue
+                    done[msg[1]] = msg
+                    if msg[0] == "err":
+                        failures[msg[1]] = (msg[2], msg[3])
+                if r not in done:
+                    task = _last_task(store, r)
+                    failures[r] = (task, f"the rank's process exited with code {p.exitcode} (killed or crashed)")
+                    done[r] = ("err", r, task, "exited")
+                first_failure = first_failure or time.monotonic()
+        if first_failure is not None and time.monotonic() - first_failure > config.timeout_s + GRACE_S:
+            for r, p in enumerate(procs):
+                if r not in done:
+                    failures[r] = (_last_task(store, r), f"still running {config.timeout_s + GRACE_S:g} s after "
+                                   f"another rank failed; ended by the launcher")
+                    done[r] = ("err", r, "", "")
+                    p.terminate()
+    for p in procs:
+        p.join(timeout=GRACE_S)
+        if p.is_alive():
+            p.kill()
+            p.join()
+    store = None  # noqa: F841 - stop the store's server thread now: a traceback holding this frame must not
+    # keep it alive into the next launch's fork (a forked child can deadlock on a live thread's lock)
+    if failures:
+        raise DistributedRunError(failures, world)
+    ranks = [RankResult(r, config.device_ids[r], pickle.loads(done[r][2]), done[r][3], done[r][4])
+             for r in range(world)]
+    return _finish(ranks, config, target, time.perf_counter() - t0)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _last_task(store: Any, rank: int) -> str:
+    try:
+        if store.check([f"task/{rank}"]):
+            return store.get(f"task/{rank}").decode()
+    except Exception:  # noqa: BLE001 - best effort
+        pass
+    return "main"
+
+
+def _launch_torchrun(fn: Callable[..., Any], config: DistributedConfig, target: Target, args: tuple,
+                     kwargs: dict) -> DistributedRun:
+    t0 = time.perf_counter()
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    if world != config.world_size:
+        raise ValueError(f"torchrun started {world} ranks but the DistributedConfig has world_size "
+                         f"{config.world_size}")
+    dist.init_process_group("gloo", init_method="env://", rank=rank, world_size=world,
+                            timeout=timedelta(seconds=config.timeout_s))
+    store = dist.distributed_c10d._get_default_store()
+    comm = RankComm(rank, world, dist.PrefixStore("pypto", store), target.link, target.clock_hz, config.timeout_s,
+                    config.device_ids[rank], target)
+    comm.output_dir = config.output_dir
+    msg = _run_rank(comm, fn, args, kwargs)
+    gathered: list[Any] = [None] * world
+    dist.all_gather_object(gathered, msg)
+    dist.destroy_process_group()
+    failures = {m[1]: (m[2], m[3]) for m in gathered if m[0] == "err"}
+    if failures:
+        raise DistributedRunError(failures, world)
+    ranks = [RankResult(m[1], config.device_ids[m[1]], pickle.loads(m[2]), m[3], m[4]) for m in gathered]
+    write = rank == 0
+    return _finish(ranks, config if write else _no_output(config), target, time.perf_counter() - t0)
+
+
+def _no_output(config: DistributedConfig) -> DistributedConfig:
+    return replace(config, output_dir=None)
+
+
+def _finish(ranks: list[RankResult], config: DistributedConfig, target: Target, wall_s: float) -> DistributedRun:
+    trace = None
+    if config.output_dir is not None:
+        out = Path(config.output_dir)
+        for r in ranks:
+            write_rank_events(out, r.rank, r.device_id, r.cycles, r.events)
+        trace = write_merged_trace(out, [{"rank": r.rank, "device_id": r.device_id, "events": r.events}
+                                         for r in ranks], target.clock_hz)
+    return DistributedRun(ranks, len(ranks), target.clock_hz, wall_s, trace)

@@ -1,0 +1,132 @@
+"""Rank programs for the multi-chip tests (module-level, so spawned rank processes can import them).
+
+Each takes the rank's ``RankComm`` first; data is made from a seed and the rank, so every
+rank and the test can rebuild the same inputs.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import torch
+import torch.distributed as dist
+
+from pypto.runtime.distributed import NotifyOp, RankComm, WaitCmp
+from pypto.runtime.distributed import collectives as coll
+
+
+def rank_data(rank: int, shape: tuple[int, ...], dtype: torch.dtype = torch.float32, seed: int = 0) -> torch.Tensor:
+    """The input of ``rank`` (small integers, so every reduction order gives the same float result)."""
+    g = torch.Generator().manual_seed(seed * 1000 + rank)
+    return torch.randint(-4, 5, shape, generator=g).to(dtype)
+
+
+def collectives_vs_torch(comm: RankComm, shape: tuple[int, ...]) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+    """Every collective, ours and torch.distributed's own on the same data: name -> (ours, torch's)."""
+    p, r = comm.world_size, comm.rank
+    out: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
+    ops = {"Sum": dist.ReduceOp.SUM, "Max": dist.ReduceOp.MAX, "Min": dist.ReduceOp.MIN,
+           "Prod": dist.ReduceOp.PRODUCT}
+    for mode in ("mesh", "ring"):
+        for name, top in ops.items():
+            x = rank_data(r, shape)
+            if name == "Prod":
+                x = x.clamp(1, 2)
+            ref = x.clone()
+            dist.all_reduce(ref, op=top)
+            out[f"allreduce/{mode}/{name}"] = (coll.allreduce(comm, x.clone(), name, mode), ref)
+    x = rank_data(r, shape)
+    ref = x.clone()
+    dist.broadcast(ref, src=p - 1)
+    out["broadcast"] = (coll.broadcast(comm, x.clone(), root=p - 1), ref)
+    refs = [torch.empty_like(x) for _ in range(p)]
+    dist.all_gather(refs, x)
+    out["allgather"] = (coll.allgather(comm, x), torch.stack(refs))
+    big = rank_data(r, (p * 2, *shape[1:]))
+    ref = torch.empty_like(big[:2])
+    dist.reduce_scatter(ref, [c.contiguous() for c in torch.chunk(big, p)])
+    out["reducescatter"] = (coll.reducescatter(comm, big, "Sum"), ref)
+    a2a = rank_data(r, (p, 3))
+    ref_out = [torch.empty(3) for _ in range(p)]
+    dist.all_to_all(ref_out, [t.contiguous() for t in a2a])
+    out["alltoall"] = (coll.alltoall(comm, a2a), torch.stack(ref_out))
+    return out
+
+
+def allreduce_cycles(comm: RankComm, numel: int, mode: str, core_num: int = 1) -> int:
+    """The cycles one allreduce of ``numel`` FP32 takes on this rank (all ranks start together)."""
+    x = rank_data(comm.rank, (numel,))
+    comm.barrier()
+    start = comm.clock
+    coll.allreduce(comm, x, "Sum", mode, core_num)
+    return comm.clock - start
+
+
+def put_get_notify(comm: RankComm) -> dict[str, object]:
+    """Rank 0 puts a tile into rank 1's window and notifies; rank 1 waits, reads it, and puts back
+    twice the tile; rank 0 gets it from rank 1's reply window."""
+    tile = torch.arange(8, dtype=torch.float32).reshape(2, 4)
+    res: dict[str, object] = {}
+    if comm.rank == 0:
+        comm.compute(1000, "produce")
+        comm.put("data", 1, 0, tile)
+        comm.notify("ready", 1, 0, 1, NotifyOp.AtomicAdd)
+        comm.wait("done", 0, 1, WaitCmp.Ge)
+        res["reply"] = comm.get("reply", 1, 0, torch.empty(2, 4))
+    else:
+        comm.wait("ready", 0, 1, WaitCmp.Ge)
+        res["after_wait"] = comm.clock
+        got = comm.get("data", 1, 0, torch.empty(2, 4))
+        comm.put("reply", 1, 0, got * 2)
+        comm.notify("done", 0, 0, 1, NotifyOp.Set)
+        res["got"] = got
+    res["clock"] = comm.clock
+    return res
+
+
+def barrier_twice(comm: RankComm) -> list[int]:
+    """Rank r works r * 5000 cycles, then two barriers; returns the clock after each."""
+    comm.compute(comm.rank * 5000, "work")
+    comm.barrier()
+    first = comm.clock
+    comm.barrier()
+    return [first, comm.clock]
+
+
+def one_rank_dies(comm: RankComm) -> None:
+    """Rank 1 dies after the first barrier; the others then run an allreduce that needs it."""
+    comm.barrier()
+    if comm.rank == 1:
+        os._exit(9)
+    time.sleep(0.2)
+    coll.allreduce(comm, torch.ones(16), "Sum", "ring")
+
+
+def wait_forever(comm: RankComm) -> None:
+    """Rank 0 waits for a signal nobody sends."""
+    if comm.rank == 0:
+        comm.wait("never", 0, 1, WaitCmp.Ge)
+
+
+def raises(comm: RankComm) -> None:
+    """Rank 1's own code raises."""
+    if comm.rank == 1:
+        with comm.scope("user step"):
+            raise ValueError("bad shape")
+
+
+def kernel_then_allreduce(comm: RankComm, swimlane: bool = False) -> dict[str, object]:
+    """Each rank runs the two-task DFX kernel on its own chip, then the ranks allreduce its output."""
+    import dfx_kernels
+
+    from pypto.runtime import RunConfig
+    from pypto.runtime.distributed import run_on_chip
+
+    a = rank_data(comm.rank, (16, 64))
+    x, y = torch.zeros(16, 64), torch.zeros(16, 64)
+    config = RunConfig(enable_chip_swimlane=True) if swimlane else None
+    result = run_on_chip(comm, dfx_kernels.chain, a, x, y, config=config)
+    after_chip = comm.clock
+    coll.allreduce(comm, y, "Sum", "ring")
+    return {"y": y, "chip_cycles": result.total_cycles, "after_chip": after_chip, "clock": comm.clock}
