@@ -354,3 +354,20 @@ def test_scope_forms_launch_blocks() -> None:
     assert t.func_name == "quarter" and t.block_num == 4
     assert len({blk.dispatch for blk in t.blocks}) == 1  # sync_start: one drain publishes every block
     assert any(p["kind"] == "drain" for thread in result.scheduler_phases for p in thread)
+
+
+def test_incore_trace_has_one_folder_per_block(tmp_path: Path) -> None:
+    """Each block of an SPMD task is its own kernel run: its own in-core folder (``_b<idx>``), on its own
+    core, whose cycles are that block's (no block overwrites another's files)."""
+    result, dfx = _run(tmp_path / "build", enable_incore_trace=True)
+    folders = sorted(p.name for p in (dfx / "incore").iterdir())
+    want = sorted(
+        f"{t.task_id}_{name}" + (f"_b{b.block_idx}" if len(t.blocks) > 1 else "")
+        for t in result.tasks for b in t.blocks for name in {p.func_name for p in result.graph.tasks[t.task_id].parts}
+    )  # fmt: skip
+    assert folders == want and any(name.endswith("_b3") for name in folders)
+    for task, blocks in SPMD_BLOCKS.items():
+        if blocks > 1:  # a task's blocks each on their own core
+            mine = [f for f in folders if f.startswith(f"{task}_")]
+            cores = {json.loads((dfx / "incore" / f / "instr_metrics.json").read_text())["core"] for f in mine}
+            assert len(mine) == len(cores) == blocks, mine

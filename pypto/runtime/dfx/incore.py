@@ -137,9 +137,9 @@ def incore_trace(kernel_run: Any, kernel: str, task_id: int, core: str, keep_sca
     )
 
 
-def part_dir(out_dir: Path, task_id: int, kernel: str) -> Path:
-    """``<dfx_outputs>/incore/<task_id>_<kernel>/``."""
-    return out_dir / INCORE_DIR / f"{task_id}_{kernel}"
+def part_dir(out_dir: Path, task_id: int, kernel: str, block: int | None = None) -> Path:
+    """``<dfx_outputs>/incore/<task_id>_<kernel>/`` (``..._b<block>/`` for each block of an SPMD task)."""
+    return out_dir / INCORE_DIR / (f"{task_id}_{kernel}" if block is None else f"{task_id}_{kernel}_b{block}")
 
 
 def write_part(out: Path, metrics: dict[str, Any], trace: dict[str, Any]) -> tuple[list[Path], str]:
@@ -160,12 +160,15 @@ def write_incore(result: Any, out_dir: Path, keep_scalar: bool = False) -> tuple
     """Every task part's files under ``out_dir/incore``; (paths, bottleneck texts)."""
     paths: list[Path] = []
     texts: list[str] = []
+    seen: dict[tuple[int, str], int] = {}  # rows come by (task, block, core): the n-th of a kernel is block n
     for rec, core_id, kernel, run in part_rows(result):
         core_type = result.core_types[core_id]
         core = core_name(core_type, core_id)
         metrics = instr_metrics(run, kernel, rec.task_id, core, core_type)
         trace = incore_trace(run, kernel, rec.task_id, core, keep_scalar)
-        written, text = write_part(part_dir(out_dir, rec.task_id, kernel), metrics, trace)
+        nth = seen[rec.task_id, kernel] = seen.get((rec.task_id, kernel), -1) + 1
+        block = nth if len(getattr(rec, "blocks", ()) or ()) > 1 else None
+        written, text = write_part(part_dir(out_dir, rec.task_id, kernel, block), metrics, trace)
         paths += written
         texts.append(text)
     return paths, texts
@@ -173,7 +176,7 @@ def write_incore(result: Any, out_dir: Path, keep_scalar: bool = False) -> tuple
 
 @register
 class IncoreCollector(Collector):
-    """``enable_incore_trace``: ``incore/<task_id>_<kernel>/{trace.clean.json,instr_metrics.json,bottleneck.txt}``."""
+    """``enable_incore_trace``: ``incore/<task_id>_<kernel>[_b<block>]/{trace.clean.json,instr_metrics.json,bottleneck.txt}``."""
 
     FLAG = "enable_incore_trace"
 
