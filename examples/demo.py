@@ -1,12 +1,12 @@
 """`make demo`: the hello-world kernel through every tool that exists.
 
 It compiles the kernel with pass dumps, checks every dump's semantics against
-torch (``validate_ir``), writes the IR-trace report (and the memory map when
-that tool is installed), then runs the compiled program on the simulated a2a3
-chip with the run-time DFX flags on (swimlane, PMU, dependency graph), checks its
+torch (``validate_ir``), writes the memory map (when that tool is installed), then runs the compiled program on the simulated a2a3
+chip with the run-time DFX flags on (swimlane, PMU, dependency graph, in-core trace), checks its
 output against torch, prints the task's timeline and cycle total and writes the
-chip swimlane records and the run report (``dfx_outputs/run_report.html``); last,
-where every artefact went.
+chip swimlane records and the run report (``dfx_outputs/run_report.html``), then the
+IR-trace report of the build (its source-line lens shows each line's cycles); last, where every
+artefact went (with ``debug/run.py``, which replays the build).
 """
 
 from __future__ import annotations
@@ -54,14 +54,6 @@ def main() -> int:
         print("\n".join(failed))
         return 1
 
-    from pypto.tools.ir_trace.cli import main as ir_trace
-
-    report = build / "ir_trace.html"
-    with contextlib.redirect_stdout(io.StringIO()):  # the tool prints its output path
-        if ir_trace([str(dumps), "-o", str(report)]) != 0:
-            return 1
-    artefacts.append(("ir trace", report))
-
     try:
         from pypto.tools.memory_map.cli import main as memory_map
     except ImportError:
@@ -75,7 +67,13 @@ def main() -> int:
 
     # ---- run on the simulated chip ----
     print("running on the simulated a2a3 chip (platform a2a3sim):")
-    run_config = RunConfig(dump_passes=PassDumpLevel.CONCISE, enable_chip_swimlane=4, enable_pmu=2, enable_dep_gen=True)
+    run_config = RunConfig(
+        dump_passes=PassDumpLevel.CONCISE,
+        enable_chip_swimlane=4,
+        enable_pmu=2,
+        enable_dep_gen=True,
+        enable_incore_trace=True,
+    )
     compiled(a, b, out, config=run_config)
     result = compiled.last_run
     want = a + b
@@ -95,6 +93,20 @@ def main() -> int:
     artefacts += [("run .pto", u.path) for u in result.units.values() if u.path is not None]
     artefacts.append(("swimlane", result.write_swimlane(build / "dfx_outputs" / "chip_swimlane_records.json")))
     artefacts += [("run report", p) for p in result.dfx_outputs.get("enable_chip_swimlane", []) if p.suffix == ".html"]
+    artefacts += [
+        ("in-core trace", p) for p in result.dfx_outputs.get("enable_incore_trace", []) if p.name == "trace.clean.json"
+    ]
+
+    # the IR-trace report on the build directory: after the run, so its source-line lens has the cycles
+    from pypto.tools.ir_trace.cli import main as ir_trace
+
+    report = build / "ir_trace.html"
+    with contextlib.redirect_stdout(io.StringIO()):  # the tool prints its output path
+        if ir_trace([str(build), "-o", str(report)]) != 0:
+            return 1
+    artefacts.append(("ir trace + lens", report))
+    if (build / "debug" / "run.py").is_file():
+        artefacts.append(("replay script", build / "debug" / "run.py"))
 
     print("artefacts:")
     for label, path in artefacts:
