@@ -684,8 +684,17 @@ class TScatterOp(IsaOp):
             raise self.fail("expects indexes element type to be i16/i32")
 
 
+class _GmIndexedOp(IsaOp):
+    """A GM gather/scatter (A5) addressed by an index tile ``idx``."""
+
+    def check(self) -> None:
+        """Signless i32 indices."""
+        if not _is_int(elem_of(self.idx.type), 32, unsigned=False):  # type: ignore[attr-defined]
+            raise self.fail("expects idx element type to be signless i32")
+
+
 @_isa
-class MGatherOp(IsaOp):
+class MGatherOp(_GmIndexedOp):
     """GM gather (A5): ``dst[i] = mem[idx[i]]``."""
 
     name = "pto.mgather"
@@ -696,14 +705,9 @@ class MGatherOp(IsaOp):
     dst = operand_def(Dps)
     gatherOob = opt_attr_def(GatherOOBAttr)  # noqa: N815
 
-    def check(self) -> None:
-        """Signless i32 indices."""
-        if not _is_int(elem_of(self.idx.type), 32, unsigned=False):
-            raise self.fail("expects idx element type to be signless i32")
-
 
 @_isa
-class MScatterOp(IsaOp):
+class MScatterOp(_GmIndexedOp):
     """GM scatter (A5): ``mem[idx[i]] = src[i]`` (optionally atomic)."""
 
     name = "pto.mscatter"
@@ -714,11 +718,6 @@ class MScatterOp(IsaOp):
     mem = operand_def(Dps)
     scatterAtomicOp = opt_attr_def(ScatterAtomicOpAttr)  # noqa: N815
     scatterOob = opt_attr_def(ScatterOOBAttr)  # noqa: N815
-
-    def check(self) -> None:
-        """Signless i32 indices."""
-        if not _is_int(elem_of(self.idx.type), 32, unsigned=False):
-            raise self.fail("expects idx element type to be signless i32")
 
 
 @_isa
