@@ -160,15 +160,13 @@ def write_incore(result: Any, out_dir: Path, keep_scalar: bool = False) -> tuple
     """Every task part's files under ``out_dir/incore``; (paths, bottleneck texts)."""
     paths: list[Path] = []
     texts: list[str] = []
-    seen: dict[tuple[int, str], int] = {}  # rows come by (task, block, core): the n-th of a kernel is block n
-    for rec, core_id, kernel, run in part_rows(result):
+    for rec, core_id, kernel, run, block in part_rows(result):
         core_type = result.core_types[core_id]
         core = core_name(core_type, core_id)
         metrics = instr_metrics(run, kernel, rec.task_id, core, core_type)
         trace = incore_trace(run, kernel, rec.task_id, core, keep_scalar)
-        nth = seen[rec.task_id, kernel] = seen.get((rec.task_id, kernel), -1) + 1
-        block = nth if len(getattr(rec, "blocks", ()) or ()) > 1 else None
-        written, text = write_part(part_dir(out_dir, rec.task_id, kernel, block), metrics, trace)
+        spmd_block = block if len(rec.blocks) > 1 else None
+        written, text = write_part(part_dir(out_dir, rec.task_id, kernel, spmd_block), metrics, trace)
         paths += written
         texts.append(text)
     return paths, texts

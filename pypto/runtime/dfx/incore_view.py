@@ -66,5 +66,5 @@ def incore_model(result: Any, enabled: bool) -> dict[str, Any]:
     """``{"enabled", "parts"}``: the parts of every task (none when ``enabled`` is off)."""
     if not enabled:
         return {"enabled": False, "parts": []}
-    parts = [_part(rec, core_name(result.core_types[c], c), kernel, run) for rec, c, kernel, run in part_rows(result)]
+    parts = [_part(rec, core_name(result.core_types[c], c), kernel, run) for rec, c, kernel, run, _ in part_rows(result)]
     return {"enabled": True, "parts": parts}

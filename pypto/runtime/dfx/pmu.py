@@ -58,7 +58,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .base import Collector, per_run, register, result_func_ids, write_artefact
 
@@ -267,21 +267,29 @@ def func_ids(result: Any) -> dict[str, int]:
     return result_func_ids(result)
 
 
-def part_rows(result: Any) -> list[tuple[Any, int, str, Any]]:
-    """(task record, core id, kernel name, kernel run) per task part and SPMD block, sorted by (task id,
-    block, core id). A Group task's parts take its block's cores in order: AIC parts the AIC cores, AIV
-    parts the AIV cores (as the scheduler picked them)."""
+class PartRow(NamedTuple):
+    """One kernel run: a task part on one core, in one SPMD block (``block`` 0 for a plain task)."""
+
+    rec: Any
+    core: int
+    kernel: str
+    run: Any
+    block: int
+
+
+def part_rows(result: Any) -> list[PartRow]:
+    """One row per task part and SPMD block, sorted by (task id, block, core id). A Group task's parts
+    take its block's cores in order: AIC parts the AIC cores, AIV parts the AIV cores (as the
+    scheduler picked them)."""
     parts_of = {t.id: t.parts for t in result.graph.tasks}
-    rows: list[tuple[Any, int, str, Any]] = []
-    keyed: list[tuple[tuple[int, int, int], tuple[Any, int, str, Any]]] = []
+    keyed: list[tuple[tuple[int, int, int], PartRow]] = []
     for rec in result.tasks:
         for b in rec.blocks:
             free = {kind: [c for c in b.core_ids if result.core_types[c] == kind] for kind in ("aic", "aiv")}
             for part, run in zip(parts_of[rec.task_id], b.kernel_runs, strict=True):
                 core = free[part.core_type].pop(0)
-                keyed.append(((rec.task_id, b.block_idx, core), (rec, core, part.func_name, run)))
-    rows = [row for _, row in sorted(keyed, key=lambda kr: kr[0])]
-    return rows
+                keyed.append(((rec.task_id, b.block_idx, core), PartRow(rec, core, part.func_name, run, b.block_idx)))
+    return [row for _, row in sorted(keyed, key=lambda kr: kr[0])]
 
 
 def pmu_rows(result: Any, event_type: int) -> list[dict[str, int | str]]:
@@ -296,7 +304,7 @@ def _pmu_rows(result: Any, event_type: int) -> list[dict[str, int | str]]:
     req = request_bytes(getattr(result, "target", None))
     ids = func_ids(result)
     out: list[dict[str, int | str]] = []
-    for rec, core, name, run in part_rows(result):
+    for rec, core, name, run, _ in part_rows(result):
         row: dict[str, int | str] = {
             "thread_id": 0,
             "core_id": core,
