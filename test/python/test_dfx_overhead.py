@@ -153,10 +153,28 @@ def test_write_artefact_replaces_whole_files_and_leaves_no_temporary(tmp_path: P
      {"rows": [[0, 4294967296, 1, 1000, 1600, 20]], "f": float("nan"), "g": [float("inf"), float("-inf")]},
      (1, (2, [3])), {"n": 2**70}],
 )  # fmt: skip
-def test_json_text_is_json_dumps_with_indent_1(obj: Any) -> None:
+def test_json_text_holds_json_dumps_values(obj: Any) -> None:
     from pypto.runtime.dfx.base import json_text
 
-    assert json_text(obj) == json.dumps(obj, indent=1)
+    text = json_text(obj)
+    assert json.dumps(json.loads(text)) == json.dumps(obj)  # the same document (NaN compares as text)
+    assert json_text(obj) == text  # deterministic
+
+
+def test_json_text_puts_each_outer_item_on_its_own_line() -> None:
+    from pypto.runtime.dfx.base import json_text
+
+    doc = {"tasks": [{"id": 0, "args": [{"shape": [2, 3]}]}, {"id": 1, "args": []}], "n": 2, "empty": []}
+    assert json_text(doc).splitlines() == [
+        "{",
+        ' "tasks": [',
+        '  {"id":0,"args":[{"shape":[2,3]}]},',
+        '  {"id":1,"args":[]}',
+        " ],",
+        ' "n": 2,',
+        ' "empty": []',
+        "}",
+    ]
 
 
 def test_json_text_leaves_other_values_to_json() -> None:
@@ -166,8 +184,10 @@ def test_json_text_leaves_other_values_to_json() -> None:
 
     with pytest.raises(ValueError):
         json_text({"v": float("nan")}, allow_nan=False)
-    assert json_text({"v": np.float64(0.1), 1.5: 2, None: 3}) == json.dumps(
-        {"v": np.float64(0.1), 1.5: 2, None: 3}, indent=1
-    )
+    assert json.loads(json_text({"v": np.float64(0.1), 1.5: 2, None: 3, True: 4})) == {
+        "v": 0.1, "1.5": 2, "null": 3, "true": 4
+    }  # fmt: skip
+    with pytest.raises(TypeError):
+        json_text({(1, 2): 3})  # json's key rule
     with pytest.raises(TypeError):
         json_text([np.int64(3)])

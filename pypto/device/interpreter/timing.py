@@ -108,6 +108,14 @@ class Timeline:
             built.extend(InstrRecord(i, *row) for i, row in enumerate(self.rows[len(built) :], len(built)))
         return built
 
+    def pipe_busy(self) -> dict[str, int]:
+        """Busy cycles per target pipe name (``VECTOR``...): the sum of its instructions' costs (read from
+        the rows: no :class:`InstrRecord` is built)."""
+        busy: dict[str, int] = {}
+        for row in self.rows:
+            busy[row[2]] = busy.get(row[2], 0) + row[5] - row[4]
+        return busy
+
     def _add(
         self,
         op: str,

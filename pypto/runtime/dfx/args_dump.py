@@ -24,7 +24,10 @@ marks ``t`` at that scope's task. The compiler carries the marks to the task's c
 stages. Scalars are never marked; level 2 dumps every argument and ignores the marks.
 
 No arena: the simulator keeps every payload, so ``truncated``/``overwritten`` are false and
-``truncated_args``/``dropped_records``/``dropped_overwrite`` 0.
+``truncated_args``/``dropped_records``/``dropped_overwrite`` 0. A payload is stored once per buffer
+contents: an argument whose buffer no task has written since an earlier capture of it (an input every
+task reads; an output read by the next task) points at that capture's bytes (the same ``bin_offset``),
+which keeps ``args.bin`` to the distinct tensor states of the run.
 """
 
 from __future__ import annotations
@@ -108,6 +111,18 @@ class ArgsDumpCollector(Collector):
         self.config: Any = None
         self._before: set[int] = set()
         self._captures: dict[tuple[int, str, int], _Capture] = {}
+        self._writes: dict[int, int] = {}
+        """id(buffer) -> how many task parts wrote it so far (its version)."""
+        self._payloads: dict[tuple[int, int], tuple[Any, bytes]] = {}
+        """(id(buffer), version) -> (the buffer, kept alive so its id stays its own; its bytes then)."""
+
+    def _payload_of(self, buffer: Any) -> bytes:
+        """``buffer``'s bytes, shared with an earlier capture when no task wrote it since."""
+        key = (id(buffer), self._writes.get(id(buffer), 0))
+        known = self._payloads.get(key)
+        if known is None:
+            known = self._payloads[key] = (buffer, _payload(buffer.array))
+        return known[1]
 
     def _wanted(self, task: Any, arg: Any) -> bool:
         if self.level >= 2:
@@ -129,7 +144,7 @@ class ArgsDumpCollector(Collector):
                 cap = _Capture(
                     task.id, stage, arg.index, role, kernels, "tensor",
                     arg.dtype or str(arr.dtype).upper(), None, [int(d) for d in arr.shape],
-                    [int(s) // arr.itemsize for s in arr.strides], int(arr.size), _payload(arr),
+                    [int(s) // arr.itemsize for s in arr.strides], int(arr.size), self._payload_of(arg.buffer),
                 )  # fmt: skip
             else:
                 v = arg.scalar
@@ -145,6 +160,9 @@ class ArgsDumpCollector(Collector):
             self._capture(task, "before_dispatch")
 
     def after_task(self, task: Any, part: Any, kernel_run: Any) -> None:
+        for arg in part.args:  # what the part may have written is a new version
+            if arg.buffer is not None and arg.direction is not ParamDirection.In:
+                self._writes[id(arg.buffer)] = self._writes.get(id(arg.buffer), 0) + 1
         self._capture(task, "after_completion")  # each part overwrites: the last part's is kept
 
     def manifest(self, result: Any) -> tuple[dict[str, Any], list[bytes]]:
@@ -152,11 +170,15 @@ class ArgsDumpCollector(Collector):
         func_ids = result_func_ids(result)
         caps = sorted(self._captures.values(), key=_Capture.key)
         payloads: list[bytes] = []
-        offset = 0
+        offsets: dict[int, int] = {}  # id(payload) -> its bin_offset (a shared payload is stored once)
+        end = 0
         args: list[dict[str, Any]] = []
         for c in caps:
-            if c.payload:
+            offset = offsets.get(id(c.payload)) if c.payload else end
+            if offset is None:
+                offset = offsets[id(c.payload)] = end
                 payloads.append(c.payload)
+                end += len(c.payload)
             args.append({
                 "task_id": f"0x{c.task_id:016x}",
                 "func_id": [func_ids.get(k, -1) for k in c.kernels] or [-1],
@@ -176,7 +198,6 @@ class ArgsDumpCollector(Collector):
                 "truncated": False,
                 "overwritten": False,
             })  # fmt: skip
-            offset += len(c.payload)
         manifest = {
             "run_dir": str(self.out_dir.parent),
             "bin_format": {"type": "logical_contiguous", "byte_order": "little_endian"},

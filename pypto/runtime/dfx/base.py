@@ -30,9 +30,30 @@ def write_artefact(path: Path, data: str | bytes | Sequence[bytes]) -> Path:
     return path
 
 
+JSON_OUTER_LEVELS = 2
+"""How many levels of an artefact's JSON are laid out one item per line (see :func:`json_text`)."""
+
+
 def json_text(obj: Any, *, allow_nan: bool = True) -> str:
-    """An artefact's JSON text: ``json.dumps(obj, indent=1)`` (the one encoder of every artefact)."""
-    return json.dumps(obj, indent=1, allow_nan=allow_nan)
+    """An artefact's JSON text (the one encoder of every artefact): the outer :data:`JSON_OUTER_LEVELS`
+    levels one item per line, indented by one space a level, and everything deeper compact on its item's
+    line, so a record, a task or a trace event reads as one line. The values are ``json.dumps``'s, and
+    all but the outer lines go through its C encoder (``indent`` would send the whole document through
+    the pure-Python one, which cost a flagged run a third of its collection time)."""
+    encode = json.JSONEncoder(allow_nan=allow_nan, separators=(",", ":")).encode
+
+    def layout(value: Any, depth: int, pad: str) -> str:
+        if depth >= JSON_OUTER_LEVELS or not value or not isinstance(value, dict | list | tuple):
+            return encode(value)
+        inner = pad + " "
+        if isinstance(value, dict):
+            # json's own key conversion (str, int, float, bool, None; anything else a TypeError)
+            items = [f"{inner}{encode({key: 0})[1:-3]}: {layout(v, depth + 1, inner)}" for key, v in value.items()]
+            return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+        items = [inner + layout(v, depth + 1, inner) for v in value]
+        return "[\n" + ",\n".join(items) + "\n" + pad + "]"
+
+    return layout(obj, 0, "")
 
 
 class Collector:

@@ -213,17 +213,15 @@ def _arith(records: Iterable[Any]) -> dict[str, int]:
 
 def counters(event_type: int, kernel_run: Any, req_size: int) -> dict[str, int | str]:
     """The counters of ``event_type`` for one kernel run (the module docstring's model)."""
+    if event_type == 2:
+        busy = kernel_run.timeline.pipe_busy()
+        out: dict[str, int | str] = {f"{k}_busy_cycles": busy.get(p, 0) for k, p in BUSY_PIPES.items()}
+        out["icache_miss"] = 0
+        out["icache_req"] = len(kernel_run.timeline.rows)  # one request per instruction
+        return out
     records = kernel_run.records
     if event_type == 1:
         return dict(_arith(records))
-    if event_type == 2:
-        busy: dict[str, int] = {}
-        for r in records:
-            busy[r.pipe] = busy.get(r.pipe, 0) + r.end - r.start
-        out: dict[str, int | str] = {f"{k}_busy_cycles": busy.get(p, 0) for k, p in BUSY_PIPES.items()}
-        out["icache_miss"] = 0
-        out["icache_req"] = len(records)
-        return out
     if event_type == 6:
         return dict.fromkeys(EVENT_COUNTERS[6], 0)
     t = traffic(records, req_size)
