@@ -34,6 +34,7 @@ Every uint64 (task ids, tensor ids, addresses, offsets, element counts) is a JSO
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,7 @@ def fnv1a64(data: bytes) -> int:
     return h
 
 
+@functools.lru_cache(maxsize=4096)
 def tensor_id(addr: int, version: int) -> int:
     """A tensor's id: FNV-1a 64 of ``addr`` then ``version``, each 8 bytes little-endian."""
     return fnv1a64(addr.to_bytes(8, "little") + version.to_bytes(8, "little"))
