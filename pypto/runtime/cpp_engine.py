@@ -108,6 +108,8 @@ class EngineReport:
     interpreter_runs: int = 0
     """Kernel runs the interpreter made (timing; with ``"cpp"`` only the first of each signature)."""
     cpp_calls: int = 0
+    input_checks: int = 0
+    """Kernel runs whose In arguments were compared before and after (``RunConfig.check_inputs``)."""
     interpreter_seconds: float = 0.0
     """Host time in the interpreter's kernel runs."""
     cpp_seconds: float = 0.0
@@ -122,7 +124,8 @@ class EngineReport:
         """A few lines: engine, notes, and each output that differs (or that all agree)."""
         lines = [
             f"kernel engine {self.engine}: {self.cpp_calls} C++ call(s) in {self.cpp_seconds * 1e3:.2f} ms, "
-            f"{self.interpreter_runs} interpreter run(s) in {self.interpreter_seconds * 1e3:.2f} ms"
+            f"{self.interpreter_runs} interpreter run(s) in {self.interpreter_seconds * 1e3:.2f} ms, "
+            f"{self.input_checks} In-argument check(s)"
         ]
         lines += [f"note: {n}" for n in self.notes]
         if self.engine == "both":
@@ -318,6 +321,8 @@ class KernelEngine:
         self.timings: dict[tuple[Any, ...], Any] = {}
         self.built: dict[tuple[Any, ...], Path] = {}
         self.checked: dict[tuple[str, int, int], bool] = {}
+        self.inputs_verified: set[tuple[Any, ...]] = set()
+        """Kernel signatures whose In arguments a run has checked unchanged (``RunConfig.check_inputs``)."""
 
     def kernel(self, func_name: str, recompile: bool) -> _Kernel:
         """The loaded library of ``func_name`` (built on first use in this run)."""
@@ -348,8 +353,16 @@ _ENGINES: dict[int, KernelEngine] = {}
 class EngineRun:
     """The engine's part of one :func:`pypto.runtime.run`: call :meth:`run_part` for every kernel part."""
 
-    def __init__(self, mode: str, engine: KernelEngine, recompile: bool, units: Callable[[str], Any]) -> None:
+    def __init__(
+        self,
+        mode: str,
+        engine: KernelEngine,
+        recompile: bool,
+        units: Callable[[str], Any],
+        check_inputs: bool | None = None,
+    ) -> None:
         self.mode = mode
+        self.check_inputs = check_inputs
         self.engine = engine
         self.recompile = recompile
         self.units = units
@@ -391,6 +404,23 @@ class EngineRun:
         for v in values:
             sig.append(("t", v.shape, v.dtype.str) if isinstance(v, np.ndarray) else ("s", type(v).__name__, v))
         return tuple(sig)
+
+    def _part_signature(self, part: Any, block: tuple[int, int]) -> tuple[Any, ...]:
+        return self._signature(part.func_name, self.units(part.func_name), [a.value() for a in part.args], block)
+
+    def wants_input_check(self, part: Any, block: tuple[int, int] = (0, 1)) -> bool:
+        """Whether the run compares this part's In arguments before and after it (``RunConfig.check_inputs``:
+        by default ``"both"`` always, ``"cpp"`` until a run of the kernel signature passed the check)."""
+        if self.check_inputs is None:
+            check = self.mode == "both" or self._part_signature(part, block) not in self.engine.inputs_verified
+        else:
+            check = self.check_inputs
+        self.report.input_checks += check
+        return check
+
+    def inputs_unchanged(self, part: Any, block: tuple[int, int] = (0, 1)) -> None:
+        """Record that this part's kernel signature left its In arguments unchanged."""
+        self.engine.inputs_verified.add(self._part_signature(part, block))
 
     def _interpret(self, interpret: Interpret, values: list[Any]) -> Any:
         t0 = time.perf_counter()
@@ -462,4 +492,10 @@ def engine_run(config: Any, prepared: Any) -> EngineRun | None:
     if engine is None or engine.work_dir != Path(work_dir):
         engine = _ENGINES[id(prepared)] = KernelEngine(Path(os.fspath(work_dir)))
         weakref.finalize(prepared, _ENGINES.pop, id(prepared), None)
-    return EngineRun(mode, engine, bool(getattr(config, "recompile_kernels", True)), prepared.unit)
+    return EngineRun(
+        mode,
+        engine,
+        bool(getattr(config, "recompile_kernels", True)),
+        prepared.unit,
+        getattr(config, "check_inputs", None),
+    )
