@@ -56,8 +56,9 @@ from pypto.errors import Error
 CACHE_DIR = Path("cache") / "kernels"
 """The binary cache, relative to the build directory (``invalidate_binary_cache`` deletes it)."""
 
-ENGINE_FLAGS: tuple[str, ...] = ("-O3", "-fno-math-errno")
-"""g++ flags added to ``pypto.ptoas.build.BASE_FLAGS`` (no ``-ffast-math``, no FMA contraction:
+ENGINE_FLAGS: tuple[str, ...] = ("-O3", "-fno-math-errno", "-ffp-contract=off")
+"""g++ flags added to ``pypto.ptoas.build.BASE_FLAGS`` (no ``-ffast-math``; ``-ffp-contract=off``: no
+multiply-add fused into one rounding, which g++ does by default where the ISA has FMA, e.g. aarch64:
 fp32 results stay those of the interpreter)."""
 
 
