@@ -37,6 +37,7 @@ cache for it. No g++ on the machine is a :class:`KernelBuildError` too.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import os
 import re
@@ -234,9 +235,33 @@ class _Kernel:
     library: Any
     ctypes_: list[str]
     source: Path
+    _entry: Any = None
+
+    def __post_init__(self) -> None:
+        self._entry = self.library.lib.kernel_entry  # looked up and typed once, not per call
+        self._entry.restype = None
+        self._slots = ctypes.c_int64 * max(1, len(self.ctypes_))
+
+    def _slot(self, ctype: str, v: Any) -> int:
+        """One argument's int64 slot: an array by its data address, a scalar as the C++ type wants it."""
+        from pypto.ptoas.emitc import runner
+
+        if isinstance(v, np.ndarray):
+            if not v.flags.c_contiguous:
+                raise KernelEngineError(f"{self.source}: kernel array arguments must be C-contiguous")
+            return int(v.__array_interface__["data"][0])
+        wrapper = _SCALAR_WRAPPERS.get(ctype)
+        if wrapper is None and ctype != "float" and isinstance(v, int):
+            return int(v)
+        if wrapper is not None:
+            v = getattr(runner, wrapper)(float(v))
+        elif ctype == "float":
+            v = float(v)
+        return int(runner.pack_args(v)[0])
 
     def call(self, func_name: str, values: Sequence[Any], block: tuple[int, int] = (0, 1)) -> None:
-        """Run the kernel on ``values`` (arrays by address) as block ``block`` = (index, count)."""
+        """Run the kernel on ``values`` (arrays by address) as block ``block`` = (index, count): one
+        ctypes call of ``kernel_entry`` on an int64 slot array (the per-call cost is a few µs)."""
         from pypto.ptoas.emitc import runner
 
         if len(values) != len(self.ctypes_):
@@ -244,18 +269,13 @@ class _Kernel:
                 f"{self.source}: @{func_name} takes {len(self.ctypes_)} parameters in the C++, "
                 f"the task passes {len(values)}"
             )
-        args: list[Any] = []
-        for ctype, v in zip(self.ctypes_, values, strict=True):
-            wrapper = _SCALAR_WRAPPERS.get(ctype)
-            if wrapper is not None and not isinstance(v, np.ndarray):
-                v = getattr(runner, wrapper)(float(v))
-            elif ctype == "float" and not isinstance(v, np.ndarray):
-                v = float(v)
-            args.append(v)
-        try:
-            self.library.set_block(block[0], block[1])
-            self.library.kernel_entry(*args)
-        except runner.KernelRuntimeError as e:
+        slots = self._slots(*(self._slot(c, v) for c, v in zip(self.ctypes_, values, strict=True)))
+        lib = self.library
+        lib.set_block(block[0], block[1])
+        self._entry(slots)
+        message = lib.last_error()
+        if message:
+            e = runner.KernelRuntimeError(message)
             raise KernelEngineError(f"{self.source}: the compiled kernel stopped: {e}") from None
 
 
