@@ -389,6 +389,8 @@ class EngineRun:
         self.units = units
         self.report = EngineReport(mode)
         self._kernels: dict[str, _Kernel] = {}
+        self._signatures: dict[tuple[int, tuple[int, int]], tuple[Any, ...]] = {}
+        """Each kernel part's signature in this run, by (id of the part, block): computed once."""
 
     def _kernel(self, func_name: str) -> _Kernel:
         k = self._kernels.get(func_name)
@@ -426,8 +428,15 @@ class EngineRun:
             sig.append(("t", v.shape, v.dtype.str) if isinstance(v, np.ndarray) else ("s", type(v).__name__, v))
         return tuple(sig)
 
-    def _part_signature(self, part: Any, block: tuple[int, int]) -> tuple[Any, ...]:
-        return self._signature(part.func_name, self.units(part.func_name), [a.value() for a in part.args], block)
+    def _part_signature(
+        self, part: Any, block: tuple[int, int], values: Sequence[Any] | None = None
+    ) -> tuple[Any, ...]:
+        key = (id(part), block)
+        sig = self._signatures.get(key)
+        if sig is None:
+            values = [a.value() for a in part.args] if values is None else values
+            sig = self._signatures[key] = self._signature(part.func_name, self.units(part.func_name), values, block)
+        return sig
 
     def wants_input_check(self, part: Any, block: tuple[int, int] = (0, 1)) -> bool:
         """Whether the run compares this part's In arguments before and after it (``RunConfig.check_inputs``:
@@ -473,7 +482,7 @@ class EngineRun:
             return scratch
 
         if self.mode == "cpp":
-            sig = self._signature(part.func_name, self.units(part.func_name), values, block)
+            sig = self._part_signature(part, block, values)
             kr = self.engine.timings.get(sig)
             if kr is None:
                 kr = self.engine.timings[sig] = self._interpret(interpret, copy_written())
