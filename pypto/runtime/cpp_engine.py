@@ -26,6 +26,11 @@ Who computes what:
   every task's two runs see the same inputs), the compiled kernel on copies of the buffers it
   writes; :attr:`EngineReport.diffs` has one :class:`OutputDiff` per written argument.
 
+The run's byte-for-byte check that no task wrote an In argument (an O(input) copy and compare, which
+costs more than a memory-bound compiled kernel) runs with ``"cpp"`` on the first run of each kernel
+signature, until one passes (:meth:`EngineRun.wants_input_check`; ``RunConfig.check_inputs=True``:
+every run). Which arguments a kernel writes is a property of its code, as its cycles are.
+
 A kernel runs as the SPMD block the runtime names, ``block=(index, count)``
 (``get_block_idx()``/``get_block_num()`` in the C++); a plain task is block 0 of 1.
 
