@@ -309,3 +309,19 @@ def test_check_inputs_false_skips_the_check_with_the_interpreter_too(tmp_path: P
     with pytest.raises(ValueError, match="check_inputs takes None, True or False, got 'yes'"):
         RunConfig(check_inputs="yes")  # type: ignore[arg-type]
     assert RunConfig().check_inputs is None
+
+
+def test_cpp_matmul_adds_the_products_in_k_order(tmp_path: Path) -> None:
+    """The header's matmul (loops i, k, j over packed operands) gives each element exactly the fp32 sum
+    0 + a[i,0]*b[0,j] + a[i,1]*b[1,j] + ..., one rounding per multiply and per add, in k order."""
+    case, compiled = _build(MATMUL, tmp_path / "build")
+    got, args = _run(case, compiled, kernel_engine="cpp")
+    a, b = args[0], args[1]
+    want = torch.zeros(a.shape[0], b.shape[1])
+    for p in range(a.shape[1]):
+        want = want + a[:, p : p + 1] * b[p : p + 1, :]  # float32 elementwise: rounded as the C++ does
+    assert torch.equal(_output(case, args), want)
+    report = got.kernel_engine
+    assert report is not None and report.cpp_cpu_seconds > 0 and report.interpreter_cpu_seconds > 0
+    again, _ = _run(case, compiled, kernel_engine="cpp")  # timing reused: no interpreter run, no CPU time in it
+    assert again.kernel_engine is not None and again.kernel_engine.interpreter_cpu_seconds == 0.0
