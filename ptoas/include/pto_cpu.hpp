@@ -753,12 +753,23 @@ inline void matmul(const char *op, C &c, A &a, B &b, Init &&init) {
     using AT = typename A::DType;
     using Acc = std::conditional_t<std::is_integral_v<AT>, int64_t, float>;
     using T = typename C::DType;
-    for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < n; ++j) {
-            Acc s = static_cast<Acc>(init(i, j));
-            for (int64_t p = 0; p < k; ++p) s += static_cast<Acc>(up(a.at(i, p))) * static_cast<Acc>(up(b.at(p, j)));
-            c.at(i, j) = to<T>(s);
+    // Each result element is init(i, j) + a(i,0)*b(0,j) + a(i,1)*b(1,j) + ..., added in p order, one
+    // rounding per multiply and per add. The loops run i, p, j over rhs rows packed row-major once, so
+    // the inner loop walks contiguous memory and vectorises without changing any element's operations
+    // (strided column walks through the tiles thrashed the L1 cache).
+    std::vector<Acc> rhs(static_cast<std::size_t>(k * n)), acc(static_cast<std::size_t>(n));
+    for (int64_t p = 0; p < k; ++p)
+        for (int64_t j = 0; j < n; ++j) rhs[p * n + j] = static_cast<Acc>(up(b.at(p, j)));
+    for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) acc[j] = static_cast<Acc>(init(i, j));
+        for (int64_t p = 0; p < k; ++p) {
+            const Acc x = static_cast<Acc>(up(a.at(i, p)));
+            const Acc *row = rhs.data() + p * n;
+            Acc *out = acc.data();
+            for (int64_t j = 0; j < n; ++j) out[j] += x * row[j];
         }
+        for (int64_t j = 0; j < n; ++j) c.at(i, j) = to<T>(acc[j]);
+    }
 }
 }  // namespace cpu
 

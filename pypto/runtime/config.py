@@ -120,6 +120,12 @@ class RunConfig:
     recompile_kernels: bool = True
     """``False``: reuse the cached kernel binaries (``<work_dir>/cache/kernels/``) even when a
     ``.cpp`` is newer (replay's ``--no-recompile``)."""
+    check_inputs: bool | None = None
+    """Compare every task's In arguments byte for byte before and after it runs (a kernel writing one
+    raises ``InputWrittenError``). ``None``: every task with the interpreter (and with
+    ``kernel_engine="both"``); with ``"cpp"`` the first run of each kernel signature (which arguments a
+    kernel writes is a property of its code, like its cycles), the later ones skip the O(input) copy.
+    ``True``: every task whatever the engine; ``False``: never."""
     golden: Any = None
     """A torch reference: compile writes ``golden.py`` from it (``pypto.runtime.golden_file``)."""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -129,6 +135,8 @@ class RunConfig:
             raise ValueError(
                 f"RunConfig.kernel_engine takes one of {', '.join(map(repr, KERNEL_ENGINES))}, got {self.kernel_engine!r}"
             )
+        if self.check_inputs not in (None, True, False):
+            raise ValueError(f"RunConfig.check_inputs takes None, True or False, got {self.check_inputs!r}")
         self.enable_chip_swimlane = _level("enable_chip_swimlane", self.enable_chip_swimlane, 4, 4)
         self.enable_dump_args = _level("enable_dump_args", self.enable_dump_args, 2, 1)
         self.enable_pmu = _pmu_event_type(self.enable_pmu)

@@ -26,6 +26,11 @@ Who computes what:
   every task's two runs see the same inputs), the compiled kernel on copies of the buffers it
   writes; :attr:`EngineReport.diffs` has one :class:`OutputDiff` per written argument.
 
+The run's byte-for-byte check that no task wrote an In argument (an O(input) copy and compare, which
+costs more than a memory-bound compiled kernel) runs with ``"cpp"`` on the first run of each kernel
+signature, until one passes (:meth:`EngineRun.wants_input_check`; ``RunConfig.check_inputs=True``:
+every run). Which arguments a kernel writes is a property of its code, as its cycles are.
+
 A kernel runs as the SPMD block the runtime names, ``block=(index, count)``
 (``get_block_idx()``/``get_block_num()`` in the C++); a plain task is block 0 of 1.
 
@@ -37,6 +42,7 @@ cache for it. No g++ on the machine is a :class:`KernelBuildError` too.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import os
 import re
@@ -56,8 +62,9 @@ from pypto.errors import Error
 CACHE_DIR = Path("cache") / "kernels"
 """The binary cache, relative to the build directory (``invalidate_binary_cache`` deletes it)."""
 
-ENGINE_FLAGS: tuple[str, ...] = ("-O3", "-fno-math-errno")
-"""g++ flags added to ``pypto.ptoas.build.BASE_FLAGS`` (no ``-ffast-math``, no FMA contraction:
+ENGINE_FLAGS: tuple[str, ...] = ("-O3", "-fno-math-errno", "-ffp-contract=off")
+"""g++ flags added to ``pypto.ptoas.build.BASE_FLAGS`` (no ``-ffast-math``; ``-ffp-contract=off``: no
+multiply-add fused into one rounding, which g++ does by default where the ISA has FMA, e.g. aarch64:
 fp32 results stay those of the interpreter)."""
 
 
@@ -108,10 +115,16 @@ class EngineReport:
     interpreter_runs: int = 0
     """Kernel runs the interpreter made (timing; with ``"cpp"`` only the first of each signature)."""
     cpp_calls: int = 0
+    input_checks: int = 0
+    """Kernel runs whose In arguments were compared before and after (``RunConfig.check_inputs``)."""
     interpreter_seconds: float = 0.0
     """Host time in the interpreter's kernel runs."""
     cpp_seconds: float = 0.0
     """Host time in the compiled kernels' calls."""
+    interpreter_cpu_seconds: float = 0.0
+    """The run thread's CPU time in the interpreter's kernel runs (other processes' load counts less)."""
+    cpp_cpu_seconds: float = 0.0
+    """The run thread's CPU time in the compiled kernels' calls."""
 
     @property
     def differing(self) -> list[OutputDiff]:
@@ -122,7 +135,8 @@ class EngineReport:
         """A few lines: engine, notes, and each output that differs (or that all agree)."""
         lines = [
             f"kernel engine {self.engine}: {self.cpp_calls} C++ call(s) in {self.cpp_seconds * 1e3:.2f} ms, "
-            f"{self.interpreter_runs} interpreter run(s) in {self.interpreter_seconds * 1e3:.2f} ms"
+            f"{self.interpreter_runs} interpreter run(s) in {self.interpreter_seconds * 1e3:.2f} ms, "
+            f"{self.input_checks} In-argument check(s)"
         ]
         lines += [f"note: {n}" for n in self.notes]
         if self.engine == "both":
@@ -230,9 +244,33 @@ class _Kernel:
     library: Any
     ctypes_: list[str]
     source: Path
+    _entry: Any = None
+
+    def __post_init__(self) -> None:
+        self._entry = self.library.lib.kernel_entry  # looked up and typed once, not per call
+        self._entry.restype = None
+        self._slots = ctypes.c_int64 * max(1, len(self.ctypes_))
+
+    def _slot(self, ctype: str, v: Any) -> int:
+        """One argument's int64 slot: an array by its data address, a scalar as the C++ type wants it."""
+        from pypto.ptoas.emitc import runner
+
+        if isinstance(v, np.ndarray):
+            if not v.flags.c_contiguous:
+                raise KernelEngineError(f"{self.source}: kernel array arguments must be C-contiguous")
+            return int(v.__array_interface__["data"][0])
+        wrapper = _SCALAR_WRAPPERS.get(ctype)
+        if wrapper is None and ctype != "float" and isinstance(v, int):
+            return int(v)
+        if wrapper is not None:
+            v = getattr(runner, wrapper)(float(v))
+        elif ctype == "float":
+            v = float(v)
+        return int(runner.pack_args(v)[0])
 
     def call(self, func_name: str, values: Sequence[Any], block: tuple[int, int] = (0, 1)) -> None:
-        """Run the kernel on ``values`` (arrays by address) as block ``block`` = (index, count)."""
+        """Run the kernel on ``values`` (arrays by address) as block ``block`` = (index, count): one
+        ctypes call of ``kernel_entry`` on an int64 slot array (the per-call cost is a few µs)."""
         from pypto.ptoas.emitc import runner
 
         if len(values) != len(self.ctypes_):
@@ -240,18 +278,13 @@ class _Kernel:
                 f"{self.source}: @{func_name} takes {len(self.ctypes_)} parameters in the C++, "
                 f"the task passes {len(values)}"
             )
-        args: list[Any] = []
-        for ctype, v in zip(self.ctypes_, values, strict=True):
-            wrapper = _SCALAR_WRAPPERS.get(ctype)
-            if wrapper is not None and not isinstance(v, np.ndarray):
-                v = getattr(runner, wrapper)(float(v))
-            elif ctype == "float" and not isinstance(v, np.ndarray):
-                v = float(v)
-            args.append(v)
-        try:
-            self.library.set_block(block[0], block[1])
-            self.library.kernel_entry(*args)
-        except runner.KernelRuntimeError as e:
+        slots = self._slots(*(self._slot(c, v) for c, v in zip(self.ctypes_, values, strict=True)))
+        lib = self.library
+        lib.set_block(block[0], block[1])
+        self._entry(slots)
+        message = lib.last_error()
+        if message:
+            e = runner.KernelRuntimeError(message)
             raise KernelEngineError(f"{self.source}: the compiled kernel stopped: {e}") from None
 
 
@@ -318,6 +351,8 @@ class KernelEngine:
         self.timings: dict[tuple[Any, ...], Any] = {}
         self.built: dict[tuple[Any, ...], Path] = {}
         self.checked: dict[tuple[str, int, int], bool] = {}
+        self.inputs_verified: set[tuple[Any, ...]] = set()
+        """Kernel signatures whose In arguments a run has checked unchanged (``RunConfig.check_inputs``)."""
 
     def kernel(self, func_name: str, recompile: bool) -> _Kernel:
         """The loaded library of ``func_name`` (built on first use in this run)."""
@@ -348,13 +383,23 @@ _ENGINES: dict[int, KernelEngine] = {}
 class EngineRun:
     """The engine's part of one :func:`pypto.runtime.run`: call :meth:`run_part` for every kernel part."""
 
-    def __init__(self, mode: str, engine: KernelEngine, recompile: bool, units: Callable[[str], Any]) -> None:
+    def __init__(
+        self,
+        mode: str,
+        engine: KernelEngine,
+        recompile: bool,
+        units: Callable[[str], Any],
+        check_inputs: bool | None = None,
+    ) -> None:
         self.mode = mode
+        self.check_inputs = check_inputs
         self.engine = engine
         self.recompile = recompile
         self.units = units
         self.report = EngineReport(mode)
         self._kernels: dict[str, _Kernel] = {}
+        self._signatures: dict[tuple[int, tuple[int, int]], tuple[Any, ...]] = {}
+        """Each kernel part's signature in this run, by (id of the part, block): computed once."""
 
     def _kernel(self, func_name: str) -> _Kernel:
         k = self._kernels.get(func_name)
@@ -392,20 +437,46 @@ class EngineRun:
             sig.append(("t", v.shape, v.dtype.str) if isinstance(v, np.ndarray) else ("s", type(v).__name__, v))
         return tuple(sig)
 
+    def _part_signature(
+        self, part: Any, block: tuple[int, int], values: Sequence[Any] | None = None
+    ) -> tuple[Any, ...]:
+        key = (id(part), block)
+        sig = self._signatures.get(key)
+        if sig is None:
+            values = [a.value() for a in part.args] if values is None else values
+            sig = self._signatures[key] = self._signature(part.func_name, self.units(part.func_name), values, block)
+        return sig
+
+    def wants_input_check(self, part: Any, block: tuple[int, int] = (0, 1)) -> bool:
+        """Whether the run compares this part's In arguments before and after it (``RunConfig.check_inputs``:
+        by default ``"both"`` always, ``"cpp"`` until a run of the kernel signature passed the check)."""
+        if self.check_inputs is None:
+            check = self.mode == "both" or self._part_signature(part, block) not in self.engine.inputs_verified
+        else:
+            check = self.check_inputs
+        self.report.input_checks += check
+        return check
+
+    def inputs_unchanged(self, part: Any, block: tuple[int, int] = (0, 1)) -> None:
+        """Record that this part's kernel signature left its In arguments unchanged."""
+        self.engine.inputs_verified.add(self._part_signature(part, block))
+
     def _interpret(self, interpret: Interpret, values: list[Any]) -> Any:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         kr = interpret(values)
         self.report.interpreter_seconds += time.perf_counter() - t0
+        self.report.interpreter_cpu_seconds += time.thread_time() - c0
         self.report.interpreter_runs += 1
         return kr
 
     def _call(self, kernel: _Kernel, task: Any, part: Any, values: list[Any], block: tuple[int, int]) -> None:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         try:
             kernel.call(part.func_name, values, block)
         except KernelEngineError as e:  # name the task too: a kernel may run as many tasks
             raise KernelEngineError(f"task {task.label} (@{part.func_name}): {e}") from None
         self.report.cpp_seconds += time.perf_counter() - t0
+        self.report.cpp_cpu_seconds += time.thread_time() - c0
         self.report.cpp_calls += 1
 
     def run_part(self, task: Any, part: Any, interpret: Interpret, block: tuple[int, int] = (0, 1)) -> Any:
@@ -422,7 +493,7 @@ class EngineRun:
             return scratch
 
         if self.mode == "cpp":
-            sig = self._signature(part.func_name, self.units(part.func_name), values, block)
+            sig = self._part_signature(part, block, values)
             kr = self.engine.timings.get(sig)
             if kr is None:
                 kr = self.engine.timings[sig] = self._interpret(interpret, copy_written())
@@ -462,4 +533,10 @@ def engine_run(config: Any, prepared: Any) -> EngineRun | None:
     if engine is None or engine.work_dir != Path(work_dir):
         engine = _ENGINES[id(prepared)] = KernelEngine(Path(os.fspath(work_dir)))
         weakref.finalize(prepared, _ENGINES.pop, id(prepared), None)
-    return EngineRun(mode, engine, bool(getattr(config, "recompile_kernels", True)), prepared.unit)
+    return EngineRun(
+        mode,
+        engine,
+        bool(getattr(config, "recompile_kernels", True)),
+        prepared.unit,
+        getattr(config, "check_inputs", None),
+    )

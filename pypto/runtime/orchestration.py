@@ -30,6 +30,7 @@ The static ``pl.task_deps`` of AutoDeriveTaskDependencies are added on top
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -195,7 +196,13 @@ def numpy_dtype(element_type: Any) -> Any:
 
 def _loc(op: Operation) -> str | None:
     loc = getattr(op, "location", None)
-    text = str(loc) if loc is not None else ""
+    return None if loc is None else _loc_text(loc)
+
+
+@functools.lru_cache(maxsize=4096)
+def _loc_text(loc: Any) -> str | None:
+    """A location attribute as ``file:line:col`` (printing it costs more than a launch's other host work)."""
+    text = str(loc)
     if not text or "unknown" in text:
         return None
     return text.removeprefix("loc(").removesuffix(")").replace('"', "")

@@ -28,7 +28,8 @@ Steps:
 5. Out/InOut parameters are copied back into the caller's tensors; an In
    parameter is never copied back, and every task's In arguments are
    compared byte for byte before and after it runs (a kernel writing one
-   raises :class:`InputWrittenError`).
+   raises :class:`InputWrittenError`; ``RunConfig.check_inputs`` says when:
+   with the C++ engine, once per kernel signature by default).
 """
 
 from __future__ import annotations
@@ -478,10 +479,12 @@ def _execute(prepared: Prepared, target: Target, args: Sequence[Any], config: Ru
         bars[0].advance(f"{task.label} @{part.func_name}", steps=0 if task.id in begun else 1)
         begun.add(task.id)
         unit = prepared.unit(part.func_name)
+        blk = (block, task.block_num)
         for c in collectors:
             c.before_task(task, part)
+        check_in = config.check_inputs is not False if engine is None else engine.wants_input_check(part, blk)
         before = [(a.index, a.buffer.array.reshape(-1).view(np.uint8).copy()) for a in part.args
-                  if a.buffer is not None and a.direction is ParamDirection.In]  # fmt: skip
+                  if check_in and a.buffer is not None and a.direction is ParamDirection.In]  # fmt: skip
         try:
 
             def interpret(values: list[Any]) -> Any:
@@ -500,11 +503,14 @@ def _execute(prepared: Prepared, target: Target, args: Sequence[Any], config: Ru
             kr = (
                 interpret([a.value() for a in part.args])
                 if engine is None
-                else engine.run_part(task, part, interpret, (block, task.block_num))
+                else engine.run_part(task, part, interpret, blk)
             )
         except DeviceError as e:  # name the task too: a kernel may run as many tasks
             raise type(e)(f"task {task.label} (@{part.func_name}): {e}") from e
-        _check_inputs_unchanged(task, part, before)
+        if check_in:
+            _check_inputs_unchanged(task, part, before)
+            if engine is not None:
+                engine.inputs_unchanged(part, blk)
         for c in collectors:
             c.after_task(task, part, kr)
         races.extend(TaskRace(task.id, part.func_name, r) for r in kr.races)

@@ -451,8 +451,12 @@ class Scheduler:
 
     def _check_placeable(self, graph: TaskGraph, own: list[list[Core]]) -> None:
         """Every task fits the cores of some thread (a ``sync_start`` task: all its blocks at once)."""
+        placeable: set[tuple[Any, ...]] = set()  # tasks alike (core type, parts' cores, blocks at once) fit alike
         for task in graph.tasks:
             need = task.block_num if task.sync_start else 1
+            key = (task.core_type, need, tuple(sorted(p.core_type for p in task.parts)))
+            if key in placeable:
+                continue
             ok = False
             for cores in own:
                 free, n = list(cores), 0
@@ -466,6 +470,7 @@ class Scheduler:
                     f"task {task.label} ({task.core_type}) cannot be placed on this target's cores: "
                     f"no AICPU thread owns idle cores for {what}"
                 )
+            placeable.add(key)
 
     def per_core_cycles(self) -> dict[int, int]:
         """Kernel cycles (sum of ``end - start``) per core that ran something."""

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import torch
 
-from pypto.runtime import RunConfig, run
+from pypto.runtime import InputWrittenError, RunConfig, run
 from pypto.runtime.cpp_engine import CACHE_DIR, KernelBuildError, KernelEngineError, compare
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -272,3 +272,56 @@ def test_spmd_blocks_run_as_their_own_block_in_cpp(tmp_path: Path, name: str) ->
         limit = 1e-4 if "matmul" in diff.func_name else 0.0
         assert diff.max_abs <= limit, report.summary()
     assert report.cpp_calls == sum(len(t.blocks) or 1 for t in both.tasks) > len(both.tasks)
+
+
+def test_in_arguments_checked_once_per_kernel_signature(tmp_path: Path) -> None:
+    """With "cpp", the first launch of a kernel signature compares its In arguments; later launches
+    skip the O(input) copy unless ``check_inputs=True``; ``"both"`` always checks."""
+    case, compiled = _build(ADD, tmp_path / "build")
+    checks = []
+    for config in ({}, {}, {"check_inputs": True}, {"check_inputs": False}, {"kernel_engine": "both"}):
+        got, args = _run(case, compiled, **{"kernel_engine": "cpp", **config})
+        assert torch.equal(_output(case, args), case.expected(args)["c"])
+        assert got.kernel_engine is not None
+        checks.append(got.kernel_engine.input_checks)
+    assert checks == [1, 0, 1, 0, 1]
+    assert "1 In-argument check(s)" in got.kernel_engine.summary()
+
+
+def test_a_cpp_kernel_writing_an_in_argument_is_caught_until_fixed(tmp_path: Path) -> None:
+    """A .cpp edited to store into its In argument ``a``: every launch raises (a failed check does not
+    mark the signature checked); ``check_inputs=False`` lets it through (``c`` is then never written; an
+    In argument is not copied back to the caller's tensor)."""
+    case, compiled = _build(ADD, tmp_path / "build")
+    cpp = _kernel_cpp(compiled)
+    text = cpp.read_text()
+    store = re.search(r"GlobalTensor<[^;]*>\(v3 \+", text)
+    assert store is not None
+    cpp.write_text(text[: store.end() - 4] + "v1 +" + text[store.end() :])
+    for _ in range(2):
+        with pytest.raises(InputWrittenError, match=r"t0 \(chunked_add_incore_0\) wrote its In argument #0 \('a'\)"):
+            _run(case, compiled, kernel_engine="cpp")
+    _, args = _run(case, compiled, kernel_engine="cpp", check_inputs=False)
+    assert not _output(case, args).any()  # the store went to 'a': nothing compared, nothing raised
+
+
+def test_check_inputs_false_skips_the_check_with_the_interpreter_too(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="check_inputs takes None, True or False, got 'yes'"):
+        RunConfig(check_inputs="yes")  # type: ignore[arg-type]
+    assert RunConfig().check_inputs is None
+
+
+def test_cpp_matmul_adds_the_products_in_k_order(tmp_path: Path) -> None:
+    """The header's matmul (loops i, k, j over packed operands) gives each element exactly the fp32 sum
+    0 + a[i,0]*b[0,j] + a[i,1]*b[1,j] + ..., one rounding per multiply and per add, in k order."""
+    case, compiled = _build(MATMUL, tmp_path / "build")
+    got, args = _run(case, compiled, kernel_engine="cpp")
+    a, b = args[0], args[1]
+    want = torch.zeros(a.shape[0], b.shape[1])
+    for p in range(a.shape[1]):
+        want = want + a[:, p : p + 1] * b[p : p + 1, :]  # float32 elementwise: rounded as the C++ does
+    assert torch.equal(_output(case, args), want)
+    report = got.kernel_engine
+    assert report is not None and report.cpp_cpu_seconds > 0 and report.interpreter_cpu_seconds > 0
+    again, _ = _run(case, compiled, kernel_engine="cpp")  # timing reused: no interpreter run, no CPU time in it
+    assert again.kernel_engine is not None and again.kernel_engine.interpreter_cpu_seconds == 0.0
