@@ -1,0 +1,281 @@
+"""L3 (multi-chip) programs: ``@pl.jit.host`` compiled into a :class:`DistributedCompiledProgram`.
+
+``host_orch.compile(x, y, config=RunConfig(distributed_config=DistributedConfig(device_ids=[0, 1])))``:
+
+1. runs the host orchestrator on stand-ins (:mod:`.host_trace`) and records its plan: the
+   window buffers and, per rank, the ``@pl.jit`` programs it dispatches with their arguments;
+2. compiles each dispatched program once through the whole pipeline into
+   ``next_levels/<name>/`` (an ordinary L2 build directory);
+3. writes upstream's L3 layout: ``orchestration/host_orch.py`` (the orchestrator's source),
+   ``distributed_meta.json`` (schema, params, platform, backend, ``distributed_config``, and the
+   plan) and ``next_levels/``.
+
+Calling the program launches one process per rank (:func:`pypto.runtime.distributed.launch`,
+``torch.distributed`` / gloo; or the ranks ``torchrun`` started). Each rank gets its window
+buffers (zeroed, at least 4 KiB) and runs its dispatches in order on its own simulated chip
+(:func:`~pypto.runtime.distributed.run_on_chip`, on the rank's clock); the Out/InOut slices come
+back into the caller's tensors. Artefacts go to ``<build>/dfx_outputs/rank{r}/d{k}/``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import secrets
+import textwrap
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pypto.runtime.distributed.config import DistributedConfig, distributed_config_of
+from pypto.utils.atomic import atomic_write_text
+from pypto.utils.tracebacks import api_boundary
+
+from .compile import compile
+from .compiled import CompiledProgram
+from .host_trace import TORCH_OF, HostPlan, HostPlanError, HostTensor, WindowView, trace_host
+from .output_dir import prepare_explicit_dir
+
+META_FILE = "distributed_meta.json"
+META_SCHEMA = 2
+"""Upstream's ``_META_SCHEMA`` for ``distributed_meta.json``."""
+HOST_ORCH = "orchestration/host_orch.py"
+NEXT_LEVELS = "next_levels"
+
+
+class DistributedBuildError(ValueError):
+    """An L3 build directory is missing a file or holds a malformed one (named in the message)."""
+
+
+def _torch_dtype(name: str) -> Any:
+    import torch
+
+    return getattr(torch, TORCH_OF[name])
+
+
+def _sample(a: Any, args: list[Any]) -> Any:
+    """The argument a dispatch's program is compiled for: a tensor of its shape, or the number."""
+    import torch
+
+    if isinstance(a, HostTensor):
+        return torch.zeros(a.shape, dtype=_torch_dtype(a.dtype))
+    if isinstance(a, WindowView):
+        return torch.zeros(a.shape, dtype=_torch_dtype(a.dtype))
+    return a
+
+
+def _new_build_dir(name: str, output_dir: Any) -> Path:
+    if output_dir is not None:
+        return prepare_explicit_dir(output_dir)
+    root = Path(os.environ.get("PYPTO_PROG_BUILD_DIR") or "build_output")
+    root.mkdir(parents=True, exist_ok=True)
+    for _ in range(100):
+        out = root / f"{name}_{datetime.now().strftime('%Y%m%d_%H%M%S')}_{secrets.token_hex(4)}"
+        try:
+            out.mkdir()
+            return out
+        except FileExistsError:
+            continue
+    raise RuntimeError("could not create a fresh output directory")
+
+
+def compile_host(host: Any, args: list[Any], config: Any) -> DistributedCompiledProgram:
+    """Compile the ``@pl.jit.host`` orchestrator ``host`` for ``args`` (see the module docstring)."""
+    dc = distributed_config_of(config)
+    names = host.param_names
+    plan = trace_host(host.fn, names, args, int(dc.world_size or 0))
+    out = _new_build_dir(host.__name__, getattr(config, "save_kernels_dir", None))
+    programs: dict[str, CompiledProgram] = {}
+    shapes: dict[str, list[Any]] = {}
+    for d in plan.dispatches:
+        samples = [_sample(a, args) for a in d.args]
+        sig = [tuple(getattr(s, "shape", ())) for s in samples]
+        if d.program in shapes:
+            if shapes[d.program] != sig:
+                raise HostPlanError(f"{d.program} is dispatched with shapes {sig} on rank {d.rank} but "
+                                    f"{shapes[d.program]} before: one L2 program per name")
+            continue
+        shapes[d.program] = sig
+        program = plan.programs[d.program].specialize(*samples)
+        programs[d.program] = compile(program, output_dir=out / NEXT_LEVELS / d.program,
+                                      platform=getattr(config, "platform", None))
+    platform = getattr(config, "platform", None) or "a2a3sim"
+    compiled = DistributedCompiledProgram(out, plan, programs, dc, platform=platform,
+                                          params=_params(names, args, host))
+    src = textwrap.dedent(inspect.getsource(host.fn))
+    header = (f"# The host orchestrator of this L3 build (runs on the host CPU; {plan.world_size} ranks).\n"
+              "# Its plan (window buffers, one dispatch per rank) is recorded in distributed_meta.json.\n")
+    (out / "orchestration").mkdir(exist_ok=True)
+    atomic_write_text(out / HOST_ORCH, header + src)
+    compiled.write_meta()
+    return compiled
+
+
+def _params(names: list[str], args: list[Any], host: Any) -> list[dict[str, Any]]:
+    sig = inspect.signature(host.fn)
+    params = []
+    for n, a in zip(names, args, strict=True):
+        ann = sig.parameters[n].annotation
+        text = ann if isinstance(ann, str) else repr(ann)
+        direction = "Out" if "pl.Out" in text or "Out[" in text else "InOut" if "InOut" in text else "In"
+        if hasattr(a, "shape"):
+            params.append({"name": n, "direction": direction, "shape": [int(d) for d in a.shape],
+                           "dtype": str(a.dtype).removeprefix("torch.")})
+        else:
+            params.append({"name": n, "direction": "In", "scalar": True})
+    return params
+
+
+class DistributedCompiledProgram:
+    """A compiled L3 program: the build directory (path-like), its plan and its per-rank programs."""
+
+    def __init__(self, output_dir: Path, plan: HostPlan, programs: dict[str, CompiledProgram],
+                 distributed_config: DistributedConfig, *, platform: str = "a2a3sim",
+                 params: list[dict[str, Any]] | None = None):
+        self._output_dir = Path(output_dir).resolve()
+        self.plan = plan
+        self.programs = programs
+        self.distributed_config = distributed_config
+        self._platform = platform
+        self.params = params or []
+        self.last_run: Any = None
+
+    @property
+    def output_dir(self) -> Path:
+        return self._output_dir
+
+    @property
+    def platform(self) -> str:
+        return self._platform
+
+    def __fspath__(self) -> str:
+        return str(self._output_dir)
+
+    def __str__(self) -> str:
+        return str(self._output_dir)
+
+    def __repr__(self) -> str:
+        return f"DistributedCompiledProgram({str(self._output_dir)!r})"
+
+    def write_meta(self) -> None:
+        """``distributed_meta.json`` (upstream's keys, plus ``host_plan``), written atomically."""
+        dc = self.distributed_config
+        meta = {
+            "schema": META_SCHEMA,
+            "params": self.params,
+            "num_return_types": 0,
+            "platform": self._platform,
+            "backend_type": "Ascend910B",
+            "distributed_config": {"device_ids": list(dc.device_ids or []), "num_sub_workers": dc.num_sub_workers,
+                                   "runtime": dc.runtime, "aicpu_thread_num": dc.aicpu_thread_num},
+            "next_levels": sorted(self.programs),
+            "host_plan": self.plan.to_json(),
+        }  # fmt: skip
+        atomic_write_text(self._output_dir / META_FILE, json.dumps(meta, indent=1, sort_keys=True) + "\n")
+
+    @classmethod
+    def from_dir(cls, work_dir: str | os.PathLike[str], platform: str | None = None) -> DistributedCompiledProgram:
+        """The program of an L3 build directory (``distributed_meta.json`` and ``next_levels/``), no recompile."""
+        out = Path(work_dir).resolve()
+        path = out / META_FILE
+        if not path.is_file():
+            raise DistributedBuildError(f"{path}: missing; recompile the @pl.jit.host program into this directory")
+        try:
+            meta = json.loads(path.read_text())
+            if meta.get("schema") != META_SCHEMA:
+                raise DistributedBuildError(f"{path}: schema {meta.get('schema')!r}, expected {META_SCHEMA}")
+            dc = DistributedConfig(**{k: meta["distributed_config"][k] for k in
+                                      ("device_ids", "num_sub_workers", "runtime", "aicpu_thread_num")})
+            plan = HostPlan.from_json(meta["host_plan"])
+            names = [str(n) for n in meta["next_levels"]]
+        except (KeyError, TypeError, ValueError, json.JSONDecodeError) as exc:
+            if isinstance(exc, DistributedBuildError):
+                raise
+            raise DistributedBuildError(f"{path}: malformed ({type(exc).__name__}: {exc})") from None
+        programs = {n: CompiledProgram.from_dir(out / NEXT_LEVELS / n) for n in names}
+        return cls(out, plan, programs, dc, platform=platform or meta.get("platform", "a2a3sim"),
+                   params=meta.get("params", []))
+
+    def _config(self, config: Any) -> DistributedConfig:
+        dc = self.distributed_config
+        if config is not None and getattr(config, "distributed_config", None) is not None:
+            dc = distributed_config_of(config)
+        if dc.world_size != self.plan.world_size:
+            raise ValueError(f"this program was compiled for {self.plan.world_size} ranks, the run has "
+                             f"{dc.world_size} (device_ids={dc.device_ids})")
+        return replace(dc, output_dir=dc.output_dir or self._output_dir)
+
+    @api_boundary
+    def __call__(self, *args: Any, config: Any = None) -> None:
+        """Run on ``world_size`` simulated chips (one process each); Out/InOut slices land in ``args``.
+        The :class:`~pypto.runtime.distributed.DistributedRun` is kept in ``last_run``."""
+        from pypto.runtime.distributed import launch
+
+        if len(args) != len(self.params):
+            names = ", ".join(p["name"] for p in self.params)
+            raise TypeError(f"{self!r} takes {len(self.params)} arguments ({names}), got {len(args)}")
+        dc = self._config(config)
+        paths = {n: str(p.output_dir) for n, p in self.programs.items()}
+        run = launch(_run_rank, dc, self.plan.to_json(), paths, _chip_config(config), list(args))
+        for rank in run.ranks:
+            for param, index, value in rank.value:
+                args[param][tuple(index)].copy_(value)
+        self.last_run = run
+
+    def run(self, *args: Any, config: Any = None) -> None:
+        """Same as calling the program."""
+        self(*args, config=config)
+
+
+def _chip_config(config: Any) -> Any:
+    """The RunConfig each chip dispatch runs with (without the distributed part)."""
+    if config is None or not hasattr(config, "distributed_config"):
+        return None
+    return replace(config, distributed_config=None)
+
+
+_LOADED: dict[str, CompiledProgram] = {}
+
+
+def _program(path: str) -> CompiledProgram:
+    """A rank's program of ``next_levels/<name>`` (loaded once per process)."""
+    if path not in _LOADED:
+        _LOADED[path] = CompiledProgram.from_dir(path)
+    return _LOADED[path]
+
+
+def _run_rank(comm: Any, plan_json: dict[str, Any], paths: dict[str, str], config: Any,
+              host_args: list[Any]) -> list[tuple[int, list[int], Any]]:
+    """One rank: its window buffers, then its dispatches in order; returns its Out/InOut slices."""
+    import torch
+
+    from pypto.runtime.distributed import run_on_chip
+
+    plan = HostPlan.from_json(plan_json)
+    windows = [torch.zeros(w.nbytes, dtype=torch.uint8) for w in plan.windows]
+    outs: list[tuple[int, list[int], Any]] = []
+    for d in plan.dispatches:
+        if d.rank != comm.rank:
+            continue
+        program = _program(paths[d.program])
+        call: list[Any] = []
+        for a in d.args:
+            if isinstance(a, HostTensor):
+                call.append(host_args[a.param][a.index].clone().contiguous())
+            elif isinstance(a, WindowView):
+                n = 1
+                for s in a.shape:
+                    n *= s
+                dt = _torch_dtype(a.dtype)
+                nbytes = n * torch.empty(0, dtype=dt).element_size()
+                call.append(windows[a.buffer][:nbytes].view(dt).view(a.shape))
+            else:
+                call.append(a)
+        run_on_chip(comm, program, *call, config=config, name=d.program)
+        for i in program.output_indices:
+            a = d.args[i]
+            if isinstance(a, HostTensor):
+                outs.append((a.param, list(a.index), call[i]))
+    return outs
