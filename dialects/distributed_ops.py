@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from typing import ClassVar
 
+from xdsl.dialects.builtin import IndexType
 from xdsl.dialects.utils.enum_attribute import EnumAttribute
 from xdsl.ir import Attribute, Dialect, SpacedOpaqueSyntaxAttribute
 from xdsl.irdl import (
@@ -33,17 +34,18 @@ from xdsl.irdl import (
     operand_def,
     opt_operand_def,
     opt_prop_def,
+    prop_def,
     result_def,
     var_operand_def,
 )
 
 from .distributed_enums import AllreduceMode, NotifyOp, ReduceOp, WaitCmp
 from .dtypes import dtype_name
-from .enums import DSL_PATH, ENUM_ATTRS
-from .op_base import INT, Arg, ArgView, EnumCodec, PLOp, attr, opt_value, value_list
+from .enums import DSL_PATH, ENUM_ATTRS, AtomicType, MemorySpace
+from .op_base import INT, INTS, Arg, ArgView, EnumCodec, PLOp, attr, opt_value, value_list
 from .op_base import value as arg
-from .op_families import WRITES
-from .types import TensorType
+from .op_families import PURE, READS, WRITES
+from .types import TensorType, TileType
 
 
 @irdl_attr_definition
@@ -100,6 +102,9 @@ def _offsets(a: ArgView, t: TensorType, name: str = "offsets") -> None:
 class _PldOp(PLOp):
     NO_TORCH: ClassVar[str | None] = _NO_TORCH
     NO_PTO: ClassVar[str | None] = _NO_PTO
+    TORCH_CALL: ClassVar[str | None] = None
+    """The method of the rank's comm context (``_pld`` in a torch_codegen script) that runs the op
+    (its DSL arguments in order, enums as their names); None: no torch form."""
     traits = WRITES
 
 
@@ -161,6 +166,7 @@ class BarrierOp(_PldOp):
     """``pld.tensor.barrier(signal)``: every rank waits for all of them (a self-clearing credit barrier)."""
 
     name = "pld.tensor.barrier"
+    TORCH_CALL: ClassVar[str | None] = "_pld.barrier"
     signal = operand_def(TensorType)
     result = result_def(TensorType)
     ALIAS_OPERAND: ClassVar[str | None] = "signal"
@@ -177,6 +183,7 @@ class SystemNotifyOp(_PldOp):
     ``offsets`` of ``peer``'s signal."""
 
     name = "pld.system.notify"
+    TORCH_CALL: ClassVar[str | None] = "_pld.notify"
     signal = operand_def(TensorType)
     peer = operand_def()
     offsets = var_operand_def()
@@ -202,6 +209,7 @@ class SystemWaitOp(_PldOp):
     cell ``offsets`` compares ``cmp`` with ``expected``."""
 
     name = "pld.system.wait"
+    TORCH_CALL: ClassVar[str | None] = "_pld.wait"
     signal = operand_def(TensorType)
     offsets = var_operand_def()
     expected = opt_prop_def()
@@ -302,8 +310,146 @@ class AllToAllOp(_PldOp):
         return target.with_memref(None)
 
 
+# ---- kernel-body RMA: the communication context, remote tile load/store, tensor put/get ------------------
+
+
+class _RankQueryOp(_PldOp):
+    """A query of the run's communication context: an ``index`` scalar, the same for the whole kernel."""
+
+    result = result_def(IndexType)
+    traits = PURE
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        return IndexType()
+
+
+@irdl_op_definition
+class GetCommCtxOp(_RankQueryOp):
+    """``pld.get_comm_ctx(window)``: the communication context of a ``pld.DistributedTensor`` (a handle)."""
+
+    name = "pld.get_comm_ctx"
+    tensor = operand_def(TensorType)
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (arg("tensor"),)
+    TORCH_CALL: ClassVar[str | None] = "_pld.comm_ctx"
+
+
+@irdl_op_definition
+class RankOp(_RankQueryOp):
+    """``pld.rank(ctx)``: this rank's number (0 .. nranks-1)."""
+
+    name = "pld.rank"
+    ctx = operand_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (arg("ctx"),)
+    TORCH_CALL: ClassVar[str | None] = "_pld.rank"
+
+
+@irdl_op_definition
+class NranksOp(_RankQueryOp):
+    """``pld.nranks(ctx)``: the number of ranks."""
+
+    name = "pld.nranks"
+    ctx = operand_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (arg("ctx"),)
+    TORCH_CALL: ClassVar[str | None] = "_pld.nranks"
+
+
+def _window_offsets(a: ArgView, t: TensorType, shape: tuple[int, ...]) -> None:
+    n = len(a.values("offsets"))
+    if n != len(t.get_shape()):
+        raise a.fail(f"'offsets' has {n} indices, expected {len(t.get_shape())} (the rank of 'target')")
+    if len(shape) != len(t.get_shape()) or any(s <= 0 or s > d for s, d in zip(shape, t.get_shape(), strict=False)):
+        raise a.fail(f"shape {list(shape)} must have the rank of 'target' {list(t.get_shape())} and fit in it")
+
+
+@irdl_op_definition
+class TileRemoteLoadOp(_PldOp):
+    """``pld.tile.remote_load(target, peer, offsets, shape)``: a Vec tile read from ``peer``'s window
+    ``target`` at ``offsets`` (one-sided)."""
+
+    name = "pld.tile.remote_load"
+    target = operand_def(TensorType)
+    peer = operand_def()
+    offsets = var_operand_def()
+    shape = prop_def()
+    result = result_def(TileType)
+    traits = READS
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (arg("target"), arg("peer"), value_list("offsets"), attr("shape", INTS))
+    TORCH_CALL: ClassVar[str | None] = "_pld.remote_load"
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        t = a.tensor("target")
+        shape = tuple(a.attr("shape"))
+        _window_offsets(a, t, shape)
+        return TileType.get(shape, t.element_type, MemorySpace.Vec)
+
+
+@irdl_op_definition
+class TileRemoteStoreOp(_PldOp):
+    """``pld.tile.remote_store(tile, target, peer, offsets)``: write ``tile`` into ``peer``'s window
+    ``target`` at ``offsets`` (one-sided; returns ``target``)."""
+
+    name = "pld.tile.remote_store"
+    tile = operand_def(TileType)
+    target = operand_def(TensorType)
+    peer = operand_def()
+    offsets = var_operand_def()
+    result = result_def(TensorType)
+    ALIAS_OPERAND: ClassVar[str | None] = "target"
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (arg("tile"), arg("target"), arg("peer"), value_list("offsets"))
+    TORCH_CALL: ClassVar[str | None] = "_pld.remote_store"
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        t, tile = a.tensor("target"), a.value("tile").type
+        assert isinstance(tile, TileType)
+        _same_dtype(a, tile, t, "tile", "target")
+        _window_offsets(a, t, tuple(tile.get_shape()))
+        return t.with_memref(None)
+
+
+class _PutGetOp(_PldOp):
+    dst = operand_def(TensorType)
+    peer = operand_def()
+    src = operand_def(TensorType)
+    result = result_def(TensorType)
+    ALIAS_OPERAND: ClassVar[str | None] = "dst"
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        dst, src = a.tensor("dst"), a.tensor("src")
+        _same_dtype(a, dst, src, "dst", "src")
+        if dst.get_shape() != src.get_shape():
+            raise a.fail(f"operands 'dst' {list(dst.get_shape())} and 'src' {list(src.get_shape())} must have one shape")
+        return dst.with_memref(None)
+
+
+@irdl_op_definition
+class TensorPutOp(_PutGetOp):
+    """``pld.tensor.put(dst, peer, src, atomic=pld.AtomicType.None_)``: copy (or atomically add) this
+    rank's ``src`` into ``peer``'s window ``dst``."""
+
+    name = "pld.tensor.put"
+    atomic = opt_prop_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
+        arg("dst"), arg("peer"), arg("src"), attr("atomic", EnumCodec(AtomicType), AtomicType.None_),
+    )  # fmt: skip
+    TORCH_CALL: ClassVar[str | None] = "_pld.put"
+
+
+@irdl_op_definition
+class TensorGetOp(_PutGetOp):
+    """``pld.tensor.get(dst, peer, src)``: copy ``peer``'s window ``src`` into this rank's ``dst``."""
+
+    name = "pld.tensor.get"
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (arg("dst"), arg("peer"), arg("src"))
+    TORCH_CALL: ClassVar[str | None] = "_pld.get"
+
+
 PLD_OPS: list[type[PLOp]] = [
     AllreduceOp, BroadcastOp, BarrierOp, AllgatherOp, ReduceScatterOp, AllToAllOp, SystemNotifyOp, SystemWaitOp,
+    GetCommCtxOp, RankOp, NranksOp, TileRemoteLoadOp, TileRemoteStoreOp, TensorPutOp, TensorGetOp,
 ]
 
 PLD = Dialect("pld", list(PLD_OPS), list(PLD_ENUM_ATTRS.values()))

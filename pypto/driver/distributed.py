@@ -29,6 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from pypto.core.program import Program
 from pypto.runtime.distributed.config import DistributedConfig, distributed_config_of
 from pypto.utils.atomic import atomic_write_text
 from pypto.utils.tracebacks import api_boundary
@@ -87,7 +88,7 @@ def compile_host(host: Any, args: list[Any], config: Any) -> DistributedCompiled
     names = host.param_names
     plan = trace_host(host.fn, names, args, int(dc.world_size or 0))
     out = _new_build_dir(host.__name__, getattr(config, "save_kernels_dir", None))
-    programs: dict[str, CompiledProgram] = {}
+    programs: dict[str, CompiledProgram | CommProgram] = {}
     shapes: dict[str, list[Any]] = {}
     for d in plan.dispatches:
         samples = [_sample(a, args) for a in d.args]
@@ -99,8 +100,11 @@ def compile_host(host: Any, args: list[Any], config: Any) -> DistributedCompiled
             continue
         shapes[d.program] = sig
         program = plan.programs[d.program].specialize(*samples)
-        programs[d.program] = compile(program, output_dir=out / NEXT_LEVELS / d.program,
-                                      platform=getattr(config, "platform", None))
+        if has_comm_ops(program):
+            programs[d.program] = CommProgram.build(program, d.program, out / NEXT_LEVELS / d.program)
+        else:
+            programs[d.program] = compile(program, output_dir=out / NEXT_LEVELS / d.program,
+                                          platform=getattr(config, "platform", None))
     platform = getattr(config, "platform", None) or "a2a3sim"
     compiled = DistributedCompiledProgram(out, plan, programs, dc, platform=platform,
                                           params=_params(names, args, host))
@@ -128,15 +132,84 @@ def _params(names: list[str], args: list[Any], host: Any) -> list[dict[str, Any]
     return params
 
 
+def has_comm_ops(program: Program) -> bool:
+    """Whether a per-rank program has kernel-body ``pld`` ops (they do not lower to ``.pto`` yet)."""
+    return any(op.name.startswith("pld.") for op in program.module.walk())
+
+
+class CommProgram:
+    """A per-rank program with kernel-body ``pld`` ops (remote load/store, put/get, notify/wait, barrier).
+
+    Those ops are not lowered through the pass pipeline into ``.pto`` yet, so such a program runs as its
+    torch form (:func:`pypto.debug.torch_codegen`, the reference semantics of every op) on the rank,
+    its ``pld`` ops calling the rank's window and link model (:class:`~pypto.runtime.distributed.windows.
+    KernelComm`): numerics and link cycles, no simulated compute cycles. Its ``next_levels/<name>/``
+    holds ``program.py`` (the DSL), ``torch_program.py`` (what runs) and ``comm_meta.json``.
+    """
+
+    KIND_FILE = "comm_meta.json"
+
+    def __init__(self, output_dir: Path, entry: str, output_indices: list[int], source: str):
+        self.output_dir = Path(output_dir)
+        self.entry, self.output_indices, self.source = entry, output_indices, source
+        self._fn: Any = None
+
+    @classmethod
+    def build(cls, program: Program, name: str, out: Path) -> CommProgram:
+        from pypto.debug.torch_codegen import torch_codegen
+        from pypto.dialects.enums import FunctionType, ParamDirection
+        from pypto.dialects.program import function_type, param_directions
+
+        out.mkdir(parents=True, exist_ok=True)
+        entry = next((n for n, f in program.functions.items() if function_type(f) is FunctionType.Orchestration),
+                     next(iter(program.functions)))
+        outs = (ParamDirection.Out, ParamDirection.InOut)
+        indices = [i for i, d in enumerate(param_directions(program.functions[entry])) if d in outs]
+        source = torch_codegen(program)
+        atomic_write_text(out / "program.py", program.as_python())
+        atomic_write_text(out / "torch_program.py", source)
+        atomic_write_text(out / cls.KIND_FILE, json.dumps({"entry": entry, "output_indices": indices}) + "\n")
+        return cls(out, entry, indices, source)
+
+    @classmethod
+    def is_build(cls, out: Path) -> bool:
+        return (out / cls.KIND_FILE).is_file()
+
+    @classmethod
+    def from_dir(cls, out: Path) -> CommProgram:
+        try:
+            meta = json.loads((out / cls.KIND_FILE).read_text())
+            source = (out / "torch_program.py").read_text()
+            return cls(out, str(meta["entry"]), [int(i) for i in meta["output_indices"]], source)
+        except (OSError, KeyError, TypeError, ValueError) as exc:
+            raise DistributedBuildError(f"{out}: not a readable per-rank comm program ({exc})") from None
+
+    def run(self, kernel_comm: Any, *args: Any) -> None:
+        """Run on this rank with ``kernel_comm`` as ``_pld``."""
+        if self._fn is None:
+            scope: dict[str, Any] = {"__name__": f"pypto_rank_program_{self.entry}"}
+            exec(compile_source(self.source, str(self.output_dir / "torch_program.py")), scope)  # noqa: S102
+            self._fn = scope
+        self._fn["_pld"] = kernel_comm
+        self._fn[self.entry](*args)
+
+
+def compile_source(source: str, filename: str) -> Any:
+    """Python's ``compile`` (this module's ``compile`` is PyPTO's)."""
+    import builtins
+
+    return builtins.compile(source, filename, "exec")
+
+
 class DistributedCompiledProgram:
     """A compiled L3 program: the build directory (path-like), its plan and its per-rank programs."""
 
-    def __init__(self, output_dir: Path, plan: HostPlan, programs: dict[str, CompiledProgram],
+    def __init__(self, output_dir: Path, plan: HostPlan, programs: dict[str, Any],
                  distributed_config: DistributedConfig, *, platform: str = "a2a3sim",
                  params: list[dict[str, Any]] | None = None):
         self._output_dir = Path(output_dir).resolve()
         self.plan = plan
-        self.programs = programs
+        self.programs: dict[str, CompiledProgram | CommProgram] = dict(programs)
         self.distributed_config = distributed_config
         self._platform = platform
         self.params = params or []
@@ -194,7 +267,7 @@ class DistributedCompiledProgram:
             if isinstance(exc, DistributedBuildError):
                 raise
             raise DistributedBuildError(f"{path}: malformed ({type(exc).__name__}: {exc})") from None
-        programs = {n: CompiledProgram.from_dir(out / NEXT_LEVELS / n) for n in names}
+        programs = {n: _load_level(out / NEXT_LEVELS / n) for n in names}
         return cls(out, plan, programs, dc, platform=platform or meta.get("platform", "a2a3sim"),
                    params=meta.get("params", []))
 
@@ -218,7 +291,8 @@ class DistributedCompiledProgram:
             raise TypeError(f"{self!r} takes {len(self.params)} arguments ({names}), got {len(args)}")
         dc = self._config(config)
         paths = {n: str(p.output_dir) for n, p in self.programs.items()}
-        run = launch(_run_rank, dc, self.plan.to_json(), paths, _chip_config(config), list(args))
+        run = launch(_run_rank, dc, self.plan.to_json(), paths, _chip_config(config), list(args),
+                     secrets.token_hex(6))
         for rank in run.ranks:
             for param, index, value in rank.value:
                 args[param][tuple(index)].copy_(value)
@@ -236,25 +310,43 @@ def _chip_config(config: Any) -> Any:
     return replace(config, distributed_config=None)
 
 
-_LOADED: dict[str, CompiledProgram] = {}
+def _load_level(out: Path) -> CompiledProgram | CommProgram:
+    """The program of one ``next_levels/<name>/`` directory."""
+    return CommProgram.from_dir(out) if CommProgram.is_build(out) else CompiledProgram.from_dir(out)
 
 
-def _program(path: str) -> CompiledProgram:
+_LOADED: dict[str, CompiledProgram | CommProgram] = {}
+
+
+def _program(path: str) -> CompiledProgram | CommProgram:
     """A rank's program of ``next_levels/<name>`` (loaded once per process)."""
     if path not in _LOADED:
-        _LOADED[path] = CompiledProgram.from_dir(path)
+        _LOADED[path] = _load_level(Path(path))
     return _LOADED[path]
 
 
 def _run_rank(comm: Any, plan_json: dict[str, Any], paths: dict[str, str], config: Any,
-              host_args: list[Any]) -> list[tuple[int, list[int], Any]]:
+              host_args: list[Any], run_id: str) -> list[tuple[int, list[int], Any]]:
     """One rank: its window buffers, then its dispatches in order; returns its Out/InOut slices."""
+    from pypto.runtime.distributed.windows import SharedWindows
+
+    plan = HostPlan.from_json(plan_json)
+    shared = SharedWindows(comm, [w.nbytes for w in plan.windows], run_id) if plan.windows else None
+    try:
+        return _dispatch_all(comm, plan, paths, config, host_args, shared)
+    finally:
+        if shared is not None:
+            shared.close()
+
+
+def _dispatch_all(comm: Any, plan: HostPlan, paths: dict[str, str], config: Any, host_args: list[Any],
+                  shared: Any) -> list[tuple[int, list[int], Any]]:
     import torch
 
     from pypto.runtime.distributed import run_on_chip
+    from pypto.runtime.distributed.windows import KernelComm
 
-    plan = HostPlan.from_json(plan_json)
-    windows = [torch.zeros(w.nbytes, dtype=torch.uint8) for w in plan.windows]
+    windows = [shared.local(w.index) for w in plan.windows] if shared is not None else []
     outs: list[tuple[int, list[int], Any]] = []
     for d in plan.dispatches:
         if d.rank != comm.rank:
@@ -273,7 +365,11 @@ def _run_rank(comm: Any, plan_json: dict[str, Any], paths: dict[str, str], confi
                 call.append(windows[a.buffer][:nbytes].view(dt).view(a.shape))
             else:
                 call.append(a)
-        run_on_chip(comm, program, *call, config=config, name=d.program)
+        if isinstance(program, CommProgram):
+            with comm.scope(f"rank program {d.program}"):
+                program.run(KernelComm(comm, shared), *call)
+        else:
+            run_on_chip(comm, program, *call, config=config, name=d.program)
         for i in program.output_indices:
             a = d.args[i]
             if isinstance(a, HostTensor):

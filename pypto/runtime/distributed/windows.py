@@ -1,0 +1,203 @@
+"""Window buffers shared by the ranks, and the kernel-side RMA of ``pld`` (put, get, remote load/store,
+notify, wait, barrier).
+
+A window buffer (``pld.alloc_window_buffer``) is one region per rank. Each rank's region is a file
+in ``/dev/shm`` (``pypto-<run>-w<buffer>-r<rank>``), mapped by every rank of the run: a remote
+load, store, put or get reads or writes the peer's region directly, one-sided, as a window on real
+hardware. Ranks on one host only: under ``torchrun`` on several hosts the files are not shared.
+
+Synchronisation and time stay on ``torch.distributed`` (:class:`.comm.RankComm`): a notify
+updates the peer's signal cell (under a file lock, so ``AtomicAdd`` is atomic) and posts the signal
+on the store, where a wait blocks (bounded by the timeout) and orders this rank's clock after the
+notifies it consumed. A remote access costs a link hop (plus a request latency for reads) on the
+rank's clock, and is an event with a flow in the merged trace.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import math
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from pypto.dialects.distributed_enums import NotifyOp, WaitCmp
+
+from .comm import RankComm
+
+
+def _shm_dir() -> Path:
+    shm = Path("/dev/shm")
+    return shm if shm.is_dir() and os.access(shm, os.W_OK) else Path(tempfile.gettempdir())
+
+
+class SharedWindows:
+    """The window buffers of one run, every rank's region mapped (see the module docstring)."""
+
+    def __init__(self, comm: RankComm, sizes: Sequence[int], run_id: str):
+        self.comm = comm
+        self.paths = [[_shm_dir() / f"pypto-{run_id}-w{b}-r{r}" for r in range(comm.world_size)]
+                      for b in range(len(sizes))]  # fmt: skip
+        for b, n in enumerate(sizes):
+            path = self.paths[b][comm.rank]
+            with open(path, "wb") as f:
+                f.truncate(int(n))  # zero-filled: a window starts cleared
+        comm.barrier("window alloc")
+        self.regions = [[torch.from_file(str(p), shared=True, size=int(n), dtype=torch.uint8) for p in row]
+                        for row, n in zip(self.paths, sizes, strict=True)]  # fmt: skip
+
+    def local(self, buffer: int) -> torch.Tensor:
+        """This rank's region of ``buffer`` (bytes)."""
+        return self.regions[buffer][self.comm.rank]
+
+    def locate(self, t: torch.Tensor) -> tuple[int, int]:
+        """``(buffer, byte offset)`` of a tensor viewing one of this rank's regions."""
+        ptr = t.data_ptr()
+        for b, row in enumerate(self.regions):
+            base = row[self.comm.rank].data_ptr()
+            if base <= ptr < base + row[self.comm.rank].numel():
+                return b, ptr - base
+        raise self.comm.error("the tensor is not a pld.window view of this rank's window buffers")
+
+    def peer_view(self, t: torch.Tensor, peer: int) -> torch.Tensor:
+        """The tensor on ``peer``'s region at the place ``t`` has in this rank's."""
+        if not 0 <= peer < self.comm.world_size:
+            raise self.comm.error(f"peer rank {peer} out of range (world size {self.comm.world_size})")
+        b, off = self.locate(t)
+        region = self.regions[b][peer]
+        nbytes = t.numel() * t.element_size()
+        return region[off : off + nbytes].view(t.dtype).view(t.shape)
+
+    def close(self) -> None:
+        """Remove this rank's files (after every rank is done with them)."""
+        self.comm.barrier("window free")
+        for row in self.paths:
+            row[self.comm.rank].unlink(missing_ok=True)
+
+
+def _flat(t: torch.Tensor, offsets: Sequence[int]) -> int:
+    idx = 0
+    for o, s in zip(offsets, t.stride(), strict=True):
+        idx += int(o) * s
+    return idx
+
+
+class KernelComm:
+    """``_pld`` in a per-rank kernel script: the ``pld`` ops on this rank's windows and clock."""
+
+    def __init__(self, comm: RankComm, windows: SharedWindows):
+        self.comm, self.windows = comm, windows
+        self._ops = 0
+
+    # ---- the communication context ----------------------------------------------
+
+    def comm_ctx(self, t: torch.Tensor) -> int:
+        self.windows.locate(t)
+        return 0
+
+    def rank(self, ctx: int) -> int:
+        return self.comm.rank
+
+    def nranks(self, ctx: int) -> int:
+        return self.comm.world_size
+
+    # ---- one-sided data -------------------------------------------------------------
+
+    def _remote(self, name: str, peer: int, nbytes: int, write: bool) -> None:
+        """Advance the clock for one remote access and record it (a flow to / from ``peer``)."""
+        c = self.comm
+        start = c.clock
+        c.clock += c.hop_cycles(nbytes) + (0 if write else c.link.latency_cycles)
+        if peer == c.rank:
+            c._event(name, "put" if write else "get", start, c.clock, peer=peer, bytes=nbytes)
+            return
+        fid = f"k{c.rank}-{self._ops}"
+        self._ops += 1
+        if write:
+            c._event(name, "put", start, c.clock, peer=peer, bytes=nbytes, flows=[{"id": fid, "ph": "s"}],
+                     remote={"rank": peer, "ts": c.clock, "id": fid, "name": f"{name} <- r{c.rank}"})
+        else:
+            c._event(name, "get", start, c.clock, peer=peer, bytes=nbytes, flows=[{"id": fid, "ph": "f"}],
+                     remote={"rank": peer, "ts": start, "id": fid, "name": f"{name} -> r{c.rank}", "ph": "s"})
+
+    def remote_load(self, target: torch.Tensor, peer: int, offsets: Sequence[int], shape: Sequence[int]) -> Any:
+        src = self.windows.peer_view(target, int(peer))
+        sl = tuple(slice(int(o), int(o) + int(s)) for o, s in zip(offsets, shape, strict=True))
+        tile = src[sl].clone()
+        self._remote(f"remote_load <- r{peer}", int(peer), tile.numel() * tile.element_size(), False)
+        return tile
+
+    def remote_store(self, tile: torch.Tensor, target: torch.Tensor, peer: int, offsets: Sequence[int]) -> Any:
+        dst = self.windows.peer_view(target, int(peer))
+        sl = tuple(slice(int(o), int(o) + int(s)) for o, s in zip(offsets, tile.shape, strict=True))
+        dst[sl].copy_(tile.to(dst.dtype))
+        self._remote(f"remote_store -> r{peer}", int(peer), tile.numel() * tile.element_size(), True)
+        return target
+
+    def put(self, dst: torch.Tensor, peer: int, src: torch.Tensor, atomic: str = "None_") -> Any:
+        remote = self.windows.peer_view(dst, int(peer))
+        if atomic in ("None_", "None", None):
+            remote.copy_(src)
+        else:
+            with self._locked(dst, int(peer)):
+                remote.add_(src)
+        self._remote(f"put -> r{peer}", int(peer), src.numel() * src.element_size(), True)
+        return dst
+
+    def get(self, dst: torch.Tensor, peer: int, src: torch.Tensor) -> Any:
+        dst.copy_(self.windows.peer_view(src, int(peer)))
+        self._remote(f"get <- r{peer}", int(peer), dst.numel() * dst.element_size(), False)
+        return dst
+
+    # ---- signals ----------------------------------------------------------------------
+
+    def _locked(self, t: torch.Tensor, peer: int) -> Any:
+        b, _ = self.windows.locate(t)
+        return _FileLock(self.windows.paths[b][peer])
+
+    def notify(self, signal: torch.Tensor, peer: int, offsets: Sequence[int], value: int = 1,
+               op: str = "AtomicAdd") -> Any:
+        peer = int(peer)
+        cell = self.windows.peer_view(signal, peer).view(-1)
+        b, _ = self.windows.locate(signal)
+        slot = _flat(signal, offsets)
+        with self._locked(signal, peer):
+            if NotifyOp(op) is NotifyOp.AtomicAdd:
+                cell[slot] += int(value)
+            else:
+                cell[slot] = int(value)
+        self.comm.notify(f"w{b}", peer, slot, int(value), NotifyOp(op))
+        return signal
+
+    def wait(self, signal: torch.Tensor, offsets: Sequence[int], expected: int = 1, cmp: str = "Ge") -> Any:
+        b, _ = self.windows.locate(signal)
+        self.comm.wait(f"w{b}", _flat(signal, offsets), int(expected), WaitCmp(cmp))
+        return signal
+
+    def barrier(self, signal: torch.Tensor) -> Any:
+        self.comm.barrier("pld.tensor.barrier")
+        return signal
+
+
+class _FileLock:
+    """An exclusive ``flock`` on a window file: a read-modify-write of a peer's cell is atomic."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def __enter__(self) -> None:
+        self.fd = os.open(self.path, os.O_RDWR)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc: object) -> None:
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)
+
+
+def window_bytes(shape: Sequence[int], dtype: torch.dtype) -> int:
+    """Bytes of a ``shape`` view of ``dtype``."""
+    return math.prod(shape) * torch.empty(0, dtype=dtype).element_size()
