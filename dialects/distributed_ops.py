@@ -113,6 +113,7 @@ class AllreduceOp(_PldOp):
     """``pld.tensor.allreduce(data, signal=None, op=pld.ReduceOp.Sum, mode=pld.AllreduceMode.mesh, core_num=1)``."""
 
     name = "pld.tensor.allreduce"
+    TORCH_CALL: ClassVar[str | None] = "_pld.allreduce"
     data = operand_def(TensorType)
     signal = opt_operand_def(TensorType)
     op = opt_prop_def(ReduceOpAttr)
@@ -145,6 +146,7 @@ class BroadcastOp(_PldOp):
     """``pld.tensor.broadcast(data, signal, root=0)``: every rank ends with ``root``'s data."""
 
     name = "pld.tensor.broadcast"
+    TORCH_CALL: ClassVar[str | None] = "_pld.broadcast"
     data = operand_def(TensorType)
     signal = operand_def(TensorType)
     root = opt_prop_def()
@@ -246,6 +248,7 @@ class AllgatherOp(_PldOp):
     ([world_size, size]) ends with rank ``r``'s ``local_data`` ([1, size] or [size])."""
 
     name = "pld.tensor.allgather"
+    TORCH_CALL: ClassVar[str | None] = "_pld.allgather"
     local_data = operand_def(TensorType)
     target = operand_def(TensorType)
     signal = operand_def(TensorType)
@@ -270,6 +273,7 @@ class ReduceScatterOp(_PldOp):
     ``target`` ([world_size, size]) ends with row ``r`` reduced over all ranks."""
 
     name = "pld.tensor.reduce_scatter"
+    TORCH_CALL: ClassVar[str | None] = "_pld.reduce_scatter"
     target = operand_def(TensorType)
     signal = operand_def(TensorType)
     op = opt_prop_def(ReduceOpAttr)
@@ -290,6 +294,7 @@ class AllToAllOp(_PldOp):
     row ``r`` of rank ``q``'s ``input`` (both [world_size, size], distinct buffers)."""
 
     name = "pld.tensor.all_to_all"
+    TORCH_CALL: ClassVar[str | None] = "_pld.all_to_all"
     input = operand_def(TensorType)
     target = operand_def(TensorType)
     signal = operand_def(TensorType)

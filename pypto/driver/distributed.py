@@ -332,11 +332,14 @@ def _run_rank(comm: Any, plan_json: dict[str, Any], paths: dict[str, str], confi
 
     plan = HostPlan.from_json(plan_json)
     shared = SharedWindows(comm, [w.nbytes for w in plan.windows], run_id) if plan.windows else None
+    ok = False
     try:
-        return _dispatch_all(comm, plan, paths, config, host_args, shared)
+        outs = _dispatch_all(comm, plan, paths, config, host_args, shared)
+        ok = True
+        return outs
     finally:
         if shared is not None:
-            shared.close()
+            shared.close(ok)
 
 
 def _dispatch_all(comm: Any, plan: HostPlan, paths: dict[str, str], config: Any, host_args: list[Any],
@@ -344,6 +347,7 @@ def _dispatch_all(comm: Any, plan: HostPlan, paths: dict[str, str], config: Any,
     import torch
 
     from pypto.runtime.distributed import run_on_chip
+    from pypto.runtime.distributed.chip import begin_dispatch
     from pypto.runtime.distributed.windows import KernelComm
 
     windows = [shared.local(w.index) for w in plan.windows] if shared is not None else []
@@ -366,6 +370,7 @@ def _dispatch_all(comm: Any, plan: HostPlan, paths: dict[str, str], config: Any,
             else:
                 call.append(a)
         if isinstance(program, CommProgram):
+            begin_dispatch(comm, d.program)
             with comm.scope(f"rank program {d.program}"):
                 program.run(KernelComm(comm, shared), *call)
         else:

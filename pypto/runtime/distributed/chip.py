@@ -25,6 +25,18 @@ DISPATCH_PROGRAM = "dispatch_program.json"
 """Names the ``next_levels/<program>`` a dispatch ran (upstream's L3 marker: func ids are per program)."""
 
 
+def begin_dispatch(comm: RankComm, program: str) -> Path | None:
+    """Count one dispatch of ``program`` on this rank; with an ``output_dir``, create its
+    ``dfx_outputs/rank{r}/d{k}/`` with ``dispatch_program.json`` and return it."""
+    k = comm.dispatches
+    comm.dispatches += 1
+    if comm.output_dir is None:
+        return None
+    dfx_dir = rank_dir(Path(comm.output_dir), comm.rank, k)
+    write_artefact(dfx_dir / DISPATCH_PROGRAM, json_text({"program": program}) + "\n")
+    return dfx_dir
+
+
 def run_on_chip(comm: RankComm, program: Any, *args: Any, config: RunConfig | None = None,
                 name: str | None = None) -> RunResult:
     """Run ``program(*args)`` on this rank's chip (``pypto.runtime.run``); the clock moves by its cycles.
@@ -33,11 +45,9 @@ def run_on_chip(comm: RankComm, program: Any, *args: Any, config: RunConfig | No
     ``dispatch_program.json`` = ``{"program": name}``."""
     label = name or getattr(program, "__name__", None) or type(program).__name__
     k = comm.dispatches
-    comm.dispatches += 1
-    if comm.output_dir is not None:
+    dfx_dir = begin_dispatch(comm, label)
+    if dfx_dir is not None:
         config = config if config is not None else RunConfig()
-        dfx_dir = rank_dir(Path(comm.output_dir), comm.rank, k)
-        write_artefact(dfx_dir / DISPATCH_PROGRAM, json_text({"program": label}) + "\n")
         config = replace(config, extra={**config.extra, "dfx_dir": str(dfx_dir)})
     with comm.scope(f"chip run {label}"):
         result = run(program, *args, config=config)

@@ -27,6 +27,7 @@ import torch
 
 from pypto.dialects.distributed_enums import NotifyOp, WaitCmp
 
+from . import collectives
 from .comm import RankComm
 
 
@@ -38,8 +39,16 @@ def _shm_dir() -> Path:
 class SharedWindows:
     """The window buffers of one run, every rank's region mapped (see the module docstring)."""
 
+    _made = 0
+    """Window sets made in this process: the same sequence on every rank (every rank runs the same runs)."""
+
     def __init__(self, comm: RankComm, sizes: Sequence[int], run_id: str):
         self.comm = comm
+        SharedWindows._made += 1
+        key = f"windows/run/{SharedWindows._made}"
+        if comm.rank == 0:  # rank 0's id names the files: under torchrun every process drew its own
+            comm.store.set(key, run_id)
+        run_id = _store_get(comm, key)
         self.paths = [[_shm_dir() / f"pypto-{run_id}-w{b}-r{r}" for r in range(comm.world_size)]
                       for b in range(len(sizes))]  # fmt: skip
         for b, n in enumerate(sizes):
@@ -72,11 +81,29 @@ class SharedWindows:
         nbytes = t.numel() * t.element_size()
         return region[off : off + nbytes].view(t.dtype).view(t.shape)
 
-    def close(self) -> None:
-        """Remove this rank's files (after every rank is done with them)."""
-        self.comm.barrier("window free")
-        for row in self.paths:
-            row[self.comm.rank].unlink(missing_ok=True)
+    def close(self, ok: bool = True) -> None:
+        """Remove this rank's files: after every rank is done with them, or at once when the run failed
+        (never raises: a failure is reported by the launch, not masked by the clean-up)."""
+        try:
+            if ok:
+                self.comm.barrier("window free")
+        except Exception:  # noqa: BLE001 - a peer died or timed out: the run's own error says so
+            pass
+        finally:
+            for row in self.paths:
+                row[self.comm.rank].unlink(missing_ok=True)
+
+
+def _store_get(comm: RankComm, key: str) -> str:
+    """``key`` from the run's store, waited for (bounded by the timeout)."""
+    from datetime import timedelta
+
+    try:
+        comm.store.wait([key], timedelta(seconds=comm.timeout_s))
+        return bytes(comm.store.get(key)).decode()
+    except Exception as exc:  # noqa: BLE001 - the store's timeout / connection errors
+        raise comm.error(f"window set-up: rank 0 did not publish the window names within {comm.timeout_s:g} s "
+                         f"({str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__})") from None
 
 
 def _flat(t: torch.Tensor, offsets: Sequence[int]) -> int:
@@ -181,6 +208,30 @@ class KernelComm:
     def barrier(self, signal: torch.Tensor) -> Any:
         self.comm.barrier("pld.tensor.barrier")
         return signal
+
+    # ---- collectives (the ranks' gloo collectives of :mod:`.collectives`, on the window data) --------------
+
+    def allreduce(self, data: torch.Tensor, signal: Any, op: str, mode: str, core_num: int) -> Any:
+        collectives.allreduce(self.comm, data, op, mode, int(core_num))
+        return data
+
+    def broadcast(self, data: torch.Tensor, signal: Any, root: int) -> Any:
+        collectives.broadcast(self.comm, data, int(root))
+        return data
+
+    def allgather(self, local: torch.Tensor, target: torch.Tensor, signal: Any) -> Any:
+        rows = collectives.allgather(self.comm, local.contiguous().view(-1))
+        target.copy_(rows.view(target.shape))
+        return target
+
+    def reduce_scatter(self, target: torch.Tensor, signal: Any, op: str) -> Any:
+        mine = collectives.reducescatter(self.comm, target.contiguous(), op)
+        target[self.comm.rank : self.comm.rank + 1].copy_(mine)
+        return target
+
+    def all_to_all(self, source: torch.Tensor, target: torch.Tensor, signal: Any) -> Any:
+        target.copy_(collectives.alltoall(self.comm, source.contiguous()))
+        return target
 
 
 class _FileLock:
