@@ -302,6 +302,44 @@ class DistributedCompiledProgram:
         """Same as calling the program."""
         self(*args, config=config)
 
+    def prepare(self, config: Any = None, *, extra_compiled: Any = ()) -> DistributedWorker:
+        """Upstream's reusable dispatcher (``with compiled.prepare() as rt: rt(x, y)``)."""
+        return DistributedWorker(self, extra_compiled)
+
+
+class DistributedWorker:
+    """``compiled.prepare()``: dispatch one or several L3 programs, ``rt(*args)`` / ``rt.run(compiled, *args)``.
+
+    Deviation: every dispatch launches its rank processes afresh (about a second each); upstream keeps
+    its chip processes alive across dispatches. ``close()`` (or leaving the ``with``) ends the worker.
+    """
+
+    def __init__(self, compiled: DistributedCompiledProgram, extra: Any = ()):
+        self.programs = [compiled, *extra]
+        self.closed = False
+
+    def __enter__(self) -> DistributedWorker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.closed = True
+
+    def run(self, compiled: DistributedCompiledProgram, *args: Any, config: Any = None) -> None:
+        """Dispatch ``compiled`` (this worker's program or one of its ``extra_compiled``)."""
+        if self.closed:
+            raise RuntimeError("this DistributedWorker is closed")
+        if not any(compiled is p for p in self.programs):
+            raise ValueError(f"{compiled!r} is not registered on this worker (pass it in prepare(extra_compiled=))")
+        compiled(*args, config=config)
+
+    def __call__(self, *args: Any, config: Any = None) -> None:
+        if len(self.programs) > 1:
+            raise TypeError("this worker has several programs: dispatch each with rt.run(compiled, *args)")
+        self.run(self.programs[0], *args, config=config)
+
 
 def _chip_config(config: Any) -> Any:
     """The RunConfig each chip dispatch runs with (without the distributed part)."""

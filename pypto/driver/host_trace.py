@@ -231,6 +231,19 @@ def recording(plan: HostPlan) -> Iterator[HostPlan]:
         HOST_CALLS.reset(t2)
 
 
+def _located(exc: HostPlanError, fn: Callable[..., Any]) -> HostPlanError:
+    """``exc`` with the orchestrator's line that raised it: ``file:line: message``."""
+    code = getattr(fn, "__code__", None)
+    tb, line = exc.__traceback__, None
+    while tb is not None:
+        if tb.tb_frame.f_code is code:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    if code is None or line is None:
+        return exc
+    return HostPlanError(f"{code.co_filename}:{line}: error: {exc}")
+
+
 def trace_host(fn: Callable[..., Any], names: list[str], args: list[Any], world_size: int) -> HostPlan:
     """Run the host orchestrator ``fn`` on stand-ins of ``args`` and return its plan."""
     proxies: list[Any] = []
@@ -243,7 +256,10 @@ def trace_host(fn: Callable[..., Any], names: list[str], args: list[Any], world_
         else:
             proxies.append(a)
     with recording(HostPlan(world_size)) as plan:
-        fn(*proxies)
+        try:
+            fn(*proxies)
+        except HostPlanError as exc:
+            raise _located(exc, fn) from None
     if not plan.dispatches:
         raise HostPlanError(f"{getattr(fn, '__name__', 'the host orchestrator')} dispatched nothing "
                             "(expected calls such as per_rank(x[r], y[r], device=r))")

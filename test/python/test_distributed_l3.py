@@ -93,8 +93,15 @@ def test_put_then_notify_wait_moves_each_ranks_data_to_the_next(tmp_path: Path) 
 
 def test_remote_load_after_a_barrier_reads_the_peers_window(tmp_path: Path) -> None:
     x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
-    p3.pull_host.compile(x, y, config=config(tmp_path))(x, y)
-    assert torch.equal(y, torch.roll(x, 1, dims=0) * 2)  # y[r] = 2 * x[r-1]
+    compiled = p3.pull_host.compile(x, y, config=config(tmp_path))
+    with compiled.prepare() as rt:  # upstream's reusable dispatcher
+        rt(x, y)
+        assert torch.equal(y, torch.roll(x, 1, dims=0) * 2)  # y[r] = 2 * x[r-1]
+        y.zero_()
+        rt.run(compiled, x * 3, y)  # windows start cleared on every dispatch
+        assert torch.equal(y, torch.roll(x * 3, 1, dims=0) * 2)
+    with pytest.raises(RuntimeError, match="closed"):
+        rt(x, y)
 
 
 def test_a_wait_nobody_notifies_is_reported_with_rank_and_task_within_the_timeout(tmp_path: Path) -> None:
@@ -114,10 +121,14 @@ def test_a_wait_nobody_notifies_is_reported_with_rank_and_task_within_the_timeou
 
 def test_host_program_mistakes_are_named(tmp_path: Path) -> None:
     x, y = torch.zeros(2, 2, p3.N), torch.zeros(2, 2, p3.N)
-    with pytest.raises(HostPlanError, match=r"scale_add\(\.\.\.\): a dispatch from a host orchestrator needs device="):
+    src = Path(p3.__file__).read_text().splitlines()
+    with pytest.raises(HostPlanError, match=r"scale_add\(\.\.\.\): a dispatch from a host orchestrator needs device=") as e1:
         p3.no_device_host.compile(x, y, config=config(tmp_path))
-    with pytest.raises(HostPlanError, match="needs 16384 bytes, the window buffer has 4096"):
+    with pytest.raises(HostPlanError, match="needs 16384 bytes, the window buffer has 4096") as e2:
         p3.big_window_host.compile(x, y, config=config(tmp_path))
+    for err, text in ((e1, "scale_add(x[r], y[r], r)"), (e2, "pld.window(buf, [64, 64]")):
+        where, line = str(err.value).split(": error: ")[0].rsplit(":", 1)
+        assert where == p3.__file__ and text in src[int(line) - 1]  # names the orchestrator's line
     with pytest.raises(RuntimeError, match=r"pld.world_size\(\) can only be used inside a @pl.jit.host"):
         import pypto.language.distributed as pld
 
