@@ -36,7 +36,7 @@ def test_a_host_program_runs_its_chip_program_on_every_rank(tmp_path: Path) -> N
     x, y = torch.randn(4, 2, p3.N), torch.zeros(4, 2, p3.N)
     compiled = p3.chip_host.compile(x, y, config=config(tmp_path))
     assert isinstance(compiled, DistributedCompiledProgram)
-    compiled(x, y)
+    compiled(x, y, config=config(tmp_path, enable_chip_swimlane=4))  # the L2 DFX flags reach each dispatch
     for r in range(2):
         assert torch.allclose(y[r], x[r] * 3 + r, atol=1e-5)
     assert torch.equal(y[2:], torch.zeros(2, 2, p3.N))  # no rank 2 or 3 in a 2-rank run
@@ -50,6 +50,9 @@ def test_a_host_program_runs_its_chip_program_on_every_rank(tmp_path: Path) -> N
     for r in range(2):
         d = out / f"dfx_outputs/rank{r}/d0"
         assert json.loads((d / "dispatch_program.json").read_text()) == {"program": "scale_add"}
+        assert len(json.loads((d / "chip_swimlane_records.json").read_text())["aicore_tasks"]) == 1
+        names = json.loads(next(d.glob("name_map*.json")).read_text())["callable_id_to_name"]
+        assert "scale_add_k" in names.values()
     cycles = [rk.cycles for rk in compiled.last_run.ranks]
     assert all(c > 0 for c in cycles)  # each chip ran the kernel on its own clock
 
