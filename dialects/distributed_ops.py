@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import IndexType
 from xdsl.dialects.utils.enum_attribute import EnumAttribute
 from xdsl.ir import Attribute, Dialect, SpacedOpaqueSyntaxAttribute
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
@@ -42,7 +43,7 @@ from xdsl.irdl import (
 from .distributed_enums import AllreduceMode, NotifyOp, ReduceOp, WaitCmp
 from .dtypes import dtype_name
 from .enums import DSL_PATH, ENUM_ATTRS, AtomicType, MemorySpace
-from .op_base import INT, INTS, Arg, ArgView, EnumCodec, PLOp, attr, opt_value, value_list
+from .op_base import BOOL, INT, INTS, Arg, ArgView, EnumCodec, PLOp, attr, opt_value, value_list
 from .op_base import value as arg
 from .op_families import PURE, READS, WRITES
 from .types import TensorType, TileType
@@ -400,9 +401,13 @@ class TileRemoteStoreOp(_PldOp):
     target = operand_def(TensorType)
     peer = operand_def()
     offsets = var_operand_def()
+    atomic = opt_prop_def()
     result = result_def(TensorType)
     ALIAS_OPERAND: ClassVar[str | None] = "target"
-    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (arg("tile"), arg("target"), arg("peer"), value_list("offsets"))
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
+        arg("tile"), arg("target"), arg("peer"), value_list("offsets"),
+        attr("atomic", EnumCodec(AtomicType), AtomicType.None_),
+    )  # fmt: skip
     TORCH_CALL: ClassVar[str | None] = "_pld.remote_store"
 
     @classmethod
@@ -415,46 +420,130 @@ class TileRemoteStoreOp(_PldOp):
 
 
 class _PutGetOp(_PldOp):
+    """``dst``/``src`` with optional ``dst_offsets``, ``src_offsets`` and a region ``shape`` (none: the
+    whole of ``src``, which then has ``dst``'s shape); ``chunk_rows``/``chunk_cols``/``pipeline`` tune the
+    staging (recorded; they do not change the result)."""
+
     dst = operand_def(TensorType)
     peer = operand_def()
     src = operand_def(TensorType)
+    dst_offsets = var_operand_def()
+    src_offsets = var_operand_def()
+    shape = opt_prop_def()
+    chunk_rows = opt_prop_def()
+    chunk_cols = opt_prop_def()
+    pipeline = opt_prop_def()
     result = result_def(TensorType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
     ALIAS_OPERAND: ClassVar[str | None] = "dst"
+    _TAIL: ClassVar[tuple[Arg, ...]] = (
+        value_list("dst_offsets", optional=True), value_list("src_offsets", optional=True),
+        attr("shape", INTS, None),
+    )  # fmt: skip
+    _TUNING: ClassVar[tuple[Arg, ...]] = (attr("chunk_rows", INT, 0), attr("chunk_cols", INT, 0),
+                                          attr("pipeline", BOOL, False))  # fmt: skip
 
     @classmethod
     def infer_type(cls, a: ArgView) -> Attribute:
         dst, src = a.tensor("dst"), a.tensor("src")
         _same_dtype(a, dst, src, "dst", "src")
-        if dst.get_shape() != src.get_shape():
-            raise a.fail(f"operands 'dst' {list(dst.get_shape())} and 'src' {list(src.get_shape())} must have one shape")
+        shape = a.attr("shape")
+        if shape is None:
+            if dst.get_shape() != src.get_shape():
+                raise a.fail(f"operands 'dst' {list(dst.get_shape())} and 'src' {list(src.get_shape())} must "
+                             "have one shape (or give shape=)")
+            shape = list(src.get_shape())
+        for name, t in (("dst_offsets", dst), ("src_offsets", src)):
+            n = len(a.values(name))
+            if n and n != len(t.get_shape()):
+                raise a.fail(f"'{name}' has {n} indices, expected {len(t.get_shape())}")
+            if len(shape) != len(t.get_shape()) or any(x > d for x, d in zip(shape, t.get_shape(), strict=False)):
+                raise a.fail(f"shape {list(shape)} does not fit in {name[:3]} {list(t.get_shape())}")
+        if a.attr("chunk_rows") < 0 or a.attr("chunk_cols") < 0:
+            raise a.fail("chunk_rows / chunk_cols must be >= 0 (0: the full extent)")
         return dst.with_memref(None)
 
 
 @irdl_op_definition
 class TensorPutOp(_PutGetOp):
-    """``pld.tensor.put(dst, peer, src, atomic=pld.AtomicType.None_)``: copy (or atomically add) this
-    rank's ``src`` into ``peer``'s window ``dst``."""
+    """``pld.tensor.put(dst, peer, src, dst_offsets=, src_offsets=, shape=, atomic=pld.AtomicType.None_,
+    chunk_rows=0, chunk_cols=0, pipeline=False)``: copy (or atomically add) this rank's ``src`` into
+    ``peer``'s window ``dst``."""
 
     name = "pld.tensor.put"
     atomic = opt_prop_def()
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
-        arg("dst"), arg("peer"), arg("src"), attr("atomic", EnumCodec(AtomicType), AtomicType.None_),
+        arg("dst"), arg("peer"), arg("src"), *_PutGetOp._TAIL, attr("atomic", EnumCodec(AtomicType), AtomicType.None_),
+        *_PutGetOp._TUNING,
     )  # fmt: skip
     TORCH_CALL: ClassVar[str | None] = "_pld.put"
 
 
 @irdl_op_definition
 class TensorGetOp(_PutGetOp):
-    """``pld.tensor.get(dst, peer, src)``: copy ``peer``'s window ``src`` into this rank's ``dst``."""
+    """``pld.tensor.get(dst, peer, src, dst_offsets=, src_offsets=, shape=, chunk_rows=0, chunk_cols=0,
+    pipeline=False)``: copy ``peer``'s window ``src`` into this rank's ``dst``."""
 
     name = "pld.tensor.get"
-    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (arg("dst"), arg("peer"), arg("src"))
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (arg("dst"), arg("peer"), arg("src"), *_PutGetOp._TAIL, *_PutGetOp._TUNING)
     TORCH_CALL: ClassVar[str | None] = "_pld.get"
+
+
+@irdl_op_definition
+class TensorRemoteStoreOp(_PldOp):
+    """``pld.tensor.remote_store(src, target, peer, offsets, atomic=)``: the tensor-level form of
+    ``pld.tile.remote_store`` (a computed tensor pushed into ``peer``'s window ``target``)."""
+
+    name = "pld.tensor.remote_store"
+    src = operand_def(TensorType)
+    target = operand_def(TensorType)
+    peer = operand_def()
+    offsets = var_operand_def()
+    atomic = opt_prop_def()
+    result = result_def(TensorType)
+    ALIAS_OPERAND: ClassVar[str | None] = "target"
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
+        arg("src"), arg("target"), arg("peer"), value_list("offsets"),
+        attr("atomic", EnumCodec(AtomicType), AtomicType.None_),
+    )  # fmt: skip
+    TORCH_CALL: ClassVar[str | None] = "_pld.remote_store"
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        t, src = a.tensor("target"), a.tensor("src")
+        _same_dtype(a, src, t, "src", "target")
+        _window_offsets(a, t, tuple(src.get_shape()))
+        return t.with_memref(None)
+
+
+@irdl_op_definition
+class SystemDeferWaitOp(_PldOp):
+    """``pld.system.defer_wait(signal, offsets, expected=1, cmp=pld.WaitCmp.Ge)``: a completion condition
+    of the enclosing task (on the simulated ranks a task runs to its end, so it waits there)."""
+
+    name = "pld.system.defer_wait"
+    TORCH_CALL: ClassVar[str | None] = "_pld.wait"
+    signal = operand_def(TensorType)
+    offsets = var_operand_def()
+    expected = opt_prop_def()
+    cmp = opt_prop_def(WaitCmpAttr)
+    result = result_def(TensorType)
+    ALIAS_OPERAND: ClassVar[str | None] = "signal"
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
+        arg("signal"), value_list("offsets"), attr("expected", INT, 1), attr("cmp", EnumCodec(WaitCmp), WaitCmp.Ge),
+    )  # fmt: skip
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        sig = _signal(a)
+        _offsets(a, sig)
+        return sig.with_memref(None)
 
 
 PLD_OPS: list[type[PLOp]] = [
     AllreduceOp, BroadcastOp, BarrierOp, AllgatherOp, ReduceScatterOp, AllToAllOp, SystemNotifyOp, SystemWaitOp,
     GetCommCtxOp, RankOp, NranksOp, TileRemoteLoadOp, TileRemoteStoreOp, TensorPutOp, TensorGetOp,
+    TensorRemoteStoreOp, SystemDeferWaitOp,
 ]
 
 PLD = Dialect("pld", list(PLD_OPS), list(PLD_ENUM_ATTRS.values()))

@@ -194,3 +194,44 @@ def torch_reference_collectives(comm: object, x: object) -> tuple[object, object
     rows = [torch.empty_like(mine) for _ in range(comm.world_size)]  # type: ignore[attr-defined]
     dist.all_gather(rows, mine)
     return mx, sm, torch.cat(rows, dim=0)
+
+
+H = N // 2
+
+
+@pl.jit.incore
+def accumulate_k(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+                 z: pl.Out[pl.Tensor[[1, N], pl.FP32]], acc: pld.DistributedTensor[[1, N], pl.FP32],
+                 box: pld.DistributedTensor[[1, N], pl.FP32], sig: pld.DistributedTensor[[1, 1], pl.INT32]):
+    ctx = pld.get_comm_ctx(acc)
+    me = pld.rank(ctx)
+    for p in pl.range(2):  # every rank adds the first half of its x into every rank's acc
+        pld.tensor.put(acc, p, x, dst_offsets=[0, 0], src_offsets=[0, 0], shape=[1, H], atomic=pld.AtomicType.Add,
+                       chunk_cols=16)
+        pld.system.notify(sig, p, [0, 0], value=1, op=pld.NotifyOp.AtomicAdd)
+    pld.tensor.remote_store(x, box, (me + 1) % 2, [0, 0])
+    pld.system.notify(sig, (me + 1) % 2, [0, 0], value=1, op=pld.NotifyOp.AtomicAdd)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pld.system.defer_wait(sig, [0, 0], expected=3, cmp=pld.WaitCmp.Ge)
+    y = pl.store(pl.load(acc, [0, 0], [1, N]), [0, 0], y)
+    z = pl.store(pl.load(box, [0, 0], [1, N]), [0, 0], z)
+    return y, z
+
+
+@pl.jit
+def accumulate(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+               z: pl.Out[pl.Tensor[[1, N], pl.FP32]], acc: pld.DistributedTensor[[1, N], pl.FP32],
+               box: pld.DistributedTensor[[1, N], pl.FP32], sig: pld.DistributedTensor[[1, 1], pl.INT32]):
+    y, z = accumulate_k(x, y, z, acc, box, sig)
+    return y, z
+
+
+@pl.jit.host
+def accumulate_host(x: pl.Tensor[[2, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[2, 1, N], pl.FP32]],
+                    z: pl.Out[pl.Tensor[[2, 1, N], pl.FP32]]):
+    acc = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    box = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    sig = pld.alloc_window_buffer([1, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        accumulate(x[r], y[r], z[r], pld.window(acc, [1, N], dtype=pl.FP32), pld.window(box, [1, N], dtype=pl.FP32),
+                   pld.window(sig, [1, 1], dtype=pl.INT32), device=r)

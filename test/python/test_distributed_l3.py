@@ -205,3 +205,14 @@ def test_an_l3_program_runs_unchanged_under_torchrun(tmp_path: Path) -> None:
     results = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
     assert all(r["ok"] for r in results)  # each process has every rank's output slice
     assert results[0]["cycles"] == results[1]["cycles"] > 0
+
+
+def test_atomic_put_regions_tensor_remote_store_and_defer_wait(tmp_path: Path) -> None:
+    x = torch.randn(2, 1, p3.N)
+    y, z = torch.zeros(2, 1, p3.N), torch.zeros(2, 1, p3.N)
+    p3.accumulate_host.compile(x, y, z, config=config(tmp_path))(x, y, z)
+    want = torch.zeros(1, p3.N)
+    want[:, : p3.H] = x[0, :, : p3.H] + x[1, :, : p3.H]  # both ranks' halves, atomically added
+    for r in range(2):
+        assert torch.allclose(y[r], want, atol=1e-6)
+    assert torch.equal(z, torch.roll(x, 1, dims=0))  # remote_store into the next rank's box

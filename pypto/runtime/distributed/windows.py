@@ -106,6 +106,13 @@ def _store_get(comm: RankComm, key: str) -> str:
                          f"({str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__})") from None
 
 
+def _region(t: torch.Tensor, offsets: Sequence[int], shape: Sequence[int] | None) -> torch.Tensor:
+    """The ``shape`` region of ``t`` at ``offsets`` (none: from the origin; no shape: to the end)."""
+    offs = [int(o) for o in offsets] or [0] * t.dim()
+    dims = [int(s) for s in shape] if shape is not None else [d - o for d, o in zip(t.shape, offs, strict=True)]
+    return t[tuple(slice(o, o + s) for o, s in zip(offs, dims, strict=True))]
+
+
 def _flat(t: torch.Tensor, offsets: Sequence[int]) -> int:
     idx = 0
     for o, s in zip(offsets, t.stride(), strict=True):
@@ -158,26 +165,37 @@ class KernelComm:
         self._remote(f"remote_load <- r{peer}", int(peer), tile.numel() * tile.element_size(), False)
         return tile
 
-    def remote_store(self, tile: torch.Tensor, target: torch.Tensor, peer: int, offsets: Sequence[int]) -> Any:
+    def remote_store(self, tile: torch.Tensor, target: torch.Tensor, peer: int, offsets: Sequence[int],
+                     atomic: str = "None_") -> Any:
         dst = self.windows.peer_view(target, int(peer))
         sl = tuple(slice(int(o), int(o) + int(s)) for o, s in zip(offsets, tile.shape, strict=True))
-        dst[sl].copy_(tile.to(dst.dtype))
+        self._write(dst[sl], tile, target, int(peer), atomic)
         self._remote(f"remote_store -> r{peer}", int(peer), tile.numel() * tile.element_size(), True)
         return target
 
-    def put(self, dst: torch.Tensor, peer: int, src: torch.Tensor, atomic: str = "None_") -> Any:
-        remote = self.windows.peer_view(dst, int(peer))
+    def _write(self, region: torch.Tensor, value: torch.Tensor, window: torch.Tensor, peer: int, atomic: str) -> None:
+        """Store (``atomic`` None_) or atomically add ``value`` into a peer's ``region``."""
         if atomic in ("None_", "None", None):
-            remote.copy_(src)
+            region.copy_(value.to(region.dtype))
         else:
-            with self._locked(dst, int(peer)):
-                remote.add_(src)
-        self._remote(f"put -> r{peer}", int(peer), src.numel() * src.element_size(), True)
+            with self._locked(window, peer):
+                region.add_(value.to(region.dtype))
+
+    def put(self, dst: torch.Tensor, peer: int, src: torch.Tensor, dst_offsets: Sequence[int] = (),
+            src_offsets: Sequence[int] = (), shape: Sequence[int] | None = None, atomic: str = "None_",
+            chunk_rows: int = 0, chunk_cols: int = 0, pipeline: bool = False) -> Any:
+        remote = self.windows.peer_view(dst, int(peer))
+        region = _region(src, src_offsets, shape)
+        self._write(_region(remote, dst_offsets, list(region.shape)), region, dst, int(peer), atomic)
+        self._remote(f"put -> r{peer}", int(peer), region.numel() * region.element_size(), True)
         return dst
 
-    def get(self, dst: torch.Tensor, peer: int, src: torch.Tensor) -> Any:
-        dst.copy_(self.windows.peer_view(src, int(peer)))
-        self._remote(f"get <- r{peer}", int(peer), dst.numel() * dst.element_size(), False)
+    def get(self, dst: torch.Tensor, peer: int, src: torch.Tensor, dst_offsets: Sequence[int] = (),
+            src_offsets: Sequence[int] = (), shape: Sequence[int] | None = None, chunk_rows: int = 0,
+            chunk_cols: int = 0, pipeline: bool = False) -> Any:
+        region = _region(self.windows.peer_view(src, int(peer)), src_offsets, shape)
+        _region(dst, dst_offsets, list(region.shape)).copy_(region)
+        self._remote(f"get <- r{peer}", int(peer), region.numel() * region.element_size(), False)
         return dst
 
     # ---- signals ----------------------------------------------------------------------
