@@ -295,6 +295,8 @@ class CallMixin:
             return val is not None and not isinstance(val.type, (TileType, TensorType))
         if isinstance(node, (ast.BinOp, ast.UnaryOp)):
             return True
+        if isinstance(node, ast.Call) and dotted(node.func) == "pl.cast" and node.args:  # a scalar cast
+            return self.is_scalar_operand(node.args[0])
         return False
 
     # ---- pl.const, self.f --------------------------------------------------------
