@@ -222,7 +222,7 @@ def _host_range(*args: Any, **kwargs: Any) -> Iterator[int]:
 @contextmanager
 def recording(plan: HostPlan) -> Iterator[HostPlan]:
     """Record ``plan`` while the host orchestrator body runs."""
-    calls: dict[str, Callable[..., Any]] = {"pl.range": _host_range, "pl.parallel": _host_range}
+    calls: dict[str, Callable[..., Any]] = {n: _host_range for n in ("pl.range", "pl.parallel", "pl.unroll")}
     t1, t2 = HOST_TRACE.set(plan), HOST_CALLS.set(calls)
     try:
         yield plan

@@ -78,8 +78,20 @@ class JITFunction(JitKernel):
         return self._compiled[key]
 
     def _is_l3(self, config: Any) -> bool:
-        """A ``@pl.jit.host`` orchestrator compiled with ``RunConfig(distributed_config=...)``."""
-        return self.info.level is Level.HOST and getattr(config, "distributed_config", None) is not None
+        """A ``@pl.jit.host`` orchestrator compiled with ``RunConfig(distributed_config=...)`` (one that
+        uses ``pld`` without it is told what it needs)."""
+        if self.info.level is not Level.HOST:
+            return False
+        if getattr(config, "distributed_config", None) is not None:
+            return True
+        try:
+            uses_pld = "pld." in inspect.getsource(self.fn)
+        except (OSError, TypeError):
+            uses_pld = False
+        if uses_pld:
+            raise ValueError(f"{self.__name__}: a multi-chip @pl.jit.host orchestrator is compiled with "
+                             "config=RunConfig(distributed_config=DistributedConfig(device_ids=[...]))")
+        return False
 
     def _source_hash(self) -> str:
         """The hash of this kernel's source and what it names (:func:`.compile_cache.source_hash`), once."""

@@ -132,6 +132,8 @@ def test_host_program_mistakes_are_named(tmp_path: Path) -> None:
     for err, text in ((e1, "scale_add(x[r], y[r], r)"), (e2, "pld.window(buf, [64, 64]")):
         where, line = str(err.value).split(": error: ")[0].rsplit(":", 1)
         assert where == p3.__file__ and text in src[int(line) - 1]  # names the orchestrator's line
+    with pytest.raises(ValueError, match=r"chip_host: a multi-chip @pl.jit.host orchestrator is compiled with"):
+        p3.chip_host.compile(x, y)
     with pytest.raises(RuntimeError, match=r"pld.world_size\(\) can only be used inside a @pl.jit.host"):
         import pypto.language.distributed as pld
 
