@@ -31,6 +31,7 @@ from typing import Any
 
 from pypto.core.program import Program
 from pypto.runtime.distributed.config import DistributedConfig, distributed_config_of
+from pypto.runtime.distributed.windows import remove_window_files
 from pypto.utils.atomic import atomic_write_text
 from pypto.utils.tracebacks import api_boundary
 
@@ -291,8 +292,11 @@ class DistributedCompiledProgram:
             raise TypeError(f"{self!r} takes {len(self.params)} arguments ({names}), got {len(args)}")
         dc = self._config(config)
         paths = {n: str(p.output_dir) for n, p in self.programs.items()}
-        run = launch(_run_rank, dc, self.plan.to_json(), paths, _chip_config(config), list(args),
-                     secrets.token_hex(6))
+        token = secrets.token_hex(6)
+        try:
+            run = launch(_run_rank, dc, self.plan.to_json(), paths, _chip_config(config), list(args), token)
+        finally:
+            remove_window_files(token)  # a killed rank cannot remove its own
         for rank in run.ranks:
             for param, index, value in rank.value:
                 args[param][tuple(index)].copy_(value)

@@ -218,3 +218,34 @@ def test_atomic_put_regions_tensor_remote_store_and_defer_wait(tmp_path: Path) -
     for r in range(2):
         assert torch.allclose(y[r], want, atol=1e-6)
     assert torch.equal(z, torch.roll(x, 1, dims=0))  # remote_store into the next rank's box
+
+
+def test_a_rank_killed_mid_kernel_is_reported_on_every_rank(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rank 1's process dies at its first notify (the forked ranks inherit the patch): the launch reports
+    rank 1 as killed in its kernel and rank 0's wait as timed out, within the timeout, and the killed
+    rank's window files are not left in the way of the next run."""
+    from pypto.runtime.distributed.windows import KernelComm
+
+    real = KernelComm.notify
+
+    def dies_on_rank_1(self: KernelComm, *args: object, **kwargs: object) -> object:
+        if self.comm.rank == 1:
+            os._exit(9)
+        return real(self, *args, **kwargs)
+
+    x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
+    compiled = p3.put_host.compile(x, y, config=config(tmp_path, timeout_s=4.0))
+    shm = set(Path("/dev/shm").glob("pypto-*"))
+    monkeypatch.setattr(KernelComm, "notify", dies_on_rank_1)
+    t0 = time.monotonic()
+    with pytest.raises(DistributedRunError) as err:
+        compiled(x, y)
+    assert time.monotonic() - t0 < 4.0 + 30.0
+    task1, why1 = err.value.failures[1]
+    assert task1 == "rank program put_next" and "exited with code 9" in why1
+    task0, why0 = err.value.failures[0]
+    assert task0 == "rank program put_next" and "timed out after 4 s" in why0
+    assert set(Path("/dev/shm").glob("pypto-*")) <= shm  # the launcher removed the killed rank's windows
+    monkeypatch.undo()
+    compiled(x, y)  # the next run is not disturbed
+    assert torch.equal(y, torch.roll(x + 1, 1, dims=0))

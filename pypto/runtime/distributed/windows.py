@@ -36,6 +36,17 @@ def _shm_dir() -> Path:
     return shm if shm.is_dir() and os.access(shm, os.W_OK) else Path(tempfile.gettempdir())
 
 
+def window_file(run_id: str, buffer: int, rank: int) -> Path:
+    """The file of ``rank``'s region of window buffer ``buffer`` in run ``run_id``."""
+    return _shm_dir() / f"pypto-{run_id}-w{buffer}-r{rank}"
+
+
+def remove_window_files(run_id: str) -> None:
+    """Remove every window file of run ``run_id`` (after the launch: a killed rank leaves its own)."""
+    for f in _shm_dir().glob(f"pypto-{run_id}-w*"):
+        f.unlink(missing_ok=True)
+
+
 class SharedWindows:
     """The window buffers of one run, every rank's region mapped (see the module docstring)."""
 
@@ -49,8 +60,7 @@ class SharedWindows:
         if comm.rank == 0:  # rank 0's id names the files: under torchrun every process drew its own
             comm.store.set(key, run_id)
         run_id = _store_get(comm, key)
-        self.paths = [[_shm_dir() / f"pypto-{run_id}-w{b}-r{r}" for r in range(comm.world_size)]
-                      for b in range(len(sizes))]  # fmt: skip
+        self.paths = [[window_file(run_id, b, r) for r in range(comm.world_size)] for b in range(len(sizes))]
         for b, n in enumerate(sizes):
             path = self.paths[b][comm.rank]
             with open(path, "wb") as f:
