@@ -37,7 +37,16 @@ from pypto.utils.tracebacks import api_boundary
 
 from .compile import compile
 from .compiled import CompiledProgram
-from .host_trace import TORCH_OF, HostPlan, HostPlanError, HostTensor, WindowView, trace_host
+from .host_trace import (
+    TORCH_OF,
+    HostPlan,
+    HostPlanError,
+    HostTensor,
+    ProgramSelf,
+    WindowView,
+    annotation_tensor,
+    trace_host,
+)
 from .output_dir import prepare_explicit_dir
 
 META_FILE = "distributed_meta.json"
@@ -57,7 +66,7 @@ def _torch_dtype(name: str) -> Any:
     return getattr(torch, TORCH_OF[name])
 
 
-def _sample(a: Any, args: list[Any]) -> Any:
+def _sample(a: Any) -> Any:
     """The argument a dispatch's program is compiled for: a tensor of its shape, or the number."""
     import torch
 
@@ -88,11 +97,43 @@ def compile_host(host: Any, args: list[Any], config: Any) -> DistributedCompiled
     dc = distributed_config_of(config)
     names = host.param_names
     plan = trace_host(host.fn, names, args, int(dc.world_size or 0))
-    out = _new_build_dir(host.__name__, getattr(config, "save_kernels_dir", None))
+    return _build(host.fn, host.__name__, plan, dc, getattr(config, "platform", None),
+                  getattr(config, "save_kernels_dir", None), _params(names, args, host.fn))
+
+
+def compile_program_host(program: Program, dc: Any, *, platform: str | None = None,
+                         output_dir: Any = None) -> DistributedCompiledProgram:
+    """Compile a ``@pl.program`` whose HOST orchestrator dispatches ``self.<function>(..., device=r)``
+    to ranks: the orchestrator's parameter shapes come from its annotations (a ``pl.dynamic`` extent
+    is the world size, as upstream's leading rank dimension)."""
+    if dc is None:
+        raise ValueError(f"{program.name}: a program with a multi-chip HOST orchestrator is compiled with "
+                         "distributed_config=DistributedConfig(device_ids=[...])")
+    dc = distributed_config_of(dc)
+    if len(program.host_orchestrators) != 1:
+        raise ValueError(f"{program.name}: expected one HOST orchestrator, got {sorted(program.host_orchestrators)}")
+    name, fn = next(iter(program.host_orchestrators.items()))
+    world = int(dc.world_size or 0)
+    names = list(inspect.signature(fn).parameters)[1:]
+    try:
+        anns = inspect.get_annotations(fn, eval_str=True)  # `from __future__ import annotations` too
+    except Exception:  # noqa: BLE001 - an annotation that does not evaluate: named below
+        anns = dict(fn.__annotations__)
+    proxies = [annotation_tensor(i, n, anns.get(n), world) for i, n in enumerate(names)]
+    plan = trace_host(fn, names, proxies, world, self_obj=ProgramSelf(program))
+    params = [{"name": p.name, "direction": _direction(anns.get(p.name)), "shape": list(p.full_shape),
+               "dtype": TORCH_OF[p.dtype]} for p in proxies]  # fmt: skip
+    return _build(fn, name, plan, dc, platform, output_dir, params)
+
+
+def _build(fn: Any, name: str, plan: HostPlan, dc: DistributedConfig, platform: str | None, output_dir: Any,
+           params: list[dict[str, Any]]) -> DistributedCompiledProgram:
+    """Compile each dispatched program into ``next_levels/`` and write the L3 build directory."""
+    out = _new_build_dir(name, output_dir)
     programs: dict[str, CompiledProgram | CommProgram] = {}
     shapes: dict[str, list[Any]] = {}
     for d in plan.dispatches:
-        samples = [_sample(a, args) for a in d.args]
+        samples = [_sample(a) for a in d.args]
         sig = [tuple(getattr(s, "shape", ())) for s in samples]
         if d.program in shapes:
             if shapes[d.program] != sig:
@@ -104,12 +145,9 @@ def compile_host(host: Any, args: list[Any], config: Any) -> DistributedCompiled
         if has_comm_ops(program):
             programs[d.program] = CommProgram.build(program, d.program, out / NEXT_LEVELS / d.program)
         else:
-            programs[d.program] = compile(program, output_dir=out / NEXT_LEVELS / d.program,
-                                          platform=getattr(config, "platform", None))
-    platform = getattr(config, "platform", None) or "a2a3sim"
-    compiled = DistributedCompiledProgram(out, plan, programs, dc, platform=platform,
-                                          params=_params(names, args, host))
-    src = textwrap.dedent(inspect.getsource(host.fn))
+            programs[d.program] = compile(program, output_dir=out / NEXT_LEVELS / d.program, platform=platform)
+    compiled = DistributedCompiledProgram(out, plan, programs, dc, platform=platform or "a2a3sim", params=params)
+    src = textwrap.dedent(inspect.getsource(fn))
     header = (f"# The host orchestrator of this L3 build (runs on the host CPU; {plan.world_size} ranks).\n"
               "# Its plan (window buffers, one dispatch per rank) is recorded in distributed_meta.json.\n")
     (out / "orchestration").mkdir(exist_ok=True)
@@ -118,13 +156,16 @@ def compile_host(host: Any, args: list[Any], config: Any) -> DistributedCompiled
     return compiled
 
 
-def _params(names: list[str], args: list[Any], host: Any) -> list[dict[str, Any]]:
-    sig = inspect.signature(host.fn)
+def _direction(ann: Any) -> str:
+    text = ann if isinstance(ann, str) else repr(ann)
+    return "Out" if "pl.Out" in text or "Out[" in text else "InOut" if "InOut" in text else "In"
+
+
+def _params(names: list[str], args: list[Any], fn: Any) -> list[dict[str, Any]]:
+    sig = inspect.signature(fn)
     params = []
     for n, a in zip(names, args, strict=True):
-        ann = sig.parameters[n].annotation
-        text = ann if isinstance(ann, str) else repr(ann)
-        direction = "Out" if "pl.Out" in text or "Out[" in text else "InOut" if "InOut" in text else "In"
+        direction = _direction(sig.parameters[n].annotation)
         if hasattr(a, "shape"):
             params.append({"name": n, "direction": direction, "shape": [int(d) for d in a.shape],
                            "dtype": str(a.dtype).removeprefix("torch.")})

@@ -173,10 +173,15 @@ def current_plan(what: str) -> HostPlan:
     return plan
 
 
-def alloc_window_buffer(shape: Any, dtype: Any = None) -> WindowBuffer:
-    """``pld.alloc_window_buffer``: a window of ``shape``/``dtype`` on every rank."""
+def alloc_window_buffer(shape: Any, dtype: Any = None, name: str = "") -> WindowBuffer:
+    """``pld.alloc_window_buffer(shape, dtype=)`` or ``pld.alloc_window_buffer(size_in_bytes)``: a window
+    on every rank."""
     plan = current_plan("pld.alloc_window_buffer(...)")
-    buf = WindowBuffer(len(plan.windows), _shape(shape, "pld.alloc_window_buffer"), _dtype_name(dtype))
+    if isinstance(shape, int) and not isinstance(shape, bool) and dtype is None:  # the size-in-bytes form
+        shape, dtype_name = [shape], "UINT8"
+    else:
+        dtype_name = _dtype_name(dtype)
+    buf = WindowBuffer(len(plan.windows), _shape(shape, "pld.alloc_window_buffer"), dtype_name)
     plan.windows.append(buf)
     return buf
 
@@ -244,11 +249,15 @@ def _located(exc: HostPlanError, fn: Callable[..., Any]) -> HostPlanError:
     return HostPlanError(f"{code.co_filename}:{line}: error: {exc}")
 
 
-def trace_host(fn: Callable[..., Any], names: list[str], args: list[Any], world_size: int) -> HostPlan:
-    """Run the host orchestrator ``fn`` on stand-ins of ``args`` and return its plan."""
+def trace_host(fn: Callable[..., Any], names: list[str], args: list[Any], world_size: int,
+               self_obj: Any = None) -> HostPlan:
+    """Run the host orchestrator ``fn`` on stand-ins of ``args`` (and ``self_obj`` first, for a
+    ``@pl.program`` method) and return its plan."""
     proxies: list[Any] = []
     for i, (n, a) in enumerate(zip(names, args, strict=True)):
-        if hasattr(a, "shape") and hasattr(a, "dtype"):
+        if isinstance(a, HostTensor):
+            proxies.append(a)
+        elif hasattr(a, "shape") and hasattr(a, "dtype"):
             dt = str(a.dtype).removeprefix("torch.")
             if dt not in PYPTO_OF:
                 raise HostPlanError(f"parameter {n!r}: torch dtype {a.dtype} has no PyPTO dtype")
@@ -257,10 +266,65 @@ def trace_host(fn: Callable[..., Any], names: list[str], args: list[Any], world_
             proxies.append(a)
     with recording(HostPlan(world_size)) as plan:
         try:
-            fn(*proxies)
+            fn(*proxies) if self_obj is None else fn(self_obj, *proxies)
         except HostPlanError as exc:
             raise _located(exc, fn) from None
     if not plan.dispatches:
         raise HostPlanError(f"{getattr(fn, '__name__', 'the host orchestrator')} dispatched nothing "
                             "(expected calls such as per_rank(x[r], y[r], device=r))")
     return plan
+
+
+def annotation_tensor(index: int, name: str, ann: Any, world_size: int) -> HostTensor:
+    """The stand-in of a host orchestrator parameter from its annotation (``pl.Tensor[[NR, 1, 64],
+    pl.FP32]``, maybe in ``pl.Out``/``pl.InOut``); a ``pl.dynamic`` extent is the world size."""
+    while getattr(ann, "kind", None) in ("Out", "InOut"):
+        ann = ann.args[0]
+    if getattr(ann, "kind", None) != "Tensor" or len(ann.args) < 2:
+        raise HostPlanError(f"host orchestrator parameter {name!r}: expected a pl.Tensor[[...], dtype] annotation, "
+                            f"got {ann!r}")
+    dims = tuple(world_size if type(d).__name__ == "DynVar" else int(d) for d in ann.args[0])
+    return HostTensor(index, name, dims, _dtype_name(ann.args[1]))
+
+
+class _Entry:
+    """One function of a ``@pl.program`` as a dispatch target: ``self.chip_orch(..., device=r)``."""
+
+    def __init__(self, program: Any, name: str):
+        self.program, self.__name__ = program, name
+        fn = program.functions[name]
+        self.param_names = [a.name_hint or f"arg{i}" for i, a in enumerate(fn.body.block.args)]
+
+    def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+        bound = list(args) + [kwargs.pop(n) for n in self.param_names[len(args):] if n in kwargs]
+        if kwargs or len(bound) != len(self.param_names):
+            raise HostPlanError(f"self.{self.__name__}(...): expected the arguments ({', '.join(self.param_names)})")
+        return bound
+
+    def specialize(self, *samples: Any) -> Any:
+        """The program this entry runs: the module without the host orchestrator and other entries."""
+        from pypto.dialects.enums import FunctionType
+        from pypto.dialects.program import function_type
+
+        prog = self.program.clone()
+        prog.host_orchestrators = {}
+        for n, f in prog.functions.items():
+            if n != self.__name__ and function_type(f) is FunctionType.Orchestration:
+                f.detach()
+                f.erase()
+        prog.name = self.__name__
+        return prog
+
+
+class ProgramSelf:
+    """``self`` of a ``@pl.program`` HOST orchestrator run on the host: ``self.f(...)`` dispatches ``f``."""
+
+    def __init__(self, program: Any):
+        self._program = program
+        self._entries: dict[str, _Entry] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name not in self._program.functions:
+            raise AttributeError(f"the program has no function {name!r}")
+        entry = self._entries.setdefault(name, _Entry(self._program, name))
+        return lambda *args, **kwargs: dispatch(entry, args, kwargs)

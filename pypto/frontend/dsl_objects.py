@@ -31,6 +31,12 @@ class DType:
     def __hash__(self) -> int:
         return hash(("pl.dtype", self.dtype_name))
 
+    def get_byte(self) -> int:
+        """Bytes per element (upstream's ``DataType.get_byte()``; sub-byte types round up)."""
+        from pypto.dialects.dtypes import dtype_bits, dtype_type
+
+        return max(1, dtype_bits(dtype_type(self.dtype_name)) // 8)
+
 
 DTYPES: dict[str, DType] = {name: DType(name) for name in DTYPE_NAMES}
 

@@ -235,3 +235,47 @@ def accumulate_host(x: pl.Tensor[[2, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[2, 1,
     for r in pl.range(pld.world_size()):
         accumulate(x[r], y[r], z[r], pld.window(acc, [1, N], dtype=pl.FP32), pld.window(box, [1, N], dtype=pl.FP32),
                    pld.window(sig, [1, 1], dtype=pl.INT32), device=r)
+
+
+NR = pl.dynamic("NR")
+
+
+@pl.program
+class GatherSum:
+    """The @pl.program form: a HOST orchestrator (run on the host) dispatching ``self.chip`` per rank."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def step(self, x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+             data: pl.InOut[pld.DistributedTensor[[1, N], pl.FP32]],
+             sig: pl.InOut[pld.DistributedTensor[[NR, 1], pl.INT32]]) -> pl.Tensor[[1, N], pl.FP32]:
+        ctx = pld.get_comm_ctx(data)
+        me = pld.rank(ctx)
+        n = pld.nranks(ctx)
+        data = pl.store(pl.load(x, [0, 0], [1, N]), [0, 0], data)
+        for p in pl.range(n):
+            if p != me:
+                pld.system.notify(sig, peer=p, offsets=[me, 0], value=1, op=pld.NotifyOp.AtomicAdd)
+        for q in pl.range(n):
+            if q != me:
+                pld.system.wait(sig, offsets=[q, 0], expected=1, cmp=pld.WaitCmp.Ge)
+        acc = pl.load(data, [0, 0], [1, N])
+        for q in pl.range(n):
+            if q != me:
+                acc = pl.add(acc, pld.tile.remote_load(data, peer=q, offsets=[0, 0], shape=[1, N]))
+        return pl.store(acc, [0, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(self, x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+             data: pl.InOut[pld.DistributedTensor[[1, N], pl.FP32]],
+             sig: pl.InOut[pld.DistributedTensor[[NR, 1], pl.INT32]]) -> pl.Tensor[[1, N], pl.FP32]:
+        return self.step(x, y, data, sig)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, x: pl.Tensor[[NR, 1, N], pl.FP32],
+             y: pl.Out[pl.Tensor[[NR, 1, N], pl.FP32]]) -> pl.Tensor[[NR, 1, N], pl.FP32]:
+        data_buf = pld.alloc_window_buffer(N * pl.FP32.get_byte())
+        sig_buf = pld.alloc_window_buffer([pld.world_size(), 1], dtype=pl.INT32)
+        for r in pl.range(pld.world_size()):
+            self.chip(x[r], y[r], pld.window(data_buf, [1, N], dtype=pl.FP32),
+                      pld.window(sig_buf, [pld.world_size(), 1], dtype=pl.INT32), device=r)
+        return y

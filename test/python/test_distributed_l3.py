@@ -249,3 +249,20 @@ def test_a_rank_killed_mid_kernel_is_reported_on_every_rank(tmp_path: Path, monk
     monkeypatch.undo()
     compiled(x, y)  # the next run is not disturbed
     assert torch.equal(y, torch.roll(x + 1, 1, dims=0))
+
+
+@pytest.mark.parametrize("world", [2, 4])
+def test_a_pl_program_with_a_host_orchestrator_compiles_with_ir_compile(world: int, tmp_path: Path) -> None:
+    from pypto import ir
+
+    assert sorted(p3.GatherSum.functions) == ["chip", "step"]  # the HOST orchestrator runs on the host
+    compiled = ir.compile(p3.GatherSum, output_dir=tmp_path / "l3",
+                          distributed_config=DistributedConfig(device_ids=list(range(world)), timeout_s=TIMEOUT))
+    x, y = torch.randn(world, 1, p3.N), torch.zeros(world, 1, p3.N)
+    compiled(x, y)
+    assert torch.allclose(y, x.sum(0, keepdim=True).expand_as(y), atol=1e-5)
+    meta = json.loads((tmp_path / "l3/distributed_meta.json").read_text())
+    assert meta["params"][0]["shape"] == [world, 1, p3.N]  # pl.dynamic("NR") is the world size
+    assert meta["host_plan"]["windows"][0] == {"shape": [4 * p3.N], "dtype": "UINT8", "nbytes": 4096}
+    with pytest.raises(ValueError, match="GatherSum: a program with a multi-chip HOST orchestrator is compiled"):
+        ir.compile(p3.GatherSum)
