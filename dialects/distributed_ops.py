@@ -23,6 +23,7 @@ pipeline into ``.pto`` is not done yet (``NO_PTO``).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import IndexType
@@ -46,7 +47,7 @@ from .enums import DSL_PATH, ENUM_ATTRS, AtomicType, MemorySpace
 from .op_base import BOOL, INT, INTS, Arg, ArgView, EnumCodec, PLOp, attr, opt_value, value_list
 from .op_base import value as arg
 from .op_families import PURE, READS, WRITES
-from .types import TensorType, TileType
+from .types import DYNAMIC, TensorType, TileType
 
 
 @irdl_attr_definition
@@ -182,26 +183,26 @@ class BarrierOp(_PldOp):
 
 @irdl_op_definition
 class SystemNotifyOp(_PldOp):
-    """``pld.system.notify(signal, peer, offsets, value=1, op=pld.NotifyOp.AtomicAdd)``: change cell
-    ``offsets`` of ``peer``'s signal."""
+    """``pld.system.notify(target, peer, offsets, value=1, op=pld.NotifyOp.AtomicAdd)``: change cell
+    ``offsets`` of ``peer``'s signal window ``target`` (upstream's parameter name)."""
 
     name = "pld.system.notify"
     TORCH_CALL: ClassVar[str | None] = "_pld.notify"
-    signal = operand_def(TensorType)
+    target = operand_def(TensorType)
     peer = operand_def()
     offsets = var_operand_def()
     value = opt_prop_def()
     op = opt_prop_def(NotifyOpAttr)
     result = result_def(TensorType)
-    ALIAS_OPERAND: ClassVar[str | None] = "signal"
+    ALIAS_OPERAND: ClassVar[str | None] = "target"
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
-        arg("signal"), arg("peer"), value_list("offsets"), attr("value", INT, 1),
+        arg("target"), arg("peer"), value_list("offsets"), attr("value", INT, 1),
         attr("op", EnumCodec(NotifyOp), NotifyOp.AtomicAdd),
     )  # fmt: skip
 
     @classmethod
     def infer_type(cls, a: ArgView) -> Attribute:
-        sig = _signal(a)
+        sig = _signal(a, "target")
         _offsets(a, sig)
         return sig.with_memref(None)
 
@@ -360,11 +361,17 @@ class NranksOp(_RankQueryOp):
     TORCH_CALL: ClassVar[str | None] = "_pld.nranks"
 
 
+def _fits(inner: Sequence[int], outer: Sequence[int]) -> bool:
+    """``inner`` has ``outer``'s rank and fits in it (a ``pl.dynamic`` extent fits anything)."""
+    return len(inner) == len(outer) and all(d == DYNAMIC or x == DYNAMIC or x <= d
+                                            for x, d in zip(inner, outer, strict=True))
+
+
 def _window_offsets(a: ArgView, t: TensorType, shape: tuple[int, ...]) -> None:
     n = len(a.values("offsets"))
     if n != len(t.get_shape()):
         raise a.fail(f"'offsets' has {n} indices, expected {len(t.get_shape())} (the rank of 'target')")
-    if len(shape) != len(t.get_shape()) or any(s <= 0 or s > d for s, d in zip(shape, t.get_shape(), strict=False)):
+    if any(s <= 0 for s in shape) or not _fits(shape, t.get_shape()):
         raise a.fail(f"shape {list(shape)} must have the rank of 'target' {list(t.get_shape())} and fit in it")
 
 
@@ -449,7 +456,7 @@ class _PutGetOp(_PldOp):
         _same_dtype(a, dst, src, "dst", "src")
         shape = a.attr("shape")
         if shape is None:
-            if dst.get_shape() != src.get_shape():
+            if not (_fits(src.get_shape(), dst.get_shape()) and _fits(dst.get_shape(), src.get_shape())):
                 raise a.fail(f"operands 'dst' {list(dst.get_shape())} and 'src' {list(src.get_shape())} must "
                              "have one shape (or give shape=)")
             shape = list(src.get_shape())
@@ -457,7 +464,7 @@ class _PutGetOp(_PldOp):
             n = len(a.values(name))
             if n and n != len(t.get_shape()):
                 raise a.fail(f"'{name}' has {n} indices, expected {len(t.get_shape())}")
-            if len(shape) != len(t.get_shape()) or any(x > d for x, d in zip(shape, t.get_shape(), strict=False)):
+            if not _fits(shape, t.get_shape()):
                 raise a.fail(f"shape {list(shape)} does not fit in {name[:3]} {list(t.get_shape())}")
         if a.attr("chunk_rows") < 0 or a.attr("chunk_cols") < 0:
             raise a.fail("chunk_rows / chunk_cols must be >= 0 (0: the full extent)")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import os
 import secrets
 import textwrap
@@ -132,7 +133,7 @@ def _build(fn: Any, name: str, plan: HostPlan, dc: DistributedConfig, platform: 
     out = _new_build_dir(name, output_dir)
     programs: dict[str, CompiledProgram | CommProgram] = {}
     shapes: dict[str, list[Any]] = {}
-    for d in plan.dispatches:
+    for d in (d for d in plan.dispatches if not d.program.startswith("@")):  # not the host collectives
         samples = [_sample(a) for a in d.args]
         sig = [tuple(getattr(s, "shape", ())) for s in samples]
         if d.program in shapes:
@@ -435,8 +436,19 @@ def _dispatch_all(comm: Any, plan: HostPlan, paths: dict[str, str], config: Any,
 
     windows = [shared.local(w.index) for w in plan.windows] if shared is not None else []
     outs: list[tuple[int, list[int], Any]] = []
+    def view(a: WindowView) -> Any:
+        dt = _torch_dtype(a.dtype)
+        nbytes = math.prod(a.shape) * torch.empty(0, dtype=dt).element_size()
+        return windows[a.buffer][:nbytes].view(dt).view(a.shape)
+
     for d in plan.dispatches:
         if d.rank != comm.rank:
+            continue
+        if d.program.startswith("@"):  # a host-level collective: every rank, between its dispatches
+            extra = next(a for a in d.args if isinstance(a, dict))
+            with comm.scope(f"pld.tensor.{d.program[1:]} (host)"):
+                host_collective(KernelComm(comm, shared), d.program[1:],
+                                [view(a) for a in d.args if isinstance(a, WindowView)], extra)
             continue
         program = _program(paths[d.program])
         call: list[Any] = []
@@ -444,12 +456,7 @@ def _dispatch_all(comm: Any, plan: HostPlan, paths: dict[str, str], config: Any,
             if isinstance(a, HostTensor):
                 call.append(host_args[a.param][a.index].clone().contiguous())
             elif isinstance(a, WindowView):
-                n = 1
-                for s in a.shape:
-                    n *= s
-                dt = _torch_dtype(a.dtype)
-                nbytes = n * torch.empty(0, dtype=dt).element_size()
-                call.append(windows[a.buffer][:nbytes].view(dt).view(a.shape))
+                call.append(view(a))
             else:
                 call.append(a)
         if isinstance(program, CommProgram):
@@ -463,3 +470,23 @@ def _dispatch_all(comm: Any, plan: HostPlan, paths: dict[str, str], config: Any,
             if isinstance(a, HostTensor):
                 outs.append((a.param, list(a.index), call[i]))
     return outs
+
+
+def host_collective(kc: Any, name: str, views: list[Any], extra: dict[str, Any]) -> None:
+    """Run ``pld.tensor.<name>`` of a host orchestrator on this rank's window ``views``."""
+    opts, nums = extra.get("options", {}), extra.get("numbers", [])
+    second = views[1] if len(views) > 1 else None
+    if name == "allreduce":
+        kc.allreduce(views[0], second, opts.get("op", "Sum"), opts.get("mode", "mesh"), opts.get("core_num", 1))
+    elif name == "barrier":
+        kc.barrier(views[0] if views else None)
+    elif name == "broadcast":
+        kc.broadcast(views[0], second, opts.get("root", nums[0] if nums else 0))
+    elif name == "allgather":
+        kc.allgather(views[0], views[1], None)
+    elif name == "reduce_scatter":
+        kc.reduce_scatter(views[0], None, opts.get("op", "Sum"))
+    elif name == "all_to_all":
+        kc.all_to_all(views[0], views[1], None)
+    else:
+        raise HostPlanError(f"pld.tensor.{name}: not a host-level collective")

@@ -96,6 +96,11 @@ class HostTensor:
         return self.full_shape[len(self.index):]
 
     def __getitem__(self, i: Any) -> HostTensor:
+        if isinstance(i, tuple):  # x[r, k]: one int per dim
+            t = self
+            for j in i:
+                t = t[j]
+            return t
         if not isinstance(i, int) or isinstance(i, bool):
             raise HostPlanError(f"{self.name}[{i!r}]: a host orchestrator indexes a tensor by one int per dim")
         if not self.shape:
@@ -219,6 +224,33 @@ def dispatch(program: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Non
     plan.dispatches.append(Dispatch(rank, program.__name__, list(bound)))
 
 
+COLLECTIVES = ("allreduce", "broadcast", "barrier", "allgather", "reduce_scatter", "all_to_all")
+"""``pld.tensor.<name>`` a host orchestrator may call: one step on every rank, between its dispatches."""
+
+
+def _host_collective(name: str) -> Callable[..., Any]:
+    """``pld.tensor.<name>(...)`` in a host orchestrator: recorded as a ``@<name>`` step on every rank
+    (window views and numbers as arguments, the keywords kept by name); returns its in-place operand."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        plan = current_plan(f"pld.tensor.{name}(...)")
+        for a in (*args, *kwargs.values()):
+            if isinstance(a, HostTensor):
+                raise HostPlanError(f"pld.tensor.{name}: a host-level collective works on pld.window views, "
+                                    f"not on the host tensor {a.name!r}")
+        opts = {k: getattr(v, "value", v) for k, v in kwargs.items() if not isinstance(v, WindowView)}
+        views = [a for a in args if isinstance(a, WindowView)] + [v for v in kwargs.values()
+                                                                  if isinstance(v, WindowView)]  # fmt: skip
+        nums = [a for a in args if not isinstance(a, WindowView)]
+        for r in range(plan.world_size):
+            plan.dispatches.append(Dispatch(r, f"@{name}", [*views, {"options": opts, "numbers": nums}]))
+        if name in ("allgather", "all_to_all"):
+            return views[1] if len(views) > 1 else views[0]
+        return views[0] if views else None
+
+    return call
+
+
 def _host_range(*args: Any, **kwargs: Any) -> Iterator[int]:
     kwargs.pop("init_values", None)
     return iter(range(*(int(a) for a in args), *(int(v) for v in kwargs.values())))
@@ -228,6 +260,7 @@ def _host_range(*args: Any, **kwargs: Any) -> Iterator[int]:
 def recording(plan: HostPlan) -> Iterator[HostPlan]:
     """Record ``plan`` while the host orchestrator body runs."""
     calls: dict[str, Callable[..., Any]] = {n: _host_range for n in ("pl.range", "pl.parallel", "pl.unroll")}
+    calls.update({f"pld.tensor.{n}": _host_collective(n) for n in COLLECTIVES})
     t1, t2 = HOST_TRACE.set(plan), HOST_CALLS.set(calls)
     try:
         yield plan
@@ -269,7 +302,7 @@ def trace_host(fn: Callable[..., Any], names: list[str], args: list[Any], world_
             fn(*proxies) if self_obj is None else fn(self_obj, *proxies)
         except HostPlanError as exc:
             raise _located(exc, fn) from None
-    if not plan.dispatches:
+    if not any(not d.program.startswith("@") for d in plan.dispatches):
         raise HostPlanError(f"{getattr(fn, '__name__', 'the host orchestrator')} dispatched nothing "
                             "(expected calls such as per_rank(x[r], y[r], device=r))")
     return plan

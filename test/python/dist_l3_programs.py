@@ -279,3 +279,42 @@ class GatherSum:
             self.chip(x[r], y[r], pld.window(data_buf, [1, N], dtype=pl.FP32),
                       pld.window(sig_buf, [pld.world_size(), 1], dtype=pl.INT32), device=r)
         return y
+
+
+@pl.program
+class HostAllreduce:
+    """A host-level collective between two dispatches: publish, pld.tensor.allreduce on the host, consume."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def publish_k(self, x: pl.Tensor[[1, N], pl.FP32], data: pl.InOut[pld.DistributedTensor[[1, N], pl.FP32]]
+                  ) -> pl.Tensor[[1, N], pl.FP32]:
+        return pl.store(pl.load(x, [0, 0], [1, N]), [0, 0], data)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def publish(self, x: pl.Tensor[[1, N], pl.FP32], data: pl.InOut[pld.DistributedTensor[[1, N], pl.FP32]]
+                ) -> pl.Tensor[[1, N], pl.FP32]:
+        return self.publish_k(x, data)
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def consume_k(self, data: pld.DistributedTensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]]
+                  ) -> pl.Tensor[[1, N], pl.FP32]:
+        return pl.store(pl.load(data, [0, 0], [1, N]), [0, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def consume(self, data: pld.DistributedTensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]]
+                ) -> pl.Tensor[[1, N], pl.FP32]:
+        return self.consume_k(data, y)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, x: pl.Tensor[[NR, 1, N], pl.FP32],
+             y: pl.Out[pl.Tensor[[NR, 1, N], pl.FP32]]) -> pl.Tensor[[NR, 1, N], pl.FP32]:
+        buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+        sig = pld.alloc_window_buffer([pld.world_size()], dtype=pl.INT32)
+        for r in pl.range(pld.world_size()):
+            self.publish(x[r], pld.window(buf, [1, N], dtype=pl.FP32), device=r)
+        data = pld.window(buf, [1, N], dtype=pl.FP32)
+        data = pld.tensor.allreduce(data, pld.window(sig, [pld.world_size()], dtype=pl.INT32), op=pld.ReduceOp.Max,
+                                    mode=pld.AllreduceMode.ring)
+        for r in pl.range(pld.world_size()):
+            self.consume(data, y[r], device=r)
+        return y

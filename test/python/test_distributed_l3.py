@@ -266,3 +266,17 @@ def test_a_pl_program_with_a_host_orchestrator_compiles_with_ir_compile(world: i
     assert meta["host_plan"]["windows"][0] == {"shape": [4 * p3.N], "dtype": "UINT8", "nbytes": 4096}
     with pytest.raises(ValueError, match="GatherSum: a program with a multi-chip HOST orchestrator is compiled"):
         ir.compile(p3.GatherSum)
+
+
+def test_a_host_level_collective_runs_between_the_dispatches(tmp_path: Path) -> None:
+    from pypto import ir
+
+    compiled = ir.compile(p3.HostAllreduce, output_dir=tmp_path / "l3",
+                          distributed_config=DistributedConfig(device_ids=[0, 1], timeout_s=TIMEOUT))
+    x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
+    compiled(x, y)
+    assert torch.equal(y, x.max(0, keepdim=True).values.expand_as(y))
+    steps = [d["program"] for d in json.loads((tmp_path / "l3/distributed_meta.json").read_text())["host_plan"]
+             ["dispatches"] if d["rank"] == 0]  # fmt: skip
+    assert steps == ["publish", "@allreduce", "consume"]
+    assert sorted(p.name for p in (tmp_path / "l3/next_levels").iterdir()) == ["consume", "publish"]
