@@ -191,14 +191,16 @@ class SystemNotifyOp(_PldOp):
     target = operand_def(TensorType)
     peer = operand_def()
     offsets = var_operand_def()
-    value = opt_prop_def()
+    value = opt_operand_def()
     op = opt_prop_def(NotifyOpAttr)
     result = result_def(TensorType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
     ALIAS_OPERAND: ClassVar[str | None] = "target"
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
-        arg("target"), arg("peer"), value_list("offsets"), attr("value", INT, 1),
+        arg("target"), arg("peer"), value_list("offsets"), opt_value("value", keyword=True),
         attr("op", EnumCodec(NotifyOp), NotifyOp.AtomicAdd),
     )  # fmt: skip
+    """``value`` is a scalar (a run-time value too: an epoch, a tag); absent: 1."""
 
     @classmethod
     def infer_type(cls, a: ArgView) -> Attribute:
@@ -216,12 +218,14 @@ class SystemWaitOp(_PldOp):
     TORCH_CALL: ClassVar[str | None] = "_pld.wait"
     signal = operand_def(TensorType)
     offsets = var_operand_def()
-    expected = opt_prop_def()
+    expected = opt_operand_def()
     cmp = opt_prop_def(WaitCmpAttr)
     result = result_def(TensorType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
     ALIAS_OPERAND: ClassVar[str | None] = "signal"
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
-        arg("signal"), value_list("offsets"), attr("expected", INT, 1), attr("cmp", EnumCodec(WaitCmp), WaitCmp.Ge),
+        arg("signal"), value_list("offsets"), opt_value("expected", keyword=True),
+        attr("cmp", EnumCodec(WaitCmp), WaitCmp.Ge),
     )  # fmt: skip
 
     @classmethod
@@ -532,12 +536,14 @@ class SystemDeferWaitOp(_PldOp):
     TORCH_CALL: ClassVar[str | None] = "_pld.wait"
     signal = operand_def(TensorType)
     offsets = var_operand_def()
-    expected = opt_prop_def()
+    expected = opt_operand_def()
     cmp = opt_prop_def(WaitCmpAttr)
     result = result_def(TensorType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
     ALIAS_OPERAND: ClassVar[str | None] = "signal"
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
-        arg("signal"), value_list("offsets"), attr("expected", INT, 1), attr("cmp", EnumCodec(WaitCmp), WaitCmp.Ge),
+        arg("signal"), value_list("offsets"), opt_value("expected", keyword=True),
+        attr("cmp", EnumCodec(WaitCmp), WaitCmp.Ge),
     )  # fmt: skip
 
     @classmethod

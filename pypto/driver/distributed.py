@@ -348,8 +348,17 @@ class DistributedCompiledProgram:
         """Same as calling the program."""
         self(*args, config=config)
 
-    def prepare(self, config: Any = None, *, extra_compiled: Any = ()) -> DistributedWorker:
-        """Upstream's reusable dispatcher (``with compiled.prepare() as rt: rt(x, y)``)."""
+    def prepare(self, config: Any = None, *, extra_compiled: Any = (), persistent: bool = False,
+                reset_persistent_windows: bool | None = None, callbacks: Any = None,
+                startup_timeout_s: float | None = None) -> DistributedWorker:
+        """Upstream's reusable dispatcher (``with compiled.prepare() as rt: rt(x, y)``). Windows start
+        cleared on every dispatch: ``persistent=True`` (windows kept across dispatches) and HOST
+        ``callbacks`` are not supported and say so."""
+        if persistent:
+            raise NotImplementedError("prepare(persistent=True): windows kept across dispatches are not "
+                                      "supported on the simulated ranks (each dispatch starts them cleared)")
+        if callbacks:
+            raise NotImplementedError("prepare(callbacks=...): HOST sub-worker callbacks are not supported")
         return DistributedWorker(self, extra_compiled)
 
 

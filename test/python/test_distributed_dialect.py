@@ -53,7 +53,7 @@ def test_both_text_forms_round_trip() -> None:
     text = prog.as_python()
     assert "import pypto.language.distributed as pld" in text
     assert "pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Max, core_num=4)" in text
-    assert "pld.system.wait(sig, [1, 0], expected=2, cmp=pld.WaitCmp.Eq)" in text
+    assert "pld.system.wait(sig, [1, 0], expected=pl.const(2, pl.INT32), cmp=pld.WaitCmp.Eq)" in text  # a value
     assert "pld.tensor.reduce_scatter(rows, sig, op=pld.ReduceOp.Min)" in text
     assert pl.parse(text).as_python() == text
     for generic in (False, True):

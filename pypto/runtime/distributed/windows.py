@@ -214,9 +214,9 @@ class KernelComm:
         b, _ = self.windows.locate(t)
         return _FileLock(self.windows.paths[b][peer])
 
-    def notify(self, signal: torch.Tensor, peer: int, offsets: Sequence[int], value: int = 1,
+    def notify(self, signal: torch.Tensor, peer: int, offsets: Sequence[int], value: int | None = 1,
                op: str = "AtomicAdd") -> Any:
-        peer = int(peer)
+        peer, value = int(peer), 1 if value is None else int(value)
         cell = self.windows.peer_view(signal, peer).view(-1)
         b, _ = self.windows.locate(signal)
         slot = _flat(signal, offsets)
@@ -228,9 +228,9 @@ class KernelComm:
         self.comm.notify(f"w{b}", peer, slot, int(value), NotifyOp(op))
         return signal
 
-    def wait(self, signal: torch.Tensor, offsets: Sequence[int], expected: int = 1, cmp: str = "Ge") -> Any:
+    def wait(self, signal: torch.Tensor, offsets: Sequence[int], expected: int | None = 1, cmp: str = "Ge") -> Any:
         b, _ = self.windows.locate(signal)
-        self.comm.wait(f"w{b}", _flat(signal, offsets), int(expected), WaitCmp(cmp))
+        self.comm.wait(f"w{b}", _flat(signal, offsets), 1 if expected is None else int(expected), WaitCmp(cmp))
         return signal
 
     def barrier(self, signal: torch.Tensor) -> Any:
