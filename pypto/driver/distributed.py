@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import math
 import os
 import secrets
 import textwrap
@@ -36,6 +35,7 @@ from pypto.runtime.distributed.windows import remove_window_files
 from pypto.utils.atomic import atomic_write_text
 from pypto.utils.tracebacks import api_boundary
 
+from .comm_program import CommProgram, DistributedBuildError, has_comm_ops
 from .compile import compile
 from .compiled import CompiledProgram
 from .host_trace import (
@@ -49,6 +49,7 @@ from .host_trace import (
     trace_host,
 )
 from .output_dir import prepare_explicit_dir
+from .rank_runner import load_level, run_rank, torch_dtype
 
 META_FILE = "distributed_meta.json"
 META_SCHEMA = 2
@@ -57,24 +58,14 @@ HOST_ORCH = "orchestration/host_orch.py"
 NEXT_LEVELS = "next_levels"
 
 
-class DistributedBuildError(ValueError):
-    """An L3 build directory is missing a file or holds a malformed one (named in the message)."""
-
-
-def _torch_dtype(name: str) -> Any:
-    import torch
-
-    return getattr(torch, TORCH_OF[name])
-
-
 def _sample(a: Any) -> Any:
     """The argument a dispatch's program is compiled for: a tensor of its shape, or the number."""
     import torch
 
     if isinstance(a, HostTensor):
-        return torch.zeros(a.shape, dtype=_torch_dtype(a.dtype))
+        return torch.zeros(a.shape, dtype=torch_dtype(a.dtype))
     if isinstance(a, WindowView):
-        return torch.zeros(a.shape, dtype=_torch_dtype(a.dtype))
+        return torch.zeros(a.shape, dtype=torch_dtype(a.dtype))
     return a
 
 
@@ -175,75 +166,6 @@ def _params(names: list[str], args: list[Any], fn: Any) -> list[dict[str, Any]]:
     return params
 
 
-def has_comm_ops(program: Program) -> bool:
-    """Whether a per-rank program has kernel-body ``pld`` ops (they do not lower to ``.pto`` yet)."""
-    return any(op.name.startswith("pld.") for op in program.module.walk())
-
-
-class CommProgram:
-    """A per-rank program with kernel-body ``pld`` ops (remote load/store, put/get, notify/wait, barrier).
-
-    Those ops are not lowered through the pass pipeline into ``.pto`` yet, so such a program runs as its
-    torch form (:func:`pypto.debug.torch_codegen`, the reference semantics of every op) on the rank,
-    its ``pld`` ops calling the rank's window and link model (:class:`~pypto.runtime.distributed.windows.
-    KernelComm`): numerics and link cycles, no simulated compute cycles. Its ``next_levels/<name>/``
-    holds ``program.py`` (the DSL), ``torch_program.py`` (what runs) and ``comm_meta.json``.
-    """
-
-    KIND_FILE = "comm_meta.json"
-
-    def __init__(self, output_dir: Path, entry: str, output_indices: list[int], source: str):
-        self.output_dir = Path(output_dir)
-        self.entry, self.output_indices, self.source = entry, output_indices, source
-        self._fn: Any = None
-
-    @classmethod
-    def build(cls, program: Program, name: str, out: Path) -> CommProgram:
-        from pypto.debug.torch_codegen import torch_codegen
-        from pypto.dialects.enums import FunctionType, ParamDirection
-        from pypto.dialects.program import function_type, param_directions
-
-        out.mkdir(parents=True, exist_ok=True)
-        entry = next((n for n, f in program.functions.items() if function_type(f) is FunctionType.Orchestration),
-                     next(iter(program.functions)))
-        outs = (ParamDirection.Out, ParamDirection.InOut)
-        indices = [i for i, d in enumerate(param_directions(program.functions[entry])) if d in outs]
-        source = torch_codegen(program)
-        atomic_write_text(out / "program.py", program.as_python())
-        atomic_write_text(out / "torch_program.py", source)
-        atomic_write_text(out / cls.KIND_FILE, json.dumps({"entry": entry, "output_indices": indices}) + "\n")
-        return cls(out, entry, indices, source)
-
-    @classmethod
-    def is_build(cls, out: Path) -> bool:
-        return (out / cls.KIND_FILE).is_file()
-
-    @classmethod
-    def from_dir(cls, out: Path) -> CommProgram:
-        try:
-            meta = json.loads((out / cls.KIND_FILE).read_text())
-            source = (out / "torch_program.py").read_text()
-            return cls(out, str(meta["entry"]), [int(i) for i in meta["output_indices"]], source)
-        except (OSError, KeyError, TypeError, ValueError) as exc:
-            raise DistributedBuildError(f"{out}: not a readable per-rank comm program ({exc})") from None
-
-    def run(self, kernel_comm: Any, *args: Any) -> None:
-        """Run on this rank with ``kernel_comm`` as ``_pld``."""
-        if self._fn is None:
-            scope: dict[str, Any] = {"__name__": f"pypto_rank_program_{self.entry}"}
-            exec(compile_source(self.source, str(self.output_dir / "torch_program.py")), scope)  # noqa: S102
-            self._fn = scope
-        self._fn["_pld"] = kernel_comm
-        self._fn[self.entry](*args)
-
-
-def compile_source(source: str, filename: str) -> Any:
-    """Python's ``compile`` (this module's ``compile`` is PyPTO's)."""
-    import builtins
-
-    return builtins.compile(source, filename, "exec")
-
-
 class DistributedCompiledProgram:
     """A compiled L3 program: the build directory (path-like), its plan and its per-rank programs."""
 
@@ -310,7 +232,7 @@ class DistributedCompiledProgram:
             if isinstance(exc, DistributedBuildError):
                 raise
             raise DistributedBuildError(f"{path}: malformed ({type(exc).__name__}: {exc})") from None
-        programs = {n: _load_level(out / NEXT_LEVELS / n) for n in names}
+        programs = {n: load_level(out / NEXT_LEVELS / n) for n in names}
         return cls(out, plan, programs, dc, platform=platform or meta.get("platform", "a2a3sim"),
                    params=meta.get("params", []))
 
@@ -336,7 +258,7 @@ class DistributedCompiledProgram:
         paths = {n: str(p.output_dir) for n, p in self.programs.items()}
         token = secrets.token_hex(6)
         try:
-            run = launch(_run_rank, dc, self.plan.to_json(), paths, _chip_config(config), list(args), token)
+            run = launch(run_rank, dc, self.plan.to_json(), paths, _chip_config(config), list(args), token)
         finally:
             remove_window_files(token)  # a killed rank cannot remove its own
         for rank in run.ranks:
@@ -401,101 +323,3 @@ def _chip_config(config: Any) -> Any:
     if config is None or not hasattr(config, "distributed_config"):
         return None
     return replace(config, distributed_config=None)
-
-
-def _load_level(out: Path) -> CompiledProgram | CommProgram:
-    """The program of one ``next_levels/<name>/`` directory."""
-    return CommProgram.from_dir(out) if CommProgram.is_build(out) else CompiledProgram.from_dir(out)
-
-
-_LOADED: dict[str, CompiledProgram | CommProgram] = {}
-
-
-def _program(path: str) -> CompiledProgram | CommProgram:
-    """A rank's program of ``next_levels/<name>`` (loaded once per process)."""
-    if path not in _LOADED:
-        _LOADED[path] = _load_level(Path(path))
-    return _LOADED[path]
-
-
-def _run_rank(comm: Any, plan_json: dict[str, Any], paths: dict[str, str], config: Any,
-              host_args: list[Any], run_id: str) -> list[tuple[int, list[int], Any]]:
-    """One rank: its window buffers, then its dispatches in order; returns its Out/InOut slices."""
-    from pypto.runtime.distributed.windows import SharedWindows
-
-    plan = HostPlan.from_json(plan_json)
-    shared = SharedWindows(comm, [w.nbytes for w in plan.windows], run_id) if plan.windows else None
-    ok = False
-    try:
-        outs = _dispatch_all(comm, plan, paths, config, host_args, shared)
-        ok = True
-        return outs
-    finally:
-        if shared is not None:
-            shared.close(ok)
-
-
-def _dispatch_all(comm: Any, plan: HostPlan, paths: dict[str, str], config: Any, host_args: list[Any],
-                  shared: Any) -> list[tuple[int, list[int], Any]]:
-    import torch
-
-    from pypto.runtime.distributed import run_on_chip
-    from pypto.runtime.distributed.chip import begin_dispatch
-    from pypto.runtime.distributed.windows import KernelComm
-
-    windows = [shared.local(w.index) for w in plan.windows] if shared is not None else []
-    outs: list[tuple[int, list[int], Any]] = []
-    def view(a: WindowView) -> Any:
-        dt = _torch_dtype(a.dtype)
-        nbytes = math.prod(a.shape) * torch.empty(0, dtype=dt).element_size()
-        return windows[a.buffer][:nbytes].view(dt).view(a.shape)
-
-    for d in plan.dispatches:
-        if d.rank != comm.rank:
-            continue
-        if d.program.startswith("@"):  # a host-level collective: every rank, between its dispatches
-            extra = next(a for a in d.args if isinstance(a, dict))
-            with comm.scope(f"pld.tensor.{d.program[1:]} (host)"):
-                host_collective(KernelComm(comm, shared), d.program[1:],
-                                [view(a) for a in d.args if isinstance(a, WindowView)], extra)
-            continue
-        program = _program(paths[d.program])
-        call: list[Any] = []
-        for a in d.args:
-            if isinstance(a, HostTensor):
-                call.append(host_args[a.param][a.index].clone().contiguous())
-            elif isinstance(a, WindowView):
-                call.append(view(a))
-            else:
-                call.append(a)
-        if isinstance(program, CommProgram):
-            begin_dispatch(comm, d.program)
-            with comm.scope(f"rank program {d.program}"):
-                program.run(KernelComm(comm, shared), *call)
-        else:
-            run_on_chip(comm, program, *call, config=config, name=d.program)
-        for i in program.output_indices:
-            a = d.args[i]
-            if isinstance(a, HostTensor):
-                outs.append((a.param, list(a.index), call[i]))
-    return outs
-
-
-def host_collective(kc: Any, name: str, views: list[Any], extra: dict[str, Any]) -> None:
-    """Run ``pld.tensor.<name>`` of a host orchestrator on this rank's window ``views``."""
-    opts, nums = extra.get("options", {}), extra.get("numbers", [])
-    second = views[1] if len(views) > 1 else None
-    if name == "allreduce":
-        kc.allreduce(views[0], second, opts.get("op", "Sum"), opts.get("mode", "mesh"), opts.get("core_num", 1))
-    elif name == "barrier":
-        kc.barrier(views[0] if views else None)
-    elif name == "broadcast":
-        kc.broadcast(views[0], second, opts.get("root", nums[0] if nums else 0))
-    elif name == "allgather":
-        kc.allgather(views[0], views[1], None)
-    elif name == "reduce_scatter":
-        kc.reduce_scatter(views[0], None, opts.get("op", "Sum"))
-    elif name == "all_to_all":
-        kc.all_to_all(views[0], views[1], None)
-    else:
-        raise HostPlanError(f"pld.tensor.{name}: not a host-level collective")
