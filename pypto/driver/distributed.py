@@ -4,8 +4,8 @@
 
 1. runs the host orchestrator on stand-ins (:mod:`.host_trace`) and records its plan: the
    window buffers and, per rank, the ``@pl.jit`` programs it dispatches with their arguments;
-2. compiles each dispatched program once through the whole pipeline into
-   ``next_levels/<name>/`` (an ordinary L2 build directory);
+2. compiles each dispatched program once into ``next_levels/<name>/``: through the whole pipeline
+   (an ordinary L2 build), or, with kernel-body ``pld`` ops, as its torch form (:mod:`.comm_program`);
 3. writes upstream's L3 layout: ``orchestration/host_orch.py`` (the orchestrator's source),
    ``distributed_meta.json`` (schema, params, platform, backend, ``distributed_config``, and the
    plan) and ``next_levels/``.
@@ -14,7 +14,9 @@ Calling the program launches one process per rank (:func:`pypto.runtime.distribu
 ``torch.distributed`` / gloo; or the ranks ``torchrun`` started). Each rank gets its window
 buffers (zeroed, at least 4 KiB) and runs its dispatches in order on its own simulated chip
 (:func:`~pypto.runtime.distributed.run_on_chip`, on the rank's clock); the Out/InOut slices come
-back into the caller's tensors. Artefacts go to ``<build>/dfx_outputs/rank{r}/d{k}/``.
+back into the caller's tensors (:mod:`.rank_runner`). Artefacts go to ``<build>/dfx_outputs/rank{r}/d{k}/``.
+A ``@pl.program`` with a HOST orchestrator takes the same path from ``ir.compile(...,
+distributed_config=)`` (:func:`compile_program_host`).
 """
 
 from __future__ import annotations
