@@ -23,27 +23,31 @@ pipeline into ``.pto`` is not done yet (``NO_PTO``).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import ClassVar
 
+from xdsl.dialects.builtin import IndexType
 from xdsl.dialects.utils.enum_attribute import EnumAttribute
 from xdsl.ir import Attribute, Dialect, SpacedOpaqueSyntaxAttribute
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
     opt_prop_def,
+    prop_def,
     result_def,
     var_operand_def,
 )
 
 from .distributed_enums import AllreduceMode, NotifyOp, ReduceOp, WaitCmp
 from .dtypes import dtype_name
-from .enums import DSL_PATH, ENUM_ATTRS
-from .op_base import INT, Arg, ArgView, EnumCodec, PLOp, attr, opt_value, value_list
+from .enums import DSL_PATH, ENUM_ATTRS, AtomicType, MemorySpace
+from .op_base import BOOL, INT, INTS, Arg, ArgView, EnumCodec, PLOp, attr, opt_value, value_list
 from .op_base import value as arg
-from .op_families import WRITES
-from .types import TensorType
+from .op_families import PURE, READS, WRITES
+from .types import DYNAMIC, TensorType, TileType
 
 
 @irdl_attr_definition
@@ -100,6 +104,9 @@ def _offsets(a: ArgView, t: TensorType, name: str = "offsets") -> None:
 class _PldOp(PLOp):
     NO_TORCH: ClassVar[str | None] = _NO_TORCH
     NO_PTO: ClassVar[str | None] = _NO_PTO
+    TORCH_CALL: ClassVar[str | None] = None
+    """The method of the rank's comm context (``_pld`` in a torch_codegen script) that runs the op
+    (its DSL arguments in order, enums as their names); None: no torch form."""
     traits = WRITES
 
 
@@ -108,6 +115,7 @@ class AllreduceOp(_PldOp):
     """``pld.tensor.allreduce(data, signal=None, op=pld.ReduceOp.Sum, mode=pld.AllreduceMode.mesh, core_num=1)``."""
 
     name = "pld.tensor.allreduce"
+    TORCH_CALL: ClassVar[str | None] = "_pld.allreduce"
     data = operand_def(TensorType)
     signal = opt_operand_def(TensorType)
     op = opt_prop_def(ReduceOpAttr)
@@ -140,6 +148,7 @@ class BroadcastOp(_PldOp):
     """``pld.tensor.broadcast(data, signal, root=0)``: every rank ends with ``root``'s data."""
 
     name = "pld.tensor.broadcast"
+    TORCH_CALL: ClassVar[str | None] = "_pld.broadcast"
     data = operand_def(TensorType)
     signal = operand_def(TensorType)
     root = opt_prop_def()
@@ -161,6 +170,7 @@ class BarrierOp(_PldOp):
     """``pld.tensor.barrier(signal)``: every rank waits for all of them (a self-clearing credit barrier)."""
 
     name = "pld.tensor.barrier"
+    TORCH_CALL: ClassVar[str | None] = "_pld.barrier"
     signal = operand_def(TensorType)
     result = result_def(TensorType)
     ALIAS_OPERAND: ClassVar[str | None] = "signal"
@@ -173,25 +183,28 @@ class BarrierOp(_PldOp):
 
 @irdl_op_definition
 class SystemNotifyOp(_PldOp):
-    """``pld.system.notify(signal, peer, offsets, value=1, op=pld.NotifyOp.AtomicAdd)``: change cell
-    ``offsets`` of ``peer``'s signal."""
+    """``pld.system.notify(target, peer, offsets, value=1, op=pld.NotifyOp.AtomicAdd)``: change cell
+    ``offsets`` of ``peer``'s signal window ``target`` (upstream's parameter name)."""
 
     name = "pld.system.notify"
-    signal = operand_def(TensorType)
+    TORCH_CALL: ClassVar[str | None] = "_pld.notify"
+    target = operand_def(TensorType)
     peer = operand_def()
     offsets = var_operand_def()
-    value = opt_prop_def()
+    value = opt_operand_def()
     op = opt_prop_def(NotifyOpAttr)
     result = result_def(TensorType)
-    ALIAS_OPERAND: ClassVar[str | None] = "signal"
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    ALIAS_OPERAND: ClassVar[str | None] = "target"
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
-        arg("signal"), arg("peer"), value_list("offsets"), attr("value", INT, 1),
+        arg("target"), arg("peer"), value_list("offsets"), opt_value("value", keyword=True),
         attr("op", EnumCodec(NotifyOp), NotifyOp.AtomicAdd),
     )  # fmt: skip
+    """``value`` is a scalar (a run-time value too: an epoch, a tag); absent: 1."""
 
     @classmethod
     def infer_type(cls, a: ArgView) -> Attribute:
-        sig = _signal(a)
+        sig = _signal(a, "target")
         _offsets(a, sig)
         return sig.with_memref(None)
 
@@ -202,14 +215,17 @@ class SystemWaitOp(_PldOp):
     cell ``offsets`` compares ``cmp`` with ``expected``."""
 
     name = "pld.system.wait"
+    TORCH_CALL: ClassVar[str | None] = "_pld.wait"
     signal = operand_def(TensorType)
     offsets = var_operand_def()
-    expected = opt_prop_def()
+    expected = opt_operand_def()
     cmp = opt_prop_def(WaitCmpAttr)
     result = result_def(TensorType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
     ALIAS_OPERAND: ClassVar[str | None] = "signal"
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
-        arg("signal"), value_list("offsets"), attr("expected", INT, 1), attr("cmp", EnumCodec(WaitCmp), WaitCmp.Ge),
+        arg("signal"), value_list("offsets"), opt_value("expected", keyword=True),
+        attr("cmp", EnumCodec(WaitCmp), WaitCmp.Ge),
     )  # fmt: skip
 
     @classmethod
@@ -238,6 +254,7 @@ class AllgatherOp(_PldOp):
     ([world_size, size]) ends with rank ``r``'s ``local_data`` ([1, size] or [size])."""
 
     name = "pld.tensor.allgather"
+    TORCH_CALL: ClassVar[str | None] = "_pld.allgather"
     local_data = operand_def(TensorType)
     target = operand_def(TensorType)
     signal = operand_def(TensorType)
@@ -262,6 +279,7 @@ class ReduceScatterOp(_PldOp):
     ``target`` ([world_size, size]) ends with row ``r`` reduced over all ranks."""
 
     name = "pld.tensor.reduce_scatter"
+    TORCH_CALL: ClassVar[str | None] = "_pld.reduce_scatter"
     target = operand_def(TensorType)
     signal = operand_def(TensorType)
     op = opt_prop_def(ReduceOpAttr)
@@ -282,6 +300,7 @@ class AllToAllOp(_PldOp):
     row ``r`` of rank ``q``'s ``input`` (both [world_size, size], distinct buffers)."""
 
     name = "pld.tensor.all_to_all"
+    TORCH_CALL: ClassVar[str | None] = "_pld.all_to_all"
     input = operand_def(TensorType)
     target = operand_def(TensorType)
     signal = operand_def(TensorType)
@@ -302,8 +321,242 @@ class AllToAllOp(_PldOp):
         return target.with_memref(None)
 
 
+# ---- kernel-body RMA: the communication context, remote tile load/store, tensor put/get ------------------
+
+
+class _RankQueryOp(_PldOp):
+    """A query of the run's communication context: an ``index`` scalar, the same for the whole kernel."""
+
+    result = result_def(IndexType)
+    traits = PURE
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        return IndexType()
+
+
+@irdl_op_definition
+class GetCommCtxOp(_RankQueryOp):
+    """``pld.get_comm_ctx(window)``: the communication context of a ``pld.DistributedTensor`` (a handle)."""
+
+    name = "pld.get_comm_ctx"
+    tensor = operand_def(TensorType)
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (arg("tensor"),)
+    TORCH_CALL: ClassVar[str | None] = "_pld.comm_ctx"
+
+
+@irdl_op_definition
+class RankOp(_RankQueryOp):
+    """``pld.rank(ctx)``: this rank's number (0 .. nranks-1)."""
+
+    name = "pld.rank"
+    ctx = operand_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (arg("ctx"),)
+    TORCH_CALL: ClassVar[str | None] = "_pld.rank"
+
+
+@irdl_op_definition
+class NranksOp(_RankQueryOp):
+    """``pld.nranks(ctx)``: the number of ranks."""
+
+    name = "pld.nranks"
+    ctx = operand_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (arg("ctx"),)
+    TORCH_CALL: ClassVar[str | None] = "_pld.nranks"
+
+
+def _fits(inner: Sequence[int], outer: Sequence[int]) -> bool:
+    """``inner`` has ``outer``'s rank and fits in it (a ``pl.dynamic`` extent fits anything)."""
+    return len(inner) == len(outer) and all(d == DYNAMIC or x == DYNAMIC or x <= d
+                                            for x, d in zip(inner, outer, strict=True))
+
+
+def _window_offsets(a: ArgView, t: TensorType, shape: tuple[int, ...]) -> None:
+    n = len(a.values("offsets"))
+    if n != len(t.get_shape()):
+        raise a.fail(f"'offsets' has {n} indices, expected {len(t.get_shape())} (the rank of 'target')")
+    if any(s <= 0 for s in shape) or not _fits(shape, t.get_shape()):
+        raise a.fail(f"shape {list(shape)} must have the rank of 'target' {list(t.get_shape())} and fit in it")
+
+
+@irdl_op_definition
+class TileRemoteLoadOp(_PldOp):
+    """``pld.tile.remote_load(target, peer, offsets, shape)``: a Vec tile read from ``peer``'s window
+    ``target`` at ``offsets`` (one-sided)."""
+
+    name = "pld.tile.remote_load"
+    target = operand_def(TensorType)
+    peer = operand_def()
+    offsets = var_operand_def()
+    shape = prop_def()
+    result = result_def(TileType)
+    traits = READS
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (arg("target"), arg("peer"), value_list("offsets"), attr("shape", INTS))
+    TORCH_CALL: ClassVar[str | None] = "_pld.remote_load"
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        t = a.tensor("target")
+        shape = tuple(a.attr("shape"))
+        _window_offsets(a, t, shape)
+        return TileType.get(shape, t.element_type, MemorySpace.Vec)
+
+
+@irdl_op_definition
+class TileRemoteStoreOp(_PldOp):
+    """``pld.tile.remote_store(tile, target, peer, offsets)``: write ``tile`` into ``peer``'s window
+    ``target`` at ``offsets`` (one-sided; returns ``target``)."""
+
+    name = "pld.tile.remote_store"
+    tile = operand_def(TileType)
+    target = operand_def(TensorType)
+    peer = operand_def()
+    offsets = var_operand_def()
+    atomic = opt_prop_def()
+    result = result_def(TensorType)
+    ALIAS_OPERAND: ClassVar[str | None] = "target"
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
+        arg("tile"), arg("target"), arg("peer"), value_list("offsets"),
+        attr("atomic", EnumCodec(AtomicType), AtomicType.None_),
+    )  # fmt: skip
+    TORCH_CALL: ClassVar[str | None] = "_pld.remote_store"
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        t, tile = a.tensor("target"), a.value("tile").type
+        assert isinstance(tile, TileType)
+        _same_dtype(a, tile, t, "tile", "target")
+        _window_offsets(a, t, tuple(tile.get_shape()))
+        return t.with_memref(None)
+
+
+class _PutGetOp(_PldOp):
+    """``dst``/``src`` with optional ``dst_offsets``, ``src_offsets`` and a region ``shape`` (none: the
+    whole of ``src``, which then has ``dst``'s shape); ``chunk_rows``/``chunk_cols``/``pipeline`` tune the
+    staging (recorded; they do not change the result)."""
+
+    dst = operand_def(TensorType)
+    peer = operand_def()
+    src = operand_def(TensorType)
+    dst_offsets = var_operand_def()
+    src_offsets = var_operand_def()
+    shape = opt_prop_def()
+    chunk_rows = opt_prop_def()
+    chunk_cols = opt_prop_def()
+    pipeline = opt_prop_def()
+    result = result_def(TensorType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    ALIAS_OPERAND: ClassVar[str | None] = "dst"
+    _TAIL: ClassVar[tuple[Arg, ...]] = (
+        value_list("dst_offsets", optional=True), value_list("src_offsets", optional=True),
+        attr("shape", INTS, None),
+    )  # fmt: skip
+    _TUNING: ClassVar[tuple[Arg, ...]] = (attr("chunk_rows", INT, 0), attr("chunk_cols", INT, 0),
+                                          attr("pipeline", BOOL, False))  # fmt: skip
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        dst, src = a.tensor("dst"), a.tensor("src")
+        _same_dtype(a, dst, src, "dst", "src")
+        shape = a.attr("shape")
+        if shape is None:
+            if not (_fits(src.get_shape(), dst.get_shape()) and _fits(dst.get_shape(), src.get_shape())):
+                raise a.fail(f"operands 'dst' {list(dst.get_shape())} and 'src' {list(src.get_shape())} must "
+                             "have one shape (or give shape=)")
+            shape = list(src.get_shape())
+        for name, t in (("dst_offsets", dst), ("src_offsets", src)):
+            n = len(a.values(name))
+            if n and n != len(t.get_shape()):
+                raise a.fail(f"'{name}' has {n} indices, expected {len(t.get_shape())}")
+            if not _fits(shape, t.get_shape()):
+                raise a.fail(f"shape {list(shape)} does not fit in {name[:3]} {list(t.get_shape())}")
+        if a.attr("chunk_rows") < 0 or a.attr("chunk_cols") < 0:
+            raise a.fail("chunk_rows / chunk_cols must be >= 0 (0: the full extent)")
+        return dst.with_memref(None)
+
+
+@irdl_op_definition
+class TensorPutOp(_PutGetOp):
+    """``pld.tensor.put(dst, peer, src, dst_offsets=, src_offsets=, shape=, atomic=pld.AtomicType.None_,
+    chunk_rows=0, chunk_cols=0, pipeline=False)``: copy (or atomically add) this rank's ``src`` into
+    ``peer``'s window ``dst``."""
+
+    name = "pld.tensor.put"
+    atomic = opt_prop_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
+        arg("dst"), arg("peer"), arg("src"), *_PutGetOp._TAIL, attr("atomic", EnumCodec(AtomicType), AtomicType.None_),
+        *_PutGetOp._TUNING,
+    )  # fmt: skip
+    TORCH_CALL: ClassVar[str | None] = "_pld.put"
+
+
+@irdl_op_definition
+class TensorGetOp(_PutGetOp):
+    """``pld.tensor.get(dst, peer, src, dst_offsets=, src_offsets=, shape=, chunk_rows=0, chunk_cols=0,
+    pipeline=False)``: copy ``peer``'s window ``src`` into this rank's ``dst``."""
+
+    name = "pld.tensor.get"
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (arg("dst"), arg("peer"), arg("src"), *_PutGetOp._TAIL, *_PutGetOp._TUNING)
+    TORCH_CALL: ClassVar[str | None] = "_pld.get"
+
+
+@irdl_op_definition
+class TensorRemoteStoreOp(_PldOp):
+    """``pld.tensor.remote_store(src, target, peer, offsets, atomic=)``: the tensor-level form of
+    ``pld.tile.remote_store`` (a computed tensor pushed into ``peer``'s window ``target``)."""
+
+    name = "pld.tensor.remote_store"
+    src = operand_def(TensorType)
+    target = operand_def(TensorType)
+    peer = operand_def()
+    offsets = var_operand_def()
+    atomic = opt_prop_def()
+    result = result_def(TensorType)
+    ALIAS_OPERAND: ClassVar[str | None] = "target"
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
+        arg("src"), arg("target"), arg("peer"), value_list("offsets"),
+        attr("atomic", EnumCodec(AtomicType), AtomicType.None_),
+    )  # fmt: skip
+    TORCH_CALL: ClassVar[str | None] = "_pld.remote_store"
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        t, src = a.tensor("target"), a.tensor("src")
+        _same_dtype(a, src, t, "src", "target")
+        _window_offsets(a, t, tuple(src.get_shape()))
+        return t.with_memref(None)
+
+
+@irdl_op_definition
+class SystemDeferWaitOp(_PldOp):
+    """``pld.system.defer_wait(signal, offsets, expected=1, cmp=pld.WaitCmp.Ge)``: a completion condition
+    of the enclosing task (on the simulated ranks a task runs to its end, so it waits there)."""
+
+    name = "pld.system.defer_wait"
+    TORCH_CALL: ClassVar[str | None] = "_pld.wait"
+    signal = operand_def(TensorType)
+    offsets = var_operand_def()
+    expected = opt_operand_def()
+    cmp = opt_prop_def(WaitCmpAttr)
+    result = result_def(TensorType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    ALIAS_OPERAND: ClassVar[str | None] = "signal"
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
+        arg("signal"), value_list("offsets"), opt_value("expected", keyword=True),
+        attr("cmp", EnumCodec(WaitCmp), WaitCmp.Ge),
+    )  # fmt: skip
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        sig = _signal(a)
+        _offsets(a, sig)
+        return sig.with_memref(None)
+
+
 PLD_OPS: list[type[PLOp]] = [
     AllreduceOp, BroadcastOp, BarrierOp, AllgatherOp, ReduceScatterOp, AllToAllOp, SystemNotifyOp, SystemWaitOp,
+    GetCommCtxOp, RankOp, NranksOp, TileRemoteLoadOp, TileRemoteStoreOp, TensorPutOp, TensorGetOp,
+    TensorRemoteStoreOp, SystemDeferWaitOp,
 ]
 
 PLD = Dialect("pld", list(PLD_OPS), list(PLD_ENUM_ATTRS.values()))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import Any
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
@@ -21,6 +22,9 @@ class Program:
 
     def __init__(self, module: ModuleOp):
         self.module = module
+        self.host_orchestrators: dict[str, Any] = {}
+        """Multi-chip HOST orchestrators of a ``@pl.program`` class (Python functions run on the host at
+        compile time, :mod:`pypto.driver.host_trace`), by name; not in ``module``."""
 
     @property
     def name(self) -> str:
@@ -37,7 +41,9 @@ class Program:
         return dict(sorted(fs.items()))
 
     def clone(self) -> Program:
-        return Program(self.module.clone())
+        copy = Program(self.module.clone())
+        copy.host_orchestrators = dict(self.host_orchestrators)
+        return copy
 
     def verify(self) -> None:
         self.module.verify()

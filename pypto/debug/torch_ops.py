@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from enum import Enum
 from typing import Protocol
 
 from xdsl.ir import Attribute, SSAValue
@@ -139,11 +140,32 @@ BY_CLASS: tuple[tuple[type[PLOp], Lowering], ...] = (
 """Lowerings of op classes (or families) whose torch meaning needs more than a ``TORCH`` expression."""
 
 
+def _helper_call(n: Names, op: PLOp, a: ArgView) -> str:
+    """A call of the op class's ``TORCH_CALL`` helper (the ``pld`` ops: a method of the rank's comm
+    context) with its DSL arguments in order: values, value lists, and attributes (enums by name)."""
+    parts = []
+    for arg in op.DSL_ARGS:
+        if arg.kind is ArgKind.VALUE:
+            parts.append(n.v(a.value(arg.name)))
+        elif arg.kind is ArgKind.OPT_VALUE:
+            v = a.opt_value(arg.name)
+            parts.append("None" if v is None else n.v(v))
+        elif arg.kind is ArgKind.VALUE_LIST:
+            parts.append(n.vs(a.values(arg.name)))
+        else:
+            v = a.attr(arg.name)
+            parts.append(repr(v.value if isinstance(v, Enum) else v))
+    return f"{op.TORCH_CALL}({', '.join(parts)})"
+
+
 def class_lowering(cls: type[PLOp]) -> Lowering | None:
-    """The lowering of a pl op class: its :data:`BY_CLASS` function, else its ``TORCH`` expression; None if neither."""
+    """The lowering of a pl op class: its :data:`BY_CLASS` function, else its ``TORCH`` expression, else its
+    ``TORCH_CALL`` helper; None if none."""
     fn = next((f for base, f in BY_CLASS if issubclass(cls, base)), None)
     if fn is None and cls.TORCH is not None:
         fn = _template
+    if fn is None and getattr(cls, "TORCH_CALL", None) is not None:
+        fn = _helper_call
     return fn
 
 

@@ -109,7 +109,13 @@ def compile(  # noqa: A001 - the upstream API name
     A failing pass raises its error (user errors as they are, bugs as
     ``InternalError``) after writing ``NN_failed_<Pass>.py`` and
     ``passes_dump/reproducer`` when dumps are on.
+    A ``@pl.program`` with a multi-chip HOST orchestrator and ``distributed_config`` compiles into a
+    :class:`~pypto.driver.distributed.DistributedCompiledProgram` (an L3 build).
     """
+    if getattr(program, "host_orchestrators", None):
+        from .distributed import compile_program_host
+
+        return compile_program_host(program, distributed_config, platform=platform, output_dir=output_dir)  # type: ignore[return-value]
     settings = resolve_settings(
         {
             "verification_level": verification_level,

@@ -24,6 +24,7 @@ from pypto.utils.tracebacks import api_boundary
 from . import compile_cache
 from .compile import compile
 from .compiled import CompiledProgram
+from .host_trace import HOST_TRACE, dispatch
 
 if TYPE_CHECKING:
     from pypto.runtime import RunSpec
@@ -50,6 +51,10 @@ class JITFunction(JitKernel):
     def compile(self, *args: Any, config: Any = None, **kwargs: Any) -> CompiledProgram:
         """``pypto.ir.compile`` on the specialized program, cached (:mod:`.compile_cache`: the key is the
         source, the specialisation, the compile-side options and the environment)."""
+        if self._is_l3(config):  # a @pl.jit.host orchestrator over several chips: pypto.driver.distributed
+            from .distributed import compile_host
+
+            return compile_host(self, self._bind(args, kwargs), config)
         bound = self._bind(args, kwargs)
         key = (self._source_hash(), self._key(bound), _config_key(config), compile_cache.environment_key())
         hit = compile_cache.lookup(key) or self._compiled.get(key)  # this kernel's own: past the cache's bound
@@ -72,6 +77,22 @@ class JITFunction(JitKernel):
             compile_cache.store(key, compiled)
         return self._compiled[key]
 
+    def _is_l3(self, config: Any) -> bool:
+        """A ``@pl.jit.host`` orchestrator compiled with ``RunConfig(distributed_config=...)`` (one that
+        uses ``pld`` without it is told what it needs)."""
+        if self.info.level is not Level.HOST:
+            return False
+        if getattr(config, "distributed_config", None) is not None:
+            return True
+        try:
+            uses_pld = "pld." in inspect.getsource(self.fn)
+        except (OSError, TypeError):
+            uses_pld = False
+        if uses_pld:
+            raise ValueError(f"{self.__name__}: a multi-chip @pl.jit.host orchestrator is compiled with "
+                             "config=RunConfig(distributed_config=DistributedConfig(device_ids=[...]))")
+        return False
+
     def _source_hash(self) -> str:
         """The hash of this kernel's source and what it names (:func:`.compile_cache.source_hash`), once."""
         if self._source is None:
@@ -88,6 +109,10 @@ class JITFunction(JitKernel):
         compile-side options), then dispatch to the simulated chip
         (``CompiledProgram.__call__`` -> ``pypto.runtime.run``): Out/InOut
         tensors are written in place; returns the kernel's return value."""
+        if HOST_TRACE.get() is not None:  # dispatched by a @pl.jit.host orchestrator: recorded, not run
+            return dispatch(self, args, kwargs)
+        if self._is_l3(config):
+            return self.compile(*args, config=config, **kwargs)(*args, config=config)
         bound = self._bind(args, kwargs)
         if config is not None and getattr(config, "codegen_only", False):
             return self.compile(*bound, config=config)(*bound, config=config)

@@ -136,6 +136,8 @@ class AnnotationParser:
                 return Annot(self.dtype(items[0]))
             if head == "pl.Tensor":
                 return Annot(self.tensor(node, items))
+            if head == "pld.DistributedTensor":  # a window view: written in place, visible to the peers
+                return Annot(self.tensor(node, items), ParamDirection.InOut)
             if head == "pl.Tile":
                 return Annot(self.tile(node, items), space_free=len(items) == 2)
         raise self.fail(

@@ -11,6 +11,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, BoolAttr, IntegerAttr, StringAttr, i64
 from xdsl.ir import Attribute, SSAValue
 
+from pypto.dialects.dtypes import dtype_type
 from pypto.dialects.enums import FunctionType
 from pypto.dialects.op_base import ArgKind, OpTypeError, PLOp, describe_type, same_kind_shape_dtype
 from pypto.dialects.program import function_type, set_call_dump_indices
@@ -25,6 +26,7 @@ from pypto.errors import (
 
 from .constexpr import AdirValue, NotConstant, evaluate
 from .dumps import DUMP_VARS_KEY
+from .scalar_cast import is_scalar, scalar_cast_op
 from .source import dotted
 from .statements import mark_spmd
 from .sugar import OPS, SUGAR, sugar_op_name
@@ -240,6 +242,8 @@ class CallMixin:
                 layer = "tile"
             elif isinstance(v.type, TensorType):
                 layer = "tensor"
+            elif name == "cast" and is_scalar(v.type):
+                return self.scalar_cast(v, node, args, kwargs)
             else:
                 raise self.fail(
                     ParserTypeError,
@@ -257,6 +261,27 @@ class CallMixin:
             drop=s.drop, rename=s.rename, positional=s.positional, default_from=s.default_from,
         )  # fmt: skip
 
+    def scalar_cast(
+        self: FunctionBuilder, v: SSAValue, node: ast.expr, args: list[ast.expr], kwargs: dict[str, ast.expr]
+    ) -> SSAValue:
+        """``pl.cast(scalar, pl.DTYPE)`` / ``pl.cast(scalar, target_type=pl.DTYPE)``: one ``arith`` cast."""
+        target = args[1] if len(args) > 1 else kwargs.get("target_type")
+        if target is None or len(args) > 2 or set(kwargs) - {"target_type", "mode"}:
+            raise self.fail(InvalidOperationError, "pl.cast of a scalar takes (value, dtype)", node)
+        try:
+            dt = evaluate(target, self.src.globals)
+            ty = dtype_type(dt.dtype_name)
+        except (NotConstant, AttributeError, KeyError):
+            raise self.fail(ParserTypeError, "pl.cast: the target must be a dtype such as pl.FP32", target) from None
+        try:
+            op = scalar_cast_op(v, ty)
+        except TypeError as e:
+            raise self.fail(ParserTypeError, f"pl.cast: cannot convert {describe_type(v.type)} ({e})", node) from None
+        if op is None:
+            return v
+        self.emit(op, node)
+        return op.results[0]
+
     def is_scalar_operand(self: FunctionBuilder, node: ast.expr) -> bool:
         """True for a Python number, ``pl.const`` or a scalar SSA value."""
         try:
@@ -270,6 +295,8 @@ class CallMixin:
             return val is not None and not isinstance(val.type, (TileType, TensorType))
         if isinstance(node, (ast.BinOp, ast.UnaryOp)):
             return True
+        if isinstance(node, ast.Call) and dotted(node.func) == "pl.cast" and node.args:  # a scalar cast
+            return self.is_scalar_operand(node.args[0])
         return False
 
     # ---- pl.const, self.f --------------------------------------------------------

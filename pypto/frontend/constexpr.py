@@ -30,7 +30,9 @@ ENUMS: dict[str, type[enum.Enum]] = {
 }
 
 
-PLD_ENUMS: dict[str, type[enum.Enum]] = {e.__name__: e for e in (ReduceOp, NotifyOp, WaitCmp, AllreduceMode)}
+PLD_ENUMS: dict[str, type[enum.Enum]] = {
+    e.__name__: e for e in (ReduceOp, NotifyOp, WaitCmp, AllreduceMode, E.AtomicType)
+}
 """The ``pld.<Enum>.<member>`` constants (pypto.language.distributed)."""
 
 

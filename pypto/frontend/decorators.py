@@ -21,7 +21,9 @@ def program(cls: type) -> Program:
     node, src = python_source(cls)
     assert isinstance(node, ast.ClassDef)
     _add_enclosing_locals(src.globals, caller_frame())
-    return program_from_class(node, src)
+    prog = program_from_class(node, src)
+    prog.host_orchestrators = {n: cls.__dict__[n] for n in prog.host_orchestrators}
+    return prog
 
 
 def _add_enclosing_locals(env: dict[str, Any], frame: Any) -> None:

@@ -7,6 +7,8 @@ end's constant evaluator has concrete values (``pl.FP32.dtype_name``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 from pypto.dialects.dtypes import DTYPE_NAMES
@@ -28,6 +30,12 @@ class DType:
 
     def __hash__(self) -> int:
         return hash(("pl.dtype", self.dtype_name))
+
+    def get_byte(self) -> int:
+        """Bytes per element (upstream's ``DataType.get_byte()``; sub-byte types round up)."""
+        from pypto.dialects.dtypes import dtype_bits, dtype_type
+
+        return max(1, dtype_bits(dtype_type(self.dtype_name)) // 8)
 
 
 DTYPES: dict[str, DType] = {name: DType(name) for name in DTYPE_NAMES}
@@ -114,6 +122,10 @@ def dynamic(name: str) -> DynVar:
     return DynVar(name)
 
 
+HOST_CALLS: ContextVar[dict[str, Callable[..., Any]] | None] = ContextVar("pypto_host_calls", default=None)
+"""While a ``@pl.jit.host`` orchestrator runs on the host: the DSL functions it may call (``pl.range``)."""
+
+
 class _DSLOnly:
     """A DSL function: only meaningful inside a parsed kernel body."""
 
@@ -121,6 +133,9 @@ class _DSLOnly:
         self._name = name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        host = HOST_CALLS.get()
+        if host is not None and self._name in host:  # a @pl.jit.host body run on the host (pypto.driver.distributed)
+            return host[self._name](*args, **kwargs)
         raise RuntimeError(f"{self._name}(...) can only be used inside a @pl.function / @pl.jit kernel body")
 
     def __getattr__(self, attr: str) -> _DSLOnly:

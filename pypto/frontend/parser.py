@@ -12,10 +12,11 @@ from typing import Any
 
 from pypto.core.program import Program
 from pypto.diagnostics import SourceSpan
+from pypto.dialects.enums import Level, Role
 from pypto.errors import ArgumentTypeError, ParserError, ParserSyntaxError, UnsupportedFeatureError
 from pypto.utils.tracebacks import api_boundary
 
-from .builder import ProgramBuilder, function_info
+from .builder import FunctionInfo, ProgramBuilder, function_info
 from .source import Source, dotted
 
 
@@ -40,6 +41,7 @@ def _syntax_tree(text: str, filename: str, lines: list[str]) -> ast.Module:
 def program_from_class(cls_node: ast.ClassDef, src: Source) -> Program:
     """A ``@pl.program`` class -> Program (its ``@pl.function`` methods)."""
     pb = ProgramBuilder(cls_node.name, src)
+    hosts: list[str] = []
     for item in cls_node.body:
         if isinstance(item, ast.FunctionDef):
             dec = next((d for d in item.decorator_list if _is_decorator(d, "pl.function")), None)
@@ -47,14 +49,28 @@ def program_from_class(cls_node: ast.ClassDef, src: Source) -> Program:
                 raise src.error(
                     ParserSyntaxError, f"method '{item.name}' of a @pl.program class needs @pl.function", item
                 )
-            pb.add(item, function_info(dec, src))
+            info = function_info(dec, src)
+            if is_multichip_host(item, info):  # runs on the host at compile time: pypto.driver.host_trace
+                hosts.append(item.name)
+                continue
+            pb.add(item, info)
         elif isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant):
             continue
         elif isinstance(item, ast.Pass):
             continue
         else:
             raise src.error(ParserSyntaxError, "a @pl.program class holds only @pl.function methods", item)
-    return pb.build()
+    program = pb.build()
+    program.host_orchestrators = dict.fromkeys(hosts)  # the functions are filled in by @pl.program
+    return program
+
+
+def is_multichip_host(fdef: ast.FunctionDef, info: FunctionInfo) -> bool:
+    """A HOST-level orchestrator that dispatches to ranks (its body uses ``pld`` or ``device=``)."""
+    if info.level is not Level.HOST or info.role not in (None, Role.Orchestrator):
+        return False
+    body = ast.unparse(fdef)
+    return "pld." in body or "device=" in body
 
 
 def program_from_function(fdef: ast.FunctionDef, src: Source, dec: ast.expr) -> Program:

@@ -26,7 +26,28 @@ builtin.module {
   func.func @f(%sig: !pl.tensor<2x1xi32>) {
     %z = arith.constant 0 : index
     // expected-error @+1 {{'offsets' has 1 indices, expected 2 (the signal's rank)}}
-    %s = "pld.system.wait"(%sig, %z) <{expected = 1 : i64, cmp = #pld<wait_cmp Ge>}> : (!pl.tensor<2x1xi32>, index) -> !pl.tensor<2x1xi32>
+    %s = "pld.system.wait"(%sig, %z) <{cmp = #pld<wait_cmp Ge>, operandSegmentSizes = array<i32: 1, 1, 0>}> : (!pl.tensor<2x1xi32>, index) -> !pl.tensor<2x1xi32>
+    func.return
+  }
+}
+
+// -----
+
+builtin.module {
+  func.func @f(%data: !pl.tensor<1x64xf32>, %p: index) {
+    %z = arith.constant 0 : index
+    // expected-error @+1 {{shape [1, 128] must have the rank of 'target' [1, 64] and fit in it}}
+    %t = "pld.tile.remote_load"(%data, %p, %z, %z) <{shape = array<i64: 1, 128>}> : (!pl.tensor<1x64xf32>, index, index, index) -> !pl.tile<1x128xf32, Vec>
+    func.return
+  }
+}
+
+// -----
+
+builtin.module {
+  func.func @f(%dst: !pl.tensor<1x64xf32>, %src: !pl.tensor<1x64xf16>, %p: index) {
+    // expected-error @+1 {{operands 'dst' (pl.FP32) and 'src' (pl.FP16) must have one dtype}}
+    %d = "pld.tensor.put"(%dst, %p, %src) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>}> : (!pl.tensor<1x64xf32>, index, !pl.tensor<1x64xf16>) -> !pl.tensor<1x64xf32>
     func.return
   }
 }

@@ -84,7 +84,7 @@ def test_put_get_with_notify_wait_orders_the_clocks(tmp_path: Path) -> None:
     assert r1["clock"] == r1["after_wait"] + hop(32)
     assert r0["clock"] == r1["clock"] + hop(4) + LINK.latency_cycles + hop(32)
     for r in (0, 1):
-        events = json.loads((tmp_path / f"dfx_outputs/rank{r}/d{r}/comm_events.json").read_text())
+        events = json.loads((tmp_path / f"dfx_outputs/rank{r}/comm_events.json").read_text())
         assert events["rank"] == r and events["final_cycles"] == run.ranks[r].cycles
 
 
@@ -159,8 +159,8 @@ def test_merged_trace_flows_pair_up_and_is_deterministic(tmp_path: Path) -> None
 
 def test_device_ids_name_the_artefact_dirs(tmp_path: Path) -> None:
     launch(dp.barrier_twice, DistributedConfig(device_ids=[4, 6], timeout_s=TIMEOUT, output_dir=tmp_path))
-    assert (tmp_path / "dfx_outputs/rank0/d4/comm_events.json").is_file()
-    assert (tmp_path / "dfx_outputs/rank1/d6/comm_events.json").is_file()
+    assert (tmp_path / "dfx_outputs/rank0/comm_events.json").is_file()
+    assert (tmp_path / "dfx_outputs/rank1/comm_events.json").is_file()
 
 
 def test_run_config_carries_the_distributed_config() -> None:
@@ -235,15 +235,16 @@ def test_each_rank_runs_a_kernel_on_its_own_chip_then_they_allreduce() -> None:
         assert v["clock"] > v["after_chip"]
 
 
-def test_a_ranks_chip_run_writes_its_dfx_files_under_rank_and_device(tmp_path: Path) -> None:
+def test_a_ranks_chip_run_writes_its_dfx_files_under_rank_and_dispatch(tmp_path: Path) -> None:
     launch(dp.kernel_then_allreduce, DistributedConfig(device_ids=[3, 5], timeout_s=60, output_dir=tmp_path), True)
-    for rank, dev in ((0, 3), (1, 5)):
-        d = tmp_path / f"dfx_outputs/rank{rank}/d{dev}"
+    for rank in (0, 1):
+        d = tmp_path / f"dfx_outputs/rank{rank}/d0"  # the rank's first (only) chip dispatch
         records = json.loads((d / "chip_swimlane_records.json").read_text())
         assert len(records["aicore_tasks"]) == 2  # k_first and k_second of this rank's chip
         assert list(d.glob("merged_swimlane_*.json"))
-        assert (d / "comm_events.json").is_file()
-        chip = [e for e in json.loads((d / "comm_events.json").read_text())["events"] if e["cat"] == "chip"]
+        assert json.loads((d / "dispatch_program.json").read_text()) == {"program": "chain"}
+        events = d.parent / "comm_events.json"
+        chip = [e for e in json.loads(events.read_text())["events"] if e["cat"] == "chip"]
         assert len(chip) == 1 and chip[0]["start"] == 0 and chip[0]["end"] > 0
 
 

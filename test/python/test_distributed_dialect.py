@@ -53,7 +53,7 @@ def test_both_text_forms_round_trip() -> None:
     text = prog.as_python()
     assert "import pypto.language.distributed as pld" in text
     assert "pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Max, core_num=4)" in text
-    assert "pld.system.wait(sig, [1, 0], expected=2, cmp=pld.WaitCmp.Eq)" in text
+    assert "pld.system.wait(sig, [1, 0], expected=pl.const(2, pl.INT32), cmp=pld.WaitCmp.Eq)" in text  # a value
     assert "pld.tensor.reduce_scatter(rows, sig, op=pld.ReduceOp.Min)" in text
     assert pl.parse(text).as_python() == text
     for generic in (False, True):
@@ -94,3 +94,63 @@ def test_the_verifiers_name_the_line_and_the_rule(edit: tuple[str, str], message
 def test_pld_calls_outside_a_kernel_explain_themselves() -> None:
     with pytest.raises(RuntimeError, match=r"pld\.tensor\.allreduce\(\.\.\.\) can only be used inside"):
         pld.tensor.allreduce(None)
+
+
+RMA = """
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+@pl.program
+class Rma:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[1, 64], pl.FP32], y: pl.Out[pl.Tensor[[1, 64], pl.FP32]],
+          data: pld.DistributedTensor[[1, 64], pl.FP32], box: pld.DistributedTensor[[1, 64], pl.FP32],
+          sig: pld.DistributedTensor[[2, 1], pl.INT32]) -> pl.Tensor[[1, 64], pl.FP32]:
+        ctx = pld.get_comm_ctx(data)
+        me = pld.rank(ctx)
+        peer = (me + 1) % pld.nranks(ctx)
+        t = pl.load(x, [0, 0], [1, 64])
+        data = pld.tile.remote_store(t, data, peer, [0, 0])
+        box = pld.tensor.put(box, peer, data, atomic=pld.AtomicType.Add)
+        box = pld.tensor.get(box, peer, data)
+        sig = pld.tensor.barrier(sig)
+        got = pld.tile.remote_load(data, peer, [0, 0], shape=SHAPE)
+        y = pl.store(got, [0, 0], y)
+        return y
+"""
+
+
+def rma(edit: tuple[str, str] = ("", "")) -> pl.Program:
+    return pl.parse(RMA.replace(*edit).replace("SHAPE", "[1, 64]"), filename="rma.py")
+
+
+def test_the_rma_ops_round_trip_in_both_text_forms() -> None:
+    prog = rma()
+    text = prog.as_python()
+    for call in ("pld.get_comm_ctx(data)", "pld.rank(ctx)", "pld.tile.remote_store(t, data, ",
+                 "pld.tensor.put(box, ", "atomic=pl.AtomicType.Add", "pld.tensor.get(box, ",
+                 "pld.tile.remote_load(data, "):
+        assert call in text, call
+    assert pl.parse(text).as_python() == text
+    for generic in (False, True):
+        mlir = prog.as_mlir(generic=generic)
+        assert "pld.tile.remote_load" in mlir and "pld.nranks" in mlir
+        assert print_mlir(parse_mlir(mlir), generic=generic) == mlir
+    # the window parameters are InOut tensors (written in place, visible to the peers)
+    assert "data: pl.InOut[pl.Tensor[[1, 64], pl.FP32]]" in text
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (("shape=SHAPE", "shape=[1, 128]"), "shape [1, 128] must have the rank of 'target' [1, 64] and fit in it"),
+        (("box: pld.DistributedTensor[[1, 64], pl.FP32]", "box: pld.DistributedTensor[[1, 64], pl.FP16]"),
+         "operands 'dst' (pl.FP16) and 'src' (pl.FP32) must have one dtype"),
+        (("remote_store(t, data, peer, [0, 0])", "remote_store(t, data, peer, [0])"),
+         "'offsets' has 1 indices, expected 2 (the rank of 'target')"),
+    ],
+)
+def test_the_rma_verifiers_name_the_line_and_the_rule(edit: tuple[str, str], message: str) -> None:
+    with pytest.raises(ParserError) as err:
+        rma(edit)
+    assert message in str(err.value) and "rma.py:" in str(err.value)

@@ -1,32 +1,50 @@
 """``import pypto.language.distributed as pld``: the multi-chip DSL surface (a facade, issue 19).
 
-What exists so far:
-
 - the enums ``pld.ReduceOp``, ``pld.NotifyOp``, ``pld.WaitCmp``, ``pld.AllreduceMode`` (and
   ``pld.AtomicType``, the same as ``pl.AtomicType``);
-- the ops ``pld.tensor.allreduce / broadcast / barrier / allgather / reduce_scatter / all_to_all`` and
-  ``pld.system.notify / wait``, parsed
-  in kernel bodies (``@pl.program`` / ``@pl.function``) into the ``pld`` dialect
+- ``pld.DistributedTensor[[...], dtype]``: a window view parameter of a per-rank kernel (an InOut
+  tensor of the rank's own window);
+- in a ``@pl.jit.host`` orchestrator (run on the host, :mod:`pypto.driver.host_trace`):
+  ``pld.world_size()``, ``pld.alloc_window_buffer(shape, dtype=)``, ``pld.window(buf, shape, dtype=)``
+  and dispatches ``per_rank(x[r], ..., device=r)``;
+- the kernel-body ops ``pld.tensor.allreduce / broadcast / barrier / allgather / reduce_scatter /
+  all_to_all`` and ``pld.system.notify / wait``, parsed into the ``pld`` dialect
   (:mod:`pypto.dialects.distributed_ops`), verified and printed in both text forms;
 - :class:`DistributedConfig` and :func:`launch` (one simulated chip per rank on
   ``torch.distributed``; :mod:`pypto.runtime.distributed`).
 
-Not yet: ``pld.DistributedTensor`` annotations and window buffers in the DSL, ``pld.tile.*`` RMA,
-``@pl.jit.host`` orchestrators and ``DistributedCompiledProgram`` (docs/distributed.md).
+Not yet (docs/distributed.md): running the kernel-body comm ops on the simulated chip
+(``pld.get_comm_ctx`` / ``pld.rank`` / ``pld.nranks``, ``pld.tile.remote_load / remote_store``,
+``pld.tensor.put / get`` parse as DSL names only).
 """
 
 from __future__ import annotations
 
 from pypto.dialects.distributed_enums import AllreduceMode, NotifyOp, ReduceOp, WaitCmp
 from pypto.dialects.enums import AtomicType
-from pypto.frontend.dsl_objects import _DSLOnly
+from pypto.driver.host_trace import alloc_window_buffer, current_plan, window
+from pypto.frontend.dsl_objects import _DSLOnly, _Marker
 from pypto.runtime.distributed import DistributedConfig, launch
 
 # DSL-only namespaces: pld.tensor.allreduce(...) explains itself when called outside a kernel body.
 tensor = _DSLOnly("pld.tensor")
 system = _DSLOnly("pld.system")
+tile = _DSLOnly("pld.tile")
+get_comm_ctx = _DSLOnly("pld.get_comm_ctx")
+rank = _DSLOnly("pld.rank")
+nranks = _DSLOnly("pld.nranks")
+
+DistributedTensor = _Marker("DistributedTensor")
+"""``pld.DistributedTensor[[rows, cols], dtype]``: a kernel parameter viewing the rank's window."""
+
+
+def world_size() -> int:
+    """The number of ranks the ``@pl.jit.host`` orchestrator is compiled for."""
+    return current_plan("pld.world_size()").world_size
+
 
 __all__ = [
-    "AllreduceMode", "AtomicType", "DistributedConfig", "NotifyOp", "ReduceOp", "WaitCmp", "launch", "system",
-    "tensor",
+    "AllreduceMode", "AtomicType", "DistributedConfig", "DistributedTensor", "NotifyOp", "ReduceOp", "WaitCmp",
+    "alloc_window_buffer", "get_comm_ctx", "launch", "nranks", "rank", "system", "tensor", "tile", "window",
+    "world_size",
 ]  # fmt: skip

@@ -83,6 +83,8 @@ class RankComm:
         self._received: dict[int, int] = defaultdict(int)
         self._puts = 0
         self._notifies = 0
+        self.dispatches = 0
+        """Chip dispatches so far (:func:`.chip.run_on_chip`: the ``k`` of ``dfx_outputs/rank{r}/d{k}``)."""
 
     # ---- task names, errors, costs -------------------------------------------------
 

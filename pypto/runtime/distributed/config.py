@@ -33,6 +33,12 @@ class DistributedConfig:
     target: Any = "a2a3"
     output_dir: str | os.PathLike[str] | None = None
     """Where ``dfx_outputs/`` goes (none: no artefacts are written)."""
+    num_sub_workers: int = 0
+    """Upstream's sub-workers per chip process (accepted and recorded; one simulated chip runs a rank)."""
+    runtime: str = "tensormap_and_ringbuffer"
+    """Upstream's Simpler runtime flavour (recorded in ``distributed_meta.json``)."""
+    aicpu_thread_num: int = 0
+    """Upstream's AICPU threads (0: the architecture default; recorded)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -53,6 +59,13 @@ class DistributedConfig:
         if self.start_method not in mp.get_all_start_methods():
             raise ValueError(f"DistributedConfig: start_method {self.start_method!r} is not one of "
                              f"{', '.join(mp.get_all_start_methods())}")
+        if any(d < 0 for d in self.device_ids):
+            raise ValueError(f"DistributedConfig: device_ids must be non-negative, got {self.device_ids}")
+        if self.num_sub_workers < 0:
+            raise ValueError(f"DistributedConfig: num_sub_workers must be non-negative, got {self.num_sub_workers}")
+        if self.aicpu_thread_num < 0 or self.aicpu_thread_num == 1:
+            raise ValueError("DistributedConfig: aicpu_thread_num must be 0 (the default) or at least 2, "
+                             f"got {self.aicpu_thread_num}")
         if not self.timeout_s > 0:
             raise ValueError(f"DistributedConfig: timeout_s must be positive, got {self.timeout_s}")
 

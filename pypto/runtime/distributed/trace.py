@@ -1,7 +1,9 @@
 """The artefacts of a multi-chip run: per-rank events and one merged cross-rank Chrome trace.
 
-``dfx_outputs/rank{r}/d{k}/comm_events.json`` holds rank ``r``'s events (cycles
-of its own clock; every rank starts at cycle 0, the common clock).
+``dfx_outputs/rank{r}/comm_events.json`` holds rank ``r``'s events (cycles
+of its own clock; every rank starts at cycle 0, the common clock);
+``dfx_outputs/rank{r}/d{k}/`` is the ``k``-th chip dispatch of rank ``r`` in the run (upstream's
+layout): ``dispatch_program.json`` (``{"program": "<next_levels name>"}``) and that run's L2 files.
 ``dfx_outputs/merged_comm_trace.json`` is a Chrome trace (``chrome://tracing``,
 Perfetto): one process per rank, times in microseconds of the target's clock,
 and a flow arrow for every transfer, signal, put and get between ranks (the
@@ -25,9 +27,11 @@ MERGED_TRACE = "merged_comm_trace.json"
 RANK_EVENTS = "comm_events.json"
 
 
-def rank_dir(out_dir: Path, rank: int, device_id: int) -> Path:
-    """``<out>/dfx_outputs/rank{r}/d{k}`` (created)."""
-    d = Path(out_dir) / DFX_DIR / f"rank{rank}" / f"d{device_id}"
+def rank_dir(out_dir: Path, rank: int, dispatch: int | None = None) -> Path:
+    """``<out>/dfx_outputs/rank{r}``, or with ``dispatch`` = k its ``d{k}`` (the k-th chip dispatch of
+    the rank in this run), created."""
+    d = Path(out_dir) / DFX_DIR / f"rank{rank}"
+    d = d if dispatch is None else d / f"d{dispatch}"
     d.mkdir(parents=True, exist_ok=True)
     return d
 
@@ -35,7 +39,7 @@ def rank_dir(out_dir: Path, rank: int, device_id: int) -> Path:
 def write_rank_events(out_dir: Path, rank: int, device_id: int, clock: int, events: list[dict[str, Any]]) -> Path:
     """Write one rank's ``comm_events.json``."""
     body = {"rank": rank, "device_id": device_id, "final_cycles": clock, "events": events}
-    return write_artefact(rank_dir(out_dir, rank, device_id) / RANK_EVENTS, json_text(body) + "\n")
+    return write_artefact(rank_dir(out_dir, rank) / RANK_EVENTS, json_text(body) + "\n")
 
 
 def merged_trace(ranks: Sequence[dict[str, Any]], clock_hz: float) -> dict[str, Any]:

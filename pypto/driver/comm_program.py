@@ -1,0 +1,90 @@
+"""Per-rank programs with kernel-body ``pld`` ops, run as their torch form on the ranks.
+
+The kernel-body ``pld`` ops (remote load/store, put/get, notify/wait, barrier, collectives) are
+carried by the pass pipeline but not lowered into ``.pto`` yet, so a per-rank program with them is
+kept as its DSL (``program.py``) and its torch form (``torch_program.py``,
+:func:`pypto.debug.torch_codegen`) in ``next_levels/<name>/``; on a rank, its ``pld`` ops call
+:class:`pypto.runtime.distributed.windows.KernelComm` (``_pld`` in the script).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pypto.core.program import Program
+from pypto.utils.atomic import atomic_write_text
+
+
+class DistributedBuildError(ValueError):
+    """An L3 build directory is missing a file or holds a malformed one (named in the message)."""
+
+
+def has_comm_ops(program: Program) -> bool:
+    """Whether a per-rank program has kernel-body ``pld`` ops (they do not lower to ``.pto`` yet)."""
+    return any(op.name.startswith("pld.") for op in program.module.walk())
+
+
+class CommProgram:
+    """A per-rank program with kernel-body ``pld`` ops (remote load/store, put/get, notify/wait, barrier).
+
+    Those ops are not lowered through the pass pipeline into ``.pto`` yet, so such a program runs as its
+    torch form (:func:`pypto.debug.torch_codegen`, the reference semantics of every op) on the rank,
+    its ``pld`` ops calling the rank's window and link model (:class:`~pypto.runtime.distributed.windows.
+    KernelComm`): numerics and link cycles, no simulated compute cycles. Its ``next_levels/<name>/``
+    holds ``program.py`` (the DSL), ``torch_program.py`` (what runs) and ``comm_meta.json``.
+    """
+
+    KIND_FILE = "comm_meta.json"
+
+    def __init__(self, output_dir: Path, entry: str, output_indices: list[int], source: str):
+        self.output_dir = Path(output_dir)
+        self.entry, self.output_indices, self.source = entry, output_indices, source
+        self._fn: Any = None
+
+    @classmethod
+    def build(cls, program: Program, name: str, out: Path) -> CommProgram:
+        from pypto.debug.torch_codegen import torch_codegen
+        from pypto.dialects.enums import FunctionType, ParamDirection
+        from pypto.dialects.program import function_type, param_directions
+
+        out.mkdir(parents=True, exist_ok=True)
+        entry = next((n for n, f in program.functions.items() if function_type(f) is FunctionType.Orchestration),
+                     next(iter(program.functions)))
+        outs = (ParamDirection.Out, ParamDirection.InOut)
+        indices = [i for i, d in enumerate(param_directions(program.functions[entry])) if d in outs]
+        source = torch_codegen(program)
+        atomic_write_text(out / "program.py", program.as_python())
+        atomic_write_text(out / "torch_program.py", source)
+        atomic_write_text(out / cls.KIND_FILE, json.dumps({"entry": entry, "output_indices": indices}) + "\n")
+        return cls(out, entry, indices, source)
+
+    @classmethod
+    def is_build(cls, out: Path) -> bool:
+        return (out / cls.KIND_FILE).is_file()
+
+    @classmethod
+    def from_dir(cls, out: Path) -> CommProgram:
+        try:
+            meta = json.loads((out / cls.KIND_FILE).read_text())
+            source = (out / "torch_program.py").read_text()
+            return cls(out, str(meta["entry"]), [int(i) for i in meta["output_indices"]], source)
+        except (OSError, KeyError, TypeError, ValueError) as exc:
+            raise DistributedBuildError(f"{out}: not a readable per-rank comm program ({exc})") from None
+
+    def run(self, kernel_comm: Any, *args: Any) -> None:
+        """Run on this rank with ``kernel_comm`` as ``_pld``."""
+        if self._fn is None:
+            scope: dict[str, Any] = {"__name__": f"pypto_rank_program_{self.entry}"}
+            exec(compile_source(self.source, str(self.output_dir / "torch_program.py")), scope)  # noqa: S102
+            self._fn = scope
+        self._fn["_pld"] = kernel_comm
+        self._fn[self.entry](*args)
+
+
+def compile_source(source: str, filename: str) -> Any:
+    """Python's ``compile`` (this module's ``compile`` is PyPTO's)."""
+    import builtins
+
+    return builtins.compile(source, filename, "exec")

@@ -1,0 +1,327 @@
+"""L3 (multi-chip) programs: ``@pl.jit.host`` compiled into a :class:`DistributedCompiledProgram`.
+
+``host_orch.compile(x, y, config=RunConfig(distributed_config=DistributedConfig(device_ids=[0, 1])))``:
+
+1. runs the host orchestrator on stand-ins (:mod:`.host_trace`) and records its plan: the
+   window buffers and, per rank, the ``@pl.jit`` programs it dispatches with their arguments;
+2. compiles each dispatched program once into ``next_levels/<name>/``: through the whole pipeline
+   (an ordinary L2 build), or, with kernel-body ``pld`` ops, as its torch form (:mod:`.comm_program`);
+3. writes upstream's L3 layout: ``orchestration/host_orch.py`` (the orchestrator's source),
+   ``distributed_meta.json`` (schema, params, platform, backend, ``distributed_config``, and the
+   plan) and ``next_levels/``.
+
+Calling the program launches one process per rank (:func:`pypto.runtime.distributed.launch`,
+``torch.distributed`` / gloo; or the ranks ``torchrun`` started). Each rank gets its window
+buffers (zeroed, at least 4 KiB) and runs its dispatches in order on its own simulated chip
+(:func:`~pypto.runtime.distributed.run_on_chip`, on the rank's clock); the Out/InOut slices come
+back into the caller's tensors (:mod:`.rank_runner`). Artefacts go to ``<build>/dfx_outputs/rank{r}/d{k}/``.
+A ``@pl.program`` with a HOST orchestrator takes the same path from ``ir.compile(...,
+distributed_config=)`` (:func:`compile_program_host`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import secrets
+import textwrap
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pypto.core.program import Program
+from pypto.runtime.distributed.config import DistributedConfig, distributed_config_of
+from pypto.runtime.distributed.windows import remove_window_files
+from pypto.utils.atomic import atomic_write_text
+from pypto.utils.tracebacks import api_boundary
+
+from .comm_program import CommProgram, DistributedBuildError, has_comm_ops
+from .compile import compile
+from .compiled import CompiledProgram
+from .host_trace import (
+    TORCH_OF,
+    HostPlan,
+    HostPlanError,
+    HostTensor,
+    ProgramSelf,
+    WindowView,
+    annotation_tensor,
+    trace_host,
+)
+from .output_dir import prepare_explicit_dir
+from .rank_runner import load_level, run_rank, torch_dtype
+
+META_FILE = "distributed_meta.json"
+META_SCHEMA = 2
+"""Upstream's ``_META_SCHEMA`` for ``distributed_meta.json``."""
+HOST_ORCH = "orchestration/host_orch.py"
+NEXT_LEVELS = "next_levels"
+
+
+def _sample(a: Any) -> Any:
+    """The argument a dispatch's program is compiled for: a tensor of its shape, or the number."""
+    import torch
+
+    if isinstance(a, HostTensor):
+        return torch.zeros(a.shape, dtype=torch_dtype(a.dtype))
+    if isinstance(a, WindowView):
+        return torch.zeros(a.shape, dtype=torch_dtype(a.dtype))
+    return a
+
+
+def _new_build_dir(name: str, output_dir: Any) -> Path:
+    if output_dir is not None:
+        return prepare_explicit_dir(output_dir)
+    root = Path(os.environ.get("PYPTO_PROG_BUILD_DIR") or "build_output")
+    root.mkdir(parents=True, exist_ok=True)
+    for _ in range(100):
+        out = root / f"{name}_{datetime.now().strftime('%Y%m%d_%H%M%S')}_{secrets.token_hex(4)}"
+        try:
+            out.mkdir()
+            return out
+        except FileExistsError:
+            continue
+    raise RuntimeError("could not create a fresh output directory")
+
+
+def compile_host(host: Any, args: list[Any], config: Any) -> DistributedCompiledProgram:
+    """Compile the ``@pl.jit.host`` orchestrator ``host`` for ``args`` (see the module docstring)."""
+    dc = distributed_config_of(config)
+    names = host.param_names
+    plan = trace_host(host.fn, names, args, int(dc.world_size or 0))
+    return _build(host.fn, host.__name__, plan, dc, getattr(config, "platform", None),
+                  getattr(config, "save_kernels_dir", None), _params(names, args, host.fn))
+
+
+def compile_program_host(program: Program, dc: Any, *, platform: str | None = None,
+                         output_dir: Any = None) -> DistributedCompiledProgram:
+    """Compile a ``@pl.program`` whose HOST orchestrator dispatches ``self.<function>(..., device=r)``
+    to ranks: the orchestrator's parameter shapes come from its annotations (a ``pl.dynamic`` extent
+    is the world size, as upstream's leading rank dimension)."""
+    if dc is None:
+        raise ValueError(f"{program.name}: a program with a multi-chip HOST orchestrator is compiled with "
+                         "distributed_config=DistributedConfig(device_ids=[...])")
+    dc = distributed_config_of(dc)
+    if len(program.host_orchestrators) != 1:
+        raise ValueError(f"{program.name}: expected one HOST orchestrator, got {sorted(program.host_orchestrators)}")
+    name, fn = next(iter(program.host_orchestrators.items()))
+    world = int(dc.world_size or 0)
+    names = list(inspect.signature(fn).parameters)[1:]
+    try:
+        anns = inspect.get_annotations(fn, eval_str=True)  # `from __future__ import annotations` too
+    except Exception:  # noqa: BLE001 - an annotation that does not evaluate: named below
+        anns = dict(fn.__annotations__)
+    proxies = [annotation_tensor(i, n, anns.get(n), world) for i, n in enumerate(names)]
+    plan = trace_host(fn, names, proxies, world, self_obj=ProgramSelf(program))
+    params = [{"name": p.name, "direction": _direction(anns.get(p.name)), "shape": list(p.full_shape),
+               "dtype": TORCH_OF[p.dtype]} for p in proxies]  # fmt: skip
+    return _build(fn, name, plan, dc, platform, output_dir, params)
+
+
+def _build(fn: Any, name: str, plan: HostPlan, dc: DistributedConfig, platform: str | None, output_dir: Any,
+           params: list[dict[str, Any]]) -> DistributedCompiledProgram:
+    """Compile each dispatched program into ``next_levels/`` and write the L3 build directory."""
+    out = _new_build_dir(name, output_dir)
+    programs: dict[str, CompiledProgram | CommProgram] = {}
+    shapes: dict[str, list[Any]] = {}
+    for d in (d for d in plan.dispatches if not d.program.startswith("@")):  # not the host collectives
+        samples = [_sample(a) for a in d.args]
+        sig = [tuple(getattr(s, "shape", ())) for s in samples]
+        if d.program in shapes:
+            if shapes[d.program] != sig:
+                raise HostPlanError(f"{d.program} is dispatched with shapes {sig} on rank {d.rank} but "
+                                    f"{shapes[d.program]} before: one L2 program per name")
+            continue
+        shapes[d.program] = sig
+        program = plan.programs[d.program].specialize(*samples)
+        if has_comm_ops(program):
+            programs[d.program] = CommProgram.build(program, d.program, out / NEXT_LEVELS / d.program)
+        else:
+            programs[d.program] = compile(program, output_dir=out / NEXT_LEVELS / d.program, platform=platform)
+    compiled = DistributedCompiledProgram(out, plan, programs, dc, platform=platform or "a2a3sim", params=params)
+    src = textwrap.dedent(inspect.getsource(fn))
+    header = (f"# The host orchestrator of this L3 build (runs on the host CPU; {plan.world_size} ranks).\n"
+              "# Its plan (window buffers, one dispatch per rank) is recorded in distributed_meta.json.\n")
+    (out / "orchestration").mkdir(exist_ok=True)
+    atomic_write_text(out / HOST_ORCH, header + src)
+    compiled.write_meta()
+    return compiled
+
+
+def _direction(ann: Any) -> str:
+    text = ann if isinstance(ann, str) else repr(ann)
+    return "Out" if "pl.Out" in text or "Out[" in text else "InOut" if "InOut" in text else "In"
+
+
+def _params(names: list[str], args: list[Any], fn: Any) -> list[dict[str, Any]]:
+    sig = inspect.signature(fn)
+    params = []
+    for n, a in zip(names, args, strict=True):
+        direction = _direction(sig.parameters[n].annotation)
+        if hasattr(a, "shape"):
+            params.append({"name": n, "direction": direction, "shape": [int(d) for d in a.shape],
+                           "dtype": str(a.dtype).removeprefix("torch.")})
+        else:
+            params.append({"name": n, "direction": "In", "scalar": True})
+    return params
+
+
+class DistributedCompiledProgram:
+    """A compiled L3 program: the build directory (path-like), its plan and its per-rank programs."""
+
+    def __init__(self, output_dir: Path, plan: HostPlan, programs: dict[str, Any],
+                 distributed_config: DistributedConfig, *, platform: str = "a2a3sim",
+                 params: list[dict[str, Any]] | None = None):
+        self._output_dir = Path(output_dir).resolve()
+        self.plan = plan
+        self.programs: dict[str, CompiledProgram | CommProgram] = dict(programs)
+        self.distributed_config = distributed_config
+        self._platform = platform
+        self.params = params or []
+        self.last_run: Any = None
+
+    @property
+    def output_dir(self) -> Path:
+        return self._output_dir
+
+    @property
+    def platform(self) -> str:
+        return self._platform
+
+    def __fspath__(self) -> str:
+        return str(self._output_dir)
+
+    def __str__(self) -> str:
+        return str(self._output_dir)
+
+    def __repr__(self) -> str:
+        return f"DistributedCompiledProgram({str(self._output_dir)!r})"
+
+    def write_meta(self) -> None:
+        """``distributed_meta.json`` (upstream's keys, plus ``host_plan``), written atomically."""
+        dc = self.distributed_config
+        meta = {
+            "schema": META_SCHEMA,
+            "params": self.params,
+            "num_return_types": 0,
+            "platform": self._platform,
+            "backend_type": "Ascend910B",
+            "distributed_config": {"device_ids": list(dc.device_ids or []), "num_sub_workers": dc.num_sub_workers,
+                                   "runtime": dc.runtime, "aicpu_thread_num": dc.aicpu_thread_num},
+            "next_levels": sorted(self.programs),
+            "host_plan": self.plan.to_json(),
+        }  # fmt: skip
+        atomic_write_text(self._output_dir / META_FILE, json.dumps(meta, indent=1, sort_keys=True) + "\n")
+
+    @classmethod
+    def from_dir(cls, work_dir: str | os.PathLike[str], platform: str | None = None) -> DistributedCompiledProgram:
+        """The program of an L3 build directory (``distributed_meta.json`` and ``next_levels/``), no recompile."""
+        out = Path(work_dir).resolve()
+        path = out / META_FILE
+        if not path.is_file():
+            raise DistributedBuildError(f"{path}: missing; recompile the @pl.jit.host program into this directory")
+        try:
+            meta = json.loads(path.read_text())
+            if meta.get("schema") != META_SCHEMA:
+                raise DistributedBuildError(f"{path}: schema {meta.get('schema')!r}, expected {META_SCHEMA}")
+            dc = DistributedConfig(**{k: meta["distributed_config"][k] for k in
+                                      ("device_ids", "num_sub_workers", "runtime", "aicpu_thread_num")})
+            plan = HostPlan.from_json(meta["host_plan"])
+            names = [str(n) for n in meta["next_levels"]]
+        except (KeyError, TypeError, ValueError, json.JSONDecodeError) as exc:
+            if isinstance(exc, DistributedBuildError):
+                raise
+            raise DistributedBuildError(f"{path}: malformed ({type(exc).__name__}: {exc})") from None
+        programs = {n: load_level(out / NEXT_LEVELS / n) for n in names}
+        return cls(out, plan, programs, dc, platform=platform or meta.get("platform", "a2a3sim"),
+                   params=meta.get("params", []))
+
+    def _config(self, config: Any) -> DistributedConfig:
+        dc = self.distributed_config
+        if config is not None and getattr(config, "distributed_config", None) is not None:
+            dc = distributed_config_of(config)
+        if dc.world_size != self.plan.world_size:
+            raise ValueError(f"this program was compiled for {self.plan.world_size} ranks, the run has "
+                             f"{dc.world_size} (device_ids={dc.device_ids})")
+        return replace(dc, output_dir=dc.output_dir or self._output_dir)
+
+    @api_boundary
+    def __call__(self, *args: Any, config: Any = None) -> None:
+        """Run on ``world_size`` simulated chips (one process each); Out/InOut slices land in ``args``.
+        The :class:`~pypto.runtime.distributed.DistributedRun` is kept in ``last_run``."""
+        from pypto.runtime.distributed import launch
+
+        if len(args) != len(self.params):
+            names = ", ".join(p["name"] for p in self.params)
+            raise TypeError(f"{self!r} takes {len(self.params)} arguments ({names}), got {len(args)}")
+        dc = self._config(config)
+        paths = {n: str(p.output_dir) for n, p in self.programs.items()}
+        token = secrets.token_hex(6)
+        try:
+            run = launch(run_rank, dc, self.plan.to_json(), paths, _chip_config(config), list(args), token)
+        finally:
+            remove_window_files(token)  # a killed rank cannot remove its own
+        for rank in run.ranks:
+            for param, index, value in rank.value:
+                args[param][tuple(index)].copy_(value)
+        self.last_run = run
+
+    def run(self, *args: Any, config: Any = None) -> None:
+        """Same as calling the program."""
+        self(*args, config=config)
+
+    def prepare(self, config: Any = None, *, extra_compiled: Any = (), persistent: bool = False,
+                reset_persistent_windows: bool | None = None, callbacks: Any = None,
+                startup_timeout_s: float | None = None) -> DistributedWorker:
+        """Upstream's reusable dispatcher (``with compiled.prepare() as rt: rt(x, y)``). Windows start
+        cleared on every dispatch: ``persistent=True`` (windows kept across dispatches) and HOST
+        ``callbacks`` are not supported and say so."""
+        if persistent:
+            raise NotImplementedError("prepare(persistent=True): windows kept across dispatches are not "
+                                      "supported on the simulated ranks (each dispatch starts them cleared)")
+        if callbacks:
+            raise NotImplementedError("prepare(callbacks=...): HOST sub-worker callbacks are not supported")
+        return DistributedWorker(self, extra_compiled)
+
+
+class DistributedWorker:
+    """``compiled.prepare()``: dispatch one or several L3 programs, ``rt(*args)`` / ``rt.run(compiled, *args)``.
+
+    Deviation: every dispatch launches its rank processes afresh (about a second each); upstream keeps
+    its chip processes alive across dispatches. ``close()`` (or leaving the ``with``) ends the worker.
+    """
+
+    def __init__(self, compiled: DistributedCompiledProgram, extra: Any = ()):
+        self.programs = [compiled, *extra]
+        self.closed = False
+
+    def __enter__(self) -> DistributedWorker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.closed = True
+
+    def run(self, compiled: DistributedCompiledProgram, *args: Any, config: Any = None) -> None:
+        """Dispatch ``compiled`` (this worker's program or one of its ``extra_compiled``)."""
+        if self.closed:
+            raise RuntimeError("this DistributedWorker is closed")
+        if not any(compiled is p for p in self.programs):
+            raise ValueError(f"{compiled!r} is not registered on this worker (pass it in prepare(extra_compiled=))")
+        compiled(*args, config=config)
+
+    def __call__(self, *args: Any, config: Any = None) -> None:
+        if len(self.programs) > 1:
+            raise TypeError("this worker has several programs: dispatch each with rt.run(compiled, *args)")
+        self.run(self.programs[0], *args, config=config)
+
+
+def _chip_config(config: Any) -> Any:
+    """The RunConfig each chip dispatch runs with (without the distributed part)."""
+    if config is None or not hasattr(config, "distributed_config"):
+        return None
+    return replace(config, distributed_config=None)

@@ -1,0 +1,363 @@
+"""Run a ``@pl.jit.host`` orchestrator on the host and record what it dispatches (the L3 plan).
+
+Upstream's host orchestrator is Python on the host CPU (``orchestration/host_orch.py``): it
+allocates window buffers, takes one window view per rank and dispatches a per-device ``@pl.jit``
+program to each rank (``device=r``). Here the body runs once, at compile time, with stand-ins:
+
+- each tensor parameter is a :class:`HostTensor`; ``x[r]`` is the slice a rank gets;
+- ``pld.world_size()`` is the configured rank count, ``pl.range`` is Python's ``range``;
+- ``pld.alloc_window_buffer`` / ``pld.window`` give a :class:`WindowBuffer` / :class:`WindowView`;
+- a call of a ``@pl.jit`` function with ``device=r`` is a :class:`Dispatch`.
+
+The recorded :class:`HostPlan` is what every run replays on the ranks
+(:mod:`pypto.driver.distributed`); it is stored in ``distributed_meta.json``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from pypto.frontend.dsl_objects import HOST_CALLS
+from pypto.target.dtypes import ROWS
+
+WINDOW_FLOOR_BYTES = 4096
+"""A window buffer takes at least 4 KiB (upstream's floor), even for less data."""
+
+TORCH_OF: dict[str, str] = {r.name: r.torch for r in ROWS if r.torch is not None}
+"""PyPTO dtype name -> torch dtype name."""
+PYPTO_OF: dict[str, str] = {v: k for k, v in TORCH_OF.items()}
+
+
+class HostPlanError(ValueError):
+    """The host orchestrator did something the L3 plan cannot hold (named in the message)."""
+
+
+def _dtype_name(dtype: Any) -> str:
+    name = getattr(dtype, "dtype_name", None)
+    if name is None or name not in TORCH_OF:
+        raise HostPlanError(f"expected a dtype such as pl.FP32, got {dtype!r}")
+    return str(name)
+
+
+def _shape(shape: Any, what: str) -> tuple[int, ...]:
+    try:
+        dims = tuple(int(d) for d in shape)
+    except TypeError:
+        raise HostPlanError(f"{what}: the shape must be a list of ints, got {shape!r}") from None
+    if not dims or any(d <= 0 for d in dims):
+        raise HostPlanError(f"{what}: the shape must be non-empty and positive, got {list(dims)}")
+    return dims
+
+
+def itemsize(dtype: str) -> int:
+    """Bytes per element of a PyPTO dtype name."""
+    return next(r.bits for r in ROWS if r.name == dtype) // 8
+
+
+@dataclass(frozen=True)
+class WindowBuffer:
+    """``pld.alloc_window_buffer(shape, dtype=)``: one window per rank, of ``nbytes`` (>= 4 KiB)."""
+
+    index: int
+    shape: tuple[int, ...]
+    dtype: str
+
+    @property
+    def nbytes(self) -> int:
+        return max(WINDOW_FLOOR_BYTES, math.prod(self.shape) * itemsize(self.dtype))
+
+
+@dataclass(frozen=True)
+class WindowView:
+    """``pld.window(buf, shape, dtype=)``: a ``pld.DistributedTensor`` over the rank's own window."""
+
+    buffer: int
+    shape: tuple[int, ...]
+    dtype: str
+
+
+@dataclass(frozen=True)
+class HostTensor:
+    """A host tensor parameter (or a slice ``x[r]`` of one) as the orchestrator sees it."""
+
+    param: int
+    name: str
+    full_shape: tuple[int, ...]
+    dtype: str
+    index: tuple[int, ...] = ()
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.full_shape[len(self.index):]
+
+    def __getitem__(self, i: Any) -> HostTensor:
+        if isinstance(i, tuple):  # x[r, k]: one int per dim
+            t = self
+            for j in i:
+                t = t[j]
+            return t
+        if not isinstance(i, int) or isinstance(i, bool):
+            raise HostPlanError(f"{self.name}[{i!r}]: a host orchestrator indexes a tensor by one int per dim")
+        if not self.shape:
+            raise HostPlanError(f"{self.name}: indexed past its {len(self.full_shape)} dims")
+        if not 0 <= i < self.shape[0]:
+            raise HostPlanError(f"{self.name}[{i}]: index out of range for dim of size {self.shape[0]}")
+        return HostTensor(self.param, self.name, self.full_shape, self.dtype, (*self.index, i))
+
+
+@dataclass
+class Dispatch:
+    """One per-device program call: ``program(*args, device=rank)``."""
+
+    rank: int
+    program: str
+    args: list[Any]
+
+
+@dataclass
+class HostPlan:
+    """What a host orchestrator does, rank by rank."""
+
+    world_size: int
+    windows: list[WindowBuffer] = field(default_factory=list)
+    dispatches: list[Dispatch] = field(default_factory=list)
+    programs: dict[str, Any] = field(default_factory=dict)
+    """name -> the ``@pl.jit`` function (at compile time only; not stored)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "world_size": self.world_size,
+            "windows": [{"shape": list(w.shape), "dtype": w.dtype, "nbytes": w.nbytes} for w in self.windows],
+            "dispatches": [{"rank": d.rank, "program": d.program, "args": [_arg_json(a) for a in d.args]}
+                           for d in self.dispatches],
+        }  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> HostPlan:
+        plan = cls(int(data["world_size"]))
+        plan.windows = [WindowBuffer(i, tuple(w["shape"]), w["dtype"]) for i, w in enumerate(data["windows"])]
+        plan.dispatches = [Dispatch(int(d["rank"]), str(d["program"]), [_arg_from(a) for a in d["args"]])
+                           for d in data["dispatches"]]  # fmt: skip
+        return plan
+
+
+def _arg_json(a: Any) -> dict[str, Any]:
+    if isinstance(a, HostTensor):
+        return {"kind": "host", "param": a.param, "name": a.name, "shape": list(a.full_shape), "dtype": a.dtype,
+                "index": list(a.index)}  # fmt: skip
+    if isinstance(a, WindowView):
+        return {"kind": "window", "buffer": a.buffer, "shape": list(a.shape), "dtype": a.dtype}
+    return {"kind": "scalar", "value": a}
+
+
+def _arg_from(d: dict[str, Any]) -> Any:
+    if d["kind"] == "host":
+        return HostTensor(int(d["param"]), str(d["name"]), tuple(d["shape"]), str(d["dtype"]), tuple(d["index"]))
+    if d["kind"] == "window":
+        return WindowView(int(d["buffer"]), tuple(d["shape"]), str(d["dtype"]))
+    if d["kind"] == "scalar":
+        return d["value"]
+    raise HostPlanError(f"unknown dispatch argument kind {d['kind']!r}")
+
+
+HOST_TRACE: ContextVar[HostPlan | None] = ContextVar("pypto_host_trace", default=None)
+"""The plan being recorded while a host orchestrator body runs (None otherwise)."""
+
+
+def current_plan(what: str) -> HostPlan:
+    """The plan being recorded; a clear error for ``what`` called outside a host orchestrator."""
+    plan = HOST_TRACE.get()
+    if plan is None:
+        raise RuntimeError(f"{what} can only be used inside a @pl.jit.host orchestrator "
+                           "(compiled with RunConfig(distributed_config=DistributedConfig(...)))")
+    return plan
+
+
+def alloc_window_buffer(shape: Any, dtype: Any = None, name: str = "") -> WindowBuffer:
+    """``pld.alloc_window_buffer(shape, dtype=)`` or ``pld.alloc_window_buffer(size_in_bytes)``: a window
+    on every rank."""
+    plan = current_plan("pld.alloc_window_buffer(...)")
+    if isinstance(shape, int) and not isinstance(shape, bool) and dtype is None:  # the size-in-bytes form
+        shape, dtype_name = [shape], "UINT8"
+    else:
+        dtype_name = _dtype_name(dtype)
+    buf = WindowBuffer(len(plan.windows), _shape(shape, "pld.alloc_window_buffer"), dtype_name)
+    plan.windows.append(buf)
+    return buf
+
+
+def window(buf: Any, shape: Any, dtype: Any = None) -> WindowView:
+    """``pld.window``: a ``pld.DistributedTensor`` view of ``buf`` (it must fit in the buffer)."""
+    plan = current_plan("pld.window(...)")
+    if not isinstance(buf, WindowBuffer) or buf.index >= len(plan.windows):
+        raise HostPlanError(f"pld.window: expected a buffer of pld.alloc_window_buffer, got {buf!r}")
+    view = WindowView(buf.index, _shape(shape, "pld.window"), _dtype_name(dtype))
+    need = math.prod(view.shape) * itemsize(view.dtype)
+    if need > buf.nbytes:
+        raise HostPlanError(f"pld.window: a {list(view.shape)} {view.dtype} view needs {need} bytes, "
+                            f"the window buffer has {buf.nbytes}")
+    return view
+
+
+def dispatch(program: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """A ``@pl.jit`` call in a host orchestrator: ``program(*args, device=r)`` runs on rank ``r``."""
+    plan = current_plan(f"{program.__name__}(..., device=)")
+    kwargs = dict(kwargs)
+    if "device" not in kwargs:
+        raise HostPlanError(f"{program.__name__}(...): a dispatch from a host orchestrator needs device=<rank>")
+    rank = kwargs.pop("device")
+    if not isinstance(rank, int) or not 0 <= rank < plan.world_size:
+        raise HostPlanError(f"{program.__name__}(..., device={rank!r}): expected a rank in 0..{plan.world_size - 1}")
+    bound = program._bind(args, kwargs)
+    for a in bound:
+        if not isinstance(a, HostTensor | WindowView | int | float | bool):
+            raise HostPlanError(f"{program.__name__}(...): cannot pass {type(a).__name__} from the host orchestrator "
+                                "(expected a host tensor slice, a pld.window view or a number)")
+    known = plan.programs.setdefault(program.__name__, program)
+    if known is not program:
+        raise HostPlanError(f"two different programs are named {program.__name__!r}")
+    plan.dispatches.append(Dispatch(rank, program.__name__, list(bound)))
+
+
+COLLECTIVES = ("allreduce", "broadcast", "barrier", "allgather", "reduce_scatter", "all_to_all")
+"""``pld.tensor.<name>`` a host orchestrator may call: one step on every rank, between its dispatches."""
+
+
+def _host_collective(name: str) -> Callable[..., Any]:
+    """``pld.tensor.<name>(...)`` in a host orchestrator: recorded as a ``@<name>`` step on every rank
+    (window views and numbers as arguments, the keywords kept by name); returns its in-place operand."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        plan = current_plan(f"pld.tensor.{name}(...)")
+        for a in (*args, *kwargs.values()):
+            if isinstance(a, HostTensor):
+                raise HostPlanError(f"pld.tensor.{name}: a host-level collective works on pld.window views, "
+                                    f"not on the host tensor {a.name!r}")
+        opts = {k: getattr(v, "value", v) for k, v in kwargs.items() if not isinstance(v, WindowView)}
+        views = [a for a in args if isinstance(a, WindowView)] + [v for v in kwargs.values()
+                                                                  if isinstance(v, WindowView)]  # fmt: skip
+        nums = [a for a in args if not isinstance(a, WindowView)]
+        for r in range(plan.world_size):
+            plan.dispatches.append(Dispatch(r, f"@{name}", [*views, {"options": opts, "numbers": nums}]))
+        if name in ("allgather", "all_to_all"):
+            return views[1] if len(views) > 1 else views[0]
+        return views[0] if views else None
+
+    return call
+
+
+def _host_range(*args: Any, **kwargs: Any) -> Iterator[int]:
+    kwargs.pop("init_values", None)
+    return iter(range(*(int(a) for a in args), *(int(v) for v in kwargs.values())))
+
+
+@contextmanager
+def recording(plan: HostPlan) -> Iterator[HostPlan]:
+    """Record ``plan`` while the host orchestrator body runs."""
+    calls: dict[str, Callable[..., Any]] = {n: _host_range for n in ("pl.range", "pl.parallel", "pl.unroll")}
+    calls.update({f"pld.tensor.{n}": _host_collective(n) for n in COLLECTIVES})
+    t1, t2 = HOST_TRACE.set(plan), HOST_CALLS.set(calls)
+    try:
+        yield plan
+    finally:
+        HOST_TRACE.reset(t1)
+        HOST_CALLS.reset(t2)
+
+
+def _located(exc: HostPlanError, fn: Callable[..., Any]) -> HostPlanError:
+    """``exc`` with the orchestrator's line that raised it: ``file:line: message``."""
+    code = getattr(fn, "__code__", None)
+    tb, line = exc.__traceback__, None
+    while tb is not None:
+        if tb.tb_frame.f_code is code:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    if code is None or line is None:
+        return exc
+    return HostPlanError(f"{code.co_filename}:{line}: error: {exc}")
+
+
+def trace_host(fn: Callable[..., Any], names: list[str], args: list[Any], world_size: int,
+               self_obj: Any = None) -> HostPlan:
+    """Run the host orchestrator ``fn`` on stand-ins of ``args`` (and ``self_obj`` first, for a
+    ``@pl.program`` method) and return its plan."""
+    proxies: list[Any] = []
+    for i, (n, a) in enumerate(zip(names, args, strict=True)):
+        if isinstance(a, HostTensor):
+            proxies.append(a)
+        elif hasattr(a, "shape") and hasattr(a, "dtype"):
+            dt = str(a.dtype).removeprefix("torch.")
+            if dt not in PYPTO_OF:
+                raise HostPlanError(f"parameter {n!r}: torch dtype {a.dtype} has no PyPTO dtype")
+            proxies.append(HostTensor(i, n, tuple(int(d) for d in a.shape), PYPTO_OF[dt]))
+        else:
+            proxies.append(a)
+    with recording(HostPlan(world_size)) as plan:
+        try:
+            fn(*proxies) if self_obj is None else fn(self_obj, *proxies)
+        except HostPlanError as exc:
+            raise _located(exc, fn) from None
+    if not any(not d.program.startswith("@") for d in plan.dispatches):
+        raise HostPlanError(f"{getattr(fn, '__name__', 'the host orchestrator')} dispatched nothing "
+                            "(expected calls such as per_rank(x[r], y[r], device=r))")
+    return plan
+
+
+def annotation_tensor(index: int, name: str, ann: Any, world_size: int) -> HostTensor:
+    """The stand-in of a host orchestrator parameter from its annotation (``pl.Tensor[[NR, 1, 64],
+    pl.FP32]``, maybe in ``pl.Out``/``pl.InOut``); a ``pl.dynamic`` extent is the world size."""
+    while getattr(ann, "kind", None) in ("Out", "InOut"):
+        ann = ann.args[0]
+    if getattr(ann, "kind", None) != "Tensor" or len(ann.args) < 2:
+        raise HostPlanError(f"host orchestrator parameter {name!r}: expected a pl.Tensor[[...], dtype] annotation, "
+                            f"got {ann!r}")
+    dims = tuple(world_size if type(d).__name__ == "DynVar" else int(d) for d in ann.args[0])
+    return HostTensor(index, name, dims, _dtype_name(ann.args[1]))
+
+
+class _Entry:
+    """One function of a ``@pl.program`` as a dispatch target: ``self.chip_orch(..., device=r)``."""
+
+    def __init__(self, program: Any, name: str):
+        self.program, self.__name__ = program, name
+        fn = program.functions[name]
+        self.param_names = [a.name_hint or f"arg{i}" for i, a in enumerate(fn.body.block.args)]
+
+    def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+        bound = list(args) + [kwargs.pop(n) for n in self.param_names[len(args):] if n in kwargs]
+        if kwargs or len(bound) != len(self.param_names):
+            raise HostPlanError(f"self.{self.__name__}(...): expected the arguments ({', '.join(self.param_names)})")
+        return bound
+
+    def specialize(self, *samples: Any) -> Any:
+        """The program this entry runs: the module without the host orchestrator and other entries."""
+        from pypto.dialects.enums import FunctionType
+        from pypto.dialects.program import function_type
+
+        prog = self.program.clone()
+        prog.host_orchestrators = {}
+        for n, f in prog.functions.items():
+            if n != self.__name__ and function_type(f) is FunctionType.Orchestration:
+                f.detach()
+                f.erase()
+        prog.name = self.__name__
+        return prog
+
+
+class ProgramSelf:
+    """``self`` of a ``@pl.program`` HOST orchestrator run on the host: ``self.f(...)`` dispatches ``f``."""
+
+    def __init__(self, program: Any):
+        self._program = program
+        self._entries: dict[str, _Entry] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name not in self._program.functions:
+            raise AttributeError(f"the program has no function {name!r}")
+        entry = self._entries.setdefault(name, _Entry(self._program, name))
+        return lambda *args, **kwargs: dispatch(entry, args, kwargs)

@@ -1,0 +1,121 @@
+"""One rank of an L3 run: its window buffers, then its dispatches in order, on its own simulated chip.
+
+:func:`run_rank` is what :func:`pypto.runtime.distributed.launch` runs in every rank process for a
+:class:`~pypto.driver.distributed.DistributedCompiledProgram`: per-rank programs compiled through the
+pipeline run on the chip (:func:`~pypto.runtime.distributed.run_on_chip`), those with kernel-body
+``pld`` ops as their torch form (:mod:`.comm_program`), and host-level collectives between them.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from .comm_program import CommProgram
+from .compiled import CompiledProgram
+from .host_trace import TORCH_OF, HostPlan, HostPlanError, HostTensor, WindowView
+
+
+def torch_dtype(name: str) -> Any:
+    import torch
+
+    return getattr(torch, TORCH_OF[name])
+
+
+def load_level(out: Path) -> CompiledProgram | CommProgram:
+    """The program of one ``next_levels/<name>/`` directory."""
+    return CommProgram.from_dir(out) if CommProgram.is_build(out) else CompiledProgram.from_dir(out)
+
+
+_LOADED: dict[str, CompiledProgram | CommProgram] = {}
+
+
+def _program(path: str) -> CompiledProgram | CommProgram:
+    """A rank's program of ``next_levels/<name>`` (loaded once per process)."""
+    if path not in _LOADED:
+        _LOADED[path] = load_level(Path(path))
+    return _LOADED[path]
+
+
+def run_rank(comm: Any, plan_json: dict[str, Any], paths: dict[str, str], config: Any,
+              host_args: list[Any], run_id: str) -> list[tuple[int, list[int], Any]]:
+    """One rank: its window buffers, then its dispatches in order; returns its Out/InOut slices."""
+    from pypto.runtime.distributed.windows import SharedWindows
+
+    plan = HostPlan.from_json(plan_json)
+    shared = SharedWindows(comm, [w.nbytes for w in plan.windows], run_id) if plan.windows else None
+    ok = False
+    try:
+        outs = _dispatch_all(comm, plan, paths, config, host_args, shared)
+        ok = True
+        return outs
+    finally:
+        if shared is not None:
+            shared.close(ok)
+
+
+def _dispatch_all(comm: Any, plan: HostPlan, paths: dict[str, str], config: Any, host_args: list[Any],
+                  shared: Any) -> list[tuple[int, list[int], Any]]:
+    import torch
+
+    from pypto.runtime.distributed import run_on_chip
+    from pypto.runtime.distributed.chip import begin_dispatch
+    from pypto.runtime.distributed.windows import KernelComm
+
+    windows = [shared.local(w.index) for w in plan.windows] if shared is not None else []
+    outs: list[tuple[int, list[int], Any]] = []
+    def view(a: WindowView) -> Any:
+        dt = torch_dtype(a.dtype)
+        nbytes = math.prod(a.shape) * torch.empty(0, dtype=dt).element_size()
+        return windows[a.buffer][:nbytes].view(dt).view(a.shape)
+
+    for d in plan.dispatches:
+        if d.rank != comm.rank:
+            continue
+        if d.program.startswith("@"):  # a host-level collective: every rank, between its dispatches
+            extra = next(a for a in d.args if isinstance(a, dict))
+            with comm.scope(f"pld.tensor.{d.program[1:]} (host)"):
+                host_collective(KernelComm(comm, shared), d.program[1:],
+                                [view(a) for a in d.args if isinstance(a, WindowView)], extra)
+            continue
+        program = _program(paths[d.program])
+        call: list[Any] = []
+        for a in d.args:
+            if isinstance(a, HostTensor):
+                call.append(host_args[a.param][a.index].clone().contiguous())
+            elif isinstance(a, WindowView):
+                call.append(view(a))
+            else:
+                call.append(a)
+        if isinstance(program, CommProgram):
+            begin_dispatch(comm, d.program)
+            with comm.scope(f"rank program {d.program}"):
+                program.run(KernelComm(comm, shared), *call)
+        else:
+            run_on_chip(comm, program, *call, config=config, name=d.program)
+        for i in program.output_indices:
+            a = d.args[i]
+            if isinstance(a, HostTensor):
+                outs.append((a.param, list(a.index), call[i]))
+    return outs
+
+
+def host_collective(kc: Any, name: str, views: list[Any], extra: dict[str, Any]) -> None:
+    """Run ``pld.tensor.<name>`` of a host orchestrator on this rank's window ``views``."""
+    opts, nums = extra.get("options", {}), extra.get("numbers", [])
+    second = views[1] if len(views) > 1 else None
+    if name == "allreduce":
+        kc.allreduce(views[0], second, opts.get("op", "Sum"), opts.get("mode", "mesh"), opts.get("core_num", 1))
+    elif name == "barrier":
+        kc.barrier(views[0] if views else None)
+    elif name == "broadcast":
+        kc.broadcast(views[0], second, opts.get("root", nums[0] if nums else 0))
+    elif name == "allgather":
+        kc.allgather(views[0], views[1], None)
+    elif name == "reduce_scatter":
+        kc.reduce_scatter(views[0], None, opts.get("op", "Sum"))
+    elif name == "all_to_all":
+        kc.all_to_all(views[0], views[1], None)
+    else:
+        raise HostPlanError(f"pld.tensor.{name}: not a host-level collective")

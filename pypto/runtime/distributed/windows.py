@@ -1,0 +1,282 @@
+"""Window buffers shared by the ranks, and the kernel-side RMA of ``pld`` (put, get, remote load/store,
+notify, wait, barrier).
+
+A window buffer (``pld.alloc_window_buffer``) is one region per rank. Each rank's region is a file
+in ``/dev/shm`` (``pypto-<run>-w<buffer>-r<rank>``), mapped by every rank of the run: a remote
+load, store, put or get reads or writes the peer's region directly, one-sided, as a window on real
+hardware. Ranks on one host only: under ``torchrun`` on several hosts the files are not shared.
+
+Synchronisation and time stay on ``torch.distributed`` (:class:`.comm.RankComm`): a notify
+updates the peer's signal cell (under a file lock, so ``AtomicAdd`` is atomic) and posts the signal
+on the store, where a wait blocks (bounded by the timeout) and orders this rank's clock after the
+notifies it consumed. A remote access costs a link hop (plus a request latency for reads) on the
+rank's clock, and is an event with a flow in the merged trace.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import math
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from pypto.dialects.distributed_enums import NotifyOp, WaitCmp
+
+from . import collectives
+from .comm import RankComm
+
+
+def _shm_dir() -> Path:
+    shm = Path("/dev/shm")
+    return shm if shm.is_dir() and os.access(shm, os.W_OK) else Path(tempfile.gettempdir())
+
+
+def window_file(run_id: str, buffer: int, rank: int) -> Path:
+    """The file of ``rank``'s region of window buffer ``buffer`` in run ``run_id``."""
+    return _shm_dir() / f"pypto-{run_id}-w{buffer}-r{rank}"
+
+
+def remove_window_files(run_id: str) -> None:
+    """Remove every window file of run ``run_id`` (after the launch: a killed rank leaves its own)."""
+    for f in _shm_dir().glob(f"pypto-{run_id}-w*"):
+        f.unlink(missing_ok=True)
+
+
+class SharedWindows:
+    """The window buffers of one run, every rank's region mapped (see the module docstring)."""
+
+    _made = 0
+    """Window sets made in this process: the same sequence on every rank (every rank runs the same runs)."""
+
+    def __init__(self, comm: RankComm, sizes: Sequence[int], run_id: str):
+        self.comm = comm
+        SharedWindows._made += 1
+        key = f"windows/run/{SharedWindows._made}"
+        if comm.rank == 0:  # rank 0's id names the files: under torchrun every process drew its own
+            comm.store.set(key, run_id)
+        run_id = _store_get(comm, key)
+        self.paths = [[window_file(run_id, b, r) for r in range(comm.world_size)] for b in range(len(sizes))]
+        for b, n in enumerate(sizes):
+            path = self.paths[b][comm.rank]
+            with open(path, "wb") as f:
+                f.truncate(int(n))  # zero-filled: a window starts cleared
+        comm.barrier("window alloc")
+        self.regions = [[torch.from_file(str(p), shared=True, size=int(n), dtype=torch.uint8) for p in row]
+                        for row, n in zip(self.paths, sizes, strict=True)]  # fmt: skip
+
+    def local(self, buffer: int) -> torch.Tensor:
+        """This rank's region of ``buffer`` (bytes)."""
+        return self.regions[buffer][self.comm.rank]
+
+    def locate(self, t: torch.Tensor) -> tuple[int, int]:
+        """``(buffer, byte offset)`` of a tensor viewing one of this rank's regions."""
+        ptr = t.data_ptr()
+        for b, row in enumerate(self.regions):
+            base = row[self.comm.rank].data_ptr()
+            if base <= ptr < base + row[self.comm.rank].numel():
+                return b, ptr - base
+        raise self.comm.error("the tensor is not a pld.window view of this rank's window buffers")
+
+    def peer_view(self, t: torch.Tensor, peer: int) -> torch.Tensor:
+        """The tensor on ``peer``'s region at the place ``t`` has in this rank's."""
+        if not 0 <= peer < self.comm.world_size:
+            raise self.comm.error(f"peer rank {peer} out of range (world size {self.comm.world_size})")
+        b, off = self.locate(t)
+        region = self.regions[b][peer]
+        nbytes = t.numel() * t.element_size()
+        return region[off : off + nbytes].view(t.dtype).view(t.shape)
+
+    def close(self, ok: bool = True) -> None:
+        """Remove this rank's files: after every rank is done with them, or at once when the run failed
+        (never raises: a failure is reported by the launch, not masked by the clean-up)."""
+        try:
+            if ok:
+                self.comm.barrier("window free")
+        except Exception:  # noqa: BLE001 - a peer died or timed out: the run's own error says so
+            pass
+        finally:
+            for row in self.paths:
+                row[self.comm.rank].unlink(missing_ok=True)
+
+
+def _store_get(comm: RankComm, key: str) -> str:
+    """``key`` from the run's store, waited for (bounded by the timeout)."""
+    from datetime import timedelta
+
+    try:
+        comm.store.wait([key], timedelta(seconds=comm.timeout_s))
+        return bytes(comm.store.get(key)).decode()
+    except Exception as exc:  # noqa: BLE001 - the store's timeout / connection errors
+        raise comm.error(f"window set-up: rank 0 did not publish the window names within {comm.timeout_s:g} s "
+                         f"({str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__})") from None
+
+
+def _region(t: torch.Tensor, offsets: Sequence[int], shape: Sequence[int] | None) -> torch.Tensor:
+    """The ``shape`` region of ``t`` at ``offsets`` (none: from the origin; no shape: to the end)."""
+    offs = [int(o) for o in offsets] or [0] * t.dim()
+    dims = [int(s) for s in shape] if shape is not None else [d - o for d, o in zip(t.shape, offs, strict=True)]
+    return t[tuple(slice(o, o + s) for o, s in zip(offs, dims, strict=True))]
+
+
+def _flat(t: torch.Tensor, offsets: Sequence[int]) -> int:
+    idx = 0
+    for o, s in zip(offsets, t.stride(), strict=True):
+        idx += int(o) * s
+    return idx
+
+
+class KernelComm:
+    """``_pld`` in a per-rank kernel script: the ``pld`` ops on this rank's windows and clock."""
+
+    def __init__(self, comm: RankComm, windows: SharedWindows):
+        self.comm, self.windows = comm, windows
+        self._ops = 0
+
+    # ---- the communication context ----------------------------------------------
+
+    def comm_ctx(self, t: torch.Tensor) -> int:
+        self.windows.locate(t)
+        return 0
+
+    def rank(self, ctx: int) -> int:
+        return self.comm.rank
+
+    def nranks(self, ctx: int) -> int:
+        return self.comm.world_size
+
+    # ---- one-sided data -------------------------------------------------------------
+
+    def _remote(self, name: str, peer: int, nbytes: int, write: bool) -> None:
+        """Advance the clock for one remote access and record it (a flow to / from ``peer``)."""
+        c = self.comm
+        start = c.clock
+        c.clock += c.hop_cycles(nbytes) + (0 if write else c.link.latency_cycles)
+        if peer == c.rank:
+            c._event(name, "put" if write else "get", start, c.clock, peer=peer, bytes=nbytes)
+            return
+        fid = f"k{c.rank}-{self._ops}"
+        self._ops += 1
+        if write:
+            c._event(name, "put", start, c.clock, peer=peer, bytes=nbytes, flows=[{"id": fid, "ph": "s"}],
+                     remote={"rank": peer, "ts": c.clock, "id": fid, "name": f"{name} <- r{c.rank}"})
+        else:
+            c._event(name, "get", start, c.clock, peer=peer, bytes=nbytes, flows=[{"id": fid, "ph": "f"}],
+                     remote={"rank": peer, "ts": start, "id": fid, "name": f"{name} -> r{c.rank}", "ph": "s"})
+
+    def remote_load(self, target: torch.Tensor, peer: int, offsets: Sequence[int], shape: Sequence[int]) -> Any:
+        src = self.windows.peer_view(target, int(peer))
+        sl = tuple(slice(int(o), int(o) + int(s)) for o, s in zip(offsets, shape, strict=True))
+        tile = src[sl].clone()
+        self._remote(f"remote_load <- r{peer}", int(peer), tile.numel() * tile.element_size(), False)
+        return tile
+
+    def remote_store(self, tile: torch.Tensor, target: torch.Tensor, peer: int, offsets: Sequence[int],
+                     atomic: str = "None_") -> Any:
+        dst = self.windows.peer_view(target, int(peer))
+        sl = tuple(slice(int(o), int(o) + int(s)) for o, s in zip(offsets, tile.shape, strict=True))
+        self._write(dst[sl], tile, target, int(peer), atomic)
+        self._remote(f"remote_store -> r{peer}", int(peer), tile.numel() * tile.element_size(), True)
+        return target
+
+    def _write(self, region: torch.Tensor, value: torch.Tensor, window: torch.Tensor, peer: int, atomic: str) -> None:
+        """Store (``atomic`` None_) or atomically add ``value`` into a peer's ``region``."""
+        if atomic in ("None_", "None", None):
+            region.copy_(value.to(region.dtype))
+        else:
+            with self._locked(window, peer):
+                region.add_(value.to(region.dtype))
+
+    def put(self, dst: torch.Tensor, peer: int, src: torch.Tensor, dst_offsets: Sequence[int] = (),
+            src_offsets: Sequence[int] = (), shape: Sequence[int] | None = None, atomic: str = "None_",
+            chunk_rows: int = 0, chunk_cols: int = 0, pipeline: bool = False) -> Any:
+        remote = self.windows.peer_view(dst, int(peer))
+        region = _region(src, src_offsets, shape)
+        self._write(_region(remote, dst_offsets, list(region.shape)), region, dst, int(peer), atomic)
+        self._remote(f"put -> r{peer}", int(peer), region.numel() * region.element_size(), True)
+        return dst
+
+    def get(self, dst: torch.Tensor, peer: int, src: torch.Tensor, dst_offsets: Sequence[int] = (),
+            src_offsets: Sequence[int] = (), shape: Sequence[int] | None = None, chunk_rows: int = 0,
+            chunk_cols: int = 0, pipeline: bool = False) -> Any:
+        region = _region(self.windows.peer_view(src, int(peer)), src_offsets, shape)
+        _region(dst, dst_offsets, list(region.shape)).copy_(region)
+        self._remote(f"get <- r{peer}", int(peer), region.numel() * region.element_size(), False)
+        return dst
+
+    # ---- signals ----------------------------------------------------------------------
+
+    def _locked(self, t: torch.Tensor, peer: int) -> Any:
+        b, _ = self.windows.locate(t)
+        return _FileLock(self.windows.paths[b][peer])
+
+    def notify(self, signal: torch.Tensor, peer: int, offsets: Sequence[int], value: int | None = 1,
+               op: str = "AtomicAdd") -> Any:
+        peer, value = int(peer), 1 if value is None else int(value)
+        cell = self.windows.peer_view(signal, peer).view(-1)
+        b, _ = self.windows.locate(signal)
+        slot = _flat(signal, offsets)
+        with self._locked(signal, peer):
+            if NotifyOp(op) is NotifyOp.AtomicAdd:
+                cell[slot] += int(value)
+            else:
+                cell[slot] = int(value)
+        self.comm.notify(f"w{b}", peer, slot, int(value), NotifyOp(op))
+        return signal
+
+    def wait(self, signal: torch.Tensor, offsets: Sequence[int], expected: int | None = 1, cmp: str = "Ge") -> Any:
+        b, _ = self.windows.locate(signal)
+        self.comm.wait(f"w{b}", _flat(signal, offsets), 1 if expected is None else int(expected), WaitCmp(cmp))
+        return signal
+
+    def barrier(self, signal: torch.Tensor) -> Any:
+        self.comm.barrier("pld.tensor.barrier")
+        return signal
+
+    # ---- collectives (the ranks' gloo collectives of :mod:`.collectives`, on the window data) --------------
+
+    def allreduce(self, data: torch.Tensor, signal: Any, op: str, mode: str, core_num: int) -> Any:
+        collectives.allreduce(self.comm, data, op, mode, int(core_num))
+        return data
+
+    def broadcast(self, data: torch.Tensor, signal: Any, root: int) -> Any:
+        collectives.broadcast(self.comm, data, int(root))
+        return data
+
+    def allgather(self, local: torch.Tensor, target: torch.Tensor, signal: Any) -> Any:
+        rows = collectives.allgather(self.comm, local.contiguous().view(-1))
+        target.copy_(rows.view(target.shape))
+        return target
+
+    def reduce_scatter(self, target: torch.Tensor, signal: Any, op: str) -> Any:
+        mine = collectives.reducescatter(self.comm, target.contiguous(), op)
+        target[self.comm.rank : self.comm.rank + 1].copy_(mine)
+        return target
+
+    def all_to_all(self, source: torch.Tensor, target: torch.Tensor, signal: Any) -> Any:
+        target.copy_(collectives.alltoall(self.comm, source.contiguous()))
+        return target
+
+
+class _FileLock:
+    """An exclusive ``flock`` on a window file: a read-modify-write of a peer's cell is atomic."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def __enter__(self) -> None:
+        self.fd = os.open(self.path, os.O_RDWR)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc: object) -> None:
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)
+
+
+def window_bytes(shape: Sequence[int], dtype: torch.dtype) -> int:
+    """Bytes of a ``shape`` view of ``dtype``."""
+    return math.prod(shape) * torch.empty(0, dtype=dtype).element_size()

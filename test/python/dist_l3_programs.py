@@ -1,0 +1,320 @@
+"""L3 programs for test_distributed_l3.py: @pl.jit.host orchestrators over per-rank programs
+(module-level, so the forked ranks and the front end see their source)."""
+
+from __future__ import annotations
+
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+N = 64
+
+
+@pl.jit.incore
+def scale_add_k(x: pl.Tensor[[2, N], pl.FP32], y: pl.Out[pl.Tensor[[2, N], pl.FP32]], r: pl.Scalar[pl.INT32]):
+    t = pl.load(x, [0, 0], [2, N])
+    rf = pl.cast(r, target_type=pl.FP32)
+    t = pl.add(pl.mul(t, 3.0), rf)
+    y = pl.store(t, [0, 0], y)
+    return y
+
+
+@pl.jit
+def scale_add(x: pl.Tensor[[2, N], pl.FP32], y: pl.Out[pl.Tensor[[2, N], pl.FP32]], r: pl.Scalar[pl.INT32]):
+    return scale_add_k(x, y, r)
+
+
+@pl.jit.host
+def chip_host(x: pl.Tensor[[4, 2, N], pl.FP32], y: pl.Out[pl.Tensor[[4, 2, N], pl.FP32]]):
+    for r in pl.range(pld.world_size()):
+        scale_add(x[r], y[r], r, device=r)
+
+
+@pl.jit.incore
+def put_next_k(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+               box: pld.DistributedTensor[[1, N], pl.FP32], stage: pld.DistributedTensor[[1, N], pl.FP32],
+               sig: pld.DistributedTensor[[1, 1], pl.INT32]):
+    ctx = pld.get_comm_ctx(box)
+    me = pld.rank(ctx)
+    n = pld.nranks(ctx)
+    t = pl.load(x, [0, 0], [1, N])
+    t = pl.add(t, 1.0)
+    stage = pl.store(t, [0, 0], stage)
+    nxt = (me + 1) % n
+    pld.tensor.put(box, peer=nxt, src=stage)
+    pld.system.notify(sig, peer=nxt, offsets=[0, 0], value=1, op=pld.NotifyOp.AtomicAdd)
+    pld.system.wait(sig, offsets=[0, 0], expected=1, cmp=pld.WaitCmp.Ge)
+    got = pl.load(box, [0, 0], [1, N])
+    y = pl.store(got, [0, 0], y)
+    return y
+
+
+@pl.jit
+def put_next(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+             box: pld.DistributedTensor[[1, N], pl.FP32], stage: pld.DistributedTensor[[1, N], pl.FP32],
+             sig: pld.DistributedTensor[[1, 1], pl.INT32]):
+    return put_next_k(x, y, box, stage, sig)
+
+
+@pl.jit.host
+def put_host(x: pl.Tensor[[2, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[2, 1, N], pl.FP32]]):
+    box = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    stage = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    sig = pld.alloc_window_buffer([1, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        per = [pld.window(box, [1, N], dtype=pl.FP32), pld.window(stage, [1, N], dtype=pl.FP32),
+               pld.window(sig, [1, 1], dtype=pl.INT32)]
+        put_next(x[r], y[r], per[0], per[1], per[2], device=r)
+
+
+@pl.jit.incore
+def pull_prev_k(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+                data: pld.DistributedTensor[[1, N], pl.FP32], sig: pld.DistributedTensor[[2, 1], pl.INT32]):
+    ctx = pld.get_comm_ctx(data)
+    me = pld.rank(ctx)
+    n = pld.nranks(ctx)
+    t = pl.load(x, [0, 0], [1, N])
+    data = pl.store(t, [0, 0], data)
+    sig = pld.tensor.barrier(sig)
+    prev = (me + n - 1) % n
+    got = pld.tile.remote_load(data, peer=prev, offsets=[0, 0], shape=[1, N])
+    y = pl.store(pl.mul(got, 2.0), [0, 0], y)
+    return y
+
+
+@pl.jit
+def pull_prev(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+              data: pld.DistributedTensor[[1, N], pl.FP32], sig: pld.DistributedTensor[[2, 1], pl.INT32]):
+    return pull_prev_k(x, y, data, sig)
+
+
+@pl.jit.host
+def pull_host(x: pl.Tensor[[2, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[2, 1, N], pl.FP32]]):
+    data = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    sig = pld.alloc_window_buffer([2, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        pull_prev(x[r], y[r], pld.window(data, [1, N], dtype=pl.FP32), pld.window(sig, [2, 1], dtype=pl.INT32),
+                  device=r)
+
+
+@pl.jit.incore
+def wait_forever_k(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+                   sig: pld.DistributedTensor[[1, 1], pl.INT32]):
+    sig = pld.system.wait(sig, offsets=[0, 0], expected=1, cmp=pld.WaitCmp.Ge)  # nobody notifies
+    t = pl.load(x, [0, 0], [1, N])
+    y = pl.store(t, [0, 0], y)
+    return y
+
+
+@pl.jit
+def wait_forever(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+                 sig: pld.DistributedTensor[[1, 1], pl.INT32]):
+    return wait_forever_k(x, y, sig)
+
+
+@pl.jit.host
+def hang_host(x: pl.Tensor[[2, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[2, 1, N], pl.FP32]]):
+    sig = pld.alloc_window_buffer([1, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        wait_forever(x[r], y[r], pld.window(sig, [1, 1], dtype=pl.INT32), device=r)
+
+
+@pl.jit.host
+def no_device_host(x: pl.Tensor[[2, 2, N], pl.FP32], y: pl.Out[pl.Tensor[[2, 2, N], pl.FP32]]):
+    for r in pl.range(pld.world_size()):
+        scale_add(x[r], y[r], r)
+
+
+@pl.jit.host
+def big_window_host(x: pl.Tensor[[2, 2, N], pl.FP32], y: pl.Out[pl.Tensor[[2, 2, N], pl.FP32]]):
+    buf = pld.alloc_window_buffer([1, 8], dtype=pl.FP32)
+    for r in pl.range(pld.world_size()):
+        pld.window(buf, [64, 64], dtype=pl.FP32)
+        scale_add(x[r], y[r], r, device=r)
+
+
+@pl.jit.incore
+def reduce_mesh_k(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+                  g: pl.Out[pl.Tensor[[2, N], pl.FP32]], data: pld.DistributedTensor[[1, N], pl.FP32],
+                  rows: pld.DistributedTensor[[2, N], pl.FP32], sig: pld.DistributedTensor[[2, 1], pl.INT32]):
+    t = pl.load(x, [0, 0], [1, N])
+    data = pl.store(t, [0, 0], data)
+    rows = pld.tensor.allgather(data, rows, sig)
+    data = pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Max, mode=pld.AllreduceMode.mesh)
+    y = pl.store(pl.load(data, [0, 0], [1, N]), [0, 0], y)
+    g = pl.store(pl.load(rows, [0, 0], [2, N]), [0, 0], g)
+    return y, g
+
+
+@pl.jit
+def reduce_mesh(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+                g: pl.Out[pl.Tensor[[2, N], pl.FP32]], data: pld.DistributedTensor[[1, N], pl.FP32],
+                rows: pld.DistributedTensor[[2, N], pl.FP32], sig: pld.DistributedTensor[[2, 1], pl.INT32]):
+    y, g = reduce_mesh_k(x, y, g, data, rows, sig)
+    return y, g
+
+
+@pl.jit.incore
+def reduce_ring_k(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+                  data: pld.DistributedTensor[[1, N], pl.FP32], sig: pld.DistributedTensor[[2, 1], pl.INT32]):
+    t = pl.load(x, [0, 0], [1, N])
+    data = pl.store(t, [0, 0], data)
+    data = pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Sum, mode=pld.AllreduceMode.ring)
+    y = pl.store(pl.load(data, [0, 0], [1, N]), [0, 0], y)
+    return y
+
+
+@pl.jit
+def reduce_ring(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+                data: pld.DistributedTensor[[1, N], pl.FP32], sig: pld.DistributedTensor[[2, 1], pl.INT32]):
+    return reduce_ring_k(x, y, data, sig)
+
+
+@pl.jit.host
+def collective_host(x: pl.Tensor[[2, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[2, 1, N], pl.FP32]],
+                    z: pl.Out[pl.Tensor[[2, 1, N], pl.FP32]], g: pl.Out[pl.Tensor[[2, 2, N], pl.FP32]]):
+    data = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    rows = pld.alloc_window_buffer([2, N], dtype=pl.FP32)
+    sig = pld.alloc_window_buffer([2, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        d = pld.window(data, [1, N], dtype=pl.FP32)
+        s = pld.window(sig, [2, 1], dtype=pl.INT32)
+        reduce_mesh(x[r], y[r], g[r], d, pld.window(rows, [2, N], dtype=pl.FP32), s, device=r)
+        reduce_ring(x[r], z[r], d, s, device=r)
+
+
+def torch_reference_collectives(comm: object, x: object) -> tuple[object, object, object]:
+    """torch.distributed's own results on rank r's row of ``x``: MAX all_reduce, SUM all_reduce, all_gather."""
+    import torch
+    import torch.distributed as dist
+
+    mine = x[comm.rank].clone()  # type: ignore[attr-defined,index]
+    mx, sm = mine.clone(), mine.clone()
+    dist.all_reduce(mx, op=dist.ReduceOp.MAX)
+    dist.all_reduce(sm, op=dist.ReduceOp.SUM)
+    rows = [torch.empty_like(mine) for _ in range(comm.world_size)]  # type: ignore[attr-defined]
+    dist.all_gather(rows, mine)
+    return mx, sm, torch.cat(rows, dim=0)
+
+
+H = N // 2
+
+
+@pl.jit.incore
+def accumulate_k(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+                 z: pl.Out[pl.Tensor[[1, N], pl.FP32]], acc: pld.DistributedTensor[[1, N], pl.FP32],
+                 box: pld.DistributedTensor[[1, N], pl.FP32], sig: pld.DistributedTensor[[1, 1], pl.INT32]):
+    ctx = pld.get_comm_ctx(acc)
+    me = pld.rank(ctx)
+    for p in pl.range(2):  # every rank adds the first half of its x into every rank's acc
+        pld.tensor.put(acc, p, x, dst_offsets=[0, 0], src_offsets=[0, 0], shape=[1, H], atomic=pld.AtomicType.Add,
+                       chunk_cols=16)
+        pld.system.notify(sig, p, [0, 0], value=1, op=pld.NotifyOp.AtomicAdd)
+    pld.tensor.remote_store(x, box, (me + 1) % 2, [0, 0])
+    pld.system.notify(sig, (me + 1) % 2, [0, 0], value=1, op=pld.NotifyOp.AtomicAdd)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pld.system.defer_wait(sig, [0, 0], expected=3, cmp=pld.WaitCmp.Ge)
+    y = pl.store(pl.load(acc, [0, 0], [1, N]), [0, 0], y)
+    z = pl.store(pl.load(box, [0, 0], [1, N]), [0, 0], z)
+    return y, z
+
+
+@pl.jit
+def accumulate(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+               z: pl.Out[pl.Tensor[[1, N], pl.FP32]], acc: pld.DistributedTensor[[1, N], pl.FP32],
+               box: pld.DistributedTensor[[1, N], pl.FP32], sig: pld.DistributedTensor[[1, 1], pl.INT32]):
+    y, z = accumulate_k(x, y, z, acc, box, sig)
+    return y, z
+
+
+@pl.jit.host
+def accumulate_host(x: pl.Tensor[[2, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[2, 1, N], pl.FP32]],
+                    z: pl.Out[pl.Tensor[[2, 1, N], pl.FP32]]):
+    acc = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    box = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    sig = pld.alloc_window_buffer([1, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        accumulate(x[r], y[r], z[r], pld.window(acc, [1, N], dtype=pl.FP32), pld.window(box, [1, N], dtype=pl.FP32),
+                   pld.window(sig, [1, 1], dtype=pl.INT32), device=r)
+
+
+NR = pl.dynamic("NR")
+
+
+@pl.program
+class GatherSum:
+    """The @pl.program form: a HOST orchestrator (run on the host) dispatching ``self.chip`` per rank."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def step(self, x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+             data: pl.InOut[pld.DistributedTensor[[1, N], pl.FP32]],
+             sig: pl.InOut[pld.DistributedTensor[[NR, 1], pl.INT32]]) -> pl.Tensor[[1, N], pl.FP32]:
+        ctx = pld.get_comm_ctx(data)
+        me = pld.rank(ctx)
+        n = pld.nranks(ctx)
+        data = pl.store(pl.load(x, [0, 0], [1, N]), [0, 0], data)
+        for p in pl.range(n):
+            if p != me:
+                pld.system.notify(sig, peer=p, offsets=[me, 0], value=1, op=pld.NotifyOp.AtomicAdd)
+        for q in pl.range(n):
+            if q != me:
+                pld.system.wait(sig, offsets=[q, 0], expected=1, cmp=pld.WaitCmp.Ge)
+        acc = pl.load(data, [0, 0], [1, N])
+        for q in pl.range(n):
+            if q != me:
+                acc = pl.add(acc, pld.tile.remote_load(data, peer=q, offsets=[0, 0], shape=[1, N]))
+        return pl.store(acc, [0, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(self, x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+             data: pl.InOut[pld.DistributedTensor[[1, N], pl.FP32]],
+             sig: pl.InOut[pld.DistributedTensor[[NR, 1], pl.INT32]]) -> pl.Tensor[[1, N], pl.FP32]:
+        return self.step(x, y, data, sig)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, x: pl.Tensor[[NR, 1, N], pl.FP32],
+             y: pl.Out[pl.Tensor[[NR, 1, N], pl.FP32]]) -> pl.Tensor[[NR, 1, N], pl.FP32]:
+        data_buf = pld.alloc_window_buffer(N * pl.FP32.get_byte())
+        sig_buf = pld.alloc_window_buffer([pld.world_size(), 1], dtype=pl.INT32)
+        for r in pl.range(pld.world_size()):
+            self.chip(x[r], y[r], pld.window(data_buf, [1, N], dtype=pl.FP32),
+                      pld.window(sig_buf, [pld.world_size(), 1], dtype=pl.INT32), device=r)
+        return y
+
+
+@pl.program
+class HostAllreduce:
+    """A host-level collective between two dispatches: publish, pld.tensor.allreduce on the host, consume."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def publish_k(self, x: pl.Tensor[[1, N], pl.FP32], data: pl.InOut[pld.DistributedTensor[[1, N], pl.FP32]]
+                  ) -> pl.Tensor[[1, N], pl.FP32]:
+        return pl.store(pl.load(x, [0, 0], [1, N]), [0, 0], data)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def publish(self, x: pl.Tensor[[1, N], pl.FP32], data: pl.InOut[pld.DistributedTensor[[1, N], pl.FP32]]
+                ) -> pl.Tensor[[1, N], pl.FP32]:
+        return self.publish_k(x, data)
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def consume_k(self, data: pld.DistributedTensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]]
+                  ) -> pl.Tensor[[1, N], pl.FP32]:
+        return pl.store(pl.load(data, [0, 0], [1, N]), [0, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def consume(self, data: pld.DistributedTensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]]
+                ) -> pl.Tensor[[1, N], pl.FP32]:
+        return self.consume_k(data, y)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, x: pl.Tensor[[NR, 1, N], pl.FP32],
+             y: pl.Out[pl.Tensor[[NR, 1, N], pl.FP32]]) -> pl.Tensor[[NR, 1, N], pl.FP32]:
+        buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+        sig = pld.alloc_window_buffer([pld.world_size()], dtype=pl.INT32)
+        for r in pl.range(pld.world_size()):
+            self.publish(x[r], pld.window(buf, [1, N], dtype=pl.FP32), device=r)
+        data = pld.window(buf, [1, N], dtype=pl.FP32)
+        data = pld.tensor.allreduce(data, pld.window(sig, [pld.world_size()], dtype=pl.INT32), op=pld.ReduceOp.Max,
+                                    mode=pld.AllreduceMode.ring)
+        for r in pl.range(pld.world_size()):
+            self.consume(data, y[r], device=r)
+        return y

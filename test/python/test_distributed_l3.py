@@ -1,0 +1,282 @@
+"""L3 programs (issue 19): a @pl.jit.host orchestrator compiled into a DistributedCompiledProgram and
+run on simulated chips, one process per rank (torch.distributed / gloo): the build directory layout,
+from_dir, per-rank chip runs, kernel-body RMA (put, remote_load, notify/wait, barrier) on shared
+windows, errors, and upstream's examples/distributed/ run unmodified when a checkout is present."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import dist_l3_programs as p3
+import pytest
+import torch
+
+from pypto.driver.host_trace import HostPlanError
+from pypto.ir.distributed_compiled_program import DistributedCompiledProgram, DistributedConfig
+from pypto.runtime import RunConfig
+from pypto.runtime.distributed import DistributedRunError, launch
+
+TIMEOUT = 60.0  # generous: the suite shares 2 cores with other runs
+UPSTREAM = Path(os.environ.get("PYPTO_UPSTREAM_DIR", "/tmp/upstream-pypto")) / "examples" / "distributed"
+
+
+def config(tmp_path: Path, world: int = 2, **kw: object) -> RunConfig:
+    dc = DistributedConfig(device_ids=list(range(world)), timeout_s=float(kw.pop("timeout_s", TIMEOUT)),
+                           num_sub_workers=0)
+    return RunConfig(distributed_config=dc, save_kernels_dir=str(tmp_path / "build"), **kw)
+
+
+def test_a_host_program_runs_its_chip_program_on_every_rank(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    x, y = torch.randn(4, 2, p3.N), torch.zeros(4, 2, p3.N)
+    compiled = p3.chip_host.compile(x, y, config=config(tmp_path))
+    assert isinstance(compiled, DistributedCompiledProgram)
+    compiled(x, y, config=config(tmp_path, enable_chip_swimlane=4))  # the L2 DFX flags reach each dispatch
+    for r in range(2):
+        assert torch.allclose(y[r], x[r] * 3 + r, atol=1e-5)
+    assert torch.equal(y[2:], torch.zeros(2, 2, p3.N))  # no rank 2 or 3 in a 2-rank run
+    out = compiled.output_dir
+    assert (out / "orchestration/host_orch.py").read_text().count("def chip_host(") == 1
+    meta = json.loads((out / "distributed_meta.json").read_text())
+    assert meta["schema"] == 2 and meta["distributed_config"]["device_ids"] == [0, 1]
+    assert [d["rank"] for d in meta["host_plan"]["dispatches"]] == [0, 1]
+    assert [p["direction"] for p in meta["params"]] == ["In", "Out"]
+    assert (out / "next_levels/scale_add/compiled_meta.json").is_file()
+    for r in range(2):
+        d = out / f"dfx_outputs/rank{r}/d0"
+        assert json.loads((d / "dispatch_program.json").read_text()) == {"program": "scale_add"}
+        assert len(json.loads((d / "chip_swimlane_records.json").read_text())["aicore_tasks"]) == 1
+        names = json.loads(next(d.glob("name_map*.json")).read_text())["callable_id_to_name"]
+        assert "scale_add_k" in names.values()
+    cycles = [rk.cycles for rk in compiled.last_run.ranks]
+    assert all(c > 0 for c in cycles)  # each chip ran the kernel on its own clock
+
+
+def test_from_dir_runs_the_build_again_with_four_ranks_compiled(tmp_path: Path) -> None:
+    x, y = torch.randn(4, 2, p3.N), torch.zeros(4, 2, p3.N)
+    built = p3.chip_host.compile(x, y, config=config(tmp_path, world=4))
+    again = DistributedCompiledProgram.from_dir(built.output_dir)
+    assert again.plan.world_size == 4 and sorted(again.programs) == ["scale_add"]
+    again(x, y, config=RunConfig(distributed_config=DistributedConfig(device_ids=[0, 1, 2, 3], timeout_s=TIMEOUT)))
+    assert torch.allclose(y, x * 3 + torch.arange(4.0).view(4, 1, 1), atol=1e-5)
+    with pytest.raises(ValueError, match="compiled for 4 ranks, the run has 2"):
+        again(x, y, config=RunConfig(distributed_config=DistributedConfig(device_ids=[0, 1])))
+
+
+def test_from_dir_names_a_missing_or_broken_meta(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="distributed_meta.json: missing"):
+        DistributedCompiledProgram.from_dir(tmp_path)
+    (tmp_path / "distributed_meta.json").write_text('{"schema": 2}')
+    with pytest.raises(ValueError, match="distributed_meta.json: malformed"):
+        DistributedCompiledProgram.from_dir(tmp_path)
+
+
+def test_put_then_notify_wait_moves_each_ranks_data_to_the_next(tmp_path: Path) -> None:
+    x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
+    compiled = p3.put_host.compile(x, y, config=config(tmp_path))
+    compiled(x, y)
+    assert torch.equal(y, torch.roll(x + 1, 1, dims=0))  # y[r] = x[r-1] + 1
+    level = compiled.output_dir / "next_levels/put_next"
+    assert "pld.tensor.put(" in (level / "program.py").read_text()
+    trace = json.loads((compiled.output_dir / "dfx_outputs/merged_comm_trace.json").read_text())["traceEvents"]
+    starts = [e["id"] for e in trace if e["ph"] == "s"]
+    ends = [e["id"] for e in trace if e["ph"] == "f"]
+    assert sorted(starts) == sorted(ends) and len(set(starts)) == len(starts)
+    cats = {e.get("cat") for e in trace}
+    assert {"put", "notify", "wait"} <= cats
+    # the wait orders each rank's clock after the peer's put landed: at least one hop of N floats
+    run = compiled.last_run
+    assert all(rk.cycles > 0 for rk in run.ranks)
+
+
+def test_remote_load_after_a_barrier_reads_the_peers_window(tmp_path: Path) -> None:
+    x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
+    compiled = p3.pull_host.compile(x, y, config=config(tmp_path))
+    with compiled.prepare() as rt:  # upstream's reusable dispatcher
+        rt(x, y)
+        assert torch.equal(y, torch.roll(x, 1, dims=0) * 2)  # y[r] = 2 * x[r-1]
+        y.zero_()
+        rt.run(compiled, x * 3, y)  # windows start cleared on every dispatch
+        assert torch.equal(y, torch.roll(x * 3, 1, dims=0) * 2)
+    with pytest.raises(RuntimeError, match="closed"):
+        rt(x, y)
+
+
+def test_a_wait_nobody_notifies_is_reported_with_rank_and_task_within_the_timeout(tmp_path: Path) -> None:
+    x, y = torch.zeros(2, 1, p3.N), torch.zeros(2, 1, p3.N)
+    shm = set(Path("/dev/shm").glob("pypto-*"))
+    compiled = p3.hang_host.compile(x, y, config=config(tmp_path, timeout_s=3.0))
+    t0 = time.monotonic()
+    with pytest.raises(DistributedRunError) as err:
+        compiled(x, y)
+    assert time.monotonic() - t0 < 3.0 + 30.0
+    assert set(err.value.failures) == {0, 1}
+    for task, message in err.value.failures.values():
+        assert task == "rank program wait_forever"
+        assert "timed out after 3 s" in message
+    assert set(Path("/dev/shm").glob("pypto-*")) <= shm  # the failed ranks removed their window files
+
+
+def test_host_program_mistakes_are_named(tmp_path: Path) -> None:
+    x, y = torch.zeros(2, 2, p3.N), torch.zeros(2, 2, p3.N)
+    src = Path(p3.__file__).read_text().splitlines()
+    with pytest.raises(HostPlanError, match=r"scale_add\(\.\.\.\): a dispatch from a host orchestrator needs device=") as e1:
+        p3.no_device_host.compile(x, y, config=config(tmp_path))
+    with pytest.raises(HostPlanError, match="needs 16384 bytes, the window buffer has 4096") as e2:
+        p3.big_window_host.compile(x, y, config=config(tmp_path))
+    for err, text in ((e1, "scale_add(x[r], y[r], r)"), (e2, "pld.window(buf, [64, 64]")):
+        where, line = str(err.value).split(": error: ")[0].rsplit(":", 1)
+        assert where == p3.__file__ and text in src[int(line) - 1]  # names the orchestrator's line
+    with pytest.raises(ValueError, match=r"chip_host: a multi-chip @pl.jit.host orchestrator is compiled with"):
+        p3.chip_host.compile(x, y)
+    with pytest.raises(RuntimeError, match=r"pld.world_size\(\) can only be used inside a @pl.jit.host"):
+        import pypto.language.distributed as pld
+
+        pld.world_size()
+
+
+def _examples() -> list[tuple[str, list[str]]]:
+    runs = [("01_hello_rank.py", []), ("02_programming_model.py", []), ("03_window_buffer.py", []),
+            ("04_barrier.py", ["--use-builtin"]), ("05_remote_load_store.py", ["--mode", "load"]),
+            ("05_remote_load_store.py", ["--mode", "store"]), ("06_put_get.py", ["--mode", "put"]),
+            ("06_put_get.py", ["--mode", "get"]), ("07_dynamic_rank_count.py", ["--mode", "put"]),
+            ("07_dynamic_rank_count.py", ["--mode", "get", "-d", "0,1,2,3"])]  # fmt: skip
+    return runs
+
+
+@pytest.mark.skipif(not UPSTREAM.is_dir(), reason="no upstream pypto checkout (PYPTO_UPSTREAM_DIR)")
+@pytest.mark.parametrize(("example", "flags"), _examples(), ids=lambda v: v if isinstance(v, str) else " ".join(v))
+def test_upstream_distributed_examples_run_unmodified(example: str, flags: list[str], tmp_path: Path) -> None:
+    env = {**os.environ, "PYPTO_PROG_BUILD_DIR": str(tmp_path / "builds")}
+    res = subprocess.run([sys.executable, str(UPSTREAM / example), *flags], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    assert res.stdout.strip().splitlines()[-1] == "OK"
+
+
+def test_kernel_collectives_match_torch_distributed(tmp_path: Path) -> None:
+    """Two dispatches per rank (so rank{r}/d0 and d1): mesh Max allreduce + allgather, then ring Sum
+    allreduce, against torch.distributed's own all_reduce / all_gather on the same data."""
+    x = torch.randn(2, 1, p3.N)
+    y, z, g = torch.zeros(2, 1, p3.N), torch.zeros(2, 1, p3.N), torch.zeros(2, 2, p3.N)
+    compiled = p3.collective_host.compile(x, y, z, g, config=config(tmp_path))
+    compiled(x, y, z, g)
+    ref = launch(p3.torch_reference_collectives, DistributedConfig(world_size=2, timeout_s=TIMEOUT), x)
+    for r, (mx, sm, rows) in enumerate(ref.values):
+        assert torch.equal(y[r], mx) and torch.allclose(z[r], sm, atol=1e-6) and torch.equal(g[r], rows)
+    for r in range(2):
+        for k, name in enumerate(("reduce_mesh", "reduce_ring")):
+            d = compiled.output_dir / f"dfx_outputs/rank{r}/d{k}/dispatch_program.json"
+            assert json.loads(d.read_text()) == {"program": name}
+
+
+TORCHRUN_SCRIPT = """
+import json, os, sys
+sys.path.insert(0, {test_dir!r})
+import torch
+import dist_l3_programs as p3
+from pypto.ir.distributed_compiled_program import DistributedConfig
+from pypto.runtime import RunConfig
+
+torch.manual_seed(0)  # every rank builds the same inputs
+x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
+rank = int(os.environ["RANK"])
+cfg = RunConfig(distributed_config=DistributedConfig(device_ids=[0, 1], timeout_s=120.0),
+                save_kernels_dir=os.path.join({out_dir!r}, f"build{{rank}}"))
+compiled = p3.put_host.compile(x, y, config=cfg)
+compiled(x, y)
+ok = bool(torch.equal(y, torch.roll(x + 1, 1, dims=0)))
+with open(os.path.join({out_dir!r}, f"rank{{rank}}.json"), "w") as f:
+    json.dump({{"ok": ok, "cycles": compiled.last_run.cycles}}, f)
+"""
+
+
+def test_an_l3_program_runs_unchanged_under_torchrun(tmp_path: Path) -> None:
+    script = tmp_path / "prog.py"
+    script.write_text(TORCHRUN_SCRIPT.format(test_dir=str(Path(__file__).parent), out_dir=str(tmp_path)))
+    torchrun = Path(sys.executable).parent / "torchrun"
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
+    proc = subprocess.run([str(torchrun), "--standalone", "--nproc-per-node", "2", str(script)],
+                          capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
+    assert all(r["ok"] for r in results)  # each process has every rank's output slice
+    assert results[0]["cycles"] == results[1]["cycles"] > 0
+
+
+def test_atomic_put_regions_tensor_remote_store_and_defer_wait(tmp_path: Path) -> None:
+    x = torch.randn(2, 1, p3.N)
+    y, z = torch.zeros(2, 1, p3.N), torch.zeros(2, 1, p3.N)
+    p3.accumulate_host.compile(x, y, z, config=config(tmp_path))(x, y, z)
+    want = torch.zeros(1, p3.N)
+    want[:, : p3.H] = x[0, :, : p3.H] + x[1, :, : p3.H]  # both ranks' halves, atomically added
+    for r in range(2):
+        assert torch.allclose(y[r], want, atol=1e-6)
+    assert torch.equal(z, torch.roll(x, 1, dims=0))  # remote_store into the next rank's box
+
+
+def test_a_rank_killed_mid_kernel_is_reported_on_every_rank(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rank 1's process dies at its first notify (the forked ranks inherit the patch): the launch reports
+    rank 1 as killed in its kernel and rank 0's wait as timed out, within the timeout, and the killed
+    rank's window files are not left in the way of the next run."""
+    from pypto.runtime.distributed.windows import KernelComm
+
+    real = KernelComm.notify
+
+    def dies_on_rank_1(self: KernelComm, *args: object, **kwargs: object) -> object:
+        if self.comm.rank == 1:
+            os._exit(9)
+        return real(self, *args, **kwargs)
+
+    x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
+    compiled = p3.put_host.compile(x, y, config=config(tmp_path, timeout_s=4.0))
+    shm = set(Path("/dev/shm").glob("pypto-*"))
+    monkeypatch.setattr(KernelComm, "notify", dies_on_rank_1)
+    t0 = time.monotonic()
+    with pytest.raises(DistributedRunError) as err:
+        compiled(x, y)
+    assert time.monotonic() - t0 < 4.0 + 30.0
+    task1, why1 = err.value.failures[1]
+    assert task1 == "rank program put_next" and "exited with code 9" in why1
+    task0, why0 = err.value.failures[0]
+    assert task0 == "rank program put_next" and "timed out after 4 s" in why0
+    assert set(Path("/dev/shm").glob("pypto-*")) <= shm  # the launcher removed the killed rank's windows
+    monkeypatch.undo()
+    compiled(x, y)  # the next run is not disturbed
+    assert torch.equal(y, torch.roll(x + 1, 1, dims=0))
+
+
+@pytest.mark.parametrize("world", [2, 4])
+def test_a_pl_program_with_a_host_orchestrator_compiles_with_ir_compile(world: int, tmp_path: Path) -> None:
+    from pypto import ir
+
+    assert sorted(p3.GatherSum.functions) == ["chip", "step"]  # the HOST orchestrator runs on the host
+    compiled = ir.compile(p3.GatherSum, output_dir=tmp_path / "l3",
+                          distributed_config=DistributedConfig(device_ids=list(range(world)), timeout_s=TIMEOUT))
+    x, y = torch.randn(world, 1, p3.N), torch.zeros(world, 1, p3.N)
+    compiled(x, y)
+    assert torch.allclose(y, x.sum(0, keepdim=True).expand_as(y), atol=1e-5)
+    meta = json.loads((tmp_path / "l3/distributed_meta.json").read_text())
+    assert meta["params"][0]["shape"] == [world, 1, p3.N]  # pl.dynamic("NR") is the world size
+    assert meta["host_plan"]["windows"][0] == {"shape": [4 * p3.N], "dtype": "UINT8", "nbytes": 4096}
+    with pytest.raises(ValueError, match="GatherSum: a program with a multi-chip HOST orchestrator is compiled"):
+        ir.compile(p3.GatherSum)
+
+
+def test_a_host_level_collective_runs_between_the_dispatches(tmp_path: Path) -> None:
+    from pypto import ir
+
+    compiled = ir.compile(p3.HostAllreduce, output_dir=tmp_path / "l3",
+                          distributed_config=DistributedConfig(device_ids=[0, 1], timeout_s=TIMEOUT))
+    x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
+    compiled(x, y)
+    assert torch.equal(y, x.max(0, keepdim=True).values.expand_as(y))
+    steps = [d["program"] for d in json.loads((tmp_path / "l3/distributed_meta.json").read_text())["host_plan"]
+             ["dispatches"] if d["rank"] == 0]  # fmt: skip
+    assert steps == ["publish", "@allreduce", "consume"]
+    assert sorted(p.name for p in (tmp_path / "l3/next_levels").iterdir()) == ["consume", "publish"]
