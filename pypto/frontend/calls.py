@@ -211,7 +211,7 @@ class CallMixin:
                         f"{describe_type(op.results[0].type)}",
                         node,
                     )
-                op = cls.build_from_args(values, attrs, expected)
+                op = cls.build_from_args(values, attrs, _keep_view(expected, op.results[0].type))
         except OpTypeError as e:
             raise self.fail(ParserTypeError, str(e), node) from None
         self.emit(op, node)
@@ -378,3 +378,11 @@ def _to_attr(v: Any) -> Attribute:
     if isinstance(v, list):
         return ArrayAttr([_to_attr(x) for x in v])
     return StringAttr(str(v))
+
+
+def _keep_view(annotated: Attribute, inferred: Attribute) -> Attribute:
+    """An annotation without a ``pl.TileView`` keeps the view the op gave (``transpose_view``'s layouts)."""
+    if isinstance(annotated, TileType) and isinstance(inferred, TileType) and annotated.get_view() is None:
+        if (view := inferred.get_view()) is not None:
+            return annotated.with_(view=view)
+    return annotated

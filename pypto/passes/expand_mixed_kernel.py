@@ -61,6 +61,7 @@ from pypto.dialects.tile_ops import (
     TileTpopFromAivOp,
     TileTpushToAicOp,
     TileTpushToAivOp,
+    TileTransposeViewOp,
     _BlockQueryOp,
 )
 from pypto.dialects.types import TensorType, TileType
@@ -92,7 +93,7 @@ def _tile_side(value: SSAValue) -> Affinity:
 
 
 # Ops whose core is the one owning their tile: (result tile) or (operand index).
-_FOLLOW_RESULT = (TileLoadOp, TileCreateOp, TileReshapeOp, TileSliceOp, TileExtractOp, TileAssembleOp)
+_FOLLOW_RESULT = (TileLoadOp, TileCreateOp, TileReshapeOp, TileTransposeViewOp, TileSliceOp, TileExtractOp, TileAssembleOp)
 _CUBE_ONLY = (TileMatmulOp, TileMatmulAccOp, TileTpushToAivOp, TileTpopFromAivOp)
 _VECTOR_ONLY = (TileTpushToAicOp, TileTpopFromAicOp)
 
