@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, StringAttr, UnitAttr, i1, i64
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, IntegerType, StringAttr, UnitAttr, i1, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from pypto.dialects.enums import ForKind, FunctionType, Level
@@ -270,6 +270,7 @@ class StmtMixin:
             raise self.fail(InvalidOperationError, f"{path} takes 1 to 3 positional arguments (start, stop, step)", it)
         index = IndexType()
         bounds = [self.value(a, index) for a in it.args]
+        bounds = [self.cast_scalar(b, index, a) if isinstance(b.type, IntegerType) and b.type != i1 else b for a, b in zip(it.args, bounds, strict=False)]
         for a, b in zip(it.args, bounds, strict=False):
             if b.type != index:
                 raise self.fail(

@@ -1,0 +1,102 @@
+"""Front-end forms upstream's model examples use (issue 15): integer scalars of different dtypes
+mixed in arithmetic and loop bounds (upstream promotes within a category), slice sizes that follow
+from the bounds' difference, and ``pl.create_tensor`` inside an InCore scope."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import torch
+
+import pypto.language as pl
+from pypto.errors import ParserTypeError
+from pypto.runtime import RunConfig
+
+
+@pl.jit
+def mixed_scalars(x: pl.Tensor, n: pl.Tensor, out: pl.Out[pl.Tensor]):
+    """``n[0]`` is an INT32, loop indices are INDEX: the row arithmetic and the loop bound mix them."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        rows = pl.tensor.read(n, [0])
+        for i in pl.range(rows):
+            r = i * 1 + rows - rows
+            t = pl.load(x, [r * 16, 0], [16, 64])
+            pl.store(pl.add(t, t), [r * 16, 0], out)
+    return out
+
+
+@pytest.mark.parametrize(
+    "engine",
+    ["interpreter", pytest.param("cpp", marks=pytest.mark.skipif(shutil.which("g++") is None, reason="no g++"))],
+)
+def test_mixed_integer_scalars_are_promoted(engine: str) -> None:
+    """The kernel's GM read (``pl.tensor.read`` -> ``pto.load_scalar``) runs in both engines."""
+    x = torch.randn(64, 64)
+    n = torch.tensor([3], dtype=torch.int32)
+    out = torch.zeros(64, 64)
+    text = mixed_scalars.lower(x, n, out).as_python()
+    assert "pl.tensor.read(n__ssa_v0, [0])" in text and "pl.range(pl.cast(rows__ssa_v0, pl.INDEX))" in text
+    mixed_scalars(x, n, out, config=RunConfig(kernel_engine=engine))
+    torch.testing.assert_close(out[:48], 2 * x[:48])
+    assert torch.count_nonzero(out[48:]) == 0  # the loop ran n[0] = 3 times
+
+
+@pl.jit
+def affine_slices(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for k in pl.range(2):
+            col = k * 32
+            lo = x[0:16, col : col + 16]
+            hi = x[0:16, col + 16 : col + 32]  # size 32 - 16
+            whole = x[0:16, k * 32 : (k + 1) * 32]  # size 32
+            out = pl.assemble(out, pl.add(lo, hi), [0, k * 16])
+            out = pl.assemble(out, whole, [16, k * 32])
+    return out
+
+
+def test_slice_size_from_bound_difference() -> None:
+    x = torch.randn(16, 64)
+    out = torch.zeros(32, 64)
+    affine_slices(x, out)
+    for k in range(2):
+        torch.testing.assert_close(out[0:16, k * 16 : k * 16 + 16], x[:, k * 32 : k * 32 + 16] + x[:, k * 32 + 16 : k * 32 + 32])
+        torch.testing.assert_close(out[16:32, k * 32 : k * 32 + 32], x[:, k * 32 : k * 32 + 32])
+
+
+def test_slice_size_still_needs_a_constant_difference() -> None:
+    with pytest.raises(ParserTypeError, match="cannot infer a static slice size"):
+
+        @pl.jit
+        def bad(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                for k in pl.range(2):
+                    out = pl.assemble(out, x[0:16, k : k * 2], [0, 0])
+            return out
+
+        bad(torch.zeros(16, 64), torch.zeros(16, 64))
+
+
+@pl.jit
+def acc_from_create(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+    """upstream's qwen3 projection: the accumulator starts as pl.create_tensor in the scope."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.create_tensor([16, 32], dtype=pl.FP32)
+        for kb in pl.range(2):
+            k0 = kb * 32
+            ta = a[:, k0 : k0 + 32]
+            tb = b[k0 : k0 + 32, :]
+            if k0 == 0:
+                acc = pl.matmul(ta, tb, out_dtype=pl.FP32)
+            else:
+                acc = pl.matmul_acc(acc, ta, tb)
+        out = pl.assemble(out, acc, [0, 0])
+    return out
+
+
+def test_create_tensor_in_incore_scope_is_an_accumulator_tile() -> None:
+    torch.manual_seed(0)
+    a, b = torch.randn(16, 64).half(), torch.randn(64, 32).half()
+    out = torch.zeros(16, 32)
+    acc_from_create(a, b, out)
+    torch.testing.assert_close(out, a.float() @ b.float(), rtol=1e-3, atol=1e-3)
