@@ -8,9 +8,10 @@ import difflib
 from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, BoolAttr, IntegerAttr, StringAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, BoolAttr, IndexType, IntegerAttr, IntegerType, StringAttr, i64
 from xdsl.ir import Attribute, SSAValue
 
+from pypto.dialects.dtypes import is_float
 from pypto.dialects.enums import FunctionType
 from pypto.dialects.op_base import ArgKind, OpTypeError, PLOp, describe_type, same_kind_shape_dtype
 from pypto.dialects.program import function_type, set_call_dump_indices
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from .builder import FunctionBuilder
 
 # Ops an Orchestration function may use outside ``pl.at``.
-ORCHESTRATION_OPS = {"pl.tensor.create"}
+ORCHESTRATION_OPS = {"pl.tensor.create", "pl.tensor.read"}
 
 SPECIAL = {
     "pl.const", "pl.yield_", "pl.range", "pl.parallel", "pl.unroll", "pl.pipeline", "pl.at", "pl.scope", "pl.dump_tag",
@@ -240,6 +241,8 @@ class CallMixin:
                 layer = "tile"
             elif isinstance(v.type, TensorType):
                 layer = "tensor"
+            elif name == "cast" and (is_float(v.type) or isinstance(v.type, IntegerType | IndexType)):
+                return self.scalar_cast(v, args, kwargs, node)
             else:
                 raise self.fail(
                     ParserTypeError,
@@ -256,6 +259,24 @@ class CallMixin:
             OPS[op_name], f"pl.{name}", call, args, kwargs, expected,
             drop=s.drop, rename=s.rename, positional=s.positional, default_from=s.default_from,
         )  # fmt: skip
+
+    def scalar_cast(
+        self: FunctionBuilder, v: SSAValue, args: list[ast.expr], kwargs: dict[str, ast.expr], node: ast.expr
+    ) -> SSAValue:
+        """``pl.cast(scalar, pl.INDEX)`` / ``pl.cast(n, target_type=pl.FP32)``: an ``arith`` cast."""
+        target = args[1] if len(args) > 1 else kwargs.get("target_type", kwargs.get("dtype"))
+        if target is None:
+            raise self.fail(InvalidOperationError, "pl.cast: missing the target dtype", node)
+        try:
+            dt = evaluate(target, self.src.globals)
+        except NotConstant:
+            dt = None
+        name = getattr(dt, "dtype_name", None)
+        if name is None:
+            raise self.fail(ParserTypeError, "pl.cast: the target must be a dtype such as pl.INDEX", target)
+        from pypto.dialects.dtypes import dtype_type
+
+        return self.cast_scalar(v, dtype_type(name), node)
 
     def is_scalar_operand(self: FunctionBuilder, node: ast.expr) -> bool:
         """True for a Python number, ``pl.const`` or a scalar SSA value."""

@@ -391,6 +391,9 @@ class _FunctionConverter:
     def convert_create(self, op: TensorCreateOp) -> None:
         """``pl.create_tensor`` in an InCore body: an uninitialised tile, as upstream (Vec; Acc when it
         is the loop-carried accumulator of a ``matmul_acc``)."""
+        t = op.results[0].type
+        if isinstance(t, TensorType) and DYNAMIC in t.get_shape():
+            raise error_at(op, f"cannot convert {op.name} with the dynamic shape {list(t.get_shape())} to a tile (tiles have static shapes)")
         space = MemorySpace.Acc if _feeds_acc(op.results[0]) else MemorySpace.Vec
         attrs = {"shape": op.properties["shape"], "dtype": op.properties["dtype"], "target_memory": _space(space)}
         self.replace(op, self.build(op, TileCreateOp, {}, attrs))

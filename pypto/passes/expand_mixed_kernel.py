@@ -290,11 +290,12 @@ class _SideFilter:
             for i, r in enumerate(op.results):
                 if i not in keep and r.uses:
                     raise error_at(op, "ExpandMixedKernel: an if result of the other core is still used")
+            then_region, else_region = op.true_region, op.false_region  # both before either is detached
             new = scf.IfOp(
                 op.cond,
                 [op.results[i].type for i in keep],
-                op.detach_region(op.true_region),
-                op.detach_region(op.false_region),
+                op.detach_region(then_region),
+                op.detach_region(else_region),
             )
             new.attributes.update(op.attributes)
             new.location = op.location

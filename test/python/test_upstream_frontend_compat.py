@@ -100,3 +100,74 @@ def test_create_tensor_in_incore_scope_is_an_accumulator_tile() -> None:
     out = torch.zeros(16, 32)
     acc_from_create(a, b, out)
     torch.testing.assert_close(out, a.float() @ b.float(), rtol=1e-3, atol=1e-3)
+
+
+@pl.jit
+def host_config(x: pl.Tensor, cfg: pl.Tensor, out: pl.Out[pl.Tensor]):
+    """upstream's paged attention reads its run-time config on the host: the loop count comes from ``cfg``."""
+    n = pl.tensor.read(cfg, [1])
+    for i in pl.range(pl.cast(n, pl.INDEX)):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.load(x, [i * 16, 0], [16, 128])
+            pl.store(pl.mul(t, 3.0), [i * 16, 0], out)
+    return out
+
+
+def test_orchestration_reads_a_config_tensor_and_casts_the_scalar() -> None:
+    x = torch.randn(64, 128)
+    cfg = torch.tensor([7, 2, 9], dtype=torch.int64)
+    out = torch.zeros(64, 128)
+    host_config(x, cfg, out)
+    torch.testing.assert_close(out[:32], 3 * x[:32])
+    assert torch.count_nonzero(out[32:]) == 0  # two iterations: cfg[1]
+
+
+@pl.jit
+def host_reads_kernel_output(x: pl.Tensor, tmp: pl.Out[pl.Tensor], out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [16, 128])
+        pl.store(t, [0, 0], tmp)
+    n = pl.tensor.read(tmp, [0, 0])
+    for _i in pl.range(pl.cast(n, pl.INDEX)):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t2 = pl.load(x, [0, 0], [16, 128])
+            pl.store(t2, [0, 0], out)
+    return out
+
+
+def test_host_read_of_a_kernel_output_is_a_clear_error() -> None:
+    from pypto.runtime.orchestration import OrchestrationError
+
+    with pytest.raises(OrchestrationError, match="which a kernel writes"):
+        host_reads_kernel_output(torch.ones(16, 128), torch.zeros(16, 128), torch.zeros(16, 128))
+
+
+def test_scalar_cast_needs_a_dtype() -> None:
+    with pytest.raises(ParserTypeError, match="the target must be a dtype"):
+
+        @pl.jit
+        def bad(cfg: pl.Tensor, out: pl.Out[pl.Tensor]):
+            n = pl.tensor.read(cfg, [0])
+            for _i in pl.range(pl.cast(n, 3)):
+                with pl.at(level=pl.Level.CORE_GROUP):
+                    pl.store(pl.load(out, [0, 0], [16, 128]), [0, 0], out)
+            return out
+
+        bad(torch.zeros(2, dtype=torch.int64), torch.zeros(16, 128))
+
+
+@pl.jit
+def scope_local_tensor(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    """upstream's qwen3 MLP: a tensor one scope makes is read by the next scope."""
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="gate"):
+        g = pl.exp(x)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="use"):
+        out = pl.assemble(out, pl.mul(g, x), [0, 0])
+    return out
+
+
+def test_tensor_made_in_one_scope_feeds_the_next() -> None:
+    x = torch.randn(16, 128)
+    out = torch.zeros(16, 128)
+    scope_local_tensor(x, out)
+    torch.testing.assert_close(out, torch.exp(x) * x, rtol=1e-5, atol=1e-5)
