@@ -287,6 +287,14 @@ class TileReshapeOp(_TileLayer, F.ReshapeOp):
 
 
 @irdl_op_definition
+class TileTransposeOp(_TileLayer, F.TransposeOp):
+    """``pl.tile.transpose(tile, axis1, axis2, tmp_tile)``: a transposed copy (2-D Vec tiles; ``pto.ttrans``)."""
+
+    name = "pl.tile.transpose"
+    PTO_OP: ClassVar[str | None] = "pto.ttrans"
+
+
+@irdl_op_definition
 class TileTransposeViewOp(_TileLayer, F.LayerOp):
     """``pl.tile.transpose_view(tile)``: the same bytes seen as the transposed tile (zero copy).
 

@@ -133,6 +133,15 @@ def lower_row_reduce(st: LoweringState, src: Operation) -> None:
     _dps(st, src, pto_op(src), [a.value, tmp.value], dst)
 
 
+def lower_transpose(st: LoweringState, src: Operation) -> None:
+    """transpose(input, 0, 1, tmp) -> ttrans ins(src, tmp): the valid dims swap."""
+    a, tmp = st.tile(src.operands[0], src), st.tile(src.operands[1], src) if len(src.operands) > 1 else None
+    if tmp is None:
+        raise error_at(src, "ptoas codegen: pl.tile.transpose needs its scratch tile (tmp_tile)")
+    dst = _result(st, src, (a.valid_col, a.valid_row))
+    _dps(st, src, pto_op(src), [a.value, tmp.value], dst)
+
+
 def lower_col_reduce(st: LoweringState, src: Operation) -> None:
     """col_sum(input, tmp) -> tcolsum ins(src, tmp {isBinary = false}); col_max -> tcolmax ins(src)."""
     a, tmp = st.tile(src.operands[0], src), st.tile(src.operands[1], src)
@@ -371,6 +380,7 @@ FAMILY_HANDLERS: tuple[tuple[type[Operation], Handler], ...] = (
     (F.UnaryOp, lower_unary),
     (F.RowReduceOp, lower_row_reduce),
     (F.ColReduceOp, lower_col_reduce),
+    (F.TransposeOp, lower_transpose),
     (F.ExpandOp, lower_expand),
     (F.MatmulOp, lower_matmul),
     (F.MatmulAccOp, lower_matmul),

@@ -7,7 +7,7 @@ import ast
 import difflib
 from typing import TYPE_CHECKING, Any
 
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ArrayAttr, BoolAttr, IndexType, IntegerAttr, IntegerType, StringAttr, i64
 from xdsl.ir import Attribute, SSAValue
 
@@ -70,6 +70,8 @@ class CallMixin:
             )
         if path in OPS:
             return self.bind_op(OPS[path], path, node, node.args, node.keywords, expected)
+        if path in ("pl.min", "pl.max"):
+            return self.scalar_min_max(path, node)
         if path is not None and path.startswith("pl.") and path[3:] in SUGAR:
             return self.sugar_call(
                 path[3:], node, list(node.args), {k.arg: k.value for k in node.keywords if k.arg}, expected
@@ -260,6 +262,28 @@ class CallMixin:
             drop=s.drop, rename=s.rename, positional=s.positional, default_from=s.default_from,
         )  # fmt: skip
 
+    def scalar_min_max(self: FunctionBuilder, path: str, node: ast.Call) -> SSAValue:
+        """``pl.min(a, b)`` / ``pl.max(a, b)`` of two scalars (upstream's scalar min/max; tiles and
+        tensors use ``pl.minimum`` / ``pl.maximum``)."""
+        if len(node.args) != 2 or node.keywords:
+            raise self.fail(InvalidOperationError, f"{path} takes two scalars", node)
+        a, b = self._operands(node.args[0], node.args[1], None)
+        a, b = self.promote(a, b, node)
+        if a.type != b.type or isinstance(a.type, TileType | TensorType):
+            raise self.fail(
+                ParserTypeError,
+                f"{path} takes two scalars of one kind, got {describe_type(a.type)} and {describe_type(b.type)}",
+                node,
+                hint="use pl.minimum / pl.maximum for tiles and tensors",
+            )
+        is_min = path == "pl.min"
+        if is_float(a.type):
+            op: Any = arith.MinimumfOp(a, b) if is_min else arith.MaximumfOp(a, b)
+        else:
+            op = arith.MinSIOp(a, b) if is_min else arith.MaxSIOp(a, b)
+        self.emit(op, node)
+        return op.results[0]
+
     def scalar_cast(
         self: FunctionBuilder, v: SSAValue, args: list[ast.expr], kwargs: dict[str, ast.expr], node: ast.expr
     ) -> SSAValue:
@@ -317,6 +341,8 @@ class CallMixin:
         if len(args) != len(params):
             raise self.fail(InvalidOperationError, f"'{name}' takes {len(params)} arguments, got {len(args)}", node)
         for i, (a, p) in enumerate(zip(args, params, strict=False)):
+            if a.type != p and _same_scalar_category(a.type, p):  # upstream converts an INT64 to an INDEX parameter
+                args[i] = a = self.cast_scalar(a, p, node.args[i] if i < len(node.args) else node)
             if a.type != p and not same_kind_shape_dtype(a.type, p):
                 raise self.fail(
                     ParserTypeError,
@@ -407,3 +433,11 @@ def _keep_view(annotated: Attribute, inferred: Attribute) -> Attribute:
         if (view := inferred.get_view()) is not None:
             return annotated.with_(view=view)
     return annotated
+
+
+def _same_scalar_category(a: Attribute, b: Attribute) -> bool:
+    """Two integer (index included) or two float scalar types, not bool."""
+    ints = (IntegerType, IndexType)
+    if isinstance(a, ints) and isinstance(b, ints):
+        return not (isinstance(a, IntegerType) and a.width.data == 1) and not (isinstance(b, IntegerType) and b.width.data == 1)
+    return is_float(a) and is_float(b)

@@ -150,8 +150,16 @@ class ExprMixin:
                 v = None
             if isinstance(v, list) and all(isinstance(d, int) and not isinstance(d, bool) for d in v):
                 return [self.constant(d, INDEX, node) for d in v]
+            if not isinstance(v, (list, tuple)):  # one index (upstream's ``pl.read(t, i)`` of a 1-D tensor)
+                one = self.value(node, INDEX)
+                if _is_int_like(one.type):
+                    return [self.cast_scalar(one, INDEX, node)]
             raise self.fail(ParserTypeError, "expected a list of indices such as [0, i * 16]", node)
-        return [self.value(e, INDEX) for e in node.elts]
+        out = []
+        for e in node.elts:
+            v = self.value(e, INDEX)
+            out.append(self.cast_scalar(v, INDEX, e) if isinstance(v.type, IntegerType) and v.type != i1 else v)
+        return out  # an integer index (INT32/INT64 from pl.read) is cast to INDEX, as upstream
 
     # ---- arithmetic ------------------------------------------------------------
 

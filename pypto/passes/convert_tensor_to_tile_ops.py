@@ -290,8 +290,8 @@ class _FunctionConverter:
         elif isinstance(op, TensorReadOp):
             if isinstance(op.input.type, TileType):
                 self.convert_generic(op)
-        elif isinstance(op, F.RowReduceOp):
-            self.convert_row_reduce(op)
+        elif isinstance(op, F.RowReduceOp | F.TransposeOp):
+            self.convert_row_reduce(op)  # both take a scratch tile shaped like the input
         elif isinstance(op, _ELEMENTWISE):
             self.convert_generic(op)
         elif isinstance(op, TensorCreateOp):

@@ -171,3 +171,47 @@ def test_tensor_made_in_one_scope_feeds_the_next() -> None:
     out = torch.zeros(16, 128)
     scope_local_tensor(x, out)
     torch.testing.assert_close(out, torch.exp(x) * x, rtol=1e-5, atol=1e-5)
+
+
+@pl.program
+class ScalarArgs:
+    """upstream's paged attention: a kernel reads a 1-D table with a scalar index (``pl.read(t, i)``),
+    clamps with the scalar ``pl.min`` / ``pl.max``, and takes an INDEX parameter passed an INT64."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(
+        self,
+        x: pl.Tensor[[64, 128], pl.FP32],
+        table: pl.Tensor[[4], pl.INT64],
+        n: pl.Scalar[pl.INDEX],
+        out: pl.Out[pl.Tensor[[64, 128], pl.FP32]],
+    ) -> pl.Tensor[[64, 128], pl.FP32]:
+        for i in pl.range(n):
+            row = pl.max(pl.min(pl.read(table, i), 3), 0) * 16
+            t = pl.load(x, [row, 0], [16, 128])
+            out = pl.store(t, [i * 16, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(
+        self,
+        x: pl.Tensor[[64, 128], pl.FP32],
+        table: pl.Tensor[[4], pl.INT64],
+        out: pl.Out[pl.Tensor[[64, 128], pl.FP32]],
+    ) -> pl.Tensor[[64, 128], pl.FP32]:
+        n = pl.tensor.read(table, [0])
+        out = self.k(x, table, n, out)
+        return out
+
+
+def test_scalar_index_read_min_max_and_int64_argument() -> None:
+    import pypto.ir as ir
+    from pypto.runtime import run
+
+    x = torch.randn(64, 128)
+    table = torch.tensor([3, 9, -2, 1], dtype=torch.int64)  # n = 3 rows: table[0..2] clamped to [0, 3]
+    out = torch.zeros(64, 128)
+    run(ir.compile(ScalarArgs), x, table, out)
+    for i, r in enumerate([3, 3, 0]):
+        torch.testing.assert_close(out[i * 16 : i * 16 + 16], x[r * 16 : r * 16 + 16])
+    assert torch.count_nonzero(out[48:]) == 0
