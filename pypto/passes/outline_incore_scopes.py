@@ -262,7 +262,8 @@ class OutlineScope(RewritePattern):
         escapes: list[tuple[int, SSAValue, SSAValue]] = []  # (return index, in-scope value, parent tensor)
         for i, y in enumerate(term.values):
             t = y.type
-            if returns[i] is y and isinstance(t, TensorType) and DYNAMIC not in t.get_shape() and buffer_root(y, scope) is None:
+            returned = any(isinstance(u.operation, func.ReturnOp) for u in scope.results[i].uses)  # a rebound Out: an error later
+            if returns[i] is y and isinstance(t, TensorType) and DYNAMIC not in t.get_shape() and buffer_root(y, scope) is None and not returned:
                 create = TensorCreateOp.build_from_args({}, {"shape": INTS.to_attr(list(t.get_shape())), "dtype": t.element_type})
                 create.location = y.owner.location if isinstance(y.owner, Operation) else scope.location
                 create.results[0].name_hint = f"{value_base(y)}_out"
