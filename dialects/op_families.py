@@ -29,6 +29,7 @@ from .op_base import (
     BOOL,
     DTYPE,
     FLOAT,
+    INT,
     INTS,
     STR,
     Arg,
@@ -201,6 +202,39 @@ class RowReduceOp(LayerOp):
         elif tmp is not None:
             raise a.fail("operand 'tmp_tile' is only for tiles")
         return cls.make(x, (m, 1))
+
+
+class TransposeOp(LayerOp):
+    """``transpose(input, axis1, axis2)``: the two axes swapped (a copy; tiles need a scratch tile)."""
+
+    input = operand_def(Shaped)
+    tmp_tile = opt_operand_def(Shaped)
+    axis1 = prop_def()
+    axis2 = prop_def()
+    result = result_def(Shaped)
+    traits = PURE
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"), attr("axis1", INT), attr("axis2", INT), opt_value("tmp_tile"))
+    INPLACE_SAFE: ClassVar[bool] = False
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        x = cls.operand(a, "input")
+        shape = list(x.get_shape())
+        axes = []
+        for name in ("axis1", "axis2"):
+            ax = a.attr(name)
+            if not -len(shape) <= ax < len(shape):
+                raise a.fail(f"'{name}' = {ax} is out of range for a rank-{len(shape)} operand")
+            axes.append(ax % len(shape))
+        shape[axes[0]], shape[axes[1]] = shape[axes[1]], shape[axes[0]]
+        tmp = a.opt_value("tmp_tile")
+        if tmp is not None:
+            if cls.LAYER != TILE:
+                raise a.fail("operand 'tmp_tile' is only for tiles")
+            t = cls.operand(a, "tmp_tile")
+            if t.get_shape() != x.get_shape() or t.element_type != x.element_type:
+                raise a.fail(f"operand 'tmp_tile' must be {describe_type(x)}, got {describe_type(t)}")
+        return cls.make(x, shape)
 
 
 class ColReduceOp(LayerOp):

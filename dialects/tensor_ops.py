@@ -238,6 +238,13 @@ class TensorFullOp(_TensorLayer, F.FullOp):
 
 
 @irdl_op_definition
+class TensorTransposeOp(_TensorLayer, F.TransposeOp):
+    """``pl.transpose(x, axis1, axis2)``: the two axes swapped."""
+
+    name = "pl.tensor.transpose"
+
+
+@irdl_op_definition
 class TensorCreateOp(_TensorLayer, F.LayerOp):
     """``pl.tensor.create(shape, dtype=)``: a fresh DDR buffer (Orchestration)."""
 

@@ -24,7 +24,7 @@ from . import op_families as F
 from .enums import AtomicType, MemorySpace, PadValue, TileLayout
 from .op_base import BOOL, DTYPE, INT, INTS, Arg, ArgView, EnumCodec, attr, value, value_list
 from .op_families import ALLOCATES, PURE, READS, WRITES, _check_indices
-from .types import PtrType, TensorType, TileType
+from .types import PtrType, TensorType, TileType, TileViewAttr
 
 
 class _TileLayer:
@@ -284,6 +284,50 @@ class TileSliceOp(_TileLayer, F.SliceOp):
 class TileReshapeOp(_TileLayer, F.ReshapeOp):
     name = "pl.tile.reshape"
     PTO_OP: ClassVar[str | None] = "pto.treshape"
+
+
+@irdl_op_definition
+class TileTransposeOp(_TileLayer, F.TransposeOp):
+    """``pl.tile.transpose(tile, axis1, axis2, tmp_tile)``: a transposed copy (2-D Vec tiles; ``pto.ttrans``)."""
+
+    name = "pl.tile.transpose"
+    PTO_OP: ClassVar[str | None] = "pto.ttrans"
+
+
+@irdl_op_definition
+class TileTransposeViewOp(_TileLayer, F.LayerOp):
+    """``pl.tile.transpose_view(tile)``: the same bytes seen as the transposed tile (zero copy).
+
+    The trailing two dims swap and each of the block and scatter layouts flips its major-ness
+    (``none_box`` stays): NZ <-> ZN, ND <-> DN. A tile stored column-major read row-major with
+    swapped dims is its transpose, so one Mat load feeds both ``b`` and ``b.T`` into a matmul."""
+
+    name = "pl.tile.transpose_view"
+    PTO_OP: ClassVar[str | None] = "pto.treshape"
+    TORCH: ClassVar[str | None] = "{input}.mT"
+    input = operand_def(TileType)
+    result = result_def(TileType)
+    traits = PURE
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"),)
+    VECTOR: ClassVar[bool] = False
+    ALIAS_OPERAND: ClassVar[str | None] = "input"
+    IS_VIEW: ClassVar[bool] = True
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        t = a.tile("input")
+        shape = list(t.get_shape())
+        if len(shape) < 2:
+            raise a.fail(f"operand 'input' must have at least 2 dims, got shape {shape}")
+        shape[-2], shape[-1] = shape[-1], shape[-2]
+        v = t.effective_view()
+        view = TileViewAttr.get(_flip_major(v.blayout.data), _flip_major(v.slayout.data), v.fractal.data)
+        return TileType.get(shape, t.element_type, t.memory_space, view=view)
+
+
+def _flip_major(layout: TileLayout) -> TileLayout:
+    """row_major <-> col_major; none_box has no major-ness."""
+    return {TileLayout.row_major: TileLayout.col_major, TileLayout.col_major: TileLayout.row_major}.get(layout, layout)
 
 
 @irdl_op_definition

@@ -102,6 +102,15 @@ class ParserSyntaxError(ParserError):
     """Python syntax the DSL does not accept, or malformed DSL constructs."""
 
 
+class ProgramCountError(ParserSyntaxError, ValueError):
+    """A pl text without exactly one ``@pl.program`` / ``@pl.function``; also a ``ValueError``, what
+    upstream's ``pl.parse`` raises for it."""
+
+
+class PythonSyntaxError(ParserSyntaxError, SyntaxError):
+    """Text that is not Python; also a ``SyntaxError``, as upstream's ``pl.parse`` raises."""
+
+
 class ParserTypeError(ParserError):
     """Wrong types: dtype/shape/space mismatches, bad annotations."""
 

@@ -22,6 +22,7 @@ from pypto.diagnostics import error_at
 from pypto.dialects import op_families as F
 from pypto.dialects.enums import AtomicType, AtomicTypeAttr
 from pypto.dialects.op_base import PLOp
+from pypto.dialects.tensor_ops import TensorReadOp
 from pypto.dialects.tile_ops import (
     TILE_OPS,
     TileAllocOp,
@@ -30,6 +31,7 @@ from pypto.dialects.tile_ops import (
     TileLoadOp,
     TileMoveOp,
     TileStoreOp,
+    TileTransposeViewOp,
     _BlockQueryOp,
     _TpopOp,
     _TpushOp,
@@ -40,10 +42,11 @@ from pypto.ptoas.dialect.attrs import AtomicType as PtoAtomicType
 from pypto.ptoas.dialect.attrs import AtomicTypeAttr as PtoAtomicTypeAttr
 from pypto.ptoas.dialect.attrs import RoundMode, RoundModeAttr
 from pypto.ptoas.dialect.base import fill_operands
+from pypto.ptoas.dialect.isa_misc_ops import LoadScalarOp
 from pypto.ptoas.dialect.tile_ops import TReshapeOp
 from pypto.ptoas.dialect.types import DYNAMIC, element_bits
 from pypto.ptoas.dialect.vector_ops import ExpandBinaryOp, TColSumOp, TRsqrtOp
-from pypto.ptoas.dialect.view_ops import PartitionViewOp
+from pypto.ptoas.dialect.view_ops import MakeTensorViewOp, PartitionViewOp
 
 from .state import LoweringState, TileRef, check, mem_key
 from .types import UnsupportedType, partition_view_type, tile_buf_type
@@ -127,6 +130,15 @@ def lower_row_reduce(st: LoweringState, src: Operation) -> None:
     """row_sum/max/min(input, tmp) -> trowsum/... ins(src, tmp): rows x 1."""
     a, tmp = st.tile(src.operands[0], src), st.tile(src.operands[1], src)
     dst = _result(st, src, (a.valid_row, st.const(1)))
+    _dps(st, src, pto_op(src), [a.value, tmp.value], dst)
+
+
+def lower_transpose(st: LoweringState, src: Operation) -> None:
+    """transpose(input, 0, 1, tmp) -> ttrans ins(src, tmp): the valid dims swap."""
+    a, tmp = st.tile(src.operands[0], src), st.tile(src.operands[1], src) if len(src.operands) > 1 else None
+    if tmp is None:
+        raise error_at(src, "ptoas codegen: pl.tile.transpose needs its scratch tile (tmp_tile)")
+    dst = _result(st, src, (a.valid_col, a.valid_row))
     _dps(st, src, pto_op(src), [a.value, tmp.value], dst)
 
 
@@ -368,6 +380,7 @@ FAMILY_HANDLERS: tuple[tuple[type[Operation], Handler], ...] = (
     (F.UnaryOp, lower_unary),
     (F.RowReduceOp, lower_row_reduce),
     (F.ColReduceOp, lower_col_reduce),
+    (F.TransposeOp, lower_transpose),
     (F.ExpandOp, lower_expand),
     (F.MatmulOp, lower_matmul),
     (F.MatmulAccOp, lower_matmul),
@@ -378,6 +391,7 @@ FAMILY_HANDLERS: tuple[tuple[type[Operation], Handler], ...] = (
     (TileCreateOp, lower_create),
     (F.FullOp, lower_full),
     (F.ReshapeOp, lower_reshape),
+    (TileTransposeViewOp, lower_reshape),
     (TileLoadOp, lower_load),
     (TileStoreOp, lower_store),
     (TileAllocOp, lower_alloc),
@@ -397,5 +411,30 @@ def _table() -> dict[type[Operation], Handler]:
     }
 
 
-HANDLERS: dict[type[Operation], Handler] = _table()
-"""pl tile op class -> handler; ops missing here are reported as unsupported."""
+def lower_gm_read(st: LoweringState, src: Operation) -> None:
+    """pl.tensor.read(param, [i, j]) in a kernel -> ``pto.load_scalar %ptr[i * cols + j]`` (row-major)."""
+    assert isinstance(src, TensorReadOp)
+    view = st.view(src.input, src).owner
+    if not isinstance(view, MakeTensorViewOp):
+        raise error_at(src, "ptoas codegen: pl.tensor.read needs a tensor parameter")
+    t = src.input.type
+    assert isinstance(t, TensorType)
+    shape = t.get_shape()
+    linear: SSAValue | None = None
+    for k, idx in enumerate(src.indices):
+        term = st.scalar(idx, src)
+        stride = 1
+        for d in shape[k + 1 :]:
+            stride *= d
+        if stride != 1:
+            term = st.emit(arith.MuliOp(term, st.const(stride)), src).results[0]
+        linear = term if linear is None else st.emit(arith.AddiOp(linear, term), src).results[0]
+    assert linear is not None
+    op = st.emit(LoadScalarOp.build(operands=[view.ptr, linear], result_types=[t.element_type]), src)
+    if src.results[0].name_hint:
+        op.results[0].name_hint = src.results[0].name_hint
+    st.scalars[src.results[0]] = op.results[0]
+
+
+HANDLERS: dict[type[Operation], Handler] = {**_table(), TensorReadOp: lower_gm_read}
+"""pl tile op class -> handler (and the kernel's GM scalar read); ops missing here are reported as unsupported."""

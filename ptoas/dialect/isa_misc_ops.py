@@ -1040,7 +1040,6 @@ NOT_SIMULATED: dict[type[PTOOp], str] = {
 """Ops the simulator does not run, and why."""
 
 NO_CPP: dict[type[PTOOp], str] = {
-    LoadScalarOp: "GM scalar access: run by the interpreter only",
     StoreScalarOp: "GM scalar access: run by the interpreter only",
     PrintOp: "printf: run by the interpreter only (kept with tprint's output)",
     SetFFTsOp: "hardware configuration: a no-op in the interpreter, nothing to emit",

@@ -17,6 +17,7 @@ from __future__ import annotations
 from xdsl.ir import Operation
 
 from pypto.ptoas.dialect.attrs import LayoutAttr
+from pypto.ptoas.dialect.isa_misc_ops import LoadScalarOp
 from pypto.ptoas.dialect.types import DYNAMIC, PartitionTensorViewType
 from pypto.ptoas.dialect.view_ops import AddPtrOp, GetTensorViewDimOp, MakeTensorViewOp, PartitionViewOp
 
@@ -127,3 +128,11 @@ def _addptr(ctx: FuncContext, op: Operation) -> None:
     elem = element_ctype(t.element_type)  # type: ignore[attr-defined]
     name = ctx.define(op.result)
     ctx.line(f"__gm__ {elem}* {name} = {ctx.name(op.ptr, op)} + {ctx.name(op.offset, op)};")
+
+
+@handles(LoadScalarOp)
+def _load_scalar(ctx: FuncContext, op: Operation) -> None:
+    """``%v = pto.load_scalar %p[%i]`` -> ``T v = p[i];`` (one GM element, read by the scalar unit)."""
+    assert isinstance(op, LoadScalarOp)
+    name = ctx.define(op.value)
+    ctx.line(f"{element_ctype(op.value.type)} {name} = {ctx.name(op.ptr, op)}[{ctx.name(op.offset, op)}];")

@@ -7,6 +7,9 @@ from typing import Any
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.ir import Attribute
+
+from .function import Function, Param
 
 
 class PassDumpLevel(IntEnum):
@@ -35,10 +38,33 @@ class Program:
         self.module.sym_name = StringAttr(value)
 
     @property
-    def functions(self) -> dict[str, func.FuncOp]:
-        """Functions by name, in the printed (sorted) order."""
+    def func_ops(self) -> dict[str, func.FuncOp]:
+        """The ``func.func`` ops by name, in the printed (sorted) order."""
         fs = {op.sym_name.data: op for op in self.module.ops if isinstance(op, func.FuncOp)}
         return dict(sorted(fs.items()))
+
+    @property
+    def functions(self) -> dict[str, Function]:
+        """Functions by name, in the printed (sorted) order, as upstream's ``ir.Function``
+        (``fn.name``, ``fn.func_type``; other attributes are the ``func.func``'s)."""
+        return {name: Function(op) for name, op in self.func_ops.items()}
+
+    def _only(self, what: str) -> Function:
+        fs = list(self.functions.values())
+        if len(fs) != 1:
+            raise ValueError(f"Program.{what}: the program has {len(fs)} functions; use program.functions[name].{what}")
+        return fs[0]
+
+    @property
+    def params(self) -> list[Param]:
+        """The parameters of a one-function program (what upstream's ``pl.parse`` of one
+        ``@pl.function`` returns is that function)."""
+        return self._only("params").params
+
+    @property
+    def return_types(self) -> list[Attribute]:
+        """The result types of a one-function program."""
+        return self._only("return_types").return_types
 
     def clone(self) -> Program:
         copy = Program(self.module.clone())

@@ -34,6 +34,7 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
+from pypto.core.function import Function
 from pypto.core.program import Program
 from pypto.dialects.enums import ParamDirection
 from pypto.dialects.op_base import PLOp
@@ -337,10 +338,12 @@ def _pushers_first(group: func.FuncOp, ops: list[Operation]) -> list[Operation]:
 def _functions(node: Program | ModuleOp | func.FuncOp) -> list[func.FuncOp]:
     if isinstance(node, func.FuncOp):
         return [node]
+    if isinstance(node, Function):
+        return [node.op]
     if isinstance(node, ModuleOp):
         node = Program(node)
     if isinstance(node, Program):
-        return list(node.functions.values())
+        return list(node.func_ops.values())
     raise TypeError(f"torch_codegen expects a Program, a module or a function, got {type(node).__name__}")
 
 

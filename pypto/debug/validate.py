@@ -57,7 +57,7 @@ def collect_ir_files(path: str | os.PathLike[str]) -> list[Path]:
 def entry_function(program: Program) -> func.FuncOp:
     """The only function, else the first Orchestration (printed order), else
     the first function no other function calls."""
-    fns = list(program.functions.values())
+    fns = list(program.func_ops.values())
     if not fns:
         raise ValueError("the program has no functions")
     if len(fns) == 1:

@@ -55,12 +55,12 @@ class CompiledProgram:
         final = self.lowered or self.program
         if final is None:
             return
-        funcs = final.functions
+        funcs = final.func_ops
         self.orchestration_names = [n for n, f in funcs.items() if function_type(f) is FunctionType.Orchestration]
         entry_name = self.orchestration_names[0] if self.orchestration_names else next(iter(funcs), None)
         if entry_name is None:
             return
-        source_funcs = self.program.functions if self.program is not None else {}
+        source_funcs = self.program.func_ops if self.program is not None else {}
         entry: func.FuncOp = source_funcs.get(entry_name) or funcs[entry_name]
         self.param_names = [a.name_hint or f"arg{i}" for i, a in enumerate(entry.body.block.args)]
         outs = (ParamDirection.Out, ParamDirection.InOut)

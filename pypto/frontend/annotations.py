@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from xdsl.ir import Attribute
 
+from pypto.diagnostics import Diagnostic, Severity, emit
 from pypto.dialects.dtypes import dtype_type
 from pypto.dialects.enums import MemorySpace, ParamDirection, TileLayout
 from pypto.dialects.types import DYNAMIC, MemRefAttr, PtrType, TensorType, TileType, TileViewAttr
@@ -172,12 +173,8 @@ class AnnotationParser:
             fn = dotted(extra.func) if isinstance(extra, ast.Call) else None
             if isinstance(extra, ast.Subscript) and isinstance(extra.value, ast.Call):
                 if dotted(extra.value.func) == "pl.MemRef":
-                    raise self.fail(
-                        "slotted buffers (pl.MemRef(name, slots=N)[i]) are not supported here yet",
-                        extra,
-                        hint="drop the MemRef (the memory planner places the tile), or double-buffer with "
-                        "pl.pipeline(n, stage=2)",
-                    )
+                    self.slotted(extra.value)
+                    continue
             if fn == "pl.MemRef":
                 memref = self.memref(extra)  # type: ignore[arg-type]
             elif fn == "pl.TileView":
@@ -192,6 +189,27 @@ class AnnotationParser:
                     raise self.fail("a tile cannot live in DDR; use pl.Tensor", extra)
                 space = v
         return TileType.get(shape, self.dtype(items[1]), space, memref, view)
+
+    def slotted(self, call: ast.Call) -> None:
+        """``pl.MemRef("name", slots=N)[i]``: checked, then left to the planner (a located warning says
+        so): the tile gets the planner's own buffer, so the numbers are the same but the slot rotation
+        (which only removes a same-buffer hazard between iterations) is not modelled."""
+        slots = next((k.value for k in call.keywords if k.arg == "slots"), None)
+        n = self.const(slots) if slots is not None else None
+        if not call.args or not isinstance(self.const(call.args[0]), str):
+            raise self.fail('a slotted MemRef needs a name: pl.MemRef("ub", slots=2)[i % 2]', call)
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise self.fail("slots= must be a positive integer: pl.MemRef(\"ub\", slots=2)[i % 2]", slots or call)
+        emit(
+            Diagnostic(
+                Severity.WARNING,
+                f"slotted buffer pl.MemRef(..., slots={n})[...]: the memory planner places this tile in one "
+                "buffer (same results; the slot rotation that lets iterations overlap is not modelled)",
+                self.src.span(call),
+                hint="for overlapping iterations, use pl.pipeline(n, stage=2)",
+                source_lines=self.src.lines,
+            )
+        )
 
     def returns(self, node: ast.expr | None) -> list[Attribute] | None:
         """A function's ``-> T`` / ``-> tuple[A, B]`` (None when absent)."""

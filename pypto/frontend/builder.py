@@ -94,6 +94,7 @@ class FunctionBuilder(ExprMixin, CallMixin, StmtMixin, DumpMixin):
         self.returned: tuple[list[SSAValue], ast.Return] | None = None
         self.runtime_scope = False
         self.task_handles: dict[str, str] = {}  # ``with pl.at(...) as name`` -> its label
+        self.task_arrays: dict[str, list[str]] = {}  # ``pl.array.create(n, pl.TASK_ID)`` -> labels stored in it
         self.manual_depth = 0  # inside ``with pl.manual_scope():``
         self.dump_tagged: dict[SSAValue, None] = {}  # pl.dump_tag'd values, in tag order
         self.spmd: SpmdLaunch | None = None  # the enclosing ``with pl.spmd(...)``

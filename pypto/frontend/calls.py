@@ -7,11 +7,11 @@ import ast
 import difflib
 from typing import TYPE_CHECKING, Any
 
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, BoolAttr, IntegerAttr, StringAttr, i64
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import ArrayAttr, BoolAttr, IndexType, IntegerAttr, IntegerType, StringAttr, i64
 from xdsl.ir import Attribute, SSAValue
 
-from pypto.dialects.dtypes import dtype_type
+from pypto.dialects.dtypes import dtype_type, is_float
 from pypto.dialects.enums import FunctionType
 from pypto.dialects.op_base import ArgKind, OpTypeError, PLOp, describe_type, same_kind_shape_dtype
 from pypto.dialects.program import function_type, set_call_dump_indices
@@ -26,7 +26,6 @@ from pypto.errors import (
 
 from .constexpr import AdirValue, NotConstant, evaluate
 from .dumps import DUMP_VARS_KEY
-from .scalar_cast import is_scalar, scalar_cast_op
 from .source import dotted
 from .statements import mark_spmd
 from .sugar import OPS, SUGAR, sugar_op_name
@@ -35,7 +34,7 @@ if TYPE_CHECKING:
     from .builder import FunctionBuilder
 
 # Ops an Orchestration function may use outside ``pl.at``.
-ORCHESTRATION_OPS = {"pl.tensor.create"}
+ORCHESTRATION_OPS = {"pl.tensor.create", "pl.tensor.read"}
 
 SPECIAL = {
     "pl.const", "pl.yield_", "pl.range", "pl.parallel", "pl.unroll", "pl.pipeline", "pl.at", "pl.scope", "pl.dump_tag",
@@ -71,6 +70,8 @@ class CallMixin:
             )
         if path in OPS:
             return self.bind_op(OPS[path], path, node, node.args, node.keywords, expected)
+        if path in ("pl.min", "pl.max"):
+            return self.scalar_min_max(path, node)
         if path is not None and path.startswith("pl.") and path[3:] in SUGAR:
             return self.sugar_call(
                 path[3:], node, list(node.args), {k.arg: k.value for k in node.keywords if k.arg}, expected
@@ -213,7 +214,7 @@ class CallMixin:
                         f"{describe_type(op.results[0].type)}",
                         node,
                     )
-                op = cls.build_from_args(values, attrs, expected)
+                op = cls.build_from_args(values, attrs, _keep_view(expected, op.results[0].type))
         except OpTypeError as e:
             raise self.fail(ParserTypeError, str(e), node) from None
         self.emit(op, node)
@@ -242,8 +243,8 @@ class CallMixin:
                 layer = "tile"
             elif isinstance(v.type, TensorType):
                 layer = "tensor"
-            elif name == "cast" and is_scalar(v.type):
-                return self.scalar_cast(v, node, args, kwargs)
+            elif name == "cast" and (is_float(v.type) or isinstance(v.type, IntegerType | IndexType)):
+                return self.scalar_cast(v, args, kwargs, node)
             else:
                 raise self.fail(
                     ParserTypeError,
@@ -261,26 +262,44 @@ class CallMixin:
             drop=s.drop, rename=s.rename, positional=s.positional, default_from=s.default_from,
         )  # fmt: skip
 
-    def scalar_cast(
-        self: FunctionBuilder, v: SSAValue, node: ast.expr, args: list[ast.expr], kwargs: dict[str, ast.expr]
-    ) -> SSAValue:
-        """``pl.cast(scalar, pl.DTYPE)`` / ``pl.cast(scalar, target_type=pl.DTYPE)``: one ``arith`` cast."""
-        target = args[1] if len(args) > 1 else kwargs.get("target_type")
-        if target is None or len(args) > 2 or set(kwargs) - {"target_type", "mode"}:
-            raise self.fail(InvalidOperationError, "pl.cast of a scalar takes (value, dtype)", node)
-        try:
-            dt = evaluate(target, self.src.globals)
-            ty = dtype_type(dt.dtype_name)
-        except (NotConstant, AttributeError, KeyError):
-            raise self.fail(ParserTypeError, "pl.cast: the target must be a dtype such as pl.FP32", target) from None
-        try:
-            op = scalar_cast_op(v, ty)
-        except TypeError as e:
-            raise self.fail(ParserTypeError, f"pl.cast: cannot convert {describe_type(v.type)} ({e})", node) from None
-        if op is None:
-            return v
+    def scalar_min_max(self: FunctionBuilder, path: str, node: ast.Call) -> SSAValue:
+        """``pl.min(a, b)`` / ``pl.max(a, b)`` of two scalars (upstream's scalar min/max; tiles and
+        tensors use ``pl.minimum`` / ``pl.maximum``)."""
+        if len(node.args) != 2 or node.keywords:
+            raise self.fail(InvalidOperationError, f"{path} takes two scalars", node)
+        a, b = self._operands(node.args[0], node.args[1], None)
+        a, b = self.promote(a, b, node)
+        if a.type != b.type or isinstance(a.type, TileType | TensorType):
+            raise self.fail(
+                ParserTypeError,
+                f"{path} takes two scalars of one kind, got {describe_type(a.type)} and {describe_type(b.type)}",
+                node,
+                hint="use pl.minimum / pl.maximum for tiles and tensors",
+            )
+        is_min = path == "pl.min"
+        if is_float(a.type):
+            op: Any = arith.MinimumfOp(a, b) if is_min else arith.MaximumfOp(a, b)
+        else:
+            op = arith.MinSIOp(a, b) if is_min else arith.MaxSIOp(a, b)
         self.emit(op, node)
         return op.results[0]
+
+    def scalar_cast(
+        self: FunctionBuilder, v: SSAValue, args: list[ast.expr], kwargs: dict[str, ast.expr], node: ast.expr
+    ) -> SSAValue:
+        """``pl.cast(scalar, pl.INDEX)`` / ``pl.cast(n, target_type=pl.FP32)``: an ``arith`` cast."""
+        target = args[1] if len(args) > 1 else kwargs.get("target_type", kwargs.get("dtype"))
+        if target is None:
+            raise self.fail(InvalidOperationError, "pl.cast: missing the target dtype", node)
+        try:
+            dt = evaluate(target, self.src.globals)
+        except NotConstant:
+            dt = None
+        name = getattr(dt, "dtype_name", None)
+        if name is None:
+            raise self.fail(ParserTypeError, "pl.cast: the target must be a dtype such as pl.INDEX", target)
+
+        return self.cast_scalar(v, dtype_type(name), node)
 
     def is_scalar_operand(self: FunctionBuilder, node: ast.expr) -> bool:
         """True for a Python number, ``pl.const`` or a scalar SSA value."""
@@ -306,7 +325,6 @@ class CallMixin:
             c = evaluate(node, self.src.globals)
         except NotConstant as e:
             raise self.fail(ParserTypeError, f"pl.const: {e.message}", e.node) from None
-        from pypto.dialects.dtypes import dtype_type
 
         return self.constant(c.value, dtype_type(c.dtype.dtype_name), node)
 
@@ -323,6 +341,8 @@ class CallMixin:
         if len(args) != len(params):
             raise self.fail(InvalidOperationError, f"'{name}' takes {len(params)} arguments, got {len(args)}", node)
         for i, (a, p) in enumerate(zip(args, params, strict=False)):
+            if a.type != p and _same_scalar_category(a.type, p):  # upstream converts an INT64 to an INDEX parameter
+                args[i] = a = self.cast_scalar(a, p, node.args[i] if i < len(node.args) else node)
             if a.type != p and not same_kind_shape_dtype(a.type, p):
                 raise self.fail(
                     ParserTypeError,
@@ -405,3 +425,19 @@ def _to_attr(v: Any) -> Attribute:
     if isinstance(v, list):
         return ArrayAttr([_to_attr(x) for x in v])
     return StringAttr(str(v))
+
+
+def _keep_view(annotated: Attribute, inferred: Attribute) -> Attribute:
+    """An annotation without a ``pl.TileView`` keeps the view the op gave (``transpose_view``'s layouts)."""
+    if isinstance(annotated, TileType) and isinstance(inferred, TileType) and annotated.get_view() is None:
+        if (view := inferred.get_view()) is not None:
+            return annotated.with_(view=view)
+    return annotated
+
+
+def _same_scalar_category(a: Attribute, b: Attribute) -> bool:
+    """Two integer (index included) or two float scalar types, not bool."""
+    ints = (IntegerType, IndexType)
+    if isinstance(a, ints) and isinstance(b, ints):
+        return not (isinstance(a, IntegerType) and a.width.data == 1) and not (isinstance(b, IntegerType) and b.width.data == 1)
+    return is_float(a) and is_float(b)

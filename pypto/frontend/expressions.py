@@ -45,6 +45,15 @@ def _is_int_like(t: Attribute) -> bool:
     return isinstance(t, (IntegerType, IndexType))
 
 
+def _bits(t: Attribute) -> int:
+    """A scalar type's width (``index``: 64)."""
+    if isinstance(t, IndexType):
+        return 64
+    if isinstance(t, IntegerType):
+        return t.width.data
+    return int(t.bitwidth)  # type: ignore[attr-defined]
+
+
 class ExprMixin:
     """Expression evaluation for :class:`FunctionBuilder`."""
 
@@ -141,8 +150,16 @@ class ExprMixin:
                 v = None
             if isinstance(v, list) and all(isinstance(d, int) and not isinstance(d, bool) for d in v):
                 return [self.constant(d, INDEX, node) for d in v]
+            if not isinstance(v, (list, tuple)):  # one index (upstream's ``pl.read(t, i)`` of a 1-D tensor)
+                one = self.value(node, INDEX)
+                if _is_int_like(one.type):
+                    return [self.cast_scalar(one, INDEX, node)]
             raise self.fail(ParserTypeError, "expected a list of indices such as [0, i * 16]", node)
-        return [self.value(e, INDEX) for e in node.elts]
+        out = []
+        for e in node.elts:
+            v = self.value(e, INDEX)
+            out.append(self.cast_scalar(v, INDEX, e) if isinstance(v.type, IntegerType) and v.type != i1 else v)
+        return out  # an integer index (INT32/INT64 from pl.read) is cast to INDEX, as upstream
 
     # ---- arithmetic ------------------------------------------------------------
 
@@ -156,6 +173,46 @@ class ExprMixin:
             return self.value(left, r.type), r
         lv = self.value(left, like)
         return lv, self.value(right, lv.type)
+
+    def promote(self: FunctionBuilder, lv: SSAValue, rv: SSAValue, node: ast.AST) -> tuple[SSAValue, SSAValue]:
+        """Two integer (or two float) scalars of different dtypes: the narrower one is cast to the
+        wider (upstream's same-category promotion; equal widths take the left dtype)."""
+        lt, rt = lv.type, rv.type
+        if lt == rt:
+            return lv, rv
+        same = (_is_int_like(lt) and _is_int_like(rt)) or (is_float(lt) and is_float(rt))
+        if not same or lt == i1 or rt == i1:
+            return lv, rv
+        if _bits(rt) > _bits(lt):
+            return self.cast_scalar(lv, rt, node), rv
+        return lv, self.cast_scalar(rv, lt, node)
+
+    def cast_scalar(self: FunctionBuilder, v: SSAValue, t: Attribute, node: ast.AST) -> SSAValue:
+        """``v`` as a scalar of type ``t`` (integer, index or float; ``arith`` casts)."""
+        s = v.type
+        if s == t:
+            return v
+        if _is_int_like(s) and _is_int_like(t):
+            if isinstance(s, IndexType) or isinstance(t, IndexType):
+                op: Any = arith.IndexCastOp(v, t)
+            elif _bits(t) > _bits(s):
+                op = arith.ExtSIOp(v, t)
+            else:
+                op = arith.TruncIOp(v, t)
+        elif is_float(s) and is_float(t):
+            op = arith.ExtFOp(v, t) if _bits(t) > _bits(s) else arith.TruncFOp(v, t)
+        elif _is_int_like(s) and is_float(t):
+            if isinstance(s, IndexType):
+                v = self.cast_scalar(v, IntegerType(64), node)
+            op = arith.SIToFPOp(v, t)
+        elif is_float(s) and _is_int_like(t):
+            if isinstance(t, IndexType):
+                return self.cast_scalar(self.cast_scalar(v, IntegerType(64), node), t, node)
+            op = arith.FPToSIOp(v, t)
+        else:
+            raise self.fail(ParserTypeError, f"cannot cast {describe_type(s)} to {describe_type(t)}", node)
+        self.emit(op, node)
+        return op.results[0]
 
     def binop(self: FunctionBuilder, node: ast.BinOp, like: Attribute | None) -> SSAValue:
         try:
@@ -171,6 +228,7 @@ class ExprMixin:
                 return self.sugar_call(_SHAPED_OPS[type(node.op)], node, [node.left, node.right], {})
             self.pre[id(node.left)] = lv
         lv, rv = self._operands(node.left, node.right, like)
+        lv, rv = self.promote(lv, rv, node)
         if lv.type != rv.type:
             raise self.fail(
                 ParserTypeError,
@@ -212,6 +270,7 @@ class ExprMixin:
         if len(node.ops) != 1:
             raise self.fail(UnsupportedFeatureError, "chained comparisons are not supported", node)
         lv, rv = self._operands(node.left, node.comparators[0], None)
+        lv, rv = self.promote(lv, rv, node)
         if lv.type != rv.type:
             raise self.fail(
                 ParserTypeError, f"cannot compare {describe_type(lv.type)} with {describe_type(rv.type)}", node
@@ -256,9 +315,8 @@ class ExprMixin:
             hi = self._static(s.upper) if s.upper is not None else dim
             if lo is not None and hi is not None and hi != DYNAMIC:
                 size = hi - lo
-            elif s.upper is not None and s.lower is not None and isinstance(s.upper, ast.BinOp) and isinstance(s.upper.op, ast.Add) \
-                    and ast.dump(s.upper.left) == ast.dump(s.lower) and self._static(s.upper.right) is not None:  # fmt: skip
-                size = self._static(s.upper.right)  # type: ignore[assignment]
+            elif s.upper is not None and s.lower is not None and (d := self._static_difference(s.upper, s.lower)) is not None:
+                size = d  # ``k + A : k + B``, ``i * S : (i + 1) * S``
             else:
                 raise self.fail(ParserTypeError, "cannot infer a static slice size; write it as 'k : k + SIZE'", s)
             if size <= 0:
@@ -266,6 +324,36 @@ class ExprMixin:
             shape.append(size)
             offsets.append(self.value(s.lower, INDEX) if s.lower is not None else self.constant(0, INDEX, s))
         return shape, offsets
+
+    def _linear(self: FunctionBuilder, node: ast.expr) -> dict[str, int]:
+        """``node`` as a linear form: non-constant sub-expressions (by AST) -> coefficient, ``""`` the
+        constant term (``+``, ``-``, and ``*`` by a compile-time integer)."""
+        c = self._static(node)
+        if c is not None:
+            return {"": c}
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            out = dict(self._linear(node.left))
+            sign = 1 if isinstance(node.op, ast.Add) else -1
+            for k, v in self._linear(node.right).items():
+                out[k] = out.get(k, 0) + sign * v
+            return out
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            for x, y in ((node.left, node.right), (node.right, node.left)):
+                k = self._static(y)
+                if k is not None:
+                    return {t: k * v for t, v in self._linear(x).items()}
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return {t: -v for t, v in self._linear(node.operand).items()}
+        return {ast.dump(node): 1}
+
+    def _static_difference(self: FunctionBuilder, hi: ast.expr, lo: ast.expr) -> int | None:
+        """``hi - lo`` when it is a compile-time integer (``k + A : k + B``, ``i * S : (i + 1) * S``)."""
+        diff = dict(self._linear(hi))
+        for k, v in self._linear(lo).items():
+            diff[k] = diff.get(k, 0) - v
+        if any(v for k, v in diff.items() if k):
+            return None
+        return diff.get("", 0)
 
     def _static(self: FunctionBuilder, node: ast.expr) -> int | None:
         try:

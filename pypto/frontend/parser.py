@@ -13,7 +13,14 @@ from typing import Any
 from pypto.core.program import Program
 from pypto.diagnostics import SourceSpan
 from pypto.dialects.enums import Level, Role
-from pypto.errors import ArgumentTypeError, ParserError, ParserSyntaxError, UnsupportedFeatureError
+from pypto.errors import (
+    ArgumentTypeError,
+    ParserError,
+    ParserSyntaxError,
+    ProgramCountError,
+    PythonSyntaxError,
+    UnsupportedFeatureError,
+)
 from pypto.utils.tracebacks import api_boundary
 
 from .builder import FunctionInfo, ProgramBuilder, function_info
@@ -35,7 +42,7 @@ def _syntax_tree(text: str, filename: str, lines: list[str]) -> ast.Module:
         return ast.parse(text, filename=filename)
     except SyntaxError as e:
         span = SourceSpan(filename, e.lineno or 1, e.offset or 1)
-        raise ParserSyntaxError(f"invalid Python syntax: {e.msg}", span, source_lines=lines) from None
+        raise PythonSyntaxError(f"invalid Python syntax: {e.msg}", span, source_lines=lines) from None
 
 
 def program_from_class(cls_node: ast.ClassDef, src: Source) -> Program:
@@ -116,20 +123,20 @@ def _program_count_error(src: Source, found: list[tuple[ast.AST, ast.expr]], jit
     program, else at a ``@pl.jit`` decorator, else at the file's first line."""
     if found:
         return src.error(
-            ParserSyntaxError,
+            ProgramCountError,
             f"{_NEEDS}, found {len(found)}",
             found[1][1],
             hint="put the functions in one @pl.program class",
         )
     if jits:
         return src.error(
-            ParserSyntaxError,
+            ProgramCountError,
             f"{_NEEDS}; a @pl.jit kernel is not a program until it is specialized on sample arguments",
             jits[0],
             hint="call the kernel (or kernel.compile(...)) with sample tensors and read the program it prints "
             "to passes_dump/00_frontend.py",
         )
-    return ParserSyntaxError(f"{_NEEDS}, found none", SourceSpan(src.filename, 1, 1), source_lines=src.lines)
+    return ProgramCountError(f"{_NEEDS}, found none", SourceSpan(src.filename, 1, 1), source_lines=src.lines)
 
 
 @api_boundary

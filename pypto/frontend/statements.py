@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, StringAttr, UnitAttr, i1, i64
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, IntegerType, StringAttr, UnitAttr, i1, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from pypto.dialects.enums import ForKind, FunctionType, Level
@@ -143,8 +143,14 @@ class StmtMixin:
             names = self.target_names(target)
             self.yield_stmt(value, names, target)
             return
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id in self.task_arrays:
+            self.task_array_store(target, value)
+            return
         if isinstance(target, ast.Subscript):
             self.subscript_write(target, value)
+            return
+        if isinstance(target, ast.Name) and isinstance(value, ast.Call) and dotted(value.func) == "pl.array.create":
+            self.task_array_create(target.id, value)
             return
         if isinstance(target, ast.Name):
             self.target_name = target.id
@@ -270,6 +276,7 @@ class StmtMixin:
             raise self.fail(InvalidOperationError, f"{path} takes 1 to 3 positional arguments (start, stop, step)", it)
         index = IndexType()
         bounds = [self.value(a, index) for a in it.args]
+        bounds = [self.cast_scalar(b, index, a) if isinstance(b.type, IntegerType) and b.type != i1 else b for a, b in zip(it.args, bounds, strict=False)]
         for a, b in zip(it.args, bounds, strict=False):
             if b.type != index:
                 raise self.fail(
@@ -530,12 +537,43 @@ class StmtMixin:
             names.append(e.id)
         return names
 
+    def task_array_create(self: FunctionBuilder, name: str, call: ast.Call) -> None:
+        """``arr = pl.array.create(n, pl.TASK_ID)``: an array of task handles (a compile-time set of the
+        ``pl.at`` scopes stored into it; ``deps=[arr]`` waits for each)."""
+        dtype = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "dtype"), None)
+        if dtype is None or dotted(dtype) != "pl.TASK_ID":
+            raise self.fail(
+                UnsupportedFeatureError,
+                "pl.array.create is supported for task handles only: pl.array.create(n, pl.TASK_ID)",
+                call,
+            )
+        if self.kind is not FunctionType.Orchestration:
+            raise self.fail(UnsupportedFeatureError, "pl.array.create of task handles belongs in Orchestration code", call)
+        self.task_arrays[name] = []
+
+    def task_array_store(self: FunctionBuilder, target: ast.Subscript, value: ast.expr) -> None:
+        """``arr[i] = t`` (``t`` from ``with pl.at(...) as t``): the scope joins the array's set."""
+        name = target.value.id  # type: ignore[attr-defined]
+        if not isinstance(value, ast.Name) or value.id not in self.task_handles:
+            raise self.fail(
+                ParserTypeError,
+                f"'{name}' holds task handles: store one bound by 'with pl.at(...) as t:'",
+                value,
+            )
+        label = self.task_handles[value.id]
+        if label not in self.task_arrays[name]:
+            self.task_arrays[name].append(label)
+
     def task_deps(self: FunctionBuilder, node: ast.expr) -> list[str]:
-        """``deps=[t1, t2]``: the labels of task handles bound earlier by ``with pl.at(...) as t1:``."""
+        """``deps=[t1, t2]``: the labels of task handles bound earlier by ``with pl.at(...) as t1:``
+        (an array of task handles contributes every handle stored into it)."""
         if not isinstance(node, (ast.List, ast.Tuple)):
             raise self.fail(ParserTypeError, "pl.at deps= takes a list of task handles, e.g. deps=[first]", node)
         labels = []
         for e in node.elts:
+            if isinstance(e, ast.Name) and e.id in self.task_arrays:
+                labels.extend(label for label in self.task_arrays[e.id] if label not in labels)
+                continue
             if not isinstance(e, ast.Name) or e.id not in self.task_handles:
                 raise self.fail(
                     ParserTypeError,

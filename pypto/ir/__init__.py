@@ -5,8 +5,10 @@ Where things live: :mod:`pypto.core` (Program, printers), :mod:`pypto.passes`,
 ``lower_program``) and :mod:`pypto.driver` (``compile``, resume).
 """
 
+from pypto.core.function import Function
 from pypto.core.pass_context import PassContext
 from pypto.core.program import PassDumpLevel, Program
+from pypto.core.serialize import deserialize, serialize
 from pypto.driver.resume import resume, run_reproducer
 from pypto.pipeline.manager import MemoryPlanner, OptimizationStrategy, PassManager, PipelineOptions, current_options
 from pypto.pipeline.perf_hints import DiagnosticCheck, DiagnosticPhase, PerfHintError
@@ -20,6 +22,7 @@ __all__ = [
     "CompiledProgram",
     "DiagnosticCheck",
     "DiagnosticPhase",
+    "Function",
     "MemoryPlanner",
     "OptimizationStrategy",
     "PassContext",
@@ -32,7 +35,9 @@ __all__ = [
     "VerificationLevel",
     "compile",
     "current_options",
+    "deserialize",
     "lower_program",
     "resume",
     "run_reproducer",
+    "serialize",
 ]

@@ -290,12 +290,14 @@ class _FunctionConverter:
         elif isinstance(op, TensorReadOp):
             if isinstance(op.input.type, TileType):
                 self.convert_generic(op)
-        elif isinstance(op, F.RowReduceOp):
-            self.convert_row_reduce(op)
+        elif isinstance(op, F.RowReduceOp | F.TransposeOp):
+            self.convert_row_reduce(op)  # both take a scratch tile shaped like the input
         elif isinstance(op, _ELEMENTWISE):
             self.convert_generic(op)
+        elif isinstance(op, TensorCreateOp):
+            self.convert_create(op)
         else:
-            extra = " (pl.create_tensor belongs in Orchestration code)" if isinstance(op, TensorCreateOp) else ""
+            extra = ""
             raise error_at(
                 op,
                 f"cannot convert {op.name} to a tile op in the InCore function '{self.f.sym_name.data}'{extra}",
@@ -386,6 +388,16 @@ class _FunctionConverter:
         store.results[0].name_hint = self.fresh(op.target)  # ``out__tile``: named after the tensor written
         self.replace(op, store)
 
+    def convert_create(self, op: TensorCreateOp) -> None:
+        """``pl.create_tensor`` in an InCore body: an uninitialised tile, as upstream (Vec; Acc when it
+        is the loop-carried accumulator of a ``matmul_acc``)."""
+        t = op.results[0].type
+        if isinstance(t, TensorType) and DYNAMIC in t.get_shape():
+            raise error_at(op, f"cannot convert {op.name} with the dynamic shape {list(t.get_shape())} to a tile (tiles have static shapes)")
+        space = MemorySpace.Acc if _feeds_acc(op.results[0]) else MemorySpace.Vec
+        attrs = {"shape": op.properties["shape"], "dtype": op.properties["dtype"], "target_memory": _space(space)}
+        self.replace(op, self.build(op, TileCreateOp, {}, attrs))
+
     def convert_matmul(self, op: TensorMatmulOp | TensorMatmulAccOp) -> None:
         for flag in ("a_trans", "b_trans"):
             a = op.properties.get(flag)
@@ -411,6 +423,23 @@ class _FunctionConverter:
                 raise error_at(op, f"{op.name}: the accumulator {value_base(acc)!r} must come from a matmul")
             new = self.build(op, TileMatmulAccOp, {"acc": acc, "lhs": lhs, "rhs": rhs}, {})
         self.replace(op, new)
+
+
+def _feeds_acc(value: SSAValue, seen: set[SSAValue] | None = None) -> bool:
+    """``value`` reaches the accumulator of a ``matmul_acc`` (through loop-carried values)."""
+    seen = set() if seen is None else seen
+    if value in seen:
+        return False
+    seen.add(value)
+    for use in value.uses:
+        user = use.operation
+        if isinstance(user, TensorMatmulAccOp) and user.acc is value:
+            return True
+        if isinstance(user, scf.ForOp) and use.index >= 3:
+            i = use.index - 3
+            if _feeds_acc(user.body.block.args[1 + i], seen) or _feeds_acc(user.results[i], seen):
+                return True
+    return False
 
 
 def _store_space(value: SSAValue) -> MemorySpace:

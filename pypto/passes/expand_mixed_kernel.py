@@ -61,6 +61,7 @@ from pypto.dialects.tile_ops import (
     TileTpopFromAivOp,
     TileTpushToAicOp,
     TileTpushToAivOp,
+    TileTransposeViewOp,
     _BlockQueryOp,
 )
 from pypto.dialects.types import TensorType, TileType
@@ -92,7 +93,7 @@ def _tile_side(value: SSAValue) -> Affinity:
 
 
 # Ops whose core is the one owning their tile: (result tile) or (operand index).
-_FOLLOW_RESULT = (TileLoadOp, TileCreateOp, TileReshapeOp, TileSliceOp, TileExtractOp, TileAssembleOp)
+_FOLLOW_RESULT = (TileLoadOp, TileCreateOp, TileReshapeOp, TileTransposeViewOp, TileSliceOp, TileExtractOp, TileAssembleOp)
 _CUBE_ONLY = (TileMatmulOp, TileMatmulAccOp, TileTpushToAivOp, TileTpopFromAivOp)
 _VECTOR_ONLY = (TileTpushToAicOp, TileTpopFromAicOp)
 
@@ -289,11 +290,12 @@ class _SideFilter:
             for i, r in enumerate(op.results):
                 if i not in keep and r.uses:
                     raise error_at(op, "ExpandMixedKernel: an if result of the other core is still used")
+            then_region, else_region = op.true_region, op.false_region  # both before either is detached
             new = scf.IfOp(
                 op.cond,
                 [op.results[i].type for i in keep],
-                op.detach_region(op.true_region),
-                op.detach_region(op.false_region),
+                op.detach_region(then_region),
+                op.detach_region(else_region),
             )
             new.attributes.update(op.attributes)
             new.location = op.location

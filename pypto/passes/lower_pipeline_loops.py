@@ -40,7 +40,7 @@ from pypto.core.target_caps import align, capacity
 from pypto.diagnostics import Severity, emit_at
 from pypto.dialects.enums import ForKind, MemorySpace
 from pypto.dialects.program import for_kind, for_stage, set_for_kind
-from pypto.dialects.tile_ops import TileReshapeOp, TileSliceOp, TileTpushToAicOp, TileTpushToAivOp
+from pypto.dialects.tile_ops import TileReshapeOp, TileSliceOp, TileTpushToAicOp, TileTpushToAivOp, TileTransposeViewOp
 from pypto.dialects.types import DYNAMIC, TileType
 
 from .base import FunctionPass, index_constant
@@ -49,7 +49,7 @@ from .registry import register_pass
 CHECK = "PipelineStageCapacity"
 """The check name perf hint PH-MR-001 carries."""
 
-_NOT_BUFFERS = (TileReshapeOp, TileSliceOp, TileTpushToAivOp, TileTpushToAicOp)
+_NOT_BUFFERS = (TileReshapeOp, TileTransposeViewOp, TileSliceOp, TileTpushToAivOp, TileTpushToAicOp)
 """Tile-typed results that own no buffer (views, push handles)."""
 
 

@@ -41,6 +41,7 @@ from xdsl.rewriter import InsertPoint
 
 from pypto.diagnostics import error_at
 from pypto.dialects.enums import FunctionType, Level, ParamDirection
+from pypto.dialects.op_base import INTS
 from pypto.dialects.program import (
     EARLY_RESOLVE,
     MANUAL_DEP,
@@ -57,11 +58,11 @@ from pypto.dialects.program import (
     task_handle,
     user_deps,
 )
-from pypto.dialects.tensor_ops import TensorAssembleOp
+from pypto.dialects.tensor_ops import TensorAssembleOp, TensorCreateOp
 from pypto.dialects.tile_ops import TileStoreOp
-from pypto.dialects.types import TensorType
+from pypto.dialects.types import DYNAMIC, TensorType
 
-from .base import FunctionPass, NameGen, is_inside, value_base
+from .base import FunctionPass, NameGen, index_constant, is_inside, value_base
 from .registry import register_pass
 
 _KERNEL_TYPES = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
@@ -256,6 +257,22 @@ class OutlineScope(RewritePattern):
         extra = [c.value for c in info.captures if c.first_write is not None and c.value not in returned_caps]
         returns.extend(extra)
 
+        # A tensor the scope creates and yields (upstream's "absorbed output"): the parent creates it
+        # and passes it as an Out parameter, which the body assembles the value into.
+        escapes: list[tuple[int, SSAValue, SSAValue]] = []  # (return index, in-scope value, parent tensor)
+        for i, y in enumerate(term.values):
+            t = y.type
+            returned = any(isinstance(u.operation, func.ReturnOp) for u in scope.results[i].uses)  # a rebound Out: an error later
+            if returns[i] is y and isinstance(t, TensorType) and DYNAMIC not in t.get_shape() and buffer_root(y, scope) is None and not returned:
+                create = TensorCreateOp.build_from_args({}, {"shape": INTS.to_attr(list(t.get_shape())), "dtype": t.element_type})
+                create.location = y.owner.location if isinstance(y.owner, Operation) else scope.location
+                create.results[0].name_hint = f"{value_base(y)}_out"
+                rewriter.insert(create, InsertPoint.before(scope))
+                params.append(create.results[0])
+                dirs.append(ParamDirection.Out)
+                returns[i] = create.results[0]
+                escapes.append((i, y, create.results[0]))
+
         # The new function: the scope's ops moved into a fresh block.
         block = Block(arg_types=[v.type for v in params])
         for arg, v in zip(block.args, params, strict=True):
@@ -271,6 +288,12 @@ class OutlineScope(RewritePattern):
         for arg, v in zip(block.args, params, strict=True):
             v.replace_uses_with_if(arg, lambda use, b=block: b.is_ancestor(use.operation))
         arg_of = dict(zip(params, block.args, strict=True))
+        for _, y, tensor in escapes:
+            zeros = [index_constant(0) for _ in y.type.get_shape()]  # type: ignore[attr-defined]
+            write = TensorAssembleOp.build_from_args({"target": arg_of[tensor], "source": y, "offset": [z.result for z in zeros]}, {})
+            write.location = term.location
+            for o in (*zeros, write):
+                block.add_op(o)
         ret_vals = [arg_of.get(v, v) for v in returns]
         ret = func.ReturnOp(*ret_vals)
         ret.location = term.location

@@ -352,6 +352,8 @@ class _HostInterpreter:
             name = op.results[0].name_hint or f"tensor{len(self.buffers)}"
             arr = np.zeros(shape, dtype=numpy_dtype(t.element_type))
             results = [self.new_buffer(name, arr, f"tensor.create {name}")]
+        elif op.name == "pl.tensor.read":
+            results = [self.read(op, env[op.operands[0]], [env[v] for v in op.operands[1:]])]
         elif isinstance(op, arith.ConstantOp):
             v = op.value
             if isinstance(v, IntegerAttr):
@@ -387,6 +389,18 @@ class _HostInterpreter:
             )
         for r, v in zip(op.results, results, strict=True):
             env[r] = v
+
+    def read(self, op: Operation, buf: Any, indices: list[Any]) -> Any:
+        """``pl.tensor.read`` on the host (a run-time config or length): an element of a tensor no task
+        has written yet (the graph is built before any kernel runs)."""
+        if not isinstance(buf, DeviceBuffer):
+            raise OrchestrationError(f"pl.tensor.read of a non-tensor at {_loc(op)}")
+        if buf.id in self._last_writer:
+            raise OrchestrationError(
+                f"pl.tensor.read at {_loc(op)} reads '{buf.name}', which a kernel writes: the host builds the "
+                "task graph before kernels run, so it reads only tensors passed in or created (read it in a kernel)"
+            )
+        return buf.array[tuple(int(i) for i in indices)].item()
 
     def run_for(self, op: scf.ForOp, env: dict[SSAValue, Any]) -> list[Any]:
         """``scf.for`` on the host: one walk of the body per iteration."""

@@ -212,7 +212,7 @@ def kernel_unit(program: Any, name: str, out_dir: Path | None, arch: str = "a2a3
     from pypto.ptoas.passes import PtoasOptions, run_ptoas_pipeline
     from pypto.ptoas.pto_text import parse_pto_with_source_map, print_pto
 
-    f = program.functions[name]
+    f = program.func_ops[name]
     compiled = out_dir / "ptoas" / f"{name}.pto" if out_dir is not None else None
     if compiled is not None and compiled.is_file():
         unit = read_kernel_unit(compiled, f, arch)

@@ -139,12 +139,12 @@ def _compile_single(case_id: str, build_dir: Path) -> SingleKernel:
     inputs = case.inputs()
     compiled = compile_case(case, build_dir, dump_passes=False, inputs=inputs)
     assert compiled.lowered is not None
-    found = single_kernel_call(compiled.lowered.functions)
+    found = single_kernel_call(compiled.lowered.func_ops)
     if isinstance(found, str):
         pytest.skip(f"not a single kernel call: {found}")
     kernel, index = found
     assert len(compiled.param_names) == len(case.param_names), (compiled.param_names, case.param_names)
-    orch = compiled.lowered.functions[compiled.orchestration_names[0]]
+    orch = compiled.lowered.func_ops[compiled.orchestration_names[0]]
     (call,) = [op for op in orch.walk() if isinstance(op, func.CallOp)]
     blocks = call.attributes.get("pl.block_num")
     block_num = blocks.value.data if isinstance(blocks, IntegerAttr) else 1

@@ -140,10 +140,11 @@ def test_bad_annotation() -> None:
 
 
 def test_parse_needs_one_program() -> None:
-    """A file without exactly one program is a located user error, not a ValueError."""
+    """A file without exactly one program is a located user error (also the ValueError upstream's
+    pl.parse raises, so upstream code catching ValueError still works)."""
     with pytest.raises(ParserError, match="exactly one") as none:
         pl.parse("import pypto.language as pl\n", filename="k.py")
-    assert not isinstance(none.value, ValueError)
+    assert isinstance(none.value, ValueError)
     assert str(none.value).startswith("k.py:1:1: error: a pl file needs exactly one @pl.program")
     two = "import pypto.language as pl\n@pl.function\ndef f(): pass\n@pl.function\ndef g(): pass\n"
     with pytest.raises(ParserError, match="found 2") as second:

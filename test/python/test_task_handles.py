@@ -73,3 +73,49 @@ class P:
     assert "deps.py:8:53" in str(e.value)
     with pytest.raises(UnsupportedFeatureError, match="only as 'with pl.at"):
         pl.parse(src.replace("with pl.at(level=pl.Level.CORE_GROUP, deps=[nothing])", "with pl.scope() as s"))
+
+
+@pl.jit
+def array_of_handles(a: pl.Tensor, b: pl.Tensor, x: pl.Out[pl.Tensor], y: pl.Out[pl.Tensor]):
+    """upstream's performance/03-dependencies: handles stored into pl.array.create(n, pl.TASK_ID)."""
+    writers = pl.array.create(2, pl.TASK_ID)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="k_x") as first:
+        x[:] = pl.add(a, a)
+    writers[0] = first
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="k_x2") as second:
+        x[:] = pl.add(x, a)
+    writers[1] = second
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="k_y", deps=[writers]):  # no data edge: the array's
+        y[:] = pl.mul(b, b)
+    return x, y
+
+
+def test_array_of_task_handles_waits_for_each(tmp_path) -> None:
+    args = _args()
+    compiled = array_of_handles.compile(*args, config=RunConfig(save_kernels_dir=str(tmp_path / "arr")))
+    compiled(*args)
+    graph = compiled.last_run.graph
+    assert sorted(graph.edges()) == [(0, 1), (0, 2), (1, 2)]  # (0, 1): the data edge on x
+    assert [e.kind for e in graph.tasks[2].dep_edges] == ["explicit", "explicit"]
+    torch.testing.assert_close(args[2], 3 * args[0])
+    torch.testing.assert_close(args[3], args[1] * args[1])
+
+
+def test_array_of_handles_errors_are_located() -> None:
+    src = """
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def f(self, a: pl.Tensor[[16, 16], pl.FP32], x: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+        arr = pl.array.create(2, pl.INT32)
+        return x
+"""
+    with pytest.raises(UnsupportedFeatureError, match="task handles only") as e:
+        pl.parse(src, filename="arr.py")
+    assert "arr.py:8:15" in str(e.value)
+    bad_store = src.replace("pl.INT32)", "pl.TASK_ID)\n        arr[0] = a")
+    with pytest.raises(ParserTypeError, match="'arr' holds task handles") as e:
+        pl.parse(bad_store, filename="arr.py")
+    assert "arr.py:9:18" in str(e.value)

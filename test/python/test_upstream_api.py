@@ -115,7 +115,9 @@ def test_kernel_returning_a_tile_is_a_located_partial_codegen_error() -> None:
     assert "test_upstream_api.py" in str(e.value) and "InCore functions exchange tensors" in str(e.value)
 
 
-def test_slotted_memref_is_a_located_error() -> None:
+def test_slotted_memref_runs_with_a_located_warning(capsys: pytest.CaptureFixture[str]) -> None:
+    """upstream's explicit slots (performance/04-incore): accepted; the planner places the tile (a located
+    warning says the rotation is not modelled); the numbers match torch."""
     from pypto.errors import ParserTypeError
 
     src = """
@@ -123,13 +125,35 @@ import pypto.language as pl
 
 @pl.function(type=pl.FunctionType.InCore)
 def k(a: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
-    t: pl.Tile[[64, 64], pl.FP32, pl.MemRef("ub", slots=2)[0], pl.Mem.Vec] = pl.load(a, [0, 0], [64, 64])
-    ret: pl.Tensor[[64, 64], pl.FP32] = pl.store(t, [0, 0], out)
-    return ret
+    for i in pl.range(4):
+        t: pl.Tile[[16, 64], pl.FP32, pl.MemRef("ub", slots=2)[i % 2], pl.Mem.Vec] = pl.load(a, [i * 16, 0], [16, 64])
+        out = pl.store(pl.exp(t), [i * 16, 0], out)
+    return out
 """
-    with pytest.raises(ParserTypeError, match=r"slotted buffers .* are not supported here yet") as e:
-        pl.parse(src, filename="slots.py")
-    assert "slots.py:6:" in str(e.value) and "pl.pipeline" in str(e.value)
+    prog = pl.parse(src, filename="slots.py")
+    err = capsys.readouterr().err
+    assert "slots.py:7:" in err and "warning: slotted buffer pl.MemRef(..., slots=2)" in err and "pl.pipeline" in err
+    assert "MemRef" not in prog.as_python()  # the planner's own buffer
+    with pytest.raises(ParserTypeError, match="slots= must be a positive integer") as e:
+        pl.parse(src.replace("slots=2", "slots=0"), filename="slots.py")
+    assert "slots.py:7:" in str(e.value)
+
+
+@pl.jit
+def explicit_slots(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(4):
+            tile: pl.Tile[[16, 64], pl.FP32, pl.MemRef("ub", slots=2)[i % 2], pl.Mem.Vec] = pl.load(
+                a, [i * 16, 0], [16, 64], target_memory=pl.Mem.Vec
+            )
+            pl.store(pl.exp(tile), [i * 16, 0], out)
+    return out
+
+
+def test_slotted_memref_kernel_matches_torch() -> None:
+    a, out = torch.randn(64, 64), torch.zeros(64, 64)
+    explicit_slots(a, out)
+    torch.testing.assert_close(out, torch.exp(a))
 
 
 def _make_kernel(rows: int):

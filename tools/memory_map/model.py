@@ -559,7 +559,7 @@ def build_map(
         raise MemoryMapError(f"cannot parse {dump.name} as a pass dump: {first}") from None
     cap = capacity_of or _capacity
     fmaps: list[FunctionMap] = []
-    for name, fn in program.functions.items():
+    for name, fn in program.func_ops.items():
         ftype = fn.attributes.get("pl.func_type")
         ftype_name = getattr(getattr(ftype, "data", None), "value", "Opaque") if ftype is not None else "Opaque"
         f = _Function(fn, info)
