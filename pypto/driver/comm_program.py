@@ -50,10 +50,10 @@ class CommProgram:
         from pypto.dialects.program import function_type, param_directions
 
         out.mkdir(parents=True, exist_ok=True)
-        entry = next((n for n, f in program.functions.items() if function_type(f) is FunctionType.Orchestration),
-                     next(iter(program.functions)))
+        entry = next((n for n, f in program.func_ops.items() if function_type(f) is FunctionType.Orchestration),
+                     next(iter(program.func_ops)))
         outs = (ParamDirection.Out, ParamDirection.InOut)
-        indices = [i for i, d in enumerate(param_directions(program.functions[entry])) if d in outs]
+        indices = [i for i, d in enumerate(param_directions(program.func_ops[entry])) if d in outs]
         source = torch_codegen(program)
         atomic_write_text(out / "program.py", program.as_python())
         atomic_write_text(out / "torch_program.py", source)

@@ -325,7 +325,7 @@ class _Entry:
 
     def __init__(self, program: Any, name: str):
         self.program, self.__name__ = program, name
-        fn = program.functions[name]
+        fn = program.func_ops[name]
         self.param_names = [a.name_hint or f"arg{i}" for i, a in enumerate(fn.body.block.args)]
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
@@ -341,7 +341,7 @@ class _Entry:
 
         prog = self.program.clone()
         prog.host_orchestrators = {}
-        for n, f in prog.functions.items():
+        for n, f in prog.func_ops.items():
             if n != self.__name__ and function_type(f) is FunctionType.Orchestration:
                 f.detach()
                 f.erase()
@@ -357,7 +357,7 @@ class ProgramSelf:
         self._entries: dict[str, _Entry] = {}
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("_") or name not in self._program.functions:
+        if name.startswith("_") or name not in self._program.func_ops:
             raise AttributeError(f"the program has no function {name!r}")
         entry = self._entries.setdefault(name, _Entry(self._program, name))
         return lambda *args, **kwargs: dispatch(entry, args, kwargs)
