@@ -65,10 +65,12 @@ def tile_spec(t: Attribute) -> TileSpec | None:
         if loc not in TILE_LOCS:
             return None
         dims = list(t.get_shape())
-        if len(dims) == 1:
-            dims = [1, dims[0]]
-        if len(dims) != 2 or min(dims) < 0:
-            raise EmitError(f"memref tile {t} must be static and 1-D or 2-D")
+        if not dims or min(dims) < 0:
+            raise EmitError(f"memref tile {t} must be static")
+        rows = 1
+        for d in dims[:-1]:
+            rows *= d  # an N-D memref tile: its leading dims are its rows
+        dims = [rows, dims[-1]]
         blayout, slayout, fractal = DEFAULT_LAYOUTS[loc]
         return TileSpec(loc, t.element_type, dims[0], dims[1], dims[0], dims[1], blayout, slayout, fractal)
     return None

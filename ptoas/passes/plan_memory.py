@@ -10,6 +10,10 @@ start at the space's alignment (32 B for vec/mat/bias/scaling, 512 B for
 left/right/acc, as PTOAS), so allocations whose lifetimes do not overlap share
 bytes. Over capacity is an error located at the allocation that does not fit.
 
+``memref.alloc`` of an on-chip address space (PTOAS's memref form) is planned the
+same way (its bytes: the product of its shape) and becomes ``pto.pointer_cast``
+of its address, as PTOAS's PlanMemory rewrites it.
+
 ``force=False`` (default) keeps addresses already given (PyPTO's
 AllocateMemoryAddr, level-3 ``.pto``) and places only the allocations that
 lack one, above the highest fixed byte; ``force=True`` re-plans everything.
@@ -21,15 +25,17 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.arith import ConstantOp
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, i64
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import SSAValue
+from xdsl.dialects.memref import AllocOp
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from pypto.core.analysis.liveness import Liveness
 from pypto.ptoas.dialect import target_arch
-from pypto.ptoas.dialect.tile_ops import AllocTileOp
-from pypto.ptoas.dialect.types import TileBufType, element_bits
+from pypto.ptoas.dialect.attrs import AddressSpaceAttr
+from pypto.ptoas.dialect.tile_ops import AllocTileOp, PointerCastOp
+from pypto.ptoas.dialect.types import TILE_LOCS, TileBufType, element_bits
 from pypto.ptoas.limits import alignment, capacity
 
 from .access import ALIAS_OPS, constant_int
@@ -40,13 +46,33 @@ def _bytes(t: TileBufType) -> int:
     return t.rows.data * t.cols.data * element_bits(t.dtype) // 8
 
 
+def local_memref_alloc(op: Operation) -> bool:
+    """Is ``op`` a static ``memref.alloc`` in an on-chip address space (a tile PlanMemory places)?"""
+    if not isinstance(op, AllocOp) or op.dynamic_sizes or op.symbol_operands:
+        return False
+    t = op.memref.type
+    return (
+        isinstance(t, MemRefType)
+        and isinstance(t.memory_space, AddressSpaceAttr)
+        and t.memory_space.data in TILE_LOCS
+        and all(d >= 0 for d in t.get_shape())
+    )
+
+
+def _memref_bytes(t: MemRefType) -> int:
+    n = 1
+    for d in t.get_shape():
+        n *= d
+    return n * max(1, element_bits(t.element_type) // 8)
+
+
 def _align(n: int, a: int) -> int:
     return (n + a - 1) // a * a
 
 
 @dataclass
 class _Live:
-    op: AllocTileOp
+    op: AllocTileOp | AllocOp
     space: str
     size: int
     start: int
@@ -54,11 +80,11 @@ class _Live:
     addr: int | None = None
 
 
-def buffer_values(alloc: AllocTileOp) -> list[SSAValue]:
-    """What one tile buffer is in pto IR: the ``alloc_tile`` result and every
+def buffer_values(alloc: AllocTileOp | AllocOp) -> list[SSAValue]:
+    """What one tile buffer is in pto IR: the ``alloc_tile`` (or ``memref.alloc``) result and every
     view of it (``treshape``, ``bitcast``, ``subset``, ``bind_tile``; views of views too)."""
     out: list[SSAValue] = []
-    todo: list[SSAValue] = [alloc.result]
+    todo: list[SSAValue] = [alloc.results[0]]
     while todo:
         value = todo.pop()
         out.append(value)
@@ -106,12 +132,32 @@ def _set_addr(alloc: AllocTileOp, addr_value: SSAValue) -> None:
     alloc.erase()
 
 
+def _set_memref_addr(alloc: AllocOp, addr_value: SSAValue) -> None:
+    new = PointerCastOp.build(operands=[[addr_value]], result_types=[alloc.memref.type])
+    loc = getattr(alloc, "location", None)
+    if loc is not None:
+        new.location = loc
+    new.result.name_hint = alloc.memref.name_hint
+    assert alloc.parent is not None
+    alloc.parent.insert_op_before(new, alloc)
+    alloc.memref.replace_all_uses_with(new.result)
+    alloc.detach()
+    alloc.erase()
+
+
 def plan_func(func: FuncOp, arch: str, force: bool = False) -> int:
     """Assign addresses in one function; returns how many allocations were placed."""
     liveness = Liveness(func)
     lives: list[_Live] = []
     fixed_top: dict[str, int] = {}
     for op in func.walk():
+        if local_memref_alloc(op):
+            assert isinstance(op, AllocOp)
+            mt = op.memref.type
+            assert isinstance(mt, MemRefType) and isinstance(mt.memory_space, AddressSpaceAttr)
+            life = liveness.buffer_range(buffer_values(op), coarse=True)
+            lives.append(_Live(op, mt.memory_space.data.value, _memref_bytes(mt), life.start, life.end))
+            continue
         if not isinstance(op, AllocTileOp):
             continue
         t = op.result.type
@@ -140,7 +186,10 @@ def plan_func(func: FuncOp, arch: str, force: bool = False) -> int:
             else:
                 entry.insert_op_before(c, first)
             consts[live.addr] = c.result
-        _set_addr(live.op, consts[live.addr])
+        if isinstance(live.op, AllocOp):
+            _set_memref_addr(live.op, consts[live.addr])
+        else:
+            _set_addr(live.op, consts[live.addr])
     return len(lives)
 
 
