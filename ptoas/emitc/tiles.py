@@ -8,6 +8,8 @@
   ``tmov`` -> ``TMOV(d, s)``; ``textract``/``tinsert`` -> ``TEXTRACT(d, s, r, c)``;
   ``tmatmul[.acc|.bias]`` / ``tgemv*`` -> ``TMATMUL(c, a, b)``, ``TMATMUL_ACC(c, cin, a, b)``, ``TMATMUL_BIAS(c, a, b, bias)``.
 - ``treshape`` -> a new tile aliasing the source (``TRESHAPE(d, s)``); ``tassign``; ``set_validshape``.
+- ``bind_tile`` (PTOAS's memref form) -> a tile of its ``#pto.tile_buf_config`` layout (valid dims
+  ``?`` when given as operands) aliasing the source: ``TRESHAPE(d, s)``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from __future__ import annotations
 from xdsl.dialects.memref import AllocOp
 from xdsl.ir import Operation, SSAValue
 
-from pypto.ptoas.dialect.attrs import AccToVecModeAttr, AtomicTypeAttr, ReluPreModeAttr, StPhaseAttr
+from pypto.ptoas.dialect.attrs import AccToVecModeAttr, BLayout, SLayout, AtomicTypeAttr, ReluPreModeAttr, StPhaseAttr
+from pypto.ptoas.dialect.isa_misc_ops import BindTileOp
 from pypto.ptoas.dialect.tile_ops import (
     AllocTileOp,
     PointerCastOp,
@@ -110,6 +113,29 @@ def _memref_alloc(ctx: FuncContext, op: Operation) -> None:
 def _pointer_cast(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, PointerCastOp)
     declare_tile(ctx, op, op.result, op.addrs[0] if op.addrs else None)
+
+
+@handles(BindTileOp)
+def _bind_tile(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, BindTileOp)
+    base = _spec(op, op.result)
+    cfg = op.config
+    dynamic = op.valid_row is not None
+    spec = TileSpec(
+        base.loc, base.dtype, base.rows, base.cols,
+        DYNAMIC if dynamic else base.v_row, DYNAMIC if dynamic else base.v_col,
+        tuple(BLayout)[cfg.blayout.data], tuple(SLayout)[cfg.slayout.data], cfg.s_fractal_size.data,
+        cfg.pad.data, cfg.compact.data,
+    )
+    ctype = tile_ctype(spec)
+    ctx.comment(op.result)
+    name = ctx.define(op.result)
+    if dynamic:
+        assert op.valid_col is not None
+        ctx.line(f"{ctype} {name} = {ctype}({ctx.name(op.valid_row, op)}, {ctx.name(op.valid_col, op)});")
+    else:
+        ctx.line(f"{ctype} {name};")
+    ctx.line(f"TRESHAPE({name}, {ctx.name(op.source, op)});")
 
 
 @handles(TAssignOp)

@@ -3,7 +3,8 @@
 Per address space, each allocation is live from its ``alloc_tile`` to its last
 use (a use nested in an ``scf.for`` / ``scf.if`` that is not the allocation's
 own block counts as a use at the end of that op, so buffers used in a loop
-stay live for the whole loop; uses through ``treshape``/``bitcast``/``subset``/``bind_tile`` count): the block
+stay live for the whole loop, and an allocation inside a loop body lives for the
+whole of its innermost loop, as PTOAS's PlanMemory plans it; uses through ``treshape``/``bitcast``/``subset``/``bind_tile`` count): the block
 ranges of :class:`pypto.core.analysis.liveness.Liveness` over
 :func:`buffer_values`. Live ranges are placed first-fit in order of their
 start at the space's alignment (32 B for vec/mat/bias/scaling, 512 B for
@@ -28,10 +29,11 @@ from xdsl.dialects.arith import ConstantOp
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, i64
 from xdsl.dialects.func import FuncOp
 from xdsl.dialects.memref import AllocOp
+from xdsl.dialects.scf import ForOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from pypto.core.analysis.liveness import Liveness
+from pypto.core.analysis.liveness import LiveRange, Liveness
 from pypto.ptoas.dialect import target_arch
 from pypto.ptoas.dialect.attrs import AddressSpaceAttr
 from pypto.ptoas.dialect.tile_ops import AllocTileOp, PointerCastOp
@@ -145,6 +147,16 @@ def _set_memref_addr(alloc: AllocOp, addr_value: SSAValue) -> None:
     alloc.erase()
 
 
+def _life(liveness: Liveness, alloc: AllocTileOp | AllocOp) -> LiveRange:
+    life = liveness.buffer_range(buffer_values(alloc), coarse=True)
+    parent = alloc.parent_op()
+    while parent is not None and not isinstance(parent, FuncOp):
+        if isinstance(parent, ForOp):  # reused every iteration: live for the whole loop
+            return life.union(LiveRange(liveness.index(parent), liveness.end_index(parent)))
+        parent = parent.parent_op()
+    return life
+
+
 def plan_func(func: FuncOp, arch: str, force: bool = False) -> int:
     """Assign addresses in one function; returns how many allocations were placed."""
     liveness = Liveness(func)
@@ -155,7 +167,7 @@ def plan_func(func: FuncOp, arch: str, force: bool = False) -> int:
             assert isinstance(op, AllocOp)
             mt = op.memref.type
             assert isinstance(mt, MemRefType) and isinstance(mt.memory_space, AddressSpaceAttr)
-            life = liveness.buffer_range(buffer_values(op), coarse=True)
+            life = _life(liveness, op)
             lives.append(_Live(op, mt.memory_space.data.value, _memref_bytes(mt), life.start, life.end))
             continue
         if not isinstance(op, AllocTileOp):
@@ -168,7 +180,7 @@ def plan_func(func: FuncOp, arch: str, force: bool = False) -> int:
             top = (a if a is not None else 0) + size
             fixed_top[space] = max(fixed_top.get(space, 0), top)
             continue
-        life = liveness.buffer_range(buffer_values(op), coarse=True)
+        life = _life(liveness, op)
         lives.append(_Live(op, space, size, life.start, life.end))
     if not lives:
         return 0

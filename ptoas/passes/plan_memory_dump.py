@@ -134,7 +134,7 @@ def _lower_alloc(op: AllocTileOp, written: bool) -> None:
 def _const_name(op: ConstantOp) -> str | None:
     value, t = op.value, op.result.type
     if not isinstance(value, IntegerAttr):
-        return "cst"
+        return None  # PTOAS's dump numbers its float scalars (trems_emitc.pto checks `%[0-9]+`)
     n = value.value.data
     if isinstance(t, IndexType):
         return f"c{n}".replace("-", "_")
