@@ -17,7 +17,7 @@ from __future__ import annotations
 from xdsl.dialects.memref import AllocOp
 from xdsl.ir import Operation, SSAValue
 
-from pypto.ptoas.dialect.attrs import AccToVecModeAttr, BLayout, SLayout, AtomicTypeAttr, ReluPreModeAttr, StPhaseAttr
+from pypto.ptoas.dialect.attrs import AccToVecModeAttr, AtomicTypeAttr, BLayout, ReluPreModeAttr, SLayout, StPhaseAttr
 from pypto.ptoas.dialect.isa_misc_ops import BindTileOp
 from pypto.ptoas.dialect.tile_ops import (
     AllocTileOp,

@@ -33,7 +33,7 @@ from xdsl.dialects.scf import ForOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from pypto.core.analysis.liveness import LiveRange, Liveness
+from pypto.core.analysis.liveness import Liveness, LiveRange
 from pypto.ptoas.dialect import target_arch
 from pypto.ptoas.dialect.attrs import AddressSpaceAttr
 from pypto.ptoas.dialect.tile_ops import AllocTileOp, PointerCastOp
