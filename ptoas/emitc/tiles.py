@@ -122,10 +122,17 @@ def _bind_tile(ctx: FuncContext, op: Operation) -> None:
     cfg = op.config
     dynamic = op.valid_row is not None
     spec = TileSpec(
-        base.loc, base.dtype, base.rows, base.cols,
-        DYNAMIC if dynamic else base.v_row, DYNAMIC if dynamic else base.v_col,
-        tuple(BLayout)[cfg.blayout.data], tuple(SLayout)[cfg.slayout.data], cfg.s_fractal_size.data,
-        cfg.pad.data, cfg.compact.data,
+        base.loc,
+        base.dtype,
+        base.rows,
+        base.cols,
+        DYNAMIC if dynamic else base.v_row,
+        DYNAMIC if dynamic else base.v_col,
+        tuple(BLayout)[cfg.blayout.data],
+        tuple(SLayout)[cfg.slayout.data],
+        cfg.s_fractal_size.data,
+        cfg.pad.data,
+        cfg.compact.data,
     )
     ctype = tile_ctype(spec)
     ctx.comment(op.result)

@@ -89,7 +89,10 @@ def tile_config(spec: TileSpec) -> TileBufConfigAttr:
     """The tile's ``#pto.tile_buf_config<...>``."""
     blayout = 1 if spec.blayout == BLayout.col_major else 0
     return TileBufConfigAttr(
-        IntAttr(blayout), IntAttr(_SLAYOUT_CODE[spec.slayout]), IntAttr(spec.fractal), IntAttr(spec.pad),
+        IntAttr(blayout),
+        IntAttr(_SLAYOUT_CODE[spec.slayout]),
+        IntAttr(spec.fractal),
+        IntAttr(spec.pad),
         IntAttr(spec.compact),
     )
 

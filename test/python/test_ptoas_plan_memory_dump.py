@@ -45,7 +45,9 @@ def test_dump_of_tile_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert code == 0, err
     assert err.startswith("end PTO plan Mem!\nmodule")
     # the written tile is planned (pointer_cast of an i64 constant), the read-only one is not
-    m = re.search(r"%(\d+) = pto.pointer_cast\(%c(\d+)_i64\) : memref<1x16xf32, strided<\[16, 1\]>, #pto.address_space<vec>>", err)
+    m = re.search(
+        r"%(\d+) = pto.pointer_cast\(%c(\d+)_i64\) : memref<1x16xf32, strided<\[16, 1\]>, #pto.address_space<vec>>", err
+    )
     assert m, err
     assert f"%c{m.group(2)}_i64 = arith.constant {m.group(2)} : i64" in err
     assert "memref.alloc() : memref<1x16xf32, strided<[16, 1]>, #pto.address_space<vec>>" in err
@@ -75,7 +77,9 @@ def test_buffers_in_a_loop_do_not_share_bytes(tmp_path: Path, capsys: pytest.Cap
 
 
 def test_col_major_and_compact_strides(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    col = T.replace("blayout=row_major", "blayout=col_major").replace("rows=1", "rows=16").replace("v_row=1", "v_row=16")
+    col = (
+        T.replace("blayout=row_major", "blayout=col_major").replace("rows=1", "rows=16").replace("v_row=1", "v_row=16")
+    )
     compact = T.replace("pad=0>", "pad=0, compact=2>")
     body = (
         "module {\n  func.func @k() {\n"
