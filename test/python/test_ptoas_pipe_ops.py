@@ -150,7 +150,7 @@ def test_accesses() -> None:
         ("pto.tfree_from_aiv {split = 7}", "'pto.tfree_from_aiv' op split must be 0, 1 or 2, got 7"),
         (
             "pto.tpush_to_aic(%g : " + GM + ") {split = 0}",
-            "'pto.tpush_to_aic' op operand tile (%g): tile must be an on-chip tile",
+            "'pto.tpush_to_aic' op tile must be an on-chip tile",
         ),
         ("%t = pto.tpop_from_aiv {split = 0} -> " + GM, "'pto.tpop_from_aiv' op result must be an on-chip tile"),
         (
