@@ -22,12 +22,12 @@ from __future__ import annotations
 
 from typing import ClassVar, TypeVar, cast
 
-from xdsl.dialects.builtin import AnyFloat, IntegerType, MemRefType
+from xdsl.dialects.builtin import AnyFloat, Float16Type, Float32Type, IntegerType, MemRefType
 from xdsl.ir import SSAValue
 from xdsl.irdl import AnyAttr, irdl_op_definition, operand_def, opt_attr_def, opt_operand_def
 
 from .attrs import AddressSpace, BLayout, CmpModeAttr, RoundModeAttr
-from .base import DpsOp, Tile, dims_text, tile_of
+from .base import A2A3, DpsOp, Tile, dims_text, target_arch, tile_of
 from .types import DYNAMIC, TileBufType
 
 VEC = AddressSpace.vec
@@ -509,10 +509,22 @@ class TSelOp(VectorOp):
     dst = operand_def(TileLike)
 
     def verify_(self) -> None:
-        """Element-wise on the selected operands."""
+        """Element-wise on the selected operands; PTOAS's element types per arch."""
         self.vec(self.mask)
         self.vec(self.tmp)
         self.elementwise(self.dst, self.src0, self.src1)
+        t = tile_of(self.dst.type)
+        if t is None:
+            return
+        a2a3 = target_arch(self) == A2A3
+        widths = (16, 32) if a2a3 else (8, 16, 32)
+        dtype = t.dtype
+        ok = isinstance(dtype, Float16Type | Float32Type) or (
+            isinstance(dtype, IntegerType) and dtype.width.data in widths
+        )
+        if not ok:
+            which, allowed = ("A2/A3", "i16/i32/f16/f32") if a2a3 else ("A5", "i8/i16/i32/f16/f32")
+            raise self.fail(f"expects {which} tsel src0, src1, and dst element type to be {allowed} (got {dtype})")
 
 
 @irdl_op_definition
