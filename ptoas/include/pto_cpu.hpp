@@ -1606,6 +1606,16 @@ inline void wait_flag(int src, int dst, int ev) {
     if (!f) pto::cpu::fail(pto::cpu::flag_text("wait_flag", src, dst, ev) + " without a matching set_flag");
     f = 0;
 }
+// PTOAS's runtime event-id array (pto.declare_eventid_array): N ids read and written by index.
+template <int N>
+struct PTOAS_EventIdArray {
+    int32_t ids[N] = {};
+    int32_t &operator[](int64_t i) {
+        if (i < 0 || i >= N)
+            pto::cpu::fail("eventid_array index " + std::to_string(i) + " outside 0.." + std::to_string(N - 1));
+        return ids[i];
+    }
+};
 inline void pipe_barrier(int pipe) {
     if (pipe < 0 || pipe >= PIPE_NUM) pto::cpu::fail("pipe_barrier: bad pipe " + std::to_string(pipe));
 }
