@@ -4,6 +4,9 @@
   ``uint64_t v8 = (uint64_t)addr; TASSIGN(v7, v8);``. Without ``addr`` (no plan-memory) the
   emitter places the tile itself (:class:`~pypto.ptoas.emitc.context.TilePlacer`).
   ``memref.alloc`` / ``pto.pointer_cast`` (internal memref form) likewise.
+- ``tmov`` with a quant operand (PTOAS's forms; not modelled, the launch fails): a pre-quant
+  scalar -> ``TMOV<..>(d, s, q)``; an fp tile -> ``TMOV_FP<..>(d, s, fp)`` into mat,
+  ``TMOV<..>(d, s, fp)`` into vec.
 - ``tload`` -> ``TLOAD(tile, gt)``; ``tstore`` -> ``TSTORE[<STPhase::.., TileT, GT, AtomicType::.., ReluPreMode::..>](gt, tile[, q])``;
   ``tmov`` -> ``TMOV(d, s)``; ``textract``/``tinsert`` -> ``TEXTRACT(d, s, r, c)``;
   ``tmatmul[.acc|.bias]`` / ``tgemv*`` -> ``TMATMUL(c, a, b)``, ``TMATMUL_ACC(c, cin, a, b)``, ``TMATMUL_BIAS(c, a, b, bias)``.
@@ -208,16 +211,24 @@ def _tstore(ctx: FuncContext, op: Operation) -> None:
 
 @handles(TMovOp)
 def _tmov(ctx: FuncContext, op: Operation) -> None:
-    if len(op.operands) != 2:
-        raise EmitError("tmov with a quant operand (fp tile / pre-quant scalar) is not supported by pto_cpu.hpp", op)
-    src, dst = (ctx.name(v, op) for v in op.operands)
+    assert isinstance(op, TMovOp)
+    src, dst = ctx.name(op.src, op), ctx.name(op.dst, op)
     mode = _enum(op, "accToVecMode", AccToVecModeAttr, "pto::AccToVecMode")  # PTOAS spells it qualified
     relu = _enum(op, "reluPreMode", ReluPreModeAttr, "ReluPreMode")
     params = [p for p in (mode, relu) if p]
     if mode and not relu:
         params.append("ReluPreMode::NoRelu")
     targs = f"<{', '.join(params)}>" if params else ""
-    ctx.line(f"TMOV{targs}({dst}, {src});")
+    # PTOAS's quant forms (pto_cpu.hpp fails them at run time): a pre-quant scalar is a third argument;
+    # an fp tile is TMOV_FP into mat, a third argument of TMOV into vec.
+    if op.pre_quant is not None:
+        ctx.line(f"TMOV{targs}({dst}, {src}, {ctx.name(op.pre_quant, op)});")
+    elif op.fp is not None:
+        dst_tile = tile_spec(op.dst.type)
+        call = "TMOV" if dst_tile is not None and dst_tile.loc.value == "vec" else "TMOV_FP"
+        ctx.line(f"{call}{targs}({dst}, {src}, {ctx.name(op.fp, op)});")
+    else:
+        ctx.line(f"TMOV{targs}({dst}, {src});")
 
 
 @handles(TExtractOp, TInsertOp)

@@ -1545,13 +1545,19 @@ PTO_CPU_UNMODELLED(TPACK)
 PTO_CPU_UNMODELLED(TGET_SCALE_ADDR)
 PTO_CPU_UNMODELLED(MGATHER)
 PTO_CPU_UNMODELLED(MSCATTER)
-PTO_CPU_UNMODELLED(TMOV_FP)
 PTO_CPU_UNMODELLED(TSTORE_FP)
 PTO_CPU_UNMODELLED(TEXTRACT_FP)
 PTO_CPU_UNMODELLED(TINSERT_FP)
 PTO_CPU_UNMODELLED(TMATMUL_MX)
 PTO_CPU_UNMODELLED(TGEMV_MX)
 #undef PTO_CPU_UNMODELLED
+// tmov with fixpipe quant parameters (a pre-quant scalar or an fp tile as the third argument).
+template <ReluPreMode R = ReluPreMode::NoRelu, typename D, typename S, typename Q>
+PTO_INST void TMOV(D &, S &, Q &&) { cpu::fail("TMOV with quant parameters: not modelled by the CPU simulator"); }
+template <AccToVecMode M, ReluPreMode R = ReluPreMode::NoRelu, typename D, typename S, typename Q>
+PTO_INST void TMOV(D &, S &, Q &&) { cpu::fail("TMOV with quant parameters: not modelled by the CPU simulator"); }
+template <ReluPreMode R = ReluPreMode::NoRelu, typename... Ts>
+PTO_INST void TMOV_FP(Ts &&...) { cpu::fail("TMOV_FP: not modelled by the CPU simulator (see ptoas/dialect/isa_ops.txt)"); }
 template <bool IsMSB, typename... Ts>
 PTO_INST void THISTOGRAM(Ts &&...) { cpu::fail("THISTOGRAM: not modelled by the CPU simulator (A5)"); }
 template <QuantType Q, typename... Ts>
