@@ -28,6 +28,7 @@ from xdsl.irdl import AnyAttr, irdl_op_definition, operand_def, opt_attr_def, op
 
 from .attrs import AddressSpace, BLayout, CmpModeAttr, RoundModeAttr
 from .base import A2A3, DpsOp, Tile, dims_text, target_arch, tile_of
+from .isa_attrs import SaturationMode, SaturationModeAttr
 from .types import DYNAMIC, TileBufType
 
 VEC = AddressSpace.vec
@@ -435,7 +436,10 @@ class TExpandsOp(VectorOp):
 
 @irdl_op_definition
 class TCvtOp(VectorOp):
-    """Element type conversion: ``tcvt ins(%src[, %tmp] {rmode = ...} : T[, T]) outs(%dst : T2)``."""
+    """Element type conversion: ``tcvt ins(%src[, %tmp] {rmode = ..., sat_mode = ...} : T[, T]) outs(%dst : T2)``.
+
+    ``sat_mode``: PTOAS's saturation of float -> int results (default ON, which the simulator
+    does; OFF, wrapping, is not modelled: both engines stop with the op's name)."""
 
     name = "pto.tcvt"
     ATTRS_IN_INS: ClassVar[bool] = True
@@ -443,6 +447,11 @@ class TCvtOp(VectorOp):
     tmp = opt_operand_def(TileLike)
     dst = operand_def(TileLike)
     rmode = opt_attr_def(RoundModeAttr)
+    sat_mode = opt_attr_def(SaturationModeAttr)
+
+    def saturates(self) -> bool:
+        """Out-of-range float -> int results saturate (PTOAS's default, ``sat_mode`` ON)."""
+        return self.sat_mode is None or self.sat_mode.data == SaturationMode.ON
 
     def verify_(self) -> None:
         """vec tiles with the same shape and the same valid shape."""

@@ -13,7 +13,7 @@ Output shape (pto-dialect.md §8)::
         set_mask_norm();
         set_vector_mask(-1, -1);
         ... body ...
-    #endif  // __DAV_VEC__
+    #endif // __DAV_VEC__
         ptoas_auto_sync_tail(PTOAutoSyncTailMode::kBarrierAll);
         return;
     }
@@ -170,14 +170,14 @@ def emit_function(f: FuncOp, entries: set[str]) -> list[str]:
             ctx.line("set_vector_mask(-1, -1);")
     ctx.emit_block(block, skip_terminator=ret is not None)
     if macro is not None:
-        ctx.line(f"#endif  // {macro}")
+        ctx.line(f"#endif // {macro}")  # PTOAS's spelling
     if f.sym_name.data in entries:
         ctx.line(f"ptoas_auto_sync_tail({_tail_mode(f)});")
     if ret is not None and ret.arguments:
         ctx.line(f"return {ctx.name(ret.arguments[0], ret)};")
     else:
         ctx.line("return;")
-    return [f"{signature} {{", *ctx.lines, "}"]
+    return [f"{signature} {{", *ctx.lines[:1], *ctx.hoisted, *ctx.lines[1:], "}"]
 
 
 def emit_wrapper(f: FuncOp) -> list[str]:

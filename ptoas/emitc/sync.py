@@ -125,4 +125,4 @@ def _section(ctx: FuncContext, op: Operation) -> None:
     macro = "__DAV_CUBE__" if isinstance(op, SectionCubeOp) else "__DAV_VEC__"
     ctx.line(f"#if defined({macro})")
     ctx.emit_block(op.body.block)
-    ctx.line(f"#endif  // {macro}")
+    ctx.line(f"#endif // {macro}")

@@ -1155,6 +1155,20 @@ template <typename D, typename S, typename Tmp, std::enable_if_t<is_tile_v<Tmp>,
 PTO_INST void TCVT(D &d, S &s, Tmp &, RoundMode mode = RoundMode::CAST_RINT) {
     TCVT(d, s, mode);
 }
+// PTOAS's saturation argument: ON is what TCVT does; OFF (wrapping float -> int) is not modelled.
+enum class SaturationMode { ON, OFF };
+template <typename D, typename S>
+PTO_INST void TCVT(D &d, S &s, RoundMode mode, SaturationMode sat) {
+    if (sat == SaturationMode::OFF && !std::is_floating_point_v<typename D::DType> &&
+        (std::is_floating_point_v<typename S::DType> || std::is_same_v<typename S::DType, half> ||
+         std::is_same_v<typename S::DType, bfloat16_t>))
+        cpu::fail("TCVT with SaturationMode::OFF (wrapping float -> int) is not modelled by the CPU simulator");
+    TCVT(d, s, mode);
+}
+template <typename D, typename S, typename Tmp, std::enable_if_t<is_tile_v<Tmp>, int> = 0>
+PTO_INST void TCVT(D &d, S &s, Tmp &, RoundMode mode, SaturationMode sat) {
+    TCVT(d, s, mode, sat);
+}
 
 namespace cpu {
 template <typename X>
