@@ -65,7 +65,6 @@ for _cls in (
     IT.TFillPadExpandOp,
     IT.TFillPadInplaceOp,
     IT.TScatterOp,
-    IT.TGatherOp,
     IT.TPrefetchOp,
     IT.TSyncOp,
     # emitted as PTOAS does; pto_cpu.hpp fails them at run time (not modelled on the CPU):
@@ -85,6 +84,26 @@ for _cls in (
     *IT.MX_OPS,
 ):
     handles(_cls)(_call)
+
+
+@handles(IT.TGatherOp)
+def _tgather(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, IT.TGatherOp)
+    dst, src = ctx.name(op.dst, op), ctx.name(op.src, op)
+    if op.indices is not None:
+        tmp = [ctx.name(op.tmp, op)] if op.tmp is not None else []
+        ctx.line(f"TGATHER({', '.join([dst, src, ctx.name(op.indices, op), *tmp])});")
+        return
+    d_t, s_t = value_ctype(op.dst.type), value_ctype(op.src.type)
+    if op.cdst is None or op.tmp is None or op.kValue is None:
+        pattern = op.maskPattern.data.value if op.maskPattern is not None else "P1111"
+        ctx.line(f"TGATHER<{d_t}, {s_t}, MaskPattern::{pattern}>({dst}, {src});")
+        return
+    cmp = (op.cmpMode.data.value if op.cmpMode is not None else "eq").upper()
+    offset = op.offset.value.data if op.offset is not None else 0
+    targs = f"{d_t}, {s_t}, {value_ctype(op.cdst.type)}, {value_ctype(op.tmp.type)}, CmpMode::{cmp}, {offset}"
+    args = [dst, src, ctx.name(op.kValue, op), ctx.name(op.cdst, op), ctx.name(op.tmp, op)]
+    ctx.line(f"TGATHER<{targs}>({', '.join(args)});")
 
 
 @handles(IT.TSetValOp)

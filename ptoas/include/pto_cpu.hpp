@@ -1532,6 +1532,15 @@ PTO_INST void TSCATTER(D &d, S &s, I &idx) {
             d.at(rc.first, rc.second) = cpu::to<T>(cpu::up(s.at(i, j)));
         }
 }
+// tgather's mask-pattern and compare forms, in PTOAS's call shapes: not modelled on the CPU.
+enum class MaskPattern { P0101, P1010, P0001, P0010, P0100, P1000, P1111 };
+template <typename DT, typename ST, MaskPattern P, typename D, typename S>
+PTO_INST void TGATHER(D &, S &) { cpu::fail("TGATHER (mask-pattern form): not modelled by the CPU simulator"); }
+template <typename DT, typename ST, typename CT, typename TT, CmpMode M, int Offset, typename D, typename S, typename K,
+          typename C, typename T>
+PTO_INST void TGATHER(D &, S &, K, C &, T &) {
+    cpu::fail("TGATHER (compare form): not modelled by the CPU simulator");
+}
 // Index form: dst(i, j) = src storage element indices(i, j).
 template <typename D, typename S, typename I, typename... Tmp>
 PTO_INST void TGATHER(D &d, S &s, I &idx, Tmp &...) {

@@ -84,3 +84,31 @@ def test_acc_to_vec_mode_is_qualified(tmp_path: Path, capsys: pytest.CaptureFixt
     code, out, err = _run(tmp_path, body, capsys, "--pto-arch=a5")
     assert code == 0, err
     assert re.search(r"TMOV<pto::AccToVecMode::DualModeSplitM, ReluPreMode::NoRelu>\(v\d+, v\d+\);", out), out
+
+
+def test_tgather_mask_and_compare_forms(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import numpy as np
+
+    from pypto.ptoas.build import build_shared
+    from pypto.ptoas.emitc.runner import KernelLibrary, KernelRuntimeError
+
+    h = T.replace("f32", "f16")
+    i32, u8 = T.replace("f32", "i32"), T.replace("f32", "ui8")
+    body = (
+        "module {\n  func.func @k(%p: !pto.ptr<f32>) attributes {pto.kernel_kind = #pto.kernel_kind<vector>} {\n"
+        f"    %s = pto.alloc_tile : {h}\n    %d = pto.alloc_tile : {h}\n    %k = arith.constant 0.0 : f16\n"
+        f"    %t = pto.alloc_tile : {u8}\n    %cd = pto.alloc_tile : {i32}\n    %ci = pto.alloc_tile : {i32}\n"
+        f"    pto.tgather ins(%s, {{maskPattern = #pto.mask_pattern<P0010>}} : {h}) outs(%d : {h})\n"
+        f"    pto.tgather ins(%s, %k, %t : {h}, f16, {u8}) outs(%ci, %cd : {i32}, {i32}) {{offset = 7 : i32}}\n"
+        "    return\n  }\n}\n"
+    )
+    code, out, err = _run(tmp_path, body, capsys, "--pto-arch=a3")
+    assert code == 0, err
+    th, ti, tu = (
+        re.escape(f"Tile<TileType::Vec, {c}, 1, 16, BLayout::RowMajor, 1, 16") for c in ("half", "int32_t", "uint8_t")
+    )
+    assert re.search(rf"TGATHER<{th}[^>]*>, {th}[^>]*>, MaskPattern::P0010>\(v\d+, v\d+\);", out), out
+    assert re.search(rf"TGATHER<{ti}[^>]*>, {th}[^>]*>, {ti}[^>]*>, {tu}[^>]*>, CmpMode::EQ, 7>\(", out), out
+    lib = KernelLibrary(build_shared(out, tmp_path / "build", name="tgather_forms"))
+    with pytest.raises(KernelRuntimeError, match="mask-pattern form"):
+        lib.call("k", np.zeros(4, np.float32))
