@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import Float64Type, IndexType, IntegerType, MemRefType
+from xdsl.dialects.builtin import Float64Type, IndexType, IntegerType, MemRefType, VectorType
 from xdsl.ir import Attribute
 
 from pypto.ptoas.dialect.attrs import TILE_LOCS, AddressSpace, AddressSpaceAttr, BLayout, SLayout
@@ -97,8 +97,24 @@ def tile_bytes(spec: TileSpec) -> int:
     return spec.rows * spec.cols * element_bytes(spec.dtype)
 
 
+MRGSORT_LIST = "pto::MrgSortExecutedNumList"
+"""PTOAS's C++ type of ``vector<4xi16>`` (tmrgsort's executed-count list)."""
+
+
+def is_mrgsort_list(t: Attribute) -> bool:
+    """``vector<4xi16>``: tmrgsort's executed-count list."""
+    return (
+        isinstance(t, VectorType)
+        and list(t.get_shape()) == [4]
+        and isinstance(t.element_type, IntegerType)
+        and t.element_type.width.data == 16
+    )
+
+
 def value_ctype(t: Attribute) -> str:
-    """The C++ type of an SSA value of type ``t`` (scalar, GM pointer or tile)."""
+    """The C++ type of an SSA value of type ``t`` (scalar, GM pointer, tile, tmrgsort list)."""
+    if is_mrgsort_list(t):
+        return MRGSORT_LIST
     if isinstance(t, PtrType):
         return f"__gm__ {element_ctype(t.element_type)}*"
     spec = tile_spec(t)

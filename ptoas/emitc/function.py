@@ -33,7 +33,7 @@ from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 
 from pypto.ptoas.dialect.attrs import KernelKindAttr
 
-from . import scalar, sync, tiles, vector, views  # noqa: F401  (register the op handlers)
+from . import isa, scalar, sync, tiles, vector, views  # noqa: F401  (register the op handlers)
 from .context import FuncContext
 from .cxx_types import value_ctype
 from .errors import EmitError
@@ -207,6 +207,8 @@ def emit_cpp(module: ModuleOp) -> str:
     arch_text = arch.data if isinstance(arch, StringAttr) else "a2a3"
     names = ", ".join(f"@{f.sym_name.data}" for f in funcs)
     out = [f"// ptoas (pypto.ptoas.emitc) C++ for {names}; target {arch_text}.", PREAMBLE]
+    used = {type(op) for op in module.walk()}
+    out.extend(text for cls, text in isa.HELPERS.items() if cls in used)
     declarations = [f for f in funcs if not f.body.blocks]
     for f in declarations:
         out.extend(emit_function(f, entries))

@@ -1573,7 +1573,27 @@ PTO_CPU_UNMODELLED(TEXTRACT_FP)
 PTO_CPU_UNMODELLED(TINSERT_FP)
 PTO_CPU_UNMODELLED(TMATMUL_MX)
 PTO_CPU_UNMODELLED(TGEMV_MX)
+PTO_CPU_UNMODELLED(TMRGSORT)
 #undef PTO_CPU_UNMODELLED
+// tmrgsort's executed-count list (PTOAS's vector<4xi16>) and its template form.
+struct MrgSortExecutedNumList {
+    uint16_t counts[4] = {};
+    MrgSortExecutedNumList() = default;
+    constexpr MrgSortExecutedNumList(uint16_t a, uint16_t b, uint16_t c, uint16_t d) : counts{a, b, c, d} {}
+    explicit MrgSortExecutedNumList(int64_t packed) {  // a kernel argument: four 16-bit counts, low first
+        for (int i = 0; i < 4; ++i) counts[i] = static_cast<uint16_t>(static_cast<uint64_t>(packed) >> (16 * i));
+    }
+};
+#define PTO_CPU_MRGSORT_FAIL cpu::fail("TMRGSORT: not modelled by the CPU simulator (see ptoas/dialect/isa_ops.txt)")
+template <typename D, typename T, typename S0, typename S1, bool Exhausted, typename... Ts>
+PTO_INST void TMRGSORT(Ts &&...) { PTO_CPU_MRGSORT_FAIL; }
+template <typename D, typename T, typename S0, typename S1, typename S2, bool Exhausted, typename... Ts>
+PTO_INST void TMRGSORT(Ts &&...) { PTO_CPU_MRGSORT_FAIL; }
+template <typename D, typename T, typename S0, typename S1, typename S2, typename S3, bool Exhausted, typename... Ts>
+PTO_INST void TMRGSORT(Ts &&...) { PTO_CPU_MRGSORT_FAIL; }
+#undef PTO_CPU_MRGSORT_FAIL
+template <uint16_t Rounds, typename... Ts>
+PTO_INST void TRANDOM(Ts &&...) { cpu::fail("TRANDOM: not modelled by the CPU simulator (A5)"); }
 // tmov with fixpipe quant parameters (a pre-quant scalar or an fp tile as the third argument).
 template <ReluPreMode R = ReluPreMode::NoRelu, typename D, typename S, typename Q>
 PTO_INST void TMOV(D &, S &, Q &&) { cpu::fail("TMOV with quant parameters: not modelled by the CPU simulator"); }

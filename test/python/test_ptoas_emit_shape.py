@@ -112,3 +112,38 @@ def test_tgather_mask_and_compare_forms(tmp_path: Path, capsys: pytest.CaptureFi
     lib = KernelLibrary(build_shared(out, tmp_path / "build", name="tgather_forms"))
     with pytest.raises(KernelRuntimeError, match="mask-pattern form"):
         lib.call("k", np.zeros(4, np.float32))
+
+
+def test_tmrgsort_and_trandom_shapes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import numpy as np
+
+    from pypto.ptoas.build import build_shared
+    from pypto.ptoas.emitc.runner import KernelLibrary, KernelRuntimeError
+
+    s, d = (
+        T.replace("cols=16", "cols=128").replace("v_col=16", "v_col=128"),
+        T.replace("cols=16", "cols=256").replace("v_col=16", "v_col=256"),
+    )
+    u32 = T.replace("f32", "ui32")
+    body = (
+        'module attributes {pto.target_arch = "a5"} {\n'
+        "  func.func @k(%p: !pto.ptr<f32>) attributes {pto.kernel_kind = #pto.kernel_kind<vector>} {\n"
+        "    %ex = arith.constant dense<[128, 64, 0, -1]> : vector<4xi16>\n    %k = arith.constant 7 : i32\n"
+        f"    %a = pto.alloc_tile : {s}\n    %b = pto.alloc_tile : {s}\n    %t = pto.alloc_tile : {d}\n"
+        f"    %d = pto.alloc_tile : {d}\n    %r = pto.alloc_tile : {u32}\n"
+        f"    pto.tmrgsort ins(%a, %b, %t {{exhausted = true}} : {s}, {s}, {d}) outs(%d, %ex : {d}, vector<4xi16>)\n"
+        f"    pto.trandom ins(%k, %k, %k, %k, %k, %k {{rounds = 7 : i32}} : i32, i32, i32, i32, i32, i32) outs(%r : {u32})\n"
+        "    return\n  }\n}\n"
+    )
+    code, out, err = _run(tmp_path, body, capsys)
+    assert code == 0, err
+    ex = re.search(r"pto::MrgSortExecutedNumList (v\d+) = pto::MrgSortExecutedNumList\{128, 64, 0, 65535\};", out)
+    assert ex, out
+    assert re.search(
+        rf"TMRGSORT<Tile<[^>]*256[^>]*>, Tile<[^>]*256[^>]*>, Tile<[^>]*128[^>]*>, Tile<[^>]*128[^>]*>, true>\(v\d+, {ex.group(1)}, v\d+, v\d+, v\d+\);",
+        out,
+    ), out
+    assert out.index("template <uint16_t Rounds, typename DstTile>") < out.index("PTOAS__TRANDOM<7>(")
+    lib = KernelLibrary(build_shared(out, tmp_path / "build", name="mrgsort_trandom"))
+    with pytest.raises(KernelRuntimeError, match="TMRGSORT: not modelled"):
+        lib.call("k", np.zeros(4, np.float32))
