@@ -38,11 +38,19 @@ DEFAULT_LAYOUTS: dict[AddressSpace, tuple[BLayout, SLayout, int]] = {
 }
 
 
+F8_CTYPES = {"f8E4M3": "float8_e4m3_t", "f8E5M2": "float8_e5m2_t"}
+"""PTOAS's C++ types of the f8 families (``PTOToEmitC.cpp``; f8E4M3FN, f8E4M3FNUZ, ... alike)."""
+
+
 def element_ctype(t: Attribute) -> str:
     """The C++ type of an element or scalar type (the ``cxx`` column of :mod:`pypto.target.dtypes`)."""
     if isinstance(t, Float64Type):
         return "double"  # not a PyPTO dtype, but a scalar C++ may compute in
-    row = BY_MLIR.get(str(t))
+    spelled = str(t)
+    for family, cxx in F8_CTYPES.items():  # PTOAS spells every variant of a family alike
+        if spelled.startswith(family):
+            return cxx
+    row = BY_MLIR.get(spelled)
     if row is None or row.cxx is None:
         raise EmitError(f"{'integer ' if isinstance(t, IntegerType) else ''}type {t} has no C++ spelling")
     return row.cxx

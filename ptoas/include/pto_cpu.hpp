@@ -72,6 +72,14 @@
 // ---------------------------------------------------------------------------------------------------
 using half = _Float16;
 
+// f8 element types (PTOAS's spellings of the f8E4M3* / f8E5M2* families): storage only, for the
+// mx ops' tiles (not modelled on the CPU).
+struct float8_e4m3_t {
+    uint8_t bits;
+};
+struct float8_e5m2_t {
+    uint8_t bits;
+};
 struct bfloat16_t {
     uint16_t bits = 0;
     bfloat16_t() = default;

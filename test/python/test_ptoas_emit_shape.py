@@ -147,3 +147,16 @@ def test_tmrgsort_and_trandom_shapes(tmp_path: Path, capsys: pytest.CaptureFixtu
     lib = KernelLibrary(build_shared(out, tmp_path / "build", name="mrgsort_trandom"))
     with pytest.raises(KernelRuntimeError, match="TMRGSORT: not modelled"):
         lib.call("k", np.zeros(4, np.float32))
+
+
+@pytest.mark.parametrize(
+    ("mlir", "cxx"),
+    [("f8E4M3FN", "float8_e4m3_t"), ("f8E4M3", "float8_e4m3_t"), ("f8E5M2", "float8_e5m2_t"), ("f16", "half")],
+)
+def test_f8_element_types_have_ptoas_spellings(mlir: str, cxx: str) -> None:
+    from pypto.ptoas.emitc.cxx_types import element_ctype
+    from pypto.ptoas.pto_text import parse_pto
+
+    module = parse_pto(f"module {{\n  func.func @k(%x: {mlir}) {{\n    return\n  }}\n}}\n", "k.pto")
+    func = next(iter(module.body.block.ops))
+    assert element_ctype(func.body.block.args[0].type) == cxx
