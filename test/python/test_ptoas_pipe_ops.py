@@ -155,7 +155,12 @@ def test_accesses() -> None:
         ("%t = pto.tpop_from_aiv {split = 0} -> " + GM, "'pto.tpop_from_aiv' op result must be an on-chip tile"),
         (
             '%t = "pto.tpop_from_aic"(%vr) <{operandSegmentSizes = array<i32: 1, 0>}> {split = 0} : (index) -> ' + V,
-            "'pto.tpop_from_aic' op expects both valid_row and valid_col or neither",
+            "'pto.tpop_from_aic' op expects valid_row and valid_col operands to be provided together",
+        ),
+        (
+            f"%t = pto.tpop_from_aic(%vr, %vc) {{split = 0}} -> {V}",
+            "'pto.tpop_from_aic' op expects tile result to have dynamic validShape (?, ?) when valid_row/valid_col "
+            "operands are provided",
         ),
     ],
 )
