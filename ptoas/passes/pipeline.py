@@ -34,6 +34,7 @@ from xdsl.passes import ModulePass
 
 from pypto.pipeline.pass_runner import DumpListener, PassListener, PassRunner, PrintIRListener
 from pypto.ptoas.context import make_pto_context
+from pypto.ptoas.dialect.isa_misc_ops import ReserveBufferOp
 from pypto.ptoas.dialect.tile_ops import AllocTileOp
 from pypto.ptoas.limits import ARCHS
 from pypto.ptoas.pto_text import print_pto
@@ -57,7 +58,12 @@ class PtoasOptions:
 
 
 def _needs_planning(module: ModuleOp) -> bool:
-    return any((isinstance(op, AllocTileOp) and op.addr is None) or local_memref_alloc(op) for op in module.walk())
+    return any(
+        (isinstance(op, AllocTileOp) and op.addr is None)
+        or local_memref_alloc(op)
+        or (isinstance(op, ReserveBufferOp) and "base" not in op.attributes)
+        for op in module.walk()
+    )
 
 
 def ptoas_passes(module: ModuleOp, options: PtoasOptions) -> list[ModulePass]:

@@ -15,6 +15,12 @@ bytes. Over capacity is an error located at the allocation that does not fit.
 same way (its bytes: the product of its shape) and becomes ``pto.pointer_cast``
 of its address, as PTOAS's PlanMemory rewrites it.
 
+``pto.reserve_buffer {auto = true}`` (a FIFO's local buffer) is placed after the
+other buffers, as PTOAS does: in the first aligned hole of its address space
+that no planned buffer occupies (whatever their lifetimes); its ``base`` is set.
+With ``auto = false`` (a fixed base) PTOAS's PlanMemory refuses to plan: an
+allocation that needs planning is an error located at it.
+
 ``force=False`` (default) keeps addresses already given (PyPTO's
 AllocateMemoryAddr, level-3 ``.pto``) and places only the allocations that
 lack one, above the highest fixed byte; ``force=True`` re-plans everything.
@@ -26,7 +32,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.arith import ConstantOp
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, i64
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, i32, i64
 from xdsl.dialects.func import FuncOp
 from xdsl.dialects.memref import AllocOp
 from xdsl.dialects.scf import ForOp
@@ -36,6 +42,7 @@ from xdsl.passes import ModulePass
 from pypto.core.analysis.liveness import Liveness, LiveRange
 from pypto.ptoas.dialect import target_arch
 from pypto.ptoas.dialect.attrs import AddressSpaceAttr
+from pypto.ptoas.dialect.isa_misc_ops import ReserveBufferOp
 from pypto.ptoas.dialect.tile_ops import AllocTileOp, PointerCastOp
 from pypto.ptoas.dialect.types import TILE_LOCS, TileBufType, element_bits
 from pypto.ptoas.limits import alignment, capacity
@@ -157,8 +164,57 @@ def _life(liveness: Liveness, alloc: AllocTileOp | AllocOp) -> LiveRange:
     return life
 
 
+def _reserve_buffers(func: FuncOp) -> list[ReserveBufferOp]:
+    return [op for op in func.walk() if isinstance(op, ReserveBufferOp)]
+
+
+def _is_auto(op: ReserveBufferOp) -> bool:
+    auto = op.attributes.get("autoAlloc")
+    return not isinstance(auto, IntegerAttr) or bool(auto.value.data)
+
+
+def _check_manual_reserve(func: FuncOp, force: bool) -> None:
+    """PTOAS: with a fixed-base ``reserve_buffer`` nothing may be left to plan."""
+    manual = [op for op in _reserve_buffers(func) if not _is_auto(op)]
+    if not manual:
+        return
+    for op in func.walk():
+        if local_memref_alloc(op) or (isinstance(op, AllocTileOp) and (op.addr is None or force)):
+            raise pass_error(
+                op,
+                "'memref.alloc' op cannot use pto.reserve_buffer with auto = false when local memref.alloc "
+                "still requires PlanMemory allocation",
+            )
+
+
+def _place_reserve_buffers(func: FuncOp, lives: list[_Live], arch: str) -> None:
+    """Give each ``auto`` reserve_buffer without ``base`` the first aligned hole of its space."""
+    for op in _reserve_buffers(func):
+        if not _is_auto(op) or "base" in op.attributes:
+            continue
+        loc, size = op.attributes["location"], op.attributes["size"]
+        assert isinstance(loc, AddressSpaceAttr) and isinstance(size, IntegerAttr)
+        space, need = loc.data.value, size.value.data
+        align = alignment(space)
+        occupied = sorted(
+            (live.addr, live.addr + _align(live.size, align)) for live in lives if live.space == space and live.addr is not None
+        )
+        base = 0
+        for begin, end in occupied:
+            base = _align(base, align)
+            if base + need <= begin:
+                break
+            base = max(base, end)
+        base = _align(base, align)
+        cap = capacity(space, arch)
+        if cap is not None and base + need > cap:
+            raise pass_error(op, "'pto.reserve_buffer' op failed to allocate local memory hole for reserve_buffer")
+        op.attributes["base"] = IntegerAttr(base, i32)
+
+
 def plan_func(func: FuncOp, arch: str, force: bool = False) -> int:
     """Assign addresses in one function; returns how many allocations were placed."""
+    _check_manual_reserve(func, force)
     liveness = Liveness(func)
     lives: list[_Live] = []
     fixed_top: dict[str, int] = {}
@@ -182,9 +238,10 @@ def plan_func(func: FuncOp, arch: str, force: bool = False) -> int:
             continue
         life = _life(liveness, op)
         lives.append(_Live(op, space, size, life.start, life.end))
+    _place(lives, fixed_top, arch)
+    _place_reserve_buffers(func, lives, arch)
     if not lives:
         return 0
-    _place(lives, fixed_top, arch)
     consts: dict[int, SSAValue] = {}
     entry = func.body.block
     for live in lives:

@@ -101,3 +101,33 @@ def test_no_dump_at_level3(tmp_path: Path, capsys: pytest.CaptureFixture[str], f
     code, out, err = _run(tmp_path, body, capsys, *flags)
     assert code == 0, err
     assert "end PTO plan Mem!" not in err and "TPRINT" in out
+
+
+def _reserve(name: str, auto: str = "true", base: str = "") -> str:
+    extra = f", base = {base}" if base else ""
+    return (
+        f'    %{name} = pto.reserve_buffer {{name = "{name}", size = 8192, location = #pto.address_space<vec>, '
+        f"auto = {auto}{extra}}} -> i32\n"
+    )
+
+
+def test_reserve_buffer_takes_the_first_hole_after_planning(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body = _memref_kernel(_reserve("fifo") + _copy("u0")).replace(
+        "    return\n  }\n}\n",
+        "    return\n  }\n  func.func @peer() {\n"
+        '    %imp = pto.import_reserved_buffer {name = "fifo", peer_func = @k} -> i32\n    return\n  }\n}\n',
+    )
+    code, out, err = _run(tmp_path, body, capsys)
+    assert code == 0, err
+    assert 'pto.reserve_buffer{name = "fifo", size = 8192, location = <vec>, auto = true, base = 8192} -> i32' in err
+    assert f"pto.pointer_cast(%c0_i64) : {UB}" in err
+    assert out.count("const int32_t v") == 2 and out.count(" = 8192;") == 2, out  # the reserve and its import
+
+
+def test_fixed_reserve_buffer_with_allocations_left_to_plan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(tmp_path, _memref_kernel(_reserve("fifo", "false", "0") + _copy("u0")), capsys)
+    assert code == 1 and out == ""
+    assert err.strip().endswith(
+        "error: 'memref.alloc' op cannot use pto.reserve_buffer with auto = false when local memref.alloc "
+        "still requires PlanMemory allocation"
+    ), err
