@@ -184,7 +184,11 @@ class _PopOp(DpsOp):
             raise self.fail("expects valid_row and valid_col operands to be provided together")
         _check_on_chip(self, self.result.type, "result")
         t = self.result.type
-        if self.valid_row is not None and isinstance(t, TileBufType) and DYNAMIC not in (t.spec().v_row, t.spec().v_col):
+        if (
+            self.valid_row is not None
+            and isinstance(t, TileBufType)
+            and DYNAMIC not in (t.spec().v_row, t.spec().v_col)
+        ):
             raise self.fail(
                 "expects tile result to have dynamic validShape (?, ?) when valid_row/valid_col operands are provided"
             )
