@@ -25,7 +25,7 @@ from pypto.ptoas.pto_text import verify_pto
 
 from .access import constant_int
 from .errors import pass_error
-from .fifo_rules import check_peer_inits
+from .fifo_rules import check_nosplit, check_peer_inits
 
 
 def tile_bytes(t: TileBufType) -> int:
@@ -71,3 +71,4 @@ class VerifyPass(ModulePass):
         verify_pto(op)
         check_target(op, self.check_addresses)
         check_peer_inits(op)
+        check_nosplit(op)
