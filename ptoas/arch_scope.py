@@ -38,6 +38,8 @@ def apply_left_blayout(text: str, arch: str) -> str:
         inner = m.group(1)
         if not _IS_LEFT.match(inner):
             return m.group(0)
+        if _BLAYOUT.search(inner) is None:  # short form without blayout: the arch's default
+            return "!pto.tile_buf<" + inner + f", blayout={layout}>"
         return "!pto.tile_buf<" + _BLAYOUT.sub(lambda b: b.group(1) + layout, inner) + ">"
 
     return _TILE_BUF.sub(fix, text)

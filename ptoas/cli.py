@@ -139,6 +139,16 @@ def check_level(module: ModuleOp, level: str | None, insert_sync: bool) -> None:
             )
 
 
+def prints_plan_memory(module: ModuleOp, level: str | None) -> bool:
+    """Does PTOAS print its PlanMemory dump for this input? It runs PlanMemory below level3;
+    without ``--pto-level``, a module whose tiles carry ``addr`` (or uses ``tassign``) is taken as level3."""
+    if level is not None:
+        return level != "level3"
+    return not any(
+        (isinstance(op, AllocTileOp) and op.addr is not None) or isinstance(op, TAssignOp) for op in module.walk()
+    )
+
+
 def compile_text(text: str, filename: str, args: argparse.Namespace) -> str:
     """Parse, run the pipeline and produce the output text (raises ParseError / PTOVerifyError)."""
     source_map: SourceMap | None = None
@@ -158,6 +168,7 @@ def compile_text(text: str, filename: str, args: argparse.Namespace) -> str:
             insert_sync=args.enable_insert_sync,
             dump_dir=Path(args.dump_dir) if args.dump_dir else None,
             print_ir_after_all=sys.stderr if args.print_ir_after_all else None,
+            plan_memory_dump=sys.stderr if prints_plan_memory(module, level) else None,
         )
         run_ptoas_pipeline(module, options)
     except (ParseError, PTOVerifyError) as e:

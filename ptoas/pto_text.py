@@ -32,12 +32,14 @@ from .context import make_pto_context
 
 
 class PTOVerifyError(Exception):
-    """A ``.pto`` module breaks a verifier rule."""
+    """A ``.pto`` module breaks a verifier rule. ``more``: the first failure of each later
+    function, reported too (MLIR verifies each function on its own, as PTOAS reports them)."""
 
     def __init__(self, message: str, op: Operation | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.op = op
+        self.more: list[PTOVerifyError] = []
 
     @property
     def location(self) -> FileLineColLoc | None:
@@ -100,18 +102,41 @@ def format_diagnostic(err: PTOVerifyError | ParseError, source_map: SourceMap | 
     located = source_map.locate(err.op) if source_map is not None else None
     if located is None:
         name = source_map.filename if source_map is not None else "<pto>"
-        return f"{name}: error: {err.message}"
-    return f"{located[0]}:{located[1]}:{located[2]}: error: {err.message}"
+        line = f"{name}: error: {err.message}"
+    else:
+        line = f"{located[0]}:{located[1]}:{located[2]}: error: {err.message}"
+    return "\n".join([line, *(format_diagnostic(m, source_map) for m in err.more)])
 
 
-def _first_failing_op(module: ModuleOp) -> tuple[Operation, VerifyException] | None:
+def _first_failing_op(root: Operation) -> tuple[Operation, VerifyException] | None:
     """The first op (pre-order) whose own verifier fails."""
-    for op in module.walk():
+    for op in root.walk():
         try:
             op.verify_()
         except VerifyException as e:
             return op, e
     return None
+
+
+def _op_error(op: Operation, e: VerifyException) -> PTOVerifyError:
+    message = str(e)
+    if not message.startswith(f"'{op.name}'"):
+        message = f"'{op.name}' op {message}"
+    return PTOVerifyError(message, op)
+
+
+def _later_function_errors(module: ModuleOp, first: Operation) -> list[PTOVerifyError]:
+    """The first failing op of each function after the one holding ``first``."""
+    out: list[PTOVerifyError] = []
+    seen = False
+    for func in (op for op in module.walk() if isinstance(op, FuncOp)):
+        if not seen:
+            seen = first is func or func.is_ancestor(first)
+            continue
+        found = _first_failing_op(func)
+        if found is not None and found[0] is not func:
+            out.append(_op_error(*found))
+    return out
 
 
 def verify_pto(module: ModuleOp) -> None:
@@ -120,11 +145,11 @@ def verify_pto(module: ModuleOp) -> None:
         module.verify()
     except VerifyException as e:
         found = _first_failing_op(module)
-        op = found[0] if found else None
-        message = str(found[1]) if found else str(e).split("\n\n")[0]
-        if op is not None and not message.startswith(f"'{op.name}'"):
-            message = f"'{op.name}' op {message}"
-        raise PTOVerifyError(message, op) from e
+        if found is None:
+            raise PTOVerifyError(str(e).split("\n\n")[0]) from e
+        err = _op_error(*found)
+        err.more = _later_function_errors(module, found[0])
+        raise err from e
     for op in _entry_functions(module):
         results = op.function_type.outputs.data
         if results:

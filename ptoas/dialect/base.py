@@ -141,9 +141,10 @@ class PTOOp(IRDLOperation):
         return f"{field} (%{value.name_hint})" if value.name_hint else field
 
     def fail(self, message: str, operand: SSAValue | None = None) -> VerifyException:
-        """A VerifyException ``'pto.x' op operand src1 (%t): message``."""
-        where = f" operand {self.operand_name(operand)}:" if operand is not None else ""
-        return VerifyException(f"'{self.name}' op{where} {message}")
+        """A VerifyException ``'pto.x' op message [operand src1 (%t)]``: PTOAS's wording first (its
+        tests check the text after ``op``), then the operand it is about."""
+        where = f" [operand {self.operand_name(operand)}]" if operand is not None else ""
+        return VerifyException(f"'{self.name}' op {message}{where}")
 
     def tile(self, value: SSAValue, *spaces: AddressSpace) -> Tile:
         """The operand as a tile; it must be one and, if given, in one of ``spaces``."""

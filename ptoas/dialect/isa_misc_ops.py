@@ -381,7 +381,8 @@ def _parse_config(parser: Parser) -> dict[str, Attribute]:
     return out
 
 
-def _print_config(printer: Printer, attrs: dict[str, Attribute], keys: tuple[str, ...]) -> None:
+def _print_config(printer: Printer, attrs: dict[str, Attribute], keys: tuple[str, ...], space: str = " ") -> None:
+    """``{key = value, ...}`` as PTOAS prints it (``location = <vec>``)."""
     parts = []
     for k in keys:
         v = attrs.get(k)
@@ -391,9 +392,11 @@ def _print_config(printer: Printer, attrs: dict[str, Attribute], keys: tuple[str
             parts.append(f"{k} = {'true' if v.value.data else 'false'}")
         elif isinstance(v, IntegerAttr):
             parts.append(f"{k} = {v.value.data}")
+        elif isinstance(v, AddressSpaceAttr):
+            parts.append(f"{k} = <{v.data.value}>")
         else:
             parts.append(f"{k} = {v}")
-    printer.print_string(" {" + ", ".join(parts) + "}")
+    printer.print_string(space + "{" + ", ".join(parts) + "}")
 
 
 _WIDTHS = {"dir_mask": i8, "slot_size": i32, "slot_num": i32, "local_slot_num": i32, "flag_base": i32, "size": i32}
@@ -513,7 +516,7 @@ class _ConfigResultOp(PTOOp):
     def print(self, printer: Printer) -> None:
         """PTOAS's form."""
         shown = {("auto" if k == "autoAlloc" else k): v for k, v in self.attributes.items()}
-        _print_config(printer, shown, self.KEYS)
+        _print_config(printer, shown, self.KEYS, space="")  # PTOAS: ``pto.reserve_buffer{...}``
         rest = {k: v for k, v in shown.items() if k not in self.KEYS}
         if rest:
             printer.print_string(" ")
@@ -1045,9 +1048,6 @@ NO_CPP: dict[type[PTOOp], str] = {
     SetFFTsOp: "hardware configuration: a no-op in the interpreter, nothing to emit",
     GetBufOp: "buffer-id handshake: a no-op in the interpreter, nothing to emit",
     RlsBufOp: "buffer-id handshake: a no-op in the interpreter, nothing to emit",
-    DeclareEventIdArrayOp: "runtime event ids: run by the interpreter only",
-    EventIdArrayGetOp: "runtime event ids: run by the interpreter only",
-    EventIdArraySetOp: "runtime event ids: run by the interpreter only",
     BuildAsyncSessionOp: "async DMA: run by the interpreter only",
     TPutAsyncOp: "async DMA: run by the interpreter only",
     TGetAsyncOp: "async DMA: run by the interpreter only",
@@ -1056,8 +1056,6 @@ NO_CPP: dict[type[PTOOp], str] = {
     DeclareTileOp: _FIFO,
     AicInitializePipeOp: _FIFO,
     AivInitializePipeOp: _FIFO,
-    ReserveBufferOp: _FIFO,
-    ImportReservedBufferOp: _FIFO,
     InitializeL2G2LPipeOp: _FIFO,
     InitializeL2LPipeOp: _FIFO,
     TPushOp: _FIFO,
@@ -1067,6 +1065,8 @@ NO_CPP: dict[type[PTOOp], str] = {
 """Ops the interpreter runs but the C++ emitter does not, and why."""
 
 for _cls, _why in NOT_SIMULATED.items():
-    _cls.NO_INTERPRETER = _cls.NO_CPP = _why
+    _cls.NO_INTERPRETER = _why
+    if _cls is not BindTileOp:  # bind_tile is emitted (an aliasing tile, PTOAS's memref form)
+        _cls.NO_CPP = _why
 for _cls, _why in NO_CPP.items():
     _cls.NO_CPP = _why

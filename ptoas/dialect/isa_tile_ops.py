@@ -1093,10 +1093,7 @@ NOT_SIMULATED: dict[type[DpsOp], str] = {
 }
 """Ops the simulator does not run, and why (their ``NO_INTERPRETER`` / ``NO_CPP``)."""
 
-NO_CPP: dict[type[DpsOp], str] = {
-    TMrgSortOp: "merge sort of (value, index) pairs: its packed output layout is not modelled yet",
-    TRandomOp: "PTOAS emits a Philox helper template (PTOAS__TRANDOM) the CPU header does not have",
-}
+NO_CPP: dict[type[DpsOp], str] = {}
 """Ops without a C++ emitter (the others of NOT_SIMULATED are emitted as PTOAS does; the CPU header
 fails them at run time)."""
 

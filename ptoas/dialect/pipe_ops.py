@@ -39,7 +39,7 @@ from xdsl.printer import Printer
 
 from .attrs import AddressSpace, Pipe
 from .base import DpsOp, PTOOp, tile_of
-from .types import TileBufType
+from .types import DYNAMIC, TileBufType
 
 TileLike = TileBufType | MemRefType
 SPLITS = (0, 1, 2)
@@ -181,8 +181,17 @@ class _PopOp(DpsOp):
         """split in {0, 1, 2}; valid_row and valid_col both or neither; the result is on chip."""
         _check_split(self)
         if (self.valid_row is None) != (self.valid_col is None):
-            raise self.fail("expects both valid_row and valid_col or neither")
+            raise self.fail("expects valid_row and valid_col operands to be provided together")
         _check_on_chip(self, self.result.type, "result")
+        t = self.result.type
+        if (
+            self.valid_row is not None
+            and isinstance(t, TileBufType)
+            and DYNAMIC not in (t.spec().v_row, t.spec().v_col)
+        ):
+            raise self.fail(
+                "expects tile result to have dynamic validShape (?, ?) when valid_row/valid_col operands are provided"
+            )
 
     def pipe(self) -> Pipe | None:
         """PIPE_MTE2 (GM->UB/L1)."""

@@ -265,6 +265,22 @@ class TMovOp(_MoveOp):
         self.same_valid(self.src, self.dst)
 
 
+def is_nd(value: SSAValue) -> bool:
+    """PTOAS's ND tile layout (``blayout=row_major, slayout=none_box``); a plain memref counts as ND."""
+    t = value.type
+    if not isinstance(t, TileBufType):
+        return True
+    spec = t.spec()
+    return spec.blayout.value == "row_major" and spec.slayout.value == "none_box"
+
+
+def check_a5_vec_vec_nd(op: DpsOp, src: SSAValue, dst: SSAValue, s: Tile, d: Tile) -> None:
+    """PTOAS's A5 rule for vec->vec ``textract`` / ``tinsert``: both tiles in ND layout."""
+    if target_arch(op) != A2A3 and s.space == S.vec and d.space == S.vec and not (is_nd(src) and is_nd(dst)):
+        what = op.name.removeprefix("pto.")
+        raise op.fail(f"expects A5 vec->vec {what} src/dst to use ND layout (blayout=row_major, slayout=none_box)")
+
+
 @irdl_op_definition
 class TExtractOp(_MoveOp):
     """A window of ``src`` at (row, col) into ``dst``."""
@@ -279,6 +295,7 @@ class TExtractOp(_MoveOp):
         """Allowed pair, dtypes, dst no larger than src."""
         s, d = self.spaces()
         self.check_dtypes(s, d)
+        check_a5_vec_vec_nd(self, self.src, self.dst, s, d)
         if d.shape[0] > s.shape[0] or d.shape[1] > s.shape[1]:
             raise self.fail(f"shape {dims_text(d.shape)} exceeds the source's {dims_text(s.shape)}", self.dst)
 
@@ -312,7 +329,12 @@ class TInsertOp(DpsOp):
                     self.src,
                 )
         elif (s.space, d.space) not in ((S.acc, S.mat), (S.vec, S.mat), (S.vec, S.vec)):
-            raise self.fail(f"expects acc->mat, vec->mat or vec->vec, got {s.space}->{d.space}", self.src)
+            raise self.fail(
+                "expects A5 tinsert to use a supported src/dst loc pair: acc->mat, vec->mat, or vec->vec "
+                f"(got {s.space}->{d.space})",
+                self.src,
+            )
+        check_a5_vec_vec_nd(self, self.src, self.dst, s, d)
         if s.shape[0] > d.shape[0] or s.shape[1] > d.shape[1]:
             raise self.fail(f"shape {dims_text(s.shape)} exceeds the destination's {dims_text(d.shape)}", self.src)
 

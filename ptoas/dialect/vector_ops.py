@@ -22,12 +22,13 @@ from __future__ import annotations
 
 from typing import ClassVar, TypeVar, cast
 
-from xdsl.dialects.builtin import AnyFloat, IntegerType, MemRefType
+from xdsl.dialects.builtin import AnyFloat, Float16Type, Float32Type, IntegerType, MemRefType
 from xdsl.ir import SSAValue
 from xdsl.irdl import AnyAttr, irdl_op_definition, operand_def, opt_attr_def, opt_operand_def
 
 from .attrs import AddressSpace, BLayout, CmpModeAttr, RoundModeAttr
-from .base import DpsOp, Tile, dims_text, tile_of
+from .base import A2A3, DpsOp, Tile, dims_text, target_arch, tile_of
+from .isa_attrs import SaturationMode, SaturationModeAttr
 from .types import DYNAMIC, TileBufType
 
 VEC = AddressSpace.vec
@@ -435,7 +436,10 @@ class TExpandsOp(VectorOp):
 
 @irdl_op_definition
 class TCvtOp(VectorOp):
-    """Element type conversion: ``tcvt ins(%src[, %tmp] {rmode = ...} : T[, T]) outs(%dst : T2)``."""
+    """Element type conversion: ``tcvt ins(%src[, %tmp] {rmode = ..., sat_mode = ...} : T[, T]) outs(%dst : T2)``.
+
+    ``sat_mode``: PTOAS's saturation of float -> int results (default ON, which the simulator
+    does; OFF, wrapping, is not modelled: both engines stop with the op's name)."""
 
     name = "pto.tcvt"
     ATTRS_IN_INS: ClassVar[bool] = True
@@ -443,6 +447,11 @@ class TCvtOp(VectorOp):
     tmp = opt_operand_def(TileLike)
     dst = operand_def(TileLike)
     rmode = opt_attr_def(RoundModeAttr)
+    sat_mode = opt_attr_def(SaturationModeAttr)
+
+    def saturates(self) -> bool:
+        """Out-of-range float -> int results saturate (PTOAS's default, ``sat_mode`` ON)."""
+        return self.sat_mode is None or self.sat_mode.data == SaturationMode.ON
 
     def verify_(self) -> None:
         """vec tiles with the same shape and the same valid shape."""
@@ -509,10 +518,22 @@ class TSelOp(VectorOp):
     dst = operand_def(TileLike)
 
     def verify_(self) -> None:
-        """Element-wise on the selected operands."""
+        """Element-wise on the selected operands; PTOAS's element types per arch."""
         self.vec(self.mask)
         self.vec(self.tmp)
         self.elementwise(self.dst, self.src0, self.src1)
+        t = tile_of(self.dst.type)
+        if t is None:
+            return
+        a2a3 = target_arch(self) == A2A3
+        widths = (16, 32) if a2a3 else (8, 16, 32)
+        dtype = t.dtype
+        ok = isinstance(dtype, Float16Type | Float32Type) or (
+            isinstance(dtype, IntegerType) and dtype.width.data in widths
+        )
+        if not ok:
+            which, allowed = ("A2/A3", "i16/i32/f16/f32") if a2a3 else ("A5", "i8/i16/i32/f16/f32")
+            raise self.fail(f"expects {which} tsel src0, src1, and dst element type to be {allowed} (got {dtype})")
 
 
 @irdl_op_definition

@@ -80,6 +80,7 @@ class FuncContext:
 
     def __init__(self, first_id: int = 1) -> None:
         self.lines: list[str] = []
+        self.hoisted: list[str] = []
         self.indent = 1
         self.names: dict[SSAValue, str] = {}
         self.next_id = first_id
@@ -128,6 +129,13 @@ class FuncContext:
             self.lines.append(text)
         else:
             self.lines.append("    " * self.indent + text if text else "")
+
+    def hoist(self, ctype: str, value: str) -> str:
+        """A ``const`` of the function's prologue (PTOAS's EmitC constants: enum arguments
+        such as ``RoundMode::CAST_RINT`` come before the body); returns its name."""
+        name = self.fresh()
+        self.hoisted.append(f"    const {ctype} {name} = {value};")
+        return name
 
     def comment(self, value: SSAValue) -> None:
         """``// pto: %name`` before the declaration of a named value."""

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import Float64Type, IndexType, IntegerType, MemRefType
+from xdsl.dialects.builtin import Float64Type, IndexType, IntegerType, MemRefType, VectorType
 from xdsl.ir import Attribute
 
 from pypto.ptoas.dialect.attrs import TILE_LOCS, AddressSpace, AddressSpaceAttr, BLayout, SLayout
@@ -38,11 +38,19 @@ DEFAULT_LAYOUTS: dict[AddressSpace, tuple[BLayout, SLayout, int]] = {
 }
 
 
+F8_CTYPES = {"f8E4M3": "float8_e4m3_t", "f8E5M2": "float8_e5m2_t"}
+"""PTOAS's C++ types of the f8 families (``PTOToEmitC.cpp``; f8E4M3FN, f8E4M3FNUZ, ... alike)."""
+
+
 def element_ctype(t: Attribute) -> str:
     """The C++ type of an element or scalar type (the ``cxx`` column of :mod:`pypto.target.dtypes`)."""
     if isinstance(t, Float64Type):
         return "double"  # not a PyPTO dtype, but a scalar C++ may compute in
-    row = BY_MLIR.get(str(t))
+    spelled = str(t)
+    for family, cxx in F8_CTYPES.items():  # PTOAS spells every variant of a family alike
+        if spelled.startswith(family):
+            return cxx
+    row = BY_MLIR.get(spelled)
     if row is None or row.cxx is None:
         raise EmitError(f"{'integer ' if isinstance(t, IntegerType) else ''}type {t} has no C++ spelling")
     return row.cxx
@@ -65,10 +73,12 @@ def tile_spec(t: Attribute) -> TileSpec | None:
         if loc not in TILE_LOCS:
             return None
         dims = list(t.get_shape())
-        if len(dims) == 1:
-            dims = [1, dims[0]]
-        if len(dims) != 2 or min(dims) < 0:
-            raise EmitError(f"memref tile {t} must be static and 1-D or 2-D")
+        if not dims or min(dims) < 0:
+            raise EmitError(f"memref tile {t} must be static")
+        rows = 1
+        for d in dims[:-1]:
+            rows *= d  # an N-D memref tile: its leading dims are its rows
+        dims = [rows, dims[-1]]
         blayout, slayout, fractal = DEFAULT_LAYOUTS[loc]
         return TileSpec(loc, t.element_type, dims[0], dims[1], dims[0], dims[1], blayout, slayout, fractal)
     return None
@@ -95,8 +105,24 @@ def tile_bytes(spec: TileSpec) -> int:
     return spec.rows * spec.cols * element_bytes(spec.dtype)
 
 
+MRGSORT_LIST = "pto::MrgSortExecutedNumList"
+"""PTOAS's C++ type of ``vector<4xi16>`` (tmrgsort's executed-count list)."""
+
+
+def is_mrgsort_list(t: Attribute) -> bool:
+    """``vector<4xi16>``: tmrgsort's executed-count list."""
+    return (
+        isinstance(t, VectorType)
+        and list(t.get_shape()) == [4]
+        and isinstance(t.element_type, IntegerType)
+        and t.element_type.width.data == 16
+    )
+
+
 def value_ctype(t: Attribute) -> str:
-    """The C++ type of an SSA value of type ``t`` (scalar, GM pointer or tile)."""
+    """The C++ type of an SSA value of type ``t`` (scalar, GM pointer, tile, tmrgsort list)."""
+    if is_mrgsort_list(t):
+        return MRGSORT_LIST
     if isinstance(t, PtrType):
         return f"__gm__ {element_ctype(t.element_type)}*"
     spec = tile_spec(t)

@@ -13,7 +13,7 @@ Output shape (pto-dialect.md §8)::
         set_mask_norm();
         set_vector_mask(-1, -1);
         ... body ...
-    #endif  // __DAV_VEC__
+    #endif // __DAV_VEC__
         ptoas_auto_sync_tail(PTOAutoSyncTailMode::kBarrierAll);
         return;
     }
@@ -33,7 +33,7 @@ from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 
 from pypto.ptoas.dialect.attrs import KernelKindAttr
 
-from . import scalar, sync, tiles, vector, views  # noqa: F401  (register the op handlers)
+from . import isa, scalar, sync, tiles, vector, views  # noqa: F401  (register the op handlers)
 from .context import FuncContext
 from .cxx_types import value_ctype
 from .errors import EmitError
@@ -170,14 +170,14 @@ def emit_function(f: FuncOp, entries: set[str]) -> list[str]:
             ctx.line("set_vector_mask(-1, -1);")
     ctx.emit_block(block, skip_terminator=ret is not None)
     if macro is not None:
-        ctx.line(f"#endif  // {macro}")
+        ctx.line(f"#endif // {macro}")  # PTOAS's spelling
     if f.sym_name.data in entries:
         ctx.line(f"ptoas_auto_sync_tail({_tail_mode(f)});")
     if ret is not None and ret.arguments:
         ctx.line(f"return {ctx.name(ret.arguments[0], ret)};")
     else:
         ctx.line("return;")
-    return [f"{signature} {{", *ctx.lines, "}"]
+    return [f"{signature} {{", *ctx.lines[:1], *ctx.hoisted, *ctx.lines[1:], "}"]
 
 
 def emit_wrapper(f: FuncOp) -> list[str]:
@@ -207,6 +207,8 @@ def emit_cpp(module: ModuleOp) -> str:
     arch_text = arch.data if isinstance(arch, StringAttr) else "a2a3"
     names = ", ".join(f"@{f.sym_name.data}" for f in funcs)
     out = [f"// ptoas (pypto.ptoas.emitc) C++ for {names}; target {arch_text}.", PREAMBLE]
+    used = {type(op) for op in module.walk()}
+    out.extend(text for cls, text in isa.HELPERS.items() if cls in used)
     declarations = [f for f in funcs if not f.body.blocks]
     for f in declarations:
         out.extend(emit_function(f, entries))

@@ -11,6 +11,8 @@ with the destination first, then the ``ins`` in order, then attribute arguments.
     %v = pto.tgetval ins(%t, %i) outs : f32        ->  const float v = TGETVAL(t, i);
     pto.tprefetch / pto.tsync                      ->  TPREFETCH(d, s); / TSYNC(a, b);   (no-ops on the CPU)
     pto.trap                                       ->  trap();
+    pto.tmrgsort (format 2)                        ->  TMRGSORT<Dst, Tmp, Src.., exhausted>(dst, executed, tmp, src..);
+    pto.trandom ins(k0, k1, c0..c3) outs(%d)      ->  PTOAS__TRANDOM<rounds>(d, k0, k1, c0..c3);  (+ its helper)
 """
 
 from __future__ import annotations
@@ -65,7 +67,6 @@ for _cls in (
     IT.TFillPadExpandOp,
     IT.TFillPadInplaceOp,
     IT.TScatterOp,
-    IT.TGatherOp,
     IT.TPrefetchOp,
     IT.TSyncOp,
     # emitted as PTOAS does; pto_cpu.hpp fails them at run time (not modelled on the CPU):
@@ -85,6 +86,65 @@ for _cls in (
     *IT.MX_OPS,
 ):
     handles(_cls)(_call)
+
+
+@handles(IT.TGatherOp)
+def _tgather(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, IT.TGatherOp)
+    dst, src = ctx.name(op.dst, op), ctx.name(op.src, op)
+    if op.indices is not None:
+        tmp = [ctx.name(op.tmp, op)] if op.tmp is not None else []
+        ctx.line(f"TGATHER({', '.join([dst, src, ctx.name(op.indices, op), *tmp])});")
+        return
+    d_t, s_t = value_ctype(op.dst.type), value_ctype(op.src.type)
+    if op.cdst is None or op.tmp is None or op.kValue is None:
+        pattern = op.maskPattern.data.value if op.maskPattern is not None else "P1111"
+        ctx.line(f"TGATHER<{d_t}, {s_t}, MaskPattern::{pattern}>({dst}, {src});")
+        return
+    cmp = (op.cmpMode.data.value if op.cmpMode is not None else "eq").upper()
+    offset = op.offset.value.data if op.offset is not None else 0
+    targs = f"{d_t}, {s_t}, {value_ctype(op.cdst.type)}, {value_ctype(op.tmp.type)}, CmpMode::{cmp}, {offset}"
+    args = [dst, src, ctx.name(op.kValue, op), ctx.name(op.cdst, op), ctx.name(op.tmp, op)]
+    ctx.line(f"TGATHER<{targs}>({', '.join(args)});")
+
+
+@handles(IT.TMrgSortOp)
+def _tmrgsort(ctx: FuncContext, op: Operation) -> None:
+    """Format 1: ``TMRGSORT(dst, src, blockLen)``; format 2 (PTOAS's template form):
+    ``TMRGSORT<Dst, Tmp, Src0, Src1[, ..], exhausted>(dst, executed, tmp, src0, src1[, ..])``."""
+    assert isinstance(op, IT.TMrgSortOp)
+    dst = ctx.name(op.dsts[0], op)
+    if op.format1():
+        assert op.blockLen is not None
+        ctx.line(f"TMRGSORT({dst}, {ctx.name(op.srcs[0], op)}, {ctx.name(op.blockLen, op)});")
+        return
+    assert op.tmp is not None and op.excuted is not None
+    exhausted = "true" if op.exhausted is not None and op.exhausted.value.data else "false"
+    types = [value_ctype(v.type) for v in (op.dsts[0], op.tmp, *op.srcs)]
+    args = [dst, ctx.name(op.excuted, op), ctx.name(op.tmp, op), *(ctx.name(v, op) for v in op.srcs)]
+    ctx.line(f"TMRGSORT<{', '.join(types)}, {exhausted}>({', '.join(args)});")
+
+
+@handles(IT.TRandomOp)
+def _trandom(ctx: FuncContext, op: Operation) -> None:
+    """``PTOAS__TRANDOM<rounds>(dst, key0, key1, counter0..3)`` (the helper in :data:`HELPERS`)."""
+    assert isinstance(op, IT.TRandomOp)
+    rounds = op.rounds.value.data if op.rounds is not None else 10
+    args = [ctx.name(v, op) for v in (op.dst, op.key0, op.key1, op.counter0, op.counter1, op.counter2, op.counter3)]
+    ctx.line(f"PTOAS__TRANDOM<{rounds}>({', '.join(args)});")
+
+
+HELPERS: dict[type[Operation], str] = {
+    IT.TRandomOp: """\
+// PTOAS's trandom helper: Philox rounds over the counters into the tile (pto-isa TRANDOM).
+template <uint16_t Rounds, typename DstTile>
+static AICORE inline void PTOAS__TRANDOM(DstTile &dst, uint32_t key0, uint32_t key1, uint32_t c0, uint32_t c1,
+                                         uint32_t c2, uint32_t c3) {
+    TRANDOM<Rounds>(dst, key0, key1, c0, c1, c2, c3);
+}
+""",
+}
+"""C++ written once before the functions of a module that uses the op (PTOAS's helpers)."""
 
 
 @handles(IT.TSetValOp)

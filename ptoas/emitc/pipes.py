@@ -8,15 +8,21 @@
   the tile's full dim;
 - ``pto.tfree_from_aic {split = N}`` -> ``TFREE_FROM_AIC(N);`` (``tfree_from_aiv``: ``TFREE_FROM_AIV``).
 
+- ``%a = pto.reserve_buffer{...base = B} -> i32`` -> ``const int32_t v = B;`` (its planned base);
+  ``pto.import_reserved_buffer{name, peer_func}`` -> the base of the peer function's
+  reserve_buffer of that name.
+
 On the CPU (``pto_cpu.hpp``) each direction is one process-wide FIFO of tile copies; only
 ``split = 0`` runs there.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import IntegerAttr
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, SymbolRefAttr
+from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 
+from pypto.ptoas.dialect.isa_misc_ops import ImportReservedBufferOp, ReserveBufferOp
 from pypto.ptoas.dialect.pipe_ops import (
     TFreeFromAicOp,
     TFreeFromAivOp,
@@ -61,3 +67,35 @@ def _pop(ctx: FuncContext, op: Operation) -> None:
 @handles(*FREE)
 def _free(ctx: FuncContext, op: Operation) -> None:
     ctx.line(f"{FREE[type(op)]}({_split(op)});")
+
+
+def _base(op: ReserveBufferOp) -> int:
+    base = op.attributes.get("base")
+    if not isinstance(base, IntegerAttr):
+        raise EmitError("reserve_buffer has no base (plan-memory places it)", op)
+    return base.value.data
+
+
+@handles(ReserveBufferOp)
+def _reserve_buffer(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, ReserveBufferOp)
+    ctx.line(f"const int32_t {ctx.define(op.addr)} = {_base(op)};")
+
+
+@handles(ImportReservedBufferOp)
+def _import_reserved_buffer(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, ImportReservedBufferOp)
+    name, peer = op.attributes["name"], op.attributes["peer_func"]
+    assert isinstance(name, StringAttr) and isinstance(peer, SymbolRefAttr)
+    module = op.get_toplevel_object()
+    funcs = [f for f in module.walk() if isinstance(f, FuncOp)] if isinstance(module, ModuleOp) else []
+    found = [
+        r
+        for f in funcs
+        if f.sym_name.data == peer.root_reference.data
+        for r in f.walk()
+        if isinstance(r, ReserveBufferOp) and r.attributes.get("name") == name
+    ]
+    if not found:
+        raise EmitError(f"no reserve_buffer named {name} in @{peer.root_reference.data}", op)
+    ctx.line(f"const int32_t {ctx.define(op.addr)} = {_base(found[0])};")

@@ -17,6 +17,7 @@ import math
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
     FloatAttr,
@@ -29,7 +30,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from pypto.ptoas.dialect.types import TensorViewType
 
 from .context import FuncContext, handles
-from .cxx_types import element_ctype, value_ctype
+from .cxx_types import MRGSORT_LIST, element_ctype, is_mrgsort_list, value_ctype
 from .errors import EmitError
 
 
@@ -69,6 +70,12 @@ def _constant(ctx: FuncContext, op: Operation) -> None:
         text = _int_literal(value.value.data, t)
     elif isinstance(value, FloatAttr):
         text = _float_literal(value.value.data, t)
+    elif is_mrgsort_list(t) and isinstance(value, DenseIntOrFPElementsAttr):
+        counts = [int(v) & 0xFFFF for v in value.get_values()]  # PTOAS prints them unsigned
+        counts = counts * 4 if len(counts) == 1 else counts  # a splat
+        name = ctx.define(op.result)
+        ctx.line(f"{MRGSORT_LIST} {name} = {MRGSORT_LIST}{{{', '.join(map(str, counts))}}};")
+        return
     else:
         raise EmitError(f"constant {value} (not a scalar) is not supported", op)
     name = ctx.define(op.result)

@@ -1,6 +1,8 @@
 """Sync and runtime queries.
 
-- ``set_flag[<P>, <Q>, <E>]`` -> ``set_flag(P, Q, E);`` (``_dyn`` forms: ``(event_t)v``), same for ``wait_flag``;
+- ``set_flag[<P>, <Q>, <E>]`` -> ``set_flag(P, Q, E);`` (``_dyn`` forms, as PTOAS:
+  ``event_t v = (event_t) e; set_flag(P, Q, v);``), same for ``wait_flag``;
+- event-id arrays (PTOAS's shape): ``PTOAS_EventIdArray<N> a;``, ``a[i] = v;``, ``int32_t e = a[i];``;
 - ``barrier <P>`` -> ``pipe_barrier(P);``;
 - ``record_event`` / ``wait_event`` / ``barrier_sync`` -> the same calls on the pipes of their
   op types (pto-dialect.md §5);
@@ -14,6 +16,7 @@ from __future__ import annotations
 from xdsl.ir import Operation
 
 from pypto.ptoas.dialect.attrs import SYNC_OP_PIPE, SyncOpType
+from pypto.ptoas.dialect.isa_misc_ops import DeclareEventIdArrayOp, EventIdArrayGetOp, EventIdArraySetOp
 from pypto.ptoas.dialect.misc_ops import (
     GetBlockIdxOp,
     GetBlockNumOp,
@@ -47,8 +50,29 @@ def _flag(ctx: FuncContext, op: Operation) -> None:
 @handles(SetFlagDynOp, WaitFlagDynOp)
 def _flag_dyn(ctx: FuncContext, op: Operation) -> None:
     src, dst = (op.properties[k].data.value for k in ("src_pipe", "dst_pipe"))  # type: ignore[attr-defined]
-    ev = ctx.name(op.operands[0], op)
-    ctx.line(f"{op.name[4:].removesuffix('_dyn')}({src}, {dst}, (event_t){ev});")
+    ev = ctx.fresh()
+    ctx.line(f"event_t {ev} = (event_t) {ctx.name(op.operands[0], op)};")
+    ctx.line(f"{op.name[4:].removesuffix('_dyn')}({src}, {dst}, {ev});")
+
+
+@handles(DeclareEventIdArrayOp)
+def _eventid_array(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, DeclareEventIdArrayOp)
+    ctx.comment(op.array)
+    ctx.line(f"PTOAS_EventIdArray<{op.array.type.size.data}> {ctx.define(op.array)};")
+
+
+@handles(EventIdArraySetOp)
+def _eventid_array_set(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, EventIdArraySetOp)
+    ctx.line(f"{ctx.name(op.array, op)}[{ctx.name(op.index, op)}] = {ctx.name(op.value, op)};")
+
+
+@handles(EventIdArrayGetOp)
+def _eventid_array_get(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, EventIdArrayGetOp)
+    array, index = ctx.name(op.array, op), ctx.name(op.index, op)
+    ctx.line(f"int32_t {ctx.define(op.result)} = {array}[{index}];")
 
 
 @handles(BarrierOp)
@@ -101,4 +125,4 @@ def _section(ctx: FuncContext, op: Operation) -> None:
     macro = "__DAV_CUBE__" if isinstance(op, SectionCubeOp) else "__DAV_VEC__"
     ctx.line(f"#if defined({macro})")
     ctx.emit_block(op.body.block)
-    ctx.line(f"#endif  // {macro}")
+    ctx.line(f"#endif // {macro}")

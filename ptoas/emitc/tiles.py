@@ -4,10 +4,15 @@
   ``uint64_t v8 = (uint64_t)addr; TASSIGN(v7, v8);``. Without ``addr`` (no plan-memory) the
   emitter places the tile itself (:class:`~pypto.ptoas.emitc.context.TilePlacer`).
   ``memref.alloc`` / ``pto.pointer_cast`` (internal memref form) likewise.
+- ``tmov`` with a quant operand (PTOAS's forms; not modelled, the launch fails): a pre-quant
+  scalar -> ``TMOV<..>(d, s, q)``; an fp tile -> ``TMOV_FP<..>(d, s, fp)`` into mat,
+  ``TMOV<..>(d, s, fp)`` into vec.
 - ``tload`` -> ``TLOAD(tile, gt)``; ``tstore`` -> ``TSTORE[<STPhase::.., TileT, GT, AtomicType::.., ReluPreMode::..>](gt, tile[, q])``;
   ``tmov`` -> ``TMOV(d, s)``; ``textract``/``tinsert`` -> ``TEXTRACT(d, s, r, c)``;
   ``tmatmul[.acc|.bias]`` / ``tgemv*`` -> ``TMATMUL(c, a, b)``, ``TMATMUL_ACC(c, cin, a, b)``, ``TMATMUL_BIAS(c, a, b, bias)``.
 - ``treshape`` -> a new tile aliasing the source (``TRESHAPE(d, s)``); ``tassign``; ``set_validshape``.
+- ``bind_tile`` (PTOAS's memref form) -> a tile of its ``#pto.tile_buf_config`` layout (valid dims
+  ``?`` when given as operands) aliasing the source: ``TRESHAPE(d, s)``.
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ from __future__ import annotations
 from xdsl.dialects.memref import AllocOp
 from xdsl.ir import Operation, SSAValue
 
-from pypto.ptoas.dialect.attrs import AccToVecModeAttr, AtomicTypeAttr, ReluPreModeAttr, StPhaseAttr
+from pypto.ptoas.dialect.attrs import AccToVecModeAttr, AtomicTypeAttr, BLayout, ReluPreModeAttr, SLayout, StPhaseAttr
+from pypto.ptoas.dialect.isa_misc_ops import BindTileOp
 from pypto.ptoas.dialect.tile_ops import (
     AllocTileOp,
     PointerCastOp,
@@ -112,6 +118,36 @@ def _pointer_cast(ctx: FuncContext, op: Operation) -> None:
     declare_tile(ctx, op, op.result, op.addrs[0] if op.addrs else None)
 
 
+@handles(BindTileOp)
+def _bind_tile(ctx: FuncContext, op: Operation) -> None:
+    assert isinstance(op, BindTileOp)
+    base = _spec(op, op.result)
+    cfg = op.config
+    dynamic = op.valid_row is not None
+    spec = TileSpec(
+        base.loc,
+        base.dtype,
+        base.rows,
+        base.cols,
+        DYNAMIC if dynamic else base.v_row,
+        DYNAMIC if dynamic else base.v_col,
+        tuple(BLayout)[cfg.blayout.data],
+        tuple(SLayout)[cfg.slayout.data],
+        cfg.s_fractal_size.data,
+        cfg.pad.data,
+        cfg.compact.data,
+    )
+    ctype = tile_ctype(spec)
+    ctx.comment(op.result)
+    name = ctx.define(op.result)
+    if dynamic:
+        assert op.valid_col is not None
+        ctx.line(f"{ctype} {name} = {ctype}({ctx.name(op.valid_row, op)}, {ctx.name(op.valid_col, op)});")
+    else:
+        ctx.line(f"{ctype} {name};")
+    ctx.line(f"TRESHAPE({name}, {ctx.name(op.source, op)});")
+
+
 @handles(TAssignOp)
 def _tassign(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, TAssignOp)
@@ -175,16 +211,24 @@ def _tstore(ctx: FuncContext, op: Operation) -> None:
 
 @handles(TMovOp)
 def _tmov(ctx: FuncContext, op: Operation) -> None:
-    if len(op.operands) != 2:
-        raise EmitError("tmov with a quant operand (fp tile / pre-quant scalar) is not supported by pto_cpu.hpp", op)
-    src, dst = (ctx.name(v, op) for v in op.operands)
+    assert isinstance(op, TMovOp)
+    src, dst = ctx.name(op.src, op), ctx.name(op.dst, op)
     mode = _enum(op, "accToVecMode", AccToVecModeAttr, "pto::AccToVecMode")  # PTOAS spells it qualified
     relu = _enum(op, "reluPreMode", ReluPreModeAttr, "ReluPreMode")
     params = [p for p in (mode, relu) if p]
     if mode and not relu:
         params.append("ReluPreMode::NoRelu")
     targs = f"<{', '.join(params)}>" if params else ""
-    ctx.line(f"TMOV{targs}({dst}, {src});")
+    # PTOAS's quant forms (pto_cpu.hpp fails them at run time): a pre-quant scalar is a third argument;
+    # an fp tile is TMOV_FP into mat, a third argument of TMOV into vec.
+    if op.pre_quant is not None:
+        ctx.line(f"TMOV{targs}({dst}, {src}, {ctx.name(op.pre_quant, op)});")
+    elif op.fp is not None:
+        dst_tile = tile_spec(op.dst.type)
+        call = "TMOV" if dst_tile is not None and dst_tile.loc.value == "vec" else "TMOV_FP"
+        ctx.line(f"{call}{targs}({dst}, {src}, {ctx.name(op.fp, op)});")
+    else:
+        ctx.line(f"TMOV{targs}({dst}, {src});")
 
 
 @handles(TExtractOp, TInsertOp)

@@ -20,11 +20,13 @@ from .context import FuncContext, handles
 from .cxx_types import round_mode
 
 
-def _trailing(op: Operation) -> list[str]:
+def _trailing(ctx: FuncContext, op: Operation) -> list[str]:
     """Enum / flag arguments after the operands."""
-    if isinstance(op, TCvtOp):
+    if isinstance(op, TCvtOp):  # PTOAS's EmitC constants: in the prologue, saturation (if given) first
+        sat = ctx.hoist("SaturationMode", f"SaturationMode::{op.sat_mode.data.value}") if op.sat_mode else None
         rmode = op.attributes.get("rmode") or op.properties.get("rmode")
-        return [round_mode(rmode.data.value if isinstance(rmode, RoundModeAttr) else "CAST_RINT")]
+        mode = round_mode(rmode.data.value if isinstance(rmode, RoundModeAttr) else "CAST_RINT")
+        return [ctx.hoist("RoundMode", mode), *([sat] if sat else [])]
     if isinstance(op, TCmpOp | TCmpSOp):
         mode = op.attributes.get("cmpMode") or op.properties.get("cmpMode")
         return [f"CmpMode::{(mode.data.value if isinstance(mode, CmpModeAttr) else 'eq').upper()}"]
@@ -38,7 +40,7 @@ def _trailing(op: Operation) -> list[str]:
 def _vector(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, DpsOp)
     args = [ctx.name(v, op) for v in op.outs() + op.ins()]
-    ctx.line(f"{op.name[4:].upper()}({', '.join(args + _trailing(op))});")
+    ctx.line(f"{op.name[4:].upper()}({', '.join(args + _trailing(ctx, op))});")
 
 
 for _cls in VECTOR_OPS:

@@ -72,6 +72,14 @@
 // ---------------------------------------------------------------------------------------------------
 using half = _Float16;
 
+// f8 element types (PTOAS's spellings of the f8E4M3* / f8E5M2* families): storage only, for the
+// mx ops' tiles (not modelled on the CPU).
+struct float8_e4m3_t {
+    uint8_t bits;
+};
+struct float8_e5m2_t {
+    uint8_t bits;
+};
 struct bfloat16_t {
     uint16_t bits = 0;
     bfloat16_t() = default;
@@ -1166,6 +1174,20 @@ template <typename D, typename S, typename Tmp, std::enable_if_t<is_tile_v<Tmp>,
 PTO_INST void TCVT(D &d, S &s, Tmp &, RoundMode mode = RoundMode::CAST_RINT) {
     TCVT(d, s, mode);
 }
+// PTOAS's saturation argument: ON is what TCVT does; OFF (wrapping float -> int) is not modelled.
+enum class SaturationMode { ON, OFF };
+template <typename D, typename S>
+PTO_INST void TCVT(D &d, S &s, RoundMode mode, SaturationMode sat) {
+    if (sat == SaturationMode::OFF && !std::is_floating_point_v<typename D::DType> &&
+        (std::is_floating_point_v<typename S::DType> || std::is_same_v<typename S::DType, half> ||
+         std::is_same_v<typename S::DType, bfloat16_t>))
+        cpu::fail("TCVT with SaturationMode::OFF (wrapping float -> int) is not modelled by the CPU simulator");
+    TCVT(d, s, mode);
+}
+template <typename D, typename S, typename Tmp, std::enable_if_t<is_tile_v<Tmp>, int> = 0>
+PTO_INST void TCVT(D &d, S &s, Tmp &, RoundMode mode, SaturationMode sat) {
+    TCVT(d, s, mode, sat);
+}
 
 namespace cpu {
 template <typename X>
@@ -1529,6 +1551,15 @@ PTO_INST void TSCATTER(D &d, S &s, I &idx) {
             d.at(rc.first, rc.second) = cpu::to<T>(cpu::up(s.at(i, j)));
         }
 }
+// tgather's mask-pattern and compare forms, in PTOAS's call shapes: not modelled on the CPU.
+enum class MaskPattern { P0101, P1010, P0001, P0010, P0100, P1000, P1111 };
+template <typename DT, typename ST, MaskPattern P, typename D, typename S>
+PTO_INST void TGATHER(D &, S &) { cpu::fail("TGATHER (mask-pattern form): not modelled by the CPU simulator"); }
+template <typename DT, typename ST, typename CT, typename TT, CmpMode M, int Offset, typename D, typename S, typename K,
+          typename C, typename T>
+PTO_INST void TGATHER(D &, S &, K, C &, T &) {
+    cpu::fail("TGATHER (compare form): not modelled by the CPU simulator");
+}
 // Index form: dst(i, j) = src storage element indices(i, j).
 template <typename D, typename S, typename I, typename... Tmp>
 PTO_INST void TGATHER(D &d, S &s, I &idx, Tmp &...) {
@@ -1556,13 +1587,39 @@ PTO_CPU_UNMODELLED(TPACK)
 PTO_CPU_UNMODELLED(TGET_SCALE_ADDR)
 PTO_CPU_UNMODELLED(MGATHER)
 PTO_CPU_UNMODELLED(MSCATTER)
-PTO_CPU_UNMODELLED(TMOV_FP)
 PTO_CPU_UNMODELLED(TSTORE_FP)
 PTO_CPU_UNMODELLED(TEXTRACT_FP)
 PTO_CPU_UNMODELLED(TINSERT_FP)
 PTO_CPU_UNMODELLED(TMATMUL_MX)
 PTO_CPU_UNMODELLED(TGEMV_MX)
+PTO_CPU_UNMODELLED(TMRGSORT)
 #undef PTO_CPU_UNMODELLED
+// tmrgsort's executed-count list (PTOAS's vector<4xi16>) and its template form.
+struct MrgSortExecutedNumList {
+    uint16_t counts[4] = {};
+    MrgSortExecutedNumList() = default;
+    constexpr MrgSortExecutedNumList(uint16_t a, uint16_t b, uint16_t c, uint16_t d) : counts{a, b, c, d} {}
+    explicit MrgSortExecutedNumList(int64_t packed) {  // a kernel argument: four 16-bit counts, low first
+        for (int i = 0; i < 4; ++i) counts[i] = static_cast<uint16_t>(static_cast<uint64_t>(packed) >> (16 * i));
+    }
+};
+#define PTO_CPU_MRGSORT_FAIL cpu::fail("TMRGSORT: not modelled by the CPU simulator (see ptoas/dialect/isa_ops.txt)")
+template <typename D, typename T, typename S0, typename S1, bool Exhausted, typename... Ts>
+PTO_INST void TMRGSORT(Ts &&...) { PTO_CPU_MRGSORT_FAIL; }
+template <typename D, typename T, typename S0, typename S1, typename S2, bool Exhausted, typename... Ts>
+PTO_INST void TMRGSORT(Ts &&...) { PTO_CPU_MRGSORT_FAIL; }
+template <typename D, typename T, typename S0, typename S1, typename S2, typename S3, bool Exhausted, typename... Ts>
+PTO_INST void TMRGSORT(Ts &&...) { PTO_CPU_MRGSORT_FAIL; }
+#undef PTO_CPU_MRGSORT_FAIL
+template <uint16_t Rounds, typename... Ts>
+PTO_INST void TRANDOM(Ts &&...) { cpu::fail("TRANDOM: not modelled by the CPU simulator (A5)"); }
+// tmov with fixpipe quant parameters (a pre-quant scalar or an fp tile as the third argument).
+template <ReluPreMode R = ReluPreMode::NoRelu, typename D, typename S, typename Q>
+PTO_INST void TMOV(D &, S &, Q &&) { cpu::fail("TMOV with quant parameters: not modelled by the CPU simulator"); }
+template <AccToVecMode M, ReluPreMode R = ReluPreMode::NoRelu, typename D, typename S, typename Q>
+PTO_INST void TMOV(D &, S &, Q &&) { cpu::fail("TMOV with quant parameters: not modelled by the CPU simulator"); }
+template <ReluPreMode R = ReluPreMode::NoRelu, typename... Ts>
+PTO_INST void TMOV_FP(Ts &&...) { cpu::fail("TMOV_FP: not modelled by the CPU simulator (see ptoas/dialect/isa_ops.txt)"); }
 template <bool IsMSB, typename... Ts>
 PTO_INST void THISTOGRAM(Ts &&...) { cpu::fail("THISTOGRAM: not modelled by the CPU simulator (A5)"); }
 template <QuantType Q, typename... Ts>
@@ -1617,6 +1674,16 @@ inline void wait_flag(int src, int dst, int ev) {
     if (!f) pto::cpu::fail(pto::cpu::flag_text("wait_flag", src, dst, ev) + " without a matching set_flag");
     f = 0;
 }
+// PTOAS's runtime event-id array (pto.declare_eventid_array): N ids read and written by index.
+template <int N>
+struct PTOAS_EventIdArray {
+    int32_t ids[N] = {};
+    int32_t &operator[](int64_t i) {
+        if (i < 0 || i >= N)
+            pto::cpu::fail("eventid_array index " + std::to_string(i) + " outside 0.." + std::to_string(N - 1));
+        return ids[i];
+    }
+};
 inline void pipe_barrier(int pipe) {
     if (pipe < 0 || pipe >= PIPE_NUM) pto::cpu::fail("pipe_barrier: bad pipe " + std::to_string(pipe));
 }

@@ -12,7 +12,10 @@
   input), which the C++ needs;
 - ``dump_dir``: ``NN_after_<pass>.mlir`` after each pass (``00_input.mlir``
   first); ``print_ir_after_all``: the same text to that stream, each under
-  ``// -----// IR Dump After <pass> //----- //``.
+  ``// -----// IR Dump After <pass> //----- //``;
+- ``plan_memory_dump``: PTOAS's PlanMemory dump (``end PTO plan Mem!`` and the
+  module in its memref form, :mod:`.plan_memory_dump`) to that stream after
+  plan-memory, which then always runs (as PTOAS's does below level3).
 
 Errors are :class:`pypto.ptoas.pto_text.PTOVerifyError` (with the failing op,
 for ``file:line:col`` diagnostics); the pipeline stops at the first one.
@@ -31,12 +34,14 @@ from xdsl.passes import ModulePass
 
 from pypto.pipeline.pass_runner import DumpListener, PassListener, PassRunner, PrintIRListener
 from pypto.ptoas.context import make_pto_context
+from pypto.ptoas.dialect.isa_misc_ops import ReserveBufferOp
 from pypto.ptoas.dialect.tile_ops import AllocTileOp
 from pypto.ptoas.limits import ARCHS
 from pypto.ptoas.pto_text import print_pto
 
 from .insert_sync import InsertSyncPass
-from .plan_memory import PlanMemoryPass
+from .plan_memory import PlanMemoryPass, local_memref_alloc
+from .plan_memory_dump import plan_memory_dump
 from .verify import VerifyPass
 
 
@@ -49,16 +54,22 @@ class PtoasOptions:
     insert_sync: bool = True
     dump_dir: Path | None = None
     print_ir_after_all: TextIO | None = None
+    plan_memory_dump: TextIO | None = None
 
 
 def _needs_planning(module: ModuleOp) -> bool:
-    return any(isinstance(op, AllocTileOp) and op.addr is None for op in module.walk())
+    return any(
+        (isinstance(op, AllocTileOp) and op.addr is None)
+        or local_memref_alloc(op)
+        or (isinstance(op, ReserveBufferOp) and "base" not in op.attributes)
+        for op in module.walk()
+    )
 
 
 def ptoas_passes(module: ModuleOp, options: PtoasOptions) -> list[ModulePass]:
     """The passes this module goes through."""
     passes: list[ModulePass] = [VerifyPass(check_addresses=not options.memory_planner)]
-    if options.memory_planner or _needs_planning(module):
+    if options.memory_planner or options.plan_memory_dump is not None or _needs_planning(module):
         passes.append(PlanMemoryPass(force=options.memory_planner))
     if options.insert_sync:
         passes.append(InsertSyncPass())
@@ -69,6 +80,18 @@ def _after_header(pass_: ModulePass) -> str:
     return f"// -----// IR Dump After {pass_.name} //----- //"
 
 
+class PlanMemoryDumpListener(PassListener):
+    """Writes PTOAS's PlanMemory dump to ``stream`` after the plan-memory pass."""
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+
+    def after_pass(self, index: int, pass_: ModulePass, module: ModuleOp) -> None:
+        if isinstance(pass_, PlanMemoryPass):
+            self.stream.write(plan_memory_dump(module))
+            self.stream.flush()
+
+
 def ptoas_listeners(options: PtoasOptions) -> list[PassListener]:
     """The dump and print-IR listeners ``options`` ask for (dumps are named by
     the passes' xDSL names: ``01_after_verify.mlir``)."""
@@ -77,6 +100,8 @@ def ptoas_listeners(options: PtoasOptions) -> list[PassListener]:
         listeners.append(DumpListener(options.dump_dir, print_pto, ".mlir", name=lambda p: p.name))
     if options.print_ir_after_all is not None:
         listeners.append(PrintIRListener(options.print_ir_after_all, print_pto, header=_after_header))
+    if options.plan_memory_dump is not None:
+        listeners.append(PlanMemoryDumpListener(options.plan_memory_dump))
     return listeners
 
 

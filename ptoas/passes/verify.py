@@ -2,7 +2,8 @@
 
 Besides the op verifiers, the target facts that hold whether or not memory is
 planned: ``pto.target_arch`` names a known arch, and every ``pto.alloc_tile``
-fits its address space on that arch.
+fits its address space on that arch; PTOAS's rules on FIFO inits over reserved
+buffers (:mod:`.fifo_rules`).
 
 Raises :class:`pypto.ptoas.pto_text.PTOVerifyError` (message names the op
 and operand; located through the op's ``loc`` or the source map).
@@ -24,6 +25,7 @@ from pypto.ptoas.pto_text import verify_pto
 
 from .access import constant_int
 from .errors import pass_error
+from .fifo_rules import check_nosplit, check_peer_inits
 
 
 def tile_bytes(t: TileBufType) -> int:
@@ -68,3 +70,5 @@ class VerifyPass(ModulePass):
         """Verify the module and its target facts."""
         verify_pto(op)
         check_target(op, self.check_addresses)
+        check_peer_inits(op)
+        check_nosplit(op)

@@ -330,8 +330,8 @@ def test_plan_memory_keeps_a_tile_live_through_its_bitcast_view() -> None:
 def test_insert_sync_covers_fifo_and_async_ops() -> None:
     """tpop (MTE2) -> tadd (V) and tput_async (MTE3) -> tget_async (MTE2) on the same GM get flag pairs."""
     fifo = (
-        '    %r = pto.reserve_buffer {name = "f", size = 8192, location = <vec>, auto = true} -> i32\n'
-        "    %p = pto.initialize_l2l_pipe {dir_mask = 1, slot_size = 1024, slot_num = 8}(%r : i32) -> !pto.pipe\n"
+        "    %r = arith.constant 0 : i32\n"  # one function: a fixed local address and flag_base (no peer pair)
+        "    %p = pto.initialize_l2l_pipe {dir_mask = 1, slot_size = 1024, slot_num = 8, flag_base = 0}(%r : i32) -> !pto.pipe\n"
         + f"    %t = pto.declare_tile -> {F}\n"
         + _tiles(o=F)
         + f"    pto.tpop(%t, %p : {F}, !pto.pipe) {{split = 0}}\n"

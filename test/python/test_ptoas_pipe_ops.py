@@ -150,12 +150,17 @@ def test_accesses() -> None:
         ("pto.tfree_from_aiv {split = 7}", "'pto.tfree_from_aiv' op split must be 0, 1 or 2, got 7"),
         (
             "pto.tpush_to_aic(%g : " + GM + ") {split = 0}",
-            "'pto.tpush_to_aic' op operand tile (%g): tile must be an on-chip tile",
+            "'pto.tpush_to_aic' op tile must be an on-chip tile",
         ),
         ("%t = pto.tpop_from_aiv {split = 0} -> " + GM, "'pto.tpop_from_aiv' op result must be an on-chip tile"),
         (
             '%t = "pto.tpop_from_aic"(%vr) <{operandSegmentSizes = array<i32: 1, 0>}> {split = 0} : (index) -> ' + V,
-            "'pto.tpop_from_aic' op expects both valid_row and valid_col or neither",
+            "'pto.tpop_from_aic' op expects valid_row and valid_col operands to be provided together",
+        ),
+        (
+            f"%t = pto.tpop_from_aic(%vr, %vc) {{split = 0}} -> {V}",
+            "'pto.tpop_from_aic' op expects tile result to have dynamic validShape (?, ?) when valid_row/valid_col "
+            "operands are provided",
         ),
     ],
 )

@@ -328,6 +328,8 @@ def tcvt(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> P
     src, d = args[0], args[-1]
     x = _rd(core, src, d.valid)
     mode = op.rmode.data.value if op.rmode is not None else "CAST_RINT"
+    if src.dtype.is_float and not d.dtype.is_float and not op.saturates():
+        raise DeviceError("tcvt with sat_mode OFF (wrapping float -> int) is not modelled by the simulator")
     if src.dtype.is_float and not d.dtype.is_float:
         core.memory.write(d, nm.round_to_int(x, mode, d.dtype.storage), x.shape[0], x.shape[1])
     else:

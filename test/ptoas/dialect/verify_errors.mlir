@@ -12,4 +12,4 @@ module {
   }
 }
 
-// CHECK: verify_errors.mlir:10:5: error: 'pto.tmatmul' op operand rhs (%b): rows 16 differ from lhs cols 32 (k)
+// CHECK: verify_errors.mlir:10:5: error: 'pto.tmatmul' op rows 16 differ from lhs cols 32 (k) [operand rhs (%b)]
