@@ -110,8 +110,10 @@ def first_error(output: str, returncode: int | None) -> str:
 
 
 def run_item(item: Item, root: Path, timeout: float) -> Outcome:
-    """Run one item from the checkout's root in a fresh interpreter."""
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    """Run one item in a fresh interpreter that imports from the checkout's root (``PYTHONPATH``) but
+    works in a temporary folder, so its build output never lands in the checkout."""
+    path = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p)
+    env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=path)
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="upstream_compat_") as tmp:
         argv = list(item.argv)
@@ -121,7 +123,7 @@ def run_item(item: Item, root: Path, timeout: float) -> Outcome:
             argv = [str(script)]
         try:
             proc = subprocess.run(
-                [sys.executable, *argv], cwd=root, env=env, capture_output=True, text=True, timeout=timeout
+                [sys.executable, *argv], cwd=tmp, env=env, capture_output=True, text=True, timeout=timeout
             )
             output, code = proc.stdout + proc.stderr, proc.returncode
         except subprocess.TimeoutExpired as exc:

@@ -43,7 +43,9 @@ def checkout(tmp_path: Path) -> Path:
         (root / "examples" / folder).mkdir(parents=True)
         (root / "examples" / folder / "__init__.py").write_text("")
     (root / "examples" / "__init__.py").write_text("")
-    (root / "examples/beginner/01_ok.py").write_text("import pypto\nprint('ok')\n")
+    (root / "examples/beginner/01_ok.py").write_text(
+        "import pypto\nopen('build_output.txt', 'w').write('x')\nprint('ok')\n"
+    )  # its build output goes to the working folder
     (root / "examples/beginner/02_bad.py").write_text("import pypto.nonexistent_module_xyz\n")
     (root / "examples/distributed/01_rank.py").write_text("raise SystemExit(1)\n")
     (root / "examples/runtime/dist.py").write_text("from pypto.ir import DistributedCompiledProgram\n")
@@ -81,6 +83,7 @@ def test_counts_and_first_errors(checkout: Path, capsys: pytest.CaptureFixture[s
     assert "FAIL examples.beginner.02_bad: ModuleNotFoundError: No module named 'pypto.nonexistent_module_xyz'" in out
     assert "FAIL docs/en/user/page.md:21: ValueError: second block fails" in out
     assert "deferred (distributed issue): examples.runtime.dist" in out
+    assert not (checkout / "build_output.txt").exists()  # items run in a temporary folder, not the checkout
 
 
 def test_not_a_checkout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
