@@ -40,8 +40,9 @@ def test_target_disk_cache_round_trip_and_invalidation(tmp_path: Path, monkeypat
 
 
 def test_verification_only_where_a_pass_changed_the_ir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No check after a pass that changed nothing (the placeholders); the changed functions only when
-    only bodies changed."""
+    """One full check (the first); after it, nothing after a pass that changed nothing (the
+    placeholders), and after the others only the ops that changed and their ancestors, each on its
+    own."""
     from test_pipeline_kernels import kernel
 
     from pypto.core.dsl_printer import print_program
@@ -53,22 +54,37 @@ def test_verification_only_where_a_pass_changed_the_ir(tmp_path: Path, monkeypat
     full: list[str] = []
     real = verification.verify_after_pass
     monkeypatch.setattr(verification, "verify_after_pass", lambda m, name, level: full.append(name) or real(m, name, level))
-    partial: list[str] = []
+    nested: list[str] = []
+    shallow: list[tuple[str, str]] = []
     real_op_verify = verification.Operation.verify
+    calls = iter(())
 
     def counting(self, verify_nested_ops: bool = True) -> None:
-        if verify_nested_ops:
-            partial.append(getattr(getattr(self, "sym_name", None), "data", self.name))
+        (nested.append(self.name) if verify_nested_ops else shallow.append((next(calls, "?"), self.name)))
         real_op_verify(self, verify_nested_ops)
 
+    real_call = verification.PassVerifier.__call__
+    ops_after: dict[str, int] = {}
+
+    def per_pass(self, module, pass_name: str) -> None:
+        nonlocal calls
+        calls = iter(lambda: pass_name, None)  # every shallow check is booked to this pass
+        real_call(self, module, pass_name)
+        ops_after[pass_name] = len(verification.op_keys(module))
+
     lowered = lower_program(kernel("add", tmp_path))
-    placeholders = {n for n, _ in DEFAULT_PIPELINE if getattr(get_pass(KEBAB_NAMES[n]), "IS_PLACEHOLDER", False)}
-    assert placeholders and full and not placeholders & set(full)  # identity passes: no re-verification
-    assert len(full) < len(DEFAULT_PIPELINE)
     monkeypatch.setattr(verification.Operation, "verify", counting)
+    monkeypatch.setattr(verification.PassVerifier, "__call__", per_pass)
+    full.clear()
     again = lower_program(kernel("add", tmp_path))
     monkeypatch.undo()
-    assert partial and "add_incore_0" in partial  # bodies-only changes verified op by op
+    placeholders = {n for n, _ in DEFAULT_PIPELINE if getattr(get_pass(KEBAB_NAMES[n]), "IS_PLACEHOLDER", False)}
+    assert len(full) == 1 and len(nested) == ops_after[full[0]]  # the first check, once per op
+    checked = {name for name, _ in shallow}
+    assert placeholders and not placeholders & (checked | set(ops_after))  # identity passes: not even looked at
+    assert {"OutlineIncoreScopes", "ConvertTensorToTileOps", "InitMemRef"} <= checked  # passes that changed the IR
+    memory = [op for name, op in shallow if name == "AllocateMemoryAddr"]  # addresses: a few tile ops change
+    assert memory and "arith.constant" not in memory and len(memory) < ops_after["AllocateMemoryAddr"] / 2
     assert print_program(again.module) == print_program(lowered.module)
 
 
@@ -102,6 +118,32 @@ def test_a_broken_body_is_still_located(tmp_path: Path) -> None:
     lower_program(kernel("add", tmp_path), passes=[Touch, Touch])
     with pytest.raises(VerificationError, match="TestBreak"):
         lower_program(kernel("add", tmp_path), passes=[Touch, Break])
+
+
+def test_an_unchanged_call_to_a_renamed_function_is_checked(tmp_path: Path) -> None:
+    """A pass that renames a function (a top-level change) gets its unchanged callers verified."""
+    from test_pipeline_kernels import kernel
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import StringAttr
+
+    from pypto.passes.base import PyPTOPass
+    from pypto.passes.registry import get_pass
+    from pypto.pipeline.lower import lower_program
+    from pypto.pipeline.verification import VerificationError
+
+    class Rename(PyPTOPass):
+        name = "test-rename"
+        PASS_NAME = "TestRename"
+
+        def apply(self, ctx, module) -> None:  # the callee's new name: the call in the other function dangles
+            called = {op.callee.string_value() for op in module.walk() if isinstance(op, func.CallOp)}
+            f = next(op for op in module.body.block.ops if isinstance(op, func.FuncOp) and op.sym_name.data in called)
+            f.sym_name = StringAttr(f.sym_name.data + "_renamed")
+
+    outline = get_pass("outline-incore-scopes")
+    assert lower_program(kernel("add", tmp_path), passes=[outline]) is not None
+    with pytest.raises(VerificationError, match="TestRename"):
+        lower_program(kernel("add", tmp_path), passes=[outline, Rename])
 
 
 class _Tty:
