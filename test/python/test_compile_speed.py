@@ -233,3 +233,32 @@ def test_compile_names_each_pass_in_its_bar(tmp_path: Path, monkeypatch: pytest.
     compile(kernel("add", tmp_path), output_dir=tmp_path / "o", dump_passes=False)
     assert sum(steps for _, steps in seen) == 50  # 49 passes and the codegen
     assert ("ConvertToSSA", 0) in seen and seen[-1] == ("codegen", 1)
+
+
+def test_dumps_reuse_the_text_of_unchanged_functions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A function a pass left unchanged is not printed again; the dumps are the same bytes as when
+    every function is printed each time."""
+    from test_pipeline_kernels import kernel
+
+    from pypto.core import dsl_printer
+    from pypto.ir import compile
+
+    printed: list[str] = []
+    real_init = dsl_printer._FunctionPrinter.__init__
+
+    def counting(self, f, *args, **kwargs) -> None:
+        printed.append(f.sym_name.data)
+        real_init(self, f, *args, **kwargs)
+
+    monkeypatch.setattr(dsl_printer._FunctionPrinter, "__init__", counting)
+    cached = compile(kernel("add", tmp_path), output_dir=tmp_path / "cached", dump_passes=True).output_dir
+    with_cache = len(printed)
+    real_lines = dsl_printer.FunctionTextCache.lines
+    monkeypatch.setattr(dsl_printer.FunctionTextCache, "lines", lambda self, f, e, c: real_lines(type(self)(), f, e, c))
+    printed.clear()
+    fresh = compile(kernel("add", tmp_path), output_dir=tmp_path / "fresh", dump_passes=True).output_dir
+    assert 0 < with_cache < len(printed)
+    names = sorted(p.name for p in (cached / "passes_dump").iterdir())
+    assert names == sorted(p.name for p in (fresh / "passes_dump").iterdir()) and len(names) > 40
+    for name in names:
+        assert (cached / "passes_dump" / name).read_bytes() == (fresh / "passes_dump" / name).read_bytes(), name
