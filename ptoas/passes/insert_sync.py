@@ -339,8 +339,8 @@ class SyncAnalysis:
             candidates = sorted({a.pipe for a in conflicts})
 
             def cleared(p: Pipe, conflicts: list = conflicts) -> int:  # type: ignore[type-arg]
-                done = state.issued - state.pend(p)
-                return sum(1 for a in conflicts if a in done)
+                issued, pending = state.issued, state.pend(p)  # (a in issued - pending, without building it)
+                return sum(1 for a in conflicts if a in issued and a not in pending)
 
             src = max(candidates, key=cleared)
             event = state.free_event(src, pipe)
@@ -384,13 +384,16 @@ class SyncAnalysis:
             i = ops.index(b)
         st = snaps[i]
         conflicts = st.cross_conflicts(dst, accesses(b, self.ids[b]))
-        need = frozenset(a for a in conflicts if a in st.issued - st.pend(src))
+        issued, pending = st.issued, st.pend(src)
+        need = frozenset(a for a in conflicts if a in issued and a not in pending)
         need_ops = {a.op_id for a in need}
 
         def covers(j: int) -> bool:
             """A set before ``ops[j]`` guarantees ``need`` (and no producer of it is issued again before ``b``)."""
             s = snaps[j]
-            return need <= s.issued - s.pend(src) and not any(need_ops & op_ids(x) for x in issued_from(j))
+            issued, pending = s.issued, s.pend(src)
+            complete = all(a in issued and a not in pending for a in need)  # need <= issued - pending
+            return complete and not any(need_ops & op_ids(x) for x in issued_from(j))
 
         def free(states: list[SyncState], spanned: list[Operation]) -> int | None:
             busy = _busy_ids(states, src, dst) | _flag_ids(spanned, src, dst)
