@@ -92,7 +92,7 @@ from pypto.ptoas.dialect.sync_ops import (
     WaitFlagOp,
 )
 
-from .access import accesses, constant_int, op_pipe
+from .access import Access, accesses, constant_int, op_pipe
 from .errors import pass_error
 from .sync_state import SyncState, join
 
@@ -187,6 +187,15 @@ class SyncAnalysis:
         self._order: list[Operation] = []  # data ops visited by the current advance(), first visit first
         self._seen: set[Operation] = set()
         self._flags: dict[tuple[Block, Pipe, Pipe], set[int]] = {}
+        self._accesses: dict[Operation, list[Access]] = {}
+
+    def accesses(self, op: Operation) -> list[Access]:
+        """:func:`.access.accesses` of a data op, numbered in first-visit order (computed once: the
+        pass inserts sync ops only, so a data op's operands never change)."""
+        got = self._accesses.get(op)
+        if got is None:
+            got = self._accesses[op] = accesses(op, self.ids.setdefault(op, len(self.ids)))
+        return got
 
     def run(self) -> SyncState:
         """Analyse the body; returns the state before the terminator."""
@@ -332,7 +341,7 @@ class SyncAnalysis:
         """Decide and apply the syncs ``op`` needs, then issue its accesses."""
         pipe = op_pipe(op)
         assert pipe is not None
-        acc = accesses(op, self.ids.setdefault(op, len(self.ids)))
+        acc = self.accesses(op)
         actions: list[Action] = []
         conflicts = state.cross_conflicts(pipe, acc)
         while conflicts:
@@ -383,7 +392,7 @@ class SyncAnalysis:
             ops = list(block.ops)
             i = ops.index(b)
         st = snaps[i]
-        conflicts = st.cross_conflicts(dst, accesses(b, self.ids[b]))
+        conflicts = st.cross_conflicts(dst, self.accesses(b))
         issued, pending = st.issued, st.pend(src)
         need = frozenset(a for a in conflicts if a in issued and a not in pending)
         need_ops = {a.op_id for a in need}
