@@ -262,3 +262,40 @@ def test_dumps_reuse_the_text_of_unchanged_functions(tmp_path: Path, monkeypatch
     assert names == sorted(p.name for p in (fresh / "passes_dump").iterdir()) and len(names) > 40
     for name in names:
         assert (cached / "passes_dump" / name).read_bytes() == (fresh / "passes_dump" / name).read_bytes(), name
+
+
+def test_the_collector_runs_less_often_during_a_compile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inside a compile the gen0 threshold is raised; the thresholds before are restored after, also
+    after a failure, and a disabled collector is left alone."""
+    import gc
+
+    from test_pipeline_kernels import kernel
+
+    from pypto.ir import compile
+    from pypto.passes.base import PyPTOPass
+    from pypto.pipeline import verification
+    from pypto.utils.gc_policy import COMPILE_THRESHOLDS, fewer_collections
+
+    seen: list[tuple[int, int, int]] = []
+    real = verification.PassVerifier.__call__
+    monkeypatch.setattr(verification.PassVerifier, "__call__", lambda s, m, n: seen.append(gc.get_threshold()) or real(s, m, n))
+    before = gc.get_threshold()
+    compile(kernel("add", tmp_path), output_dir=tmp_path / "o", dump_passes=False)
+    assert seen and all(t[0] >= COMPILE_THRESHOLDS[0] for t in seen) and gc.get_threshold() == before
+
+    class Boom(PyPTOPass):
+        name = "test-boom"
+        PASS_NAME = "TestBoom"
+
+        def apply(self, ctx, module) -> None:
+            raise ValueError("boom")
+
+    with pytest.raises(Exception, match="boom"):
+        compile(kernel("add", tmp_path), output_dir=tmp_path / "p", dump_passes=False, passes=[Boom])
+    assert gc.get_threshold() == before
+    gc.disable()
+    try:
+        with fewer_collections():
+            assert gc.get_threshold() == before
+    finally:
+        gc.enable()
