@@ -219,17 +219,19 @@ class PassVerifier:
 
 def op_key(op: Operation, children: tuple[object, ...]) -> tuple[object, ...]:
     """What ``op``'s own verifiers read, as objects compared by identity or value (xDSL attributes
-    are immutable; xDSL replaces an op's operand tuple on every operand update). ``children``: its
-    regions' shape (blocks, their argument types, their ops)."""
-    operands = op._operands  # noqa: SLF001 -- the tuple itself (xDSL is pinned)
+    are immutable; xDSL replaces an op's operand tuple on every operand update; passes retype values
+    in place, so the types are read too). ``children``: its regions' shape (blocks, their argument
+    types, their ops). (``_operands``, ``_type``, ``_successors``: xDSL's fields, read without its
+    property layers; xDSL is pinned.)"""
+    operands = op._operands  # noqa: SLF001
     return (
         op.parent,
-        op.next_op is None,
+        op._next_op is None,  # noqa: SLF001
         operands,
-        tuple(v.type for v in operands),
+        tuple([v._type for v in operands]),  # noqa: SLF001
         tuple(op.properties.items()),
         tuple(op.attributes.items()),
-        tuple(r.type for r in op.results),
+        tuple([r._type for r in op.results]),  # noqa: SLF001
         op._successors,  # noqa: SLF001
         children,
     )
@@ -246,12 +248,12 @@ def op_keys(module: Operation) -> dict[Operation, tuple[object, ...]]:
         for region in o.regions:
             for block in region.blocks:
                 ops: list[Operation] = []
-                inner = block.first_op
+                inner = block._first_op  # noqa: SLF001
                 while inner is not None:
                     ops.append(inner)
-                    inner = inner.next_op
+                    inner = inner._next_op  # noqa: SLF001
                 stack.extend(ops)
-                shape.append((region, block, tuple(a.type for a in block.args), tuple(ops)))
+                shape.append((region, block, tuple([a._type for a in block._args]), tuple(ops)))  # noqa: SLF001
         keys[o] = op_key(o, tuple(shape))
     return keys
 
