@@ -181,11 +181,11 @@ class PassVerifier:
     operands and their types, properties, attributes, result types, successors, and the shape of its
     regions). After the next pass, when the module's top-level ops are the same ones with the same
     properties and attributes (names and signatures), BASIC verifies, each on its own
-    (``verify_nested_ops=False``), only the ops whose key changed or that are new, and their
-    ancestors (whose verifiers read their bodies: terminators, yields, isolation). An unchanged
-    op's verifiers read nothing that changed, except the symbols it names: when a top-level op
-    was added, removed, renamed or re-typed, every op holding a symbol reference (the calls) is
-    verified too. The first check, and every ROUNDTRIP check, is the full check of
+    (``verify_nested_ops=False``), only the ops whose key changed or that are new, the users of
+    their results, and the ancestors of both (whose verifiers read their bodies: terminators,
+    yields, isolation). Any other op's verifiers read nothing that changed, except the symbols it
+    names: when a top-level op was added, removed, renamed or re-typed, every op holding a symbol
+    reference (the calls) is verified too. The first check, and every ROUNDTRIP check, is the full check of
     :func:`verify_after_pass`. A failure is reported by the full check (the failing op, its
     location)."""
 
@@ -283,14 +283,21 @@ def _names_a_symbol(key: tuple[object, ...]) -> bool:
 def _changed_with_ancestors(
     new: dict[Operation, tuple[object, ...]], old: dict[Operation, tuple[object, ...]]
 ) -> list[Operation]:
-    """The ops that are new or whose key changed, and their ancestors, each once, in walk order."""
+    """The ops that are new or whose key changed, the users of their results (a verifier may read an
+    operand's defining op, e.g. a constant's value), and the ancestors of both, each once."""
     todo: dict[Operation, None] = {}
+
+    def add(o: Operation | None) -> None:
+        while o is not None and o not in todo:
+            todo[o] = None
+            o = o.parent_op()
+
     for op, key in new.items():
         if old.get(op) != key:
-            o: Operation | None = op
-            while o is not None and o not in todo:
-                todo[o] = None
-                o = o.parent_op()
+            add(op)
+            for r in op.results:
+                for use in r.uses:
+                    add(use.operation)
     return list(todo)
 
 

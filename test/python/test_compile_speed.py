@@ -299,3 +299,36 @@ def test_the_collector_runs_less_often_during_a_compile(tmp_path: Path, monkeypa
             assert gc.get_threshold() == before
     finally:
         gc.enable()
+
+
+def test_the_users_of_an_op_changed_in_place_are_verified() -> None:
+    """An op whose verifier reads its operand's defining op is checked again when that op changes in
+    place, though its own operands did not change."""
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i32
+    from xdsl.ir import Block, Region
+    from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def
+    from xdsl.utils.exceptions import VerifyException
+
+    from pypto.pipeline.verification import PassVerifier, VerificationError, VerificationLevel
+
+    @irdl_op_definition
+    class NonNegative(IRDLOperation):
+        name = "test.non_negative"
+        value = operand_def(i32)
+
+        def verify_(self) -> None:
+            owner = self.value.owner
+            if isinstance(owner, arith.ConstantOp) and owner.value.value.data < 0:
+                raise VerifyException("a negative constant")
+
+    const = arith.ConstantOp(IntegerAttr(1, i32))
+    user = NonNegative.create(operands=[const.result])
+    module = ModuleOp(Region(Block([const, user])))
+    check = PassVerifier(VerificationLevel.BASIC)
+    check(module, "First")
+    check(module, "Nothing")
+    assert check.checked == []
+    const.properties["value"] = IntegerAttr(-1, i32)  # in place: the user's operands are the same
+    with pytest.raises(VerificationError, match="Negate"):
+        check(module, "Negate")
