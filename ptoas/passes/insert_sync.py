@@ -92,7 +92,7 @@ from pypto.ptoas.dialect.sync_ops import (
     WaitFlagOp,
 )
 
-from .access import accesses, constant_int, op_pipe
+from .access import Access, accesses, constant_int, op_pipe
 from .errors import pass_error
 from .sync_state import SyncState, join
 
@@ -187,6 +187,15 @@ class SyncAnalysis:
         self._order: list[Operation] = []  # data ops visited by the current advance(), first visit first
         self._seen: set[Operation] = set()
         self._flags: dict[tuple[Block, Pipe, Pipe], set[int]] = {}
+        self._accesses: dict[Operation, list[Access]] = {}
+
+    def accesses(self, op: Operation) -> list[Access]:
+        """:func:`.access.accesses` of a data op, numbered in first-visit order (computed once: the
+        pass inserts sync ops only, so a data op's operands never change)."""
+        got = self._accesses.get(op)
+        if got is None:
+            got = self._accesses[op] = accesses(op, self.ids.setdefault(op, len(self.ids)))
+        return got
 
     def run(self) -> SyncState:
         """Analyse the body; returns the state before the terminator."""
@@ -332,15 +341,15 @@ class SyncAnalysis:
         """Decide and apply the syncs ``op`` needs, then issue its accesses."""
         pipe = op_pipe(op)
         assert pipe is not None
-        acc = accesses(op, self.ids.setdefault(op, len(self.ids)))
+        acc = self.accesses(op)
         actions: list[Action] = []
         conflicts = state.cross_conflicts(pipe, acc)
         while conflicts:
             candidates = sorted({a.pipe for a in conflicts})
 
             def cleared(p: Pipe, conflicts: list = conflicts) -> int:  # type: ignore[type-arg]
-                done = state.issued - state.pend(p)
-                return sum(1 for a in conflicts if a in done)
+                issued, pending = state.issued, state.pend(p)  # (a in issued - pending, without building it)
+                return sum(1 for a in conflicts if a in issued and a not in pending)
 
             src = max(candidates, key=cleared)
             event = state.free_event(src, pipe)
@@ -383,14 +392,17 @@ class SyncAnalysis:
             ops = list(block.ops)
             i = ops.index(b)
         st = snaps[i]
-        conflicts = st.cross_conflicts(dst, accesses(b, self.ids[b]))
-        need = frozenset(a for a in conflicts if a in st.issued - st.pend(src))
+        conflicts = st.cross_conflicts(dst, self.accesses(b))
+        issued, pending = st.issued, st.pend(src)
+        need = frozenset(a for a in conflicts if a in issued and a not in pending)
         need_ops = {a.op_id for a in need}
 
         def covers(j: int) -> bool:
             """A set before ``ops[j]`` guarantees ``need`` (and no producer of it is issued again before ``b``)."""
             s = snaps[j]
-            return need <= s.issued - s.pend(src) and not any(need_ops & op_ids(x) for x in issued_from(j))
+            issued, pending = s.issued, s.pend(src)
+            complete = all(a in issued and a not in pending for a in need)  # need <= issued - pending
+            return complete and not any(need_ops & op_ids(x) for x in issued_from(j))
 
         def free(states: list[SyncState], spanned: list[Operation]) -> int | None:
             busy = _busy_ids(states, src, dst) | _flag_ids(spanned, src, dst)

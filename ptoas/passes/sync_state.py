@@ -102,9 +102,17 @@ class SyncState:
         for key, done in self.events.items():
             if done & new:
                 self.events[key] = done - new
+        # pipes holding the same pending set (the idle ones) share one union; the old set is kept in
+        # the memo so its id stays its own
+        grown: dict[int, tuple[Accesses, Accesses]] = {}
+        pending = self.pending
         for other in PIPES:
             if other != pipe:
-                self.pending[other] = self.pend(other) | new
+                old = pending.get(other, EMPTY)
+                got = grown.get(id(old))
+                if got is None:
+                    got = grown[id(old)] = (old, old | new)
+                pending[other] = got[1]
         self.same[pipe] = self.same.get(pipe, EMPTY) | new
 
     # ---- queries ------------------------------------------------------------------

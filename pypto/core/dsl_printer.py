@@ -37,6 +37,7 @@ from pypto.dialects.program import (
 )
 from pypto.dialects.tile_ops import TileAllocOp
 from pypto.dialects.types import DYNAMIC, MemRefAttr, PtrType, TensorType, TileType, TileViewAttr
+from pypto.utils.ir_fingerprint import fingerprint
 
 from .dsl_names import FunctionAnalysis, const_int, is_literal, py_name
 
@@ -194,10 +195,33 @@ def op_loc(op: Operation) -> str | None:
     return None
 
 
-def print_program_locs(module: ModuleOp, explicit: bool = False, concise: bool = False) -> tuple[str, list[list[str]]]:
+class FunctionTextCache:
+    """The printed lines of each function, kept while the function is unchanged (its
+    :func:`~pypto.utils.ir_fingerprint.fingerprint` equal): a function's text depends only on the
+    function itself, so printing a program after a pass that changed one function prints only that
+    one (the pass dumps)."""
+
+    def __init__(self) -> None:
+        self._texts: dict[func.FuncOp, tuple[list[object], bool, bool, list[str], list[list[str]]]] = {}
+
+    def lines(self, f: func.FuncOp, explicit: bool, concise: bool) -> tuple[list[str], list[list[str]]]:
+        """``f``'s lines and their locations, printed or as printed last time."""
+        now = fingerprint(f)
+        got = self._texts.get(f)
+        if got is not None and got[1] == explicit and got[2] == concise and got[0] == now:
+            return got[3], got[4]
+        printer = _FunctionPrinter(f, explicit, concise)
+        lines = printer.lines()
+        self._texts[f] = (now, explicit, concise, lines, printer.locs)
+        return lines, printer.locs
+
+
+def print_program_locs(
+    module: ModuleOp, explicit: bool = False, concise: bool = False, cache: FunctionTextCache | None = None
+) -> tuple[str, list[list[str]]]:
     """The ``pl`` DSL text of a program module and its line map: per printed line,
     the DSL locations (``file:line:col``) of the ops printed on it (``explicit``, ``concise``: as
-    :func:`print_program`)."""
+    :func:`print_program`; ``cache`` reuses the text of functions unchanged since it printed them)."""
     name = module.sym_name.data if module.sym_name else ""
     lines = [f"# pypto.program: {name}" if name else "# pypto.program", "import pypto.language as pl", ""]
     if any(op.name.startswith("pld.") for op in module.walk()):  # multi-chip ops: pypto.language.distributed
@@ -206,9 +230,13 @@ def print_program_locs(module: ModuleOp, explicit: bool = False, concise: bool =
     locs: list[list[str]] = [[] for _ in lines]
     funcs = [op for op in module.ops if isinstance(op, func.FuncOp)]
     for f in function_order(funcs):
-        printer = _FunctionPrinter(f, explicit, concise)
-        lines += printer.lines()
-        locs += printer.locs
+        if cache is not None:
+            f_lines, f_locs = cache.lines(f, explicit, concise)
+        else:
+            printer = _FunctionPrinter(f, explicit, concise)
+            f_lines, f_locs = printer.lines(), printer.locs
+        lines += f_lines
+        locs += f_locs
     return "\n".join(lines) + "\n", locs
 
 

@@ -21,24 +21,34 @@ from .context import make_context
 class UniqueNamePrinter(Printer):
     """A Printer whose SSA names never collide (``%t``, ``%t_1``, ``%t_1_1``)."""
 
+    def _taken(self) -> set[str]:
+        """Every name given so far (``_ssa_values``' values, kept as a set: linear printing)."""
+        taken: set[str] | None = self.__dict__.get("_taken_names")
+        if taken is None:
+            taken = self.__dict__["_taken_names"] = set(self._ssa_values.values())
+        return taken
+
     def print_ssa_value(self, value: SSAValue) -> str:
         if value in self._ssa_values:
             name = self._ssa_values[value]
         elif value.name_hint:
-            taken = set(self._ssa_values.values())
+            taken = self._taken()
             name = value.name_hint
             n = 0
             while name in taken:
                 n += 1
                 name = f"{value.name_hint}_{n}"
             self._ssa_values[value] = name
+            taken.add(name)
         else:
-            return super().print_ssa_value(value)
+            name = super().print_ssa_value(value)
+            self._taken().add(name)
+            return name
         self.print_string(f"%{name}")
         return name
 
     def _get_new_valid_name_id(self) -> str:
-        taken = set(self._ssa_values.values())
+        taken = self._taken()
         while True:
             name = super()._get_new_valid_name_id()
             if name not in taken:

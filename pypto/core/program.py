@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from enum import IntEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Attribute
 
 from .function import Function, Param
+
+if TYPE_CHECKING:
+    from .dsl_printer import FunctionTextCache
 
 
 class PassDumpLevel(IntEnum):
@@ -91,11 +94,14 @@ class Program:
         del format
         return print_program(self.module, explicit=level == PassDumpLevel.EXPLICIT, concise=concise)
 
-    def as_python_locs(self, level: PassDumpLevel = PassDumpLevel.CONCISE) -> tuple[str, list[list[str]]]:
-        """The ``pl`` DSL text and, per printed line, the DSL locations of its ops."""
+    def as_python_locs(
+        self, level: PassDumpLevel = PassDumpLevel.CONCISE, cache: FunctionTextCache | None = None
+    ) -> tuple[str, list[list[str]]]:
+        """The ``pl`` DSL text and, per printed line, the DSL locations of its ops (``cache``: the
+        text of functions unchanged since it printed them is reused)."""
         from .dsl_printer import print_program_locs
 
-        return print_program_locs(self.module, explicit=level == PassDumpLevel.EXPLICIT)
+        return print_program_locs(self.module, explicit=level == PassDumpLevel.EXPLICIT, cache=cache)
 
     def as_mlir(self, generic: bool = False, debuginfo: bool = True) -> str:
         """MLIR text; ``generic=True`` gives the form upstream MLIR parses."""

@@ -41,6 +41,7 @@ from pypto.pipeline.manager import (
 from pypto.pipeline.perf_hints import DiagnosticPhase, DiagnosticPolicy, DiagnosticReport
 from pypto.pipeline.session import CompileSession
 from pypto.pipeline.verification import VerificationLevel, parse_verification_level
+from pypto.utils.gc_policy import fewer_collections
 from pypto.utils.progress import progress
 from pypto.utils.tracebacks import api_boundary
 
@@ -151,7 +152,7 @@ def compile(  # noqa: A001 - the upstream API name
         writer if writer.enabled else None, report, options.to_dict() | {"verification_level": level}
     )
 
-    with owned_profiler(profiling) as (prof, owned), ExitStack() as stack:
+    with owned_profiler(profiling) as (prof, owned), ExitStack() as stack, fewer_collections():
         try:
             closed = False
 

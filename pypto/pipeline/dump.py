@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
+from pypto.core.dsl_printer import FunctionTextCache
 from pypto.core.program import PassDumpLevel, Program
 from pypto.diagnostics import Diagnostic
 from pypto.errors import InvalidArgumentError
@@ -104,6 +105,7 @@ class DumpWriter:
         # pass runs; close() waits for them and re-raises a write error.
         self._io: ThreadPoolExecutor | None = None
         self._pending: list[Future[None]] = []
+        self._texts = FunctionTextCache()  # functions a pass left unchanged are not printed again
 
     @property
     def enabled(self) -> bool:
@@ -116,7 +118,7 @@ class DumpWriter:
 
     def text_locs(self, program: Program) -> tuple[str, list[list[str]]]:
         """The dump text and its line map (DSL locations per printed line)."""
-        text, locs = program.as_python_locs(self.level)
+        text, locs = program.as_python_locs(self.level, cache=self._texts)
         return (text, locs) if text.endswith("\n") else (text + "\n", locs)
 
     def _write_text(self, name: str, text: str, directory: Path | None = None) -> Path:

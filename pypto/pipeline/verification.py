@@ -16,8 +16,9 @@ from __future__ import annotations
 import os
 from enum import IntEnum
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
 from xdsl.ir import Operation
+from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
 from pypto.diagnostics import op_span
@@ -176,47 +177,140 @@ def verify_after_pass(module: ModuleOp, pass_name: str, level: VerificationLevel
 class PassVerifier:
     """The verification after each pass of one pipeline run, done only where the IR changed.
 
-    After a pass that left the IR as it was last verified (every top-level op's
-    :func:`~pypto.utils.ir_fingerprint.fingerprint` unchanged) nothing is checked. When only the
-    bodies of some top-level ops changed (the same ops, in the same order, with the same
-    properties and attributes: names and signatures), BASIC verifies those ops and the module
-    itself (not its other ops): an op's verifiers read its own subtree and the signatures of the
-    symbols it names, which did not change. Anything else (an op added, removed, renamed or
-    re-typed; ROUNDTRIP) is the full check of :func:`verify_after_pass`. A failure is reported
-    by the full check (the failing op, its location)."""
+    After each check it keeps every op's :func:`op_key` (what its own verifier reads: its place,
+    operands and their types, properties, attributes, result types, successors, and the shape of its
+    regions). After the next pass, when the module's top-level ops are the same ones with the same
+    properties and attributes (names and signatures), BASIC verifies, each on its own
+    (``verify_nested_ops=False``), only the ops whose key changed or that are new, the users of
+    their results, and the ancestors of both (whose verifiers read their bodies: terminators,
+    yields, isolation). Any other op's verifiers read nothing that changed, except the symbols it
+    names: when a top-level op was added, removed, renamed or re-typed, every op holding a symbol
+    reference (the calls) is verified too. The first check, and every ROUNDTRIP check, is the full check of
+    :func:`verify_after_pass`. A failure is reported by the full check (the failing op, its
+    location)."""
 
     def __init__(self, level: VerificationLevel):
         self.level = level
-        self._ops: tuple[Operation, ...] | None = None
-        self._prints: list[list[object]] = []
+        self._keys: dict[Operation, tuple[object, ...]] | None = None
+        self.checked: list[Operation] = []
+        """The ops verified on their own by the last incremental check (for tests)."""
 
     def __call__(self, module: ModuleOp, pass_name: str) -> None:
         if self.level is VerificationLevel.NONE:
             return
-        from pypto.utils.ir_fingerprint import fingerprint
-
-        ops = tuple(module.body.block.ops)
-        prints = [fingerprint(op) for op in ops]
-        if ops == self._ops and self.level is VerificationLevel.BASIC:
-            changed = [(op, old) for op, old, new in zip(ops, self._prints, prints, strict=True) if old != new]
-            if not changed:
-                return
-            if all(_same_head(op, old) for op, old in changed):
-                try:
-                    module.verify(verify_nested_ops=False)
-                    for op, _ in changed:
-                        op.verify()
-                except VerifyException as e:
-                    verify_basic(module, pass_name)  # locates the failing op
-                    raise VerificationError(pass_name, str(e)) from e
-                self._ops, self._prints = ops, prints
-                return
-        verify_after_pass(module, pass_name, self.level)
-        self._ops, self._prints = ops, prints
+        keys = op_keys(module)
+        old = self._keys
+        if old is not None and self.level is VerificationLevel.BASIC:
+            todo = _changed_with_ancestors(keys, old)
+            if not _same_top_level(module, old, keys):
+                seen = set(todo)
+                todo += [op for op, key in keys.items() if op not in seen and _names_a_symbol(key)]
+            self.checked = todo
+            try:
+                for op in todo:
+                    verify_shallow(op)
+            except VerifyException as e:
+                verify_basic(module, pass_name)  # locates the failing op
+                raise VerificationError(pass_name, str(e)) from e
+        else:
+            verify_after_pass(module, pass_name, self.level)
+        self._keys = keys
 
 
-def _same_head(op: Operation, old: list[object]) -> bool:
-    """Whether ``op``'s properties and attributes are the ones its old fingerprint recorded (the
-    fingerprint starts with the op, its location, its operands, its properties, its attributes)."""
-    n = len(op.properties) + len(op.attributes)
-    return old[3 : 3 + n] == [*op.properties.items(), *op.attributes.items()]
+def op_key(op: Operation, children: tuple[object, ...]) -> tuple[object, ...]:
+    """What ``op``'s own verifiers read, as objects compared by identity or value (xDSL attributes
+    are immutable; xDSL replaces an op's operand tuple on every operand update; passes retype values
+    in place, so the types are read too). ``children``: its regions' shape (blocks, their argument
+    types, their ops). (``_operands``, ``_type``, ``_successors``: xDSL's fields, read without its
+    property layers; xDSL is pinned.)"""
+    operands = op._operands  # noqa: SLF001
+    return (
+        op.parent,
+        op._next_op is None,  # noqa: SLF001
+        operands,
+        tuple([v._type for v in operands]),  # noqa: SLF001
+        tuple(op.properties.items()),
+        tuple(op.attributes.items()),
+        tuple([r._type for r in op.results]),  # noqa: SLF001
+        op._successors,  # noqa: SLF001
+        children,
+    )
+
+
+def op_keys(module: Operation) -> dict[Operation, tuple[object, ...]]:
+    """:func:`op_key` of every op under ``module`` and of ``module`` (a hand-rolled walk: xDSL's
+    generator-based ``walk`` costs several times more per op)."""
+    keys: dict[Operation, tuple[object, ...]] = {}
+    stack = [module]
+    while stack:
+        o = stack.pop()
+        shape: list[object] = []
+        for region in o.regions:
+            for block in region.blocks:
+                ops: list[Operation] = []
+                inner = block._first_op  # noqa: SLF001
+                while inner is not None:
+                    ops.append(inner)
+                    inner = inner._next_op  # noqa: SLF001
+                stack.extend(ops)
+                shape.append((region, block, tuple([a._type for a in block._args]), tuple(ops)))  # noqa: SLF001
+        keys[o] = op_key(o, tuple(shape))
+    return keys
+
+
+_HEAD = slice(4, 6)  # properties, attributes
+
+
+def _same_top_level(
+    module: ModuleOp, old: dict[Operation, tuple[object, ...]], new: dict[Operation, tuple[object, ...]]
+) -> bool:
+    """Whether the module holds the same top-level ops as before, with the same properties and
+    attributes (names, signatures)."""
+    if old.get(module) != new[module]:
+        return False
+    for op in module.body.block.ops:
+        before = old.get(op)
+        if before is None or before[_HEAD] != new[op][_HEAD]:
+            return False
+    return True
+
+
+def _names_a_symbol(key: tuple[object, ...]) -> bool:
+    """Whether an op's key holds a symbol reference (a call's callee: its verifier reads that symbol)."""
+    return any(isinstance(v, SymbolRefAttr) for items in key[_HEAD] for _, v in items)  # type: ignore[union-attr]
+
+
+def _changed_with_ancestors(
+    new: dict[Operation, tuple[object, ...]], old: dict[Operation, tuple[object, ...]]
+) -> list[Operation]:
+    """The ops that are new or whose key changed, the users of their results (a verifier may read an
+    operand's defining op, e.g. a constant's value), and the ancestors of both, each once."""
+    todo: dict[Operation, None] = {}
+
+    def add(o: Operation | None) -> None:
+        while o is not None and o not in todo:
+            todo[o] = None
+            o = o.parent_op()
+
+    for op, key in new.items():
+        if old.get(op) != key:
+            add(op)
+            for r in op.results:
+                for use in r.uses:
+                    add(use.operation)
+    return list(todo)
+
+
+def verify_shallow(op: Operation) -> None:
+    """``op``'s own verifiers (not its nested ops'), and the block checks xDSL makes only when it
+    verifies the parent: each nested op's parent pointer, no empty single block that needs a
+    terminator."""
+    op.verify(verify_nested_ops=False)
+    for region in op.regions:
+        for block in region.blocks:
+            if block.parent is not region:
+                raise VerifyException("Parent pointer of block does not refer to containing region")
+            if block.first_op is None and len(region.blocks) == 1 and not op.has_trait(NoTerminator):
+                raise VerifyException(
+                    f"Operation {op.name} contains empty block in single-block region that expects at least a terminator"
+                )

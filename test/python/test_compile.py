@@ -44,7 +44,7 @@ def mlir_dumps(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Program, "as_python", lambda self, level=PassDumpLevel.CONCISE: f"# {level.name}\n{self.as_mlir()}")
     # the dump writer prints through as_python_locs (text and line map)
     monkeypatch.setattr(
-        Program, "as_python_locs", lambda self, level=PassDumpLevel.CONCISE: (self.as_python(level), [])
+        Program, "as_python_locs", lambda self, level=PassDumpLevel.CONCISE, cache=None: (self.as_python(level), [])
     )
 
 

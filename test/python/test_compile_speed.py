@@ -40,8 +40,9 @@ def test_target_disk_cache_round_trip_and_invalidation(tmp_path: Path, monkeypat
 
 
 def test_verification_only_where_a_pass_changed_the_ir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No check after a pass that changed nothing (the placeholders); the changed functions only when
-    only bodies changed."""
+    """One full check (the first); after it, nothing after a pass that changed nothing (the
+    placeholders), and after the others only the ops that changed and their ancestors, each on its
+    own."""
     from test_pipeline_kernels import kernel
 
     from pypto.core.dsl_printer import print_program
@@ -53,22 +54,37 @@ def test_verification_only_where_a_pass_changed_the_ir(tmp_path: Path, monkeypat
     full: list[str] = []
     real = verification.verify_after_pass
     monkeypatch.setattr(verification, "verify_after_pass", lambda m, name, level: full.append(name) or real(m, name, level))
-    partial: list[str] = []
+    nested: list[str] = []
+    shallow: list[tuple[str, str]] = []
     real_op_verify = verification.Operation.verify
+    calls = iter(())
 
     def counting(self, verify_nested_ops: bool = True) -> None:
-        if verify_nested_ops:
-            partial.append(getattr(getattr(self, "sym_name", None), "data", self.name))
+        (nested.append(self.name) if verify_nested_ops else shallow.append((next(calls, "?"), self.name)))
         real_op_verify(self, verify_nested_ops)
 
+    real_call = verification.PassVerifier.__call__
+    ops_after: dict[str, int] = {}
+
+    def per_pass(self, module, pass_name: str) -> None:
+        nonlocal calls
+        calls = iter(lambda: pass_name, None)  # every shallow check is booked to this pass
+        real_call(self, module, pass_name)
+        ops_after[pass_name] = len(verification.op_keys(module))
+
     lowered = lower_program(kernel("add", tmp_path))
-    placeholders = {n for n, _ in DEFAULT_PIPELINE if getattr(get_pass(KEBAB_NAMES[n]), "IS_PLACEHOLDER", False)}
-    assert placeholders and full and not placeholders & set(full)  # identity passes: no re-verification
-    assert len(full) < len(DEFAULT_PIPELINE)
     monkeypatch.setattr(verification.Operation, "verify", counting)
+    monkeypatch.setattr(verification.PassVerifier, "__call__", per_pass)
+    full.clear()
     again = lower_program(kernel("add", tmp_path))
     monkeypatch.undo()
-    assert partial and "add_incore_0" in partial  # bodies-only changes verified op by op
+    placeholders = {n for n, _ in DEFAULT_PIPELINE if getattr(get_pass(KEBAB_NAMES[n]), "IS_PLACEHOLDER", False)}
+    assert len(full) == 1 and len(nested) == ops_after[full[0]]  # the first check, once per op
+    checked = {name for name, _ in shallow}
+    assert placeholders and not placeholders & (checked | set(ops_after))  # identity passes: not even looked at
+    assert {"OutlineIncoreScopes", "ConvertTensorToTileOps", "InitMemRef"} <= checked  # passes that changed the IR
+    memory = [op for name, op in shallow if name == "AllocateMemoryAddr"]  # addresses: a few tile ops change
+    assert memory and "arith.constant" not in memory and len(memory) < ops_after["AllocateMemoryAddr"] / 2
     assert print_program(again.module) == print_program(lowered.module)
 
 
@@ -102,6 +118,32 @@ def test_a_broken_body_is_still_located(tmp_path: Path) -> None:
     lower_program(kernel("add", tmp_path), passes=[Touch, Touch])
     with pytest.raises(VerificationError, match="TestBreak"):
         lower_program(kernel("add", tmp_path), passes=[Touch, Break])
+
+
+def test_an_unchanged_call_to_a_renamed_function_is_checked(tmp_path: Path) -> None:
+    """A pass that renames a function (a top-level change) gets its unchanged callers verified."""
+    from test_pipeline_kernels import kernel
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import StringAttr
+
+    from pypto.passes.base import PyPTOPass
+    from pypto.passes.registry import get_pass
+    from pypto.pipeline.lower import lower_program
+    from pypto.pipeline.verification import VerificationError
+
+    class Rename(PyPTOPass):
+        name = "test-rename"
+        PASS_NAME = "TestRename"
+
+        def apply(self, ctx, module) -> None:  # the callee's new name: the call in the other function dangles
+            called = {op.callee.string_value() for op in module.walk() if isinstance(op, func.CallOp)}
+            f = next(op for op in module.body.block.ops if isinstance(op, func.FuncOp) and op.sym_name.data in called)
+            f.sym_name = StringAttr(f.sym_name.data + "_renamed")
+
+    outline = get_pass("outline-incore-scopes")
+    assert lower_program(kernel("add", tmp_path), passes=[outline]) is not None
+    with pytest.raises(VerificationError, match="TestRename"):
+        lower_program(kernel("add", tmp_path), passes=[outline, Rename])
 
 
 class _Tty:
@@ -191,3 +233,102 @@ def test_compile_names_each_pass_in_its_bar(tmp_path: Path, monkeypatch: pytest.
     compile(kernel("add", tmp_path), output_dir=tmp_path / "o", dump_passes=False)
     assert sum(steps for _, steps in seen) == 50  # 49 passes and the codegen
     assert ("ConvertToSSA", 0) in seen and seen[-1] == ("codegen", 1)
+
+
+def test_dumps_reuse_the_text_of_unchanged_functions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A function a pass left unchanged is not printed again; the dumps are the same bytes as when
+    every function is printed each time."""
+    from test_pipeline_kernels import kernel
+
+    from pypto.core import dsl_printer
+    from pypto.ir import compile
+
+    printed: list[str] = []
+    real_init = dsl_printer._FunctionPrinter.__init__
+
+    def counting(self, f, *args, **kwargs) -> None:
+        printed.append(f.sym_name.data)
+        real_init(self, f, *args, **kwargs)
+
+    monkeypatch.setattr(dsl_printer._FunctionPrinter, "__init__", counting)
+    cached = compile(kernel("add", tmp_path), output_dir=tmp_path / "cached", dump_passes=True).output_dir
+    with_cache = len(printed)
+    real_lines = dsl_printer.FunctionTextCache.lines
+    monkeypatch.setattr(dsl_printer.FunctionTextCache, "lines", lambda self, f, e, c: real_lines(type(self)(), f, e, c))
+    printed.clear()
+    fresh = compile(kernel("add", tmp_path), output_dir=tmp_path / "fresh", dump_passes=True).output_dir
+    assert 0 < with_cache < len(printed)
+    names = sorted(p.name for p in (cached / "passes_dump").iterdir())
+    assert names == sorted(p.name for p in (fresh / "passes_dump").iterdir()) and len(names) > 40
+    for name in names:
+        assert (cached / "passes_dump" / name).read_bytes() == (fresh / "passes_dump" / name).read_bytes(), name
+
+
+def test_the_collector_runs_less_often_during_a_compile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inside a compile the gen0 threshold is raised; the thresholds before are restored after, also
+    after a failure, and a disabled collector is left alone."""
+    import gc
+
+    from test_pipeline_kernels import kernel
+
+    from pypto.ir import compile
+    from pypto.passes.base import PyPTOPass
+    from pypto.pipeline import verification
+    from pypto.utils.gc_policy import COMPILE_THRESHOLDS, fewer_collections
+
+    seen: list[tuple[int, int, int]] = []
+    real = verification.PassVerifier.__call__
+    monkeypatch.setattr(verification.PassVerifier, "__call__", lambda s, m, n: seen.append(gc.get_threshold()) or real(s, m, n))
+    before = gc.get_threshold()
+    compile(kernel("add", tmp_path), output_dir=tmp_path / "o", dump_passes=False)
+    assert seen and all(t[0] >= COMPILE_THRESHOLDS[0] for t in seen) and gc.get_threshold() == before
+
+    class Boom(PyPTOPass):
+        name = "test-boom"
+        PASS_NAME = "TestBoom"
+
+        def apply(self, ctx, module) -> None:
+            raise ValueError("boom")
+
+    with pytest.raises(Exception, match="boom"):
+        compile(kernel("add", tmp_path), output_dir=tmp_path / "p", dump_passes=False, passes=[Boom])
+    assert gc.get_threshold() == before
+    gc.disable()
+    try:
+        with fewer_collections():
+            assert gc.get_threshold() == before
+    finally:
+        gc.enable()
+
+
+def test_the_users_of_an_op_changed_in_place_are_verified() -> None:
+    """An op whose verifier reads its operand's defining op is checked again when that op changes in
+    place, though its own operands did not change."""
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i32
+    from xdsl.ir import Block, Region
+    from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def
+    from xdsl.utils.exceptions import VerifyException
+
+    from pypto.pipeline.verification import PassVerifier, VerificationError, VerificationLevel
+
+    @irdl_op_definition
+    class NonNegative(IRDLOperation):
+        name = "test.non_negative"
+        value = operand_def(i32)
+
+        def verify_(self) -> None:
+            owner = self.value.owner
+            if isinstance(owner, arith.ConstantOp) and owner.value.value.data < 0:
+                raise VerifyException("a negative constant")
+
+    const = arith.ConstantOp(IntegerAttr(1, i32))
+    user = NonNegative.create(operands=[const.result])
+    module = ModuleOp(Region(Block([const, user])))
+    check = PassVerifier(VerificationLevel.BASIC)
+    check(module, "First")
+    check(module, "Nothing")
+    assert check.checked == []
+    const.properties["value"] = IntegerAttr(-1, i32)  # in place: the user's operands are the same
+    with pytest.raises(VerificationError, match="Negate"):
+        check(module, "Negate")

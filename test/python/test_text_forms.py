@@ -45,3 +45,20 @@ def test_upstream_mlir_parses_the_generic_form(path: Path):
     printed = str(module.operation)
     assert "func.func @" in printed and '"pl.' in printed
     assert module.operation.verify()
+
+
+def test_repeated_name_hints_get_unique_names():
+    """Values sharing a name hint (and a hint that looks like a numbered repeat) print under distinct
+    names, and numbered values never take a name already given."""
+    from xdsl.dialects import arith, test
+    from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i32
+    from xdsl.ir import Block, Region
+
+    ops = [arith.ConstantOp(IntegerAttr(i, i32)) for i in range(6)]
+    for op, hint in zip(ops, ["t", "t", "t_1", None, "t", None], strict=True):
+        op.result.name_hint = hint
+    user = test.TestOp(operands=[op.result for op in ops])
+    text = print_mlir(ModuleOp(Region(Block([*ops, user]))), debuginfo=False)
+    names = [line.split("=")[0].strip() for line in text.splitlines() if "arith.constant" in line]
+    assert len(set(names)) == 6 and names[:3] == ["%t", "%t_1", "%t_2"]  # (xDSL drops a hint's `_1`)
+    assert all(f"{n}" in text.split("test.op")[1] for n in names)
