@@ -102,6 +102,10 @@ def _reshape(n: Names, op: PLOp, a: ArgView) -> str:
     return f"{n.v(a.value('input'))}.reshape({_ints(a.attr('shape'))})"
 
 
+def _transpose(n: Names, op: PLOp, a: ArgView) -> str:
+    return f"{n.v(a.value('input'))}.transpose({int(a.attr('axis1'))}, {int(a.attr('axis2'))}).contiguous()"
+
+
 def _read(n: Names, op: PLOp, a: ArgView) -> str:
     return f"_read({n.v(a.value('input'))}, {n.vs(a.values('indices'))})"
 
@@ -131,6 +135,7 @@ BY_CLASS: tuple[tuple[type[PLOp], Lowering], ...] = (
     (F.AssembleOp, _assemble),
     (F.SliceOp, _slice),
     (F.ReshapeOp, _reshape),
+    (F.TransposeOp, _transpose),
     (F.ReadOp, _read),
     (TileLoadOp, _load),
     (TileStoreOp, _store),

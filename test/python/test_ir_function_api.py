@@ -90,3 +90,19 @@ def test_transpose_swaps_axes() -> None:
 def test_transpose_axis_out_of_range_is_located() -> None:
     with pytest.raises(ParserTypeError, match="out of range"):
         pl.parse(CODE.replace("pl.add(x, y)", "pl.transpose(x, 0, 3)"))
+
+
+def test_transpose_has_a_torch_form() -> None:
+    """Both layers (``pl.tile.transpose`` after lowering, ``pl.tensor.transpose`` as written) run in the
+    torch codegen that validate_ir uses."""
+    from pypto.debug import torch_codegen
+
+    x = torch.randn(16, 32)
+    written, lowered = transpose_k.specialize(x, torch.zeros(32, 16)), transpose_k.lower(x, torch.zeros(32, 16))
+    assert "pl.tensor.transpose(" in written.as_python() and "pl.tile.transpose(" in lowered.as_python()
+    for program in (written, lowered):
+        ns: dict[str, object] = {}
+        exec(compile(torch_codegen(program), "<gen>", "exec"), ns)  # noqa: S102
+        out = torch.zeros(32, 16)
+        ns["transpose_k"](x, out)  # type: ignore[operator]
+        assert torch.equal(out, x.T)
