@@ -177,12 +177,13 @@ class PassVerifier:
     """The verification after each pass of one pipeline run, done only where the IR changed.
 
     After a pass that left the IR as it was last verified (every top-level op's
-    :func:`~pypto.utils.ir_fingerprint.fingerprint` unchanged) nothing is checked. When only the
+    :func:`~pypto.utils.ir_fingerprint.fingerprint` unchanged) nothing is checked, at any level
+    (the text ROUNDTRIP would print is the one that round-tripped last time). When only the
     bodies of some top-level ops changed (the same ops, in the same order, with the same
     properties and attributes: names and signatures), BASIC verifies those ops and the module
     itself (not its other ops): an op's verifiers read its own subtree and the signatures of the
     symbols it names, which did not change. Anything else (an op added, removed, renamed or
-    re-typed; ROUNDTRIP) is the full check of :func:`verify_after_pass`. A failure is reported
+    re-typed; ROUNDTRIP after any change) is the full check of :func:`verify_after_pass`. A failure is reported
     by the full check (the failing op, its location)."""
 
     def __init__(self, level: VerificationLevel):
@@ -197,6 +198,8 @@ class PassVerifier:
 
         ops = tuple(module.body.block.ops)
         prints = [fingerprint(op) for op in ops]
+        if ops == self._ops and prints == self._prints:
+            return  # the IR is the one verified last (at any level: its printed text is the same too)
         if ops == self._ops and self.level is VerificationLevel.BASIC:
             changed = [(op, old) for op, old, new in zip(ops, self._prints, prints, strict=True) if old != new]
             if not changed:
