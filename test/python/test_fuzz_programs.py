@@ -17,6 +17,7 @@ Failures the fuzzer found are kept below as named regression tests (docs/reliabi
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,15 @@ from pypto.runtime import RunConfig, run  # noqa: E402
 
 EXAMPLES = int(os.environ.get("PYPTO_FUZZ_EXAMPLES", "500"))
 LEVELS = ("none", "basic", "roundtrip")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_torch_thread() -> Iterator[None]:
+    """Tiny matmuls on one thread: torch's thread pool spun for 40 ms a call on a loaded 2-core machine."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
 
 
 def check_program(kernel: Kernel, root: Path) -> None:
