@@ -10,7 +10,8 @@ random on-chip shapes in FP32 / FP16 / BF16, as DSL source text. Each program mu
 - pass ``validate_ir`` against the torch reference at every pass dump;
 - run on the simulated chip with no sync race and the reference's numbers.
 
-The seed is fixed (derandomized); ``PYPTO_FUZZ_EXAMPLES`` sets how many programs (default 500).
+The seed is fixed (derandomized); ``PYPTO_FUZZ_EXAMPLES`` sets how many programs (default 500),
+``PYPTO_FUZZ_SEED=N`` explores other programs (hypothesis seeded with N).
 Failures the fuzzer found are kept below as named regression tests (docs/reliability.md).
 """
 
@@ -25,7 +26,7 @@ import pytest
 pytest.importorskip("hypothesis")
 import torch  # noqa: E402
 from fuzz_programs import Kernel, Step, kernels  # noqa: E402
-from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
 
 import pypto.ir as ir  # noqa: E402
 import pypto.language as pl  # noqa: E402
@@ -34,6 +35,7 @@ from pypto.errors import InternalError  # noqa: E402
 from pypto.runtime import RunConfig, run  # noqa: E402
 
 EXAMPLES = int(os.environ.get("PYPTO_FUZZ_EXAMPLES", "500"))
+SEED = os.environ.get("PYPTO_FUZZ_SEED")  # another fixed seed explores other programs (default: derandomized)
 LEVELS = ("none", "basic", "roundtrip")
 
 
@@ -83,6 +85,15 @@ def check_program(kernel: Kernel, root: Path) -> None:
           suppress_health_check=list(HealthCheck))  # fmt: skip
 @given(kernel=kernels())
 def test_generated_program_through_every_level(kernel: Kernel, tmp_path_factory: pytest.TempPathFactory) -> None:
+    check_program(kernel, tmp_path_factory.mktemp("fuzz"))
+
+
+# (Its own test: the derandomized sequence above is a digest of that test's source, decorators included.)
+@pytest.mark.skipif(SEED is None, reason="set PYPTO_FUZZ_SEED=N to explore other programs")
+@seed(int(SEED or 0))
+@settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(kernel=kernels())
+def test_generated_program_at_another_seed(kernel: Kernel, tmp_path_factory: pytest.TempPathFactory) -> None:
     check_program(kernel, tmp_path_factory.mktemp("fuzz"))
 
 
