@@ -59,8 +59,8 @@ class Step:
 class Kernel:
     """One generated program (see the module docstring)."""
 
-    start: str  # "vector" | "cube" | "mixed"
-    dtype: str  # the dtype of a, b (vector) or of a, w (cube / mixed; the chain is then FP32)
+    start: str  # "vector" | "cube" | "mixed" | "premix"
+    dtype: str  # the dtype of a, b (vector, premix) or of a, w (cube / mixed: the chain is then FP32)
     tile_rows: int
     cols: int
     k: int  # the contraction size of a cube / mixed kernel
@@ -74,7 +74,12 @@ class Kernel:
 
     @property
     def chain_dtype(self) -> str:
-        return self.dtype if self.start == "vector" else "FP32"
+        return self.dtype if self.start in ("vector", "premix") else "FP32"
+
+    @property
+    def chain_cols(self) -> int:
+        """The width of the chain's tiles: ``k`` for premix (the chain feeds the matmul), else ``cols``."""
+        return self.k if self.start == "premix" else self.cols
 
     def params(self) -> dict[str, tuple[list[int], str]]:
         """Parameter name -> (shape, dtype), in order; ``out`` last."""
@@ -83,6 +88,8 @@ class Kernel:
             ps = {"a": ([r, c], dt), "b": ([r, c], dt)}
         elif self.start == "cube":
             ps = {"a": ([r, k], dt), "w": ([k, c], dt)}
+        elif self.start == "premix":
+            return {"a": ([r, k], dt), "b": ([r, k], dt), "w": ([k, c], dt), "out": ([r, c], "FP32")}
         else:
             ps = {"a": ([r, k], dt), "w": ([k, c], dt), "b": ([r, c], "FP32")}
         return ps | {"out": ([r, c], ct)}
@@ -115,8 +122,8 @@ class Kernel:
             pad, row = " " * 16, f"i * {self.tile_rows}"
         tr, c, k = self.tile_rows, self.cols, self.k
         body: list[str] = []
-        if self.start == "vector":
-            body.append(f"v0 = pl.load(a, [{row}, 0], [{tr}, {c}])")
+        if self.start in ("vector", "premix"):
+            body.append(f"v0 = pl.load(a, [{row}, 0], [{tr}, {self.chain_cols}])")
         else:
             body += [
                 f"xa = pl.load(a, [{row}, 0], [{tr}, {k}], target_memory=pl.Mem.Mat)",
@@ -125,10 +132,18 @@ class Kernel:
             ]
             body.append("v0 = pl.move(acc, target_memory=pl.Mem.Vec)" if self.start == "mixed" else "v0 = acc")
         if any(-1 in s.args for s in self.steps):
-            body.append(f"vb = pl.load(b, [{row}, 0], [{tr}, {c}])")
+            body.append(f"vb = pl.load(b, [{row}, 0], [{tr}, {self.chain_cols}])")
         for i, s in enumerate(self.steps, start=1):
             body += self._step_lines(i, s)
-        body.append(f"pl.store(v{len(self.steps)}, [{row}, 0], out)")
+        last = f"v{len(self.steps)}"
+        if self.start == "premix":  # vector -> cube: the chain's result is the matmul's left operand
+            body += [
+                f"xa = pl.move({last}, target_memory=pl.Mem.Mat)",
+                f"xw = pl.load(w, [0, 0], [{k}, {c}], target_memory=pl.Mem.Mat)",
+                "acc = pl.matmul(pl.move(xa, target_memory=pl.Mem.Left), pl.move(xw, target_memory=pl.Mem.Right))",
+            ]
+            last = "acc"
+        body.append(f"pl.store({last}, [{row}, 0], out)")
         lines += [pad + line for line in body]
         lines += ["        return out", ""]
         return "\n".join(lines)
@@ -149,7 +164,7 @@ class Kernel:
         y = self._name(s.args[1])
         if s.kind == "row":
             return [
-                f"s{i} = pl.create_tile([{self.tile_rows}, {self.cols}], dtype=pl.{self.chain_dtype},"
+                f"s{i} = pl.create_tile([{self.tile_rows}, {self.chain_cols}], dtype=pl.{self.chain_dtype},"
                 " target_memory=pl.Mem.Vec)",
                 f"r{i} = pl.{red}({x}, s{i})",
                 f"v{i} = pl.{expand}({y}, r{i})",
@@ -176,7 +191,7 @@ class Kernel:
         tiles = []
         for t in range(self.tiles):
             rows = slice(t * self.tile_rows, (t + 1) * self.tile_rows)
-            if self.start == "vector":
+            if self.start in ("vector", "premix"):
                 v0 = inputs["a"][rows]
             else:
                 v0 = (inputs["a"][rows].to(torch.float32) @ inputs["w"].to(torch.float32)).to(ct)
@@ -185,6 +200,8 @@ class Kernel:
             for s in self.steps:
                 args = [vb if j < 0 else values[j] for j in s.args]
                 values.append(_apply(s, args).to(ct))
+            if self.start == "premix":
+                values.append(values[-1].to(torch.float32) @ inputs["w"].to(torch.float32))
             tiles.append(values[-1])
         return torch.cat(tiles)
 
@@ -219,15 +236,19 @@ def _bound(s: Step, bounds: list[float], k: Kernel) -> float:
     if s.kind == "scalar":
         return b[0] * abs(s.scalar) if s.op == "mul" else b[0] + abs(s.scalar)
     red, expand = s.op.split(",")
-    n = k.cols if s.kind == "row" else k.tile_rows
+    n = k.chain_cols if s.kind == "row" else k.tile_rows
     r = b[0] * n if red.endswith("sum") else b[0]
     return b[1] * r if expand.endswith("mul") else b[1] + r
 
 
+STARTS = ("vector", "vector", "cube", "mixed")
+"""The default test's mix (its derandomized sequence depends on it); ``premix`` has its own test."""
+
+
 @st.composite
-def kernels(draw: st.DrawFn) -> Kernel:
-    """A :class:`Kernel` that fits on chip and stays finite."""
-    start = draw(st.sampled_from(["vector", "vector", "cube", "mixed"]))
+def kernels(draw: st.DrawFn, starts: tuple[str, ...] = STARTS) -> Kernel:
+    """A :class:`Kernel` that fits on chip and stays finite, starting as one of ``starts``."""
+    start = draw(st.sampled_from(list(starts)))
     dtype = draw(st.sampled_from(sorted(DTYPES)))
     cols = draw(st.sampled_from([16, 32, 64, 128]))
     chain_bytes = ELEM_BYTES[dtype if start == "vector" else "FP32"]
@@ -237,7 +258,7 @@ def kernels(draw: st.DrawFn) -> Kernel:
     tiles = draw(st.integers(1, 4))
     loop = "none" if tiles == 1 else draw(st.sampled_from(["range", "pipeline"]))
     kernel = Kernel(start, dtype, tile_rows, cols, k, tiles, loop)
-    start_bound = float(k) if start != "vector" else 1.0
+    start_bound = float(k) if start in ("cube", "mixed") else 1.0
     bounds = [start_bound]
     b_bound = 1.0
     has_b = start != "cube"

@@ -88,6 +88,14 @@ def test_generated_program_through_every_level(kernel: Kernel, tmp_path_factory:
     check_program(kernel, tmp_path_factory.mktemp("fuzz"))
 
 
+@settings(max_examples=max(1, EXAMPLES // 8), derandomize=True, deadline=None, database=None,
+          suppress_health_check=list(HealthCheck))  # fmt: skip
+@given(kernel=kernels(starts=("premix",)))
+def test_generated_vector_to_cube_program(kernel: Kernel, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Vector work feeding the cube (``premix``: the chain's result moved to Mat as the matmul's left operand)."""
+    check_program(kernel, tmp_path_factory.mktemp("fuzz"))
+
+
 # (Its own test: the derandomized sequence above is a digest of that test's source, decorators included.)
 @pytest.mark.skipif(SEED is None, reason="set PYPTO_FUZZ_SEED=N to explore other programs")
 @seed(int(SEED or 0))
@@ -103,6 +111,7 @@ def test_strategy_covers_every_kind() -> None:
 
     for want in (
         lambda k: k.start == "cube",
+        lambda k: k.start == "mixed",
         lambda k: k.start == "mixed" and k.dtype == "BF16",
         lambda k: k.loop == "pipeline" and k.dtype == "FP16",
         lambda k: any(s.kind == "row" for s in k.steps),
@@ -132,6 +141,10 @@ REGRESSIONS = {
     # emitter's isinstance on the subscripted BoolAttr raised TypeError for every tcolsum.
     "col_max_without_scratch": Kernel("vector", "BF16", 8, 16, 0, 1, "none", (Step("col", "col_max,col_expand_mul", (0, 0)),)),
     "col_sum_without_scratch": Kernel("vector", "FP32", 8, 16, 0, 1, "none", (Step("col", "col_sum,col_expand_mul", (0, 0)),)),
+    # An Orchestration parameter no kernel reads (b) shifted the kernels' DDR numbering against the
+    # caller's; InitMemRef's call reconciliation renamed a call result to a callee-side name that
+    # named another buffer in the caller, merging w and out (VerificationError after InitMemRef).
+    "unused_param_vector_to_cube": Kernel("premix", "BF16", 16, 16, 16, 1, "none", (Step("binary", "add", (0, 0)),)),
 }
 
 
