@@ -33,13 +33,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pypto.utils.atomic import atomic_write_text
+from pypto.utils.cli import InputError, cli_main
 
 SUITE = Path("test") / "basic"
 SUFFIXES = (".pto",)
 PASS_CODES = ("PASS", "XFAIL")
 
 
-class CompatError(Exception):
+class CompatError(InputError):
     """Bad usage: the path is not a PTOAS checkout."""
 
 
@@ -217,16 +218,12 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+@cli_main("ptoas_lit_compat")
 def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 all passed, 1 some failed, 2 bad usage)."""
+    """Entry point; returns the exit code (0 all passed, 1 some failed or not a checkout; argparse's 2 for
+    bad usage)."""
     args = _parser().parse_args(argv)
-    try:
-        outcomes = run_compat(
-            args.checkout, ptoas=args.ptoas, jobs=args.jobs, filter_re=args.filter, timeout=args.timeout
-        )
-    except CompatError as e:
-        print(f"ptoas_lit_compat: error: {e}", file=sys.stderr)
-        return 2
+    outcomes = run_compat(args.checkout, ptoas=args.ptoas, jobs=args.jobs, filter_re=args.filter, timeout=args.timeout)
     if args.verbose:
         for o in outcomes:
             if o.passed:

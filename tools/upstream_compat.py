@@ -27,14 +27,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pypto.utils.cli import InputError, cli_main
+
 PLATFORM = "a2a3sim"
 DEFERRED_MARKERS = ("DistributedCompiledProgram", "distributed_compiled_program")
 _FENCE = re.compile(r"<!--\s*doctest:\s*(setup|run)\s*-->[ \t]*\n```python[ \t]*\n(.*?)\n```", re.S)
 _ERROR_LINE = re.compile(r"^(?:[\w.]+(?:Error|Exception|Exit|Interrupt)|error|FAIL|AssertionError)\b[^\n]*", re.M)
 
 
-class ToolError(Exception):
-    """A one-line error for the command line."""
+class ToolError(InputError):
+    """A one-line error for the command line (exit 1 through :func:`~pypto.utils.cli.cli_main`)."""
 
 
 @dataclass(frozen=True)
@@ -152,8 +154,9 @@ def summary(name: str, outcomes: Sequence[Outcome]) -> list[str]:
     return lines
 
 
+@cli_main("upstream_compat")
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command-line entry point."""
+    """Command-line entry point: 0 all pass, 1 some fail or the checkout is unusable."""
     parser = argparse.ArgumentParser(prog="upstream_compat", description=__doc__.split("\n\n")[0])
     parser.add_argument("checkout", type=Path, help="root of an upstream PyPTO checkout")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per item (default 120)")
@@ -163,12 +166,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
     args = parser.parse_args(argv)
     root = args.checkout.resolve()
-    try:
-        examples, deferred = example_modules(root)
-        blocks = manual_blocks(root, args.platform)
-    except ToolError as exc:
-        print(f"upstream_compat: {exc}", file=sys.stderr)
-        return 2
+    examples, deferred = example_modules(root)
+    blocks = manual_blocks(root, args.platform)
     lines: list[str] = []
     ok = True
     if args.only in (None, "examples"):

@@ -143,12 +143,16 @@ def lower_transpose(st: LoweringState, src: Operation) -> None:
 
 
 def lower_col_reduce(st: LoweringState, src: Operation) -> None:
-    """col_sum(input, tmp) -> tcolsum ins(src, tmp {isBinary = false}); col_max -> tcolmax ins(src)."""
-    a, tmp = st.tile(src.operands[0], src), st.tile(src.operands[1], src)
+    """col_sum(input, tmp) -> tcolsum ins(src, tmp {isBinary = false}); col_sum(input) -> tcolsum ins(src);
+    col_max -> tcolmax ins(src) (the scratch tile is optional: ``pl.col_sum(t)`` has none)."""
+    a = st.tile(src.operands[0], src)
     dst = _result(st, src, (st.const(1), a.valid_col))
     cls = pto_op(src)
-    if cls is TColSumOp:
+    if cls is TColSumOp and len(src.operands) > 1:
+        tmp = st.tile(src.operands[1], src)
         _dps(st, src, cls, [a.value, [tmp.value]], dst, isBinary=BoolAttr.from_bool(False))
+    elif cls is TColSumOp:
+        _dps(st, src, cls, [a.value, []], dst)
     else:
         _dps(st, src, cls, [a.value], dst)
 

@@ -9,7 +9,7 @@ trailing enum: ``TCVT(d, s, RoundMode::CAST_RINT)``, ``TCMP(m, a, b, CmpMode::LT
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import BoolAttr, IntegerAttr
+from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation
 
 from pypto.ptoas.dialect.attrs import CmpModeAttr, RoundModeAttr
@@ -32,7 +32,7 @@ def _trailing(ctx: FuncContext, op: Operation) -> list[str]:
         return [f"CmpMode::{(mode.data.value if isinstance(mode, CmpModeAttr) else 'eq').upper()}"]
     if isinstance(op, TColSumOp):
         flag = op.attributes.get("isBinary")
-        if isinstance(flag, IntegerAttr | BoolAttr) and len(op.operands) == 3:
+        if isinstance(flag, IntegerAttr) and len(op.operands) == 3:  # BoolAttr is an IntegerAttr
             return ["true" if flag.value.data else "false"]
     return []
 

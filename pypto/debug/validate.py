@@ -15,6 +15,7 @@ The lower-level :func:`run_dump` / :func:`compare` are shared with the bisect.
 """
 
 from __future__ import annotations
+import __future__
 
 import linecache
 import math
@@ -33,7 +34,7 @@ from pypto.dialects.enums import FunctionType
 from pypto.dialects.program import function_type
 from pypto.frontend.parser import parse
 
-from .torch_codegen import torch_codegen
+from .torch_codegen import preamble, torch_codegen
 
 _SSA_SUFFIX = re.compile(r"__ssa_v\d+$")
 _ANY_SUFFIX = re.compile(r"__[a-z]+_v\d+$")
@@ -86,8 +87,28 @@ def compile_entry(program: Program, label: str, *, check_shapes: bool = True) ->
     filename = f"<torch_codegen {label}>"
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     namespace: dict[str, Any] = {"__name__": f"pypto_torch_codegen_{abs(hash(label))}"}
-    exec(compile(code, filename, "exec"), namespace)  # noqa: S102 - running generated code is the point
+    pre = preamble()
+    if code.startswith(pre + "\n"):  # the helpers: compiled once, run per script (fresh module state)
+        exec(_preamble_code(pre), namespace)  # noqa: S102 - running generated code is the point
+        body = "\n" * pre.count("\n") + code[len(pre) :]  # the functions, at their lines of ``code``
+    else:
+        body = code
+    # (the preamble's ``from __future__ import annotations`` holds for the functions too)
+    exec(compile(body, filename, "exec", flags=__future__.annotations.compiler_flag), namespace)  # noqa: S102 - running generated code is the point
     return entry, namespace[entry.sym_name.data]
+
+
+_PREAMBLE: dict[str, Any] = {}
+PREAMBLE_FILE = "<torch_codegen preamble>"
+
+
+def _preamble_code(text: str) -> Any:
+    """The compiled helper preamble of the generated scripts (compiling it was most of a dump's cost)."""
+    if text not in _PREAMBLE:
+        linecache.cache[PREAMBLE_FILE] = (len(text), None, text.splitlines(True), PREAMBLE_FILE)
+        _PREAMBLE.clear()
+        _PREAMBLE[text] = compile(text, PREAMBLE_FILE, "exec")
+    return _PREAMBLE[text]
 
 
 def run_program(program: Program, tensors: Mapping[str, Any], label: str = "program") -> dict[str, Any]:

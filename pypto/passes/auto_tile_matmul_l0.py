@@ -291,6 +291,8 @@ def tile_matmul(op: TileMatmulOp | TileMatmulAccOp) -> None:
 class AutoTileMatmulL0(FunctionPass):
     """Matmuls exceeding L0A/L0B/L0C -> M/N/K loop nests (PH002 when impossible)."""
 
+    DIAGNOSTICS = {CHECK: "PH002"}
+
     FUNCTION_TYPES = INCORE_KINDS
 
     def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:

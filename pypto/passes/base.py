@@ -50,6 +50,8 @@ class PyPTOPass(ModulePass):
 
     PASS_NAME: ClassVar[str]
     name: ClassVar[str]
+    DIAGNOSTICS: ClassVar[dict[str, str]] = {}
+    """The perf hints this pass emits, check name -> code (names ``disabled_diagnostics`` / ``werror`` know)."""
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)

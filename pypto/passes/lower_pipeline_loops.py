@@ -269,6 +269,8 @@ def lower_pipeline(loop: scf.ForOp, f: func.FuncOp) -> None:
 class LowerPipelineLoops(FunctionPass):
     """``pl.pipeline(stage=N)`` -> N-way replicated loop + tail (PH-MR-001 when N does not fit)."""
 
+    DIAGNOSTICS = {CHECK: "PH-MR-001"}
+
     def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:
         # Innermost first: walk() is pre-order, so reverse it.
         loops = [o for o in f.body.walk() if isinstance(o, scf.ForOp) and for_kind(o) is ForKind.Pipeline]

@@ -20,6 +20,7 @@ directory (``lower()``) every hint line goes to stderr instead.
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 from collections.abc import Callable, Iterable
@@ -74,8 +75,35 @@ def parse_phase(value: DiagnosticPhase | int | str | None) -> DiagnosticPhase:
         raise InvalidArgumentError(f"unknown diagnostic phase {value!r}") from None
 
 
-def _names(items: Iterable[object] | None) -> frozenset[str]:
-    return frozenset(str(getattr(i, "value", i)) for i in (items or ()))
+def known_diagnostic_names() -> frozenset[str]:
+    """Every name ``disabled_diagnostics`` and ``werror`` accept: the :class:`DiagnosticCheck` names, the
+    registered checks' names and codes, and each pass's ``DIAGNOSTICS`` (check name and code)."""
+    import pypto.pipeline.checks  # noqa: F401 - its checks register themselves
+    from pypto.passes.registry import all_passes
+
+    names = {c.value for c in DiagnosticCheck}
+    for c in _CHECKS:
+        names |= {c.name, c.code} - {None}  # type: ignore[arg-type]
+    for get in all_passes().values():
+        for rule, code in getattr(get(), "DIAGNOSTICS", {}).items():
+            names |= {rule, code}
+    return frozenset(names)  # type: ignore[arg-type]
+
+
+def _names(items: Iterable[object] | None, option: str) -> frozenset[str]:
+    """The names of ``items``; an unknown name is an :class:`InvalidArgumentError` naming ``option``,
+    the closest known name and all of them."""
+    if isinstance(items, str):
+        items = [items]  # one name, not its letters
+    names = frozenset(str(getattr(i, "value", i)) for i in (items or ()))
+    if not names:
+        return names
+    known = known_diagnostic_names()
+    for name in sorted(names - known):
+        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise InvalidArgumentError(f"unknown diagnostic {name!r} in {option}{hint} (known: {', '.join(sorted(known))})")
+    return names
 
 
 @dataclass(frozen=True)
@@ -94,7 +122,8 @@ class DiagnosticPolicy:
         werror: Iterable[object] | None = None,
     ) -> DiagnosticPolicy:
         """From compile options (``disabled_diagnostics`` adds to the defaults)."""
-        return cls(parse_phase(diagnostic_phase), DISABLED_BY_DEFAULT | _names(disabled_diagnostics), _names(werror))
+        disabled = _names(disabled_diagnostics, "disabled_diagnostics")
+        return cls(parse_phase(diagnostic_phase), DISABLED_BY_DEFAULT | disabled, _names(werror, "werror"))
 
     @property
     def muted(self) -> bool:
@@ -133,23 +162,27 @@ class _Registered:
     phase: DiagnosticPhase
     fn: Check
     hint: bool
+    code: str | None = None
 
 
 _CHECKS: list[_Registered] = []
 
 
-def register_check(name: str, phase: DiagnosticPhase, *, hint: bool = False) -> Callable[[Check], Check]:
+def register_check(
+    name: str, phase: DiagnosticPhase, *, hint: bool = False, code: str | None = None
+) -> Callable[[Check], Check]:
     """Decorator: ``fn(module)`` emits the diagnostics of check ``name``.
 
     A hint check (``hint=True``) runs at ``phase`` unless diagnostics are
     muted; a warning check runs only when the compile's ``diagnostic_phase``
     is ``phase`` (PRE_PIPELINE: on the input; POST_PASS: after every pass,
-    into the pass's ``.log``; POST_PIPELINE: on the final IR).
+    into the pass's ``.log``; POST_PIPELINE: on the final IR). ``code``: the
+    hint's code (``PH001``), a name ``disabled_diagnostics`` / ``werror`` accept too.
     """
 
     def deco(fn: Check) -> Check:
         _CHECKS[:] = [c for c in _CHECKS if c.name != name]
-        _CHECKS.append(_Registered(name, phase, fn, hint))
+        _CHECKS.append(_Registered(name, phase, fn, hint, code))
         return fn
 
     return deco

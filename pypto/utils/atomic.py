@@ -10,13 +10,49 @@ from collections.abc import Sequence
 from pathlib import Path
 
 TEMP_NAME = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")
-"""The name of an atomic write's temporary file (``.<name>.<random>.tmp``):
-hidden, and skipped by every reader (:func:`is_temp_name`)."""
+"""The name of an atomic write's temporary file (``.<name>.<pid>.<random>.tmp``):
+hidden, and skipped by every reader (:func:`is_temp_name`). A writer killed before its
+rename (SIGKILL) leaves one; the next successful write of the same file removes it
+(:func:`remove_stale_temps`)."""
 
 
 def is_temp_name(name: str) -> bool:
     """Whether ``name`` is an atomic write's temporary file (a kill can leave one)."""
     return TEMP_NAME.match(name) is not None
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+def remove_stale_temps(target: Path) -> list[Path]:
+    """Remove the temporary files a killed writer of ``target`` left next to it
+    (``.<name>.<pid>.<random>.tmp`` whose process is gone; a live writer's, ours included, is
+    kept); the removed paths."""
+    removed: list[Path] = []
+    prefix = f".{target.name}."
+    try:
+        names = os.listdir(target.parent)
+    except OSError:
+        return removed
+    for name in names:
+        if not (name.startswith(prefix) and is_temp_name(name)):
+            continue
+        pid = name[len(prefix) :].split(".", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid() or _pid_alive(int(pid)):
+            continue
+        try:
+            os.unlink(target.parent / name)
+            removed.append(target.parent / name)
+        except OSError:
+            pass  # another writer removed it first
+    return removed
 
 
 def check_writable_path(path: str | os.PathLike[str]) -> Path:
@@ -37,7 +73,10 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes | Sequence[byte
 
     The bytes go to a temporary file in the same directory, which then
     replaces ``path`` with ``os.replace``; on any failure the temporary file is
-    removed and ``path`` is left as it was (absent or with its old contents).
+    removed and ``path`` is left as it was (absent or with its old contents). After a
+    durable write (a user's output file), the temporary files of killed earlier writers of
+    ``path`` are removed; a build folder's dumps and run artefacts skip that look at the folder
+    on every write (their readers skip temporary files, and a compile replaces the folder whole).
     A folder as ``path``, or a missing folder, raises an OSError naming it.
     ``durable=False`` skips the ``fsync`` (still atomic for readers and a
     killed process; pass dumps and run-time artefacts use it: 50 fsyncs
@@ -48,7 +87,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes | Sequence[byte
     """
     target = Path(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent)
     except OSError:
         check_writable_path(target)  # the located reason (a missing folder, a folder as the path), if it is one
         raise
@@ -77,6 +116,8 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes | Sequence[byte
         if isinstance(exc, OSError):
             check_writable_path(target)
         raise
+    if durable:
+        remove_stale_temps(target)
 
 
 def atomic_write_text(

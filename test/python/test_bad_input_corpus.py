@@ -38,6 +38,8 @@ TOOLS: dict[str, str] = {
     "dump_viewer": "pypto.tools.dump_viewer",
     "scope_stats_plot": "pypto.tools.scope_stats_plot",
     "sched_overhead": "pypto.tools.sched_overhead_analysis",
+    "upstream_compat": "pypto.tools.upstream_compat",
+    "ptoas_lit_compat": "pypto.tools.ptoas_lit_compat",
 }
 """Each CLI by its module (its ``main(argv)``)."""
 
@@ -277,6 +279,8 @@ OTHERS = [
       files={"r.json": "{", "d.json": "{}"}),  # fmt: skip
     C("clean-sim-trace-missing", "1", "clean_sim_trace", "{d}/nothing", 1, "nothing: no such file or directory"),
     C("clean-sim-trace-bad-pto", "1", "clean_sim_trace", "{d}/k.pto", 1, "k.pto", files={"k.pto": "module {\n"}),
+    C("upstream-compat-not-a-checkout", "1", "upstream_compat", "{d}/sub", 1, "no examples/ folder", files={"sub/x": ""}),
+    C("ptoas-lit-compat-missing", "1", "ptoas_lit_compat", "{d}/nothing", 1, "no such directory (expected a PTOAS checkout)"),
 ]
 
 CASES: list[Case] = _generated() + FOLDER_INPUT + _output_cases() + OPT + PTOAS + OTHERS
@@ -375,6 +379,10 @@ API_CASES: list[ApiCase] = [
             errors.ParserError, "every tile dimension must be positive"),  # fmt: skip
     ApiCase("meta-tensor-run", "2", _jit("        out[:] = pl.add(a, a)\n", "k(a.to('meta'), out.to('meta'))"),
             TypeError, "is a device='meta' tensor"),  # fmt: skip
+    ApiCase("unknown-diagnostic-name", "4",
+            COMPILE.format(out="b").replace("output_dir=", "disabled_diagnostics=['UnusedVariabel'], output_dir="),
+            errors.InvalidArgumentError, "unknown diagnostic 'UnusedVariabel' in disabled_diagnostics; did you mean "
+            "'UnusedVariable'?", {"k.py": GOOD_DSL}),  # fmt: skip
     ApiCase("output-dir-is-file", "3", COMPILE.format(out="f"), errors.Error, "output_dir is a file",
             {"k.py": GOOD_DSL, "f": "x"}),  # fmt: skip
     ApiCase("output-dir-foreign", "3", COMPILE.format(out="mine"), errors.Error, "holds no PyPTO build",

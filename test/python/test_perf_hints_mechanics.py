@@ -88,7 +88,7 @@ def test_format_and_policy() -> None:
     p = DiagnosticPolicy.make()
     assert "UnusedControlFlowResult" in p.disabled and p.phase is DiagnosticPhase.PRE_PIPELINE
     assert not DiagnosticPolicy.make("none").keeps(d)
-    assert DiagnosticPolicy.make(werror=["R"]).is_error(d)
+    assert DiagnosticPolicy.make(werror=["PH002"]).is_error(d)
 
 
 def test_warning_env_default(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -63,7 +63,7 @@ def test_filter_and_all_pass_exit_code(checkout: Path, capsys: pytest.CaptureFix
 
 
 def test_not_a_checkout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert compat.main([str(tmp_path / "missing")]) == 2
+    assert compat.main([str(tmp_path / "missing")]) == 1  # a user error, through the shared CLI wrapper
     err = capsys.readouterr().err
     assert err.startswith("ptoas_lit_compat: error: ") and "expected a PTOAS checkout" in err
 

@@ -45,6 +45,18 @@ def _fresh_base(f: func.FuncOp, space: str, taken: set[str]) -> str:
     return f"mem_{space}_{n}"
 
 
+def _same_buffer_in_caller(call: func.CallOp, callee: func.FuncOp, base: str) -> bool:
+    """Whether ``base`` (a MemRef name of ``callee``) is a parameter of ``callee`` that ``call`` passes a
+    buffer of that same name: then it names the same buffer in the caller."""
+    entry = callee.body.blocks.first
+    assert entry is not None
+    for param, arg in zip(entry.args, call.arguments, strict=False):
+        pm, am = memref_of(param.type), memref_of(arg.type)
+        if pm is not None and pm.base.data == base:
+            return am is not None and am.base.data == base
+    return False
+
+
 def reconcile_calls(module: ModuleOp) -> None:
     """Make call sites and callees agree on DDR MemRefs (InitMemRef's last step:
     ``func.call``'s verifier wants the callee's exact parameter types).
@@ -109,7 +121,10 @@ def reconcile_calls(module: ModuleOp) -> None:
                     if r.type == t:
                         continue
                     if rm is not None and tm is not None and rm.base.data != tm.base.data:
-                        fmap[rm.base.data] = tm.base.data
+                        if _same_buffer_in_caller(op, callee, tm.base.data) or tm.base.data not in used_bases(f):
+                            fmap[rm.base.data] = tm.base.data
+                        # else the callee's name is not the caller's yet (its parameters take the
+                        # caller's names first): renaming now would merge two buffers of the caller
                     else:
                         set_type(r, t)
                         changed = True

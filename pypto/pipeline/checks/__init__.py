@@ -48,7 +48,7 @@ CHECKS: tuple[str, ...] = (TILE_INNERMOST_DIM_GRANULARITY,)
 """Every post-pipeline check, by rule name (``DiagnosticCheck`` names)."""
 
 
-@register_check(TILE_INNERMOST_DIM_GRANULARITY, DiagnosticPhase.POST_PIPELINE, hint=True)
+@register_check(TILE_INNERMOST_DIM_GRANULARITY, DiagnosticPhase.POST_PIPELINE, hint=True, code=PH001)
 def _tile_innermost_dim_granularity(module: ModuleOp) -> None:
     for _, d in check_tile_granularity(module, _backend()):
         emit(d)
