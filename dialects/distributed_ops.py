@@ -209,12 +209,9 @@ class SystemNotifyOp(_PldOp):
         return sig.with_memref(None)
 
 
-@irdl_op_definition
-class SystemWaitOp(_PldOp):
-    """``pld.system.wait(signal, offsets, expected=1, cmp=pld.WaitCmp.Ge)``: block until this rank's
-    cell ``offsets`` compares ``cmp`` with ``expected``."""
+class _WaitOp(_PldOp):
+    """A wait on this rank's signal cell ``offsets``: ``(signal, offsets, expected=1, cmp=pld.WaitCmp.Ge)``."""
 
-    name = "pld.system.wait"
     TORCH_CALL: ClassVar[str | None] = "_pld.wait"
     signal = operand_def(TensorType)
     offsets = var_operand_def()
@@ -233,6 +230,14 @@ class SystemWaitOp(_PldOp):
         sig = _signal(a)
         _offsets(a, sig)
         return sig.with_memref(None)
+
+
+@irdl_op_definition
+class SystemWaitOp(_WaitOp):
+    """``pld.system.wait(signal, offsets, expected=1, cmp=pld.WaitCmp.Ge)``: block until this rank's
+    cell ``offsets`` compares ``cmp`` with ``expected``."""
+
+    name = "pld.system.wait"
 
 
 def _window_rows(a: ArgView, name: str) -> TensorType:
@@ -528,29 +533,11 @@ class TensorRemoteStoreOp(_PldOp):
 
 
 @irdl_op_definition
-class SystemDeferWaitOp(_PldOp):
+class SystemDeferWaitOp(_WaitOp):
     """``pld.system.defer_wait(signal, offsets, expected=1, cmp=pld.WaitCmp.Ge)``: a completion condition
     of the enclosing task (on the simulated ranks a task runs to its end, so it waits there)."""
 
     name = "pld.system.defer_wait"
-    TORCH_CALL: ClassVar[str | None] = "_pld.wait"
-    signal = operand_def(TensorType)
-    offsets = var_operand_def()
-    expected = opt_operand_def()
-    cmp = opt_prop_def(WaitCmpAttr)
-    result = result_def(TensorType)
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    ALIAS_OPERAND: ClassVar[str | None] = "signal"
-    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
-        arg("signal"), value_list("offsets"), opt_value("expected", keyword=True),
-        attr("cmp", EnumCodec(WaitCmp), WaitCmp.Ge),
-    )  # fmt: skip
-
-    @classmethod
-    def infer_type(cls, a: ArgView) -> Attribute:
-        sig = _signal(a)
-        _offsets(a, sig)
-        return sig.with_memref(None)
 
 
 PLD_OPS: list[type[PLOp]] = [

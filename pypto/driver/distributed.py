@@ -27,7 +27,6 @@ import os
 import secrets
 import textwrap
 from dataclasses import replace
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +49,7 @@ from .host_trace import (
     annotation_tensor,
     trace_host,
 )
-from .output_dir import prepare_explicit_dir
+from .output_dir import make_output_dir
 from .rank_runner import load_level, run_rank, torch_dtype
 
 META_FILE = "distributed_meta.json"
@@ -69,21 +68,6 @@ def _sample(a: Any) -> Any:
     if isinstance(a, WindowView):
         return torch.zeros(a.shape, dtype=torch_dtype(a.dtype))
     return a
-
-
-def _new_build_dir(name: str, output_dir: Any) -> Path:
-    if output_dir is not None:
-        return prepare_explicit_dir(output_dir)
-    root = Path(os.environ.get("PYPTO_PROG_BUILD_DIR") or "build_output")
-    root.mkdir(parents=True, exist_ok=True)
-    for _ in range(100):
-        out = root / f"{name}_{datetime.now().strftime('%Y%m%d_%H%M%S')}_{secrets.token_hex(4)}"
-        try:
-            out.mkdir()
-            return out
-        except FileExistsError:
-            continue
-    raise RuntimeError("could not create a fresh output directory")
 
 
 def compile_host(host: Any, args: list[Any], config: Any) -> DistributedCompiledProgram:
@@ -123,7 +107,7 @@ def compile_program_host(program: Program, dc: Any, *, platform: str | None = No
 def _build(fn: Any, name: str, plan: HostPlan, dc: DistributedConfig, platform: str | None, output_dir: Any,
            params: list[dict[str, Any]]) -> DistributedCompiledProgram:
     """Compile each dispatched program into ``next_levels/`` and write the L3 build directory."""
-    out = _new_build_dir(name, output_dir)
+    out = make_output_dir(name, output_dir)
     programs: dict[str, CompiledProgram | CommProgram] = {}
     shapes: dict[str, list[Any]] = {}
     for d in (d for d in plan.dispatches if not d.program.startswith("@")):  # not the host collectives

@@ -26,12 +26,13 @@ REPORT_DIR = "report"
 """The folder of ``perf_hints.log`` and the compile profile."""
 
 
-def default_output_dir(program: Program, now: datetime | None = None) -> Path:
-    """``${PYPTO_PROG_BUILD_DIR:-build_output}/<name>_<YYYYmmdd_HHMMSS>_<random>``
-    (a name only: :func:`make_output_dir` creates it exclusively)."""
+def default_output_dir(program: Program | str, now: datetime | None = None) -> Path:
+    """``${PYPTO_PROG_BUILD_DIR:-build_output}/<name>_<YYYYmmdd_HHMMSS>_<random>`` for a program or a
+    build's name (a name only: :func:`make_output_dir` creates it exclusively)."""
     root = os.environ.get("PYPTO_PROG_BUILD_DIR") or "build_output"
     stamp = (now or datetime.now()).strftime("%Y%m%d_%H%M%S")
-    return Path(root) / f"{program.name or 'program'}_{stamp}_{secrets.token_hex(4)}"
+    name = program if isinstance(program, str) else program.name or "program"
+    return Path(root) / f"{name}_{stamp}_{secrets.token_hex(4)}"
 
 
 BUILD_SUBDIRS = ("passes_dump", REPORT_DIR)
@@ -84,7 +85,7 @@ def prepare_explicit_dir(output_dir: str | os.PathLike[str]) -> Path:
     return replace_build_dir(out)
 
 
-def make_output_dir(program: Program, output_dir: str | os.PathLike[str] | None) -> Path:
+def make_output_dir(program: Program | str, output_dir: str | os.PathLike[str] | None) -> Path:
     """Create the output directory, empty: a default one is new (never
     shared), an explicit one is replaced whole when it holds a build."""
     if output_dir is not None:
