@@ -312,7 +312,10 @@ class PLOp(IRDLOperation):
       meaning is one expression;
     - ``KEEPS_VALID_SHAPE``: the result has its first operand's valid shape;
     - ``NO_TORCH`` / ``NO_PTO``: why the op has no torch lowering / no pto
-      lowering (test_op_facts fails for an op that lacks one without a reason).
+      lowering (test_op_facts fails for an op that lacks one without a reason);
+    - ``ROW_MAJOR``: the backend needs every tile operand and the result
+      row_major (upstream's backend layout spec; ResolveBackendOpLayouts
+      reshapes a ``[N, 1]`` col_major tile to ``[1, N]`` around the op).
     """
 
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = ()
@@ -325,6 +328,7 @@ class PLOp(IRDLOperation):
     KEEPS_VALID_SHAPE: ClassVar[bool] = False
     NO_TORCH: ClassVar[str | None] = None
     NO_PTO: ClassVar[str | None] = None
+    ROW_MAJOR: ClassVar[bool] = False
 
     def forbidden_inplace_operands(self) -> list[SSAValue]:
         """The operands this op's result must not share a buffer with."""

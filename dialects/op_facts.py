@@ -24,3 +24,8 @@ def is_view(op: Operation) -> bool:
 def forbidden_inplace_operands(op: Operation) -> list[SSAValue]:
     """The operands ``op``'s result must not share a buffer with."""
     return op.forbidden_inplace_operands() if isinstance(op, PLOp) else []
+
+
+def needs_row_major(op: Operation) -> bool:
+    """The backend needs ``op``'s tile operands and result row_major."""
+    return isinstance(op, PLOp) and op.ROW_MAJOR

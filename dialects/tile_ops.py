@@ -37,6 +37,7 @@ def _ops() -> list[type]:
 @irdl_op_definition
 class TileAddOp(_TileLayer, F.BinaryOp):
     name = "pl.tile.add"
+    ROW_MAJOR: ClassVar[bool] = True
     TORCH: ClassVar[str | None] = "({lhs} + {rhs})"
     PTO_OP: ClassVar[str | None] = "pto.tadd"
 
@@ -44,6 +45,7 @@ class TileAddOp(_TileLayer, F.BinaryOp):
 @irdl_op_definition
 class TileSubOp(_TileLayer, F.BinaryOp):
     name = "pl.tile.sub"
+    ROW_MAJOR: ClassVar[bool] = True
     TORCH: ClassVar[str | None] = "({lhs} - {rhs})"
     PTO_OP: ClassVar[str | None] = "pto.tsub"
 
@@ -51,6 +53,7 @@ class TileSubOp(_TileLayer, F.BinaryOp):
 @irdl_op_definition
 class TileMulOp(_TileLayer, F.BinaryOp):
     name = "pl.tile.mul"
+    ROW_MAJOR: ClassVar[bool] = True
     TORCH: ClassVar[str | None] = "({lhs} * {rhs})"
     PTO_OP: ClassVar[str | None] = "pto.tmul"
 
@@ -65,6 +68,7 @@ class TileDivOp(_TileLayer, F.BinaryOp):
 @irdl_op_definition
 class TileMaximumOp(_TileLayer, F.BinaryOp):
     name = "pl.tile.maximum"
+    ROW_MAJOR: ClassVar[bool] = True
     TORCH: ClassVar[str | None] = "torch.maximum({lhs}, {rhs})"
     PTO_OP: ClassVar[str | None] = "pto.tmax"
 
@@ -72,6 +76,7 @@ class TileMaximumOp(_TileLayer, F.BinaryOp):
 @irdl_op_definition
 class TileMinimumOp(_TileLayer, F.BinaryOp):
     name = "pl.tile.minimum"
+    ROW_MAJOR: ClassVar[bool] = True
     TORCH: ClassVar[str | None] = "torch.minimum({lhs}, {rhs})"
     PTO_OP: ClassVar[str | None] = "pto.tmin"
 
@@ -79,6 +84,7 @@ class TileMinimumOp(_TileLayer, F.BinaryOp):
 @irdl_op_definition
 class TileMaximumsOp(_TileLayer, F.ScalarBinaryOp):
     name = "pl.tile.maximums"
+    ROW_MAJOR: ClassVar[bool] = True
     TORCH: ClassVar[str | None] = "torch.clamp({lhs}, min={rhs})"
     PTO_OP: ClassVar[str | None] = "pto.tmaxs"
 
@@ -93,6 +99,7 @@ class TileMinimumsOp(_TileLayer, F.ScalarBinaryOp):
 @irdl_op_definition
 class TileAddsOp(_TileLayer, F.ScalarBinaryOp):
     name = "pl.tile.adds"
+    ROW_MAJOR: ClassVar[bool] = True
     TORCH: ClassVar[str | None] = "({lhs} + {rhs})"
     PTO_OP: ClassVar[str | None] = "pto.tadds"
 
@@ -100,6 +107,7 @@ class TileAddsOp(_TileLayer, F.ScalarBinaryOp):
 @irdl_op_definition
 class TileSubsOp(_TileLayer, F.ScalarBinaryOp):
     name = "pl.tile.subs"
+    ROW_MAJOR: ClassVar[bool] = True
     TORCH: ClassVar[str | None] = "({lhs} - {rhs})"
     PTO_OP: ClassVar[str | None] = "pto.tsubs"
 
@@ -107,6 +115,7 @@ class TileSubsOp(_TileLayer, F.ScalarBinaryOp):
 @irdl_op_definition
 class TileMulsOp(_TileLayer, F.ScalarBinaryOp):
     name = "pl.tile.muls"
+    ROW_MAJOR: ClassVar[bool] = True
     TORCH: ClassVar[str | None] = "({lhs} * {rhs})"
     PTO_OP: ClassVar[str | None] = "pto.tmuls"
 
@@ -114,6 +123,7 @@ class TileMulsOp(_TileLayer, F.ScalarBinaryOp):
 @irdl_op_definition
 class TileDivsOp(_TileLayer, F.ScalarBinaryOp):
     name = "pl.tile.divs"
+    ROW_MAJOR: ClassVar[bool] = True
     TORCH: ClassVar[str | None] = "_div({lhs}, {rhs})"
     PTO_OP: ClassVar[str | None] = "pto.tdivs"
 
@@ -121,6 +131,7 @@ class TileDivsOp(_TileLayer, F.ScalarBinaryOp):
 @irdl_op_definition
 class TileExpOp(_TileLayer, F.UnaryOp):
     name = "pl.tile.exp"
+    ROW_MAJOR: ClassVar[bool] = True
     TORCH: ClassVar[str | None] = "torch.exp({input})"
     PTO_OP: ClassVar[str | None] = "pto.texp"
 
@@ -136,6 +147,7 @@ class TileNegOp(_TileLayer, F.UnaryOp):
 @irdl_op_definition
 class TileReluOp(_TileLayer, F.UnaryOp):
     name = "pl.tile.relu"
+    ROW_MAJOR: ClassVar[bool] = True
     TORCH: ClassVar[str | None] = "torch.relu({input})"
     PTO_OP: ClassVar[str | None] = "pto.trelu"
     FLOAT_ONLY: ClassVar[bool] = False
@@ -144,6 +156,7 @@ class TileReluOp(_TileLayer, F.UnaryOp):
 @irdl_op_definition
 class TileSqrtOp(_TileLayer, F.UnaryOp):
     name = "pl.tile.sqrt"
+    ROW_MAJOR: ClassVar[bool] = True
     TORCH: ClassVar[str | None] = "torch.sqrt({input})"
     PTO_OP: ClassVar[str | None] = "pto.tsqrt"
 

@@ -50,11 +50,23 @@ class VectorOp(DpsOp):
         if t is not None and t.blayout is not None and t.blayout != BLayout.row_major:
             raise self.fail(f"expects blayout=row_major, got {t.blayout.value}", value)
 
-    def elementwise(self, dst: SSAValue, *srcs: SSAValue, same_dtype: bool = True) -> None:
-        """vec, row_major; dtypes and valid shapes of ``srcs`` equal ``dst``'s."""
+    def same_layout(self, dst: SSAValue, src: SSAValue) -> None:
+        """``src`` has ``dst``'s block layout."""
+        d, t = tile_of(dst.type), tile_of(src.type)
+        if d is not None and t is not None and d.blayout != t.blayout:
+            got = t.blayout.value if t.blayout is not None else "none"
+            want = d.blayout.value if d.blayout is not None else "none"
+            raise self.fail(f"expects src blayout={want} (the dst's), got {got}", src)
+
+    def elementwise(self, dst: SSAValue, *srcs: SSAValue, same_dtype: bool = True, row_major: bool = True) -> None:
+        """vec, row_major (or, when not ``row_major``, one layout for all); dtypes and valid
+        shapes of ``srcs`` equal ``dst``'s."""
         self.vec(dst)
-        self.row_major(dst)
+        if row_major:
+            self.row_major(dst)
         for s in srcs:
+            if not row_major:
+                self.same_layout(dst, s)
             self.vec(s)
             if same_dtype:
                 self.same_dtype(dst, s)
@@ -184,8 +196,9 @@ class UnaryOp(VectorOp):
     dst = operand_def(TileLike)
 
     def verify_(self) -> None:
-        """Element-wise checks."""
-        self.elementwise(self.dst, self.src)
+        """Element-wise checks; any layout, the src's as the dst's (PTOAS checks no
+        layout for unary ops: a ``[N, 1]`` col_major column is N contiguous elements)."""
+        self.elementwise(self.dst, self.src, row_major=False)
 
 
 def _unary(op_name: str, kind: str) -> type[UnaryOp]:
@@ -206,8 +219,8 @@ class TRsqrtOp(VectorOp):
     dst = operand_def(TileLike)
 
     def verify_(self) -> None:
-        """Element-wise checks; tmp in vec."""
-        self.elementwise(self.dst, self.src)
+        """Element-wise checks (any layout, as unary ops); tmp in vec."""
+        self.elementwise(self.dst, self.src, row_major=False)
         if self.tmp is not None:
             self.vec(self.tmp)
 

@@ -45,6 +45,7 @@ from xdsl.ir import Operation, SSAValue
 from pypto.dialects.dtypes import dtype_name
 from pypto.dialects.enums import FunctionType, ParamDirection, ParamDirectionAttr
 from pypto.dialects.program import call_dump_indices, function_type, no_dep_indices, param_directions
+from pypto.dialects.tensor_ops import TensorSliceOp
 from pypto.dialects.types import TensorType
 from pypto.errors import Error
 from pypto.target.dtypes import BY_NAME
@@ -354,6 +355,8 @@ class _HostInterpreter:
             results = [self.new_buffer(name, arr, f"tensor.create {name}")]
         elif op.name == "pl.tensor.read":
             results = [self.read(op, env[op.operands[0]], [env[v] for v in op.operands[1:]])]
+        elif isinstance(op, TensorSliceOp):
+            results = [self.slice(op, env)]
         elif isinstance(op, arith.ConstantOp):
             v = op.value
             if isinstance(v, IntegerAttr):
@@ -401,6 +404,33 @@ class _HostInterpreter:
                 "task graph before kernels run, so it reads only tensors passed in or created (read it in a kernel)"
             )
         return buf.array[tuple(int(i) for i in indices)].item()
+
+    def slice(self, op: TensorSliceOp, env: dict[SSAValue, Any]) -> DeviceBuffer:
+        """``pl.tensor.slice`` on the host (a window a task reads or writes, e.g. a row of a table
+        picked by a run-time position): a view of the source's array under the source's buffer id,
+        so dependencies stay whole-buffer. The window must be contiguous (kernels see flat GM)."""
+        src = env[op.input]
+        if not isinstance(src, DeviceBuffer):
+            raise OrchestrationError(f"pl.tensor.slice of a non-tensor at {_loc(op)}")
+        offsets = [int(env[v]) for v in op.offset]
+        t = op.result.type
+        assert isinstance(t, TensorType)
+        shape = t.get_shape()
+        if op.valid_shape:
+            raise OrchestrationError(f"pl.tensor.slice with a valid shape in an Orchestration function at {_loc(op)}")
+        full = src.array.shape
+        if any(o < 0 or o + d > n for o, d, n in zip(offsets, shape, full, strict=True)):
+            raise OrchestrationError(
+                f"pl.tensor.slice at {_loc(op)}: window {shape} at {offsets} is outside '{src.name}' {list(full)}"
+            )
+        view = src.array[tuple(slice(o, o + d) for o, d in zip(offsets, shape, strict=True))]
+        if not view.flags.c_contiguous:
+            raise OrchestrationError(
+                f"pl.tensor.slice at {_loc(op)}: window {list(shape)} at {offsets} of '{src.name}' {list(full)} is not "
+                "contiguous; the host passes tasks contiguous tensors only (slice it inside the kernel's pl.at scope)"
+            )
+        name = op.result.name_hint or f"{src.name}_slice"
+        return DeviceBuffer(src.id, name, view, f"slice of {src.name}")
 
     def run_for(self, op: scf.ForOp, env: dict[SSAValue, Any]) -> list[Any]:
         """``scf.for`` on the host: one walk of the body per iteration."""

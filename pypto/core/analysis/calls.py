@@ -78,6 +78,7 @@ def reconcile_calls(module: ModuleOp) -> None:
             entry = callee.body.blocks.first
             assert entry is not None
             mapping: dict[str, str] = {}
+            kept: set[str] = set()  # parameter names the call sites already pass
             for i, param in enumerate(entry.args):
                 if not isinstance(param.type, TensorType):
                     continue
@@ -87,6 +88,8 @@ def reconcile_calls(module: ModuleOp) -> None:
                     (am,) = passed
                     if am is not None and am.base.data != pm.base.data:
                         mapping[pm.base.data] = am.base.data
+                    elif am is not None:
+                        kept.add(pm.base.data)
                     if am is not None:
                         continue
                 if pm is None and passed == {None}:
@@ -104,10 +107,12 @@ def reconcile_calls(module: ModuleOp) -> None:
                     if caller is not None and cm is not None:
                         changed |= strip_bases(caller, {cm.base.data})
             if mapping:
-                # A callee-local buffer already named like a caller buffer moves aside.
+                # A callee-local buffer already named like a caller buffer moves aside; a
+                # parameter that already has the caller's name stays (two parameters the
+                # call sites pass views of one buffer, e.g. two slices, then share it).
                 taken = used_bases(callee) | set(mapping.values())
-                for b in used_bases(callee):
-                    if b in mapping.values() and b not in mapping and b.startswith("mem_ddr_"):
+                for b in sorted(used_bases(callee)):
+                    if b in mapping.values() and b not in mapping and b not in kept and b.startswith("mem_ddr_"):
                         new = _fresh_base(callee, "ddr", taken)
                         taken.add(new)
                         mapping[b] = new
