@@ -167,27 +167,8 @@ def test_init_memref_reconciles_ddr_names_across_calls() -> None:
                     assert mr.base.data in bases
 
 
-TWO_SLICES = '''
-import pypto.language as pl
-
-
-@pl.program
-class TwoSlices:
-    @pl.function(type=pl.FunctionType.AIV, level=pl.Level.AIV, role=pl.Role.SubWorker)
-    def k(self, lo: pl.Tensor[[32, 128], pl.FP32], hi: pl.Tensor[[32, 128], pl.FP32], o: pl.Out[pl.Tensor[[32, 128], pl.FP32]]) -> pl.Tensor[[32, 128], pl.FP32]:
-        a: pl.Tile[[32, 128], pl.FP32, pl.Mem.Vec] = pl.tile.load(lo, [0, 0], [32, 128], [32, 128], target_memory=pl.Mem.Vec)
-        b: pl.Tile[[32, 128], pl.FP32, pl.Mem.Vec] = pl.tile.load(hi, [0, 0], [32, 128], [32, 128], target_memory=pl.Mem.Vec)
-        c: pl.Tile[[32, 128], pl.FP32, pl.Mem.Vec] = pl.tile.add(a, b)
-        o2: pl.Tensor[[32, 128], pl.FP32] = pl.tile.store(c, [0, 0], o)
-        return o2
-
-    @pl.function(type=pl.FunctionType.Opaque)
-    def main(self, x: pl.Tensor[[64, 128], pl.FP32], out: pl.Out[pl.Tensor[[32, 128], pl.FP32]]) -> pl.Tensor[[32, 128], pl.FP32]:
-        lo: pl.Tensor[[32, 128], pl.FP32] = x[0:32, 0:128]
-        hi: pl.Tensor[[32, 128], pl.FP32] = x[32:64, 0:128]
-        r: pl.Tensor[[32, 128], pl.FP32] = self.k(lo, hi, out)
-        return r
-'''
+TWO_SLICES = Path(__file__).resolve().parents[1] / "passes" / "init-memref-shared-slices.py"
+"""The lit test's program (a kernel called with two slices of one tensor), read from its file."""
 
 
 def test_init_memref_two_views_of_one_buffer() -> None:
@@ -195,7 +176,7 @@ def test_init_memref_two_views_of_one_buffer() -> None:
     one tensor; the callee parameter already named like that buffer used to be
     moved aside and renamed back every round, leaving the call's operand types
     unlike the callee's (VerificationError after InitMemRef)."""
-    m = run(pl.parse(TWO_SLICES).module, "init-memref")  # run() verifies the module
+    m = run(pl.loads(TWO_SLICES).module, "init-memref")  # run() verifies the module
     fs = funcs(m)
     (call,) = [op for op in fs["main"].walk() if isinstance(op, func.CallOp)]
     x, out = (memref_of(a.type) for a in fs["main"].args)
