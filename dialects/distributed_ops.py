@@ -407,8 +407,31 @@ class TileRemoteLoadOp(_PldOp):
         return TileType.get(shape, t.element_type, MemorySpace.Vec)
 
 
+class _RemoteStoreOp(_PldOp):
+    """A one-sided write of operand ``SOURCE`` (a ``SOURCE_KIND``: ``tile`` or ``tensor``) into ``peer``'s
+    window ``target`` at ``offsets``, stored or atomically added (returns ``target``)."""
+
+    SOURCE: ClassVar[str]
+    SOURCE_KIND: ClassVar[str]
+    ALIAS_OPERAND: ClassVar[str | None] = "target"
+    TORCH_CALL: ClassVar[str | None] = "_pld.remote_store"
+
+    @staticmethod
+    def dsl_args(source: str) -> tuple[Arg, ...]:
+        """``(source, target, peer, offsets, atomic=pld.AtomicType.None_)``."""
+        return (arg(source), arg("target"), arg("peer"), value_list("offsets"),
+                attr("atomic", EnumCodec(AtomicType), AtomicType.None_))  # fmt: skip
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        t, src = a.tensor("target"), getattr(a, cls.SOURCE_KIND)(cls.SOURCE)
+        _same_dtype(a, src, t, cls.SOURCE, "target")
+        _window_offsets(a, t, tuple(src.get_shape()))
+        return t.with_memref(None)
+
+
 @irdl_op_definition
-class TileRemoteStoreOp(_PldOp):
+class TileRemoteStoreOp(_RemoteStoreOp):
     """``pld.tile.remote_store(tile, target, peer, offsets)``: write ``tile`` into ``peer``'s window
     ``target`` at ``offsets`` (one-sided; returns ``target``)."""
 
@@ -419,20 +442,9 @@ class TileRemoteStoreOp(_PldOp):
     offsets = var_operand_def()
     atomic = opt_prop_def()
     result = result_def(TensorType)
-    ALIAS_OPERAND: ClassVar[str | None] = "target"
-    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
-        arg("tile"), arg("target"), arg("peer"), value_list("offsets"),
-        attr("atomic", EnumCodec(AtomicType), AtomicType.None_),
-    )  # fmt: skip
-    TORCH_CALL: ClassVar[str | None] = "_pld.remote_store"
-
-    @classmethod
-    def infer_type(cls, a: ArgView) -> Attribute:
-        t, tile = a.tensor("target"), a.value("tile").type
-        assert isinstance(tile, TileType)
-        _same_dtype(a, tile, t, "tile", "target")
-        _window_offsets(a, t, tuple(tile.get_shape()))
-        return t.with_memref(None)
+    SOURCE: ClassVar[str] = "tile"
+    SOURCE_KIND: ClassVar[str] = "tile"
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = _RemoteStoreOp.dsl_args("tile")
 
 
 class _PutGetOp(_PldOp):
@@ -506,7 +518,7 @@ class TensorGetOp(_PutGetOp):
 
 
 @irdl_op_definition
-class TensorRemoteStoreOp(_PldOp):
+class TensorRemoteStoreOp(_RemoteStoreOp):
     """``pld.tensor.remote_store(src, target, peer, offsets, atomic=)``: the tensor-level form of
     ``pld.tile.remote_store`` (a computed tensor pushed into ``peer``'s window ``target``)."""
 
@@ -517,19 +529,9 @@ class TensorRemoteStoreOp(_PldOp):
     offsets = var_operand_def()
     atomic = opt_prop_def()
     result = result_def(TensorType)
-    ALIAS_OPERAND: ClassVar[str | None] = "target"
-    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
-        arg("src"), arg("target"), arg("peer"), value_list("offsets"),
-        attr("atomic", EnumCodec(AtomicType), AtomicType.None_),
-    )  # fmt: skip
-    TORCH_CALL: ClassVar[str | None] = "_pld.remote_store"
-
-    @classmethod
-    def infer_type(cls, a: ArgView) -> Attribute:
-        t, src = a.tensor("target"), a.tensor("src")
-        _same_dtype(a, src, t, "src", "target")
-        _window_offsets(a, t, tuple(src.get_shape()))
-        return t.with_memref(None)
+    SOURCE: ClassVar[str] = "src"
+    SOURCE_KIND: ClassVar[str] = "tensor"
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = _RemoteStoreOp.dsl_args("src")
 
 
 @irdl_op_definition

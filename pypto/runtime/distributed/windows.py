@@ -16,7 +16,6 @@ rank's clock, and is an event with a flow in the merged trace.
 from __future__ import annotations
 
 import fcntl
-import math
 import os
 import tempfile
 from collections.abc import Sequence
@@ -161,12 +160,13 @@ class KernelComm:
             return
         fid = f"k{c.rank}-{self._ops}"
         self._ops += 1
-        if write:
-            c._event(name, "put", start, c.clock, peer=peer, bytes=nbytes, flows=[{"id": fid, "ph": "s"}],
-                     remote={"rank": peer, "ts": c.clock, "id": fid, "name": f"{name} <- r{c.rank}"})
-        else:
-            c._event(name, "get", start, c.clock, peer=peer, bytes=nbytes, flows=[{"id": fid, "ph": "f"}],
-                     remote={"rank": peer, "ts": start, "id": fid, "name": f"{name} -> r{c.rank}", "ph": "s"})
+        # a write's flow starts here and lands on the peer when it ends; a read's starts on the peer
+        remote = {"rank": peer, "ts": c.clock if write else start, "id": fid,
+                  "name": f"{name} {'<-' if write else '->'} r{c.rank}"}  # fmt: skip
+        if not write:
+            remote["ph"] = "s"
+        c._event(name, "put" if write else "get", start, c.clock, peer=peer, bytes=nbytes,
+                 flows=[{"id": fid, "ph": "s" if write else "f"}], remote=remote)  # fmt: skip
 
     def remote_load(self, target: torch.Tensor, peer: int, offsets: Sequence[int], shape: Sequence[int]) -> Any:
         src = self.windows.peer_view(target, int(peer))
@@ -275,8 +275,3 @@ class _FileLock:
     def __exit__(self, *exc: object) -> None:
         fcntl.flock(self.fd, fcntl.LOCK_UN)
         os.close(self.fd)
-
-
-def window_bytes(shape: Sequence[int], dtype: torch.dtype) -> int:
-    """Bytes of a ``shape`` view of ``dtype``."""
-    return math.prod(shape) * torch.empty(0, dtype=dtype).element_size()
