@@ -12,7 +12,7 @@ arithmetic as one ``pto.comm.peer_view``::
     pld.system.notify(s, p, o, v)     -> peer_view + one-cell partition_view + pto.comm.tnotify {notifyOp}
     pld.system.wait / defer_wait      -> one-cell partition_view + pto.comm.twait {cmp}
 
-Not lowered (:data:`NOT_LOWERED`): the in-kernel collectives and barrier, and the tensor-level
+Not lowered (their ``NO_PTO`` says why): the in-kernel collectives and barrier, and the tensor-level
 ``remote_store``; a per-rank program with them runs as its torch form
 (:mod:`pypto.driver.comm_program`).
 """
@@ -37,12 +37,6 @@ from pypto.ptoas.dialect.view_ops import PartitionViewOp
 from .state import LoweringState, TileRef, check
 from .tile_ops import _dps, _result
 from .types import partition_view_type
-
-NOT_LOWERED: tuple[type[Operation], ...] = (
-    D.AllreduceOp, D.BroadcastOp, D.BarrierOp, D.AllgatherOp, D.ReduceScatterOp, D.AllToAllOp,
-    D.TensorRemoteStoreOp,
-)  # fmt: skip
-"""``pld`` ops with no ``.pto`` lowering: a program with one runs as its torch form."""
 
 
 def _index(st: LoweringState, v: SSAValue, at: Operation) -> SSAValue:
