@@ -332,6 +332,46 @@ class AllToAllOp(_PldOp):
         return target.with_memref(None)
 
 
+@irdl_op_definition
+class AllToAllVOp(_PldOp):
+    """``pld.tensor.all_to_all_v(input, target, signal, send_counts, recv_counts)``: the variable-size
+    all-to-all (upstream's push form). ``input`` and ``target`` are flat [NR * MAX_RECV, SIZE]
+    (``MAX_RECV = target rows // NR``): rank ``r``'s rows ``q * MAX_RECV ..`` (a full ``MAX_RECV`` block)
+    land in rank ``q``'s ``target`` rows ``r * MAX_RECV ..``, and ``min(send_counts[q], MAX_RECV)`` lands in
+    rank ``q``'s ``recv_counts[r, 0]`` (how many of those rows are valid; the rest are stale)."""
+
+    name = "pld.tensor.all_to_all_v"
+    TORCH_CALL: ClassVar[str | None] = "_pld.all_to_all_v"
+    input = operand_def(TensorType)
+    target = operand_def(TensorType)
+    signal = operand_def(TensorType)
+    send_counts = operand_def(TensorType)
+    recv_counts = operand_def(TensorType)
+    result = result_def(TensorType)
+    ALIAS_OPERAND: ClassVar[str | None] = "target"
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (arg("input"), arg("target"), arg("signal"), arg("send_counts"),
+                                           arg("recv_counts"))  # fmt: skip
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        x, target = _window_rows(a, "input"), _window_rows(a, "target")
+        _signal(a)
+        _same_dtype(a, x, target, "input", "target")
+        if x.get_shape() != target.get_shape():
+            raise a.fail(f"operands 'input' {list(x.get_shape())} and 'target' {list(target.get_shape())} "
+                         f"must have one shape")
+        if a.value("input") is a.value("target"):
+            raise a.fail("operand 'input' must be a different buffer from 'target'")
+        for name in ("send_counts", "recv_counts"):
+            t = a.tensor(name)
+            if dtype_name(t.element_type) != "INT32" or len(t.get_shape()) not in (1, 2) or (
+                len(t.get_shape()) == 2 and t.get_shape()[1] != 1
+            ):
+                raise a.fail(f"operand '{name}' must be INT32 [world_size] or [world_size, 1], got "
+                             f"pl.{dtype_name(t.element_type)} {list(t.get_shape())}")
+        return target.with_memref(None)
+
+
 # ---- kernel-body RMA: the communication context, remote tile load/store, tensor put/get ------------------
 
 
@@ -557,7 +597,8 @@ class SystemDeferWaitOp(_WaitOp):
 
 
 PLD_OPS: list[type[PLOp]] = [
-    AllreduceOp, BroadcastOp, BarrierOp, AllgatherOp, ReduceScatterOp, AllToAllOp, SystemNotifyOp, SystemWaitOp,
+    AllreduceOp, BroadcastOp, BarrierOp, AllgatherOp, ReduceScatterOp, AllToAllOp, AllToAllVOp, SystemNotifyOp,
+    SystemWaitOp,
     GetCommCtxOp, RankOp, NranksOp, TileRemoteLoadOp, TileRemoteStoreOp, TensorPutOp, TensorGetOp,
     TensorRemoteStoreOp, SystemDeferWaitOp,
 ]

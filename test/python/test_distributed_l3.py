@@ -120,6 +120,31 @@ def test_put_notify_wait_run_as_pto_comm_ops_with_the_transfer_in_the_chips_cycl
         assert chip["end"] - chip["start"] >= (put["end"] - put["start"]) + hop4
 
 
+def test_upstream_short_forms_remote_store_and_remote_load_run_as_pto(tmp_path: Path) -> None:
+    from pypto.driver.compiled import CompiledProgram
+
+    x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
+    compiled = p3.short_forms_host.compile(x, y, config=config(tmp_path))
+    assert isinstance(compiled.programs["short_forms"], CompiledProgram)
+    dsl = (compiled.output_dir / "next_levels/short_forms/passes_dump/00_frontend.py").read_text()
+    assert "pld.tile.remote_store(" in dsl and "pld.tile.remote_load(" in dsl  # printed in the canonical form
+    compiled(x, y)
+    assert torch.equal(y, torch.roll(x + 1, 1, dims=0))
+
+
+def test_all_to_all_v_moves_capacity_blocks_and_publishes_the_clamped_counts(tmp_path: Path) -> None:
+    cap, n = p3.CAP, p3.N
+    x = torch.randn(2, 2 * cap, n)
+    counts = torch.tensor([[[1], [5]], [[2], [0]]], dtype=torch.int32)  # rank r sends counts[r][q] rows to q
+    y, rc = torch.zeros(2, 2 * cap, n), torch.zeros(2, 2, 1, dtype=torch.int32)
+    compiled = p3.a2av_host.compile(x, counts, y, rc, config=config(tmp_path))
+    compiled(x, counts, y, rc)
+    for r in range(2):
+        for q in range(2):  # rank q's block for r lands at rows q * cap of r's target
+            assert torch.equal(y[r, q * cap : (q + 1) * cap], x[q, r * cap : (r + 1) * cap])
+            assert int(rc[r, q, 0]) == min(int(counts[q, r, 0]), cap)
+
+
 def test_remote_load_after_a_barrier_reads_the_peers_window(tmp_path: Path) -> None:
     x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
     compiled = p3.pull_host.compile(x, y, config=config(tmp_path))

@@ -262,6 +262,18 @@ class KernelComm:
         target.copy_(collectives.alltoall(self.comm, source.contiguous()))
         return target
 
+    def all_to_all_v(self, source: torch.Tensor, target: torch.Tensor, signal: Any, send_counts: torch.Tensor,
+                     recv_counts: torch.Tensor) -> Any:
+        """Full ``MAX_RECV``-row blocks move as in :meth:`all_to_all`; each rank's clamped count for a peer
+        lands in that peer's ``recv_counts[rank]``."""
+        n = self.comm.world_size
+        blocks = source.contiguous().view(n, -1)
+        target.copy_(collectives.alltoall(self.comm, blocks).view(target.shape))
+        cap = target.shape[0] // n
+        counts = send_counts.reshape(n, 1).clamp(0, cap).to(torch.int32).contiguous()
+        recv_counts.view(n, 1).copy_(collectives.alltoall(self.comm, counts))
+        return target
+
 
 class ChipLink:
     """This rank as the simulator's ``pto.comm`` ops see it during one chip run
