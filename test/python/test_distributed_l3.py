@@ -120,6 +120,17 @@ def test_put_notify_wait_run_as_pto_comm_ops_with_the_transfer_in_the_chips_cycl
         assert chip["end"] - chip["start"] >= (put["end"] - put["start"]) + hop4
 
 
+def test_a_comm_kernel_on_a_single_chip_names_the_op_and_the_dsl_line(tmp_path: Path) -> None:
+    from pypto.device.interpreter import DeviceError
+    from pypto.runtime import run
+
+    x, y, box = torch.randn(1, p3.N), torch.zeros(1, p3.N), torch.zeros(1, p3.N)
+    with pytest.raises(DeviceError, match=r"dist_l3_programs.py:\d+:\d+: pto.comm.get_rank: .* needs the ranks of "
+                                          r"a multi-chip launch"):
+        run(p3.put_next, x, y, box, torch.zeros(1, p3.N), torch.zeros(1, 1, dtype=torch.int32),
+            config=RunConfig(save_kernels_dir=str(tmp_path / "b")))
+
+
 def test_upstream_short_forms_remote_store_and_remote_load_run_as_pto(tmp_path: Path) -> None:
     from pypto.driver.compiled import CompiledProgram
 
