@@ -385,3 +385,37 @@ def a2av_host(x: pl.Tensor[[2, 2 * CAP, N], pl.FP32], counts: pl.Tensor[[2, 2, 1
         a2av(x[r], counts[r], y[r], rc[r], pld.window(src, [2 * CAP, N], dtype=pl.FP32),
              pld.window(dst, [2 * CAP, N], dtype=pl.FP32), pld.window(sig, [2, 1], dtype=pl.INT32),
              pld.window(recv, [2, 1], dtype=pl.INT32), device=r)
+
+
+@pl.jit.incore
+def atomic_sum_k(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+                 acc: pld.DistributedTensor[[1, N], pl.FP32], stage: pld.DistributedTensor[[1, N], pl.FP32],
+                 sig: pld.DistributedTensor[[1, 1], pl.INT32]):
+    ctx = pld.get_comm_ctx(acc)
+    me = pld.rank(ctx)
+    nxt = (me + 1) % pld.nranks(ctx)
+    stage = pl.store(pl.load(x, [0, 0], [1, N]), [0, 0], stage)
+    pld.tensor.put(acc, peer=me, src=stage, atomic=pld.AtomicType.Add)  # both ranks add into both accs
+    pld.tensor.put(acc, peer=nxt, src=stage, atomic=pld.AtomicType.Add)
+    pld.system.notify(sig, peer=me, offsets=[0, 0], value=1, op=pld.NotifyOp.AtomicAdd)
+    pld.system.notify(sig, peer=nxt, offsets=[0, 0], value=1, op=pld.NotifyOp.AtomicAdd)
+    pld.system.wait(sig, offsets=[0, 0], expected=2, cmp=pld.WaitCmp.Ge)
+    y = pl.store(pl.load(acc, [0, 0], [1, N]), [0, 0], y)
+    return y
+
+
+@pl.jit
+def atomic_sum(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+               acc: pld.DistributedTensor[[1, N], pl.FP32], stage: pld.DistributedTensor[[1, N], pl.FP32],
+               sig: pld.DistributedTensor[[1, 1], pl.INT32]):
+    return atomic_sum_k(x, y, acc, stage, sig)
+
+
+@pl.jit.host
+def atomic_sum_host(x: pl.Tensor[[2, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[2, 1, N], pl.FP32]]):
+    acc = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    stage = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    sig = pld.alloc_window_buffer([1, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        atomic_sum(x[r], y[r], pld.window(acc, [1, N], dtype=pl.FP32), pld.window(stage, [1, N], dtype=pl.FP32),
+                   pld.window(sig, [1, 1], dtype=pl.INT32), device=r)

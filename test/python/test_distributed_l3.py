@@ -143,6 +143,17 @@ def test_upstream_short_forms_remote_store_and_remote_load_run_as_pto(tmp_path: 
     assert torch.equal(y, torch.roll(x + 1, 1, dims=0))
 
 
+def test_atomic_tput_from_both_ranks_adds_up_in_every_window(tmp_path: Path) -> None:
+    from pypto.driver.compiled import CompiledProgram
+
+    x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
+    compiled = p3.atomic_sum_host.compile(x, y, config=config(tmp_path))
+    assert isinstance(compiled.programs["atomic_sum"], CompiledProgram)
+    compiled(x, y)
+    for r in range(2):
+        assert torch.allclose(y[r], x[0] + x[1], atol=1e-6)
+
+
 def test_all_to_all_v_moves_capacity_blocks_and_publishes_the_clamped_counts(tmp_path: Path) -> None:
     cap, n = p3.CAP, p3.N
     x = torch.randn(2, 2 * cap, n)

@@ -27,7 +27,7 @@ from pypto.ptoas.dialect import comm_ops as C
 from pypto.ptoas.dialect.attrs import Pipe
 
 from .core import CoreState
-from .memory import DeviceError, GmPtr, PartitionView, TensorView
+from .memory import DeviceError, GmPtr, PartitionView, TensorView, to_compute, to_storage
 
 
 class RankLink(Protocol):
@@ -118,9 +118,10 @@ def tput_tget(core: CoreState, interp: Interpreter, op: Any, args: PythonValues)
     put = isinstance(op, C.TPutOp)
     peer = link.owner(dst if put else src)
     atomic = put and op.atomicType is not None and op.atomicType.data.value == "atomic_add"
-    if atomic:
+    if atomic:  # in the compute dtype (bf16 is stored as its bits)
+        dt = args[0].ptr.dtype
         with link.lock(dst):
-            dst[...] = dst + src
+            dst[...] = to_storage(to_compute(dst, dt) + to_compute(src, dt), dt).reshape(dst.shape)
     else:
         dst[...] = src
     nbytes = int(src.size * src.itemsize)
