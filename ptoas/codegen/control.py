@@ -21,6 +21,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from pypto.diagnostics import error_at
 from pypto.dialects.types import TensorType, TileType
 
+from .comm_ops import COMM_HANDLERS
 from .state import LoweringState, TileRef, mem_key
 from .tile_ops import HANDLERS
 from .types import is_scalar
@@ -41,7 +42,7 @@ def lower_block(st: LoweringState, block: Block, into: Block) -> list[SSAValue] 
 
 def lower_op(st: LoweringState, op: Operation) -> None:
     """Dispatch one pl op."""
-    handler = HANDLERS.get(type(op))
+    handler = HANDLERS.get(type(op)) or COMM_HANDLERS.get(type(op))
     if handler is not None:
         handler(st, op)
     elif isinstance(op, arith.ConstantOp):

@@ -8,7 +8,7 @@ Modules: ``attrs`` (enums and attributes), ``types`` (ptr, views, tile_buf),
 ``base`` (operand views, diagnostics, the ``ins/outs`` syntax), ``view_ops``,
 ``tile_ops`` (alloc, DMA, moves, cube), ``vector_ops``, ``sync_ops``, ``misc_ops``,
 ``pipe_ops`` (cube<->vector tpush/tpop/tfree), ``isa_tile_ops`` / ``isa_misc_ops`` /
-``isa_attrs`` (the rest of PTOAS's ISA; ``isa_status`` lists every op and its simulator status).
+``isa_attrs`` (the rest of PTOAS's ISA; ``comm_ops``: the cross-rank ``pto.comm.*`` ops; ``isa_status`` lists every op and its simulator status).
 Every op class has ``pipe()``: the hardware pipe it runs on (None for non-pipe ops).
 """
 
@@ -16,6 +16,7 @@ from xdsl.ir import Dialect
 
 from .attrs import PTO_ATTRS
 from .base import DpsOp, PTOOp, Tile, target_arch, tile_of
+from .comm_ops import COMM_ATTRS, COMM_OPS
 from .isa_attrs import ISA_ATTRS, ISA_TYPES
 from .isa_misc_ops import ISA_MISC_OPS
 from .isa_tile_ops import ISA_TILE_OPS
@@ -27,9 +28,9 @@ from .types import PTO_TYPES, PartitionTensorViewType, PtrType, TensorViewType, 
 from .vector_ops import VECTOR_OPS
 from .view_ops import VIEW_OPS
 
-PTO_OPS = (*VIEW_OPS, *TILE_OPS, *VECTOR_OPS, *SYNC_OPS, *MISC_OPS, *PIPE_OPS, *ISA_TILE_OPS, *ISA_MISC_OPS)
+PTO_OPS = (*VIEW_OPS, *TILE_OPS, *VECTOR_OPS, *SYNC_OPS, *MISC_OPS, *PIPE_OPS, *ISA_TILE_OPS, *ISA_MISC_OPS, *COMM_OPS)
 
-PTO = Dialect("pto", list(PTO_OPS), [*PTO_ATTRS, *PTO_TYPES, *ISA_ATTRS, *ISA_TYPES])
+PTO = Dialect("pto", list(PTO_OPS), [*PTO_ATTRS, *PTO_TYPES, *ISA_ATTRS, *ISA_TYPES, *COMM_ATTRS])
 
 __all__ = [
     "PTO",

@@ -33,7 +33,7 @@ from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 
 from pypto.ptoas.dialect.attrs import KernelKindAttr
 
-from . import isa, scalar, sync, tiles, vector, views  # noqa: F401  (register the op handlers)
+from . import comm, isa, scalar, sync, tiles, vector, views  # noqa: F401  (register the op handlers)
 from .context import FuncContext
 from .cxx_types import value_ctype
 from .errors import EmitError

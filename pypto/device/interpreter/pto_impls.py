@@ -771,11 +771,13 @@ def _attach(cls: type[InterpreterFunctions], op_cls: type[Operation], prepare: P
 
 
 def _pto_handlers() -> dict[type[Operation], Prepare]:
+    from .comm_impls import COMM_HANDLERS  # the cross-rank pto.comm ops
     from .isa_impls import ISA_DATA, ISA_MISC  # the rest of the ISA (imports this module's helpers' peers)
 
     data, misc = data_handlers(), misc_handlers()
     data.update({cls: per_call(fn) for cls, fn in ISA_DATA.items()})
     misc.update(ISA_MISC)
+    misc.update({cls: per_call(fn) for cls, fn in COMM_HANDLERS.items()})
     out: dict[type[Operation], Prepare] = {}
     for op_cls in PTO_OPS:
         if op_cls in data:
