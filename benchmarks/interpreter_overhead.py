@@ -117,10 +117,14 @@ def main() -> None:
     numpy_reference(x, y_ref)
     assert np.array_equal(y, y_ref), "interpreter and numpy disagree"
     t_interp, t_numpy, t_f32 = best_of(
-        [interp, lambda: numpy_reference(x, y_ref), lambda: numpy_f32_reference(x, y_f32)], opts.repeat, CLOCKS[opts.clock]
+        [interp, lambda: numpy_reference(x, y_ref), lambda: numpy_f32_reference(x, y_f32)],
+        opts.repeat,
+        CLOCKS[opts.clock],
     )
     ratio = t_interp / t_numpy
-    print(f"interpreter ({opts.engine}): {t_interp * 1e3:.3f} ms  (race detector {'on' if check else 'off'}, {opts.clock} clock)")
+    print(
+        f"interpreter ({opts.engine}): {t_interp * 1e3:.3f} ms  (race detector {'on' if check else 'off'}, {opts.clock} clock)"
+    )
     print(f"numpy loop, same math:       {t_numpy * 1e3:.3f} ms")
     print(f"numpy loop, float32 np.exp:  {t_f32 * 1e3:.3f} ms  (ratio {t_interp / t_f32:.2f}x, for scale)")
     print(f"simulated instructions per host second: {instructions / t_interp:.0f} ({instructions} per run)")
