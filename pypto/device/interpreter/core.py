@@ -8,7 +8,9 @@ record and feeds the instruction's tile reads/writes to the race detector.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import FileLineColLoc
@@ -52,12 +54,18 @@ class CoreState:
     channels: dict[str, deque[Pushed]] = field(default_factory=dict)
     """The cube<->vector pipes (``"c2v"``, ``"v2c"``) this core pushes to and pops from: the same dict
     for the AIC and AIV parts of one Group task."""
+    interp: Any = None
+    """The xDSL interpreter the compiled engine runs ops it does not compile with (None: not needed)."""
     _locs: dict[int, Locs] = field(default_factory=dict)  # by id(op): ops hash in Python, ints in C
     _race_locs: dict[int, str | None] = field(default_factory=dict)
-    _sync_cycles: tuple[int, int] = (0, 0)
+    set_flag_cycles: int = 0
+    wait_flag_cycles: int = 0
 
     def __post_init__(self) -> None:
-        self._sync_cycles = (self.costs.sync("SET_FLAG"), self.costs.sync("WAIT_FLAG"))
+        self.set_flag_cycles, self.wait_flag_cycles = self.costs.sync("SET_FLAG"), self.costs.sync("WAIT_FLAG")
+        self.timeline.locate = self.locs  # type: ignore[assignment]  # records are located when read
+        if self.races is not None:
+            self.races.locate = self.race_location  # type: ignore[assignment]
 
     def locs(self, op: Operation) -> Locs:
         """(``.pto`` file:line:col, DSL file:line:col) of an op, each None if unknown."""
@@ -101,37 +109,58 @@ class CoreState:
         detail: str = "",
         not_before: int = 0,
     ) -> None:
-        """Time one instruction (starting no earlier than ``not_before``) and check its accesses."""
-        self.timeline.issue(
-            op.name, instr, pipe, cycles, kind, self._locs.get(id(op)) or self.locs(op), detail, not_before
-        )
+        """Time one instruction (starting no earlier than ``not_before``) and check its accesses (the op's
+        locations are looked up only when a record or a race is read)."""
+        self.timeline.issue(op.name, instr, pipe, cycles, kind, op, detail, not_before)
         races = self.races
         if races is not None:
-            where = self._race_locs.get(id(op), False)
-            who = races.tick(pipe, op.name, self.race_location(op) if where is False else where, op)
+            who = races.tick(pipe, op)
             access = races.access
             for t in reads:
-                access(who, t.space, t.addr, t.addr + t.nbytes, False)
+                lo = t.addr
+                access(who, t.space, lo, lo + t.nbytes, False)
             for t in writes:
-                access(who, t.space, t.addr, t.addr + t.nbytes, True)
+                lo = t.addr
+                access(who, t.space, lo, lo + t.nbytes, True)
 
     def set_flag(self, op: Operation, src: Pipe, dst: Pipe, event: int) -> None:
         """A SIGNAL entry; the race detector snapshots ``src``'s clock (its last access's tick: later
         accesses tick past it, so a sync op needs no tick of its own)."""
-        locs = self._locs.get(id(op)) or self.locs(op)
-        self.timeline.signal(op.name, src, dst, event, self._sync_cycles[0], locs)
+        self.timeline.signal_of(op.name, (src, dst, event), self.set_flag_cycles, op)
         if self.races is not None:
-            self.races.set_flag(src, dst, event)
+            self.races.set_flag_of((src, dst, event))
 
     def wait_flag(self, op: Operation, src: Pipe, dst: Pipe, event: int) -> None:
         """A WAIT entry; the race detector joins the flag into ``dst``."""
-        locs = self._locs.get(id(op)) or self.locs(op)
-        self.timeline.wait(op.name, src, dst, event, self._sync_cycles[1], locs)
+        self.timeline.wait_of(op.name, (src, dst, event), self.wait_flag_cycles, op)
         if self.races is not None:
-            self.races.wait_flag(src, dst, event)
+            self.races.wait_flag_of((src, dst, event))
+
+    @staticmethod
+    def flag_step(op: Operation, src: Pipe, dst: Pipe, event: int, setting: bool) -> Callable[[object, CoreState], None]:
+        """A static ``set_flag`` (``setting``) or ``wait_flag`` prepared once: ``step(env, core)`` runs it
+        (:meth:`set_flag` / :meth:`wait_flag` with the flag key and op name resolved ahead)."""
+        key, name = (src, dst, event), op.name
+        if setting:
+
+            def set_step(env: object, core: CoreState) -> None:
+                core.timeline.signal_of(name, key, core.set_flag_cycles, op)
+                races = core.races
+                if races is not None:
+                    races.set_flag_of(key)
+
+            return set_step
+
+        def wait_step(env: object, core: CoreState) -> None:
+            core.timeline.wait_of(name, key, core.wait_flag_cycles, op)
+            races = core.races
+            if races is not None:
+                races.wait_flag_of(key)
+
+        return wait_step
 
     def barrier(self, op: Operation, pipe: Pipe) -> None:
         """``pipe_barrier(pipe)``."""
-        self.timeline.barrier(op.name, pipe, self.costs.sync("PIPE_BARRIER"), self.locs(op))
+        self.timeline.barrier(op.name, pipe, self.costs.sync("PIPE_BARRIER"), op)
         if self.races is not None and pipe == Pipe.PIPE_ALL:
             self.races.barrier_all()

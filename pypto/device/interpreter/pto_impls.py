@@ -46,7 +46,7 @@ from pypto.ptoas.dialect.types import DYNAMIC, TileBufType
 from . import numerics as nm
 from .core import CoreState, Pushed
 from .costs import instr_name
-from .memory import DeviceError, GmPtr, PartitionView, TensorView, TileRef, dtype_of, to_compute, to_storage
+from .memory import F32, F64, DeviceError, GmPtr, PartitionView, TensorView, TileRef, dtype_of, to_compute, to_storage
 
 Handler = Callable[[CoreState, Interpreter, Any, PythonValues], PythonValues]
 """An op's semantics, reading what it needs from the op on every call."""
@@ -94,26 +94,45 @@ def _cube_cost(instr: str) -> Cost:
 
 
 def _tload_cost(instr: str) -> Cost:
+    memo: dict[tuple[object, ...], tuple[int, str, str]] = {}
+
     def cost(core: CoreState, ins: list[TileRef], outs: list[TileRef], args: PythonValues) -> tuple[int, str, str]:
         d = outs[0]
-        nbytes = d.valid[0] * d.valid[1] * d.dtype.itemsize
-        return core.costs.transfer(instr, None, d.space, nbytes), "transfer", f"gm->{d.space} {nbytes}B"
+        key = (core.costs, d.valid, d.dtype.name, d.space)
+        got = memo.get(key)
+        if got is None:
+            nbytes = d.valid[0] * d.valid[1] * d.dtype.itemsize
+            got = memo[key] = (
+                core.costs.transfer(instr, None, d.space, nbytes),
+                "transfer",
+                f"gm->{d.space} {nbytes}B",
+            )
+        return got
 
     return cost
 
 
 def _tstore_cost(instr: str) -> Cost:
+    memo: dict[tuple[object, ...], tuple[int, str, str]] = {}
+
     def cost(core: CoreState, ins: list[TileRef], outs: list[TileRef], args: PythonValues) -> tuple[int, str, str]:
         s = ins[0]
         pv = args[-1]
         if isinstance(pv, PartitionView):
-            count = 1
-            for d in pv.sizes:
-                count *= d
-            nbytes = count * pv.ptr.dtype.itemsize
+            key: tuple[object, ...] = (core.costs, s.space, pv.sizes, pv.ptr.dtype.name)
         else:
-            nbytes = s.valid[0] * s.valid[1] * s.dtype.itemsize
-        return core.costs.transfer(instr, s.space, None, nbytes), "transfer", f"{s.space}->gm {nbytes}B"
+            key = (core.costs, s.space, s.valid, s.dtype.name)
+        got = memo.get(key)
+        if got is None:
+            if isinstance(pv, PartitionView):
+                count = 1
+                for d in pv.sizes:
+                    count *= d
+                nbytes = count * pv.ptr.dtype.itemsize
+            else:
+                nbytes = s.valid[0] * s.valid[1] * s.dtype.itemsize
+            got = memo[key] = (core.costs.transfer(instr, s.space, None, nbytes), "transfer", f"{s.space}->gm {nbytes}B")
+        return got
 
     return cost
 
@@ -129,10 +148,17 @@ def _move_cost(instr: str, moved_is_src: bool) -> Cost:
 
 
 def _compute_cost(instr: str) -> Cost:
+    memo: dict[tuple[object, ...], tuple[int, str, str]] = {}
+
     def cost(core: CoreState, ins: list[TileRef], outs: list[TileRef], args: PythonValues) -> tuple[int, str, str]:
         main = ins[0] if ins else outs[0]
-        rows, cols = main.valid
-        return core.costs.compute(instr, main.dtype.name, rows, cols), "compute", f"{rows}x{cols} {main.dtype.name}"
+        key = (core.costs, main.valid, main.dtype.name)
+        got = memo.get(key)
+        if got is None:
+            rows, cols = main.valid
+            name = main.dtype.name
+            got = memo[key] = (core.costs.compute(instr, name, rows, cols), "compute", f"{rows}x{cols} {name}")
+        return got
 
     return cost
 
@@ -151,7 +177,10 @@ def _cost_of(op: DpsOp, instr: str) -> Cost:
 
 
 def _dps(numerics: Prepare) -> Prepare:
-    """Run a data op's numerics, then time it and check its accesses."""
+    """Run a data op's numerics, then time it and check its accesses.
+
+    A vector or DMA op's cost depends only on its tiles' valid shapes, element types and spaces (and the
+    target): the (cycles, kind, detail) of each is computed once per op and kept by that key."""
 
     def prepare(op: DpsOp) -> Run:
         compute = numerics(op)
@@ -242,11 +271,27 @@ def tdivs(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> 
 
 
 def unary(kind: str) -> Handler:
-    """``texp``-style ops (an optional tmp operand comes before the destination)."""
+    """``texp``-style ops (an optional tmp operand comes before the destination).
+
+    An fp32/fp64 tile into one of the same type and valid shape is computed straight into the destination's
+    bytes (:data:`~.numerics.UNARY_INTO`: the same ufunc loop, no temporaries)."""
     fn = nm.UNARY[kind]
+    into = nm.UNARY_INTO.get(kind)
+    direct = (F32, F64)
 
     def h(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
         a, d = args[0], args[-1]
+        if into is not None and a.dtype is d.dtype and a.dtype in direct and a.valid == d.valid:
+            vr, vc = a.valid
+            src, dst = a.raw_view, d.raw_view
+            if src is None:
+                src = core.memory.raw(a)
+            if dst is None:
+                dst = core.memory.raw(d)
+            if vr != a.rows or vc != a.cols:
+                src, dst = src[:vr, :vc], dst[:vr, :vc]
+            into(src, dst)
+            return ()
         _wr(core, d, fn(_rd(core, a, d.valid)))
         return ()
 
@@ -622,7 +667,7 @@ def sync_handler(cls: type[Operation]) -> Prepare:
             pipe, instr = op.pipe_attr.data, instr_name(op.name)
 
             def cross_core(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
-                core.timeline.issue(op.name, instr, pipe, 0, "signal", core.locs(op), "cross-core")
+                core.timeline.issue(op.name, instr, pipe, 0, "signal", op, "cross-core")
                 return ()
 
             return cross_core
@@ -642,10 +687,13 @@ def sync_handler(cls: type[Operation]) -> Prepare:
 
             return dynamic
 
+        step = CoreState.flag_step(op, src, dst, event, setting)
+
         def static(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
-            act(core, op, src, dst, event)
+            step(None, core)
             return ()
 
+        static.step = step  # type: ignore[attr-defined]  # the compiled engine's one call (compiled._handler_step)
         return static
 
     return prepare

@@ -26,6 +26,7 @@ hardware; this detector treats a pipe as ordered and does not check that.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pypto.ptoas.dialect.attrs import Pipe
@@ -85,9 +86,12 @@ class RaceDetector:
     """Vector clocks per pipe and shadow memory per on-chip space.
 
     A vector has one entry per pipe seen so far (a kernel touches 3-5 of the
-    10), so joins stay short; a new pipe widens every clock and snapshot."""
+    10), so joins stay short; a new pipe widens every clock and snapshot.
 
-    def __init__(self, capacity: dict[str, int]) -> None:
+    An access is remembered by its op (an xDSL operation, or anything with a ``name``); ``locate`` gives
+    an op's location when a race is reported (formatted only then)."""
+
+    def __init__(self, capacity: dict[str, int], locate: Callable[[object], str | None] | None = None) -> None:
         self.capacity = capacity
         self.index: dict[Pipe, int] = {}
         self.clock: list[list[int]] = []
@@ -95,7 +99,8 @@ class RaceDetector:
         self.shadows: dict[str, list[_Seg]] = {}
         self._exact: dict[tuple[str, int], _Seg] = {}
 
-        self.who: list[tuple[str, Pipe, str | None, object]] = []  # (op, pipe, location, key) per access id
+        self.locate: Callable[[object], str | None] = locate or (lambda op: None)
+        self.who: list[tuple[object, Pipe]] = []  # (op, pipe) per access id
         self.races: list[Race] = []
         self.counts: dict[tuple[object, object, str], int] = {}
 
@@ -113,22 +118,25 @@ class RaceDetector:
         return got
 
     # -- happens-before -------------------------------------------------
-    def tick(self, pipe: Pipe, op: str, location: str | None, key: object) -> int:
-        """A new instruction on ``pipe``; returns its access id."""
+    def tick(self, pipe: Pipe, op: object) -> int:
+        """A new instruction ``op`` on ``pipe``; returns its access id."""
         q = self.index.get(pipe)
         if q is None:
             q = self._pipe(pipe)
         self.clock[q][q] += 1
         who = self.who
-        who.append((op, pipe, location, key))
+        who.append((op, pipe))
         return len(who) - 1
 
     def set_flag(self, src: Pipe, dst: Pipe, event: int) -> None:
         """Snapshot ``src``'s clock onto the flag."""
-        q = self.index.get(src)
+        self.set_flag_of((src, dst, event))
+
+    def set_flag_of(self, key: tuple[Pipe, Pipe, int]) -> None:
+        """:meth:`set_flag` of the flag ``key`` = (src, dst, event) (a prepared op passes its key)."""
+        q = self.index.get(key[0])
         if q is None:
-            q = self._pipe(src)
-        key = (src, dst, event)
+            q = self._pipe(key[0])
         pending = self.flags.get(key)
         if pending is None:
             pending = self.flags[key] = deque()
@@ -136,11 +144,15 @@ class RaceDetector:
 
     def wait_flag(self, src: Pipe, dst: Pipe, event: int) -> None:
         """Join the oldest snapshot of the flag into ``dst``'s clock."""
-        pending = self.flags.get((src, dst, event))
+        self.wait_flag_of((src, dst, event))
+
+    def wait_flag_of(self, key: tuple[Pipe, Pipe, int]) -> None:
+        """:meth:`wait_flag` of the flag ``key`` = (src, dst, event)."""
+        pending = self.flags.get(key)
         if pending:
-            q = self.index.get(dst)
+            q = self.index.get(key[1])
             if q is None:
-                q = self._pipe(dst)
+                q = self._pipe(key[1])
             self.clock[q] = list(map(max, self.clock[q], pending.popleft()))
 
     def barrier_all(self) -> None:
@@ -208,7 +220,7 @@ class RaceDetector:
 
     def _report(
         self,
-        acc: tuple[str, Pipe, str | None, object],
+        acc: tuple[object, Pipe],
         space: str,
         lo: int,
         hi: int,
@@ -216,25 +228,25 @@ class RaceDetector:
         kind: str,
         other_kind: str,
     ) -> None:
-        op, pipe, location, key = acc
-        other_op, other_pipe, other_location, other_key = self.who[other_id]
-        count_key = (key, other_key, kind + other_kind)
+        op, pipe = acc
+        other_op, other_pipe = self.who[other_id]
+        count_key = (op, other_op, kind + other_kind)
         if count_key in self.counts:
             self.counts[count_key] += 1
             return
         self.counts[count_key] = 1
         self.races.append(
             Race(
-                _short(op),
+                _short(op.name),  # type: ignore[attr-defined]
                 pipe.value,
                 kind,
                 space,
                 lo,
                 hi,
-                _short(other_op),
+                _short(other_op.name),  # type: ignore[attr-defined]
                 other_pipe.value,
                 other_kind,
-                location,
-                other_location,
+                self.locate(op),
+                self.locate(other_op),
             )
         )

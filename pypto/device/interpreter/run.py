@@ -34,7 +34,7 @@ from pypto.ptoas.pto_text import parse_pto_with_source_map
 from pypto.target import load_target
 
 from .arith_impls import ArithExtraFunctions
-from .compiled import KERNELS, Runtime, Unsupported
+from .compiled import KERNELS, Unsupported
 from .core import CoreState
 from .costs import CostModel, TargetLike
 from .memory import BF16, CoreMemory, DeviceError, GmPtr, dtype_of, f32_to_bf16
@@ -231,8 +231,8 @@ def run_kernel(
             compiled = None
     with np.errstate(all="ignore"):  # float overflow and NaN are values on the device
         if compiled is not None:
-            generic = plan.fact("interpreter", lambda: make_interpreter(module, None))  # for non-pto ops
-            compiled.call(Runtime(core, generic), bound)
+            core.interp = plan.fact("interpreter", lambda: make_interpreter(module, None))  # for non-pto ops
+            compiled.call(core, bound)
         else:
             make_interpreter(module, core).call_op(func, bound)
     tl = core.timeline
