@@ -138,9 +138,14 @@ class _Compiler:
                 yields = tuple(self.slot(v) for v in op.operands)
                 continue
             step = self.op(op)
-            if step is not None:
-                ops.append(op)
-                steps.append(step)
+            if step is None:
+                continue
+            pair = CoreState.flag_pair_step(ops[-1], steps[-1], op, step) if steps else None
+            if pair is not None:  # set_flag + wait_flag of one flag: one step (located at the set_flag)
+                steps[-1] = pair
+                continue
+            ops.append(op)
+            steps.append(step)
         return CompiledBlock(tuple(ops), tuple(steps), arg_slots, yields)
 
     def op(self, op: Operation) -> Step | None:

@@ -134,11 +134,11 @@ class TileRef:
     col_major: bool = False
     raw_view: np.ndarray | None = field(default=None, repr=False)
     """Its (rows, cols) view of a core's buffer, kept by :meth:`CoreMemory.raw` on first use."""
+    nbytes: int = field(init=False, repr=False)
+    """Physical size in bytes (rows, cols and dtype never change)."""
 
-    @property
-    def nbytes(self) -> int:
-        """Physical size in bytes."""
-        return self.rows * self.cols * self.dtype.itemsize
+    def __post_init__(self) -> None:
+        self.nbytes = self.rows * self.cols * self.dtype.itemsize
 
     def byte_range(self) -> tuple[int, int]:
         """``[lo, hi)`` bytes of its space the tile occupies."""

@@ -62,6 +62,7 @@ def per_call(handler: Handler) -> Prepare:
     def prepare(op: Any) -> Run:
         return lambda core, interp, args: handler(core, interp, op, args)
 
+    prepare.handler = handler  # type: ignore[attr-defined]  # for _dps: the handler called with no wrapper
     return prepare
 
 
@@ -182,19 +183,27 @@ def _dps(numerics: Prepare) -> Prepare:
     A vector or DMA op's cost depends only on its tiles' valid shapes, element types and spaces (and the
     target): the (cycles, kind, detail) of each is computed once per op and kept by that key."""
 
+    handler: Handler | None = getattr(numerics, "handler", None)
+
     def prepare(op: DpsOp) -> Run:
-        compute = numerics(op)
+        compute = numerics(op) if handler is None else None
         n_in = len(op.operands) - op.OUTS
         pipe, instr = op.pipe() or Pipe.PIPE_V, instr_name(op.name)
         cost = _cost_of(op, instr)
-        account = CoreState.account
+        name = op.name
 
         def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
-            compute(core, interp, args)
+            if compute is None:
+                handler(core, interp, op, args)  # type: ignore[misc]
+            else:
+                compute(core, interp, args)
             ins = [v for v in args[:n_in] if type(v) is TileRef]
             outs = [v for v in args[n_in:] if type(v) is TileRef]
             cycles, kind, detail = cost(core, ins, outs, args)
-            account(core, op, instr, pipe, cycles, kind, ins, outs, detail)
+            core.timeline.issue(name, instr, pipe, cycles, kind, op, detail)  # CoreState.account, inlined
+            races = core.races
+            if races is not None:
+                races.instruction(pipe, op, ins, outs)
             return ()
 
         return run

@@ -175,6 +175,37 @@ class Timeline:
         detail = _FLAG_DETAIL.get(key) or _flag_detail(*key)
         rows.append((op, "SET_FLAG", target_pipe, pipe_name, start, end, "signal", site, detail))
 
+    def handshake(
+        self,
+        key: tuple[Pipe, Pipe, int],
+        set_op: str,
+        set_site: object,
+        set_cycles: int,
+        wait_op: str,
+        wait_site: object,
+        wait_cycles: int,
+    ) -> bool:
+        """:meth:`signal_of` then :meth:`wait_of` of one flag, when no older signal of it is pending (the wait
+        consumes this signal: no queue entry is made); False, with nothing done, when one is."""
+        if self.signals.get(key):
+            return False
+        src, dst, _ = key
+        free, rows = self.free, self.rows
+        start = free.get(src, 0)
+        fired = free[src] = start + set_cycles
+        n = len(rows)
+        detail = _FLAG_DETAIL.get(key) or _flag_detail(*key)
+        target_pipe, pipe_name = _PIPE_NAMES[src]
+        rows.append((set_op, "SET_FLAG", target_pipe, pipe_name, start, fired, "signal", set_site, detail))
+        start = free.get(dst, 0)
+        if fired > start:
+            start = fired
+        end = free[dst] = start + wait_cycles
+        self.flag_pairs.append((n, n + 1))
+        target_pipe, pipe_name = _PIPE_NAMES[dst]
+        rows.append((wait_op, "WAIT_FLAG", target_pipe, pipe_name, start, end, "wait", wait_site, detail))
+        return True
+
     def wait(self, op: str, src: Pipe, dst: Pipe, event: int, cycles: int, site: object) -> None:
         """``wait_flag``: a WAIT entry in ``dst``'s queue, consuming the oldest signal."""
         self.wait_of(op, (src, dst, event), cycles, site)
