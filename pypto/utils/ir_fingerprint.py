@@ -19,7 +19,7 @@ def fingerprint(op: Operation) -> list[object]:
     changed yields a different list. Far cheaper than printing.
 
     (A hand-rolled walk over xDSL's linked lists (``_first_block``/``_next_block``,
-    ``_first_op``/``_next_op``) and the fields behind its properties (``_operands``, ``_name``,
+    ``_first_op``/``_next_op``) and the fields behind its properties (``_operands``, ``_type``, ``_name``,
     ``_args``): xDSL's generator-based ``walk``, its ``OpOperands`` views and its property calls cost
     several times more per op. xDSL is pinned.)"""
     out: list[object] = []
@@ -35,14 +35,14 @@ def fingerprint(op: Operation) -> list[object]:
         if attrs:
             extend(attrs.items())
         for r in o.results:
-            extend((r, r.type, r._name))  # noqa: SLF001
+            extend((r, r._type, r._name))  # noqa: SLF001
         for region in o.regions:
             append(region)
             block = region._first_block  # noqa: SLF001
             while block is not None:
                 append(block)
                 for a in block._args:  # noqa: SLF001
-                    extend((a, a.type, a._name))  # noqa: SLF001
+                    extend((a, a._type, a._name))  # noqa: SLF001
                 inner = block._first_op  # noqa: SLF001
                 while inner is not None:
                     push(inner)

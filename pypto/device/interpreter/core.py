@@ -185,15 +185,15 @@ class CoreState:
         set_flag, wait_flag = getattr(set_step, "flag", None), getattr(wait_step, "flag", None)
         if set_flag is None or wait_flag is None or not set_flag[1] or wait_flag[1] or set_flag[0] != wait_flag[0]:
             return None
-        key, set_name, wait_name = set_flag[0], set_op.name, wait_op.name
+        key = set_flag[0]
+        spec = Timeline.handshake_spec(key, set_op.name, set_op, wait_op.name, wait_op)
+        src, dst, _ = key
 
         def pair(env: object, core: CoreState) -> None:
-            if core.timeline.handshake(
-                key, set_name, set_op, core.set_flag_cycles, wait_name, wait_op, core.wait_flag_cycles
-            ):
+            if core.timeline.handshake(spec, core.set_flag_cycles, core.wait_flag_cycles):
                 races = core.races
                 if races is not None:
-                    races.handshake(key)
+                    races.handshake(src, dst)
             else:
                 set_step(env, core)
                 wait_step(env, core)

@@ -197,7 +197,7 @@ class TensorView:
         return pv
 
 
-@dataclass
+@dataclass(slots=True)
 class PartitionView:
     """A ``!pto.partition_tensor_view``: a strided window of GM."""
 

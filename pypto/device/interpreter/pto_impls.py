@@ -23,12 +23,13 @@ a key of the :mod:`.numerics` tables).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from xdsl.dialects import memref
+from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 from xdsl.ir import Operation
 
@@ -41,7 +42,7 @@ from pypto.ptoas.dialect import vector_ops as V
 from pypto.ptoas.dialect import view_ops as VW
 from pypto.ptoas.dialect.attrs import SYNC_OP_PIPE, Pipe, SyncOpType
 from pypto.ptoas.dialect.tile_ops import TExtractOp, TInsertOp, TMovOp, _CubeOp
-from pypto.ptoas.dialect.types import DYNAMIC, TileBufType
+from pypto.ptoas.dialect.types import DYNAMIC, PartitionTensorViewType, TileBufType
 
 from . import numerics as nm
 from .core import CoreState, Pushed
@@ -81,11 +82,11 @@ def tile_ref(t: Any, addr: int, valid: tuple[int, int] | None = None) -> TileRef
 # -- accounting of destination-passing ops --------------------------------------------------------
 
 
-Cost = Callable[[CoreState, list[TileRef], list[TileRef], PythonValues], tuple[int, str, str]]
+Cost = Callable[[CoreState, Sequence[TileRef], Sequence[TileRef], PythonValues], tuple[int, str, str]]
 
 
 def _cube_cost(instr: str) -> Cost:
-    def cost(core: CoreState, ins: list[TileRef], outs: list[TileRef], args: PythonValues) -> tuple[int, str, str]:
+    def cost(core: CoreState, ins: Sequence[TileRef], outs: Sequence[TileRef], args: PythonValues) -> tuple[int, str, str]:
         a, b = (t for t in ins if t.space in ("left", "right"))
         m, k = a.valid
         n = b.valid[1]
@@ -97,7 +98,7 @@ def _cube_cost(instr: str) -> Cost:
 def _tload_cost(instr: str) -> Cost:
     memo: dict[tuple[object, ...], tuple[int, str, str]] = {}
 
-    def cost(core: CoreState, ins: list[TileRef], outs: list[TileRef], args: PythonValues) -> tuple[int, str, str]:
+    def cost(core: CoreState, ins: Sequence[TileRef], outs: Sequence[TileRef], args: PythonValues) -> tuple[int, str, str]:
         d = outs[0]
         key = (core.costs, d.valid, d.dtype.name, d.space)
         got = memo.get(key)
@@ -116,7 +117,7 @@ def _tload_cost(instr: str) -> Cost:
 def _tstore_cost(instr: str) -> Cost:
     memo: dict[tuple[object, ...], tuple[int, str, str]] = {}
 
-    def cost(core: CoreState, ins: list[TileRef], outs: list[TileRef], args: PythonValues) -> tuple[int, str, str]:
+    def cost(core: CoreState, ins: Sequence[TileRef], outs: Sequence[TileRef], args: PythonValues) -> tuple[int, str, str]:
         s = ins[0]
         pv = args[-1]
         if isinstance(pv, PartitionView):
@@ -139,7 +140,7 @@ def _tstore_cost(instr: str) -> Cost:
 
 
 def _move_cost(instr: str, moved_is_src: bool) -> Cost:
-    def cost(core: CoreState, ins: list[TileRef], outs: list[TileRef], args: PythonValues) -> tuple[int, str, str]:
+    def cost(core: CoreState, ins: Sequence[TileRef], outs: Sequence[TileRef], args: PythonValues) -> tuple[int, str, str]:
         s, d = ins[0], outs[0]
         moved = s if moved_is_src else d
         nbytes = moved.valid[0] * moved.valid[1] * d.dtype.itemsize
@@ -151,7 +152,7 @@ def _move_cost(instr: str, moved_is_src: bool) -> Cost:
 def _compute_cost(instr: str) -> Cost:
     memo: dict[tuple[object, ...], tuple[int, str, str]] = {}
 
-    def cost(core: CoreState, ins: list[TileRef], outs: list[TileRef], args: PythonValues) -> tuple[int, str, str]:
+    def cost(core: CoreState, ins: Sequence[TileRef], outs: Sequence[TileRef], args: PythonValues) -> tuple[int, str, str]:
         main = ins[0] if ins else outs[0]
         key = (core.costs, main.valid, main.dtype.name)
         got = memo.get(key)
@@ -191,14 +192,26 @@ def _dps(numerics: Prepare) -> Prepare:
         pipe, instr = op.pipe() or Pipe.PIPE_V, instr_name(op.name)
         cost = _cost_of(op, instr)
         name = op.name
+        tiles = _static_tiles(op, n_in)
+        single = tiles is not None and len(tiles[0]) <= 1 and len(tiles[1]) <= 1  # the common case: unrolled
+        i0 = tiles[0][0] if single and tiles[0] else -1  # type: ignore[index]
+        o0 = tiles[1][0] if single and tiles[1] else -1  # type: ignore[index]
 
         def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
             if compute is None:
                 handler(core, interp, op, args)  # type: ignore[misc]
             else:
                 compute(core, interp, args)
-            ins = [v for v in args[:n_in] if type(v) is TileRef]
-            outs = [v for v in args[n_in:] if type(v) is TileRef]
+            ins: list[TileRef] | tuple[TileRef, ...]
+            outs: list[TileRef] | tuple[TileRef, ...]
+            if single:
+                ins = (args[i0],) if i0 >= 0 else ()
+                outs = (args[o0],) if o0 >= 0 else ()
+            elif tiles is None:
+                ins = [v for v in args[:n_in] if type(v) is TileRef]
+                outs = [v for v in args[n_in:] if type(v) is TileRef]
+            else:
+                ins, outs = [args[i] for i in tiles[0]], [args[i] for i in tiles[1]]
             cycles, kind, detail = cost(core, ins, outs, args)
             core.timeline.issue(name, instr, pipe, cycles, kind, op, detail)  # CoreState.account, inlined
             races = core.races
@@ -209,6 +222,19 @@ def _dps(numerics: Prepare) -> Prepare:
         return run
 
     return prepare
+
+
+def _static_tiles(op: Operation, n_in: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """Positions of the tile operands among the inputs and among the outputs, when the operand types fix
+    them (tile_buf: a tile; scalar or view: not), else None (found from the values on every run)."""
+    ins: list[int] = []
+    outs: list[int] = []
+    for i, v in enumerate(op.operands):
+        if isinstance(v.type, TileBufType):
+            (ins if i < n_in else outs).append(i)
+        elif not isinstance(v.type, PartitionTensorViewType | IntegerType | IndexType | AnyFloat):
+            return None
+    return tuple(ins), tuple(outs)
 
 
 # -- data-op numerics ----------------------------------------------------------------------------
@@ -432,13 +458,21 @@ def tload(op: Any) -> Run:
 
     def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
         pv, d = args
-        vr, vc = d.valid
-        w = pv.window()
+        vr, vc = valid = d.valid
+        w = pv.view
+        if w is None:
+            w = pv.window()
         if w.size != vr * vc:
             raise DeviceError(f"tload moves {w.size} elements into a tile with valid {vr}x{vc}")
-        if w.shape != (vr, vc):
+        if w.shape != valid:
             w = np.ascontiguousarray(w).reshape(vr, vc)
-        core.memory.raw(d)[:vr, :vc] = w.view(d.dtype.storage)
+        raw = d.raw_view
+        if raw is None:
+            raw = core.memory.raw(d)
+        if vr != d.rows or vc != d.cols:
+            raw = raw[:vr, :vc]
+        storage = d.dtype.storage
+        raw[...] = w if w.dtype is storage else w.view(storage)
         return ()
 
     return run
@@ -451,15 +485,22 @@ def tstore(op: Any) -> Run:
 
     def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
         s, pv = args[0], args[-1]
-        window = pv.window()
+        window = pv.view
+        if window is None:
+            window = pv.window()
         gdt = pv.ptr.dtype
-        vr, vc = s.valid
+        vr, vc = valid = s.valid
         if window.size != vr * vc:
             raise DeviceError(f"tstore moves a tile with valid {vr}x{vc} into {window.size} GM elements")
         if s.space != "acc" and not relu and not atomic and gdt.itemsize == s.dtype.itemsize:
-            raw = core.memory.raw(s)[:vr, :vc]
-            if window.shape == (vr, vc):
-                window[...] = raw.view(gdt.storage)
+            raw = s.raw_view
+            if raw is None:
+                raw = core.memory.raw(s)
+            if vr != s.rows or vc != s.cols:
+                raw = raw[:vr, :vc]
+            if window.shape == valid:
+                storage = gdt.storage
+                window[...] = raw if raw.dtype is storage else raw.view(storage)
             else:
                 window[...] = np.ascontiguousarray(raw).view(gdt.storage).reshape(window.shape)
             return ()

@@ -26,7 +26,7 @@ hardware; this detector treats a pipe as ordered and does not check that.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -156,10 +156,10 @@ class RaceDetector:
                 q = self._pipe(key[1])
             self.clock[q] = list(map(max, self.clock[q], pending.popleft()))
 
-    def handshake(self, key: tuple[Pipe, Pipe, int]) -> None:
-        """:meth:`set_flag_of` then :meth:`wait_flag_of` of a flag with no snapshot pending: the destination's
-        clock joins the source's as it is (the snapshot would be taken and consumed at once)."""
-        src, dst, _ = key
+    def handshake(self, src: Pipe, dst: Pipe) -> None:
+        """:meth:`set_flag_of` then :meth:`wait_flag_of` of a ``src`` -> ``dst`` flag with no snapshot pending:
+        the destination's clock joins the source's as it is (the snapshot would be taken and consumed at
+        once)."""
         q = self.index.get(src)
         if q is None:
             q = self._pipe(src)
@@ -210,7 +210,7 @@ class RaceDetector:
             self._exact[(space, lo)] = out[0]
         return out
 
-    def instruction(self, pipe: Pipe, op: object, reads: list[Any], writes: list[Any]) -> None:
+    def instruction(self, pipe: Pipe, op: object, reads: Sequence[Any], writes: Sequence[Any]) -> None:
         """:meth:`tick` for ``op`` on ``pipe``, then :meth:`access` of every tile it reads and writes (objects
         with ``space``, ``addr`` and ``nbytes``; a tile seen before is found by its exact segment)."""
         q = self.index.get(pipe)
@@ -222,27 +222,35 @@ class RaceDetector:
         who.append((op, pipe))
         me = len(who) - 1
         exact = self._exact
-        for write, tiles in ((False, reads), (True, writes)):
-            for t in tiles:
-                lo = t.addr
-                hi = lo + t.nbytes
-                seg = exact.get((t.space, lo))
-                if seg is None or seg.hi != hi or lo >= hi:
-                    self.access(me, t.space, lo, hi, write)
-                    continue
-                p = seg.w_pipe
-                if p >= 0 and p != q and seg.w_tick > seen[p]:
-                    self._report(who[me], t.space, lo, hi, seg.w_who, "writes" if write else "reads", "written")
-                if write:
-                    reads_of = seg.reads
-                    if reads_of:
-                        for rp, (rtick, rwho) in reads_of.items():
-                            if rp != q and rtick > seen[rp]:
-                                self._report(who[me], t.space, lo, hi, rwho, "writes", "read")
-                        reads_of.clear()
-                    seg.w_pipe, seg.w_tick, seg.w_who = q, seen[q], me
-                else:
-                    seg.reads[q] = (seen[q], me)
+        tick = seen[q]
+        for t in reads:
+            lo = t.addr
+            hi = lo + t.nbytes
+            seg = exact.get((t.space, lo))
+            if seg is None or seg.hi != hi or lo >= hi:
+                self.access(me, t.space, lo, hi, False)
+                continue
+            p = seg.w_pipe
+            if p >= 0 and p != q and seg.w_tick > seen[p]:
+                self._report(who[me], t.space, lo, hi, seg.w_who, "reads", "written")
+            seg.reads[q] = (tick, me)
+        for t in writes:
+            lo = t.addr
+            hi = lo + t.nbytes
+            seg = exact.get((t.space, lo))
+            if seg is None or seg.hi != hi or lo >= hi:
+                self.access(me, t.space, lo, hi, True)
+                continue
+            p = seg.w_pipe
+            if p >= 0 and p != q and seg.w_tick > seen[p]:
+                self._report(who[me], t.space, lo, hi, seg.w_who, "writes", "written")
+            reads_of = seg.reads
+            if reads_of:
+                for rp, (rtick, rwho) in reads_of.items():
+                    if rp != q and rtick > seen[rp]:
+                        self._report(who[me], t.space, lo, hi, rwho, "writes", "read")
+                reads_of.clear()
+            seg.w_pipe, seg.w_tick, seg.w_who = q, tick, me
 
     def access(self, who: int, space: str, lo: int, hi: int, write: bool) -> None:
         """Check and record one access of ``space[lo:hi]`` by access id ``who``."""

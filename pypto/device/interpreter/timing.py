@@ -93,6 +93,12 @@ Row = tuple[str, str, str, str, int, int, str, object, str]
 when a record is read)."""
 
 
+HandshakeSpec = tuple[
+    tuple[Pipe, Pipe, int], Pipe, Pipe, tuple[str, str, str, str], tuple[str, str, str, str], object, object, str
+]
+"""(flag key, src, dst, (set op, instr, pipe, hw pipe), (wait op, ...), set site, wait site, detail)."""
+
+
 def _no_locs(site: object) -> Locs:
     return None, None
 
@@ -175,35 +181,50 @@ class Timeline:
         detail = _FLAG_DETAIL.get(key) or _flag_detail(*key)
         rows.append((op, "SET_FLAG", target_pipe, pipe_name, start, end, "signal", site, detail))
 
-    def handshake(
-        self,
-        key: tuple[Pipe, Pipe, int],
-        set_op: str,
-        set_site: object,
-        set_cycles: int,
-        wait_op: str,
-        wait_site: object,
-        wait_cycles: int,
-    ) -> bool:
-        """:meth:`signal_of` then :meth:`wait_of` of one flag, when no older signal of it is pending (the wait
-        consumes this signal: no queue entry is made); False, with nothing done, when one is."""
+    @staticmethod
+    def handshake_spec(
+        key: tuple[Pipe, Pipe, int], set_op: str, set_site: object, wait_op: str, wait_site: object
+    ) -> HandshakeSpec:
+        """What :meth:`handshake` needs of one set_flag/wait_flag pair, resolved once."""
+        src, dst, event = key
+        return (
+            key,
+            src,
+            dst,
+            (set_op, "SET_FLAG", *_PIPE_NAMES[src]),
+            (wait_op, "WAIT_FLAG", *_PIPE_NAMES[dst]),
+            set_site,
+            wait_site,
+            _FLAG_DETAIL.get(key) or _flag_detail(src, dst, event),
+        )
+
+    def handshake(self, spec: HandshakeSpec, set_cycles: int, wait_cycles: int) -> bool:
+        """:meth:`signal_of` then :meth:`wait_of` of one flag (``spec``: :meth:`handshake_spec`), when no
+        older signal of it is pending (the wait consumes this signal: no queue entry is made); False, with
+        nothing done, when one is."""
+        (
+            key,
+            src,
+            dst,
+            (set_op, set_instr, set_pipe, set_hw),
+            (wait_op, wait_instr, wait_pipe, wait_hw),
+            set_site,
+            wait_site,
+            detail,
+        ) = spec
         if self.signals.get(key):
             return False
-        src, dst, _ = key
         free, rows = self.free, self.rows
         start = free.get(src, 0)
         fired = free[src] = start + set_cycles
         n = len(rows)
-        detail = _FLAG_DETAIL.get(key) or _flag_detail(*key)
-        target_pipe, pipe_name = _PIPE_NAMES[src]
-        rows.append((set_op, "SET_FLAG", target_pipe, pipe_name, start, fired, "signal", set_site, detail))
+        rows.append((set_op, set_instr, set_pipe, set_hw, start, fired, "signal", set_site, detail))
         start = free.get(dst, 0)
         if fired > start:
             start = fired
         end = free[dst] = start + wait_cycles
         self.flag_pairs.append((n, n + 1))
-        target_pipe, pipe_name = _PIPE_NAMES[dst]
-        rows.append((wait_op, "WAIT_FLAG", target_pipe, pipe_name, start, end, "wait", wait_site, detail))
+        rows.append((wait_op, wait_instr, wait_pipe, wait_hw, start, end, "wait", wait_site, detail))
         return True
 
     def wait(self, op: str, src: Pipe, dst: Pipe, event: int, cycles: int, site: object) -> None:
