@@ -140,15 +140,15 @@ class CoreState:
     def set_flag(self, op: Operation, src: Pipe, dst: Pipe, event: int) -> None:
         """A SIGNAL entry; the race detector snapshots ``src``'s clock (its last access's tick: later
         accesses tick past it, so a sync op needs no tick of its own)."""
-        self.timeline.signal_of(op.name, (src, dst, event), self.set_flag_cycles, op)
+        self.timeline.signal(op.name, (src, dst, event), self.set_flag_cycles, op)
         if self.races is not None:
-            self.races.set_flag_of((src, dst, event))
+            self.races.set_flag((src, dst, event))
 
     def wait_flag(self, op: Operation, src: Pipe, dst: Pipe, event: int) -> None:
         """A WAIT entry; the race detector joins the flag into ``dst``."""
-        self.timeline.wait_of(op.name, (src, dst, event), self.wait_flag_cycles, op)
+        self.timeline.wait(op.name, (src, dst, event), self.wait_flag_cycles, op)
         if self.races is not None:
-            self.races.wait_flag_of((src, dst, event))
+            self.races.wait_flag((src, dst, event))
 
     @staticmethod
     def flag_step(op: Operation, src: Pipe, dst: Pipe, event: int, setting: bool) -> Step:
@@ -158,19 +158,19 @@ class CoreState:
         if setting:
 
             def set_step(env: object, core: CoreState) -> None:
-                core.timeline.signal_of(name, key, core.set_flag_cycles, op)
+                core.timeline.signal(name, key, core.set_flag_cycles, op)
                 races = core.races
                 if races is not None:
-                    races.set_flag_of(key)
+                    races.set_flag(key)
 
             set_step.flag = (key, True)  # type: ignore[attr-defined]  # for flag_pair_step
             return set_step
 
         def wait_step(env: object, core: CoreState) -> None:
-            core.timeline.wait_of(name, key, core.wait_flag_cycles, op)
+            core.timeline.wait(name, key, core.wait_flag_cycles, op)
             races = core.races
             if races is not None:
-                races.wait_flag_of(key)
+                races.wait_flag(key)
 
         wait_step.flag = (key, False)  # type: ignore[attr-defined]
         return wait_step

@@ -82,11 +82,13 @@ def tile_ref(t: Any, addr: int, valid: tuple[int, int] | None = None) -> TileRef
 # -- accounting of destination-passing ops --------------------------------------------------------
 
 
-Cost = Callable[[CoreState, Sequence[TileRef], Sequence[TileRef], PythonValues], tuple[int, str, str]]
+Tiles = Sequence[TileRef]
+"""A data op's input or output tiles."""
+Cost = Callable[[CoreState, Tiles, Tiles, PythonValues], tuple[int, str, str]]
 
 
 def _cube_cost(instr: str) -> Cost:
-    def cost(core: CoreState, ins: Sequence[TileRef], outs: Sequence[TileRef], args: PythonValues) -> tuple[int, str, str]:
+    def cost(core: CoreState, ins: Tiles, outs: Tiles, args: PythonValues) -> tuple[int, str, str]:
         a, b = (t for t in ins if t.space in ("left", "right"))
         m, k = a.valid
         n = b.valid[1]
@@ -98,7 +100,7 @@ def _cube_cost(instr: str) -> Cost:
 def _tload_cost(instr: str) -> Cost:
     memo: dict[tuple[object, ...], tuple[int, str, str]] = {}
 
-    def cost(core: CoreState, ins: Sequence[TileRef], outs: Sequence[TileRef], args: PythonValues) -> tuple[int, str, str]:
+    def cost(core: CoreState, ins: Tiles, outs: Tiles, args: PythonValues) -> tuple[int, str, str]:
         d = outs[0]
         key = (core.costs, d.valid, d.dtype.name, d.space)
         got = memo.get(key)
@@ -117,7 +119,7 @@ def _tload_cost(instr: str) -> Cost:
 def _tstore_cost(instr: str) -> Cost:
     memo: dict[tuple[object, ...], tuple[int, str, str]] = {}
 
-    def cost(core: CoreState, ins: Sequence[TileRef], outs: Sequence[TileRef], args: PythonValues) -> tuple[int, str, str]:
+    def cost(core: CoreState, ins: Tiles, outs: Tiles, args: PythonValues) -> tuple[int, str, str]:
         s = ins[0]
         pv = args[-1]
         if isinstance(pv, PartitionView):
@@ -133,14 +135,18 @@ def _tstore_cost(instr: str) -> Cost:
                 nbytes = count * pv.ptr.dtype.itemsize
             else:
                 nbytes = s.valid[0] * s.valid[1] * s.dtype.itemsize
-            got = memo[key] = (core.costs.transfer(instr, s.space, None, nbytes), "transfer", f"{s.space}->gm {nbytes}B")
+            got = memo[key] = (
+                core.costs.transfer(instr, s.space, None, nbytes),
+                "transfer",
+                f"{s.space}->gm {nbytes}B",
+            )
         return got
 
     return cost
 
 
 def _move_cost(instr: str, moved_is_src: bool) -> Cost:
-    def cost(core: CoreState, ins: Sequence[TileRef], outs: Sequence[TileRef], args: PythonValues) -> tuple[int, str, str]:
+    def cost(core: CoreState, ins: Tiles, outs: Tiles, args: PythonValues) -> tuple[int, str, str]:
         s, d = ins[0], outs[0]
         moved = s if moved_is_src else d
         nbytes = moved.valid[0] * moved.valid[1] * d.dtype.itemsize
@@ -152,7 +158,7 @@ def _move_cost(instr: str, moved_is_src: bool) -> Cost:
 def _compute_cost(instr: str) -> Cost:
     memo: dict[tuple[object, ...], tuple[int, str, str]] = {}
 
-    def cost(core: CoreState, ins: Sequence[TileRef], outs: Sequence[TileRef], args: PythonValues) -> tuple[int, str, str]:
+    def cost(core: CoreState, ins: Tiles, outs: Tiles, args: PythonValues) -> tuple[int, str, str]:
         main = ins[0] if ins else outs[0]
         key = (core.costs, main.valid, main.dtype.name)
         got = memo.get(key)

@@ -119,22 +119,8 @@ class RaceDetector:
         return got
 
     # -- happens-before -------------------------------------------------
-    def tick(self, pipe: Pipe, op: object) -> int:
-        """A new instruction ``op`` on ``pipe``; returns its access id."""
-        q = self.index.get(pipe)
-        if q is None:
-            q = self._pipe(pipe)
-        self.clock[q][q] += 1
-        who = self.who
-        who.append((op, pipe))
-        return len(who) - 1
-
-    def set_flag(self, src: Pipe, dst: Pipe, event: int) -> None:
-        """Snapshot ``src``'s clock onto the flag."""
-        self.set_flag_of((src, dst, event))
-
-    def set_flag_of(self, key: tuple[Pipe, Pipe, int]) -> None:
-        """:meth:`set_flag` of the flag ``key`` = (src, dst, event) (a prepared op passes its key)."""
+    def set_flag(self, key: tuple[Pipe, Pipe, int]) -> None:
+        """Snapshot src's clock onto the flag ``key`` = (src, dst, event)."""
         q = self.index.get(key[0])
         if q is None:
             q = self._pipe(key[0])
@@ -143,12 +129,8 @@ class RaceDetector:
             pending = self.flags[key] = deque()
         pending.append(self.clock[q][:])
 
-    def wait_flag(self, src: Pipe, dst: Pipe, event: int) -> None:
-        """Join the oldest snapshot of the flag into ``dst``'s clock."""
-        self.wait_flag_of((src, dst, event))
-
-    def wait_flag_of(self, key: tuple[Pipe, Pipe, int]) -> None:
-        """:meth:`wait_flag` of the flag ``key`` = (src, dst, event)."""
+    def wait_flag(self, key: tuple[Pipe, Pipe, int]) -> None:
+        """Join the oldest snapshot of the flag ``key`` = (src, dst, event) into dst's clock."""
         pending = self.flags.get(key)
         if pending:
             q = self.index.get(key[1])
@@ -157,7 +139,7 @@ class RaceDetector:
             self.clock[q] = list(map(max, self.clock[q], pending.popleft()))
 
     def handshake(self, src: Pipe, dst: Pipe) -> None:
-        """:meth:`set_flag_of` then :meth:`wait_flag_of` of a ``src`` -> ``dst`` flag with no snapshot pending:
+        """:meth:`set_flag` then :meth:`wait_flag` of a ``src`` -> ``dst`` flag with no snapshot pending:
         the destination's clock joins the source's as it is (the snapshot would be taken and consumed at
         once)."""
         q = self.index.get(src)
@@ -211,7 +193,7 @@ class RaceDetector:
         return out
 
     def instruction(self, pipe: Pipe, op: object, reads: Sequence[Any], writes: Sequence[Any]) -> None:
-        """:meth:`tick` for ``op`` on ``pipe``, then :meth:`access` of every tile it reads and writes (objects
+        """A new instruction ``op`` on ``pipe`` (it ticks the pipe's clock), then :meth:`access` of every tile it reads and writes (objects
         with ``space``, ``addr`` and ``nbytes``; a tile seen before is found by its exact segment)."""
         q = self.index.get(pipe)
         if q is None:

@@ -163,12 +163,8 @@ class Timeline:
         self.rows.append((op, instr, target_pipe, pipe_name, start, end, kind, site, detail))
         return end
 
-    def signal(self, op: str, src: Pipe, dst: Pipe, event: int, cycles: int, site: object) -> None:
-        """``set_flag``: a SIGNAL entry in ``src``'s queue."""
-        self.signal_of(op, (src, dst, event), cycles, site)
-
-    def signal_of(self, op: str, key: tuple[Pipe, Pipe, int], cycles: int, site: object) -> None:
-        """:meth:`signal` of the flag ``key`` = (src, dst, event) (a prepared op passes its key)."""
+    def signal(self, op: str, key: tuple[Pipe, Pipe, int], cycles: int, site: object) -> None:
+        """``set_flag`` of the flag ``key`` = (src, dst, event): a SIGNAL entry in src's queue."""
         free, rows = self.free, self.rows
         src = key[0]
         start = free.get(src, 0)
@@ -199,7 +195,7 @@ class Timeline:
         )
 
     def handshake(self, spec: HandshakeSpec, set_cycles: int, wait_cycles: int) -> bool:
-        """:meth:`signal_of` then :meth:`wait_of` of one flag (``spec``: :meth:`handshake_spec`), when no
+        """:meth:`signal` then :meth:`wait` of one flag (``spec``: :meth:`handshake_spec`), when no
         older signal of it is pending (the wait consumes this signal: no queue entry is made); False, with
         nothing done, when one is."""
         (
@@ -227,12 +223,9 @@ class Timeline:
         rows.append((wait_op, wait_instr, wait_pipe, wait_hw, start, end, "wait", wait_site, detail))
         return True
 
-    def wait(self, op: str, src: Pipe, dst: Pipe, event: int, cycles: int, site: object) -> None:
-        """``wait_flag``: a WAIT entry in ``dst``'s queue, consuming the oldest signal."""
-        self.wait_of(op, (src, dst, event), cycles, site)
-
-    def wait_of(self, op: str, key: tuple[Pipe, Pipe, int], cycles: int, site: object) -> None:
-        """:meth:`wait` of the flag ``key`` = (src, dst, event)."""
+    def wait(self, op: str, key: tuple[Pipe, Pipe, int], cycles: int, site: object) -> None:
+        """``wait_flag`` of the flag ``key`` = (src, dst, event): a WAIT entry in dst's queue, consuming the
+        oldest signal."""
         pending = self.signals.get(key)
         dst = key[1]
         free, rows = self.free, self.rows
