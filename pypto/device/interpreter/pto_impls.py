@@ -640,6 +640,15 @@ def make_tensor_view(op: Any) -> Run:
 def partition_view(op: Any) -> Run:
     """A window at offsets with sizes."""
     n = len(op.offsets)
+    if n == 2 and len(op.sizes) == 2:
+
+        def run_2d(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
+            view, o0, o1, n0, n1 = args
+            if len(view.shape) == 2:
+                return (view.partition_2d(o0, o1, n0, n1),)
+            return (view.partition((o0, o1), (n0, n1)),)
+
+        return run_2d
 
     def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
         return (args[0].partition(args[1 : 1 + n], args[1 + n :]),)

@@ -193,8 +193,9 @@ class RaceDetector:
         return out
 
     def instruction(self, pipe: Pipe, op: object, reads: Sequence[Any], writes: Sequence[Any]) -> None:
-        """A new instruction ``op`` on ``pipe`` (it ticks the pipe's clock), then :meth:`access` of every tile it reads and writes (objects
-        with ``space``, ``addr`` and ``nbytes``; a tile seen before is found by its exact segment)."""
+        """A new instruction ``op`` on ``pipe`` (it ticks the pipe's clock), then :meth:`access` of every tile
+        it reads and writes (objects with ``space``, ``addr`` and ``nbytes``; a tile seen before is found by
+        its exact segment, inline)."""
         q = self.index.get(pipe)
         if q is None:
             q = self._pipe(pipe)
