@@ -344,6 +344,9 @@ def _generic_step(op: Operation, ins: tuple[int, ...], outs: tuple[int, ...]) ->
 # -- the cache ----------------------------------------------------------------------------------
 
 
+_MISSING = object()
+
+
 @dataclass
 class ModulePlan:
     """What one module's runs reuse: compiled functions and memoised facts (kernel lookup, fixed addresses).
@@ -358,9 +361,10 @@ class ModulePlan:
 
     def fact(self, key: object, compute: Callable[[], Any]) -> Any:
         """``compute()`` once per module version."""
-        if key not in self.facts:
-            self.facts[key] = compute()
-        return self.facts[key]
+        got = self.facts.get(key, _MISSING)
+        if got is _MISSING:
+            got = self.facts[key] = compute()
+        return got
 
 
 _PLAN_ATTR = "_pypto_kernel_plan"
@@ -384,16 +388,17 @@ class KernelCache:
     def get(self, fn: func.FuncOp, plan: ModulePlan | None = None) -> CompiledFunction:
         """The compiled form of ``fn``; raises :class:`Unsupported` for IR this engine does not run."""
         plan = plan or self.plan(fn.get_toplevel_object())
-        if fn not in plan.functions:
-            try:
-                plan.functions[fn] = _Compiler(self, plan).function(fn)
-            except Unsupported:
-                plan.functions[fn] = None
-                raise
-        got = plan.functions[fn]
-        if got is None:
-            raise Unsupported(f"@{fn.sym_name.data} uses IR the compiled engine does not run")
-        return got
+        got = plan.functions.get(fn, _MISSING)
+        if got is not _MISSING:
+            if got is None:
+                raise Unsupported(f"@{fn.sym_name.data} uses IR the compiled engine does not run")
+            return got  # type: ignore[return-value]
+        try:
+            compiled = plan.functions[fn] = _Compiler(self, plan).function(fn)
+        except Unsupported:
+            plan.functions[fn] = None
+            raise
+        return compiled
 
 
 KERNELS = KernelCache()

@@ -238,7 +238,7 @@ def run_kernel(
     if channels is not None:
         core.channels = channels
     core.block_idx, core.block_num = block
-    bound = _bind_args(func, args, plan.fact(("args", func), lambda: _arg_specs(func)))
+    bound = _bind_args(func, args, plan.fact(("args", func_name), lambda: _arg_specs(func)))
     compiled = None
     if engine == "compiled":
         try:
