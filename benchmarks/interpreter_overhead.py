@@ -9,7 +9,7 @@ is printed too, for scale). Prints both times and their ratio (goal <= 2x, issue
 simulated instructions per host second of the interpreter run.
 
 Measured on the project's 2-core machine (``--clock cpu``, main and the change interleaved): 4.5x
-before session 7 (4.41x when the goal was set, 4.62x when issue 17 was filed), 2.7-2.9x after it.
+before session 7 (4.41x when the goal was set, 4.62x when issue 17 was filed), 2.6-2.9x after it.
 Where the rest goes: docs/device.md "Performance".
 
 ``--clock cpu`` times this process's CPU time instead of wall time (the machine's other load then
