@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from collections.abc import Callable, Hashable, Sequence
+from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
