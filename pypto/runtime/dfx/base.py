@@ -23,7 +23,7 @@ RECORDED_LEVEL = 4
 """The highest swimlane level the simulated chip records."""
 
 
-def write_artefact(path: Path, data: str | bytes | Sequence[bytes]) -> Path:
+def write_artefact(path: Path, data: str | bytes | Sequence[bytes | bytearray | memoryview]) -> Path:
     """Write a run-time artefact atomically (``pypto.utils.atomic``, text as UTF-8, a list of byte strings
     as their concatenation), without fsync as the pass dumps: a reader never sees it half-written and a
     failure leaves the old file. Returns ``path``."""
