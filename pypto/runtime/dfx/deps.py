@@ -136,6 +136,13 @@ def _strides(arr: np.ndarray) -> list[int]:
     return [int(s) // arr.itemsize for s in arr.strides]
 
 
+def _layout(arr: np.ndarray) -> tuple[list[int], list[int], str, str]:
+    """A buffer's shape, element strides, storage dtype name (``FP32``; numpy's ``dtype.name`` is slow) and
+    element count (a uint64 string)."""
+    name = arr.dtype.name
+    return [int(d) for d in arr.shape], _strides(arr), _STORAGE_NAME.get(name, name.upper()), str(int(arr.size))
+
+
 def deps_document(result: Any) -> dict[str, Any]:
     """The ``deps.json`` of a finished run (see the module docstring)."""
     graph = result.graph
@@ -146,6 +153,7 @@ def deps_document(result: Any) -> dict[str, Any]:
     tensors: dict[int, dict[str, Any]] = {}
     arg_tensor: dict[tuple[int, int], int] = {}  # (task, arg idx) -> tensor id
     arg_doc: dict[tuple[int, int], dict[str, Any]] = {}
+    layouts: dict[int, tuple[list[int], list[int], str, str]] = {}  # id(buffer) -> _layout
     tasks: list[dict[str, Any]] = []
     for t in graph.tasks:
         slots = [-1, -1, -1]
@@ -166,18 +174,20 @@ def deps_document(result: Any) -> dict[str, Any]:
                              "start_offset": "0", "strides": []})  # fmt: skip
                 continue
             b = a.buffer
-            dt = dt or _STORAGE_NAME.get(b.array.dtype.name, b.array.dtype.name.upper())
-            v = version.get(b.id, 0) + (a.direction is not ParamDirection.In)
-            if a.direction is not ParamDirection.In:
+            layout = layouts.get(id(b))
+            if layout is None:  # a buffer's shape, strides, storage dtype and size: once per run
+                layout = layouts[id(b)] = _layout(b.array)
+            dt = dt or layout[2]
+            writes = a.direction is not ParamDirection.In
+            v = version.get(b.id, 0) + writes
+            if writes:
                 written.add(b.id)
             tid = tensor_id(addrs[b.id], v)
-            tensors.setdefault(
-                tid,
-                {"tensor_id": str(tid), "buffer_addr": str(addrs[b.id]), "version": v, "dtype": dt,
-                 "buffer_numel": str(int(b.array.size))},
-            )  # fmt: skip
+            if tid not in tensors:
+                tensors[tid] = {"tensor_id": str(tid), "buffer_addr": str(addrs[b.id]), "version": v, "dtype": dt,
+                                "buffer_numel": layout[3]}  # fmt: skip
             doc = {"idx": a.index, "type": _ARG_TYPE[a.direction], "tensor_id": str(tid), "dtype": dt,
-                   "shape": [int(d) for d in b.array.shape], "start_offset": "0", "strides": _strides(b.array)}  # fmt: skip
+                   "shape": list(layout[0]), "start_offset": "0", "strides": list(layout[1])}  # fmt: skip
             args.append(doc)
             arg_tensor[(t.id, a.index)] = tid
             arg_doc[(t.id, a.index)] = doc
