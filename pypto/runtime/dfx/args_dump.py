@@ -27,7 +27,10 @@ No arena: the simulator keeps every payload, so ``truncated``/``overwritten`` ar
 ``truncated_args``/``dropped_records``/``dropped_overwrite`` 0. A payload is stored once per buffer
 contents: an argument whose buffer no task has written since an earlier capture of it (an input every
 task reads; an output read by the next task) points at that capture's bytes (the same ``bin_offset``),
-which keeps ``args.bin`` to the distinct tensor states of the run.
+which keeps ``args.bin`` to the distinct tensor states of the run. A captured state is copied only when a
+task part is about to write its buffer (an In buffer counts too when the run does not check every launch
+leaves its inputs unchanged); the others are written to ``args.bin`` from the buffers themselves when the
+run ends.
 """
 
 from __future__ import annotations
@@ -206,7 +209,19 @@ class ArgsDumpCollector(Collector):
         return known[1]
 
     def _written_by(self, part: Any) -> list[int]:
-        """The buffer memories ``part`` may write (its Out / InOut tensors)."""
+        """The buffer memories ``part`` may write: its Out / InOut tensors, and its In tensors too unless the
+        run checks every launch leaves them unchanged (``RunConfig.check_inputs``: a kernel that wrote one
+        would stop the run), so that a before-dispatch state is what the kernel was given."""
+        config = self.config
+        checked = config is not None and (
+            config.check_inputs is True
+            or (config.check_inputs is None and getattr(config, "kernel_engine", "interpreter") != "cpp")
+        )
+        return [a.buffer.id for a in part.args
+                if a.buffer is not None and (a.direction is not ParamDirection.In or not checked)]  # fmt: skip
+
+    def _versioned_by(self, part: Any) -> list[int]:
+        """The buffer memories ``part`` writes by its signature (Out / InOut): each gets a new version."""
         return [a.buffer.id for a in part.args if a.buffer is not None and a.direction is not ParamDirection.In]
 
     def _wanted(self, task: Any, arg: Any) -> bool:
@@ -248,7 +263,7 @@ class ArgsDumpCollector(Collector):
                 payload.freeze()
 
     def after_task(self, task: Any, part: Any, kernel_run: Any) -> None:
-        for mem in self._written_by(part):  # what the part may have written is a new version
+        for mem in self._versioned_by(part):  # what the part may have written is a new version
             self._writes[mem] = self._writes.get(mem, 0) + 1
         self._capture(task, "after_completion")  # each part overwrites: the last part's is kept
 
