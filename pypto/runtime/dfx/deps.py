@@ -35,6 +35,7 @@ Every uint64 (task ids, tensor ids, addresses, offsets, element counts) is a JSO
 from __future__ import annotations
 
 import functools
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -123,13 +124,19 @@ def _dtype(t: Any) -> str | None:
         return None
 
 
+_PARAM_DTYPES: weakref.WeakKeyDictionary[Any, dict[str, list[str | None]]] = weakref.WeakKeyDictionary()
+"""A compiled module's :func:`_param_dtypes` (a program runs many times; its module does not change)."""
+
+
 def _param_dtypes(module: Any) -> dict[str, list[str | None]]:
-    """Function name -> the element dtype of each tensor parameter (None for scalars)."""
-    out: dict[str, list[str | None]] = {}
-    for op in module.body.block.ops:
-        if isinstance(op, func.FuncOp):
-            out[op.sym_name.data] = [_dtype(t) for t in op.function_type.inputs.data]
-    return out
+    """Function name -> the element dtype of each parameter (a tensor's element type; None for a type with
+    no pl dtype name), once per module."""
+    known = _PARAM_DTYPES.get(module)
+    if known is None:
+        known = {op.sym_name.data: [_dtype(t) for t in op.function_type.inputs.data]
+                 for op in module.body.block.ops if isinstance(op, func.FuncOp)}  # fmt: skip
+        _PARAM_DTYPES[module] = known
+    return known
 
 
 def _strides(arr: np.ndarray) -> list[int]:
@@ -139,8 +146,13 @@ def _strides(arr: np.ndarray) -> list[int]:
 def _layout(arr: np.ndarray) -> tuple[list[int], list[int], str, str]:
     """A buffer's shape, element strides, storage dtype name (``FP32``; numpy's ``dtype.name`` is slow) and
     element count (a uint64 string)."""
-    name = arr.dtype.name
-    return [int(d) for d in arr.shape], _strides(arr), _STORAGE_NAME.get(name, name.upper()), str(int(arr.size))
+    return [int(d) for d in arr.shape], _strides(arr), _storage_name(arr.dtype), str(int(arr.size))
+
+
+@functools.lru_cache(maxsize=64)
+def _storage_name(dtype: np.dtype) -> str:
+    """The pl dtype name of a numpy storage dtype (``float32`` -> ``FP32``; else numpy's name upper-cased)."""
+    return _STORAGE_NAME.get(dtype.name, dtype.name.upper())
 
 
 def deps_document(result: Any) -> dict[str, Any]:
