@@ -9,10 +9,11 @@ Each case is compiled once; a timed run is ``CompiledProgram(*args, config=...)`
 of each, their ratio (goal <= 1.5x) and the simulated cycles of both, which must be equal (collection
 costs nothing on the simulator: asserted). ``--profile`` prints where the flagged run's time goes.
 
-The runs are short (about a millisecond of host time each), so the ratio is mostly the fixed cost of the
-seven files a flagged run writes, and it grows with the machine's file-system load: run it on an idle
-machine. ``--no-files`` replaces the collectors' file writes with nothing, which leaves the cost of
-collecting and formatting alone (a diagnostic: the artefacts are not written).
+A run is short (about 0.6 ms of host time a task), so the ratio is the per-run cost of the nine files a
+flagged run writes (collecting, formatting, writing), and it grows with the machine's load: run it on an
+idle machine. ``--no-files`` replaces most collectors' file writes with nothing, which leaves the cost of
+collecting and formatting (a diagnostic: those artefacts are not written). Figures before and after:
+docs/runtime.md, "What DFX collection costs on the host".
 
 ``--clock cpu`` times this process's CPU time instead of wall time (the machine's other load then
 counts much less).

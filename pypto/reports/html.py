@@ -40,7 +40,10 @@ def embed_json(payload: Any) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=256)
 def _inline(code: str, tag: str) -> str:
+    """``code`` to inline in a ``<tag>`` element (checked once per text: a report written after every run
+    inlines the same assets each time)."""
     if f"</{tag}" in code.lower():
         raise ValueError(f"inline {tag} must not contain '</{tag}'")
     return code

@@ -5,7 +5,6 @@ from __future__ import annotations
 import errno
 import os
 import re
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -67,7 +66,9 @@ def check_writable_path(path: str | os.PathLike[str]) -> Path:
     return target
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes | Sequence[bytes], *, durable: bool = True) -> None:
+def atomic_write_bytes(
+    path: str | os.PathLike[str], data: bytes | Sequence[bytes | bytearray | memoryview], *, durable: bool = True
+) -> None:
     """Write ``data`` to ``path`` atomically (a list or tuple of byte strings: their concatenation, written
     one after the other without joining them in memory first).
 
@@ -87,21 +88,19 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes | Sequence[byte
     """
     target = Path(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent)
+        fd, tmp = _open_temp(os.fspath(target))
     except OSError:
         check_writable_path(target)  # the located reason (a missing folder, a folder as the path), if it is one
         raise
     try:
-        with os.fdopen(fd, "wb") as f:
-            if isinstance(data, list | tuple):
-                for chunk in data:
-                    f.write(chunk)
-            else:
-                f.write(data)
+        try:
+            os.fchmod(fd, 0o644)  # whatever the umask: artefacts are ordinary files
+            for chunk in data if isinstance(data, list | tuple) else (data,):
+                _write_all(fd, chunk)
             if durable:
-                f.flush()
-                os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; artefacts are ordinary files
+                os.fsync(fd)
+        finally:
+            os.close(fd)
         if not durable:
             try:
                 os.unlink(target)
@@ -118,6 +117,33 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes | Sequence[byte
         raise
     if durable:
         remove_stale_temps(target)
+
+
+def _open_temp(path: str) -> tuple[int, str]:
+    """A new temporary file next to ``path`` (``.<name>.<pid>.<8 random hex digits>.tmp``, created
+    exclusively, like ``tempfile.mkstemp`` but without its machinery): its descriptor and path."""
+    head, tail = os.path.split(path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    for _ in range(100):
+        tmp = os.path.join(head, f".{tail}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        try:
+            return os.open(tmp, flags, 0o600), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unused temporary file name", path)
+
+
+def _write_all(fd: int, chunk: bytes | bytearray | memoryview) -> None:
+    """Write every byte of ``chunk`` (one write call unless the kernel takes less)."""
+    if not isinstance(chunk, bytes | bytearray | memoryview):
+        raise TypeError(f"atomic_write_bytes writes bytes, got {type(chunk).__name__}")
+    view = memoryview(chunk).cast("B") if not isinstance(chunk, bytes) else chunk
+    done = os.write(fd, view)
+    total = len(view)
+    if done < total:
+        rest = memoryview(view)
+        while done < total:
+            done += os.write(fd, rest[done:])
 
 
 def atomic_write_text(

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 
@@ -99,3 +100,24 @@ def test_benchmark_runs_and_keeps_cycles(tmp_path: Path) -> None:
     off = next(line for line in lines if line.startswith("every flag off"))
     assert on.split("simulated cycles")[1] == off.split("simulated cycles")[1]
     assert "ms CPU" in on and any(line.startswith("ratio: ") for line in lines)
+
+
+@pytest.mark.usefixtures("own_dfx_flags")
+@pytest.mark.parametrize("check_inputs", [None, False])
+def test_args_dump_copies_a_state_only_before_it_changes(tmp_path: Path, check_inputs: bool | None) -> None:
+    """A captured buffer state stays a view of the buffer until a part is about to write it (then it is
+    copied): the payloads are still each state at its capture, with or without the run's input check
+    (without it, In buffers are copied before each part too), and the same bytes."""
+    from test_dfx_args import _dump_me, _payload, dump_me
+
+    m, blob, t = _dump_me(tmp_path / str(check_inputs), dump_me, enable_dump_args=2, check_inputs=check_inputs)
+    by = {(int(x["task_id"], 16), x["stage"], x["arg_index"]): _payload(x, blob)
+          for x in m["args"] if x["kind"] == "tensor"}  # fmt: skip
+    a, acc0, acc, out = (t[k].numpy() for k in ("a", "acc0", "acc", "out"))
+    half = np.zeros_like(out)
+    half[:32] = 2 * a[:32]
+    assert np.array_equal(by[0, "after_completion", 2], half)  # copied when task 1 wrote `out`
+    assert np.array_equal(by[2, "before_dispatch", 0], acc0)  # copied before task 2 wrote `acc` in place
+    assert np.array_equal(by[2, "after_completion", 0], acc)  # the last state: read from the buffer
+    m2, blob2, _ = _dump_me(tmp_path / "again", dump_me, enable_dump_args=2)  # reuses the blocks copied above
+    assert blob2 == blob and {**m2, "run_dir": None} == {**m, "run_dir": None}

@@ -27,12 +27,16 @@ No arena: the simulator keeps every payload, so ``truncated``/``overwritten`` ar
 ``truncated_args``/``dropped_records``/``dropped_overwrite`` 0. A payload is stored once per buffer
 contents: an argument whose buffer no task has written since an earlier capture of it (an input every
 task reads; an output read by the next task) points at that capture's bytes (the same ``bin_offset``),
-which keeps ``args.bin`` to the distinct tensor states of the run.
+which keeps ``args.bin`` to the distinct tensor states of the run. A captured state is copied only when a
+task part is about to write its buffer (an In buffer counts too when the run does not check every launch
+leaves its inputs unchanged); the others are written to ``args.bin`` from the buffers themselves when the
+run ends.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,7 +90,7 @@ class _Capture:
     shape: list[int]
     strides: list[int]
     numel: int
-    payload: bytes
+    payload: _Payload | None
 
     def key(self) -> tuple[int, int, int, int]:
         return (self.task_id, STAGES.index(self.stage), self.arg_index, ROLE_ORDER.index(self.role))
@@ -98,6 +102,82 @@ def _payload(arr: np.ndarray) -> bytes:
     if a.dtype.byteorder == ">" or (a.dtype.byteorder == "=" and not np.little_endian):
         a = a.astype(a.dtype.newbyteorder("<"))
     return a.tobytes(order="C")
+
+
+def _little_contiguous(a: np.ndarray) -> bool:
+    """Whether ``a``'s memory is already its payload (row-major, little-endian)."""
+    order = a.dtype.byteorder
+    return bool(a.flags.c_contiguous) and (order in "|<" or (order == "=" and np.little_endian))
+
+
+SPARE_LIMIT = 64 << 20
+"""The most bytes of copy blocks kept from one run for the next (:class:`_Spares`)."""
+
+
+class _Spares:
+    """The blocks a finished run's copies lived in, handed to the next run's copies of the same size. A
+    flagged run copies about the same buffer states every time, and a fresh block costs a page fault per
+    page at its first write (measured on the 2-core VM: a fresh 256 KiB copy several times a reused one)."""
+
+    def __init__(self) -> None:
+        self.blocks: dict[int, list[bytearray]] = {}
+        self.total = 0
+        self.lock = threading.Lock()
+
+    def take(self, nbytes: int) -> bytearray:
+        """A block of ``nbytes`` (a spare one, else a new one)."""
+        with self.lock:
+            free = self.blocks.get(nbytes)
+            if free:
+                self.total -= nbytes
+                return free.pop()
+        return bytearray(nbytes)
+
+    def give(self, blocks: list[bytearray]) -> None:
+        """Keep ``blocks`` for later runs (up to :data:`SPARE_LIMIT` bytes; nothing may use them after)."""
+        with self.lock:
+            for b in blocks:
+                if self.total + len(b) <= SPARE_LIMIT:
+                    self.blocks.setdefault(len(b), []).append(b)
+                    self.total += len(b)
+
+
+_SPARES = _Spares()
+
+
+class _Payload:
+    """One captured state of a buffer (shared by every capture of that state). It points at the live
+    array until a task part is about to write the buffer (:meth:`freeze` copies it then): a state no
+    later part overwrites (an input, the last value of an output) is never copied, and ``args.bin`` is
+    written from the array itself. A run's buffers change only through its task parts."""
+
+    __slots__ = ("array", "data", "nbytes")
+
+    def __init__(self, array: np.ndarray):
+        self.array: np.ndarray | None = array
+        self.data: bytes | bytearray | None = None
+        self.nbytes = int(array.nbytes)
+
+    def freeze(self) -> None:
+        """Copy the bytes now (the buffer is about to change)."""
+        a = self.array
+        if a is None:
+            return
+        if self.nbytes and _little_contiguous(a):
+            block = _SPARES.take(self.nbytes)
+            np.frombuffer(block, dtype=np.uint8)[:] = a.reshape(-1).view(np.uint8)
+            self.data = block
+        else:
+            self.data = _payload(a)
+        self.array = None
+
+    def chunk(self) -> bytes | bytearray | memoryview:
+        """The bytes for ``args.bin``: the copy, or a view of the unchanged array."""
+        if self.data is not None:
+            return self.data
+        a = self.array
+        assert a is not None
+        return memoryview(a.reshape(-1).view(np.uint8)) if _little_contiguous(a) else _payload(a)
 
 
 @register
@@ -112,17 +192,37 @@ class ArgsDumpCollector(Collector):
         self._before: set[int] = set()
         self._captures: dict[tuple[int, str, int], _Capture] = {}
         self._writes: dict[int, int] = {}
-        """id(buffer) -> how many task parts wrote it so far (its version)."""
-        self._payloads: dict[tuple[int, int], tuple[Any, bytes]] = {}
-        """(id(buffer), version) -> (the buffer, kept alive so its id stays its own; its bytes then)."""
+        """A buffer's memory (``DeviceBuffer.id``: a slice shares its source's) -> how many task parts wrote
+        it so far (its version)."""
+        self._payloads: dict[tuple[int, int], tuple[Any, _Payload]] = {}
+        """(id(buffer), version) -> (the buffer, kept alive so its id stays its own; its captured state)."""
+        self._live: dict[int, list[_Payload]] = {}
+        """A buffer's memory -> its captured states that still point at the live array."""
 
-    def _payload_of(self, buffer: Any) -> bytes:
-        """``buffer``'s bytes, shared with an earlier capture when no task wrote it since."""
-        key = (id(buffer), self._writes.get(id(buffer), 0))
+    def _payload_of(self, buffer: Any) -> _Payload:
+        """``buffer``'s captured state, shared with an earlier capture when no task wrote it since."""
+        key = (id(buffer), self._writes.get(buffer.id, 0))
         known = self._payloads.get(key)
         if known is None:
-            known = self._payloads[key] = (buffer, _payload(buffer.array))
+            known = self._payloads[key] = (buffer, _Payload(buffer.array))
+            self._live.setdefault(buffer.id, []).append(known[1])
         return known[1]
+
+    def _written_by(self, part: Any) -> list[int]:
+        """The buffer memories ``part`` may write: its Out / InOut tensors, and its In tensors too unless the
+        run checks every launch leaves them unchanged (``RunConfig.check_inputs``: a kernel that wrote one
+        would stop the run), so that a before-dispatch state is what the kernel was given."""
+        config = self.config
+        checked = config is not None and (
+            config.check_inputs is True
+            or (config.check_inputs is None and getattr(config, "kernel_engine", "interpreter") != "cpp")
+        )
+        return [a.buffer.id for a in part.args
+                if a.buffer is not None and (a.direction is not ParamDirection.In or not checked)]  # fmt: skip
+
+    def _versioned_by(self, part: Any) -> list[int]:
+        """The buffer memories ``part`` writes by its signature (Out / InOut): each gets a new version."""
+        return [a.buffer.id for a in part.args if a.buffer is not None and a.direction is not ParamDirection.In]
 
     def _wanted(self, task: Any, arg: Any) -> bool:
         if self.level >= 2:
@@ -150,7 +250,7 @@ class ArgsDumpCollector(Collector):
                 v = arg.scalar
                 cap = _Capture(
                     task.id, stage, arg.index, role, kernels, "scalar",
-                    arg.dtype or _scalar_dtype(v), scalar_value(v), [], [], 1, b"",
+                    arg.dtype or _scalar_dtype(v), scalar_value(v), [], [], 1, None,
                 )  # fmt: skip
             self._captures[(task.id, stage, arg.index)] = cap
 
@@ -158,27 +258,30 @@ class ArgsDumpCollector(Collector):
         if task.id not in self._before:  # a Group's first part: nothing of the task has run yet
             self._before.add(task.id)
             self._capture(task, "before_dispatch")
+        for mem in self._written_by(part):  # the states this part may overwrite: copy them now
+            for payload in self._live.pop(mem, ()):
+                payload.freeze()
 
     def after_task(self, task: Any, part: Any, kernel_run: Any) -> None:
-        for arg in part.args:  # what the part may have written is a new version
-            if arg.buffer is not None and arg.direction is not ParamDirection.In:
-                self._writes[id(arg.buffer)] = self._writes.get(id(arg.buffer), 0) + 1
+        for mem in self._versioned_by(part):  # what the part may have written is a new version
+            self._writes[mem] = self._writes.get(mem, 0) + 1
         self._capture(task, "after_completion")  # each part overwrites: the last part's is kept
 
-    def manifest(self, result: Any) -> tuple[dict[str, Any], list[bytes]]:
+    def manifest(self, result: Any) -> tuple[dict[str, Any], list[bytes | bytearray | memoryview]]:
         """The manifest and the payloads in ``args.bin`` order (the file is their concatenation)."""
         func_ids = result_func_ids(result)
         caps = sorted(self._captures.values(), key=_Capture.key)
-        payloads: list[bytes] = []
+        payloads: list[bytes | bytearray | memoryview] = []
         offsets: dict[int, int] = {}  # id(payload) -> its bin_offset (a shared payload is stored once)
         end = 0
         args: list[dict[str, Any]] = []
         for c in caps:
-            offset = offsets.get(id(c.payload)) if c.payload else end
+            size = c.payload.nbytes if c.payload is not None else 0
+            offset = offsets.get(id(c.payload)) if size else end
             if offset is None:
                 offset = offsets[id(c.payload)] = end
-                payloads.append(c.payload)
-                end += len(c.payload)
+                payloads.append(c.payload.chunk())  # type: ignore[union-attr]
+                end += size
             args.append({
                 "task_id": f"0x{c.task_id:016x}",
                 "func_id": [func_ids.get(k, -1) for k in c.kernels] or [-1],
@@ -194,7 +297,7 @@ class ArgsDumpCollector(Collector):
                 "start_offset": 0,
                 "numel": c.numel,
                 "bin_offset": offset,
-                "bin_size": len(c.payload),
+                "bin_size": size,
                 "truncated": False,
                 "overwritten": False,
             })  # fmt: skip
@@ -221,5 +324,10 @@ class ArgsDumpCollector(Collector):
         d = self.out_dir / ARGS_DUMP_DIR
         d.mkdir(parents=True, exist_ok=True)
         write_artefact(d / BIN_FILE, payloads)
+        del payloads
         write_artefact(d / MANIFEST, json_text(manifest, allow_nan=False) + "\n")
+        # the copies are written: their blocks go to the next run (this collector is done with them)
+        _SPARES.give([p.data for _, p in self._payloads.values() if isinstance(p.data, bytearray)])
+        self._payloads.clear()
+        self._captures.clear()
         return [d / MANIFEST, d / BIN_FILE]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Callable, Hashable, Sequence
+from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -22,7 +24,7 @@ RECORDED_LEVEL = 4
 """The highest swimlane level the simulated chip records."""
 
 
-def write_artefact(path: Path, data: str | bytes | Sequence[bytes]) -> Path:
+def write_artefact(path: Path, data: str | bytes | Sequence[bytes | bytearray | memoryview]) -> Path:
     """Write a run-time artefact atomically (``pypto.utils.atomic``, text as UTF-8, a list of byte strings
     as their concatenation), without fsync as the pass dumps: a reader never sees it half-written and a
     failure leaves the old file. Returns ``path``."""
@@ -34,13 +36,28 @@ JSON_OUTER_LEVELS = 2
 """How many levels of an artefact's JSON are laid out one item per line (see :func:`json_text`)."""
 
 
+def _compact_encoder(allow_nan: bool) -> Callable[[Any], str]:
+    """``json.dumps(value, separators=(",", ":"), allow_nan=allow_nan)`` as one reusable function: the
+    standard library's C encoder built once for a whole document (``JSONEncoder.encode`` builds a new
+    one per call, which was most of the cost of an artefact's many small items)."""
+    proto = json.JSONEncoder(allow_nan=allow_nan, separators=(",", ":"))
+    if c_make_encoder is None:  # a Python without the C accelerator
+        return proto.encode
+    encoder = c_make_encoder({}, proto.default, encode_basestring_ascii, None, ":", ",", False, False, allow_nan)
+
+    def encode(value: Any) -> str:
+        return "".join(encoder(value, 0))
+
+    return encode
+
+
 def json_text(obj: Any, *, allow_nan: bool = True) -> str:
     """An artefact's JSON text (the one encoder of every artefact): the outer :data:`JSON_OUTER_LEVELS`
     levels one item per line, indented by one space a level, and everything deeper compact on its item's
     line, so a record, a task or a trace event reads as one line. The values are ``json.dumps``'s, and
     all but the outer lines go through its C encoder (``indent`` would send the whole document through
     the pure-Python one, which cost a flagged run a third of its collection time)."""
-    encode = json.JSONEncoder(allow_nan=allow_nan, separators=(",", ":")).encode
+    encode = _compact_encoder(allow_nan)
 
     def layout(value: Any, depth: int, pad: str) -> str:
         if depth >= JSON_OUTER_LEVELS or not value or not isinstance(value, dict | list | tuple):
@@ -104,12 +121,19 @@ def collectors_for(config: Any, build_dir: Path | None) -> list[Collector]:
 
 def finish_all(collectors: Sequence[Collector], result: Any) -> dict[str, list[Path]]:
     """Every collector's artefacts, by flag. While they finish, what several of them read from the run
-    (its swimlane records, PMU rows, func ids, the name map) is built once (:func:`per_run`)."""
+    (its swimlane records, PMU rows, func ids, the name map) is built once (:func:`per_run`). The cyclic
+    garbage collector pauses meanwhile: what the collectors build is acyclic and freed by reference counting
+    once written, and its passes over the process's objects cost a flagged run about as much as a file."""
     result._dfx_memo = {}
+    collecting = gc.isenabled()  # the artefacts are acyclic, freed as they are written: no cycle to look for
+    if collecting:
+        gc.disable()
     try:
         return {c.FLAG: c.finish(result) for c in collectors}
     finally:
         del result._dfx_memo
+        if collecting:
+            gc.enable()
 
 
 def per_run(result: Any, key: Hashable, build: Callable[[], T]) -> T:

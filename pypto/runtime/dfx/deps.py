@@ -35,6 +35,7 @@ Every uint64 (task ids, tensor ids, addresses, offsets, element counts) is a JSO
 from __future__ import annotations
 
 import functools
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -123,17 +124,35 @@ def _dtype(t: Any) -> str | None:
         return None
 
 
+_PARAM_DTYPES: weakref.WeakKeyDictionary[Any, dict[str, list[str | None]]] = weakref.WeakKeyDictionary()
+"""A compiled module's :func:`_param_dtypes` (a program runs many times; its module does not change)."""
+
+
 def _param_dtypes(module: Any) -> dict[str, list[str | None]]:
-    """Function name -> the element dtype of each tensor parameter (None for scalars)."""
-    out: dict[str, list[str | None]] = {}
-    for op in module.body.block.ops:
-        if isinstance(op, func.FuncOp):
-            out[op.sym_name.data] = [_dtype(t) for t in op.function_type.inputs.data]
-    return out
+    """Function name -> the element dtype of each parameter (a tensor's element type; None for a type with
+    no pl dtype name), once per module."""
+    known = _PARAM_DTYPES.get(module)
+    if known is None:
+        known = {op.sym_name.data: [_dtype(t) for t in op.function_type.inputs.data]
+                 for op in module.body.block.ops if isinstance(op, func.FuncOp)}  # fmt: skip
+        _PARAM_DTYPES[module] = known
+    return known
 
 
 def _strides(arr: np.ndarray) -> list[int]:
     return [int(s) // arr.itemsize for s in arr.strides]
+
+
+def _layout(arr: np.ndarray) -> tuple[list[int], list[int], str, str]:
+    """A buffer's shape, element strides, storage dtype name (``FP32``; numpy's ``dtype.name`` is slow) and
+    element count (a uint64 string)."""
+    return [int(d) for d in arr.shape], _strides(arr), _storage_name(arr.dtype), str(int(arr.size))
+
+
+@functools.lru_cache(maxsize=64)
+def _storage_name(dtype: np.dtype) -> str:
+    """The pl dtype name of a numpy storage dtype (``float32`` -> ``FP32``; else numpy's name upper-cased)."""
+    return _STORAGE_NAME.get(dtype.name, dtype.name.upper())
 
 
 def deps_document(result: Any) -> dict[str, Any]:
@@ -146,6 +165,7 @@ def deps_document(result: Any) -> dict[str, Any]:
     tensors: dict[int, dict[str, Any]] = {}
     arg_tensor: dict[tuple[int, int], int] = {}  # (task, arg idx) -> tensor id
     arg_doc: dict[tuple[int, int], dict[str, Any]] = {}
+    layouts: dict[int, tuple[list[int], list[int], str, str]] = {}  # id(buffer) -> _layout
     tasks: list[dict[str, Any]] = []
     for t in graph.tasks:
         slots = [-1, -1, -1]
@@ -166,18 +186,20 @@ def deps_document(result: Any) -> dict[str, Any]:
                              "start_offset": "0", "strides": []})  # fmt: skip
                 continue
             b = a.buffer
-            dt = dt or _STORAGE_NAME.get(b.array.dtype.name, b.array.dtype.name.upper())
-            v = version.get(b.id, 0) + (a.direction is not ParamDirection.In)
-            if a.direction is not ParamDirection.In:
+            layout = layouts.get(id(b))
+            if layout is None:  # a buffer's shape, strides, storage dtype and size: once per run
+                layout = layouts[id(b)] = _layout(b.array)
+            dt = dt or layout[2]
+            writes = a.direction is not ParamDirection.In
+            v = version.get(b.id, 0) + writes
+            if writes:
                 written.add(b.id)
             tid = tensor_id(addrs[b.id], v)
-            tensors.setdefault(
-                tid,
-                {"tensor_id": str(tid), "buffer_addr": str(addrs[b.id]), "version": v, "dtype": dt,
-                 "buffer_numel": str(int(b.array.size))},
-            )  # fmt: skip
+            if tid not in tensors:
+                tensors[tid] = {"tensor_id": str(tid), "buffer_addr": str(addrs[b.id]), "version": v, "dtype": dt,
+                                "buffer_numel": layout[3]}  # fmt: skip
             doc = {"idx": a.index, "type": _ARG_TYPE[a.direction], "tensor_id": str(tid), "dtype": dt,
-                   "shape": [int(d) for d in b.array.shape], "start_offset": "0", "strides": _strides(b.array)}  # fmt: skip
+                   "shape": list(layout[0]), "start_offset": "0", "strides": list(layout[1])}  # fmt: skip
             args.append(doc)
             arg_tensor[(t.id, a.index)] = tid
             arg_doc[(t.id, a.index)] = doc

@@ -17,7 +17,8 @@ window [first start, last end] (times in µs as the merged trace's, §2's reader
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from bisect import bisect_right
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .trace import TraceInputError
@@ -65,6 +66,11 @@ def overhead_series(records: Mapping[str, Any], edges: Sequence[tuple[int, int]]
     lo = min(r[3] for r in aicore)
     hi = max(end.values())
     times = {lo, hi} | {t for _, a, b in busy for t in (a, b)} | set(ready.values()) | set(dispatch.values())
+    # per engine, the [from, to) spans of its busy cores and of its ready, undispatched tasks: how many hold
+    # at t is (spans begun by t) - (spans ended by t), two bisections (an empty span never holds)
+    busy_at = {e: _Spans((a, b) for k, a, b in busy if k == e) for e in ENGINES}
+    ready_at = {e: _Spans((ready[task], dispatch[task]) for task, kinds in types.items() if e in kinds)
+                for e in ENGINES}  # fmt: skip
     series: list[tuple[int, dict[str, int]]] = []
     last: dict[str, int] = {}
     for t in sorted(x for x in times if lo <= x <= hi):
@@ -75,9 +81,8 @@ def overhead_series(records: Mapping[str, Any], edges: Sequence[tuple[int, int]]
             if t == hi or e not in cores:
                 idle = waiting = 0
             else:
-                idle = cores[e] - sum(1 for k, a, b in busy if k == e and a <= t < b)
-                waiting = sum(1 for task, kinds in types.items()
-                              if e in kinds and ready[task] <= t < dispatch[task])  # fmt: skip
+                idle = cores[e] - busy_at[e].count(t)
+                waiting = ready_at[e].count(t)
             values[f"oh_{e}_idle"], values[f"oh_{e}_ready"] = idle, waiting
             over[e] = idle > 0 and waiting > 0
             has_ready[e] = waiting > 0
@@ -90,6 +95,19 @@ def overhead_series(records: Mapping[str, Any], edges: Sequence[tuple[int, int]]
             series.append((t, values if not series else changed))
             last.update(values)
     return series
+
+
+class _Spans:
+    """Half-open spans ``[a, b)``; :meth:`count` says how many hold a time."""
+
+    def __init__(self, spans: Iterable[tuple[int, int]]):
+        kept = [(a, b) for a, b in spans if a < b]
+        self.starts = sorted(a for a, _ in kept)
+        self.ends = sorted(b for _, b in kept)
+
+    def count(self, t: int) -> int:
+        """How many spans hold ``t`` (``a <= t < b``)."""
+        return bisect_right(self.starts, t) - bisect_right(self.ends, t)
 
 
 def overhead_events(records: Mapping[str, Any], edges: Sequence[tuple[int, int]]) -> list[dict[str, Any]]:

@@ -24,10 +24,9 @@ same bytes: no paths, no clock time), :func:`write_run_report` the atomic write.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, NamedTuple
 
 from pypto.reports import asset, render_report
 
@@ -113,8 +112,7 @@ def _edges(result: Any) -> list[dict[str, Any]]:
     return [{"pred": p, "succ": s, "kinds": sorted(k)} for (p, s), k in sorted(kinds.items())]
 
 
-@dataclass(frozen=True)
-class Slice:
+class Slice(NamedTuple):
     """One block of a task on one core (a plain task is one block)."""
 
     task_id: int
@@ -134,11 +132,6 @@ def _blocks(r: Any) -> list[Any]:
     return blocks
 
 
-def first_start(r: Any) -> int:
-    """The start of a task's first block (its head overhead is measured there)."""
-    return min(b.start for b in _blocks(r))
-
-
 def report_model(
     result: Any, pmu_event: int = 0, swimlane_level: int = RECORDED_LEVEL, incore: bool = False,
     cross_rank: dict[str, Any] | None = None,
@@ -149,7 +142,8 @@ def report_model(
     hidden when None). Ints and strings only (and a few rounded ratios), keys sorted when embedded:
     deterministic for a run."""
     recs = sorted(result.tasks, key=lambda t: t.task_id)
-    recs_by_id = {r.task_id: r for r in recs}
+    blocks_of = {r.task_id: _blocks(r) for r in recs}
+    first = {t: min(b.start for b in blocks) for t, blocks in blocks_of.items()}  # head overhead is measured there
     edges = _edges(result)
     preds: dict[int, list[int]] = {}
     succs: dict[int, list[int]] = {}
@@ -160,7 +154,7 @@ def report_model(
     # per core: its slices (one per task block on it) by start (a Group block sits on several cores)
     by_core: dict[int, list[Slice]] = {}
     for r in recs:
-        for b in _blocks(r):
+        for b in blocks_of[r.task_id]:
             for c in b.core_ids:
                 by_core.setdefault(c, []).append(Slice(r.task_id, b.block_idx, b.dispatch, b.start, b.end, b.finish))
     for lst in by_core.values():
@@ -178,7 +172,7 @@ def report_model(
                                   "cycles": b.start - a.end})  # fmt: skip
         for i, r in enumerate(lst):  # the latest end of an earlier task on this core
             before = max((p.end for p in lst[:i] if p.end <= r.start and p.task_id != r.task_id), default=None)
-            if before is not None and r.start == first_start(recs_by_id[r.task_id]):
+            if before is not None and r.start == first[r.task_id]:
                 prev_end[r.task_id] = max(before, prev_end.get(r.task_id) or 0)
         gaps += core_gaps
         cores.append({"id": c, "type": result.core_types[c], "tasks": [r.task_id for r in lst], "busy": busy,
@@ -195,11 +189,12 @@ def report_model(
         tail = max(0, r.finish - r.end)
         heads.append(head)
         tails.append(tail)
+        blocks = blocks_of[r.task_id]
         tasks.append({
             "id": r.task_id, "label": r.label, "kernel": r.func_name, "parts": list(r.part_names),
-            "core_type": r.core_type, "cores": list(r.core_ids), "block_num": len(_blocks(r)),
+            "core_type": r.core_type, "cores": list(r.core_ids), "block_num": len(blocks),
             "blocks": [{"block": b.block_idx, "cores": list(b.core_ids), "dispatch": b.dispatch, "start": b.start,
-                        "end": b.end, "finish": b.finish} for b in _blocks(r)],
+                        "end": b.end, "finish": b.finish} for b in blocks],
             "dispatch": r.dispatch, "start": r.start, "end": r.end, "finish": r.finish, "cycles": r.cycles,
             "prev_end": pe, "head": head, "tail": tail,
             "preds": sorted(set(preds.get(r.task_id, []))), "succs": sorted(set(succs.get(r.task_id, []))),

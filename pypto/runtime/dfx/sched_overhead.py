@@ -130,7 +130,7 @@ def analyze(
     rows: list[tuple[int, int, int, int, int, int]] = []  # core, task, dispatch, start, end, finish
     tasks: dict[int, _Task] = {}
     for r in records["aicore_tasks"]:
-        core, raw, reg, start, end = (int(v) for v in r[:5])
+        core, raw, reg, start, end = int(r[0]), int(r[1]), int(r[2]), int(r[3]), int(r[4])
         cpu = aicpu.get((core, reg))
         d, f = (int(cpu[2]), int(cpu[3])) if cpu is not None else (start, end)
         rows.append((core, raw, d, start, end, f))
@@ -234,10 +234,11 @@ def analyze(
 
     # 5. scheduler threads
     threads: list[dict[str, Any]] = []
+    threads_of = {t: {core_to_thread[c] for c in task.cores if 0 <= c < len(core_to_thread)}
+                  for t, task in tasks.items()}  # fmt: skip
     for i, phases in enumerate(records["aicpu_scheduler_phases"]):
         outer = [p for p in phases if p["kind"] in OUTER_KINDS]
-        mine = sorted(t for t, task in tasks.items()
-                      if any(0 <= c < len(core_to_thread) and core_to_thread[c] == i for c in task.cores))  # fmt: skip
+        mine = sorted(t for t, on in threads_of.items() if i in on)
         fanout = [len(consumers.get(t, [])) for t in mine]
         fanin = [len(producers.get(t, [])) for t in mine]
         info: dict[str, Any] = {

@@ -123,8 +123,13 @@ def chrome_trace(
     phase_values = [p[k] for t in sched + orch for p in t for k in ("start_cycles", "end_cycles")]
     base = min([c for c in values if c] + phase_values, default=0)
 
+    memo: dict[int, float] = {}
+
     def us(c: int) -> float:
-        return round((c - base) * 1e6 / freq, 6) if c else 0.0
+        t = memo.get(c)
+        if t is None:
+            t = memo[c] = round((c - base) * 1e6 / freq, 6) if c else 0.0
+        return t
 
     names = names or {}
     events: list[dict[str, Any]] = [_meta(pid, None, name) for pid, name in PROCESSES.items()]
@@ -141,22 +146,25 @@ def chrome_trace(
     dispatches: dict[int, tuple[int, float, float]] = {}
     for core, raw, reg, start, end, *rest in sorted(aicore, key=lambda r: (r[3], r[0])):
         receive = start - rest[0] if rest else start
-        label = f"{names.get(raw, 'task')}({task_label(raw)})"
-        ts = us(receive)
-        events.append({"ph": "X", "pid": 4, "tid": _lane(core), "name": label, "ts": ts, "dur": round(us(end) - ts, 6),
-                       "args": {"taskId": task_label(raw), "kernel-duration-us": round(us(end) - us(start), 6),
-                                "local_setup_us": round(us(start) - ts, 6)}})  # fmt: skip
-        starts_by_core[(core, reg)] = ts
-        ends_by_core[(core, reg)] = us(end)
-        raw_of[(core, reg)] = raw
+        tl = task_label(raw)
+        label = f"{names.get(raw, 'task')}({tl})"
+        ts, t_start, t_end = us(receive), us(start), us(end)
+        lane = _lane(core)
+        events.append({"ph": "X", "pid": 4, "tid": lane, "name": label, "ts": ts, "dur": round(t_end - ts, 6),
+                       "args": {"taskId": tl, "kernel-duration-us": round(t_end - t_start, 6),
+                                "local_setup_us": round(t_start - ts, 6)}})  # fmt: skip
+        key = (core, reg)
+        starts_by_core[key] = ts
+        ends_by_core[key] = t_end
+        raw_of[key] = raw
         if raw not in starts or ts < starts[raw][1]:
             starts[raw] = (core, ts)
-        ends[raw] = max(ends.get(raw, 0.0), us(end))
-        cpu = aicpu.get((core, reg))
+        ends[raw] = max(ends.get(raw, 0.0), t_end)
+        cpu = aicpu.get(key)
         if cpu is not None:
             d, f = us(cpu[2]), us(cpu[3])
-            events.append({"ph": "X", "pid": 3, "tid": _lane(core), "name": label, "ts": d, "dur": round(f - d, 6),
-                           "args": {"taskId": task_label(raw)}})  # fmt: skip
+            events.append({"ph": "X", "pid": 3, "tid": lane, "name": label, "ts": d, "dur": round(f - d, 6),
+                           "args": {"taskId": tl}})  # fmt: skip
             if raw not in dispatches or d < dispatches[raw][1]:
                 dispatches[raw] = (core, d, f)
     flow = 0
@@ -191,26 +199,31 @@ def _aicpu_lanes(
         events.append(_meta(2, _sched_lane(i), f"Sched_{i}"))
         if any(p["kind"] in INNER_PHASES for p in thread):
             events.append(_meta(2, _sched_lane(i) + 1, f"Sched_{i}_inner"))
+        outer_lane = _sched_lane(i)
         for n, p in enumerate(thread):
-            ts = us(p["start_cycles"])
-            args = {k: v for k, v in p.items() if k not in ("kind", "start_cycles", "end_cycles")}
-            lane = _sched_lane(i) + (p["kind"] in INNER_PHASES)  # §3: inner phases on the +1 lane
-            events.append({"ph": "X", "pid": 2, "tid": lane, "name": f"{p['kind']}({p['tasks_processed']})",
-                           "ts": ts, "dur": round(us(p["end_cycles"]) - ts, 6), "args": {"phase": p["kind"], **args}})  # fmt: skip
-            for when, key in ((p["start_cycles"], "shared_at_start"), (p["end_cycles"], "shared_at_end")):
-                if isinstance(p.get(key), list) and len(p[key]) == 3:
-                    counters.append((us(when), i, 2 * n + (key == "shared_at_end"), p[key]))
+            kind, start, end = p["kind"], p["start_cycles"], p["end_cycles"]
+            ts = us(start)
+            args = {"phase": kind}
+            args.update(p)  # the phase's own fields after "phase", in their order
+            del args["kind"], args["start_cycles"], args["end_cycles"]
+            lane = outer_lane + (kind in INNER_PHASES)  # §3: inner phases on the +1 lane
+            events.append({"ph": "X", "pid": 2, "tid": lane, "name": f"{kind}({p['tasks_processed']})",
+                           "ts": ts, "dur": round(us(end) - ts, 6), "args": args})  # fmt: skip
+            for when, key, half in ((start, "shared_at_start", 0), (end, "shared_at_end", 1)):
+                depth = p.get(key)
+                if isinstance(depth, list) and len(depth) == 3:
+                    counters.append((us(when), i, 2 * n + half, depth))
     if counters:
         events.append(_meta(2, 3999, "shared_ready_queue"))
     for ts, _, _, depth in sorted(counters, key=lambda c: c[:3]):
         events.append({"ph": "C", "pid": 2, "tid": 3999, "name": "shared_ready_queue", "ts": ts,
                        "args": {"AIC": depth[0], "AIV": depth[1], "MIX": depth[2]}})  # fmt: skip
+    pops_of = [[p for p in thread if p["kind"] in ("dispatch", "drain")] for thread in sched]
     for (core, reg), row in sorted(aicpu.items()):  # dispatch: the phase that popped the task -> its bar
         thread = core_to_thread[core] if core < len(core_to_thread) else -1
         if not 0 <= thread < len(sched) or (core, reg) not in worker_ts:
             continue
-        phase = next((p for p in sched[thread] if p["kind"] in ("dispatch", "drain")
-                      and p["start_cycles"] <= row[2] <= p["end_cycles"]), None)  # fmt: skip
+        phase = next((p for p in pops_of[thread] if p["start_cycles"] <= row[2] <= p["end_cycles"]), None)
         if phase is None:
             continue
         ts = round((us(phase["start_cycles"]) + us(row[2])) / 2, 6)  # inside the phase's bar
@@ -255,12 +268,12 @@ def _complete_flows(
     ``complete→ready`` (the complete phase of a consumer's last-finishing producer -> the consumer's
     dispatch on the Scheduler View); returns the last flow id."""
     completes: dict[int, tuple[int, float, int]] = {}  # task -> (sched lane, ts in the phase, finish cycles)
+    completes_of = [[p for p in thread if p["kind"] == "complete"] for thread in sched]
     for (core, reg), row in sorted(aicpu.items()):
         thread = core_to_thread[core] if core < len(core_to_thread) else -1
         if not 0 <= thread < len(sched) or (core, reg) not in worker_end:
             continue
-        phase = next((p for p in sched[thread] if p["kind"] == "complete"
-                      and p["start_cycles"] <= row[3] <= p["end_cycles"]), None)  # fmt: skip
+        phase = next((p for p in completes_of[thread] if p["start_cycles"] <= row[3] <= p["end_cycles"]), None)
         if phase is None:
             continue
         ts = round((us(phase["start_cycles"]) + us(phase["end_cycles"])) / 2, 6)
