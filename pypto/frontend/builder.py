@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 import difflib
 from dataclasses import dataclass, field
 from typing import Any
@@ -261,8 +262,27 @@ class ProgramBuilder:
         return self.function(name)
 
     def external_call(self, caller: FunctionBuilder, node: ast.Call) -> Any:
-        """A call to a plain name (``kernel(a, b)``); None if not handled."""
-        return None
+        """A call to a plain name (``kernel(a, b)``) of a module-level ``@pl.function``: the function joins
+        this program (as upstream adds it), its ``pl.dynamic`` dimensions bound to the arguments; None
+        for any other name."""
+        assert isinstance(node.func, ast.Name)
+        target = caller.src.globals.get(node.func.id)
+        defs = getattr(target, "source_defs", None)
+        if not isinstance(defs, dict) or len(defs) != 1:
+            return None
+        ((name, (fdef, info, src)),) = defs.items()
+        if name in self.building:
+            raise caller.fail(ParserSyntaxError, f"recursive call to '{name}' is not supported", node)
+        args = [caller.value(a) for a in node.args]
+        if name not in self.defs:
+            fnode = copy.copy(fdef)
+            fnode.decorator_list = []
+            self.add(fnode, info, src)
+        elif self.defs[name][0].lineno != fdef.lineno or self.defs[name][2].filename != src.filename:
+            raise caller.fail(ParserSyntaxError, f"two different functions named '{name}' in one program", node)
+        params = [p.arg for p in fdef.args.args if p.arg != "self"]
+        callee = self.function(name, {p: a.type for p, a in zip(params, args, strict=False)})
+        return caller.emit_call(callee, args, node, None)
 
     def build(self) -> Program:
         for name in self.order:

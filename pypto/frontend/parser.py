@@ -82,8 +82,11 @@ def is_multichip_host(fdef: ast.FunctionDef, info: FunctionInfo) -> bool:
 
 def program_from_function(fdef: ast.FunctionDef, src: Source, dec: ast.expr) -> Program:
     pb = ProgramBuilder(fdef.name, src)
-    pb.add(fdef, function_info(dec, src))
-    return pb.build()
+    info = function_info(dec, src)
+    pb.add(fdef, info)
+    program = pb.build()
+    program.source_defs = {fdef.name: (fdef, info, src)}
+    return program
 
 
 @api_boundary

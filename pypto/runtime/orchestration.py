@@ -45,7 +45,7 @@ from xdsl.ir import Operation, SSAValue
 from pypto.dialects.dtypes import dtype_name
 from pypto.dialects.enums import FunctionType, ParamDirection, ParamDirectionAttr
 from pypto.dialects.program import call_dump_indices, function_type, no_dep_indices, param_directions
-from pypto.dialects.tensor_ops import TensorSliceOp
+from pypto.dialects.tensor_ops import TensorDimOp, TensorRefineShapeOp, TensorSliceOp
 from pypto.dialects.types import TensorType
 from pypto.errors import Error
 from pypto.target.dtypes import BY_NAME
@@ -347,12 +347,17 @@ class _HostInterpreter:
         elif op.name == "pl.tensor.create":
             t = op.results[0].type
             assert isinstance(t, TensorType)
-            shape = t.get_shape()
-            if any(d < 0 for d in shape):
-                raise OrchestrationError(f"tensor.create with a dynamic shape {list(shape)} at {_loc(op)}")
+            shape = self.extents(op, env)
             name = op.results[0].name_hint or f"tensor{len(self.buffers)}"
             arr = np.zeros(shape, dtype=numpy_dtype(t.element_type))
             results = [self.new_buffer(name, arr, f"tensor.create {name}")]
+        elif isinstance(op, TensorRefineShapeOp):
+            results = [self.refine(op, env[op.input])]
+        elif isinstance(op, TensorDimOp):
+            src = env[op.input]
+            if not isinstance(src, DeviceBuffer):
+                raise OrchestrationError(f"pl.tensor.dim of a non-tensor at {_loc(op)}")
+            results = [int(src.array.shape[op.axis_index()])]
         elif op.name == "pl.tensor.read":
             results = [self.read(op, env[op.operands[0]], [env[v] for v in op.operands[1:]])]
         elif isinstance(op, TensorSliceOp):
@@ -405,6 +410,26 @@ class _HostInterpreter:
             )
         return buf.array[tuple(int(i) for i in indices)].item()
 
+    @staticmethod
+    def extents(op: Operation, env: dict[SSAValue, Any]) -> tuple[int, ...]:
+        """The ``shape`` of a create / slice with its run-time extents (the ``sizes`` operands) filled in."""
+        sizes = iter(int(env[v]) for v in getattr(op, "sizes", ()))
+        shape = tuple(next(sizes) if d < 0 else d for d in op.properties["shape"].get_values())  # type: ignore[attr-defined]
+        if any(d <= 0 for d in shape):
+            raise OrchestrationError(f"{op.name} at {_loc(op)}: run-time shape {list(shape)} has an extent that is not positive")
+        return shape
+
+    def refine(self, op: TensorRefineShapeOp, src: Any) -> DeviceBuffer:
+        """A tensor with run-time extents passed to a kernel parameter of static shape: the extents must match."""
+        want = tuple(op.properties["shape"].get_values())  # type: ignore[attr-defined]
+        if not isinstance(src, DeviceBuffer) or tuple(src.array.shape) != want:
+            got = list(src.array.shape) if isinstance(src, DeviceBuffer) else src
+            raise OrchestrationError(
+                f"at {_loc(op)}: the kernel parameter has shape {list(want)}, but the tensor passed has the run-time "
+                f"shape {got}"
+            )
+        return src
+
     def slice(self, op: TensorSliceOp, env: dict[SSAValue, Any]) -> DeviceBuffer:
         """``pl.tensor.slice`` on the host (a window a task reads or writes, e.g. a row of a table
         picked by a run-time position): a view of the source's array under the source's buffer id,
@@ -413,11 +438,7 @@ class _HostInterpreter:
         if not isinstance(src, DeviceBuffer):
             raise OrchestrationError(f"pl.tensor.slice of a non-tensor at {_loc(op)}")
         offsets = [int(env[v]) for v in op.offset]
-        t = op.result.type
-        assert isinstance(t, TensorType)
-        shape = t.get_shape()
-        if op.valid_shape:
-            raise OrchestrationError(f"pl.tensor.slice with a valid shape in an Orchestration function at {_loc(op)}")
+        shape = self.extents(op, env)
         full = src.array.shape
         if any(o < 0 or o + d > n for o, d, n in zip(offsets, shape, full, strict=True)):
             raise OrchestrationError(

@@ -67,6 +67,9 @@ from .tensors import DeviceTensor, device_to_torch, host_to_numpy, is_torch, num
 
 SIM_PLATFORMS = ("a2a3sim", "a5sim")
 """Platforms this machine can run (simulated)."""
+SIMULATE_NPU_ENV = "PYPTO_SIMULATE_NPU"
+"""Set to ``1``: a hardware platform (``a2a3``) runs on its simulated twin (``a2a3sim``), e.g. for an
+unmodified upstream example that names the hardware (``pypto.tools.upstream_compat`` sets it)."""
 
 
 class InputWrittenError(Error, RuntimeError):
@@ -295,10 +298,12 @@ def prepare(program_or_compiled: Any, args: Sequence[Any] = (), config: RunConfi
 def resolve_target(config: RunConfig) -> Target:
     """The :class:`~pypto.target.Target` of a run: ``config.target`` (a name or a
     path to a ``.mlir``), else the platform's packaged target."""
-    if config.platform not in SIM_PLATFORMS:
+    simulate = os.environ.get(SIMULATE_NPU_ENV) == "1" and f"{config.platform}sim" in SIM_PLATFORMS
+    if config.platform not in SIM_PLATFORMS and not simulate:
         raise RuntimeError(
             f"platform {config.platform!r} needs an NPU, which this machine does not have; "
-            f"use a simulated platform ({', '.join(SIM_PLATFORMS)})"
+            f"use a simulated platform ({', '.join(SIM_PLATFORMS)}), or set {SIMULATE_NPU_ENV}=1 to run "
+            f"{config.platform!r} on its simulated twin"
         )
     name = config.target if config.target is not None else config.platform.removesuffix("sim")
     return load_target(name)
