@@ -307,10 +307,11 @@ class TensorConcatOp(_TensorLayer, F.ConcatOp):
 
 @irdl_op_definition
 class TensorRefineShapeOp(_TensorLayer, F.LayerOp):
-    """``pl.tensor.refine_shape(x, shape)``: ``x`` with its run-time extents fixed to ``shape`` (the same
-    buffer). The front end inserts it where an Orchestration tensor with a run-time extent
-    (``pl.create_tensor([16, n])``) is passed to a kernel parameter of static shape; the host checks
-    the extent when it runs the op."""
+    """``pl.tensor.refine_shape(x, shape)``: ``x`` (the same buffer) typed with ``shape``, where each
+    dimension keeps its extent or one side is dynamic (``-1``). The front end inserts it where a tensor
+    is passed to a kernel parameter whose type differs only so: an Orchestration tensor with a run-time
+    extent (``pl.create_tensor([16, n])``) to a static parameter (the host checks the extent when it runs
+    the op), or a static tensor to a ``pl.dynamic`` parameter left unbound."""
 
     name = "pl.tensor.refine_shape"
     input = operand_def(TensorType)
@@ -328,8 +329,10 @@ class TensorRefineShapeOp(_TensorLayer, F.LayerOp):
         x = cls.operand(a, "input")
         shape = tuple(a.attr("shape"))
         have = x.get_shape()
-        if len(shape) != len(have) or any(d <= 0 or h not in (DYNAMIC, d) for d, h in zip(shape, have, strict=False)):
-            raise a.fail(f"shape {list(shape)} does not refine {describe_type(x)} (each static extent must stay)")
+        if len(shape) != len(have) or any(
+            (d <= 0 and d != DYNAMIC) or DYNAMIC not in (d, h) and d != h for d, h in zip(shape, have, strict=False)
+        ):
+            raise a.fail(f"shape {list(shape)} does not fit {describe_type(x)} (a static extent cannot change)")
         return TensorType.get(shape, x.element_type)
 
 

@@ -212,11 +212,23 @@ class FunctionBuilder(ExprMixin, CallMixin, StmtMixin, DumpMixin):
                 ParserTypeError, f"returns {len(actual)} values, but the function declares {len(declared)}", node
             )
         for d, a in zip(declared, actual, strict=False):
-            if d != a and not same_kind_shape_dtype(d, a):
+            if d != a and not same_kind_shape_dtype(d, a) and not _binds_dynamic(d, a):
                 raise self.fail(
                     ParserTypeError, f"returns {describe_type(a)}, but the function declares {describe_type(d)}", node
                 )
         return actual  # MemRefs/views on the returned values win (func.return needs equal types)
+
+
+def _binds_dynamic(declared: Attribute, actual: Attribute) -> bool:
+    """A declared ``pl.dynamic`` dimension that the returned value has bound (``[Q_HEADS, 1]`` -> ``[16, 1]``)."""
+    if not isinstance(declared, TensorType) or not isinstance(actual, TensorType):
+        return False
+    want, got = declared.get_shape(), actual.get_shape()
+    return (
+        declared.element_type == actual.element_type
+        and len(want) == len(got)
+        and all(w in (DYNAMIC, g) for w, g in zip(want, got, strict=True))
+    )
 
 
 class ProgramBuilder:

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ArrayAttr, BoolAttr, IndexType, IntegerAttr, IntegerType, StringAttr, i1, i64
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from pypto.dialects.dtypes import dtype_type, is_dtype, is_float, is_integer
 from pypto.dialects.enums import FunctionType
 from pypto.dialects.op_base import INTS, ArgKind, OpTypeError, PLOp, describe_type, same_kind_shape_dtype
 from pypto.dialects.program import function_type, set_call_dump_indices
-from pypto.dialects.tensor_ops import TensorRefineShapeOp
+from pypto.dialects.tensor_ops import TensorDimOp, TensorRefineShapeOp
 from pypto.dialects.tile_ops import TileAllocOp
 from pypto.dialects.types import DYNAMIC, TensorType, TileType
 from pypto.errors import (
@@ -42,13 +42,46 @@ SPECIAL = {
 }  # fmt: skip
 
 
+_FOLD = {
+    arith.AddiOp: lambda a, b: a + b,
+    arith.SubiOp: lambda a, b: a - b,
+    arith.MuliOp: lambda a, b: a * b,
+    arith.FloorDivSIOp: lambda a, b: a // b if b else None,
+    arith.DivSIOp: lambda a, b: int(a / b) if b else None,
+    arith.CeilDivSIOp: lambda a, b: -(-a // b) if b else None,
+    arith.MinSIOp: min,
+    arith.MaxSIOp: max,
+}
+
+
+def fold_int(v: SSAValue, depth: int = 0) -> int | None:
+    """The value of an integer scalar known at compile time: a constant, ``pl.tensor.dim`` of a static
+    dimension, or integer arithmetic and casts of those (else None)."""
+    op = v.owner
+    if depth > 32 or not isinstance(op, Operation):
+        return None
+    if isinstance(op, arith.ConstantOp):
+        value = op.value
+        return value.value.data if isinstance(value, IntegerAttr) else None
+    if isinstance(op, TensorDimOp):
+        return op.static_extent()
+    if isinstance(op, arith.IndexCastOp | arith.ExtSIOp | arith.TruncIOp):
+        return fold_int(op.operands[0], depth + 1)
+    fn = _FOLD.get(type(op))
+    if fn is None:
+        return None
+    a, b = (fold_int(x, depth + 1) for x in op.operands)
+    return None if a is None or b is None else fn(a, b)
+
+
 def _runtime_extent_fits(arg: Attribute, param: Attribute) -> bool:
-    """An Orchestration tensor with run-time extents (``pl.create_tensor([16, n])``) passed to a kernel
-    parameter of static shape: accepted here, the host checks each extent when it issues the task."""
+    """A tensor whose type differs from the parameter's only where one side is dynamic: an Orchestration
+    tensor with run-time extents (``pl.create_tensor([16, n])``) passed to a static parameter (the host
+    checks each extent when it issues the task), or any tensor to a ``pl.dynamic`` parameter."""
     if not isinstance(arg, TensorType) or not isinstance(param, TensorType) or arg.element_type != param.element_type:
         return False
     got, want = arg.get_shape(), param.get_shape()
-    return len(got) == len(want) and all(g in (DYNAMIC, w) for g, w in zip(got, want, strict=True))
+    return len(got) == len(want) and all(DYNAMIC in (g, w) or g == w for g, w in zip(got, want, strict=True))
 
 
 def _suggest(name: str, candidates: list[str]) -> str | None:
@@ -223,6 +256,10 @@ class CallMixin:
             v = self.value(e, index)
             if not (is_dtype(v.type) and is_integer(v.type)) or v.type == i1:
                 raise self.fail(ParserTypeError, f"a shape entry must be an integer, got {describe_type(v.type)}", e)
+            known = fold_int(v)
+            if known is not None and known > 0:  # e.g. pl.tensor.dim of a static (specialized) dimension
+                dims.append(known)
+                continue
             dims.append(DYNAMIC)
             sizes.append(self.cast_scalar(v, index, e))
         return dims, sizes

@@ -68,6 +68,8 @@ class DeviceBuffer:
     name: str
     array: np.ndarray
     origin: str
+    read_only: bool = False
+    """A padded copy of a window past its source's end: tasks may read it only."""
 
     @property
     def nbytes(self) -> int:
@@ -422,7 +424,7 @@ class _HostInterpreter:
     def refine(self, op: TensorRefineShapeOp, src: Any) -> DeviceBuffer:
         """A tensor with run-time extents passed to a kernel parameter of static shape: the extents must match."""
         want = tuple(op.properties["shape"].get_values())  # type: ignore[attr-defined]
-        if not isinstance(src, DeviceBuffer) or tuple(src.array.shape) != want:
+        if not isinstance(src, DeviceBuffer) or any(w not in (-1, g) for w, g in zip(want, src.array.shape, strict=True)):
             got = list(src.array.shape) if isinstance(src, DeviceBuffer) else src
             raise OrchestrationError(
                 f"at {_loc(op)}: the kernel parameter has shape {list(want)}, but the tensor passed has the run-time "
@@ -440,10 +442,12 @@ class _HostInterpreter:
         offsets = [int(env[v]) for v in op.offset]
         shape = self.extents(op, env)
         full = src.array.shape
-        if any(o < 0 or o + d > n for o, d, n in zip(offsets, shape, full, strict=True)):
+        if any(o < 0 or o >= n for o, n in zip(offsets, full, strict=True)):
             raise OrchestrationError(
-                f"pl.tensor.slice at {_loc(op)}: window {shape} at {offsets} is outside '{src.name}' {list(full)}"
+                f"pl.tensor.slice at {_loc(op)}: window {list(shape)} at {offsets} is outside '{src.name}' {list(full)}"
             )
+        if any(o + d > n for o, d, n in zip(offsets, shape, full, strict=True)):
+            return self.overrun(op, src, offsets, shape)
         view = src.array[tuple(slice(o, o + d) for o, d in zip(offsets, shape, strict=True))]
         if not view.flags.c_contiguous:
             raise OrchestrationError(
@@ -452,6 +456,17 @@ class _HostInterpreter:
             )
         name = op.result.name_hint or f"{src.name}_slice"
         return DeviceBuffer(src.id, name, view, f"slice of {src.name}")
+
+    def overrun(self, op: TensorSliceOp, src: DeviceBuffer, offsets: list[int], shape: tuple[int, ...]) -> DeviceBuffer:
+        """A window that starts inside ``src`` but runs past its end (upstream's 07 example: ``n_unroll``
+        block-table entries at the last group, of which the kernel reads the valid ones): a read-only copy
+        padded with zeros, under the source's buffer id (a task writing it is an OrchestrationError)."""
+        inside = tuple(slice(o, min(o + d, n)) for o, d, n in zip(offsets, shape, src.array.shape, strict=True))
+        part = src.array[inside]
+        arr = np.zeros(shape, dtype=src.array.dtype)
+        arr[tuple(slice(0, n) for n in part.shape)] = part
+        name = op.result.name_hint or f"{src.name}_slice"
+        return DeviceBuffer(src.id, name, arr, f"slice of {src.name} past its end", read_only=True)
 
     def run_for(self, op: scf.ForOp, env: dict[SSAValue, Any]) -> list[Any]:
         """``scf.for`` on the host: one walk of the body per iteration."""
@@ -495,6 +510,11 @@ class _HostInterpreter:
     @staticmethod
     def _task_arg(index: int, direction: ParamDirection, value: Any) -> TaskArg:
         if isinstance(value, DeviceBuffer):
+            if value.read_only and direction is not ParamDirection.In:
+                raise OrchestrationError(
+                    f"argument {index} ('{value.name}') is a window past the end of its tensor, which a task may only "
+                    f"read, but the kernel's parameter is {direction.value}"
+                )
             return TaskArg(index, direction, buffer=value)
         if isinstance(value, np.generic):
             value = value.item()

@@ -284,6 +284,7 @@ def prepare(program_or_compiled: Any, args: Sequence[Any] = (), config: RunConfi
     if isinstance(target, ModuleOp):
         target = Program(target)
     if isinstance(target, Program):
+        target = specialize_dynamic_entry(target, args)
         with _stage("compile"):
             lowered = lower_program(target)
         entry = entry_function(lowered.module)
@@ -293,6 +294,31 @@ def prepare(program_or_compiled: Any, args: Sequence[Any] = (), config: RunConfi
     raise TypeError(
         f"cannot run a {type(program_or_compiled).__name__}; pass a CompiledProgram, Program or @pl.jit function"
     )
+
+
+def specialize_dynamic_entry(program: Any, args: Sequence[Any]) -> Any:
+    """A ``@pl.program`` whose entry has ``pl.dynamic`` dimensions, parsed again with them bound to the
+    tensors passed (as ``@pl.jit`` does: each distinct extent is its own specialization, so
+    ``pl.tensor.dim`` of it is a constant and the kernels it reaches get static shapes). Other programs
+    are returned as they are."""
+    from pypto.dialects.types import DYNAMIC, TensorType
+    from pypto.frontend.jit import torch_type
+
+    hook = getattr(program, "respecialize", None)
+    if hook is None:
+        return program
+    entry = entry_function(program.module)
+    params = entry.body.block.args
+    if not any(isinstance(p.type, TensorType) and DYNAMIC in p.type.get_shape() for p in params):
+        return program
+    types = {}
+    for p, a in zip(params, args, strict=False):
+        t = torch_type(a) if is_torch(a) else None
+        if t is not None and p.name_hint and isinstance(p.type, TensorType) and DYNAMIC in p.type.get_shape():
+            types[p.name_hint] = t
+    specialized = hook(entry.sym_name.data, types)
+    specialized.host_orchestrators = program.host_orchestrators
+    return specialized
 
 
 def resolve_target(config: RunConfig) -> Target:
