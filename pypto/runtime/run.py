@@ -60,7 +60,16 @@ from .config import RunConfig
 from .cpp_engine import EngineReport, engine_run
 from .dfx import collectors_for, finish_all
 from .dfx.swimlane import swimlane_records, write_swimlane
-from .orchestration import DeviceBuffer, KernelPart, Task, TaskGraph, build_task_graph, entry_function, numpy_dtype
+from .orchestration import (
+    DeviceBuffer,
+    KernelPart,
+    OrchestrationError,
+    Task,
+    TaskGraph,
+    build_task_graph,
+    entry_function,
+    numpy_dtype,
+)
 from .runnable import Runnable, RunSpec
 from .scheduler import Scheduler, TaskRecord
 from .tensors import DeviceTensor, device_to_torch, host_to_numpy, is_torch, numpy_to_host
@@ -472,6 +481,8 @@ def run(
         if args:
             raise TypeError("run() takes either tensor_specs= or the arguments themselves, not both")
         return run_with_specs(program_or_compiled, tensor_specs, golden, config if config is not None else RunConfig())
+    if not args and _takes_arguments(program_or_compiled):
+        return ProgramCall(program_or_compiled, config)  # type: ignore[return-value]
     given = config
     config = config if config is not None else RunConfig()
     with owned_profiler(config.compile_profiling) as (prof, owned):
@@ -484,6 +495,62 @@ def run(
             if owned and prepared.out_dir is not None:
                 prof.write_report(Path(prepared.out_dir) / "report", result.profile)
     return result
+
+
+def _takes_arguments(target: Any) -> bool:
+    """A front-end Program (``@pl.program``) whose entry has parameters."""
+    from pypto.core.program import Program
+
+    if not isinstance(target, Program):
+        return False
+    try:
+        return bool(entry_function(target.module).body.block.args)
+    except OrchestrationError:
+        return False
+
+
+class ProgramCall:
+    """What ``run(program, config=...)`` without arguments returns (upstream's compile-only form, whose
+    result is called with tensors): call it with all the entry's arguments, or with its inputs only (each
+    Out parameter is then allocated, zero-filled, from its type). Returns the Out tensors (one: the tensor
+    itself); the :class:`RunResult` is kept in ``last_run``."""
+
+    def __init__(self, program: Any, config: RunConfig | None):
+        self.program, self.config = program, config
+        self.last_run: RunResult | None = None
+
+    def __call__(self, *args: Any, config: RunConfig | None = None) -> Any:
+        import torch
+
+        from pypto.dialects.dtypes import dtype_name
+        from pypto.dialects.types import DYNAMIC
+        from pypto.target.dtypes import BY_NAME
+
+        entry = entry_function(self.program.module)
+        dirs = param_directions(entry)
+        params = entry.body.block.args
+        full = list(args)
+        if len(args) != len(params):
+            outs = [i for i, d in enumerate(dirs) if d is ParamDirection.Out]
+            if len(args) + len(outs) != len(params):
+                raise ArgumentTypeError(
+                    f"@{entry.sym_name.data} takes {len(params)} arguments ({len(params) - len(outs)} without its Out "
+                    f"parameters), got {len(args)}"
+                )
+            rest = iter(args)
+            full = []
+            for i, p in enumerate(params):
+                if i not in outs:
+                    full.append(next(rest))
+                    continue
+                t = p.type
+                if not isinstance(t, TensorType) or DYNAMIC in t.get_shape():
+                    raise ArgumentTypeError(f"Out parameter {i} of @{entry.sym_name.data} has no static shape to allocate")
+                storage = BY_NAME[dtype_name(t.element_type)].torch
+                full.append(torch.zeros(tuple(t.get_shape()), dtype=getattr(torch, storage)))
+        self.last_run = run(self.program, *full, config=config if config is not None else self.config)
+        result = [full[i] for i, d in enumerate(dirs) if d is ParamDirection.Out]
+        return result[0] if len(result) == 1 else tuple(result)
 
 
 def _execute(prepared: Prepared, target: Target, args: Sequence[Any], config: RunConfig) -> RunResult:
