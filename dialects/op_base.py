@@ -37,9 +37,9 @@ from xdsl.irdl import IRDLOperation, VarOperandDef
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from .dtypes import dtype_name, dtype_type, is_dtype
+from .dtypes import dtype_name, dtype_type, is_dtype, is_integer
 from .enums import DSL_PATH, ENUM_ATTRS, enum_attr
-from .types import TensorType, TileType
+from .types import DYNAMIC, TensorType, TileType
 
 
 class OpTypeError(VerifyException):
@@ -281,6 +281,19 @@ class ArgView:
         return t
 
 
+def check_dyn_sizes(a: ArgView, shape: Sequence[int], sizes: str = "sizes") -> None:
+    """The run-time extents of ``shape``'s dynamic entries: one integer scalar each."""
+    vals = a.values(sizes)
+    want = sum(1 for d in shape if d == DYNAMIC)
+    if len(vals) != want:
+        raise a.fail(f"shape {list(shape)} has {want} dynamic entries but {len(vals)} run-time extents")
+    for v in vals:
+        if not (is_dtype(v.type) and is_integer(v.type)):
+            raise a.fail(f"a run-time extent must be an integer scalar, got {describe_type(v.type)}")
+    if any(d < 0 and d != DYNAMIC for d in shape) or any(d == 0 for d in shape):
+        raise a.fail(f"shape {list(shape)} has an entry that is neither positive nor dynamic")
+
+
 def describe_type(t: Attribute) -> str:
     """A type as the DSL writes it, for messages."""
     if isinstance(t, (TileType, TensorType)):
@@ -315,7 +328,10 @@ class PLOp(IRDLOperation):
       lowering (test_op_facts fails for an op that lacks one without a reason);
     - ``ROW_MAJOR``: the backend needs every tile operand and the result
       row_major (upstream's backend layout spec; ResolveBackendOpLayouts
-      reshapes a ``[N, 1]`` col_major tile to ``[1, N]`` around the op).
+      reshapes a ``[N, 1]`` col_major tile to ``[1, N]`` around the op);
+    - ``DYN_SIZES``: the VALUE_LIST operand holding the run-time extents of the
+      ``shape`` property's dynamic (``-1``) entries, in order (an Orchestration
+      ``pl.create_tensor([16, n])``); the DSL writes them inline in the shape.
     """
 
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = ()
@@ -329,6 +345,7 @@ class PLOp(IRDLOperation):
     NO_TORCH: ClassVar[str | None] = None
     NO_PTO: ClassVar[str | None] = None
     ROW_MAJOR: ClassVar[bool] = False
+    DYN_SIZES: ClassVar[str | None] = None
 
     def forbidden_inplace_operands(self) -> list[SSAValue]:
         """The operands this op's result must not share a buffer with."""

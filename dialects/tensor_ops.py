@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from xdsl.dialects.builtin import i64
 from xdsl.ir import Attribute
-from xdsl.irdl import irdl_op_definition, opt_prop_def, prop_def, result_def
+from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, var_operand_def
 
 from . import op_families as F
-from .op_base import BOOL, DTYPE, INTS, Arg, ArgView, attr, value
-from .types import TensorType
+from .op_base import BOOL, DTYPE, INT, INTS, Arg, ArgView, attr, check_dyn_sizes, describe_type, value, value_list
+from .types import DYNAMIC, TensorType
 
 
 class _TensorLayer:
@@ -246,17 +247,24 @@ class TensorTransposeOp(_TensorLayer, F.TransposeOp):
 
 @irdl_op_definition
 class TensorCreateOp(_TensorLayer, F.LayerOp):
-    """``pl.tensor.create(shape, dtype=)``: a fresh DDR buffer (Orchestration)."""
+    """``pl.tensor.create(shape, dtype=)``: a fresh DDR buffer (Orchestration). A shape entry may be a
+    run-time scalar (``pl.create_tensor([16, head_dim], ...)`` with ``head_dim`` read from a config
+    tensor): the type's dimension is dynamic and ``sizes`` holds the value the host allocates."""
 
     name = "pl.tensor.create"
+    sizes = var_operand_def()
     shape = prop_def()
     dtype = prop_def()
     result = result_def(TensorType)
     traits = F.ALLOCATES
-    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (attr("shape", INTS), attr("dtype", DTYPE, keyword=True))
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
+        attr("shape", INTS), attr("dtype", DTYPE, keyword=True), value_list("sizes", optional=True)
+    )
+    DYN_SIZES: ClassVar[str | None] = "sizes"
 
     @classmethod
     def infer_type(cls, a: ArgView) -> Attribute:
+        check_dyn_sizes(a, a.attr("shape"))
         return TensorType.get(a.attr("shape"), a.attr("dtype"))
 
 
@@ -267,9 +275,23 @@ class TensorAssembleOp(_TensorLayer, F.AssembleOp):
 
 @irdl_op_definition
 class TensorSliceOp(_TensorLayer, F.SliceOp):
+    """A window of a tensor; in an Orchestration function a window extent may be a run-time scalar
+    (``pl.slice(query, [q_tile, head_dim], [row, 0])``): dynamic in the type, its value in ``sizes``."""
+
     name = "pl.tensor.slice"
+    input = operand_def(F.Shaped)
+    offset = var_operand_def()
+    valid_shape = var_operand_def()
+    sizes = var_operand_def()
     ALIAS_OPERAND: ClassVar[str | None] = "input"
     IS_VIEW: ClassVar[bool] = True
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (*F.SliceOp.DSL_ARGS, value_list("sizes", optional=True))
+    DYN_SIZES: ClassVar[str | None] = "sizes"
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        check_dyn_sizes(a, a.attr("shape"))
+        return super().infer_type(a)
 
 
 @irdl_op_definition
@@ -281,6 +303,69 @@ class TensorReshapeOp(_TensorLayer, F.ReshapeOp):
 class TensorConcatOp(_TensorLayer, F.ConcatOp):
     name = "pl.tensor.concat"
     TORCH: ClassVar[str | None] = "torch.cat([{lhs}, {rhs}], dim=-1)"
+
+
+@irdl_op_definition
+class TensorRefineShapeOp(_TensorLayer, F.LayerOp):
+    """``pl.tensor.refine_shape(x, shape)``: ``x`` (the same buffer) typed with ``shape``, where each
+    dimension keeps its extent or one side is dynamic (``-1``). The front end inserts it where a tensor
+    is passed to a kernel parameter whose type differs only so: an Orchestration tensor with a run-time
+    extent (``pl.create_tensor([16, n])``) to a static parameter (the host checks the extent when it runs
+    the op), or a static tensor to a ``pl.dynamic`` parameter left unbound."""
+
+    name = "pl.tensor.refine_shape"
+    input = operand_def(TensorType)
+    shape = prop_def()
+    result = result_def(TensorType)
+    traits = F.PURE
+    ALIAS_OPERAND: ClassVar[str | None] = "input"
+    IS_VIEW: ClassVar[bool] = True
+    VECTOR: ClassVar[bool] = False
+    TORCH: ClassVar[str | None] = "{input}"
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"), attr("shape", INTS))
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        x = cls.operand(a, "input")
+        shape = tuple(a.attr("shape"))
+        have = x.get_shape()
+        if len(shape) != len(have) or any(
+            (d <= 0 and d != DYNAMIC) or DYNAMIC not in (d, h) and d != h for d, h in zip(shape, have, strict=False)
+        ):
+            raise a.fail(f"shape {list(shape)} does not fit {describe_type(x)} (a static extent cannot change)")
+        return TensorType.get(shape, x.element_type)
+
+
+@irdl_op_definition
+class TensorDimOp(_TensorLayer, F.LayerOp):
+    """``pl.tensor.dim(x, axis)``: the extent of one dimension as an INT64 scalar (a negative ``axis``
+    counts from the end). The host evaluates it in an Orchestration function; a static extent is a
+    compile-time constant to the front end (so ``pl.create_tensor([16, pl.tensor.dim(x, 1)])`` is static)."""
+
+    name = "pl.tensor.dim"
+    input = operand_def(TensorType)
+    axis = prop_def()
+    result = result_def()
+    traits = F.PURE
+    VECTOR: ClassVar[bool] = False
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"), attr("axis", INT))
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        rank = len(cls.operand(a, "input").get_shape())
+        if not -rank <= a.attr("axis") < rank:
+            raise a.fail(f"axis {a.attr('axis')} is out of range for a rank-{rank} tensor")
+        return i64
+
+    def axis_index(self) -> int:
+        """The axis, counted from the front."""
+        rank = len(self.input.type.get_shape())  # type: ignore[attr-defined]
+        return self.properties["axis"].value.data % rank  # type: ignore[attr-defined]
+
+    def static_extent(self) -> int | None:
+        """The extent when the tensor type has it (else None: known at run time only)."""
+        d = self.input.type.get_shape()[self.axis_index()]  # type: ignore[attr-defined]
+        return None if d == DYNAMIC else int(d)
 
 
 @irdl_op_definition

@@ -370,7 +370,7 @@ class TileFillpadOp(_TileLayer, F.UnaryOp):
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("input"), attr("pad_value", EnumCodec(PadValue), PadValue.zero))
     FLOAT_ONLY: ClassVar[bool] = False
     KEEPS_VALID_SHAPE: ClassVar[bool] = False
-    NO_PTO: ClassVar[str | None] = "the pad value does not reach the .pto tile type yet (a located error says so)"
+    PTO_OP: ClassVar[str | None] = "pto.tfillpad"
     NO_TORCH: ClassVar[str | None] = "torch_codegen tracks no valid shapes, so it cannot tell the padding apart"
 
 

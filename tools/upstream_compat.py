@@ -115,7 +115,7 @@ def run_item(item: Item, root: Path, timeout: float) -> Outcome:
     """Run one item in a fresh interpreter that imports from the checkout's root (``PYTHONPATH``) but
     works in a temporary folder, so its build output never lands in the checkout."""
     path = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p)
-    env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=path)
+    env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=path, PYPTO_SIMULATE_NPU="1")
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="upstream_compat_") as tmp:
         argv = list(item.argv)

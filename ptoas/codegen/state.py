@@ -179,12 +179,14 @@ class LoweringState:
         valid: tuple[SSAValue, SSAValue] | None,
         src: Operation,
         name: str | None,
+        pad: int = 0,
     ) -> TileRef:
-        """A ``pto.alloc_tile`` for a pl tile type at its MemRef address (``addr`` omitted before planning)."""
+        """A ``pto.alloc_tile`` for a pl tile type at its MemRef address (``addr`` omitted before planning;
+        ``pad``: the tile_buf's pad value)."""
         if not isinstance(t, TileType):
             raise error_at(src, f"ptoas codegen: '{src.name}' produces {t}, expected a tile")
         try:
-            buf = tile_buf_type(t)
+            buf = tile_buf_type(t, pad=pad)
         except UnsupportedType as e:
             raise error_at(src, f"ptoas codegen: '{src.name}': {e}") from None
         if valid is None:

@@ -28,6 +28,7 @@ from pypto.dialects.tile_ops import (
     TileAllocOp,
     TileCreateOp,
     TileExtractOp,
+    TileFillpadOp,
     TileLoadOp,
     TileMoveOp,
     TileStoreOp,
@@ -124,6 +125,23 @@ def lower_unary(st: LoweringState, src: Operation) -> None:
     cls = pto_op(src)
     ins: list[SSAValue | list[SSAValue]] = [a.value, []] if cls is TRsqrtOp else [a.value]
     _dps(st, src, cls, ins, _result(st, src, _valid(a)))
+
+
+PAD_CODES = {"null": 0, "zero": 1, "max": 2, "min": 3}
+"""``pl.PadValue`` -> the tile_buf ``pad`` parameter."""
+
+
+def lower_fillpad(st: LoweringState, src: Operation) -> None:
+    """tile.fillpad(t, pad_value=v) -> ``pto.tfillpad ins(t) outs(dst)``: dst is valid everywhere and its
+    tile_buf carries the pad value (as upstream: ``pad=3`` for ``pl.PadValue.min``)."""
+    assert isinstance(src, TileFillpadOp)
+    a = st.tile(src.input, src)
+    pad = src.properties.get("pad_value")
+    code = PAD_CODES[pad.data.value if pad is not None else "zero"]  # type: ignore[attr-defined]
+    res = src.results[0]
+    ref = st.alloc(res.type, None, src, res.name_hint, pad=code)
+    st.tiles[res] = ref
+    _dps(st, src, pto_op(src), [a.value], ref)
 
 
 def lower_row_reduce(st: LoweringState, src: Operation) -> None:
@@ -381,6 +399,7 @@ def lower_block_query(st: LoweringState, src: Operation) -> None:
 FAMILY_HANDLERS: tuple[tuple[type[Operation], Handler], ...] = (
     (F.BinaryOp, lower_binary),
     (F.ScalarBinaryOp, lower_scalar),
+    (TileFillpadOp, lower_fillpad),
     (F.UnaryOp, lower_unary),
     (F.RowReduceOp, lower_row_reduce),
     (F.ColReduceOp, lower_col_reduce),

@@ -42,8 +42,9 @@ def address_space(space: MemorySpace) -> AddressSpace:
     return SPACE_OF[space]
 
 
-def tile_buf_type(t: TileType, valid: tuple[int, int] = (DYNAMIC, DYNAMIC)) -> TileBufType:
-    """The ``!pto.tile_buf`` of a 2-D pl tile (``valid``: static valid dims, ``-1`` = ``?``)."""
+def tile_buf_type(t: TileType, valid: tuple[int, int] = (DYNAMIC, DYNAMIC), pad: int = 0) -> TileBufType:
+    """The ``!pto.tile_buf`` of a 2-D pl tile (``valid``: static valid dims, ``-1`` = ``?``; ``pad``: the
+    tile_buf pad value, 0 null, 1 zero, 2 max, 3 min)."""
     shape = t.get_shape()
     if len(shape) != 2 or DYNAMIC in shape:
         raise UnsupportedType(f"tile shape {list(shape)} is not static 2-D (run FlattenTileNdTo2D first)")
@@ -59,6 +60,7 @@ def tile_buf_type(t: TileType, valid: tuple[int, int] = (DYNAMIC, DYNAMIC)) -> T
             blayout=BLayout(view.blayout.data.value) if view.blayout.data.value != "none_box" else BLayout.row_major,
             slayout=SLayout(view.slayout.data.value),
             fractal=view.fractal.data,
+            pad=pad,
         )
     )
 

@@ -597,6 +597,24 @@ inline void fill_pad(D &d) {
     }
 }
 
+// dst = src's valid region (src may be smaller: a run-time valid shape), dst's pad value elsewhere.
+template <typename D, typename S>
+inline void fillpad(const char *op, D &d, S &s) {
+    d.check(op);
+    s.check(op);
+    using T = typename D::DType;
+    const int64_t vr = std::min<int64_t>(s.GetValidRow(), d.GetValidRow());
+    const int64_t vc = std::min<int64_t>(s.GetValidCol(), d.GetValidCol());
+    for (int64_t r = 0; r < vr; ++r)
+        for (int64_t c = 0; c < vc; ++c) d.at(r, c) = to<T>(up(s.at(r, c)));
+    if constexpr (D::Pad != PadValue::Null) {
+        const T v = pad_value<T>(D::Pad);
+        for_valid(d, [&](int64_t r, int64_t c) {
+            if (r >= vr || c >= vc) d.at(r, c) = v;
+        });
+    }
+}
+
 template <typename To, typename From>
 inline To bitwise_or_convert(From v) {
     if constexpr (sizeof(To) == sizeof(From) && !std::is_same_v<To, From> &&
@@ -990,8 +1008,7 @@ PTO_CPU_UNARY(TNOT, ~cpu::int_only("TNOT", x))
 // Copy the valid region and fill the rest of dst with its pad value.
 template <typename D, typename A>
 PTO_INST void TFILLPAD(D &d, A &a) {
-    cpu::unary("TFILLPAD", d, a, [](auto x) { return x; });
-    cpu::fill_pad(d);
+    cpu::fillpad("TFILLPAD", d, a);
 }
 
 template <typename D, typename A, typename B, typename C>
@@ -1515,13 +1532,11 @@ PTO_INST void TSELS(D &d, M &mask, A &a, Tmp &, Sc scalar) {
 
 template <typename D, typename A>
 PTO_INST void TFILLPAD_EXPAND(D &d, A &a) {
-    cpu::unary("TFILLPAD_EXPAND", d, a, [](auto x) { return x; });
-    cpu::fill_pad(d);
+    cpu::fillpad("TFILLPAD_EXPAND", d, a);
 }
 template <typename D, typename A>
 PTO_INST void TFILLPAD_INPLACE(D &d, A &a) {
-    cpu::unary("TFILLPAD_INPLACE", d, a, [](auto x) { return x; });
-    cpu::fill_pad(d);
+    cpu::fillpad("TFILLPAD_INPLACE", d, a);
 }
 
 // Storage element access (row-major storage index).

@@ -407,9 +407,15 @@ class _FunctionPrinter:
 
     def _pl_call(self, op: PLOp) -> str:
         args: list[str] = []
+        dyn = list(getattr(op, op.DYN_SIZES)) if op.DYN_SIZES else []
         for arg in op.DSL_ARGS:
             text: str | None = None
-            if arg.kind is ArgKind.VALUE:
+            if arg.name == op.DYN_SIZES:
+                continue  # written inline in the shape
+            if dyn and arg.name == "shape":
+                sizes = iter(dyn)
+                text = "[" + ", ".join(self.s(next(sizes)) if d == DYNAMIC else str(d) for d in op.properties["shape"].get_values()) + "]"  # type: ignore[attr-defined]
+            elif arg.kind is ArgKind.VALUE:
                 text = self.s(getattr(op, arg.name))
             elif arg.kind is ArgKind.OPT_VALUE:
                 v = getattr(op, arg.name)

@@ -31,6 +31,12 @@ class Program:
         self.host_orchestrators: dict[str, Any] = {}
         """Multi-chip HOST orchestrators of a ``@pl.program`` class (Python functions run on the host at
         compile time, :mod:`pypto.driver.host_trace`), by name; not in ``module``."""
+        self.respecialize: Any = None
+        """For a ``@pl.program`` class: ``(function name, {param: type}) -> Program``, the class parsed again
+        with that function's ``pl.dynamic`` dimensions bound to the given types (:meth:`specialize`)."""
+        self.source_defs: dict[str, Any] = {}
+        """For a module-level ``@pl.function``: its DSL definition by name (the front end's own record),
+        so a ``@pl.program`` whose functions call it by its plain name adds it to that program."""
 
     @property
     def name(self) -> str:

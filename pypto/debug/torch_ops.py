@@ -20,7 +20,7 @@ from pypto.dialects import op_families as F
 from pypto.dialects.dtypes import dtype_name, is_dtype
 from pypto.dialects.enums import AtomicType
 from pypto.dialects.op_base import ArgKind, ArgView, PLOp
-from pypto.dialects.tensor_ops import TensorCreateOp
+from pypto.dialects.tensor_ops import TensorCreateOp, TensorDimOp
 from pypto.dialects.tile_ops import TileCreateOp, TileLoadOp, TileStoreOp
 from pypto.dialects.types import TileType
 from pypto.target.dtypes import BY_NAME
@@ -80,8 +80,16 @@ def _full(n: Names, op: PLOp, a: ArgView) -> str:
     return f"torch.full({_ints(a.attr('shape'))}, {py_number(a.attr('value'))}, dtype={_result_dtype(op)})"
 
 
+def _shape(n: Names, op: PLOp, a: ArgView) -> str:
+    """The ``shape`` property as a list, a run-time extent (``DYN_SIZES``) as its value's name."""
+    if not op.DYN_SIZES or not a.values(op.DYN_SIZES):
+        return _ints(a.attr("shape"))
+    sizes = iter(a.values(op.DYN_SIZES))
+    return "[" + ", ".join(f"int({n.v(next(sizes))})" if d < 0 else str(int(d)) for d in a.attr("shape")) + "]"
+
+
 def _zeros(n: Names, op: PLOp, a: ArgView) -> str:
-    return f"torch.zeros({_ints(a.attr('shape'))}, dtype={_result_dtype(op)})"
+    return f"torch.zeros({_shape(n, op, a)}, dtype={_result_dtype(op)})"
 
 
 def _assemble(n: Names, op: PLOp, a: ArgView) -> str:
@@ -95,7 +103,7 @@ def _assemble(n: Names, op: PLOp, a: ArgView) -> str:
 def _slice(n: Names, op: PLOp, a: ArgView) -> str:
     valid = a.values("valid_shape")
     extra = f", {n.vs(valid)}" if valid else ""
-    return f"_slice({n.v(a.value('input'))}, {_ints(a.attr('shape'))}, {n.vs(a.values('offset'))}{extra})"
+    return f"_slice({n.v(a.value('input'))}, {_shape(n, op, a)}, {n.vs(a.values('offset'))}{extra})"
 
 
 def _reshape(n: Names, op: PLOp, a: ArgView) -> str:
@@ -104,6 +112,10 @@ def _reshape(n: Names, op: PLOp, a: ArgView) -> str:
 
 def _transpose(n: Names, op: PLOp, a: ArgView) -> str:
     return f"{n.v(a.value('input'))}.transpose({int(a.attr('axis1'))}, {int(a.attr('axis2'))}).contiguous()"
+
+
+def _dim(n: Names, op: PLOp, a: ArgView) -> str:
+    return f"{n.v(a.value('input'))}.shape[{int(a.attr('axis'))}]"
 
 
 def _read(n: Names, op: PLOp, a: ArgView) -> str:
@@ -140,6 +152,7 @@ BY_CLASS: tuple[tuple[type[PLOp], Lowering], ...] = (
     (TileLoadOp, _load),
     (TileStoreOp, _store),
     (TensorCreateOp, _zeros),
+    (TensorDimOp, _dim),
     (TileCreateOp, _zeros),  # uninitialised on chip; zeros here, for determinism
 )
 """Lowerings of op classes (or families) whose torch meaning needs more than a ``TORCH`` expression."""

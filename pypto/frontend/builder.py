@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 import difflib
 from dataclasses import dataclass, field
 from typing import Any
@@ -211,11 +212,23 @@ class FunctionBuilder(ExprMixin, CallMixin, StmtMixin, DumpMixin):
                 ParserTypeError, f"returns {len(actual)} values, but the function declares {len(declared)}", node
             )
         for d, a in zip(declared, actual, strict=False):
-            if d != a and not same_kind_shape_dtype(d, a):
+            if d != a and not same_kind_shape_dtype(d, a) and not _binds_dynamic(d, a):
                 raise self.fail(
                     ParserTypeError, f"returns {describe_type(a)}, but the function declares {describe_type(d)}", node
                 )
         return actual  # MemRefs/views on the returned values win (func.return needs equal types)
+
+
+def _binds_dynamic(declared: Attribute, actual: Attribute) -> bool:
+    """A declared ``pl.dynamic`` dimension that the returned value has bound (``[Q_HEADS, 1]`` -> ``[16, 1]``)."""
+    if not isinstance(declared, TensorType) or not isinstance(actual, TensorType):
+        return False
+    want, got = declared.get_shape(), actual.get_shape()
+    return (
+        declared.element_type == actual.element_type
+        and len(want) == len(got)
+        and all(w in (DYNAMIC, g) for w, g in zip(want, got, strict=True))
+    )
 
 
 class ProgramBuilder:
@@ -261,8 +274,27 @@ class ProgramBuilder:
         return self.function(name)
 
     def external_call(self, caller: FunctionBuilder, node: ast.Call) -> Any:
-        """A call to a plain name (``kernel(a, b)``); None if not handled."""
-        return None
+        """A call to a plain name (``kernel(a, b)``) of a module-level ``@pl.function``: the function joins
+        this program (as upstream adds it), its ``pl.dynamic`` dimensions bound to the arguments; None
+        for any other name."""
+        assert isinstance(node.func, ast.Name)
+        target = caller.src.globals.get(node.func.id)
+        defs = getattr(target, "source_defs", None)
+        if not isinstance(defs, dict) or len(defs) != 1:
+            return None
+        ((name, (fdef, info, src)),) = defs.items()
+        if name in self.building:
+            raise caller.fail(ParserSyntaxError, f"recursive call to '{name}' is not supported", node)
+        args = [caller.value(a) for a in node.args]
+        if name not in self.defs:
+            fnode = copy.copy(fdef)
+            fnode.decorator_list = []
+            self.add(fnode, info, src)
+        elif self.defs[name][0].lineno != fdef.lineno or self.defs[name][2].filename != src.filename:
+            raise caller.fail(ParserSyntaxError, f"two different functions named '{name}' in one program", node)
+        params = [p.arg for p in fdef.args.args if p.arg != "self"]
+        callee = self.function(name, {p: a.type for p, a in zip(params, args, strict=False)})
+        return caller.emit_call(callee, args, node, None)
 
     def build(self) -> Program:
         for name in self.order:

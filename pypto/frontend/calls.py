@@ -8,15 +8,16 @@ import difflib
 from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import ArrayAttr, BoolAttr, IndexType, IntegerAttr, IntegerType, StringAttr, i64
-from xdsl.ir import Attribute, SSAValue
+from xdsl.dialects.builtin import ArrayAttr, BoolAttr, IndexType, IntegerAttr, IntegerType, StringAttr, i1, i64
+from xdsl.ir import Attribute, Operation, SSAValue
 
-from pypto.dialects.dtypes import dtype_type, is_float
+from pypto.dialects.dtypes import dtype_type, is_dtype, is_float, is_integer
 from pypto.dialects.enums import FunctionType
-from pypto.dialects.op_base import ArgKind, OpTypeError, PLOp, describe_type, same_kind_shape_dtype
+from pypto.dialects.op_base import INTS, ArgKind, OpTypeError, PLOp, describe_type, same_kind_shape_dtype
 from pypto.dialects.program import function_type, set_call_dump_indices
+from pypto.dialects.tensor_ops import TensorDimOp, TensorRefineShapeOp
 from pypto.dialects.tile_ops import TileAllocOp
-from pypto.dialects.types import TensorType, TileType
+from pypto.dialects.types import DYNAMIC, TensorType, TileType
 from pypto.errors import (
     InvalidOperationError,
     ParserSyntaxError,
@@ -24,7 +25,7 @@ from pypto.errors import (
     ScopeIsolationError,
 )
 
-from .constexpr import AdirValue, NotConstant, evaluate
+from .constexpr import AdirValue, NotConstant, evaluate, plain
 from .dumps import DUMP_VARS_KEY
 from .source import dotted
 from .statements import mark_spmd
@@ -34,13 +35,55 @@ if TYPE_CHECKING:
     from .builder import FunctionBuilder
 
 # Ops an Orchestration function may use outside ``pl.at``.
-ORCHESTRATION_OPS = {"pl.tensor.create", "pl.tensor.read"}
+ORCHESTRATION_OPS = {"pl.tensor.create", "pl.tensor.read", "pl.tensor.slice", "pl.tensor.dim", "pl.tensor.refine_shape"}
 PLD_SHORT_FORMS = ("pld.remote_load", "pld.remote_store")
 """Upstream's two-segment ``pld`` names (``pld/op/unified_ops.py``), resolved by :meth:`pld_short_form`."""
 
 SPECIAL = {
     "pl.const", "pl.yield_", "pl.range", "pl.parallel", "pl.unroll", "pl.pipeline", "pl.at", "pl.scope", "pl.dump_tag",
 }  # fmt: skip
+
+
+_FOLD = {
+    arith.AddiOp: lambda a, b: a + b,
+    arith.SubiOp: lambda a, b: a - b,
+    arith.MuliOp: lambda a, b: a * b,
+    arith.FloorDivSIOp: lambda a, b: a // b if b else None,
+    arith.DivSIOp: lambda a, b: int(a / b) if b else None,
+    arith.CeilDivSIOp: lambda a, b: -(-a // b) if b else None,
+    arith.MinSIOp: min,
+    arith.MaxSIOp: max,
+}
+
+
+def fold_int(v: SSAValue, depth: int = 0) -> int | None:
+    """The value of an integer scalar known at compile time: a constant, ``pl.tensor.dim`` of a static
+    dimension, or integer arithmetic and casts of those (else None)."""
+    op = v.owner
+    if depth > 32 or not isinstance(op, Operation):
+        return None
+    if isinstance(op, arith.ConstantOp):
+        value = op.value
+        return value.value.data if isinstance(value, IntegerAttr) else None
+    if isinstance(op, TensorDimOp):
+        return op.static_extent()
+    if isinstance(op, arith.IndexCastOp | arith.ExtSIOp | arith.TruncIOp):
+        return fold_int(op.operands[0], depth + 1)
+    fn = _FOLD.get(type(op))
+    if fn is None:
+        return None
+    a, b = (fold_int(x, depth + 1) for x in op.operands)
+    return None if a is None or b is None else fn(a, b)
+
+
+def _runtime_extent_fits(arg: Attribute, param: Attribute) -> bool:
+    """A tensor whose type differs from the parameter's only where one side is dynamic: an Orchestration
+    tensor with run-time extents (``pl.create_tensor([16, n])``) passed to a static parameter (the host
+    checks each extent when it issues the task), or any tensor to a ``pl.dynamic`` parameter."""
+    if not isinstance(arg, TensorType) or not isinstance(param, TensorType) or arg.element_type != param.element_type:
+        return False
+    got, want = arg.get_shape(), param.get_shape()
+    return len(got) == len(want) and all(DYNAMIC in (g, w) or g == w for g, w in zip(got, want, strict=True))
 
 
 def _suggest(name: str, candidates: list[str]) -> str | None:
@@ -170,9 +213,12 @@ class CallMixin:
                 try:
                     py = evaluate(n, self.const_env())
                 except NotConstant as e:
-                    raise self.fail(
-                        ParserTypeError, f"{shown}: argument '{a.name}' must be a constant: {e.message}", e.node
-                    ) from None
+                    dyn = getattr(cls, "DYN_SIZES", None)
+                    if a.name != "shape" or dyn is None or not isinstance(n, (ast.List, ast.Tuple)):
+                        raise self.fail(
+                            ParserTypeError, f"{shown}: argument '{a.name}' must be a constant: {e.message}", e.node
+                        ) from None
+                    py, values[dyn] = self.mixed_shape(n)
                 if py is None and not a.required and a.default is None:
                     continue
                 if hasattr(py, "dtype") and hasattr(py, "value") and not hasattr(py, "dtype_name"):
@@ -189,6 +235,38 @@ class CallMixin:
                 )
             attrs["base"] = StringAttr(self.target_name)
         return self.make_op(cls, values, attrs, node, expected)
+
+    def mixed_shape(self: FunctionBuilder, node: ast.List | ast.Tuple) -> tuple[list[int], list[SSAValue]]:
+        """A shape whose entries may be run-time scalars (``[q_tile, head_dim]`` with ``head_dim`` read
+        from a config tensor): the constant entries, ``-1`` for each other, and the others' values."""
+        if self.kind is not FunctionType.Orchestration or self.at_depth:
+            raise self.fail(
+                ParserTypeError,
+                "a shape entry that is not a compile-time constant is supported in an Orchestration function only",
+                node,
+                hint="a kernel's tile shapes are static; pass the extent as a scalar and use valid_shape=",
+            )
+        dims: list[int] = []
+        sizes: list[SSAValue] = []
+        index = IndexType()
+        for e in node.elts:
+            try:
+                d = plain(evaluate(e, self.const_env()))
+            except NotConstant:
+                d = None
+            if isinstance(d, int) and not isinstance(d, bool):
+                dims.append(d)
+                continue
+            v = self.value(e, index)
+            if not (is_dtype(v.type) and is_integer(v.type)) or v.type == i1:
+                raise self.fail(ParserTypeError, f"a shape entry must be an integer, got {describe_type(v.type)}", e)
+            known = fold_int(v)
+            if known is not None and known > 0:  # e.g. pl.tensor.dim of a static (specialized) dimension
+                dims.append(known)
+                continue
+            dims.append(DYNAMIC)
+            sizes.append(self.cast_scalar(v, index, e))
+        return dims, sizes
 
     def make_op(
         self: FunctionBuilder,
@@ -361,6 +439,16 @@ class CallMixin:
         for i, (a, p) in enumerate(zip(args, params, strict=False)):
             if a.type != p and _same_scalar_category(a.type, p):  # upstream converts an INT64 to an INDEX parameter
                 args[i] = a = self.cast_scalar(a, p, node.args[i] if i < len(node.args) else node)
+            if p == i1 and isinstance(a.type, (IntegerType, IndexType)) and a.type != i1:
+                # an integer flag (``is_first = pl.yield_(1)``) passed to a BOOL parameter: nonzero is True
+                at = node.args[i] if i < len(node.args) else node
+                zero = self.constant(0, a.type, at)
+                args[i] = a = self.emit(arith.CmpiOp(a, zero, "ne"), at).results[0]
+            if a.type != p and not same_kind_shape_dtype(a.type, p) and _runtime_extent_fits(a.type, p):
+                assert isinstance(p, TensorType)
+                shape = INTS.to_attr(list(p.get_shape()))
+                args[i] = self.make_op(TensorRefineShapeOp, {"input": a}, {"shape": shape}, node.args[i] if i < len(node.args) else node)
+                continue
             if a.type != p and not same_kind_shape_dtype(a.type, p):
                 raise self.fail(
                     ParserTypeError,

@@ -57,7 +57,7 @@ def function(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
 
 
 DSL_ONLY_NAMES = (
-    "range", "parallel", "unroll", "pipeline", "at", "scope", "spmd", "yield_", "cond", "while_",
+    "range", "parallel", "unroll", "pipeline", "at", "scope", "spmd", "cluster", "yield_", "cond", "while_",
     *SUGAR,  # the op functions (pl.add, pl.load, ...), derived from the ops
     "tile", "tensor", "adir", "dump_tag",
 )  # fmt: skip

@@ -7,6 +7,7 @@ end's constant evaluator has concrete values (``pl.FP32.dtype_name``).
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
@@ -86,6 +87,28 @@ class TileView:
 
     def __init__(self, blayout: Any = None, slayout: Any = None, fractal: int = 512, **extra: Any):
         self.blayout, self.slayout, self.fractal, self.extra = blayout, slayout, fractal, extra
+
+
+class TensorLayout(enum.Enum):
+    """``pl.TensorLayout``: a tensor's layout (``pl.ND`` is ``pl.TensorLayout.ND``)."""
+
+    ND = "ND"
+    DN = "DN"
+    NZ = "NZ"
+
+
+class TensorView:
+    """``pl.TensorView(stride=, layout=, valid_shape=, pad=)`` inside a ``pl.Tensor`` annotation (upstream:
+    explicit strides / valid shape of a window). Accepted and checked as upstream (``layout=`` is required
+    when any other field is given); the parameter's type is its shape and dtype (a kernel reads the valid
+    extent from a scalar parameter, ``pl.load(..., valid_shape=[16, n])``)."""
+
+    def __init__(self, stride: Any = None, layout: Any = None, valid_shape: Any = None, pad: Any = None):
+        if layout is None and (stride is not None or valid_shape is not None or pad is not None):
+            raise ValueError("pl.TensorView: layout= is required when stride, valid_shape or pad is given")
+        if layout is not None and not isinstance(layout, TensorLayout):
+            raise ValueError(f"pl.TensorView: layout must be a pl.TensorLayout member, got {layout!r}")
+        self.stride, self.layout, self.valid_shape, self.pad = stride, layout, valid_shape, pad
 
 
 class ConstValue:

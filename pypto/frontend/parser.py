@@ -10,6 +10,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from xdsl.ir import Attribute
+
 from pypto.core.program import Program
 from pypto.diagnostics import SourceSpan
 from pypto.dialects.enums import Level, Role
@@ -45,8 +47,11 @@ def _syntax_tree(text: str, filename: str, lines: list[str]) -> ast.Module:
         raise PythonSyntaxError(f"invalid Python syntax: {e.msg}", span, source_lines=lines) from None
 
 
-def program_from_class(cls_node: ast.ClassDef, src: Source) -> Program:
-    """A ``@pl.program`` class -> Program (its ``@pl.function`` methods)."""
+def program_from_class(
+    cls_node: ast.ClassDef, src: Source, entry_types: tuple[str, dict[str, Attribute]] | None = None
+) -> Program:
+    """A ``@pl.program`` class -> Program (its ``@pl.function`` methods). ``entry_types``: one function's
+    parameter types (by name) that its ``pl.dynamic`` dimensions bind to (:meth:`Program.specialize`)."""
     pb = ProgramBuilder(cls_node.name, src)
     hosts: list[str] = []
     for item in cls_node.body:
@@ -67,8 +72,11 @@ def program_from_class(cls_node: ast.ClassDef, src: Source) -> Program:
             continue
         else:
             raise src.error(ParserSyntaxError, "a @pl.program class holds only @pl.function methods", item)
+    if entry_types is not None:
+        pb.function(*entry_types)  # built first, so its callees bind to its specialized types
     program = pb.build()
     program.host_orchestrators = dict.fromkeys(hosts)  # the functions are filled in by @pl.program
+    program.respecialize = lambda name, types: program_from_class(cls_node, src, (name, types))
     return program
 
 
@@ -82,8 +90,11 @@ def is_multichip_host(fdef: ast.FunctionDef, info: FunctionInfo) -> bool:
 
 def program_from_function(fdef: ast.FunctionDef, src: Source, dec: ast.expr) -> Program:
     pb = ProgramBuilder(fdef.name, src)
-    pb.add(fdef, function_info(dec, src))
-    return pb.build()
+    info = function_info(dec, src)
+    pb.add(fdef, info)
+    program = pb.build()
+    program.source_defs = {fdef.name: (fdef, info, src)}
+    return program
 
 
 @api_boundary

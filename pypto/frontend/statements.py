@@ -439,6 +439,9 @@ class StmtMixin:
             finally:
                 self.frames = saved
             return
+        if path == "pl.cluster":
+            self.cluster_scope(s, call, live_after)
+            return
         if path == "pl.spmd":
             self.spmd_scope(s, call, live_after)
             return
@@ -584,6 +587,16 @@ class StmtMixin:
             labels.append(self.task_handles[e.id])
         return labels
 
+
+    def cluster_scope(self: FunctionBuilder, s: ast.With, call: ast.Call, live_after: set[str]) -> None:
+        """``with pl.cluster():`` in an Orchestration function: upstream co-schedules the AIC and AIV kernels
+        it calls on one physical cluster (a Group). Here its body is parsed as it stands: each kernel call
+        stays its own task (the simulated scheduler places them; results are the same)."""
+        if call.args or call.keywords:
+            raise self.fail(InvalidOperationError, "pl.cluster() takes no arguments", call)
+        if self.kind is not FunctionType.Orchestration or self.at_depth:
+            raise self.fail(UnsupportedFeatureError, "pl.cluster groups kernel calls: use it in an Orchestration function", call)
+        self.stmts(s.body, live_after)
 
     def spmd_launch(self: FunctionBuilder, call: ast.Call) -> SpmdLaunch:
         """The block count (and ``sync_start``) of a ``pl.spmd(n)`` / ``pl.spmd(core_num=n, sync_start=)``

@@ -34,6 +34,8 @@ from pypto.frontend.dsl_objects import (
     Ptr,
     Scalar,
     Tensor,
+    TensorLayout,
+    TensorView,
     Tile,
     TileView,
     Tuple,
@@ -43,6 +45,7 @@ from pypto.frontend.dsl_objects import (
 from pypto.frontend.parser import loads, parse
 
 Mem = MemorySpace
+ND, DN, NZ = TensorLayout.ND, TensorLayout.DN, TensorLayout.NZ
 
 # dtypes: pl.FP32, pl.INDEX, ...
 globals().update(DTYPES)
@@ -60,6 +63,6 @@ globals().update(DSL_ONLY)
 __all__ = [
     "AtomicType", "CastMode", "ConstValue", "DType", "DynVar", "ForKind", "FunctionType", "InOut", "JITFunction", "Level",
     "Mem", "MemRef", "MemorySpace", "Out", "PadValue", "ParamDirection", "Program", "Ptr", "Role", "Scalar",
-    "Tensor", "Tile", "TileLayout", "TileView", "Tuple", "const", "dynamic", "function", "jit", "loads", "loads_program",
+    "Tensor", "TensorLayout", "TensorView", "Tile", "TileLayout", "TileView", "Tuple", "const", "dynamic", "function", "jit", "loads", "loads_program",
     "parse", "parse_program", "program",
 ]  # fmt: skip

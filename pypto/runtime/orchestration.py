@@ -45,7 +45,7 @@ from xdsl.ir import Operation, SSAValue
 from pypto.dialects.dtypes import dtype_name
 from pypto.dialects.enums import FunctionType, ParamDirection, ParamDirectionAttr
 from pypto.dialects.program import call_dump_indices, function_type, no_dep_indices, param_directions
-from pypto.dialects.tensor_ops import TensorSliceOp
+from pypto.dialects.tensor_ops import TensorDimOp, TensorRefineShapeOp, TensorSliceOp
 from pypto.dialects.types import TensorType
 from pypto.errors import Error
 from pypto.target.dtypes import BY_NAME
@@ -68,6 +68,8 @@ class DeviceBuffer:
     name: str
     array: np.ndarray
     origin: str
+    read_only: bool = False
+    """A padded copy of a window past its source's end: tasks may read it only."""
 
     @property
     def nbytes(self) -> int:
@@ -347,12 +349,17 @@ class _HostInterpreter:
         elif op.name == "pl.tensor.create":
             t = op.results[0].type
             assert isinstance(t, TensorType)
-            shape = t.get_shape()
-            if any(d < 0 for d in shape):
-                raise OrchestrationError(f"tensor.create with a dynamic shape {list(shape)} at {_loc(op)}")
+            shape = self.extents(op, env)
             name = op.results[0].name_hint or f"tensor{len(self.buffers)}"
             arr = np.zeros(shape, dtype=numpy_dtype(t.element_type))
             results = [self.new_buffer(name, arr, f"tensor.create {name}")]
+        elif isinstance(op, TensorRefineShapeOp):
+            results = [self.refine(op, env[op.input])]
+        elif isinstance(op, TensorDimOp):
+            src = env[op.input]
+            if not isinstance(src, DeviceBuffer):
+                raise OrchestrationError(f"pl.tensor.dim of a non-tensor at {_loc(op)}")
+            results = [int(src.array.shape[op.axis_index()])]
         elif op.name == "pl.tensor.read":
             results = [self.read(op, env[op.operands[0]], [env[v] for v in op.operands[1:]])]
         elif isinstance(op, TensorSliceOp):
@@ -405,6 +412,26 @@ class _HostInterpreter:
             )
         return buf.array[tuple(int(i) for i in indices)].item()
 
+    @staticmethod
+    def extents(op: Operation, env: dict[SSAValue, Any]) -> tuple[int, ...]:
+        """The ``shape`` of a create / slice with its run-time extents (the ``sizes`` operands) filled in."""
+        sizes = iter(int(env[v]) for v in getattr(op, "sizes", ()))
+        shape = tuple(next(sizes) if d < 0 else d for d in op.properties["shape"].get_values())  # type: ignore[attr-defined]
+        if any(d <= 0 for d in shape):
+            raise OrchestrationError(f"{op.name} at {_loc(op)}: run-time shape {list(shape)} has an extent that is not positive")
+        return shape
+
+    def refine(self, op: TensorRefineShapeOp, src: Any) -> DeviceBuffer:
+        """A tensor with run-time extents passed to a kernel parameter of static shape: the extents must match."""
+        want = tuple(op.properties["shape"].get_values())  # type: ignore[attr-defined]
+        if not isinstance(src, DeviceBuffer) or any(w not in (-1, g) for w, g in zip(want, src.array.shape, strict=True)):
+            got = list(src.array.shape) if isinstance(src, DeviceBuffer) else src
+            raise OrchestrationError(
+                f"at {_loc(op)}: the kernel parameter has shape {list(want)}, but the tensor passed has the run-time "
+                f"shape {got}"
+            )
+        return src
+
     def slice(self, op: TensorSliceOp, env: dict[SSAValue, Any]) -> DeviceBuffer:
         """``pl.tensor.slice`` on the host (a window a task reads or writes, e.g. a row of a table
         picked by a run-time position): a view of the source's array under the source's buffer id,
@@ -413,16 +440,14 @@ class _HostInterpreter:
         if not isinstance(src, DeviceBuffer):
             raise OrchestrationError(f"pl.tensor.slice of a non-tensor at {_loc(op)}")
         offsets = [int(env[v]) for v in op.offset]
-        t = op.result.type
-        assert isinstance(t, TensorType)
-        shape = t.get_shape()
-        if op.valid_shape:
-            raise OrchestrationError(f"pl.tensor.slice with a valid shape in an Orchestration function at {_loc(op)}")
+        shape = self.extents(op, env)
         full = src.array.shape
-        if any(o < 0 or o + d > n for o, d, n in zip(offsets, shape, full, strict=True)):
+        if any(o < 0 or o >= n for o, n in zip(offsets, full, strict=True)):
             raise OrchestrationError(
-                f"pl.tensor.slice at {_loc(op)}: window {shape} at {offsets} is outside '{src.name}' {list(full)}"
+                f"pl.tensor.slice at {_loc(op)}: window {list(shape)} at {offsets} is outside '{src.name}' {list(full)}"
             )
+        if any(o + d > n for o, d, n in zip(offsets, shape, full, strict=True)):
+            return self.overrun(op, src, offsets, shape)
         view = src.array[tuple(slice(o, o + d) for o, d in zip(offsets, shape, strict=True))]
         if not view.flags.c_contiguous:
             raise OrchestrationError(
@@ -431,6 +456,17 @@ class _HostInterpreter:
             )
         name = op.result.name_hint or f"{src.name}_slice"
         return DeviceBuffer(src.id, name, view, f"slice of {src.name}")
+
+    def overrun(self, op: TensorSliceOp, src: DeviceBuffer, offsets: list[int], shape: tuple[int, ...]) -> DeviceBuffer:
+        """A window that starts inside ``src`` but runs past its end (upstream's 07 example: ``n_unroll``
+        block-table entries at the last group, of which the kernel reads the valid ones): a read-only copy
+        padded with zeros, under the source's buffer id (a task writing it is an OrchestrationError)."""
+        inside = tuple(slice(o, min(o + d, n)) for o, d, n in zip(offsets, shape, src.array.shape, strict=True))
+        part = src.array[inside]
+        arr = np.zeros(shape, dtype=src.array.dtype)
+        arr[tuple(slice(0, n) for n in part.shape)] = part
+        name = op.result.name_hint or f"{src.name}_slice"
+        return DeviceBuffer(src.id, name, arr, f"slice of {src.name} past its end", read_only=True)
 
     def run_for(self, op: scf.ForOp, env: dict[SSAValue, Any]) -> list[Any]:
         """``scf.for`` on the host: one walk of the body per iteration."""
@@ -474,6 +510,11 @@ class _HostInterpreter:
     @staticmethod
     def _task_arg(index: int, direction: ParamDirection, value: Any) -> TaskArg:
         if isinstance(value, DeviceBuffer):
+            if value.read_only and direction is not ParamDirection.In:
+                raise OrchestrationError(
+                    f"argument {index} ('{value.name}') is a window past the end of its tensor, which a task may only "
+                    f"read, but the kernel's parameter is {direction.value}"
+                )
             return TaskArg(index, direction, buffer=value)
         if isinstance(value, np.generic):
             value = value.item()

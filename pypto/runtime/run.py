@@ -60,13 +60,25 @@ from .config import RunConfig
 from .cpp_engine import EngineReport, engine_run
 from .dfx import collectors_for, finish_all
 from .dfx.swimlane import swimlane_records, write_swimlane
-from .orchestration import DeviceBuffer, KernelPart, Task, TaskGraph, build_task_graph, entry_function, numpy_dtype
+from .orchestration import (
+    DeviceBuffer,
+    KernelPart,
+    OrchestrationError,
+    Task,
+    TaskGraph,
+    build_task_graph,
+    entry_function,
+    numpy_dtype,
+)
 from .runnable import Runnable, RunSpec
 from .scheduler import Scheduler, TaskRecord
 from .tensors import DeviceTensor, device_to_torch, host_to_numpy, is_torch, numpy_to_host
 
 SIM_PLATFORMS = ("a2a3sim", "a5sim")
 """Platforms this machine can run (simulated)."""
+SIMULATE_NPU_ENV = "PYPTO_SIMULATE_NPU"
+"""Set to ``1``: a hardware platform (``a2a3``) runs on its simulated twin (``a2a3sim``), e.g. for an
+unmodified upstream example that names the hardware (``pypto.tools.upstream_compat`` sets it)."""
 
 
 class InputWrittenError(Error, RuntimeError):
@@ -281,6 +293,7 @@ def prepare(program_or_compiled: Any, args: Sequence[Any] = (), config: RunConfi
     if isinstance(target, ModuleOp):
         target = Program(target)
     if isinstance(target, Program):
+        target = specialize_dynamic_entry(target, args)
         with _stage("compile"):
             lowered = lower_program(target)
         entry = entry_function(lowered.module)
@@ -292,13 +305,40 @@ def prepare(program_or_compiled: Any, args: Sequence[Any] = (), config: RunConfi
     )
 
 
+def specialize_dynamic_entry(program: Any, args: Sequence[Any]) -> Any:
+    """A ``@pl.program`` whose entry has ``pl.dynamic`` dimensions, parsed again with them bound to the
+    tensors passed (as ``@pl.jit`` does: each distinct extent is its own specialization, so
+    ``pl.tensor.dim`` of it is a constant and the kernels it reaches get static shapes). Other programs
+    are returned as they are."""
+    from pypto.dialects.types import DYNAMIC, TensorType
+    from pypto.frontend.jit import torch_type
+
+    hook = getattr(program, "respecialize", None)
+    if hook is None:
+        return program
+    entry = entry_function(program.module)
+    params = entry.body.block.args
+    if not any(isinstance(p.type, TensorType) and DYNAMIC in p.type.get_shape() for p in params):
+        return program
+    types = {}
+    for p, a in zip(params, args, strict=False):
+        t = torch_type(a) if is_torch(a) else None
+        if t is not None and p.name_hint and isinstance(p.type, TensorType) and DYNAMIC in p.type.get_shape():
+            types[p.name_hint] = t
+    specialized = hook(entry.sym_name.data, types)
+    specialized.host_orchestrators = program.host_orchestrators
+    return specialized
+
+
 def resolve_target(config: RunConfig) -> Target:
     """The :class:`~pypto.target.Target` of a run: ``config.target`` (a name or a
     path to a ``.mlir``), else the platform's packaged target."""
-    if config.platform not in SIM_PLATFORMS:
+    simulate = os.environ.get(SIMULATE_NPU_ENV) == "1" and f"{config.platform}sim" in SIM_PLATFORMS
+    if config.platform not in SIM_PLATFORMS and not simulate:
         raise RuntimeError(
             f"platform {config.platform!r} needs an NPU, which this machine does not have; "
-            f"use a simulated platform ({', '.join(SIM_PLATFORMS)})"
+            f"use a simulated platform ({', '.join(SIM_PLATFORMS)}), or set {SIMULATE_NPU_ENV}=1 to run "
+            f"{config.platform!r} on its simulated twin"
         )
     name = config.target if config.target is not None else config.platform.removesuffix("sim")
     return load_target(name)
@@ -441,6 +481,8 @@ def run(
         if args:
             raise TypeError("run() takes either tensor_specs= or the arguments themselves, not both")
         return run_with_specs(program_or_compiled, tensor_specs, golden, config if config is not None else RunConfig())
+    if not args and _takes_arguments(program_or_compiled):
+        return ProgramCall(program_or_compiled, config)  # type: ignore[return-value]
     given = config
     config = config if config is not None else RunConfig()
     with owned_profiler(config.compile_profiling) as (prof, owned):
@@ -453,6 +495,62 @@ def run(
             if owned and prepared.out_dir is not None:
                 prof.write_report(Path(prepared.out_dir) / "report", result.profile)
     return result
+
+
+def _takes_arguments(target: Any) -> bool:
+    """A front-end Program (``@pl.program``) whose entry has parameters."""
+    from pypto.core.program import Program
+
+    if not isinstance(target, Program):
+        return False
+    try:
+        return bool(entry_function(target.module).body.block.args)
+    except OrchestrationError:
+        return False
+
+
+class ProgramCall:
+    """What ``run(program, config=...)`` without arguments returns (upstream's compile-only form, whose
+    result is called with tensors): call it with all the entry's arguments, or with its inputs only (each
+    Out parameter is then allocated, zero-filled, from its type). Returns the Out tensors (one: the tensor
+    itself); the :class:`RunResult` is kept in ``last_run``."""
+
+    def __init__(self, program: Any, config: RunConfig | None):
+        self.program, self.config = program, config
+        self.last_run: RunResult | None = None
+
+    def __call__(self, *args: Any, config: RunConfig | None = None) -> Any:
+        import torch
+
+        from pypto.dialects.dtypes import dtype_name
+        from pypto.dialects.types import DYNAMIC
+        from pypto.target.dtypes import BY_NAME
+
+        entry = entry_function(self.program.module)
+        dirs = param_directions(entry)
+        params = entry.body.block.args
+        full = list(args)
+        if len(args) != len(params):
+            outs = [i for i, d in enumerate(dirs) if d is ParamDirection.Out]
+            if len(args) + len(outs) != len(params):
+                raise ArgumentTypeError(
+                    f"@{entry.sym_name.data} takes {len(params)} arguments ({len(params) - len(outs)} without its Out "
+                    f"parameters), got {len(args)}"
+                )
+            rest = iter(args)
+            full = []
+            for i, p in enumerate(params):
+                if i not in outs:
+                    full.append(next(rest))
+                    continue
+                t = p.type
+                if not isinstance(t, TensorType) or DYNAMIC in t.get_shape():
+                    raise ArgumentTypeError(f"Out parameter {i} of @{entry.sym_name.data} has no static shape to allocate")
+                storage = BY_NAME[dtype_name(t.element_type)].torch
+                full.append(torch.zeros(tuple(t.get_shape()), dtype=getattr(torch, storage)))
+        self.last_run = run(self.program, *full, config=config if config is not None else self.config)
+        result = [full[i] for i, d in enumerate(dirs) if d is ParamDirection.Out]
+        return result[0] if len(result) == 1 else tuple(result)
 
 
 def _execute(prepared: Prepared, target: Target, args: Sequence[Any], config: RunConfig) -> RunResult:

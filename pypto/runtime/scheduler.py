@@ -353,10 +353,25 @@ class Scheduler:
                 and placement(s, own[i]) for s in sync_tasks
             )  # fmt: skip
 
+        kinds = {t.id: (t.core_type, tuple(sorted(p.core_type for p in t.parts))) for t in graph.tasks}
+
+        def fits_kind(tid: int, free: list[Core], seen: dict[Any, bool]) -> bool:
+            """``placement(tid, free)`` is not empty: for a task without ``sync_start`` that depends only on
+            its kind of cores and ``free`` (one block fits), so tasks alike share one answer in ``seen``."""
+            if tasks[tid].sync_start:
+                return bool(placement(tid, free))
+            key = kinds[tid]
+            if key not in seen:
+                seen[key] = self._fit(tasks[tid], free) is not None
+            return seen[key]
+
         def next_action(i: int) -> int | None:
             times = [block_end(k) for k, th in running.items() if th == i]
-            free = idle(i)
-            times += [v for tid, v in visible.items() if placement(tid, free) and not held(i, tid, free)]
+            free, seen = idle(i), {}
+            if sync_tasks:
+                times += [v for tid, v in visible.items() if placement(tid, free) and not held(i, tid, free)]
+            else:  # nothing can hold a task: one fit test per kind of task
+                times += [v for tid, v in visible.items() if fits_kind(tid, free, seen)]
             return max(free_at[i], min(times)) if times else None
 
         def phase(i: int, kind: str, start: int, end: int, n: int, at_start: list[int], **extra: int) -> None:
@@ -422,13 +437,18 @@ class Scheduler:
                 phase(i, "drain_prepare", start, ready, len(fits), at_start)
                 phase(i, "drain_publish", ready, now, len(fits), depths(ready))
             at_start, start, hit, miss = depths(now), now, 0, 0
+            seen: dict[Any, bool] = {}  # fit answers for the current idle cores (reset when a task takes some)
             for tid in sorted(t for t, v in visible.items() if v <= start):
                 free = idle(i)
-                fits = placement(tid, free) if not tasks[tid].sync_start and not held(i, tid, free) else []
-                if not fits:
+                if not sync_tasks and not tasks[tid].sync_start and not fits_kind(tid, free, seen):
                     miss += 1
                     continue
-                for cores in fits:
+                fits_ = placement(tid, free) if not tasks[tid].sync_start and not held(i, tid, free) else []
+                if not fits_:
+                    miss += 1
+                    continue
+                seen = {}
+                for cores in fits_:
                     now += costs.dispatch
                     block = next_block[tid]
                     next_block[tid] += 1

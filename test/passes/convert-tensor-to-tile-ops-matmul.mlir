@@ -11,13 +11,13 @@ builtin.module @_jit_matmul_k {
     %c1 = arith.constant 1 : index
     %c4 = arith.constant 4 : index
     %c128 = arith.constant 128 : index
-    %0 = "pl.tensor.slice"(%a, %c0, %c0) <{shape = array<i64: 128, 128>, operandSegmentSizes = array<i32: 1, 2, 0>}> : (!pl.tensor<128x512xf16>, index, index) -> !pl.tensor<128x128xf16> loc("mm.py":4:30)
-    %1 = "pl.tensor.slice"(%b, %c0, %c0) <{shape = array<i64: 128, 128>, operandSegmentSizes = array<i32: 1, 2, 0>}> : (!pl.tensor<512x128xf16>, index, index) -> !pl.tensor<128x128xf16> loc("mm.py":4:45)
+    %0 = "pl.tensor.slice"(%a, %c0, %c0) <{shape = array<i64: 128, 128>, operandSegmentSizes = array<i32: 1, 2, 0, 0>}> : (!pl.tensor<128x512xf16>, index, index) -> !pl.tensor<128x128xf16> loc("mm.py":4:30)
+    %1 = "pl.tensor.slice"(%b, %c0, %c0) <{shape = array<i64: 128, 128>, operandSegmentSizes = array<i32: 1, 2, 0, 0>}> : (!pl.tensor<512x128xf16>, index, index) -> !pl.tensor<128x128xf16> loc("mm.py":4:45)
     %acc = "pl.tensor.matmul"(%0, %1) <{out_dtype = f32, a_trans = false, b_trans = false, c_matrix_nz = false}> : (!pl.tensor<128x128xf16>, !pl.tensor<128x128xf16>) -> !pl.tensor<128x128xf32> loc("mm.py":4:15)
     %acc__rv_v2 = scf.for %k = %c1 to %c4 step %c1 iter_args(%acc__iter_v1 = %acc) -> (!pl.tensor<128x128xf32>) {
       %k0 = arith.muli %k, %c128 : index
-      %2 = "pl.tensor.slice"(%a, %c0, %k0) <{shape = array<i64: 128, 128>, operandSegmentSizes = array<i32: 1, 2, 0>}> : (!pl.tensor<128x512xf16>, index, index) -> !pl.tensor<128x128xf16> loc("mm.py":7:30)
-      %3 = "pl.tensor.slice"(%b, %k0, %c0) <{shape = array<i64: 128, 128>, operandSegmentSizes = array<i32: 1, 2, 0>}> : (!pl.tensor<512x128xf16>, index, index) -> !pl.tensor<128x128xf16> loc("mm.py":7:50)
+      %2 = "pl.tensor.slice"(%a, %c0, %k0) <{shape = array<i64: 128, 128>, operandSegmentSizes = array<i32: 1, 2, 0, 0>}> : (!pl.tensor<128x512xf16>, index, index) -> !pl.tensor<128x128xf16> loc("mm.py":7:30)
+      %3 = "pl.tensor.slice"(%b, %k0, %c0) <{shape = array<i64: 128, 128>, operandSegmentSizes = array<i32: 1, 2, 0, 0>}> : (!pl.tensor<512x128xf16>, index, index) -> !pl.tensor<128x128xf16> loc("mm.py":7:50)
       %acc__ssa_v3 = "pl.tensor.matmul_acc"(%acc__iter_v1, %2, %3) <{a_trans = false, b_trans = false}> : (!pl.tensor<128x128xf32>, !pl.tensor<128x128xf16>, !pl.tensor<128x128xf16>) -> !pl.tensor<128x128xf32> loc("mm.py":7:19)
       scf.yield %acc__ssa_v3 : !pl.tensor<128x128xf32>
     }

@@ -12,7 +12,7 @@ builtin.module @softmax_prog {
     %c16 = arith.constant 16 : index
     %out__rv_v2 = scf.for %i = %c0 to %c4 step %c1 iter_args(%out__iter_v1 = %out) -> (!pl.tensor<64x128xf32>) {
       %row = arith.muli %i, %c16 : index
-      %t = "pl.tensor.slice"(%x, %row, %c0) <{shape = array<i64: 16, 128>, operandSegmentSizes = array<i32: 1, 2, 0>}> : (!pl.tensor<64x128xf32>, index, index) -> !pl.tensor<16x128xf32> loc("sm.py":6:17)
+      %t = "pl.tensor.slice"(%x, %row, %c0) <{shape = array<i64: 16, 128>, operandSegmentSizes = array<i32: 1, 2, 0, 0>}> : (!pl.tensor<64x128xf32>, index, index) -> !pl.tensor<16x128xf32> loc("sm.py":6:17)
       %mx = "pl.tensor.row_max"(%t) : (!pl.tensor<16x128xf32>) -> !pl.tensor<16x1xf32> loc("sm.py":7:18)
       %d = "pl.tensor.row_expand_sub"(%t, %mx) : (!pl.tensor<16x128xf32>, !pl.tensor<16x1xf32>) -> !pl.tensor<16x128xf32> loc("sm.py":8:17)
       %e = "pl.tensor.exp"(%d) : (!pl.tensor<16x128xf32>) -> !pl.tensor<16x128xf32> loc("sm.py":8:17)

@@ -1,13 +1,18 @@
 """``pl.tile.fillpad(tile, pad_value=pl.PadValue.x)`` (issue 15): through the passes (``.lower()``), printed and
-parsed back; codegen does not carry the pad value yet and says so with a located error."""
+parsed back; codegen writes ``pto.tfillpad`` into a tile_buf whose ``pad`` is the pad value (``pad=3`` for
+``min``), and both engines (interpreter, C++) fill the region outside the source's valid shape with it,
+also when the valid shape is a run-time scalar (upstream's paged attention: ``valid_shape=[16, valid_len]``)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 import torch
 
-import pypto
 import pypto.language as pl
+from pypto.ir import compile
+from pypto.runtime import RunConfig, run
 
 
 @pl.jit
@@ -26,9 +31,43 @@ def test_fillpad_lowers_prints_and_parses() -> None:
     assert pl.parse(text).as_python() == text
 
 
-def test_fillpad_codegen_is_a_located_error() -> None:
-    with pytest.raises(
-        pypto.PartialCodegenError,
-        match=r"test_fillpad.py:17:\d+: error: ptoas codegen: 'pl.tile.fillpad' has no pto lowering",
-    ):
-        padded(torch.zeros(64, 64), torch.zeros(64, 64))
+def test_fillpad_fills_the_pad_region_on_both_engines(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    d, o = torch.randn(64, 64), torch.zeros(64, 64)
+    compiled = compile(padded.specialize(d, o), output_dir=tmp_path / "build")
+    pto = "\n".join(p.read_text() for p in Path(compiled.output_dir).glob("ptoas/*.pto"))
+    assert "pto.tfillpad ins(" in pto and "pad=3>" in pto
+    result = run(compiled, d, o, config=RunConfig(kernel_engine="both"))
+    want = d.clone()
+    want[:, 48:] = float("-inf")
+    torch.testing.assert_close(o, want)
+    report = result.kernel_engine
+    assert report is not None and report.diffs and not report.differing
+
+
+@pl.function(type=pl.FunctionType.InCore)
+def masked_row_max(
+    x: pl.Tensor[[16, 128], pl.FP32], n: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[16, 1], pl.FP32]]
+) -> pl.Tensor[[16, 1], pl.FP32]:
+    t = pl.load(x, [0, 0], [16, 128], valid_shape=[16, n], target_memory=pl.MemorySpace.Vec)
+    p = pl.tile.fillpad(t, pad_value=pl.PadValue.min)
+    tmp = pl.create_tile([16, 128], dtype=pl.FP32, target_memory=pl.MemorySpace.Vec)
+    out = pl.store(pl.row_max(p, tmp), [0, 0], out)
+    return out
+
+
+@pl.program
+class RuntimeValid:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(
+        self, x: pl.Tensor[[16, 128], pl.FP32], out: pl.Out[pl.Tensor[[16, 1], pl.FP32]], cfg: pl.Tensor[[1], pl.INT64]
+    ) -> pl.Tensor[[16, 1], pl.FP32]:
+        out = masked_row_max(x, pl.tensor.read(cfg, [0]), out)
+        return out
+
+
+@pytest.mark.parametrize("n", [40, 128])
+def test_fillpad_after_a_runtime_valid_shape(n: int) -> None:
+    x, out = -torch.rand(16, 128) - 1.0, torch.zeros(16, 1)  # all negative: an unfilled pad (0) would win
+    run(RuntimeValid, x, out, torch.tensor([n]), config=RunConfig(platform="a2a3sim"))
+    torch.testing.assert_close(out, x[:, :n].max(dim=1, keepdim=True).values)

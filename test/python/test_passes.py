@@ -43,13 +43,13 @@ builtin.module @mm {
       %c1 = arith.constant 1 : index
       %c4 = arith.constant 4 : index
       %c128 = arith.constant 128 : index
-      %0 = "pl.tensor.slice"(%a, %c0, %c0) <{shape = array<i64: 128, 128>, operandSegmentSizes = array<i32: 1, 2, 0>}> : (!pl.tensor<128x512xf16>, index, index) -> !pl.tensor<128x128xf16>
-      %1 = "pl.tensor.slice"(%b, %c0, %c0) <{shape = array<i64: 128, 128>, operandSegmentSizes = array<i32: 1, 2, 0>}> : (!pl.tensor<512x128xf16>, index, index) -> !pl.tensor<128x128xf16>
+      %0 = "pl.tensor.slice"(%a, %c0, %c0) <{shape = array<i64: 128, 128>, operandSegmentSizes = array<i32: 1, 2, 0, 0>}> : (!pl.tensor<128x512xf16>, index, index) -> !pl.tensor<128x128xf16>
+      %1 = "pl.tensor.slice"(%b, %c0, %c0) <{shape = array<i64: 128, 128>, operandSegmentSizes = array<i32: 1, 2, 0, 0>}> : (!pl.tensor<512x128xf16>, index, index) -> !pl.tensor<128x128xf16>
       %acc = "pl.tensor.matmul"(%0, %1) <{out_dtype = f32, a_trans = false, b_trans = false, c_matrix_nz = false}> : (!pl.tensor<128x128xf16>, !pl.tensor<128x128xf16>) -> !pl.tensor<128x128xf32>
       %acc_rv = scf.for %k = %c1 to %c4 step %c1 iter_args(%acc_it = %acc) -> (!pl.tensor<128x128xf32>) {
         %k0 = arith.muli %k, %c128 : index
-        %2 = "pl.tensor.slice"(%a, %c0, %k0) <{shape = array<i64: 128, 128>, operandSegmentSizes = array<i32: 1, 2, 0>}> : (!pl.tensor<128x512xf16>, index, index) -> !pl.tensor<128x128xf16>
-        %3 = "pl.tensor.slice"(%b, %k0, %c0) <{shape = array<i64: 128, 128>, operandSegmentSizes = array<i32: 1, 2, 0>}> : (!pl.tensor<512x128xf16>, index, index) -> !pl.tensor<128x128xf16>
+        %2 = "pl.tensor.slice"(%a, %c0, %k0) <{shape = array<i64: 128, 128>, operandSegmentSizes = array<i32: 1, 2, 0, 0>}> : (!pl.tensor<128x512xf16>, index, index) -> !pl.tensor<128x128xf16>
+        %3 = "pl.tensor.slice"(%b, %k0, %c0) <{shape = array<i64: 128, 128>, operandSegmentSizes = array<i32: 1, 2, 0, 0>}> : (!pl.tensor<512x128xf16>, index, index) -> !pl.tensor<128x128xf16>
         %acc__ssa_v3 = "pl.tensor.matmul_acc"(%acc_it, %2, %3) <{a_trans = false, b_trans = false}> : (!pl.tensor<128x128xf32>, !pl.tensor<128x128xf16>, !pl.tensor<128x128xf16>) -> !pl.tensor<128x128xf32>
         scf.yield %acc__ssa_v3 : !pl.tensor<128x128xf32>
       }
@@ -268,7 +268,7 @@ def test_convert_unsupported_op_is_located_error() -> None:
 
 def test_convert_broadcast_is_located_error() -> None:
     body = f"""
-    %r = "pl.tensor.slice"(%a, %c0, %c0) <{{shape = array<i64: 1, 128>, operandSegmentSizes = array<i32: 1, 2, 0>}}> : ({T}, index, index) -> !pl.tensor<1x128xf32>
+    %r = "pl.tensor.slice"(%a, %c0, %c0) <{{shape = array<i64: 1, 128>, operandSegmentSizes = array<i32: 1, 2, 0, 0>}}> : ({T}, index, index) -> !pl.tensor<1x128xf32>
     %s = "pl.tensor.add"(%a, %r) : ({T}, !pl.tensor<1x128xf32>) -> {T} loc("k.py":9:13)
 """
     with pytest.raises(DiagnosticError) as e:

@@ -23,6 +23,7 @@ from pypto.ptoas.dialect import isa_misc_ops as IM
 from pypto.ptoas.dialect import isa_tile_ops as IT
 from pypto.ptoas.dialect.attrs import Pipe
 from pypto.ptoas.dialect.types import element_bits
+from pypto.ptoas.dialect.vector_ops import UNARY_OPS
 
 from .core import CoreState, Pushed
 from .memory import DeviceError, GmPtr, PartitionView, TileRef, to_storage
@@ -132,10 +133,31 @@ def tsels(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> 
     return ()
 
 
+_TFILLPAD = next(c for c in UNARY_OPS if c.name == "pto.tfillpad")
+
+
+def pad_fill(dtype: Any, pad: int) -> Any:
+    """The value of a tile_buf ``pad`` (1 zero, 2 max, 3 min) in ``dtype``'s compute type: +-inf for
+    floats, the integer range's ends otherwise (as pto_cpu.hpp's ``pad_value``)."""
+    compute = np.dtype(dtype.compute)
+    if pad == 1:
+        return compute.type(0)
+    if compute.kind == "f":
+        return compute.type(np.inf if pad == 2 else -np.inf)
+    info = np.iinfo(compute)
+    return compute.type(info.max if pad == 2 else info.min)
+
+
 def tfillpad(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
-    """The valid region copied (the pad region is not modelled: it holds no valid data)."""
+    """dst = src's valid region, and dst's pad value (its tile_buf ``pad``) everywhere else in dst's
+    valid shape; ``pad=0`` (null) leaves the rest of dst as it was."""
     s, d = args
-    _wr(core, d, _rd(core, s, d.valid))
+    pad = getattr(getattr(op.dst.type, "pad", None), "data", 0)
+    r, c = min(s.valid[0], d.valid[0]), min(s.valid[1], d.valid[1])
+    src = _rd(core, s)[:r, :c]
+    out = _rd(core, d).copy() if pad == 0 else np.full(d.valid, pad_fill(d.dtype, pad), dtype=src.dtype)
+    out[:r, :c] = src
+    _wr(core, d, out)
     return ()
 
 
@@ -199,6 +221,7 @@ ISA_DATA: dict[type[Operation], Handler] = {
     IT.TCIOp: tci,
     IT.TTriOp: ttri,
     IT.TSelSOp: tsels,
+    _TFILLPAD: tfillpad,
     IT.TFillPadExpandOp: tfillpad,
     IT.TFillPadInplaceOp: tfillpad,
     IT.TSetValOp: tsetval,
