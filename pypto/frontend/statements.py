@@ -7,12 +7,13 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from xdsl.dialects import func, scf
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, IntegerType, StringAttr, UnitAttr, i1, i64
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 
 from pypto.dialects.enums import ForKind, FunctionType, Level
 from pypto.dialects.op_base import describe_type, same_kind_shape_dtype
+from pypto.dialects.op_facts import alias_operand, is_view
 from pypto.dialects.program import (
     EARLY_RESOLVE,
     MANUAL_DEP,
@@ -320,6 +321,11 @@ class StmtMixin:
             if not explicit and n != idx_node.id and self.scope.lookup(n) is not None and n in body_live
         ]  # fmt: skip
         inits += [self.scope.lookup(n) for n in implicit]  # type: ignore[misc]
+        # First assigned in the body and read after the loop: carried too, its init chosen once the body is built.
+        escaping = [
+            n for n in assigned_names(s.body)
+            if not explicit and n != idx_node.id and self.scope.lookup(n) is None and n in live_after
+        ]  # fmt: skip
         names = explicit + implicit
         block = Block(arg_types=[index, *(v.type for v in inits)])
         scope = Scope(self.scope)
@@ -333,6 +339,17 @@ class StmtMixin:
         if explicit and frame.yield_values is None:
             raise self.fail(ParserSyntaxError, "a loop with init_values must end with 'x = pl.yield_(...)'", s)
         yields = list(frame.yield_values or []) + [scope.lookup(n) for n in implicit]  # type: ignore[misc]
+        for n in escaping:
+            last = scope.vars.get(n)
+            if last is None:
+                raise self.fail(
+                    ParserSyntaxError, f"'{n}' is not assigned on every path of the loop body and not defined before it", s
+                )
+            inits.append(self.escaping_init(n, last, block, inits, bounds, s))
+            arg = block.insert_arg(last.type, len(block.args))
+            set_name(arg, n)
+            yields.append(last)
+        names += escaping
         if len(yields) != len(inits):
             raise self.fail(
                 ParserTypeError,
@@ -352,10 +369,40 @@ class StmtMixin:
         op = scf.ForOp(bounds[0], bounds[1], bounds[2], inits, Region(block))
         set_for_kind(op, kind, stage)
         self.emit(op, s)
-        result_names = (frame.yield_targets or explicit) + implicit
+        result_names = (frame.yield_targets or explicit) + implicit + escaping
         for n, r in zip(result_names, op.results, strict=False):
             set_name(r, n)
             self.scope.assign(n, r)
+
+    def escaping_init(
+        self: FunctionBuilder,
+        name: str,
+        last: SSAValue,
+        block: Block,
+        inits: list[SSAValue],
+        bounds: list[SSAValue],
+        s: ast.For,
+    ) -> SSAValue:
+        """The init of a name first assigned in a loop body and read after the loop.
+
+        Python gives it the last iteration's value. When that value is written in place
+        into a tensor from outside the loop (``x = pl.store(t, [..], out)``), the init is
+        that tensor (a zero-trip loop leaves it unchanged, as upstream's ConvertToSSA does
+        with an Out parameter); a scalar of a loop with a constant trip count >= 1 starts
+        as 0 (never read); anything else is a located error."""
+        root = write_root(last, block, inits)
+        if root is not None and root.type == last.type:
+            return root
+        trips = static_trip_count(bounds)
+        if trips is not None and trips >= 1 and not isinstance(last.type, (TensorType, TileType)):
+            return self.constant(0, last.type, s)
+        why = "the loop may run zero times" if trips is None or trips < 1 else "its value is not a tensor written in place"
+        raise self.fail(
+            ParserSyntaxError,
+            f"'{name}' is first assigned inside the loop and read after it, and {why}",
+            s,
+            hint=f"define '{name}' before the loop",
+        )
 
     def if_stmt(self: FunctionBuilder, s: ast.If, live_after: set[str]) -> None:
         cond = self.value(s.test)
@@ -684,3 +731,46 @@ class SpmdLaunch:
 def mark_runtime_scope(f: func.FuncOp) -> None:
     """Functions whose body was ``with pl.scope():`` (printed dumps)."""
     f.attributes["pl.runtime_scope"] = UnitAttr()
+
+
+def write_root(v: SSAValue, block: Block, inits: list[SSAValue]) -> SSAValue | None:
+    """The value from outside the loop whose buffer ``v`` is written into in place
+    (following in-place writes, loop-carried tensors and inner loops' results), or None."""
+    while True:
+        if isinstance(v, BlockArgument):
+            if v.block is block:
+                k = v.index - 1
+                return inits[k] if 0 <= k < len(inits) else None
+            return None if _within(v.block, block) else v
+        assert isinstance(v, OpResult)
+        op = v.op
+        if not _within(op.parent_block(), block):
+            return v
+        if isinstance(op, scf.ForOp):
+            v = op.iter_args[v.index]
+            continue
+        field_name = alias_operand(op)
+        if field_name is None or is_view(op):
+            return None
+        v = getattr(op, field_name)
+
+
+def _within(b: Block | None, block: Block) -> bool:
+    """``b`` is ``block`` or nested in it."""
+    while b is not None:
+        if b is block:
+            return True
+        parent = b.parent_op()
+        b = parent.parent_block() if parent is not None else None
+    return False
+
+
+def static_trip_count(bounds: list[SSAValue]) -> int | None:
+    """The trip count of ``range(start, stop, step)`` when all three are constants."""
+    vals = []
+    for b in bounds:
+        if not (isinstance(b, OpResult) and isinstance(b.op, arith.ConstantOp)):
+            return None
+        vals.append(b.op.value.value.data)  # type: ignore[union-attr]
+    start, stop, step = vals
+    return len(range(start, stop, step)) if step else None
