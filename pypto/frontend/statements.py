@@ -21,7 +21,6 @@ from pypto.dialects.program import (
     AtOp,
     YieldOp,
     set_for_kind,
-    set_task_links,
 )
 from pypto.dialects.tile_ops import TileGetBlockIdxOp
 from pypto.dialects.types import TensorType, TileType
@@ -36,6 +35,7 @@ from .constexpr import NotConstant, evaluate
 from .scopes import Scope, assigned_names, loaded_names, must_defined, set_name, upward_exposed
 from .source import dotted
 from .sugar import OPS
+from .tasks import Dep, TaskSet
 
 if TYPE_CHECKING:
     from .builder import FunctionBuilder
@@ -59,6 +59,7 @@ class Frame:
     yield_values: list[SSAValue] | None = None
     yield_targets: list[str] = field(default_factory=list)
     yield_node: ast.AST | None = None
+    yield_sets: dict[int, TaskSet] = field(default_factory=dict)  # task arrays yielded, by position
 
 
 def _is_yield(node: ast.expr | None) -> bool:
@@ -153,6 +154,12 @@ class StmtMixin:
         if isinstance(target, ast.Name) and isinstance(value, ast.Call) and dotted(value.func) == "pl.array.create":
             self.task_array_create(target.id, value)
             return
+        if isinstance(target, ast.Name) and isinstance(value, ast.Call) and dotted(value.func) == "pl.system.task_dummy":
+            self.task_dummy(target.id, value)
+            return
+        if isinstance(value, ast.Call) and dotted(value.func) == "pl.submit":
+            self.submit(target, value)
+            return
         if isinstance(target, ast.Name):
             self.target_name = target.id
             try:
@@ -219,11 +226,16 @@ class StmtMixin:
             raise self.fail(ParserSyntaxError, "a second pl.yield_ in the same body", call)
         if call.keywords:
             raise self.fail(InvalidOperationError, "pl.yield_ takes no keyword arguments", call)
-        frame.yield_values = [self.value(a) for a in call.args]
-        if names and len(names) != len(frame.yield_values):
-            raise self.fail(
-                ParserTypeError, f"pl.yield_ gives {len(frame.yield_values)} values to {len(names)} names", node
-            )
+        frame.yield_values = []
+        for i, a in enumerate(call.args):
+            if isinstance(a, ast.Name) and a.id in self.task_arrays:
+                if frame.kind != "for":
+                    raise self.fail(UnsupportedFeatureError, "an if cannot yield task handles; a loop can carry them", a)
+                frame.yield_sets[i] = self.task_arrays[a.id]
+            else:
+                frame.yield_values.append(self.value(a))
+        if names and len(names) != len(call.args):
+            raise self.fail(ParserTypeError, f"pl.yield_ gives {len(call.args)} values to {len(names)} names", node)
         frame.yield_targets = names
         frame.yield_node = call
 
@@ -296,19 +308,27 @@ class StmtMixin:
         # Target: ``i`` or ``i, (a, b)`` with explicit init_values.
         explicit: list[str] = []
         inits: list[SSAValue] = []
+        carried_sets: list[tuple[int, TaskSet, TaskSet]] = []  # (position, init, in the body)
         if "init_values" in kw:
             iv = kw["init_values"]
             if not isinstance(iv, (ast.Tuple, ast.List)):
                 raise self.fail(ParserSyntaxError, "init_values must be a tuple", iv)
-            inits = [self.value(e) for e in iv.elts]
+            # Task-handle arrays are carried at compile time (sets of handles), not as loop values.
+            task_pos = [i for i, e in enumerate(iv.elts) if isinstance(e, ast.Name) and e.id in self.task_arrays]
+            inits = [self.value(e) for i, e in enumerate(iv.elts) if i not in task_pos]
             if not (isinstance(s.target, ast.Tuple) and len(s.target.elts) == 2):
                 raise self.fail(ParserSyntaxError, "with init_values the loop target must be 'i, (x, ...)'", s.target)
             idx_node, carried_node = s.target.elts
             explicit = self.target_names(carried_node)
-            if len(explicit) != len(inits):
+            if len(explicit) != len(iv.elts):
                 raise self.fail(
-                    ParserSyntaxError, f"{len(explicit)} loop-carried names for {len(inits)} init_values", carried_node
+                    ParserSyntaxError, f"{len(explicit)} loop-carried names for {len(iv.elts)} init_values", carried_node
                 )
+            for i in task_pos:
+                init_set = self.task_arrays[iv.elts[i].id]  # type: ignore[attr-defined]
+                carried_sets.append((i, init_set, TaskSet(members=[init_set])))
+                self.task_arrays[explicit[i]] = carried_sets[-1][2]
+            explicit = [n for i, n in enumerate(explicit) if i not in task_pos]
         else:
             idx_node = s.target
         if not isinstance(idx_node, ast.Name):
@@ -336,8 +356,20 @@ class StmtMixin:
             scope.assign(n, a)
         self.carry_dump_tags(inits, list(block.args[1:]))
         frame = self.region("for", block, scope, s.body, body_live)
-        if explicit and frame.yield_values is None:
+        if (explicit or carried_sets) and frame.yield_values is None:
             raise self.fail(ParserSyntaxError, "a loop with init_values must end with 'x = pl.yield_(...)'", s)
+        if set(frame.yield_sets) != {i for i, _, _ in carried_sets}:
+            raise self.fail(
+                ParserTypeError,
+                "pl.yield_ must give a task-handle array exactly where init_values has one",
+                frame.yield_node or s,
+            )
+        for i, init_set, body_set in carried_sets:
+            body_set.members.append(frame.yield_sets[i])  # the next iteration's value
+            if frame.yield_targets:  # after the loop: the last iteration's (or the init's, for no iteration)
+                self.task_arrays[frame.yield_targets[i]] = TaskSet(members=[init_set, frame.yield_sets[i]])
+        frame.yield_targets = [n for i, n in enumerate(frame.yield_targets) if i not in frame.yield_sets]
+        escaping = [n for n in escaping if not self.is_task_name(n)]
         yields = list(frame.yield_values or []) + [scope.lookup(n) for n in implicit]  # type: ignore[misc]
         for n in escaping:
             last = scope.vars.get(n)
@@ -495,7 +527,7 @@ class StmtMixin:
             )
         kw: dict[str, Any] = {}
         dumps_node: ast.expr | None = None
-        deps: list[str] = []
+        deps: list[Dep] = []
         no_dep: list[str] = []
         early = False
         for k in call.keywords:
@@ -546,7 +578,7 @@ class StmtMixin:
         handle = None
         if isinstance(item.optional_vars, ast.Name):
             handle = self.new_task_handle(item.optional_vars.id)
-        set_task_links(op, handle, deps)
+        self.link_tasks(op, handle, deps)
         if no_dep:
             op.attributes[NO_DEP_ARGS] = ArrayAttr(StringAttr(n) for n in no_dep)
         if self.manual_depth:
@@ -557,16 +589,6 @@ class StmtMixin:
         for n, r in zip(outs, op.res, strict=False):
             set_name(r, n)
             self.scope.assign(n, r)
-
-    def new_task_handle(self: FunctionBuilder, name: str) -> str:
-        """Bind ``name`` to a fresh task-handle label (``with pl.at(...) as name:``)."""
-        label = name
-        taken = set(self.task_handles.values())
-        n = 1
-        while label in taken:
-            label, n = f"{name}_{n}", n + 1
-        self.task_handles[name] = label
-        return label
 
     def no_dep_names(self: FunctionBuilder, node: ast.expr) -> list[str]:
         """``no_dep_args=[out]``: outer tensors (by name) the task keeps out of dependency tracking."""
@@ -583,54 +605,6 @@ class StmtMixin:
                 )
             names.append(e.id)
         return names
-
-    def task_array_create(self: FunctionBuilder, name: str, call: ast.Call) -> None:
-        """``arr = pl.array.create(n, pl.TASK_ID)``: an array of task handles (a compile-time set of the
-        ``pl.at`` scopes stored into it; ``deps=[arr]`` waits for each)."""
-        dtype = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "dtype"), None)
-        if dtype is None or dotted(dtype) != "pl.TASK_ID":
-            raise self.fail(
-                UnsupportedFeatureError,
-                "pl.array.create is supported for task handles only: pl.array.create(n, pl.TASK_ID)",
-                call,
-            )
-        if self.kind is not FunctionType.Orchestration:
-            raise self.fail(UnsupportedFeatureError, "pl.array.create of task handles belongs in Orchestration code", call)
-        self.task_arrays[name] = []
-
-    def task_array_store(self: FunctionBuilder, target: ast.Subscript, value: ast.expr) -> None:
-        """``arr[i] = t`` (``t`` from ``with pl.at(...) as t``): the scope joins the array's set."""
-        name = target.value.id  # type: ignore[attr-defined]
-        if not isinstance(value, ast.Name) or value.id not in self.task_handles:
-            raise self.fail(
-                ParserTypeError,
-                f"'{name}' holds task handles: store one bound by 'with pl.at(...) as t:'",
-                value,
-            )
-        label = self.task_handles[value.id]
-        if label not in self.task_arrays[name]:
-            self.task_arrays[name].append(label)
-
-    def task_deps(self: FunctionBuilder, node: ast.expr) -> list[str]:
-        """``deps=[t1, t2]``: the labels of task handles bound earlier by ``with pl.at(...) as t1:``
-        (an array of task handles contributes every handle stored into it)."""
-        if not isinstance(node, (ast.List, ast.Tuple)):
-            raise self.fail(ParserTypeError, "pl.at deps= takes a list of task handles, e.g. deps=[first]", node)
-        labels = []
-        for e in node.elts:
-            if isinstance(e, ast.Name) and e.id in self.task_arrays:
-                labels.extend(label for label in self.task_arrays[e.id] if label not in labels)
-                continue
-            if not isinstance(e, ast.Name) or e.id not in self.task_handles:
-                raise self.fail(
-                    ParserTypeError,
-                    f"pl.at deps=: '{ast.unparse(e)}' is not a task handle",
-                    e,
-                    hint="bind one first with 'with pl.at(...) as name:'",
-                )
-            labels.append(self.task_handles[e.id])
-        return labels
-
 
     def spmd_launch(self: FunctionBuilder, call: ast.Call) -> SpmdLaunch:
         """The block count (and ``sync_start``) of a ``pl.spmd(n)`` / ``pl.spmd(core_num=n, sync_start=)``
