@@ -6,6 +6,7 @@ never leaves the cube. A result larger than L0C is written block by block into t
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 import torch
@@ -50,6 +51,8 @@ def test_cast_rounds_half_to_even_on_fixpipe(engine: str) -> None:
     compiled = chain.compile(a, b, e, out)
     text = compiled.lowered.as_python()
     assert "pl.tile.cast" not in text and "pl.Mem.Vec" not in text
+    pto = "".join(p.read_text() for p in Path(compiled.output_dir).rglob("*.pto"))
+    assert "pto.tinsert" in pto and "pto.tcvt" not in pto
     result = run(compiled, a, b, e, out, config=RunConfig(kernel_engine=engine))
     torch.testing.assert_close(out, torch.ones(64, 32), rtol=0, atol=0)
     if engine == "interpreter":
