@@ -557,7 +557,8 @@ class AssembleOp(LayerOp):
     @classmethod
     def infer_type(cls, a: ArgView) -> Attribute:
         dst, src = cls.operand(a, "target"), cls.operand(a, "source")
-        _same_dtype(a, dst, src, "target", "source")
+        if not fixpipe_narrowing(src, dst):
+            _same_dtype(a, dst, src, "target", "source")
         if len(src.get_shape()) != len(dst.get_shape()):
             raise a.fail(f"operand 'source' has rank {len(src.get_shape())}, expected {len(dst.get_shape())}")
         _check_indices(a, "offset", len(dst.get_shape()))
@@ -566,6 +567,18 @@ class AssembleOp(LayerOp):
             if not ok:
                 raise a.fail(f"cannot assemble a {src.memory_space.value} tile into a {dst.memory_space.value} tile (Vec->Vec or Acc->Mat)")
         return dst.with_(memref=None, view=None) if isinstance(dst, TileType) else dst.with_memref(None)
+
+
+def fixpipe_narrowing(src: Attribute, dst: Attribute) -> bool:
+    """An Acc -> Mat write of an FP32 accumulator into an FP16 / BF16 tile: the cube's FIXPIPE
+    write-back converts on the way (round half to even), so an assemble may change the dtype."""
+    return (
+        isinstance(src, TileType)
+        and isinstance(dst, TileType)
+        and (src.memory_space, dst.memory_space) == (MemorySpace.Acc, MemorySpace.Mat)
+        and dtype_name(src.element_type) == "FP32"
+        and dtype_name(dst.element_type) in ("FP16", "BF16")
+    )
 
 
 class ReadOp(LayerOp):

@@ -44,7 +44,7 @@ from pypto.ptoas.dialect.attrs import AtomicTypeAttr as PtoAtomicTypeAttr
 from pypto.ptoas.dialect.attrs import RoundMode, RoundModeAttr
 from pypto.ptoas.dialect.base import fill_operands
 from pypto.ptoas.dialect.isa_misc_ops import LoadScalarOp
-from pypto.ptoas.dialect.tile_ops import TReshapeOp
+from pypto.ptoas.dialect.tile_ops import TInsertOp, TReshapeOp
 from pypto.ptoas.dialect.types import DYNAMIC, element_bits
 from pypto.ptoas.dialect.vector_ops import ExpandBinaryOp, TColSumOp, TRsqrtOp
 from pypto.ptoas.dialect.view_ops import MakeTensorViewOp, PartitionViewOp
@@ -317,7 +317,8 @@ def lower_store(st: LoweringState, src: Operation) -> None:
 
 
 def lower_assemble(st: LoweringState, src: Operation) -> None:
-    """assemble(target, source, [r, c]) -> ``pto.tmov`` of source into a window tile aliasing the result.
+    """assemble(target, source, [r, c]) -> ``pto.tmov`` of source into a window tile aliasing the result
+    (Acc FP32 -> Mat FP16/BF16: ``pto.tinsert`` into the result, the cube's FIXPIPE write-back).
 
     The window is an ``alloc_tile`` at ``result_addr + (r * cols + c) * elem`` with the result's
     row pitch (cols) and the source's valid shape; the result reuses the target's tile when
@@ -334,11 +335,17 @@ def lower_assemble(st: LoweringState, src: Operation) -> None:
         dst = _result(st, src, _valid(target))
         st.move(target, dst, src)
     st.tiles[res] = dst
+    src_t = src.operands[1].type
+    if F.fixpipe_narrowing(src_t, t):
+        # The FIXPIPE write-back: ``pto.tinsert`` at (r, c), run-time offsets allowed, converting
+        # FP32 to FP16 / BF16 on the way (a folded ``pl.cast(..., mode="rint")``).
+        r, c = (st.scalar(v, src) for v in src.operands[2:4])
+        _dps(st, src, TInsertOp, [source.value, r, c], dst)
+        return
     r, c = (st.static(st.scalar(v, src)) for v in src.operands[2:4])
     if DYNAMIC in (r, c):
         raise error_at(src, "ptoas codegen: pl.tile.assemble needs constant offsets")
     cols = t.get_shape()[1]
-    src_t = src.operands[1].type
     assert isinstance(src_t, TileType)
     rows = src_t.get_shape()[0]
     elem = element_bits(t.element_type) // 8

@@ -23,6 +23,7 @@ from pypto.dialects.enums import DEFAULT_ROLE, ForKind, FunctionType, Role
 from pypto.dialects.op_base import ArgKind, PLOp
 from pypto.dialects.program import (
     EARLY_RESOLVE,
+    MANUAL_DEP,
     NO_DEP_ARGS,
     AtOp,
     call_dump_indices,
@@ -400,8 +401,16 @@ class _FunctionPrinter:
         if isinstance(op, func.CallOp):
             args = [self.s(v) for v in op.arguments]
             marks = [args[i] for i in call_dump_indices(op) if i < len(args)]
+            attrs: list[str] = []
             if marks:  # pl.dump_tag / dumps= marks, in upstream's printed form
-                args.append(f'attrs={{"dump_vars": [{", ".join(marks)}]}}')
+                attrs.append(f'"dump_vars": [{", ".join(marks)}]')
+            if (handle := task_handle(op)) is not None:  # pl.submit / an outlined ``pl.at(...) as t``
+                attrs.append(f'"task_handle": {json.dumps(handle)}')
+            if deps := user_deps(op):
+                attrs.append(f'"user_deps": [{", ".join(json.dumps(d) for d in deps)}]')
+            attrs += [f'"{key[3:]}": True' for key in (MANUAL_DEP, EARLY_RESOLVE) if key in op.attributes]
+            if attrs:
+                args.append(f"attrs={{{', '.join(attrs)}}}")
             return f"self.{op.callee.root_reference.data}({', '.join(args)})", ATOM
         return f"{name}({', '.join(self.s(v) for v in op.operands)})", ATOM
 

@@ -28,6 +28,7 @@ from .expressions import ExprMixin
 from .scopes import Scope, set_name
 from .source import Source, dotted
 from .statements import Frame, SpmdLaunch, StmtMixin, mark_runtime_scope
+from .tasks import Dep, TaskMixin, TaskSet
 
 
 @dataclass
@@ -68,7 +69,7 @@ def function_info(dec: ast.expr, src: Source) -> FunctionInfo:
     return info
 
 
-class FunctionBuilder(ExprMixin, CallMixin, StmtMixin, DumpMixin):
+class FunctionBuilder(ExprMixin, CallMixin, StmtMixin, DumpMixin, TaskMixin):
     """Builds one ``func.func`` from a Python ``def``."""
 
     def __init__(
@@ -95,7 +96,8 @@ class FunctionBuilder(ExprMixin, CallMixin, StmtMixin, DumpMixin):
         self.returned: tuple[list[SSAValue], ast.Return] | None = None
         self.runtime_scope = False
         self.task_handles: dict[str, str] = {}  # ``with pl.at(...) as name`` -> its label
-        self.task_arrays: dict[str, list[str]] = {}  # ``pl.array.create(n, pl.TASK_ID)`` -> labels stored in it
+        self.task_arrays: dict[str, TaskSet] = {}  # ``pl.array.create(n, pl.TASK_ID)`` / task_dummy -> its set
+        self.pending_deps: list[tuple[Operation, list[Dep]]] = []  # ``deps=`` resolved when the body is read
         self.manual_depth = 0  # inside ``with pl.manual_scope():``
         self.dump_tagged: dict[SSAValue, None] = {}  # pl.dump_tag'd values, in tag order
         self.spmd: SpmdLaunch | None = None  # the enclosing ``with pl.spmd(...)``
@@ -167,6 +169,7 @@ class FunctionBuilder(ExprMixin, CallMixin, StmtMixin, DumpMixin):
             set_name(a, n)
             self.scope.assign(n, a)
         self.stmts(self.fdef.body, set())
+        self.resolve_task_deps()
         if self.returned is None:
             if declared:
                 raise self.fail(

@@ -116,12 +116,15 @@ def loaded_names(nodes: Iterable[ast.AST]) -> set[str]:
 
 
 def must_defined(stmts: Iterable[ast.stmt]) -> set[str]:
-    """Names these statements always assign: straight-line assignments and ``with`` bodies
-    (which always run); not names assigned only inside a loop or a branch."""
+    """Names these statements always assign: straight-line assignments, ``with`` bodies
+    (which always run) and names both arms of an ``if`` assign; not names assigned only
+    inside a loop or in one branch."""
     defined: set[str] = set()
     for s in stmts:
         if isinstance(s, ast.With):
             defined |= must_defined(s.body)
+        elif isinstance(s, ast.If) and s.orelse:
+            defined |= must_defined(s.body) & must_defined(s.orelse)
         elif isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             defined |= set(assigned_names([s]))
     return defined

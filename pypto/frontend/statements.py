@@ -7,12 +7,13 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from xdsl.dialects import func, scf
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, IntegerType, StringAttr, UnitAttr, i1, i64
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 
 from pypto.dialects.enums import ForKind, FunctionType, Level
 from pypto.dialects.op_base import describe_type, same_kind_shape_dtype
+from pypto.dialects.op_facts import alias_operand, is_view
 from pypto.dialects.program import (
     EARLY_RESOLVE,
     MANUAL_DEP,
@@ -20,7 +21,6 @@ from pypto.dialects.program import (
     AtOp,
     YieldOp,
     set_for_kind,
-    set_task_links,
 )
 from pypto.dialects.tile_ops import TileGetBlockIdxOp
 from pypto.dialects.types import TensorType, TileType
@@ -35,6 +35,7 @@ from .constexpr import NotConstant, evaluate
 from .scopes import Scope, assigned_names, loaded_names, must_defined, set_name, upward_exposed
 from .source import dotted
 from .sugar import OPS
+from .tasks import Dep, TaskSet
 
 if TYPE_CHECKING:
     from .builder import FunctionBuilder
@@ -58,6 +59,7 @@ class Frame:
     yield_values: list[SSAValue] | None = None
     yield_targets: list[str] = field(default_factory=list)
     yield_node: ast.AST | None = None
+    yield_sets: dict[int, TaskSet] = field(default_factory=dict)  # task arrays yielded, by position
 
 
 def _is_yield(node: ast.expr | None) -> bool:
@@ -152,6 +154,12 @@ class StmtMixin:
         if isinstance(target, ast.Name) and isinstance(value, ast.Call) and dotted(value.func) == "pl.array.create":
             self.task_array_create(target.id, value)
             return
+        if isinstance(target, ast.Name) and isinstance(value, ast.Call) and dotted(value.func) == "pl.system.task_dummy":
+            self.task_dummy(target.id, value)
+            return
+        if isinstance(value, ast.Call) and dotted(value.func) == "pl.submit":
+            self.submit(target, value)
+            return
         if isinstance(target, ast.Name):
             self.target_name = target.id
             try:
@@ -218,11 +226,16 @@ class StmtMixin:
             raise self.fail(ParserSyntaxError, "a second pl.yield_ in the same body", call)
         if call.keywords:
             raise self.fail(InvalidOperationError, "pl.yield_ takes no keyword arguments", call)
-        frame.yield_values = [self.value(a) for a in call.args]
-        if names and len(names) != len(frame.yield_values):
-            raise self.fail(
-                ParserTypeError, f"pl.yield_ gives {len(frame.yield_values)} values to {len(names)} names", node
-            )
+        frame.yield_values = []
+        for i, a in enumerate(call.args):
+            if isinstance(a, ast.Name) and a.id in self.task_arrays:
+                if frame.kind != "for":
+                    raise self.fail(UnsupportedFeatureError, "an if cannot yield task handles; a loop can carry them", a)
+                frame.yield_sets[i] = self.task_arrays[a.id]
+            else:
+                frame.yield_values.append(self.value(a))
+        if names and len(names) != len(call.args):
+            raise self.fail(ParserTypeError, f"pl.yield_ gives {len(call.args)} values to {len(names)} names", node)
         frame.yield_targets = names
         frame.yield_node = call
 
@@ -295,19 +308,27 @@ class StmtMixin:
         # Target: ``i`` or ``i, (a, b)`` with explicit init_values.
         explicit: list[str] = []
         inits: list[SSAValue] = []
+        carried_sets: list[tuple[int, TaskSet, TaskSet]] = []  # (position, init, in the body)
         if "init_values" in kw:
             iv = kw["init_values"]
             if not isinstance(iv, (ast.Tuple, ast.List)):
                 raise self.fail(ParserSyntaxError, "init_values must be a tuple", iv)
-            inits = [self.value(e) for e in iv.elts]
+            # Task-handle arrays are carried at compile time (sets of handles), not as loop values.
+            task_pos = [i for i, e in enumerate(iv.elts) if isinstance(e, ast.Name) and e.id in self.task_arrays]
+            inits = [self.value(e) for i, e in enumerate(iv.elts) if i not in task_pos]
             if not (isinstance(s.target, ast.Tuple) and len(s.target.elts) == 2):
                 raise self.fail(ParserSyntaxError, "with init_values the loop target must be 'i, (x, ...)'", s.target)
             idx_node, carried_node = s.target.elts
             explicit = self.target_names(carried_node)
-            if len(explicit) != len(inits):
+            if len(explicit) != len(iv.elts):
                 raise self.fail(
-                    ParserSyntaxError, f"{len(explicit)} loop-carried names for {len(inits)} init_values", carried_node
+                    ParserSyntaxError, f"{len(explicit)} loop-carried names for {len(iv.elts)} init_values", carried_node
                 )
+            for i in task_pos:
+                init_set = self.task_arrays[iv.elts[i].id]  # type: ignore[attr-defined]
+                carried_sets.append((i, init_set, TaskSet(members=[init_set])))
+                self.task_arrays[explicit[i]] = carried_sets[-1][2]
+            explicit = [n for i, n in enumerate(explicit) if i not in task_pos]
         else:
             idx_node = s.target
         if not isinstance(idx_node, ast.Name):
@@ -320,6 +341,11 @@ class StmtMixin:
             if not explicit and n != idx_node.id and self.scope.lookup(n) is not None and n in body_live
         ]  # fmt: skip
         inits += [self.scope.lookup(n) for n in implicit]  # type: ignore[misc]
+        # First assigned in the body and read after the loop: carried too, its init chosen once the body is built.
+        escaping = [
+            n for n in assigned_names(s.body)
+            if not explicit and n != idx_node.id and self.scope.lookup(n) is None and n in live_after
+        ]  # fmt: skip
         names = explicit + implicit
         block = Block(arg_types=[index, *(v.type for v in inits)])
         scope = Scope(self.scope)
@@ -330,9 +356,32 @@ class StmtMixin:
             scope.assign(n, a)
         self.carry_dump_tags(inits, list(block.args[1:]))
         frame = self.region("for", block, scope, s.body, body_live)
-        if explicit and frame.yield_values is None:
+        if (explicit or carried_sets) and frame.yield_values is None:
             raise self.fail(ParserSyntaxError, "a loop with init_values must end with 'x = pl.yield_(...)'", s)
+        if set(frame.yield_sets) != {i for i, _, _ in carried_sets}:
+            raise self.fail(
+                ParserTypeError,
+                "pl.yield_ must give a task-handle array exactly where init_values has one",
+                frame.yield_node or s,
+            )
+        for i, init_set, body_set in carried_sets:
+            body_set.members.append(frame.yield_sets[i])  # the next iteration's value
+            if frame.yield_targets:  # after the loop: the last iteration's (or the init's, for no iteration)
+                self.task_arrays[frame.yield_targets[i]] = TaskSet(members=[init_set, frame.yield_sets[i]])
+        frame.yield_targets = [n for i, n in enumerate(frame.yield_targets) if i not in frame.yield_sets]
+        escaping = [n for n in escaping if not self.is_task_name(n)]
         yields = list(frame.yield_values or []) + [scope.lookup(n) for n in implicit]  # type: ignore[misc]
+        for n in escaping:
+            last = scope.vars.get(n)
+            if last is None:
+                raise self.fail(
+                    ParserSyntaxError, f"'{n}' is not assigned on every path of the loop body and not defined before it", s
+                )
+            inits.append(self.escaping_init(n, last, block, inits, bounds, s))
+            arg = block.insert_arg(last.type, len(block.args))
+            set_name(arg, n)
+            yields.append(last)
+        names += escaping
         if len(yields) != len(inits):
             raise self.fail(
                 ParserTypeError,
@@ -352,10 +401,40 @@ class StmtMixin:
         op = scf.ForOp(bounds[0], bounds[1], bounds[2], inits, Region(block))
         set_for_kind(op, kind, stage)
         self.emit(op, s)
-        result_names = (frame.yield_targets or explicit) + implicit
+        result_names = (frame.yield_targets or explicit) + implicit + escaping
         for n, r in zip(result_names, op.results, strict=False):
             set_name(r, n)
             self.scope.assign(n, r)
+
+    def escaping_init(
+        self: FunctionBuilder,
+        name: str,
+        last: SSAValue,
+        block: Block,
+        inits: list[SSAValue],
+        bounds: list[SSAValue],
+        s: ast.For,
+    ) -> SSAValue:
+        """The init of a name first assigned in a loop body and read after the loop.
+
+        Python gives it the last iteration's value. When that value is written in place
+        into a tensor from outside the loop (``x = pl.store(t, [..], out)``), the init is
+        that tensor (a zero-trip loop leaves it unchanged, as upstream's ConvertToSSA does
+        with an Out parameter); a scalar of a loop with a constant trip count >= 1 starts
+        as 0 (never read); anything else is a located error."""
+        root = write_root(last, block, inits)
+        if root is not None and root.type == last.type:
+            return root
+        trips = static_trip_count(bounds)
+        if trips is not None and trips >= 1 and not isinstance(last.type, (TensorType, TileType)):
+            return self.constant(0, last.type, s)
+        why = "the loop may run zero times" if trips is None or trips < 1 else "its value is not a tensor written in place"
+        raise self.fail(
+            ParserSyntaxError,
+            f"'{name}' is first assigned inside the loop and read after it, and {why}",
+            s,
+            hint=f"define '{name}' before the loop",
+        )
 
     def if_stmt(self: FunctionBuilder, s: ast.If, live_after: set[str]) -> None:
         cond = self.value(s.test)
@@ -451,7 +530,7 @@ class StmtMixin:
             )
         kw: dict[str, Any] = {}
         dumps_node: ast.expr | None = None
-        deps: list[str] = []
+        deps: list[Dep] = []
         no_dep: list[str] = []
         early = False
         for k in call.keywords:
@@ -502,7 +581,7 @@ class StmtMixin:
         handle = None
         if isinstance(item.optional_vars, ast.Name):
             handle = self.new_task_handle(item.optional_vars.id)
-        set_task_links(op, handle, deps)
+        self.link_tasks(op, handle, deps)
         if no_dep:
             op.attributes[NO_DEP_ARGS] = ArrayAttr(StringAttr(n) for n in no_dep)
         if self.manual_depth:
@@ -513,16 +592,6 @@ class StmtMixin:
         for n, r in zip(outs, op.res, strict=False):
             set_name(r, n)
             self.scope.assign(n, r)
-
-    def new_task_handle(self: FunctionBuilder, name: str) -> str:
-        """Bind ``name`` to a fresh task-handle label (``with pl.at(...) as name:``)."""
-        label = name
-        taken = set(self.task_handles.values())
-        n = 1
-        while label in taken:
-            label, n = f"{name}_{n}", n + 1
-        self.task_handles[name] = label
-        return label
 
     def no_dep_names(self: FunctionBuilder, node: ast.expr) -> list[str]:
         """``no_dep_args=[out]``: outer tensors (by name) the task keeps out of dependency tracking."""
@@ -539,54 +608,6 @@ class StmtMixin:
                 )
             names.append(e.id)
         return names
-
-    def task_array_create(self: FunctionBuilder, name: str, call: ast.Call) -> None:
-        """``arr = pl.array.create(n, pl.TASK_ID)``: an array of task handles (a compile-time set of the
-        ``pl.at`` scopes stored into it; ``deps=[arr]`` waits for each)."""
-        dtype = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "dtype"), None)
-        if dtype is None or dotted(dtype) != "pl.TASK_ID":
-            raise self.fail(
-                UnsupportedFeatureError,
-                "pl.array.create is supported for task handles only: pl.array.create(n, pl.TASK_ID)",
-                call,
-            )
-        if self.kind is not FunctionType.Orchestration:
-            raise self.fail(UnsupportedFeatureError, "pl.array.create of task handles belongs in Orchestration code", call)
-        self.task_arrays[name] = []
-
-    def task_array_store(self: FunctionBuilder, target: ast.Subscript, value: ast.expr) -> None:
-        """``arr[i] = t`` (``t`` from ``with pl.at(...) as t``): the scope joins the array's set."""
-        name = target.value.id  # type: ignore[attr-defined]
-        if not isinstance(value, ast.Name) or value.id not in self.task_handles:
-            raise self.fail(
-                ParserTypeError,
-                f"'{name}' holds task handles: store one bound by 'with pl.at(...) as t:'",
-                value,
-            )
-        label = self.task_handles[value.id]
-        if label not in self.task_arrays[name]:
-            self.task_arrays[name].append(label)
-
-    def task_deps(self: FunctionBuilder, node: ast.expr) -> list[str]:
-        """``deps=[t1, t2]``: the labels of task handles bound earlier by ``with pl.at(...) as t1:``
-        (an array of task handles contributes every handle stored into it)."""
-        if not isinstance(node, (ast.List, ast.Tuple)):
-            raise self.fail(ParserTypeError, "pl.at deps= takes a list of task handles, e.g. deps=[first]", node)
-        labels = []
-        for e in node.elts:
-            if isinstance(e, ast.Name) and e.id in self.task_arrays:
-                labels.extend(label for label in self.task_arrays[e.id] if label not in labels)
-                continue
-            if not isinstance(e, ast.Name) or e.id not in self.task_handles:
-                raise self.fail(
-                    ParserTypeError,
-                    f"pl.at deps=: '{ast.unparse(e)}' is not a task handle",
-                    e,
-                    hint="bind one first with 'with pl.at(...) as name:'",
-                )
-            labels.append(self.task_handles[e.id])
-        return labels
-
 
     def cluster_scope(self: FunctionBuilder, s: ast.With, call: ast.Call, live_after: set[str]) -> None:
         """``with pl.cluster():`` in an Orchestration function: upstream co-schedules the AIC and AIV kernels
@@ -697,3 +718,46 @@ class SpmdLaunch:
 def mark_runtime_scope(f: func.FuncOp) -> None:
     """Functions whose body was ``with pl.scope():`` (printed dumps)."""
     f.attributes["pl.runtime_scope"] = UnitAttr()
+
+
+def write_root(v: SSAValue, block: Block, inits: list[SSAValue]) -> SSAValue | None:
+    """The value from outside the loop whose buffer ``v`` is written into in place
+    (following in-place writes, loop-carried tensors and inner loops' results), or None."""
+    while True:
+        if isinstance(v, BlockArgument):
+            if v.block is block:
+                k = v.index - 1
+                return inits[k] if 0 <= k < len(inits) else None
+            return None if _within(v.block, block) else v
+        assert isinstance(v, OpResult)
+        op = v.op
+        if not _within(op.parent_block(), block):
+            return v
+        if isinstance(op, scf.ForOp):
+            v = op.iter_args[v.index]
+            continue
+        field_name = alias_operand(op)
+        if field_name is None or is_view(op):
+            return None
+        v = getattr(op, field_name)
+
+
+def _within(b: Block | None, block: Block) -> bool:
+    """``b`` is ``block`` or nested in it."""
+    while b is not None:
+        if b is block:
+            return True
+        parent = b.parent_op()
+        b = parent.parent_block() if parent is not None else None
+    return False
+
+
+def static_trip_count(bounds: list[SSAValue]) -> int | None:
+    """The trip count of ``range(start, stop, step)`` when all three are constants."""
+    vals = []
+    for b in bounds:
+        if not (isinstance(b, OpResult) and isinstance(b.op, arith.ConstantOp)):
+            return None
+        vals.append(b.op.value.value.data)  # type: ignore[union-attr]
+    start, stop, step = vals
+    return len(range(start, stop, step)) if step else None

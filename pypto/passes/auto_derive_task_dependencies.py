@@ -27,7 +27,9 @@ Recorded as discardable attributes on each call:
 A call outlined from ``with pl.at(...) as t:`` carries the handle label ``t``
 (``pl.task_handle``); one from ``pl.at(..., deps=[t])`` (``pl.user_deps``) also
 depends on the latest earlier task labelled ``t``: explicit edges are added to
-the derived ones, not instead of them (upstream's ``deps=`` semantics). The
+the derived ones, not instead of them (upstream's ``deps=`` semantics). They are also listed in
+``pl.explicit_deps`` (which may name the task itself or a later call: a loop-carried handle
+of an earlier iteration); the runtime resolves them to run-time tasks. The
 arguments of ``pl.no_dep_indices`` (``no_dep_args=``), and all of a call's
 arguments under ``pl.manual_dep`` (``pl.manual_scope``), take no part in the
 derivation.
@@ -58,6 +60,9 @@ from .registry import register_pass
 
 TASK_ID = "pl.task_id"
 TASK_DEPS = "pl.task_deps"
+EXPLICIT_DEPS = "pl.explicit_deps"
+"""The tasks of ``pl.task_deps`` named by ``deps=`` (handles), which may include the task itself
+(an earlier iteration's instance) or a later call of a loop body."""
 
 
 class _Tensors:
@@ -83,9 +88,12 @@ def derive_function(f: func.FuncOp, funcs: dict[str, func.FuncOp]) -> list[list[
     last_writer: dict[object, int] = {}
     readers: dict[object, set[int]] = {}
     all_deps: list[list[int]] = []
-    handles: dict[str, int] = {}
+    calls = list(calls_in(f, funcs))
+    # Every labelled task, whatever its position: a loop-carried handle may name a call later in the
+    # loop body, or the call itself (its instance of an earlier iteration).
+    handles = {label: i for i, (op, _) in enumerate(calls) if (label := task_handle(op)) is not None}
     task = 0
-    for op, callee in calls_in(f, funcs):
+    for op, callee in calls:
         dirs = call_directions(op) or param_directions(callee)
         deps: set[int] = set()
         reads: list[object] = []
@@ -106,10 +114,9 @@ def derive_function(f: func.FuncOp, funcs: dict[str, func.FuncOp]) -> list[list[
             if k in last_writer:
                 deps.add(last_writer[k])
             deps.update(readers.get(k, set()))
-        deps.update(handles[label] for label in user_deps(op) if label in handles)
+        explicit = sorted({handles[label] for label in user_deps(op) if label in handles})
+        deps.update(i for i in explicit if i < task)
         deps.discard(task)
-        if (label := task_handle(op)) is not None:
-            handles[label] = task
         for k in reads:
             readers.setdefault(k, set()).add(task)
         for k in writes:
@@ -123,6 +130,8 @@ def derive_function(f: func.FuncOp, funcs: dict[str, func.FuncOp]) -> list[list[
         ordered = sorted(deps)
         op.attributes[TASK_ID] = IntegerAttr(task, i64)
         op.attributes[TASK_DEPS] = ArrayAttr([IntegerAttr(i, i64) for i in ordered])
+        if explicit:
+            op.attributes[EXPLICIT_DEPS] = ArrayAttr([IntegerAttr(i, i64) for i in explicit])
         all_deps.append(ordered)
         task += 1
     return all_deps

@@ -17,7 +17,10 @@ accumulates into L0C (Acc); their a2a3 capacities are in
   into ``tm x tn`` blocks, which needs the result to go straight to DDR: the
   matmul's only use must be a ``pl.tile.store``; the nest is then
   ``for mo: for no: <K chain>; store(block, [o0 + mo*tm, o1 + no*tn], out)``
-  with the output tensor carried through both loops.
+  with the output tensor carried through both loops. A result written whole into a Mat tile
+  (``pl.tile.assemble(scratch, c, [o0, o1])``, the FIXPIPE write-back of a folded
+  ``pl.cast(c, pl.BF16, mode="rint")``) is tiled the same way: each block is assembled into its
+  window of the scratch.
 
 Sums are taken in the same K order, so results match the untiled matmul up to
 floating-point reassociation. When no tiling fits (a dimension not divisible
@@ -43,7 +46,7 @@ from pypto.diagnostics import Severity, emit_at
 from pypto.dialects import op_families as F
 from pypto.dialects.dtypes import dtype_bits, dtype_name
 from pypto.dialects.enums import MemorySpace, enum_attr
-from pypto.dialects.tile_ops import TileExtractOp, TileMatmulAccOp, TileMatmulOp, TileStoreOp
+from pypto.dialects.tile_ops import TileAssembleOp, TileExtractOp, TileMatmulAccOp, TileMatmulOp, TileStoreOp
 from pypto.dialects.types import DYNAMIC, TileType
 
 from .base import FunctionPass, index_constant
@@ -173,29 +176,46 @@ def _k_chain(b: _Builder, op: TileMatmulOp | TileMatmulAccOp, plan: Plan, r0: SS
     return loop.results[0]
 
 
-def _only_store(op: Operation) -> TileStoreOp | None:
+def _only_sink(op: Operation) -> TileStoreOp | TileAssembleOp | None:
+    """The result's only use when it writes the whole accumulator out: a ``pl.tile.store`` to DDR or
+    an Acc -> Mat ``pl.tile.assemble`` (the FIXPIPE write-back into an L1 scratch)."""
     uses = list(op.results[0].uses)
-    if len(uses) == 1 and isinstance(uses[0].operation, TileStoreOp) and uses[0].index == 0:
-        return uses[0].operation
+    if len(uses) != 1:
+        return None
+    user, index = uses[0].operation, uses[0].index
+    if isinstance(user, TileStoreOp) and index == 0:
+        return user
+    if isinstance(user, TileAssembleOp) and index == 1:
+        return user
     return None
 
 
-def _tile_blocks(op: TileMatmulOp, plan: Plan, store: TileStoreOp) -> None:
-    """The M/N block nest writing each accumulator block straight to DDR."""
+def _tile_blocks(op: TileMatmulOp, plan: Plan, sink: TileStoreOp | TileAssembleOp) -> None:
+    """The M/N block nest writing each accumulator block straight to DDR (store) or into its window
+    of the Mat scratch (assemble), the written tensor / scratch carried through the loops."""
     b = _Builder(op)
-    o0, o1 = list(store.offsets)
-    out = store.output
+    if isinstance(sink, TileStoreOp):
+        o0, o1 = list(sink.offsets)
+        out = sink.output
+    else:
+        o0, o1 = list(sink.offset)
+        out = sink.target
     mo_n, no_n = plan.m // plan.tm, plan.n // plan.tn
+
+    def write(bb: _Builder, acc: SSAValue, r: SSAValue, c: SSAValue, dest: SSAValue) -> SSAValue:
+        if isinstance(sink, TileStoreOp):
+            new = TileStoreOp.build_from_args(
+                {"tile": acc, "offsets": [r, c], "output": dest}, {k: v for k, v in sink.properties.items() if k == "atomic"}
+            )
+        else:
+            new = TileAssembleOp.build_from_args({"target": dest, "source": acc, "offset": [r, c]}, {})
+        new.results[0].name_hint = sink.results[0].name_hint
+        return bb.add(new).results[0]
 
     def n_level(builder: _Builder, r0: SSAValue, out_in: SSAValue) -> SSAValue:
         def one_block(bb: _Builder, c0: SSAValue, out_cur: SSAValue) -> SSAValue:
             acc = _k_chain(bb, op, plan, r0, c0)
-            st = TileStoreOp.build_from_args(
-                {"tile": acc, "offsets": [bb.addi(o0, r0), bb.addi(o1, c0)], "output": out_cur},
-                {k: v for k, v in store.properties.items() if k == "atomic"},
-            )
-            st.results[0].name_hint = store.results[0].name_hint
-            return bb.add(st).results[0]
+            return write(bb, acc, bb.addi(o0, r0), bb.addi(o1, c0), out_cur)
 
         if no_n == 1:
             return one_block(builder, builder.const(0), out_in)
@@ -207,7 +227,7 @@ def _tile_blocks(op: TileMatmulOp, plan: Plan, store: TileStoreOp) -> None:
         inner.add(scf.YieldOp(res))
         body.add_ops(inner.ops)
         loop = builder.add(scf.ForOp(builder.const(0), builder.const(no_n), builder.const(1), [out_in], body))
-        loop.results[0].name_hint = store.results[0].name_hint
+        loop.results[0].name_hint = sink.results[0].name_hint
         return loop.results[0]
 
     if mo_n == 1:
@@ -221,13 +241,13 @@ def _tile_blocks(op: TileMatmulOp, plan: Plan, store: TileStoreOp) -> None:
         inner.add(scf.YieldOp(res))
         body.add_ops(inner.ops)
         loop = b.add(scf.ForOp(b.const(0), b.const(mo_n), b.const(1), [out], body))
-        loop.results[0].name_hint = store.results[0].name_hint
+        loop.results[0].name_hint = sink.results[0].name_hint
         final = loop.results[0]
-    block = store.parent_block()
+    block = sink.parent_block()
     assert block is not None
-    block.insert_ops_before(b.ops, store)
-    store.results[0].replace_all_uses_with(final)
-    Rewriter.erase_op(store)
+    block.insert_ops_before(b.ops, sink)
+    sink.results[0].replace_all_uses_with(final)
+    Rewriter.erase_op(sink)
     Rewriter.erase_op(op)
 
 
@@ -258,9 +278,11 @@ def tile_matmul(op: TileMatmulOp | TileMatmulAccOp) -> None:
         if plan.blocks_mn:
             if isinstance(op, TileMatmulAccOp):
                 raise TilingFailed(f"the [{m}, {n}] accumulator of matmul_acc exceeds L0C")
-            store = _only_store(op)
+            store = _only_sink(op)
             if store is None:
-                raise TilingFailed(f"the [{m}, {n}] result exceeds L0C and is not stored to DDR directly")
+                raise TilingFailed(
+                    f"the [{m}, {n}] result exceeds L0C and is not stored to DDR or written into a Mat tile directly"
+                )
     except TilingFailed as e:
         emit_at(
             op,

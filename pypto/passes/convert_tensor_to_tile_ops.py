@@ -38,7 +38,7 @@ from pypto.diagnostics import Diagnostic, Severity, error_at, op_span
 from pypto.dialects import PL
 from pypto.dialects import op_families as F
 from pypto.dialects.dtypes import dtype_name
-from pypto.dialects.enums import FunctionType, MemorySpace
+from pypto.dialects.enums import CastMode, FunctionType, MemorySpace
 from pypto.dialects.op_base import ArgKind, OpTypeError, PLOp, describe_type
 from pypto.dialects.tensor_ops import (
     TensorAssembleOp,
@@ -292,6 +292,8 @@ class _FunctionConverter:
                 self.convert_generic(op)
         elif isinstance(op, F.RowReduceOp | F.TransposeOp):
             self.convert_row_reduce(op)  # both take a scratch tile shaped like the input
+        elif isinstance(op, F.CastOp) and self.fold_cast_into_fixpipe(op):
+            pass
         elif isinstance(op, _ELEMENTWISE):
             self.convert_generic(op)
         elif isinstance(op, TensorCreateOp):
@@ -341,6 +343,28 @@ class _FunctionConverter:
                     hint="use pl.row_expand_* / pl.col_expand_* for row or column broadcasts",
                 )
         self.replace(op, self.build(op, cls, values, attrs))
+
+    def fold_cast_into_fixpipe(self, op: F.CastOp) -> bool:
+        """``pl.cast(acc, pl.BF16, mode="rint")`` of a matmul result read only by matmuls: the cube's
+        FIXPIPE write-back narrows it on the way to a Mat scratch (``pl.tile.create`` in Mat, then an
+        Acc -> Mat ``pl.tile.assemble`` of the whole window), as upstream folds it; the value never
+        leaves the cube. Only ``rint``: FIXPIPE rounds half to even (other modes keep the vector cast)."""
+        x, res = op.input, op.results[0]
+        mode = F.STR.from_attr(op.properties["mode"]) if "mode" in op.properties else CastMode.round.value
+        if mode != CastMode.rint.value or not isinstance(x.type, TileType) or not res.uses:
+            return False
+        if not all(_is_matmul_operand(u.operation, u.index) for u in res.uses):
+            return False
+        shape = x.type.get_shape()
+        if not F.fixpipe_narrowing(x.type, TileType.get(shape, F.DTYPE.from_attr(op.properties["target_type"]), MemorySpace.Mat)):
+            return False
+        attrs = {"shape": _ints(shape), "dtype": op.properties["target_type"], "target_memory": _space(MemorySpace.Mat)}
+        scratch = self.build(op, TileCreateOp, {}, attrs)
+        scratch.results[0].name_hint = self.fresh(res, "_mat")
+        zeros = [index_constant(0) for _ in shape]
+        write = self.build(op, TileAssembleOp, {"target": scratch.results[0], "source": x, "offset": [z.result for z in zeros]}, {})
+        self.replace(op, write, scratch, *zeros)
+        return True
 
     def convert_row_reduce(self, op: Operation) -> None:
         assert isinstance(op, PLOp)

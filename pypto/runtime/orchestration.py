@@ -43,8 +43,8 @@ from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from pypto.dialects.dtypes import dtype_name
-from pypto.dialects.enums import FunctionType, ParamDirection, ParamDirectionAttr
-from pypto.dialects.program import call_dump_indices, function_type, no_dep_indices, param_directions
+from pypto.dialects.enums import ForKind, FunctionType, ParamDirection, ParamDirectionAttr
+from pypto.dialects.program import call_dump_indices, for_kind, function_type, no_dep_indices, param_directions
 from pypto.dialects.tensor_ops import TensorDimOp, TensorRefineShapeOp, TensorSliceOp
 from pypto.dialects.types import TensorType
 from pypto.errors import Error
@@ -259,8 +259,15 @@ def _int_attr(op: Operation, name: str) -> int | None:
     return a.value.data if isinstance(a, IntegerAttr) else None
 
 
-def _static_deps(op: Operation) -> list[int]:
-    a = op.attributes.get("pl.task_deps")
+def _innermost_loop(op: Operation) -> scf.ForOp | None:
+    p = op.parent_op()
+    while p is not None and not isinstance(p, scf.ForOp | func.FuncOp):
+        p = p.parent_op()
+    return p if isinstance(p, scf.ForOp) else None
+
+
+def _static_deps(op: Operation, attr: str = "pl.task_deps") -> list[int]:
+    a = op.attributes.get(attr)
     if not isinstance(a, ArrayAttr):
         return []
     return [d.value.data for d in a.data if isinstance(d, IntegerAttr)]
@@ -306,6 +313,10 @@ class _HostInterpreter:
         self._last_writer: dict[int, int] = {}
         self._readers: dict[int, set[int]] = {}
         self._by_static: dict[int, int] = {}
+        # Calls whose innermost loop is a pl.parallel: the tasks of that loop's current / last finished run.
+        self._par_loop: dict[int, scf.ForOp] = {}
+        self._run_now: dict[int, list[int]] = {}
+        self._run_done: dict[int, list[int]] = {}
         self.scopes: list[ScopeEvent] = []
         self._depth = 0
 
@@ -474,6 +485,10 @@ class _HostInterpreter:
         carried = [env[v] for v in op.iter_args]
         body = op.body.block
         ops = list(body.ops)
+        parallel = for_kind(op) is ForKind.Parallel
+        if parallel:
+            for s in [s for s, lp in self._par_loop.items() if lp is op]:
+                self._run_now[s] = []
         i = lb
         while i < ub:
             inner = dict(env)
@@ -482,7 +497,18 @@ class _HostInterpreter:
             with self.scope(_loc(op)):
                 carried = self.run_block(ops, inner)
             i += step
+        if parallel:
+            for s in [s for s, lp in self._par_loop.items() if lp is op]:
+                self._run_done[s] = self._run_now.pop(s, [])
         return carried
+
+    def _explicit_preds(self, static_id: int) -> list[int]:
+        """The run-time tasks a ``deps=`` handle naming call ``static_id`` stands for: its latest task, or,
+        when the call sits directly in a ``pl.parallel`` loop (a fan-out stored into a task-id array), every
+        task of that loop's last finished run."""
+        if static_id in self._par_loop:
+            return self._run_done.get(static_id, [])
+        return [self._by_static[static_id]] if static_id in self._by_static else []
 
     # ---- calls and tasks -------------------------------------------------------
 
@@ -498,8 +524,18 @@ class _HostInterpreter:
         dirs = _call_directions(op, callee)
         task_args = [self._task_arg(i, d, a) for i, (d, a) in enumerate(zip(dirs, args, strict=True))]
         _set_dtypes(task_args, callee)
+        static_id = _int_attr(op, "pl.task_id")
+        loop = _innermost_loop(op)
+        if static_id is not None and loop is not None and for_kind(loop) is ForKind.Parallel:
+            self._par_loop.setdefault(static_id, loop)
         task = self.issue(
-            callee, task_args, _int_attr(op, "pl.task_id"), _static_deps(op), _loc(op), no_dep_indices(op)
+            callee,
+            task_args,
+            static_id,
+            _static_deps(op),
+            _loc(op),
+            no_dep_indices(op),
+            _static_deps(op, "pl.explicit_deps"),
         )
         task.dumps = _dump_marks(op, callee)
         task.block_num = max(_int_attr(op, "pl.block_num") or 1, 1)
@@ -572,9 +608,10 @@ class _HostInterpreter:
         static_deps: list[int],
         loc: str | None,
         untracked: frozenset[int] = frozenset(),
+        explicit: Sequence[int] = (),
     ) -> Task:
         """Record a task and its dependencies (``untracked``: argument positions kept out of tracking,
-        ``no_dep_args=`` / ``pl.manual_scope``)."""
+        ``no_dep_args=`` / ``pl.manual_scope``; ``explicit``: the calls its ``deps=`` handles name)."""
         tid = len(self.tasks)
         task = Task(
             tid, callee.sym_name.data, _core_type(callee), args, self._parts(callee, args), static_id=static_id, loc=loc
@@ -591,9 +628,14 @@ class _HostInterpreter:
                 task.deps |= self._readers.get(b, set())
                 task.dep_edges += [DepEdge(r, a.index, "war") for r in sorted(self._readers.get(b, set()))]
         for s in static_deps:
-            if s in self._by_static:
+            if s in self._by_static and s not in explicit:
                 task.deps.add(self._by_static[s])
                 task.dep_edges.append(DepEdge(self._by_static[s], -1, "explicit"))
+        for s in explicit:
+            for pred in self._explicit_preds(s):
+                if pred not in task.deps:
+                    task.deps.add(pred)
+                    task.dep_edges.append(DepEdge(pred, -1, "explicit"))
         task.deps.discard(tid)
         task.dep_edges = [e for e in task.dep_edges if e.pred != tid]
         for a in args:
@@ -607,6 +649,8 @@ class _HostInterpreter:
                 self._readers[b] = {tid} if a.direction is ParamDirection.InOut else set()
         if static_id is not None:
             self._by_static[static_id] = tid
+            if static_id in self._par_loop:
+                self._run_now.setdefault(static_id, []).append(tid)
         self.tasks.append(task)
         return task
 

@@ -64,6 +64,7 @@ npu.target @a2a3 clock_hz = 1.85e9 block_bytes = 32 {
   npu.op_pipe "TSTORE" src = "Acc" -> "FIXPIPE"
   npu.op_pipe "TSTORE" -> "MTE3"
   npu.op_pipe "TMOV", "TEXTRACT" src = "Acc" -> "FIXPIPE"
+  npu.op_pipe "TINSERT" src = "Acc" -> "FIXPIPE"
   npu.op_pipe "TMOV", "TEXTRACT" src = "Mat" dst = "Vec" -> "MTE1"
   npu.op_pipe "TMOV", "TEXTRACT" dst = "Vec" -> "VECTOR"
   npu.op_pipe "TMOV", "TEXTRACT" src = "Vec" -> "MTE3"
@@ -431,6 +432,8 @@ npu.target @a2a3 clock_hz = 1.85e9 block_bytes = 32 {
   npu.transfer_key "TMOV", "TEXTRACT" dst = "Right" -> "L1_TO_L0B"
   npu.transfer_key "TMOV", "TEXTRACT" dst = "Bias" -> "L1_TO_BT"
   npu.transfer_key "TMOV", "TEXTRACT" dst = "Scaling" -> "L1_TO_FB"
+  // TINSERT acc -> mat: the FIXPIPE write-back into L1 (converting FP32 -> FP16/BF16 on the way).
+  npu.transfer_key "TINSERT" src = "Acc" dst = "Mat" -> "L0C_TO_L1"
 
   // ---- sync (ref §8) ----
   // perf_sim, whose queue model the interpreter follows: set_flag and wait_flag are 0-cycle SIGNAL / WAIT
