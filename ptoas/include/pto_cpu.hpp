@@ -1643,6 +1643,7 @@ template <typename D, typename S>
 PTO_INST void TPREFETCH(D &, S &) {}
 template <typename... Ts>
 PTO_INST void TSYNC(Ts &...) {}
+inline void set_ffts_base_addr(uint64_t) {}
 [[noreturn]] inline void trap() { cpu::fail("trap: the kernel trapped"); }
 
 }  // namespace pto
