@@ -51,6 +51,14 @@
 #ifndef __aicore__
 #define __aicore__
 #endif
+#ifndef __ubuf__  // on-chip pointer qualifiers (PTOAS writes them on tile data pointers)
+#define __ubuf__
+#define __cbuf__
+#define __ca__
+#define __cb__
+#define __cc__
+#define __fbuf__
+#endif
 #ifndef AICORE
 #define AICORE
 #endif
@@ -559,8 +567,13 @@ template <typename TileT, typename AddrT>
 PTO_INST void TASSIGN(TileT &tile, AddrT addr) {
     static_assert(is_tile_v<TileT>, "TASSIGN takes a Tile");
     const int space = static_cast<int>(TileT::Loc);
-    const int64_t a = static_cast<int64_t>(addr);
+    int64_t a = static_cast<int64_t>(addr);
     const std::size_t cap = cpu::kCapacity[space];
+    // PTOAS also assigns the address of another tile's data (reinterpret_cast<uint64_t>(base.data())):
+    // a host pointer into this space's buffer is taken as that byte offset.
+    const auto host = reinterpret_cast<std::uintptr_t>(cpu::core().mem[space].get());
+    if (static_cast<std::uintptr_t>(addr) >= host && static_cast<std::uintptr_t>(addr) < host + cap)
+        a = static_cast<int64_t>(static_cast<std::uintptr_t>(addr) - host);
     if (a < 0 || static_cast<std::size_t>(a) + TileT::Bytes > cap)
         cpu::fail("TASSIGN: " + std::to_string(TileT::Rows) + "x" + std::to_string(TileT::Cols) + " tile (" +
                   std::to_string(TileT::Bytes) + " bytes) at byte " + std::to_string(a) + " overflows " +
