@@ -6,15 +6,16 @@ from xdsl.context import Context
 from xdsl.dialects.arith import Arith
 from xdsl.dialects.builtin import Builtin
 from xdsl.dialects.func import Func
-from xdsl.dialects.memref import MemRef
 from xdsl.dialects.scf import Scf
 
 from .dialect import PTO
+from .dialect.memref_compat import MemRefPTOAS
 
 
 def make_pto_context(allow_unregistered: bool = False) -> Context:
-    """A context with builtin, func, arith, scf, memref (internal memref operands) and pto."""
+    """A context with builtin, func, arith, scf, memref (internal memref operands; PTOAS's
+    ``reinterpret_cast`` rule: ``dialect.memref_compat``) and pto."""
     ctx = Context(allow_unregistered=allow_unregistered)
-    for dialect in (Builtin, Func, Arith, Scf, MemRef, PTO):
+    for dialect in (Builtin, Func, Arith, Scf, MemRefPTOAS, PTO):
         ctx.load_dialect(dialect)
     return ctx

@@ -1032,7 +1032,6 @@ ISA_MISC_OPS: tuple[type[PTOOp], ...] = (
 )
 
 
-_FIFO = "the frontend FIFO over !pto.pipe: run by the interpreter (its channels), not emitted to C++ (PTOAS's TPipe)"
 _VIEW = "a tile view the simulator does not model yet"
 NOT_SIMULATED: dict[type[PTOOp], str] = {
     BindTileOp: _VIEW,
@@ -1045,7 +1044,6 @@ NOT_SIMULATED: dict[type[PTOOp], str] = {
 NO_CPP: dict[type[PTOOp], str] = {
     StoreScalarOp: "GM scalar access: run by the interpreter only",
     PrintOp: "printf: run by the interpreter only (kept with tprint's output)",
-    SetFFTsOp: "hardware configuration: a no-op in the interpreter, nothing to emit",
     GetBufOp: "buffer-id handshake: a no-op in the interpreter, nothing to emit",
     RlsBufOp: "buffer-id handshake: a no-op in the interpreter, nothing to emit",
     BuildAsyncSessionOp: "async DMA: run by the interpreter only",
@@ -1053,14 +1051,6 @@ NO_CPP: dict[type[PTOOp], str] = {
     TGetAsyncOp: "async DMA: run by the interpreter only",
     WaitAsyncEventOp: "async DMA: run by the interpreter only",
     TestAsyncEventOp: "async DMA: run by the interpreter only",
-    DeclareTileOp: _FIFO,
-    AicInitializePipeOp: _FIFO,
-    AivInitializePipeOp: _FIFO,
-    InitializeL2G2LPipeOp: _FIFO,
-    InitializeL2LPipeOp: _FIFO,
-    TPushOp: _FIFO,
-    TPopOp: _FIFO,
-    TFreeOp: _FIFO,
 }
 """Ops the interpreter runs but the C++ emitter does not, and why."""
 

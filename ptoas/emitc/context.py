@@ -89,6 +89,9 @@ class FuncContext:
         self.yield_targets: list[list[str] | None] = []
         self.last_loc: str | None = None
         self.pending_loc: str | None = None
+        self.pipes: dict[SSAValue | int, tuple[str, str]] = {}
+        """FIFO pipes: a ``!pto.pipe`` value (or, once an ``aic/aiv_initialize_pipe`` was lowered,
+        a direction: 1 c2v, 2 v2c) -> its ``TPipe<...>`` token and C++ name (``pipes.py``)."""
 
     # ---------------------------------------------------------------- names
     def fresh(self, prefix: str = "v") -> str:

@@ -28,12 +28,13 @@ Entry functions (``pto.entry``, or every public void function when none is marke
 
 from __future__ import annotations
 
+from xdsl.dialects.arith import ConstantOp
 from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr
 from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 
 from pypto.ptoas.dialect.attrs import KernelKindAttr
 
-from . import comm, isa, scalar, sync, tiles, vector, views  # noqa: F401  (register the op handlers)
+from . import comm, isa, pipes, scalar, sync, tiles, vector, views  # noqa: F401  (register the op handlers)
 from .context import FuncContext
 from .cxx_types import value_ctype
 from .errors import EmitError
@@ -163,12 +164,22 @@ def emit_function(f: FuncOp, entries: set[str]) -> list[str]:
     ret = ops[-1] if ops and isinstance(ops[-1], ReturnOp) else None
     macro = _kernel_macro(f)
     ctx.line("using T = float;")
+    leading = 0
+    while leading < len(ops) and isinstance(ops[leading], ConstantOp):
+        ctx.emit_op(ops[leading])  # PTOAS's constants come before the kernel macro
+        leading += 1
     if macro is not None:
         ctx.line(f"#if defined({macro})")
         if macro == "__DAV_VEC__":
             ctx.line("set_mask_norm();")
             ctx.line("set_vector_mask(-1, -1);")
-    ctx.emit_block(block, skip_terminator=ret is not None)
+    guard = macro == "__DAV_VEC__" and pipes.needs_nosplit_guard(f)
+    if guard:
+        ctx.line("if (get_subblockid() == 0) {")
+    for op in ops[leading : -1 if ret is not None else None]:
+        ctx.emit_op(op)
+    if guard:
+        ctx.line("}")
     if macro is not None:
         ctx.line(f"#endif // {macro}")  # PTOAS's spelling
     if f.sym_name.data in entries:

@@ -161,6 +161,13 @@ def _tgetval(ctx: FuncContext, op: Operation) -> None:
     ctx.line(f"const {element_ctype(op.result.type)} {name} = TGETVAL({src}, {off});")
 
 
+@handles(IM.SetFFTsOp)
+def _set_ffts(ctx: FuncContext, op: Operation) -> None:
+    """PTOAS's ``set_ffts_base_addr(reinterpret_cast<uint64_t>(p));`` (a no-op on the CPU)."""
+    assert isinstance(op, IM.SetFFTsOp)
+    ctx.line(f"set_ffts_base_addr(reinterpret_cast<uint64_t>({ctx.name(op.ffts, op)}));")
+
+
 @handles(IM.TrapOp)
 def _trap(ctx: FuncContext, op: Operation) -> None:
     ctx.line("trap();")

@@ -116,7 +116,7 @@ QUERIES = {
 @handles(*QUERIES)
 def _query(ctx: FuncContext, op: Operation) -> None:
     name = ctx.define(op.results[0])
-    ctx.line(f"int64_t {name} = (int64_t){QUERIES[type(op)]}();")
+    ctx.line(f"int64_t {name} = {QUERIES[type(op)]}();")
 
 
 @handles(SectionCubeOp, SectionVectorOp)

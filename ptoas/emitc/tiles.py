@@ -10,12 +10,18 @@
 - ``tload`` -> ``TLOAD(tile, gt)``; ``tstore`` -> ``TSTORE[<STPhase::.., TileT, GT, AtomicType::.., ReluPreMode::..>](gt, tile[, q])``;
   ``tmov`` -> ``TMOV(d, s)``; ``textract``/``tinsert`` -> ``TEXTRACT(d, s, r, c)``;
   ``tmatmul[.acc|.bias]`` / ``tgemv*`` -> ``TMATMUL(c, a, b)``, ``TMATMUL_ACC(c, cin, a, b)``, ``TMATMUL_BIAS(c, a, b, bias)``.
-- ``treshape`` -> a new tile aliasing the source (``TRESHAPE(d, s)``); ``tassign``; ``set_validshape``.
+- ``treshape`` -> a new tile aliasing the source (``TRESHAPE(d, s)``); ``tassign``;
+  ``set_validshape`` -> ``t.SetValidShape(r, c);``. An ``alloc_tile`` with ``?`` valid dims that a
+  ``set_validshape`` changes is PTOAS's pair: a static base tile holding the storage
+  (``Tile<.., rows, cols, ..> b; TASSIGN(b, a);``) and the dynamic tile over ``b.data()``
+  (``__ubuf__ float* p = b.data(); uint64_t q = reinterpret_cast<uint64_t>(p); TASSIGN(t, q);``).
 - ``bind_tile`` (PTOAS's memref form) -> a tile of its ``#pto.tile_buf_config`` layout (valid dims
   ``?`` when given as operands) aliasing the source: ``TRESHAPE(d, s)``.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from xdsl.dialects.memref import AllocOp
 from xdsl.ir import Operation, SSAValue
@@ -43,7 +49,7 @@ from pypto.ptoas.dialect.tile_ops import (
 from pypto.ptoas.dialect.types import DYNAMIC, TileSpec
 
 from .context import FuncContext, handles
-from .cxx_types import camel, tile_bytes, tile_ctype, tile_spec
+from .cxx_types import camel, element_ctype, tile_bytes, tile_ctype, tile_spec
 from .errors import EmitError
 
 
@@ -92,6 +98,11 @@ def declare_tile(
     return name
 
 
+QUALIFIERS = {"vec": "__ubuf__", "mat": "__cbuf__", "left": "__ca__", "right": "__cb__", "acc": "__cc__"}
+QUALIFIERS |= {"scaling": "__fbuf__"}
+"""PTOAS's pointer qualifier of each on-chip space (bias: ``__gm__``, as PTOAS)."""
+
+
 @handles(AllocTileOp)
 def _alloc_tile(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, AllocTileOp)
@@ -101,7 +112,34 @@ def _alloc_tile(ctx: FuncContext, op: Operation) -> None:
         row = ctx.name(op.valid_row, op) if op.valid_row is not None else str(spec.v_row)
         col = ctx.name(op.valid_col, op) if op.valid_col is not None else str(spec.v_col)
         valid = (row, col)
+        if any(isinstance(use.operation, SetValidShapeOp) for use in op.result.uses):
+            _resizable_tile(ctx, op, spec, valid)
+            return
     declare_tile(ctx, op, op.result, op.addr, valid)
+
+
+def _resizable_tile(ctx: FuncContext, op: AllocTileOp, spec: TileSpec, valid: tuple[str, str]) -> None:
+    """PTOAS's lowering of a tile whose valid shape ``set_validshape`` changes: a static base tile
+    (full valid shape) owns the storage, the dynamic tile is a view of ``base.data()``."""
+    base_spec = replace(spec, v_row=spec.rows, v_col=spec.cols)
+    base = ctx.fresh()
+    ctx.comment(op.result)
+    ctx.line(f"{tile_ctype(base_spec)} {base};")
+    if op.addr is not None:
+        where = f"(uint64_t){ctx.name(op.addr, op)}"
+    else:
+        where = str(ctx.placer.place(spec.loc, tile_bytes(spec), op))
+    addr = ctx.fresh()
+    ctx.line(f"uint64_t {addr} = {where};")
+    ctx.line(f"TASSIGN({base}, {addr});")
+    ctype = tile_ctype(spec)
+    name = ctx.define(op.result)
+    ctx.line(f"{ctype} {name} = {ctype}({valid[0]}, {valid[1]});")
+    data, view = ctx.fresh(), ctx.fresh()
+    qualifier = QUALIFIERS.get(spec.loc.value, "__gm__")
+    ctx.line(f"{qualifier} {element_ctype(spec.dtype)}* {data} = {base}.data();")
+    ctx.line(f"uint64_t {view} = reinterpret_cast<uint64_t>({data});")
+    ctx.line(f"TASSIGN({name}, {view});")
 
 
 @handles(AllocOp)
@@ -171,8 +209,7 @@ def _treshape(ctx: FuncContext, op: Operation) -> None:
 def _set_validshape(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, SetValidShapeOp)
     t = ctx.name(op.source, op)
-    ctx.line(f"{t}.SetValidRow({ctx.name(op.valid_row, op)});")
-    ctx.line(f"{t}.SetValidCol({ctx.name(op.valid_col, op)});")
+    ctx.line(f"{t}.SetValidShape({ctx.name(op.valid_row, op)}, {ctx.name(op.valid_col, op)});")
 
 
 @handles(TLoadOp)

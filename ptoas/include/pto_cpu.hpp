@@ -51,6 +51,14 @@
 #ifndef __aicore__
 #define __aicore__
 #endif
+#ifndef __ubuf__  // on-chip pointer qualifiers (PTOAS writes them on tile data pointers)
+#define __ubuf__
+#define __cbuf__
+#define __ca__
+#define __cb__
+#define __cc__
+#define __fbuf__
+#endif
 #ifndef AICORE
 #define AICORE
 #endif
@@ -534,6 +542,10 @@ struct Tile {
         if (c < 0 || c > Cols_) cpu::fail("Tile: valid col count " + std::to_string(c) + " outside 0.." + std::to_string(Cols_));
         valid_col_ = c;
     }
+    void SetValidShape(int64_t r, int64_t c) {
+        SetValidRow(r);
+        SetValidCol(c);
+    }
     int64_t GetValidRow() const { return valid_row_; }
     int64_t GetValidCol() const { return valid_col_; }
     DType *data() const { return data_; }
@@ -555,8 +567,13 @@ template <typename TileT, typename AddrT>
 PTO_INST void TASSIGN(TileT &tile, AddrT addr) {
     static_assert(is_tile_v<TileT>, "TASSIGN takes a Tile");
     const int space = static_cast<int>(TileT::Loc);
-    const int64_t a = static_cast<int64_t>(addr);
+    int64_t a = static_cast<int64_t>(addr);
     const std::size_t cap = cpu::kCapacity[space];
+    // PTOAS also assigns the address of another tile's data (reinterpret_cast<uint64_t>(base.data())):
+    // a host pointer into this space's buffer is taken as that byte offset.
+    const auto host = reinterpret_cast<std::uintptr_t>(cpu::core().mem[space].get());
+    if (static_cast<std::uintptr_t>(addr) >= host && static_cast<std::uintptr_t>(addr) < host + cap)
+        a = static_cast<int64_t>(static_cast<std::uintptr_t>(addr) - host);
     if (a < 0 || static_cast<std::size_t>(a) + TileT::Bytes > cap)
         cpu::fail("TASSIGN: " + std::to_string(TileT::Rows) + "x" + std::to_string(TileT::Cols) + " tile (" +
                   std::to_string(TileT::Bytes) + " bytes) at byte " + std::to_string(a) + " overflows " +
@@ -1401,6 +1418,60 @@ PTO_INST void TPOP_FROM_AIV(TileT &tile, int64_t split) {
 }
 PTO_INST void TFREE_FROM_AIV(int64_t split) { cpu::pipe_free("TFREE_FROM_AIV", "TPOP_FROM_AIV", cpu::kV2C, split); }
 
+// PTOAS's FIFO: TPipe<flag_base, Direction, slot_size, slot_num, local_slot_num, nosplit>(gm, c2v_buf, v2c_buf)
+// and TPUSH/TPOP<TPipe, Tile, TileSplitAxis>(pipe, tile), TFREE<TPipe, TileSplitAxis>(pipe). They share the
+// two process-wide FIFOs above: a one-direction pipe uses its own; DIR_BOTH goes by the tile (a vector tile
+// is pushed to the cube and popped from it; acc/mat tiles the other way), and its TFREE frees the direction
+// of its last pop. A popped tile without an address is placed in the pipe's local consumer buffer, slot
+// (pops % local_slot_num) of slot_size bytes. Only TILE_NO_SPLIT runs (as above); flag_base and nosplit
+// configure hardware flags only.
+enum class Direction { DIR_C2V, DIR_V2C, DIR_BOTH, DIR_C2V_GM, DIR_V2C_GM };
+enum class TileSplitAxis { TILE_NO_SPLIT = 0, TILE_UP_DOWN = 1, TILE_LEFT_RIGHT = 2 };
+
+template <int FlagBase, Direction Dir, int SlotSize, int SlotNum, int LocalSlotNum, bool NoSplit>
+struct TPipe {
+    static constexpr Direction kDir = Dir;
+    static constexpr int64_t kSlotSize = SlotSize;
+    static constexpr int64_t kLocalSlots = LocalSlotNum > 0 ? LocalSlotNum : 1;
+    int64_t buf[2] = {0, 0};  // local consumer buffer of c2v / v2c
+    int64_t pops = 0;
+    int last_pop = -1;
+    template <typename GmT>
+    TPipe(GmT, int64_t c2v_buf, int64_t v2c_buf) : buf{c2v_buf, v2c_buf} {}
+};
+
+namespace cpu {
+template <typename PipeT, typename TileT>
+constexpr PipeDir tpipe_dir(bool push) {
+    return PipeT::kDir == Direction::DIR_C2V || PipeT::kDir == Direction::DIR_C2V_GM   ? kC2V
+           : PipeT::kDir == Direction::DIR_V2C || PipeT::kDir == Direction::DIR_V2C_GM ? kV2C
+           : (TileT::Loc == TileType::Vec) == push                                       ? kV2C
+                                                                                         : kC2V;
+}
+}  // namespace cpu
+
+template <typename PipeT, typename TileT, TileSplitAxis Split>
+PTO_INST void TPUSH(PipeT &, TileT &tile) {
+    cpu::pipe_push("TPUSH", cpu::tpipe_dir<PipeT, TileT>(true), tile, static_cast<int64_t>(Split));
+}
+template <typename PipeT, typename TileT, TileSplitAxis Split>
+PTO_INST void TPOP(PipeT &pipe, TileT &tile) {
+    constexpr cpu::PipeDir dir = cpu::tpipe_dir<PipeT, TileT>(false);
+    if (tile.addr_ < 0)
+        TASSIGN(tile, static_cast<uint64_t>(pipe.buf[dir] + (pipe.pops % PipeT::kLocalSlots) * PipeT::kSlotSize));
+    cpu::pipe_pop("TPOP", "TPUSH", dir, tile, static_cast<int64_t>(Split));
+    pipe.pops += 1;
+    pipe.last_pop = dir;
+}
+template <typename PipeT, TileSplitAxis Split>
+PTO_INST void TFREE(PipeT &pipe) {
+    const cpu::PipeDir dir = PipeT::kDir == Direction::DIR_V2C || PipeT::kDir == Direction::DIR_V2C_GM ? cpu::kV2C
+                             : PipeT::kDir == Direction::DIR_BOTH && pipe.last_pop >= 0
+                                 ? static_cast<cpu::PipeDir>(pipe.last_pop)
+                                 : cpu::kC2V;
+    cpu::pipe_free("TFREE", "TPOP", dir, static_cast<int64_t>(Split));
+}
+
 // ---------------------------------------------------------------------------------------------------
 // ISA additions (the rest of PTOAS's ops; numerics agree with pypto/device/interpreter/isa_impls.py)
 // ---------------------------------------------------------------------------------------------------
@@ -1658,6 +1729,7 @@ template <typename D, typename S>
 PTO_INST void TPREFETCH(D &, S &) {}
 template <typename... Ts>
 PTO_INST void TSYNC(Ts &...) {}
+inline void set_ffts_base_addr(uint64_t) {}
 [[noreturn]] inline void trap() { cpu::fail("trap: the kernel trapped"); }
 
 // Cross-rank communication (pto.comm.tnotify / twait / tput / tget / get_rank / get_nranks / peer_view):

@@ -16,6 +16,8 @@ on a2a3). Messages are PTOAS's.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, SymbolRefAttr
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation, SSAValue
@@ -133,8 +135,23 @@ def _frontend_addrs(op: AicInitializePipeOp | AivInitializePipeOp, dir_mask: int
     return [(op.c2v_consumer_buf if dir_mask == 1 else op.v2c_consumer_buf, dir_mask)]
 
 
+@dataclass(frozen=True)
+class PipeInit:
+    """What PTOAS's passes settle for one pipe init: its ``nosplit`` (explicit, else inferred from
+    its logical pipe's users, else false) and its ``flag_base`` (explicit on one init of the
+    logical pipe, else 0), the facts its C++ ``TPipe<...>`` token carries."""
+
+    nosplit: bool
+    flag_base: int
+
+
 def check_nosplit(module: ModuleOp) -> None:
     """PTOAS's ``nosplit`` rules over each logical pipe (see the module docstring)."""
+    resolve_pipe_inits(module)
+
+
+def resolve_pipe_inits(module: ModuleOp) -> dict[Operation, PipeInit]:
+    """Check the ``nosplit`` rules and settle each init's ``nosplit`` and ``flag_base``."""
     infos: list[tuple[Operation, str, bool | None | str, bool | None]] = []
     keys_of: list[list[Key]] = []
     for op in module.walk():
@@ -176,11 +193,18 @@ def check_nosplit(module: ModuleOp) -> None:
     components: dict[int, list[int]] = {}
     for i in range(len(infos)):
         components.setdefault(find(i), []).append(i)
+    settled: dict[Operation, PipeInit] = {}
     for members in components.values():
-        _resolve([infos[i] for i in members])
+        component = [infos[i] for i in members]
+        nosplit = _resolve(component)
+        bases = [b.value.data for op, *_ in component if isinstance(b := op.attributes.get("flag_base"), IntegerAttr)]
+        for op, *_ in component:
+            settled[op] = PipeInit(nosplit, bases[0] if bases else 0)
+    return settled
 
 
-def _resolve(component: list[tuple[Operation, str, bool | None | str, bool | None]]) -> None:
+def _resolve(component: list[tuple[Operation, str, bool | None | str, bool | None]]) -> bool:
+    """The component's ``nosplit`` (PTOAS's errors when its inits or users disagree)."""
     explicit: bool | None = None
     for op, name, usage, nosplit in component:
         if usage == "mixed":
@@ -200,7 +224,7 @@ def _resolve(component: list[tuple[Operation, str, bool | None | str, bool | Non
             raise pass_error(op, f"'{name}' op conflicting pipe split usage across peer pipe init ops")
         inferred = bool(usage)
     if explicit is None or inferred is None or explicit == inferred:
-        return
+        return explicit if explicit is not None else bool(inferred)
     for op, name, _, nosplit in component:
         if nosplit is None or nosplit == inferred:
             continue
@@ -212,3 +236,4 @@ def _resolve(component: list[tuple[Operation, str, bool | None | str, bool | Non
         raise pass_error(
             op, f"'{name}' op explicit 'nosplit = false' conflicts with downstream users that require split = 0"
         )
+    return explicit

@@ -39,8 +39,9 @@ the second one):
 
 - forward: right after the last producer in B's block (the earliest point
   from which the hazards the pair clears are complete and none of their ops
-  is issued again before B) -- or adjacent to the wait when no op of P lies
-  in between (a set fires after every earlier op of P: the same effect);
+  is issued again before B), as PTOAS places it, also when no op of P lies
+  in between; adjacent to the wait when the block holds no producer and no
+  op of P lies in between (a set fires after every earlier op of P);
 - back edge: when B is in an ``scf.for`` body and its producers come later in
   that body (the previous iteration's store vs this iteration's load), the
   set goes right after the producer, with a prologue set right before the
@@ -373,8 +374,8 @@ class SyncAnalysis:
 
         ``need``: the conflicts of ``b`` an adjacent pair would clear. Forward:
         the set goes at the earliest point of ``b``'s block from which on
-        ``need`` is complete (right after the last producer), if a ``src`` op
-        lies between it and ``b`` (else adjacent: the same effect). Back edge
+        ``need`` is complete (right after the last producer, as PTOAS; adjacent when
+        no producer is in the block and no ``src`` op lies in between). Back edge
         (``b`` heads an ``scf.for`` body and every producer in ``need`` from the
         body comes later in it): the set goes right after the producer, a
         prologue set before the loop, an epilogue wait after it -- only worth it
@@ -455,8 +456,8 @@ class SyncAnalysis:
         # covers(j) is false while a producer of ``need`` lies in ops[j:i]: start after the last one
         last = next((j for j in range(i - 1, -1, -1) if need_ops & op_ids(j)), -1)
         k = next(j for j in range(last + 1, i + 1) if covers(j))
-        if not any(_runs_on(o, src) for o in ops[k:i]):
-            k = i
+        if last < 0 and not any(_runs_on(o, src) for o in ops[k:i]):
+            k = i  # no producer in the block and no src op in between: adjacent fires just as early
         event = free(snaps[k : i + 1], ops[k:i])
         return None if event is None else Placement(b, ops[k], None, event)
 

@@ -310,3 +310,85 @@ def test_split_is_not_modelled(build_dir: Path) -> None:
     vec = _library(build_dir, VECTOR_PUSH.replace("{split = 0}", "{split = 1}"), "push_split1")
     with pytest.raises(KernelRuntimeError, match=r"TPUSH_TO_AIC: split = 1 is not modelled \(only split = 0\)"):
         vec.call("vector_push", np.zeros((16, 16), np.float32))
+
+
+# ----------------------------------------------------------------------------- PTOAS's FIFO (TPipe)
+
+GM = "!pto.ptr<f32>"
+
+
+def _body(text: str) -> str:
+    """A module's function, without the module around it."""
+    lines = text.splitlines()
+    return "\n".join(lines[1:-1]) + "\n"
+
+
+def _ptoas_fifo(form: str) -> str:
+    """``cube_matmul_push`` then ``vector_pop_bias`` in one module, their pipe in PTOAS's ``form``:
+    ``frontend`` (reserve/import + ``aic/aiv_initialize_pipe``, the ``tpush_to_aiv``... ops) or
+    ``fifo`` (``initialize_l2g2l_pipe`` + ``tpush``/``declare_tile``/``tpop``/``tfree``)."""
+    cube, vec = _body(CUBE_MATMUL_PUSH), _body(_vector_pop_bias())
+    cube = cube.replace("%b: !pto.ptr<f32>)", f"%b: !pto.ptr<f32>, %gm: {GM})")
+    vec = vec.replace("%y: !pto.ptr<f32>)", f"%y: !pto.ptr<f32>, %gm: {GM})")
+    zero = "    %c0_i32 = arith.constant 0 : i32\n"
+    imp = '    %buf = pto.import_reserved_buffer {name = "c2v_fifo", peer_func = @vector_pop_bias} -> i32\n'
+    res = (
+        '    %buf = pto.reserve_buffer {name = "c2v_fifo", size = 8192, location = #pto.address_space<vec>, '
+        "auto = true} -> i32\n"
+    )
+    if form == "frontend":
+        init = "pto.{side}_initialize_pipe {{dir_mask = 1, slot_size = 1024}} (gm_slot_buffer = %gm : {gm}, c2v_consumer_buf = %buf : i32, v2c_consumer_buf = %c0_i32 : i32)\n"
+        cube = cube.replace("    %c0 =", zero + imp + "    " + init.format(side="aic", gm=GM) + "    %c0 =", 1)
+        vec = vec.replace("    %c0 =", zero + res + "    " + init.format(side="aiv", gm=GM) + "    %c0 =", 1)
+    else:
+        init = f"    %pipe = pto.initialize_l2g2l_pipe {{dir_mask = 1, slot_size = 1024, slot_num = 8}}(%gm : {GM}, %buf : i32) -> !pto.pipe\n"
+        cube = cube.replace("    %c0 =", imp + init + "    %c0 =", 1)
+        vec = vec.replace("    %c0 =", res + init + "    %c0 =", 1)
+        cube = cube.replace(
+            f"pto.tpush_to_aiv(%cAcc : {ACC}) {{split = 0}}",
+            f"pto.tpush(%cAcc, %pipe : {ACC}, !pto.pipe) {{split = 0}}",
+        )
+        vec = vec.replace(
+            f"%c = pto.tpop_from_aic {{split = 0}} -> {VEC}",
+            f"%c = pto.declare_tile -> {VEC}\n    pto.tpop(%c, %pipe : {VEC}, !pto.pipe) {{split = 0}}",
+        )
+        vec = vec.replace("pto.tfree_from_aic {split = 0}", "pto.tfree(%pipe : !pto.pipe) {split = 0}")
+    return 'module attributes {pto.target_arch = "a2a3"} {\n' + cube + vec + "}\n"
+
+
+@pytest.mark.parametrize("form", ["frontend", "fifo"])
+def test_ptoas_fifo_shape(form: str) -> None:
+    """PTOAS's C++ for its FIFO: one TPipe per init, TPUSH/TPOP/TFREE templated on it."""
+    cpp = _synced_cpp(_ptoas_fifo(form), f"fifo_{form}")
+    tok = "TPipe<0, Direction::DIR_C2V, 1024, 8, 8, true>"
+    assert cpp.count(f"= {tok}(") == 2
+    tile = "Tile<TileType::Vec, float, 16, 16, BLayout::RowMajor, 16, 16, SLayout::NoneBox, 512, PadValue::Null, CompactMode::Null>"
+    assert f"TPOP<{tok}, {tile}, TileSplitAxis::TILE_NO_SPLIT>(" in cpp
+    assert f"TFREE<{tok}, TileSplitAxis::TILE_NO_SPLIT>(" in cpp
+    assert f"TPUSH<{tok}, Tile<TileType::Acc, float, 16, 16," in cpp
+    assert "TPUSH_TO_AIV" not in cpp and "TPOP_FROM_AIC" not in cpp
+
+
+@pytest.mark.parametrize("form", ["frontend", "fifo"])
+def test_ptoas_fifo_runs(build_dir: Path, form: str) -> None:
+    """y = a @ b + bias through PTOAS's FIFO: the popped tile lands in the reserved buffer's slot."""
+    lib = _library(build_dir, _ptoas_fifo(form), f"ptoas_fifo_{form}")
+    rng = np.random.default_rng(5)
+    a, b, bias = _rand(rng), _rand(rng), _rand(rng)
+    gm = np.zeros(2048, np.float32)
+    y = np.full((16, 16), np.nan, dtype=np.float32)
+    lib.call("cube_matmul_push", a, b, gm)
+    assert _pending(lib, 0) == 1
+    lib.call("vector_pop_bias", bias, y, gm)
+    assert _pending(lib, 0) == 0
+    np.testing.assert_allclose(y, a @ b + bias, rtol=1e-5, atol=1e-5)
+
+
+def test_a5_nosplit_vector_guard() -> None:
+    """PTOAS's a5 guard: a vector function with a split = 0 FIFO op runs on sub-block 0 only."""
+    text = _ptoas_fifo("frontend").replace('"a2a3"', '"a5"').replace("gm_slot_buffer = %gm : !pto.ptr<f32>, ", "")
+    cpp = _synced_cpp(text, "fifo_a5")
+    vec = cpp[cpp.index("void vector_pop_bias(") :]
+    assert "set_vector_mask(-1, -1);\n    if (get_subblockid() == 0) {" in vec
+    assert "TPipe<0, Direction::DIR_C2V, 1024, 8, 2, true>(nullptr, " in vec
+    assert "get_subblockid" not in cpp[: cpp.index("void vector_pop_bias(")]

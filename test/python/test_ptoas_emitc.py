@@ -278,3 +278,20 @@ def test_build_is_cached(build_dir: Path) -> None:
     cpp = _cpp(CORPUS / "vadd.pto")
     first = build_shared(cpp, build_dir, name="vadd")
     assert build_shared(cpp, build_dir, name="vadd") == first
+
+
+def test_set_validshape_tile_is_a_view_of_a_static_base(build_dir: Path) -> None:
+    """PTOAS's lowering of a tile that ``set_validshape`` resizes: a static base tile owns the storage, the
+    dynamic tile is TASSIGNed to ``base.data()`` (the CPU header takes that pointer as the base's offset)."""
+    tile_t = (
+        "!pto.tile_buf<loc=vec, dtype=f32, rows=128, cols=128, v_row=?, v_col=?, blayout=row_major, "
+        "slayout=none_box, fractal=512, pad=0>"
+    )
+    text = _add_with([f"pto.set_validshape %b__tile, %c128_index, %c128_index : {tile_t}"])
+    cpp = emit_cpp(parse_pto(text, "add_resized"))
+    base = re.search(r"Tile<TileType::Vec, float, 128, 128, BLayout::RowMajor, 128, 128, [^>]*> (v\d+);", cpp)
+    assert base is not None
+    view = re.search(rf"__ubuf__ float\* (v\d+) = {base.group(1)}\.data\(\);", cpp)
+    assert view is not None and f"reinterpret_cast<uint64_t>({view.group(1)});" in cpp
+    assert re.search(r"v\d+\.SetValidShape\(v\d+, v\d+\);", cpp)
+    _run_add_variant(build_dir, text, "add_resized")

@@ -14,8 +14,8 @@
 // CHECK-NEXT: pto.set_flag[<PIPE_MTE2>, <PIPE_V>, <EVENT_ID0>]
 // CHECK-NEXT: pto.wait_flag[<PIPE_MTE2>, <PIPE_V>, <EVENT_ID0>]
 // CHECK-NEXT: pto.tadd ins(%t, %tb
-// CHECK-NEXT: pto.tfree_from_aic {split = 0}
 // CHECK-NEXT: pto.set_flag[<PIPE_V>, <PIPE_MTE3>, <EVENT_ID0>]
+// CHECK-NEXT: pto.tfree_from_aic {split = 0}
 // CHECK-NEXT: pto.wait_flag[<PIPE_V>, <PIPE_MTE3>, <EVENT_ID0>]
 // CHECK-NEXT: pto.tstore
 // CHECK-NEXT: pto.barrier <PIPE_ALL>
