@@ -28,12 +28,14 @@ Entry functions (``pto.entry``, or every public void function when none is marke
 
 from __future__ import annotations
 
+import sys
+
 from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr
 from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 
 from pypto.ptoas.dialect.attrs import KernelKindAttr
 
-from . import isa, scalar, sync, tiles, vector, views  # noqa: F401  (register the op handlers)
+from . import scalar, sync, tiles, vector, views  # noqa: F401  (register the op handlers; isa: on first need)
 from .context import FuncContext
 from .cxx_types import value_ctype
 from .errors import EmitError
@@ -197,6 +199,16 @@ def emit_wrapper(f: FuncOp) -> list[str]:
     ]
 
 
+def _isa_helpers(used: set[type]) -> list[str]:
+    """The C++ helpers the ISA ops in ``used`` need (none, and nothing imported, when no ISA tile
+    op class was ever built: then no op of the module is one)."""
+    if "pypto.ptoas.dialect.isa_tile_ops" not in sys.modules:
+        return []
+    from . import isa
+
+    return [text for cls, text in isa.HELPERS.items() if cls in used]
+
+
 def emit_cpp(module: ModuleOp) -> str:
     """The C++ translation unit of a (verified, synced) ``.pto`` module."""
     funcs = _functions(module)
@@ -208,7 +220,7 @@ def emit_cpp(module: ModuleOp) -> str:
     names = ", ".join(f"@{f.sym_name.data}" for f in funcs)
     out = [f"// ptoas (pypto.ptoas.emitc) C++ for {names}; target {arch_text}.", PREAMBLE]
     used = {type(op) for op in module.walk()}
-    out.extend(text for cls, text in isa.HELPERS.items() if cls in used)
+    out.extend(_isa_helpers(used))
     declarations = [f for f in funcs if not f.body.blocks]
     for f in declarations:
         out.extend(emit_function(f, entries))

@@ -3,7 +3,7 @@
 - ``alloc_tile`` -> ``Tile<...> v7;`` (``= Tile<...>(rows, cols)`` when a valid dim is ``?``) and
   ``uint64_t v8 = (uint64_t)addr; TASSIGN(v7, v8);``. Without ``addr`` (no plan-memory) the
   emitter places the tile itself (:class:`~pypto.ptoas.emitc.context.TilePlacer`).
-  ``memref.alloc`` / ``pto.pointer_cast`` (internal memref form) likewise.
+  ``pto.pointer_cast`` likewise, and ``memref.alloc`` (internal memref form: :mod:`.memref`).
 - ``tmov`` with a quant operand (PTOAS's forms; not modelled, the launch fails): a pre-quant
   scalar -> ``TMOV<..>(d, s, q)``; an fp tile -> ``TMOV_FP<..>(d, s, fp)`` into mat,
   ``TMOV<..>(d, s, fp)`` into vec.
@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-from xdsl.dialects.memref import AllocOp
 from xdsl.ir import Operation, SSAValue
 
 from pypto.ptoas.dialect.attrs import AccToVecModeAttr, AtomicTypeAttr, BLayout, ReluPreModeAttr, SLayout, StPhaseAttr
@@ -102,14 +101,6 @@ def _alloc_tile(ctx: FuncContext, op: Operation) -> None:
         col = ctx.name(op.valid_col, op) if op.valid_col is not None else str(spec.v_col)
         valid = (row, col)
     declare_tile(ctx, op, op.result, op.addr, valid)
-
-
-@handles(AllocOp)
-def _memref_alloc(ctx: FuncContext, op: Operation) -> None:
-    assert isinstance(op, AllocOp)
-    if op.dynamic_sizes or op.symbol_operands:
-        raise EmitError("dynamic memref tiles are not supported", op)
-    declare_tile(ctx, op, op.memref, None)
 
 
 @handles(PointerCastOp)
