@@ -338,10 +338,13 @@ def test_the_users_of_an_op_changed_in_place_are_verified() -> None:
 
 
 COLD_PROCESS = """
-import json, sys, torch
+import gc, json, sys, torch
+full = []
+gc.callbacks.append(lambda phase, info: full.append(1) if phase == "stop" and info["generation"] == 2 else None)
 before = set(sys.modules)
 import pypto.language as pl
 after_import = set(sys.modules) - before
+full_in_import = len(full)
 
 @pl.jit
 def add(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
@@ -352,13 +355,15 @@ def add(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
 from pypto.runtime import RunConfig
 add.compile(torch.randn(128, 128), torch.randn(128, 128), torch.zeros(128, 128),
             config=RunConfig(save_kernels_dir=sys.argv[1]))
-print(json.dumps({"import": sorted(after_import), "compile": sorted(set(sys.modules) - before)}))
+print(json.dumps({"import": sorted(after_import), "compile": sorted(set(sys.modules) - before),
+                  "full_collections": [full_in_import, len(full)]}))
 """
 
 
 def test_a_fresh_process_loads_only_what_the_add_kernel_uses(tmp_path: Path) -> None:
     """``import pypto.language`` brings no codegen, runtime, report or tool module; the first compile
-    of the add kernel builds no ISA-addition op class, no memref dialect and no run-time collector."""
+    of the add kernel builds no ISA-addition op class, no memref dialect and no run-time collector;
+    neither runs a full cycle collection (of torch's objects too: ``gc_policy``)."""
     script = tmp_path / "cold.py"  # a file: the jit front end reads the kernel's source
     script.write_text(COLD_PROCESS)
     done = subprocess.run([sys.executable, str(script), str(tmp_path / "out")], capture_output=True, text=True,
@@ -370,6 +375,7 @@ def test_a_fresh_process_loads_only_what_the_add_kernel_uses(tmp_path: Path) -> 
              "xdsl.dialects.memref", "pypto.runtime.dfx.swimlane", "pypto.reports", "pypto.device")  # fmt: skip
     assert [m for m in loaded["compile"] if m.startswith(never)] == []
     assert "pypto.ptoas.dialect.vector_ops" in loaded["compile"]  # the compile did emit pto
+    assert loaded["full_collections"] == [0, 0]
 
 
 def test_lazy_handlers_and_dialect_are_complete() -> None:
