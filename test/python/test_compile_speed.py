@@ -371,6 +371,7 @@ def test_a_fresh_process_loads_only_what_the_add_kernel_uses(tmp_path: Path) -> 
     loaded = json.loads(done.stdout.strip().splitlines()[-1])
     heavy = ("pypto.ptoas", "pypto.runtime", "pypto.reports", "pypto.tools", "pypto.debug", "pypto.device")
     assert [m for m in loaded["import"] if m.startswith(heavy)] == []
+    assert "pypto.dialects.distributed_ops" not in loaded["compile"]  # the multi-chip dialect: on first use
     never = ("pypto.ptoas.dialect.isa_tile_ops", "pypto.ptoas.emitc.isa", "pypto.ptoas.emitc.memref",
              "xdsl.dialects.memref", "pypto.runtime.dfx.swimlane", "pypto.reports", "pypto.device")  # fmt: skip
     assert [m for m in loaded["compile"] if m.startswith(never)] == []
@@ -380,7 +381,9 @@ def test_a_fresh_process_loads_only_what_the_add_kernel_uses(tmp_path: Path) -> 
 
 def test_lazy_handlers_and_dialect_are_complete() -> None:
     """What the cold path defers is still found: the ISA op classes by name, their C++ handlers,
-    and the ``pto`` dialect in a parsing context."""
+    the ``pto`` dialect in a parsing context, the pld ops in the front end's table and context."""
+    from pypto.core.context import make_context
+    from pypto.frontend.sugar import OPS
     from pypto.ptoas.context import make_pto_context
     from pypto.ptoas.dialect import PTO_OPS, op_class
     from pypto.ptoas.emitc.context import load_all_handlers
@@ -390,3 +393,5 @@ def test_lazy_handlers_and_dialect_are_complete() -> None:
     assert any(cls.name == "pto.tfmod" for cls in handlers) and any(cls.name == "memref.alloc" for cls in handlers)
     assert make_pto_context().get_optional_op("pto.tfmod") is op_class("pto.tfmod")
     assert len({cls.name for cls in PTO_OPS}) == len(PTO_OPS)
+    assert "pld.tensor.allreduce" in OPS and OPS["pld.tensor.allreduce"].name == "pld.tensor.allreduce"
+    assert make_context().get_optional_op("pld.tensor.allreduce") is OPS["pld.tensor.allreduce"]
