@@ -16,8 +16,10 @@ MLIR op names mirror upstream's DSL names (``pld.tensor.allreduce`` <->
 
 Signals are ``INT32`` tensors (a window-bound ``pld.DistributedTensor`` is a
 tensor here; the window binding is not modelled yet). The simulated ranks run
-these semantics in :mod:`pypto.runtime.distributed`; lowering through the pass
-pipeline into ``.pto`` is not done yet (``NO_PTO``).
+these semantics in :mod:`pypto.runtime.distributed`. The point-to-point ops (rank queries,
+remote load/store of a tile, put/get, notify/wait) lower into ``.pto`` as PTOAS's ``pto.comm.*``
+ops (``pypto/ptoas/codegen/comm_ops.py``); the in-kernel collectives, barrier and tensor-level
+remote store do not (``NO_PTO``: a program with them runs as its torch form).
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ DSL_PATH.update({ReduceOp: "pld.ReduceOp", NotifyOp: "pld.NotifyOp", WaitCmp: "p
                  AllreduceMode: "pld.AllreduceMode"})
 
 _NO_TORCH = "a multi-chip op: the simulated ranks run it (pypto.runtime.distributed), not a torch expression"
-_NO_PTO = "not lowered to .pto yet (issue 19: PTOAS's comm ops)"
+_NO_PTO = "not lowered to .pto (a program with it runs as its torch form on the ranks)"
 
 
 def _tensor(a: ArgView, name: str) -> TensorType:
@@ -186,6 +188,8 @@ class SystemNotifyOp(_PldOp):
     """``pld.system.notify(target, peer, offsets, value=1, op=pld.NotifyOp.AtomicAdd)``: change cell
     ``offsets`` of ``peer``'s signal window ``target`` (upstream's parameter name)."""
 
+    NO_PTO: ClassVar[str | None] = None  # lowered to pto.comm.* (ptoas/codegen/comm_ops.py)
+
     name = "pld.system.notify"
     TORCH_CALL: ClassVar[str | None] = "_pld.notify"
     target = operand_def(TensorType)
@@ -211,6 +215,8 @@ class SystemNotifyOp(_PldOp):
 
 class _WaitOp(_PldOp):
     """A wait on this rank's signal cell ``offsets``: ``(signal, offsets, expected=1, cmp=pld.WaitCmp.Ge)``."""
+
+    NO_PTO: ClassVar[str | None] = None  # lowered to pto.comm.* (ptoas/codegen/comm_ops.py)
 
     TORCH_CALL: ClassVar[str | None] = "_pld.wait"
     signal = operand_def(TensorType)
@@ -326,11 +332,53 @@ class AllToAllOp(_PldOp):
         return target.with_memref(None)
 
 
+@irdl_op_definition
+class AllToAllVOp(_PldOp):
+    """``pld.tensor.all_to_all_v(input, target, signal, send_counts, recv_counts)``: the variable-size
+    all-to-all (upstream's push form). ``input`` and ``target`` are flat [NR * MAX_RECV, SIZE]
+    (``MAX_RECV = target rows // NR``): rank ``r``'s rows ``q * MAX_RECV ..`` (a full ``MAX_RECV`` block)
+    land in rank ``q``'s ``target`` rows ``r * MAX_RECV ..``, and ``min(send_counts[q], MAX_RECV)`` lands in
+    rank ``q``'s ``recv_counts[r, 0]`` (how many of those rows are valid; the rest are stale)."""
+
+    name = "pld.tensor.all_to_all_v"
+    TORCH_CALL: ClassVar[str | None] = "_pld.all_to_all_v"
+    input = operand_def(TensorType)
+    target = operand_def(TensorType)
+    signal = operand_def(TensorType)
+    send_counts = operand_def(TensorType)
+    recv_counts = operand_def(TensorType)
+    result = result_def(TensorType)
+    ALIAS_OPERAND: ClassVar[str | None] = "target"
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (arg("input"), arg("target"), arg("signal"), arg("send_counts"),
+                                           arg("recv_counts"))  # fmt: skip
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        x, target = _window_rows(a, "input"), _window_rows(a, "target")
+        _signal(a)
+        _same_dtype(a, x, target, "input", "target")
+        if x.get_shape() != target.get_shape():
+            raise a.fail(f"operands 'input' {list(x.get_shape())} and 'target' {list(target.get_shape())} "
+                         f"must have one shape")
+        if a.value("input") is a.value("target"):
+            raise a.fail("operand 'input' must be a different buffer from 'target'")
+        for name in ("send_counts", "recv_counts"):
+            t = a.tensor(name)
+            if dtype_name(t.element_type) != "INT32" or len(t.get_shape()) not in (1, 2) or (
+                len(t.get_shape()) == 2 and t.get_shape()[1] != 1
+            ):
+                raise a.fail(f"operand '{name}' must be INT32 [world_size] or [world_size, 1], got "
+                             f"pl.{dtype_name(t.element_type)} {list(t.get_shape())}")
+        return target.with_memref(None)
+
+
 # ---- kernel-body RMA: the communication context, remote tile load/store, tensor put/get ------------------
 
 
 class _RankQueryOp(_PldOp):
     """A query of the run's communication context: an ``index`` scalar, the same for the whole kernel."""
+
+    NO_PTO: ClassVar[str | None] = None  # lowered to pto.comm.* (ptoas/codegen/comm_ops.py)
 
     result = result_def(IndexType)
     traits = PURE
@@ -389,6 +437,8 @@ class TileRemoteLoadOp(_PldOp):
     """``pld.tile.remote_load(target, peer, offsets, shape)``: a Vec tile read from ``peer``'s window
     ``target`` at ``offsets`` (one-sided)."""
 
+    NO_PTO: ClassVar[str | None] = None  # lowered to pto.comm.* (ptoas/codegen/comm_ops.py)
+
     name = "pld.tile.remote_load"
     target = operand_def(TensorType)
     peer = operand_def()
@@ -435,6 +485,8 @@ class TileRemoteStoreOp(_RemoteStoreOp):
     """``pld.tile.remote_store(tile, target, peer, offsets)``: write ``tile`` into ``peer``'s window
     ``target`` at ``offsets`` (one-sided; returns ``target``)."""
 
+    NO_PTO: ClassVar[str | None] = None  # lowered to pto.comm.* (ptoas/codegen/comm_ops.py)
+
     name = "pld.tile.remote_store"
     tile = operand_def(TileType)
     target = operand_def(TensorType)
@@ -451,6 +503,8 @@ class _PutGetOp(_PldOp):
     """``dst``/``src`` with optional ``dst_offsets``, ``src_offsets`` and a region ``shape`` (none: the
     whole of ``src``, which then has ``dst``'s shape); ``chunk_rows``/``chunk_cols``/``pipeline`` tune the
     staging (recorded; they do not change the result)."""
+
+    NO_PTO: ClassVar[str | None] = None  # lowered to pto.comm.* (ptoas/codegen/comm_ops.py)
 
     dst = operand_def(TensorType)
     peer = operand_def()
@@ -543,7 +597,8 @@ class SystemDeferWaitOp(_WaitOp):
 
 
 PLD_OPS: list[type[PLOp]] = [
-    AllreduceOp, BroadcastOp, BarrierOp, AllgatherOp, ReduceScatterOp, AllToAllOp, SystemNotifyOp, SystemWaitOp,
+    AllreduceOp, BroadcastOp, BarrierOp, AllgatherOp, ReduceScatterOp, AllToAllOp, AllToAllVOp, SystemNotifyOp,
+    SystemWaitOp,
     GetCommCtxOp, RankOp, NranksOp, TileRemoteLoadOp, TileRemoteStoreOp, TensorPutOp, TensorGetOp,
     TensorRemoteStoreOp, SystemDeferWaitOp,
 ]

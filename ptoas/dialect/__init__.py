@@ -8,7 +8,8 @@ Modules: ``attrs`` (enums and attributes), ``types`` (ptr, views, tile_buf),
 ``base`` (operand views, diagnostics, the ``ins/outs`` syntax), ``view_ops``,
 ``tile_ops`` (alloc, DMA, moves, cube), ``vector_ops``, ``sync_ops``, ``misc_ops``,
 ``pipe_ops`` (cube<->vector tpush/tpop/tfree), ``isa_tile_ops`` / ``isa_misc_ops`` /
-``isa_attrs`` (the rest of PTOAS's ISA; ``isa_status`` lists every op and its simulator status).
+``isa_attrs`` (the rest of PTOAS's ISA; ``isa_status`` lists every op and its simulator status),
+``comm_ops`` (the cross-rank ``pto.comm.*`` ops).
 Every op class has ``pipe()``: the hardware pipe it runs on (None for non-pipe ops).
 
 Importing this package (or one of its modules) defines only what is imported: ``PTO``,
@@ -40,6 +41,7 @@ _OP_MODULES = (
     ("pipe_ops", "PIPE_OPS"),
     ("isa_tile_ops", "ISA_TILE_OPS"),
     ("isa_misc_ops", "ISA_MISC_OPS"),
+    ("comm_ops", "COMM_OPS"),
 )
 
 
@@ -57,10 +59,11 @@ def _dialect() -> Dialect:
     from xdsl.ir import Dialect
 
     from .attrs import PTO_ATTRS
+    from .comm_ops import COMM_ATTRS
     from .isa_attrs import ISA_ATTRS, ISA_TYPES
     from .types import PTO_TYPES
 
-    return Dialect("pto", list(_all_ops()), [*PTO_ATTRS, *PTO_TYPES, *ISA_ATTRS, *ISA_TYPES])
+    return Dialect("pto", list(_all_ops()), [*PTO_ATTRS, *PTO_TYPES, *ISA_ATTRS, *ISA_TYPES, *COMM_ATTRS])
 
 
 def op_class(name: str) -> type[Operation] | None:

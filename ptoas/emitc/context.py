@@ -23,8 +23,9 @@ from .errors import EmitError
 
 Handler = Callable[["FuncContext", Operation], None]
 HANDLERS: dict[type[Operation], Handler] = {}
-LAZY_HANDLER_MODULES = ("pypto.ptoas.emitc.isa", "pypto.ptoas.emitc.memref")
-"""Handler modules imported on first need (the ISA additions, memref.alloc: importing them builds op classes)."""
+LAZY_HANDLER_MODULES = ("pypto.ptoas.emitc.isa", "pypto.ptoas.emitc.memref", "pypto.ptoas.emitc.comm")
+"""Handler modules imported on first need (the ISA additions, memref.alloc, the cross-rank comm ops:
+importing them builds op classes a single-chip kernel never uses)."""
 
 
 def load_all_handlers() -> dict[type[Operation], Handler]:

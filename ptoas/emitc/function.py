@@ -35,7 +35,7 @@ from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 
 from pypto.ptoas.dialect.attrs import KernelKindAttr
 
-from . import scalar, sync, tiles, vector, views  # noqa: F401  (register the op handlers; isa: on first need)
+from . import scalar, sync, tiles, vector, views  # noqa: F401  (register the op handlers; isa, comm: on first need)
 from .context import FuncContext
 from .cxx_types import value_ctype
 from .errors import EmitError

@@ -1645,6 +1645,16 @@ template <typename... Ts>
 PTO_INST void TSYNC(Ts &...) {}
 [[noreturn]] inline void trap() { cpu::fail("trap: the kernel trapped"); }
 
+// Cross-rank communication (pto.comm.tnotify / twait / tput / tget / get_rank / get_nranks / peer_view):
+// one C++ kernel process simulates one chip and has no peer ranks, window buffers or signals, so each
+// of these ops is a documented trap naming the op. The interpreter runs them against the rank's
+// windows (pypto/device/interpreter/comm_impls.py, on a multi-rank launch).
+[[noreturn]] inline void comm_trap(const char *op) {
+    cpu::fail(std::string(op) + ": cross-rank communication is not simulated in the C++ engine (one process is "
+              "one chip without peers); run this kernel on the interpreter (RunConfig(kernel_engine=\"interpreter\"))");
+}
+[[noreturn]] inline int64_t comm_trap_i64(const char *op) { comm_trap(op); }
+
 }  // namespace pto
 
 // ---------------------------------------------------------------------------------------------------

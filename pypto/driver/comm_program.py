@@ -1,8 +1,8 @@
-"""Per-rank programs with kernel-body ``pld`` ops, run as their torch form on the ranks.
+"""Per-rank programs with kernel-body ``pld`` ops that do not lower to ``.pto``, run as their torch form.
 
-The kernel-body ``pld`` ops (remote load/store, put/get, notify/wait, barrier, collectives) are
-carried by the pass pipeline but not lowered into ``.pto`` yet, so a per-rank program with them is
-kept as its DSL (``program.py``) and its torch form (``torch_program.py``,
+The point-to-point ``pld`` ops lower into ``.pto`` (``pto.comm.*``) and such programs compile and run
+on the rank's simulated chip. The in-kernel collectives, barrier and tensor-level remote store do not
+(their ``NO_PTO``), so a per-rank program with one is kept as its DSL (``program.py``) and its torch form (``torch_program.py``,
 :func:`pypto.debug.torch_codegen`) in ``next_levels/<name>/``; on a rank, its ``pld`` ops call
 :class:`pypto.runtime.distributed.windows.KernelComm` (``_pld`` in the script).
 """
@@ -22,8 +22,14 @@ class DistributedBuildError(ValueError):
 
 
 def has_comm_ops(program: Program) -> bool:
-    """Whether a per-rank program has kernel-body ``pld`` ops (they do not lower to ``.pto`` yet)."""
+    """Whether a per-rank program has kernel-body ``pld`` ops."""
     return any(op.name.startswith("pld.") for op in program.module.walk())
+
+
+def needs_torch_form(program: Program) -> bool:
+    """Whether a per-rank program has a ``pld`` op with no ``.pto`` lowering (its ``NO_PTO``: the in-kernel
+    collectives, barrier, tensor-level remote store); such a program runs as its torch form."""
+    return any(op.name.startswith("pld.") and getattr(op, "NO_PTO", None) for op in program.module.walk())
 
 
 class CommProgram:

@@ -36,7 +36,7 @@ from pypto.runtime.distributed.windows import remove_window_files
 from pypto.utils.atomic import atomic_write_text
 from pypto.utils.tracebacks import api_boundary
 
-from .comm_program import CommProgram, DistributedBuildError, has_comm_ops
+from .comm_program import CommProgram, DistributedBuildError, has_comm_ops, needs_torch_form
 from .compile import compile
 from .compiled import CompiledProgram
 from .host_trace import (
@@ -120,10 +120,13 @@ def _build(fn: Any, name: str, plan: HostPlan, dc: DistributedConfig, platform: 
             continue
         shapes[d.program] = sig
         program = plan.programs[d.program].specialize(*samples)
-        if has_comm_ops(program):
-            programs[d.program] = CommProgram.build(program, d.program, out / NEXT_LEVELS / d.program)
+        level = out / NEXT_LEVELS / d.program
+        if needs_torch_form(program):
+            programs[d.program] = CommProgram.build(program, d.program, level)
+        elif has_comm_ops(program):
+            programs[d.program] = _compile_or_torch_form(program, d.program, level, platform)
         else:
-            programs[d.program] = compile(program, output_dir=out / NEXT_LEVELS / d.program, platform=platform)
+            programs[d.program] = compile(program, output_dir=level, platform=platform)
     compiled = DistributedCompiledProgram(out, plan, programs, dc, platform=platform or "a2a3sim", params=params)
     src = textwrap.dedent(inspect.getsource(fn))
     header = (f"# The host orchestrator of this L3 build (runs on the host CPU; {plan.world_size} ranks).\n"
@@ -132,6 +135,25 @@ def _build(fn: Any, name: str, plan: HostPlan, dc: DistributedConfig, platform: 
     atomic_write_text(out / HOST_ORCH, header + src)
     compiled.write_meta()
     return compiled
+
+
+def _compile_or_torch_form(program: Any, name: str, level: Path, platform: str | None) -> CompiledProgram | CommProgram:
+    """A per-rank program with ``pld`` ops that all lower to ``pto.comm``: compiled for the chip; when the
+    kernel codegen cannot take it (a dynamic-shape window, an op ptoas does not lower yet), it runs as its
+    torch form instead, and stderr says why."""
+    import shutil
+    import sys
+
+    from pypto.errors import PartialCodegenError
+
+    try:
+        return compile(program, output_dir=level, platform=platform)
+    except PartialCodegenError as exc:
+        shutil.rmtree(level, ignore_errors=True)
+        first = str(exc).strip().splitlines()[-1].strip()
+        print(f"[remark] {name}: runs as its torch form on the ranks (no simulated kernel cycles): {first}",
+              file=sys.stderr)
+        return CommProgram.build(program, name, level)
 
 
 def _direction(ann: Any) -> str:

@@ -2,8 +2,9 @@
 
 :func:`run_rank` is what :func:`pypto.runtime.distributed.launch` runs in every rank process for a
 :class:`~pypto.driver.distributed.DistributedCompiledProgram`: per-rank programs compiled through the
-pipeline run on the chip (:func:`~pypto.runtime.distributed.run_on_chip`), those with kernel-body
-``pld`` ops as their torch form (:mod:`.comm_program`), and host-level collectives between them.
+pipeline run on the chip (:func:`~pypto.runtime.distributed.run_on_chip`; their ``pto.comm`` ops talk to
+the peers through a :class:`~pypto.runtime.distributed.windows.ChipLink`), those with ``pld`` ops that
+do not lower to ``.pto`` as their torch form (:mod:`.comm_program`), and host-level collectives between them.
 """
 
 from __future__ import annotations
@@ -92,6 +93,13 @@ def _dispatch_all(comm: Any, plan: HostPlan, paths: dict[str, str], config: Any,
             begin_dispatch(comm, d.program)
             with comm.scope(f"rank program {d.program}"):
                 program.run(KernelComm(comm, shared), *call)
+        elif shared is not None:  # its pto.comm ops reach the peers' windows through the rank link
+            from pypto.device.interpreter.comm_impls import rank_link
+            from pypto.runtime.distributed.windows import ChipLink
+
+            chip_args = [in_place(c) if isinstance(a, WindowView) else c for a, c in zip(d.args, call, strict=True)]
+            with rank_link(ChipLink(KernelComm(comm, shared))):
+                run_on_chip(comm, program, *chip_args, config=config, name=d.program)
         else:
             run_on_chip(comm, program, *call, config=config, name=d.program)
         for i in program.output_indices:
@@ -99,6 +107,18 @@ def _dispatch_all(comm: Any, plan: HostPlan, paths: dict[str, str], config: Any,
             if isinstance(a, HostTensor):
                 outs.append((a.param, list(a.index), call[i]))
     return outs
+
+
+def in_place(t: Any) -> Any:
+    """A window view as a :class:`~pypto.runtime.tensors.DeviceTensor` on its very bytes: the chip reads and
+    writes the shared window region itself (no copy), so the peers see its stores and it sees theirs."""
+    import numpy as np
+    import torch
+
+    from pypto.runtime.tensors import DeviceTensor
+
+    arr = t.view(torch.int16).numpy().view(np.uint16) if t.dtype == torch.bfloat16 else t.numpy()
+    return DeviceTensor(None, tuple(t.shape), t.dtype, arr)
 
 
 def host_collective(kc: Any, name: str, views: list[Any], extra: dict[str, Any]) -> None:

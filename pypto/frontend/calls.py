@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 # Ops an Orchestration function may use outside ``pl.at``.
 ORCHESTRATION_OPS = {"pl.tensor.create", "pl.tensor.read"}
+PLD_SHORT_FORMS = ("pld.remote_load", "pld.remote_store")
+"""Upstream's two-segment ``pld`` names (``pld/op/unified_ops.py``), resolved by :meth:`pld_short_form`."""
 
 SPECIAL = {
     "pl.const", "pl.yield_", "pl.range", "pl.parallel", "pl.unroll", "pl.pipeline", "pl.at", "pl.scope", "pl.dump_tag",
@@ -68,6 +70,8 @@ class CallMixin:
             raise self.fail(
                 ParserSyntaxError, "pl.dump_tag() is a statement; it has no value", node, hint="write: pl.dump_tag(t)"
             )
+        if path in PLD_SHORT_FORMS:
+            return self.pld_short_form(path, node, expected)
         if path in OPS:
             return self.bind_op(OPS[path], path, node, node.args, node.keywords, expected)
         if path in ("pl.min", "pl.max"):
@@ -261,6 +265,20 @@ class CallMixin:
             OPS[op_name], f"pl.{name}", call, args, kwargs, expected,
             drop=s.drop, rename=s.rename, positional=s.positional, default_from=s.default_from,
         )  # fmt: skip
+
+    def pld_short_form(self: FunctionBuilder, path: str, node: ast.Call, expected: Attribute | None) -> SSAValue:
+        """Upstream's ``pld.remote_load`` (= ``pld.tile.remote_load``) and ``pld.remote_store``, which takes
+        the tile form for a tile source and the tensor form for a tensor one (its first operand, ``src``)."""
+        if path == "pld.remote_load":
+            return self.bind_op(OPS["pld.tile.remote_load"], path, node, node.args, node.keywords, expected)
+        first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "src"), None)
+        if first is None:
+            raise self.fail(InvalidOperationError, f"{path}: missing its first operand 'src'", node)
+        v = self.value(first)
+        self.pre[id(first)] = v
+        tile = isinstance(v.type, TileType)
+        return self.bind_op(OPS["pld.tile.remote_store" if tile else "pld.tensor.remote_store"], path, node,
+                            node.args, node.keywords, expected, rename={"src": "tile"} if tile else None)
 
     def scalar_min_max(self: FunctionBuilder, path: str, node: ast.Call) -> SSAValue:
         """``pl.min(a, b)`` / ``pl.max(a, b)`` of two scalars (upstream's scalar min/max; tiles and

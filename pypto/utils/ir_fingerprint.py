@@ -2,7 +2,8 @@
 
 One mechanism for "did this IR change?": the pass-dump writer prints a pass's
 output only when it differs from its input, and the device interpreter
-recompiles a kernel only when its module was edited.
+recompiles a kernel only when its module was edited (on every run: it is on the
+interpreter's per-run path).
 """
 
 from __future__ import annotations
@@ -17,27 +18,34 @@ def fingerprint(op: Operation) -> list[object]:
     every operand update (RAUW included), so an op whose properties, types, operands or name hints
     changed yields a different list. Far cheaper than printing.
 
-    (A hand-rolled walk over ``first_op``/``next_op``: xDSL's generator-based ``walk`` and its
-    ``OpOperands`` views cost several times more per op.)"""
+    (A hand-rolled walk over xDSL's linked lists (``_first_block``/``_next_block``,
+    ``_first_op``/``_next_op``) and the fields behind its properties (``_operands``, ``_type``, ``_name``,
+    ``_args``): xDSL's generator-based ``walk``, its ``OpOperands`` views and its property calls cost
+    several times more per op. xDSL is pinned.)"""
     out: list[object] = []
+    append, extend = out.append, out.extend
     stack = [op]
+    pop, push = stack.pop, stack.append
     while stack:
-        o = stack.pop()
-        out.append(o)
-        out.append(o.location)
-        out.append(o._operands)  # noqa: SLF001 -- the tuple itself; see the docstring (xDSL is pinned)
-        out.extend(o.properties.items())
-        out.extend(o.attributes.items())
+        o = pop()
+        extend((o, o.location, o._operands))  # noqa: SLF001 -- the tuple itself; see the docstring
+        props, attrs = o.properties, o.attributes
+        if props:
+            extend(props.items())
+        if attrs:
+            extend(attrs.items())
         for r in o.results:
-            out.extend((r, r.type, r.name_hint))
+            extend((r, r._type, r._name))  # noqa: SLF001
         for region in o.regions:
-            out.append(region)
-            for block in region.blocks:
-                out.append(block)
-                for a in block.args:
-                    out.extend((a, a.type, a.name_hint))
-                inner = block.first_op
+            append(region)
+            block = region._first_block  # noqa: SLF001
+            while block is not None:
+                append(block)
+                for a in block._args:  # noqa: SLF001
+                    extend((a, a._type, a._name))  # noqa: SLF001
+                inner = block._first_op  # noqa: SLF001
                 while inner is not None:
-                    stack.append(inner)
-                    inner = inner.next_op
+                    push(inner)
+                    inner = inner._next_op  # noqa: SLF001
+                block = block._next_block  # noqa: SLF001
     return out

@@ -51,3 +51,13 @@ builtin.module {
     func.return
   }
 }
+
+// -----
+
+builtin.module {
+  func.func @f(%in: !pl.tensor<4x64xf32>, %out: !pl.tensor<4x64xf32>, %sig: !pl.tensor<2x1xi32>, %sc: !pl.tensor<2x2xi32>, %rc: !pl.tensor<2x1xi32>) {
+    // expected-error @+1 {{operand 'send_counts' must be INT32 [world_size] or [world_size, 1], got pl.INT32 [2, 2]}}
+    %t = "pld.tensor.all_to_all_v"(%in, %out, %sig, %sc, %rc) : (!pl.tensor<4x64xf32>, !pl.tensor<4x64xf32>, !pl.tensor<2x1xi32>, !pl.tensor<2x2xi32>, !pl.tensor<2x1xi32>) -> !pl.tensor<4x64xf32>
+    func.return
+  }
+}

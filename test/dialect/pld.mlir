@@ -31,3 +31,12 @@ builtin.module @dist {
     func.return %d4 : !pl.tensor<1x256xf32>
   }
 }
+
+// CHECK-LABEL: builtin.module @a2av {
+// CHECK:         %{{.*}} = "pld.tensor.all_to_all_v"(%in, %out, %{{.*}}, %sc, %rc) : (!pl.tensor<4x64xf32>, !pl.tensor<4x64xf32>, !pl.tensor<2x1xi32>, !pl.tensor<2xi32>, !pl.tensor<2x1xi32>) -> !pl.tensor<4x64xf32>
+builtin.module @a2av {
+  func.func @f(%in: !pl.tensor<4x64xf32>, %out: !pl.tensor<4x64xf32>, %sig: !pl.tensor<2x1xi32>, %sc: !pl.tensor<2xi32>, %rc: !pl.tensor<2x1xi32>) -> !pl.tensor<4x64xf32> {
+    %t = "pld.tensor.all_to_all_v"(%in, %out, %sig, %sc, %rc) : (!pl.tensor<4x64xf32>, !pl.tensor<4x64xf32>, !pl.tensor<2x1xi32>, !pl.tensor<2xi32>, !pl.tensor<2x1xi32>) -> !pl.tensor<4x64xf32>
+    func.return %t : !pl.tensor<4x64xf32>
+  }
+}

@@ -318,3 +318,104 @@ class HostAllreduce:
         for r in pl.range(pld.world_size()):
             self.consume(data, y[r], device=r)
         return y
+
+
+@pl.jit.incore
+def short_forms_k(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+                  box: pld.DistributedTensor[[1, N], pl.FP32], sig: pld.DistributedTensor[[1, 1], pl.INT32]):
+    ctx = pld.get_comm_ctx(box)
+    me = pld.rank(ctx)
+    nxt = (me + 1) % pld.nranks(ctx)
+    t = pl.add(pl.load(x, [0, 0], [1, N]), 1.0)
+    pld.remote_store(t, box, peer=nxt, offsets=[0, 0])  # upstream's short form: a tile -> pld.tile.remote_store
+    pld.system.notify(sig, peer=nxt, offsets=[0, 0], value=1, op=pld.NotifyOp.AtomicAdd)
+    pld.system.wait(sig, offsets=[0, 0], expected=1, cmp=pld.WaitCmp.Ge)
+    got = pld.remote_load(box, peer=me, offsets=[0, 0], shape=[1, N])  # = pld.tile.remote_load (own rank)
+    y = pl.store(got, [0, 0], y)
+    return y
+
+
+@pl.jit
+def short_forms(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+                box: pld.DistributedTensor[[1, N], pl.FP32], sig: pld.DistributedTensor[[1, 1], pl.INT32]):
+    return short_forms_k(x, y, box, sig)
+
+
+@pl.jit.host
+def short_forms_host(x: pl.Tensor[[2, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[2, 1, N], pl.FP32]]):
+    box = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    sig = pld.alloc_window_buffer([1, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        short_forms(x[r], y[r], pld.window(box, [1, N], dtype=pl.FP32), pld.window(sig, [1, 1], dtype=pl.INT32),
+                    device=r)
+
+
+CAP = 2  # all_to_all_v: MAX_RECV rows per peer (2 ranks: 4 rows)
+
+
+@pl.jit.incore
+def a2av_k(x: pl.Tensor[[2 * CAP, N], pl.FP32], counts: pl.Tensor[[2, 1], pl.INT32],
+           y: pl.Out[pl.Tensor[[2 * CAP, N], pl.FP32]], rc: pl.Out[pl.Tensor[[2, 1], pl.INT32]],
+           src: pld.DistributedTensor[[2 * CAP, N], pl.FP32], dst: pld.DistributedTensor[[2 * CAP, N], pl.FP32],
+           sig: pld.DistributedTensor[[2, 1], pl.INT32], recv: pld.DistributedTensor[[2, 1], pl.INT32]):
+    src = pl.store(pl.load(x, [0, 0], [2 * CAP, N]), [0, 0], src)
+    dst = pld.tensor.all_to_all_v(src, dst, sig, counts, recv)
+    y = pl.store(pl.load(dst, [0, 0], [2 * CAP, N]), [0, 0], y)
+    rc = pl.store(pl.load(recv, [0, 0], [2, 1]), [0, 0], rc)
+    return y, rc
+
+
+@pl.jit
+def a2av(x: pl.Tensor[[2 * CAP, N], pl.FP32], counts: pl.Tensor[[2, 1], pl.INT32],
+         y: pl.Out[pl.Tensor[[2 * CAP, N], pl.FP32]], rc: pl.Out[pl.Tensor[[2, 1], pl.INT32]],
+         src: pld.DistributedTensor[[2 * CAP, N], pl.FP32], dst: pld.DistributedTensor[[2 * CAP, N], pl.FP32],
+         sig: pld.DistributedTensor[[2, 1], pl.INT32], recv: pld.DistributedTensor[[2, 1], pl.INT32]):
+    y, rc = a2av_k(x, counts, y, rc, src, dst, sig, recv)
+    return y, rc
+
+
+@pl.jit.host
+def a2av_host(x: pl.Tensor[[2, 2 * CAP, N], pl.FP32], counts: pl.Tensor[[2, 2, 1], pl.INT32],
+              y: pl.Out[pl.Tensor[[2, 2 * CAP, N], pl.FP32]], rc: pl.Out[pl.Tensor[[2, 2, 1], pl.INT32]]):
+    src = pld.alloc_window_buffer([2 * CAP, N], dtype=pl.FP32)
+    dst = pld.alloc_window_buffer([2 * CAP, N], dtype=pl.FP32)
+    sig = pld.alloc_window_buffer([2, 1], dtype=pl.INT32)
+    recv = pld.alloc_window_buffer([2, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        a2av(x[r], counts[r], y[r], rc[r], pld.window(src, [2 * CAP, N], dtype=pl.FP32),
+             pld.window(dst, [2 * CAP, N], dtype=pl.FP32), pld.window(sig, [2, 1], dtype=pl.INT32),
+             pld.window(recv, [2, 1], dtype=pl.INT32), device=r)
+
+
+@pl.jit.incore
+def atomic_sum_k(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+                 acc: pld.DistributedTensor[[1, N], pl.FP32], stage: pld.DistributedTensor[[1, N], pl.FP32],
+                 sig: pld.DistributedTensor[[1, 1], pl.INT32]):
+    ctx = pld.get_comm_ctx(acc)
+    me = pld.rank(ctx)
+    nxt = (me + 1) % pld.nranks(ctx)
+    stage = pl.store(pl.load(x, [0, 0], [1, N]), [0, 0], stage)
+    pld.tensor.put(acc, peer=me, src=stage, atomic=pld.AtomicType.Add)  # both ranks add into both accs
+    pld.tensor.put(acc, peer=nxt, src=stage, atomic=pld.AtomicType.Add)
+    pld.system.notify(sig, peer=me, offsets=[0, 0], value=1, op=pld.NotifyOp.AtomicAdd)
+    pld.system.notify(sig, peer=nxt, offsets=[0, 0], value=1, op=pld.NotifyOp.AtomicAdd)
+    pld.system.wait(sig, offsets=[0, 0], expected=2, cmp=pld.WaitCmp.Ge)
+    y = pl.store(pl.load(acc, [0, 0], [1, N]), [0, 0], y)
+    return y
+
+
+@pl.jit
+def atomic_sum(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+               acc: pld.DistributedTensor[[1, N], pl.FP32], stage: pld.DistributedTensor[[1, N], pl.FP32],
+               sig: pld.DistributedTensor[[1, 1], pl.INT32]):
+    return atomic_sum_k(x, y, acc, stage, sig)
+
+
+@pl.jit.host
+def atomic_sum_host(x: pl.Tensor[[2, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[2, 1, N], pl.FP32]]):
+    acc = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    stage = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    sig = pld.alloc_window_buffer([1, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        atomic_sum(x[r], y[r], pld.window(acc, [1, N], dtype=pl.FP32), pld.window(stage, [1, N], dtype=pl.FP32),
+                   pld.window(sig, [1, 1], dtype=pl.INT32), device=r)

@@ -373,7 +373,8 @@ def test_a_fresh_process_loads_only_what_the_add_kernel_uses(tmp_path: Path) -> 
     assert [m for m in loaded["import"] if m.startswith(heavy)] == []
     assert "pypto.dialects.distributed_ops" not in loaded["compile"]  # the multi-chip dialect: on first use
     never = ("pypto.ptoas.dialect.isa_tile_ops", "pypto.ptoas.emitc.isa", "pypto.ptoas.emitc.memref",
-             "xdsl.dialects.memref", "pypto.runtime.dfx.swimlane", "pypto.reports", "pypto.device")  # fmt: skip
+             "xdsl.dialects.memref", "pypto.runtime.dfx.swimlane", "pypto.reports", "pypto.device",
+             "pypto.ptoas.dialect.comm_ops", "pypto.ptoas.emitc.comm", "pypto.ptoas.codegen.comm_ops")  # fmt: skip
     assert [m for m in loaded["compile"] if m.startswith(never)] == []
     assert "pypto.ptoas.dialect.vector_ops" in loaded["compile"]  # the compile did emit pto
     assert loaded["full_collections"] == [0, 0]

@@ -82,7 +82,7 @@ def test_put_then_notify_wait_moves_each_ranks_data_to_the_next(tmp_path: Path) 
     compiled(x, y)
     assert torch.equal(y, torch.roll(x + 1, 1, dims=0))  # y[r] = x[r-1] + 1
     level = compiled.output_dir / "next_levels/put_next"
-    assert "pld.tensor.put(" in (level / "program.py").read_text()
+    assert "pld.tensor.put(" in (level / "passes_dump/00_frontend.py").read_text()
     trace = json.loads((compiled.output_dir / "dfx_outputs/merged_comm_trace.json").read_text())["traceEvents"]
     starts = [e["id"] for e in trace if e["ph"] == "s"]
     ends = [e["id"] for e in trace if e["ph"] == "f"]
@@ -92,6 +92,79 @@ def test_put_then_notify_wait_moves_each_ranks_data_to_the_next(tmp_path: Path) 
     # the wait orders each rank's clock after the peer's put landed: at least one hop of N floats
     run = compiled.last_run
     assert all(rk.cycles > 0 for rk in run.ranks)
+
+
+def test_put_notify_wait_run_as_pto_comm_ops_with_the_transfer_in_the_chips_cycles(tmp_path: Path) -> None:
+    """put_next's pld ops lower to pto.comm.tput/tnotify/twait; each rank's chip runs them against the
+    peer's window (the simulator, not the torch form), and its kernel cycles hold the link transfer."""
+    from pypto.driver.compiled import CompiledProgram
+
+    x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
+    compiled = p3.put_host.compile(x, y, config=config(tmp_path))
+    assert isinstance(compiled.programs["put_next"], CompiledProgram)
+    pto = (compiled.output_dir / "next_levels/put_next/ptoas/put_next_k.pto").read_text()
+    for op in ("pto.comm.peer_view", "pto.comm.tput(", "pto.comm.tnotify(", "pto.comm.twait("):
+        assert op in pto, op
+    compiled(x, y)
+    assert torch.equal(y, torch.roll(x + 1, 1, dims=0))
+    for r in range(2):
+        events = json.loads((compiled.output_dir / f"dfx_outputs/rank{r}/comm_events.json").read_text())["events"]
+        chip = next(e for e in events if e["cat"] == "chip")
+        put = next(e for e in events if e["name"] == f"tput -> r{1 - r}")
+        notify = next(e for e in events if e["cat"] == "notify" and e["task"] == "chip run put_next")
+        wait = next(e for e in events if e["cat"] == "wait" and e["task"] == "chip run put_next")
+        hop4 = notify["remote"]["ts"] - notify["start"]
+        assert put["bytes"] == 4 * p3.N and put["end"] - put["start"] > hop4 > 0
+        assert chip["start"] <= put["start"] < put["end"] <= notify["start"] <= wait["start"] <= wait["end"] <= chip["end"]
+        # the kernel's own cycles (not a clock added after it): the put and the notify's hop are inside
+        assert chip["end"] - chip["start"] >= (put["end"] - put["start"]) + hop4
+
+
+def test_a_comm_kernel_on_a_single_chip_names_the_op_and_the_dsl_line(tmp_path: Path) -> None:
+    from pypto.device.interpreter import DeviceError
+    from pypto.runtime import run
+
+    x, y, box = torch.randn(1, p3.N), torch.zeros(1, p3.N), torch.zeros(1, p3.N)
+    with pytest.raises(DeviceError, match=r"dist_l3_programs.py:\d+:\d+: pto.comm.get_rank: .* needs the ranks of "
+                                          r"a multi-chip launch"):
+        run(p3.put_next, x, y, box, torch.zeros(1, p3.N), torch.zeros(1, 1, dtype=torch.int32),
+            config=RunConfig(save_kernels_dir=str(tmp_path / "b")))
+
+
+def test_upstream_short_forms_remote_store_and_remote_load_run_as_pto(tmp_path: Path) -> None:
+    from pypto.driver.compiled import CompiledProgram
+
+    x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
+    compiled = p3.short_forms_host.compile(x, y, config=config(tmp_path))
+    assert isinstance(compiled.programs["short_forms"], CompiledProgram)
+    dsl = (compiled.output_dir / "next_levels/short_forms/passes_dump/00_frontend.py").read_text()
+    assert "pld.tile.remote_store(" in dsl and "pld.tile.remote_load(" in dsl  # printed in the canonical form
+    compiled(x, y)
+    assert torch.equal(y, torch.roll(x + 1, 1, dims=0))
+
+
+def test_atomic_tput_from_both_ranks_adds_up_in_every_window(tmp_path: Path) -> None:
+    from pypto.driver.compiled import CompiledProgram
+
+    x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
+    compiled = p3.atomic_sum_host.compile(x, y, config=config(tmp_path))
+    assert isinstance(compiled.programs["atomic_sum"], CompiledProgram)
+    compiled(x, y)
+    for r in range(2):
+        assert torch.allclose(y[r], x[0] + x[1], atol=1e-6)
+
+
+def test_all_to_all_v_moves_capacity_blocks_and_publishes_the_clamped_counts(tmp_path: Path) -> None:
+    cap, n = p3.CAP, p3.N
+    x = torch.randn(2, 2 * cap, n)
+    counts = torch.tensor([[[1], [5]], [[2], [0]]], dtype=torch.int32)  # rank r sends counts[r][q] rows to q
+    y, rc = torch.zeros(2, 2 * cap, n), torch.zeros(2, 2, 1, dtype=torch.int32)
+    compiled = p3.a2av_host.compile(x, counts, y, rc, config=config(tmp_path))
+    compiled(x, counts, y, rc)
+    for r in range(2):
+        for q in range(2):  # rank q's block for r lands at rows q * cap of r's target
+            assert torch.equal(y[r, q * cap : (q + 1) * cap], x[q, r * cap : (r + 1) * cap])
+            assert int(rc[r, q, 0]) == min(int(counts[q, r, 0]), cap)
 
 
 def test_remote_load_after_a_barrier_reads_the_peers_window(tmp_path: Path) -> None:
@@ -117,7 +190,7 @@ def test_a_wait_nobody_notifies_is_reported_with_rank_and_task_within_the_timeou
     assert time.monotonic() - t0 < 3.0 + 30.0
     assert set(err.value.failures) == {0, 1}
     for task, message in err.value.failures.values():
-        assert task == "rank program wait_forever"
+        assert task == "chip run wait_forever"  # its twait, on the chip
         assert "timed out after 3 s" in message
     assert set(Path("/dev/shm").glob("pypto-*")) <= shm  # the failed ranks removed their window files
 
@@ -224,27 +297,27 @@ def test_a_rank_killed_mid_kernel_is_reported_on_every_rank(tmp_path: Path, monk
     """Rank 1's process dies at its first notify (the forked ranks inherit the patch): the launch reports
     rank 1 as killed in its kernel and rank 0's wait as timed out, within the timeout, and the killed
     rank's window files are not left in the way of the next run."""
-    from pypto.runtime.distributed.windows import KernelComm
+    from pypto.runtime.distributed.windows import ChipLink
 
-    real = KernelComm.notify
+    real = ChipLink.notify
 
-    def dies_on_rank_1(self: KernelComm, *args: object, **kwargs: object) -> object:
-        if self.comm.rank == 1:
+    def dies_on_rank_1(self: ChipLink, *args: object, **kwargs: object) -> object:
+        if self.rank == 1:
             os._exit(9)
         return real(self, *args, **kwargs)
 
     x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
     compiled = p3.put_host.compile(x, y, config=config(tmp_path, timeout_s=4.0))
     shm = set(Path("/dev/shm").glob("pypto-*"))
-    monkeypatch.setattr(KernelComm, "notify", dies_on_rank_1)
+    monkeypatch.setattr(ChipLink, "notify", dies_on_rank_1)
     t0 = time.monotonic()
     with pytest.raises(DistributedRunError) as err:
         compiled(x, y)
     assert time.monotonic() - t0 < 4.0 + 30.0
     task1, why1 = err.value.failures[1]
-    assert task1 == "rank program put_next" and "exited with code 9" in why1
+    assert task1 == "chip run put_next" and "exited with code 9" in why1
     task0, why0 = err.value.failures[0]
-    assert task0 == "rank program put_next" and "timed out after 4 s" in why0
+    assert task0 == "chip run put_next" and "timed out after 4 s" in why0
     assert set(Path("/dev/shm").glob("pypto-*")) <= shm  # the launcher removed the killed rank's windows
     monkeypatch.undo()
     compiled(x, y)  # the next run is not disturbed

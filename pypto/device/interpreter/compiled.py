@@ -31,7 +31,6 @@ from typing import Any
 
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr
-from xdsl.interpreter import Interpreter
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from pypto.ptoas.dialect.misc_ops import SectionCubeOp, SectionVectorOp
@@ -43,7 +42,8 @@ from .memory import DeviceError
 from .pto_impls import PTO_HANDLERS
 
 Env = list[Any]
-Step = Callable[[Env, "Runtime"], None]
+Step = Callable[[Env, CoreState], None]
+"""One op: reads its operands from the slots, runs on the core (``core.interp`` runs generic ops)."""
 
 
 class Unsupported(Exception):
@@ -55,14 +55,6 @@ class KernelError(DeviceError):
 
 
 @dataclass
-class Runtime:
-    """Per-run state the steps use: the core and the xDSL interpreter (for generic ops)."""
-
-    core: CoreState
-    interp: Interpreter
-
-
-@dataclass
 class CompiledBlock:
     """A block's non-terminator ops as steps, its argument slots and its terminator's operand slots."""
 
@@ -71,16 +63,16 @@ class CompiledBlock:
     arg_slots: tuple[int, ...]
     yield_slots: tuple[int, ...]
 
-    def run(self, env: Env, rt: Runtime) -> None:
+    def run(self, env: Env, core: CoreState) -> None:
         """Execute the steps in order; an exception is located at the op that raised it."""
         step = None
         try:
             for step in self.steps:
-                step(env, rt)
+                step(env, core)
         except KernelError:
             raise
         except Exception as e:
-            raise KernelError(_located(rt.core, self.ops[self.steps.index(step)], e)) from e  # type: ignore[arg-type]
+            raise KernelError(_located(core, self.ops[self.steps.index(step)], e)) from e  # type: ignore[arg-type]
 
 
 def _located(core: CoreState, op: Operation, error: Exception) -> str:
@@ -97,12 +89,12 @@ class CompiledFunction:
     template: tuple[Any, ...]
     body: CompiledBlock
 
-    def call(self, rt: Runtime, args: Sequence[Any]) -> tuple[Any, ...]:
-        """Run with ``args`` bound to the entry block's arguments; the returned values."""
+    def call(self, core: CoreState, args: Sequence[Any]) -> tuple[Any, ...]:
+        """Run on ``core`` with ``args`` bound to the entry block's arguments; the returned values."""
         env = list(self.template)
         for s, v in zip(self.body.arg_slots, args, strict=True):
             env[s] = v
-        self.body.run(env, rt)
+        self.body.run(env, core)
         return tuple(env[s] for s in self.body.yield_slots)
 
 
@@ -146,9 +138,14 @@ class _Compiler:
                 yields = tuple(self.slot(v) for v in op.operands)
                 continue
             step = self.op(op)
-            if step is not None:
-                ops.append(op)
-                steps.append(step)
+            if step is None:
+                continue
+            pair = CoreState.flag_pair_step(ops[-1], steps[-1], op, step) if steps else None
+            if pair is not None:  # set_flag + wait_flag of one flag: one step (located at the set_flag)
+                steps[-1] = pair
+                continue
+            ops.append(op)
+            steps.append(step)
         return CompiledBlock(tuple(ops), tuple(steps), arg_slots, yields)
 
     def op(self, op: Operation) -> Step | None:
@@ -189,13 +186,22 @@ class _Compiler:
         results = tuple(self.slot(r) for r in op.results)
         run, yields = body.run, body.yield_slots
 
-        def step(env: Env, rt: Runtime) -> None:
+        if not inits:  # no loop-carried values: only the induction variable changes
+
+            def plain(env: Env, core: CoreState) -> None:
+                for i in range(env[lb], env[ub], env[st]):
+                    env[iv] = i
+                    run(env, core)
+
+            return plain
+
+        def step(env: Env, core: CoreState) -> None:
             values = [env[s] for s in inits]
             for i in range(env[lb], env[ub], env[st]):
                 env[iv] = i
                 for s, v in zip(carried, values, strict=True):
                     env[s] = v
-                run(env, rt)
+                run(env, core)
                 values = [env[s] for s in yields]
             for s, v in zip(results, values, strict=True):
                 env[s] = v
@@ -208,11 +214,11 @@ class _Compiler:
         other = self.region(op.false_region, op.name) if op.false_region.blocks else None
         results = tuple(self.slot(r) for r in op.results)
 
-        def step(env: Env, rt: Runtime) -> None:
+        def step(env: Env, core: CoreState) -> None:
             branch = then if env[cond] else other
             if branch is None:
                 return
-            branch.run(env, rt)
+            branch.run(env, core)
             for s, y in zip(results, branch.yield_slots, strict=True):
                 env[s] = env[y]
 
@@ -224,18 +230,18 @@ class _Compiler:
         after = self.region(op.after_region, op.name)
         results = tuple(self.slot(r) for r in op.results)
 
-        def step(env: Env, rt: Runtime) -> None:
+        def step(env: Env, core: CoreState) -> None:
             values = [env[s] for s in inits]
             while True:
                 for s, v in zip(before.arg_slots, values, strict=True):
                     env[s] = v
-                before.run(env, rt)
+                before.run(env, core)
                 cond, *forwarded = [env[s] for s in before.yield_slots]
                 if not cond:
                     break
                 for s, v in zip(after.arg_slots, forwarded, strict=True):
                     env[s] = v
-                after.run(env, rt)
+                after.run(env, core)
                 values = [env[s] for s in after.yield_slots]
             for s, v in zip(results, forwarded, strict=True):
                 env[s] = v
@@ -257,8 +263,8 @@ class _Compiler:
             self.cache.get(target, self.plan)  # compile now: an unsupported callee is found before running
         cache, plan = self.cache, self.plan
 
-        def step(env: Env, rt: Runtime) -> None:
-            got = cache.get(target, plan).call(rt, [env[s] for s in ins])
+        def step(env: Env, core: CoreState) -> None:
+            got = cache.get(target, plan).call(core, [env[s] for s in ins])
             for s, v in zip(outs, got, strict=True):
                 env[s] = v
 
@@ -279,30 +285,34 @@ def _gather(ins: tuple[int, ...]) -> Callable[[Env], tuple[Any, ...]]:
 
 
 def _handler_step(run: Any, ins: tuple[int, ...], outs: tuple[int, ...]) -> Step:
-    """A prepared pto op on the run's core."""
+    """A prepared pto op on the run's core (a prepared op with no operands and no results may carry its own
+    ``step``: then running it is that one call)."""
     gather = _gather(ins)
     if not outs:
         if not ins:
+            direct: Step | None = getattr(run, "step", None)
+            if direct is not None:
+                return direct
 
-            def no_operand(env: Env, rt: Runtime) -> None:
-                run(rt.core, rt.interp, ())
+            def no_operand(env: Env, core: CoreState) -> None:
+                run(core, core.interp, ())
 
             return no_operand
 
-        def no_result(env: Env, rt: Runtime) -> None:
-            run(rt.core, rt.interp, gather(env))
+        def no_result(env: Env, core: CoreState) -> None:
+            run(core, core.interp, gather(env))
 
         return no_result
     if len(outs) == 1:
         (out,) = outs
 
-        def one_result(env: Env, rt: Runtime) -> None:
-            env[out] = run(rt.core, rt.interp, gather(env))[0]
+        def one_result(env: Env, core: CoreState) -> None:
+            env[out] = run(core, core.interp, gather(env))[0]
 
         return one_result
 
-    def results(env: Env, rt: Runtime) -> None:
-        for s, v in zip(outs, run(rt.core, rt.interp, gather(env)), strict=True):
+    def results(env: Env, core: CoreState) -> None:
+        for s, v in zip(outs, run(core, core.interp, gather(env)), strict=True):
             env[s] = v
 
     return results
@@ -314,8 +324,8 @@ def _arith_step(fn: Any, op: Operation, ins: tuple[int, ...], outs: tuple[int, .
         (out,) = outs
         gather = _gather(ins)
 
-        def one_result(env: Env, rt: Runtime) -> None:
-            env[out] = fn(rt.interp, op, gather(env))[0]
+        def one_result(env: Env, core: CoreState) -> None:
+            env[out] = fn(core.interp, op, gather(env))[0]
 
         return one_result
     return _generic_step(op, ins, outs)
@@ -324,14 +334,17 @@ def _arith_step(fn: Any, op: Operation, ins: tuple[int, ...], outs: tuple[int, .
 def _generic_step(op: Operation, ins: tuple[int, ...], outs: tuple[int, ...]) -> Step:
     """Any other op: its implementation registered with the xDSL interpreter."""
 
-    def step(env: Env, rt: Runtime) -> None:
-        for s, v in zip(outs, rt.interp.run_op(op, tuple([env[s] for s in ins])), strict=True):
+    def step(env: Env, core: CoreState) -> None:
+        for s, v in zip(outs, core.interp.run_op(op, tuple([env[s] for s in ins])), strict=True):
             env[s] = v
 
     return step
 
 
 # -- the cache ----------------------------------------------------------------------------------
+
+
+_MISSING = object()
 
 
 @dataclass
@@ -348,9 +361,10 @@ class ModulePlan:
 
     def fact(self, key: object, compute: Callable[[], Any]) -> Any:
         """``compute()`` once per module version."""
-        if key not in self.facts:
-            self.facts[key] = compute()
-        return self.facts[key]
+        got = self.facts.get(key, _MISSING)
+        if got is _MISSING:
+            got = self.facts[key] = compute()
+        return got
 
 
 _PLAN_ATTR = "_pypto_kernel_plan"
@@ -374,16 +388,17 @@ class KernelCache:
     def get(self, fn: func.FuncOp, plan: ModulePlan | None = None) -> CompiledFunction:
         """The compiled form of ``fn``; raises :class:`Unsupported` for IR this engine does not run."""
         plan = plan or self.plan(fn.get_toplevel_object())
-        if fn not in plan.functions:
-            try:
-                plan.functions[fn] = _Compiler(self, plan).function(fn)
-            except Unsupported:
-                plan.functions[fn] = None
-                raise
-        got = plan.functions[fn]
-        if got is None:
-            raise Unsupported(f"@{fn.sym_name.data} uses IR the compiled engine does not run")
-        return got
+        got = plan.functions.get(fn, _MISSING)
+        if got is not _MISSING:
+            if got is None:
+                raise Unsupported(f"@{fn.sym_name.data} uses IR the compiled engine does not run")
+            return got  # type: ignore[return-value]
+        try:
+            compiled = plan.functions[fn] = _Compiler(self, plan).function(fn)
+        except Unsupported:
+            plan.functions[fn] = None
+            raise
+        return compiled
 
 
 KERNELS = KernelCache()

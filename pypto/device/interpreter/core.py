@@ -8,7 +8,9 @@ record and feeds the instruction's tile reads/writes to the race detector.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import FileLineColLoc
@@ -22,6 +24,8 @@ from .races import RaceDetector
 from .timing import Timeline
 
 Locs = tuple[str | None, str | None]
+Step = Callable[[Any, "CoreState"], None]
+"""A prepared op as the compiled engine runs it: ``step(env, core)``."""
 
 
 @dataclass(frozen=True)
@@ -35,29 +39,13 @@ class Pushed:
 
 
 @dataclass
-class CoreState:
-    """Everything an interpreted kernel touches besides GM."""
+class Locator:
+    """An op's locations in one run's ``.pto`` text and DSL source, formatted on first use."""
 
-    memory: CoreMemory
-    costs: CostModel
-    positions: dict[Operation, tuple[int, int]] = field(default_factory=dict)
-    pto_file: str = "<pto>"
-    races: RaceDetector | None = None
-    timeline: Timeline = field(default_factory=Timeline)
-    block_idx: int = 0
-    block_num: int = 1
-    subblock_idx: int = 0
-    subblock_num: int = 1
-    prints: list[str] = field(default_factory=list)
-    channels: dict[str, deque[Pushed]] = field(default_factory=dict)
-    """The cube<->vector pipes (``"c2v"``, ``"v2c"``) this core pushes to and pops from: the same dict
-    for the AIC and AIV parts of one Group task."""
+    positions: dict[Operation, tuple[int, int]]
+    pto_file: str
     _locs: dict[int, Locs] = field(default_factory=dict)  # by id(op): ops hash in Python, ints in C
     _race_locs: dict[int, str | None] = field(default_factory=dict)
-    _sync_cycles: tuple[int, int] = (0, 0)
-
-    def __post_init__(self) -> None:
-        self._sync_cycles = (self.costs.sync("SET_FLAG"), self.costs.sync("WAIT_FLAG"))
 
     def locs(self, op: Operation) -> Locs:
         """(``.pto`` file:line:col, DSL file:line:col) of an op, each None if unknown."""
@@ -82,6 +70,48 @@ class CoreState:
             self._race_locs[id(op)] = got
         return got
 
+
+@dataclass
+class CoreState:
+    """Everything an interpreted kernel touches besides GM."""
+
+    memory: CoreMemory
+    costs: CostModel
+    positions: dict[Operation, tuple[int, int]] = field(default_factory=dict)
+    pto_file: str = "<pto>"
+    races: RaceDetector | None = None
+    timeline: Timeline = field(default_factory=Timeline)
+    block_idx: int = 0
+    block_num: int = 1
+    subblock_idx: int = 0
+    subblock_num: int = 1
+    prints: list[str] = field(default_factory=list)
+    channels: dict[str, deque[Pushed]] = field(default_factory=dict)
+    """The cube<->vector pipes (``"c2v"``, ``"v2c"``) this core pushes to and pops from: the same dict
+    for the AIC and AIV parts of one Group task."""
+    interp: Any = None
+    """The xDSL interpreter the compiled engine runs ops it does not compile with (None: not needed)."""
+    set_flag_cycles: int = 0
+    wait_flag_cycles: int = 0
+    locator: Locator = field(init=False)
+    """The ops' locations (shared with the timeline and the race detector, which hold no reference to the
+    core: a run's buffers go when it is dropped, with no cycle for the collector)."""
+
+    def __post_init__(self) -> None:
+        self.set_flag_cycles, self.wait_flag_cycles = self.costs.sync("SET_FLAG"), self.costs.sync("WAIT_FLAG")
+        self.locator = Locator(self.positions, self.pto_file)
+        self.timeline.locate = self.locator.locs  # records are located when read
+        if self.races is not None:
+            self.races.locate = self.locator.race_location  # type: ignore[assignment]
+
+    def locs(self, op: Operation) -> Locs:
+        """(``.pto`` file:line:col, DSL file:line:col) of an op, each None if unknown."""
+        return self.locator.locs(op)
+
+    def race_location(self, op: Operation) -> str | None:
+        """``file.py:line`` (DSL) when the op has a loc, else its ``.pto`` position."""
+        return self.locator.race_location(op)
+
     def channel(self, direction: str) -> deque[Pushed]:
         """The FIFO of one direction (``"c2v"``: cube to vector, ``"v2c"``)."""
         queue = self.channels.get(direction)
@@ -101,37 +131,77 @@ class CoreState:
         detail: str = "",
         not_before: int = 0,
     ) -> None:
-        """Time one instruction (starting no earlier than ``not_before``) and check its accesses."""
-        self.timeline.issue(
-            op.name, instr, pipe, cycles, kind, self._locs.get(id(op)) or self.locs(op), detail, not_before
-        )
-        races = self.races
-        if races is not None:
-            where = self._race_locs.get(id(op), False)
-            who = races.tick(pipe, op.name, self.race_location(op) if where is False else where, op)
-            access = races.access
-            for t in reads:
-                access(who, t.space, t.addr, t.addr + t.nbytes, False)
-            for t in writes:
-                access(who, t.space, t.addr, t.addr + t.nbytes, True)
+        """Time one instruction (starting no earlier than ``not_before``) and check its accesses (the op's
+        locations are looked up only when a record or a race is read)."""
+        self.timeline.issue(op.name, instr, pipe, cycles, kind, op, detail, not_before)
+        if self.races is not None:
+            self.races.instruction(pipe, op, reads, writes)
 
     def set_flag(self, op: Operation, src: Pipe, dst: Pipe, event: int) -> None:
         """A SIGNAL entry; the race detector snapshots ``src``'s clock (its last access's tick: later
         accesses tick past it, so a sync op needs no tick of its own)."""
-        locs = self._locs.get(id(op)) or self.locs(op)
-        self.timeline.signal(op.name, src, dst, event, self._sync_cycles[0], locs)
+        self.timeline.signal(op.name, (src, dst, event), self.set_flag_cycles, op)
         if self.races is not None:
-            self.races.set_flag(src, dst, event)
+            self.races.set_flag((src, dst, event))
 
     def wait_flag(self, op: Operation, src: Pipe, dst: Pipe, event: int) -> None:
         """A WAIT entry; the race detector joins the flag into ``dst``."""
-        locs = self._locs.get(id(op)) or self.locs(op)
-        self.timeline.wait(op.name, src, dst, event, self._sync_cycles[1], locs)
+        self.timeline.wait(op.name, (src, dst, event), self.wait_flag_cycles, op)
         if self.races is not None:
-            self.races.wait_flag(src, dst, event)
+            self.races.wait_flag((src, dst, event))
+
+    @staticmethod
+    def flag_step(op: Operation, src: Pipe, dst: Pipe, event: int, setting: bool) -> Step:
+        """A static ``set_flag`` (``setting``) or ``wait_flag`` prepared once: ``step(env, core)`` runs it
+        (:meth:`set_flag` / :meth:`wait_flag` with the flag key and op name resolved ahead)."""
+        key, name = (src, dst, event), op.name
+        if setting:
+
+            def set_step(env: object, core: CoreState) -> None:
+                core.timeline.signal(name, key, core.set_flag_cycles, op)
+                races = core.races
+                if races is not None:
+                    races.set_flag(key)
+
+            set_step.flag = (key, True)  # type: ignore[attr-defined]  # for flag_pair_step
+            return set_step
+
+        def wait_step(env: object, core: CoreState) -> None:
+            core.timeline.wait(name, key, core.wait_flag_cycles, op)
+            races = core.races
+            if races is not None:
+                races.wait_flag(key)
+
+        wait_step.flag = (key, False)  # type: ignore[attr-defined]
+        return wait_step
+
+    @staticmethod
+    def flag_pair_step(set_op: Operation, set_step: Step, wait_op: Operation, wait_step: Step) -> Step | None:
+        """One step for a :meth:`flag_step` ``set_flag`` directly followed by the ``wait_flag`` of the same
+        flag (insert-sync's handshake), or None when the two steps are not that. When no older signal of the
+        flag is pending, the wait consumes this set's signal: the timeline writes both entries and the race
+        detector joins the source pipe's clock into the destination's, with no queue in between; otherwise
+        the two steps run as they are."""
+        set_flag, wait_flag = getattr(set_step, "flag", None), getattr(wait_step, "flag", None)
+        if set_flag is None or wait_flag is None or not set_flag[1] or wait_flag[1] or set_flag[0] != wait_flag[0]:
+            return None
+        key = set_flag[0]
+        spec = Timeline.handshake_spec(key, set_op.name, set_op, wait_op.name, wait_op)
+        src, dst, _ = key
+
+        def pair(env: object, core: CoreState) -> None:
+            if core.timeline.handshake(spec, core.set_flag_cycles, core.wait_flag_cycles):
+                races = core.races
+                if races is not None:
+                    races.handshake(src, dst)
+            else:
+                set_step(env, core)
+                wait_step(env, core)
+
+        return pair
 
     def barrier(self, op: Operation, pipe: Pipe) -> None:
         """``pipe_barrier(pipe)``."""
-        self.timeline.barrier(op.name, pipe, self.costs.sync("PIPE_BARRIER"), self.locs(op))
+        self.timeline.barrier(op.name, pipe, self.costs.sync("PIPE_BARRIER"), op)
         if self.races is not None and pipe == Pipe.PIPE_ALL:
             self.races.barrier_all()

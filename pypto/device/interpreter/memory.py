@@ -134,11 +134,11 @@ class TileRef:
     col_major: bool = False
     raw_view: np.ndarray | None = field(default=None, repr=False)
     """Its (rows, cols) view of a core's buffer, kept by :meth:`CoreMemory.raw` on first use."""
+    nbytes: int = field(init=False, repr=False)
+    """Physical size in bytes (rows, cols and dtype never change)."""
 
-    @property
-    def nbytes(self) -> int:
-        """Physical size in bytes."""
-        return self.rows * self.cols * self.dtype.itemsize
+    def __post_init__(self) -> None:
+        self.nbytes = self.rows * self.cols * self.dtype.itemsize
 
     def byte_range(self) -> tuple[int, int]:
         """``[lo, hi)`` bytes of its space the tile occupies."""
@@ -174,15 +174,22 @@ class TensorView:
                 self._array = None
         return self._array  # type: ignore[return-value]
 
+    def partition_2d(self, o0: int, o1: int, n0: int, n1: int) -> PartitionView:
+        """:meth:`partition` of a 2-D view, unrolled (a tile loop's window per iteration)."""
+        base = self._array
+        if base is False:
+            base = self.array()
+        (d0, d1), strides = self.shape, self.strides
+        pv = PartitionView(self.ptr, o0 * strides[0] + o1 * strides[1], (n0, n1), strides)
+        if base is not None and 0 <= o0 and 0 <= o1 and 0 <= n0 and 0 <= n1 and o0 + n0 <= d0 and o1 + n1 <= d1:
+            pv.view = base[o0 : o0 + n0, o1 : o1 + n1]  # type: ignore[index]
+        return pv
+
     def partition(self, offsets: Sequence[int], sizes: Sequence[int]) -> PartitionView:
         """The window at ``offsets`` with ``sizes`` (a slice of :meth:`array` when it lies inside the view)."""
+        if len(offsets) == 2 and len(self.shape) == 2 and len(sizes) == 2:  # the common case
+            return self.partition_2d(offsets[0], offsets[1], sizes[0], sizes[1])
         base = self.array()
-        if len(offsets) == 2 and len(self.shape) == 2 and len(sizes) == 2:  # the common case, unrolled
-            (o0, o1), (n0, n1), (d0, d1), (s0, s1) = offsets, sizes, self.shape, self.strides
-            pv = PartitionView(self.ptr, o0 * s0 + o1 * s1, (n0, n1), self.strides)
-            if base is not None and 0 <= o0 and 0 <= o1 and 0 <= n0 and 0 <= n1 and o0 + n0 <= d0 and o1 + n1 <= d1:
-                pv.view = base[o0 : o0 + n0, o1 : o1 + n1]
-            return pv
         offset = 0
         for o, st in zip(offsets, self.strides, strict=True):
             offset += o * st
@@ -197,7 +204,7 @@ class TensorView:
         return pv
 
 
-@dataclass
+@dataclass(slots=True)
 class PartitionView:
     """A ``!pto.partition_tensor_view``: a strided window of GM."""
 

@@ -80,6 +80,17 @@ UNARY: dict[str, Unary] = {
     "fillpad": lambda a: a,
 }
 
+UNARY_INTO: dict[str, Callable[[np.ndarray, np.ndarray], object]] = {
+    "abs": lambda a, out: np.abs(a, out=out),
+    "neg": lambda a, out: np.negative(a, out=out),
+    "exp": lambda a, out: np.exp(a, out=out, dtype=np.float64),  # in float64, rounded once: as _exp
+    "log": lambda a, out: np.log(a, out=out),
+    "sqrt": lambda a, out: np.sqrt(a, out=out),
+    "relu": lambda a, out: np.maximum(a, 0, out=out),
+}
+""":data:`UNARY` kernels that write into ``out`` (an fp32 or fp64 array of the input's dtype and shape)
+with the same values as ``UNARY[k](a)`` (``out`` may overlap ``a``: numpy buffers overlaps)."""
+
 ROW_REDUCE: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "sum": lambda a: _sequential_sum(a, axis=1),
     "max": lambda a: a.max(axis=1, keepdims=True),

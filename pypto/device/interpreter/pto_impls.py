@@ -23,12 +23,13 @@ a key of the :mod:`.numerics` tables).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from xdsl.dialects import memref
+from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 from xdsl.ir import Operation
 
@@ -41,12 +42,12 @@ from pypto.ptoas.dialect import vector_ops as V
 from pypto.ptoas.dialect import view_ops as VW
 from pypto.ptoas.dialect.attrs import SYNC_OP_PIPE, Pipe, SyncOpType
 from pypto.ptoas.dialect.tile_ops import TExtractOp, TInsertOp, TMovOp, _CubeOp
-from pypto.ptoas.dialect.types import DYNAMIC, TileBufType
+from pypto.ptoas.dialect.types import DYNAMIC, PartitionTensorViewType, TileBufType
 
 from . import numerics as nm
 from .core import CoreState, Pushed
 from .costs import instr_name
-from .memory import DeviceError, GmPtr, PartitionView, TensorView, TileRef, dtype_of, to_compute, to_storage
+from .memory import F32, F64, DeviceError, GmPtr, PartitionView, TensorView, TileRef, dtype_of, to_compute, to_storage
 
 Handler = Callable[[CoreState, Interpreter, Any, PythonValues], PythonValues]
 """An op's semantics, reading what it needs from the op on every call."""
@@ -62,6 +63,7 @@ def per_call(handler: Handler) -> Prepare:
     def prepare(op: Any) -> Run:
         return lambda core, interp, args: handler(core, interp, op, args)
 
+    prepare.handler = handler  # type: ignore[attr-defined]  # for _dps: the handler called with no wrapper
     return prepare
 
 
@@ -80,11 +82,13 @@ def tile_ref(t: Any, addr: int, valid: tuple[int, int] | None = None) -> TileRef
 # -- accounting of destination-passing ops --------------------------------------------------------
 
 
-Cost = Callable[[CoreState, list[TileRef], list[TileRef], PythonValues], tuple[int, str, str]]
+Tiles = Sequence[TileRef]
+"""A data op's input or output tiles."""
+Cost = Callable[[CoreState, Tiles, Tiles, PythonValues], tuple[int, str, str]]
 
 
 def _cube_cost(instr: str) -> Cost:
-    def cost(core: CoreState, ins: list[TileRef], outs: list[TileRef], args: PythonValues) -> tuple[int, str, str]:
+    def cost(core: CoreState, ins: Tiles, outs: Tiles, args: PythonValues) -> tuple[int, str, str]:
         a, b = (t for t in ins if t.space in ("left", "right"))
         m, k = a.valid
         n = b.valid[1]
@@ -94,32 +98,55 @@ def _cube_cost(instr: str) -> Cost:
 
 
 def _tload_cost(instr: str) -> Cost:
-    def cost(core: CoreState, ins: list[TileRef], outs: list[TileRef], args: PythonValues) -> tuple[int, str, str]:
+    memo: dict[tuple[object, ...], tuple[int, str, str]] = {}
+
+    def cost(core: CoreState, ins: Tiles, outs: Tiles, args: PythonValues) -> tuple[int, str, str]:
         d = outs[0]
-        nbytes = d.valid[0] * d.valid[1] * d.dtype.itemsize
-        return core.costs.transfer(instr, None, d.space, nbytes), "transfer", f"gm->{d.space} {nbytes}B"
+        key = (core.costs, d.valid, d.dtype.name, d.space)
+        got = memo.get(key)
+        if got is None:
+            nbytes = d.valid[0] * d.valid[1] * d.dtype.itemsize
+            got = memo[key] = (
+                core.costs.transfer(instr, None, d.space, nbytes),
+                "transfer",
+                f"gm->{d.space} {nbytes}B",
+            )
+        return got
 
     return cost
 
 
 def _tstore_cost(instr: str) -> Cost:
-    def cost(core: CoreState, ins: list[TileRef], outs: list[TileRef], args: PythonValues) -> tuple[int, str, str]:
+    memo: dict[tuple[object, ...], tuple[int, str, str]] = {}
+
+    def cost(core: CoreState, ins: Tiles, outs: Tiles, args: PythonValues) -> tuple[int, str, str]:
         s = ins[0]
         pv = args[-1]
         if isinstance(pv, PartitionView):
-            count = 1
-            for d in pv.sizes:
-                count *= d
-            nbytes = count * pv.ptr.dtype.itemsize
+            key: tuple[object, ...] = (core.costs, s.space, pv.sizes, pv.ptr.dtype.name)
         else:
-            nbytes = s.valid[0] * s.valid[1] * s.dtype.itemsize
-        return core.costs.transfer(instr, s.space, None, nbytes), "transfer", f"{s.space}->gm {nbytes}B"
+            key = (core.costs, s.space, s.valid, s.dtype.name)
+        got = memo.get(key)
+        if got is None:
+            if isinstance(pv, PartitionView):
+                count = 1
+                for d in pv.sizes:
+                    count *= d
+                nbytes = count * pv.ptr.dtype.itemsize
+            else:
+                nbytes = s.valid[0] * s.valid[1] * s.dtype.itemsize
+            got = memo[key] = (
+                core.costs.transfer(instr, s.space, None, nbytes),
+                "transfer",
+                f"{s.space}->gm {nbytes}B",
+            )
+        return got
 
     return cost
 
 
 def _move_cost(instr: str, moved_is_src: bool) -> Cost:
-    def cost(core: CoreState, ins: list[TileRef], outs: list[TileRef], args: PythonValues) -> tuple[int, str, str]:
+    def cost(core: CoreState, ins: Tiles, outs: Tiles, args: PythonValues) -> tuple[int, str, str]:
         s, d = ins[0], outs[0]
         moved = s if moved_is_src else d
         nbytes = moved.valid[0] * moved.valid[1] * d.dtype.itemsize
@@ -129,10 +156,17 @@ def _move_cost(instr: str, moved_is_src: bool) -> Cost:
 
 
 def _compute_cost(instr: str) -> Cost:
-    def cost(core: CoreState, ins: list[TileRef], outs: list[TileRef], args: PythonValues) -> tuple[int, str, str]:
+    memo: dict[tuple[object, ...], tuple[int, str, str]] = {}
+
+    def cost(core: CoreState, ins: Tiles, outs: Tiles, args: PythonValues) -> tuple[int, str, str]:
         main = ins[0] if ins else outs[0]
-        rows, cols = main.valid
-        return core.costs.compute(instr, main.dtype.name, rows, cols), "compute", f"{rows}x{cols} {main.dtype.name}"
+        key = (core.costs, main.valid, main.dtype.name)
+        got = memo.get(key)
+        if got is None:
+            rows, cols = main.valid
+            name = main.dtype.name
+            got = memo[key] = (core.costs.compute(instr, name, rows, cols), "compute", f"{rows}x{cols} {name}")
+        return got
 
     return cost
 
@@ -151,26 +185,62 @@ def _cost_of(op: DpsOp, instr: str) -> Cost:
 
 
 def _dps(numerics: Prepare) -> Prepare:
-    """Run a data op's numerics, then time it and check its accesses."""
+    """Run a data op's numerics, then time it and check its accesses.
+
+    A vector or DMA op's cost depends only on its tiles' valid shapes, element types and spaces (and the
+    target): the (cycles, kind, detail) of each is computed once per op and kept by that key."""
+
+    handler: Handler | None = getattr(numerics, "handler", None)
 
     def prepare(op: DpsOp) -> Run:
-        compute = numerics(op)
+        compute = numerics(op) if handler is None else None
         n_in = len(op.operands) - op.OUTS
         pipe, instr = op.pipe() or Pipe.PIPE_V, instr_name(op.name)
         cost = _cost_of(op, instr)
-        account = CoreState.account
+        name = op.name
+        tiles = _static_tiles(op, n_in)
+        single = tiles is not None and len(tiles[0]) <= 1 and len(tiles[1]) <= 1  # the common case: unrolled
+        i0 = tiles[0][0] if single and tiles[0] else -1  # type: ignore[index]
+        o0 = tiles[1][0] if single and tiles[1] else -1  # type: ignore[index]
 
         def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
-            compute(core, interp, args)
-            ins = [v for v in args[:n_in] if type(v) is TileRef]
-            outs = [v for v in args[n_in:] if type(v) is TileRef]
+            if compute is None:
+                handler(core, interp, op, args)  # type: ignore[misc]
+            else:
+                compute(core, interp, args)
+            ins: list[TileRef] | tuple[TileRef, ...]
+            outs: list[TileRef] | tuple[TileRef, ...]
+            if single:
+                ins = (args[i0],) if i0 >= 0 else ()
+                outs = (args[o0],) if o0 >= 0 else ()
+            elif tiles is None:
+                ins = [v for v in args[:n_in] if type(v) is TileRef]
+                outs = [v for v in args[n_in:] if type(v) is TileRef]
+            else:
+                ins, outs = [args[i] for i in tiles[0]], [args[i] for i in tiles[1]]
             cycles, kind, detail = cost(core, ins, outs, args)
-            account(core, op, instr, pipe, cycles, kind, ins, outs, detail)
+            core.timeline.issue(name, instr, pipe, cycles, kind, op, detail)  # CoreState.account, inlined
+            races = core.races
+            if races is not None:
+                races.instruction(pipe, op, ins, outs)
             return ()
 
         return run
 
     return prepare
+
+
+def _static_tiles(op: Operation, n_in: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """Positions of the tile operands among the inputs and among the outputs, when the operand types fix
+    them (tile_buf: a tile; scalar or view: not), else None (found from the values on every run)."""
+    ins: list[int] = []
+    outs: list[int] = []
+    for i, v in enumerate(op.operands):
+        if isinstance(v.type, TileBufType):
+            (ins if i < n_in else outs).append(i)
+        elif not isinstance(v.type, PartitionTensorViewType | IntegerType | IndexType | AnyFloat):
+            return None
+    return tuple(ins), tuple(outs)
 
 
 # -- data-op numerics ----------------------------------------------------------------------------
@@ -242,11 +312,27 @@ def tdivs(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> 
 
 
 def unary(kind: str) -> Handler:
-    """``texp``-style ops (an optional tmp operand comes before the destination)."""
+    """``texp``-style ops (an optional tmp operand comes before the destination).
+
+    An fp32/fp64 tile into one of the same type and valid shape is computed straight into the destination's
+    bytes (:data:`~.numerics.UNARY_INTO`: the same ufunc loop, no temporaries)."""
     fn = nm.UNARY[kind]
+    into = nm.UNARY_INTO.get(kind)
+    direct = (F32, F64)
 
     def h(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
         a, d = args[0], args[-1]
+        if into is not None and a.dtype is d.dtype and a.dtype in direct and a.valid == d.valid:
+            vr, vc = a.valid
+            src, dst = a.raw_view, d.raw_view
+            if src is None:
+                src = core.memory.raw(a)
+            if dst is None:
+                dst = core.memory.raw(d)
+            if vr != a.rows or vc != a.cols:
+                src, dst = src[:vr, :vc], dst[:vr, :vc]
+            into(src, dst)
+            return ()
         _wr(core, d, fn(_rd(core, a, d.valid)))
         return ()
 
@@ -378,13 +464,21 @@ def tload(op: Any) -> Run:
 
     def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
         pv, d = args
-        vr, vc = d.valid
-        w = pv.window()
+        vr, vc = valid = d.valid
+        w = pv.view
+        if w is None:
+            w = pv.window()
         if w.size != vr * vc:
             raise DeviceError(f"tload moves {w.size} elements into a tile with valid {vr}x{vc}")
-        if w.shape != (vr, vc):
+        if w.shape != valid:
             w = np.ascontiguousarray(w).reshape(vr, vc)
-        core.memory.raw(d)[:vr, :vc] = w.view(d.dtype.storage)
+        raw = d.raw_view
+        if raw is None:
+            raw = core.memory.raw(d)
+        if vr != d.rows or vc != d.cols:
+            raw = raw[:vr, :vc]
+        storage = d.dtype.storage
+        raw[...] = w if w.dtype is storage else w.view(storage)
         return ()
 
     return run
@@ -397,15 +491,22 @@ def tstore(op: Any) -> Run:
 
     def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
         s, pv = args[0], args[-1]
-        window = pv.window()
+        window = pv.view
+        if window is None:
+            window = pv.window()
         gdt = pv.ptr.dtype
-        vr, vc = s.valid
+        vr, vc = valid = s.valid
         if window.size != vr * vc:
             raise DeviceError(f"tstore moves a tile with valid {vr}x{vc} into {window.size} GM elements")
         if s.space != "acc" and not relu and not atomic and gdt.itemsize == s.dtype.itemsize:
-            raw = core.memory.raw(s)[:vr, :vc]
-            if window.shape == (vr, vc):
-                window[...] = raw.view(gdt.storage)
+            raw = s.raw_view
+            if raw is None:
+                raw = core.memory.raw(s)
+            if vr != s.rows or vc != s.cols:
+                raw = raw[:vr, :vc]
+            if window.shape == valid:
+                storage = gdt.storage
+                window[...] = raw if raw.dtype is storage else raw.view(storage)
             else:
                 window[...] = np.ascontiguousarray(raw).view(gdt.storage).reshape(window.shape)
             return ()
@@ -539,6 +640,15 @@ def make_tensor_view(op: Any) -> Run:
 def partition_view(op: Any) -> Run:
     """A window at offsets with sizes."""
     n = len(op.offsets)
+    if n == 2 and len(op.sizes) == 2:
+
+        def run_2d(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
+            view, o0, o1, n0, n1 = args
+            if len(view.shape) == 2:
+                return (view.partition_2d(o0, o1, n0, n1),)
+            return (view.partition((o0, o1), (n0, n1)),)
+
+        return run_2d
 
     def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
         return (args[0].partition(args[1 : 1 + n], args[1 + n :]),)
@@ -622,7 +732,7 @@ def sync_handler(cls: type[Operation]) -> Prepare:
             pipe, instr = op.pipe_attr.data, instr_name(op.name)
 
             def cross_core(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
-                core.timeline.issue(op.name, instr, pipe, 0, "signal", core.locs(op), "cross-core")
+                core.timeline.issue(op.name, instr, pipe, 0, "signal", op, "cross-core")
                 return ()
 
             return cross_core
@@ -642,10 +752,13 @@ def sync_handler(cls: type[Operation]) -> Prepare:
 
             return dynamic
 
+        step = CoreState.flag_step(op, src, dst, event, setting)
+
         def static(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
-            act(core, op, src, dst, event)
+            step(None, core)
             return ()
 
+        static.step = step  # type: ignore[attr-defined]  # the compiled engine's one call (compiled._handler_step)
         return static
 
     return prepare
@@ -771,11 +884,13 @@ def _attach(cls: type[InterpreterFunctions], op_cls: type[Operation], prepare: P
 
 
 def _pto_handlers() -> dict[type[Operation], Prepare]:
+    from .comm_impls import COMM_HANDLERS  # the cross-rank pto.comm ops
     from .isa_impls import ISA_DATA, ISA_MISC  # the rest of the ISA (imports this module's helpers' peers)
 
     data, misc = data_handlers(), misc_handlers()
     data.update({cls: per_call(fn) for cls, fn in ISA_DATA.items()})
     misc.update(ISA_MISC)
+    misc.update({cls: per_call(fn) for cls, fn in COMM_HANDLERS.items()})
     out: dict[type[Operation], Prepare] = {}
     for op_cls in PTO_OPS:
         if op_cls in data:

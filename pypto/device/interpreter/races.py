@@ -26,7 +26,9 @@ hardware; this detector treats a pipe as ordered and does not check that.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from pypto.ptoas.dialect.attrs import Pipe
 
@@ -85,9 +87,12 @@ class RaceDetector:
     """Vector clocks per pipe and shadow memory per on-chip space.
 
     A vector has one entry per pipe seen so far (a kernel touches 3-5 of the
-    10), so joins stay short; a new pipe widens every clock and snapshot."""
+    10), so joins stay short; a new pipe widens every clock and snapshot.
 
-    def __init__(self, capacity: dict[str, int]) -> None:
+    An access is remembered by its op (an xDSL operation, or anything with a ``name``); ``locate`` gives
+    an op's location when a race is reported (formatted only then)."""
+
+    def __init__(self, capacity: dict[str, int], locate: Callable[[object], str | None] | None = None) -> None:
         self.capacity = capacity
         self.index: dict[Pipe, int] = {}
         self.clock: list[list[int]] = []
@@ -95,7 +100,8 @@ class RaceDetector:
         self.shadows: dict[str, list[_Seg]] = {}
         self._exact: dict[tuple[str, int], _Seg] = {}
 
-        self.who: list[tuple[str, Pipe, str | None, object]] = []  # (op, pipe, location, key) per access id
+        self.locate: Callable[[object], str | None] = locate or (lambda op: None)
+        self.who: list[tuple[object, Pipe]] = []  # (op, pipe) per access id
         self.races: list[Race] = []
         self.counts: dict[tuple[object, object, str], int] = {}
 
@@ -113,35 +119,37 @@ class RaceDetector:
         return got
 
     # -- happens-before -------------------------------------------------
-    def tick(self, pipe: Pipe, op: str, location: str | None, key: object) -> int:
-        """A new instruction on ``pipe``; returns its access id."""
-        q = self.index.get(pipe)
+    def set_flag(self, key: tuple[Pipe, Pipe, int]) -> None:
+        """Snapshot src's clock onto the flag ``key`` = (src, dst, event)."""
+        q = self.index.get(key[0])
         if q is None:
-            q = self._pipe(pipe)
-        self.clock[q][q] += 1
-        who = self.who
-        who.append((op, pipe, location, key))
-        return len(who) - 1
-
-    def set_flag(self, src: Pipe, dst: Pipe, event: int) -> None:
-        """Snapshot ``src``'s clock onto the flag."""
-        q = self.index.get(src)
-        if q is None:
-            q = self._pipe(src)
-        key = (src, dst, event)
+            q = self._pipe(key[0])
         pending = self.flags.get(key)
         if pending is None:
             pending = self.flags[key] = deque()
         pending.append(self.clock[q][:])
 
-    def wait_flag(self, src: Pipe, dst: Pipe, event: int) -> None:
-        """Join the oldest snapshot of the flag into ``dst``'s clock."""
-        pending = self.flags.get((src, dst, event))
+    def wait_flag(self, key: tuple[Pipe, Pipe, int]) -> None:
+        """Join the oldest snapshot of the flag ``key`` = (src, dst, event) into dst's clock."""
+        pending = self.flags.get(key)
         if pending:
-            q = self.index.get(dst)
+            q = self.index.get(key[1])
             if q is None:
-                q = self._pipe(dst)
+                q = self._pipe(key[1])
             self.clock[q] = list(map(max, self.clock[q], pending.popleft()))
+
+    def handshake(self, src: Pipe, dst: Pipe) -> None:
+        """:meth:`set_flag` then :meth:`wait_flag` of a ``src`` -> ``dst`` flag with no snapshot pending:
+        the destination's clock joins the source's as it is (the snapshot would be taken and consumed at
+        once)."""
+        q = self.index.get(src)
+        if q is None:
+            q = self._pipe(src)
+        d = self.index.get(dst)
+        if d is None:
+            d = self._pipe(dst)
+        clock = self.clock
+        clock[d] = list(map(max, clock[d], clock[q]))
 
     def barrier_all(self) -> None:
         """``pipe_barrier(PIPE_ALL)``: every pipe has seen everything."""
@@ -184,6 +192,49 @@ class RaceDetector:
             self._exact[(space, lo)] = out[0]
         return out
 
+    def instruction(self, pipe: Pipe, op: object, reads: Sequence[Any], writes: Sequence[Any]) -> None:
+        """A new instruction ``op`` on ``pipe`` (it ticks the pipe's clock), then :meth:`access` of every tile
+        it reads and writes (objects with ``space``, ``addr`` and ``nbytes``; a tile seen before is found by
+        its exact segment, inline)."""
+        q = self.index.get(pipe)
+        if q is None:
+            q = self._pipe(pipe)
+        seen = self.clock[q]
+        seen[q] += 1
+        who = self.who
+        who.append((op, pipe))
+        me = len(who) - 1
+        exact = self._exact
+        tick = seen[q]
+        for t in reads:
+            lo = t.addr
+            hi = lo + t.nbytes
+            seg = exact.get((t.space, lo))
+            if seg is None or seg.hi != hi or lo >= hi:
+                self.access(me, t.space, lo, hi, False)
+                continue
+            p = seg.w_pipe
+            if p >= 0 and p != q and seg.w_tick > seen[p]:
+                self._report(who[me], t.space, lo, hi, seg.w_who, "reads", "written")
+            seg.reads[q] = (tick, me)
+        for t in writes:
+            lo = t.addr
+            hi = lo + t.nbytes
+            seg = exact.get((t.space, lo))
+            if seg is None or seg.hi != hi or lo >= hi:
+                self.access(me, t.space, lo, hi, True)
+                continue
+            p = seg.w_pipe
+            if p >= 0 and p != q and seg.w_tick > seen[p]:
+                self._report(who[me], t.space, lo, hi, seg.w_who, "writes", "written")
+            reads_of = seg.reads
+            if reads_of:
+                for rp, (rtick, rwho) in reads_of.items():
+                    if rp != q and rtick > seen[rp]:
+                        self._report(who[me], t.space, lo, hi, rwho, "writes", "read")
+                reads_of.clear()
+            seg.w_pipe, seg.w_tick, seg.w_who = q, tick, me
+
     def access(self, who: int, space: str, lo: int, hi: int, write: bool) -> None:
         """Check and record one access of ``space[lo:hi]`` by access id ``who``."""
         if lo >= hi:
@@ -208,7 +259,7 @@ class RaceDetector:
 
     def _report(
         self,
-        acc: tuple[str, Pipe, str | None, object],
+        acc: tuple[object, Pipe],
         space: str,
         lo: int,
         hi: int,
@@ -216,25 +267,25 @@ class RaceDetector:
         kind: str,
         other_kind: str,
     ) -> None:
-        op, pipe, location, key = acc
-        other_op, other_pipe, other_location, other_key = self.who[other_id]
-        count_key = (key, other_key, kind + other_kind)
+        op, pipe = acc
+        other_op, other_pipe = self.who[other_id]
+        count_key = (op, other_op, kind + other_kind)
         if count_key in self.counts:
             self.counts[count_key] += 1
             return
         self.counts[count_key] = 1
         self.races.append(
             Race(
-                _short(op),
+                _short(op.name),  # type: ignore[attr-defined]
                 pipe.value,
                 kind,
                 space,
                 lo,
                 hi,
-                _short(other_op),
+                _short(other_op.name),  # type: ignore[attr-defined]
                 other_pipe.value,
                 other_kind,
-                location,
-                other_location,
+                self.locate(op),
+                self.locate(other_op),
             )
         )

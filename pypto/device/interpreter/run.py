@@ -34,10 +34,10 @@ from pypto.ptoas.pto_text import parse_pto_with_source_map
 from pypto.target import load_target
 
 from .arith_impls import ArithExtraFunctions
-from .compiled import KERNELS, Runtime, Unsupported
+from .compiled import KERNELS, Unsupported
 from .core import CoreState
 from .costs import CostModel, TargetLike
-from .memory import BF16, CoreMemory, DeviceError, GmPtr, dtype_of, f32_to_bf16
+from .memory import BF16, CoreMemory, DeviceError, DType, GmPtr, dtype_of, f32_to_bf16
 from .pto_impls import PTOFunctions, tile_ref
 from .races import Race, RaceDetector
 from .timing import InstrRecord, Timeline
@@ -117,21 +117,37 @@ def find_kernel(module: ModuleOp, func_name: str | None = None) -> FuncOp:
     return funcs[0]
 
 
-def _bind_args(func: FuncOp, args: Sequence[Any]) -> tuple[Any, ...]:
-    """Python values for the function's arguments (GM arrays become flat views)."""
-    inputs = func.function_type.inputs.data
-    if len(args) != len(inputs):
-        raise DeviceError(f"@{func.sym_name.data} takes {len(inputs)} arguments, got {len(args)}")
-    values: list[Any] = []
-    for i, (t, a) in enumerate(zip(inputs, args, strict=True)):
+ArgSpec = tuple[Any, DType | None, bool]
+"""(the argument's type, its GM element type or None for a scalar, whether the array must hold floats)."""
+
+
+def _arg_specs(func: FuncOp) -> tuple[ArgSpec, ...]:
+    """What :func:`_bind_args` checks of each argument, read from the function type once."""
+    specs: list[ArgSpec] = []
+    for t in func.function_type.inputs.data:
         if isinstance(t, PtrType | MemRefType):  # a GM memref argument (async DMA ops) is a pointer too
             dt = dtype_of(t.element_type)
+            specs.append((t, dt, dt.is_float and dt is not BF16))
+        else:
+            specs.append((t, None, False))
+    return tuple(specs)
+
+
+def _bind_args(func: FuncOp, args: Sequence[Any], specs: tuple[ArgSpec, ...] | None = None) -> tuple[Any, ...]:
+    """Python values for the function's arguments (GM arrays become flat views); ``specs``:
+    :func:`_arg_specs` of ``func`` (computed here if not given)."""
+    specs = specs if specs is not None else _arg_specs(func)
+    if len(args) != len(specs):
+        raise DeviceError(f"@{func.sym_name.data} takes {len(specs)} arguments, got {len(args)}")
+    values: list[Any] = []
+    for i, ((t, dt, floats), a) in enumerate(zip(specs, args, strict=True)):
+        if dt is not None:
             if not isinstance(a, np.ndarray):
                 raise DeviceError(f"argument {i} ({t}) needs a numpy array, got {type(a).__name__}")
-            if a.dtype.itemsize != dt.itemsize or (dt.is_float and dt is not BF16 and a.dtype.kind != "f"):
+            if a.dtype.itemsize != dt.storage.itemsize or (floats and a.dtype.kind != "f"):
                 raise DeviceError(f"argument {i} ({t}) needs {dt.storage} elements, got {a.dtype}")
             flat = a.reshape(-1)
-            if a.size and not np.shares_memory(flat, a):
+            if a.size and not a.flags.c_contiguous and not np.shares_memory(flat, a):
                 raise DeviceError(f"argument {i} must be contiguous (outputs are written in place)")
             values.append(GmPtr(flat, 0, dt))
         elif isinstance(a, np.ndarray):
@@ -222,7 +238,7 @@ def run_kernel(
     if channels is not None:
         core.channels = channels
     core.block_idx, core.block_num = block
-    bound = _bind_args(func, args)
+    bound = _bind_args(func, args, plan.fact(("args", func_name), lambda: _arg_specs(func)))
     compiled = None
     if engine == "compiled":
         try:
@@ -231,8 +247,8 @@ def run_kernel(
             compiled = None
     with np.errstate(all="ignore"):  # float overflow and NaN are values on the device
         if compiled is not None:
-            generic = plan.fact("interpreter", lambda: make_interpreter(module, None))  # for non-pto ops
-            compiled.call(Runtime(core, generic), bound)
+            core.interp = plan.fact("interpreter", lambda: make_interpreter(module, None))  # for non-pto ops
+            compiled.call(core, bound)
         else:
             make_interpreter(module, core).call_op(func, bound)
     tl = core.timeline

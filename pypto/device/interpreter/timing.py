@@ -26,6 +26,7 @@ its pipe, start and end cycle, op, ``.pto`` location and DSL location;
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from pypto.ptoas.dialect.attrs import Pipe
@@ -82,14 +83,31 @@ class InstrRecord:
         return asdict(self)
 
 
-Row = tuple[str, str, str, str, int, int, str, str | None, str | None, str]
-"""(op, instr, pipe, hw_pipe, start, end, kind, pto_loc, dsl_loc, detail): an :class:`InstrRecord` before
-it is built (records are built when first read: most runs only need the totals)."""
+Locs = tuple[str | None, str | None]
+"""(``.pto`` location, DSL location) of an instruction, each None when unknown."""
+
+Row = tuple[str, str, str, str, int, int, str, object, str]
+"""(op, instr, pipe, hw_pipe, start, end, kind, site, detail): an :class:`InstrRecord` before it is built
+(records are built when first read: most runs only need the totals). ``site`` is what
+:attr:`Timeline.locate` turns into the record's two locations (the op: its locations are formatted only
+when a record is read)."""
+
+
+HandshakeSpec = tuple[
+    tuple[Pipe, Pipe, int], Pipe, Pipe, tuple[str, str, str, str], tuple[str, str, str, str], object, object, str
+]
+"""(flag key, src, dst, (set op, instr, pipe, hw pipe), (wait op, ...), set site, wait site, detail)."""
+
+
+def _no_locs(site: object) -> Locs:
+    return None, None
 
 
 @dataclass
 class Timeline:
-    """The per-pipe queues of one core."""
+    """The per-pipe queues of one core.
+
+    ``locate`` gives a row's ``site`` its (``.pto``, DSL) locations when records are built."""
 
     free: dict[Pipe, int] = field(default_factory=dict)
     signals: dict[tuple[Pipe, Pipe, int], deque[tuple[int, int]]] = field(default_factory=dict)
@@ -98,6 +116,7 @@ class Timeline:
     problems: list[str] = field(default_factory=list)
     flag_pairs: list[tuple[int, int]] = field(default_factory=list)
     """(set_flag record index, wait_flag record index) per wait that consumed a signal, in wait order."""
+    locate: Callable[[object], Locs] = _no_locs
     _records: list[InstrRecord] = field(default_factory=list)
 
     @property
@@ -105,7 +124,13 @@ class Timeline:
         """One :class:`InstrRecord` per executed instruction, in execution order."""
         built = self._records
         if len(built) < len(self.rows):
-            built.extend(InstrRecord(i, *row) for i, row in enumerate(self.rows[len(built) :], len(built)))
+            locate = self.locate
+            built.extend(
+                InstrRecord(i, op, instr, pipe, hw, start, end, kind, *locate(site), detail)
+                for i, (op, instr, pipe, hw, start, end, kind, site, detail) in enumerate(
+                    self.rows[len(built) :], len(built)
+                )
+            )
         return built
 
     def pipe_busy(self) -> dict[str, int]:
@@ -116,21 +141,6 @@ class Timeline:
             busy[row[2]] = busy.get(row[2], 0) + row[5] - row[4]
         return busy
 
-    def _add(
-        self,
-        op: str,
-        instr: str,
-        pipe: Pipe,
-        start: int,
-        end: int,
-        kind: str,
-        locs: tuple[str | None, str | None],
-        detail: str,
-        hw_pipe: str | None = None,
-    ) -> None:
-        target_pipe, pipe_name = _PIPE_NAMES[pipe]
-        self.rows.append((op, instr, target_pipe, hw_pipe or pipe_name, start, end, kind, locs[0], locs[1], detail))
-
     def issue(
         self,
         op: str,
@@ -138,66 +148,119 @@ class Timeline:
         pipe: Pipe,
         cycles: int,
         kind: str,
-        locs: tuple[str | None, str | None],
+        site: object,
         detail: str = "",
         not_before: int = 0,
-    ) -> None:
+    ) -> int:
         """An instruction on ``pipe`` lasting ``cycles`` (starting no earlier than ``not_before``: a pop
-        waits for its push on the other core)."""
+        waits for its push on the other core); returns its end."""
         free = self.free
         start = free.get(pipe, 0)
         if not_before > start:
             start = not_before
         end = free[pipe] = start + cycles
         target_pipe, pipe_name = _PIPE_NAMES[pipe]
-        self.rows.append((op, instr, target_pipe, pipe_name, start, end, kind, locs[0], locs[1], detail))
+        self.rows.append((op, instr, target_pipe, pipe_name, start, end, kind, site, detail))
+        return end
 
-    def signal(
-        self, op: str, src: Pipe, dst: Pipe, event: int, cycles: int, locs: tuple[str | None, str | None]
-    ) -> None:
-        """``set_flag``: a SIGNAL entry in ``src``'s queue."""
+    def signal(self, op: str, key: tuple[Pipe, Pipe, int], cycles: int, site: object) -> None:
+        """``set_flag`` of the flag ``key`` = (src, dst, event): a SIGNAL entry in src's queue."""
         free, rows = self.free, self.rows
+        src = key[0]
         start = free.get(src, 0)
         end = free[src] = start + cycles
-        key = (src, dst, event)
         pending = self.signals.get(key)
         if pending is None:
             pending = self.signals[key] = deque()
         pending.append((end, len(rows)))
         target_pipe, pipe_name = _PIPE_NAMES[src]
-        detail = _FLAG_DETAIL.get(key) or _flag_detail(src, dst, event)
-        rows.append((op, "SET_FLAG", target_pipe, pipe_name, start, end, "signal", locs[0], locs[1], detail))
+        detail = _FLAG_DETAIL.get(key) or _flag_detail(*key)
+        rows.append((op, "SET_FLAG", target_pipe, pipe_name, start, end, "signal", site, detail))
 
-    def wait(self, op: str, src: Pipe, dst: Pipe, event: int, cycles: int, locs: tuple[str | None, str | None]) -> None:
-        """``wait_flag``: a WAIT entry in ``dst``'s queue, consuming the oldest signal."""
-        pending = self.signals.get((src, dst, event))
-        start = self.free.get(dst, 0)
+    @staticmethod
+    def handshake_spec(
+        key: tuple[Pipe, Pipe, int], set_op: str, set_site: object, wait_op: str, wait_site: object
+    ) -> HandshakeSpec:
+        """What :meth:`handshake` needs of one set_flag/wait_flag pair, resolved once."""
+        src, dst, event = key
+        return (
+            key,
+            src,
+            dst,
+            (set_op, "SET_FLAG", *_PIPE_NAMES[src]),
+            (wait_op, "WAIT_FLAG", *_PIPE_NAMES[dst]),
+            set_site,
+            wait_site,
+            _FLAG_DETAIL.get(key) or _flag_detail(src, dst, event),
+        )
+
+    def handshake(self, spec: HandshakeSpec, set_cycles: int, wait_cycles: int) -> bool:
+        """:meth:`signal` then :meth:`wait` of one flag (``spec``: :meth:`handshake_spec`), when no
+        older signal of it is pending (the wait consumes this signal: no queue entry is made); False, with
+        nothing done, when one is."""
+        (
+            key,
+            src,
+            dst,
+            (set_op, set_instr, set_pipe, set_hw),
+            (wait_op, wait_instr, wait_pipe, wait_hw),
+            set_site,
+            wait_site,
+            detail,
+        ) = spec
+        if self.signals.get(key):
+            return False
+        free, rows = self.free, self.rows
+        start = free.get(src, 0)
+        fired = free[src] = start + set_cycles
+        n = len(rows)
+        rows.append((set_op, set_instr, set_pipe, set_hw, start, fired, "signal", set_site, detail))
+        start = free.get(dst, 0)
+        if fired > start:
+            start = fired
+        end = free[dst] = start + wait_cycles
+        self.flag_pairs.append((n, n + 1))
+        rows.append((wait_op, wait_instr, wait_pipe, wait_hw, start, end, "wait", wait_site, detail))
+        return True
+
+    def wait(self, op: str, key: tuple[Pipe, Pipe, int], cycles: int, site: object) -> None:
+        """``wait_flag`` of the flag ``key`` = (src, dst, event): a WAIT entry in dst's queue, consuming the
+        oldest signal."""
+        pending = self.signals.get(key)
+        dst = key[1]
+        free, rows = self.free, self.rows
+        start = free.get(dst, 0)
         if pending:
             fired, signal_row = pending.popleft()
             if fired > start:
                 start = fired
-            self.flag_pairs.append((signal_row, len(self.rows)))
+            self.flag_pairs.append((signal_row, len(rows)))
         else:
-            where = locs[1] or locs[0] or "?"
+            pto, dsl = self.locate(site)
+            where = dsl or pto or "?"
+            src, _, event = key
             self.problems.append(
                 f"wait_flag[{src.value}, {dst.value}, EVENT_ID{event}] at {where} has no set_flag before it (would block)"
             )
-        end = self.free[dst] = start + cycles
+        end = free[dst] = start + cycles
         target_pipe, pipe_name = _PIPE_NAMES[dst]
-        detail = _FLAG_DETAIL.get((src, dst, event)) or _flag_detail(src, dst, event)
-        self.rows.append((op, "WAIT_FLAG", target_pipe, pipe_name, start, end, "wait", locs[0], locs[1], detail))
+        detail = _FLAG_DETAIL.get(key) or _flag_detail(*key)
+        rows.append((op, "WAIT_FLAG", target_pipe, pipe_name, start, end, "wait", site, detail))
 
-    def barrier(self, op: str, pipe: Pipe, cycles: int, locs: tuple[str | None, str | None]) -> None:
+    def barrier(self, op: str, pipe: Pipe, cycles: int, site: object) -> None:
         """``pipe_barrier``: an entry in ``pipe``'s queue; ``PIPE_ALL`` drains every pipe."""
         if pipe != Pipe.PIPE_ALL:
-            self.issue(op, "PIPE_BARRIER", pipe, cycles, "barrier", locs, pipe.value)
+            self.issue(op, "PIPE_BARRIER", pipe, cycles, "barrier", site, pipe.value)
             return
         start = max(self.free.values(), default=0)
         end = start + cycles
         for p in list(self.free):
             self.free[p] = end
         self.free[Pipe.PIPE_S] = end
-        self._add(op, "PIPE_BARRIER", Pipe.PIPE_S, start, end, "barrier", locs, "PIPE_ALL", Pipe.PIPE_ALL.value)
+        target_pipe = _PIPE_NAMES[Pipe.PIPE_S][0]
+        self.rows.append(
+            (op, "PIPE_BARRIER", target_pipe, Pipe.PIPE_ALL.value, start, end, "barrier", site, "PIPE_ALL")
+        )
 
     @property
     def cycles(self) -> int:

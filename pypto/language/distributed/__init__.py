@@ -8,14 +8,13 @@
   ``pld.world_size()``, ``pld.alloc_window_buffer(shape, dtype=)``, ``pld.window(buf, shape, dtype=)``
   and dispatches ``per_rank(x[r], ..., device=r)``;
 - the kernel-body ops ``pld.tensor.allreduce / broadcast / barrier / allgather / reduce_scatter /
-  all_to_all`` and ``pld.system.notify / wait``, parsed into the ``pld`` dialect
-  (:mod:`pypto.dialects.distributed_ops`), verified and printed in both text forms;
+  all_to_all / all_to_all_v / put / get / remote_store``, ``pld.tile.remote_load / remote_store``,
+  ``pld.system.notify / wait / defer_wait``, ``pld.get_comm_ctx / rank / nranks`` and the short forms
+  ``pld.remote_load / remote_store``, parsed into the ``pld`` dialect
+  (:mod:`pypto.dialects.distributed_ops`), verified and printed in both text forms; the point-to-point
+  ones lower into ``.pto`` (``pto.comm.*``) and run on the rank's simulated chip;
 - :class:`DistributedConfig` and :func:`launch` (one simulated chip per rank on
   ``torch.distributed``; :mod:`pypto.runtime.distributed`).
-
-Not yet (docs/distributed.md): running the kernel-body comm ops on the simulated chip
-(``pld.get_comm_ctx`` / ``pld.rank`` / ``pld.nranks``, ``pld.tile.remote_load / remote_store``,
-``pld.tensor.put / get`` parse as DSL names only).
 """
 
 from __future__ import annotations
@@ -31,6 +30,8 @@ tensor = _DSLOnly("pld.tensor")
 system = _DSLOnly("pld.system")
 tile = _DSLOnly("pld.tile")
 get_comm_ctx = _DSLOnly("pld.get_comm_ctx")
+remote_load = _DSLOnly("pld.remote_load")
+remote_store = _DSLOnly("pld.remote_store")
 rank = _DSLOnly("pld.rank")
 nranks = _DSLOnly("pld.nranks")
 
@@ -45,6 +46,6 @@ def world_size() -> int:
 
 __all__ = [
     "AllreduceMode", "AtomicType", "DistributedConfig", "DistributedTensor", "NotifyOp", "ReduceOp", "WaitCmp",
-    "alloc_window_buffer", "get_comm_ctx", "launch", "nranks", "rank", "system", "tensor", "tile", "window",
-    "world_size",
+    "alloc_window_buffer", "get_comm_ctx", "launch", "nranks", "rank", "remote_load", "remote_store", "system",
+    "tensor", "tile", "window", "world_size",
 ]  # fmt: skip

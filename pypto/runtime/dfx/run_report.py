@@ -44,6 +44,8 @@ ASSETS = ("run_report.html", "run_report.css", "run_report.js")
 """The viewer's assets in ``pypto/runtime/dfx/assets/``."""
 INCORE_ASSETS = ("run_report_incore.css", "run_report_incore.js")
 """The in-core view's style and script (:mod:`.incore_view`)."""
+XR_PACKAGE, XR_ASSETS = "pypto.runtime.distributed", ("cross_rank.css", "cross_rank.js")
+"""The cross-rank view's style and script (the "Cross-rank trace" section of a multi-chip run)."""
 
 
 LEVEL3_ANALYSES = [
@@ -138,11 +140,14 @@ def first_start(r: Any) -> int:
 
 
 def report_model(
-    result: Any, pmu_event: int = 0, swimlane_level: int = RECORDED_LEVEL, incore: bool = False
+    result: Any, pmu_event: int = 0, swimlane_level: int = RECORDED_LEVEL, incore: bool = False,
+    cross_rank: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The page's data: tasks, cores, edges, PMU rows (when ``pmu_event``), findings, the in-core pipe
-    lanes of every task part (when ``incore``: :mod:`.incore_view`). Ints and strings only (and a few
-    rounded ratios), keys sorted when embedded: deterministic for a run."""
+    lanes of every task part (when ``incore``: :mod:`.incore_view`), and the merged cross-rank trace of a
+    multi-chip run (``cross_rank``: :func:`pypto.runtime.distributed.report.report_model`; its section is
+    hidden when None). Ints and strings only (and a few rounded ratios), keys sorted when embedded:
+    deterministic for a run."""
     recs = sorted(result.tasks, key=lambda t: t.task_id)
     recs_by_id = {r.task_id: r for r in recs}
     edges = _edges(result)
@@ -258,6 +263,7 @@ def report_model(
         "sched": sched,
         "level3": [] if sched is not None else LEVEL3_ANALYSES,
         "incore": incore_model(result, incore),
+        "cross_rank": cross_rank,
     }
 
 
@@ -265,10 +271,14 @@ def render_run_report(model: dict[str, Any]) -> str:
     """The self-contained page of a :func:`report_model`."""
     html, css, js = (asset(PACKAGE, name) for name in ASSETS)
     incore_css, incore_js = (asset(PACKAGE, name) for name in INCORE_ASSETS)
+    xr_css, xr_js = (asset(XR_PACKAGE, name) for name in XR_ASSETS)
     n = len(model["tasks"])
     subtitle = f"{model['target']} \u00b7 {n} task{'s' * (n != 1)} \u00b7 {model['total_cycles']} cycles"
+    if model.get("cross_rank"):
+        subtitle += f" \u00b7 {len(model['cross_rank']['ranks'])} ranks"
     return render_report(
-        model["title"], model, body=html, styles=[css, incore_css], scripts=[js, incore_js], subtitle=subtitle
+        model["title"], model, body=html, styles=[css, incore_css, xr_css], scripts=[js, incore_js, xr_js],
+        subtitle=subtitle,
     )
 
 

@@ -55,7 +55,26 @@ def render_cross_rank_report(model: dict[str, Any]) -> str:
 
 
 def write_cross_rank_report(out_dir: Path, trace: dict[str, Any]) -> Path:
-    """``<out_dir>/dfx_outputs/cross_rank_report.html``, atomically; returns its path."""
+    """``<out_dir>/dfx_outputs/cross_rank_report.html`` and the run's ``dfx_outputs/run_report.html`` (its
+    "Cross-rank trace" section), atomically; returns the first's path."""
     path = Path(out_dir) / DFX_DIR / REPORT_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
-    return write_artefact(path, render_cross_rank_report(report_model(trace)))
+    model = report_model(trace)
+    write_run_report_of_ranks(Path(out_dir) / DFX_DIR, model)
+    return write_artefact(path, render_cross_rank_report(model))
+
+
+def write_run_report_of_ranks(dfx_dir: Path, model: dict[str, Any], target: str = "") -> Path:
+    """``<dfx_dir>/run_report.html`` of a multi-chip run: the run report page (the runtime DFX one) with the
+    merged cross-rank trace as its "Cross-rank trace" section. Its single-chip sections are empty: each
+    rank's chip runs have their own reports in ``rank{r}/d{k}/run_report.html`` (when the swimlane is on)."""
+    from types import SimpleNamespace
+
+    from pypto.runtime.dfx.run_report import render_run_report
+    from pypto.runtime.dfx.run_report import report_model as run_model
+
+    run = SimpleNamespace(tasks=[], core_types={}, target_name=target or f"{len(model['ranks'])} ranks",
+                          clock_hz=int(model["clock_hz"]), total_cycles=int(model["total_cycles"]), graph=None)
+    page = run_model(run, cross_rank=model)
+    page["title"] = "Run report (multi-chip)"
+    return write_artefact(dfx_dir / "run_report.html", render_run_report(page))

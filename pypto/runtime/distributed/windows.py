@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from pypto.dialects.distributed_enums import NotifyOp, WaitCmp
@@ -260,6 +261,82 @@ class KernelComm:
     def all_to_all(self, source: torch.Tensor, target: torch.Tensor, signal: Any) -> Any:
         target.copy_(collectives.alltoall(self.comm, source.contiguous()))
         return target
+
+    def all_to_all_v(self, source: torch.Tensor, target: torch.Tensor, signal: Any, send_counts: torch.Tensor,
+                     recv_counts: torch.Tensor) -> Any:
+        """Full ``MAX_RECV``-row blocks move as in :meth:`all_to_all`; each rank's clamped count for a peer
+        lands in that peer's ``recv_counts[rank]``."""
+        n = self.comm.world_size
+        blocks = source.contiguous().view(n, -1)
+        target.copy_(collectives.alltoall(self.comm, blocks).view(target.shape))
+        cap = target.shape[0] // n
+        counts = send_counts.reshape(n, 1).clamp(0, cap).to(torch.int32).contiguous()
+        recv_counts.view(n, 1).copy_(collectives.alltoall(self.comm, counts))
+        return target
+
+
+class ChipLink:
+    """This rank as the simulator's ``pto.comm`` ops see it during one chip run
+    (:class:`pypto.device.interpreter.comm_impls.RankLink`): the window regions as numpy arrays, the
+    signals and the link model of :class:`KernelComm`, on kernel cycles counted from ``base`` (the
+    rank's clock when the chip run started; ASSUMPTION: the kernel starts at the run's start)."""
+
+    def __init__(self, kc: KernelComm):
+        self.kc, self.comm = kc, kc.comm
+        self.base = kc.comm.clock
+        self.rank, self.nranks = kc.comm.rank, kc.comm.world_size
+        self._arrays = [[r.numpy() for r in row] for row in kc.windows.regions]
+
+    def _locate(self, a: np.ndarray) -> tuple[int, int, int]:
+        """(buffer, rank, byte offset) of the region ``a`` views."""
+        ptr = a.__array_interface__["data"][0]
+        for b, row in enumerate(self._arrays):
+            for r, region in enumerate(row):
+                base = region.__array_interface__["data"][0]
+                if base <= ptr < base + region.nbytes:
+                    return b, r, ptr - base
+        raise self.comm.error("a pto.comm operand is not a view of the run's window buffers "
+                              "(pass pld.window views for DistributedTensor parameters)")
+
+    def peer_array(self, a: np.ndarray, peer: int) -> np.ndarray:
+        b, _, off = self._locate(a)
+        region = self._arrays[b][peer]
+        return np.lib.stride_tricks.as_strided(region[off:].view(a.dtype), shape=a.shape, strides=a.strides)
+
+    def owner(self, a: np.ndarray) -> int:
+        return self._locate(a)[1]
+
+    def lock(self, a: np.ndarray) -> Any:
+        b, r, _ = self._locate(a)
+        return _FileLock(self.kc.windows.paths[b][r])
+
+    def _at(self, start: int, step: Any) -> int:
+        """Run ``step()`` with the rank's clock at kernel cycle ``start``; the kernel cycle it ends at."""
+        c = self.comm
+        c.clock = self.base + start
+        try:
+            step()
+            return c.clock - self.base
+        finally:
+            c.clock = self.base
+
+    def transfer(self, name: str, peer: int, nbytes: int, write: bool, start: int) -> int:
+        return self._at(start, lambda: self.kc._remote(name, peer, nbytes, write))
+
+    def _slot(self, cell: np.ndarray) -> tuple[str, int]:
+        b, _, off = self._locate(cell)
+        return f"w{b}", off // max(1, cell.itemsize)
+
+    def notify(self, cell: np.ndarray, value: int, set_: bool, start: int) -> int:
+        signal, slot = self._slot(cell)
+        peer = self.owner(cell)
+        op = NotifyOp.Set if set_ else NotifyOp.AtomicAdd
+        self._at(start, lambda: self.comm.notify(signal, peer, slot, value, op))
+        return start + self.comm.hop_cycles(4)
+
+    def wait(self, cell: np.ndarray, expected: int, cmp: str, start: int) -> int:
+        signal, slot = self._slot(cell)
+        return self._at(start, lambda: self.comm.wait(signal, slot, expected, WaitCmp(cmp.capitalize())))
 
 
 class _FileLock:

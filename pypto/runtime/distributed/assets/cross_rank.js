@@ -1,9 +1,15 @@
 /* Cross-rank view: one lane pair per rank (its events, and what landed on it from peers), on the
    common clock, with an arrow for every transfer, signal, put and get between ranks.
-   Reads PyptoReport.data (pypto/runtime/distributed/report.py); no network, no storage. */
+   Reads PyptoReport.data (pypto/runtime/distributed/report.py), or its "cross_rank" key inside the run
+   report (pypto/runtime/dfx/run_report.py: the "Cross-rank trace" section); no network, no storage. */
 (function () {
   "use strict";
   var D = window.PyptoReport.data;
+  if (D.cross_rank !== undefined) {  // inside the run report
+    if (!D.cross_rank) { return; }
+    D = D.cross_rank;
+    document.getElementById("rr-xr-section").hidden = false;
+  }
   var NS = "http://www.w3.org/2000/svg";
   var LANE = 22, LABEL = 120, AXIS = 20, W = 1200;
   var COLORS = { send: "#4e79a7", recv: "#59a14f", notify: "#f28e2b", wait: "#bab0ac", put: "#b07aa1",

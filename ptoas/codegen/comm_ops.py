@@ -1,0 +1,188 @@
+"""Lowering of the kernel-body ``pld`` ops to PTOAS's cross-rank ops (``pto.comm.*``, :mod:`..dialect.comm_ops`).
+
+As upstream PyPTO lowers them (``src/backend/common/pto_ops_distributed.cpp``), with the peer address
+arithmetic as one ``pto.comm.peer_view``::
+
+    pld.get_comm_ctx(t)               -> (nothing: the context is implicit)
+    pld.rank / pld.nranks             -> pto.comm.get_rank / get_nranks : i64, index_cast to index
+    pld.tile.remote_load(t, p, o, s)  -> peer_view + partition_view + alloc_tile + tload
+    pld.tile.remote_store(x, t, p, o) -> peer_view + partition_view + tstore [atomicType]
+    pld.tensor.put(dst, p, src, ...)  -> peer_view(dst) + two partition_views + pto.comm.tput [atomicType]
+    pld.tensor.get(dst, p, src, ...)  -> peer_view(src) + two partition_views + pto.comm.tget
+    pld.system.notify(s, p, o, v)     -> peer_view + one-cell partition_view + pto.comm.tnotify {notifyOp}
+    pld.system.wait / defer_wait      -> one-cell partition_view + pto.comm.twait {cmp}
+
+Not lowered (their ``NO_PTO`` says why): the in-kernel collectives and barrier, and the tensor-level
+``remote_store``; a per-rank program with them runs as its torch form
+(:mod:`pypto.driver.comm_program`).
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntegerType, i32, i64
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from pypto.diagnostics import error_at
+from pypto.dialects import distributed_ops as D
+from pypto.dialects.distributed_enums import NotifyOp, WaitCmp
+from pypto.dialects.enums import AtomicType, AtomicTypeAttr
+from pypto.dialects.types import TensorType
+from pypto.ptoas.dialect import comm_ops as C
+from pypto.ptoas.dialect.attrs import AtomicType as PtoAtomicType
+from pypto.ptoas.dialect.attrs import AtomicTypeAttr as PtoAtomicTypeAttr
+from pypto.ptoas.dialect.tile_ops import TLoadOp, TStoreOp
+from pypto.ptoas.dialect.view_ops import PartitionViewOp
+
+from .state import LoweringState, TileRef, check
+from .tile_ops import _dps, _result
+from .types import partition_view_type
+
+
+def _index(st: LoweringState, v: SSAValue, at: Operation) -> SSAValue:
+    """A pl scalar as an ``index`` (a rank computed in INT32 is cast)."""
+    s = st.scalar(v, at)
+    if isinstance(s.type, IndexType):
+        return s
+    return st.emit(arith.IndexCastOp(s, IndexType()), at).results[0]
+
+
+def _i32(st: LoweringState, v: SSAValue | None, at: Operation) -> SSAValue:
+    """A signal value as ``i32`` (absent: 1)."""
+    if v is None:
+        return st.const(1, i32)
+    s = st.scalar(v, at)
+    if isinstance(s.type, IndexType):
+        return st.emit(arith.IndexCastOp(s, i32), at).results[0]
+    if isinstance(s.type, IntegerType) and s.type.width.data != 32:
+        cls = arith.TruncIOp if s.type.width.data > 32 else arith.ExtSIOp
+        return st.emit(cls(s, i32), at).results[0]
+    return s
+
+
+def _peer_view(st: LoweringState, tensor: SSAValue, peer: SSAValue, at: Operation) -> SSAValue:
+    view = st.view(tensor, at)
+    op = C.PeerViewOp.build(operands=[view, _index(st, peer, at)], result_types=[view.type])
+    op.result.name_hint = f"{tensor.name_hint}_peer" if tensor.name_hint else None
+    st.emit(op, at)
+    return op.result
+
+
+def _partition(st: LoweringState, at: Operation, view: SSAValue, t: Attribute, offsets: list[SSAValue],
+               sizes: list[int]) -> SSAValue:
+    """``pto.partition_view`` of ``view`` (of pl tensor type ``t``) at ``offsets`` (none: origin) with ``sizes``."""
+    assert isinstance(t, TensorType)
+    rank = len(t.get_shape())
+    offs = [_index(st, o, at) for o in offsets] or [st.const(0)] * rank
+    if len(offs) != rank or len(sizes) != rank:
+        raise error_at(at, f"ptoas codegen: '{at.name}' window rank differs from the tensor's {rank}")
+    pv_type = partition_view_type(list(sizes), t.element_type)
+    op = PartitionViewOp.build(operands=[view, offs, [st.const(s) for s in sizes]], result_types=[pv_type])
+    st.emit(op, at)
+    return op.result
+
+
+def _atomic_attrs(src: Operation) -> dict[str, Attribute]:
+    atomic = src.properties.get("atomic")
+    if isinstance(atomic, AtomicTypeAttr) and atomic.data is AtomicType.Add:
+        return {"atomicType": PtoAtomicTypeAttr(PtoAtomicType.atomic_add)}
+    return {}
+
+
+def _emit(st: LoweringState, op: Operation, src: Operation) -> None:
+    check(op, src)
+    st.emit(op, src)
+
+
+def lower_comm_ctx(st: LoweringState, src: Operation) -> None:
+    """The context is implicit in the ``pto.comm`` ops: a placeholder index."""
+    st.scalars[src.results[0]] = st.const(0)
+
+
+def lower_rank_query(st: LoweringState, src: Operation) -> None:
+    cls = C.GetRankOp if isinstance(src, D.RankOp) else C.GetNranksOp
+    q = st.emit(cls.build(result_types=[i64]), src)
+    cast = st.emit(arith.IndexCastOp(q.results[0], IndexType()), src)
+    cast.results[0].name_hint = src.results[0].name_hint
+    st.scalars[src.results[0]] = cast.results[0]
+
+
+def lower_remote_load(st: LoweringState, src: Operation) -> None:
+    assert isinstance(src, D.TileRemoteLoadOp)
+    shape = [int(d) for d in src.shape.get_values()]  # type: ignore[union-attr]
+    rows, cols = ([1, *shape] if len(shape) == 1 else shape)[-2:]
+    dst: TileRef = _result(st, src, (st.const(rows), st.const(cols)))
+    pv = _partition(st, src, _peer_view(st, src.target, src.peer, src), src.target.type, list(src.offsets), shape)
+    _dps(st, src, TLoadOp, [pv], dst)
+
+
+def lower_remote_store(st: LoweringState, src: Operation) -> None:
+    assert isinstance(src, D.TileRemoteStoreOp)
+    tile = st.tile(src.tile, src)
+    t = src.target.type
+    assert isinstance(t, TensorType)
+    ts = src.tile.type.get_shape()  # type: ignore[union-attr]
+    sizes = [1] * (len(t.get_shape()) - len(ts)) + [int(d) for d in ts]
+    pv = _partition(st, src, _peer_view(st, src.target, src.peer, src), t, list(src.offsets), sizes)
+    _dps(st, src, TStoreOp, [tile.value, []], pv, **_atomic_attrs(src))
+    st.views[src.results[0]] = st.view(src.target, src)
+
+
+def _transfer_shape(src: D.TensorPutOp | D.TensorGetOp) -> list[int]:
+    shape = src.properties.get("shape")
+    if shape is not None:
+        return [int(d) for d in shape.get_values()]  # type: ignore[attr-defined]
+    return [int(d) for d in src.src.type.get_shape()]  # type: ignore[union-attr]
+
+
+def lower_put_get(st: LoweringState, src: Operation) -> None:
+    assert isinstance(src, D.TensorPutOp | D.TensorGetOp)
+    shape = _transfer_shape(src)
+    put = isinstance(src, D.TensorPutOp)
+    dst_view = _peer_view(st, src.dst, src.peer, src) if put else st.view(src.dst, src)
+    src_view = st.view(src.src, src) if put else _peer_view(st, src.src, src.peer, src)
+    dst = _partition(st, src, dst_view, src.dst.type, list(src.dst_offsets), shape)
+    source = _partition(st, src, src_view, src.src.type, list(src.src_offsets), shape)
+    cls = C.TPutOp if put else C.TGetOp
+    _emit(st, cls.build(operands=[dst, source], attributes=_atomic_attrs(src) if put else {}), src)
+    st.views[src.results[0]] = st.view(src.dst, src)
+
+
+_NOTIFY = {NotifyOp.AtomicAdd: C.NotifyOp.atomic_add, NotifyOp.Set: C.NotifyOp.set}
+
+
+def lower_notify(st: LoweringState, src: Operation) -> None:
+    assert isinstance(src, D.SystemNotifyOp)
+    t = src.target.type
+    assert isinstance(t, TensorType)
+    cell = _partition(st, src, _peer_view(st, src.target, src.peer, src), t, list(src.offsets), [1] * len(t.get_shape()))
+    kind = NotifyOp(src.op.data) if src.op is not None else NotifyOp.AtomicAdd
+    attrs = {"notifyOp": C.NotifyOpAttr(_NOTIFY[kind])}
+    _emit(st, C.TNotifyOp.build(operands=[cell, _i32(st, src.value, src)], attributes=attrs), src)
+    st.views[src.results[0]] = st.view(src.target, src)
+
+
+def lower_wait(st: LoweringState, src: Operation) -> None:
+    assert isinstance(src, D.SystemWaitOp | D.SystemDeferWaitOp)
+    t = src.signal.type
+    assert isinstance(t, TensorType)
+    cell = _partition(st, src, st.view(src.signal, src), t, list(src.offsets), [1] * len(t.get_shape()))
+    cmp = WaitCmp(src.cmp.data) if src.cmp is not None else WaitCmp.Ge
+    attrs = {"cmp": C.WaitCmpAttr(C.WaitCmp(cmp.value.lower()))}
+    _emit(st, C.TWaitOp.build(operands=[cell, _i32(st, src.expected, src)], attributes=attrs), src)
+    st.views[src.results[0]] = st.view(src.signal, src)
+
+
+COMM_HANDLERS = {
+    D.GetCommCtxOp: lower_comm_ctx,
+    D.RankOp: lower_rank_query,
+    D.NranksOp: lower_rank_query,
+    D.TileRemoteLoadOp: lower_remote_load,
+    D.TileRemoteStoreOp: lower_remote_store,
+    D.TensorPutOp: lower_put_get,
+    D.TensorGetOp: lower_put_get,
+    D.SystemNotifyOp: lower_notify,
+    D.SystemWaitOp: lower_wait,
+    D.SystemDeferWaitOp: lower_wait,
+}
+"""pld op class -> handler."""

@@ -1,0 +1,165 @@
+"""The cross-rank ``pto.comm.*`` ops on the simulator: against the rank's window buffers and signals.
+
+A multi-rank launch (:mod:`pypto.runtime.distributed`) runs a chip's kernels inside
+:func:`rank_link`, which makes a :class:`RankLink` (the rank's windows, signals and link model) the
+one these ops use. Each op runs at once, numerically, on the peer's bytes (the window files in
+``/dev/shm`` are mapped by every rank), and is timed as a *blocking* instruction on its pipe:
+
+- it starts when every pipe of the core has drained (upstream emits ``pto.barrier <PIPE_ALL>``
+  around TNOTIFY / TPUT / TGET), and later work on any pipe starts after it ends;
+- its cycles come from the link (``npu.link`` of the target): a put ``hop(bytes)`` on PIPE_MTE3,
+  a get ``latency + hop(bytes)`` on PIPE_MTE2, a notify ``hop(4)`` on PIPE_MTE3; a wait (PIPE_S)
+  ends when the notifies that satisfy it landed on this rank's clock (the kernel stalls meanwhile).
+
+Without a rank link (a single-chip run) these ops are a :class:`~.memory.DeviceError` naming the op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, Protocol
+
+import numpy as np
+from xdsl.interpreter import Interpreter, PythonValues
+
+from pypto.ptoas.dialect import comm_ops as C
+from pypto.ptoas.dialect.attrs import Pipe
+
+from .core import CoreState
+from .memory import DeviceError, GmPtr, PartitionView, TensorView, to_compute, to_storage
+
+
+class RankLink(Protocol):
+    """What the comm ops need from the rank (cycles are kernel cycles: from this kernel's start)."""
+
+    rank: int
+    nranks: int
+
+    def peer_array(self, a: np.ndarray, peer: int) -> np.ndarray:
+        """The bytes of ``a`` (a view of one of this rank's window regions) on ``peer``'s region."""
+
+    def owner(self, a: np.ndarray) -> int:
+        """The rank whose window region ``a`` views."""
+
+    def lock(self, a: np.ndarray) -> Any:
+        """A context manager serialising read-modify-writes of the region ``a`` views."""
+
+    def transfer(self, name: str, peer: int, nbytes: int, write: bool, start: int) -> int:
+        """Price (and trace) one remote access starting at ``start``; returns its end."""
+
+    def notify(self, cell: np.ndarray, value: int, set_: bool, start: int) -> int:
+        """Post a notify of ``cell`` (a peer's signal cell, already updated); returns its end."""
+
+    def wait(self, cell: np.ndarray, expected: int, cmp: str, start: int) -> int:
+        """Block (bounded) until this rank's ``cell`` compares true; returns the cycle it did."""
+
+
+_LINKS: list[RankLink] = []
+
+
+@contextmanager
+def rank_link(link: RankLink) -> Iterator[None]:
+    """Run kernels with ``link`` as the rank the ``pto.comm`` ops talk through."""
+    _LINKS.append(link)
+    try:
+        yield
+    finally:
+        _LINKS.pop()
+
+
+def _link(op: Any) -> RankLink:
+    if not _LINKS:
+        raise DeviceError(f"'{op.name}' needs the ranks of a multi-chip launch (pypto.runtime.distributed); "
+                          "this is a single-chip run")
+    return _LINKS[-1]
+
+
+def _blocking(core: CoreState, op: Any, detail: str, kind: str, run: Callable[[int], int]) -> None:
+    """Time ``op`` as a blocking instruction: after every pipe drained, until ``run(start)``'s end."""
+    free = core.timeline.free
+    start = max(free.values(), default=0)
+    end = max(start, run(start))
+    core.account(op, op.INSTR, op.pipe(), end - start, kind, [], [], detail, not_before=start)
+    for p in list(free):
+        free[p] = max(free[p], end)
+    free[Pipe.PIPE_S] = max(free.get(Pipe.PIPE_S, 0), end)
+
+
+def get_rank(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    return (_link(op).rank,)
+
+
+def get_nranks(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    return (_link(op).nranks,)
+
+
+def peer_view(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """The same view on ``peer``'s region of the window buffer."""
+    link = _link(op)
+    tv, peer = args
+    if not 0 <= int(peer) < link.nranks:
+        raise DeviceError(f"'{op.name}': peer rank {peer} out of range (world size {link.nranks})")
+    assert isinstance(tv, TensorView)
+    flat = link.peer_array(tv.ptr.flat, int(peer))
+    return (TensorView(GmPtr(flat, tv.ptr.offset, tv.ptr.dtype), tv.shape, tv.strides),)
+
+
+def _window(pv: Any, what: str, op: Any) -> np.ndarray:
+    if not isinstance(pv, PartitionView):
+        raise DeviceError(f"'{op.name}': {what} is not a GM partition view")
+    return pv.window()
+
+
+def tput_tget(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """Copy (TPUT: or atomically add) ``src`` into ``dst``; one of the two lies on a peer."""
+    link = _link(op)
+    dst, src = _window(args[0], "dst", op), _window(args[1], "src", op)
+    put = isinstance(op, C.TPutOp)
+    peer = link.owner(dst if put else src)
+    atomic = put and op.atomicType is not None and op.atomicType.data.value == "atomic_add"
+    if atomic:  # in the compute dtype (bf16 is stored as its bits)
+        dt = args[0].ptr.dtype
+        with link.lock(dst):
+            dst[...] = to_storage(to_compute(dst, dt) + to_compute(src, dt), dt).reshape(dst.shape)
+    else:
+        dst[...] = src
+    nbytes = int(src.size * src.itemsize)
+    name = f"{op.INSTR.lower()} {'->' if put else '<-'} r{peer}"
+    _blocking(core, op, f"{nbytes}B {'->' if put else '<-'} r{peer}", "transfer",
+              lambda start: link.transfer(name, peer, nbytes, put, start))
+    return ()
+
+
+def tnotify(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """Set or atomically add ``value`` into a peer's signal cell, then post it."""
+    link = _link(op)
+    cell, value = _window(args[0], "the signal cell", op), int(args[1])
+    set_ = op.notifyOp is not None and op.notifyOp.data.value == "set"
+    with link.lock(cell):
+        flat = cell.reshape(-1)
+        flat[0] = value if set_ else int(flat[0]) + value
+    _blocking(core, op, f"{'set' if set_ else 'add'} {value} -> r{link.owner(cell)}", "signal",
+              lambda start: link.notify(cell, value, set_, start))
+    return ()
+
+
+def twait(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """Stall until this rank's signal cell compares true with ``expected``."""
+    link = _link(op)
+    cell, expected = _window(args[0], "the signal cell", op), int(args[1])
+    cmp = op.cmp.data.value if op.cmp is not None else "ge"
+    _blocking(core, op, f"{cmp} {expected}", "wait", lambda start: link.wait(cell, expected, cmp, start))
+    return ()
+
+
+COMM_HANDLERS: dict[type, Callable[..., PythonValues]] = {
+    C.GetRankOp: get_rank,
+    C.GetNranksOp: get_nranks,
+    C.PeerViewOp: peer_view,
+    C.TPutOp: tput_tget,
+    C.TGetOp: tput_tget,
+    C.TNotifyOp: tnotify,
+    C.TWaitOp: twait,
+}
+"""pto.comm op class -> implementation (registered as per-call handlers by :mod:`.pto_impls`)."""
