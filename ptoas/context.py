@@ -2,20 +2,65 @@
 
 from __future__ import annotations
 
-from xdsl.context import Context
-from xdsl.dialects.arith import Arith
-from xdsl.dialects.builtin import Builtin
-from xdsl.dialects.func import Func
-from xdsl.dialects.scf import Scf
+from collections.abc import Callable
 
-from .dialect import PTO
-from .dialect.memref_compat import MemRefPTOAS
+from xdsl.context import Context
+from xdsl.ir import Dialect
+
+
+def _builtin() -> Dialect:
+    from xdsl.dialects.builtin import Builtin
+
+    return Builtin
+
+
+def _func() -> Dialect:
+    from xdsl.dialects.func import Func
+
+    return Func
+
+
+def _arith() -> Dialect:
+    from xdsl.dialects.arith import Arith
+
+    return Arith
+
+
+def _scf() -> Dialect:
+    from xdsl.dialects.scf import Scf
+
+    return Scf
+
+
+def _memref() -> Dialect:
+    from .dialect.memref_compat import MemRefPTOAS
+
+    return MemRefPTOAS
+
+
+def _pto() -> Dialect:
+    from .dialect import load_dialect
+
+    return load_dialect()
+
+
+LOADERS: dict[str, Callable[[], Dialect]] = {
+    "builtin": _builtin,
+    "func": _func,
+    "arith": _arith,
+    "scf": _scf,
+    "memref": _memref,
+    "pto": _pto,
+}
+"""Each dialect's loader: a dialect is imported and loaded when the first of its ops or attributes
+is parsed (``Context.register_dialect``), so a context that only runs passes loads none."""
 
 
 def make_pto_context(allow_unregistered: bool = False) -> Context:
     """A context with builtin, func, arith, scf, memref (internal memref operands; PTOAS's
-    ``reinterpret_cast`` rule: ``dialect.memref_compat``) and pto."""
+    ``reinterpret_cast`` rule: ``dialect.memref_compat``) and pto, each
+    registered to load on first use."""
     ctx = Context(allow_unregistered=allow_unregistered)
-    for dialect in (Builtin, Func, Arith, Scf, MemRefPTOAS, PTO):
-        ctx.load_dialect(dialect)
+    for name, loader in LOADERS.items():
+        ctx.register_dialect(name, loader)
     return ctx

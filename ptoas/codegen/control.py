@@ -21,9 +21,8 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from pypto.diagnostics import error_at
 from pypto.dialects.types import TensorType, TileType
 
-from .comm_ops import COMM_HANDLERS
 from .state import LoweringState, TileRef, mem_key
-from .tile_ops import HANDLERS
+from .tile_ops import HANDLERS, Handler
 from .types import is_scalar
 
 
@@ -40,9 +39,17 @@ def lower_block(st: LoweringState, block: Block, into: Block) -> list[SSAValue] 
         st.block = saved
 
 
+def _comm_handler(op: Operation) -> Handler | None:
+    """The handler of a pld (cross-rank) op: :mod:`.comm_ops` is imported with the first one (it
+    builds the pto.comm op classes, which a single-chip kernel never uses)."""
+    from .comm_ops import COMM_HANDLERS
+
+    return COMM_HANDLERS.get(type(op))
+
+
 def lower_op(st: LoweringState, op: Operation) -> None:
     """Dispatch one pl op."""
-    handler = HANDLERS.get(type(op)) or COMM_HANDLERS.get(type(op))
+    handler = HANDLERS.get(type(op)) or (_comm_handler(op) if op.name.startswith("pld.") else None)
     if handler is not None:
         handler(st, op)
     elif isinstance(op, arith.ConstantOp):

@@ -38,7 +38,7 @@ from pypto.dialects.tile_ops import (
     _TpushOp,
 )
 from pypto.dialects.types import MemRefAttr, TensorType, TileType
-from pypto.ptoas.dialect import PTO_OPS, DpsOp
+from pypto.ptoas.dialect import DpsOp, op_class
 from pypto.ptoas.dialect.attrs import AtomicType as PtoAtomicType
 from pypto.ptoas.dialect.attrs import AtomicTypeAttr as PtoAtomicTypeAttr
 from pypto.ptoas.dialect.attrs import RoundMode, RoundModeAttr
@@ -51,8 +51,6 @@ from pypto.ptoas.dialect.view_ops import MakeTensorViewOp, PartitionViewOp
 
 from .state import LoweringState, TileRef, check, mem_key
 from .types import UnsupportedType, partition_view_type, tile_buf_type
-
-PTO_BY_NAME = {op.name: op for op in PTO_OPS}
 
 Handler = Callable[[LoweringState, Operation], None]
 
@@ -72,7 +70,10 @@ def pto_op(src: Operation) -> type[Operation]:
     name = src.PTO_OP if isinstance(src, PLOp) else None
     if name is None:
         raise error_at(src, f"ptoas codegen: '{src.name}' names no pto op")
-    return PTO_BY_NAME[name]
+    cls = op_class(name)
+    if cls is None:
+        raise error_at(src, f"ptoas codegen: '{src.name}' names '{name}', which is no pto op")
+    return cls
 
 
 def _dps(

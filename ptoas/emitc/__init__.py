@@ -8,8 +8,9 @@
 - :func:`include_dir`: where ``pto_cpu.hpp`` (the CPU implementation of the API) lives.
 
 Modules: ``context`` (names, lines, tile placement, handler registry), ``cxx_types``, one module per
-op family (``views``, ``tiles``, ``vector``, ``sync``, ``scalar``, ``pipes``), ``function`` (functions and
-the unit), ``kernel`` (the kernels/ wrapper), ``runner`` (call a built kernel from Python).
+op family (``views``, ``tiles``, ``vector``, ``sync``, ``scalar``; ``pipes`` (the FIFO ops import the
+ISA op classes), ``isa``, ``comm`` and ``memref`` are imported on the first op they handle), ``function`` (functions and the unit), ``kernel`` (the
+kernels/ wrapper), ``runner`` (call a built kernel from Python).
 """
 
 from pathlib import Path
@@ -17,7 +18,6 @@ from pathlib import Path
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
-from . import isa, pipes  # noqa: F401  (register the ISA-addition and cube <-> vector pipe handlers)
 from .errors import EmitError
 from .function import CALL_PREFIX, emit_cpp
 from .kernel import CODE_MARKER, ENTRY_MARKER, entry_text, kernel_source

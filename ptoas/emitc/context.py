@@ -1,12 +1,14 @@
 """State of one function's C++ emission: value names, output lines, views, tile placement.
 
 Handlers (one module per op family) are registered by op class with :func:`handles` and
-called as ``handler(ctx, op)``; they read operand names with :meth:`FuncContext.name`,
+called as ``handler(ctx, op)`` (:func:`handler_of`: the modules of ``LAZY_HANDLER_MODULES``, whose op
+classes a typical kernel never builds, are imported on the first op no loaded module handles); they read operand names with :meth:`FuncContext.name`,
 bind results with :meth:`FuncContext.define` and write lines with :meth:`FuncContext.line`.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -21,6 +23,28 @@ from .errors import EmitError
 
 Handler = Callable[["FuncContext", Operation], None]
 HANDLERS: dict[type[Operation], Handler] = {}
+LAZY_HANDLER_MODULES = (
+    "pypto.ptoas.emitc.isa",
+    "pypto.ptoas.emitc.memref",
+    "pypto.ptoas.emitc.comm",
+    "pypto.ptoas.emitc.pipes",
+)
+"""Handler modules imported on first need (the ISA additions, memref.alloc, the cross-rank comm ops,
+the FIFO / cube-vector pipe ops:
+importing them builds op classes a single-chip kernel never uses)."""
+
+
+def load_all_handlers() -> dict[type[Operation], Handler]:
+    """Every handler (the lazily registered modules imported too)."""
+    for module in LAZY_HANDLER_MODULES:
+        importlib.import_module(module)
+    return HANDLERS
+
+
+def handler_of(op: Operation) -> Handler | None:
+    """The handler registered for ``op``'s class, importing the lazy handler modules on a miss."""
+    handler = HANDLERS.get(type(op))
+    return handler if handler is not None else load_all_handlers().get(type(op))
 
 
 def handles(*ops: type[Operation]) -> Callable[[Handler], Handler]:
@@ -165,7 +189,7 @@ class FuncContext:
 
     def emit_op(self, op: Operation) -> None:
         """Emit one op through its registered handler."""
-        handler = HANDLERS.get(type(op))
+        handler = handler_of(op)
         if handler is None:
             raise EmitError("is not supported by the C++ emitter", op)
         self.loc_comment(op)

@@ -28,13 +28,16 @@ Entry functions (``pto.entry``, or every public void function when none is marke
 
 from __future__ import annotations
 
+import sys
+
 from xdsl.dialects.arith import ConstantOp
 from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr
 from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 
 from pypto.ptoas.dialect.attrs import KernelKindAttr
+from pypto.ptoas.dialect.base import A2A3, target_arch
 
-from . import comm, isa, pipes, scalar, sync, tiles, vector, views  # noqa: F401  (register the op handlers)
+from . import scalar, sync, tiles, vector, views  # noqa: F401  (register the op handlers; isa, pipes, comm: on first need)
 from .context import FuncContext
 from .cxx_types import value_ctype
 from .errors import EmitError
@@ -173,7 +176,7 @@ def emit_function(f: FuncOp, entries: set[str]) -> list[str]:
         if macro == "__DAV_VEC__":
             ctx.line("set_mask_norm();")
             ctx.line("set_vector_mask(-1, -1);")
-    guard = macro == "__DAV_VEC__" and pipes.needs_nosplit_guard(f)
+    guard = macro == "__DAV_VEC__" and _needs_nosplit_guard(f)
     if guard:
         ctx.line("if (get_subblockid() == 0) {")
     for op in ops[leading : -1 if ret is not None else None]:
@@ -208,6 +211,26 @@ def emit_wrapper(f: FuncOp) -> list[str]:
     ]
 
 
+def _needs_nosplit_guard(func: FuncOp) -> bool:
+    """PTOAS's a5 sub-block guard (``pipes.needs_nosplit_guard``); an a2a3 function never has one,
+    so the FIFO handlers (and the ISA op classes they import) load only for a5 vector functions."""
+    if target_arch(func) == A2A3:
+        return False
+    from . import pipes
+
+    return pipes.needs_nosplit_guard(func)
+
+
+def _isa_helpers(used: set[type]) -> list[str]:
+    """The C++ helpers the ISA ops in ``used`` need (none, and nothing imported, when no ISA tile
+    op class was ever built: then no op of the module is one)."""
+    if "pypto.ptoas.dialect.isa_tile_ops" not in sys.modules:
+        return []
+    from . import isa
+
+    return [text for cls, text in isa.HELPERS.items() if cls in used]
+
+
 def emit_cpp(module: ModuleOp) -> str:
     """The C++ translation unit of a (verified, synced) ``.pto`` module."""
     funcs = _functions(module)
@@ -219,7 +242,7 @@ def emit_cpp(module: ModuleOp) -> str:
     names = ", ".join(f"@{f.sym_name.data}" for f in funcs)
     out = [f"// ptoas (pypto.ptoas.emitc) C++ for {names}; target {arch_text}.", PREAMBLE]
     used = {type(op) for op in module.walk()}
-    out.extend(text for cls, text in isa.HELPERS.items() if cls in used)
+    out.extend(_isa_helpers(used))
     declarations = [f for f in funcs if not f.body.blocks]
     for f in declarations:
         out.extend(emit_function(f, entries))

@@ -3,7 +3,7 @@
 - ``alloc_tile`` -> ``Tile<...> v7;`` (``= Tile<...>(rows, cols)`` when a valid dim is ``?``) and
   ``uint64_t v8 = (uint64_t)addr; TASSIGN(v7, v8);``. Without ``addr`` (no plan-memory) the
   emitter places the tile itself (:class:`~pypto.ptoas.emitc.context.TilePlacer`).
-  ``memref.alloc`` / ``pto.pointer_cast`` (internal memref form) likewise.
+  ``pto.pointer_cast`` likewise, and ``memref.alloc`` (internal memref form: :mod:`.memref`).
 - ``tmov`` with a quant operand (PTOAS's forms; not modelled, the launch fails): a pre-quant
   scalar -> ``TMOV<..>(d, s, q)``; an fp tile -> ``TMOV_FP<..>(d, s, fp)`` into mat,
   ``TMOV<..>(d, s, fp)`` into vec.
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from xdsl.dialects.memref import AllocOp
 from xdsl.ir import Operation, SSAValue
 
 from pypto.ptoas.dialect.attrs import AccToVecModeAttr, AtomicTypeAttr, BLayout, ReluPreModeAttr, SLayout, StPhaseAttr
@@ -140,14 +139,6 @@ def _resizable_tile(ctx: FuncContext, op: AllocTileOp, spec: TileSpec, valid: tu
     ctx.line(f"{qualifier} {element_ctype(spec.dtype)}* {data} = {base}.data();")
     ctx.line(f"uint64_t {view} = reinterpret_cast<uint64_t>({data});")
     ctx.line(f"TASSIGN({name}, {view});")
-
-
-@handles(AllocOp)
-def _memref_alloc(ctx: FuncContext, op: Operation) -> None:
-    assert isinstance(op, AllocOp)
-    if op.dynamic_sizes or op.symbol_operands:
-        raise EmitError("dynamic memref tiles are not supported", op)
-    declare_tile(ctx, op, op.memref, None)
 
 
 @handles(PointerCastOp)

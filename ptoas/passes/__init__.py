@@ -13,14 +13,27 @@ lattice), ``insert_sync`` (the pass and its algorithm), ``plan_memory``,
 ``verify``, ``pipeline``, ``errors``.
 """
 
+from typing import TYPE_CHECKING
+
 from xdsl.dialects.builtin import ModuleOp
 
 from pypto.ptoas.dialect.sync_ops import SYNC_OPS, SyncSetOp, SyncWaitOp
 
 from .insert_sync import Barrier, FlagPair, InsertSyncPass, SyncAnalysis, insert_sync_func, uncovered_hazards
 from .pipeline import ARCHS, PtoasOptions, ptoas_passes, run_ptoas_pipeline
-from .plan_memory import PlanMemoryPass, plan_func
 from .verify import VerifyPass
+
+if TYPE_CHECKING:
+    from .plan_memory import PlanMemoryPass, plan_func
+
+
+def __getattr__(name: str) -> object:
+    """``PlanMemoryPass`` and ``plan_func``, imported on first use (with xDSL's memref dialect)."""
+    if name in ("PlanMemoryPass", "plan_func"):
+        from . import plan_memory
+
+        return getattr(plan_memory, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def strip_sync(module: ModuleOp) -> int:

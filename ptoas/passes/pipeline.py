@@ -30,6 +30,7 @@ from typing import TextIO
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from pypto.pipeline.pass_runner import DumpListener, PassListener, PassRunner, PrintIRListener
@@ -40,8 +41,6 @@ from pypto.ptoas.limits import ARCHS
 from pypto.ptoas.pto_text import print_pto
 
 from .insert_sync import InsertSyncPass
-from .plan_memory import PlanMemoryPass, local_memref_alloc
-from .plan_memory_dump import plan_memory_dump
 from .verify import VerifyPass
 
 
@@ -60,16 +59,24 @@ class PtoasOptions:
 def _needs_planning(module: ModuleOp) -> bool:
     return any(
         (isinstance(op, AllocTileOp) and op.addr is None)
-        or local_memref_alloc(op)
+        or (op.name == "memref.alloc" and _local_memref_alloc(op))
         or (isinstance(op, ReserveBufferOp) and "base" not in op.attributes)
         for op in module.walk()
     )
+
+
+def _local_memref_alloc(op: Operation) -> bool:
+    from .plan_memory import local_memref_alloc  # imports xDSL's memref: only for a module that has one
+
+    return local_memref_alloc(op)
 
 
 def ptoas_passes(module: ModuleOp, options: PtoasOptions) -> list[ModulePass]:
     """The passes this module goes through."""
     passes: list[ModulePass] = [VerifyPass(check_addresses=not options.memory_planner)]
     if options.memory_planner or options.plan_memory_dump is not None or _needs_planning(module):
+        from .plan_memory import PlanMemoryPass
+
         passes.append(PlanMemoryPass(force=options.memory_planner))
     if options.insert_sync:
         passes.append(InsertSyncPass())
@@ -87,6 +94,9 @@ class PlanMemoryDumpListener(PassListener):
         self.stream = stream
 
     def after_pass(self, index: int, pass_: ModulePass, module: ModuleOp) -> None:
+        from .plan_memory import PlanMemoryPass
+        from .plan_memory_dump import plan_memory_dump
+
         if isinstance(pass_, PlanMemoryPass):
             self.stream.write(plan_memory_dump(module))
             self.stream.flush()

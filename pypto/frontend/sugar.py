@@ -3,14 +3,49 @@ onto a ``pl.tile.*`` / ``pl.tensor.*`` op (docs/ir.md, "Ops")."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from pypto.dialects import PL
-from pypto.dialects.distributed_ops import PLD
 
-# Every pl op (and pld op: pypto.language.distributed) by its MLIR (= printed DSL) name.
-OPS: dict[str, type] = {op.name: op for op in PL.operations if op.name.startswith(("pl.tile.", "pl.tensor."))}
-OPS.update({op.name: op for op in PLD.operations})
+PL_OPS: dict[str, type] = {op.name: op for op in PL.operations if op.name.startswith(("pl.tile.", "pl.tensor."))}
+"""Every ``pl.tile.*`` / ``pl.tensor.*`` op by its MLIR (= printed DSL) name."""
+
+
+class OpTable(Mapping[str, type]):
+    """Every pl op and pld op (pypto.language.distributed) by name. The pld ops (the multi-chip
+    dialect) are imported on the first ``pld.`` name looked up, or when the table is listed: a
+    single-chip kernel never builds their classes."""
+
+    def __init__(self, ops: dict[str, type]):
+        self._ops = dict(ops)
+        self._pld = False
+
+    def _all(self) -> dict[str, type]:
+        if not self._pld:
+            from pypto.dialects.distributed_ops import PLD
+
+            self._ops.update({op.name: op for op in PLD.operations})
+            self._pld = True
+        return self._ops
+
+    def _for(self, name: object) -> dict[str, type]:
+        return self._all() if isinstance(name, str) and name.startswith("pld.") else self._ops
+
+    def __getitem__(self, name: str) -> type:
+        return self._for(name)[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._for(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+OPS = OpTable(PL_OPS)
 
 
 @dataclass(frozen=True)
@@ -40,8 +75,8 @@ def _dispatch(name: str, scalar: str | None = None) -> Sugar:
 
 def _both_layers() -> list[str]:
     """Short names of the ops defined on both layers (``add`` for ``pl.tile.add`` and ``pl.tensor.add``)."""
-    tile = {n.removeprefix("pl.tile.") for n in OPS if n.startswith("pl.tile.")}
-    return [n.removeprefix("pl.tensor.") for n in OPS if n.startswith("pl.tensor.") and n[len("pl.tensor."):] in tile]
+    tile = {n.removeprefix("pl.tile.") for n in PL_OPS if n.startswith("pl.tile.")}
+    return [n.removeprefix("pl.tensor.") for n in PL_OPS if n.startswith("pl.tensor.") and n[len("pl.tensor."):] in tile]
 
 
 SUGAR: dict[str, Sugar] = {

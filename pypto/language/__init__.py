@@ -8,41 +8,47 @@ is :mod:`pypto.frontend`; ``@pl.jit`` dispatch is :mod:`pypto.driver.jit`.
 
 from __future__ import annotations
 
-from pypto.core.program import Program
-from pypto.dialects.enums import (
-    AtomicType,
-    CastMode,
-    ForKind,
-    FunctionType,
-    Level,
-    MemorySpace,
-    PadValue,
-    ParamDirection,
-    Role,
-    TileLayout,
-)
-from pypto.driver.jit import JITFunction, jit
-from pypto.frontend.decorators import DSL_ONLY, function, program
-from pypto.frontend.dsl_objects import (
-    DTYPES,
-    ConstValue,
-    DType,
-    DynVar,
-    InOut,
-    MemRef,
-    Out,
-    Ptr,
-    Scalar,
-    Tensor,
-    TensorLayout,
-    TensorView,
-    Tile,
-    TileView,
-    Tuple,
-    const,
-    dynamic,
-)
-from pypto.frontend.parser import loads, parse
+from pypto.utils.gc_policy import fewer_collections
+
+# Defining the IR classes allocates tens of thousands of objects that live as long as the process; with
+# the collector's default thresholds they trigger a full collection of everything imported before
+# (torch's objects included), a large part of a fresh process's cost. The compile uses the same policy.
+with fewer_collections():
+    from pypto.core.program import Program
+    from pypto.dialects.enums import (
+        AtomicType,
+        CastMode,
+        ForKind,
+        FunctionType,
+        Level,
+        MemorySpace,
+        PadValue,
+        ParamDirection,
+        Role,
+        TileLayout,
+    )
+    from pypto.driver.jit import JITFunction, jit
+    from pypto.frontend.decorators import DSL_ONLY, function, program
+    from pypto.frontend.dsl_objects import (
+        DTYPES,
+        ConstValue,
+        DType,
+        DynVar,
+        InOut,
+        MemRef,
+        Out,
+        Ptr,
+        Scalar,
+        Tensor,
+        TensorLayout,
+        TensorView,
+        Tile,
+        TileView,
+        Tuple,
+        const,
+        dynamic,
+    )
+    from pypto.frontend.parser import loads, parse
 
 Mem = MemorySpace
 ND, DN, NZ = TensorLayout.ND, TensorLayout.DN, TensorLayout.NZ

@@ -10,7 +10,7 @@ real pass added later in its own module wins automatically.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import FrozenInstanceError, dataclass
 from typing import ClassVar
 
 from xdsl.context import Context
@@ -34,11 +34,19 @@ class PlaceholderPass(PyPTOPass):
 
 
 def make_placeholder(pass_name: str, kebab_name: str) -> type[PyPTOPass]:
-    """A new identity pass class named ``pass_name`` / ``kebab_name``."""
+    """A new identity pass class named ``pass_name`` / ``kebab_name``.
+
+    A plain subclass: it adds no field, so :class:`PlaceholderPass`'s dataclass methods serve it
+    (``dataclass()`` on each of the 23 placeholders was a sizeable part of a fresh compile's set-up)."""
     doc = f"{pass_name}: not implemented yet; leaves the IR unchanged (pipeline placeholder)."
-    cls = type(pass_name, (PlaceholderPass,), {"PASS_NAME": pass_name, "name": kebab_name, "__doc__": doc})
-    cls.__module__ = __name__
-    return dataclass(frozen=True)(cls)
+    body = {"PASS_NAME": pass_name, "name": kebab_name, "__doc__": doc, "__module__": __name__,
+            "__setattr__": _frozen, "__delattr__": _frozen}  # fmt: skip
+    return type(pass_name, (PlaceholderPass,), body)
+
+
+def _frozen(self: object, name: str, *_: object) -> None:
+    """Frozen as a dataclass instance is (the inherited check exempts subclasses)."""
+    raise FrozenInstanceError(f"cannot assign to field {name!r}")
 
 
 def register_placeholders() -> list[str]:

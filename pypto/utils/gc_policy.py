@@ -6,6 +6,9 @@ as they are promoted, so collection time grows faster than the program: at 400 t
 a quarter of the compile's CPU time. Inside the block the youngest generation is collected every
 50 000 allocations instead of 700; the thresholds in force before are restored on exit (nested blocks
 restore what they found). Nothing changes when the collector is disabled or already set that high.
+
+``import pypto.language`` runs under it too: defining the IR classes otherwise made the import run a
+full collection of everything imported before it (torch's objects included).
 """
 
 from __future__ import annotations

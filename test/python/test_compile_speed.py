@@ -3,7 +3,10 @@ unchanged IR, progress bars (silent off a terminal). Figures are in benchmarks/c
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -332,3 +335,64 @@ def test_the_users_of_an_op_changed_in_place_are_verified() -> None:
     const.properties["value"] = IntegerAttr(-1, i32)  # in place: the user's operands are the same
     with pytest.raises(VerificationError, match="Negate"):
         check(module, "Negate")
+
+
+COLD_PROCESS = """
+import gc, json, sys, torch
+full = []
+gc.callbacks.append(lambda phase, info: full.append(1) if phase == "stop" and info["generation"] == 2 else None)
+before = set(sys.modules)
+import pypto.language as pl
+after_import = set(sys.modules) - before
+full_in_import = len(full)
+
+@pl.jit
+def add(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.add(a, b)
+    return out
+
+from pypto.runtime import RunConfig
+add.compile(torch.randn(128, 128), torch.randn(128, 128), torch.zeros(128, 128),
+            config=RunConfig(save_kernels_dir=sys.argv[1]))
+print(json.dumps({"import": sorted(after_import), "compile": sorted(set(sys.modules) - before),
+                  "full_collections": [full_in_import, len(full)]}))
+"""
+
+
+def test_a_fresh_process_loads_only_what_the_add_kernel_uses(tmp_path: Path) -> None:
+    """``import pypto.language`` brings no codegen, runtime, report or tool module; the first compile
+    of the add kernel builds no ISA-addition op class, no memref dialect and no run-time collector;
+    neither runs a full cycle collection (of torch's objects too: ``gc_policy``)."""
+    script = tmp_path / "cold.py"  # a file: the jit front end reads the kernel's source
+    script.write_text(COLD_PROCESS)
+    done = subprocess.run([sys.executable, str(script), str(tmp_path / "out")], capture_output=True, text=True,
+                          check=True, cwd=tmp_path)  # fmt: skip
+    loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    heavy = ("pypto.ptoas", "pypto.runtime", "pypto.reports", "pypto.tools", "pypto.debug", "pypto.device")
+    assert [m for m in loaded["import"] if m.startswith(heavy)] == []
+    assert "pypto.dialects.distributed_ops" not in loaded["compile"]  # the multi-chip dialect: on first use
+    never = ("pypto.ptoas.dialect.isa_tile_ops", "pypto.ptoas.emitc.isa", "pypto.ptoas.emitc.memref",
+             "xdsl.dialects.memref", "pypto.runtime.dfx.swimlane", "pypto.reports", "pypto.device",
+             "pypto.ptoas.dialect.comm_ops", "pypto.ptoas.emitc.comm", "pypto.ptoas.codegen.comm_ops")  # fmt: skip
+    assert [m for m in loaded["compile"] if m.startswith(never)] == []
+    assert "pypto.ptoas.dialect.vector_ops" in loaded["compile"]  # the compile did emit pto
+    assert loaded["full_collections"] == [0, 0]
+
+
+def test_lazy_handlers_and_dialect_are_complete() -> None:
+    """What the cold path defers is still found: the ISA op classes by name, their C++ handlers,
+    the ``pto`` dialect in a parsing context, the pld ops in the front end's table and context."""
+    from pypto.core.context import make_context
+    from pypto.frontend.sugar import OPS
+    from pypto.ptoas.context import make_pto_context
+    from pypto.ptoas.dialect import PTO_OPS, op_class
+    from pypto.ptoas.emitc.context import load_all_handlers
+
+    assert op_class("pto.tfmod") is not None and op_class("pto.no_such_op") is None
+    handlers = load_all_handlers()
+    assert any(cls.name == "pto.tfmod" for cls in handlers) and any(cls.name == "memref.alloc" for cls in handlers)
+    assert make_pto_context().get_optional_op("pto.tfmod") is op_class("pto.tfmod")
+    assert len({cls.name for cls in PTO_OPS}) == len(PTO_OPS)
+    assert "pld.tensor.allreduce" in OPS and OPS["pld.tensor.allreduce"].name == "pld.tensor.allreduce"
+    assert make_context().get_optional_op("pld.tensor.allreduce") is OPS["pld.tensor.allreduce"]

@@ -42,9 +42,8 @@ from pypto.dialects.tile_ops import (
 )
 from pypto.dialects.types import TensorType, TileType
 from pypto.ptoas.codegen.tile_ops import HANDLERS as PTO_LOWERINGS
-from pypto.ptoas.codegen.tile_ops import PTO_BY_NAME
-from pypto.ptoas.dialect import PTO_OPS
-from pypto.ptoas.emitc.context import HANDLERS as CPP_EMITTERS
+from pypto.ptoas.dialect import PTO_OPS, op_class
+from pypto.ptoas.emitc.context import load_all_handlers
 
 PL_OPS = [op for op in PL.operations if issubclass(op, PLOp)]
 TILE_OPS = [op for op in PL_OPS if op.name.startswith("pl.tile.")]
@@ -72,7 +71,7 @@ def test_tile_op_lowers_to_pto(op: type[PLOp]) -> None:
         return
     assert op in PTO_LOWERINGS, f"{op.name}: no ptoas codegen handler (or NO_PTO)"
     if op.PTO_OP is not None:
-        assert op.PTO_OP in PTO_BY_NAME, f"{op.name}: PTO_OP {op.PTO_OP!r} is no pto op"
+        assert op_class(op.PTO_OP) is not None, f"{op.name}: PTO_OP {op.PTO_OP!r} is no pto op"
 
 
 @pytest.mark.parametrize("op", PL_OPS, ids=_ids(PL_OPS))
@@ -95,7 +94,7 @@ def test_pto_op_has_an_interpreter_handler(op: type) -> None:
 
 @pytest.mark.parametrize("op", PTO_OPS, ids=_ids(list(PTO_OPS)))
 def test_pto_op_has_a_cpp_emitter(op: type) -> None:
-    assert op in CPP_EMITTERS or op.NO_CPP, f"{op.name}: no C++ emitter (or NO_CPP)"
+    assert op in load_all_handlers() or op.NO_CPP, f"{op.name}: no C++ emitter (or NO_CPP)"
 
 
 def _module_with() -> tuple[ModuleOp, Block]:
