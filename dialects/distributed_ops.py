@@ -305,6 +305,20 @@ class ReduceScatterOp(_PldOp):
         return target.with_memref(None)
 
 
+def _exchange_type(a: ArgView) -> TensorType:
+    """The all-to-all forms' shared checks: ``input`` and ``target`` are distinct windows of one shape
+    and dtype, with a signal; the result is ``target``'s type."""
+    x, target = _window_rows(a, "input"), _window_rows(a, "target")
+    _signal(a)
+    _same_dtype(a, x, target, "input", "target")
+    if x.get_shape() != target.get_shape():
+        raise a.fail(f"operands 'input' {list(x.get_shape())} and 'target' {list(target.get_shape())} "
+                 f"must have one shape")
+    if a.value("input") is a.value("target"):
+        raise a.fail("operand 'input' must be a different buffer from 'target'")
+    return target.with_memref(None)
+
+
 @irdl_op_definition
 class AllToAllOp(_PldOp):
     """``pld.tensor.all_to_all(input, target, signal)``: row ``q`` of rank ``r``'s ``target`` ends with
@@ -321,15 +335,7 @@ class AllToAllOp(_PldOp):
 
     @classmethod
     def infer_type(cls, a: ArgView) -> Attribute:
-        x, target = _window_rows(a, "input"), _window_rows(a, "target")
-        _signal(a)
-        _same_dtype(a, x, target, "input", "target")
-        if x.get_shape() != target.get_shape():
-            raise a.fail(f"operands 'input' {list(x.get_shape())} and 'target' {list(target.get_shape())} "
-                         f"must have one shape")
-        if a.value("input") is a.value("target"):
-            raise a.fail("operand 'input' must be a different buffer from 'target'")
-        return target.with_memref(None)
+        return _exchange_type(a)
 
 
 @irdl_op_definition
@@ -354,14 +360,7 @@ class AllToAllVOp(_PldOp):
 
     @classmethod
     def infer_type(cls, a: ArgView) -> Attribute:
-        x, target = _window_rows(a, "input"), _window_rows(a, "target")
-        _signal(a)
-        _same_dtype(a, x, target, "input", "target")
-        if x.get_shape() != target.get_shape():
-            raise a.fail(f"operands 'input' {list(x.get_shape())} and 'target' {list(target.get_shape())} "
-                         f"must have one shape")
-        if a.value("input") is a.value("target"):
-            raise a.fail("operand 'input' must be a different buffer from 'target'")
+        result = _exchange_type(a)
         for name in ("send_counts", "recv_counts"):
             t = a.tensor(name)
             if dtype_name(t.element_type) != "INT32" or len(t.get_shape()) not in (1, 2) or (
@@ -369,7 +368,7 @@ class AllToAllVOp(_PldOp):
             ):
                 raise a.fail(f"operand '{name}' must be INT32 [world_size] or [world_size, 1], got "
                              f"pl.{dtype_name(t.element_type)} {list(t.get_shape())}")
-        return target.with_memref(None)
+        return result
 
 
 # ---- kernel-body RMA: the communication context, remote tile load/store, tensor put/get ------------------
