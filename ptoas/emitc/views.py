@@ -17,12 +17,10 @@ without an offset (or a constant 0), else ``__gm__ T* v = src + off;``.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation
 
-from pypto.ptoas.dialect.attrs import AddressSpaceAttr, LayoutAttr
+from pypto.ptoas.dialect.attrs import LayoutAttr
 from pypto.ptoas.dialect.isa_misc_ops import LoadScalarOp
-from pypto.ptoas.dialect.memref_compat import ReinterpretCastOp
 from pypto.ptoas.dialect.types import DYNAMIC, PartitionTensorViewType
 from pypto.ptoas.dialect.view_ops import AddPtrOp, GetTensorViewDimOp, MakeTensorViewOp, PartitionViewOp
 
@@ -141,25 +139,3 @@ def _load_scalar(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, LoadScalarOp)
     name = ctx.define(op.value)
     ctx.line(f"{element_ctype(op.value.type)} {name} = {ctx.name(op.ptr, op)}[{ctx.name(op.offset, op)}];")
-
-
-@handles(ReinterpretCastOp)
-def _reinterpret_cast(ctx: FuncContext, op: Operation) -> None:
-    assert isinstance(op, ReinterpretCastOp)
-    t = op.result.type
-    assert isinstance(t, MemRefType)
-    space = t.memory_space
-    if isinstance(space, AddressSpaceAttr) and space.data.value != "gm":
-        raise EmitError("of an on-chip memref is not supported", op)
-    src = ctx.name(op.source, op)
-    offsets = list(op.offsets)
-    static = op.static_offsets.get_values()
-    if not offsets and all(o == 0 for o in static):
-        ctx.names[op.result] = src
-        return
-    if offsets and ctx.const_int(offsets[0]) == 0:
-        ctx.names[op.result] = src
-        return
-    off = ctx.name(offsets[0], op) if offsets else str(static[0])
-    name = ctx.define(op.result)
-    ctx.line(f"__gm__ {element_ctype(t.element_type)}* {name} = {src} + {off};")

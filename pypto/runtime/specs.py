@@ -105,10 +105,10 @@ def run_with_specs(
         if not isinstance(program, Runnable):
             with stage("compile"):
                 target = compile_for_run(program, config)
-        values = [s.create_tensor() if isinstance(s, TensorSpec) else s.value for s in tensor_specs]
         expected: dict[str, Any] = {}
         out_dir = None
-        with stage("golden_write"):
+        with stage("golden_write"):  # the inputs, then the golden from them (upstream's golden.py)
+            values = [s.create_tensor() if isinstance(s, TensorSpec) else s.value for s in tensor_specs]
             if golden is not None:
                 copies = {
                     s.name: v.clone() if isinstance(v, torch.Tensor) else v
