@@ -17,9 +17,9 @@ MLIR op names mirror upstream's DSL names (``pld.tensor.allreduce`` <->
 Signals are ``INT32`` tensors (a window-bound ``pld.DistributedTensor`` is a
 tensor here; the window binding is not modelled yet). The simulated ranks run
 these semantics in :mod:`pypto.runtime.distributed`. The point-to-point ops (rank queries,
-remote load/store of a tile, put/get, notify/wait) lower into ``.pto`` as PTOAS's ``pto.comm.*``
-ops (``pypto/ptoas/codegen/comm_ops.py``); the in-kernel collectives, barrier and tensor-level
-remote store do not (``NO_PTO``: a program with them runs as its torch form).
+remote load/store of a tile or tensor, put/get, notify/wait) and the barrier lower into ``.pto`` as
+PTOAS's ``pto.comm.*`` ops (``pypto/ptoas/codegen/comm_ops.py``); the in-kernel collectives and
+``all_to_all_v`` do not (``NO_PTO``: a program with them runs as its torch form).
 """
 
 from __future__ import annotations
@@ -170,6 +170,8 @@ class BroadcastOp(_PldOp):
 @irdl_op_definition
 class BarrierOp(_PldOp):
     """``pld.tensor.barrier(signal)``: every rank waits for all of them (a self-clearing credit barrier)."""
+
+    NO_PTO: ClassVar[str | None] = None  # lowered to pto.comm.* (ptoas/codegen/comm_ops.py)
 
     name = "pld.tensor.barrier"
     TORCH_CALL: ClassVar[str | None] = "_pld.barrier"
@@ -574,6 +576,8 @@ class TensorGetOp(_PutGetOp):
 class TensorRemoteStoreOp(_RemoteStoreOp):
     """``pld.tensor.remote_store(src, target, peer, offsets, atomic=)``: the tensor-level form of
     ``pld.tile.remote_store`` (a computed tensor pushed into ``peer``'s window ``target``)."""
+
+    NO_PTO: ClassVar[str | None] = None  # lowered to pto.comm.* (ptoas/codegen/comm_ops.py)
 
     name = "pld.tensor.remote_store"
     src = operand_def(TensorType)

@@ -180,6 +180,30 @@ def test_remote_load_after_a_barrier_reads_the_peers_window(tmp_path: Path) -> N
         rt(x, y)
 
 
+def test_the_kernel_barrier_runs_as_pto_comm_ops_in_the_chips_cycles(tmp_path: Path) -> None:
+    """pld.tensor.barrier lowers to tnotify/twait (a credit barrier): each rank's chip runs it, every
+    rank's arrival notify lands before its wait ends, and the signal cells are cleared after it."""
+    from pypto.driver.compiled import CompiledProgram
+
+    x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
+    compiled = p3.pull_host.compile(x, y, config=config(tmp_path))
+    assert isinstance(compiled.programs["pull_prev"], CompiledProgram)
+    pto = (compiled.output_dir / "next_levels/pull_prev/ptoas/pull_prev_k.pto").read_text()
+    assert pto.count("pto.comm.tnotify(") == 4 and pto.count("pto.comm.twait(") == 2
+    compiled(x, y)
+    assert torch.equal(y, torch.roll(x, 1, dims=0) * 2)
+    for r in range(2):
+        events = json.loads((compiled.output_dir / f"dfx_outputs/rank{r}/comm_events.json").read_text())["events"]
+        chip = next(e for e in events if e["cat"] == "chip")
+        task = "chip run pull_prev"
+        notifies = [e for e in events if e["cat"] == "notify" and e["task"] == task]
+        waits = [e for e in events if e["cat"] == "wait" and e["task"] == task]
+        assert len(notifies) == 4 and len(waits) == 2  # +1 to both ranks; per rank: wait, then -1
+        arrivals = notifies[:2]
+        assert all(chip["start"] <= e["start"] and e["end"] <= chip["end"] for e in notifies + waits)
+        assert chip["end"] - chip["start"] >= arrivals[1]["remote"]["ts"] - arrivals[0]["start"] > 0
+
+
 def test_a_wait_nobody_notifies_is_reported_with_rank_and_task_within_the_timeout(tmp_path: Path) -> None:
     x, y = torch.zeros(2, 1, p3.N), torch.zeros(2, 1, p3.N)
     shm = set(Path("/dev/shm").glob("pypto-*"))
@@ -283,9 +307,15 @@ def test_an_l3_program_runs_unchanged_under_torchrun(tmp_path: Path) -> None:
 
 
 def test_atomic_put_regions_tensor_remote_store_and_defer_wait(tmp_path: Path) -> None:
+    from pypto.driver.compiled import CompiledProgram
+
     x = torch.randn(2, 1, p3.N)
     y, z = torch.zeros(2, 1, p3.N), torch.zeros(2, 1, p3.N)
-    p3.accumulate_host.compile(x, y, z, config=config(tmp_path))(x, y, z)
+    compiled = p3.accumulate_host.compile(x, y, z, config=config(tmp_path))
+    assert isinstance(compiled.programs["accumulate"], CompiledProgram)  # on the chip, not the torch form
+    pto = (compiled.output_dir / "next_levels/accumulate/ptoas/accumulate_k.pto").read_text()
+    assert pto.count("pto.comm.tput(") == 2  # the put (in its loop) and the tensor-level remote_store
+    compiled(x, y, z)
     want = torch.zeros(1, p3.N)
     want[:, : p3.H] = x[0, :, : p3.H] + x[1, :, : p3.H]  # both ranks' halves, atomically added
     for r in range(2):
