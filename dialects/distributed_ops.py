@@ -18,8 +18,9 @@ Signals are ``INT32`` tensors (a window-bound ``pld.DistributedTensor`` is a
 tensor here; the window binding is not modelled yet). The simulated ranks run
 these semantics in :mod:`pypto.runtime.distributed`. The point-to-point ops (rank queries,
 remote load/store of a tile or tensor, put/get, notify/wait) and the barrier lower into ``.pto`` as
-PTOAS's ``pto.comm.*`` ops (``pypto/ptoas/codegen/comm_ops.py``); the in-kernel collectives and
-``all_to_all_v`` do not (``NO_PTO``: a program with them runs as its torch form).
+PTOAS's ``pto.comm.*`` ops (``pypto/ptoas/codegen/comm_ops.py``), the allreduce via its expansion
+(``pypto/passes/lower_composite_ops.py``); the other in-kernel collectives and ``all_to_all_v`` do not
+(``pto_blocker()``: a program with them runs as its torch form).
 """
 
 from __future__ import annotations
@@ -111,6 +112,10 @@ class _PldOp(PLOp):
     (its DSL arguments in order, enums as their names); None: no torch form."""
     traits = WRITES
 
+    def pto_blocker(self) -> str | None:
+        """Why this op does not lower to ``.pto`` (its class's ``NO_PTO``), None if it does."""
+        return self.NO_PTO
+
 
 @irdl_op_definition
 class AllreduceOp(_PldOp):
@@ -143,6 +148,18 @@ class AllreduceOp(_PldOp):
         if mode is AllreduceMode.ring and core_num != 1:
             raise a.fail(f"mode=ring requires core_num == 1, got {core_num}")
         return data.with_memref(None)
+
+    def pto_blocker(self) -> str | None:
+        """LowerCompositeOps expands it (``pypto/passes/lower_composite_ops.py``) when it has a signal of a
+        static world size, a static 2-D ``data`` and op Sum / Max / Min; otherwise it runs as torch."""
+        sig, data = self.signal, self.data.type
+        if sig is None or not isinstance(sig.type, TensorType) or sig.type.get_shape()[0] < 1:
+            return _NO_PTO + "; lowered with a signal of static shape [world_size(, lanes)]"
+        if not isinstance(data, TensorType) or len(data.get_shape()) != 2 or min(data.get_shape()) < 1:
+            return _NO_PTO + "; lowered for a static 2-D data window"
+        if self.op is not None and ReduceOp(self.op.data) is ReduceOp.Prod:
+            return _NO_PTO + "; lowered for op Sum / Max / Min"
+        return None
 
 
 @irdl_op_definition
@@ -608,3 +625,5 @@ PLD_OPS: list[type[PLOp]] = [
 
 PLD = Dialect("pld", list(PLD_OPS), list(PLD_ENUM_ATTRS.values()))
 """The ``pld`` dialect (load it beside ``pl``: :func:`pypto.core.context.make_context`)."""
+PldOp = _PldOp
+"""The base of every ``pld`` op (:meth:`_PldOp.pto_blocker`: whether it lowers to ``.pto``)."""

@@ -16,7 +16,8 @@ arithmetic as one ``pto.comm.peer_view``::
     pld.tensor.barrier(sig)           -> per rank p: tnotify(peer_view(sig, p)[me], +1); per rank q:
                                          twait(sig[q] >= 1) + tnotify(sig[q], -1) (a credit barrier)
 
-Not lowered (their ``NO_PTO`` says why): the in-kernel collectives and ``all_to_all_v``; a per-rank
+The in-kernel allreduce arrives here already expanded (LowerCompositeOps). Not lowered (their
+``pto_blocker()`` says why): the other in-kernel collectives and ``all_to_all_v``; a per-rank
 program with them runs as its torch form
 (:mod:`pypto.driver.comm_program`).
 """
