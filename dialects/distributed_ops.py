@@ -17,9 +17,10 @@ MLIR op names mirror upstream's DSL names (``pld.tensor.allreduce`` <->
 Signals are ``INT32`` tensors (a window-bound ``pld.DistributedTensor`` is a
 tensor here; the window binding is not modelled yet). The simulated ranks run
 these semantics in :mod:`pypto.runtime.distributed`. The point-to-point ops (rank queries,
-remote load/store of a tile, put/get, notify/wait) lower into ``.pto`` as PTOAS's ``pto.comm.*``
-ops (``pypto/ptoas/codegen/comm_ops.py``); the in-kernel collectives, barrier and tensor-level
-remote store do not (``NO_PTO``: a program with them runs as its torch form).
+remote load/store of a tile or tensor, put/get, notify/wait) and the barrier lower into ``.pto`` as
+PTOAS's ``pto.comm.*`` ops (``pypto/ptoas/codegen/comm_ops.py``), the allreduce via its expansion
+(``pypto/passes/lower_composite_ops.py``); the other in-kernel collectives and ``all_to_all_v`` do not
+(``pto_blocker()``: a program with them runs as its torch form).
 """
 
 from __future__ import annotations
@@ -111,6 +112,10 @@ class _PldOp(PLOp):
     (its DSL arguments in order, enums as their names); None: no torch form."""
     traits = WRITES
 
+    def pto_blocker(self) -> str | None:
+        """Why this op does not lower to ``.pto`` (its class's ``NO_PTO``), None if it does."""
+        return self.NO_PTO
+
 
 @irdl_op_definition
 class AllreduceOp(_PldOp):
@@ -144,6 +149,18 @@ class AllreduceOp(_PldOp):
             raise a.fail(f"mode=ring requires core_num == 1, got {core_num}")
         return data.with_memref(None)
 
+    def pto_blocker(self) -> str | None:
+        """LowerCompositeOps expands it (``pypto/passes/lower_composite_ops.py``) when it has a signal of a
+        static world size, a static 2-D ``data`` and op Sum / Max / Min; otherwise it runs as torch."""
+        sig, data = self.signal, self.data.type
+        if sig is None or not isinstance(sig.type, TensorType) or sig.type.get_shape()[0] < 1:
+            return _NO_PTO + "; lowered with a signal of static shape [world_size(, lanes)]"
+        if not isinstance(data, TensorType) or len(data.get_shape()) != 2 or min(data.get_shape()) < 1:
+            return _NO_PTO + "; lowered for a static 2-D data window"
+        if self.op is not None and ReduceOp(self.op.data) is ReduceOp.Prod:
+            return _NO_PTO + "; lowered for op Sum / Max / Min"
+        return None
+
 
 @irdl_op_definition
 class BroadcastOp(_PldOp):
@@ -170,6 +187,8 @@ class BroadcastOp(_PldOp):
 @irdl_op_definition
 class BarrierOp(_PldOp):
     """``pld.tensor.barrier(signal)``: every rank waits for all of them (a self-clearing credit barrier)."""
+
+    NO_PTO: ClassVar[str | None] = None  # lowered to pto.comm.* (ptoas/codegen/comm_ops.py)
 
     name = "pld.tensor.barrier"
     TORCH_CALL: ClassVar[str | None] = "_pld.barrier"
@@ -575,6 +594,8 @@ class TensorRemoteStoreOp(_RemoteStoreOp):
     """``pld.tensor.remote_store(src, target, peer, offsets, atomic=)``: the tensor-level form of
     ``pld.tile.remote_store`` (a computed tensor pushed into ``peer``'s window ``target``)."""
 
+    NO_PTO: ClassVar[str | None] = None  # lowered to pto.comm.* (ptoas/codegen/comm_ops.py)
+
     name = "pld.tensor.remote_store"
     src = operand_def(TensorType)
     target = operand_def(TensorType)
@@ -604,3 +625,5 @@ PLD_OPS: list[type[PLOp]] = [
 
 PLD = Dialect("pld", list(PLD_OPS), list(PLD_ENUM_ATTRS.values()))
 """The ``pld`` dialect (load it beside ``pl``: :func:`pypto.core.context.make_context`)."""
+PldOp = _PldOp
+"""The base of every ``pld`` op (:meth:`_PldOp.pto_blocker`: whether it lowers to ``.pto``)."""

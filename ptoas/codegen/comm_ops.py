@@ -12,8 +12,13 @@ arithmetic as one ``pto.comm.peer_view``::
     pld.system.notify(s, p, o, v)     -> peer_view + one-cell partition_view + pto.comm.tnotify {notifyOp}
     pld.system.wait / defer_wait      -> one-cell partition_view + pto.comm.twait {cmp}
 
-Not lowered (their ``NO_PTO`` says why): the in-kernel collectives and barrier, and the tensor-level
-``remote_store``; a per-rank program with them runs as its torch form
+    pld.tensor.remote_store(x, t, p, o) -> peer_view(t) + two partition_views + pto.comm.tput [atomicType]
+    pld.tensor.barrier(sig)           -> per rank p: tnotify(peer_view(sig, p)[me], +1); per rank q:
+                                         twait(sig[q] >= 1) + tnotify(sig[q], -1) (a credit barrier)
+
+The in-kernel allreduce arrives here already expanded (LowerCompositeOps). Not lowered (their
+``pto_blocker()`` says why): the other in-kernel collectives and ``all_to_all_v``; a per-rank
+program with them runs as its torch form
 (:mod:`pypto.driver.comm_program`).
 """
 
@@ -61,8 +66,13 @@ def _i32(st: LoweringState, v: SSAValue | None, at: Operation) -> SSAValue:
 
 
 def _peer_view(st: LoweringState, tensor: SSAValue, peer: SSAValue, at: Operation) -> SSAValue:
+    return _peer_view_at(st, tensor, _index(st, peer, at), at)
+
+
+def _peer_view_at(st: LoweringState, tensor: SSAValue, peer: SSAValue, at: Operation) -> SSAValue:
+    """``pto.comm.peer_view`` of ``tensor``'s view on rank ``peer`` (an ``index``)."""
     view = st.view(tensor, at)
-    op = C.PeerViewOp.build(operands=[view, _index(st, peer, at)], result_types=[view.type])
+    op = C.PeerViewOp.build(operands=[view, peer], result_types=[view.type])
     op.result.name_hint = f"{tensor.name_hint}_peer" if tensor.name_hint else None
     st.emit(op, at)
     return op.result
@@ -71,9 +81,15 @@ def _peer_view(st: LoweringState, tensor: SSAValue, peer: SSAValue, at: Operatio
 def _partition(st: LoweringState, at: Operation, view: SSAValue, t: Attribute, offsets: list[SSAValue],
                sizes: list[int]) -> SSAValue:
     """``pto.partition_view`` of ``view`` (of pl tensor type ``t``) at ``offsets`` (none: origin) with ``sizes``."""
+    return _partition_at(st, at, view, t, [_index(st, o, at) for o in offsets], sizes)
+
+
+def _partition_at(st: LoweringState, at: Operation, view: SSAValue, t: Attribute, offs: list[SSAValue],
+                  sizes: list[int]) -> SSAValue:
+    """:func:`_partition` with the offsets already ``index`` values."""
     assert isinstance(t, TensorType)
     rank = len(t.get_shape())
-    offs = [_index(st, o, at) for o in offsets] or [st.const(0)] * rank
+    offs = offs or [st.const(0)] * rank
     if len(offs) != rank or len(sizes) != rank:
         raise error_at(at, f"ptoas codegen: '{at.name}' window rank differs from the tensor's {rank}")
     pv_type = partition_view_type(list(sizes), t.element_type)
@@ -126,6 +142,53 @@ def lower_remote_store(st: LoweringState, src: Operation) -> None:
     pv = _partition(st, src, _peer_view(st, src.target, src.peer, src), t, list(src.offsets), sizes)
     _dps(st, src, TStoreOp, [tile.value, []], pv, **_atomic_attrs(src))
     st.views[src.results[0]] = st.view(src.target, src)
+
+
+def lower_tensor_remote_store(st: LoweringState, src: Operation) -> None:
+    """A local tensor pushed into ``peer``'s window: one ``pto.comm.tput`` (as ``pld.tensor.put``)."""
+    assert isinstance(src, D.TensorRemoteStoreOp)
+    t, s = src.target.type, src.src.type
+    assert isinstance(t, TensorType) and isinstance(s, TensorType)
+    shape = [int(d) for d in s.get_shape()]
+    sizes = [1] * (len(t.get_shape()) - len(shape)) + shape
+    if len(sizes) != len(shape):  # a lower-rank source: one partition of the target's rank
+        raise error_at(src, "ptoas codegen: 'pld.tensor.remote_store' needs 'src' of the rank of 'target'")
+    dst = _partition(st, src, _peer_view(st, src.target, src.peer, src), t, list(src.offsets), sizes)
+    source = _partition(st, src, st.view(src.src, src), s, [], shape)
+    _emit(st, C.TPutOp.build(operands=[dst, source], attributes=_atomic_attrs(src)), src)
+    st.views[src.results[0]] = st.view(src.target, src)
+
+
+def lower_barrier(st: LoweringState, src: Operation) -> None:
+    """A credit barrier on the ``[world_size(, lanes)]`` signal, unrolled over the ``world_size`` ranks::
+
+        for p in ranks: tnotify(peer_view(sig, p)[me, 0..], 1, atomic_add)   # "I arrived", to everyone
+        for q in ranks: twait(sig[q, 0..] >= 1); tnotify(sig[q, 0..], -1)     # consume q's credit
+
+    Each cell counts the barriers its rank entered that this rank has not passed yet, so the barrier
+    clears itself and may run again (a fast rank's next arrival is a credit kept for the next one).
+    """
+    assert isinstance(src, D.BarrierOp)
+    t = src.signal.type
+    assert isinstance(t, TensorType)
+    shape = list(t.get_shape())
+    world = int(shape[0])
+    if world < 1:
+        raise error_at(src, "ptoas codegen: 'pld.tensor.barrier' needs a signal of static shape [world_size(, lanes)]")
+    q = st.emit(C.GetRankOp.build(result_types=[i64]), src)
+    me = st.emit(arith.IndexCastOp(q.results[0], IndexType()), src).results[0]
+    ones, rest = [1] * len(shape), [st.const(0)] * (len(shape) - 1)
+    add = {"notifyOp": C.NotifyOpAttr(C.NotifyOp.atomic_add)}
+    for p in range(world):
+        cell = _partition_at(st, src, _peer_view_at(st, src.signal, st.const(p), src), t, [me, *rest], ones)
+        _emit(st, C.TNotifyOp.build(operands=[cell, st.const(1, i32)], attributes=add), src)
+    own = st.view(src.signal, src)
+    for p in range(world):
+        cell = _partition_at(st, src, own, t, [st.const(p), *rest], ones)
+        _emit(st, C.TWaitOp.build(operands=[cell, st.const(1, i32)],
+                                  attributes={"cmp": C.WaitCmpAttr(C.WaitCmp.ge)}), src)
+        _emit(st, C.TNotifyOp.build(operands=[cell, st.const(-1, i32)], attributes=add), src)
+    st.views[src.results[0]] = own
 
 
 def _transfer_shape(src: D.TensorPutOp | D.TensorGetOp) -> list[int]:
@@ -184,5 +247,7 @@ COMM_HANDLERS = {
     D.SystemNotifyOp: lower_notify,
     D.SystemWaitOp: lower_wait,
     D.SystemDeferWaitOp: lower_wait,
+    D.TensorRemoteStoreOp: lower_tensor_remote_store,
+    D.BarrierOp: lower_barrier,
 }
 """pld op class -> handler."""

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pypto.core.program import Program
+from pypto.dialects.distributed_ops import PldOp
 from pypto.utils.atomic import atomic_write_text
 
 
@@ -28,8 +29,8 @@ def has_comm_ops(program: Program) -> bool:
 
 def needs_torch_form(program: Program) -> bool:
     """Whether a per-rank program has a ``pld`` op with no ``.pto`` lowering (its ``NO_PTO``: the in-kernel
-    collectives, barrier, tensor-level remote store); such a program runs as its torch form."""
-    return any(op.name.startswith("pld.") and getattr(op, "NO_PTO", None) for op in program.module.walk())
+    collectives it cannot expand, all_to_all_v); such a program runs as its torch form."""
+    return any(isinstance(op, PldOp) and op.pto_blocker() for op in program.module.walk())
 
 
 class CommProgram:

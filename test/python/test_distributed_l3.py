@@ -180,6 +180,30 @@ def test_remote_load_after_a_barrier_reads_the_peers_window(tmp_path: Path) -> N
         rt(x, y)
 
 
+def test_the_kernel_barrier_runs_as_pto_comm_ops_in_the_chips_cycles(tmp_path: Path) -> None:
+    """pld.tensor.barrier lowers to tnotify/twait (a credit barrier): each rank's chip runs it, every
+    rank's arrival notify lands before its wait ends, and the signal cells are cleared after it."""
+    from pypto.driver.compiled import CompiledProgram
+
+    x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
+    compiled = p3.pull_host.compile(x, y, config=config(tmp_path))
+    assert isinstance(compiled.programs["pull_prev"], CompiledProgram)
+    pto = (compiled.output_dir / "next_levels/pull_prev/ptoas/pull_prev_k.pto").read_text()
+    assert pto.count("pto.comm.tnotify(") == 4 and pto.count("pto.comm.twait(") == 2
+    compiled(x, y)
+    assert torch.equal(y, torch.roll(x, 1, dims=0) * 2)
+    for r in range(2):
+        events = json.loads((compiled.output_dir / f"dfx_outputs/rank{r}/comm_events.json").read_text())["events"]
+        chip = next(e for e in events if e["cat"] == "chip")
+        task = "chip run pull_prev"
+        notifies = [e for e in events if e["cat"] == "notify" and e["task"] == task]
+        waits = [e for e in events if e["cat"] == "wait" and e["task"] == task]
+        assert len(notifies) == 4 and len(waits) == 2  # +1 to both ranks; per rank: wait, then -1
+        arrivals = notifies[:2]
+        assert all(chip["start"] <= e["start"] and e["end"] <= chip["end"] for e in notifies + waits)
+        assert chip["end"] - chip["start"] >= arrivals[1]["remote"]["ts"] - arrivals[0]["start"] > 0
+
+
 def test_a_wait_nobody_notifies_is_reported_with_rank_and_task_within_the_timeout(tmp_path: Path) -> None:
     x, y = torch.zeros(2, 1, p3.N), torch.zeros(2, 1, p3.N)
     shm = set(Path("/dev/shm").glob("pypto-*"))
@@ -235,9 +259,17 @@ def test_upstream_distributed_examples_run_unmodified(example: str, flags: list[
 def test_kernel_collectives_match_torch_distributed(tmp_path: Path) -> None:
     """Two dispatches per rank (so rank{r}/d0 and d1): mesh Max allreduce + allgather, then ring Sum
     allreduce, against torch.distributed's own all_reduce / all_gather on the same data."""
+    from pypto.driver.comm_program import CommProgram
+    from pypto.driver.compiled import CompiledProgram
+
     x = torch.randn(2, 1, p3.N)
     y, z, g = torch.zeros(2, 1, p3.N), torch.zeros(2, 1, p3.N), torch.zeros(2, 2, p3.N)
     compiled = p3.collective_host.compile(x, y, z, g, config=config(tmp_path))
+    # the allreduce alone expands to pto.comm ops on the chip; allgather keeps reduce_mesh a torch form
+    assert isinstance(compiled.programs["reduce_ring"], CompiledProgram)
+    assert isinstance(compiled.programs["reduce_mesh"], CommProgram)
+    pto = (compiled.output_dir / "next_levels/reduce_ring/ptoas/reduce_ring_k.pto").read_text()
+    assert pto.count("pto.comm.twait(") == 4 and "pto.tadd" in pto
     compiled(x, y, z, g)
     ref = launch(p3.torch_reference_collectives, DistributedConfig(world_size=2, timeout_s=TIMEOUT), x)
     for r, (mx, sm, rows) in enumerate(ref.values):
@@ -246,6 +278,11 @@ def test_kernel_collectives_match_torch_distributed(tmp_path: Path) -> None:
         for k, name in enumerate(("reduce_mesh", "reduce_ring")):
             d = compiled.output_dir / f"dfx_outputs/rank{r}/d{k}/dispatch_program.json"
             assert json.loads(d.read_text()) == {"program": name}
+        events = json.loads((compiled.output_dir / f"dfx_outputs/rank{r}/comm_events.json").read_text())["events"]
+        chip = next(e for e in events if e["cat"] == "chip")  # reduce_ring's chip run holds its waits
+        assert sum(e["cat"] == "wait" and e["task"] == "chip run reduce_ring" for e in events) == 4
+        assert all(chip["start"] <= e["start"] <= e["end"] <= chip["end"] for e in events
+                   if e["cat"] == "wait" and e["task"] == "chip run reduce_ring")
 
 
 TORCHRUN_SCRIPT = """
@@ -283,9 +320,15 @@ def test_an_l3_program_runs_unchanged_under_torchrun(tmp_path: Path) -> None:
 
 
 def test_atomic_put_regions_tensor_remote_store_and_defer_wait(tmp_path: Path) -> None:
+    from pypto.driver.compiled import CompiledProgram
+
     x = torch.randn(2, 1, p3.N)
     y, z = torch.zeros(2, 1, p3.N), torch.zeros(2, 1, p3.N)
-    p3.accumulate_host.compile(x, y, z, config=config(tmp_path))(x, y, z)
+    compiled = p3.accumulate_host.compile(x, y, z, config=config(tmp_path))
+    assert isinstance(compiled.programs["accumulate"], CompiledProgram)  # on the chip, not the torch form
+    pto = (compiled.output_dir / "next_levels/accumulate/ptoas/accumulate_k.pto").read_text()
+    assert pto.count("pto.comm.tput(") == 2  # the put (in its loop) and the tensor-level remote_store
+    compiled(x, y, z)
     want = torch.zeros(1, p3.N)
     want[:, : p3.H] = x[0, :, : p3.H] + x[1, :, : p3.H]  # both ranks' halves, atomically added
     for r in range(2):
