@@ -30,7 +30,9 @@ end with the same bits; ``mode`` (mesh / ring) does not change the result and is
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -38,7 +40,6 @@ from xdsl.ir import Operation
 from xdsl.rewriter import Rewriter
 
 from pypto.core.analysis.functions import INCORE_KINDS
-from pypto.dialects import distributed_ops as D
 from pypto.dialects import op_families as F
 from pypto.dialects.distributed_enums import ReduceOp
 from pypto.dialects.enums import enum_attr
@@ -55,6 +56,12 @@ from pypto.dialects.types import TileType
 
 from .base import FunctionPass, index_constant
 from .registry import register_pass
+
+if TYPE_CHECKING:
+    from pypto.dialects import distributed_ops as D
+
+PLD_MODULE = "pypto.dialects.distributed_ops"
+"""The multi-chip dialect, loaded on the first ``pld.`` name: a program without one has no allreduce."""
 
 
 def lower_concat(op: TileConcatOp) -> None:
@@ -91,6 +98,8 @@ COMBINE = {ReduceOp.Sum: TileAddOp, ReduceOp.Max: TileMaximumOp, ReduceOp.Min: T
 
 def lower_allreduce(op: D.AllreduceOp) -> None:
     """Replace ``op`` (:meth:`~D.AllreduceOp.pto_blocker` is None) by its expansion above."""
+    from pypto.dialects import distributed_ops as D
+
     assert op.pto_blocker() is None and op.signal is not None
     rows, cols = (int(d) for d in op.data.type.get_shape())  # type: ignore[union-attr]
     world = int(op.signal.type.get_shape()[0])  # type: ignore[union-attr]
@@ -131,5 +140,8 @@ class LowerCompositeOps(FunctionPass):
     def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:
         for c in [o for o in f.body.walk() if isinstance(o, TileConcatOp)]:
             lower_concat(c)
-        for a in [o for o in f.body.walk() if isinstance(o, D.AllreduceOp) and o.pto_blocker() is None]:
+        pld = sys.modules.get(PLD_MODULE)
+        if pld is None:
+            return
+        for a in [o for o in f.body.walk() if isinstance(o, pld.AllreduceOp) and o.pto_blocker() is None]:
             lower_allreduce(a)
