@@ -67,7 +67,7 @@ from pypto.ptoas.dialect.pipe_ops import (
     TPushToAivOp,
 )
 from pypto.ptoas.dialect.types import DYNAMIC
-from pypto.ptoas.passes.fifo_rules import PipeInit, resolve_pipe_inits
+from pypto.ptoas.passes.fifo_rules import PipeInit, int_attr, resolve_pipe_inits
 
 from .context import FuncContext, handles
 from .cxx_types import tile_ctype, tile_spec
@@ -105,11 +105,6 @@ def needs_nosplit_guard(func: FuncOp) -> bool:
     return any(isinstance(op, fifo) and _split(op) == 0 for op in ops)
 
 
-def _int(op: Operation, key: str) -> int | None:
-    attr = op.attributes.get(key)
-    return attr.value.data if isinstance(attr, IntegerAttr) else None
-
-
 def _settled(op: Operation) -> PipeInit:
     module = op.get_toplevel_object()
     if not isinstance(module, ModuleOp):
@@ -130,7 +125,7 @@ def _tpipe(
     ctx: FuncContext, op: Operation, gm: str | None, local: list[SSAValue], slots: tuple[int, int, int]
 ) -> tuple[str, str]:
     """Write ``auto v = TPipe<...>(gm, c2v, v2c);`` and return (its token, its name)."""
-    dir_mask = _int(op, "dir_mask") or 0
+    dir_mask = int_attr(op, "dir_mask") or 0
     settled = _settled(op)
     a5 = target_arch(op) != A2A3
     token = (
@@ -153,10 +148,10 @@ def _tpipe(
 @handles(InitializeL2G2LPipeOp, InitializeL2LPipeOp)
 def _init_fifo(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, InitializeL2G2LPipeOp | InitializeL2LPipeOp)
-    slot_size, slot_num = _int(op, "slot_size") or 0, _int(op, "slot_num") or 0
+    slot_size, slot_num = int_attr(op, "slot_size") or 0, int_attr(op, "slot_num") or 0
     addrs = list(op.addrs)
     if isinstance(op, InitializeL2G2LPipeOp):
-        local_slots = _int(op, "local_slot_num")
+        local_slots = int_attr(op, "local_slot_num")
         slots = (slot_size, slot_num, slot_num if local_slots is None else local_slots)
         ctx.pipes[op.pipe_result] = _tpipe(ctx, op, ctx.name(addrs[0], op), addrs[1:], slots)
     else:
@@ -167,8 +162,8 @@ def _init_fifo(ctx: FuncContext, op: Operation) -> None:
 def _frontend_init(ctx: FuncContext, op: Operation) -> None:
     """PTOAS's PTOLowerFrontendPipeOps: one pipe for the init's directions."""
     assert isinstance(op, AicInitializePipeOp | AivInitializePipeOp)
-    dir_mask = _int(op, "dir_mask") or 0
-    slot_size = _int(op, "slot_size") or 0
+    dir_mask = int_attr(op, "dir_mask") or 0
+    slot_size = int_attr(op, "slot_size") or 0
     slot_num = 4 if dir_mask == 3 else 8
     local = {C2V: [op.c2v_consumer_buf], V2C: [op.v2c_consumer_buf]}.get(dir_mask)
     local = local or [op.c2v_consumer_buf, op.v2c_consumer_buf]

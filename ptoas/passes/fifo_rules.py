@@ -106,9 +106,10 @@ def check_peer_inits(module: ModuleOp) -> None:
         )
 
 
-def _split_of(op: Operation) -> int | None:
-    split = op.attributes.get("split")
-    return split.value.data if isinstance(split, IntegerAttr) else None
+def int_attr(op: Operation, key: str) -> int | None:
+    """The value of ``op``'s integer attribute ``key`` (None when absent or not an integer)."""
+    attr = op.attributes.get(key)
+    return attr.value.data if isinstance(attr, IntegerAttr) else None
 
 
 def _usage(splits: list[int]) -> bool | None | str:
@@ -126,7 +127,7 @@ def _init_splits(op: Operation, func: FuncOp) -> list[int]:
         users = [
             use.operation for r in op.results for use in r.uses if isinstance(use.operation, TPushOp | TPopOp | TFreeOp)
         ]
-    return [s for s in (_split_of(u) for u in users) if s is not None]
+    return [s for s in (int_attr(u, "split") for u in users) if s is not None]
 
 
 def _frontend_addrs(op: AicInitializePipeOp | AivInitializePipeOp, dir_mask: int) -> list[tuple[SSAValue, int]]:

@@ -486,15 +486,15 @@ def run(
     given = config
     config = config if config is not None else RunConfig()
     with owned_profiler(config.compile_profiling) as (prof, owned):
-        if isinstance(program_or_compiled, Runnable):
-            spec = program_or_compiled.run_spec(args, given)  # the compile (cached)
-            with _stage("device_execution"):  # loading the build's kernels (upstream's on-device compile), the run
-                prepared = _prepare_spec(spec)
-                result = _execute(prepared, resolve_target(config), args, config)
-        else:
-            prepared = prepare(program_or_compiled, args, given)
-            with _stage("device_execution"):
-                result = _execute(prepared, resolve_target(config), args, config)
+        # The compile (cached) first; loading a build's kernels (upstream's on-device compile) is device work.
+        compiled = (
+            program_or_compiled.run_spec(args, given)
+            if isinstance(program_or_compiled, Runnable)
+            else prepare(program_or_compiled, args, given)
+        )
+        with _stage("device_execution"):
+            prepared = _prepare_spec(compiled) if isinstance(compiled, RunSpec) else compiled
+            result = _execute(prepared, resolve_target(config), args, config)
         if prof is not None:
             result.profile = prof.to_dict()
             if owned and prepared.out_dir is not None:
