@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,18 @@ class PassDumpLevel(IntEnum):
     EXPLICIT = 2
 
 
+@dataclass(frozen=True)
+class HostFunction:
+    """A HOST-level function of a ``@pl.program`` kept as Python (not in the IR module): a multi-chip
+    orchestrator, or a ``SubWorker`` callback. ``requires_runtime_binding``: the body is ``...``, so
+    ``prepare(callbacks={name: fn})`` must supply it (upstream's abstract SubWorker)."""
+
+    name: str
+    fn: Any
+    requires_runtime_binding: bool = False
+    role: str = "SubWorker"
+
+
 class Program:
     """A named module of ``func.func`` functions (see docs/ir.md)."""
 
@@ -31,6 +44,9 @@ class Program:
         self.host_orchestrators: dict[str, Any] = {}
         """Multi-chip HOST orchestrators of a ``@pl.program`` class (Python functions run on the host at
         compile time, :mod:`pypto.driver.host_trace`), by name; not in ``module``."""
+        self.sub_workers: dict[str, HostFunction] = {}
+        """HOST ``SubWorker`` functions of a ``@pl.program`` class (Python callbacks run by the L3 worker), by
+        name; not in ``module``."""
         self.respecialize: Any = None
         """For a ``@pl.program`` class: ``(function name, {param: type}) -> Program``, the class parsed again
         with that function's ``pl.dynamic`` dimensions bound to the given types (:meth:`specialize`)."""
@@ -58,6 +74,16 @@ class Program:
         (``fn.name``, ``fn.func_type``; other attributes are the ``func.func``'s)."""
         return {name: Function(op) for name, op in self.func_ops.items()}
 
+    def get_function(self, name: str) -> Function | HostFunction | None:
+        """The function ``name`` (upstream's ``Program.get_function``): an IR :class:`Function`, or a
+        :class:`HostFunction` for a HOST orchestrator or ``SubWorker`` kept as Python; None if absent."""
+        if name in self.sub_workers:
+            return self.sub_workers[name]
+        if name in self.host_orchestrators:
+            return HostFunction(name, self.host_orchestrators[name], False, "Orchestrator")
+        op = self.func_ops.get(name)
+        return Function(op) if op is not None else None
+
     def _only(self, what: str) -> Function:
         fs = list(self.functions.values())
         if len(fs) != 1:
@@ -78,6 +104,7 @@ class Program:
     def clone(self) -> Program:
         copy = Program(self.module.clone())
         copy.host_orchestrators = dict(self.host_orchestrators)
+        copy.sub_workers = dict(self.sub_workers)
         return copy
 
     def verify(self) -> None:

@@ -21,6 +21,7 @@ distributed_config=)`` (:func:`compile_program_host`).
 
 from __future__ import annotations
 
+import builtins
 import inspect
 import json
 import os
@@ -101,16 +102,16 @@ def compile_program_host(program: Program, dc: Any, *, platform: str | None = No
     plan = trace_host(fn, names, proxies, world, self_obj=ProgramSelf(program))
     params = [{"name": p.name, "direction": _direction(anns.get(p.name)), "shape": list(p.full_shape),
                "dtype": TORCH_OF[p.dtype]} for p in proxies]  # fmt: skip
-    return _build(fn, name, plan, dc, platform, output_dir, params)
+    return _build(fn, name, plan, dc, platform, output_dir, params, dict(getattr(program, "sub_workers", {})))
 
 
 def _build(fn: Any, name: str, plan: HostPlan, dc: DistributedConfig, platform: str | None, output_dir: Any,
-           params: list[dict[str, Any]]) -> DistributedCompiledProgram:
+           params: list[dict[str, Any]], sub_workers: dict[str, Any] | None = None) -> DistributedCompiledProgram:
     """Compile each dispatched program into ``next_levels/`` and write the L3 build directory."""
     out = make_output_dir(name, output_dir)
     programs: dict[str, CompiledProgram | CommProgram] = {}
     shapes: dict[str, list[Any]] = {}
-    for d in (d for d in plan.dispatches if not d.program.startswith("@")):  # not the host collectives
+    for d in (d for d in plan.dispatches if not d.program.startswith(("@", "!"))):  # not collectives, callbacks
         samples = [_sample(a) for a in d.args]
         sig = [tuple(getattr(s, "shape", ())) for s in samples]
         if d.program in shapes:
@@ -127,7 +128,9 @@ def _build(fn: Any, name: str, plan: HostPlan, dc: DistributedConfig, platform: 
             programs[d.program] = _compile_or_torch_form(program, d.program, level, platform)
         else:
             programs[d.program] = compile(program, output_dir=level, platform=platform)
-    compiled = DistributedCompiledProgram(out, plan, programs, dc, platform=platform or "a2a3sim", params=params)
+    compiled = DistributedCompiledProgram(out, plan, programs, dc, platform=platform or "a2a3sim", params=params,
+                                          sub_workers=_sub_workers(sub_workers or {}))
+    write_sub_workers(out, sub_workers or {})
     src = textwrap.dedent(inspect.getsource(fn))
     header = (f"# The host orchestrator of this L3 build (runs on the host CPU; {plan.world_size} ranks).\n"
               "# Its plan (window buffers, one dispatch per rank) is recorded in distributed_meta.json.\n")
@@ -135,6 +138,45 @@ def _build(fn: Any, name: str, plan: HostPlan, dc: DistributedConfig, platform: 
     atomic_write_text(out / HOST_ORCH, header + src)
     compiled.write_meta()
     return compiled
+
+
+SUB_WORKERS = "sub_workers"
+REQUIRED = "__required__.json"
+
+
+def _sub_workers(subs: dict[str, Any]) -> dict[str, tuple[Any, bool]]:
+    """name -> (the Python function, abstract?) of the program's HOST SubWorkers."""
+    return {n: (h.fn, bool(h.requires_runtime_binding)) for n, h in subs.items()}
+
+
+def write_sub_workers(out: Path, subs: dict[str, Any]) -> None:
+    """``sub_workers/__required__.json`` (upstream's manifest of the abstract names) and each concrete
+    SubWorker's source as ``sub_workers/<name>.py`` (what :meth:`DistributedCompiledProgram.from_dir` runs)."""
+    if not subs:
+        return
+    folder = out / SUB_WORKERS
+    folder.mkdir(exist_ok=True)
+    required = sorted(n for n, h in subs.items() if h.requires_runtime_binding)
+    atomic_write_text(folder / REQUIRED, json.dumps(required) + "\n")
+    for n, h in subs.items():
+        if not h.requires_runtime_binding and h.fn is not None:
+            src = textwrap.dedent(inspect.getsource(h.fn))
+            src = "\n".join(line for line in src.splitlines() if not line.lstrip().startswith("@pl.function"))
+            atomic_write_text(folder / f"{n}.py", f"# HOST SubWorker {n} (runs on the host between dispatches)\n"
+                              f"from __future__ import annotations\n\n{src}\n")
+
+
+def read_sub_workers(out: Path) -> dict[str, tuple[Any, bool]]:
+    """The SubWorkers of a build directory (see :func:`write_sub_workers`)."""
+    folder = out / SUB_WORKERS
+    if not folder.is_dir():
+        return {}
+    subs: dict[str, tuple[Any, bool]] = {n: (None, True) for n in json.loads((folder / REQUIRED).read_text())}
+    for path in sorted(folder.glob("*.py")):
+        env: dict[str, Any] = {}
+        exec(builtins.compile(path.read_text(), str(path), "exec"), env)  # noqa: S102 - our own build's source
+        subs[path.stem] = (env[path.stem], False)
+    return subs
 
 
 def _compile_or_torch_form(program: Any, name: str, level: Path, platform: str | None) -> CompiledProgram | CommProgram:
@@ -179,8 +221,10 @@ class DistributedCompiledProgram:
 
     def __init__(self, output_dir: Path, plan: HostPlan, programs: dict[str, Any],
                  distributed_config: DistributedConfig, *, platform: str = "a2a3sim",
-                 params: list[dict[str, Any]] | None = None):
+                 params: list[dict[str, Any]] | None = None, sub_workers: dict[str, tuple[Any, bool]] | None = None):
         self._output_dir = Path(output_dir).resolve()
+        self.sub_workers: dict[str, tuple[Any, bool]] = dict(sub_workers or {})
+        """HOST SubWorkers by name: (the Python function or None, abstract?)."""
         self.plan = plan
         self.programs: dict[str, CompiledProgram | CommProgram] = dict(programs)
         self.distributed_config = distributed_config
@@ -242,7 +286,7 @@ class DistributedCompiledProgram:
             raise DistributedBuildError(f"{path}: malformed ({type(exc).__name__}: {exc})") from None
         programs = {n: load_level(out / NEXT_LEVELS / n) for n in names}
         return cls(out, plan, programs, dc, platform=platform or meta.get("platform", "a2a3sim"),
-                   params=meta.get("params", []))
+                   params=meta.get("params", []), sub_workers=read_sub_workers(out))
 
     def _config(self, config: Any) -> DistributedConfig:
         dc = self.distributed_config
@@ -253,15 +297,37 @@ class DistributedCompiledProgram:
                              f"{dc.world_size} (device_ids={dc.device_ids})")
         return replace(dc, output_dir=dc.output_dir or self._output_dir)
 
-    @api_boundary
-    def __call__(self, *args: Any, config: Any = None) -> None:
-        """Run on ``world_size`` simulated chips (one process each); Out/InOut slices land in ``args``.
-        The :class:`~pypto.runtime.distributed.DistributedRun` is kept in ``last_run``."""
-        from pypto.runtime.distributed import launch
+    def sub_worker_names(self) -> set[str]:
+        """The program's HOST SubWorkers (what ``prepare(callbacks=)`` may bind)."""
+        return set(self.sub_workers)
 
+    def required_callbacks(self) -> set[str]:
+        """The abstract (``...``-body) SubWorkers: ``prepare(callbacks=)`` must bind each."""
+        return {n for n, (_, abstract) in self.sub_workers.items() if abstract}
+
+    def _check_args(self, args: tuple[Any, ...] | list[Any]) -> None:
         if len(args) != len(self.params):
             names = ", ".join(p["name"] for p in self.params)
             raise TypeError(f"{self!r} takes {len(self.params)} arguments ({names}), got {len(args)}")
+
+    @api_boundary
+    def __call__(self, *args: Any, config: Any = None) -> None:
+        """Run on ``world_size`` simulated chips (one process each); Out/InOut slices land in ``args``.
+        The :class:`~pypto.runtime.distributed.DistributedRun` is kept in ``last_run``. A plan with HOST
+        callbacks runs on a worker made for this call (an abstract one must be bound: ``prepare(callbacks=)``)."""
+        from pypto.runtime.distributed import launch
+        from pypto.runtime.distributed.resident import DistributedDeviceTensor
+        from pypto.runtime.distributed.worker import DistributedWorker
+
+        self._check_args(args)
+        for a in args:
+            if isinstance(a, DistributedDeviceTensor):
+                raise TypeError(f"{a!r}: a one-shot call takes host tensors only; pass resident tensors to the "
+                                "worker that allocated them (with compiled.prepare() as rt: rt(...))")
+        if any(d.program.startswith("!") for d in self.plan.dispatches):
+            with DistributedWorker(self) as worker:
+                worker.run(self, *args, config=config)
+            return
         dc = self._config(config)
         paths = {n: str(p.output_dir) for n, p in self.programs.items()}
         token = secrets.token_hex(6)
@@ -278,52 +344,88 @@ class DistributedCompiledProgram:
         """Same as calling the program."""
         self(*args, config=config)
 
+    def dispatch_on(self, worker: Any, args: list[Any], config: Any = None) -> None:
+        """One dispatch on a prepared worker's persistent ranks: the plan in segments split at its HOST
+        callbacks (each run here on the host tensors, after the Out slices before it came back)."""
+        from pypto.runtime.distributed import DistributedRunError
+        from pypto.runtime.distributed.resident import DistributedDeviceTensor
+
+        from .rank_runner import drop_run, run_steps
+
+        self._check_args(args)
+        dc = self._config(config)
+        paths = {n: str(p.output_dir) for n, p in self.programs.items()}
+        token = secrets.token_hex(6)
+        plan_json, chip = self.plan.to_json(), _chip_config(config)
+        host_args = [a.ref if isinstance(a, DistributedDeviceTensor) else a for a in args]
+        steps = self.plan.dispatches
+        cuts = [i for i, d in enumerate(steps) if d.program.startswith("!")] + [len(steps)]
+        lo, done = 0, False
+        try:
+            for cut in cuts:
+                last = cut == len(steps)
+                run = worker.pool.run(run_steps, plan_json, paths, chip, host_args, token, lo, cut, last,
+                                      output_dir=dc.output_dir)
+                done = last
+                for rank in run.ranks:
+                    for param, index, value in rank.value:
+                        args[param][tuple(index)].copy_(value)
+                self.last_run = run
+                if not last:
+                    self._callback(worker, steps[cut], args)
+                    lo = cut + 1
+        except DistributedRunError:
+            raise
+        except Exception:
+            if not done and worker.pool.closed is None:
+                worker.pool.run(drop_run, token)
+            raise
+        finally:
+            remove_window_files(token)
+
+    def _callback(self, worker: Any, step: Any, args: list[Any]) -> None:
+        """Run the HOST SubWorker of ``step`` on the host tensors: a bound callback gets the list of its
+        arguments (``callback(args)``), a concrete SubWorker its arguments; a failure names the rank."""
+        from pypto.runtime.distributed import DistributedRunError
+        from pypto.runtime.distributed.resident import DistributedDeviceTensor
+
+        name = step.program[1:]
+        values: list[Any] = []
+        for a in step.args:
+            if isinstance(a, HostTensor):
+                src = args[a.param]
+                if isinstance(src, DistributedDeviceTensor):
+                    src = worker.read_tensor(src, step.rank)
+                values.append(src[tuple(a.index)] if a.index else src)
+            else:
+                values.append(a)
+        bound = worker.callbacks.get(name)
+        fn, abstract = self.sub_workers.get(name, (None, True))
+        try:
+            if bound is not None:
+                bound(values)
+            elif abstract or fn is None:
+                raise RuntimeError(f"the abstract SubWorker {name!r} is dispatched unbound "
+                                   f"(bind it with prepare(callbacks={{{name!r}: fn}}))")
+            else:
+                fn(*values)
+        except Exception as exc:  # noqa: BLE001 - the user's callback: reported with its rank and task
+            raise DistributedRunError({step.rank: (f"callback {name}", f"{type(exc).__name__}: {exc}")},
+                                      self.plan.world_size) from exc
+
     def prepare(self, config: Any = None, *, extra_compiled: Any = (), persistent: bool = False,
                 reset_persistent_windows: bool | None = None, callbacks: Any = None,
-                startup_timeout_s: float | None = None) -> DistributedWorker:
-        """Upstream's reusable dispatcher (``with compiled.prepare() as rt: rt(x, y)``). Windows start
-        cleared on every dispatch: ``persistent=True`` (windows kept across dispatches) and HOST
-        ``callbacks`` are not supported and say so."""
-        if persistent:
-            raise NotImplementedError("prepare(persistent=True): windows kept across dispatches are not "
-                                      "supported on the simulated ranks (each dispatch starts them cleared)")
-        if callbacks:
-            raise NotImplementedError("prepare(callbacks=...): HOST sub-worker callbacks are not supported")
-        return DistributedWorker(self, extra_compiled)
+                sub_worker_overrides: Any = None, startup_timeout_s: float | None = None) -> Any:
+        """Upstream's prepared worker (``with compiled.prepare() as rt: rt(x, y)``): persistent rank processes
+        for this program and ``extra_compiled`` (:class:`pypto.runtime.distributed.worker.DistributedWorker`).
+        An abstract HOST SubWorker without a ``callbacks`` entry is a ``ValueError`` here, before anything
+        starts. ``persistent=True`` (windows kept across dispatches) is not supported and says so."""
+        from pypto.runtime.distributed.worker import DistributedWorker
 
-
-class DistributedWorker:
-    """``compiled.prepare()``: dispatch one or several L3 programs, ``rt(*args)`` / ``rt.run(compiled, *args)``.
-
-    Deviation: every dispatch launches its rank processes afresh (about a second each); upstream keeps
-    its chip processes alive across dispatches. ``close()`` (or leaving the ``with``) ends the worker.
-    """
-
-    def __init__(self, compiled: DistributedCompiledProgram, extra: Any = ()):
-        self.programs = [compiled, *extra]
-        self.closed = False
-
-    def __enter__(self) -> DistributedWorker:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        self.closed = True
-
-    def run(self, compiled: DistributedCompiledProgram, *args: Any, config: Any = None) -> None:
-        """Dispatch ``compiled`` (this worker's program or one of its ``extra_compiled``)."""
-        if self.closed:
-            raise RuntimeError("this DistributedWorker is closed")
-        if not any(compiled is p for p in self.programs):
-            raise ValueError(f"{compiled!r} is not registered on this worker (pass it in prepare(extra_compiled=))")
-        compiled(*args, config=config)
-
-    def __call__(self, *args: Any, config: Any = None) -> None:
-        if len(self.programs) > 1:
-            raise TypeError("this worker has several programs: dispatch each with rt.run(compiled, *args)")
-        self.run(self.programs[0], *args, config=config)
+        return DistributedWorker(self, list(extra_compiled), callbacks=callbacks,
+                                 sub_worker_overrides=sub_worker_overrides, config=config, persistent=persistent,
+                                 reset_persistent_windows=reset_persistent_windows,
+                                 startup_timeout_s=startup_timeout_s)
 
 
 def _chip_config(config: Any) -> Any:

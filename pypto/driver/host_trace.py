@@ -7,7 +7,9 @@ program to each rank (``device=r``). Here the body runs once, at compile time, w
 - each tensor parameter is a :class:`HostTensor`; ``x[r]`` is the slice a rank gets;
 - ``pld.world_size()`` is the configured rank count, ``pl.range`` is Python's ``range``;
 - ``pld.alloc_window_buffer`` / ``pld.window`` give a :class:`WindowBuffer` / :class:`WindowView`;
-- a call of a ``@pl.jit`` function with ``device=r`` is a :class:`Dispatch`.
+- a call of a ``@pl.jit`` function with ``device=r`` is a :class:`Dispatch` (without ``device=``: round-robin
+  over the ranks in submit order, as upstream's comm-less dispatch);
+- ``self.<f>(...)`` of a HOST ``SubWorker`` ``f`` is a callback step ``!f`` (run on the host by the L3 worker).
 
 The recorded :class:`HostPlan` is what every run replays on the ranks
 (:mod:`pypto.driver.distributed`); it is stored in ``distributed_meta.json``.
@@ -128,6 +130,8 @@ class HostPlan:
     dispatches: list[Dispatch] = field(default_factory=list)
     programs: dict[str, Any] = field(default_factory=dict)
     """name -> the ``@pl.jit`` function (at compile time only; not stored)."""
+    commless: int = 0
+    """Dispatches without ``device=`` so far (they go round-robin over the ranks)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -208,9 +212,12 @@ def dispatch(program: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Non
     """A ``@pl.jit`` call in a host orchestrator: ``program(*args, device=r)`` runs on rank ``r``."""
     plan = current_plan(f"{program.__name__}(..., device=)")
     kwargs = dict(kwargs)
-    if "device" not in kwargs:
-        raise HostPlanError(f"{program.__name__}(...): a dispatch from a host orchestrator needs device=<rank>")
-    rank = kwargs.pop("device")
+    if kwargs.get("device") is None:  # comm-less: round-robin over the chips in submit order (upstream)
+        kwargs.pop("device", None)
+        rank = plan.commless % plan.world_size
+        plan.commless += 1
+    else:
+        rank = kwargs.pop("device")
     if not isinstance(rank, int) or not 0 <= rank < plan.world_size:
         raise HostPlanError(f"{program.__name__}(..., device={rank!r}): expected a rank in 0..{plan.world_size - 1}")
     bound = program._bind(args, kwargs)
@@ -222,6 +229,22 @@ def dispatch(program: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Non
     if known is not program:
         raise HostPlanError(f"two different programs are named {program.__name__!r}")
     plan.dispatches.append(Dispatch(rank, program.__name__, list(bound)))
+    outs = [bound[i] for i in getattr(program, "output_params", ())]
+    return outs[0] if len(outs) == 1 else tuple(outs) if outs else None
+
+
+def sub_worker_call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """``self.<sub_worker>(...)`` in a host orchestrator: a HOST callback step (``!<name>``) run by the L3
+    worker between the dispatches, on the host tensors; it belongs to the chip of the last dispatch."""
+    plan = current_plan(f"self.{name}(...)")
+    if kwargs:
+        raise HostPlanError(f"self.{name}(...): a SubWorker callback takes positional arguments only")
+    for a in args:
+        if not isinstance(a, HostTensor | int | float | bool):
+            raise HostPlanError(f"self.{name}(...): cannot pass {type(a).__name__} to a HOST callback "
+                                "(expected a host tensor or a number)")
+    chips = [d.rank for d in plan.dispatches if not d.program.startswith(("@", "!"))]
+    plan.dispatches.append(Dispatch(chips[-1] if chips else 0, f"!{name}", list(args)))
 
 
 COLLECTIVES = ("allreduce", "broadcast", "barrier", "allgather", "reduce_scatter", "all_to_all")
@@ -302,7 +325,7 @@ def trace_host(fn: Callable[..., Any], names: list[str], args: list[Any], world_
             fn(*proxies) if self_obj is None else fn(self_obj, *proxies)
         except HostPlanError as exc:
             raise _located(exc, fn) from None
-    if not any(not d.program.startswith("@") for d in plan.dispatches):
+    if not any(not d.program.startswith(("@", "!")) for d in plan.dispatches):
         raise HostPlanError(f"{getattr(fn, '__name__', 'the host orchestrator')} dispatched nothing "
                             "(expected calls such as per_rank(x[r], y[r], device=r))")
     return plan
@@ -327,6 +350,11 @@ class _Entry:
         self.program, self.__name__ = program, name
         fn = program.func_ops[name]
         self.param_names = [a.name_hint or f"arg{i}" for i, a in enumerate(fn.body.block.args)]
+        from pypto.dialects.enums import ParamDirection
+        from pypto.dialects.program import param_directions
+
+        self.output_params = [i for i, d in enumerate(param_directions(fn))
+                              if d in (ParamDirection.Out, ParamDirection.InOut)]  # fmt: skip
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
         bound = list(args) + [kwargs.pop(n) for n in self.param_names[len(args):] if n in kwargs]
@@ -357,6 +385,8 @@ class ProgramSelf:
         self._entries: dict[str, _Entry] = {}
 
     def __getattr__(self, name: str) -> Any:
+        if name in getattr(self._program, "sub_workers", {}):
+            return lambda *args, **kwargs: sub_worker_call(name, args, kwargs)
         if name.startswith("_") or name not in self._program.func_ops:
             raise AttributeError(f"the program has no function {name!r}")
         entry = self._entries.setdefault(name, _Entry(self._program, name))

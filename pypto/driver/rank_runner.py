@@ -40,39 +40,63 @@ def _program(path: str) -> CompiledProgram | CommProgram:
 
 
 def run_rank(comm: Any, plan_json: dict[str, Any], paths: dict[str, str], config: Any,
-              host_args: list[Any], run_id: str) -> list[tuple[int, list[int], Any]]:
+             host_args: list[Any], run_id: str) -> list[tuple[int, list[int], Any]]:
     """One rank: its window buffers, then its dispatches in order; returns its Out/InOut slices."""
+    return run_steps(comm, plan_json, paths, config, host_args, run_id, 0, None, True, state={})
+
+
+def run_steps(comm: Any, plan_json: dict[str, Any], paths: dict[str, str], config: Any, host_args: list[Any],
+              run_id: str, lo: int, hi: int | None, last: bool, *, state: dict[str, Any]) -> list[tuple[int, list[int], Any]]:
+    """Steps ``lo:hi`` of the plan on this rank (a persistent rank runs a plan in segments, between the HOST
+    callbacks): the windows of ``run_id`` live in ``state`` until the ``last`` segment, and so do the rank's
+    clock, events and dispatch count, so the segments add up to one run. Returns the Out/InOut slices."""
     from pypto.runtime.distributed.windows import SharedWindows
 
     plan = HostPlan.from_json(plan_json)
-    shared = SharedWindows(comm, [w.nbytes for w in plan.windows], run_id) if plan.windows else None
+    key = ("run", run_id)
+    run = state.get(key)
+    if run is None:
+        shared = SharedWindows(comm, [w.nbytes for w in plan.windows], run_id) if plan.windows else None
+        run = state[key] = {"shared": shared, "clock": 0, "events": [], "dispatches": 0}
+    comm.clock, comm.events, comm.dispatches = run["clock"], run["events"], run["dispatches"]
     ok = False
     try:
-        outs = _dispatch_all(comm, plan, paths, config, host_args, shared)
+        outs = _dispatch_all(comm, plan.dispatches[lo:hi], paths, config, host_args, run["shared"], state)
         ok = True
         return outs
     finally:
-        if shared is not None:
-            shared.close(ok)
+        run["clock"], run["dispatches"] = comm.clock, comm.dispatches
+        if last or not ok:
+            state.pop(key, None)
+            if run["shared"] is not None:
+                run["shared"].close(ok)
 
 
-def _dispatch_all(comm: Any, plan: HostPlan, paths: dict[str, str], config: Any, host_args: list[Any],
-                  shared: Any) -> list[tuple[int, list[int], Any]]:
+def drop_run(comm: Any, run_id: str, *, state: dict[str, Any]) -> None:
+    """Abandon a segmented run (a HOST callback failed): close its windows without waiting for the peers."""
+    run = state.pop(("run", run_id), None)
+    if run is not None and run["shared"] is not None:
+        run["shared"].close(False)
+
+
+def _dispatch_all(comm: Any, steps: list[Any], paths: dict[str, str], config: Any, host_args: list[Any],
+                  shared: Any, state: dict[str, Any]) -> list[tuple[int, list[int], Any]]:
     import torch
 
     from pypto.runtime.distributed import run_on_chip
     from pypto.runtime.distributed.chip import begin_dispatch
+    from pypto.runtime.distributed.resident import ResidentRef, resident_arg
     from pypto.runtime.distributed.windows import KernelComm
 
-    windows = [shared.local(w.index) for w in plan.windows] if shared is not None else []
+    windows = [shared.local(i) for i in range(len(shared.regions))] if shared is not None else []
     outs: list[tuple[int, list[int], Any]] = []
     def view(a: WindowView) -> Any:
         dt = torch_dtype(a.dtype)
         nbytes = math.prod(a.shape) * torch.empty(0, dtype=dt).element_size()
         return windows[a.buffer][:nbytes].view(dt).view(a.shape)
 
-    for d in plan.dispatches:
-        if d.rank != comm.rank:
+    for d in steps:
+        if d.rank != comm.rank or d.program.startswith("!"):  # "!": a HOST callback, run by the worker
             continue
         if d.program.startswith("@"):  # a host-level collective: every rank, between its dispatches
             extra = next(a for a in d.args if isinstance(a, dict))
@@ -83,7 +107,9 @@ def _dispatch_all(comm: Any, plan: HostPlan, paths: dict[str, str], config: Any,
         program = _program(paths[d.program])
         call: list[Any] = []
         for a in d.args:
-            if isinstance(a, HostTensor):
+            if isinstance(a, HostTensor) and isinstance(host_args[a.param], ResidentRef):
+                call.append(resident_arg(comm, host_args[a.param], a.index, state))  # in place, on the chip
+            elif isinstance(a, HostTensor):
                 call.append(host_args[a.param][a.index].clone().contiguous())
             elif isinstance(a, WindowView):
                 call.append(view(a))
@@ -104,7 +130,8 @@ def _dispatch_all(comm: Any, plan: HostPlan, paths: dict[str, str], config: Any,
             run_on_chip(comm, program, *call, config=config, name=d.program)
         for i in program.output_indices:
             a = d.args[i]
-            if isinstance(a, HostTensor):
+            if isinstance(a, HostTensor) and not isinstance(host_args[a.param], ResidentRef):
+                host_args[a.param][a.index].copy_(call[i])  # a later dispatch on this rank reads it
                 outs.append((a.param, list(a.index), call[i]))
     return outs
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from pypto.core.program import Program
@@ -23,6 +24,7 @@ def program(cls: type) -> Program:
     _add_enclosing_locals(src.globals, caller_frame())
     prog = program_from_class(node, src)
     prog.host_orchestrators = {n: cls.__dict__[n] for n in prog.host_orchestrators}
+    prog.sub_workers = {n: replace(h, fn=cls.__dict__[n]) for n, h in prog.sub_workers.items()}
     return prog
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from xdsl.ir import Attribute
 
-from pypto.core.program import Program
+from pypto.core.program import HostFunction, Program
 from pypto.diagnostics import SourceSpan
 from pypto.dialects.enums import Level, Role
 from pypto.errors import (
@@ -54,6 +54,7 @@ def program_from_class(
     parameter types (by name) that its ``pl.dynamic`` dimensions bind to (:meth:`Program.specialize`)."""
     pb = ProgramBuilder(cls_node.name, src)
     hosts: list[str] = []
+    defs: list[tuple[ast.FunctionDef, FunctionInfo]] = []
     for item in cls_node.body:
         if isinstance(item, ast.FunctionDef):
             dec = next((d for d in item.decorator_list if _is_decorator(d, "pl.function")), None)
@@ -61,31 +62,53 @@ def program_from_class(
                 raise src.error(
                     ParserSyntaxError, f"method '{item.name}' of a @pl.program class needs @pl.function", item
                 )
-            info = function_info(dec, src)
-            if is_multichip_host(item, info):  # runs on the host at compile time: pypto.driver.host_trace
-                hosts.append(item.name)
-                continue
-            pb.add(item, info)
+            defs.append((item, function_info(dec, src)))
         elif isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant):
             continue
         elif isinstance(item, ast.Pass):
             continue
         else:
             raise src.error(ParserSyntaxError, "a @pl.program class holds only @pl.function methods", item)
+    subs = {f.name: is_abstract_body(f) for f, info in defs if is_host_sub_worker(info)}
+    for item, info in defs:
+        if item.name in subs:  # a HOST callback: Python run by the L3 worker (pypto.driver.distributed)
+            continue
+        if is_multichip_host(item, info, subs):  # runs on the host at compile time: pypto.driver.host_trace
+            hosts.append(item.name)
+            continue
+        pb.add(item, info)
     if entry_types is not None:
         pb.function(*entry_types)  # built first, so its callees bind to its specialized types
     program = pb.build()
     program.host_orchestrators = dict.fromkeys(hosts)  # the functions are filled in by @pl.program
+    program.sub_workers = {n: HostFunction(n, None, abstract) for n, abstract in subs.items()}
     program.respecialize = lambda name, types: program_from_class(cls_node, src, (name, types))
     return program
 
 
-def is_multichip_host(fdef: ast.FunctionDef, info: FunctionInfo) -> bool:
-    """A HOST-level orchestrator that dispatches to ranks (its body uses ``pld`` or ``device=``)."""
+def is_multichip_host(fdef: ast.FunctionDef, info: FunctionInfo, sub_workers: Any = ()) -> bool:
+    """A HOST-level orchestrator that dispatches to ranks (its body uses ``pld`` or ``device=``, or calls
+    a HOST ``SubWorker`` of the class)."""
     if info.level is not Level.HOST or info.role not in (None, Role.Orchestrator):
         return False
     body = ast.unparse(fdef)
-    return "pld." in body or "device=" in body
+    return "pld." in body or "device=" in body or any(f"self.{n}(" in body for n in sub_workers)
+
+
+def is_host_sub_worker(info: FunctionInfo) -> bool:
+    """``@pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)``: a Python callback on the host."""
+    return info.level is Level.HOST and info.role is Role.SubWorker
+
+
+def is_abstract_body(fdef: ast.FunctionDef) -> bool:
+    """The body is ``...`` (after an optional docstring): a callback bound at ``prepare(callbacks=)``.
+    A bare ``pass`` is a concrete no-op, as upstream."""
+    body = list(fdef.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]
+    return len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+        and body[0].value.value is Ellipsis
 
 
 def program_from_function(fdef: ast.FunctionDef, src: Source, dec: ast.expr) -> Program:

@@ -8,6 +8,8 @@
 - :func:`benchmark` -- device (simulated cycles, us) and host (wall time) statistics over N runs;
 - :mod:`.build_dir` / :mod:`.debug` -- the build-directory contract and ``replay``;
 - :class:`ChipWorker` / :class:`DeviceTensor` -- resident device memory;
+- :class:`DistributedWorker` -- a prepared multi-chip (L3) worker: persistent rank processes, resident
+  tensors (``StackedDeviceTensor``), HOST callbacks (:mod:`.distributed.worker`);
 - :mod:`.orchestration` (host-side task graph) and :mod:`.scheduler`
   (dispatch onto the target's AIC/AIV cores).
 """
@@ -32,6 +34,8 @@ _EXPORTS = {
     "ScalarSpec": "specs", "TensorSpec": "specs",
     "DeviceTensor": "tensors",
     "ChipWorker": "worker", "RegistrationHandle": "worker",
+    "DistributedWorker": "distributed.worker", "DistributedRunHandle": "distributed.worker",
+    "StackedDeviceTensor": "distributed.resident",
 }  # fmt: skip
 
 
@@ -72,6 +76,8 @@ if TYPE_CHECKING:
     from .scheduler import Scheduler, TaskRecord
     from .specs import ScalarSpec, TensorSpec
     from .tensors import DeviceTensor
+    from .distributed.resident import StackedDeviceTensor
+    from .distributed.worker import DistributedRunHandle, DistributedWorker
     from .worker import ChipWorker, RegistrationHandle
 
 __all__ = [
@@ -81,7 +87,10 @@ __all__ = [
     "benchmark",
     "ChipWorker",
     "DeviceTensor",
+    "DistributedRunHandle",
+    "DistributedWorker",
     "RegistrationHandle",
+    "StackedDeviceTensor",
     "InputWrittenError",
     "OrchestrationError",
     "RunConfig",

@@ -156,8 +156,31 @@ def _launch_local(fn: Callable[..., Any], config: DistributedConfig, target: Tar
         p.start()
     store = dist.TCPStore("127.0.0.1", port, is_master=True, wait_for_workers=False,
                           timeout=timedelta(seconds=config.timeout_s))
+    done, failures = collect(procs, results, config, store, set())
+    for p in procs:
+        p.join(timeout=GRACE_S)
+        if p.is_alive():
+            p.kill()
+            p.join()
+    store = None  # noqa: F841 - stop the store's server thread now: a traceback holding this frame must not
+    # keep it alive into the next launch's fork (a forked child can deadlock on a live thread's lock)
+    if failures:
+        raise DistributedRunError(failures, world)
+    ranks = [RankResult(r, config.device_ids[r], pickle.loads(done[r][2]), done[r][3], done[r][4])
+             for r in range(world)]
+    return _finish(ranks, config, target, time.perf_counter() - t0)
+
+
+def collect(procs: list[Any], results: Any, config: DistributedConfig, store: Any, up: set[int],
+            accept: Callable[[tuple], bool] = lambda msg: True,
+            deadline_s: float | None = None) -> tuple[dict[int, tuple], dict[int, tuple[str, str]]]:
+    """Wait for every rank's ``("ok" | "err", rank, ...)`` message on ``results``; ``up``: ranks already in the
+    process group. A rank that fails, dies or never joins within the timeout is a failure ``(task, message)``;
+    survivors still running ``timeout_s + GRACE_S`` after the first failure are terminated. ``accept``
+    drops stale messages (a persistent pool's earlier dispatch); ``deadline_s`` bounds the whole wait: a rank
+    still running then is reported as hung and terminated."""
+    world = len(procs)
     done: dict[int, tuple] = {}
-    up: set[int] = set()
     failures: dict[int, tuple[str, str]] = {}
     first_failure: float | None = None
     started = time.monotonic()
@@ -171,6 +194,8 @@ def _launch_local(fn: Callable[..., Any], config: DistributedConfig, target: Tar
             first_failure = time.monotonic() - config.timeout_s  # give the others GRACE_S to report
         try:
             msg = results.get(timeout=0.05)
+            if msg[0] != "up" and not accept(msg):
+                continue
             if msg[0] == "up":
                 up.add(msg[1])
                 continue
@@ -193,6 +218,8 @@ def _launch_local(fn: Callable[..., Any], config: DistributedConfig, target: Tar
                     if msg[0] == "up":
                         up.add(msg[1])
                         continue
+                    if not accept(msg):
+                        continue
                     done[msg[1]] = msg
                     if msg[0] == "err":
                         failures[msg[1]] = (msg[2], msg[3])
@@ -201,6 +228,13 @@ def _launch_local(fn: Callable[..., Any], config: DistributedConfig, target: Tar
                     failures[r] = (task, f"the rank's process exited with code {p.exitcode} (killed or crashed)")
                     done[r] = ("err", r, task, "exited")
                 first_failure = first_failure or time.monotonic()
+        if deadline_s is not None and first_failure is None and time.monotonic() - started > deadline_s:
+            for r, p in enumerate(procs):
+                if r not in done:
+                    failures[r] = (_last_task(store, r), f"no result within the {deadline_s:g} s dispatch timeout "
+                                   f"(hung); ended by the launcher")
+                    done[r] = ("err", r, "", "")
+                    p.terminate()
         if first_failure is not None and time.monotonic() - first_failure > config.timeout_s + GRACE_S:
             for r, p in enumerate(procs):
                 if r not in done:
@@ -208,18 +242,7 @@ def _launch_local(fn: Callable[..., Any], config: DistributedConfig, target: Tar
                                    f"another rank failed; ended by the launcher")
                     done[r] = ("err", r, "", "")
                     p.terminate()
-    for p in procs:
-        p.join(timeout=GRACE_S)
-        if p.is_alive():
-            p.kill()
-            p.join()
-    store = None  # noqa: F841 - stop the store's server thread now: a traceback holding this frame must not
-    # keep it alive into the next launch's fork (a forked child can deadlock on a live thread's lock)
-    if failures:
-        raise DistributedRunError(failures, world)
-    ranks = [RankResult(r, config.device_ids[r], pickle.loads(done[r][2]), done[r][3], done[r][4])
-             for r in range(world)]
-    return _finish(ranks, config, target, time.perf_counter() - t0)
+    return done, failures
 
 
 def _free_port() -> int:
