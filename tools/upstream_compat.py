@@ -5,8 +5,9 @@ timeout:
 
 - **examples**: every script of the checkout's ``examples/`` outside ``examples/distributed/`` (a ``.py``
   directly in ``examples/<folder>/``, or deeper with a ``__main__`` guard), run as
-  ``python -m examples.<folder>.<name>`` from the checkout's root. Scripts that need
-  ``DistributedCompiledProgram`` belong to the distributed issue and are listed as deferred, not counted;
+  ``python -m examples.<folder>.<name>`` from the checkout's root (``examples/runtime/`` included: its
+  ``DistributedCompiledProgram`` scripts run on the prepared L3 worker). A script that exits 0 after printing
+  ``skipped (needs ...)`` (upstream's graceful degradation without a device) counts as failed;
 - **manual blocks**: every ``<!-- doctest: run -->`` block of ``docs/en/user/``, run after the page's
   ``<!-- doctest: setup -->`` blocks with ``__PLATFORM__`` replaced by the platform (``a2a3sim``).
 
@@ -30,7 +31,7 @@ from pathlib import Path
 from pypto.utils.cli import InputError, cli_main
 
 PLATFORM = "a2a3sim"
-DEFERRED_MARKERS = ("DistributedCompiledProgram", "distributed_compiled_program")
+_SKIPPED = re.compile(r"^skipped \(needs[^\n]*", re.M)
 _FENCE = re.compile(r"<!--\s*doctest:\s*(setup|run)\s*-->[ \t]*\n```python[ \t]*\n(.*?)\n```", re.S)
 _ERROR_LINE = re.compile(r"^(?:[\w.]+(?:Error|Exception|Exit|Interrupt)|error|FAIL|AssertionError)\b[^\n]*", re.M)
 
@@ -58,13 +59,12 @@ class Outcome:
     first_error: str
 
 
-def example_modules(root: Path) -> tuple[list[Item], list[str]]:
-    """The example scripts to run and the labels of those deferred to the distributed issue."""
+def example_modules(root: Path) -> list[Item]:
+    """The example scripts to run."""
     base = root / "examples"
     if not base.is_dir():
         raise ToolError(f"{root}: no examples/ folder (expected an upstream PyPTO checkout)")
     items: list[Item] = []
-    deferred: list[str] = []
     for path in sorted(base.rglob("*.py")):
         rel = path.relative_to(root)
         parts = rel.with_suffix("").parts
@@ -74,11 +74,8 @@ def example_modules(root: Path) -> tuple[list[Item], list[str]]:
         if len(parts) > 3 and "__main__" not in text:
             continue  # a helper module of a nested example package
         module = ".".join(parts)
-        if any(marker in text for marker in DEFERRED_MARKERS):
-            deferred.append(module)
-            continue
         items.append(Item(module, ("-m", module)))
-    return items, deferred
+    return items
 
 
 def manual_blocks(root: Path, platform: str) -> list[Item]:
@@ -131,6 +128,9 @@ def run_item(item: Item, root: Path, timeout: float) -> Outcome:
         except subprocess.TimeoutExpired as exc:
             output, code = str(exc.stdout or "") + str(exc.stderr or ""), None
     seconds = time.monotonic() - start
+    skipped = _SKIPPED.search(output) if code == 0 else None
+    if skipped is not None:  # exit 0, but it did not run: upstream's "no device" fallback
+        return Outcome(item, False, seconds, skipped.group(0).strip())
     return Outcome(item, code == 0, seconds, "" if code == 0 else first_error(output, code))
 
 
@@ -166,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
     args = parser.parse_args(argv)
     root = args.checkout.resolve()
-    examples, deferred = example_modules(root)
+    examples = example_modules(root)
     blocks = manual_blocks(root, args.platform)
     lines: list[str] = []
     ok = True
@@ -174,8 +174,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         chosen = [i for i in examples if args.match in i.label]
         outcomes = run_set("example", chosen, root, args.timeout, not args.quiet)
         lines += summary("examples", outcomes)
-        if deferred:
-            lines.append(f"  deferred (distributed issue): {', '.join(deferred)}")
         ok &= all(o.passed for o in outcomes)
     if args.only in (None, "manual"):
         chosen = [i for i in blocks if args.match in i.label]
