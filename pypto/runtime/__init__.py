@@ -70,14 +70,14 @@ def __getattr__(name: str) -> Any:
 if TYPE_CHECKING:
     from .bench import BenchmarkResult, Stats, benchmark
     from .config import PLATFORMS, RunConfig, backend_for_platform
+    from .distributed.resident import StackedDeviceTensor
+    from .distributed.worker import DistributedRunHandle, DistributedWorker
     from .orchestration import OrchestrationError, Task, TaskGraph, build_task_graph
     from .run import InputWrittenError, RunResult, TaskRace, run
     from .runnable import Runnable, RunSpec
     from .scheduler import Scheduler, TaskRecord
     from .specs import ScalarSpec, TensorSpec
     from .tensors import DeviceTensor
-    from .distributed.resident import StackedDeviceTensor
-    from .distributed.worker import DistributedRunHandle, DistributedWorker
     from .worker import ChipWorker, RegistrationHandle
 
 __all__ = [
