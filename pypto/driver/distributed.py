@@ -347,7 +347,6 @@ class DistributedCompiledProgram:
     def dispatch_on(self, worker: Any, args: list[Any], config: Any = None) -> None:
         """One dispatch on a prepared worker's persistent ranks: the plan in segments split at its HOST
         callbacks (each run here on the host tensors, after the Out slices before it came back)."""
-        from pypto.runtime.distributed import DistributedRunError
         from pypto.runtime.distributed.resident import DistributedDeviceTensor
 
         from .rank_runner import drop_run, run_steps
@@ -374,10 +373,8 @@ class DistributedCompiledProgram:
                 if not last:
                     self._callback(worker, steps[cut], args)
                     lo = cut + 1
-        except DistributedRunError:
-            raise
         except Exception:
-            if not done and worker.pool.closed is None:
+            if not done and worker.pool.closed is None:  # a callback failed: the ranks drop the run's windows
                 worker.pool.run(drop_run, token)
             raise
         finally:

@@ -43,6 +43,31 @@ class AddThenInspect:
             self.record_first(out)
 
 
+@pl.program
+class WindowedInspect:
+    """As :class:`AddThenInspect` with a window buffer on every rank (so a plan's segments share windows)."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def double_k(self, x: pl.Tensor[[2, N], pl.FP32], y: pl.Out[pl.Tensor[[2, N], pl.FP32]]) -> pl.Tensor[[2, N], pl.FP32]:
+        t = pl.load(x, [0, 0], [2, N])
+        return pl.store(pl.add(t, t), [0, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def double(self, x: pl.Tensor[[2, N], pl.FP32], y: pl.Out[pl.Tensor[[2, N], pl.FP32]]) -> pl.Tensor[[2, N], pl.FP32]:
+        return self.double_k(x, y)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
+    def inspect(y: pl.Tensor[[2, N], pl.FP32]):
+        ...
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host_orch(self, x: pl.Tensor[[pl.dynamic("R"), 2, N], pl.FP32],
+                  y: pl.Out[pl.Tensor[[pl.dynamic("R"), 2, N], pl.FP32]]):
+        pld.alloc_window_buffer(4096)
+        for r in pl.range(pld.world_size()):
+            self.inspect(self.double(x[r], y[r], device=r))
+
+
 @pl.jit.incore
 def accumulate_k(x: pl.Tensor[[2, N], pl.FP32], acc: pl.InOut[pl.Tensor[[2, N], pl.FP32]]):
     t = pl.add(pl.load(x, [0, 0], [2, N]), pl.load(acc, [0, 0], [2, N]))
@@ -111,3 +136,8 @@ def rank_exit(comm: object, *, state: dict) -> None:
 
     if comm.rank == 1:  # type: ignore[attr-defined]
         os._exit(9)
+
+
+def rank_open_runs(comm: object, *, state: dict) -> int:
+    """How many segmented runs this rank still holds (windows not yet released)."""
+    return sum(1 for k in state if isinstance(k, tuple) and k[0] == "run")
