@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from pypto.core.program import Program
-from pypto.runtime.distributed.config import DistributedConfig, distributed_config_of
+from pypto.runtime.distributed.config import DistributedConfig, distributed_config_of, under_torchrun
 from pypto.runtime.distributed.windows import remove_window_files
 from pypto.utils.atomic import atomic_write_text
 from pypto.utils.tracebacks import api_boundary
@@ -325,6 +325,9 @@ class DistributedCompiledProgram:
                 raise TypeError(f"{a!r}: a one-shot call takes host tensors only; pass resident tensors to the "
                                 "worker that allocated them (with compiled.prepare() as rt: rt(...))")
         if any(d.program.startswith("!") for d in self.plan.dispatches):
+            if under_torchrun():
+                raise NotImplementedError(f"{self!r}: HOST SubWorker callbacks run between the segments of a plan "
+                                          "on persistent local ranks, which a torchrun launch does not have")
             with DistributedWorker(self) as worker:
                 worker.run(self, *args, config=config)
             return

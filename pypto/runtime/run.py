@@ -327,6 +327,7 @@ def specialize_dynamic_entry(program: Any, args: Sequence[Any]) -> Any:
             types[p.name_hint] = t
     specialized = hook(entry.sym_name.data, types)
     specialized.host_orchestrators = program.host_orchestrators
+    specialized.sub_workers = program.sub_workers
     return specialized
 
 
