@@ -64,6 +64,18 @@ def test_a_callback_on_a_sub_worker_sees_its_chip_result(inspect_program: Distri
     assert pw.SEEN == pytest.approx((2 * x[:, 0, 0]).tolist())  # the concrete SubWorker ran its own body
 
 
+def test_callbacks_with_four_ranks(tmp_path: Path) -> None:
+    compiled = ir.compile(pw.AddThenInspect, distributed_config=dc(4), output_dir=str(tmp_path / "build"))
+    x, y = torch.arange(4 * 2 * pw.N, dtype=torch.float32).reshape(4, 2, pw.N), torch.zeros(4, 2, pw.N)
+    seen: list[float] = []
+    pw.SEEN.clear()
+    with compiled.prepare(callbacks={"inspect": lambda args: seen.append(float(args[0].sum()))}) as rt:
+        rt(x, y)
+    torch.testing.assert_close(y, 2 * x)
+    assert seen == [float(2 * x[r].sum()) for r in range(4)]  # one per rank, in the plan's order
+    assert pw.SEEN == [float(2 * x[r, 0, 0]) for r in range(4)]
+
+
 def test_a_missing_or_unknown_binding_is_a_value_error_before_anything_starts(
         inspect_program: DistributedCompiledProgram) -> None:
     with pytest.raises(ValueError, match=r"abstract SubWorker\(s\) \['inspect'\] have no implementation"):
@@ -156,13 +168,14 @@ def test_a_pool_serves_dispatches_on_the_same_processes() -> None:
         pool.close()
 
 
-@pytest.mark.parametrize(("fn", "expect"), [
-    (pw.rank_raise, {1: ("main", "ValueError: boom on purpose")}),
-    (pw.rank_hang, {1: ("main", "no result within the 3 s dispatch timeout (hung); ended by the launcher")}),
-    (pw.rank_exit, {1: ("main", "the rank's process exited with code 9 (killed or crashed)")}),
+@pytest.mark.parametrize(("fn", "deadline", "expect"), [
+    (pw.rank_raise, None, {1: ("main", "ValueError: boom on purpose")}),
+    (pw.rank_hang, 3.0, {1: ("main", "no result within the 3 s dispatch timeout (hung); ended by the launcher")}),
+    (pw.rank_exit, None, {1: ("main", "the rank's process exited with code 9 (killed or crashed)")}),
 ], ids=["raises", "hangs", "dies"])  # fmt: skip
-def test_a_failing_or_hung_rank_is_reported_with_its_rank_within_the_timeout(fn: object, expect: dict) -> None:
-    pool = RankPool(dc(timeout_s=3.0, dispatch_timeout_s=3.0))
+def test_a_failing_or_hung_rank_is_reported_with_its_rank_within_the_timeout(fn: object, deadline: float | None,
+                                                                             expect: dict) -> None:
+    pool = RankPool(dc(timeout_s=3.0, dispatch_timeout_s=deadline))
     t0 = time.monotonic()
     try:
         with pytest.raises(DistributedRunError) as err:
