@@ -208,8 +208,9 @@ def window(buf: Any, shape: Any, dtype: Any = None) -> WindowView:
     return view
 
 
-def dispatch(program: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    """A ``@pl.jit`` call in a host orchestrator: ``program(*args, device=r)`` runs on rank ``r``."""
+def dispatch(program: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """A ``@pl.jit`` call in a host orchestrator: ``program(*args, device=r)`` runs on rank ``r``. Returns the
+    call's Out/InOut argument(s) (a ``@pl.program`` entry's), so the orchestrator can hand them on."""
     plan = current_plan(f"{program.__name__}(..., device=)")
     kwargs = dict(kwargs)
     if kwargs.get("device") is None:  # comm-less: round-robin over the chips in submit order (upstream)
