@@ -22,6 +22,7 @@ reported as not joining; ``start_method="forkserver"`` or ``"spawn"`` avoid it.
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import queue as queue_mod
@@ -143,6 +144,19 @@ def launch(fn: Callable[..., Any], config: Any, *args: Any, **kwargs: Any) -> Di
     return _launch_local(fn, config, target, args, kwargs)
 
 
+def start_ranks(procs: list[Any]) -> None:
+    """Start the rank processes with the garbage collector frozen: a forked child then never collects the
+    parent's objects (a collection right after a fork, in ``threading._after_fork``, can crash a child of a
+    big process such as a test session's)."""
+    gc.collect()
+    gc.freeze()
+    try:
+        for p in procs:
+            p.start()
+    finally:
+        gc.unfreeze()
+
+
 def _launch_local(fn: Callable[..., Any], config: DistributedConfig, target: Target, args: tuple,
                   kwargs: dict) -> DistributedRun:
     world = int(config.world_size or 0)
@@ -152,8 +166,7 @@ def _launch_local(fn: Callable[..., Any], config: DistributedConfig, target: Tar
     results = ctx.Queue()
     procs = [ctx.Process(target=_child, args=(r, fn, args, kwargs, config, "127.0.0.1", port, results),
                          daemon=True, name=f"pypto-rank{r}") for r in range(world)]
-    for p in procs:  # started before the store's server thread exists: nothing half-locked is forked
-        p.start()
+    start_ranks(procs)  # before the store's server thread exists: nothing half-locked is forked
     store = dist.TCPStore("127.0.0.1", port, is_master=True, wait_for_workers=False,
                           timeout=timedelta(seconds=config.timeout_s))
     done, failures = collect(procs, results, config, store, set())

@@ -38,6 +38,7 @@ from .launch import (
     _link_target,
     _run_rank,
     collect,
+    start_ranks,
 )
 
 
@@ -92,8 +93,7 @@ class RankPool:
         self._procs = [ctx.Process(target=_pool_child, args=(r, self.config, "127.0.0.1", port, self._commands[r],
                                                              self._results),
                                    daemon=True, name=f"pypto-chip{r}") for r in range(self.world)]  # fmt: skip
-        for p in self._procs:  # started before the store's server thread exists: nothing half-locked is forked
-            p.start()
+        start_ranks(self._procs)  # before the store's server thread exists: nothing half-locked is forked
         self._store = dist.TCPStore("127.0.0.1", port, is_master=True, wait_for_workers=False,
                                     timeout=timedelta(seconds=self.config.timeout_s))
         self._wait_up(startup_timeout_s or self.config.timeout_s)
