@@ -257,7 +257,7 @@ def test_dumps_reuse_the_text_of_unchanged_functions(tmp_path: Path, monkeypatch
     cached = compile(kernel("add", tmp_path), output_dir=tmp_path / "cached", dump_passes=True).output_dir
     with_cache = len(printed)
     real_lines = dsl_printer.FunctionTextCache.lines
-    monkeypatch.setattr(dsl_printer.FunctionTextCache, "lines", lambda self, f, e, c: real_lines(type(self)(), f, e, c))
+    monkeypatch.setattr(dsl_printer.FunctionTextCache, "lines", lambda self, f, e, c, now=None: real_lines(type(self)(), f, e, c))
     printed.clear()
     fresh = compile(kernel("add", tmp_path), output_dir=tmp_path / "fresh", dump_passes=True).output_dir
     assert 0 < with_cache < len(printed)
