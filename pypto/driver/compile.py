@@ -42,7 +42,7 @@ from pypto.pipeline.manager import (
 from pypto.pipeline.perf_hints import DiagnosticPhase, DiagnosticPolicy, DiagnosticReport
 from pypto.pipeline.session import CompileSession
 from pypto.pipeline.verification import VerificationLevel, parse_verification_level
-from pypto.utils.gc_policy import fewer_collections
+from pypto.utils.gc_policy import fewer_collections, import_long_lived
 from pypto.utils.progress import progress
 from pypto.utils.tracebacks import api_boundary
 
@@ -178,8 +178,8 @@ def compile(  # noqa: A001 - the upstream API name
                 bar.name("codegen")
                 with stage("codegen"):
                     # ptoas codegen (kernel_codegen:<name> each): ptoas/, ptoas_passes/, kernels/
-                    from pypto.ptoas.codegen.build import write_codegen  # imported when used (import cost of `pl`)
-
+                    # imported when used (import cost of `pl`); its classes live as long as the process
+                    write_codegen = import_long_lived("pypto.ptoas.codegen.build").write_codegen
                     write_codegen(
                         work,
                         out,
