@@ -8,14 +8,14 @@
    xdsl.dialects.builtin`` process (0.19 s of CPU beyond torch on its own, above the goal). Children
    write and use bytecode (an untimed first round) as a user's process does. Session 7, CPU in the
    child against ``main`` before it: import 0.31-0.36 -> 0.24-0.25 s, first compile 0.16-0.20 ->
-   0.14-0.18 s; session 8 (collector policy ``gc_policy.long_lived``): import 0.23-0.26 ->
-   0.20-0.23 s, first compile 0.20 -> 0.12-0.13 s, both 0.46 -> 0.35 s (docs/compile_speed.md, "A
-   fresh process").
+   0.14-0.18 s; session 8 (collector policy ``gc_policy.long_lived``): import 0.26-0.28 ->
+   0.23-0.25 s, first compile 0.18-0.20 -> 0.13-0.16 s, both 0.46 -> 0.35-0.42 s
+   (docs/compile_speed.md, "A fresh process").
 2. Warm compile in-process of the same kernel (``ir.compile``), dumps off (goal <= 20 ms) and
    dumps on (goal <= 30 ms), best of N, timed by ``--clock`` (wall, default, or this process's CPU
    time; the other is printed beside it); and a second ``@pl.jit`` compile of the same
-   specialisation, which must be a compile-cache hit. Session 8, process CPU on a loaded 2-core
-   machine: dumps off 20-22 -> 17-18 ms, dumps on 30-32 -> 25-26 ms.
+   specialisation, which must be a compile-cache hit. Session 8, process CPU on a 2-core machine at a
+   load of 8-18: dumps off 20.0-21.7 -> 17.8-20.7 ms, dumps on 30.2-34.4 -> 25.8-31.4 ms.
 
     .venv/bin/python benchmarks/compile_speed.py [--runs N] [--procs N] [--baseline DIR] [--clock cpu]
 
