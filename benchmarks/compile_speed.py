@@ -8,12 +8,16 @@
    xdsl.dialects.builtin`` process (0.19 s of CPU beyond torch on its own, above the goal). Children
    write and use bytecode (an untimed first round) as a user's process does. Session 7, CPU in the
    child against ``main`` before it: import 0.31-0.36 -> 0.24-0.25 s, first compile 0.16-0.20 ->
-   0.14-0.18 s (docs/compile_speed.md, "A fresh process").
+   0.14-0.18 s; session 8 (collector policy ``gc_policy.long_lived``): import 0.26-0.28 ->
+   0.23-0.25 s, first compile 0.18-0.20 -> 0.13-0.16 s, both 0.46 -> 0.35-0.42 s
+   (docs/compile_speed.md, "A fresh process").
 2. Warm compile in-process of the same kernel (``ir.compile``), dumps off (goal <= 20 ms) and
-   dumps on (goal <= 30 ms), best of N; and a second ``@pl.jit`` compile of the same
-   specialisation, which must be a compile-cache hit.
+   dumps on (goal <= 30 ms), best of N, timed by ``--clock`` (wall, default, or this process's CPU
+   time; the other is printed beside it); and a second ``@pl.jit`` compile of the same
+   specialisation, which must be a compile-cache hit. Session 8, process CPU on a 2-core machine at a
+   load of 8-18: dumps off 20.0-21.7 -> 17.8-20.7 ms, dumps on 30.2-34.4 -> 25.8-31.4 ms.
 
-    .venv/bin/python benchmarks/compile_speed.py [--runs N] [--procs N] [--baseline DIR]
+    .venv/bin/python benchmarks/compile_speed.py [--runs N] [--procs N] [--baseline DIR] [--clock cpu]
 
 ``--baseline DIR`` runs the same figures on another source tree (e.g. ``git archive <commit>``
 with ``dialects/``, ``ptoas/``, ``tools/`` copied into its ``pypto/``) in the same processes'
@@ -101,7 +105,7 @@ def _run_child(script: Path, cwd: Path, env: dict[str, str]) -> tuple[float, flo
     return time.perf_counter() - start, _children_cpu() - start_cpu, done.stdout
 
 
-def whole_process(procs: int, tmp: Path, baseline: str | None = None) -> None:
+def whole_process(procs: int, tmp: Path, baseline: str | None = None, clock: str = "wall") -> None:
     """Goal 1: the fresh-process figure against a bare ``import torch`` process (and the baseline's)."""
     kinds = [("torch", False, None), ("floor", False, None), ("pypto", True, None)]
     kinds += [("baseline", True, baseline)] if baseline else []
@@ -120,8 +124,10 @@ def whole_process(procs: int, tmp: Path, baseline: str | None = None) -> None:
                 for k, v in json.loads(stdout.strip().splitlines()[-1]).items():
                     split[label][k] = min(split[label][k], v)
     beyond = best["pypto"] - best["torch"]
+    if clock == "cpu":  # judged by the processes' CPU time (user + system)
+        beyond = cpu["pypto"] - cpu["torch"]
     print(f"whole process   import torch {best['torch']:.3f}s   + pypto.language + first compile {best['pypto']:.3f}s")
-    print(f"                ratio {best['pypto'] / best['torch']:.3f}x the torch process; beyond torch {beyond:.3f}s"
+    print(f"                ratio {best['pypto'] / best['torch']:.3f}x the torch process; beyond torch {beyond:.3f}s {clock}"
           f" (goal <= {GOALS['beyond_torch']:.2f}s: {'met' if beyond <= GOALS['beyond_torch'] else 'NOT met'};"
           f" {beyond / UPSTREAM['beyond_torch']:.2f}x upstream)")  # fmt: skip
     now = split["pypto"]
@@ -143,7 +149,7 @@ def whole_process(procs: int, tmp: Path, baseline: str | None = None) -> None:
               f"{(now['import'] + now['first_compile']) / (base['import'] + base['first_compile']):.2f}x")  # fmt: skip
 
 
-def warm(runs: int, tmp: Path, as_json: bool = False) -> None:
+def warm(runs: int, tmp: Path, as_json: bool = False, clock: str = "wall") -> None:
     """Goal 2: warm in-process compiles and the compile cache."""
     import torch
 
@@ -168,10 +174,11 @@ def warm(runs: int, tmp: Path, as_json: bool = False) -> None:
         print(json.dumps({"warm_off": best[False], "warm_on": best[True], "cpu_off": cpu[False], "cpu_on": cpu[True]}))
         return
     for dumps, key in ((False, "warm_off"), (True, "warm_on")):
-        t = best[dumps]
-        print(f"warm compile    dumps {'on ' if dumps else 'off'} {t * 1e3:7.1f}ms  {t / GOALS[key]:.2f}x the goal "
+        t = cpu[dumps] if clock == "cpu" else best[dumps]
+        other = f"wall {best[dumps] * 1e3:.1f}ms" if clock == "cpu" else f"CPU {cpu[dumps] * 1e3:.1f}ms"
+        print(f"warm compile    dumps {'on ' if dumps else 'off'} {t * 1e3:7.1f}ms {clock}  {t / GOALS[key]:.2f}x the goal "
               f"({GOALS[key] * 1e3:.0f} ms: {'met' if t <= GOALS[key] else 'NOT met'}), {t / UPSTREAM[key]:.2f}x upstream; "
-              f"CPU {cpu[dumps] * 1e3:.1f}ms")  # fmt: skip
+              f"{other}")  # fmt: skip
 
     def make() -> object:
         """A new @pl.jit object of the same source (a re-run cell, a kernel defined in a function)."""
@@ -221,14 +228,17 @@ def main() -> None:
     parser.add_argument("--procs", type=int, default=5, help="fresh processes per kind")
     parser.add_argument("--baseline", help="a source tree laid out as the installed package (pypto/ with dialects/, "
                         "ptoas/, tools/ inside) to compare with, e.g. an older commit's")  # fmt: skip
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="the time the warm figures are judged by: wall (default) or this process's CPU time "
+                        "(steadier on a shared machine)")  # fmt: skip
     parser.add_argument("--warm-json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         if args.warm_json:
             warm(args.runs, Path(tmp), as_json=True)
             return
-        whole_process(args.procs, Path(tmp), args.baseline)
-        warm(args.runs, Path(tmp))
+        whole_process(args.procs, Path(tmp), args.baseline, clock=args.clock)
+        warm(args.runs, Path(tmp), clock=args.clock)
         if args.baseline:
             warm_against(args.baseline, args.runs, rounds=3)
 

@@ -17,6 +17,7 @@ loop's own last op (``2 * end``).
 
 from __future__ import annotations
 
+import functools
 import keyword
 
 from xdsl.dialects import arith, scf
@@ -64,8 +65,10 @@ def const_int(v: SSAValue) -> int | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)
 def py_name(hint: str) -> str:
-    """A name hint made into a Python identifier the printed program may bind."""
+    """A name hint made into a Python identifier the printed program may bind (a pure function of
+    the hint: cached, a printer asks for the same few hints many times)."""
     name = "".join(c if c.isalnum() or c == "_" else "_" for c in hint)
     if not name or name[0].isdigit():
         name = "_" + name

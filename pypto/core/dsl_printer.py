@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import ArrayAttr, FileLineColLoc, FloatAttr, IntegerAttr, IntegerType, ModuleOp, StringAttr
@@ -162,8 +163,11 @@ def _callees(f: func.FuncOp) -> list[str]:
     return sorted({op.callee.root_reference.data for op in f.walk() if isinstance(op, func.CallOp)})
 
 
-def function_order(funcs: list[func.FuncOp]) -> list[func.FuncOp]:
-    """Callees before callers, otherwise by name (upstream's TopologicalSortFunctions)."""
+def function_order(
+    funcs: list[func.FuncOp], callees: Callable[[func.FuncOp], list[str]] = _callees
+) -> list[func.FuncOp]:
+    """Callees before callers, otherwise by name (upstream's TopologicalSortFunctions); ``callees``
+    gives a function's callee names, sorted."""
     by_name = {f.sym_name.data: f for f in sorted(funcs, key=lambda f: f.sym_name.data)}
     done: set[str] = set()
     order: list[func.FuncOp] = []
@@ -174,7 +178,7 @@ def function_order(funcs: list[func.FuncOp]) -> list[func.FuncOp]:
         if name in path:
             return False
         path.add(name)
-        for callee in _callees(by_name[name]):
+        for callee in callees(by_name[name]):
             if not visit(callee, path):
                 return False
         path.discard(name)
@@ -196,18 +200,37 @@ def op_loc(op: Operation) -> str | None:
     return None
 
 
+def _names_pld(op: Operation) -> bool:
+    """Whether ``op`` or an op inside it is a multi-chip ``pld.`` op."""
+    return any(o.name.startswith("pld.") for o in op.walk())
+
+
 class FunctionTextCache:
     """The printed lines of each function, kept while the function is unchanged (its
     :func:`~pypto.utils.ir_fingerprint.fingerprint` equal): a function's text depends only on the
     function itself, so printing a program after a pass that changed one function prints only that
-    one (the pass dumps)."""
+    one (the pass dumps). So are the facts the program printer reads from a function (its callees,
+    whether it holds a ``pld.`` op)."""
 
     def __init__(self) -> None:
         self._texts: dict[func.FuncOp, tuple[list[object], bool, bool, list[str], list[list[str]]]] = {}
+        self._facts: dict[func.FuncOp, tuple[list[object], list[str], bool]] = {}
 
-    def lines(self, f: func.FuncOp, explicit: bool, concise: bool) -> tuple[list[str], list[list[str]]]:
-        """``f``'s lines and their locations, printed or as printed last time."""
-        now = fingerprint(f)
+    def facts(self, f: func.FuncOp, now: list[object] | None = None) -> tuple[list[str], bool]:
+        """``f``'s callee names (sorted) and whether it holds a ``pld.`` op (``now``: its fingerprint,
+        when the caller has it)."""
+        now = fingerprint(f) if now is None else now
+        got = self._facts.get(f)
+        if got is None or got[0] != now:
+            got = self._facts[f] = (now, _callees(f), _names_pld(f))
+        return got[1], got[2]
+
+    def lines(
+        self, f: func.FuncOp, explicit: bool, concise: bool, now: list[object] | None = None
+    ) -> tuple[list[str], list[list[str]]]:
+        """``f``'s lines and their locations, printed or as printed last time (``now``: its
+        fingerprint, when the caller has it)."""
+        now = fingerprint(f) if now is None else now
         got = self._texts.get(f)
         if got is not None and got[1] == explicit and got[2] == concise and got[0] == now:
             return got[3], got[4]
@@ -225,14 +248,24 @@ def print_program_locs(
     :func:`print_program`; ``cache`` reuses the text of functions unchanged since it printed them)."""
     name = module.sym_name.data if module.sym_name else ""
     lines = [f"# pypto.program: {name}" if name else "# pypto.program", "import pypto.language as pl", ""]
-    if any(op.name.startswith("pld.") for op in module.walk()):  # multi-chip ops: pypto.language.distributed
+    funcs = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    if cache is not None:
+        now = {f: fingerprint(f) for f in funcs}
+        facts = {f: cache.facts(f, now[f]) for f in funcs}
+        pld = any(has for _, has in facts.values()) or any(
+            _names_pld(op) for op in module.ops if not isinstance(op, func.FuncOp)
+        )
+        order = function_order(funcs, lambda f: facts[f][0])
+    else:
+        pld = _names_pld(module)
+        order = function_order(funcs)
+    if pld:  # multi-chip ops: pypto.language.distributed
         lines.insert(2, "import pypto.language.distributed as pld")
     lines += ["@pl.program", f"class {name or 'Program'}:"]
     locs: list[list[str]] = [[] for _ in lines]
-    funcs = [op for op in module.ops if isinstance(op, func.FuncOp)]
-    for f in function_order(funcs):
+    for f in order:
         if cache is not None:
-            f_lines, f_locs = cache.lines(f, explicit, concise)
+            f_lines, f_locs = cache.lines(f, explicit, concise, now=now[f])
         else:
             printer = _FunctionPrinter(f, explicit, concise)
             f_lines, f_locs = printer.lines(), printer.locs

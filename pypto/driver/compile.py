@@ -23,6 +23,7 @@ from typing import Any
 from xdsl.dialects.builtin import ModuleOp
 
 from pypto.compile_profiling import owned_profiler, stage
+from pypto.core.dsl_printer import FunctionTextCache
 from pypto.core.pass_context import resolve_settings
 from pypto.core.program import PassDumpLevel, Program
 from pypto.errors import InvalidArgumentError
@@ -41,7 +42,7 @@ from pypto.pipeline.manager import (
 from pypto.pipeline.perf_hints import DiagnosticPhase, DiagnosticPolicy, DiagnosticReport
 from pypto.pipeline.session import CompileSession
 from pypto.pipeline.verification import VerificationLevel, parse_verification_level
-from pypto.utils.gc_policy import fewer_collections
+from pypto.utils.gc_policy import fewer_collections, import_long_lived
 from pypto.utils.progress import progress
 from pypto.utils.tracebacks import api_boundary
 
@@ -177,8 +178,8 @@ def compile(  # noqa: A001 - the upstream API name
                 bar.name("codegen")
                 with stage("codegen"):
                     # ptoas codegen (kernel_codegen:<name> each): ptoas/, ptoas_passes/, kernels/
-                    from pypto.ptoas.codegen.build import write_codegen  # imported when used (import cost of `pl`)
-
+                    # imported when used (import cost of `pl`); its classes live as long as the process
+                    write_codegen = import_long_lived("pypto.ptoas.codegen.build").write_codegen
                     write_codegen(
                         work,
                         out,
@@ -193,7 +194,7 @@ def compile(  # noqa: A001 - the upstream API name
                     report.raise_werror()
                     compiled = CompiledProgram(out.resolve(), source, work, platform=platform, backend_type=backend)
                     with stage("orchestration_codegen"):
-                        _write_build_contract(compiled, golden, golden_rtol, golden_atol)
+                        _write_build_contract(compiled, golden, golden_rtol, golden_atol, writer.texts)
                     bar.advance("codegen")
             finally:
                 finish()
@@ -203,9 +204,12 @@ def compile(  # noqa: A001 - the upstream API name
     return compiled
 
 
-def _write_build_contract(compiled: CompiledProgram, golden: Any, rtol: float, atol: float) -> None:
+def _write_build_contract(
+    compiled: CompiledProgram, golden: Any, rtol: float, atol: float, text_cache: FunctionTextCache | None = None
+) -> None:
     """The replay contract files (:func:`pypto.runtime.build_dir.write_build_files`); a program without an
-    Orchestration entry has none (stale ones of a reused directory are removed)."""
+    Orchestration entry has none (stale ones of a reused directory are removed). ``text_cache``: the pass
+    dumps' function texts (the orchestration file is the last dump's text when it is at the default level)."""
     from pypto.runtime.build_dir import GOLDEN, KERNEL_CONFIG, META, write_build_files
 
     out = compiled.output_dir
@@ -225,4 +229,5 @@ def _write_build_contract(compiled: CompiledProgram, golden: Any, rtol: float, a
         golden=golden,
         rtol=rtol,
         atol=atol,
+        text_cache=text_cache,
     )

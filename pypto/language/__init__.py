@@ -8,12 +8,14 @@ is :mod:`pypto.frontend`; ``@pl.jit`` dispatch is :mod:`pypto.driver.jit`.
 
 from __future__ import annotations
 
-from pypto.utils.gc_policy import fewer_collections
+from pypto.utils.gc_policy import long_lived
 
 # Defining the IR classes allocates tens of thousands of objects that live as long as the process; with
 # the collector's default thresholds they trigger a full collection of everything imported before
-# (torch's objects included), a large part of a fresh process's cost. The compile uses the same policy.
-with fewer_collections():
+# (torch's objects included), a large part of a fresh process's cost; with raised ones still young
+# collections that traverse them. They are made in one block without collections and then moved to the
+# oldest generation (gc_policy.long_lived).
+with long_lived():
     from pypto.core.program import Program
     from pypto.dialects.enums import (
         AtomicType,

@@ -50,16 +50,19 @@ def _load_builtin_passes() -> None:
     import importlib
     import pkgutil
 
+    from pypto.utils.gc_policy import long_lived
+
     from . import __path__ as package_path
 
-    for info in sorted(pkgutil.iter_modules(package_path), key=lambda m: m.name):
-        if info.name not in _NOT_PASSES and not info.name.startswith("_"):
-            importlib.import_module(f"{__package__}.{info.name}")
-    # Last: identity passes for the pipeline names no module registered, so a
-    # real pass written in its own module always wins.
-    from .placeholders import register_placeholders
+    with long_lived():  # the pass classes live as long as the process
+        for info in sorted(pkgutil.iter_modules(package_path), key=lambda m: m.name):
+            if info.name not in _NOT_PASSES and not info.name.startswith("_"):
+                importlib.import_module(f"{__package__}.{info.name}")
+        # Last: identity passes for the pipeline names no module registered, so a
+        # real pass written in its own module always wins.
+        from .placeholders import register_placeholders
 
-    register_placeholders()
+        register_placeholders()
 
 
 def is_registered(name: str) -> bool:

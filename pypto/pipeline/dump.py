@@ -13,7 +13,9 @@
 - on a failure, ``NN_failed_<PassName>.py`` (the failing pass's input, i.e.
   the previous dump's text) and ``reproducer`` (see :mod:`pypto.pipeline.reproducer`).
 
-Every file is written atomically (``atomic_write_text``): never seen half written.
+Every file is written atomically (``atomic_write_text``): never seen half written. The files are
+written as the passes run, in the compile's own thread (one temporary file, one ``write``, one
+rename each; a writer thread cost more CPU in hand-offs than it saved).
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from pypto.core.dsl_printer import FunctionTextCache
@@ -50,13 +51,17 @@ def line_locs_json(files: dict[str, list[list[str]]]) -> str:
     maps: list[list[list[int]]] = []
     map_index: dict[str, int] = {}
     out_files: dict[str, int] = {}
+    by_object: dict[int, int] = {}  # id of a map list (``files`` holds it) -> its index: an unchanged pass's map
     for name, per_line in files.items():
-        encoded = [[locations.setdefault(loc, len(locations)) for loc in line] for line in per_line]
-        key = json.dumps(encoded, separators=(",", ":"))
-        if key not in map_index:
-            map_index[key] = len(maps)
-            maps.append(encoded)
-        out_files[name] = map_index[key]
+        index = by_object.get(id(per_line))
+        if index is None:
+            encoded = [[locations.setdefault(loc, len(locations)) for loc in line] for line in per_line]
+            key = json.dumps(encoded, separators=(",", ":"))
+            if key not in map_index:
+                map_index[key] = len(maps)
+                maps.append(encoded)
+            index = by_object[id(per_line)] = map_index[key]
+        out_files[name] = index
     payload = {"version": LINE_LOCS_VERSION, "locations": list(locations), "maps": maps, "files": out_files}
     return json.dumps(payload, sort_keys=True, separators=(",", ":")) + "\n"
 
@@ -101,11 +106,13 @@ class DumpWriter:
         self.last_text: str | None = None
         self.last_locs: list[list[str]] = []
         self.line_locs: dict[str, list[list[str]]] = {}
-        # Files are written in order by one background thread while the next
-        # pass runs; close() waits for them and re-raises a write error.
-        self._io: ThreadPoolExecutor | None = None
-        self._pending: list[Future[None]] = []
+        self._fresh: bool | None = None  # whether this writer created the dump folder (None: not yet made)
         self._texts = FunctionTextCache()  # functions a pass left unchanged are not printed again
+
+    @property
+    def texts(self) -> FunctionTextCache | None:
+        """The function texts of the dumps written so far (None when dumps are off)."""
+        return self._texts if self.enabled else None
 
     @property
     def enabled(self) -> bool:
@@ -122,27 +129,24 @@ class DumpWriter:
         return (text, locs) if text.endswith("\n") else (text + "\n", locs)
 
     def _write_text(self, name: str, text: str, directory: Path | None = None) -> Path:
-        if self._io is None:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            self._io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pypto-dump")
+        """Write one file atomically; in a dump folder this writer created, each name is new."""
+        if self._fresh is None:
+            try:
+                self.directory.mkdir(parents=True)
+                self._fresh = True
+            except FileExistsError:
+                self._fresh = False
         if directory is not None:
             directory.mkdir(parents=True, exist_ok=True)
         path = (directory or self.directory) / name
-        self._pending.append(self._io.submit(atomic_write_text, path, text, durable=False))
+        atomic_write_text(path, text, durable=False, new=self._fresh and directory is None)
         return path
 
     def close(self) -> None:
-        """Write ``line_locs.json``, wait until every dump is on disk; raise the first write error."""
+        """Write ``line_locs.json`` (the dumps are already on disk)."""
         if self.line_locs:
-            self._write_text(LINE_LOCS_FILE, line_locs_json(self.line_locs), self.directory.parent / LINE_LOCS_DIR)
-            self.line_locs = {}
-        pending, self._pending = self._pending, []
-        errors = [e for e in (f.exception() for f in pending) if e is not None]
-        if self._io is not None:
-            self._io.shutdown(wait=True)
-            self._io = None
-        if errors:
-            raise errors[0]
+            line_locs, self.line_locs = self.line_locs, {}
+            self._write_text(LINE_LOCS_FILE, line_locs_json(line_locs), self.directory.parent / LINE_LOCS_DIR)
 
     def _write(self, name: str, program: Program) -> Path | None:
         if not self.enabled:

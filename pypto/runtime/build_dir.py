@@ -287,12 +287,15 @@ def write_build_files(
     golden: Any = None,
     rtol: float = 1e-5,
     atol: float = 1e-5,
+    text_cache: Any = None,
 ) -> list[Path]:
     """Write the contract files of a compiled program into ``out_dir``; returns the paths written.
 
     ``lowered_module``: the program after the pass pipeline; ``entry_name``: its Orchestration function;
-    ``param_names``: the user's parameter names; ``golden``: a torch reference (``golden.py``)."""
-    from pypto.core.dsl_printer import print_program
+    ``param_names``: the user's parameter names; ``golden``: a torch reference (``golden.py``);
+    ``text_cache``: a :class:`~pypto.core.dsl_printer.FunctionTextCache` (the pass dumps'), whose text
+    of the functions unchanged since the last dump is reused."""
+    from pypto.core.dsl_printer import print_program_locs
 
     from .debug.run_script import run_script_text
     from .golden_file import golden_text
@@ -304,7 +307,7 @@ def write_build_files(
     orch_rel = f"{ORCHESTRATION_DIR}/{entry_name}.py"
     files: dict[str, str] = {
         META: meta.to_json(),
-        orch_rel: print_program(lowered_module),
+        orch_rel: print_program_locs(lowered_module, cache=text_cache)[0],
         KERNEL_CONFIG: kernel_config_text(
             {"runtime": RUNTIME_NAME, "aicpu_thread_num": 0},
             {"source": orch_rel, "function_name": entry_name, "signature": [p.direction for p in meta.params]},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import re
 from collections.abc import Sequence
@@ -67,7 +68,11 @@ def check_writable_path(path: str | os.PathLike[str]) -> Path:
 
 
 def atomic_write_bytes(
-    path: str | os.PathLike[str], data: bytes | Sequence[bytes | bytearray | memoryview], *, durable: bool = True
+    path: str | os.PathLike[str],
+    data: bytes | Sequence[bytes | bytearray | memoryview],
+    *,
+    durable: bool = True,
+    new: bool = False,
 ) -> None:
     """Write ``data`` to ``path`` atomically (a list or tuple of byte strings: their concatenation, written
     one after the other without joining them in memory first).
@@ -84,7 +89,8 @@ def atomic_write_bytes(
     dominated a compile). It also removes the old file just before the rename:
     ext4 writes a file out to disk at once when it is renamed over an existing
     one, which cost a DFX run 4x its file time; a reader may find the name
-    absent for that instant, never a partial file.
+    absent for that instant, never a partial file. ``new=True``: the caller created the folder
+    itself and writes each name in it once (the pass dumps), so there is no old file to remove.
     """
     target = Path(path)
     try:
@@ -101,7 +107,7 @@ def atomic_write_bytes(
                 os.fsync(fd)
         finally:
             os.close(fd)
-        if not durable:
+        if not durable and not new:
             try:
                 os.unlink(target)
             except FileNotFoundError:
@@ -119,13 +125,19 @@ def atomic_write_bytes(
         remove_stale_temps(target)
 
 
+_TEMP_SERIAL = itertools.count(int.from_bytes(os.urandom(3), "big"))
+"""Numbers the temporary files of this process (a random start; ``os.getpid()`` is in the name too)."""
+
+
 def _open_temp(path: str) -> tuple[int, str]:
-    """A new temporary file next to ``path`` (``.<name>.<pid>.<8 random hex digits>.tmp``, created
-    exclusively, like ``tempfile.mkstemp`` but without its machinery): its descriptor and path."""
+    """A new temporary file next to ``path`` (``.<name>.<pid>.<8 hex digits>.tmp``, created
+    exclusively, like ``tempfile.mkstemp`` but without its machinery): its descriptor and path.
+    The digits are a per-process serial number (no ``getrandom`` call per file); a name left by a
+    killed process of the same pid is skipped."""
     head, tail = os.path.split(path)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
     for _ in range(100):
-        tmp = os.path.join(head, f".{tail}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        tmp = os.path.join(head, f".{tail}.{os.getpid()}.{next(_TEMP_SERIAL) & 0xFFFFFFFF:08x}.tmp")
         try:
             return os.open(tmp, flags, 0o600), tmp
         except FileExistsError:
@@ -147,7 +159,7 @@ def _write_all(fd: int, chunk: bytes | bytearray | memoryview) -> None:
 
 
 def atomic_write_text(
-    path: str | os.PathLike[str], text: str, encoding: str = "utf-8", *, durable: bool = True
+    path: str | os.PathLike[str], text: str, encoding: str = "utf-8", *, durable: bool = True, new: bool = False
 ) -> None:
     """Write ``text`` to ``path`` atomically (:func:`atomic_write_bytes`; no newline translation)."""
-    atomic_write_bytes(path, text.encode(encoding), durable=durable)
+    atomic_write_bytes(path, text.encode(encoding), durable=durable, new=new)
