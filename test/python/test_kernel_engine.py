@@ -325,3 +325,80 @@ def test_cpp_matmul_adds_the_products_in_k_order(tmp_path: Path) -> None:
     assert report is not None and report.cpp_cpu_seconds > 0 and report.interpreter_cpu_seconds > 0
     again, _ = _run(case, compiled, kernel_engine="cpp")  # timing reused: no interpreter run, no CPU time in it
     assert again.kernel_engine is not None and again.kernel_engine.interpreter_cpu_seconds == 0.0
+
+
+def _device_run(where: tuple[str, str], out: Path) -> tuple[Case, Any, Any, list[Any], Any]:
+    """A build on a ChipWorker: (case, compiled, worker, device tensors, registration)."""
+    from pypto.runtime import ChipWorker
+
+    case, compiled = _build(where, out)
+    worker = ChipWorker()
+    dev = [worker.alloc_tensor(t.shape, init=t) for t in case.inputs()]
+    return case, compiled, worker, dev, worker.register(compiled, case.name)
+
+
+def test_a_repeated_cpp_launch_replays_its_recorded_run_in_one_call(tmp_path: Path) -> None:
+    """Launch 1 runs the interpreter for the cycles, launch 2 is recorded, launch 3 on replays it in one
+    C++ call (no orchestration walk, no scheduler) with the recorded cycles and this launch's data."""
+    case, compiled, worker, dev, name = _device_run(ADD, tmp_path / "build")
+    cpp = RunConfig(kernel_engine="cpp")
+    runs = [worker.run(name, *dev, config=cpp) for _ in range(3)]
+    assert [r.kernel_engine.replayed for r in runs] == [False, False, True]
+    assert runs[2].kernel_engine.cpp_calls == 1 and runs[2].kernel_engine.interpreter_runs == 0
+    assert "replayed in one call" in runs[2].kernel_engine.summary()
+    assert runs[2].total_cycles == runs[0].total_cycles > 0 and len(runs[2].tasks) == len(runs[0].tasks)
+    a, b, c = dev
+    new_a = torch.randn(a.shape)
+    a.copy_from(new_a)
+    c.copy_from(torch.zeros(c.shape))
+    again = worker.run(name, *dev, config=cpp)
+    assert again.kernel_engine.replayed
+    assert torch.equal(c.to_torch(), new_a + b.to_torch())  # the replay reads this launch's data
+    # Other run options, host tensors (copied every run) and check_inputs=True take the full path.
+    assert not worker.run(name, *dev, config=RunConfig(kernel_engine="cpp", check_races=False)).kernel_engine.replayed
+    assert not worker.run(name, *dev, config=RunConfig(kernel_engine="cpp", check_inputs=True)).kernel_engine.replayed
+    for _ in range(3):
+        host, args = _run(case, compiled, kernel_engine="cpp")
+        assert not host.kernel_engine.replayed
+        assert torch.equal(_output(case, args), case.expected(args)["c"])
+
+
+def test_a_replay_with_cube_vector_pipes_matches_the_full_run(tmp_path: Path) -> None:
+    case, _, worker, dev, name = _device_run(MIXED, tmp_path / "build")
+    cpp = RunConfig(kernel_engine="cpp")
+    worker.run(name, *dev, config=cpp)
+    full = worker.run(name, *dev, config=cpp)
+    outs = [case.param_names.index(n) for n in case.outputs]
+    want = [dev[i].to_torch().clone() for i in outs]
+    for i in outs:
+        dev[i].copy_from(torch.zeros(dev[i].shape))
+    replayed = worker.run(name, *dev, config=cpp)
+    assert replayed.kernel_engine.replayed and not full.kernel_engine.replayed
+    assert replayed.kernel_engine.cpp_calls == full.kernel_engine.cpp_calls == 2
+    for i, w in zip(outs, want, strict=True):
+        assert torch.equal(dev[i].to_torch(), w)
+
+
+def test_an_edited_cpp_drops_the_recorded_run(tmp_path: Path) -> None:
+    case, compiled, worker, dev, name = _device_run(ADD, tmp_path / "build")
+    cpp = RunConfig(kernel_engine="cpp")
+    for _ in range(3):
+        last = worker.run(name, *dev, config=cpp)
+    assert last.kernel_engine.replayed
+    path = _kernel_cpp(compiled)
+    path.write_text(path.read_text().replace("TADD(", "TSUB("))
+    edited = worker.run(name, *dev, config=cpp)
+    assert not edited.kernel_engine.replayed  # rebuilt and run through the scheduler
+    a, b, c = (t.to_torch() for t in dev)
+    assert torch.equal(c, a - b)
+
+
+def test_a_program_reading_tensor_elements_is_never_recorded(add_build: tuple[Case, Any]) -> None:
+    """``pl.tensor.read`` in the host code: the task graph may depend on data, so no plan."""
+    from pypto.runtime.cpp_plan import _reads_tensors
+
+    sys.path.insert(0, str(ROOT / "test" / "python"))
+    from test_runtime_shapes import RuntimeShapes
+
+    assert _reads_tensors(RuntimeShapes.module)
+    assert not _reads_tensors(add_build[1].program.module)
