@@ -11,7 +11,8 @@ built by g++ against ``pto_cpu.hpp`` (:func:`pypto.ptoas.build.build_library`) i
 ``<work_dir>/cache/kernels/<func>-<key>.so``; the key covers the ``.cpp``, the header, the flags
 and the compiler, so an edited ``.cpp`` is rebuilt (older builds of that kernel are removed) unless
 ``recompile_kernels=False``, which takes the cached library as it is. The library is called
-through ctypes on the task's own buffers (their data addresses; no copy).
+through ctypes on the task's own buffers (their data addresses; no copy): one call per launch,
+``pto_cpu_call`` (block, ``kernel_entry``, error status).
 
 Who computes what:
 
@@ -21,7 +22,8 @@ Who computes what:
   values): the device model's timing does not depend on tensor values, so a later task or launch
   with the same signature reuses it and costs only the C++ call. The C++ engine is therefore fast
   from the second call of a kernel signature on (``benchmarks/kernel_engine.py``); the first pays
-  one interpreter run for its cycles.
+  one interpreter run for its cycles. A repeated run on the same device tensors replays its recorded
+  launches in one C++ call, without the orchestration walk and the scheduler (:mod:`.cpp_plan`).
 - ``"both"``: the interpreter runs on the task's buffers (its numbers are the run's result, so
   every task's two runs see the same inputs), the compiled kernel on copies of the buffers it
   writes; :attr:`EngineReport.diffs` has one :class:`OutputDiff` per written argument.
