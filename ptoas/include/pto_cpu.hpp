@@ -819,7 +819,7 @@ constexpr int64_t kMmRows = 4, kMmCols = 8;  // a register block: 4 rows x 8 col
 template <typename A, typename Init>
 inline void matmul_block(const A &a, const float *rhs, int64_t k, int64_t n, int64_t i, int64_t j0, Init &init,
                          float (&out)[kMmRows][kMmCols]) {
-    f32x4 t[kMmRows][2];
+    f32x4 t[kMmRows][2] = {};
     for (int ii = 0; ii < kMmRows; ++ii)
         for (int h = 0; h < 2; ++h)
             for (int q = 0; q < 4; ++q) t[ii][h][q] = static_cast<float>(init(i + ii, j0 + 4 * h + q));
@@ -838,6 +838,40 @@ inline void matmul_block(const A &a, const float *rhs, int64_t k, int64_t n, int
         for (int h = 0; h < 2; ++h)
             for (int q = 0; q < 4; ++q) out[ii][4 * h + q] = t[ii][h][q];
 }
+
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(PTO_CPU_NO_AVX2)
+#define PTO_CPU_AVX2_MATMUL 1
+typedef float f32x8 __attribute__((vector_size(32)));
+// matmul_block with 8-lane accumulators, 4 rows x 16 columns, for a CPU with AVX2 (chosen at run time,
+// so the library still runs without it). Multiply and add stay separate (no FMA): the same bits.
+template <typename A, typename Init>
+__attribute__((target("avx2"))) inline void matmul_block16(const A &a, const float *rhs, int64_t k, int64_t n,
+                                                           int64_t i, int64_t j0, Init &init,
+                                                           float (&out)[kMmRows][2 * kMmCols]) {
+    f32x8 t[kMmRows][2] = {};
+    for (int ii = 0; ii < kMmRows; ++ii)
+        for (int h = 0; h < 2; ++h)
+            for (int q = 0; q < 8; ++q) t[ii][h][q] = static_cast<float>(init(i + ii, j0 + 8 * h + q));
+    for (int64_t p = 0; p < k; ++p) {
+        f32x8 r0, r1;
+        std::memcpy(&r0, rhs + p * n + j0, sizeof r0);
+        std::memcpy(&r1, rhs + p * n + j0 + 8, sizeof r1);
+        for (int ii = 0; ii < kMmRows; ++ii) {
+            const float x = static_cast<float>(up(a.at(i + ii, p)));
+            const f32x8 xv = {x, x, x, x, x, x, x, x};
+            t[ii][0] += xv * r0;
+            t[ii][1] += xv * r1;
+        }
+    }
+    for (int ii = 0; ii < kMmRows; ++ii)
+        for (int h = 0; h < 2; ++h)
+            for (int q = 0; q < 8; ++q) out[ii][8 * h + q] = t[ii][h][q];
+}
+inline bool has_avx2() {
+    static const bool yes = __builtin_cpu_supports("avx2");
+    return yes;
+}
+#endif
 #endif
 
 template <typename C, typename A, typename B, typename Init>
@@ -865,16 +899,26 @@ inline void matmul(const char *op, C &c, A &a, B &b, Init &&init) {
     int64_t i = 0;
 #if defined(__GNUC__)
     if constexpr (std::is_same_v<Acc, float>) {
-        const int64_t n8 = n - n % kMmCols;
         float out[kMmRows][kMmCols];
         for (; i + kMmRows <= m; i += kMmRows) {
-            for (int64_t j0 = 0; j0 < n8; j0 += kMmCols) {
+            int64_t j0 = 0;
+#if defined(PTO_CPU_AVX2_MATMUL)
+            if (has_avx2()) {
+                float wide[kMmRows][2 * kMmCols];
+                for (; j0 + 2 * kMmCols <= n; j0 += 2 * kMmCols) {
+                    matmul_block16(a, rhs, k, n, i, j0, init, wide);
+                    for (int ii = 0; ii < kMmRows; ++ii)
+                        for (int64_t jj = 0; jj < 2 * kMmCols; ++jj) c.at(i + ii, j0 + jj) = to<T>(wide[ii][jj]);
+                }
+            }
+#endif
+            for (; j0 + kMmCols <= n; j0 += kMmCols) {
                 matmul_block(a, rhs, k, n, i, j0, init, out);
                 for (int ii = 0; ii < kMmRows; ++ii)
                     for (int64_t jj = 0; jj < kMmCols; ++jj) c.at(i + ii, j0 + jj) = to<T>(out[ii][jj]);
             }
             for (int ii = 0; ii < kMmRows; ++ii)  // the columns past the last block of 8
-                for (int64_t j = n8; j < n; ++j) {
+                for (int64_t j = j0; j < n; ++j) {
                     Acc v = static_cast<Acc>(init(i + ii, j));
                     for (int64_t p = 0; p < k; ++p) v += static_cast<Acc>(up(a.at(i + ii, p))) * rhs[p * n + j];
                     c.at(i + ii, j) = to<T>(v);

@@ -402,3 +402,41 @@ def test_a_program_reading_tensor_elements_is_never_recorded(add_build: tuple[Ca
 
     assert _reads_tensors(RuntimeShapes.module)
     assert not _reads_tensors(add_build[1].program.module)
+
+
+@pytest.mark.parametrize("flags", [(), ("-DPTO_CPU_NO_AVX2",)], ids=["as-built", "no-avx2"])
+def test_header_matmul_blocks_and_tails_keep_the_k_order_bits(tmp_path: Path, flags: tuple[str, ...]) -> None:
+    """6x5 @ 5x20 through TMATMUL_ACC: a 4-row register block (16 or 8 columns wide), its column tail and
+    the 2-row tail all give each element init + a[i,0]*b[0,j] + ... in k order, bit for bit."""
+    import ctypes
+
+    import numpy as np
+
+    from pypto.ptoas.build import build_shared
+
+    src = """#include "pto_cpu.hpp"
+using namespace pto;
+extern "C" int mm(const float *a, const float *b, const float *init, float *c) {
+    return pto::cpu::launch("mm", [&]() {
+        Tile<TileType::Left, float, 8, 8, BLayout::RowMajor, -1, -1> A(6, 5);
+        Tile<TileType::Right, float, 8, 24, BLayout::RowMajor, -1, -1> B(5, 20);
+        Tile<TileType::Acc, float, 8, 24, BLayout::ColMajor, -1, -1> I(6, 20), C(6, 20);
+        TASSIGN(A, 0); TASSIGN(B, 0); TASSIGN(I, 0); TASSIGN(C, 1024);
+        for (int r = 0; r < 6; ++r) for (int k = 0; k < 5; ++k) A.at(r, k) = a[r * 5 + k];
+        for (int k = 0; k < 5; ++k) for (int j = 0; j < 20; ++j) B.at(k, j) = b[k * 20 + j];
+        for (int r = 0; r < 6; ++r) for (int j = 0; j < 20; ++j) I.at(r, j) = init[r * 20 + j];
+        TMATMUL_ACC(C, I, A, B);
+        for (int r = 0; r < 6; ++r) for (int j = 0; j < 20; ++j) c[r * 20 + j] = C.at(r, j);
+    });
+}
+"""
+    lib = ctypes.CDLL(str(build_shared(src, tmp_path, "mm", ("-O3", "-ffp-contract=off", *flags))))
+    rng = np.random.default_rng(0)
+    a, b, init = (rng.standard_normal(s).astype(np.float32) for s in ((6, 5), (5, 20), (6, 20)))
+    c = np.zeros((6, 20), np.float32)
+    ptr = ctypes.c_void_p
+    assert lib.mm(*(ptr(x.ctypes.data) for x in (a, b, init, c))) == 0
+    want = init.copy()
+    for p in range(5):
+        want = want + a[:, p : p + 1] * b[p : p + 1, :]  # float32: one rounding per multiply and per add
+    assert np.array_equal(c.view(np.uint32), want.view(np.uint32))
