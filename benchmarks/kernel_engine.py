@@ -1,22 +1,26 @@
 """The compiled-C++ kernel engine against the interpreter, in host time (goal: the C++ engine >= 20x faster).
 
 Two examples, each compiled once into a temporary directory, its tensors in a ``ChipWorker`` (no host
-copies per launch), one warm-up launch per engine (the interpreter parses the ``.pto``; the C++ engine
-builds the ``.so`` into ``<work_dir>/cache/kernels/`` and takes each kernel's cycles from one
-interpreter run, kept for its signature), then the best of ``--repeat`` rounds, the engines interleaved:
+copies per launch), warm-up launches (the interpreter parses the ``.pto``; the C++ engine builds the
+``.so`` into ``<work_dir>/cache/kernels/``, takes each kernel's cycles from one interpreter run, kept
+for its signature, and records its second launch, which later launches replay in one C++ call:
+``pypto.runtime.cpp_plan``; the benchmark asserts its timed launches were replays), then the best of
+``--repeat`` rounds, the engines interleaved:
 
 - ``chunked_add`` (``examples/beginner/02_elementwise.py``): the largest example by work size, ``c = a + b``
   in 128-row chunks, its ``ROWS`` set to ``--rows`` (default 8192: three 8192x128 fp32 tensors, 12 MiB).
-  Lines: ``run`` (a whole ``ChipWorker.run``), ``run, In check`` (the same with
-  ``RunConfig(check_inputs=True)``: every launch copies and compares the In tensors, as every launch did
-  before ``check_inputs``) and ``kernel`` (the kernel alone: ``run_kernel`` against the library's
-  ``kernel_entry`` on the same arrays). Asserts the fp32 result bit-identical between the engines and
-  equal to ``a + b``, and the same cycles.
+  Lines: ``run`` (a whole ``ChipWorker.run``; with the C++ engine a replay of the recorded launch, whose
+  result is asserted), ``run, In check`` (the same with ``RunConfig(check_inputs=True)``: every launch
+  copies and compares the In tensors, as every launch did before ``check_inputs``; no replay) and
+  ``kernel`` (the kernel alone: ``run_kernel`` against the library's ``kernel_entry`` on the same
+  arrays). Asserts the fp32 result bit-identical between the engines and equal to ``a + b``, and the
+  same cycles.
 - ``llama_mlp_block`` (``examples/models/08_llama_block.py``): the largest example program (24 tasks of
   6 kernels: RMSNorm, SwiGLU and the residual add on vector cores, three projections on cube cores).
-  Lines: ``run`` and ``kernels`` (the time of the 24 kernel runs of each engine within one
-  ``kernel_engine="both"`` launch: ``EngineReport.interpreter_seconds`` against ``cpp_seconds``, with
-  ``--clock cpu`` the run thread's CPU time ``interpreter_cpu_seconds`` against ``cpp_cpu_seconds``).
+  Lines: ``run`` (with the C++ engine a replay: one C++ call for the 24 kernel launches) and
+  ``kernels`` (the time of the 24 kernel runs of each engine within one ``kernel_engine="both"`` launch:
+  ``EngineReport.interpreter_seconds`` against ``cpp_seconds``, with ``--clock cpu`` the run thread's CPU
+  time ``interpreter_cpu_seconds`` against ``cpp_cpu_seconds``; one ctypes call per kernel run).
   Asserts every vector kernel's outputs bit-identical between the engines, the cube kernels' within the
   case's tolerance (fp32 sums in another order), and the result close to the reference.
 
@@ -44,8 +48,9 @@ EXAMPLES = ROOT / "examples"
 GOAL = 20.0
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
 BEFORE = (
-    "before (session 5, wall): chunked_add 8192x128 kernel 9.5-13.7x, run 2.0-7.2x; "
-    "llama_mlp_block not measured (its C++ matmuls walked tile columns: down_proj 5.4 ms per call, now ~0.1 ms)"
+    "before (session 8, cpu clock, best of 5; launches through the scheduler, one set_block + kernel_entry "
+    "ctypes call each, scalar-accumulator matmul): chunked_add run 4.9x, kernel 4.4x; "
+    "llama_mlp_block run 2.8x, kernels 5.2x"
 )
 
 
@@ -113,7 +118,11 @@ def bench_chunked_add(rows: int, repeat: int, clock: Callable[[], float], unit: 
         def launches(cfgs: dict[str, Any]) -> dict[str, Callable[[], Any]]:
             return {e: (lambda e=e: worker.run(name, da, db, outs[e], config=cfgs[e])) for e in outs}
 
+        worker.run(name, da, db, outs["cpp"], config=configs["cpp"])  # recorded: later launches replay it
         run_s = _best(launches(configs), repeat, clock)
+        outs["cpp"].copy_from(torch.zeros_like(a))
+        assert worker.run(name, da, db, outs["cpp"], config=configs["cpp"]).kernel_engine.replayed
+        assert torch.equal(outs["cpp"].to_torch(), a + b), "a replayed launch did not compute a + b"
         checked_s = _best(launches(checked), repeat, clock)
 
         unit_ = results["interpreter"].units
@@ -160,13 +169,14 @@ def bench_llama(repeat: int, clock: Callable[[], float], unit: str, cpu: bool) -
         dev = [worker.alloc_tensor(t.shape, init=t) for t in args]
         name = worker.register(compiled, case.name)
         configs = {eng: RunConfig(kernel_engine=eng) for eng in ("interpreter", "cpp")}
-        for cfg in configs.values():  # warm-up
+        for cfg in (*configs.values(), configs["cpp"]):  # warm-up; the second cpp launch is recorded
             result = worker.run(name, *dev, config=cfg)
         out = dev[case.param_names.index(case.outputs[0])].to_torch()
         want = case.reference(*args[: len(args) - len(case.outputs)])[case.outputs[0]]
         torch.testing.assert_close(out, want, rtol=case.rtol, atol=case.atol)
 
         run_s = _best({e: (lambda c=c: worker.run(name, *dev, config=c)) for e, c in configs.items()}, repeat, clock)
+        assert worker.run(name, *dev, config=configs["cpp"]).kernel_engine.replayed
 
         both = RunConfig(kernel_engine="both")
         kernels = {"interpreter": float("inf"), "cpp": float("inf")}

@@ -490,6 +490,7 @@ struct GlobalTensor {
     int64_t cols() const { return shape[4]; }
     // Element offset of (r, 0): row r split over dims 3..0.
     int64_t row_offset(int64_t r) const {
+        if (shape[0] == 1 && shape[1] == 1 && shape[2] == 1) return r * stride[3];  // a 2-D view: no divisions
         int64_t off = 0;
         for (int d = 3; d >= 0; --d) {
             off += (r % shape[d]) * stride[d];
@@ -657,6 +658,15 @@ PTO_INST void TLOAD(TileT &dst, GT &src) {
                   cpu::dims(dst.GetValidRow(), dst.GetValidCol()));
     using T = typename TileT::DType;
     const int64_t cs = src.stride[4];
+    if constexpr (TileT::BL == BLayout::RowMajor && std::is_same_v<T, typename GT::DType>) {
+        if (cs == 1) {  // contiguous rows of the same type: a byte copy per row
+            const std::size_t bytes = static_cast<std::size_t>(dst.GetValidCol()) * sizeof(T);
+            for (int64_t r = 0; r < dst.GetValidRow(); ++r)
+                std::memcpy(dst.data_ + r * TileT::Cols, src.ptr + src.row_offset(r), bytes);
+            cpu::fill_pad(dst);
+            return;
+        }
+    }
     for (int64_t r = 0; r < dst.GetValidRow(); ++r) {  // one row offset per row (not per element)
         const typename GT::DType *row = src.ptr + src.row_offset(r);
         for (int64_t c = 0; c < dst.GetValidCol(); ++c) dst.at(r, c) = cpu::bitwise_or_convert<T>(row[c * cs]);
@@ -680,6 +690,15 @@ inline void store(GT &dst, TileT &src, bool quant, uint64_t pre_quant) {
         std::memcpy(&scale, &u, 4);
     }
     const int64_t cs = dst.stride[4];
+    if constexpr (TileT::Loc != TileType::Acc && TileT::BL == BLayout::RowMajor && A == AtomicType::AtomicNone &&
+                  std::is_same_v<D, S>) {
+        if (cs == 1) {  // contiguous rows of the same type: a byte copy per row
+            const std::size_t bytes = static_cast<std::size_t>(src.GetValidCol()) * sizeof(S);
+            for (int64_t r = 0; r < src.GetValidRow(); ++r)
+                std::memcpy(dst.ptr + dst.row_offset(r), src.data_ + r * TileT::Cols, bytes);
+            return;
+        }
+    }
     for (int64_t r = 0; r < src.GetValidRow(); ++r) {  // one row offset per row (not per element)
         D *row = dst.ptr + dst.row_offset(r);
         for (int64_t c = 0; c < src.GetValidCol(); ++c) {
@@ -782,6 +801,79 @@ PTO_INST void TRESHAPE(D &dst, S &src) {
 // Cube
 // ---------------------------------------------------------------------------------------------------
 namespace cpu {
+// A per-thread scratch buffer of at least n elements, kept across calls (no allocation per matmul).
+template <typename T>
+inline T *scratch(std::size_t n) {
+    static thread_local std::vector<T> buf;
+    if (buf.size() < n) buf.resize(n);
+    return buf.data();
+}
+
+#if defined(__GNUC__)
+typedef float f32x4 __attribute__((vector_size(16)));
+constexpr int64_t kMmRows = 4, kMmCols = 8;  // a register block: 4 rows x 8 columns, 8 accumulators of 4 lanes
+
+// Result rows i..i+3, columns j0..j0+7 of an fp32 matmul into out[4][8]: every element is
+// init + a(i,0)*b(0,j) + a(i,1)*b(1,j) + ... in p order, one rounding per multiply and per add (the
+// order and roundings of the scalar loop, so the same bits), the accumulators held in registers.
+template <typename A, typename Init>
+inline void matmul_block(const A &a, const float *rhs, int64_t k, int64_t n, int64_t i, int64_t j0, Init &init,
+                         float (&out)[kMmRows][kMmCols]) {
+    f32x4 t[kMmRows][2] = {};
+    for (int ii = 0; ii < kMmRows; ++ii)
+        for (int h = 0; h < 2; ++h)
+            for (int q = 0; q < 4; ++q) t[ii][h][q] = static_cast<float>(init(i + ii, j0 + 4 * h + q));
+    for (int64_t p = 0; p < k; ++p) {
+        f32x4 r0, r1;
+        std::memcpy(&r0, rhs + p * n + j0, sizeof r0);
+        std::memcpy(&r1, rhs + p * n + j0 + 4, sizeof r1);
+        for (int ii = 0; ii < kMmRows; ++ii) {
+            const float x = static_cast<float>(up(a.at(i + ii, p)));
+            const f32x4 xv = {x, x, x, x};
+            t[ii][0] += xv * r0;
+            t[ii][1] += xv * r1;
+        }
+    }
+    for (int ii = 0; ii < kMmRows; ++ii)
+        for (int h = 0; h < 2; ++h)
+            for (int q = 0; q < 4; ++q) out[ii][4 * h + q] = t[ii][h][q];
+}
+
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(PTO_CPU_NO_AVX2)
+#define PTO_CPU_AVX2_MATMUL 1
+typedef float f32x8 __attribute__((vector_size(32)));
+// matmul_block with 8-lane accumulators, 4 rows x 16 columns, for a CPU with AVX2 (chosen at run time,
+// so the library still runs without it). Multiply and add stay separate (no FMA): the same bits.
+template <typename A, typename Init>
+__attribute__((target("avx2"))) inline void matmul_block16(const A &a, const float *rhs, int64_t k, int64_t n,
+                                                           int64_t i, int64_t j0, Init &init,
+                                                           float (&out)[kMmRows][2 * kMmCols]) {
+    f32x8 t[kMmRows][2] = {};
+    for (int ii = 0; ii < kMmRows; ++ii)
+        for (int h = 0; h < 2; ++h)
+            for (int q = 0; q < 8; ++q) t[ii][h][q] = static_cast<float>(init(i + ii, j0 + 8 * h + q));
+    for (int64_t p = 0; p < k; ++p) {
+        f32x8 r0, r1;
+        std::memcpy(&r0, rhs + p * n + j0, sizeof r0);
+        std::memcpy(&r1, rhs + p * n + j0 + 8, sizeof r1);
+        for (int ii = 0; ii < kMmRows; ++ii) {
+            const float x = static_cast<float>(up(a.at(i + ii, p)));
+            const f32x8 xv = {x, x, x, x, x, x, x, x};
+            t[ii][0] += xv * r0;
+            t[ii][1] += xv * r1;
+        }
+    }
+    for (int ii = 0; ii < kMmRows; ++ii)
+        for (int h = 0; h < 2; ++h)
+            for (int q = 0; q < 8; ++q) out[ii][8 * h + q] = t[ii][h][q];
+}
+inline bool has_avx2() {
+    static const bool yes = __builtin_cpu_supports("avx2");
+    return yes;
+}
+#endif
+#endif
+
 template <typename C, typename A, typename B, typename Init>
 inline void matmul(const char *op, C &c, A &a, B &b, Init &&init) {
     c.check(op);
@@ -797,19 +889,49 @@ inline void matmul(const char *op, C &c, A &a, B &b, Init &&init) {
     using Acc = std::conditional_t<std::is_integral_v<AT>, int64_t, float>;
     using T = typename C::DType;
     // Each result element is init(i, j) + a(i,0)*b(0,j) + a(i,1)*b(1,j) + ..., added in p order, one
-    // rounding per multiply and per add. The loops run i, p, j over rhs rows packed row-major once, so
-    // the inner loop walks contiguous memory and vectorises without changing any element's operations
-    // (strided column walks through the tiles thrashed the L1 cache).
-    std::vector<Acc> rhs(static_cast<std::size_t>(k * n)), acc(static_cast<std::size_t>(n));
+    // rounding per multiply and per add. The rhs rows are packed row-major once (into a per-thread
+    // buffer), so the inner loops walk contiguous memory and vectorise without changing any element's
+    // operations; fp32 runs 4x8 register blocks (matmul_block), the rest the i, p, j loop below.
+    Acc *rhs = scratch<Acc>(static_cast<std::size_t>(k * n + n));  // the packed rhs, then one row of sums
+    Acc *acc = rhs + k * n;
     for (int64_t p = 0; p < k; ++p)
         for (int64_t j = 0; j < n; ++j) rhs[p * n + j] = static_cast<Acc>(up(b.at(p, j)));
-    for (int64_t i = 0; i < m; ++i) {
+    int64_t i = 0;
+#if defined(__GNUC__)
+    if constexpr (std::is_same_v<Acc, float>) {
+        float out[kMmRows][kMmCols];
+        for (; i + kMmRows <= m; i += kMmRows) {
+            int64_t j0 = 0;
+#if defined(PTO_CPU_AVX2_MATMUL)
+            if (has_avx2()) {
+                float wide[kMmRows][2 * kMmCols];
+                for (; j0 + 2 * kMmCols <= n; j0 += 2 * kMmCols) {
+                    matmul_block16(a, rhs, k, n, i, j0, init, wide);
+                    for (int ii = 0; ii < kMmRows; ++ii)
+                        for (int64_t jj = 0; jj < 2 * kMmCols; ++jj) c.at(i + ii, j0 + jj) = to<T>(wide[ii][jj]);
+                }
+            }
+#endif
+            for (; j0 + kMmCols <= n; j0 += kMmCols) {
+                matmul_block(a, rhs, k, n, i, j0, init, out);
+                for (int ii = 0; ii < kMmRows; ++ii)
+                    for (int64_t jj = 0; jj < kMmCols; ++jj) c.at(i + ii, j0 + jj) = to<T>(out[ii][jj]);
+            }
+            for (int ii = 0; ii < kMmRows; ++ii)  // the columns past the last block of 8
+                for (int64_t j = j0; j < n; ++j) {
+                    Acc v = static_cast<Acc>(init(i + ii, j));
+                    for (int64_t p = 0; p < k; ++p) v += static_cast<Acc>(up(a.at(i + ii, p))) * rhs[p * n + j];
+                    c.at(i + ii, j) = to<T>(v);
+                }
+        }
+    }
+#endif
+    for (; i < m; ++i) {
         for (int64_t j = 0; j < n; ++j) acc[j] = static_cast<Acc>(init(i, j));
         for (int64_t p = 0; p < k; ++p) {
             const Acc x = static_cast<Acc>(up(a.at(i, p)));
-            const Acc *row = rhs.data() + p * n;
-            Acc *out = acc.data();
-            for (int64_t j = 0; j < n; ++j) out[j] += x * row[j];
+            const Acc *row = rhs + p * n;
+            for (int64_t j = 0; j < n; ++j) acc[j] += x * row[j];
         }
         for (int64_t j = 0; j < n; ++j) c.at(i, j) = to<T>(acc[j]);
     }
@@ -1802,6 +1924,36 @@ extern "C" __attribute__((used, visibility("default"))) inline const char *pto_c
 extern "C" __attribute__((used, visibility("default"))) inline void pto_cpu_set_block(int64_t idx, int64_t num) {
     pto::cpu::core().block_idx = idx;
     pto::cpu::core().block_num = num;
+}
+// One host call per launch: run the library's kernel_entry on args as block (idx, num); 0 on success,
+// else 1 with the message in pto_cpu_last_error() (the C++ kernel engine calls this, not set_block + entry).
+extern "C" __attribute__((used, visibility("default"))) inline int pto_cpu_call(void (*entry)(int64_t *), int64_t *args,
+                                                                                int64_t idx, int64_t num) {
+    pto::cpu::core().block_idx = idx;
+    pto::cpu::core().block_num = num;
+    entry(args);
+    return pto::cpu::last_error().empty() ? 0 : 1;
+}
+// A recorded run in one host call: empty the FIFOs, then launch entries[i](args[i]) as block (blocks[2i],
+// blocks[2i + 1]) for i in 0..n-1 in order (the entries may live in any kernel library: the core state is
+// process-wide). Returns -1, or the index of the launch that failed (its message in pto_cpu_last_error()).
+extern "C" __attribute__((used, visibility("default"))) inline int64_t pto_cpu_run_calls(int64_t n,
+                                                                                      void (*const *entries)(int64_t *),
+                                                                                      int64_t *const *args,
+                                                                                      const int64_t *blocks) {
+    {
+        pto::cpu::PipeFifos &f = pto::cpu::pipe_fifos_v1();
+        std::lock_guard<std::mutex> lock(f.mu);
+        f.fifo[0].clear();
+        f.fifo[1].clear();
+    }
+    for (int64_t i = 0; i < n; ++i) {
+        pto::cpu::core().block_idx = blocks[2 * i];
+        pto::cpu::core().block_num = blocks[2 * i + 1];
+        entries[i](args[i]);
+        if (!pto::cpu::last_error().empty()) return i;
+    }
+    return -1;
 }
 // Empty both cross-core FIFOs (process-wide: any kernel library's copy of this function will do).
 extern "C" __attribute__((used, visibility("default"))) inline void pto_cpu_reset_pipes() {

@@ -11,7 +11,8 @@ built by g++ against ``pto_cpu.hpp`` (:func:`pypto.ptoas.build.build_library`) i
 ``<work_dir>/cache/kernels/<func>-<key>.so``; the key covers the ``.cpp``, the header, the flags
 and the compiler, so an edited ``.cpp`` is rebuilt (older builds of that kernel are removed) unless
 ``recompile_kernels=False``, which takes the cached library as it is. The library is called
-through ctypes on the task's own buffers (their data addresses; no copy).
+through ctypes on the task's own buffers (their data addresses; no copy): one call per launch,
+``pto_cpu_call`` (block, ``kernel_entry``, error status).
 
 Who computes what:
 
@@ -21,7 +22,8 @@ Who computes what:
   values): the device model's timing does not depend on tensor values, so a later task or launch
   with the same signature reuses it and costs only the C++ call. The C++ engine is therefore fast
   from the second call of a kernel signature on (``benchmarks/kernel_engine.py``); the first pays
-  one interpreter run for its cycles.
+  one interpreter run for its cycles. A repeated run on the same device tensors replays its recorded
+  launches in one C++ call, without the orchestration walk and the scheduler (:mod:`.cpp_plan`).
 - ``"both"``: the interpreter runs on the task's buffers (its numbers are the run's result, so
   every task's two runs see the same inputs), the compiled kernel on copies of the buffers it
   writes; :attr:`EngineReport.diffs` has one :class:`OutputDiff` per written argument.
@@ -125,6 +127,8 @@ class EngineReport:
     """The run thread's CPU time in the interpreter's kernel runs (other processes' load counts less)."""
     cpp_cpu_seconds: float = 0.0
     """The run thread's CPU time in the compiled kernels' calls."""
+    replayed: bool = False
+    """The run replayed a recorded plan in one C++ call (:mod:`.cpp_plan`): no orchestration walk, no scheduler."""
 
     @property
     def differing(self) -> list[OutputDiff]:
@@ -134,7 +138,8 @@ class EngineReport:
     def summary(self) -> str:
         """A few lines: engine, notes, and each output that differs (or that all agree)."""
         lines = [
-            f"kernel engine {self.engine}: {self.cpp_calls} C++ call(s) in {self.cpp_seconds * 1e3:.2f} ms, "
+            f"kernel engine {self.engine}: {self.cpp_calls} C++ call(s) in {self.cpp_seconds * 1e3:.2f} ms"
+            f"{' (a recorded run replayed in one call)' if self.replayed else ''}, "
             f"{self.interpreter_runs} interpreter run(s) in {self.interpreter_seconds * 1e3:.2f} ms, "
             f"{self.input_checks} In-argument check(s)"
         ]
@@ -237,6 +242,41 @@ def _scalar_slots(src: Path, func_name: str) -> list[str]:
     return [ctype for ctype, _ in params]
 
 
+def _address(v: Any) -> int:
+    """An array argument's int64 slot: its data address (no copy)."""
+    if not v.flags.c_contiguous:
+        raise KernelEngineError("kernel array arguments must be C-contiguous")
+    return int(v.__array_interface__["data"][0])
+
+
+def _scalar_slot(ctype: str) -> Callable[[Any], int]:
+    """The int64 slot of a scalar of C++ type ``ctype``: an integer as itself, a float as the bits the
+    C++ type wants (fp32 for ``float``, half / double through ``runner.F16`` / ``runner.F64``)."""
+    from pypto.ptoas.emitc import runner
+
+    wrapper = _SCALAR_WRAPPERS.get(ctype)
+
+    def slot(v: Any) -> int:
+        if isinstance(v, np.ndarray):
+            return _address(v)
+        if wrapper is None and ctype != "float" and isinstance(v, int):
+            return int(v)
+        if wrapper is not None:
+            v = getattr(runner, wrapper)(float(v))
+        elif ctype == "float":
+            v = float(v)
+        return int(runner.pack_args(v)[0])
+
+    return slot
+
+
+def _slot_of(ctype: str) -> Callable[[Any], int]:
+    """How one parameter of C++ type ``ctype`` becomes its int64 slot (chosen once per kernel)."""
+    if ctype.rstrip().endswith("*"):
+        return lambda v: _address(v) if isinstance(v, np.ndarray) else int(v)
+    return _scalar_slot(ctype)
+
+
 @dataclass
 class _Kernel:
     """A loaded kernel library and its parameters' C++ types."""
@@ -247,43 +287,58 @@ class _Kernel:
     _entry: Any = None
 
     def __post_init__(self) -> None:
-        self._entry = self.library.lib.kernel_entry  # looked up and typed once, not per call
+        lib = self.library.lib
+        self._entry = lib.kernel_entry  # looked up and typed once, not per call
         self._entry.restype = None
+        self._entry_address = ctypes.c_void_p(ctypes.cast(self._entry, ctypes.c_void_p).value)
+        try:  # one host call per launch (block, entry, status); a build of an older header has none
+            self._launch: Any = lib.pto_cpu_call
+        except AttributeError:
+            self._launch = None
+        else:
+            self._launch.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
+            self._launch.restype = ctypes.c_int
         self._slots = ctypes.c_int64 * max(1, len(self.ctypes_))
+        self._converters = [_slot_of(c) for c in self.ctypes_]
 
-    def _slot(self, ctype: str, v: Any) -> int:
-        """One argument's int64 slot: an array by its data address, a scalar as the C++ type wants it."""
-        from pypto.ptoas.emitc import runner
+    @property
+    def entry_address(self) -> int:
+        """The address of the library's ``kernel_entry`` (for ``pto_cpu_run_calls``)."""
+        return int(self._entry_address.value or 0)
 
-        if isinstance(v, np.ndarray):
-            if not v.flags.c_contiguous:
-                raise KernelEngineError(f"{self.source}: kernel array arguments must be C-contiguous")
-            return int(v.__array_interface__["data"][0])
-        wrapper = _SCALAR_WRAPPERS.get(ctype)
-        if wrapper is None and ctype != "float" and isinstance(v, int):
-            return int(v)
-        if wrapper is not None:
-            v = getattr(runner, wrapper)(float(v))
-        elif ctype == "float":
-            v = float(v)
-        return int(runner.pack_args(v)[0])
-
-    def call(self, func_name: str, values: Sequence[Any], block: tuple[int, int] = (0, 1)) -> None:
-        """Run the kernel on ``values`` (arrays by address) as block ``block`` = (index, count): one
-        ctypes call of ``kernel_entry`` on an int64 slot array (the per-call cost is a few µs)."""
-        from pypto.ptoas.emitc import runner
-
+    def slots(self, func_name: str, values: Sequence[Any]) -> list[int]:
+        """The int64 argument slots of ``values`` (arrays by address)."""
         if len(values) != len(self.ctypes_):
             raise KernelEngineError(
                 f"{self.source}: @{func_name} takes {len(self.ctypes_)} parameters in the C++, "
                 f"the task passes {len(values)}"
             )
-        slots = self._slots(*(self._slot(c, v) for c, v in zip(self.ctypes_, values, strict=True)))
-        lib = self.library
-        lib.set_block(block[0], block[1])
-        self._entry(slots)
-        message = lib.last_error()
+        try:
+            return [f(v) for f, v in zip(self._converters, values, strict=True)]
+        except KernelEngineError as e:
+            raise KernelEngineError(f"{self.source}: {e}") from None
+
+    def call(self, func_name: str, values: Sequence[Any], block: tuple[int, int] = (0, 1)) -> list[int]:
+        """Run the kernel on ``values`` (arrays by address) as block ``block`` = (index, count): one
+        ctypes call (``pto_cpu_call``: block, ``kernel_entry``, status) on an int64 slot array.
+        Returns the slots it passed."""
+        slots = self.slots(func_name, values)
+        array = self._slots(*slots)
+        if self._launch is not None:
+            if not self._launch(self._entry_address, array, block[0], block[1]):
+                return slots
+        else:
+            self.library.set_block(block[0], block[1])
+            self._entry(array)
+        self.raise_error()
+        return slots
+
+    def raise_error(self) -> None:
+        """KernelEngineError with the library's message of the last failed launch (if any)."""
+        message = self.library.last_error()
         if message:
+            from pypto.ptoas.emitc import runner
+
             e = runner.KernelRuntimeError(message)
             raise KernelEngineError(f"{self.source}: the compiled kernel stopped: {e}") from None
 
@@ -338,6 +393,19 @@ def compare(reference: np.ndarray, other: np.ndarray, dsl_dtype: str | None = No
 # ---- the engine ----------------------------------------------------------------------------------
 
 
+@dataclass
+class RecordedCall:
+    """One launch of a compiled kernel in a ``"cpp"`` run: what :mod:`.cpp_plan` needs to repeat it."""
+
+    kernel: _Kernel
+    slots: list[int]
+    block: tuple[int, int]
+    label: str
+    """``task t3 (@gate_proj)``: names the launch in an error."""
+    values: list[Any]
+    """The arguments (arrays and scalars) it ran on."""
+
+
 Interpret = Callable[[list[Any]], Any]
 """Runs the task's kernel through the interpreter on the given argument values; returns its KernelRun."""
 
@@ -353,6 +421,10 @@ class KernelEngine:
         self.checked: dict[tuple[str, int, int], bool] = {}
         self.inputs_verified: set[tuple[Any, ...]] = set()
         """Kernel signatures whose In arguments a run has checked unchanged (``RunConfig.check_inputs``)."""
+        self.plans: dict[tuple[Any, ...], Any] = {}
+        """Recorded ``"cpp"`` runs by :func:`.cpp_plan.plan_key` (:class:`.cpp_plan.RunPlan`)."""
+        self.plan_blockers: dict[int, bool] = {}
+        """Per program module (by id): whether its host code reads tensor elements (no plans then)."""
 
     def kernel(self, func_name: str, recompile: bool) -> _Kernel:
         """The loaded library of ``func_name`` (built on first use in this run)."""
@@ -400,6 +472,8 @@ class EngineRun:
         self._kernels: dict[str, _Kernel] = {}
         self._signatures: dict[tuple[int, tuple[int, int]], tuple[Any, ...]] = {}
         """Each kernel part's signature in this run, by (id of the part, block): computed once."""
+        self.calls: list[RecordedCall] = []
+        """The compiled kernels' launches of a ``"cpp"`` run, in order (:mod:`.cpp_plan` replays them)."""
 
     def _kernel(self, func_name: str) -> _Kernel:
         k = self._kernels.get(func_name)
@@ -469,12 +543,16 @@ class EngineRun:
         self.report.interpreter_runs += 1
         return kr
 
-    def _call(self, kernel: _Kernel, task: Any, part: Any, values: list[Any], block: tuple[int, int]) -> None:
+    def _call(
+        self, kernel: _Kernel, task: Any, part: Any, values: list[Any], block: tuple[int, int], record: bool = False
+    ) -> None:
         t0, c0 = time.perf_counter(), time.thread_time()
         try:
-            kernel.call(part.func_name, values, block)
+            slots = kernel.call(part.func_name, values, block)
         except KernelEngineError as e:  # name the task too: a kernel may run as many tasks
             raise KernelEngineError(f"task {task.label} (@{part.func_name}): {e}") from None
+        if record:
+            self.calls.append(RecordedCall(kernel, slots, block, f"task {task.label} (@{part.func_name})", values))
         self.report.cpp_seconds += time.perf_counter() - t0
         self.report.cpp_cpu_seconds += time.thread_time() - c0
         self.report.cpp_calls += 1
@@ -497,7 +575,7 @@ class EngineRun:
             kr = self.engine.timings.get(sig)
             if kr is None:
                 kr = self.engine.timings[sig] = self._interpret(interpret, copy_written())
-            self._call(kernel, task, part, values, block)
+            self._call(kernel, task, part, values, block, record=True)
             return kr
         copy_written()
         kr = self._interpret(interpret, values)  # "both": the interpreter's numbers are the result

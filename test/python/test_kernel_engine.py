@@ -325,3 +325,118 @@ def test_cpp_matmul_adds_the_products_in_k_order(tmp_path: Path) -> None:
     assert report is not None and report.cpp_cpu_seconds > 0 and report.interpreter_cpu_seconds > 0
     again, _ = _run(case, compiled, kernel_engine="cpp")  # timing reused: no interpreter run, no CPU time in it
     assert again.kernel_engine is not None and again.kernel_engine.interpreter_cpu_seconds == 0.0
+
+
+def _device_run(where: tuple[str, str], out: Path) -> tuple[Case, Any, Any, list[Any], Any]:
+    """A build on a ChipWorker: (case, compiled, worker, device tensors, registration)."""
+    from pypto.runtime import ChipWorker
+
+    case, compiled = _build(where, out)
+    worker = ChipWorker()
+    dev = [worker.alloc_tensor(t.shape, init=t) for t in case.inputs()]
+    return case, compiled, worker, dev, worker.register(compiled, case.name)
+
+
+def test_a_repeated_cpp_launch_replays_its_recorded_run_in_one_call(tmp_path: Path) -> None:
+    """Launch 1 runs the interpreter for the cycles, launch 2 is recorded, launch 3 on replays it in one
+    C++ call (no orchestration walk, no scheduler) with the recorded cycles and this launch's data."""
+    case, compiled, worker, dev, name = _device_run(ADD, tmp_path / "build")
+    cpp = RunConfig(kernel_engine="cpp")
+    runs = [worker.run(name, *dev, config=cpp) for _ in range(3)]
+    assert [r.kernel_engine.replayed for r in runs] == [False, False, True]
+    assert runs[2].kernel_engine.cpp_calls == 1 and runs[2].kernel_engine.interpreter_runs == 0
+    assert "replayed in one call" in runs[2].kernel_engine.summary()
+    assert runs[2].total_cycles == runs[0].total_cycles > 0 and len(runs[2].tasks) == len(runs[0].tasks)
+    a, b, c = dev
+    new_a = torch.randn(a.shape)
+    a.copy_from(new_a)
+    c.copy_from(torch.zeros(c.shape))
+    again = worker.run(name, *dev, config=cpp)
+    assert again.kernel_engine.replayed
+    assert torch.equal(c.to_torch(), new_a + b.to_torch())  # the replay reads this launch's data
+    # Other run options, host tensors (copied every run) and check_inputs=True take the full path.
+    assert not worker.run(name, *dev, config=RunConfig(kernel_engine="cpp", check_races=False)).kernel_engine.replayed
+    assert not worker.run(name, *dev, config=RunConfig(kernel_engine="cpp", check_inputs=True)).kernel_engine.replayed
+    for _ in range(3):
+        host, args = _run(case, compiled, kernel_engine="cpp")
+        assert not host.kernel_engine.replayed
+        assert torch.equal(_output(case, args), case.expected(args)["c"])
+
+
+def test_a_replay_with_cube_vector_pipes_matches_the_full_run(tmp_path: Path) -> None:
+    case, _, worker, dev, name = _device_run(MIXED, tmp_path / "build")
+    cpp = RunConfig(kernel_engine="cpp")
+    worker.run(name, *dev, config=cpp)
+    full = worker.run(name, *dev, config=cpp)
+    outs = [case.param_names.index(n) for n in case.outputs]
+    want = [dev[i].to_torch().clone() for i in outs]
+    for i in outs:
+        dev[i].copy_from(torch.zeros(dev[i].shape))
+    replayed = worker.run(name, *dev, config=cpp)
+    assert replayed.kernel_engine.replayed and not full.kernel_engine.replayed
+    assert replayed.kernel_engine.cpp_calls == full.kernel_engine.cpp_calls == 2
+    for i, w in zip(outs, want, strict=True):
+        assert torch.equal(dev[i].to_torch(), w)
+
+
+def test_an_edited_cpp_drops_the_recorded_run(tmp_path: Path) -> None:
+    case, compiled, worker, dev, name = _device_run(ADD, tmp_path / "build")
+    cpp = RunConfig(kernel_engine="cpp")
+    for _ in range(3):
+        last = worker.run(name, *dev, config=cpp)
+    assert last.kernel_engine.replayed
+    path = _kernel_cpp(compiled)
+    path.write_text(path.read_text().replace("TADD(", "TSUB("))
+    edited = worker.run(name, *dev, config=cpp)
+    assert not edited.kernel_engine.replayed  # rebuilt and run through the scheduler
+    a, b, c = (t.to_torch() for t in dev)
+    assert torch.equal(c, a - b)
+
+
+def test_a_program_reading_tensor_elements_is_never_recorded(add_build: tuple[Case, Any]) -> None:
+    """``pl.tensor.read`` in the host code: the task graph may depend on data, so no plan."""
+    from pypto.runtime.cpp_plan import _reads_tensors
+
+    sys.path.insert(0, str(ROOT / "test" / "python"))
+    from test_runtime_shapes import RuntimeShapes
+
+    assert _reads_tensors(RuntimeShapes.module)
+    assert not _reads_tensors(add_build[1].program.module)
+
+
+@pytest.mark.parametrize("flags", [(), ("-DPTO_CPU_NO_AVX2",)], ids=["as-built", "no-avx2"])
+def test_header_matmul_blocks_and_tails_keep_the_k_order_bits(tmp_path: Path, flags: tuple[str, ...]) -> None:
+    """6x5 @ 5x20 through TMATMUL_ACC: a 4-row register block (16 or 8 columns wide), its column tail and
+    the 2-row tail all give each element init + a[i,0]*b[0,j] + ... in k order, bit for bit."""
+    import ctypes
+
+    import numpy as np
+
+    from pypto.ptoas.build import build_shared
+
+    src = """#include "pto_cpu.hpp"
+using namespace pto;
+extern "C" int mm(const float *a, const float *b, const float *init, float *c) {
+    return pto::cpu::launch("mm", [&]() {
+        Tile<TileType::Left, float, 8, 8, BLayout::RowMajor, -1, -1> A(6, 5);
+        Tile<TileType::Right, float, 8, 24, BLayout::RowMajor, -1, -1> B(5, 20);
+        Tile<TileType::Acc, float, 8, 24, BLayout::ColMajor, -1, -1> I(6, 20), C(6, 20);
+        TASSIGN(A, 0); TASSIGN(B, 0); TASSIGN(I, 0); TASSIGN(C, 1024);
+        for (int r = 0; r < 6; ++r) for (int k = 0; k < 5; ++k) A.at(r, k) = a[r * 5 + k];
+        for (int k = 0; k < 5; ++k) for (int j = 0; j < 20; ++j) B.at(k, j) = b[k * 20 + j];
+        for (int r = 0; r < 6; ++r) for (int j = 0; j < 20; ++j) I.at(r, j) = init[r * 20 + j];
+        TMATMUL_ACC(C, I, A, B);
+        for (int r = 0; r < 6; ++r) for (int j = 0; j < 20; ++j) c[r * 20 + j] = C.at(r, j);
+    });
+}
+"""
+    lib = ctypes.CDLL(str(build_shared(src, tmp_path, "mm", ("-O3", "-ffp-contract=off", *flags))))
+    rng = np.random.default_rng(0)
+    a, b, init = (rng.standard_normal(s).astype(np.float32) for s in ((6, 5), (5, 20), (6, 20)))
+    c = np.zeros((6, 20), np.float32)
+    ptr = ctypes.c_void_p
+    assert lib.mm(*(ptr(x.ctypes.data) for x in (a, b, init, c))) == 0
+    want = init.copy()
+    for p in range(5):
+        want = want + a[:, p : p + 1] * b[p : p + 1, :]  # float32: one rounding per multiply and per add
+    assert np.array_equal(c.view(np.uint32), want.view(np.uint32))

@@ -1,0 +1,238 @@
+"""A ``kernel_engine="cpp"`` run replayed in one C++ call.
+
+A ``"cpp"`` run whose every kernel signature already has its cycles (no interpreter run), that checked
+no In argument and collected no DFX artefact, is recorded as a plan: its kernel launches in the
+order they ran (each library's ``kernel_entry``, its int64 argument slots, its block) and its result
+(the task records, cycles, problems and notes, which depend only on the kernel signatures). A later
+run of the same prepared program on arguments with the same addresses, shapes, dtypes and scalar
+values (device-resident tensors: ``ChipWorker`` DeviceTensors; a host tensor is copied anew every run),
+under the same run options, does not walk the orchestration or the scheduler again: it
+zero-fills the run's ``pl.create_tensor`` buffers (as a fresh run creates them) and makes one ctypes
+call, ``pto_cpu_run_calls``, which launches every kernel in the recorded order. The result is the
+recorded one with this run's outputs and engine report (``EngineReport.replayed``).
+
+A plan is not made (the run goes through the scheduler every time) when the orchestration reads a
+tensor element (``pl.tensor.read``: the task graph may depend on data), or when a kernel argument is
+an array that is neither a parameter nor a ``pl.create_tensor`` buffer (e.g. a padded copy of a window,
+which a fresh run copies again). A plan is dropped when a kernel's ``.cpp`` or ``pto_cpu.hpp``
+changed since it was recorded. A plan keeps the arrays it ran on alive, so an address it names
+cannot be reused by another tensor while it exists; at most :data:`MAX_PLANS` are kept per program.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .cpp_engine import EngineReport, EngineRun, KernelEngineError, _header, _stamp
+
+
+@dataclass
+class RunPlan:
+    """A recorded ``"cpp"`` run (see the module doc)."""
+
+    n: int
+    entries: Any
+    """ctypes array of the launches' ``kernel_entry`` addresses."""
+    args: Any
+    """ctypes array of pointers to each launch's slots (into ``_slots``)."""
+    blocks: Any
+    """ctypes int64 array: (block index, block count) per launch."""
+    runner: Any
+    """``pto_cpu_run_calls`` of one of the libraries."""
+    labels: list[str]
+    kernels: list[Any]
+    """The launches' :class:`~.cpp_engine._Kernel` (for their error message)."""
+    zero: list[np.ndarray]
+    """The run's ``pl.create_tensor`` buffers, zero-filled before every replay."""
+    stamps: tuple[Any, ...]
+    """The kernels' ``.cpp`` and the header (mtime, size) when recorded."""
+    result: Any
+    """The recorded :class:`~.run.RunResult`."""
+    returns: list[tuple[str, Any]]
+    """Each return value: ("param", index of the argument), ("array", a device array) or ("value", v)."""
+    _keep: list[Any] = field(default_factory=list)
+
+
+def plan_key(config: Any, target: Any, dev_args: Sequence[Any]) -> tuple[Any, ...] | None:
+    """What a plan is valid for: the run options and each argument's address, shape and dtype (an
+    array) or value (a scalar); None when the run cannot use one (not ``"cpp"``, ``check_inputs=True``)."""
+    if getattr(config, "kernel_engine", "interpreter") != "cpp" or config.check_inputs is True:
+        return None
+    key: list[Any] = [
+        str(getattr(target, "name", target)),
+        id(target),
+        config.check_races,
+        config.aicpu_thread_num,
+        config.ring_task_window,
+        config.ring_heap,
+        config.ring_dep_pool,
+        bool(config.recompile_kernels),
+        config.check_inputs,
+    ]
+    for a in dev_args:
+        if isinstance(a, np.ndarray):
+            key.append((a.__array_interface__["data"][0], a.shape, a.dtype.str))
+        else:
+            key.append(("s", type(a).__name__, a))
+    try:
+        hash(tuple(key))
+    except TypeError:
+        return None
+    return tuple(key)
+
+
+def _reads_tensors(module: Any) -> bool:
+    """Whether the program's host code reads a tensor element (its task graph may depend on data)."""
+    return any(op.name == "pl.tensor.read" for op in module.walk())
+
+
+def _stamps(kernels: Sequence[Any]) -> tuple[Any, ...]:
+    seen = {id(k): k for k in kernels}
+    return tuple((str(k.source), *_stamp(k.source)) for k in seen.values()) + (_stamp(_header()),)
+
+
+def _owner(addr: int, nbytes: int, ranges: Sequence[tuple[int, int, Any]]) -> Any:
+    for lo, hi, what in ranges:
+        if lo <= addr and addr + nbytes <= hi:
+            return what
+    return None
+
+
+MAX_PLANS = 8
+"""Plans kept per prepared program (the oldest is dropped): each holds its arrays alive."""
+
+
+def record(run: EngineRun, graph: Any, dev_args: Sequence[Any], result: Any, copied: int) -> RunPlan | None:
+    """The plan of a finished ``"cpp"`` run, or None when it cannot be replayed (see the module doc).
+
+    Only a run whose tensors are all device-resident (``copied == 0``: DeviceTensors, no host copies)
+    is recorded: a host tensor is copied to a new array every run, so its address never repeats."""
+    report = run.report
+    if copied or report.interpreter_runs or report.input_checks or not run.calls or report.differing:
+        return None
+    engine = run.engine
+    reads = engine.plan_blockers.get(id(result.module))
+    if reads is None:
+        reads = engine.plan_blockers[id(result.module)] = _reads_tensors(result.module)
+    if reads:
+        return None
+    ranges: list[tuple[int, int, Any]] = []
+    for a in dev_args:
+        if isinstance(a, np.ndarray) and a.nbytes:
+            lo = a.__array_interface__["data"][0]
+            ranges.append((lo, lo + a.nbytes, "param"))
+    created = [b for b in graph.buffers if b.origin.startswith("tensor.create")]
+    for b in created:
+        lo = b.array.__array_interface__["data"][0]
+        ranges.append((lo, lo + b.array.nbytes, "created"))
+    for call in run.calls:
+        for v in call.values:
+            if isinstance(v, np.ndarray) and v.nbytes:
+                if _owner(v.__array_interface__["data"][0], v.nbytes, ranges) is None:
+                    return None  # an array a fresh run makes again (a padded window copy, ...)
+    by_id = {id(a): i for i, a in enumerate(dev_args) if isinstance(a, np.ndarray)}
+    returns: list[tuple[str, Any]] = []
+    from .orchestration import DeviceBuffer
+
+    for v in graph.returns:
+        if isinstance(v, DeviceBuffer):
+            if id(v.array) in by_id:
+                returns.append(("param", by_id[id(v.array)]))
+            else:
+                returns.append(("array", v.array))
+        else:
+            returns.append(("value", v))
+    n = len(run.calls)
+    flat = [np.asarray(c.slots, dtype=np.int64) for c in run.calls]
+    slot_arrays = [(ctypes.c_int64 * max(1, len(f)))(*f.tolist()) for f in flat]
+    args = (ctypes.c_void_p * n)(*[ctypes.addressof(a) for a in slot_arrays])
+    entries = (ctypes.c_void_p * n)(*[c.kernel.entry_address for c in run.calls])
+    blocks = (ctypes.c_int64 * (2 * n))(*[x for c in run.calls for x in c.block])
+    kernels = [c.kernel for c in run.calls]
+    runner = getattr(kernels[0].library.lib, "pto_cpu_run_calls", None)
+    if runner is None:  # a cached build of an older header (recompile_kernels=False)
+        return None
+    runner.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    runner.restype = ctypes.c_int64
+    return RunPlan(
+        n=n,
+        entries=entries,
+        args=args,
+        blocks=blocks,
+        runner=runner,
+        labels=[c.label for c in run.calls],
+        kernels=kernels,
+        zero=[b.array for b in created],
+        stamps=_stamps(kernels),
+        result=result,
+        returns=returns,
+        _keep=[slot_arrays, [c.values for c in run.calls]],
+    )
+
+
+def keep(plans: dict[tuple[Any, ...], RunPlan], key: tuple[Any, ...], plan: RunPlan) -> None:
+    """Store ``plan`` under ``key``, dropping the oldest plan beyond :data:`MAX_PLANS`."""
+    plans[key] = plan
+    while len(plans) > MAX_PLANS:
+        del plans[next(iter(plans))]
+
+
+def replay(plan: RunPlan, args: Sequence[Any], copied: int, element_types: Sequence[Any]) -> Any | None:
+    """Run ``plan`` on this run's arguments; its RunResult, or None when the plan is stale (a kernel's
+    ``.cpp`` or the header changed: the caller runs the task graph instead)."""
+    from .tensors import device_to_torch
+
+    if _stamps(plan.kernels) != plan.stamps:
+        return None
+    for a in plan.zero:
+        a.fill(0)
+    t0, c0 = time.perf_counter(), time.thread_time()
+    failed = plan.runner(plan.n, plan.entries, plan.args, plan.blocks)
+    seconds, cpu_seconds = time.perf_counter() - t0, time.thread_time() - c0
+    if failed >= 0:
+        try:
+            plan.kernels[failed].raise_error()
+        except KernelEngineError as e:
+            raise KernelEngineError(f"{plan.labels[failed]}: {e}") from None
+        raise KernelEngineError(f"{plan.labels[failed]}: the compiled kernel stopped")
+    old: EngineReport = plan.result.kernel_engine
+    report = EngineReport(
+        old.engine,
+        libraries=dict(old.libraries),
+        notes=list(old.notes),
+        cpp_calls=plan.n,
+        cpp_seconds=seconds,
+        cpp_cpu_seconds=cpu_seconds,
+        replayed=True,
+    )
+    for note in report.notes:
+        print(f"[kernel_engine] {note}", file=sys.stderr)
+    for r in plan.result.races:
+        print(f"[race] {r.message()}", file=sys.stderr)
+    outs: list[Any] = []
+    for i, (kind, v) in enumerate(plan.returns):
+        if kind == "param":
+            outs.append(args[v])
+        elif kind == "array":
+            outs.append(device_to_torch(v, element_types[i] if i < len(element_types) else None))
+        else:
+            outs.append(v)
+    outputs = None if not outs else outs[0] if len(outs) == 1 else tuple(outs)
+    return dataclasses.replace(
+        plan.result,
+        races=list(plan.result.races),
+        problems=list(plan.result.problems),
+        outputs=outputs,
+        host_copy_bytes=copied,
+        kernel_engine=report,
+        dfx_outputs={},
+        profile=None,
+    )
