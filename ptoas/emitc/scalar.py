@@ -1,6 +1,6 @@
 """``arith``, ``scf`` and ``func.call`` as plain C++ statements.
 
-- ``arith.constant`` -> ``const int64_t v5 = 16;``; binary ops -> ``int64_t v7 = v5 * v6;``;
+- ``arith.constant`` -> ``const int32_t v5 = 16;`` (an ``index``); binary ops -> ``int32_t v7 = v5 * v6;``;
   unsigned ops cast through ``uintN_t``; ``cmpi``/``cmpf`` -> ``bool``; ``select`` -> ``?:``;
   casts -> ``(T)v``.
 - ``scf.for`` over ``index`` -> PTOAS's ``for (size_t i9 = lb; (int32_t) i9 < ub; i9 += step) { ... }``
@@ -402,7 +402,7 @@ def _while(ctx: FuncContext, op: Operation) -> None:
     ctx.line("}")
     ctx.line(f"{body}: {{")
     ctx.indent += 1
-    ctx.yield_targets.append(header_vars)  # type: ignore[arg-type]
+    ctx.yield_targets.append(list(header_vars))
     ctx.emit_block(after)
     ctx.yield_targets.pop()
     ctx.line(f"goto {header};")
