@@ -74,24 +74,33 @@ def _int_literal(value: int, t: Attribute) -> str:
     return f"{value}LL"
 
 
+def scalar_constant(op: arith.ConstantOp) -> tuple[str, str] | None:
+    """The C++ type and literal of a scalar constant (None for a merge-sort count list)."""
+    value, t = op.value, op.result.type
+    if isinstance(value, IntegerAttr):
+        return element_ctype(t), _int_literal(value.value.data, t)
+    if isinstance(value, FloatAttr):
+        return element_ctype(t), _float_literal(value.value.data, t)
+    if is_mrgsort_list(t) and isinstance(value, DenseIntOrFPElementsAttr):
+        return None
+    raise EmitError(f"constant {value} (not a scalar) is not supported", op)
+
+
 @handles(arith.ConstantOp)
 def _constant(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, arith.ConstantOp)
-    value, t = op.value, op.result.type
-    if isinstance(value, IntegerAttr):
-        text = _int_literal(value.value.data, t)
-    elif isinstance(value, FloatAttr):
-        text = _float_literal(value.value.data, t)
-    elif is_mrgsort_list(t) and isinstance(value, DenseIntOrFPElementsAttr):
-        counts = [int(v) & 0xFFFF for v in value.get_values()]  # PTOAS prints them unsigned
+    if op.result in ctx.names:
+        return  # already declared in the prologue of a CFG function (cfg_prologue.py)
+    decl = scalar_constant(op)
+    if decl is None:
+        assert isinstance(op.value, DenseIntOrFPElementsAttr)
+        counts = [int(v) & 0xFFFF for v in op.value.get_values()]  # PTOAS prints them unsigned
         counts = counts * 4 if len(counts) == 1 else counts  # a splat
         name = ctx.define(op.result)
         ctx.line(f"{MRGSORT_LIST} {name} = {MRGSORT_LIST}{{{', '.join(map(str, counts))}}};")
         return
-    else:
-        raise EmitError(f"constant {value} (not a scalar) is not supported", op)
     name = ctx.define(op.result)
-    ctx.line(f"const {element_ctype(t)} {name} = {text};")
+    ctx.line(f"const {decl[0]} {name} = {decl[1]};")
 
 
 BINARY = {

@@ -21,6 +21,8 @@ from pypto.device.interpreter import run_kernel
 from pypto.ptoas.build import build_shared
 from pypto.ptoas.emitc import emit_cpp
 from pypto.ptoas.emitc.runner import KernelLibrary
+from pypto.ptoas.passes import PtoasOptions, run_ptoas_pipeline
+from pypto.ptoas.pto_text import parse_pto, verify_pto
 
 ARGS = [("a", "f32", 16, 16, False), ("d", "f32", 16, 16, True)]
 
@@ -113,3 +115,60 @@ def test_while_is_goto_labels_and_index_is_int32() -> None:
     loops = emit_cpp(_synced(CASES["for_signed_bounds"], "for"))
     assert re.search(r"const int32_t v\d+ = -3;", loops)  # an index constant (i64 addresses stay int64_t)
     assert re.search(r"for \(size_t (i\d+) = v\d+; \(int32_t\) \1 < v\d+; \1 \+= v\d+\) \{", loops)
+
+
+def _prologue(src: str) -> tuple[list[str], list[str]]:
+    """The ``const`` literals before ``using T = float;`` and those after it, in order."""
+    module = parse_pto(src, "prologue.pto")
+    verify_pto(module)
+    run_ptoas_pipeline(module, PtoasOptions())
+    body = emit_cpp(module).split("void k() {", 1)[1]
+    head, tail = body.split("using T = float;", 1)
+    consts = re.compile(r"const (\w+) v\d+ = ([^;]+);")
+    return [" ".join(m) for m in consts.findall(head)], [" ".join(m) for m in consts.findall(tail.split("#if")[0])]
+
+
+PROLOGUE_TILE = "!pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=16, v_row=16, v_col=16, blayout=row_major, slayout=none_box, fractal=512, pad=0>"
+PROLOGUE_BODY = f"""
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %c8 = arith.constant 8 : index
+    %one = arith.constant 1.0 : f32
+    %t = pto.alloc_tile : {PROLOGUE_TILE}
+"""
+
+
+def test_cfg_function_constants_come_reversed_before_using_t() -> None:
+    """A function PTOAS lowers to CFG blocks: its constants before ``using T = float;`` in the reverse
+    of MLIR's greedy walk (cfg_prologue.py): the tile's address, its valid dims, then the source's
+    constants reversed; the unused ``%c8`` is dropped. A structured function keeps source order after it."""
+    loop = f"""
+    %n = scf.while (%i = %c0) : (index) -> index {{
+      %lt = arith.cmpi slt, %i, %c4 : index
+      scf.condition(%lt) %i : index
+    }} do {{
+    ^bb0(%j: index):
+      pto.tadds ins(%t, %one : {PROLOGUE_TILE}, f32) outs(%t : {PROLOGUE_TILE})
+      %next = arith.addi %j, %one_i : index
+      scf.yield %next : index
+    }}"""
+    src = (
+        "module {\n  func.func @k() {\n    %one_i = arith.constant 1 : index"
+        + PROLOGUE_BODY
+        + loop
+        + "\n    return\n  }\n}\n"
+    )
+    before, after = _prologue(src)
+    assert before == ["int64_t 0", "int32_t 16", "float 1.0f", "int32_t 4", "int32_t 0", "int32_t 1"]
+    assert after == []
+    structured = (
+        PROLOGUE_BODY
+        + f"""
+    scf.for %i = %c0 to %c4 step %one_i {{
+      pto.tadds ins(%t, %one : {PROLOGUE_TILE}, f32) outs(%t : {PROLOGUE_TILE})
+    }}"""
+    )
+    src = "module {\n  func.func @k() {\n    %one_i = arith.constant 1 : index" + structured + "\n    return\n  }\n}\n"
+    before, after = _prologue(src)
+    assert before == []
+    assert after[:5] == ["int64_t 0", "int32_t 1", "int32_t 0", "int32_t 4", "int32_t 8"]
