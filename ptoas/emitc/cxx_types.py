@@ -1,7 +1,8 @@
 """C++ spellings of PTO types and enum values (pto-dialect.md §8).
 
 - element types: f16 -> ``half``, bf16 -> ``bfloat16_t``, f32 -> ``float``, iN -> ``intN_t``,
-  uiN -> ``uintN_t``, i1 -> ``bool``, index -> ``int64_t``;
+  uiN -> ``uintN_t``, i1 -> ``bool``, index -> ``int32_t`` (PTOAS's ``kPTOIndexBitWidth``; an
+  ``scf.for`` counter over index is ``size_t``: :mod:`.scalar`);
 - ``!pto.ptr<T>`` -> ``__gm__ T*``;
 - ``!pto.tile_buf<...>`` (and ``memref<..., #pto.address_space<loc>>``) ->
   ``Tile<TileType::Vec, float, R, C, BLayout::RowMajor, VR, VC, SLayout::NoneBox, 512, PadValue::Null, CompactMode::Null>``
@@ -38,6 +39,10 @@ DEFAULT_LAYOUTS: dict[AddressSpace, tuple[BLayout, SLayout, int]] = {
 }
 
 
+INDEX_CTYPE = "int32_t"
+"""PTOAS's C++ type of ``index`` (its EmitC type converter: ``index`` -> ``int32_t``)."""
+
+
 F8_CTYPES = {"f8E4M3": "float8_e4m3_t", "f8E5M2": "float8_e5m2_t"}
 """PTOAS's C++ types of the f8 families (``PTOToEmitC.cpp``; f8E4M3FN, f8E4M3FNUZ, ... alike)."""
 
@@ -46,6 +51,8 @@ def element_ctype(t: Attribute) -> str:
     """The C++ type of an element or scalar type (the ``cxx`` column of :mod:`pypto.target.dtypes`)."""
     if isinstance(t, Float64Type):
         return "double"  # not a PyPTO dtype, but a scalar C++ may compute in
+    if isinstance(t, IndexType):
+        return INDEX_CTYPE
     spelled = str(t)
     for family, cxx in F8_CTYPES.items():  # PTOAS spells every variant of a family alike
         if spelled.startswith(family):

@@ -38,6 +38,7 @@ from pypto.ptoas.dialect.attrs import KernelKindAttr
 from pypto.ptoas.dialect.base import A2A3, target_arch
 
 from . import scalar, sync, tiles, vector, views  # noqa: F401  (register the op handlers; isa, pipes, comm: on first need)
+from .cfg_prologue import cfg_prologue, is_cfg_function
 from .context import FuncContext
 from .cxx_types import value_ctype
 from .errors import EmitError
@@ -166,6 +167,7 @@ def emit_function(f: FuncOp, entries: set[str]) -> list[str]:
     ops = list(block.ops)
     ret = ops[-1] if ops and isinstance(ops[-1], ReturnOp) else None
     macro = _kernel_macro(f)
+    prologue = cfg_prologue(ctx, f) if is_cfg_function(f) else []  # before `using T`: cfg_prologue.py
     ctx.line("using T = float;")
     leading = 0
     while leading < len(ops) and isinstance(ops[leading], ConstantOp):
@@ -191,7 +193,7 @@ def emit_function(f: FuncOp, entries: set[str]) -> list[str]:
         ctx.line(f"return {ctx.name(ret.arguments[0], ret)};")
     else:
         ctx.line("return;")
-    return [f"{signature} {{", *ctx.lines[:1], *ctx.hoisted, *ctx.lines[1:], "}"]
+    return [f"{signature} {{", *prologue, *ctx.lines[:1], *ctx.hoisted, *ctx.lines[1:], "}"]
 
 
 def emit_wrapper(f: FuncOp) -> list[str]:

@@ -1,12 +1,24 @@
 """``arith``, ``scf`` and ``func.call`` as plain C++ statements.
 
-- ``arith.constant`` -> ``const int64_t v5 = 16;``; binary ops -> ``int64_t v7 = v5 * v6;``;
+- ``arith.constant`` -> ``const int32_t v5 = 16;`` (an ``index``); binary ops -> ``int32_t v7 = v5 * v6;``;
   unsigned ops cast through ``uintN_t``; ``cmpi``/``cmpf`` -> ``bool``; ``select`` -> ``?:``;
   casts -> ``(T)v``.
-- ``scf.for`` -> ``for (int64_t v9 = lb; v9 < ub; v9 += step) { ... }``; iteration arguments
-  are variables declared before the loop and assigned by ``scf.yield``; the loop results are
-  those variables.
-- ``scf.if`` -> ``if (c) { ... } else { ... }``; results are variables declared before it.
+- ``scf.for`` over ``index`` -> PTOAS's ``for (size_t i9 = lb; (int32_t) i9 < ub; i9 += step) { ... }``
+  (``index`` is ``int32_t``; the counter is read as ``(int32_t) i9``, so negative bounds still
+  compare as signed); over an integer type, a counter of that type. Iteration arguments are
+  variables declared before the loop and assigned by ``scf.yield``; the loop results are those
+  variables.
+- ``scf.if`` -> ``if (c) { ... } else { ... }``; results are variables declared before it. A
+  comparison whose only use is the condition of the ``scf.if`` right after it is written inside
+  the condition (PTOAS's EmitC expressions: ``if ((int32_t) i9 == v3) {``).
+- ``scf.while`` -> PTOAS's ``goto`` form (it lowers the loop to CFG blocks)::
+
+      goto label1;
+      label1:;
+      <before region>
+      if (cond) { <body args> = ...; goto label2; } else { <results> = ...; goto label3; }
+      label2: { <after region>; <before args> = ...; goto label1; }
+      label3:;
 - ``func.call`` -> a call (at most one result).
 """
 
@@ -62,24 +74,33 @@ def _int_literal(value: int, t: Attribute) -> str:
     return f"{value}LL"
 
 
+def scalar_constant(op: arith.ConstantOp) -> tuple[str, str] | None:
+    """The C++ type and literal of a scalar constant (None for a merge-sort count list)."""
+    value, t = op.value, op.result.type
+    if isinstance(value, IntegerAttr):
+        return element_ctype(t), _int_literal(value.value.data, t)
+    if isinstance(value, FloatAttr):
+        return element_ctype(t), _float_literal(value.value.data, t)
+    if is_mrgsort_list(t) and isinstance(value, DenseIntOrFPElementsAttr):
+        return None
+    raise EmitError(f"constant {value} (not a scalar) is not supported", op)
+
+
 @handles(arith.ConstantOp)
 def _constant(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, arith.ConstantOp)
-    value, t = op.value, op.result.type
-    if isinstance(value, IntegerAttr):
-        text = _int_literal(value.value.data, t)
-    elif isinstance(value, FloatAttr):
-        text = _float_literal(value.value.data, t)
-    elif is_mrgsort_list(t) and isinstance(value, DenseIntOrFPElementsAttr):
-        counts = [int(v) & 0xFFFF for v in value.get_values()]  # PTOAS prints them unsigned
+    if op.result in ctx.names:
+        return  # already declared in the prologue of a CFG function (cfg_prologue.py)
+    decl = scalar_constant(op)
+    if decl is None:
+        assert isinstance(op.value, DenseIntOrFPElementsAttr)
+        counts = [int(v) & 0xFFFF for v in op.value.get_values()]  # PTOAS prints them unsigned
         counts = counts * 4 if len(counts) == 1 else counts  # a splat
         name = ctx.define(op.result)
         ctx.line(f"{MRGSORT_LIST} {name} = {MRGSORT_LIST}{{{', '.join(map(str, counts))}}};")
         return
-    else:
-        raise EmitError(f"constant {value} (not a scalar) is not supported", op)
     name = ctx.define(op.result)
-    ctx.line(f"const {element_ctype(t)} {name} = {text};")
+    ctx.line(f"const {decl[0]} {name} = {decl[1]};")
 
 
 BINARY = {
@@ -126,7 +147,7 @@ CASTS = (
 
 
 def _unsigned(t: Attribute) -> str:
-    width = 64 if isinstance(t, IndexType) else t.width.data if isinstance(t, IntegerType) else 64
+    width = 32 if isinstance(t, IndexType) else t.width.data if isinstance(t, IntegerType) else 64
     return f"uint{max(width, 8)}_t"
 
 
@@ -189,7 +210,17 @@ def _cmp(ctx: FuncContext, op: Operation) -> None:
             _result(ctx, op, "true" if p == 15 else "false")
             return
         rel = CMPF[p]
+    if _only_an_if_condition(op):
+        ctx.names[op.results[0]] = f"{a} {rel} {b}"
+        return
     _result(ctx, op, f"{a} {rel} {b}")
+
+
+def _only_an_if_condition(op: Operation) -> bool:
+    """Whether ``op``'s result is used once, as the condition of the ``scf.if`` right after it."""
+    uses = list(op.results[0].uses)
+    user = uses[0].operation if len(uses) == 1 else None
+    return isinstance(user, scf.IfOp) and user.cond is op.results[0] and op.next_op is user
 
 
 @handles(arith.SelectOp)
@@ -282,9 +313,14 @@ def _for(ctx: FuncContext, op: Operation) -> None:
         ctx.names[res] = var
         ctx.line(f"{value_ctype(arg.type)} {var} = {ctx.name(init, op)};")
         variables.append(var)
-    ivname = ctx.define(iv, ctx.fresh("i"))
-    ivtype = element_ctype(iv.type)
-    ctx.line(f"for ({ivtype} {ivname} = {lb}; {ivname} < {ub}; {ivname} += {step}) {{")
+    ivname = ctx.fresh("i")
+    if isinstance(iv.type, IndexType):
+        counter = f"({element_ctype(iv.type)}) {ivname}"
+        ctx.define(iv, counter)
+        ctx.line(f"for (size_t {ivname} = {lb}; {counter} < {ub}; {ivname} += {step}) {{")
+    else:
+        ctx.define(iv, ivname)
+        ctx.line(f"for ({element_ctype(iv.type)} {ivname} = {lb}; {ivname} < {ub}; {ivname} += {step}) {{")
     ctx.indent += 1
     ctx.yield_targets.append(variables)
     ctx.emit_block(body)
@@ -322,6 +358,66 @@ def _if(ctx: FuncContext, op: Operation) -> None:
     ctx.yield_targets.pop()
     ctx.indent -= 1
     ctx.line("}")
+
+
+def _variables(ctx: FuncContext, op: Operation, values: list[SSAValue], inits: list[str] | None = None) -> list[str]:
+    """A C++ variable per value (named after it), declared here (initialised from ``inits``)."""
+    names = []
+    for i, value in enumerate(values):
+        if isinstance(value.type, TensorViewType):
+            raise EmitError("scf.while cannot carry a tensor_view", op)
+        ctype = value_ctype(value.type)
+        var = ctx.define(value)
+        init = f" = {inits[i]}" if inits is not None else "" if ctype.startswith("Tile<") else "{}"
+        ctx.line(f"{ctype} {var}{init};")
+        names.append(var)
+    return names
+
+
+def _assign(ctx: FuncContext, targets: list[str], values: list[str]) -> None:
+    for target, value in zip(targets, values, strict=True):
+        ctx.line(f"{target} = {value};")
+
+
+@handles(scf.WhileOp)
+def _while(ctx: FuncContext, op: Operation) -> None:
+    """PTOAS's CFG form of ``scf.while`` (module docstring): variables for the before-region arguments,
+    the after-region arguments and the results, declared before the first ``goto``; labels end with
+    ``;`` and the body is a braced block, so no ``goto`` jumps over a declaration."""
+    assert isinstance(op, scf.WhileOp)
+    before, after = op.before_region.block, op.after_region.block
+    cond = before.last_op
+    if not isinstance(cond, scf.ConditionOp):
+        raise EmitError("the before region must end with scf.condition", op)
+    inits = [ctx.name(v, op) for v in op.arguments]
+    header_vars = _variables(ctx, op, list(before.args), inits)
+    body_vars = _variables(ctx, op, list(after.args))
+    result_vars = _variables(ctx, op, list(op.results))
+    header, body, exit_ = ctx.fresh("label"), ctx.fresh("label"), ctx.fresh("label")
+    ctx.line(f"goto {header};")
+    ctx.line(f"{header}:;")
+    ctx.emit_block(before, skip_terminator=True)
+    carried = [ctx.name(v, cond) for v in cond.args]
+    ctx.line(f"if ({ctx.name(cond.condition, cond)}) {{")
+    ctx.indent += 1
+    _assign(ctx, body_vars, carried)
+    ctx.line(f"goto {body};")
+    ctx.indent -= 1
+    ctx.line("} else {")
+    ctx.indent += 1
+    _assign(ctx, result_vars, carried)
+    ctx.line(f"goto {exit_};")
+    ctx.indent -= 1
+    ctx.line("}")
+    ctx.line(f"{body}: {{")
+    ctx.indent += 1
+    ctx.yield_targets.append(list(header_vars))
+    ctx.emit_block(after)
+    ctx.yield_targets.pop()
+    ctx.line(f"goto {header};")
+    ctx.indent -= 1
+    ctx.line("}")
+    ctx.line(f"{exit_}:;")
 
 
 @handles(func.CallOp)

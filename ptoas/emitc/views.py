@@ -121,7 +121,7 @@ def _view_dim(ctx: FuncContext, op: Operation) -> None:
     if view is None or index is None or not 0 <= index < len(view.shape):
         raise EmitError("needs a make_tensor_view source and a constant dim index", op)
     name = ctx.define(op.result)
-    ctx.line(f"int64_t {name} = {view.shape[index]};")
+    ctx.line(f"{element_ctype(op.result.type)} {name} = {view.shape[index]};")
 
 
 @handles(AddPtrOp)

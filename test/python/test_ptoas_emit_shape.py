@@ -57,13 +57,12 @@ def test_recursion_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str
 def test_unsupported_op_is_a_located_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     body = (
         "module {\n  func.func @k() {\n    %c0 = arith.constant 0 : index\n"
-        "    %r = scf.while (%i = %c0) : (index) -> index {\n      %t = arith.constant true\n"
-        "      scf.condition(%t) %i : index\n    } do {\n    ^bb0(%j: index):\n      scf.yield %j : index\n    }\n"
+        "    scf.index_switch %c0\n    case 1 {\n      scf.yield\n    }\n    default {\n      scf.yield\n    }\n"
         "    return\n  }\n}\n"
     )
     code, _, err = _run(tmp_path, body, capsys)
     assert code == 1 and "internal error" not in err
-    assert err.strip().endswith(":4:5: error: 'scf.while' op is not supported by the C++ emitter"), err
+    assert err.strip().endswith(":4:5: error: 'scf.index_switch' op is not supported by the C++ emitter"), err
 
 
 def test_single_definition_is_the_entry(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
