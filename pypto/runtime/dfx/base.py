@@ -32,6 +32,22 @@ def write_artefact(path: Path, data: str | bytes | Sequence[bytes | bytearray | 
     return path
 
 
+_MADE_DIRS: set[str] = set()
+"""The artefact folders made (or found) during the current :func:`finish_all` (emptied after it: a folder
+can be removed between two runs)."""
+
+
+def ensure_dir(path: Path) -> Path:
+    """``path.mkdir(parents=True, exist_ok=True)``, once per folder while :func:`finish_all` runs (every
+    artefact of a run asked for its folder: two system calls and an exception each time); returns ``path``."""
+    key = str(path)
+    if key not in _MADE_DIRS:
+        path.mkdir(parents=True, exist_ok=True)
+        if _FINISHING:
+            _MADE_DIRS.add(key)
+    return path
+
+
 JSON_OUTER_LEVELS = 2
 """How many levels of an artefact's JSON are laid out one item per line (see :func:`json_text`)."""
 
@@ -94,6 +110,9 @@ class Collector:
         return []
 
 
+_FINISHING: list[Any] = []
+"""The results whose collectors are finishing (:func:`finish_all`; nested for a run inside a run)."""
+
 COLLECTORS: dict[str, type[Collector]] = {}
 """RunConfig flag -> the collector that serves it."""
 
@@ -125,6 +144,7 @@ def finish_all(collectors: Sequence[Collector], result: Any) -> dict[str, list[P
     garbage collector pauses meanwhile: what the collectors build is acyclic and freed by reference counting
     once written, and its passes over the process's objects cost a flagged run about as much as a file."""
     result._dfx_memo = {}
+    _FINISHING.append(result)
     collecting = gc.isenabled()  # the artefacts are acyclic, freed as they are written: no cycle to look for
     if collecting:
         gc.disable()
@@ -132,6 +152,9 @@ def finish_all(collectors: Sequence[Collector], result: Any) -> dict[str, list[P
         return {c.FLAG: c.finish(result) for c in collectors}
     finally:
         del result._dfx_memo
+        _FINISHING.pop()
+        if not _FINISHING:
+            _MADE_DIRS.clear()
         if collecting:
             gc.enable()
 
