@@ -17,7 +17,7 @@ from .base import Collector, ensure_dir, json_text, register, write_artefact
 from .deps import write_name_map
 from .records import swimlane_records
 from .run_report import write_run_report
-from .trace import chrome_trace, trace_json
+from .trace import chrome_trace_text
 
 
 def write_swimlane(result: Any, path: Path, level: int = 2) -> Path:
@@ -33,10 +33,10 @@ def write_merged_trace(result: Any, out_dir: Path, level: int = 2, stamp: str | 
     the task metadata)."""
     names = {t.task_id: t.func_name + ("_spmd" if t.block_num > 1 else "") for t in result.tasks}
     edges = [(d, t.task_id) for t in result.tasks for d in sorted(t.deps)]
-    trace = chrome_trace(swimlane_records(result, level), names, edges)
+    text = chrome_trace_text(swimlane_records(result, level), names, edges)
     path = out_dir / f"merged_swimlane_{stamp or datetime.now().strftime('%Y%m%d_%H%M%S')}.json"
     ensure_dir(out_dir)
-    write_artefact(path, trace_json(trace))
+    write_artefact(path, text)
     return path
 
 
