@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import gc
-import json
 from collections.abc import Callable, Hashable, Sequence
-from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -14,6 +12,8 @@ from xdsl.dialects import func
 from pypto.dialects.enums import FunctionType
 from pypto.dialects.program import function_type
 from pypto.utils.atomic import atomic_write_bytes
+
+from .jsonenc import compact_encoder
 
 T = TypeVar("T")
 
@@ -52,28 +52,13 @@ JSON_OUTER_LEVELS = 2
 """How many levels of an artefact's JSON are laid out one item per line (see :func:`json_text`)."""
 
 
-def _compact_encoder(allow_nan: bool) -> Callable[[Any], str]:
-    """``json.dumps(value, separators=(",", ":"), allow_nan=allow_nan)`` as one reusable function: the
-    standard library's C encoder built once for a whole document (``JSONEncoder.encode`` builds a new
-    one per call, which was most of the cost of an artefact's many small items)."""
-    proto = json.JSONEncoder(allow_nan=allow_nan, separators=(",", ":"))
-    if c_make_encoder is None:  # a Python without the C accelerator
-        return proto.encode
-    encoder = c_make_encoder({}, proto.default, encode_basestring_ascii, None, ":", ",", False, False, allow_nan)
-
-    def encode(value: Any) -> str:
-        return "".join(encoder(value, 0))
-
-    return encode
-
-
 def json_text(obj: Any, *, allow_nan: bool = True) -> str:
     """An artefact's JSON text (the one encoder of every artefact): the outer :data:`JSON_OUTER_LEVELS`
     levels one item per line, indented by one space a level, and everything deeper compact on its item's
     line, so a record, a task or a trace event reads as one line. The values are ``json.dumps``'s, and
     all but the outer lines go through its C encoder (``indent`` would send the whole document through
     the pure-Python one, which cost a flagged run a third of its collection time)."""
-    encode = _compact_encoder(allow_nan)
+    encode = compact_encoder(allow_nan)
 
     def layout(value: Any, depth: int, pad: str) -> str:
         if depth >= JSON_OUTER_LEVELS or not value or not isinstance(value, dict | list | tuple):

@@ -24,6 +24,8 @@ from typing import Any
 from pypto.errors import Error
 from pypto.utils.cli import read_input_text
 
+from .jsonenc import compact_encoder
+
 PROCESSES = {1: "AICPU Orchestrator", 2: "AICPU Scheduler", 3: "Scheduler View", 4: "Worker View"}
 INNER_PHASES = ("resolve", "drain_prepare", "drain_publish")
 """§2's inner scheduler phases (inside an outer one): drawn on the thread's second lane (tid + 1)."""
@@ -55,43 +57,38 @@ def _lane(core: int) -> int:
     return 10000 + 10 * core
 
 
-_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
-"""``json.dumps(value, separators=(",", ":"))``: the trace's spelling of a value."""
-
-
 class _Text:
     """The trace's JSON spelling of its values, as :func:`trace_json` writes them (``json.dumps`` compact):
-    ints and strings through Python's and json's own C functions, and a float's ``repr`` once per value (a
-    run's bars share their times; ``repr`` of a float is most of what encoding a trace costs)."""
+    ``f[x]`` a time (a float: its ``repr``, once per value: a run's bars share their times, and a float's
+    ``repr`` is most of what encoding a trace costs), ``s[x]`` a string (once per string), ``v(x)`` any other
+    value (json's C encoder, built once per trace)."""
 
     def __init__(self) -> None:
-        self.floats: dict[float, str] = {}
-        self.strings: dict[str, str] = {}
+        self.f = _Floats()
+        self.s = _Strings()
+        self.v = compact_encoder(True)
 
-    def __call__(self, v: Any) -> str:
-        t = type(v)
-        if t is float:
-            text = self.floats.get(v)
-            if text is None:
-                text = float.__repr__(v)
-                if text[-1] in "fn":  # inf, nan: json's Infinity / NaN
-                    text = _ENCODE(v)
-                self.floats[v] = text
-            return text
-        if t is int:
-            return int.__repr__(v)
-        if t is str:
-            text = self.strings.get(v)
-            if text is None:
-                text = self.strings[v] = encode_basestring_ascii(v)
-            return text
-        return _ENCODE(v)
+
+class _Floats(dict[float, str]):
+    def __missing__(self, x: float) -> str:
+        text = float.__repr__(x) if type(x) is float else ""
+        if not text or text[-1] in "fn":  # not a float; inf, nan: json's Infinity / NaN
+            return json.dumps(x)
+        if x:  # 0.0 == -0.0: never shared
+            self[x] = text
+        return text
+
+
+class _Strings(dict[str, str]):
+    def __missing__(self, x: str) -> str:
+        text = self[x] = encode_basestring_ascii(x)
+        return text
 
 
 def _meta(j: _Text, pid: int, tid: int | None, name: str) -> str:
     if tid is None:
-        return f'{{"ph":"M","pid":{j(pid)},"name":"process_name","args":{{"name":{j(name)}}}}}'
-    return f'{{"ph":"M","pid":{j(pid)},"tid":{j(tid)},"name":"thread_name","args":{{"name":{j(name)}}}}}'
+        return f'{{"ph":"M","pid":{pid},"name":"process_name","args":{{"name":{j.s[name]}}}}}'
+    return f'{{"ph":"M","pid":{pid},"tid":{tid},"name":"thread_name","args":{{"name":{j.s[name]}}}}}'
 
 
 def _rows(records: Mapping[str, Any], key: str, width: int) -> list[list[int]]:
@@ -105,10 +102,10 @@ def _flow_pair(
     j: _Text, events: list[str], fid: int, name: str, src: tuple[int, int, float], dst: tuple[int, int, float]
 ) -> None:
     """One ``s``/``f`` pair ``(pid, tid, ts)`` -> ``(pid, tid, ts)`` with id ``fid``."""
-    n = j(name)
-    events.append(f'{{"ph":"s","pid":{j(src[0])},"tid":{j(src[1])},"ts":{j(src[2])},"id":{fid},"cat":"flow",'
+    n = j.s[name]
+    events.append(f'{{"ph":"s","pid":{src[0]},"tid":{src[1]},"ts":{j.f[src[2]]},"id":{fid},"cat":"flow",'
                   f'"name":{n}}}')  # fmt: skip
-    events.append(f'{{"ph":"f","pid":{j(dst[0])},"tid":{j(dst[1])},"ts":{j(dst[2])},"id":{fid},"cat":"flow",'
+    events.append(f'{{"ph":"f","pid":{dst[0]},"tid":{dst[1]},"ts":{j.f[dst[2]]},"id":{fid},"cat":"flow",'
                   f'"name":{n},"bp":"e"}}')  # fmt: skip
 
 
@@ -192,13 +189,13 @@ def chrome_trace_text(
     for core, raw, reg, start, end, *rest in sorted(aicore, key=lambda r: (r[3], r[0])):
         receive = start - rest[0] if rest else start
         tl = task_label(raw)
-        label = j(f"{names.get(raw, 'task')}({tl})")
+        label = j.s[f"{names.get(raw, 'task')}({tl})"]
         ts, t_start, t_end = us(receive), us(start), us(end)
-        lane = j(_lane(core))
-        jtl, jts = j(tl), j(ts)
-        events.append(f'{{"ph":"X","pid":4,"tid":{lane},"name":{label},"ts":{jts},"dur":{j(round(t_end - ts, 6))},'
-                      f'"args":{{"taskId":{jtl},"kernel-duration-us":{j(round(t_end - t_start, 6))},'
-                      f'"local_setup_us":{j(round(t_start - ts, 6))}}}}}')  # fmt: skip
+        lane = _lane(core)
+        jtl, f = j.s[tl], j.f
+        events.append(f'{{"ph":"X","pid":4,"tid":{lane},"name":{label},"ts":{f[ts]},"dur":{f[round(t_end - ts, 6)]},'
+                      f'"args":{{"taskId":{jtl},"kernel-duration-us":{f[round(t_end - t_start, 6)]},'
+                      f'"local_setup_us":{f[round(t_start - ts, 6)]}}}}}')  # fmt: skip
         key = (core, reg)
         starts_by_core[key] = ts
         ends_by_core[key] = t_end
@@ -208,11 +205,11 @@ def chrome_trace_text(
         ends[raw] = max(ends.get(raw, 0.0), t_end)
         cpu = aicpu.get(key)
         if cpu is not None:
-            d, f = us(cpu[2]), us(cpu[3])
-            events.append(f'{{"ph":"X","pid":3,"tid":{lane},"name":{label},"ts":{j(d)},"dur":{j(round(f - d, 6))},'
+            d, fin = us(cpu[2]), us(cpu[3])
+            events.append(f'{{"ph":"X","pid":3,"tid":{lane},"name":{label},"ts":{f[d]},"dur":{f[round(fin - d, 6)]},'
                           f'"args":{{"taskId":{jtl}}}}}')  # fmt: skip
             if raw not in dispatches or d < dispatches[raw][1]:
-                dispatches[raw] = (core, d, f)
+                dispatches[raw] = (core, d, fin)
     flow = 0
     pops: dict[tuple[int, int], tuple[int, float]] = {}  # (task, core) -> (sched lane, ts in its dispatch phase)
     flow = _aicpu_lanes(j, events, flow, sched, orch, core_to_thread, aicpu, starts_by_core, raw_of, us, pops)
@@ -255,18 +252,28 @@ def _aicpu_lanes(
             args.update(p)  # the phase's own fields after "phase", in their order
             del args["kind"], args["start_cycles"], args["end_cycles"]
             lane = outer_lane + (kind in INNER_PHASES)  # §3: inner phases on the +1 lane
-            name = j(f"{kind}({p['tasks_processed']})")
-            events.append(f'{{"ph":"X","pid":2,"tid":{lane},"name":{name},"ts":{j(ts)},'
-                          f'"dur":{j(round(us(end) - ts, 6))},"args":{_ENCODE(args)}}}')  # fmt: skip
-            for when, key, half in ((start, "shared_at_start", 0), (end, "shared_at_end", 1)):
-                depth = p.get(key)
-                if isinstance(depth, list) and len(depth) == 3:
-                    counters.append((us(when), i, 2 * n + half, depth))
+            name = j.s[f"{kind}({p['tasks_processed']})"]
+            events.append(f'{{"ph":"X","pid":2,"tid":{lane},"name":{name},"ts":{j.f[ts]},'
+                          f'"dur":{j.f[round(us(end) - ts, 6)]},"args":{j.v(args)}}}')  # fmt: skip
+            depth = p.get("shared_at_start")
+            if type(depth) is list and len(depth) == 3:
+                counters.append((ts, i, 2 * n, depth))
+            depth = p.get("shared_at_end")
+            if type(depth) is list and len(depth) == 3:
+                counters.append((us(end), i, 2 * n + 1, depth))
     if counters:
         events.append(_meta(j, 2, 3999, "shared_ready_queue"))
-    for ts, _, _, depth in sorted(counters, key=lambda c: c[:3]):
-        events.append(f'{{"ph":"C","pid":2,"tid":3999,"name":"shared_ready_queue","ts":{j(ts)},'
-                      f'"args":{{"AIC":{j(depth[0])},"AIV":{j(depth[1])},"MIX":{j(depth[2])}}}}}')  # fmt: skip
+    counters.sort()  # (ts, thread, phase half) are distinct: the depths are never compared
+    depths: dict[tuple[int, ...], str] = {}
+    for ts, _, _, depth in counters:
+        key = tuple(depth)
+        plain = all(type(x) is int for x in key)  # a memo of ints only: 1 and True are one key
+        args = depths.get(key) if plain else None
+        if args is None:
+            args = f'{{"AIC":{j.v(depth[0])},"AIV":{j.v(depth[1])},"MIX":{j.v(depth[2])}}}'
+            if plain:
+                depths[key] = args
+        events.append(f'{{"ph":"C","pid":2,"tid":3999,"name":"shared_ready_queue","ts":{j.f[ts]},"args":{args}}}')
     pops_of = [[p for p in thread if p["kind"] in ("dispatch", "drain")] for thread in sched]
     for (core, reg), row in sorted(aicpu.items()):  # dispatch: the phase that popped the task -> its bar
         thread = core_to_thread[core] if core < len(core_to_thread) else -1
@@ -291,9 +298,10 @@ def _aicpu_lanes(
             ts = us(p["start_cycles"])
             end = us(p["end_cycles"])
             kind = "alloc" if p.get("kind") == "alloc" else "submit"  # an alloc step before the task's submit
-            events.append(f'{{"ph":"X","pid":1,"tid":{4000 + i},"name":{j(f"{kind}({task_label(raw)})")},'
-                          f'"ts":{j(ts)},"dur":{j(round(end - ts, 6))},"args":{{"phase":"orch_{kind}",'
-                          f'"submit_idx":{j(p["submit_idx"])},"task_id":{raw}}}}}')  # fmt: skip
+            name = j.s[f"{kind}({task_label(raw)})"]
+            events.append(f'{{"ph":"X","pid":1,"tid":{4000 + i},"name":{name},"ts":{j.f[ts]},'
+                          f'"dur":{j.f[round(end - ts, 6)]},"args":{{"phase":"orch_{kind}",'
+                          f'"submit_idx":{j.v(p["submit_idx"])},"task_id":{raw}}}}}')  # fmt: skip
             if raw in first_pop and kind == "submit":
                 flow += 1
                 lane, pop_ts = first_pop[raw]
