@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .overhead import ENGINES, overhead_series
+from .overhead import COUNTERS, ENGINES, overhead_series
 from .trace import TraceInputError, task_label
 
 PERCENTILES = (10, 25, 50, 75, 90, 95, 99)
@@ -169,14 +169,16 @@ def analyze(
     state: dict[str, int] = {}
     totals: dict[str, int] = {}
     over_spans: dict[str, list[tuple[int, int]]] = {e: [] for e in ENGINES}
+    over_names = [n for n in COUNTERS if n.endswith("overhead")]
+    engine_over = [(e, f"oh_{e}_overhead") for e in ENGINES]
     for i, (t, changed) in enumerate(series):
         state.update(changed)
         until = series[i + 1][0] if i + 1 < len(series) else t
-        for name, value in state.items():
-            if value and name.endswith("overhead"):
+        for name in over_names:
+            if state.get(name):
                 totals[name] = totals.get(name, 0) + (until - t)
-        for e in ENGINES:
-            if state.get(f"oh_{e}_overhead") and until > t:
+        for e, name in engine_over:
+            if state.get(name) and until > t:
                 over_spans[e].append((t, until))
     engines = [e for e in ENGINES if e in core_types]
     has = share(totals.get("oh_has_overhead", 0))
