@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Hashable, Sequence
+from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -65,11 +66,17 @@ def json_text(obj: Any, *, allow_nan: bool = True) -> str:
             return encode(value)
         inner = pad + " "
         if isinstance(value, dict):
-            # json's own key conversion (str, int, float, bool, None; anything else a TypeError)
-            items = [f"{inner}{encode({key: 0})[1:-3]}: {layout(v, depth + 1, inner)}" for key, v in value.items()]
+            items = [f"{inner}{key_text(key)}: {layout(v, depth + 1, inner)}" for key, v in value.items()]
             return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+        if depth + 1 >= JSON_OUTER_LEVELS:  # the last outer level: each item compact on its line
+            return "[\n" + inner + (",\n" + inner).join([encode(v) for v in value]) + "\n" + pad + "]"
         items = [inner + layout(v, depth + 1, inner) for v in value]
         return "[\n" + ",\n".join(items) + "\n" + pad + "]"
+
+    def key_text(key: Any) -> str:
+        if type(key) is str:
+            return encode_basestring_ascii(key)
+        return encode({key: 0})[1:-3]  # json's own key conversion (int, float, bool, None; else a TypeError)
 
     return layout(obj, 0, "")
 
