@@ -60,12 +60,35 @@ def render_report(
 ) -> str:
     """One self-contained HTML page: the shell around ``body`` with ``styles``,
     ``scripts`` and ``payload`` (read in scripts as ``PyptoReport.data``)."""
+    chunks = report_chunks(title, payload, body=body, scripts=scripts, styles=styles, subtitle=subtitle)
+    return b"".join(chunks).decode("utf-8")
+
+
+def report_chunks(
+    title: str,
+    payload: Any,
+    *,
+    body: str,
+    scripts: Sequence[str] = (),
+    styles: Sequence[str] = (),
+    subtitle: str = "",
+) -> list[bytes]:
+    """:func:`render_report`'s page as UTF-8 byte strings to write one after the other: the shell's fixed
+    parts are built and encoded once per process for a set of assets (a report written after every run
+    formats only its subtitle and payload)."""
+    head, middle, tail = _shell(title, body, tuple(scripts), tuple(styles))
+    return [head, html.escape(subtitle).encode("utf-8"), middle, embed_json(payload).encode("utf-8"), tail]
+
+
+@functools.lru_cache(maxsize=64)
+def _shell(title: str, body: str, scripts: tuple[str, ...], styles: tuple[str, ...]) -> tuple[bytes, bytes, bytes]:
+    """The page around its subtitle and payload: (up to the subtitle, between them, after the payload)."""
     shell_css = asset("pypto.reports", "shell.css")
     shell_js = asset("pypto.reports", "shell.js")
     theme_init = asset("pypto.reports", "theme_init.js")
     style = "\n".join(_inline(s, "style") for s in (shell_css, *styles))
     script = "\n".join(_inline(s, "script") for s in scripts)
-    return f"""<!DOCTYPE html>
+    head = f"""<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -83,7 +106,8 @@ def render_report(
 <body>
 <header class="report-bar">
 <h1 class="report-title">{html.escape(title)}</h1>
-<span class="report-subtitle">{html.escape(subtitle)}</span>
+<span class="report-subtitle">"""
+    middle = f"""</span>
 <span class="report-bar-fill"></span>
 <span class="report-bar-extra" id="report-bar-extra"></span>
 <button type="button" class="report-button" id="theme-toggle" title="Toggle light / dark theme">Theme</button>
@@ -91,7 +115,8 @@ def render_report(
 <main class="report-main" id="report-main">
 {body}
 </main>
-<script type="application/json" id="report-data">{embed_json(payload)}</script>
+<script type="application/json" id="report-data">"""
+    tail = f"""</script>
 <script>
 {_inline(shell_js, "script")}
 </script>
@@ -101,6 +126,7 @@ def render_report(
 </body>
 </html>
 """
+    return head.encode("utf-8"), middle.encode("utf-8"), tail.encode("utf-8")
 
 
 def render_viewer(package: str, payload: Any, subtitle: str) -> str:

@@ -45,7 +45,7 @@ import numpy as np
 
 from pypto.dialects.enums import ParamDirection
 
-from .base import Collector, json_text, register, result_func_ids, write_artefact
+from .base import Collector, ensure_dir, json_text, register, result_func_ids, write_artefact
 
 ARGS_DUMP_DIR = "args_dump"
 MANIFEST = "args_dump.json"
@@ -198,6 +198,10 @@ class ArgsDumpCollector(Collector):
         """(id(buffer), version) -> (the buffer, kept alive so its id stays its own; its captured state)."""
         self._live: dict[int, list[_Payload]] = {}
         """A buffer's memory -> its captured states that still point at the live array."""
+        self._layouts: dict[int, tuple[str, list[int], list[int], int]] = {}
+        """id(buffer) -> :meth:`_layout` (the buffers stay alive in ``_payloads`` while the run lasts)."""
+        self._kernels: dict[int, tuple[str, ...]] = {}
+        """Task id -> its kernel names, sorted."""
 
     def _payload_of(self, buffer: Any) -> _Payload:
         """``buffer``'s captured state, shared with an earlier capture when no task wrote it since."""
@@ -229,8 +233,21 @@ class ArgsDumpCollector(Collector):
             return True
         return arg.buffer is not None and arg.index in task.dumps  # partial: the marked tensors only
 
+    def _layout(self, buffer: Any) -> tuple[str, list[int], list[int], int]:
+        """A buffer's storage dtype name, shape, element strides and element count (once per buffer a run:
+        they do not change; shared by its captures, which never change them)."""
+        known = self._layouts.get(id(buffer))
+        if known is None:
+            arr = buffer.array
+            known = (str(arr.dtype).upper(), [int(d) for d in arr.shape],
+                     [int(s) // arr.itemsize for s in arr.strides], int(arr.size))  # fmt: skip
+            self._layouts[id(buffer)] = known
+        return known
+
     def _capture(self, task: Any, stage: str) -> None:
-        kernels = tuple(sorted({p.func_name for p in task.parts}))
+        kernels = self._kernels.get(task.id)
+        if kernels is None:
+            kernels = self._kernels[task.id] = tuple(sorted({p.func_name for p in task.parts}))
         for arg in task.args:
             role = ROLES.get(arg.direction, "input") if arg.buffer is not None else "input"
             if stage == "before_dispatch" and role == "output":
@@ -240,11 +257,10 @@ class ArgsDumpCollector(Collector):
             if not self._wanted(task, arg):
                 continue
             if arg.buffer is not None:
-                arr = arg.buffer.array
+                dtype, shape, strides, numel = self._layout(arg.buffer)
                 cap = _Capture(
                     task.id, stage, arg.index, role, kernels, "tensor",
-                    arg.dtype or str(arr.dtype).upper(), None, [int(d) for d in arr.shape],
-                    [int(s) // arr.itemsize for s in arr.strides], int(arr.size), self._payload_of(arg.buffer),
+                    arg.dtype or dtype, None, shape, strides, numel, self._payload_of(arg.buffer),
                 )  # fmt: skip
             else:
                 v = arg.scalar
@@ -322,7 +338,7 @@ class ArgsDumpCollector(Collector):
     def finish(self, result: Any) -> list[Path]:
         manifest, payloads = self.manifest(result)
         d = self.out_dir / ARGS_DUMP_DIR
-        d.mkdir(parents=True, exist_ok=True)
+        ensure_dir(d)
         write_artefact(d / BIN_FILE, payloads)
         del payloads
         write_artefact(d / MANIFEST, json_text(manifest, allow_nan=False) + "\n")
@@ -330,4 +346,6 @@ class ArgsDumpCollector(Collector):
         _SPARES.give([p.data for _, p in self._payloads.values() if isinstance(p.data, bytearray)])
         self._payloads.clear()
         self._captures.clear()
+        self._layouts.clear()
+        self._kernels.clear()
         return [d / MANIFEST, d / BIN_FILE]

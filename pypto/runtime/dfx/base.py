@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import gc
-import json
 from collections.abc import Callable, Hashable, Sequence
-from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
+from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -14,6 +13,8 @@ from xdsl.dialects import func
 from pypto.dialects.enums import FunctionType
 from pypto.dialects.program import function_type
 from pypto.utils.atomic import atomic_write_bytes
+
+from .jsonenc import compact_encoder
 
 T = TypeVar("T")
 
@@ -32,23 +33,24 @@ def write_artefact(path: Path, data: str | bytes | Sequence[bytes | bytearray | 
     return path
 
 
+_MADE_DIRS: set[str] = set()
+"""The artefact folders made (or found) during the current :func:`finish_all` (emptied after it: a folder
+can be removed between two runs)."""
+
+
+def ensure_dir(path: Path) -> Path:
+    """``path.mkdir(parents=True, exist_ok=True)``, once per folder while :func:`finish_all` runs (every
+    artefact of a run asked for its folder: two system calls and an exception each time); returns ``path``."""
+    key = str(path)
+    if key not in _MADE_DIRS:
+        path.mkdir(parents=True, exist_ok=True)
+        if _FINISHING:
+            _MADE_DIRS.add(key)
+    return path
+
+
 JSON_OUTER_LEVELS = 2
 """How many levels of an artefact's JSON are laid out one item per line (see :func:`json_text`)."""
-
-
-def _compact_encoder(allow_nan: bool) -> Callable[[Any], str]:
-    """``json.dumps(value, separators=(",", ":"), allow_nan=allow_nan)`` as one reusable function: the
-    standard library's C encoder built once for a whole document (``JSONEncoder.encode`` builds a new
-    one per call, which was most of the cost of an artefact's many small items)."""
-    proto = json.JSONEncoder(allow_nan=allow_nan, separators=(",", ":"))
-    if c_make_encoder is None:  # a Python without the C accelerator
-        return proto.encode
-    encoder = c_make_encoder({}, proto.default, encode_basestring_ascii, None, ":", ",", False, False, allow_nan)
-
-    def encode(value: Any) -> str:
-        return "".join(encoder(value, 0))
-
-    return encode
 
 
 def json_text(obj: Any, *, allow_nan: bool = True) -> str:
@@ -57,18 +59,24 @@ def json_text(obj: Any, *, allow_nan: bool = True) -> str:
     line, so a record, a task or a trace event reads as one line. The values are ``json.dumps``'s, and
     all but the outer lines go through its C encoder (``indent`` would send the whole document through
     the pure-Python one, which cost a flagged run a third of its collection time)."""
-    encode = _compact_encoder(allow_nan)
+    encode = compact_encoder(allow_nan)
 
     def layout(value: Any, depth: int, pad: str) -> str:
         if depth >= JSON_OUTER_LEVELS or not value or not isinstance(value, dict | list | tuple):
             return encode(value)
         inner = pad + " "
         if isinstance(value, dict):
-            # json's own key conversion (str, int, float, bool, None; anything else a TypeError)
-            items = [f"{inner}{encode({key: 0})[1:-3]}: {layout(v, depth + 1, inner)}" for key, v in value.items()]
+            items = [f"{inner}{key_text(key)}: {layout(v, depth + 1, inner)}" for key, v in value.items()]
             return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+        if depth + 1 >= JSON_OUTER_LEVELS:  # the last outer level: each item compact on its line
+            return "[\n" + inner + (",\n" + inner).join([encode(v) for v in value]) + "\n" + pad + "]"
         items = [inner + layout(v, depth + 1, inner) for v in value]
         return "[\n" + ",\n".join(items) + "\n" + pad + "]"
+
+    def key_text(key: Any) -> str:
+        if type(key) is str:
+            return encode_basestring_ascii(key)
+        return encode({key: 0})[1:-3]  # json's own key conversion (int, float, bool, None; else a TypeError)
 
     return layout(obj, 0, "")
 
@@ -93,6 +101,9 @@ class Collector:
         """Write the artefact(s) for the finished run (a :class:`~pypto.runtime.run.RunResult`)."""
         return []
 
+
+_FINISHING: list[Any] = []
+"""The results whose collectors are finishing (:func:`finish_all`; nested for a run inside a run)."""
 
 COLLECTORS: dict[str, type[Collector]] = {}
 """RunConfig flag -> the collector that serves it."""
@@ -125,6 +136,7 @@ def finish_all(collectors: Sequence[Collector], result: Any) -> dict[str, list[P
     garbage collector pauses meanwhile: what the collectors build is acyclic and freed by reference counting
     once written, and its passes over the process's objects cost a flagged run about as much as a file."""
     result._dfx_memo = {}
+    _FINISHING.append(result)
     collecting = gc.isenabled()  # the artefacts are acyclic, freed as they are written: no cycle to look for
     if collecting:
         gc.disable()
@@ -132,6 +144,9 @@ def finish_all(collectors: Sequence[Collector], result: Any) -> dict[str, list[P
         return {c.FLAG: c.finish(result) for c in collectors}
     finally:
         del result._dfx_memo
+        _FINISHING.pop()
+        if not _FINISHING:
+            _MADE_DIRS.clear()
         if collecting:
             gc.enable()
 

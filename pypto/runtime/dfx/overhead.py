@@ -73,27 +73,32 @@ def overhead_series(records: Mapping[str, Any], edges: Sequence[tuple[int, int]]
                 for e in ENGINES}  # fmt: skip
     series: list[tuple[int, dict[str, int]]] = []
     last: dict[str, int] = {}
+    keys = [(e, f"oh_{e}_idle", f"oh_{e}_ready", f"oh_{e}_overhead") for e in ENGINES]
     for t in sorted(x for x in times if lo <= x <= hi):
         values: dict[str, int] = {}
         over: dict[str, bool] = {}
         has_ready: dict[str, bool] = {}
-        for e in ENGINES:
+        for e, k_idle, k_ready, k_over in keys:
             if t == hi or e not in cores:
                 idle = waiting = 0
             else:
                 idle = cores[e] - busy_at[e].count(t)
                 waiting = ready_at[e].count(t)
-            values[f"oh_{e}_idle"], values[f"oh_{e}_ready"] = idle, waiting
+            values[k_idle], values[k_ready] = idle, waiting
             over[e] = idle > 0 and waiting > 0
             has_ready[e] = waiting > 0
-            values[f"oh_{e}_overhead"] = int(over[e])
+            values[k_over] = int(over[e])
         values["oh_all_overhead"] = int(bool(engines) and all(over[e] for e in engines))
         values["oh_has_overhead"] = int(any(has_ready[e] for e in engines) and
                                         all(over[e] for e in engines if has_ready[e]))  # fmt: skip
-        changed = {k: v for k, v in values.items() if last.get(k) != v}
-        if changed or not series:
-            series.append((t, values if not series else changed))
-            last.update(values)
+        if not series:
+            series.append((t, values))
+            last = values
+            continue
+        changed = {k: v for k, v in values.items() if last[k] != v}
+        if changed:
+            series.append((t, changed))
+            last = values
     return series
 
 

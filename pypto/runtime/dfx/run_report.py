@@ -28,9 +28,9 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, NamedTuple
 
-from pypto.reports import asset, render_report
+from pypto.reports import asset, report_chunks
 
-from .base import RECORDED_LEVEL, write_artefact
+from .base import RECORDED_LEVEL, ensure_dir, write_artefact
 from .incore_view import incore_model
 from .pmu import EVENT_COUNTERS, columns, pmu_rows
 from .records import swimlane_records
@@ -80,7 +80,7 @@ def sched_analyses(result: Any, level: int, edges: list[dict[str, Any]]) -> dict
         return None
 
     a = analyze(swimlane_records(result, level), [(e["pred"], e["succ"]) for e in edges],
-                {r.task_id: len(_blocks(r)) for r in result.tasks})
+                {r.task_id: len(_blocks(r)) for r in result.tasks}, trusted=True)  # fmt: skip
     a["switch"]["cores"] = [{"core": c, **s} for c, s in sorted(a["switch"]["cores"].items())]
     a["overhead"]["engines"] = [{"engine": e, **v} for e, v in a["overhead"]["engines"].items()]
     ids = {task_label(r.task_id): r.task_id for r in result.tasks}
@@ -264,6 +264,12 @@ def report_model(
 
 def render_run_report(model: dict[str, Any]) -> str:
     """The self-contained page of a :func:`report_model`."""
+    return b"".join(run_report_chunks(model)).decode("utf-8")
+
+
+def run_report_chunks(model: dict[str, Any]) -> list[bytes]:
+    """:func:`render_run_report`'s page as the UTF-8 byte strings :func:`pypto.reports.report_chunks` writes
+    (the shell and assets encoded once per process)."""
     html, css, js = (asset(PACKAGE, name) for name in ASSETS)
     incore_css, incore_js = (asset(PACKAGE, name) for name in INCORE_ASSETS)
     xr_css, xr_js = (asset(XR_PACKAGE, name) for name in XR_ASSETS)
@@ -271,7 +277,7 @@ def render_run_report(model: dict[str, Any]) -> str:
     subtitle = f"{model['target']} \u00b7 {n} task{'s' * (n != 1)} \u00b7 {model['total_cycles']} cycles"
     if model.get("cross_rank"):
         subtitle += f" \u00b7 {len(model['cross_rank']['ranks'])} ranks"
-    return render_report(
+    return report_chunks(
         model["title"], model, body=html, styles=[css, incore_css, xr_css], scripts=[js, incore_js, xr_js],
         subtitle=subtitle,
     )
@@ -281,7 +287,7 @@ def write_run_report(
     result: Any, out_dir: Path, pmu_event: int = 0, swimlane_level: int = RECORDED_LEVEL, incore: bool = False
 ) -> Path:
     """``out_dir/run_report.html``, atomically; returns its path."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    ensure_dir(out_dir)
     path = out_dir / REPORT_NAME
-    write_artefact(path, render_run_report(report_model(result, pmu_event, swimlane_level, incore)))
+    write_artefact(path, run_report_chunks(report_model(result, pmu_event, swimlane_level, incore)))
     return path

@@ -13,16 +13,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .base import Collector, json_text, register, write_artefact
+from .base import Collector, ensure_dir, json_text, register, write_artefact
 from .deps import write_name_map
 from .records import swimlane_records
 from .run_report import write_run_report
-from .trace import chrome_trace, trace_json
+from .trace import chrome_trace_text
 
 
 def write_swimlane(result: Any, path: Path, level: int = 2) -> Path:
     """Write :func:`swimlane_records` as JSON, atomically; returns the path."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    ensure_dir(path.parent)
     write_artefact(path, json_text(swimlane_records(result, level)))
     return path
 
@@ -33,10 +33,10 @@ def write_merged_trace(result: Any, out_dir: Path, level: int = 2, stamp: str | 
     the task metadata)."""
     names = {t.task_id: t.func_name + ("_spmd" if t.block_num > 1 else "") for t in result.tasks}
     edges = [(d, t.task_id) for t in result.tasks for d in sorted(t.deps)]
-    trace = chrome_trace(swimlane_records(result, level), names, edges)
+    text = chrome_trace_text(swimlane_records(result, level), names, edges)
     path = out_dir / f"merged_swimlane_{stamp or datetime.now().strftime('%Y%m%d_%H%M%S')}.json"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    write_artefact(path, trace_json(trace))
+    ensure_dir(out_dir)
+    write_artefact(path, text)
     return path
 
 

@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any
 
 from pypto.errors import Error
 from pypto.utils.cli import read_input_text
+
+from .jsonenc import compact_encoder
 
 PROCESSES = {1: "AICPU Orchestrator", 2: "AICPU Scheduler", 3: "Scheduler View", 4: "Worker View"}
 INNER_PHASES = ("resolve", "drain_prepare", "drain_publish")
@@ -54,10 +57,38 @@ def _lane(core: int) -> int:
     return 10000 + 10 * core
 
 
-def _meta(pid: int, tid: int | None, name: str) -> dict[str, Any]:
+class _Text:
+    """The trace's JSON spelling of its values, as :func:`trace_json` writes them (``json.dumps`` compact):
+    ``f[x]`` a time (a float: its ``repr``, once per value: a run's bars share their times, and a float's
+    ``repr`` is most of what encoding a trace costs), ``s[x]`` a string (once per string), ``v(x)`` any other
+    value (json's C encoder, built once per trace)."""
+
+    def __init__(self) -> None:
+        self.f = _Floats()
+        self.s = _Strings()
+        self.v = compact_encoder(True)
+
+
+class _Floats(dict[float, str]):
+    def __missing__(self, x: float) -> str:
+        text = float.__repr__(x) if type(x) is float else ""
+        if not text or text[-1] in "fn":  # not a float; inf, nan: json's Infinity / NaN
+            return json.dumps(x)
+        if x:  # 0.0 == -0.0: never shared
+            self[x] = text
+        return text
+
+
+class _Strings(dict[str, str]):
+    def __missing__(self, x: str) -> str:
+        text = self[x] = encode_basestring_ascii(x)
+        return text
+
+
+def _meta(j: _Text, pid: int, tid: int | None, name: str) -> str:
     if tid is None:
-        return {"ph": "M", "pid": pid, "name": "process_name", "args": {"name": name}}
-    return {"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": name}}
+        return f'{{"ph":"M","pid":{pid},"name":"process_name","args":{{"name":{j.s[name]}}}}}'
+    return f'{{"ph":"M","pid":{pid},"tid":{tid},"name":"thread_name","args":{{"name":{j.s[name]}}}}}'
 
 
 def _rows(records: Mapping[str, Any], key: str, width: int) -> list[list[int]]:
@@ -68,12 +99,14 @@ def _rows(records: Mapping[str, Any], key: str, width: int) -> list[list[int]]:
 
 
 def _flow_pair(
-    events: list[dict[str, Any]], fid: int, name: str, src: tuple[int, int, float], dst: tuple[int, int, float]
+    j: _Text, events: list[str], fid: int, name: str, src: tuple[int, int, float], dst: tuple[int, int, float]
 ) -> None:
     """One ``s``/``f`` pair ``(pid, tid, ts)`` -> ``(pid, tid, ts)`` with id ``fid``."""
-    events.append({"ph": "s", "pid": src[0], "tid": src[1], "ts": src[2], "id": fid, "cat": "flow", "name": name})
-    events.append({"ph": "f", "pid": dst[0], "tid": dst[1], "ts": dst[2], "id": fid, "cat": "flow", "name": name,
-                   "bp": "e"})  # fmt: skip
+    n = j.s[name]
+    events.append(f'{{"ph":"s","pid":{src[0]},"tid":{src[1]},"ts":{j.f[src[2]]},"id":{fid},"cat":"flow",'
+                  f'"name":{n}}}')  # fmt: skip
+    events.append(f'{{"ph":"f","pid":{dst[0]},"tid":{dst[1]},"ts":{j.f[dst[2]]},"id":{fid},"cat":"flow",'
+                  f'"name":{n},"bp":"e"}}')  # fmt: skip
 
 
 def _phase_rows(records: Mapping[str, Any], key: str, fields: Sequence[str]) -> list[list[dict[str, Any]]]:
@@ -90,14 +123,12 @@ def _sched_lane(thread: int) -> int:
     return 30000 + 10 * thread
 
 
-def _flow(events: list[dict[str, Any]], last: int, pid: int, src: tuple[int, float], dst: tuple[int, float],
-          late: bool) -> int:
+def _flow(j: _Text, events: list[str], last: int, pid: int, src: tuple[int, float], dst: tuple[int, float],
+          late: bool) -> int:  # fmt: skip
     """Append one ``s``/``f`` flow pair (``hb_violation`` when ``late``); returns its id."""
-    name = "hb_violation" if late else "dependency"
     fid = last + 1
-    events.append({"ph": "s", "pid": pid, "tid": _lane(src[0]), "ts": src[1], "id": fid, "cat": "flow", "name": name})
-    events.append({"ph": "f", "pid": pid, "tid": _lane(dst[0]), "ts": dst[1], "id": fid, "cat": "flow", "name": name,
-                   "bp": "e"})  # fmt: skip
+    _flow_pair(j, events, fid, "hb_violation" if late else "dependency", (pid, _lane(src[0]), src[1]),
+               (pid, _lane(dst[0]), dst[1]))  # fmt: skip
     return fid
 
 
@@ -108,7 +139,17 @@ def chrome_trace(
 ) -> dict[str, Any]:
     """The trace of one run: ``records`` as ``chip_swimlane_records.json`` holds them, ``names`` the
     kernel name of each raw task id (labels ``<name>(t3)``; ``task(t3)`` without), ``edges`` the
-    (producer, consumer) raw task id pairs."""
+    (producer, consumer) raw task id pairs. The objects of :func:`chrome_trace_text`'s JSON."""
+    return json.loads(chrome_trace_text(records, names, edges))
+
+
+def chrome_trace_text(
+    records: Mapping[str, Any],
+    names: Mapping[int, str] | None = None,
+    edges: Sequence[tuple[int, int]] = (),
+) -> str:
+    """:func:`chrome_trace` as the text :func:`trace_json` writes for it, built as text (each event one
+    formatted string, a float's spelling once per value): the merged trace a flagged run writes."""
     try:
         freq = float(records["metadata"]["clock_freq_hz"])
         core_types = list(records["metadata"]["core_types"])
@@ -131,13 +172,14 @@ def chrome_trace(
             t = memo[c] = round((c - base) * 1e6 / freq, 6) if c else 0.0
         return t
 
+    j = _Text()
     names = names or {}
-    events: list[dict[str, Any]] = [_meta(pid, None, name) for pid, name in PROCESSES.items()]
+    events: list[str] = [_meta(j, pid, None, name) for pid, name in PROCESSES.items()]
     cores = sorted({r[0] for r in aicore})
     for core in cores:
         kind = core_types[core] if core < len(core_types) else "core"
         lane = f"{kind.upper()}_{core}"
-        events += [_meta(3, _lane(core), lane), _meta(4, _lane(core), lane)]
+        events += [_meta(j, 3, _lane(core), lane), _meta(j, 4, _lane(core), lane)]
     starts: dict[int, tuple[int, float]] = {}  # task -> (core, worker bar start), the earliest slice
     starts_by_core: dict[tuple[int, int], float] = {}  # (core, reg_task_id) -> worker bar start
     ends_by_core: dict[tuple[int, int], float] = {}
@@ -147,12 +189,13 @@ def chrome_trace(
     for core, raw, reg, start, end, *rest in sorted(aicore, key=lambda r: (r[3], r[0])):
         receive = start - rest[0] if rest else start
         tl = task_label(raw)
-        label = f"{names.get(raw, 'task')}({tl})"
+        label = j.s[f"{names.get(raw, 'task')}({tl})"]
         ts, t_start, t_end = us(receive), us(start), us(end)
         lane = _lane(core)
-        events.append({"ph": "X", "pid": 4, "tid": lane, "name": label, "ts": ts, "dur": round(t_end - ts, 6),
-                       "args": {"taskId": tl, "kernel-duration-us": round(t_end - t_start, 6),
-                                "local_setup_us": round(t_start - ts, 6)}})  # fmt: skip
+        jtl, f = j.s[tl], j.f
+        events.append(f'{{"ph":"X","pid":4,"tid":{lane},"name":{label},"ts":{f[ts]},"dur":{f[round(t_end - ts, 6)]},'
+                      f'"args":{{"taskId":{jtl},"kernel-duration-us":{f[round(t_end - t_start, 6)]},'
+                      f'"local_setup_us":{f[round(t_start - ts, 6)]}}}}}')  # fmt: skip
         key = (core, reg)
         starts_by_core[key] = ts
         ends_by_core[key] = t_end
@@ -162,26 +205,28 @@ def chrome_trace(
         ends[raw] = max(ends.get(raw, 0.0), t_end)
         cpu = aicpu.get(key)
         if cpu is not None:
-            d, f = us(cpu[2]), us(cpu[3])
-            events.append({"ph": "X", "pid": 3, "tid": lane, "name": label, "ts": d, "dur": round(f - d, 6),
-                           "args": {"taskId": tl}})  # fmt: skip
+            d, fin = us(cpu[2]), us(cpu[3])
+            events.append(f'{{"ph":"X","pid":3,"tid":{lane},"name":{label},"ts":{f[d]},"dur":{f[round(fin - d, 6)]},'
+                          f'"args":{{"taskId":{jtl}}}}}')  # fmt: skip
             if raw not in dispatches or d < dispatches[raw][1]:
-                dispatches[raw] = (core, d, f)
+                dispatches[raw] = (core, d, fin)
     flow = 0
     pops: dict[tuple[int, int], tuple[int, float]] = {}  # (task, core) -> (sched lane, ts in its dispatch phase)
-    flow = _aicpu_lanes(events, flow, sched, orch, core_to_thread, aicpu, starts_by_core, raw_of, us, pops)
-    flow = _complete_flows(events, flow, sched, core_to_thread, aicpu, starts_by_core, ends_by_core, raw_of, edges, us)
+    flow = _aicpu_lanes(j, events, flow, sched, orch, core_to_thread, aicpu, starts_by_core, raw_of, us, pops)
+    flow = _complete_flows(j, events, flow, sched, core_to_thread, aicpu, starts_by_core, ends_by_core, raw_of, edges,
+                           us)  # fmt: skip
     for pred, succ in edges:
         if pred in starts and succ in starts:
-            flow = _flow(events, flow, 4, starts[pred], starts[succ], late=ends[pred] > starts[succ][1])
+            flow = _flow(j, events, flow, 4, starts[pred], starts[succ], late=ends[pred] > starts[succ][1])
         if pred in dispatches and succ in dispatches:
             p, c = dispatches[pred], dispatches[succ]
-            flow = _flow(events, flow, 3, (p[0], p[1]), (c[0], c[1]), late=p[2] > c[1])
-    return {"traceEvents": events, "displayTimeUnit": "ns"}
+            flow = _flow(j, events, flow, 3, (p[0], p[1]), (c[0], c[1]), late=p[2] > c[1])
+    return '{"traceEvents":[' + ",".join(events) + '],"displayTimeUnit":"ns"}\n'
 
 
 def _aicpu_lanes(
-    events: list[dict[str, Any]],
+    j: _Text,
+    events: list[str],
     flow: int,
     sched: list[list[dict[str, Any]]],
     orch: list[list[dict[str, Any]]],
@@ -196,9 +241,9 @@ def _aicpu_lanes(
     ``submit→dispatch`` flows; returns the last flow id."""
     counters: list[tuple[float, int, int, list[int]]] = []
     for i, thread in enumerate(sched):
-        events.append(_meta(2, _sched_lane(i), f"Sched_{i}"))
+        events.append(_meta(j, 2, _sched_lane(i), f"Sched_{i}"))
         if any(p["kind"] in INNER_PHASES for p in thread):
-            events.append(_meta(2, _sched_lane(i) + 1, f"Sched_{i}_inner"))
+            events.append(_meta(j, 2, _sched_lane(i) + 1, f"Sched_{i}_inner"))
         outer_lane = _sched_lane(i)
         for n, p in enumerate(thread):
             kind, start, end = p["kind"], p["start_cycles"], p["end_cycles"]
@@ -207,17 +252,28 @@ def _aicpu_lanes(
             args.update(p)  # the phase's own fields after "phase", in their order
             del args["kind"], args["start_cycles"], args["end_cycles"]
             lane = outer_lane + (kind in INNER_PHASES)  # §3: inner phases on the +1 lane
-            events.append({"ph": "X", "pid": 2, "tid": lane, "name": f"{kind}({p['tasks_processed']})",
-                           "ts": ts, "dur": round(us(end) - ts, 6), "args": args})  # fmt: skip
-            for when, key, half in ((start, "shared_at_start", 0), (end, "shared_at_end", 1)):
-                depth = p.get(key)
-                if isinstance(depth, list) and len(depth) == 3:
-                    counters.append((us(when), i, 2 * n + half, depth))
+            name = j.s[f"{kind}({p['tasks_processed']})"]
+            events.append(f'{{"ph":"X","pid":2,"tid":{lane},"name":{name},"ts":{j.f[ts]},'
+                          f'"dur":{j.f[round(us(end) - ts, 6)]},"args":{j.v(args)}}}')  # fmt: skip
+            depth = p.get("shared_at_start")
+            if type(depth) is list and len(depth) == 3:
+                counters.append((ts, i, 2 * n, depth))
+            depth = p.get("shared_at_end")
+            if type(depth) is list and len(depth) == 3:
+                counters.append((us(end), i, 2 * n + 1, depth))
     if counters:
-        events.append(_meta(2, 3999, "shared_ready_queue"))
-    for ts, _, _, depth in sorted(counters, key=lambda c: c[:3]):
-        events.append({"ph": "C", "pid": 2, "tid": 3999, "name": "shared_ready_queue", "ts": ts,
-                       "args": {"AIC": depth[0], "AIV": depth[1], "MIX": depth[2]}})  # fmt: skip
+        events.append(_meta(j, 2, 3999, "shared_ready_queue"))
+    counters.sort()  # (ts, thread, phase half) are distinct: the depths are never compared
+    depths: dict[tuple[int, ...], str] = {}
+    for ts, _, _, depth in counters:
+        key = tuple(depth)
+        plain = all(type(x) is int for x in key)  # a memo of ints only: 1 and True are one key
+        args = depths.get(key) if plain else None
+        if args is None:
+            args = f'{{"AIC":{j.v(depth[0])},"AIV":{j.v(depth[1])},"MIX":{j.v(depth[2])}}}'
+            if plain:
+                depths[key] = args
+        events.append(f'{{"ph":"C","pid":2,"tid":3999,"name":"shared_ready_queue","ts":{j.f[ts]},"args":{args}}}')
     pops_of = [[p for p in thread if p["kind"] in ("dispatch", "drain")] for thread in sched]
     for (core, reg), row in sorted(aicpu.items()):  # dispatch: the phase that popped the task -> its bar
         thread = core_to_thread[core] if core < len(core_to_thread) else -1
@@ -229,31 +285,34 @@ def _aicpu_lanes(
         ts = round((us(phase["start_cycles"]) + us(row[2])) / 2, 6)  # inside the phase's bar
         pops[(core, reg)] = (_sched_lane(thread), ts)
         flow += 1
-        _flow_pair(events, flow, "dispatch", (2, _sched_lane(thread), ts), (4, _lane(core), worker_ts[(core, reg)]))
+        _flow_pair(j, events, flow, "dispatch", (2, _sched_lane(thread), ts), (4, _lane(core), worker_ts[(core, reg)]))
     first_pop: dict[int, tuple[int, float]] = {}  # task -> the pop of its earliest block
     for key, pop in sorted(pops.items()):
         raw = raw_of[key]
         if raw not in first_pop or pop[1] < first_pop[raw][1]:
             first_pop[raw] = pop
     for i, thread in enumerate(orch):
-        events.append(_meta(1, 4000 + i, f"Orch_{i}"))
+        events.append(_meta(j, 1, 4000 + i, f"Orch_{i}"))
         for p in thread:
             raw = int(p["task_id"])
             ts = us(p["start_cycles"])
             end = us(p["end_cycles"])
             kind = "alloc" if p.get("kind") == "alloc" else "submit"  # an alloc step before the task's submit
-            events.append({"ph": "X", "pid": 1, "tid": 4000 + i, "name": f"{kind}({task_label(raw)})", "ts": ts,
-                           "dur": round(end - ts, 6),
-                           "args": {"phase": f"orch_{kind}", "submit_idx": p["submit_idx"], "task_id": raw}})  # fmt: skip
+            name = j.s[f"{kind}({task_label(raw)})"]
+            events.append(f'{{"ph":"X","pid":1,"tid":{4000 + i},"name":{name},"ts":{j.f[ts]},'
+                          f'"dur":{j.f[round(end - ts, 6)]},"args":{{"phase":"orch_{kind}",'
+                          f'"submit_idx":{j.v(p["submit_idx"])},"task_id":{raw}}}}}')  # fmt: skip
             if raw in first_pop and kind == "submit":
                 flow += 1
                 lane, pop_ts = first_pop[raw]
-                _flow_pair(events, flow, "submit→dispatch", (1, 4000 + i, round((ts + end) / 2, 6)), (2, lane, pop_ts))
+                _flow_pair(j, events, flow, "submit→dispatch", (1, 4000 + i, round((ts + end) / 2, 6)),
+                           (2, lane, pop_ts))  # fmt: skip
     return flow
 
 
 def _complete_flows(
-    events: list[dict[str, Any]],
+    j: _Text,
+    events: list[str],
     flow: int,
     sched: list[list[dict[str, Any]]],
     core_to_thread: list[int],
@@ -279,7 +338,7 @@ def _complete_flows(
         ts = round((us(phase["start_cycles"]) + us(phase["end_cycles"])) / 2, 6)
         bar = (worker_start[(core, reg)] + worker_end[(core, reg)]) / 2
         flow += 1
-        _flow_pair(events, flow, "complete", (4, _lane(core), round(bar, 6)), (2, _sched_lane(thread), ts))
+        _flow_pair(j, events, flow, "complete", (4, _lane(core), round(bar, 6)), (2, _sched_lane(thread), ts))
         raw = raw_of[(core, reg)]
         if raw not in completes or row[3] > completes[raw][2]:  # an SPMD task: its last block's finish
             completes[raw] = (_sched_lane(thread), ts, row[3])
@@ -297,7 +356,7 @@ def _complete_flows(
             lane, ts, _ = completes[pred]
             core, d = dispatch_of[succ]
             flow += 1
-            _flow_pair(events, flow, "complete→ready", (2, lane, ts), (3, _lane(core), d))
+            _flow_pair(j, events, flow, "complete→ready", (2, lane, ts), (3, _lane(core), d))
     return flow
 
 
