@@ -356,6 +356,12 @@ class TileReadOp(_TileLayer, F.ReadOp):
     NO_PTO: ClassVar[str | None] = "ptoas codegen reads no single tile element yet (a located error says so)"
 
 
+@irdl_op_definition
+class TileWriteOp(_TileLayer, F.WriteOp):
+    name = "pl.tile.write"
+    NO_PTO: ClassVar[str | None] = "ptoas codegen writes no single tile element yet (a located error says so)"
+
+
 _SPACE = EnumCodec(MemorySpace)
 _LAYOUT = EnumCodec(TileLayout)
 

@@ -47,6 +47,7 @@ from pypto.dialects.tensor_ops import (
     TensorMatmulOp,
     TensorReadOp,
     TensorSliceOp,
+    TensorWriteOp,
 )
 from pypto.dialects.tile_ops import (
     TileAssembleOp,
@@ -290,6 +291,9 @@ class _FunctionConverter:
         elif isinstance(op, TensorReadOp):
             if isinstance(op.input.type, TileType):
                 self.convert_generic(op)
+        elif isinstance(op, TensorWriteOp):
+            if isinstance(op.target.type, TileType):
+                self.convert_generic(op)  # a GM element write stays a tensor op (pto.store_scalar)
         elif isinstance(op, F.RowReduceOp | F.TransposeOp):
             self.convert_row_reduce(op)  # both take a scratch tile shaped like the input
         elif isinstance(op, F.CastOp) and self.fold_cast_into_fixpipe(op):
