@@ -493,7 +493,7 @@ def check_window(a: ArgView, shape: tuple[int, ...], source: tuple[int, ...], of
     offsets (and valid shapes, if given) are constants, inside ``source``."""
     if any(s <= 0 and s != DYNAMIC for s in shape):
         raise a.fail(f"shapes {list(shape)}: every tile dimension must be positive")
-    valid_values = a.values(valid) if valid is not None and a.has(valid) else []
+    valid_values = a.values(valid) if valid is not None else []
     for dim, (off_v, size) in enumerate(zip(a.values(offsets), shape, strict=False)):
         off = constant_index(off_v)
         if off is None or size == DYNAMIC or dim >= len(source) or source[dim] == DYNAMIC:

@@ -2,7 +2,7 @@
 
 Upstream's own conftest needs its hardware harness, so the test files are copied into a temporary folder
 next to a two-fixture conftest (:data:`CONFTEST`): ``test_config`` (``platform``, ``codegen_only``) and
-``device_ids`` (``0 .. N-1``). pytest then runs them in one subprocess with this interpreter (so the
+``device_ids`` (``0 .. N-1``), and a per-test time limit (a hung rank fails its test, not the run). pytest then runs them in one subprocess with this interpreter (so the
 ``pypto`` it imports is ours) and the checkout's root on ``PYTHONPATH`` (``examples.runtime`` imports).
 It prints one line per test (``PASS``/``FAIL``/``SKIP``), the first error line of each failure, and
 ``st/distributed N/M`` (passed of collected). Exit status 0 when nothing failed.
@@ -29,7 +29,9 @@ ST_DIR = Path("tests") / "st" / "distributed"
 CONFTEST = '''\
 """Two fixtures for upstream's tests/st/distributed (written by pypto.tools.upstream_st)."""
 
+import multiprocessing
 import os
+import signal
 from types import SimpleNamespace
 
 import pytest
@@ -45,6 +47,29 @@ def pytest_collection_modifyitems(config, items):
         marker = item.get_closest_marker("platforms")
         if marker is not None and platform not in marker.args:
             item.add_marker(pytest.mark.skip(reason=f"platforms {marker.args} exclude {platform}"))
+
+
+class TestTimeout(Exception):
+    """A test ran past UPSTREAM_ST_TEST_TIMEOUT seconds (its rank processes are ended)."""
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    seconds = int(os.environ.get("UPSTREAM_ST_TEST_TIMEOUT", "0"))
+
+    def expire(signum, frame):
+        raise TestTimeout(f"no result within {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, expire) if seconds else None
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        if old is not None:
+            signal.signal(signal.SIGALRM, old)
+        for child in multiprocessing.active_children():
+            child.kill()
 
 
 @pytest.fixture
@@ -98,7 +123,7 @@ def parse_junit(path: Path) -> list[Result]:
     return results
 
 
-def run(root: Path, devices: int, platform: str, match: str, timeout: float) -> list[Result]:
+def run(root: Path, devices: int, platform: str, match: str, timeout: float, test_timeout: float) -> list[Result]:
     """Run the staged tests in one pytest subprocess; its results (empty if it timed out)."""
     with tempfile.TemporaryDirectory(prefix="upstream_st_") as tmp:
         target = stage(root, Path(tmp))
@@ -110,6 +135,7 @@ def run(root: Path, devices: int, platform: str, match: str, timeout: float) -> 
             PYPTO_SIMULATE_NPU="1",
             UPSTREAM_ST_PLATFORM=platform,
             UPSTREAM_ST_DEVICES=str(devices),
+            UPSTREAM_ST_TEST_TIMEOUT=str(int(test_timeout)),
         )
         argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--continue-on-collection-errors"]
         argv += ["--rootdir", tmp, f"--junitxml={report}", str(target)]
@@ -141,8 +167,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--platform", default=PLATFORM, help="test_config.platform (default a2a3sim)")
     parser.add_argument("-k", dest="match", default="", help="pytest -k expression")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds for the whole run (3600)")
+    parser.add_argument("--test-timeout", type=float, default=300.0, help="seconds per test (300; 0: none)")
     args = parser.parse_args(argv)
-    results = run(args.checkout.resolve(), args.devices, args.platform, args.match, args.timeout)
+    results = run(args.checkout.resolve(), args.devices, args.platform, args.match, args.timeout, args.test_timeout)
     print("\n".join(summary(results)))
     return 0 if all(r.status != "FAIL" for r in results) else 1
 

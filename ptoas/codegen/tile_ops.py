@@ -22,7 +22,7 @@ from pypto.diagnostics import error_at
 from pypto.dialects import op_families as F
 from pypto.dialects.enums import AtomicType, AtomicTypeAttr
 from pypto.dialects.op_base import PLOp
-from pypto.dialects.tensor_ops import TensorReadOp, TensorWriteOp
+from pypto.dialects.tensor_ops import TensorDimOp, TensorReadOp, TensorWriteOp
 from pypto.dialects.tile_ops import (
     TILE_OPS,
     TileAllocOp,
@@ -484,5 +484,16 @@ def lower_gm_write(st: LoweringState, src: Operation) -> None:
     st.views[src.results[0]] = st.view(src.target, src)
 
 
-HANDLERS: dict[type[Operation], Handler] = {**_table(), TensorReadOp: lower_gm_read, TensorWriteOp: lower_gm_write}
+def lower_dim(st: LoweringState, src: Operation) -> None:
+    """pl.tensor.dim(param, axis) in a kernel: the parameter's (static) extent, a constant."""
+    assert isinstance(src, TensorDimOp)
+    extent = src.static_extent()
+    if extent is None:
+        raise error_at(src, "ptoas codegen: pl.tensor.dim of a dynamic extent (the kernel's shapes are static)")
+    st.scalars[src.results[0]] = st.const(extent, src.results[0].type)
+
+
+HANDLERS: dict[type[Operation], Handler] = {
+    **_table(), TensorReadOp: lower_gm_read, TensorWriteOp: lower_gm_write, TensorDimOp: lower_dim,
+}
 """pl tile op class -> handler (and the kernel's GM scalar read); ops missing here are reported as unsupported."""

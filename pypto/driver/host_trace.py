@@ -44,6 +44,19 @@ def _dtype_name(dtype: Any) -> str:
     return str(name)
 
 
+def _is_dynamic(d: Any) -> bool:
+    """A ``pl.dynamic`` extent or arithmetic on one (duck-typed: the host plan imports no front end)."""
+    return hasattr(d, "value") and hasattr(d, "name") and not isinstance(d, (int, str))
+
+
+def resolve_dynamic(x: Any, world_size: int) -> Any:
+    """``x`` (an extent, or a list of them) with each ``pl.dynamic`` extent bound to the world size (the
+    leading rank dimension, as upstream's ``NR``): ``NR * 64`` -> 128 on 2 ranks."""
+    if isinstance(x, (list, tuple)):
+        return [resolve_dynamic(d, world_size) for d in x]
+    return x.value(lambda _v: world_size) if _is_dynamic(x) else x
+
+
 def _shape(shape: Any, what: str) -> tuple[int, ...]:
     try:
         dims = tuple(int(d) for d in shape)
@@ -182,6 +195,7 @@ def alloc_window_buffer(shape: Any, dtype: Any = None, name: str = "") -> Window
     """``pld.alloc_window_buffer(shape, dtype=)`` or ``pld.alloc_window_buffer(size_in_bytes)``: a window
     on every rank."""
     plan = current_plan("pld.alloc_window_buffer(...)")
+    shape = resolve_dynamic(shape, plan.world_size)
     if isinstance(shape, int) and not isinstance(shape, bool) and dtype is None:  # the size-in-bytes form
         shape, dtype_name = [shape], "UINT8"
     else:
@@ -196,7 +210,7 @@ def window(buf: Any, shape: Any, dtype: Any = None) -> WindowView:
     plan = current_plan("pld.window(...)")
     if not isinstance(buf, WindowBuffer) or buf.index >= len(plan.windows):
         raise HostPlanError(f"pld.window: expected a buffer of pld.alloc_window_buffer, got {buf!r}")
-    view = WindowView(buf.index, _shape(shape, "pld.window"), _dtype_name(dtype))
+    view = WindowView(buf.index, _shape(resolve_dynamic(shape, plan.world_size), "pld.window"), _dtype_name(dtype))
     need = math.prod(view.shape) * itemsize(view.dtype)
     if need > buf.nbytes:
         raise HostPlanError(f"pld.window: a {list(view.shape)} {view.dtype} view needs {need} bytes, "
@@ -316,7 +330,7 @@ def annotation_tensor(index: int, name: str, ann: Any, world_size: int) -> HostT
     if getattr(ann, "kind", None) != "Tensor" or len(ann.args) < 2:
         raise HostPlanError(f"host orchestrator parameter {name!r}: expected a pl.Tensor[[...], dtype] annotation, "
                             f"got {ann!r}")
-    dims = tuple(world_size if type(d).__name__ == "DynVar" else int(d) for d in ann.args[0])
+    dims = tuple(int(d) for d in resolve_dynamic(list(ann.args[0]), world_size))
     return HostTensor(index, name, dims, _dtype_name(ann.args[1]))
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import BoolAttr, ModuleOp, StringAttr
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
 from pypto.core.program import Program
 from pypto.dialects.enums import FunctionType, Level, ParamDirection, Role
@@ -24,6 +24,7 @@ from .annotations import AnnotationParser
 from .calls import CallMixin
 from .constexpr import NotConstant, evaluate
 from .dumps import DumpMixin
+from .early_return import lift_returns
 from .expressions import ExprMixin
 from .scopes import Scope, set_name
 from .source import Source, dotted
@@ -94,6 +95,7 @@ class FunctionBuilder(ExprMixin, CallMixin, StmtMixin, DumpMixin, TaskMixin):
         self.pre: dict[int, SSAValue] = {}
         self.target_name: str | None = None
         self.returned: tuple[list[SSAValue], ast.Return] | None = None
+        self.entry_args: list[BlockArgument] = []  # the function's parameters (pl.dynamic extents read them)
         self.runtime_scope = False
         self.task_handles: dict[str, str] = {}  # ``with pl.at(...) as name`` -> its label
         self.task_arrays: dict[str, TaskSet] = {}  # ``pl.array.create(n, pl.TASK_ID)`` / task_dummy -> its set
@@ -165,10 +167,11 @@ class FunctionBuilder(ExprMixin, CallMixin, StmtMixin, DumpMixin, TaskMixin):
         names, types, dirs = self.params()
         declared = self.declared_returns()
         self.block = Block(arg_types=types)
+        self.entry_args = list(self.block.args)
         for n, a in zip(names, self.block.args, strict=False):
             set_name(a, n)
             self.scope.assign(n, a)
-        self.stmts(self.fdef.body, set())
+        self.stmts(lift_returns(self.fdef.body), set())
         self.resolve_task_deps()
         if self.returned is None:
             if declared:

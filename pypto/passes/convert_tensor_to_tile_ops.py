@@ -43,6 +43,7 @@ from pypto.dialects.op_base import ArgKind, OpTypeError, PLOp, describe_type
 from pypto.dialects.tensor_ops import (
     TensorAssembleOp,
     TensorCreateOp,
+    TensorDimOp,
     TensorMatmulAccOp,
     TensorMatmulOp,
     TensorReadOp,
@@ -291,6 +292,8 @@ class _FunctionConverter:
         elif isinstance(op, TensorReadOp):
             if isinstance(op.input.type, TileType):
                 self.convert_generic(op)
+        elif isinstance(op, TensorDimOp):
+            pass  # a parameter's extent (pl.range(NR)): a scalar, known once the kernel's shapes are
         elif isinstance(op, TensorWriteOp):
             if isinstance(op.target.type, TileType):
                 self.convert_generic(op)  # a GM element write stays a tensor op (pto.store_scalar)
