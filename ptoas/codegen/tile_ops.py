@@ -31,8 +31,10 @@ from pypto.dialects.tile_ops import (
     TileFillpadOp,
     TileLoadOp,
     TileMoveOp,
+    TileReadOp,
     TileStoreOp,
     TileTransposeViewOp,
+    TileWriteOp,
     _BlockQueryOp,
     _TpopOp,
     _TpushOp,
@@ -449,7 +451,11 @@ def _gm_element(st: LoweringState, src: Operation, tensor: SSAValue, indices: Se
         raise error_at(src, f"ptoas codegen: {src.name} needs a tensor parameter")
     t = tensor.type
     assert isinstance(t, TensorType)
-    shape = t.get_shape()
+    return view.ptr, _linear(st, src, t.get_shape(), indices)
+
+
+def _linear(st: LoweringState, src: Operation, shape: Sequence[int], indices: Sequence[SSAValue]) -> SSAValue:
+    """The row-major flat offset of element ``indices`` of a ``shape`` array (upstream's flat offset)."""
     linear: SSAValue | None = None
     for k, idx in enumerate(indices):
         term = st.scalar(idx, src)
@@ -460,7 +466,7 @@ def _gm_element(st: LoweringState, src: Operation, tensor: SSAValue, indices: Se
             term = st.emit(arith.MuliOp(term, st.const(stride)), src).results[0]
         linear = term if linear is None else st.emit(arith.AddiOp(linear, term), src).results[0]
     assert linear is not None
-    return view.ptr, linear
+    return linear
 
 
 def lower_gm_read(st: LoweringState, src: Operation) -> None:
@@ -484,6 +490,32 @@ def lower_gm_write(st: LoweringState, src: Operation) -> None:
     st.views[src.results[0]] = st.view(src.target, src)
 
 
+def lower_tile_read(st: LoweringState, src: Operation) -> None:
+    """pl.tile.read(t, [i, j]) -> ``pto.tgetval ins(%t, %off)`` (the flat offset in the tile's shape)."""
+    from pypto.ptoas.dialect.isa_tile_ops import TGetValOp  # the ISA ops: loaded by the kernels that use them
+
+    assert isinstance(src, TileReadOp)
+    tile = st.tile(src.input, src)
+    shape = src.input.type.get_shape()  # type: ignore[attr-defined]
+    off = _linear(st, src, shape, src.indices)
+    op = st.emit(TGetValOp.build(operands=[tile.value, off], result_types=[src.results[0].type]), src)
+    if src.results[0].name_hint:
+        op.results[0].name_hint = src.results[0].name_hint
+    st.scalars[src.results[0]] = op.results[0]
+
+
+def lower_tile_write(st: LoweringState, src: Operation) -> None:
+    """pl.tile.write(t, [i, j], v) -> ``pto.tsetval ins(%off, %v) outs(%t)`` (upstream's tile.write
+    codegen); the result is the same tile."""
+    from pypto.ptoas.dialect.isa_tile_ops import TSetValOp  # the ISA ops: loaded by the kernels that use them
+
+    assert isinstance(src, TileWriteOp)
+    tile = st.tile(src.target, src)
+    off = _linear(st, src, src.target.type.get_shape(), src.indices)  # type: ignore[attr-defined]
+    st.emit(TSetValOp.build(operands=[off, st.scalar(src.value, src), tile.value]), src)
+    st.tiles[src.results[0]] = tile
+
+
 def lower_dim(st: LoweringState, src: Operation) -> None:
     """pl.tensor.dim(param, axis) in a kernel: the parameter's (static) extent, a constant."""
     assert isinstance(src, TensorDimOp)
@@ -495,5 +527,6 @@ def lower_dim(st: LoweringState, src: Operation) -> None:
 
 HANDLERS: dict[type[Operation], Handler] = {
     **_table(), TensorReadOp: lower_gm_read, TensorWriteOp: lower_gm_write, TensorDimOp: lower_dim,
+    TileReadOp: lower_tile_read, TileWriteOp: lower_tile_write,
 }
 """pl tile op class -> handler (and the kernel's GM scalar read); ops missing here are reported as unsupported."""

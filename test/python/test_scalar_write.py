@@ -85,3 +85,39 @@ def test_pl_write_runs_as_torch() -> None:
     src, y = torch.arange(8, dtype=torch.int32).reshape(4, 2), torch.zeros(4, 2, dtype=torch.int32)
     ns["main"](src, y)  # type: ignore[operator]
     assert torch.equal(y, expected(src))
+
+
+TILE_SRC = """
+import pypto.language as pl
+
+@pl.program
+class Prog:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[8, 16], pl.FP32], y: pl.Out[pl.Tensor[[8, 16], pl.FP32]]) -> pl.Tensor[[8, 16], pl.FP32]:
+        t = pl.load(x, [0, 0], [8, 16])
+        v = pl.read(t, [2, 3])
+        t = pl.write(t, [0, 1], v * 10.0)
+        t = pl.write(t, [7, 15], v)
+        y = pl.store(t, [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[8, 16], pl.FP32], y: pl.Out[pl.Tensor[[8, 16], pl.FP32]]) -> pl.Tensor[[8, 16], pl.FP32]:
+        y = self.k(x, y)
+        return y
+"""
+
+
+def test_tile_read_and_write_lower_to_tgetval_tsetval_and_run() -> None:
+    from pypto.pipeline.lower import lower_program
+    from pypto.ptoas.codegen import lower_program as lower_to_pto
+    from pypto.ptoas.pto_text import print_pto
+
+    prog = pl.parse(TILE_SRC)
+    pto = print_pto(lower_to_pto(lower_program(prog))["k"])
+    assert pto.count("pto.tsetval ins(") == 2 and pto.count("pto.tgetval ins(") == 1
+    x, y = torch.randn(8, 16), torch.zeros(8, 16)
+    run(prog, x, y, config=RunConfig(platform="a2a3sim"))
+    want = x.clone()
+    want[0, 1], want[7, 15] = x[2, 3] * 10, x[2, 3]
+    assert torch.equal(y, want)

@@ -39,3 +39,37 @@ if __name__ == "__main__":
 # CHECK-NEXT:   %[[WL:.*]] = arith.addi %[[WO]], %c0_index
 # CHECK-NEXT:   pto.store_scalar %[[V1]], %[[Y:.*]][%[[WL]]] : !pto.ptr<i32>, i32
 # CHECK-NOT:  pto.store_scalar
+
+# A tile's element: pl.read / pl.write of a tile are pto.tgetval / pto.tsetval at the flat offset in the
+# tile's shape (upstream's tile.write codegen), the written tile is the same buffer.
+
+
+@pl.program
+class T:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kt(self, x: pl.Tensor[[8, 16], pl.FP32], y: pl.Out[pl.Tensor[[8, 16], pl.FP32]]) -> pl.Tensor[[8, 16], pl.FP32]:
+        t = pl.load(x, [0, 0], [8, 16])
+        v = pl.read(t, [2, 3])
+        t = pl.write(t, [7, 15], v)
+        y = pl.store(t, [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[8, 16], pl.FP32], y: pl.Out[pl.Tensor[[8, 16], pl.FP32]]) -> pl.Tensor[[8, 16], pl.FP32]:
+        y = self.kt(x, y)
+        return y
+
+
+if __name__ == "__main__":
+    print(print_pto(lower_to_pto(lower_program(T))["kt"]))
+
+# CHECK:      %[[T:.*]] = pto.alloc_tile
+# CHECK:      pto.tload
+# CHECK-NEXT: %[[GO:.*]] = arith.muli %c2_index, %c16_index
+# CHECK-NEXT: %[[GL:.*]] = arith.addi %[[GO]], %c3_index
+# CHECK-NEXT: %[[V:.*]] = pto.tgetval ins(%[[T]], %[[GL]] : !pto.tile_buf<{{.*}}>, index) outs : f32
+# CHECK-NEXT: %[[SO:.*]] = arith.muli %c7_index, %c16_index
+# CHECK-NEXT: %[[SL:.*]] = arith.addi %[[SO]], %c15_index
+# CHECK-NEXT: pto.tsetval ins(%[[SL]], %[[V]] : index, f32) outs(%[[T]] : !pto.tile_buf<{{.*}}>)
+# CHECK-NEXT: pto.partition_view
+# CHECK-NEXT: pto.tstore ins(%[[T]]
