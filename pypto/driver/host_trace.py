@@ -353,14 +353,50 @@ class _Entry:
         from pypto.dialects.enums import FunctionType
         from pypto.dialects.program import function_type
 
-        prog = self.program.clone()
+        bound = _bound_to(self.program, self.__name__, samples)
+        prog = bound.clone()
         prog.host_orchestrators = {}
+        reached = _reachable(prog, self.__name__) if bound is not self.program else None
         for n, f in prog.func_ops.items():
-            if n != self.__name__ and function_type(f) is FunctionType.Orchestration:
+            other_entry = n != self.__name__ and function_type(f) is FunctionType.Orchestration
+            if other_entry or (reached is not None and n not in reached):
                 f.detach()
                 f.erase()
         prog.name = self.__name__
         return prog
+
+
+def _reachable(program: Any, name: str) -> set[str]:
+    """The functions ``name`` calls, directly or not, and itself (a specialized program keeps only
+    these: another entry's kernels may keep their pl.dynamic shapes)."""
+    from xdsl.dialects import func
+
+    seen, work = {name}, [name]
+    while work:
+        for op in program.func_ops[work.pop()].walk():
+            callee = op.callee.root_reference.data if isinstance(op, func.CallOp) else None
+            if callee is not None and callee not in seen and callee in program.func_ops:
+                seen.add(callee)
+                work.append(callee)
+    return seen
+
+
+def _bound_to(program: Any, name: str, samples: tuple[Any, ...]) -> Any:
+    """``program`` parsed again with function ``name``'s ``pl.dynamic`` dimensions bound to the
+    dispatched tensors' extents (and the kernels it calls to its arguments'), so kernels get static
+    shapes, as a single-chip run specializes its entry; ``program`` itself when nothing is dynamic."""
+    from pypto.dialects.types import DYNAMIC, TensorType
+    from pypto.frontend.jit import torch_type
+    from pypto.runtime.tensors import is_torch
+
+    hook = getattr(program, "respecialize", None)
+    if hook is None:
+        return program
+    types = {}
+    for p, s in zip(program.func_ops[name].body.block.args, samples, strict=False):
+        if p.name_hint and isinstance(p.type, TensorType) and DYNAMIC in p.type.get_shape() and is_torch(s):
+            types[p.name_hint] = torch_type(s)
+    return hook(name, types) if types else program
 
 
 class ProgramSelf:

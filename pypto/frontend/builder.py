@@ -248,6 +248,7 @@ class ProgramBuilder:
         self.built: dict[str, func.FuncOp] = {}
         self.building: set[str] = set()
         self.order: list[str] = []
+        self.bind_callees = False  # a specialized build: a function's pl.dynamic dims bind to its first caller's
 
     def add(self, fdef: ast.FunctionDef, info: FunctionInfo, src: Source | None = None) -> None:
         src = src or self.src
@@ -266,7 +267,9 @@ class ProgramBuilder:
                 self.building.discard(name)
         return self.built[name]
 
-    def callee(self, name: str, node: ast.Call, caller: FunctionBuilder) -> func.FuncOp:
+    def callee(
+        self, name: str, node: ast.Call, caller: FunctionBuilder, arg_types: list[Attribute] | None = None
+    ) -> func.FuncOp:
         if name in self.building:
             raise caller.fail(ParserSyntaxError, f"recursive call to '{name}' is not supported", node)
         if name not in self.defs:
@@ -277,7 +280,10 @@ class ProgramBuilder:
                 node.func,
                 hint=f"did you mean 'self.{close[0]}'?" if close else None,
             )
-        return self.function(name)
+        if arg_types is None or name in self.built:
+            return self.function(name)
+        params = [p.arg for p in self.defs[name][0].args.args if p.arg != "self"]
+        return self.function(name, dict(zip(params, arg_types, strict=False)))  # its pl.dynamic dims bind
 
     def external_call(self, caller: FunctionBuilder, node: ast.Call) -> Any:
         """A call to a plain name (``kernel(a, b)``) of a module-level ``@pl.function``: the function joins

@@ -73,6 +73,7 @@ def program_from_class(
         else:
             raise src.error(ParserSyntaxError, "a @pl.program class holds only @pl.function methods", item)
     if entry_types is not None:
+        pb.bind_callees = True
         pb.function(*entry_types)  # built first, so its callees bind to its specialized types
     program = pb.build()
     program.host_orchestrators = dict.fromkeys(hosts)  # the functions are filled in by @pl.program

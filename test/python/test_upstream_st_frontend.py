@@ -172,3 +172,42 @@ def k(x: pl.Tensor[[1, 1], pl.FP32], y: pl.Out[pl.Tensor[[1, 1], pl.FP32]]) -> p
     assert "pl.tile.load(x, [0, 0], [8, 1], [1, 1]" in pl.parse(src.replace("VALID", "1")).as_python()
     with pytest.raises(ParserTypeError, match=r"window \[0:2\] in dimension 0 is past the end"):
         pl.parse(src.replace("VALID", "2"))
+
+
+@pl.program
+class TwoEntries:
+    @pl.function(type=pl.FunctionType.InCore)
+    def fill(self, x: pl.Tensor[[NR, 64], pl.FP32], y: pl.Out[pl.Tensor[[NR, 64], pl.FP32]]) -> pl.Tensor[[NR, 64], pl.FP32]:
+        for r in pl.range(NR):
+            t = pl.load(x, [r, 0], [1, 64])
+            y = pl.store(t, [r, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def other(self, x: pl.Tensor[[NR, 64], pl.FP32], y: pl.Out[pl.Tensor[[NR, 64], pl.FP32]]) -> pl.Tensor[[NR, 64], pl.FP32]:
+        t = pl.load(x, [0, 0], [1, 64])
+        y = pl.store(t, [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def fill_orch(self, x: pl.Tensor[[NR, 64], pl.FP32], y: pl.Out[pl.Tensor[[NR, 64], pl.FP32]]) -> pl.Tensor[[NR, 64], pl.FP32]:
+        return self.fill(x, y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def other_orch(self, x: pl.Tensor[[NR, 64], pl.FP32], y: pl.Out[pl.Tensor[[NR, 64], pl.FP32]]) -> pl.Tensor[[NR, 64], pl.FP32]:
+        return self.other(x, y)
+
+
+def test_a_dispatched_entry_is_specialized_to_its_tensors_with_its_kernels_only() -> None:
+    """A @pl.program host orchestrator's dispatch of ``fill_orch`` with [3, 64] tensors: the program is
+    parsed again with NR bound (the kernel it calls too: pl.range(NR) is the constant 3) and keeps only
+    the functions ``fill_orch`` reaches (``other`` would keep a dynamic shape)."""
+    from pypto.driver.host_trace import _Entry
+
+    prog = _Entry(TwoEntries, "fill_orch").specialize(torch.zeros(3, 64), torch.zeros(3, 64))
+    assert sorted(prog.func_ops) == ["fill", "fill_orch"]
+    text = prog.as_python()
+    assert "def fill(x: pl.Tensor[[3, 64], pl.FP32]" in text and "pl.range(3)" in text
+    x, y = torch.randn(3, 64), torch.zeros(3, 64)
+    run(prog, x, y, config=SIM)
+    assert torch.equal(x, y)
