@@ -71,6 +71,8 @@ class EnumCodec(Codec):
         self.enum_type = enum_type
 
     def to_attr(self, value: Any) -> Attribute:
+        if isinstance(value, str) and not isinstance(value, self.enum_type):
+            value = next((m for m in self.enum_type if m.value == value), value)  # upstream's mode="ring"
         if not isinstance(value, self.enum_type):
             raise TypeError(f"expected a {DSL_PATH.get(self.enum_type, self.enum_type.__name__)} value, got {value!r}")
         return enum_attr(value)

@@ -493,7 +493,7 @@ def check_window(a: ArgView, shape: tuple[int, ...], source: tuple[int, ...], of
     offsets (and valid shapes, if given) are constants, inside ``source``."""
     if any(s <= 0 and s != DYNAMIC for s in shape):
         raise a.fail(f"shapes {list(shape)}: every tile dimension must be positive")
-    valid_values = a.values(valid) if valid is not None and a.has(valid) else []
+    valid_values = a.values(valid) if valid is not None else []
     for dim, (off_v, size) in enumerate(zip(a.values(offsets), shape, strict=False)):
         off = constant_index(off_v)
         if off is None or size == DYNAMIC or dim >= len(source) or source[dim] == DYNAMIC:
@@ -597,3 +597,31 @@ class ReadOp(LayerOp):
         _check_indices(a, "indices", len(x.get_shape()))
         return x.element_type
 
+
+
+class WriteOp(LayerOp):
+    """``write(target, indices, value)``: one element set to a scalar of the element dtype, in place
+    (upstream's ``tensor.write`` / ``tile.write``; the result is ``target``, for chaining)."""
+
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("target"), value_list("indices"), value("value"))
+    target = operand_def(Shaped)
+    indices = var_operand_def()
+    value = operand_def()
+    result = result_def(Shaped)
+    traits = WRITES
+    ALIAS_OPERAND: ClassVar[str | None] = "target"
+    VECTOR: ClassVar[bool] = False
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        dst = cls.operand(a, "target")
+        _check_indices(a, "indices", len(dst.get_shape()))
+        v = a.value("value")
+        if isinstance(v.type, TileType | TensorType):
+            raise a.fail(f"operand 'value' must be a scalar, got {describe_type(v.type)}")
+        if v.type != dst.element_type:
+            raise a.fail(
+                f"operand 'value' has type {describe_type(v.type)}, expected {describe_type(dst.element_type)} "
+                "(the element dtype of 'target')"
+            )
+        return dst.with_(memref=None, view=None) if isinstance(dst, TileType) else dst.with_memref(None)

@@ -373,4 +373,9 @@ class TensorReadOp(_TensorLayer, F.ReadOp):
     name = "pl.tensor.read"
 
 
+@irdl_op_definition
+class TensorWriteOp(_TensorLayer, F.WriteOp):
+    name = "pl.tensor.write"
+
+
 TENSOR_OPS: list[type] = _ops()

@@ -353,7 +353,11 @@ class TileConcatOp(_TileLayer, F.ConcatOp):
 @irdl_op_definition
 class TileReadOp(_TileLayer, F.ReadOp):
     name = "pl.tile.read"
-    NO_PTO: ClassVar[str | None] = "ptoas codegen reads no single tile element yet (a located error says so)"
+
+
+@irdl_op_definition
+class TileWriteOp(_TileLayer, F.WriteOp):
+    name = "pl.tile.write"
 
 
 _SPACE = EnumCodec(MemorySpace)

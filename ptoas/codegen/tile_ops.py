@@ -12,7 +12,7 @@ both share a MemRef. ``pl.tile.load`` / ``pl.tile.store`` go through a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import BoolAttr, IndexType, IntegerAttr, i64
@@ -22,7 +22,7 @@ from pypto.diagnostics import error_at
 from pypto.dialects import op_families as F
 from pypto.dialects.enums import AtomicType, AtomicTypeAttr
 from pypto.dialects.op_base import PLOp
-from pypto.dialects.tensor_ops import TensorReadOp
+from pypto.dialects.tensor_ops import TensorDimOp, TensorReadOp, TensorWriteOp
 from pypto.dialects.tile_ops import (
     TILE_OPS,
     TileAllocOp,
@@ -31,8 +31,10 @@ from pypto.dialects.tile_ops import (
     TileFillpadOp,
     TileLoadOp,
     TileMoveOp,
+    TileReadOp,
     TileStoreOp,
     TileTransposeViewOp,
+    TileWriteOp,
     _BlockQueryOp,
     _TpopOp,
     _TpushOp,
@@ -43,7 +45,7 @@ from pypto.ptoas.dialect.attrs import AtomicType as PtoAtomicType
 from pypto.ptoas.dialect.attrs import AtomicTypeAttr as PtoAtomicTypeAttr
 from pypto.ptoas.dialect.attrs import RoundMode, RoundModeAttr
 from pypto.ptoas.dialect.base import fill_operands
-from pypto.ptoas.dialect.isa_misc_ops import LoadScalarOp
+from pypto.ptoas.dialect.isa_misc_ops import LoadScalarOp, StoreScalarOp
 from pypto.ptoas.dialect.tile_ops import TInsertOp, TReshapeOp
 from pypto.ptoas.dialect.types import DYNAMIC, element_bits
 from pypto.ptoas.dialect.vector_ops import ExpandBinaryOp, TColSumOp, TRsqrtOp
@@ -442,17 +444,20 @@ def _table() -> dict[type[Operation], Handler]:
     }
 
 
-def lower_gm_read(st: LoweringState, src: Operation) -> None:
-    """pl.tensor.read(param, [i, j]) in a kernel -> ``pto.load_scalar %ptr[i * cols + j]`` (row-major)."""
-    assert isinstance(src, TensorReadOp)
-    view = st.view(src.input, src).owner
+def _gm_element(st: LoweringState, src: Operation, tensor: SSAValue, indices: Sequence[SSAValue]) -> tuple[SSAValue, SSAValue]:
+    """The GM pointer of kernel parameter ``tensor`` and the row-major offset of element ``indices``."""
+    view = st.view(tensor, src).owner
     if not isinstance(view, MakeTensorViewOp):
-        raise error_at(src, "ptoas codegen: pl.tensor.read needs a tensor parameter")
-    t = src.input.type
+        raise error_at(src, f"ptoas codegen: {src.name} needs a tensor parameter")
+    t = tensor.type
     assert isinstance(t, TensorType)
-    shape = t.get_shape()
+    return view.ptr, _linear(st, src, t.get_shape(), indices)
+
+
+def _linear(st: LoweringState, src: Operation, shape: Sequence[int], indices: Sequence[SSAValue]) -> SSAValue:
+    """The row-major flat offset of element ``indices`` of a ``shape`` array (upstream's flat offset)."""
     linear: SSAValue | None = None
-    for k, idx in enumerate(src.indices):
+    for k, idx in enumerate(indices):
         term = st.scalar(idx, src)
         stride = 1
         for d in shape[k + 1 :]:
@@ -461,11 +466,67 @@ def lower_gm_read(st: LoweringState, src: Operation) -> None:
             term = st.emit(arith.MuliOp(term, st.const(stride)), src).results[0]
         linear = term if linear is None else st.emit(arith.AddiOp(linear, term), src).results[0]
     assert linear is not None
-    op = st.emit(LoadScalarOp.build(operands=[view.ptr, linear], result_types=[t.element_type]), src)
+    return linear
+
+
+def lower_gm_read(st: LoweringState, src: Operation) -> None:
+    """pl.tensor.read(param, [i, j]) in a kernel -> ``pto.load_scalar %ptr[i * cols + j]`` (row-major)."""
+    assert isinstance(src, TensorReadOp)
+    ptr, offset = _gm_element(st, src, src.input, src.indices)
+    t = src.input.type
+    assert isinstance(t, TensorType)
+    op = st.emit(LoadScalarOp.build(operands=[ptr, offset], result_types=[t.element_type]), src)
     if src.results[0].name_hint:
         op.results[0].name_hint = src.results[0].name_hint
     st.scalars[src.results[0]] = op.results[0]
 
 
-HANDLERS: dict[type[Operation], Handler] = {**_table(), TensorReadOp: lower_gm_read}
+def lower_gm_write(st: LoweringState, src: Operation) -> None:
+    """pl.tensor.write(param, [i, j], v) in a kernel -> ``pto.store_scalar %v, %ptr[i * cols + j]``
+    (upstream's tensor.write codegen); its result names the same tensor."""
+    assert isinstance(src, TensorWriteOp)
+    ptr, offset = _gm_element(st, src, src.target, src.indices)
+    st.emit(StoreScalarOp.build(operands=[ptr, offset, st.scalar(src.value, src)]), src)
+    st.views[src.results[0]] = st.view(src.target, src)
+
+
+def lower_tile_read(st: LoweringState, src: Operation) -> None:
+    """pl.tile.read(t, [i, j]) -> ``pto.tgetval ins(%t, %off)`` (the flat offset in the tile's shape)."""
+    from pypto.ptoas.dialect.isa_tile_ops import TGetValOp  # the ISA ops: loaded by the kernels that use them
+
+    assert isinstance(src, TileReadOp)
+    tile = st.tile(src.input, src)
+    shape = src.input.type.get_shape()  # type: ignore[attr-defined]
+    off = _linear(st, src, shape, src.indices)
+    op = st.emit(TGetValOp.build(operands=[tile.value, off], result_types=[src.results[0].type]), src)
+    if src.results[0].name_hint:
+        op.results[0].name_hint = src.results[0].name_hint
+    st.scalars[src.results[0]] = op.results[0]
+
+
+def lower_tile_write(st: LoweringState, src: Operation) -> None:
+    """pl.tile.write(t, [i, j], v) -> ``pto.tsetval ins(%off, %v) outs(%t)`` (upstream's tile.write
+    codegen); the result is the same tile."""
+    from pypto.ptoas.dialect.isa_tile_ops import TSetValOp  # the ISA ops: loaded by the kernels that use them
+
+    assert isinstance(src, TileWriteOp)
+    tile = st.tile(src.target, src)
+    off = _linear(st, src, src.target.type.get_shape(), src.indices)  # type: ignore[attr-defined]
+    st.emit(TSetValOp.build(operands=[off, st.scalar(src.value, src), tile.value]), src)
+    st.tiles[src.results[0]] = tile
+
+
+def lower_dim(st: LoweringState, src: Operation) -> None:
+    """pl.tensor.dim(param, axis) in a kernel: the parameter's (static) extent, a constant."""
+    assert isinstance(src, TensorDimOp)
+    extent = src.static_extent()
+    if extent is None:
+        raise error_at(src, "ptoas codegen: pl.tensor.dim of a dynamic extent (the kernel's shapes are static)")
+    st.scalars[src.results[0]] = st.const(extent, src.results[0].type)
+
+
+HANDLERS: dict[type[Operation], Handler] = {
+    **_table(), TensorReadOp: lower_gm_read, TensorWriteOp: lower_gm_write, TensorDimOp: lower_dim,
+    TileReadOp: lower_tile_read, TileWriteOp: lower_tile_write,
+}
 """pl tile op class -> handler (and the kernel's GM scalar read); ops missing here are reported as unsupported."""

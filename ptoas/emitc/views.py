@@ -20,7 +20,7 @@ from __future__ import annotations
 from xdsl.ir import Operation
 
 from pypto.ptoas.dialect.attrs import LayoutAttr
-from pypto.ptoas.dialect.isa_misc_ops import LoadScalarOp
+from pypto.ptoas.dialect.isa_misc_ops import LoadScalarOp, StoreScalarOp
 from pypto.ptoas.dialect.types import DYNAMIC, PartitionTensorViewType
 from pypto.ptoas.dialect.view_ops import AddPtrOp, GetTensorViewDimOp, MakeTensorViewOp, PartitionViewOp
 
@@ -139,3 +139,10 @@ def _load_scalar(ctx: FuncContext, op: Operation) -> None:
     assert isinstance(op, LoadScalarOp)
     name = ctx.define(op.value)
     ctx.line(f"{element_ctype(op.value.type)} {name} = {ctx.name(op.ptr, op)}[{ctx.name(op.offset, op)}];")
+
+
+@handles(StoreScalarOp)
+def _store_scalar(ctx: FuncContext, op: Operation) -> None:
+    """``pto.store_scalar %v, %p[%i]`` -> ``p[i] = v;`` (one GM element, written by the scalar unit)."""
+    assert isinstance(op, StoreScalarOp)
+    ctx.line(f"{ctx.name(op.ptr, op)}[{ctx.name(op.offset, op)}] = {ctx.name(op.value, op)};")

@@ -122,6 +122,10 @@ def _read(n: Names, op: PLOp, a: ArgView) -> str:
     return f"_read({n.v(a.value('input'))}, {n.vs(a.values('indices'))})"
 
 
+def _write(n: Names, op: PLOp, a: ArgView) -> str:
+    return f"_write({n.v(a.value('target'))}, {n.vs(a.values('indices'))}, {n.v(a.value('value'))})"
+
+
 def _load(n: Names, op: PLOp, a: ArgView) -> str:
     valid = a.values("valid_shapes")
     extra = f", {n.vs(valid)}" if valid else ""
@@ -149,6 +153,7 @@ BY_CLASS: tuple[tuple[type[PLOp], Lowering], ...] = (
     (F.ReshapeOp, _reshape),
     (F.TransposeOp, _transpose),
     (F.ReadOp, _read),
+    (F.WriteOp, _write),
     (TileLoadOp, _load),
     (TileStoreOp, _store),
     (TensorCreateOp, _zeros),

@@ -201,6 +201,12 @@ def _read(x: torch.Tensor, indices: Sequence[int]) -> Any:
     return x[tuple(int(i) for i in indices)].item()
 
 
+def _write(x: torch.Tensor, indices: Sequence[int], value: Any) -> torch.Tensor:
+    """Set one element (in place); returns ``x``."""
+    x[tuple(int(i) for i in indices)] = value
+    return x
+
+
 def _divsi(a: int, b: int) -> int:
     """Signed integer division truncating toward zero (``arith.divsi``)."""
     q = abs(a) // abs(b)

@@ -46,6 +46,19 @@ def _dtype_name(dtype: Any) -> str:
     return str(name)
 
 
+def _is_dynamic(d: Any) -> bool:
+    """A ``pl.dynamic`` extent or arithmetic on one (duck-typed: the host plan imports no front end)."""
+    return hasattr(d, "value") and hasattr(d, "name") and not isinstance(d, (int, str))
+
+
+def resolve_dynamic(x: Any, world_size: int) -> Any:
+    """``x`` (an extent, or a list of them) with each ``pl.dynamic`` extent bound to the world size (the
+    leading rank dimension, as upstream's ``NR``): ``NR * 64`` -> 128 on 2 ranks."""
+    if isinstance(x, (list, tuple)):
+        return [resolve_dynamic(d, world_size) for d in x]
+    return x.value(lambda _v: world_size) if _is_dynamic(x) else x
+
+
 def _shape(shape: Any, what: str) -> tuple[int, ...]:
     try:
         dims = tuple(int(d) for d in shape)
@@ -186,6 +199,7 @@ def alloc_window_buffer(shape: Any, dtype: Any = None, name: str = "") -> Window
     """``pld.alloc_window_buffer(shape, dtype=)`` or ``pld.alloc_window_buffer(size_in_bytes)``: a window
     on every rank."""
     plan = current_plan("pld.alloc_window_buffer(...)")
+    shape = resolve_dynamic(shape, plan.world_size)
     if isinstance(shape, int) and not isinstance(shape, bool) and dtype is None:  # the size-in-bytes form
         shape, dtype_name = [shape], "UINT8"
     else:
@@ -200,7 +214,7 @@ def window(buf: Any, shape: Any, dtype: Any = None) -> WindowView:
     plan = current_plan("pld.window(...)")
     if not isinstance(buf, WindowBuffer) or buf.index >= len(plan.windows):
         raise HostPlanError(f"pld.window: expected a buffer of pld.alloc_window_buffer, got {buf!r}")
-    view = WindowView(buf.index, _shape(shape, "pld.window"), _dtype_name(dtype))
+    view = WindowView(buf.index, _shape(resolve_dynamic(shape, plan.world_size), "pld.window"), _dtype_name(dtype))
     need = math.prod(view.shape) * itemsize(view.dtype)
     if need > buf.nbytes:
         raise HostPlanError(f"pld.window: a {list(view.shape)} {view.dtype} view needs {need} bytes, "
@@ -340,7 +354,7 @@ def annotation_tensor(index: int, name: str, ann: Any, world_size: int) -> HostT
     if getattr(ann, "kind", None) != "Tensor" or len(ann.args) < 2:
         raise HostPlanError(f"host orchestrator parameter {name!r}: expected a pl.Tensor[[...], dtype] annotation, "
                             f"got {ann!r}")
-    dims = tuple(world_size if type(d).__name__ == "DynVar" else int(d) for d in ann.args[0])
+    dims = tuple(int(d) for d in resolve_dynamic(list(ann.args[0]), world_size))
     return HostTensor(index, name, dims, _dtype_name(ann.args[1]))
 
 
@@ -368,14 +382,50 @@ class _Entry:
         from pypto.dialects.enums import FunctionType
         from pypto.dialects.program import function_type
 
-        prog = self.program.clone()
+        bound = _bound_to(self.program, self.__name__, samples)
+        prog = bound.clone()
         prog.host_orchestrators = {}
+        reached = _reachable(prog, self.__name__) if bound is not self.program else None
         for n, f in prog.func_ops.items():
-            if n != self.__name__ and function_type(f) is FunctionType.Orchestration:
+            other_entry = n != self.__name__ and function_type(f) is FunctionType.Orchestration
+            if other_entry or (reached is not None and n not in reached):
                 f.detach()
                 f.erase()
         prog.name = self.__name__
         return prog
+
+
+def _reachable(program: Any, name: str) -> set[str]:
+    """The functions ``name`` calls, directly or not, and itself (a specialized program keeps only
+    these: another entry's kernels may keep their pl.dynamic shapes)."""
+    from xdsl.dialects import func
+
+    seen, work = {name}, [name]
+    while work:
+        for op in program.func_ops[work.pop()].walk():
+            callee = op.callee.root_reference.data if isinstance(op, func.CallOp) else None
+            if callee is not None and callee not in seen and callee in program.func_ops:
+                seen.add(callee)
+                work.append(callee)
+    return seen
+
+
+def _bound_to(program: Any, name: str, samples: tuple[Any, ...]) -> Any:
+    """``program`` parsed again with function ``name``'s ``pl.dynamic`` dimensions bound to the
+    dispatched tensors' extents (and the kernels it calls to its arguments'), so kernels get static
+    shapes, as a single-chip run specializes its entry; ``program`` itself when nothing is dynamic."""
+    from pypto.dialects.types import DYNAMIC, TensorType
+    from pypto.frontend.jit import torch_type
+    from pypto.runtime.tensors import is_torch
+
+    hook = getattr(program, "respecialize", None)
+    if hook is None:
+        return program
+    types = {}
+    for p, s in zip(program.func_ops[name].body.block.args, samples, strict=False):
+        if p.name_hint and isinstance(p.type, TensorType) and DYNAMIC in p.type.get_shape() and is_torch(s):
+            types[p.name_hint] = torch_type(s)
+    return hook(name, types) if types else program
 
 
 class ProgramSelf:

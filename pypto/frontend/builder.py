@@ -11,7 +11,7 @@ from typing import Any
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import BoolAttr, ModuleOp, StringAttr
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
 from pypto.core.program import Program
 from pypto.dialects.enums import FunctionType, Level, ParamDirection, Role
@@ -24,6 +24,7 @@ from .annotations import AnnotationParser
 from .calls import CallMixin
 from .constexpr import NotConstant, evaluate
 from .dumps import DumpMixin
+from .early_return import lift_returns
 from .expressions import ExprMixin
 from .scopes import Scope, set_name
 from .source import Source, dotted
@@ -94,6 +95,7 @@ class FunctionBuilder(ExprMixin, CallMixin, StmtMixin, DumpMixin, TaskMixin):
         self.pre: dict[int, SSAValue] = {}
         self.target_name: str | None = None
         self.returned: tuple[list[SSAValue], ast.Return] | None = None
+        self.entry_args: list[BlockArgument] = []  # the function's parameters (pl.dynamic extents read them)
         self.runtime_scope = False
         self.task_handles: dict[str, str] = {}  # ``with pl.at(...) as name`` -> its label
         self.task_arrays: dict[str, TaskSet] = {}  # ``pl.array.create(n, pl.TASK_ID)`` / task_dummy -> its set
@@ -165,10 +167,11 @@ class FunctionBuilder(ExprMixin, CallMixin, StmtMixin, DumpMixin, TaskMixin):
         names, types, dirs = self.params()
         declared = self.declared_returns()
         self.block = Block(arg_types=types)
+        self.entry_args = list(self.block.args)
         for n, a in zip(names, self.block.args, strict=False):
             set_name(a, n)
             self.scope.assign(n, a)
-        self.stmts(self.fdef.body, set())
+        self.stmts(lift_returns(self.fdef.body), set())
         self.resolve_task_deps()
         if self.returned is None:
             if declared:
@@ -245,6 +248,7 @@ class ProgramBuilder:
         self.built: dict[str, func.FuncOp] = {}
         self.building: set[str] = set()
         self.order: list[str] = []
+        self.bind_callees = False  # a specialized build: a function's pl.dynamic dims bind to its first caller's
 
     def add(self, fdef: ast.FunctionDef, info: FunctionInfo, src: Source | None = None) -> None:
         src = src or self.src
@@ -263,7 +267,9 @@ class ProgramBuilder:
                 self.building.discard(name)
         return self.built[name]
 
-    def callee(self, name: str, node: ast.Call, caller: FunctionBuilder) -> func.FuncOp:
+    def callee(
+        self, name: str, node: ast.Call, caller: FunctionBuilder, arg_types: list[Attribute] | None = None
+    ) -> func.FuncOp:
         if name in self.building:
             raise caller.fail(ParserSyntaxError, f"recursive call to '{name}' is not supported", node)
         if name not in self.defs:
@@ -274,7 +280,10 @@ class ProgramBuilder:
                 node.func,
                 hint=f"did you mean 'self.{close[0]}'?" if close else None,
             )
-        return self.function(name)
+        if arg_types is None or name in self.built:
+            return self.function(name)
+        params = [p.arg for p in self.defs[name][0].args.args if p.arg != "self"]
+        return self.function(name, dict(zip(params, arg_types, strict=False)))  # its pl.dynamic dims bind
 
     def external_call(self, caller: FunctionBuilder, node: ast.Call) -> Any:
         """A call to a plain name (``kernel(a, b)``) of a module-level ``@pl.function``: the function joins

@@ -425,9 +425,11 @@ class CallMixin:
         return self.constant(c.value, dtype_type(c.dtype.dtype_name), node)
 
     def func_call(self: FunctionBuilder, name: str, node: ast.Call, expected: Attribute | None) -> Any:
-        callee = self.program.callee(name, node, self)
-        args = [self.value(a) for a in node.args]
-        return self.emit_call(callee, args, node, expected)
+        if not self.program.bind_callees:
+            callee = self.program.callee(name, node, self)
+            return self.emit_call(callee, [self.value(a) for a in node.args], node, expected)
+        args = [self.value(a) for a in node.args]  # a specialized build: the callee binds to them
+        return self.emit_call(self.program.callee(name, node, self, [a.type for a in args]), args, node, expected)
 
     def emit_call(
         self: FunctionBuilder, callee: func.FuncOp, args: list[SSAValue], node: ast.Call, expected: Attribute | None

@@ -128,6 +128,10 @@ def evaluate(node: ast.AST, env: Mapping[str, Any] | None = None) -> Any:
                 raise NotConstant(node, f"division by zero in a constant expression ({a!r} by {b!r})") from None
             except OverflowError:
                 raise NotConstant(node, "constant expression overflows") from None
+        dyn = (D.DynVar, int)
+        if isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)) and any(isinstance(v, D.DynVar) for v in (a, b)):
+            if all(isinstance(v, dyn) and not isinstance(v, bool) for v in (a, b)):
+                return ops[type(node.op)]()  # a pl.dynamic extent expression (M * 2)
         raise NotConstant(node, "unsupported constant arithmetic")
     path = dotted(node)
     if path is not None:

@@ -139,6 +139,66 @@ class DynVar:
     def __repr__(self) -> str:
         return f"pl.dynamic({self.name!r})"
 
+    def value(self, bind: Callable[[DynVar], int]) -> int:
+        """The extent once ``bind`` gives each named dimension its run-time value."""
+        return bind(self)
+
+    def _arith(self, op: str, other: object, reflected: bool = False) -> DynExpr:
+        if not isinstance(other, DynVar) and (isinstance(other, bool) or not isinstance(other, int)):
+            return NotImplemented  # type: ignore[return-value]
+        return DynExpr(op, other, self) if reflected else DynExpr(op, self, other)
+
+    def __add__(self, other: object) -> DynExpr:
+        return self._arith("+", other)
+
+    def __radd__(self, other: object) -> DynExpr:
+        return self._arith("+", other, reflected=True)
+
+    def __sub__(self, other: object) -> DynExpr:
+        return self._arith("-", other)
+
+    def __rsub__(self, other: object) -> DynExpr:
+        return self._arith("-", other, reflected=True)
+
+    def __mul__(self, other: object) -> DynExpr:
+        return self._arith("*", other)
+
+    def __rmul__(self, other: object) -> DynExpr:
+        return self._arith("*", other, reflected=True)
+
+    def __floordiv__(self, other: object) -> DynExpr:
+        return self._arith("//", other)
+
+    def __rfloordiv__(self, other: object) -> DynExpr:
+        return self._arith("//", other, reflected=True)
+
+
+_DYN_OPS: dict[str, Callable[[int, int], int]] = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "//": lambda a, b: a // b,
+}  # fmt: skip
+
+
+class DynExpr(DynVar):
+    """Arithmetic on ``pl.dynamic`` dimensions (``NR * SIZE``, ``M * 2``, as upstream's ``DynVar`` is a
+    scalar expression): itself a run-time extent, whose value follows from its named dimensions'."""
+
+    def __init__(self, op: str, lhs: DynVar | int, rhs: DynVar | int):
+        self.op, self.lhs, self.rhs = op, lhs, rhs
+        self.name = f"({_text(lhs)} {op} {_text(rhs)})"
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def value(self, bind: Callable[[DynVar], int]) -> int:
+        def ev(x: DynVar | int) -> int:
+            return x.value(bind) if isinstance(x, DynVar) else x
+
+        return _DYN_OPS[self.op](ev(self.lhs), ev(self.rhs))
+
+
+def _text(x: DynVar | int) -> str:
+    return x.name if isinstance(x, DynVar) else str(x)
+
 
 def dynamic(name: str) -> DynVar:
     """A run-time tensor dimension (see :class:`DynVar`)."""

@@ -16,6 +16,7 @@ from pypto.dialects.op_base import describe_type
 from pypto.dialects.types import DYNAMIC, TensorType, TileType
 from pypto.errors import ParserTypeError, UndefinedVariableError, UnsupportedFeatureError
 
+from . import dsl_objects as D
 from .constexpr import NotConstant, evaluate
 from .scopes import ConstEnv
 from .sugar import OPS
@@ -108,12 +109,44 @@ class ExprMixin:
         g = self.src.globals.get(node.id)
         if isinstance(g, (int, float)) and not isinstance(g, bool):
             return self.literal(g, like, node)
+        if isinstance(g, D.DynVar):
+            return self.dynamic_extent(g, node)
         close = difflib.get_close_matches(node.id, sorted(self.scope.names()), n=1)
         raise self.fail(
             UndefinedVariableError,
             f"undefined variable '{node.id}'",
             node,
             hint=f"did you mean '{close[0]}'?" if close else None,
+        )
+
+    def dynamic_extent(self: FunctionBuilder, dyn: D.DynVar, node: ast.AST) -> SSAValue:
+        """A ``pl.dynamic`` dimension used as a value (``pl.range(NR)``, as upstream's ``DynVar`` is a
+        scalar): the INDEX extent of a parameter dimension annotated with it (a constant when the
+        parameter's type has it), or arithmetic on such extents."""
+        if isinstance(dyn, D.DynExpr):
+            a, b = (self.dynamic_extent(x, node) if isinstance(x, D.DynVar) else self.constant(x, INDEX, node)
+                    for x in (dyn.lhs, dyn.rhs))  # fmt: skip
+            ops = {"+": arith.AddiOp, "-": arith.SubiOp, "*": arith.MuliOp, "//": arith.FloorDivSIOp}
+            op = ops[dyn.op](a, b)
+            self.emit(op, node)
+            return op.result
+        for k, param in enumerate(a for a in self.fdef.args.args if a.arg != "self"):
+            axis = _annotated_axis(param.annotation, dyn, self.src.globals)
+            if axis is None:
+                continue
+            arg = self.entry_args[k]
+            t = arg.type
+            assert isinstance(t, TensorType)
+            extent = t.get_shape()[axis]
+            if extent != DYNAMIC:
+                return self.constant(extent, INDEX, node)
+            dim = self.make_op(OPS["pl.tensor.dim"], {"input": arg}, {"axis": IntegerAttr(axis, 64)}, node)
+            return self.cast_scalar(dim, INDEX, node)
+        raise self.fail(
+            UndefinedVariableError,
+            f"pl.dynamic dimension '{dyn.name}' is not a dimension of a parameter of this function",
+            node,
+            hint="a dynamic extent is known from the tensor that has it: annotate a parameter with it",
         )
 
     def literal(self: FunctionBuilder, v: int | float | bool, like: Attribute | None, node: ast.AST) -> SSAValue:
@@ -386,3 +419,17 @@ def _is_literal(node: ast.expr, env: dict[str, Any]) -> bool:
     except NotConstant:
         return False
     return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _annotated_axis(annotation: ast.expr | None, dyn: D.DynVar, env: dict[str, Any]) -> int | None:
+    """The axis of a parameter annotation's shape list (``pl.Tensor[[NR, 64], ...]``) that is ``dyn``."""
+    if annotation is None:
+        return None
+    for lst in (n for n in ast.walk(annotation) if isinstance(n, ast.List)):
+        for axis, e in enumerate(lst.elts):
+            try:
+                if evaluate(e, env) is dyn:
+                    return axis
+            except NotConstant:
+                continue
+    return None

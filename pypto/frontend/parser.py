@@ -78,6 +78,7 @@ def program_from_class(
             continue
         pb.add(item, info)
     if entry_types is not None:
+        pb.bind_callees = True
         pb.function(*entry_types)  # built first, so its callees bind to its specialized types
     program = pb.build()
     program.host_orchestrators = dict.fromkeys(hosts)  # the functions are filled in by @pl.program

@@ -246,6 +246,10 @@ class StmtMixin:
             vals: list[SSAValue] = []
         elif isinstance(s.value, ast.Tuple):
             vals = [self.value(e) for e in s.value.elts]
+        elif isinstance(s.value, ast.Call) and isinstance(got := self.expr(s.value), list) and got:
+            vals = got  # ``return self.step(...)`` of a function returning a tuple
+        elif isinstance(s.value, ast.Call) and isinstance(got, SSAValue):
+            vals = [got]
         else:
             vals = [self.value(s.value)]
         self.returned = (vals, s)

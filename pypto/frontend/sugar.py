@@ -100,7 +100,7 @@ SUGAR: dict[str, Sugar] = {
         "tile",
         "store",
         positional=("tile", "offsets", "output", "shapes"),
-        rename={"out": "output"},
+        rename={"out": "output", "output_tensor": "output"},  # upstream's pl.tile.store keyword
         drop=("shapes",),
     ),
     "move": Sugar("tile", "move"),

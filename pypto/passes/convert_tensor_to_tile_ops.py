@@ -43,10 +43,12 @@ from pypto.dialects.op_base import ArgKind, OpTypeError, PLOp, describe_type
 from pypto.dialects.tensor_ops import (
     TensorAssembleOp,
     TensorCreateOp,
+    TensorDimOp,
     TensorMatmulAccOp,
     TensorMatmulOp,
     TensorReadOp,
     TensorSliceOp,
+    TensorWriteOp,
 )
 from pypto.dialects.tile_ops import (
     TileAssembleOp,
@@ -290,6 +292,11 @@ class _FunctionConverter:
         elif isinstance(op, TensorReadOp):
             if isinstance(op.input.type, TileType):
                 self.convert_generic(op)
+        elif isinstance(op, TensorDimOp):
+            pass  # a parameter's extent (pl.range(NR)): a scalar, known once the kernel's shapes are
+        elif isinstance(op, TensorWriteOp):
+            if isinstance(op.target.type, TileType):
+                self.convert_generic(op)  # a GM element write stays a tensor op (pto.store_scalar)
         elif isinstance(op, F.RowReduceOp | F.TransposeOp):
             self.convert_row_reduce(op)  # both take a scratch tile shaped like the input
         elif isinstance(op, F.CastOp) and self.fold_cast_into_fixpipe(op):

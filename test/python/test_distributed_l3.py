@@ -240,7 +240,7 @@ def test_host_program_mistakes_are_named(tmp_path: Path) -> None:
 
 def _examples() -> list[tuple[str, list[str]]]:
     runs = [("01_hello_rank.py", []), ("02_programming_model.py", []), ("03_window_buffer.py", []),
-            ("04_barrier.py", ["--use-builtin"]), ("05_remote_load_store.py", ["--mode", "load"]),
+            ("04_barrier.py", ["--use-builtin"]), ("04_barrier.py", []), ("05_remote_load_store.py", ["--mode", "load"]),
             ("05_remote_load_store.py", ["--mode", "store"]), ("06_put_get.py", ["--mode", "put"]),
             ("06_put_get.py", ["--mode", "get"]), ("07_dynamic_rank_count.py", ["--mode", "put"]),
             ("07_dynamic_rank_count.py", ["--mode", "get", "-d", "0,1,2,3"])]  # fmt: skip
@@ -255,6 +255,22 @@ def test_upstream_distributed_examples_run_unmodified(example: str, flags: list[
                          capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
     assert res.stdout.strip().splitlines()[-1] == "OK"
+
+
+@pytest.mark.skipif(not UPSTREAM.is_dir(), reason="no upstream pypto checkout (PYPTO_UPSTREAM_DIR)")
+def test_upstream_handrolled_barrier_runs_with_four_ranks(tmp_path: Path) -> None:
+    """04_barrier.py's hand-rolled barrier (pl.read / pl.write of the signal row) with N_RANKS = 4: the
+    script fixes its rank count in a constant, so a copy sets it; the kernel runs simulated."""
+    text = (UPSTREAM / "04_barrier.py").read_text(encoding="utf-8")
+    assert "\nN_RANKS = 2\n" in text
+    script = tmp_path / "04_barrier_4.py"
+    script.write_text(text.replace("\nN_RANKS = 2\n", "\nN_RANKS = 4\n"), encoding="utf-8")
+    env = {**os.environ, "PYPTO_PROG_BUILD_DIR": str(tmp_path / "builds")}
+    res = subprocess.run([sys.executable, str(script), "-d", "0,1,2,3"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    assert res.stdout.strip().splitlines()[-1] == "OK"
+    assert "torch form" not in res.stderr + res.stdout
 
 
 def test_kernel_collectives_match_torch_distributed(tmp_path: Path) -> None:

@@ -24,15 +24,16 @@ from xdsl.ir import Operation, SSAValue
 from pypto.diagnostics import Diagnostic, Severity, SourceSpan, emit, op_span
 from pypto.dialects.enums import ParamDirection
 from pypto.dialects.op_base import PLOp
+from pypto.dialects.op_facts import alias_operand, is_view
 from pypto.dialects.program import param_directions
-from pypto.dialects.tensor_ops import TensorAssembleOp
+from pypto.dialects.tensor_ops import TensorAssembleOp, TensorWriteOp
 from pypto.dialects.tile_ops import TileAllocOp, TileStoreOp
 from pypto.passes.base import base_name
 
 UNUSED_VARIABLE = "UnusedVariable"
 OUT_PARAM_WRITE_DROPPED = "OutParamWriteDropped"
 
-_EFFECTFUL = (TileStoreOp, TensorAssembleOp, TileAllocOp, func.CallOp)
+_EFFECTFUL = (TileStoreOp, TensorAssembleOp, TensorWriteOp, TileAllocOp, func.CallOp)
 
 
 def _user_name(v: SSAValue) -> str | None:
@@ -57,8 +58,8 @@ def unused_variables(module: ModuleOp) -> list[tuple[Operation, str]]:
 
 
 def _written(v: SSAValue) -> bool:
-    """Whether tensor ``v`` is written: stored into, assembled into or passed
-    to a call, directly or through a loop carry."""
+    """Whether tensor ``v`` is written: stored into, assembled into, written in place (an op whose
+    result shares its buffer, not a view) or passed to a call, directly or through a loop carry."""
     seen: set[SSAValue] = set()
     work = [v]
     while work:
@@ -72,6 +73,9 @@ def _written(v: SSAValue) -> bool:
                 return True
             if isinstance(user, TensorAssembleOp) and use.index == 0:
                 return True
+            field = alias_operand(user)
+            if field is not None and not is_view(user) and getattr(user, field) is cur:
+                return True  # an in-place write: pl.write, a pld signal or RMA target
             if isinstance(user, func.CallOp):
                 return True  # a kernel call writes its Out arguments
             if isinstance(user, scf.ForOp) and use.index >= 3:
