@@ -1,0 +1,244 @@
+"""The in-kernel ``pld.tensor.*`` collectives as compositions of the point-to-point ``pld`` ops.
+
+Run by LowerCompositeOps (upstream's pass lowers them there too, into loops of the same ops); each
+collective whose :meth:`~pypto.dialects.distributed_ops.PldOp.pto_blocker` is None becomes barriers,
+remote tile loads, puts / gets, notifies and waits, unrolled over the static world size ``W`` (the
+signal's first extent; ``me`` is the run-time rank, ``pld.rank``). Those lower to ``pto.comm.*``
+(``ptoas/codegen/comm_ops.py``) and cost link cycles on the simulated chip. Upstream's algorithm per
+collective (``src/ir/transforms/lower_composite_ops_pass.cpp``):
+
+- ``allreduce`` mesh (``data`` ``[R, C]``): ``barrier``; every rank ``p``'s ``data`` read in rank
+  order (``remote_load``; the own one is local) and combined (``add / maximum / minimum / mul`` for
+  Sum / Max / Min / Prod); ``barrier`` (nobody overwrites before all read); ``store``. Every rank combines
+  in the same order, so all end with the same bits.
+- ``allreduce`` ring (``C % W == 0``; otherwise the mesh above): ``W`` column segments of ``C / W``;
+  ``W - 1`` reduce-scatter steps (step ``s`` reads segment ``(me - s - 1) % W`` of the left neighbour,
+  combines it with its own, stores it) then ``W - 1`` allgather steps (step ``s`` copies segment
+  ``(me - s) % W`` from the left). Neighbour signals instead of barriers: cell 0 of the right
+  neighbour counts the rounds this rank finished (its wait ``>= t`` before round ``t``: the left's
+  segment is in place; by the ring's chain the right has read what this round overwrites), cell 1
+  of the left one says "done reading you" at the end; both are cleared by credit (atomic ``-n``), so
+  the signal (``W >= 2`` cells) can be used again. Each segment is reduced once and then copied, so
+  all ranks end with the same bits.
+- ``broadcast``: ``barrier``; ``get`` of ``root``'s ``data`` (the root reads itself, as upstream).
+- ``allgather`` (``local_data`` ``[1, C]``, ``target`` ``[W, C]``): ``put`` of ``local_data`` into row
+  ``me`` of every rank's ``target``; ``barrier``.
+- ``reduce_scatter`` (``target`` ``[W, C]``): ``barrier``; row ``me`` combined with row ``me`` of every
+  other rank (``remote_load``, ranks ``me + 1, me + 2 ...``); ``barrier``; ``store`` into row ``me``.
+- ``all_to_all`` (``[W, C]`` both): ``put`` of row ``d`` of ``input`` into row ``me`` of rank ``d``'s
+  ``target``, for every ``d``; ``barrier``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import arith
+from xdsl.ir import Operation, SSAValue
+from xdsl.rewriter import Rewriter
+
+from pypto.dialects import distributed_ops as D
+from pypto.dialects import op_families as F
+from pypto.dialects.distributed_enums import AllreduceMode, NotifyOp, ReduceOp, WaitCmp
+from pypto.dialects.enums import MemorySpace, enum_attr
+from pypto.dialects.tile_ops import TileAddOp, TileLoadOp, TileMaximumOp, TileMinimumOp, TileMulOp, TileStoreOp
+from pypto.dialects.types import TensorType
+
+from .base import index_constant
+
+COMBINE = {ReduceOp.Sum: TileAddOp, ReduceOp.Max: TileMaximumOp, ReduceOp.Min: TileMinimumOp, ReduceOp.Prod: TileMulOp}
+
+
+def world_size(signal: SSAValue) -> int:
+    """The static world size of a ``[W(, lanes)]`` signal (its first extent)."""
+    t = signal.type
+    assert isinstance(t, TensorType)
+    return int(t.get_shape()[0])
+
+
+class Emit:
+    """New ops for one collective, inserted before it with its location; ``rank()`` is ``pld.rank``."""
+
+    def __init__(self, op: Operation, anchor: SSAValue):
+        self.op, self.anchor, self.new = op, anchor, list[Operation]()
+        self._me: SSAValue | None = None
+
+    def add(self, o: Operation) -> SSAValue:
+        o.location = self.op.location
+        self.new.append(o)
+        return o.results[0]
+
+    def const(self, v: int) -> SSAValue:
+        return self.add(index_constant(v))
+
+    def rank(self) -> SSAValue:
+        if self._me is None:
+            ctx = self.add(D.GetCommCtxOp.build_from_args({"tensor": self.anchor}, {}))
+            self._me = self.add(D.RankOp.build_from_args({"ctx": ctx}, {}))
+        return self._me
+
+    def ring(self, shift: int, world: int) -> SSAValue:
+        """``(me + shift) % world`` (``shift >= 0``)."""
+        if shift % world == 0:
+            return self.rank()
+        s = self.add(arith.AddiOp(self.rank(), self.const(shift % world)))
+        return self.add(arith.RemSIOp(s, self.const(world)))
+
+    def barrier(self, sig: SSAValue) -> SSAValue:
+        return self.add(D.BarrierOp.build_from_args({"signal": sig}, {}))
+
+    def cell(self, sig: SSAValue, i: int) -> list[SSAValue]:
+        t = sig.type
+        assert isinstance(t, TensorType)
+        return [self.const(i)] + [self.const(0) for _ in t.get_shape()[1:]]
+
+    def notify(self, sig: SSAValue, peer: SSAValue, i: int, value: int) -> SSAValue:
+        return self.add(D.SystemNotifyOp.build_from_args(
+            {"target": sig, "peer": peer, "offsets": self.cell(sig, i), "value": self.const(value)},
+            {"op": enum_attr(NotifyOp.AtomicAdd)}))
+
+    def wait(self, sig: SSAValue, i: int, expected: int) -> SSAValue:
+        return self.add(D.SystemWaitOp.build_from_args(
+            {"signal": sig, "offsets": self.cell(sig, i), "expected": self.const(expected)},
+            {"cmp": enum_attr(WaitCmp.Ge)}))
+
+    def remote_load(self, t: SSAValue, peer: SSAValue, offs: Sequence[SSAValue], shape: Sequence[int]) -> SSAValue:
+        return self.add(D.TileRemoteLoadOp.build_from_args({"target": t, "peer": peer, "offsets": list(offs)},
+                                                           {"shape": F.INTS.to_attr(list(shape))}))
+
+    def load(self, t: SSAValue, offs: Sequence[SSAValue], shape: Sequence[int]) -> SSAValue:
+        return self.add(TileLoadOp.build_from_args(
+            {"tensor": t, "offsets": list(offs), "valid_shapes": [self.const(d) for d in shape]},
+            {"shapes": F.INTS.to_attr(list(shape)), "target_memory": enum_attr(MemorySpace.Vec)}))
+
+    def store(self, tile: SSAValue, offs: Sequence[SSAValue], t: SSAValue) -> SSAValue:
+        return self.add(TileStoreOp.build_from_args({"tile": tile, "offsets": list(offs), "output": t}, {}))
+
+    def combine(self, kind: ReduceOp, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.add(COMBINE[kind].build_from_args({"lhs": a, "rhs": b}, {}))
+
+    def put(self, dst: SSAValue, peer: SSAValue, src: SSAValue, dst_offs: Sequence[SSAValue],
+            src_offs: Sequence[SSAValue], shape: Sequence[int]) -> SSAValue:
+        return self.add(D.TensorPutOp.build_from_args(
+            {"dst": dst, "peer": peer, "src": src, "dst_offsets": list(dst_offs), "src_offsets": list(src_offs)},
+            {"shape": F.INTS.to_attr(list(shape))}))
+
+    def replace(self, result: SSAValue) -> None:
+        """Insert the new ops before the collective and make ``result`` its value."""
+        block = self.op.parent_block()
+        assert block is not None
+        block.insert_ops_before(self.new, self.op)
+        result.name_hint = self.op.results[0].name_hint
+        self.op.results[0].replace_all_uses_with(result)
+        Rewriter.erase_op(self.op)
+
+
+def _shape(v: SSAValue) -> list[int]:
+    t = v.type
+    assert isinstance(t, TensorType)
+    return [int(d) for d in t.get_shape()]
+
+
+def _reduce_op(op: D.AllreduceOp | D.ReduceScatterOp) -> ReduceOp:
+    return ReduceOp(op.op.data) if op.op is not None else ReduceOp.Sum
+
+
+def lower_allreduce(op: D.AllreduceOp) -> None:
+    """The mesh or ring expansion of the module docstring."""
+    assert op.signal is not None
+    rows, cols = _shape(op.data)
+    world = world_size(op.signal)
+    ring = op.mode is not None and AllreduceMode(op.mode.data) is AllreduceMode.ring
+    e = Emit(op, op.data)
+    if ring and world >= 2 and cols % world == 0:
+        e.replace(_ring_allreduce(e, op.data, op.signal, rows, cols, world, _reduce_op(op)))
+        return
+    zero = e.const(0)
+    sig = e.barrier(op.signal)
+    acc: SSAValue | None = None
+    for p in range(world):
+        load = e.remote_load(op.data, e.const(p), [zero, zero], [rows, cols])
+        acc = load if acc is None else e.combine(_reduce_op(op), acc, load)
+    assert acc is not None
+    e.barrier(sig)
+    e.replace(e.store(acc, [zero, zero], op.data))
+
+
+def _ring_allreduce(e: Emit, data: SSAValue, sig: SSAValue, rows: int, cols: int, world: int,
+                    kind: ReduceOp) -> SSAValue:
+    seg = cols // world
+    zero = e.const(0)
+    left, right = e.ring(world - 1, world), e.ring(1, world)
+    rounds = 2 * (world - 1)
+    sig = e.notify(sig, right, 0, 1)  # round 0: my data is in place
+    for t in range(1, rounds + 1):
+        sig = e.wait(sig, 0, t)  # the left neighbour finished round t - 1
+        reduce = t <= world - 1
+        s = t if reduce else t - (world - 1)
+        index = e.ring(world - s - 1 if reduce else world - s, world)
+        col = e.add(arith.MuliOp(index, e.const(seg)))
+        recv = e.remote_load(data, left, [zero, col], [rows, seg])
+        if reduce:
+            recv = e.combine(kind, recv, e.load(data, [zero, col], [rows, seg]))
+        data = e.store(recv, [zero, col], data)
+        if t < rounds:
+            sig = e.notify(sig, right, 0, 1)
+    sig = e.notify(sig, left, 1, 1)  # done reading the left neighbour
+    sig = e.wait(sig, 1, 1)  # the right one is done reading me
+    sig = e.notify(sig, e.rank(), 0, -rounds)  # clear both cells by credit (a fast left's next round stays)
+    e.notify(sig, e.rank(), 1, -1)
+    return data
+
+
+def lower_broadcast(op: D.BroadcastOp) -> None:
+    e = Emit(op, op.data)
+    e.barrier(op.signal)
+    root = int(op.arg_view().attr("root"))
+    get = e.add(D.TensorGetOp.build_from_args({"dst": op.data, "peer": e.const(root), "src": op.data}, {}))
+    e.replace(get)
+
+
+def lower_allgather(op: D.AllgatherOp) -> None:
+    _, cols = _shape(op.target)
+    e = Emit(op, op.target)
+    zero, me = e.const(0), e.rank()
+    target = op.target
+    for p in range(world_size(op.signal)):
+        target = e.put(target, e.const(p), op.local_data, [me, zero], [zero, zero], [1, cols])
+    e.barrier(op.signal)
+    e.replace(target)
+
+
+def lower_reduce_scatter(op: D.ReduceScatterOp) -> None:
+    _, cols = _shape(op.target)
+    world = world_size(op.signal)
+    e = Emit(op, op.target)
+    zero, me = e.const(0), e.rank()
+    sig = e.barrier(op.signal)
+    acc = e.load(op.target, [me, zero], [1, cols])
+    for k in range(1, world):
+        acc = e.combine(_reduce_op(op), acc, e.remote_load(op.target, e.ring(k, world), [me, zero], [1, cols]))
+    e.barrier(sig)
+    e.replace(e.store(acc, [me, zero], op.target))
+
+
+def lower_all_to_all(op: D.AllToAllOp) -> None:
+    _, cols = _shape(op.target)
+    e = Emit(op, op.target)
+    zero, me = e.const(0), e.rank()
+    target = op.target
+    for d in range(world_size(op.signal)):
+        dest = e.const(d)
+        target = e.put(target, dest, op.input, [me, zero], [dest, zero], [1, cols])
+    e.barrier(op.signal)
+    e.replace(target)
+
+
+LOWERINGS = {
+    D.AllreduceOp: lower_allreduce,
+    D.BroadcastOp: lower_broadcast,
+    D.AllgatherOp: lower_allgather,
+    D.ReduceScatterOp: lower_reduce_scatter,
+    D.AllToAllOp: lower_all_to_all,
+}
+"""Collective op class -> its expansion (applied when the op's ``pto_blocker()`` is None)."""
