@@ -46,7 +46,7 @@ from xdsl.irdl import (
 )
 
 from .distributed_enums import AllreduceMode, NotifyOp, ReduceOp, WaitCmp
-from .dtypes import dtype_name
+from .dtypes import dtype_bits, dtype_name
 from .enums import DSL_PATH, ENUM_ATTRS, AtomicType, MemorySpace
 from .op_base import BOOL, INT, INTS, Arg, ArgView, EnumCodec, PLOp, attr, opt_value, value_list
 from .op_base import value as arg
@@ -176,7 +176,26 @@ class AllreduceOp(_PldOp):
         why = _static_blocker(self.signal, self.data)
         if why is None and self.arg_view().attr("core_num") != 1:
             why = _NO_PTO + "; lowered for core_num == 1 (upstream: an InCore kernel uses pl.spmd instead)"
+        if why is None and not self.lowers_as_ring():
+            t = self.data.type
+            assert isinstance(t, TensorType)
+            nbytes = math.prod(t.get_shape()) * max(1, dtype_bits(t.element_type) // 8)
+            if nbytes > self.MESH_UB_BYTES:
+                why = _NO_PTO + (f"; the mesh holds the whole window in UB: lowered up to {self.MESH_UB_BYTES} bytes "
+                                 f"(this one has {nbytes}; mode=ring moves it in 16 KiB tiles)")
         return why
+
+    MESH_UB_BYTES: ClassVar[int] = 64 * 1024
+    """The largest ``data`` the mesh expansion takes: it holds every rank's whole window in UB tiles at
+    once (its stores wait for everybody's reads); a larger mesh runs as the torch form."""
+
+    def lowers_as_ring(self) -> bool:
+        """``mode=ring`` on a signal of at least 2 ranks that divides ``data``'s columns (else: the mesh)."""
+        if self.mode is None or AllreduceMode(self.mode.data) is not AllreduceMode.ring or self.signal is None:
+            return False
+        world = self.signal.type.get_shape()[0]  # type: ignore[union-attr]
+        cols = self.data.type.get_shape()[-1]  # type: ignore[union-attr]
+        return world >= 2 and cols % world == 0
 
 
 @irdl_op_definition

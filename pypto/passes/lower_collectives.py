@@ -7,11 +7,12 @@ signal's first extent; ``me`` is the run-time rank, ``pld.rank``). Those lower t
 (``ptoas/codegen/comm_ops.py``) and cost link cycles on the simulated chip. Upstream's algorithm per
 collective (``src/ir/transforms/lower_composite_ops_pass.cpp``):
 
-- ``allreduce`` mesh (``data`` ``[R, C]``): ``barrier``; every rank ``p``'s ``data`` read in rank
+- ``allreduce`` mesh (``data`` ``[R, C]`` of at most :attr:`~pypto.dialects.distributed_ops.AllreduceOp.MESH_UB_BYTES`): ``barrier``; every rank ``p``'s ``data`` read in rank
   order (``remote_load``; the own one is local) and combined (``add / maximum / minimum / mul`` for
   Sum / Max / Min / Prod); ``barrier`` (nobody overwrites before all read); ``store``. Every rank combines
   in the same order, so all end with the same bits.
-- ``allreduce`` ring (``C % W == 0``; otherwise the mesh above): ``W`` column segments of ``C / W``;
+- ``allreduce`` ring (``C % W == 0``; otherwise the mesh above): ``W`` column segments of ``C / W``,
+  each moved in tiles of at most :data:`CHUNK_BYTES` (upstream's 16 KiB);
   ``W - 1`` reduce-scatter steps (step ``s`` reads segment ``(me - s - 1) % W`` of the left neighbour,
   combines it with its own, stores it) then ``W - 1`` allgather steps (step ``s`` copies segment
   ``(me - s) % W`` from the left). Neighbour signals instead of barriers: cell 0 of the right
@@ -39,7 +40,8 @@ from xdsl.rewriter import Rewriter
 
 from pypto.dialects import distributed_ops as D
 from pypto.dialects import op_families as F
-from pypto.dialects.distributed_enums import AllreduceMode, NotifyOp, ReduceOp, WaitCmp
+from pypto.dialects.distributed_enums import NotifyOp, ReduceOp, WaitCmp
+from pypto.dialects.dtypes import dtype_bits
 from pypto.dialects.enums import MemorySpace, enum_attr
 from pypto.dialects.tile_ops import TileAddOp, TileLoadOp, TileMaximumOp, TileMinimumOp, TileMulOp, TileStoreOp
 from pypto.dialects.types import TensorType
@@ -148,9 +150,8 @@ def lower_allreduce(op: D.AllreduceOp) -> None:
     assert op.signal is not None
     rows, cols = _shape(op.data)
     world = world_size(op.signal)
-    ring = op.mode is not None and AllreduceMode(op.mode.data) is AllreduceMode.ring
     e = Emit(op, op.data)
-    if ring and world >= 2 and cols % world == 0:
+    if op.lowers_as_ring():
         e.replace(_ring_allreduce(e, op.data, op.signal, rows, cols, world, _reduce_op(op)))
         return
     zero = e.const(0)
@@ -164,10 +165,26 @@ def lower_allreduce(op: D.AllreduceOp) -> None:
     e.replace(e.store(acc, [zero, zero], op.data))
 
 
+CHUNK_BYTES = 16 * 1024
+"""The bytes of one ring tile (upstream's ``kAllReduceChunkBytes``): a segment moves in tiles of at most this."""
+
+def blocks(rows: int, cols: int, elem_bytes: int) -> list[tuple[int, int, int, int]]:
+    """``(row, nrows, col, ncols)`` tiles of at most :data:`CHUNK_BYTES` covering ``[rows, cols]``: whole
+    rows while a row fits, else column pieces of each row."""
+    per_row = cols * elem_bytes
+    if per_row <= CHUNK_BYTES:
+        step = max(1, CHUNK_BYTES // per_row)
+        return [(r, min(step, rows - r), 0, cols) for r in range(0, rows, step)]
+    width = CHUNK_BYTES // elem_bytes
+    return [(r, 1, c, min(width, cols - c)) for r in range(rows) for c in range(0, cols, width)]
+
+
 def _ring_allreduce(e: Emit, data: SSAValue, sig: SSAValue, rows: int, cols: int, world: int,
                     kind: ReduceOp) -> SSAValue:
     seg = cols // world
-    zero = e.const(0)
+    t_ = data.type
+    assert isinstance(t_, TensorType)
+    tiles = blocks(rows, seg, max(1, dtype_bits(t_.element_type) // 8))
     left, right = e.ring(world - 1, world), e.ring(1, world)
     rounds = 2 * (world - 1)
     sig = e.notify(sig, right, 0, 1)  # round 0: my data is in place
@@ -176,11 +193,14 @@ def _ring_allreduce(e: Emit, data: SSAValue, sig: SSAValue, rows: int, cols: int
         reduce = t <= world - 1
         s = t if reduce else t - (world - 1)
         index = e.ring(world - s - 1 if reduce else world - s, world)
-        col = e.add(arith.MuliOp(index, e.const(seg)))
-        recv = e.remote_load(data, left, [zero, col], [rows, seg])
-        if reduce:
-            recv = e.combine(kind, recv, e.load(data, [zero, col], [rows, seg]))
-        data = e.store(recv, [zero, col], data)
+        base = e.add(arith.MuliOp(index, e.const(seg)))
+        for r0, nr, c0, nc in tiles:  # nobody reads this segment of mine in this round: tile by tile
+            col = base if c0 == 0 else e.add(arith.AddiOp(base, e.const(c0)))
+            at = [e.const(r0), col]
+            recv = e.remote_load(data, left, at, [nr, nc])
+            if reduce:
+                recv = e.combine(kind, recv, e.load(data, at, [nr, nc]))
+            data = e.store(recv, at, data)
         if t < rounds:
             sig = e.notify(sig, right, 0, 1)
     sig = e.notify(sig, left, 1, 1)  # done reading the left neighbour
