@@ -11,7 +11,10 @@ collective (``src/ir/transforms/lower_composite_ops_pass.cpp``):
   order (``remote_load``; the own one is local) and combined (``add / maximum / minimum / mul`` for
   Sum / Max / Min / Prod); ``barrier`` (nobody overwrites before all read); ``store``. Every rank combines
   in the same order, so all end with the same bits.
-- ``allreduce`` ring (``C % W == 0``; otherwise the mesh above): ``W`` column segments of ``C / W``,
+- ``allreduce`` ring, op Sum: the same rounds as pushes (:func:`_ring_push_sum`: an atomic-add ``put``
+  of a whole segment into the right neighbour per reduce-scatter round, a ``put`` per allgather round,
+  GM to GM).
+- ``allreduce`` ring, other ops (``C % W == 0``; otherwise the mesh above): ``W`` column segments of ``C / W``,
   each moved in tiles of at most :data:`CHUNK_BYTES` (upstream's 16 KiB);
   ``W - 1`` reduce-scatter steps (step ``s`` reads segment ``(me - s - 1) % W`` of the left neighbour,
   combines it with its own, stores it) then ``W - 1`` allgather steps (step ``s`` copies segment
@@ -42,7 +45,7 @@ from pypto.dialects import distributed_ops as D
 from pypto.dialects import op_families as F
 from pypto.dialects.distributed_enums import NotifyOp, ReduceOp, WaitCmp
 from pypto.dialects.dtypes import dtype_bits
-from pypto.dialects.enums import MemorySpace, enum_attr
+from pypto.dialects.enums import AtomicType, MemorySpace, enum_attr
 from pypto.dialects.tile_ops import TileAddOp, TileLoadOp, TileMaximumOp, TileMinimumOp, TileMulOp, TileStoreOp
 from pypto.dialects.types import TensorType
 
@@ -120,10 +123,13 @@ class Emit:
         return self.add(COMBINE[kind].build_from_args({"lhs": a, "rhs": b}, {}))
 
     def put(self, dst: SSAValue, peer: SSAValue, src: SSAValue, dst_offs: Sequence[SSAValue],
-            src_offs: Sequence[SSAValue], shape: Sequence[int]) -> SSAValue:
+            src_offs: Sequence[SSAValue], shape: Sequence[int], atomic: bool = False) -> SSAValue:
+        attrs = {"shape": F.INTS.to_attr(list(shape))}
+        if atomic:
+            attrs["atomic"] = enum_attr(AtomicType.Add)
         return self.add(D.TensorPutOp.build_from_args(
             {"dst": dst, "peer": peer, "src": src, "dst_offsets": list(dst_offs), "src_offsets": list(src_offs)},
-            {"shape": F.INTS.to_attr(list(shape))}))
+            attrs))
 
     def replace(self, result: SSAValue) -> None:
         """Insert the new ops before the collective and make ``result`` its value."""
@@ -151,6 +157,9 @@ def lower_allreduce(op: D.AllreduceOp) -> None:
     rows, cols = _shape(op.data)
     world = world_size(op.signal)
     e = Emit(op, op.data)
+    if op.lowers_as_ring() and _reduce_op(op) is ReduceOp.Sum:
+        e.replace(_ring_push_sum(e, op.data, op.signal, rows, cols, world))
+        return
     if op.lowers_as_ring():
         e.replace(_ring_allreduce(e, op.data, op.signal, rows, cols, world, _reduce_op(op)))
         return
@@ -206,6 +215,31 @@ def _ring_allreduce(e: Emit, data: SSAValue, sig: SSAValue, rows: int, cols: int
     sig = e.notify(sig, left, 1, 1)  # done reading the left neighbour
     sig = e.wait(sig, 1, 1)  # the right one is done reading me
     sig = e.notify(sig, e.rank(), 0, -rounds)  # clear both cells by credit (a fast left's next round stays)
+    e.notify(sig, e.rank(), 1, -1)
+    return data
+
+
+def _ring_push_sum(e: Emit, data: SSAValue, sig: SSAValue, rows: int, cols: int, world: int) -> SSAValue:
+    """The Sum ring as pushes (``tput``, GM to GM, a whole segment per round: no UB tiles): round ``t``
+    of the reduce-scatter atomically adds segment ``(me - t) % W`` into the right neighbour's, round
+    ``W - 1 + s`` of the allgather copies segment ``(me - s + 1) % W`` into it; cell 0 counts the rounds
+    the left neighbour pushed into me, cell 1 says the right one is ready to be pushed into."""
+    seg = cols // world
+    zero = e.const(0)
+    left, right = e.ring(world - 1, world), e.ring(1, world)
+    rounds = 2 * (world - 1)
+    sig = e.notify(sig, left, 1, 1)  # my data is in place: the left neighbour may push into me
+    sig = e.wait(sig, 1, 1)
+    for t in range(1, rounds + 1):
+        if t >= 2:
+            sig = e.wait(sig, 0, t - 1)  # the left neighbour's round t - 1 landed in me
+        reduce = t <= world - 1
+        shift = world - t if reduce else world - (t - (world - 1)) + 1
+        col = e.add(arith.MuliOp(e.ring(shift, world), e.const(seg)))
+        data = e.put(data, right, data, [zero, col], [zero, col], [rows, seg], atomic=reduce)
+        sig = e.notify(sig, right, 0, 1)
+    sig = e.wait(sig, 0, rounds)  # the last segment landed in me
+    sig = e.notify(sig, e.rank(), 0, -rounds)  # clear both cells by credit (a fast neighbour's next call stays)
     e.notify(sig, e.rank(), 1, -1)
     return data
 

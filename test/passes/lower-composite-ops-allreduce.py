@@ -6,6 +6,8 @@
 # - mode=ring (op=Prod): per round a wait on cell 0 (the left neighbour's rounds), a remote load of the
 #   left's segment, pl.tile.mul with the own one (reduce-scatter) or a copy (allgather), a store, a notify
 #   of the right neighbour; then "done" on cell 1 and the credit clears;
+# - mode=ring, op=Sum: pushes: "ready" to the left (cell 1), per round an atomic-add put (reduce-scatter)
+#   or a put (allgather) of a [1, 32] segment into the right neighbour and a notify of its cell 0;
 # - without a signal, or with core_num > 1, it stays (its torch form runs it).
 
 import pypto.language as pl
@@ -22,6 +24,7 @@ class P:
         other = pld.tensor.allreduce(other)
         other = pld.tensor.allreduce(other, sig, core_num=2)
         ring = pld.tensor.allreduce(ring, rsig, op=pld.ReduceOp.Prod, mode=pld.AllreduceMode.ring)
+        other = pld.tensor.allreduce(other, rsig, op=pld.ReduceOp.Sum, mode=pld.AllreduceMode.ring)
         return data
 
 
@@ -39,3 +42,8 @@ class P:
 # CHECK:      pl.tile.store(pld.tile.remote_load({{.*}}, [1, 32]), {{.*}})
 # CHECK:      [1, 0], value=1), [1, 0], expected=1), [[ME]], [0, 0], value=-2), [[ME]], [1, 0], value=-1)
 # CHECK-NOT:  pld.tensor.allreduce(ring
+# CHECK:      pld.system.wait(pld.system.notify(rsig, {{.*}}, [1, 0], value=1), [1, 0], expected=1)
+# CHECK:      pld.tensor.put(other, {{.*}}, other, {{.*}}, shape=[1, 32], atomic=pl.AtomicType.Add)
+# CHECK:      [0, 0], expected=1)
+# CHECK:      pld.tensor.put({{.*}}, shape=[1, 32])
+# CHECK:      [0, 0], expected=2)
