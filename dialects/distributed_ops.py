@@ -19,7 +19,7 @@ tensor here; the window binding is not modelled yet). The simulated ranks run
 these semantics in :mod:`pypto.runtime.distributed`. The point-to-point ops (rank queries,
 remote load/store of a tile or tensor, put/get, notify/wait) and the barrier lower into ``.pto`` as
 PTOAS's ``pto.comm.*`` ops (``pypto/ptoas/codegen/comm_ops.py``), the other collectives via their
-expansions into those (``pypto/passes/lower_collectives.py``, run by LowerCompositeOps) when their
+expansions into those (``pypto/passes/lower_composite_ops/collectives.py``, run by LowerCompositeOps) when their
 shapes are static; ``all_to_all_v`` does not (``pto_blocker()``: a program with it runs as its torch
 form).
 """
@@ -168,7 +168,7 @@ class AllreduceOp(_PldOp):
         return data.with_memref(None)
 
     def pto_blocker(self) -> str | None:
-        """LowerCompositeOps expands it (``pypto/passes/lower_collectives.py``) when it has a signal of a
+        """LowerCompositeOps expands it (``pypto/passes/lower_composite_ops/collectives.py``) when it has a signal of a
         static world size, a static 2-D ``data`` and ``core_num == 1``; otherwise it runs as torch."""
         if self.signal is None:
             return _NO_PTO + "; lowered with a signal of static shape [world_size(, lanes)] (a kernel has no window " \
@@ -220,7 +220,7 @@ class BroadcastOp(_PldOp):
         return data.with_memref(None)
 
     def pto_blocker(self) -> str | None:
-        """Expanded by LowerCompositeOps (``pypto/passes/lower_collectives.py``) for a static signal and 2-D
+        """Expanded by LowerCompositeOps (``pypto/passes/lower_composite_ops/collectives.py``) for a static signal and 2-D
         ``data`` and a ``root`` below the world size."""
         why = _static_blocker(self.signal, self.data)
         if why is None and self.arg_view().attr("root") >= self.signal.type.get_shape()[0]:  # type: ignore[union-attr]
@@ -347,7 +347,7 @@ class AllgatherOp(_PldOp):
         return target.with_memref(None)
 
     def pto_blocker(self) -> str | None:
-        """Expanded by LowerCompositeOps (``pypto/passes/lower_collectives.py``) for a static signal, a
+        """Expanded by LowerCompositeOps (``pypto/passes/lower_composite_ops/collectives.py``) for a static signal, a
         ``[world_size, size]`` target and a 2-D ``[1, size]`` local_data."""
         why = _static_blocker(self.signal, self.target, self.local_data, rows_are_world=True)
         if why is None and self.local_data.type.get_shape()[0] != 1:  # type: ignore[union-attr]
@@ -376,7 +376,7 @@ class ReduceScatterOp(_PldOp):
         return target.with_memref(None)
 
     def pto_blocker(self) -> str | None:
-        """Expanded by LowerCompositeOps (``pypto/passes/lower_collectives.py``) for a static signal and a
+        """Expanded by LowerCompositeOps (``pypto/passes/lower_composite_ops/collectives.py``) for a static signal and a
         ``[world_size, size]`` target."""
         return _static_blocker(self.signal, self.target, rows_are_world=True)
 
@@ -414,7 +414,7 @@ class AllToAllOp(_PldOp):
         return _exchange_type(a)
 
     def pto_blocker(self) -> str | None:
-        """Expanded by LowerCompositeOps (``pypto/passes/lower_collectives.py``) for a static signal and
+        """Expanded by LowerCompositeOps (``pypto/passes/lower_composite_ops/collectives.py``) for a static signal and
         ``[world_size, size]`` windows."""
         return _static_blocker(self.signal, self.target, self.input, rows_are_world=True)
 

@@ -17,7 +17,7 @@ arithmetic as one ``pto.comm.peer_view``::
                                          twait(sig[q] >= 1) + tnotify(sig[q], -1) (a credit barrier)
 
 The in-kernel collectives (allreduce, broadcast, allgather, reduce_scatter, all_to_all) arrive here
-already expanded into the ops above (LowerCompositeOps, ``pypto/passes/lower_collectives.py``). Not
+already expanded into the ops above (LowerCompositeOps, ``pypto/passes/lower_composite_ops/collectives.py``). Not
 lowered (their ``pto_blocker()`` says why): ``all_to_all_v`` and the collectives of dynamic shapes, no
 signal, ``core_num > 1`` or a mesh over 64 KiB; a per-rank program with them runs as its torch form
 (:mod:`pypto.driver.comm_program`).

@@ -1,5 +1,5 @@
 """In-kernel collectives (issue 19) on the simulated chips: every ``pld.tensor.*`` collective compiles into
-``pto.comm`` ops (LowerCompositeOps, ``pypto/passes/lower_collectives.py``), runs on each rank's chip and
+``pto.comm`` ops (LowerCompositeOps, ``pypto/passes/lower_composite_ops/collectives.py``), runs on each rank's chip and
 matches torch.distributed's own result on the same data, with 2 and 4 ranks; the link cycles of its
 remote reads follow the link model (a mesh reads whole windows, a ring ``1 / W`` segments)."""
 

@@ -15,7 +15,7 @@ PTO instructions and are left unchanged.
 
 The in-kernel ``pld.tensor.*`` collectives (allreduce in mesh and ring modes, broadcast, allgather,
 reduce_scatter, all_to_all) whose ``pto_blocker()`` is None become point-to-point ``pld`` ops:
-:mod:`.lower_collectives` says how, per collective.
+:mod:`.collectives` says how, per collective.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from pypto.dialects.enums import enum_attr
 from pypto.dialects.tile_ops import TileAssembleOp, TileConcatOp, TileCreateOp
 from pypto.dialects.types import TileType
 
-from .base import FunctionPass, index_constant
-from .registry import register_pass
+from ..base import FunctionPass, index_constant
+from ..registry import register_pass
 
 PLD_MODULE = "pypto.dialects.distributed_ops"
 """The multi-chip dialect, loaded on the first ``pld.`` name: a program without one has no collective."""
@@ -83,7 +83,7 @@ class LowerCompositeOps(FunctionPass):
         pld = sys.modules.get(PLD_MODULE)
         if pld is None:
             return
-        from .lower_collectives import LOWERINGS
+        from .collectives import LOWERINGS
 
         for c in [o for o in f.body.walk() if type(o) in LOWERINGS and o.pto_blocker() is None]:
             LOWERINGS[type(c)](c)

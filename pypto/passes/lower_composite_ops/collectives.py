@@ -38,6 +38,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
@@ -48,8 +49,6 @@ from pypto.dialects.dtypes import dtype_bits
 from pypto.dialects.enums import AtomicType, MemorySpace, enum_attr
 from pypto.dialects.tile_ops import TileAddOp, TileLoadOp, TileMaximumOp, TileMinimumOp, TileMulOp, TileStoreOp
 from pypto.dialects.types import TensorType
-
-from .base import index_constant
 
 COMBINE = {ReduceOp.Sum: TileAddOp, ReduceOp.Max: TileMaximumOp, ReduceOp.Min: TileMinimumOp, ReduceOp.Prod: TileMulOp}
 
@@ -74,7 +73,7 @@ class Emit:
         return o.results[0]
 
     def const(self, v: int) -> SSAValue:
-        return self.add(index_constant(v))
+        return self.add(arith.ConstantOp(IntegerAttr(v, IndexType())))
 
     def rank(self) -> SSAValue:
         if self._me is None:
