@@ -8,7 +8,14 @@ allreduce itself (slowest rank) and of the whole launch (process start, gloo
 rendezvous, run, teardown), to show how the host side scales with the rank count.
 Not a timed test: it prints a table.
 
+With ``--kernel-kib K`` it also runs the allreduce inside a kernel (``pld.tensor.allreduce`` in an InCore
+function, lowered to ``pto.comm`` ops: ``benchmarks/allreduce_kernel_programs.py``) on every rank's
+simulated chip and prints the rank's cycles (the chip run: staging the window in 16 KiB tiles, the
+allreduce with its notifies / waits and remote tile loads, reading one row back) against the same bound.
+A mesh over 64 KiB does not lower (it runs as its torch form) and is not printed.
+
     .venv/bin/python benchmarks/allreduce.py [--sizes-kib 1024] [--ranks 2 4 8] [--repeat 3]
+        [--kernel-kib 1024] [--kernel-ranks 2 4 8]
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ import time
 import torch
 
 from pypto.runtime.distributed import DistributedConfig, RankComm, allreduce, analytic_cycles, launch
-from pypto.target.model import load_target
+from pypto.target.model import Target, load_target
 
 
 def one_allreduce(comm: RankComm, numel: int, mode: str, repeat: int) -> tuple[int, float]:
@@ -37,10 +44,13 @@ def one_allreduce(comm: RankComm, numel: int, mode: str, repeat: int) -> tuple[i
 
 
 def main() -> None:
+    torch.set_num_threads(1)  # forked ranks: a parent's OpenMP pool deadlocks a child's first parallel op
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes-kib", type=int, nargs="+", default=[1024])
     ap.add_argument("--ranks", type=int, nargs="+", default=[2, 4, 8])
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--kernel-kib", type=int, nargs="*", default=[], help="in-kernel allreduce sizes (KiB)")
+    ap.add_argument("--kernel-ranks", type=int, nargs="+", default=[2, 4, 8])
     args = ap.parse_args()
     target = load_target("a2a3")
     link = target.link
@@ -62,6 +72,41 @@ def main() -> None:
                                         world, mode)
                 print(f"{kib:>6} {world:>5} {mode:>5} {cycles:>11} {bound:>11} {cycles / bound:>6.3f} "
                       f"{target.cycles_to_us(cycles):>8.1f} {wall * 1e3:>8.1f} {launch_s:>8.2f}")
+    if args.kernel_kib:
+        print("in-kernel allreduce (pld.tensor.allreduce lowered to pto.comm ops, on each rank's chip):")
+        print(f"{'KiB':>6} {'ranks':>5} {'mode':>5} {'sim cycles':>11} {'bound':>11} {'ratio':>6} {'compile s':>9} "
+              f"{'launch s':>8}")
+    for kib in args.kernel_kib:
+        for world in args.kernel_ranks:
+            for mode in ("ring", "mesh"):
+                if mode == "mesh" and kib > 64:
+                    continue
+                print(kernel_line(kib, world, mode, target), flush=True)
+
+
+def kernel_line(kib: int, world: int, mode: str, target: Target) -> str:
+    """One in-kernel allreduce of ``kib`` KiB on ``world`` ranks: its table row."""
+    import allreduce_kernel_programs as ak
+
+    from pypto.ir.distributed_compiled_program import DistributedConfig as L3Config
+    from pypto.runtime import RunConfig
+
+    cols = 1024
+    rows = kib * 1024 // 4 // cols
+    x, y = torch.randn(world, rows, cols), torch.zeros(world, 1, cols)
+    cfg = RunConfig(distributed_config=L3Config(device_ids=list(range(world)), timeout_s=300))
+    t0 = time.perf_counter()
+    compiled = ak.make(world, rows, cols, mode == "ring").compile(x, y, config=cfg)
+    t1 = time.perf_counter()
+    compiled(x, y)
+    launch_s = time.perf_counter() - t1
+    assert torch.allclose(y, x[:, :1].sum(0, keepdim=True).expand_as(y), atol=1e-3), "wrong allreduce"
+    cycles = max(r.cycles for r in compiled.last_run.ranks)
+    link = target.link
+    assert link is not None
+    bound = analytic_cycles(lambda n: link.hop_cycles(n, target.clock_hz), "allreduce", kib * 1024, world, mode)
+    return (f"{kib:>6} {world:>5} {mode:>5} {cycles:>11} {bound:>11} {cycles / bound:>6.3f} {t1 - t0:>9.1f} "
+            f"{launch_s:>8.2f}")
 
 
 if __name__ == "__main__":

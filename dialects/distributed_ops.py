@@ -18,9 +18,10 @@ Signals are ``INT32`` tensors (a window-bound ``pld.DistributedTensor`` is a
 tensor here; the window binding is not modelled yet). The simulated ranks run
 these semantics in :mod:`pypto.runtime.distributed`. The point-to-point ops (rank queries,
 remote load/store of a tile or tensor, put/get, notify/wait) and the barrier lower into ``.pto`` as
-PTOAS's ``pto.comm.*`` ops (``pypto/ptoas/codegen/comm_ops.py``), the allreduce via its expansion
-(``pypto/passes/lower_composite_ops.py``); the other in-kernel collectives and ``all_to_all_v`` do not
-(``pto_blocker()``: a program with them runs as its torch form).
+PTOAS's ``pto.comm.*`` ops (``pypto/ptoas/codegen/comm_ops.py``), the other collectives via their
+expansions into those (``pypto/passes/lower_composite_ops/collectives.py``, run by LowerCompositeOps) when their
+shapes are static; ``all_to_all_v`` does not (``pto_blocker()``: a program with it runs as its torch
+form).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from xdsl.irdl import (
 )
 
 from .distributed_enums import AllreduceMode, NotifyOp, ReduceOp, WaitCmp
-from .dtypes import dtype_name
+from .dtypes import dtype_bits, dtype_name
 from .enums import DSL_PATH, ENUM_ATTRS, AtomicType, MemorySpace
 from .op_base import BOOL, INT, INTS, Arg, ArgView, EnumCodec, PLOp, attr, opt_value, value_list
 from .op_base import value as arg
@@ -104,6 +105,23 @@ def _offsets(a: ArgView, t: TensorType, name: str = "offsets") -> None:
         raise a.fail(f"'{name}' has {n} indices, expected {len(t.get_shape())} (the signal's rank)")
 
 
+def _static_blocker(signal: object, *tensors: object, rows_are_world: bool = False) -> str | None:
+    """Why a collective on ``tensors`` (SSA values) with ``signal`` does not expand into point-to-point
+    ops: the signal's world size and the tensors' 2-D shapes must be static (``rows_are_world``: the
+    first tensor has ``world_size`` rows)."""
+    sig = getattr(signal, "type", None)
+    if not isinstance(sig, TensorType) or sig.get_shape()[0] < 1:
+        return _NO_PTO + "; lowered with a signal of static shape [world_size(, lanes)]"
+    for v in tensors:
+        t = getattr(v, "type", None)
+        if not isinstance(t, TensorType) or len(t.get_shape()) != 2 or min(t.get_shape()) < 1:
+            return _NO_PTO + "; lowered for static 2-D windows"
+    first = getattr(tensors[0], "type", None) if tensors else None
+    if rows_are_world and isinstance(first, TensorType) and first.get_shape()[0] != sig.get_shape()[0]:
+        return _NO_PTO + f"; lowered for a [world_size, size] window ({sig.get_shape()[0]} rows, the signal's extent)"
+    return None
+
+
 class _PldOp(PLOp):
     NO_TORCH: ClassVar[str | None] = _NO_TORCH
     NO_PTO: ClassVar[str | None] = _NO_PTO
@@ -150,16 +168,34 @@ class AllreduceOp(_PldOp):
         return data.with_memref(None)
 
     def pto_blocker(self) -> str | None:
-        """LowerCompositeOps expands it (``pypto/passes/lower_composite_ops.py``) when it has a signal of a
-        static world size, a static 2-D ``data`` and op Sum / Max / Min; otherwise it runs as torch."""
-        sig, data = self.signal, self.data.type
-        if sig is None or not isinstance(sig.type, TensorType) or sig.type.get_shape()[0] < 1:
-            return _NO_PTO + "; lowered with a signal of static shape [world_size(, lanes)]"
-        if not isinstance(data, TensorType) or len(data.get_shape()) != 2 or min(data.get_shape()) < 1:
-            return _NO_PTO + "; lowered for a static 2-D data window"
-        if self.op is not None and ReduceOp(self.op.data) is ReduceOp.Prod:
-            return _NO_PTO + "; lowered for op Sum / Max / Min"
-        return None
+        """LowerCompositeOps expands it (``pypto/passes/lower_composite_ops/collectives.py``) when it has a signal of a
+        static world size, a static 2-D ``data`` and ``core_num == 1``; otherwise it runs as torch."""
+        if self.signal is None:
+            return _NO_PTO + "; lowered with a signal of static shape [world_size(, lanes)] (a kernel has no window " \
+                             "to synthesize one in)"
+        why = _static_blocker(self.signal, self.data)
+        if why is None and self.arg_view().attr("core_num") != 1:
+            why = _NO_PTO + "; lowered for core_num == 1 (upstream: an InCore kernel uses pl.spmd instead)"
+        if why is None and not self.lowers_as_ring():
+            t = self.data.type
+            assert isinstance(t, TensorType)
+            nbytes = math.prod(t.get_shape()) * max(1, dtype_bits(t.element_type) // 8)
+            if nbytes > self.MESH_UB_BYTES:
+                why = _NO_PTO + (f"; the mesh holds the whole window in UB: lowered up to {self.MESH_UB_BYTES} bytes "
+                                 f"(this one has {nbytes}; mode=ring moves it in 16 KiB tiles)")
+        return why
+
+    MESH_UB_BYTES: ClassVar[int] = 64 * 1024
+    """The largest ``data`` the mesh expansion takes: it holds every rank's whole window in UB tiles at
+    once (its stores wait for everybody's reads); a larger mesh runs as the torch form."""
+
+    def lowers_as_ring(self) -> bool:
+        """``mode=ring`` on a signal of at least 2 ranks that divides ``data``'s columns (else: the mesh)."""
+        if self.mode is None or AllreduceMode(self.mode.data) is not AllreduceMode.ring or self.signal is None:
+            return False
+        world = self.signal.type.get_shape()[0]  # type: ignore[union-attr]
+        cols = self.data.type.get_shape()[-1]  # type: ignore[union-attr]
+        return world >= 2 and cols % world == 0
 
 
 @irdl_op_definition
@@ -182,6 +218,14 @@ class BroadcastOp(_PldOp):
         if a.attr("root") < 0:
             raise a.fail(f"root must be a rank (>= 0), got {a.attr('root')}")
         return data.with_memref(None)
+
+    def pto_blocker(self) -> str | None:
+        """Expanded by LowerCompositeOps (``pypto/passes/lower_composite_ops/collectives.py``) for a static signal and 2-D
+        ``data`` and a ``root`` below the world size."""
+        why = _static_blocker(self.signal, self.data)
+        if why is None and self.arg_view().attr("root") >= self.signal.type.get_shape()[0]:  # type: ignore[union-attr]
+            why = _NO_PTO + "; root is not a rank of the signal's world size"
+        return why
 
 
 @irdl_op_definition
@@ -302,6 +346,14 @@ class AllgatherOp(_PldOp):
                          f"{list(target.get_shape())}")
         return target.with_memref(None)
 
+    def pto_blocker(self) -> str | None:
+        """Expanded by LowerCompositeOps (``pypto/passes/lower_composite_ops/collectives.py``) for a static signal, a
+        ``[world_size, size]`` target and a 2-D ``[1, size]`` local_data."""
+        why = _static_blocker(self.signal, self.target, self.local_data, rows_are_world=True)
+        if why is None and self.local_data.type.get_shape()[0] != 1:  # type: ignore[union-attr]
+            why = _NO_PTO + "; lowered for a [1, size] local_data"
+        return why
+
 
 @irdl_op_definition
 class ReduceScatterOp(_PldOp):
@@ -322,6 +374,11 @@ class ReduceScatterOp(_PldOp):
         target = _window_rows(a, "target")
         _signal(a)
         return target.with_memref(None)
+
+    def pto_blocker(self) -> str | None:
+        """Expanded by LowerCompositeOps (``pypto/passes/lower_composite_ops/collectives.py``) for a static signal and a
+        ``[world_size, size]`` target."""
+        return _static_blocker(self.signal, self.target, rows_are_world=True)
 
 
 def _exchange_type(a: ArgView) -> TensorType:
@@ -355,6 +412,11 @@ class AllToAllOp(_PldOp):
     @classmethod
     def infer_type(cls, a: ArgView) -> Attribute:
         return _exchange_type(a)
+
+    def pto_blocker(self) -> str | None:
+        """Expanded by LowerCompositeOps (``pypto/passes/lower_composite_ops/collectives.py``) for a static signal and
+        ``[world_size, size]`` windows."""
+        return _static_blocker(self.signal, self.target, self.input, rows_are_world=True)
 
 
 @irdl_op_definition

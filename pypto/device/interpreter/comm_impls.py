@@ -9,7 +9,10 @@ one these ops use. Each op runs at once, numerically, on the peer's bytes (the w
   around TNOTIFY / TPUT / TGET), and later work on any pipe starts after it ends;
 - its cycles come from the link (``npu.link`` of the target): a put ``hop(bytes)`` on PIPE_MTE3,
   a get ``latency + hop(bytes)`` on PIPE_MTE2, a notify ``hop(4)`` on PIPE_MTE3; a wait (PIPE_S)
-  ends when the notifies that satisfy it landed on this rank's clock (the kernel stalls meanwhile).
+  ends when the notifies that satisfy it landed on this rank's clock (the kernel stalls meanwhile);
+- a ``tload`` / ``tstore`` through a ``peer_view`` of another rank (``pld.tile.remote_load`` /
+  ``remote_store``) is such a get / put of its bytes first (:func:`remote_tile`), then the ordinary
+  local tile move; a ``peer_view`` of this rank itself is local memory (no link).
 
 Without a rank link (a single-chip run) these ops are a :class:`~.memory.DeviceError` naming the op.
 """
@@ -27,7 +30,8 @@ from pypto.ptoas.dialect import comm_ops as C
 from pypto.ptoas.dialect.attrs import Pipe
 
 from .core import CoreState
-from .memory import DeviceError, GmPtr, PartitionView, TensorView, to_compute, to_storage
+from .costs import instr_name
+from .memory import DeviceError, GmPtr, PartitionView, PeerGmPtr, TensorView, to_compute, to_storage
 
 
 class RankLink(Protocol):
@@ -75,12 +79,13 @@ def _link(op: Any) -> RankLink:
     return _LINKS[-1]
 
 
-def _blocking(core: CoreState, op: Any, detail: str, kind: str, run: Callable[[int], int]) -> None:
+def _blocking(core: CoreState, op: Any, detail: str, kind: str, run: Callable[[int], int],
+              instr: str | None = None) -> None:
     """Time ``op`` as a blocking instruction: after every pipe drained, until ``run(start)``'s end."""
     free = core.timeline.free
     start = max(free.values(), default=0)
     end = max(start, run(start))
-    core.account(op, op.INSTR, op.pipe(), end - start, kind, [], [], detail, not_before=start)
+    core.account(op, instr or op.INSTR, op.pipe(), end - start, kind, [], [], detail, not_before=start)
     for p in list(free):
         free[p] = max(free[p], end)
     free[Pipe.PIPE_S] = max(free.get(Pipe.PIPE_S, 0), end)
@@ -102,7 +107,19 @@ def peer_view(core: CoreState, interp: Interpreter, op: Any, args: PythonValues)
         raise DeviceError(f"'{op.name}': peer rank {peer} out of range (world size {link.nranks})")
     assert isinstance(tv, TensorView)
     flat = link.peer_array(tv.ptr.flat, int(peer))
-    return (TensorView(GmPtr(flat, tv.ptr.offset, tv.ptr.dtype), tv.shape, tv.strides),)
+    if int(peer) == link.rank:  # this rank's own region: local memory
+        return (TensorView(GmPtr(flat, tv.ptr.offset, tv.ptr.dtype), tv.shape, tv.strides),)
+    return (TensorView(PeerGmPtr(flat, tv.ptr.offset, tv.ptr.dtype, int(peer)), tv.shape, tv.strides),)
+
+
+def remote_tile(core: CoreState, op: Any, peer: int, nbytes: int, write: bool) -> None:
+    """The link part of a ``tload`` (``write`` False: a get, ``latency + hop(nbytes)``) or ``tstore``
+    (a put, ``hop(nbytes)``) through a peer's view, as a blocking instruction before the local move."""
+    link = _link(op)
+    instr = instr_name(op.name)
+    name = f"remote {instr.lower()} {'->' if write else '<-'} r{peer}"
+    _blocking(core, op, f"{nbytes}B {'->' if write else '<-'} r{peer}", "transfer",
+              lambda start: link.transfer(name, peer, nbytes, write, start), instr)
 
 
 def _window(pv: Any, what: str, op: Any) -> np.ndarray:

@@ -155,6 +155,14 @@ class GmPtr:
 
 
 @dataclass
+class PeerGmPtr(GmPtr):
+    """A pointer into another rank's window region (``pto.comm.peer_view``): a ``tload`` / ``tstore``
+    through it is a remote access, priced by the rank link (:func:`.comm_impls.remote_tile`)."""
+
+    peer: int = 0
+
+
+@dataclass
 class TensorView:
     """A ``!pto.tensor_view``: a pointer with shape and element strides."""
 

@@ -47,7 +47,19 @@ from pypto.ptoas.dialect.types import DYNAMIC, PartitionTensorViewType, TileBufT
 from . import numerics as nm
 from .core import CoreState, Pushed
 from .costs import instr_name
-from .memory import F32, F64, DeviceError, GmPtr, PartitionView, TensorView, TileRef, dtype_of, to_compute, to_storage
+from .memory import (
+    F32,
+    F64,
+    DeviceError,
+    GmPtr,
+    PartitionView,
+    PeerGmPtr,
+    TensorView,
+    TileRef,
+    dtype_of,
+    to_compute,
+    to_storage,
+)
 
 Handler = Callable[[CoreState, Interpreter, Any, PythonValues], PythonValues]
 """An op's semantics, reading what it needs from the op on every call."""
@@ -470,6 +482,10 @@ def tload(op: Any) -> Run:
             w = pv.window()
         if w.size != vr * vc:
             raise DeviceError(f"tload moves {w.size} elements into a tile with valid {vr}x{vc}")
+        if pv.ptr.__class__ is PeerGmPtr:  # a remote load (pld.tile.remote_load): the link first
+            from .comm_impls import remote_tile
+
+            remote_tile(core, op, pv.ptr.peer, w.size * w.itemsize, False)
         if w.shape != valid:
             w = np.ascontiguousarray(w).reshape(vr, vc)
         raw = d.raw_view
@@ -498,6 +514,10 @@ def tstore(op: Any) -> Run:
         vr, vc = valid = s.valid
         if window.size != vr * vc:
             raise DeviceError(f"tstore moves a tile with valid {vr}x{vc} into {window.size} GM elements")
+        if pv.ptr.__class__ is PeerGmPtr:  # a remote store (pld.tile.remote_store): the link first
+            from .comm_impls import remote_tile
+
+            remote_tile(core, op, pv.ptr.peer, window.size * window.itemsize, True)
         if s.space != "acc" and not relu and not atomic and gdt.itemsize == s.dtype.itemsize:
             raw = s.raw_view
             if raw is None:

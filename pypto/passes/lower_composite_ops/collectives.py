@@ -1,0 +1,297 @@
+"""The in-kernel ``pld.tensor.*`` collectives as compositions of the point-to-point ``pld`` ops.
+
+Run by LowerCompositeOps (upstream's pass lowers them there too, into loops of the same ops); each
+collective whose :meth:`~pypto.dialects.distributed_ops.PldOp.pto_blocker` is None becomes barriers,
+remote tile loads, puts / gets, notifies and waits, unrolled over the static world size ``W`` (the
+signal's first extent; ``me`` is the run-time rank, ``pld.rank``). Those lower to ``pto.comm.*``
+(``ptoas/codegen/comm_ops.py``) and cost link cycles on the simulated chip. Upstream's algorithm per
+collective (``src/ir/transforms/lower_composite_ops_pass.cpp``):
+
+- ``allreduce`` mesh (``data`` ``[R, C]`` of at most :attr:`~pypto.dialects.distributed_ops.AllreduceOp.MESH_UB_BYTES`): ``barrier``; every rank ``p``'s ``data`` read in rank
+  order (``remote_load``; the own one is local) and combined (``add / maximum / minimum / mul`` for
+  Sum / Max / Min / Prod); ``barrier`` (nobody overwrites before all read); ``store``. Every rank combines
+  in the same order, so all end with the same bits.
+- ``allreduce`` ring, op Sum: the same rounds as pushes (:func:`_ring_push_sum`: an atomic-add ``put``
+  of a whole segment into the right neighbour per reduce-scatter round, a ``put`` per allgather round,
+  GM to GM).
+- ``allreduce`` ring, other ops (``C % W == 0``; otherwise the mesh above): ``W`` column segments of ``C / W``,
+  each moved in tiles of at most :data:`CHUNK_BYTES` (upstream's 16 KiB);
+  ``W - 1`` reduce-scatter steps (step ``s`` reads segment ``(me - s - 1) % W`` of the left neighbour,
+  combines it with its own, stores it) then ``W - 1`` allgather steps (step ``s`` copies segment
+  ``(me - s) % W`` from the left). Neighbour signals instead of barriers: cell 0 of the right
+  neighbour counts the rounds this rank finished (its wait ``>= t`` before round ``t``: the left's
+  segment is in place; by the ring's chain the right has read what this round overwrites), cell 1
+  of the left one says "done reading you" at the end; both are cleared by credit (atomic ``-n``), so
+  the signal (``W >= 2`` cells) can be used again. Each segment is reduced once and then copied, so
+  all ranks end with the same bits.
+- ``broadcast``: ``barrier``; ``get`` of ``root``'s ``data`` (the root reads itself, as upstream).
+- ``allgather`` (``local_data`` ``[1, C]``, ``target`` ``[W, C]``): ``put`` of ``local_data`` into row
+  ``me`` of every rank's ``target``; ``barrier``.
+- ``reduce_scatter`` (``target`` ``[W, C]``): ``barrier``; row ``me`` combined with row ``me`` of every
+  other rank (``remote_load``, ranks ``me + 1, me + 2 ...``); ``barrier``; ``store`` into row ``me``.
+- ``all_to_all`` (``[W, C]`` both): ``put`` of row ``d`` of ``input`` into row ``me`` of rank ``d``'s
+  ``target``, for every ``d``; ``barrier``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntegerAttr
+from xdsl.ir import Operation, SSAValue
+from xdsl.rewriter import Rewriter
+
+from pypto.dialects import distributed_ops as D
+from pypto.dialects import op_families as F
+from pypto.dialects.distributed_enums import NotifyOp, ReduceOp, WaitCmp
+from pypto.dialects.dtypes import dtype_bits
+from pypto.dialects.enums import AtomicType, MemorySpace, enum_attr
+from pypto.dialects.tile_ops import TileAddOp, TileLoadOp, TileMaximumOp, TileMinimumOp, TileMulOp, TileStoreOp
+from pypto.dialects.types import TensorType
+
+COMBINE = {ReduceOp.Sum: TileAddOp, ReduceOp.Max: TileMaximumOp, ReduceOp.Min: TileMinimumOp, ReduceOp.Prod: TileMulOp}
+
+
+def world_size(signal: SSAValue) -> int:
+    """The static world size of a ``[W(, lanes)]`` signal (its first extent)."""
+    t = signal.type
+    assert isinstance(t, TensorType)
+    return int(t.get_shape()[0])
+
+
+class Emit:
+    """New ops for one collective, inserted before it with its location; ``rank()`` is ``pld.rank``."""
+
+    def __init__(self, op: Operation, anchor: SSAValue):
+        self.op, self.anchor, self.new = op, anchor, list[Operation]()
+        self._me: SSAValue | None = None
+
+    def add(self, o: Operation) -> SSAValue:
+        o.location = self.op.location
+        self.new.append(o)
+        return o.results[0]
+
+    def const(self, v: int) -> SSAValue:
+        return self.add(arith.ConstantOp(IntegerAttr(v, IndexType())))
+
+    def rank(self) -> SSAValue:
+        if self._me is None:
+            ctx = self.add(D.GetCommCtxOp.build_from_args({"tensor": self.anchor}, {}))
+            self._me = self.add(D.RankOp.build_from_args({"ctx": ctx}, {}))
+        return self._me
+
+    def ring(self, shift: int, world: int) -> SSAValue:
+        """``(me + shift) % world`` (``shift >= 0``)."""
+        if shift % world == 0:
+            return self.rank()
+        s = self.add(arith.AddiOp(self.rank(), self.const(shift % world)))
+        return self.add(arith.RemSIOp(s, self.const(world)))
+
+    def barrier(self, sig: SSAValue) -> SSAValue:
+        return self.add(D.BarrierOp.build_from_args({"signal": sig}, {}))
+
+    def cell(self, sig: SSAValue, i: int) -> list[SSAValue]:
+        t = sig.type
+        assert isinstance(t, TensorType)
+        return [self.const(i)] + [self.const(0) for _ in t.get_shape()[1:]]
+
+    def notify(self, sig: SSAValue, peer: SSAValue, i: int, value: int) -> SSAValue:
+        return self.add(D.SystemNotifyOp.build_from_args(
+            {"target": sig, "peer": peer, "offsets": self.cell(sig, i), "value": self.const(value)},
+            {"op": enum_attr(NotifyOp.AtomicAdd)}))
+
+    def wait(self, sig: SSAValue, i: int, expected: int) -> SSAValue:
+        return self.add(D.SystemWaitOp.build_from_args(
+            {"signal": sig, "offsets": self.cell(sig, i), "expected": self.const(expected)},
+            {"cmp": enum_attr(WaitCmp.Ge)}))
+
+    def remote_load(self, t: SSAValue, peer: SSAValue, offs: Sequence[SSAValue], shape: Sequence[int]) -> SSAValue:
+        return self.add(D.TileRemoteLoadOp.build_from_args({"target": t, "peer": peer, "offsets": list(offs)},
+                                                           {"shape": F.INTS.to_attr(list(shape))}))
+
+    def load(self, t: SSAValue, offs: Sequence[SSAValue], shape: Sequence[int]) -> SSAValue:
+        return self.add(TileLoadOp.build_from_args(
+            {"tensor": t, "offsets": list(offs), "valid_shapes": [self.const(d) for d in shape]},
+            {"shapes": F.INTS.to_attr(list(shape)), "target_memory": enum_attr(MemorySpace.Vec)}))
+
+    def store(self, tile: SSAValue, offs: Sequence[SSAValue], t: SSAValue) -> SSAValue:
+        return self.add(TileStoreOp.build_from_args({"tile": tile, "offsets": list(offs), "output": t}, {}))
+
+    def combine(self, kind: ReduceOp, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.add(COMBINE[kind].build_from_args({"lhs": a, "rhs": b}, {}))
+
+    def put(self, dst: SSAValue, peer: SSAValue, src: SSAValue, dst_offs: Sequence[SSAValue],
+            src_offs: Sequence[SSAValue], shape: Sequence[int], atomic: bool = False) -> SSAValue:
+        attrs = {"shape": F.INTS.to_attr(list(shape))}
+        if atomic:
+            attrs["atomic"] = enum_attr(AtomicType.Add)
+        return self.add(D.TensorPutOp.build_from_args(
+            {"dst": dst, "peer": peer, "src": src, "dst_offsets": list(dst_offs), "src_offsets": list(src_offs)},
+            attrs))
+
+    def replace(self, result: SSAValue) -> None:
+        """Insert the new ops before the collective and make ``result`` its value."""
+        block = self.op.parent_block()
+        assert block is not None
+        block.insert_ops_before(self.new, self.op)
+        result.name_hint = self.op.results[0].name_hint
+        self.op.results[0].replace_all_uses_with(result)
+        Rewriter.erase_op(self.op)
+
+
+def _shape(v: SSAValue) -> list[int]:
+    t = v.type
+    assert isinstance(t, TensorType)
+    return [int(d) for d in t.get_shape()]
+
+
+def _reduce_op(op: D.AllreduceOp | D.ReduceScatterOp) -> ReduceOp:
+    return ReduceOp(op.op.data) if op.op is not None else ReduceOp.Sum
+
+
+def lower_allreduce(op: D.AllreduceOp) -> None:
+    """The mesh or ring expansion of the module docstring."""
+    assert op.signal is not None
+    rows, cols = _shape(op.data)
+    world = world_size(op.signal)
+    e = Emit(op, op.data)
+    if op.lowers_as_ring() and _reduce_op(op) is ReduceOp.Sum:
+        e.replace(_ring_push_sum(e, op.data, op.signal, rows, cols, world))
+        return
+    if op.lowers_as_ring():
+        e.replace(_ring_allreduce(e, op.data, op.signal, rows, cols, world, _reduce_op(op)))
+        return
+    zero = e.const(0)
+    sig = e.barrier(op.signal)
+    acc: SSAValue | None = None
+    for p in range(world):
+        load = e.remote_load(op.data, e.const(p), [zero, zero], [rows, cols])
+        acc = load if acc is None else e.combine(_reduce_op(op), acc, load)
+    assert acc is not None
+    e.barrier(sig)
+    e.replace(e.store(acc, [zero, zero], op.data))
+
+
+CHUNK_BYTES = 16 * 1024
+"""The bytes of one ring tile (upstream's ``kAllReduceChunkBytes``): a segment moves in tiles of at most this."""
+
+def blocks(rows: int, cols: int, elem_bytes: int) -> list[tuple[int, int, int, int]]:
+    """``(row, nrows, col, ncols)`` tiles of at most :data:`CHUNK_BYTES` covering ``[rows, cols]``: whole
+    rows while a row fits, else column pieces of each row."""
+    per_row = cols * elem_bytes
+    if per_row <= CHUNK_BYTES:
+        step = max(1, CHUNK_BYTES // per_row)
+        return [(r, min(step, rows - r), 0, cols) for r in range(0, rows, step)]
+    width = CHUNK_BYTES // elem_bytes
+    return [(r, 1, c, min(width, cols - c)) for r in range(rows) for c in range(0, cols, width)]
+
+
+def _ring_allreduce(e: Emit, data: SSAValue, sig: SSAValue, rows: int, cols: int, world: int,
+                    kind: ReduceOp) -> SSAValue:
+    seg = cols // world
+    t_ = data.type
+    assert isinstance(t_, TensorType)
+    tiles = blocks(rows, seg, max(1, dtype_bits(t_.element_type) // 8))
+    left, right = e.ring(world - 1, world), e.ring(1, world)
+    rounds = 2 * (world - 1)
+    sig = e.notify(sig, right, 0, 1)  # round 0: my data is in place
+    for t in range(1, rounds + 1):
+        sig = e.wait(sig, 0, t)  # the left neighbour finished round t - 1
+        reduce = t <= world - 1
+        s = t if reduce else t - (world - 1)
+        index = e.ring(world - s - 1 if reduce else world - s, world)
+        base = e.add(arith.MuliOp(index, e.const(seg)))
+        for r0, nr, c0, nc in tiles:  # nobody reads this segment of mine in this round: tile by tile
+            col = base if c0 == 0 else e.add(arith.AddiOp(base, e.const(c0)))
+            at = [e.const(r0), col]
+            recv = e.remote_load(data, left, at, [nr, nc])
+            if reduce:
+                recv = e.combine(kind, recv, e.load(data, at, [nr, nc]))
+            data = e.store(recv, at, data)
+        if t < rounds:
+            sig = e.notify(sig, right, 0, 1)
+    sig = e.notify(sig, left, 1, 1)  # done reading the left neighbour
+    sig = e.wait(sig, 1, 1)  # the right one is done reading me
+    sig = e.notify(sig, e.rank(), 0, -rounds)  # clear both cells by credit (a fast left's next round stays)
+    e.notify(sig, e.rank(), 1, -1)
+    return data
+
+
+def _ring_push_sum(e: Emit, data: SSAValue, sig: SSAValue, rows: int, cols: int, world: int) -> SSAValue:
+    """The Sum ring as pushes (``tput``, GM to GM, a whole segment per round: no UB tiles): round ``t``
+    of the reduce-scatter atomically adds segment ``(me - t) % W`` into the right neighbour's, round
+    ``W - 1 + s`` of the allgather copies segment ``(me - s + 1) % W`` into it; cell 0 counts the rounds
+    the left neighbour pushed into me, cell 1 says the right one is ready to be pushed into."""
+    seg = cols // world
+    zero = e.const(0)
+    left, right = e.ring(world - 1, world), e.ring(1, world)
+    rounds = 2 * (world - 1)
+    sig = e.notify(sig, left, 1, 1)  # my data is in place: the left neighbour may push into me
+    sig = e.wait(sig, 1, 1)
+    for t in range(1, rounds + 1):
+        if t >= 2:
+            sig = e.wait(sig, 0, t - 1)  # the left neighbour's round t - 1 landed in me
+        reduce = t <= world - 1
+        shift = world - t if reduce else world - (t - (world - 1)) + 1
+        col = e.add(arith.MuliOp(e.ring(shift, world), e.const(seg)))
+        data = e.put(data, right, data, [zero, col], [zero, col], [rows, seg], atomic=reduce)
+        sig = e.notify(sig, right, 0, 1)
+    sig = e.wait(sig, 0, rounds)  # the last segment landed in me
+    sig = e.notify(sig, e.rank(), 0, -rounds)  # clear both cells by credit (a fast neighbour's next call stays)
+    e.notify(sig, e.rank(), 1, -1)
+    return data
+
+
+def lower_broadcast(op: D.BroadcastOp) -> None:
+    e = Emit(op, op.data)
+    e.barrier(op.signal)
+    root = int(op.arg_view().attr("root"))
+    get = e.add(D.TensorGetOp.build_from_args({"dst": op.data, "peer": e.const(root), "src": op.data}, {}))
+    e.replace(get)
+
+
+def lower_allgather(op: D.AllgatherOp) -> None:
+    _, cols = _shape(op.target)
+    e = Emit(op, op.target)
+    zero, me = e.const(0), e.rank()
+    target = op.target
+    for p in range(world_size(op.signal)):
+        target = e.put(target, e.const(p), op.local_data, [me, zero], [zero, zero], [1, cols])
+    e.barrier(op.signal)
+    e.replace(target)
+
+
+def lower_reduce_scatter(op: D.ReduceScatterOp) -> None:
+    _, cols = _shape(op.target)
+    world = world_size(op.signal)
+    e = Emit(op, op.target)
+    zero, me = e.const(0), e.rank()
+    sig = e.barrier(op.signal)
+    acc = e.load(op.target, [me, zero], [1, cols])
+    for k in range(1, world):
+        acc = e.combine(_reduce_op(op), acc, e.remote_load(op.target, e.ring(k, world), [me, zero], [1, cols]))
+    e.barrier(sig)
+    e.replace(e.store(acc, [me, zero], op.target))
+
+
+def lower_all_to_all(op: D.AllToAllOp) -> None:
+    _, cols = _shape(op.target)
+    e = Emit(op, op.target)
+    zero, me = e.const(0), e.rank()
+    target = op.target
+    for d in range(world_size(op.signal)):
+        dest = e.const(d)
+        target = e.put(target, dest, op.input, [me, zero], [dest, zero], [1, cols])
+    e.barrier(op.signal)
+    e.replace(target)
+
+
+LOWERINGS = {
+    D.AllreduceOp: lower_allreduce,
+    D.BroadcastOp: lower_broadcast,
+    D.AllgatherOp: lower_allgather,
+    D.ReduceScatterOp: lower_reduce_scatter,
+    D.AllToAllOp: lower_all_to_all,
+}
+"""Collective op class -> its expansion (applied when the op's ``pto_blocker()`` is None)."""

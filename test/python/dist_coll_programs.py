@@ -1,0 +1,103 @@
+"""In-kernel collectives for test_distributed_collectives.py: one kernel per world size ``W`` running
+every ``pld.tensor.*`` collective on its own windows (module-level factories, so the forked ranks and the
+front end see their source; ``W`` and ``C`` are closure constants)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+C = 64
+
+
+def make(W: int) -> Any:  # noqa: N803 - the world size, as upstream's factories spell it
+    """The host orchestrator of the ``W``-rank program (``x[r]``: rank ``r``'s ``[W, C]`` input)."""
+
+    @pl.jit.incore
+    def coll_k(x: pl.Tensor[[W, C], pl.FP32], o_mesh: pl.Out[pl.Tensor[[1, C], pl.FP32]],
+               o_ring: pl.Out[pl.Tensor[[1, C], pl.FP32]], o_bc: pl.Out[pl.Tensor[[1, C], pl.FP32]],
+               o_ag: pl.Out[pl.Tensor[[W, C], pl.FP32]], o_rs: pl.Out[pl.Tensor[[W, C], pl.FP32]],
+               o_a2a: pl.Out[pl.Tensor[[W, C], pl.FP32]],
+               d_mesh: pld.DistributedTensor[[1, C], pl.FP32], d_ring: pld.DistributedTensor[[1, C], pl.FP32],
+               d_bc: pld.DistributedTensor[[1, C], pl.FP32], stage: pld.DistributedTensor[[1, C], pl.FP32],
+               gath: pld.DistributedTensor[[W, C], pl.FP32], rs: pld.DistributedTensor[[W, C], pl.FP32],
+               a_in: pld.DistributedTensor[[W, C], pl.FP32], a_out: pld.DistributedTensor[[W, C], pl.FP32],
+               sig: pld.DistributedTensor[[W, 1], pl.INT32], rsig: pld.DistributedTensor[[W, 1], pl.INT32]):
+        row = pl.load(x, [0, 0], [1, C])
+        d_mesh = pl.store(row, [0, 0], d_mesh)
+        d_mesh = pld.tensor.allreduce(d_mesh, sig, op=pld.ReduceOp.Prod, mode=pld.AllreduceMode.mesh)
+        o_mesh = pl.store(pl.load(d_mesh, [0, 0], [1, C]), [0, 0], o_mesh)
+        d_ring = pl.store(row, [0, 0], d_ring)
+        d_ring = pld.tensor.allreduce(d_ring, rsig, op=pld.ReduceOp.Sum, mode=pld.AllreduceMode.ring)
+        o_ring = pl.store(pl.load(d_ring, [0, 0], [1, C]), [0, 0], o_ring)
+        d_bc = pl.store(row, [0, 0], d_bc)
+        d_bc = pld.tensor.broadcast(d_bc, sig, root=W - 1)
+        o_bc = pl.store(pl.load(d_bc, [0, 0], [1, C]), [0, 0], o_bc)
+        stage = pl.store(row, [0, 0], stage)
+        gath = pld.tensor.allgather(stage, gath, sig)
+        o_ag = pl.store(pl.load(gath, [0, 0], [W, C]), [0, 0], o_ag)
+        whole = pl.load(x, [0, 0], [W, C])
+        rs = pl.store(whole, [0, 0], rs)
+        rs = pld.tensor.reduce_scatter(rs, sig, op=pld.ReduceOp.Max)
+        o_rs = pl.store(pl.load(rs, [0, 0], [W, C]), [0, 0], o_rs)
+        a_in = pl.store(whole, [0, 0], a_in)
+        a_out = pld.tensor.all_to_all(a_in, a_out, sig)
+        o_a2a = pl.store(pl.load(a_out, [0, 0], [W, C]), [0, 0], o_a2a)
+        return o_mesh, o_ring, o_bc, o_ag, o_rs, o_a2a
+
+    @pl.jit
+    def coll(x: pl.Tensor[[W, C], pl.FP32], o_mesh: pl.Out[pl.Tensor[[1, C], pl.FP32]],
+             o_ring: pl.Out[pl.Tensor[[1, C], pl.FP32]], o_bc: pl.Out[pl.Tensor[[1, C], pl.FP32]],
+             o_ag: pl.Out[pl.Tensor[[W, C], pl.FP32]], o_rs: pl.Out[pl.Tensor[[W, C], pl.FP32]],
+             o_a2a: pl.Out[pl.Tensor[[W, C], pl.FP32]],
+             d_mesh: pld.DistributedTensor[[1, C], pl.FP32], d_ring: pld.DistributedTensor[[1, C], pl.FP32],
+             d_bc: pld.DistributedTensor[[1, C], pl.FP32], stage: pld.DistributedTensor[[1, C], pl.FP32],
+             gath: pld.DistributedTensor[[W, C], pl.FP32], rs: pld.DistributedTensor[[W, C], pl.FP32],
+             a_in: pld.DistributedTensor[[W, C], pl.FP32], a_out: pld.DistributedTensor[[W, C], pl.FP32],
+             sig: pld.DistributedTensor[[W, 1], pl.INT32], rsig: pld.DistributedTensor[[W, 1], pl.INT32]):
+        w = W  # noqa: F841 - W is a closure constant of this function too (its annotations use it)
+        o_mesh, o_ring, o_bc, o_ag, o_rs, o_a2a = coll_k(x, o_mesh, o_ring, o_bc, o_ag, o_rs, o_a2a, d_mesh, d_ring,
+                                                         d_bc, stage, gath, rs, a_in, a_out, sig, rsig)
+        return o_mesh, o_ring, o_bc, o_ag, o_rs, o_a2a
+
+    @pl.jit.host
+    def coll_host(x: pl.Tensor[[W, W, C], pl.FP32], o_mesh: pl.Out[pl.Tensor[[W, 1, C], pl.FP32]],
+                  o_ring: pl.Out[pl.Tensor[[W, 1, C], pl.FP32]], o_bc: pl.Out[pl.Tensor[[W, 1, C], pl.FP32]],
+                  o_ag: pl.Out[pl.Tensor[[W, W, C], pl.FP32]], o_rs: pl.Out[pl.Tensor[[W, W, C], pl.FP32]],
+                  o_a2a: pl.Out[pl.Tensor[[W, W, C], pl.FP32]]):
+        one = [pld.alloc_window_buffer([1, C], dtype=pl.FP32) for _ in range(4)]
+        rows = [pld.alloc_window_buffer([W, C], dtype=pl.FP32) for _ in range(4)]
+        sigs = [pld.alloc_window_buffer([W, 1], dtype=pl.INT32) for _ in range(2)]
+        for r in pl.range(pld.world_size()):
+            o = [pld.window(b, [1, C], dtype=pl.FP32) for b in one]
+            w = [pld.window(b, [W, C], dtype=pl.FP32) for b in rows]
+            s = [pld.window(b, [W, 1], dtype=pl.INT32) for b in sigs]
+            coll(x[r], o_mesh[r], o_ring[r], o_bc[r], o_ag[r], o_rs[r], o_a2a[r], o[0], o[1], o[2], o[3], w[0], w[1],
+                 w[2], w[3], s[0], s[1], device=r)
+
+    return coll_host
+
+
+def torch_reference(comm: Any, x: Any) -> dict[str, Any]:
+    """torch.distributed's own results on rank r's ``x[r]`` (reduce-scatter and all-to-all as gloo spells them:
+    an all_reduce / all_gather of the whole block, then this rank's part)."""
+    import torch
+    import torch.distributed as dist
+
+    w, r = comm.world_size, comm.rank
+    mine = x[r].clone()
+    row = mine[:1].clone()
+    prod, total, bc = row.clone(), row.clone(), row.clone()
+    dist.all_reduce(prod, op=dist.ReduceOp.PRODUCT)
+    dist.all_reduce(total, op=dist.ReduceOp.SUM)
+    dist.broadcast(bc, src=w - 1)
+    rows = [torch.empty_like(row) for _ in range(w)]
+    dist.all_gather(rows, row)
+    mx = mine.clone()
+    dist.all_reduce(mx, op=dist.ReduceOp.MAX)
+    blocks = [torch.empty_like(mine) for _ in range(w)]
+    dist.all_gather(blocks, mine)
+    return {"mesh": prod, "ring": total, "bc": bc, "ag": torch.cat(rows), "rs": mx[r],
+            "a2a": torch.stack([blocks[q][r] for q in range(w)])}
