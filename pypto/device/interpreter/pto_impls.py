@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from operator import is_
 from typing import Any
 
 import numpy as np
@@ -247,13 +246,13 @@ def _dps(numerics: Prepare) -> Prepare:
                 compute(core, interp, args)
             w_cost, ins, outs = want
             if single:
-                if (i0 >= 0 and args[i0] is not ins[0]) or (o0 >= 0 and args[o0] is not outs[0]):
+                if (i0 >= 0 and not _same_place(args[i0], ins[0])) or (o0 >= 0 and not _same_place(args[o0], outs[0])):
                     return probe(core, args)
             else:
-                ins, outs = operands(args)
-                if len(ins) != len(want[1]) or len(outs) != len(want[2]):
+                now_ins, now_outs = operands(args)
+                if len(now_ins) != len(ins) or len(now_outs) != len(outs):
                     return probe(core, args)
-                if not all(map(is_, ins, want[1])) or not all(map(is_, outs, want[2])):
+                if not all(map(_same_place, now_ins, ins)) or not all(map(_same_place, now_outs, outs)):
                     return probe(core, args)
             got = cost(core, ins, outs, args)
             return None if got is w_cost or got == w_cost else (got, ins, outs)
@@ -270,6 +269,12 @@ def _dps(numerics: Prepare) -> Prepare:
         return run
 
     return prepare
+
+
+def _same_place(a: TileRef, b: TileRef) -> bool:
+    """The same tile, or one at the same bytes (what the race detector sees of it; its cost is compared
+    apart): a tile allocated in a loop body is a new object every iteration."""
+    return a is b or (a.addr == b.addr and a.nbytes == b.nbytes and a.space == b.space)
 
 
 def _static_tiles(op: Operation, n_in: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
@@ -723,6 +728,7 @@ def alloc_tile(op: Any) -> Run:
             addr = core.memory.place(op, static.space, static.nbytes)
         return (TileRef(static.space, addr, static.dtype, static.rows, static.cols, valid, static.col_major),)
 
+    run.pure = True  # type: ignore[attr-defined]  # loop replay: no accounting; a placement is kept per op
     return run
 
 
