@@ -20,14 +20,11 @@ from pypto.ptoas.passes import PtoasOptions, run_ptoas_pipeline
 from pypto.ptoas.pto_text import parse_pto_with_source_map
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from interpreter_overhead import KERNEL  # noqa: E402 -- the benchmark's kernel: load, exp, store, synced
+from interpreter_overhead import kernel_text  # noqa: E402 -- the benchmark's kernel: load, exp, store
 
 
 def _kernel(trips: int, sync: bool = True) -> tuple[Any, Any]:
-    text = KERNEL.replace("%c8 = arith.constant 8", f"%c8 = arith.constant {trips}").replace(
-        "%c512 = arith.constant 512", f"%c512 = arith.constant {64 * trips}"
-    )
-    module, source_map = parse_pto_with_source_map(text, "exp.pto")
+    module, source_map = parse_pto_with_source_map(kernel_text(trips), "exp.pto")
     run_ptoas_pipeline(module, PtoasOptions(insert_sync=sync))
     return module, source_map
 
