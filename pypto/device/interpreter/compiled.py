@@ -336,7 +336,8 @@ def _handler_step(run: Any, ins: tuple[int, ...], outs: tuple[int, ...]) -> Step
 
 
 def _role(run: Any, gather: Callable[[Env], tuple[Any, ...]], has_results: bool) -> Role | None:
-    """A prepared pto op's part in a loop replay: pure (views), a data op (``run.measure``), or none."""
+    """A prepared pto op's part in a loop replay: pure (``run.pure``: views, tile allocation), a data op
+    (``run.check``, ``run.probe``, ``run.account``), or none (the loop is not replayed)."""
     if getattr(run, "pure", False):
         return _PURE
     check, probe = getattr(run, "check", None), getattr(run, "probe", None)

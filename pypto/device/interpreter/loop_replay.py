@@ -2,7 +2,7 @@
 
 A loop body whose steps are only data ops (numerics, then accounting), static
 ``set_flag``/``wait_flag`` steps (accounting only) and pure steps (index math,
-views) does the same accounting every iteration once the core's queues and
+views, tile allocation) does the same accounting every iteration once the core's queues and
 clocks are in a steady state. The model is shift-invariant:
 
 - the timeline is max-plus: an instruction starts at the maximum of queue ends
@@ -20,11 +20,12 @@ clocks are in a steady state. The model is shift-invariant:
   (:class:`RacePeriod`). A shadow field left as it was is only compared against
   clocks that grow, so an access that did not race keeps not racing.
 
-:class:`LoopReplay` runs the first iterations as usual, marking the state
-between them, until one iteration is such a period (at most
-:data:`LEARN_ITERATIONS`). The rest then run their numerics and pure steps
-only; each data op's cost and tiles are checked against that iteration's (same
-tile objects, same ``(cycles, kind, detail)``), and the records, flag pairs,
+:class:`LoopReplay` runs the first iterations of a loop of :data:`MIN_TRIPS`
+or more as usual, marking the state between them, until one iteration is such
+a period (at most :data:`LEARN_ITERATIONS`). The rest then run their numerics
+and pure steps only; each data op's cost and tiles are checked against that
+iteration's (the same tiles or tiles at the same bytes, the same
+``(cycles, kind, detail)``), and the records, flag pairs,
 clocks and shadow ticks of the replayed iterations are written in one go when
 the loop ends. A data op that differs (another tile, another valid shape)
 ends the replay there: the replayed iterations are written, the current one's
@@ -288,7 +289,7 @@ class Role:
     """What a loop body step is to a replay: ``kind`` (:data:`PURE`, :data:`SYNC`, :data:`DATA`) and the
     pipes and flags it accounts on. A data op has ``probe(env, core)``: what its accounting needs
     (:data:`Measured`) for the operands in ``env``; ``check(env, core, want)``: its numerics, then None
-    when that is ``want`` (the same tile objects and cost), else the probe; ``account(core, measured)``:
+    when that is ``want`` (the same tiles or tiles at the same bytes, the same cost), else the probe; ``account(core, measured)``:
     the accounting."""
 
     kind: str
