@@ -36,8 +36,10 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from pypto.ptoas.dialect.misc_ops import SectionCubeOp, SectionVectorOp
 from pypto.utils.ir_fingerprint import fingerprint
 
+from . import loop_replay
 from .arith_impls import ARITH_IMPLS
 from .core import CoreState
+from .loop_replay import DATA, PURE, LoopReplay, Role
 from .memory import DeviceError
 from .pto_impls import PTO_HANDLERS
 
@@ -73,6 +75,11 @@ class CompiledBlock:
             raise
         except Exception as e:
             raise KernelError(_located(core, self.ops[self.steps.index(step)], e)) from e  # type: ignore[arg-type]
+
+
+def _kernel_error(core: CoreState, op: Operation, error: Exception) -> Exception:
+    """``error`` raised by ``op``'s step, located (a :class:`KernelError` as it is)."""
+    return error if isinstance(error, KernelError) else KernelError(_located(core, op, error))
 
 
 def _located(core: CoreState, op: Operation, error: Exception) -> str:
@@ -187,9 +194,14 @@ class _Compiler:
         run, yields = body.run, body.yield_slots
 
         if not inits:  # no loop-carried values: only the induction variable changes
+            replay = LoopReplay.of(run, body.steps, body.ops, _kernel_error)
 
             def plain(env: Env, core: CoreState) -> None:
-                for i in range(env[lb], env[ub], env[st]):
+                values = range(env[lb], env[ub], env[st])
+                if replay is not None and len(values) >= loop_replay.MIN_TRIPS and loop_replay.ENABLED:
+                    replay.run(env, core, iv, values)
+                    return
+                for i in values:
                     env[iv] = i
                     run(env, core)
 
@@ -288,6 +300,7 @@ def _handler_step(run: Any, ins: tuple[int, ...], outs: tuple[int, ...]) -> Step
     """A prepared pto op on the run's core (a prepared op with no operands and no results may carry its own
     ``step``: then running it is that one call)."""
     gather = _gather(ins)
+    step: Step
     if not outs:
         if not ins:
             direct: Step | None = getattr(run, "step", None)
@@ -297,25 +310,50 @@ def _handler_step(run: Any, ins: tuple[int, ...], outs: tuple[int, ...]) -> Step
             def no_operand(env: Env, core: CoreState) -> None:
                 run(core, core.interp, ())
 
-            return no_operand
+            step = no_operand
+        else:
 
-        def no_result(env: Env, core: CoreState) -> None:
-            run(core, core.interp, gather(env))
+            def no_result(env: Env, core: CoreState) -> None:
+                run(core, core.interp, gather(env))
 
-        return no_result
-    if len(outs) == 1:
+            step = no_result
+    elif len(outs) == 1:
         (out,) = outs
 
         def one_result(env: Env, core: CoreState) -> None:
             env[out] = run(core, core.interp, gather(env))[0]
 
-        return one_result
+        step = one_result
+    else:
 
-    def results(env: Env, core: CoreState) -> None:
-        for s, v in zip(outs, run(core, core.interp, gather(env)), strict=True):
-            env[s] = v
+        def results(env: Env, core: CoreState) -> None:
+            for s, v in zip(outs, run(core, core.interp, gather(env)), strict=True):
+                env[s] = v
 
-    return results
+        step = results
+    step.role = _role(run, gather, bool(outs))  # type: ignore[attr-defined]
+    return step
+
+
+def _role(run: Any, gather: Callable[[Env], tuple[Any, ...]], has_results: bool) -> Role | None:
+    """A prepared pto op's part in a loop replay: pure (``run.pure``: views, tile allocation), a data op
+    (``run.check``, ``run.probe``, ``run.account``), or none (the loop is not replayed)."""
+    if getattr(run, "pure", False):
+        return _PURE
+    check, probe = getattr(run, "check", None), getattr(run, "probe", None)
+    if check is None or probe is None or has_results:
+        return None
+
+    def checked(env: Env, core: CoreState, want: Any) -> Any:
+        return check(core, core.interp, gather(env), want)
+
+    def probed(env: Env, core: CoreState) -> Any:
+        return probe(core, gather(env))
+
+    return Role(DATA, frozenset((run.pipe,)), check=checked, probe=probed, account=run.account)
+
+
+_PURE = Role(PURE)
 
 
 def _arith_step(fn: Any, op: Operation, ins: tuple[int, ...], outs: tuple[int, ...]) -> Step:
@@ -327,6 +365,7 @@ def _arith_step(fn: Any, op: Operation, ins: tuple[int, ...], outs: tuple[int, .
         def one_result(env: Env, core: CoreState) -> None:
             env[out] = fn(core.interp, op, gather(env))[0]
 
+        one_result.role = _PURE  # type: ignore[attr-defined]
         return one_result
     return _generic_step(op, ins, outs)
 
@@ -338,6 +377,7 @@ def _generic_step(op: Operation, ins: tuple[int, ...], outs: tuple[int, ...]) ->
         for s, v in zip(outs, core.interp.run_op(op, tuple([env[s] for s in ins])), strict=True):
             env[s] = v
 
+    step.role = _PURE  # type: ignore[attr-defined]  # the xDSL interpreter without the pto ops: no core
     return step
 
 

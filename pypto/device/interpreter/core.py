@@ -19,6 +19,7 @@ from xdsl.ir import Operation
 from pypto.ptoas.dialect.attrs import Pipe
 
 from .costs import CostModel
+from .loop_replay import SYNC, Role
 from .memory import CoreMemory, DType, TileRef
 from .races import RaceDetector
 from .timing import Timeline
@@ -164,6 +165,7 @@ class CoreState:
                     races.set_flag(key)
 
             set_step.flag = (key, True)  # type: ignore[attr-defined]  # for flag_pair_step
+            set_step.role = Role(SYNC, frozenset((src,)), frozenset((key,)))  # type: ignore[attr-defined]
             return set_step
 
         def wait_step(env: object, core: CoreState) -> None:
@@ -173,6 +175,7 @@ class CoreState:
                 races.wait_flag(key)
 
         wait_step.flag = (key, False)  # type: ignore[attr-defined]
+        wait_step.role = Role(SYNC, frozenset((dst,)), frozenset((key,)))  # type: ignore[attr-defined]
         return wait_step
 
     @staticmethod
@@ -198,6 +201,7 @@ class CoreState:
                 set_step(env, core)
                 wait_step(env, core)
 
+        pair.role = Role(SYNC, frozenset((src, dst)), frozenset((key,)))  # type: ignore[attr-defined]
         return pair
 
     def barrier(self, op: Operation, pipe: Pipe) -> None:

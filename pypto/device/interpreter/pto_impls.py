@@ -97,6 +97,8 @@ def tile_ref(t: Any, addr: int, valid: tuple[int, int] | None = None) -> TileRef
 Tiles = Sequence[TileRef]
 """A data op's input or output tiles."""
 Cost = Callable[[CoreState, Tiles, Tiles, PythonValues], tuple[int, str, str]]
+Measured = tuple[tuple[int, str, str], Tiles, Tiles]
+"""What a data op's accounting needs: its (cycles, kind, detail), input tiles and output tiles."""
 
 
 def _cube_cost(instr: str) -> Cost:
@@ -215,31 +217,76 @@ def _dps(numerics: Prepare) -> Prepare:
         i0 = tiles[0][0] if single and tiles[0] else -1  # type: ignore[index]
         o0 = tiles[1][0] if single and tiles[1] else -1  # type: ignore[index]
 
+        def operands(args: PythonValues) -> tuple[Tiles, Tiles]:
+            """The input and output tiles among the operand values."""
+            if single:
+                return ((args[i0],) if i0 >= 0 else ()), ((args[o0],) if o0 >= 0 else ())
+            if tiles is None:
+                return [v for v in args[:n_in] if type(v) is TileRef], [v for v in args[n_in:] if type(v) is TileRef]
+            return [args[i] for i in tiles[0]], [args[i] for i in tiles[1]]
+
         def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
             if compute is None:
                 handler(core, interp, op, args)  # type: ignore[misc]
             else:
                 compute(core, interp, args)
-            ins: list[TileRef] | tuple[TileRef, ...]
-            outs: list[TileRef] | tuple[TileRef, ...]
-            if single:
+            ins: Tiles
+            outs: Tiles
+            if single:  # operands(args), inlined
                 ins = (args[i0],) if i0 >= 0 else ()
                 outs = (args[o0],) if o0 >= 0 else ()
-            elif tiles is None:
-                ins = [v for v in args[:n_in] if type(v) is TileRef]
-                outs = [v for v in args[n_in:] if type(v) is TileRef]
             else:
-                ins, outs = [args[i] for i in tiles[0]], [args[i] for i in tiles[1]]
+                ins, outs = operands(args)
             cycles, kind, detail = cost(core, ins, outs, args)
-            core.timeline.issue(name, instr, pipe, cycles, kind, op, detail)  # CoreState.account, inlined
+            core.timeline.issue(name, instr, pipe, cycles, kind, op, detail)  # account(), inlined
             races = core.races
             if races is not None:
                 races.instruction(pipe, op, ins, outs)
             return ()
 
+        def probe(core: CoreState, args: PythonValues) -> Measured:
+            """What the accounting of a run with these operands needs, without running it."""
+            ins, outs = operands(args)
+            return cost(core, ins, outs, args), ins, outs
+
+        def check(core: CoreState, interp: Interpreter, args: PythonValues, want: Measured) -> Measured | None:
+            """The numerics, then None when the accounting is ``want`` (the same tile objects and cost), else
+            the accounting's :func:`probe` (loop replay: the accounting is checked, not done)."""
+            if compute is None:
+                handler(core, interp, op, args)  # type: ignore[misc]
+            else:
+                compute(core, interp, args)
+            w_cost, ins, outs = want
+            if single:
+                if (i0 >= 0 and not _same_place(args[i0], ins[0])) or (o0 >= 0 and not _same_place(args[o0], outs[0])):
+                    return probe(core, args)
+            else:
+                now_ins, now_outs = operands(args)
+                if len(now_ins) != len(ins) or len(now_outs) != len(outs):
+                    return probe(core, args)
+                if not all(map(_same_place, now_ins, ins)) or not all(map(_same_place, now_outs, outs)):
+                    return probe(core, args)
+            got = cost(core, ins, outs, args)
+            return None if got is w_cost or got == w_cost else (got, ins, outs)
+
+        def account(core: CoreState, measured: Measured) -> None:
+            """Time the instruction and check its accesses, as :func:`run` does after the numerics."""
+            (cycles, kind, detail), ins, outs = measured
+            core.timeline.issue(name, instr, pipe, cycles, kind, op, detail)
+            races = core.races
+            if races is not None:
+                races.instruction(pipe, op, ins, outs)
+
+        run.check, run.probe, run.account, run.pipe = check, probe, account, pipe  # type: ignore[attr-defined]
         return run
 
     return prepare
+
+
+def _same_place(a: TileRef, b: TileRef) -> bool:
+    """The same tile, or one at the same bytes (what the race detector sees of it; its cost is compared
+    apart): a tile allocated in a loop body is a new object every iteration."""
+    return a is b or (a.addr == b.addr and a.nbytes == b.nbytes and a.space == b.space)
 
 
 def _static_tiles(op: Operation, n_in: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
@@ -654,6 +701,7 @@ def make_tensor_view(op: Any) -> Run:
             raise DeviceError(f"make_tensor_view expects a GM pointer argument, got {type(ptr).__name__}")
         return (TensorView(ptr, tuple(args[1 : 1 + n]), tuple(args[1 + n :])),)
 
+    run.pure = True  # type: ignore[attr-defined]  # no accounting: loop replay runs it as it is
     return run
 
 
@@ -668,11 +716,13 @@ def partition_view(op: Any) -> Run:
                 return (view.partition_2d(o0, o1, n0, n1),)
             return (view.partition((o0, o1), (n0, n1)),)
 
+        run_2d.pure = True  # type: ignore[attr-defined]
         return run_2d
 
     def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
         return (args[0].partition(args[1 : 1 + n], args[1 + n :]),)
 
+    run.pure = True  # type: ignore[attr-defined]
     return run
 
 
@@ -698,6 +748,7 @@ def alloc_tile(op: Any) -> Run:
             addr = core.memory.place(op, static.space, static.nbytes)
         return (TileRef(static.space, addr, static.dtype, static.rows, static.cols, valid, static.col_major),)
 
+    run.pure = True  # type: ignore[attr-defined]  # loop replay: no accounting; a placement is kept per op
     return run
 
 
