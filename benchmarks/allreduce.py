@@ -44,7 +44,6 @@ def one_allreduce(comm: RankComm, numel: int, mode: str, repeat: int) -> tuple[i
 
 
 def main() -> None:
-    torch.set_num_threads(1)  # forked ranks: a parent's OpenMP pool deadlocks a child's first parallel op
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes-kib", type=int, nargs="+", default=[1024])
     ap.add_argument("--ranks", type=int, nargs="+", default=[2, 4, 8])

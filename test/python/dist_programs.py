@@ -130,3 +130,8 @@ def kernel_then_allreduce(comm: RankComm, swimlane: bool = False) -> dict[str, o
     after_chip = comm.clock
     coll.allreduce(comm, y, "Sum", "ring")
     return {"y": y, "chip_cycles": result.total_cycles, "after_chip": after_chip, "clock": comm.clock}
+
+
+def large_torch_op(comm: RankComm) -> float:
+    """A torch op over more elements than one intra-op grain (32k): parallel if the rank had a pool."""
+    return float((torch.ones(200_000) * (comm.rank + 1)).sum())

@@ -266,3 +266,18 @@ def test_a_rank_stuck_before_joining_is_reported(monkeypatch: pytest.MonkeyPatch
     assert err.value.failures[1][0] == "connect"
     assert "did not join the process group within the 2 s timeout" in err.value.failures[1][1]
     assert 0 in err.value.failures
+
+
+def test_a_forked_rank_runs_large_torch_ops_after_the_parent_used_its_thread_pool() -> None:
+    """A forked child used to hang in the parent's dead OpenMP pool on its first parallel op."""
+    script = (
+        "import sys, torch; sys.path.insert(0, sys.argv[1]); import dist_programs as dp\n"
+        "from pypto.runtime.distributed import DistributedConfig, launch\n"
+        "(torch.ones(1_000_000) * 2).sum()  # the parent's intra-op pool is now running\n"
+        "run = launch(dp.large_torch_op, DistributedConfig(world_size=2, timeout_s=30.0, start_method='fork'))\n"
+        "print(run.values)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script, str(Path(__file__).parent)], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[200000.0, 400000.0]"

@@ -111,9 +111,21 @@ def _run_rank(comm: RankComm, fn: Callable[..., Any], args: tuple, kwargs: dict)
         return ("err", comm.rank, comm.task, f"{type(exc).__name__}: {exc} ({Path(where.filename).name}:{where.lineno})")
 
 
+def rank_process_setup() -> None:
+    """First step of every rank process this package starts: one intra-op thread for torch.
+
+    A forked child inherits the parent's OpenMP thread pool as dead threads: its first parallel torch op
+    (over 32k elements) waits on them forever once the parent has used the pool. One thread per rank
+    never enters a parallel region, and N local ranks share the machine's cores anyway."""
+    import torch
+
+    torch.set_num_threads(1)
+
+
 def _child(rank: int, fn: Callable[..., Any], args: tuple, kwargs: dict, config: DistributedConfig,
            host: str, port: int, results: Any) -> None:
     """The body of one spawned rank process."""
+    rank_process_setup()
     try:
         target = _link_target(config)
         store = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=config.timeout_s))

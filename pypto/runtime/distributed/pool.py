@@ -38,12 +38,14 @@ from .launch import (
     _link_target,
     _run_rank,
     collect,
+    rank_process_setup,
     start_ranks,
 )
 
 
 def _pool_child(rank: int, config: DistributedConfig, host: str, port: int, commands: Any, results: Any) -> None:
     """The body of one persistent rank process: join the group, then serve commands until ``None``."""
+    rank_process_setup()
     try:
         target = _link_target(config)
         store = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=config.timeout_s))
