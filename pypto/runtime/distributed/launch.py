@@ -111,28 +111,36 @@ def _run_rank(comm: RankComm, fn: Callable[..., Any], args: tuple, kwargs: dict)
         return ("err", comm.rank, comm.task, f"{type(exc).__name__}: {exc} ({Path(where.filename).name}:{where.lineno})")
 
 
-def rank_process_setup() -> None:
-    """First step of every rank process this package starts: one intra-op thread for torch.
+def exception_line(exc: BaseException) -> str:
+    """``Type: first line of the message`` (the type alone for an empty message)."""
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
 
-    A forked child inherits the parent's OpenMP thread pool as dead threads: its first parallel torch op
-    (over 32k elements) waits on them forever once the parent has used the pool. One thread per rank
-    never enters a parallel region, and N local ranks share the machine's cores anyway."""
+
+def join_rank_group(rank: int, config: DistributedConfig, host: str, port: int) -> tuple[Target, Any]:
+    """First steps of every rank process this package starts: one intra-op thread for torch, then join
+    the run's store and gloo process group. Returns the link target and the store.
+
+    One thread: a forked child inherits the parent's OpenMP thread pool as dead threads, and its first
+    parallel torch op (over 32k elements) waits on them forever once the parent has used the pool. One
+    thread per rank never enters a parallel region, and N local ranks share the machine's cores anyway."""
     import torch
 
     torch.set_num_threads(1)
+    target = _link_target(config)
+    store = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=config.timeout_s))
+    dist.init_process_group("gloo", store=dist.PrefixStore("pg", store), rank=rank,
+                            world_size=config.world_size, timeout=timedelta(seconds=config.timeout_s))
+    return target, store
 
 
 def _child(rank: int, fn: Callable[..., Any], args: tuple, kwargs: dict, config: DistributedConfig,
            host: str, port: int, results: Any) -> None:
     """The body of one spawned rank process."""
-    rank_process_setup()
     try:
-        target = _link_target(config)
-        store = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=config.timeout_s))
-        dist.init_process_group("gloo", store=dist.PrefixStore("pg", store), rank=rank,
-                                world_size=config.world_size, timeout=timedelta(seconds=config.timeout_s))
+        target, store = join_rank_group(rank, config, host, port)
     except Exception as exc:  # noqa: BLE001 - reported as this rank's failure
-        results.put(("err", rank, "connect", f"{type(exc).__name__}: {str(exc).strip().splitlines()[0]}"))
+        results.put(("err", rank, "connect", exception_line(exc)))
         return
     comm = RankComm(rank, config.world_size, store, target.link, target.clock_hz, config.timeout_s,
                     config.device_ids[rank], target)

@@ -38,21 +38,18 @@ from .launch import (
     _link_target,
     _run_rank,
     collect,
-    rank_process_setup,
+    exception_line,
+    join_rank_group,
     start_ranks,
 )
 
 
 def _pool_child(rank: int, config: DistributedConfig, host: str, port: int, commands: Any, results: Any) -> None:
     """The body of one persistent rank process: join the group, then serve commands until ``None``."""
-    rank_process_setup()
     try:
-        target = _link_target(config)
-        store = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=config.timeout_s))
-        dist.init_process_group("gloo", store=dist.PrefixStore("pg", store), rank=rank,
-                                world_size=config.world_size, timeout=timedelta(seconds=config.timeout_s))
+        target, store = join_rank_group(rank, config, host, port)
     except Exception as exc:  # noqa: BLE001 - reported as this rank's failure
-        results.put(("err", rank, "connect", f"{type(exc).__name__}: {str(exc).strip().splitlines()[0]}", 0))
+        results.put(("err", rank, "connect", exception_line(exc), 0))
         return
     results.put(("up", rank))
     state: dict[str, Any] = {"pid": os.getpid()}
