@@ -7,6 +7,8 @@ ask for, as upstream's ``--enable-pmu`` and friends do.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pypto.runtime import config as run_config
@@ -44,3 +46,12 @@ def own_dfx_flags():
     set_dfx_defaults()
     yield
     set_dfx_defaults(**saved)
+
+
+@pytest.fixture
+def window_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder of this test's own for multi-chip window files (``PYPTO_WINDOW_DIR``): a test that
+    checks its windows are removed must not see another run's on a shared machine."""
+    folder = tmp_path_factory.mktemp("windows")
+    monkeypatch.setenv("PYPTO_WINDOW_DIR", str(folder))
+    return folder

@@ -204,9 +204,9 @@ def test_the_kernel_barrier_runs_as_pto_comm_ops_in_the_chips_cycles(tmp_path: P
         assert chip["end"] - chip["start"] >= arrivals[1]["remote"]["ts"] - arrivals[0]["start"] > 0
 
 
-def test_a_wait_nobody_notifies_is_reported_with_rank_and_task_within_the_timeout(tmp_path: Path) -> None:
+def test_a_wait_nobody_notifies_is_reported_with_rank_and_task_within_the_timeout(tmp_path: Path, window_dir: Path) -> None:
     x, y = torch.zeros(2, 1, p3.N), torch.zeros(2, 1, p3.N)
-    shm = set(Path("/dev/shm").glob("pypto-*"))
+    shm = set(window_dir.glob("pypto-*"))
     compiled = p3.hang_host.compile(x, y, config=config(tmp_path, timeout_s=3.0))
     t0 = time.monotonic()
     with pytest.raises(DistributedRunError) as err:
@@ -216,7 +216,7 @@ def test_a_wait_nobody_notifies_is_reported_with_rank_and_task_within_the_timeou
     for task, message in err.value.failures.values():
         assert task == "chip run wait_forever"  # its twait, on the chip
         assert "timed out after 3 s" in message
-    assert set(Path("/dev/shm").glob("pypto-*")) <= shm  # the failed ranks removed their window files
+    assert set(window_dir.glob("pypto-*")) <= shm  # the failed ranks removed their window files
 
 
 def test_host_program_mistakes_are_named(tmp_path: Path) -> None:
@@ -352,7 +352,8 @@ def test_atomic_put_regions_tensor_remote_store_and_defer_wait(tmp_path: Path) -
     assert torch.equal(z, torch.roll(x, 1, dims=0))  # remote_store into the next rank's box
 
 
-def test_a_rank_killed_mid_kernel_is_reported_on_every_rank(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_rank_killed_mid_kernel_is_reported_on_every_rank(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           window_dir: Path) -> None:
     """Rank 1's process dies at its first notify (the forked ranks inherit the patch): the launch reports
     rank 1 as killed in its kernel and rank 0's wait as timed out, within the timeout, and the killed
     rank's window files are not left in the way of the next run."""
@@ -367,7 +368,7 @@ def test_a_rank_killed_mid_kernel_is_reported_on_every_rank(tmp_path: Path, monk
 
     x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
     compiled = p3.put_host.compile(x, y, config=config(tmp_path, timeout_s=4.0))
-    shm = set(Path("/dev/shm").glob("pypto-*"))
+    shm = set(window_dir.glob("pypto-*"))
     monkeypatch.setattr(ChipLink, "notify", dies_on_rank_1)
     t0 = time.monotonic()
     with pytest.raises(DistributedRunError) as err:
@@ -377,7 +378,7 @@ def test_a_rank_killed_mid_kernel_is_reported_on_every_rank(tmp_path: Path, monk
     assert task1 == "chip run put_next" and "exited with code 9" in why1
     task0, why0 = err.value.failures[0]
     assert task0 == "chip run put_next" and "timed out after 4 s" in why0
-    assert set(Path("/dev/shm").glob("pypto-*")) <= shm  # the launcher removed the killed rank's windows
+    assert set(window_dir.glob("pypto-*")) <= shm  # the launcher removed the killed rank's windows
     monkeypatch.undo()
     compiled(x, y)  # the next run is not disturbed
     assert torch.equal(y, torch.roll(x + 1, 1, dims=0))

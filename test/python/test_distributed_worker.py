@@ -106,16 +106,16 @@ def test_a_failing_callback_names_its_rank_and_the_worker_goes_on(inspect_progra
     torch.testing.assert_close(y, 2 * x)
 
 
-def test_a_plan_with_windows_keeps_them_across_its_callbacks_and_drops_them_when_one_fails(tmp_path: Path) -> None:
+def test_a_plan_with_windows_keeps_them_across_its_callbacks_and_drops_them_when_one_fails(tmp_path: Path, window_dir: Path) -> None:
     compiled = ir.compile(pw.WindowedInspect, distributed_config=dc(), output_dir=str(tmp_path / "build"))
     assert len(compiled.plan.windows) == 1
     x, y = torch.ones(2, 2, pw.N), torch.zeros(2, 2, pw.N)
-    shm = set(Path("/dev/shm").glob("pypto-*"))
+    shm = set(window_dir.glob("pypto-*"))
     seen: list[float] = []
     with compiled.prepare(callbacks={"inspect": lambda args: seen.append(float(args[0][0, 0]))}) as rt:
         rt(x, y)
         assert seen == [2.0, 2.0]
-        assert set(Path("/dev/shm").glob("pypto-*")) <= shm  # the last segment removed the windows
+        assert set(window_dir.glob("pypto-*")) <= shm  # the last segment removed the windows
 
     def bad(args: list[torch.Tensor]) -> None:
         raise RuntimeError("bad sample")
@@ -123,7 +123,7 @@ def test_a_plan_with_windows_keeps_them_across_its_callbacks_and_drops_them_when
     with compiled.prepare(callbacks={"inspect": bad}) as rt:
         with pytest.raises(DistributedRunError, match="rank 0, task 'callback inspect': RuntimeError: bad sample"):
             rt(x, y)
-        assert set(Path("/dev/shm").glob("pypto-*")) <= shm
+        assert set(window_dir.glob("pypto-*")) <= shm
         assert rt.pool.run(pw.rank_open_runs).values == [0, 0]  # every rank dropped the run mid-plan
         rt.callbacks["inspect"] = lambda args: None
         rt(x, y)  # the ranks go on: the next dispatch opens its own windows

@@ -4,10 +4,14 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 import torch
 
 import pypto.language as pl
+from pypto import ir
 from pypto.core.mlir_text import parse_mlir, print_mlir
 from pypto.debug.torch_codegen import torch_codegen
 from pypto.errors import ParserTypeError
@@ -72,9 +76,17 @@ def test_a_wrong_value_is_a_located_error(value: str, message: str) -> None:
     assert "kernel.py:11" in str(e.value)
 
 
-def test_pl_write_lowers_to_store_scalar_and_runs_on_the_device(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "engine",
+    ["interpreter", pytest.param("cpp", marks=pytest.mark.skipif(shutil.which("g++") is None, reason="no g++"))],
+)
+def test_pl_write_lowers_to_store_scalar_and_runs_on_the_device(
+    engine: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``pto.store_scalar`` in both engines: the interpreter and the g++-built C++ (``p[i] = v;``)."""
     src, y = torch.arange(8, dtype=torch.int32).reshape(4, 2), torch.zeros(4, 2, dtype=torch.int32)
-    run(program(), src, y, config=RunConfig(platform="a2a3sim"))
+    compiled = ir.compile(program(), output_dir=str(tmp_path / "build"), dump_passes=False)
+    run(compiled, src, y, config=RunConfig(platform="a2a3sim", kernel_engine=engine))
     assert torch.equal(y, expected(src))
     assert "torch form" not in capsys.readouterr().err  # the kernel ran simulated, not as its torch form
 

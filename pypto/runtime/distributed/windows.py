@@ -30,8 +30,15 @@ from pypto.dialects.distributed_enums import NotifyOp, WaitCmp
 from . import collectives
 from .comm import RankComm
 
+WINDOW_DIR_ENV = "PYPTO_WINDOW_DIR"
+"""Names the folder of the window files (default ``/dev/shm``, else the temp folder); rank processes
+inherit it, so it must be set before a launch or ``prepare()``."""
+
 
 def _shm_dir() -> Path:
+    chosen = os.environ.get(WINDOW_DIR_ENV)
+    if chosen:
+        return Path(chosen)
     shm = Path("/dev/shm")
     return shm if shm.is_dir() and os.access(shm, os.W_OK) else Path(tempfile.gettempdir())
 
