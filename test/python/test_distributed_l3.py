@@ -411,7 +411,11 @@ def test_a_host_level_collective_runs_between_the_dispatches(tmp_path: Path) -> 
     steps = [d["program"] for d in json.loads((tmp_path / "l3/distributed_meta.json").read_text())["host_plan"]
              ["dispatches"] if d["rank"] == 0]  # fmt: skip
     assert steps == ["publish", "@allreduce", "consume"]
-    assert sorted(p.name for p in (tmp_path / "l3/next_levels").iterdir()) == ["consume", "publish"]
+    assert sorted(p.name for p in (tmp_path / "l3/next_levels").iterdir()) == [
+        "builtin.tensor.allreduce_ring__max__fp32", "consume", "publish"]  # upstream's variant folder
+    config = (tmp_path / "l3/next_levels/builtin.tensor.allreduce_ring__max__fp32/kernel_config.py").read_text()
+    assert "'op': 'pld.tensor.allreduce'" in config and "'mode': 'ring'" in config
+    assert DistributedCompiledProgram.from_dir(tmp_path / "l3").plan.dispatches  # from_dir skips the folder
 
 
 def test_a_later_dispatch_does_not_overwrite_a_window_a_peer_has_not_read_yet(tmp_path: Path,
@@ -464,3 +468,16 @@ def test_a_dispatch_is_not_ordered_after_a_peer_kernel_whose_partner_it_precedes
     w = WindowView(0, (1, 4), "FP32")
     plan = [Dispatch(0, "mesh", [w]), Dispatch(0, "ring", [w]), Dispatch(1, "mesh", [w]), Dispatch(1, "ring", [w])]
     assert cross_rank_order(plan, [{0}] * 4) == [[], [], [], [0]]
+
+
+def test_each_host_collective_variant_gets_upstreams_folder_name() -> None:
+    from pypto.driver.builtin_levels import variant
+    from pypto.driver.host_trace import WindowView
+
+    f32, f16, sig = WindowView(0, (1, 8), "FP32"), WindowView(0, (1, 8), "FP16"), WindowView(1, (2,), "INT32")
+    assert variant("allreduce", [f32, sig], {"options": {}}) == "allreduce__sum__fp32"
+    assert variant("allreduce", [f16, sig], {"options": {"op": "Max", "mode": "ring"}}) == "allreduce_ring__max__fp16"
+    assert variant("broadcast", [f32, sig], {"options": {"root": 1}}) == "broadcast__root1__fp32"
+    assert variant("barrier", [sig], {"options": {}}) == "barrier__fp32"
+    assert variant("reduce_scatter", [f32, sig], {"options": {}}) == "reduce_scatter__sum__fp32"
+    assert variant("all_to_all", [f32, f32, sig], {"options": {}}) == "all_to_all__fp32"
