@@ -37,6 +37,7 @@ from pypto.runtime.distributed.windows import remove_window_files
 from pypto.utils.atomic import atomic_write_text
 from pypto.utils.tracebacks import api_boundary
 
+from .builtin_levels import write_builtin_levels
 from .comm_program import CommProgram, DistributedBuildError, has_comm_ops, needs_torch_form
 from .compile import compile
 from .compiled import CompiledProgram
@@ -131,6 +132,7 @@ def _build(fn: Any, name: str, plan: HostPlan, dc: DistributedConfig, platform: 
     compiled = DistributedCompiledProgram(out, plan, programs, dc, platform=platform or "a2a3sim", params=params,
                                           sub_workers=_sub_workers(sub_workers or {}))
     write_sub_workers(out, sub_workers or {})
+    write_builtin_levels(out, plan)
     src = textwrap.dedent(inspect.getsource(fn))
     header = (f"# The host orchestrator of this L3 build (runs on the host CPU; {plan.world_size} ranks).\n"
               "# Its plan (window buffers, one dispatch per rank) is recorded in distributed_meta.json.\n")

@@ -132,6 +132,10 @@ class Dispatch:
     rank: int
     program: str
     args: list[Any]
+    after: list[int] = field(default_factory=list)
+    """Dispatches on other ranks to wait for first (:mod:`.host_order`)."""
+    outputs: set[int] = field(default_factory=set)
+    """Its Out/InOut argument indices (while tracing; not stored)."""
 
 
 @dataclass
@@ -150,16 +154,16 @@ class HostPlan:
         return {
             "world_size": self.world_size,
             "windows": [{"shape": list(w.shape), "dtype": w.dtype, "nbytes": w.nbytes} for w in self.windows],
-            "dispatches": [{"rank": d.rank, "program": d.program, "args": [_arg_json(a) for a in d.args]}
-                           for d in self.dispatches],
+            "dispatches": [{"rank": d.rank, "program": d.program, "args": [_arg_json(a) for a in d.args],
+                            **({"after": d.after} if d.after else {})} for d in self.dispatches],
         }  # fmt: skip
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> HostPlan:
         plan = cls(int(data["world_size"]))
         plan.windows = [WindowBuffer(i, tuple(w["shape"]), w["dtype"]) for i, w in enumerate(data["windows"])]
-        plan.dispatches = [Dispatch(int(d["rank"]), str(d["program"]), [_arg_from(a) for a in d["args"]])
-                           for d in data["dispatches"]]  # fmt: skip
+        plan.dispatches = [Dispatch(int(d["rank"]), str(d["program"]), [_arg_from(a) for a in d["args"]],
+                                    [int(j) for j in d.get("after", ())]) for d in data["dispatches"]]  # fmt: skip
         return plan
 
 
@@ -243,8 +247,9 @@ def dispatch(program: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any
     known = plan.programs.setdefault(program.__name__, program)
     if known is not program:
         raise HostPlanError(f"two different programs are named {program.__name__!r}")
-    plan.dispatches.append(Dispatch(rank, program.__name__, list(bound)))
-    outs = [bound[i] for i in getattr(program, "output_params", ())]
+    out_params = list(getattr(program, "output_params", ()))
+    plan.dispatches.append(Dispatch(rank, program.__name__, list(bound), outputs=set(out_params)))
+    outs = [bound[i] for i in out_params]
     return outs[0] if len(outs) == 1 else tuple(outs) if outs else None
 
 
@@ -343,6 +348,11 @@ def trace_host(fn: Callable[..., Any], names: list[str], args: list[Any], world_
     if not any(not d.program.startswith(("@", "!")) for d in plan.dispatches):
         raise HostPlanError(f"{getattr(fn, '__name__', 'the host orchestrator')} dispatched nothing "
                             "(expected calls such as per_rank(x[r], y[r], device=r))")
+    from .host_order import cross_rank_order
+
+    for d, after in zip(plan.dispatches, cross_rank_order(plan.dispatches, [d.outputs for d in plan.dispatches]),
+                        strict=True):
+        d.after = after
     return plan
 
 

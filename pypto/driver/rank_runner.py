@@ -61,7 +61,9 @@ def run_steps(comm: Any, plan_json: dict[str, Any], paths: dict[str, str], confi
     comm.clock, comm.events, comm.dispatches = run["clock"], run["events"], run["dispatches"]
     ok = False
     try:
-        outs = _dispatch_all(comm, plan.dispatches[lo:hi], paths, config, host_args, run["shared"], state)
+        order = _CrossRank(comm, plan, run_id)
+        outs = _dispatch_all(comm, plan.dispatches[lo:hi], paths, config, host_args, run["shared"], state,
+                             order, lo)
         ok = True
         return outs
     finally:
@@ -79,8 +81,28 @@ def drop_run(comm: Any, run_id: str, *, state: dict[str, Any]) -> None:
         run["shared"].close(False)
 
 
+class _CrossRank:
+    """The plan's cross-rank order (:mod:`.host_order`) on this rank: a dispatch waits for the peers'
+    dispatches in its ``after`` list, each of which notifies the ranks that wait for it once done."""
+
+    def __init__(self, comm: Any, plan: HostPlan, run_id: str):
+        self.comm, self.signal = comm, f"__order/{run_id}"
+        self.waiters: dict[int, set[int]] = {}
+        for d in plan.dispatches:
+            for j in d.after:
+                self.waiters.setdefault(j, set()).add(d.rank)
+
+    def before(self, d: Any) -> None:
+        for j in d.after:
+            self.comm.wait(self.signal, j, 1)
+
+    def done(self, i: int) -> None:
+        for rank in sorted(self.waiters.get(i, ())):
+            self.comm.notify(self.signal, rank, i, 1)
+
+
 def _dispatch_all(comm: Any, steps: list[Any], paths: dict[str, str], config: Any, host_args: list[Any],
-                  shared: Any, state: dict[str, Any]) -> list[tuple[int, list[int], Any]]:
+                  shared: Any, state: dict[str, Any], order: _CrossRank, lo: int) -> list[tuple[int, list[int], Any]]:
     import torch
 
     from pypto.runtime.distributed import run_on_chip
@@ -95,7 +117,7 @@ def _dispatch_all(comm: Any, steps: list[Any], paths: dict[str, str], config: An
         nbytes = math.prod(a.shape) * torch.empty(0, dtype=dt).element_size()
         return windows[a.buffer][:nbytes].view(dt).view(a.shape)
 
-    for d in steps:
+    for i, d in enumerate(steps, start=lo):
         if d.rank != comm.rank or d.program.startswith("!"):  # "!": a HOST callback, run by the worker
             continue
         if d.program.startswith("@"):  # a host-level collective: every rank, between its dispatches
@@ -105,6 +127,7 @@ def _dispatch_all(comm: Any, steps: list[Any], paths: dict[str, str], config: An
                                 [view(a) for a in d.args if isinstance(a, WindowView)], extra)
             continue
         program = _program(paths[d.program])
+        order.before(d)
         call: list[Any] = []
         for a in d.args:
             if isinstance(a, HostTensor) and isinstance(host_args[a.param], ResidentRef):
@@ -128,11 +151,12 @@ def _dispatch_all(comm: Any, steps: list[Any], paths: dict[str, str], config: An
                 run_on_chip(comm, program, *chip_args, config=config, name=d.program)
         else:
             run_on_chip(comm, program, *call, config=config, name=d.program)
-        for i in program.output_indices:
-            a = d.args[i]
+        for k in program.output_indices:
+            a = d.args[k]
             if isinstance(a, HostTensor) and not isinstance(host_args[a.param], ResidentRef):
-                host_args[a.param][a.index].copy_(call[i])  # a later dispatch on this rank reads it
-                outs.append((a.param, list(a.index), call[i]))
+                host_args[a.param][a.index].copy_(call[k])  # a later dispatch on this rank reads it
+                outs.append((a.param, list(a.index), call[k]))
+        order.done(i)
     return outs
 
 

@@ -56,6 +56,16 @@ class JitKernel:
     def param_names(self) -> list[str]:
         return list(inspect.signature(self.fn).parameters)
 
+    @functools.cached_property
+    def output_params(self) -> list[int]:
+        """Indices of the parameters annotated ``pl.Out[...]`` / ``pl.InOut[...]`` or ``pld.DistributedTensor[...]``
+        (a window view, written in place as the front end takes it), from the source."""
+        fnode, _ = python_source(self.fn)
+        assert isinstance(fnode, ast.FunctionDef)
+        return [i for i, a in enumerate(fnode.args.args)
+                if isinstance(a.annotation, ast.Subscript) and isinstance(a.annotation.value, ast.Attribute)
+                and a.annotation.value.attr in ("Out", "InOut", "DistributedTensor")]  # fmt: skip
+
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
         names = self.param_names
         unknown = [k for k in kwargs if k not in names]

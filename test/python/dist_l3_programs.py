@@ -319,6 +319,47 @@ class HostAllreduce:
         return y
 
 
+@pl.program
+class BarrierRounds:
+    """Two rounds over one window: publish, host barrier, read the next rank's window; the second round's
+    publish must not overwrite a window the first round's read has not read yet (no collective between)."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def publish_k(self, x: pl.Tensor[[1, N], pl.FP32], data: pl.InOut[pld.DistributedTensor[[1, N], pl.FP32]]
+                  ) -> pl.Tensor[[1, N], pl.FP32]:
+        return pl.store(pl.load(x, [0, 0], [1, N]), [0, 0], data)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def publish(self, x: pl.Tensor[[1, N], pl.FP32], data: pl.InOut[pld.DistributedTensor[[1, N], pl.FP32]]
+                ) -> pl.Tensor[[1, N], pl.FP32]:
+        return self.publish_k(x, data)
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def peek_k(self, data: pld.DistributedTensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+               peer: pl.Scalar[pl.INT32]) -> pl.Tensor[[1, N], pl.FP32]:
+        got = pld.tile.remote_load(data, peer=peer, offsets=[0, 0], shape=[1, N])
+        return pl.store(got, [0, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def peek(self, data: pld.DistributedTensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+             peer: pl.Scalar[pl.INT32]) -> pl.Tensor[[1, N], pl.FP32]:
+        return self.peek_k(data, y, peer)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, x: pl.Tensor[[2, NR, 1, N], pl.FP32],
+             y: pl.Out[pl.Tensor[[2, NR, 1, N], pl.FP32]]) -> pl.Tensor[[2, NR, 1, N], pl.FP32]:
+        buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+        sig = pld.window(pld.alloc_window_buffer([pld.world_size()], dtype=pl.INT32), [pld.world_size()],
+                         dtype=pl.INT32)
+        for rd in pl.range(2):
+            for r in pl.range(pld.world_size()):
+                self.publish(x[rd, r], pld.window(buf, [1, N], dtype=pl.FP32), device=r)
+            pld.tensor.barrier(sig)
+            for r in pl.range(pld.world_size()):
+                self.peek(pld.window(buf, [1, N], dtype=pl.FP32), y[rd, r], (r + 1) % pld.world_size(), device=r)
+        return y
+
+
 @pl.jit.incore
 def short_forms_k(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
                   box: pld.DistributedTensor[[1, N], pl.FP32], sig: pld.DistributedTensor[[1, 1], pl.INT32]):

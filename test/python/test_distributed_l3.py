@@ -412,4 +412,73 @@ def test_a_host_level_collective_runs_between_the_dispatches(tmp_path: Path) -> 
     steps = [d["program"] for d in json.loads((tmp_path / "l3/distributed_meta.json").read_text())["host_plan"]
              ["dispatches"] if d["rank"] == 0]  # fmt: skip
     assert steps == ["publish", "@allreduce", "consume"]
-    assert sorted(p.name for p in (tmp_path / "l3/next_levels").iterdir()) == ["consume", "publish"]
+    assert sorted(p.name for p in (tmp_path / "l3/next_levels").iterdir()) == [
+        "builtin.tensor.allreduce_ring__max__fp32", "consume", "publish"]  # upstream's variant folder
+    config = (tmp_path / "l3/next_levels/builtin.tensor.allreduce_ring__max__fp32/kernel_config.py").read_text()
+    assert "'op': 'pld.tensor.allreduce'" in config and "'mode': 'ring'" in config
+    assert DistributedCompiledProgram.from_dir(tmp_path / "l3").plan.dispatches  # from_dir skips the folder
+
+
+def test_a_later_dispatch_does_not_overwrite_a_window_a_peer_has_not_read_yet(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Round 1's publish on rank 1 waits for round 0's read of rank 1's window on rank 0 (made slow here):
+    without the cross-rank order rank 0 read round 1's data (upstream's barrier signal-reuse test)."""
+    from pypto import ir
+    from pypto.runtime import distributed
+
+    slow = distributed.run_on_chip
+
+    def run_on_chip(comm, program, *args, **kw):  # noqa: ANN001, ANN202 - a wrapper of the real one
+        if comm.rank == 0 and kw.get("name") == "peek":
+            time.sleep(1.0)
+        return slow(comm, program, *args, **kw)
+
+    monkeypatch.setattr(distributed, "run_on_chip", run_on_chip)  # the forked ranks inherit it
+    compiled = ir.compile(p3.BarrierRounds, output_dir=tmp_path / "l3",
+                          distributed_config=DistributedConfig(device_ids=[0, 1], timeout_s=TIMEOUT))
+    x = torch.stack([torch.arange(2 * p3.N, dtype=torch.float32).reshape(2, 1, p3.N) + 1000.0 * rd
+                     for rd in range(2)])
+    y = torch.zeros_like(x)
+    compiled(x, y)
+    assert torch.equal(y, torch.roll(x, -1, dims=1))
+    plan = json.loads((tmp_path / "l3/distributed_meta.json").read_text())["host_plan"]["dispatches"]
+    waits = [(d["rank"], d["program"], [(plan[j]["rank"], plan[j]["program"]) for j in d.get("after", [])])
+             for d in plan if d.get("after")]
+    assert (0, "publish", [(1, "peek")]) in waits and (1, "publish", [(0, "peek")]) in waits
+
+
+def test_dispatches_of_one_sweep_are_never_ordered_across_ranks() -> None:
+    """Kernels of one ``for r`` sweep may wait on each other's notifies: only earlier sweeps order them."""
+    from pypto.driver.host_order import cross_rank_order
+    from pypto.driver.host_trace import Dispatch, WindowView
+
+    w = WindowView(0, (1, 4), "FP32")
+    sweep = [Dispatch(r, "put", [w]) for r in range(2)]
+    assert cross_rank_order(sweep, [{0}, {0}]) == [[], []]
+    reads = [Dispatch(r, "get", [w]) for r in range(2)]
+    assert cross_rank_order(sweep + reads, [{0}, {0}, set(), set()]) == [[], [], [1], [0]]
+    assert cross_rank_order(reads + reads, [set()] * 4) == [[], [], [], []]  # reads after reads: no order
+
+
+def test_a_dispatch_is_not_ordered_after_a_peer_kernel_whose_partner_it_precedes() -> None:
+    """``for r: mesh(device=r); ring(device=r)``: mesh(1) is mesh(0)'s partner and precedes ring(1), the
+    partner of ring(0); ordering it after either would deadlock. ring(1) may follow mesh(0)."""
+    from pypto.driver.host_order import cross_rank_order
+    from pypto.driver.host_trace import Dispatch, WindowView
+
+    w = WindowView(0, (1, 4), "FP32")
+    plan = [Dispatch(0, "mesh", [w]), Dispatch(0, "ring", [w]), Dispatch(1, "mesh", [w]), Dispatch(1, "ring", [w])]
+    assert cross_rank_order(plan, [{0}] * 4) == [[], [], [], [0]]
+
+
+def test_each_host_collective_variant_gets_upstreams_folder_name() -> None:
+    from pypto.driver.builtin_levels import variant
+    from pypto.driver.host_trace import WindowView
+
+    f32, f16, sig = WindowView(0, (1, 8), "FP32"), WindowView(0, (1, 8), "FP16"), WindowView(1, (2,), "INT32")
+    assert variant("allreduce", [f32, sig], {"options": {}}) == "allreduce__sum__fp32"
+    assert variant("allreduce", [f16, sig], {"options": {"op": "Max", "mode": "ring"}}) == "allreduce_ring__max__fp16"
+    assert variant("broadcast", [f32, sig], {"options": {"root": 1}}) == "broadcast__root1__fp32"
+    assert variant("barrier", [sig], {"options": {}}) == "barrier__fp32"
+    assert variant("reduce_scatter", [f32, sig], {"options": {}}) == "reduce_scatter__sum__fp32"
+    assert variant("all_to_all", [f32, f32, sig], {"options": {}}) == "all_to_all__fp32"
