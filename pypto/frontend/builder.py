@@ -26,6 +26,7 @@ from .constexpr import NotConstant, evaluate
 from .dumps import DumpMixin
 from .early_return import lift_returns
 from .expressions import ExprMixin
+from .scalar_arrays import ScalarArrayMixin
 from .scopes import Scope, set_name
 from .source import Source, dotted
 from .statements import Frame, SpmdLaunch, StmtMixin, mark_runtime_scope
@@ -70,7 +71,7 @@ def function_info(dec: ast.expr, src: Source) -> FunctionInfo:
     return info
 
 
-class FunctionBuilder(ExprMixin, CallMixin, StmtMixin, DumpMixin, TaskMixin):
+class FunctionBuilder(ExprMixin, CallMixin, StmtMixin, DumpMixin, TaskMixin, ScalarArrayMixin):
     """Builds one ``func.func`` from a Python ``def``."""
 
     def __init__(
@@ -99,6 +100,7 @@ class FunctionBuilder(ExprMixin, CallMixin, StmtMixin, DumpMixin, TaskMixin):
         self.runtime_scope = False
         self.task_handles: dict[str, str] = {}  # ``with pl.at(...) as name`` -> its label
         self.task_arrays: dict[str, TaskSet] = {}  # ``pl.array.create(n, pl.TASK_ID)`` / task_dummy -> its set
+        self.scalar_arrays: dict[str, int] = {}  # ``pl.array.create(n, pl.INT32)`` -> its extent
         self.pending_deps: list[tuple[Operation, list[Dep]]] = []  # ``deps=`` resolved when the body is read
         self.manual_depth = 0  # inside ``with pl.manual_scope():``
         self.dump_tagged: dict[SSAValue, None] = {}  # pl.dump_tag'd values, in tag order

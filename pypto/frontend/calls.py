@@ -113,6 +113,8 @@ class CallMixin:
             raise self.fail(
                 ParserSyntaxError, "pl.dump_tag() is a statement; it has no value", node, hint="write: pl.dump_tag(t)"
             )
+        if path in ("pl.array.get_element", "pl.array.update_element"):
+            return self.scalar_array_call(path, node)
         if path in PLD_SHORT_FORMS:
             return self.pld_short_form(path, node, expected)
         if path in OPS:

@@ -396,6 +396,8 @@ class ExprMixin:
         return v if isinstance(v, int) and not isinstance(v, bool) else None
 
     def subscript(self: FunctionBuilder, node: ast.Subscript, expected: Attribute | None) -> SSAValue:
+        if self.is_scalar_array(node.value):
+            return self.scalar_array_read(node.value, node.slice, node)
         x = self.value(node.value)
         w = self.window(x, node)
         layer = "tile" if isinstance(x.type, TileType) else "tensor"

@@ -148,12 +148,20 @@ class StmtMixin:
         if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id in self.task_arrays:
             self.task_array_store(target, value)
             return
+        if isinstance(target, ast.Subscript) and self.is_scalar_array(target.value):
+            self.scalar_array_store(target, value)
+            return
         if isinstance(target, ast.Subscript):
             self.subscript_write(target, value)
             return
         if isinstance(target, ast.Name) and isinstance(value, ast.Call) and dotted(value.func) == "pl.array.create":
-            self.task_array_create(target.id, value)
+            if _task_dtype(value):
+                self.task_array_create(target.id, value)
+            else:
+                self.scalar_array_create(target.id, value)
             return
+        if isinstance(target, ast.Name):
+            self.scalar_array_rebind(target.id, value)
         if isinstance(target, ast.Name) and isinstance(value, ast.Call) and dotted(value.func) == "pl.system.task_dummy":
             self.task_dummy(target.id, value)
             return
@@ -722,6 +730,12 @@ class SpmdLaunch:
 def mark_runtime_scope(f: func.FuncOp) -> None:
     """Functions whose body was ``with pl.scope():`` (printed dumps)."""
     f.attributes["pl.runtime_scope"] = UnitAttr()
+
+
+def _task_dtype(call: ast.Call) -> bool:
+    """``pl.array.create(n, pl.TASK_ID)`` (an array of task handles, not of scalars)."""
+    dtype = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "dtype"), None)
+    return dtype is not None and dotted(dtype) == "pl.TASK_ID"
 
 
 def write_root(v: SSAValue, block: Block, inits: list[SSAValue]) -> SSAValue | None:

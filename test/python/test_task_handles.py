@@ -112,7 +112,7 @@ class P:
         arr = pl.array.create(2, pl.INT32)
         return x
 """
-    with pytest.raises(UnsupportedFeatureError, match="task handles only") as e:
+    with pytest.raises(UnsupportedFeatureError, match="scalars belongs in InCore code") as e:
         pl.parse(src, filename="arr.py")
     assert "arr.py:8:15" in str(e.value)
     bad_store = src.replace("pl.INT32)", "pl.TASK_ID)\n        arr[0] = a")
