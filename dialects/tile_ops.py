@@ -420,7 +420,8 @@ class TileLoadOp(_TileLayer, F.LayerOp):
 @irdl_op_definition
 class TileStoreOp(_TileLayer, F.LayerOp):
     """``pl.tile.store(tile, offsets, output)``: a Vec or Acc tile into a DDR
-    window; the result is the updated tensor (MTE3 / FIXPIPE)."""
+    window; the result is the updated tensor (MTE3 / FIXPIPE). A 2-D tile may go into an N-D output:
+    the window is ``[1, ..., 1, rows, cols]`` at ``offsets`` (upstream's ``pl.store(row, [0, j, 0], out)``)."""
 
     name = "pl.tile.store"
     PTO_OP: ClassVar[str | None] = "pto.tstore"
@@ -444,8 +445,10 @@ class TileStoreOp(_TileLayer, F.LayerOp):
         out = a.tensor("output")
         if t.memory_space not in (MemorySpace.Vec, MemorySpace.Acc):
             raise a.fail(f"operand 'tile' is in memory space {t.memory_space.value}, expected Vec or Acc")
-        if len(t.get_shape()) != len(out.get_shape()):
-            raise a.fail(f"operand 'tile' has rank {len(t.get_shape())}, expected {len(out.get_shape())} (the rank of 'output')")
+        rank, out_rank = len(t.get_shape()), len(out.get_shape())
+        if rank != out_rank and not (rank == 2 and out_rank > 2):
+            raise a.fail(f"operand 'tile' has rank {rank}, expected {out_rank} (the rank of 'output'), or a 2-D tile "
+                         "(stored into the last two dimensions of 'output', the others of extent 1)")
         _check_indices(a, "offsets", len(out.get_shape()))
         if t.element_type != out.element_type:
             raise a.fail("operand 'tile' and operand 'output' have different dtypes; insert pl.cast")

@@ -98,8 +98,11 @@ def _tile_load(t: torch.Tensor, offsets: Sequence[int], shape: Sequence[int], va
 
 def _tile_store(tile: torch.Tensor, offsets: Sequence[int], out: torch.Tensor, atomic: bool = False) -> torch.Tensor:
     """Write the valid region of ``tile`` into ``out`` at ``offsets`` (in
-    place, clipped to ``out``); ``+=`` when ``atomic``. Returns ``out``."""
-    src, dst = _window(out.shape, offsets, _valid_shape(tile))
+    place, clipped to ``out``); ``+=`` when ``atomic``. Returns ``out``. A 2-D tile into an N-D ``out``
+    fills the last two dimensions (the window's others have extent 1)."""
+    lead = (1,) * (out.dim() - tile.dim())
+    src, dst = _window(out.shape, offsets, lead + _valid_shape(tile))
+    tile = tile.reshape(lead + tuple(tile.shape))
     value = tile[dst].to(out.dtype)
     if atomic:
         out[src] += value

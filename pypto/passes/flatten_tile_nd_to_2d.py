@@ -7,7 +7,8 @@ dk]`` (row-major, so the elements keep their order):
 - a ``pl.tile.load`` of an N-D window keeps its N-D form (it addresses the
   N-D tensor) and is followed by a ``pl.tile.reshape`` to 2-D that every user
   reads; a ``pl.tile.store`` of a flattened tile gets a ``pl.tile.reshape``
-  back to the window's N-D shape first;
+  back to the window's N-D shape first (a tile that was 2-D as written, stored into
+  an N-D tensor, stays: its window is ``[1, ..., 1, rows, cols]``);
 - ``pl.tile.create`` / ``pl.tile.full`` / ``pl.tile.reshape`` /
   ``pl.tile.tpop_*`` are rebuilt with the 2-D shape; elementwise ops (binary,
   scalar, unary, cast) and loop / if carries are retyped;
@@ -130,6 +131,8 @@ class _Flattener:
             out_rank = len(op.output.type.get_shape())  # type: ignore[union-attr]
             if isinstance(t, TileType) and len(t.get_shape()) != out_rank:
                 nd = self.nd_shape.get(op.tile)
+                if nd is None and len(t.get_shape()) == 2:
+                    return  # a 2-D tile into the last two dimensions of an N-D window, as written
                 if nd is None or len(nd) != out_rank:
                     raise error_at(op, "FlattenTileNdTo2D: cannot find the N-D shape of the stored tile")
                 back = _reshape(op.tile, nd, op, after=False)
