@@ -395,10 +395,10 @@ class _Entry:
         bound = _bound_to(self.program, self.__name__, samples)
         prog = bound.clone()
         prog.host_orchestrators = {}
-        reached = _reachable(prog, self.__name__) if bound is not self.program else None
+        reached = _reachable(prog, self.__name__)
         for n, f in prog.func_ops.items():
             other_entry = n != self.__name__ and function_type(f) is FunctionType.Orchestration
-            if other_entry or (reached is not None and n not in reached):
+            if other_entry or n not in reached:
                 f.detach()
                 f.erase()
         prog.name = self.__name__
@@ -406,17 +406,19 @@ class _Entry:
 
 
 def _reachable(program: Any, name: str) -> set[str]:
-    """The functions ``name`` calls, directly or not, and itself (a specialized program keeps only
-    these: another entry's kernels may keep their pl.dynamic shapes)."""
-    from xdsl.dialects import func
+    """The functions ``name`` refers to (calls, or names in any op's symbol attribute), directly or not,
+    and itself: a dispatched program keeps only these (another entry's kernels may keep their
+    ``pl.dynamic`` shapes, which no dispatch binds)."""
+    from xdsl.dialects.builtin import SymbolRefAttr
 
     seen, work = {name}, [name]
     while work:
         for op in program.func_ops[work.pop()].walk():
-            callee = op.callee.root_reference.data if isinstance(op, func.CallOp) else None
-            if callee is not None and callee not in seen and callee in program.func_ops:
-                seen.add(callee)
-                work.append(callee)
+            for attr in (*op.properties.values(), *op.attributes.values()):
+                callee = attr.root_reference.data if isinstance(attr, SymbolRefAttr) else None
+                if callee is not None and callee not in seen and callee in program.func_ops:
+                    seen.add(callee)
+                    work.append(callee)
     return seen
 
 
