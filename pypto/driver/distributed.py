@@ -49,6 +49,8 @@ from .host_trace import (
     ProgramSelf,
     WindowView,
     annotation_tensor,
+    bind_dynamic_dims,
+    has_dynamic_dims,
     trace_host,
 )
 from .output_dir import make_output_dir
@@ -82,10 +84,87 @@ def compile_host(host: Any, args: list[Any], config: Any) -> DistributedCompiled
 
 
 def compile_program_host(program: Program, dc: Any, *, platform: str | None = None,
-                         output_dir: Any = None) -> DistributedCompiledProgram:
+                         output_dir: Any = None, bind: dict[str, int] | None = None) -> DistributedCompiledProgram:
     """Compile a ``@pl.program`` whose HOST orchestrator dispatches ``self.<function>(..., device=r)``
-    to ranks: the orchestrator's parameter shapes come from its annotations (a ``pl.dynamic`` extent
-    is the world size, as upstream's leading rank dimension)."""
+    to ranks: the orchestrator's parameter shapes come from its annotations, a ``pl.dynamic`` extent
+    from ``bind`` (by name) or else the world size (upstream's leading rank dimension ``NR``).
+
+    A ``pl.dynamic`` extent is resolved when the program is invoked: a call whose tensors bind the
+    annotations to other shapes builds the program again for them (same directory), and a program
+    whose world-size binding does not compile (``M * 2`` rows of a 128-row window) is built at its
+    first call."""
+    try:
+        compiled = _compile_program_host(program, dc, platform, output_dir, bind)
+    except Exception as exc:  # noqa: BLE001 - re-raised unless a call's own binding may compile
+        if bind is not None or not _host_dynamic(program):
+            raise
+        return _deferred(program, dc, platform, output_dir, exc)
+    compiled.rebuild = _rebuilder(program, dc, platform)
+    return compiled
+
+
+def _host_dynamic(program: Program) -> bool:
+    """True when the HOST orchestrator's parameters have a ``pl.dynamic`` extent."""
+    if len(program.host_orchestrators) != 1:
+        return False
+    fn = next(iter(program.host_orchestrators.values()))
+    names, anns = _host_signature(fn)
+    try:
+        return has_dynamic_dims(anns, names)
+    except HostPlanError:
+        return False
+
+
+def _host_signature(fn: Any) -> tuple[list[str], dict[str, Any]]:
+    """The HOST orchestrator's parameter names (after ``self``) and evaluated annotations."""
+    names = list(inspect.signature(fn).parameters)[1:]
+    try:
+        anns = inspect.get_annotations(fn, eval_str=True)  # `from __future__ import annotations` too
+    except Exception:  # noqa: BLE001 - an annotation that does not evaluate: named below
+        anns = dict(fn.__annotations__)
+    return names, anns
+
+
+def _rebuilder(program: Program, dc: Any, platform: str | None) -> Any:
+    """``rebuild(compiled, args)``: ``compiled`` built again (in place, same directory) when ``args`` bind
+    the HOST orchestrator's ``pl.dynamic`` extents to shapes other than those it was built for."""
+    fn = next(iter(program.host_orchestrators.values()))
+    names, anns = _host_signature(fn)
+
+    def rebuild(compiled: DistributedCompiledProgram, args: list[Any]) -> None:
+        if not all(hasattr(a, "shape") for a in args) or not has_dynamic_dims(anns, names):
+            return
+        bind = bind_dynamic_dims(names, anns, list(args))
+        world = int(distributed_config_of(dc).world_size or 0)
+        shapes = [list(annotation_tensor(i, n, anns.get(n), world, bind).full_shape) for i, n in enumerate(names)]
+        if compiled.built and shapes == [list(p["shape"]) for p in compiled.params]:
+            return
+        fresh = _compile_program_host(program, dc, platform, compiled.output_dir, bind)
+        compiled.adopt(fresh)
+
+    return rebuild
+
+
+def _deferred(program: Program, dc: Any, platform: str | None, output_dir: Any,
+              exc: Exception) -> DistributedCompiledProgram:
+    """A program built at its first call (its annotations bound to the world size do not compile: ``exc``)."""
+    dc = distributed_config_of(dc)
+    name, fn = next(iter(program.host_orchestrators.items()))
+    names, anns = _host_signature(fn)
+    world = int(dc.world_size or 0)
+    proxies = [annotation_tensor(i, n, anns.get(n), world) for i, n in enumerate(names)]
+    params = [{"name": p.name, "direction": _direction(anns.get(p.name)), "shape": list(p.full_shape),
+               "dtype": TORCH_OF[p.dtype]} for p in proxies]  # fmt: skip
+    out = make_output_dir(name, output_dir)
+    compiled = DistributedCompiledProgram(out, HostPlan(world), {}, dc, platform=platform or "a2a3sim", params=params)
+    compiled.built = False
+    compiled.deferred_error = exc
+    compiled.rebuild = _rebuilder(program, dc, platform)
+    return compiled
+
+
+def _compile_program_host(program: Program, dc: Any, platform: str | None, output_dir: Any,
+                          bind: dict[str, int] | None) -> DistributedCompiledProgram:
     if dc is None:
         raise ValueError(f"{program.name}: a program with a multi-chip HOST orchestrator is compiled with "
                          "distributed_config=DistributedConfig(device_ids=[...])")
@@ -94,12 +173,8 @@ def compile_program_host(program: Program, dc: Any, *, platform: str | None = No
         raise ValueError(f"{program.name}: expected one HOST orchestrator, got {sorted(program.host_orchestrators)}")
     name, fn = next(iter(program.host_orchestrators.items()))
     world = int(dc.world_size or 0)
-    names = list(inspect.signature(fn).parameters)[1:]
-    try:
-        anns = inspect.get_annotations(fn, eval_str=True)  # `from __future__ import annotations` too
-    except Exception:  # noqa: BLE001 - an annotation that does not evaluate: named below
-        anns = dict(fn.__annotations__)
-    proxies = [annotation_tensor(i, n, anns.get(n), world) for i, n in enumerate(names)]
+    names, anns = _host_signature(fn)
+    proxies = [annotation_tensor(i, n, anns.get(n), world, bind) for i, n in enumerate(names)]
     plan = trace_host(fn, names, proxies, world, self_obj=ProgramSelf(program))
     params = [{"name": p.name, "direction": _direction(anns.get(p.name)), "shape": list(p.full_shape),
                "dtype": TORCH_OF[p.dtype]} for p in proxies]  # fmt: skip
@@ -233,6 +308,24 @@ class DistributedCompiledProgram:
         self._platform = platform
         self.params = params or []
         self.last_run: Any = None
+        self.built = True
+        """False until the first call builds a program deferred for its ``pl.dynamic`` extents."""
+        self.deferred_error: Exception | None = None
+        self.rebuild: Any = None
+        """``rebuild(self, args)``: rebinds the HOST parameters' ``pl.dynamic`` extents to a call's tensors."""
+
+    def adopt(self, other: DistributedCompiledProgram) -> None:
+        """Take ``other``'s build (the same program rebuilt for other ``pl.dynamic`` extents)."""
+        self.plan, self.programs, self.params = other.plan, other.programs, other.params
+        self.sub_workers, self.built, self.deferred_error = other.sub_workers, True, None
+
+    def bind_call(self, args: tuple[Any, ...] | list[Any]) -> None:
+        """Build for ``args`` when they bind the ``pl.dynamic`` extents to shapes this build is not for."""
+        if self.rebuild is not None:
+            self.rebuild(self, list(args))
+        if not self.built:
+            assert self.deferred_error is not None
+            raise self.deferred_error
 
     @property
     def output_dir(self) -> Path:
@@ -326,6 +419,7 @@ class DistributedCompiledProgram:
             if isinstance(a, DistributedDeviceTensor):
                 raise TypeError(f"{a!r}: a one-shot call takes host tensors only; pass resident tensors to the "
                                 "worker that allocated them (with compiled.prepare() as rt: rt(...))")
+        self.bind_call(args)
         if any(d.program.startswith("!") for d in self.plan.dispatches):
             if under_torchrun():
                 raise NotImplementedError(f"{self!r}: HOST SubWorker callbacks run between the segments of a plan "

@@ -356,16 +356,88 @@ def trace_host(fn: Callable[..., Any], names: list[str], args: list[Any], world_
     return plan
 
 
-def annotation_tensor(index: int, name: str, ann: Any, world_size: int) -> HostTensor:
-    """The stand-in of a host orchestrator parameter from its annotation (``pl.Tensor[[NR, 1, 64],
-    pl.FP32]``, maybe in ``pl.Out``/``pl.InOut``); a ``pl.dynamic`` extent is the world size."""
+def _tensor_annotation(name: str, ann: Any) -> Any:
+    """The ``pl.Tensor[[...], dtype]`` of a host orchestrator parameter (unwrapping ``pl.Out``/``pl.InOut``)."""
     while getattr(ann, "kind", None) in ("Out", "InOut"):
         ann = ann.args[0]
     if getattr(ann, "kind", None) != "Tensor" or len(ann.args) < 2:
         raise HostPlanError(f"host orchestrator parameter {name!r}: expected a pl.Tensor[[...], dtype] annotation, "
                             f"got {ann!r}")
-    dims = tuple(int(d) for d in resolve_dynamic(list(ann.args[0]), world_size))
+    return ann
+
+
+def annotation_tensor(index: int, name: str, ann: Any, world_size: int,
+                      bind: dict[str, int] | None = None) -> HostTensor:
+    """The stand-in of a host orchestrator parameter from its annotation (``pl.Tensor[[NR, 1, 64],
+    pl.FP32]``, maybe in ``pl.Out``/``pl.InOut``); a ``pl.dynamic`` extent takes its value in ``bind``
+    (by name: the call's arguments, :func:`bind_dynamic_dims`), else the world size."""
+    ann = _tensor_annotation(name, ann)
+    values = bind or {}
+    dims = tuple(int(d.value(lambda v: values.get(v.name, world_size))) if _is_dynamic(d) else int(d)
+                 for d in ann.args[0])  # fmt: skip
     return HostTensor(index, name, dims, _dtype_name(ann.args[1]))
+
+
+def has_dynamic_dims(anns: dict[str, Any], names: list[str]) -> bool:
+    """True when a host parameter's annotation has a ``pl.dynamic`` extent."""
+    return any(_is_dynamic(d) for n in names for d in _tensor_annotation(n, anns.get(n)).args[0])
+
+
+def _named(d: Any) -> list[str]:
+    """The names of the ``pl.dynamic`` dimensions an extent expression uses."""
+    if not _is_dynamic(d):
+        return []
+    if not hasattr(d, "op"):
+        return [d.name]
+    return [*_named(d.lhs), *_named(d.rhs)]
+
+
+def bind_dynamic_dims(names: list[str], anns: dict[str, Any], args: list[Any]) -> dict[str, int]:
+    """Each ``pl.dynamic`` dimension of the host parameters bound to the call's tensors (upstream: "resolved
+    when the program is invoked"): a bare ``M`` is its extent; ``M * 2`` with ``M`` otherwise unbound is
+    solved from its extent (an affine expression in one unknown). Every extent is then checked."""
+    pairs = []  # (parameter, axis, expression, extent)
+    for n, a in zip(names, args, strict=True):
+        ann = _tensor_annotation(n, anns.get(n))
+        shape = getattr(a, "shape", None)
+        if shape is None:
+            raise HostPlanError(f"parameter {n!r}: expected a tensor, got {type(a).__name__}")
+        if len(shape) != len(ann.args[0]):
+            raise HostPlanError(f"parameter {n!r}: a tensor of rank {len(ann.args[0])} ({_dims_text(ann.args[0])}), "
+                                f"got shape {list(shape)}")
+        pairs += [(n, i, d, int(e)) for i, (d, e) in enumerate(zip(ann.args[0], shape, strict=True))]
+    bound: dict[str, int] = {}
+    for _n, _i, d, e in pairs:
+        if _is_dynamic(d) and not hasattr(d, "op") and d.name not in bound:
+            bound[d.name] = e
+    for n, i, d, e in pairs:
+        free = sorted(set(_named(d)) - set(bound))
+        if len(free) == 1:
+            bound[free[0]] = _solve(d, free[0], e, bound, f"parameter {n!r} dimension {i}")
+    for n, i, d, e in pairs:
+        if _is_dynamic(d) and set(_named(d)) <= set(bound):
+            want = d.value(lambda v: bound[v.name])
+        else:
+            want = d if not _is_dynamic(d) else e
+        if int(want) != e:
+            raise HostPlanError(f"parameter {n!r} dimension {i}: {_dims_text([d])} is {want} "
+                                f"({', '.join(f'{k}={v}' for k, v in sorted(bound.items()))}), the tensor has {e}")
+    return bound
+
+
+def _solve(d: Any, var: str, extent: int, bound: dict[str, int], what: str) -> int:
+    """``var`` such that ``d`` is ``extent`` (``d`` affine in ``var``: ``a + b * var``)."""
+    def at(x: int) -> int:
+        return int(d.value(lambda v: x if v.name == var else bound[v.name]))
+
+    a, b = at(0), at(1) - at(0)
+    if b == 0 or (extent - a) % b:
+        raise HostPlanError(f"{what}: no value of {var} makes {_dims_text([d])} equal {extent}")
+    return (extent - a) // b
+
+
+def _dims_text(dims: Any) -> str:
+    return ", ".join(getattr(d, "name", str(d)) for d in dims)
 
 
 class _Entry:

@@ -459,3 +459,41 @@ def atomic_sum_host(x: pl.Tensor[[2, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[2, 1,
     for r in pl.range(pld.world_size()):
         atomic_sum(x[r], y[r], pld.window(acc, [1, N], dtype=pl.FP32), pld.window(stage, [1, N], dtype=pl.FP32),
                    pld.window(sig, [1, 1], dtype=pl.INT32), device=r)
+
+
+M = pl.dynamic("M")
+K = pl.dynamic("K")
+
+
+@pl.program
+class CompositeDims:
+    """HOST parameters of ``[M * 2, K]`` (not the rank count: bound from the call's tensors), whole
+    tensors to two devices: a + b on device 0, a - b on device 1."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def add_k(self, a: pl.Tensor[[M * 2, K], pl.FP32], b: pl.Tensor[[M * 2, K], pl.FP32],
+              f: pl.Out[pl.Tensor[[M * 2, K], pl.FP32]]) -> pl.Tensor[[M * 2, K], pl.FP32]:
+        return pl.store(pl.add(pl.load(a, [0, 0], [16, 64]), pl.load(b, [0, 0], [16, 64])), [0, 0], f)
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def sub_k(self, a: pl.Tensor[[M * 2, K], pl.FP32], b: pl.Tensor[[M * 2, K], pl.FP32],
+              g: pl.Out[pl.Tensor[[M * 2, K], pl.FP32]]) -> pl.Tensor[[M * 2, K], pl.FP32]:
+        return pl.store(pl.sub(pl.load(a, [0, 0], [16, 64]), pl.load(b, [0, 0], [16, 64])), [0, 0], g)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def add(self, a: pl.Tensor[[M * 2, K], pl.FP32], b: pl.Tensor[[M * 2, K], pl.FP32],
+            f: pl.Out[pl.Tensor[[M * 2, K], pl.FP32]]) -> pl.Tensor[[M * 2, K], pl.FP32]:
+        return self.add_k(a, b, f)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def sub(self, a: pl.Tensor[[M * 2, K], pl.FP32], b: pl.Tensor[[M * 2, K], pl.FP32],
+            g: pl.Out[pl.Tensor[[M * 2, K], pl.FP32]]) -> pl.Tensor[[M * 2, K], pl.FP32]:
+        return self.sub_k(a, b, g)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, a: pl.Tensor[[M * 2, K], pl.FP32], b: pl.Tensor[[M * 2, K], pl.FP32],
+             f: pl.Out[pl.Tensor[[M * 2, K], pl.FP32]], g: pl.Out[pl.Tensor[[M * 2, K], pl.FP32]]
+             ) -> tuple[pl.Tensor[[M * 2, K], pl.FP32], pl.Tensor[[M * 2, K], pl.FP32]]:
+        out_f = self.add(a, b, f, device=0)
+        out_g = self.sub(a, b, g, device=1)
+        return out_f, out_g
