@@ -93,6 +93,9 @@ def compile_program_host(program: Program, dc: Any, *, platform: str | None = No
     annotations to other shapes builds the program again for them (same directory), and a program
     whose world-size binding does not compile (``M * 2`` rows of a 128-row window) is built at its
     first call."""
+    if dc is None:
+        raise ValueError(f"{program.name}: a program with a multi-chip HOST orchestrator is compiled with "
+                         "distributed_config=DistributedConfig(device_ids=[...])")
     try:
         compiled = _compile_program_host(program, dc, platform, output_dir, bind)
     except Exception as exc:  # noqa: BLE001 - re-raised unless a call's own binding may compile
@@ -165,9 +168,6 @@ def _deferred(program: Program, dc: Any, platform: str | None, output_dir: Any,
 
 def _compile_program_host(program: Program, dc: Any, platform: str | None, output_dir: Any,
                           bind: dict[str, int] | None) -> DistributedCompiledProgram:
-    if dc is None:
-        raise ValueError(f"{program.name}: a program with a multi-chip HOST orchestrator is compiled with "
-                         "distributed_config=DistributedConfig(device_ids=[...])")
     dc = distributed_config_of(dc)
     if len(program.host_orchestrators) != 1:
         raise ValueError(f"{program.name}: expected one HOST orchestrator, got {sorted(program.host_orchestrators)}")
