@@ -15,12 +15,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_isa_numerics import F16, A, Case, _arrays, _bits, _synced
+from test_isa_numerics import F16, A, Case, _synced, check_both_engines
 
-from pypto.device.interpreter import run_kernel
-from pypto.ptoas.build import build_shared
 from pypto.ptoas.emitc import emit_cpp
-from pypto.ptoas.emitc.runner import KernelLibrary
 from pypto.ptoas.passes import PtoasOptions, run_ptoas_pipeline
 from pypto.ptoas.pto_text import parse_pto, verify_pto
 
@@ -92,15 +89,7 @@ def build_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_interpreter_and_cpp_agree(name: str, build_dir: Path) -> None:
-    case = CASES[name]
-    interp_args = _arrays(case)
-    run = run_kernel(_synced(case, name), "k", interp_args)
-    assert run.races == [], run.race_messages
-    cpp_args = _arrays(case)
-    lib = KernelLibrary(build_shared(emit_cpp(_synced(case, name)), build_dir, name=f"cf_{name}"))
-    lib.call("k", *cpp_args)
-    np.testing.assert_array_equal(_bits(interp_args[1]), _bits(cpp_args[1]), err_msg=name)
-    np.testing.assert_array_equal(interp_args[1], case.expect["d"], err_msg=name)
+    check_both_engines(CASES[name], name, build_dir, "cf")
 
 
 def test_while_is_goto_labels_and_index_is_int32() -> None:
