@@ -302,6 +302,11 @@ def _handler_step(run: Any, ins: tuple[int, ...], outs: tuple[int, ...]) -> Step
     gather = _gather(ins)
     step: Step
     if not outs:
+        step_of = getattr(run, "step_of", None)
+        if step_of is not None:  # a data op: its own step, with the accounting in one call
+            step = step_of(gather)
+            step.role = _role(run, gather, False)  # type: ignore[attr-defined]
+            return step
         if not ins:
             direct: Step | None = getattr(run, "step", None)
             if direct is not None:

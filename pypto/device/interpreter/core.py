@@ -189,11 +189,11 @@ class CoreState:
         if set_flag is None or wait_flag is None or not set_flag[1] or wait_flag[1] or set_flag[0] != wait_flag[0]:
             return None
         key = set_flag[0]
-        spec = Timeline.handshake_spec(key, set_op.name, set_op, wait_op.name, wait_op)
+        handshake = Timeline.handshake_of(key, set_op.name, set_op, wait_op.name, wait_op)
         src, dst, _ = key
 
         def pair(env: object, core: CoreState) -> None:
-            if core.timeline.handshake(spec, core.set_flag_cycles, core.wait_flag_cycles):
+            if handshake(core.timeline, core.set_flag_cycles, core.wait_flag_cycles):
                 races = core.races
                 if races is not None:
                     races.handshake(src, dst)

@@ -134,38 +134,33 @@ def timeline_period(
 
 
 def timeline_repeat(tl: Timeline, period: TimelinePeriod, times: int) -> None:
-    """``times`` more iterations of ``period`` right after it (each ``shift`` cycles after the last): the
-    rows built column by column (``zip`` makes the tuples)."""
+    """``times`` more iterations of ``period`` right after it (each ``shift`` cycles after the last)."""
     c = period.shift
     lo, hi = period.rows
     r = hi - lo
     rows, pairs = tl.rows, tl.flag_pairs
-    ops, instrs, pipes, hws, starts, ends, kinds, sites, details = zip(*rows[lo:hi], strict=True)
-    offsets = range(c, c * times + 1, c) if c else [0] * times
-    rows.extend(
-        zip(
-            ops * times,
-            instrs * times,
-            pipes * times,
-            hws * times,
-            [s + off for off in offsets for s in starts],
-            [e + off for off in offsets for e in ends],
-            kinds * times,
-            sites * times,
-            details * times,
-            strict=True,
+    template = rows[lo:hi]
+    if c:
+        rows.extend(
+            [
+                (op, instr, pipe, hw, start + off, end + off, kind, site, detail)
+                for off in range(c, c * times + 1, c)
+                for op, instr, pipe, hw, start, end, kind, site, detail in template
+            ]
         )
-    )
-    template = pairs[period.pairs[0] : period.pairs[1]]
-    if template:
-        pairs.extend([(s + n, w + n) for n in range(r, r * times + 1, r) for s, w in template])
+    else:
+        rows.extend(template * times)
+    flagged = pairs[period.pairs[0] : period.pairs[1]]
+    if flagged:
+        pairs.extend([(s + n, w + n) for n in range(r, r * times + 1, r) for s, w in flagged])
     total = times * c
+    free, signals = tl.free, tl.signals
     for p in period.pipes:
-        tl.free[p] += total
+        free[p] += total
     for k in period.keys:
-        pending = tl.signals.get(k)
+        pending = signals.get(k)
         if pending:
-            tl.signals[k] = deque((f + total, i + times * r) for f, i in pending)
+            signals[k] = deque([(f + total, i + times * r) for f, i in pending])
 
 
 # -- the race detector ---------------------------------------------------------------------------
@@ -337,14 +332,14 @@ class LoopReplay:
         body, pipes, keys = self.body, self.pipes, self.keys
         it = iter(values)
         t_before = timeline_mark(tl)
-        r_before = race_mark(rd) if rd is not None else None
+        r_before = self._race_mark(tl, rd)
         for _ in range(min(LEARN_ITERATIONS, len(values) - 1)):
             env[iv] = next(it)
             body(env, core)
             t_after = timeline_mark(tl)
-            r_after = race_mark(rd) if rd is not None else None
+            r_after = self._race_mark(tl, rd)
             t_period = timeline_period(t_before, t_after, pipes, keys)
-            if t_period is not None:
+            if t_period is not None and r_before is not None:
                 r_period = race_period(r_before, r_after, pipes, keys) if rd is not None else None  # type: ignore[arg-type]
                 if rd is None or r_period is not None:
                     template = [r.probe(env, core) for r in self.roles if r.kind == DATA]  # type: ignore[misc]
@@ -354,6 +349,15 @@ class LoopReplay:
         for i in it:
             env[iv] = i
             body(env, core)
+
+    def _race_mark(self, tl: Timeline, rd: RaceDetector | None) -> RaceMark | None | bool:
+        """:func:`race_mark` of ``rd`` (True when there is no race detector), or None while one of the body's
+        pipes has not started: the timeline is not periodic over the next iteration then (a queue of the body
+        not started before it), so no race period is looked for and the mark is not taken."""
+        if rd is None:
+            return True
+        free = tl.free
+        return race_mark(rd) if all(p in free for p in self.pipes) else None
 
     def _replay(
         self,

@@ -60,6 +60,7 @@ from .memory import (
     to_compute,
     to_storage,
 )
+from .timing import PIPE_NAMES
 
 Handler = Callable[[CoreState, Interpreter, Any, PythonValues], PythonValues]
 """An op's semantics, reading what it needs from the op on every call."""
@@ -277,7 +278,40 @@ def _dps(numerics: Prepare) -> Prepare:
             if races is not None:
                 races.instruction(pipe, op, ins, outs)
 
+        target_pipe, pipe_name = PIPE_NAMES[pipe]
+
+        def step_of(gather: Callable[[Any], PythonValues]) -> Callable[[Any, CoreState], None]:
+            """:func:`run` as the compiled engine's step, its operands gathered from the slots by ``gather``
+            (one call per execution: the queue end and the record written here, as
+            :meth:`~.timing.Timeline.issue` does)."""
+
+            def step(env: Any, core: CoreState) -> None:
+                args = gather(env)
+                if compute is None:
+                    handler(core, core.interp, op, args)  # type: ignore[misc]
+                else:
+                    compute(core, core.interp, args)
+                ins: Tiles
+                outs: Tiles
+                if single:
+                    ins = (args[i0],) if i0 >= 0 else ()
+                    outs = (args[o0],) if o0 >= 0 else ()
+                else:
+                    ins, outs = operands(args)
+                cycles, kind, detail = cost(core, ins, outs, args)
+                tl = core.timeline
+                free = tl.free
+                start = free.get(pipe, 0)
+                end = free[pipe] = start + cycles
+                tl.rows.append((name, instr, target_pipe, pipe_name, start, end, kind, op, detail))
+                races = core.races
+                if races is not None:
+                    races.instruction(pipe, op, ins, outs)
+
+            return step
+
         run.check, run.probe, run.account, run.pipe = check, probe, account, pipe  # type: ignore[attr-defined]
+        run.step_of = step_of  # type: ignore[attr-defined]
         return run
 
     return prepare

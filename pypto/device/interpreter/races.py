@@ -79,6 +79,11 @@ class _Seg:
         return right
 
 
+def _join(a: list[int], b: list[int]) -> list[int]:
+    """The element-wise maximum of two clocks (a comprehension: cheaper than ``map(max, ...)`` per entry)."""
+    return [x if x >= y else y for x, y in zip(a, b, strict=True)]
+
+
 def _short(op_name: str) -> str:
     return op_name.removeprefix("pto.")
 
@@ -136,7 +141,7 @@ class RaceDetector:
             q = self.index.get(key[1])
             if q is None:
                 q = self._pipe(key[1])
-            self.clock[q] = list(map(max, self.clock[q], pending.popleft()))
+            self.clock[q] = _join(self.clock[q], pending.popleft())
 
     def handshake(self, src: Pipe, dst: Pipe) -> None:
         """:meth:`set_flag` then :meth:`wait_flag` of a ``src`` -> ``dst`` flag with no snapshot pending:
@@ -149,7 +154,7 @@ class RaceDetector:
         if d is None:
             d = self._pipe(dst)
         clock = self.clock
-        clock[d] = list(map(max, clock[d], clock[q]))
+        clock[d] = _join(clock[d], clock[q])
 
     def barrier_all(self) -> None:
         """``pipe_barrier(PIPE_ALL)``: every pipe has seen everything."""

@@ -33,7 +33,7 @@ from pypto.ptoas.dialect.attrs import Pipe
 
 from .costs import TARGET_PIPE
 
-_PIPE_NAMES: dict[Pipe, tuple[str, str]] = {p: (TARGET_PIPE.get(p, p.value), p.value) for p in Pipe}
+PIPE_NAMES: dict[Pipe, tuple[str, str]] = {p: (TARGET_PIPE.get(p, p.value), p.value) for p in Pipe}
 """(target pipe name, PTOAS pipe name) per pipe."""
 
 
@@ -91,12 +91,6 @@ Row = tuple[str, str, str, str, int, int, str, object, str]
 (records are built when first read: most runs only need the totals). ``site`` is what
 :attr:`Timeline.locate` turns into the record's two locations (the op: its locations are formatted only
 when a record is read)."""
-
-
-HandshakeSpec = tuple[
-    tuple[Pipe, Pipe, int], Pipe, Pipe, tuple[str, str, str, str], tuple[str, str, str, str], object, object, str
-]
-"""(flag key, src, dst, (set op, instr, pipe, hw pipe), (wait op, ...), set site, wait site, detail)."""
 
 
 def _no_locs(site: object) -> Locs:
@@ -159,7 +153,7 @@ class Timeline:
         if not_before > start:
             start = not_before
         end = free[pipe] = start + cycles
-        target_pipe, pipe_name = _PIPE_NAMES[pipe]
+        target_pipe, pipe_name = PIPE_NAMES[pipe]
         self.rows.append((op, instr, target_pipe, pipe_name, start, end, kind, site, detail))
         return end
 
@@ -173,55 +167,40 @@ class Timeline:
         if pending is None:
             pending = self.signals[key] = deque()
         pending.append((end, len(rows)))
-        target_pipe, pipe_name = _PIPE_NAMES[src]
+        target_pipe, pipe_name = PIPE_NAMES[src]
         detail = _FLAG_DETAIL.get(key) or _flag_detail(*key)
         rows.append((op, "SET_FLAG", target_pipe, pipe_name, start, end, "signal", site, detail))
 
     @staticmethod
-    def handshake_spec(
+    def handshake_of(
         key: tuple[Pipe, Pipe, int], set_op: str, set_site: object, wait_op: str, wait_site: object
-    ) -> HandshakeSpec:
-        """What :meth:`handshake` needs of one set_flag/wait_flag pair, resolved once."""
+    ) -> Callable[[Timeline, int, int], bool]:
+        """One set_flag/wait_flag pair of the flag ``key`` (``set_op``/``wait_op``: the ops' names, the sites
+        their rows' ``site``) as ``handshake(timeline, set_cycles, wait_cycles)``: :meth:`signal` then
+        :meth:`wait` when no older signal of the flag is pending (the wait consumes this signal: no queue
+        entry is made); False, with nothing done, when one is. What the rows need is resolved here, once."""
         src, dst, event = key
-        return (
-            key,
-            src,
-            dst,
-            (set_op, "SET_FLAG", *_PIPE_NAMES[src]),
-            (wait_op, "WAIT_FLAG", *_PIPE_NAMES[dst]),
-            set_site,
-            wait_site,
-            _FLAG_DETAIL.get(key) or _flag_detail(src, dst, event),
-        )
+        set_pipe, set_hw = PIPE_NAMES[src]
+        wait_pipe, wait_hw = PIPE_NAMES[dst]
+        detail = _FLAG_DETAIL.get(key) or _flag_detail(src, dst, event)
 
-    def handshake(self, spec: HandshakeSpec, set_cycles: int, wait_cycles: int) -> bool:
-        """:meth:`signal` then :meth:`wait` of one flag (``spec``: :meth:`handshake_spec`), when no
-        older signal of it is pending (the wait consumes this signal: no queue entry is made); False, with
-        nothing done, when one is."""
-        (
-            key,
-            src,
-            dst,
-            (set_op, set_instr, set_pipe, set_hw),
-            (wait_op, wait_instr, wait_pipe, wait_hw),
-            set_site,
-            wait_site,
-            detail,
-        ) = spec
-        if self.signals.get(key):
-            return False
-        free, rows = self.free, self.rows
-        start = free.get(src, 0)
-        fired = free[src] = start + set_cycles
-        n = len(rows)
-        rows.append((set_op, set_instr, set_pipe, set_hw, start, fired, "signal", set_site, detail))
-        start = free.get(dst, 0)
-        if fired > start:
-            start = fired
-        end = free[dst] = start + wait_cycles
-        self.flag_pairs.append((n, n + 1))
-        rows.append((wait_op, wait_instr, wait_pipe, wait_hw, start, end, "wait", wait_site, detail))
-        return True
+        def handshake(tl: Timeline, set_cycles: int, wait_cycles: int) -> bool:
+            if tl.signals.get(key):
+                return False
+            free, rows = tl.free, tl.rows
+            start = free.get(src, 0)
+            fired = free[src] = start + set_cycles
+            n = len(rows)
+            rows.append((set_op, "SET_FLAG", set_pipe, set_hw, start, fired, "signal", set_site, detail))
+            start = free.get(dst, 0)
+            if fired > start:
+                start = fired
+            end = free[dst] = start + wait_cycles
+            tl.flag_pairs.append((n, n + 1))
+            rows.append((wait_op, "WAIT_FLAG", wait_pipe, wait_hw, start, end, "wait", wait_site, detail))
+            return True
+
+        return handshake
 
     def wait(self, op: str, key: tuple[Pipe, Pipe, int], cycles: int, site: object) -> None:
         """``wait_flag`` of the flag ``key`` = (src, dst, event): a WAIT entry in dst's queue, consuming the
@@ -243,7 +222,7 @@ class Timeline:
                 f"wait_flag[{src.value}, {dst.value}, EVENT_ID{event}] at {where} has no set_flag before it (would block)"
             )
         end = free[dst] = start + cycles
-        target_pipe, pipe_name = _PIPE_NAMES[dst]
+        target_pipe, pipe_name = PIPE_NAMES[dst]
         detail = _FLAG_DETAIL.get(key) or _flag_detail(*key)
         rows.append((op, "WAIT_FLAG", target_pipe, pipe_name, start, end, "wait", site, detail))
 
@@ -257,7 +236,7 @@ class Timeline:
         for p in list(self.free):
             self.free[p] = end
         self.free[Pipe.PIPE_S] = end
-        target_pipe = _PIPE_NAMES[Pipe.PIPE_S][0]
+        target_pipe = PIPE_NAMES[Pipe.PIPE_S][0]
         self.rows.append(
             (op, "PIPE_BARRIER", target_pipe, Pipe.PIPE_ALL.value, start, end, "barrier", site, "PIPE_ALL")
         )
