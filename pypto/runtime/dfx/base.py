@@ -124,16 +124,14 @@ def register(cls: type[Collector]) -> type[Collector]:
 def collectors_for(config: Any, build_dir: Path | None) -> list[Collector]:
     """A collector per flag enabled in ``config`` (levels as normalized by RunConfig), writing into
     ``<build_dir>/dfx_outputs`` or ``config.extra["dfx_dir"]``; none without either."""
+    levels = [(cls, int(getattr(config, flag, 0) or 0)) for flag, cls in COLLECTORS.items()]
+    if not any(level for _, level in levels):  # every flag off: nothing more to look at
+        return []
     override = (getattr(config, "extra", None) or {}).get("dfx_dir")  # a multi-chip rank: dfx_outputs/rank{r}/d{k}
     if build_dir is None and override is None:
         return []
     out = Path(override) if override else Path(build_dir) / DFX_DIR
-    made: list[Collector] = []
-    for flag, cls in COLLECTORS.items():
-        level = int(getattr(config, flag, 0) or 0)
-        if level:
-            made.append(cls(level, out))
-    return made
+    return [cls(level, out) for cls, level in levels if level]
 
 
 def finish_all(collectors: Sequence[Collector], result: Any) -> dict[str, list[Path]]:
@@ -141,6 +139,8 @@ def finish_all(collectors: Sequence[Collector], result: Any) -> dict[str, list[P
     (its swimlane records, PMU rows, func ids, the name map) is built once (:func:`per_run`). The cyclic
     garbage collector pauses meanwhile: what the collectors build is acyclic and freed by reference counting
     once written, and its passes over the process's objects cost a flagged run about as much as a file."""
+    if not collectors:  # every flag off: the run pays nothing for DFX
+        return {}
     result._dfx_memo = {}
     _FINISHING.append(result)
     collecting = gc.isenabled()  # the artefacts are acyclic, freed as they are written: no cycle to look for
