@@ -100,7 +100,8 @@ def atomic_write_bytes(
         raise
     try:
         try:
-            os.fchmod(fd, 0o644)  # whatever the umask: artefacts are ordinary files
+            if os.fstat(fd).st_mode & 0o7777 != FILE_MODE:  # a umask that took bits away: put them back
+                os.fchmod(fd, FILE_MODE)  # whatever the umask, artefacts are ordinary files
             if isinstance(data, list | tuple):
                 _write_chunks(fd, data)
             else:
@@ -127,6 +128,10 @@ def atomic_write_bytes(
         remove_stale_temps(target)
 
 
+FILE_MODE = 0o644
+"""The mode of every file written here, whatever the umask (the temporary file is created with it: under the
+usual umasks no ``fchmod``, which cost a run's artefact write tens of µs of journal work each)."""
+
 _TEMP_SERIAL = itertools.count(int.from_bytes(os.urandom(3), "big"))
 """Numbers the temporary files of this process (a random start; ``os.getpid()`` is in the name too)."""
 
@@ -141,7 +146,7 @@ def _open_temp(path: str) -> tuple[int, str]:
     for _ in range(100):
         tmp = os.path.join(head, f".{tail}.{os.getpid()}.{next(_TEMP_SERIAL) & 0xFFFFFFFF:08x}.tmp")
         try:
-            return os.open(tmp, flags, 0o600), tmp
+            return os.open(tmp, flags, FILE_MODE), tmp
         except FileExistsError:
             continue
     raise FileExistsError(errno.EEXIST, "no unused temporary file name", path)

@@ -1,6 +1,8 @@
 """What keeps DFX collection cheap on the host (benchmarks/dfx_overhead.py) without changing an artefact:
 ``args.bin`` is written from its payloads without joining them, and what several collectors read from a run is built once (``per_run``: the name
-map is written once when both the swimlane and dep_gen ask for it)."""
+map is written once when both the swimlane and dep_gen ask for it), an atomic write creates its file with its
+final mode (no ``fchmod`` under the usual umasks), ``json_text`` writes a collector's pre-formatted
+(:class:`~pypto.runtime.dfx.jsonenc.Encoded`) rows as they are, and a run with every flag off has no collector."""
 
 from __future__ import annotations
 
@@ -33,6 +35,38 @@ def test_atomic_write_of_chunks_is_their_concatenation(tmp_path: Path) -> None:
     with pytest.raises(TypeError):
         atomic_write_bytes(path, [b"ok", 3], durable=False)  # type: ignore[list-item]
     assert path.read_bytes() == b"" and [p.name for p in tmp_path.iterdir()] == ["args.bin"]
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o077, 0o000])
+def test_atomic_write_leaves_mode_0644_whatever_the_umask(tmp_path: Path, umask: int) -> None:
+    import os
+    import stat
+
+    path = tmp_path / "a.json"
+    old = os.umask(umask)
+    try:
+        atomic_write_bytes(path, b"{}", durable=False)  # created with 0644: a fchmod only if the umask took bits
+        atomic_write_bytes(path, [b"[", b"]"], durable=True)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644 and path.read_bytes() == b"[]"
+
+
+def test_json_text_writes_encoded_outer_items_as_they_are() -> None:
+    from pypto.runtime.dfx.jsonenc import Encoded
+
+    doc = {"rows": [Encoded('{"a":1}'), {"b": [2]}], "one": Encoded("[3,4]"), "deep": {"x": [Encoded("s")]}}
+    assert base.json_text(doc).splitlines() == [
+        "{", ' "rows": [', '  {"a":1},', '  {"b":[2]}', " ],", ' "one": [3,4],', ' "deep": {', '  "x": ["s"]', " }", "}",
+    ]  # fmt: skip
+
+
+def test_a_run_with_every_flag_off_has_no_collector() -> None:
+    from pypto.runtime.config import DFX_FLAGS
+
+    cfg = RunConfig(**dict.fromkeys(DFX_FLAGS, 0))
+    assert base.collectors_for(cfg, Path("build")) == []
+    assert base.finish_all([], _Result()) == {}
 
 
 class _Result:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ import numpy as np
 from pypto.dialects.enums import ParamDirection
 
 from .base import Collector, ensure_dir, json_text, register, result_func_ids, write_artefact
+from .jsonenc import Encoded, compact_encoder
 
 ARGS_DUMP_DIR = "args_dump"
 MANIFEST = "args_dump.json"
@@ -77,7 +79,7 @@ def _scalar_dtype(v: Any) -> str:
     return "INT64" if isinstance(v, int) else "FP32"
 
 
-@dataclass
+@dataclass(slots=True)
 class _Capture:
     task_id: int
     stage: str
@@ -87,8 +89,9 @@ class _Capture:
     kind: str
     dtype: str
     value: Any
-    shape: list[int]
-    strides: list[int]
+    shape_text: str
+    """The shape as the manifest spells it (``[256,64]``; a scalar's ``[]``)."""
+    strides_text: str
     numel: int
     payload: _Payload | None
 
@@ -180,6 +183,24 @@ class _Payload:
         return memoryview(a.reshape(-1).view(np.uint8)) if _little_contiguous(a) else _payload(a)
 
 
+def _arg_row(c: _Capture, func_ids: str, offset: int, size: int, encode: Callable[[Any], str]) -> Encoded:
+    """One ``args`` row of the manifest as its compact JSON (the keys of runtime-dfx-formats.md §6 in their
+    order; the values as ``json.dumps`` spells them, ``func_ids`` already spelled): formatted from a template
+    instead of a dict encoded (a run has a row per argument and stage)."""
+    return Encoded(
+        f'{{"task_id":"0x{c.task_id:016x}","func_id":{func_ids},"arg_index":{_int(c.arg_index, encode)},'
+        f'"role":"{c.role}","stage":"{c.stage}","kind":"{c.kind}","dtype":{encode(c.dtype)},'
+        f'"value":{"null" if c.value is None else encode(c.value)},"is_contiguous":true,"shape":{c.shape_text},'
+        f'"strides":{c.strides_text},"start_offset":0,"numel":{_int(c.numel, encode)},"bin_offset":{offset},'
+        f'"bin_size":{size},"truncated":false,"overwritten":false}}'
+    )
+
+
+def _int(x: Any, encode: Callable[[Any], str]) -> str:
+    """``x`` as ``json.dumps`` spells it (a plain int directly)."""
+    return str(x) if type(x) is int else encode(x)
+
+
 @register
 class ArgsDumpCollector(Collector):
     """``enable_dump_args``: ``args_dump/{args_dump.json,args.bin}`` (1 partial, 2 full)."""
@@ -198,7 +219,7 @@ class ArgsDumpCollector(Collector):
         """(id(buffer), version) -> (the buffer, kept alive so its id stays its own; its captured state)."""
         self._live: dict[int, list[_Payload]] = {}
         """A buffer's memory -> its captured states that still point at the live array."""
-        self._layouts: dict[int, tuple[str, list[int], list[int], int]] = {}
+        self._layouts: dict[int, tuple[str, str, str, int]] = {}
         """id(buffer) -> :meth:`_layout` (the buffers stay alive in ``_payloads`` while the run lasts)."""
         self._kernels: dict[int, tuple[str, ...]] = {}
         """Task id -> its kernel names, sorted."""
@@ -233,14 +254,15 @@ class ArgsDumpCollector(Collector):
             return True
         return arg.buffer is not None and arg.index in task.dumps  # partial: the marked tensors only
 
-    def _layout(self, buffer: Any) -> tuple[str, list[int], list[int], int]:
-        """A buffer's storage dtype name, shape, element strides and element count (once per buffer a run:
-        they do not change; shared by its captures, which never change them)."""
+    def _layout(self, buffer: Any) -> tuple[str, str, str, int]:
+        """A buffer's storage dtype name, shape and element strides (as the manifest spells them) and element
+        count (once per buffer a run: they do not change)."""
         known = self._layouts.get(id(buffer))
         if known is None:
             arr = buffer.array
-            known = (str(arr.dtype).upper(), [int(d) for d in arr.shape],
-                     [int(s) // arr.itemsize for s in arr.strides], int(arr.size))  # fmt: skip
+            shape = ",".join([str(int(d)) for d in arr.shape])
+            strides = ",".join([str(int(s) // arr.itemsize) for s in arr.strides])
+            known = (str(arr.dtype).upper(), f"[{shape}]", f"[{strides}]", int(arr.size))
             self._layouts[id(buffer)] = known
         return known
 
@@ -266,7 +288,7 @@ class ArgsDumpCollector(Collector):
                 v = arg.scalar
                 cap = _Capture(
                     task.id, stage, arg.index, role, kernels, "scalar",
-                    arg.dtype or _scalar_dtype(v), scalar_value(v), [], [], 1, None,
+                    arg.dtype or _scalar_dtype(v), scalar_value(v), "[]", "[]", 1, None,
                 )  # fmt: skip
             self._captures[(task.id, stage, arg.index)] = cap
 
@@ -284,13 +306,18 @@ class ArgsDumpCollector(Collector):
         self._capture(task, "after_completion")  # each part overwrites: the last part's is kept
 
     def manifest(self, result: Any) -> tuple[dict[str, Any], list[bytes | bytearray | memoryview]]:
-        """The manifest and the payloads in ``args.bin`` order (the file is their concatenation)."""
+        """The manifest (its ``args`` rows as their JSON text: :func:`_arg_row`) and the payloads in
+        ``args.bin`` order (the file is their concatenation)."""
         func_ids = result_func_ids(result)
         caps = sorted(self._captures.values(), key=_Capture.key)
         payloads: list[bytes | bytearray | memoryview] = []
         offsets: dict[int, int] = {}  # id(payload) -> its bin_offset (a shared payload is stored once)
         end = 0
-        args: list[dict[str, Any]] = []
+        args: list[Encoded] = []
+        func_text: dict[tuple[str, ...], str] = {}  # a task's kernels -> its func_id list, spelled
+        encode = compact_encoder(False)
+        stages = dict.fromkeys(STAGES, 0)
+        roles = dict.fromkeys(ROLE_ORDER, 0)
         for c in caps:
             size = c.payload.nbytes if c.payload is not None else 0
             offset = offsets.get(id(c.payload)) if size else end
@@ -298,35 +325,22 @@ class ArgsDumpCollector(Collector):
                 offset = offsets[id(c.payload)] = end
                 payloads.append(c.payload.chunk())  # type: ignore[union-attr]
                 end += size
-            args.append({
-                "task_id": f"0x{c.task_id:016x}",
-                "func_id": [func_ids.get(k, -1) for k in c.kernels] or [-1],
-                "arg_index": c.arg_index,
-                "role": c.role,
-                "stage": c.stage,
-                "kind": c.kind,
-                "dtype": c.dtype,
-                "value": c.value,
-                "is_contiguous": True,
-                "shape": c.shape,
-                "strides": c.strides,
-                "start_offset": 0,
-                "numel": c.numel,
-                "bin_offset": offset,
-                "bin_size": size,
-                "truncated": False,
-                "overwritten": False,
-            })  # fmt: skip
+            fids = func_text.get(c.kernels)
+            if fids is None:
+                fids = func_text[c.kernels] = encode([func_ids.get(k, -1) for k in c.kernels] or [-1])
+            args.append(_arg_row(c, fids, offset, size, encode))
+            stages[c.stage] += 1
+            roles[c.role] += 1
         manifest = {
             "run_dir": str(self.out_dir.parent),
             "bin_format": {"type": "logical_contiguous", "byte_order": "little_endian"},
             "dump_args_level": self.level,
             "total_args": len(args),
-            "before_dispatch": sum(a["stage"] == "before_dispatch" for a in args),
-            "after_completion": sum(a["stage"] == "after_completion" for a in args),
-            "input_args": sum(a["role"] == "input" for a in args),
-            "output_args": sum(a["role"] == "output" for a in args),
-            "inout_args": sum(a["role"] == "inout" for a in args),
+            "before_dispatch": stages["before_dispatch"],
+            "after_completion": stages["after_completion"],
+            "input_args": roles["input"],
+            "output_args": roles["output"],
+            "inout_args": roles["inout"],
             "truncated_args": 0,
             "dropped_records": 0,
             "dropped_overwrite": 0,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Callable, Hashable, Sequence
 from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
@@ -14,7 +15,7 @@ from pypto.dialects.enums import FunctionType
 from pypto.dialects.program import function_type
 from pypto.utils.atomic import atomic_write_bytes
 
-from .jsonenc import compact_encoder
+from .jsonenc import Encoded, compact_encoder
 
 T = TypeVar("T")
 
@@ -43,7 +44,8 @@ def ensure_dir(path: Path) -> Path:
     artefact of a run asked for its folder: two system calls and an exception each time); returns ``path``."""
     key = str(path)
     if key not in _MADE_DIRS:
-        path.mkdir(parents=True, exist_ok=True)
+        if not os.path.isdir(key):  # one stat (a mkdir of an existing folder costs a failed call and a stat)
+            path.mkdir(parents=True, exist_ok=True)
         if _FINISHING:
             _MADE_DIRS.add(key)
     return path
@@ -56,12 +58,15 @@ JSON_OUTER_LEVELS = 2
 def json_text(obj: Any, *, allow_nan: bool = True) -> str:
     """An artefact's JSON text (the one encoder of every artefact): the outer :data:`JSON_OUTER_LEVELS`
     levels one item per line, indented by one space a level, and everything deeper compact on its item's
-    line, so a record, a task or a trace event reads as one line. The values are ``json.dumps``'s, and
+    line, so a record, a task or a trace event reads as one line. An :class:`~.jsonenc.Encoded` item there
+    is written as it is (its text is already that compact JSON). The values are ``json.dumps``'s, and
     all but the outer lines go through its C encoder (``indent`` would send the whole document through
     the pure-Python one, which cost a flagged run a third of its collection time)."""
     encode = compact_encoder(allow_nan)
 
     def layout(value: Any, depth: int, pad: str) -> str:
+        if type(value) is Encoded:
+            return value
         if depth >= JSON_OUTER_LEVELS or not value or not isinstance(value, dict | list | tuple):
             return encode(value)
         inner = pad + " "
@@ -69,7 +74,8 @@ def json_text(obj: Any, *, allow_nan: bool = True) -> str:
             items = [f"{inner}{key_text(key)}: {layout(v, depth + 1, inner)}" for key, v in value.items()]
             return "{\n" + ",\n".join(items) + "\n" + pad + "}"
         if depth + 1 >= JSON_OUTER_LEVELS:  # the last outer level: each item compact on its line
-            return "[\n" + inner + (",\n" + inner).join([encode(v) for v in value]) + "\n" + pad + "]"
+            lines = [v if type(v) is Encoded else encode(v) for v in value]
+            return "[\n" + inner + (",\n" + inner).join(lines) + "\n" + pad + "]"
         items = [inner + layout(v, depth + 1, inner) for v in value]
         return "[\n" + ",\n".join(items) + "\n" + pad + "]"
 
@@ -118,16 +124,14 @@ def register(cls: type[Collector]) -> type[Collector]:
 def collectors_for(config: Any, build_dir: Path | None) -> list[Collector]:
     """A collector per flag enabled in ``config`` (levels as normalized by RunConfig), writing into
     ``<build_dir>/dfx_outputs`` or ``config.extra["dfx_dir"]``; none without either."""
+    levels = [(cls, int(getattr(config, flag, 0) or 0)) for flag, cls in COLLECTORS.items()]
+    if not any(level for _, level in levels):  # every flag off: nothing more to look at
+        return []
     override = (getattr(config, "extra", None) or {}).get("dfx_dir")  # a multi-chip rank: dfx_outputs/rank{r}/d{k}
     if build_dir is None and override is None:
         return []
     out = Path(override) if override else Path(build_dir) / DFX_DIR
-    made: list[Collector] = []
-    for flag, cls in COLLECTORS.items():
-        level = int(getattr(config, flag, 0) or 0)
-        if level:
-            made.append(cls(level, out))
-    return made
+    return [cls(level, out) for cls, level in levels if level]
 
 
 def finish_all(collectors: Sequence[Collector], result: Any) -> dict[str, list[Path]]:
@@ -135,6 +139,8 @@ def finish_all(collectors: Sequence[Collector], result: Any) -> dict[str, list[P
     (its swimlane records, PMU rows, func ids, the name map) is built once (:func:`per_run`). The cyclic
     garbage collector pauses meanwhile: what the collectors build is acyclic and freed by reference counting
     once written, and its passes over the process's objects cost a flagged run about as much as a file."""
+    if not collectors:  # every flag off: the run pays nothing for DFX
+        return {}
     result._dfx_memo = {}
     _FINISHING.append(result)
     collecting = gc.isenabled()  # the artefacts are acyclic, freed as they are written: no cycle to look for

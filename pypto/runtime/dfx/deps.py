@@ -37,7 +37,7 @@ from __future__ import annotations
 import functools
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from xdsl.dialects import func
@@ -48,6 +48,7 @@ from pypto.dialects.types import TensorType
 from pypto.target.dtypes import BY_NAME
 
 from .base import Collector, ensure_dir, json_text, kernel_func_ids, per_run, register, result_func_ids, write_artefact
+from .jsonenc import Encoded, compact_encoder
 
 GM_BASE = 0x1_0000_0000
 """The simulated GM address of the first buffer (the simulator itself has no addresses)."""
@@ -139,14 +140,12 @@ def _param_dtypes(module: Any) -> dict[str, list[str | None]]:
     return known
 
 
-def _strides(arr: np.ndarray) -> list[int]:
-    return [int(s) // arr.itemsize for s in arr.strides]
-
-
-def _layout(arr: np.ndarray) -> tuple[list[int], list[int], str, str]:
-    """A buffer's shape, element strides, storage dtype name (``FP32``; numpy's ``dtype.name`` is slow) and
-    element count (a uint64 string)."""
-    return [int(d) for d in arr.shape], _strides(arr), _storage_name(arr.dtype), str(int(arr.size))
+def _layout(arr: np.ndarray) -> tuple[str, str, str, str]:
+    """A buffer's shape and element strides as deps.json spells them (``[256,64]``), storage dtype name
+    (``FP32``; numpy's ``dtype.name`` is slow) and element count (a uint64 string)."""
+    shape = ",".join([str(int(d)) for d in arr.shape])
+    strides = ",".join([str(int(s) // arr.itemsize) for s in arr.strides])
+    return f"[{shape}]", f"[{strides}]", _storage_name(arr.dtype), str(int(arr.size))
 
 
 @functools.lru_cache(maxsize=64)
@@ -155,18 +154,29 @@ def _storage_name(dtype: np.dtype) -> str:
     return _STORAGE_NAME.get(dtype.name, dtype.name.upper())
 
 
-def deps_document(result: Any) -> dict[str, Any]:
-    """The ``deps.json`` of a finished run (see the module docstring)."""
+class _Arg(NamedTuple):
+    """A tensor argument's values as deps.json spells them (its edges repeat them)."""
+
+    tensor_id: str
+    dtype: str
+    shape: str
+    strides: str
+
+
+def deps_document(result: Any) -> dict[str, list[Encoded]]:
+    """The ``deps.json`` of a finished run (see the module docstring): its tasks, tensors and edges, each
+    item formatted as its compact JSON line (the keys in their order, the values as ``json.dumps`` spells
+    them) instead of built as a dict only to be encoded."""
     graph = result.graph
     ids = result_func_ids(result)
     param_dtypes = _param_dtypes(result.module)
     addrs = gm_addresses(graph.buffers)
+    spell = _Spelling()
     version: dict[int, int] = {}
-    tensors: dict[int, dict[str, Any]] = {}
-    arg_tensor: dict[tuple[int, int], int] = {}  # (task, arg idx) -> tensor id
-    arg_doc: dict[tuple[int, int], dict[str, Any]] = {}
-    layouts: dict[int, tuple[list[int], list[int], str, str]] = {}  # id(buffer) -> _layout
-    tasks: list[dict[str, Any]] = []
+    tensors: dict[int, Encoded] = {}
+    arg_doc: dict[tuple[int, int], _Arg] = {}  # (task, arg idx) -> its values
+    layouts: dict[int, tuple[str, str, str, str]] = {}  # id(buffer) -> _layout
+    tasks: list[Encoded] = []
     for t in graph.tasks:
         slots = [-1, -1, -1]
         aiv = 1
@@ -177,59 +187,76 @@ def deps_document(result: Any) -> dict[str, Any]:
                 slots[aiv] = ids.get(part.func_name, -1)
                 aiv += 1
         dtypes = param_dtypes.get(t.func_name, [])
-        args: list[dict[str, Any]] = []
+        args: list[str] = []
         written: set[int] = set()
         for a in t.args:
             dt = dtypes[a.index] if a.index < len(dtypes) else None
+            idx = spell.number(a.index)
             if a.buffer is None:
-                args.append({"idx": a.index, "type": "SCALAR", "tensor_id": None, "dtype": dt, "shape": [],
-                             "start_offset": "0", "strides": []})  # fmt: skip
+                args.append(f'{{"idx":{idx},"type":"SCALAR","tensor_id":null,"dtype":{spell.text(dt)},"shape":[],'
+                            f'"start_offset":"0","strides":[]}}')  # fmt: skip
                 continue
             b = a.buffer
             layout = layouts.get(id(b))
             if layout is None:  # a buffer's shape, strides, storage dtype and size: once per run
                 layout = layouts[id(b)] = _layout(b.array)
-            dt = dt or layout[2]
+            dtype = spell.text(dt or layout[2])
             writes = a.direction is not ParamDirection.In
             v = version.get(b.id, 0) + writes
             if writes:
                 written.add(b.id)
             tid = tensor_id(addrs[b.id], v)
             if tid not in tensors:
-                tensors[tid] = {"tensor_id": str(tid), "buffer_addr": str(addrs[b.id]), "version": v, "dtype": dt,
-                                "buffer_numel": layout[3]}  # fmt: skip
-            doc = {"idx": a.index, "type": _ARG_TYPE[a.direction], "tensor_id": str(tid), "dtype": dt,
-                   "shape": list(layout[0]), "start_offset": "0", "strides": list(layout[1])}  # fmt: skip
-            args.append(doc)
-            arg_tensor[(t.id, a.index)] = tid
-            arg_doc[(t.id, a.index)] = doc
+                tensors[tid] = Encoded(f'{{"tensor_id":"{tid}","buffer_addr":"{addrs[b.id]}","version":{v},'
+                                       f'"dtype":{dtype},"buffer_numel":"{layout[3]}"}}')  # fmt: skip
+            doc = arg_doc[(t.id, a.index)] = _Arg(f'"{tid}"', dtype, layout[0], layout[1])
+            args.append(f'{{"idx":{idx},"type":"{_ARG_TYPE[a.direction]}","tensor_id":{doc.tensor_id},'
+                        f'"dtype":{dtype},"shape":{doc.shape},"start_offset":"0","strides":{doc.strides}}}')  # fmt: skip
         for b_id in written:
             version[b_id] = version.get(b_id, 0) + 1
-        tasks.append({"task_id": str(raw_task_id(t.id)), "scope": "auto", "kernel_ids": slots, "block_num": t.block_num,
-                      "args": args})  # fmt: skip
+        tasks.append(Encoded(f'{{"task_id":"{raw_task_id(t.id)}","scope":"auto","kernel_ids":{spell.value(slots)},'
+                             f'"block_num":{spell.number(t.block_num)},"args":[{",".join(args)}]}}'))  # fmt: skip
     by_id = {t.id: t for t in graph.tasks}
-    edges: list[dict[str, Any]] = []
+    edges: list[Encoded] = []
     for t in graph.tasks:
+        succ = raw_task_id(t.id)
         for e in t.dep_edges:
-            edge: dict[str, Any] = {"pred": str(raw_task_id(e.pred)), "succ": str(raw_task_id(t.id)), "arg": e.arg}
+            head = f'{{"pred":"{raw_task_id(e.pred)}","succ":"{succ}","arg":{spell.number(e.arg)}'
             if e.kind == "explicit":
-                edge.update(source="explicit", flags=["wait", "retain"])
-                edges.append(edge)
+                edges.append(Encoded(head + ',"source":"explicit","flags":["wait","retain"]}'))
                 continue
-            edge.update(source="tensormap", flags=["wait"], overlap="covered")
             consumer = arg_doc[(t.id, e.arg)]
-            edge["tensor_id"] = consumer["tensor_id"]
-            for k in ("dtype", "shape", "start_offset", "strides"):
-                edge[f"consumer_{k}"] = consumer[k]
             buf = t.args[e.arg].buffer
             want_write = e.kind != "war"  # the producer wrote the buffer (RAW/WAW) or read it (WAR)
             pred_args = [a for a in by_id[e.pred].args if a.buffer is buf]
             pick = next((a for a in pred_args if (a.direction is not ParamDirection.In) == want_write), pred_args[0])
             producer = arg_doc[(e.pred, pick.index)]
-            for k in ("shape", "start_offset", "strides"):
-                edge[f"producer_{k}"] = producer[k]
-            edges.append(edge)
+            edges.append(Encoded(
+                f'{head},"source":"tensormap","flags":["wait"],"overlap":"covered","tensor_id":{consumer.tensor_id},'
+                f'"consumer_dtype":{consumer.dtype},"consumer_shape":{consumer.shape},"consumer_start_offset":"0",'
+                f'"consumer_strides":{consumer.strides},"producer_shape":{producer.shape},'
+                f'"producer_start_offset":"0","producer_strides":{producer.strides}}}'
+            ))  # fmt: skip
     return {"tasks": tasks, "tensors": list(tensors.values()), "edges": edges}
+
+
+class _Spelling:
+    """Values as ``json.dumps`` spells them (compact), each string once per document."""
+
+    def __init__(self) -> None:
+        self.value = compact_encoder()
+        self._strings: dict[str | None, str] = {None: "null"}
+
+    def text(self, x: str | None) -> str:
+        """A string (or None) as JSON."""
+        text = self._strings.get(x)
+        if text is None:
+            text = self._strings[x] = self.value(x)
+        return text
+
+    def number(self, x: Any) -> str:
+        """An int as JSON (a plain int directly)."""
+        return str(x) if type(x) is int else self.value(x)
 
 
 def write_deps(result: Any, out_dir: Path) -> Path:

@@ -22,3 +22,11 @@ def compact_encoder(allow_nan: bool = True) -> Callable[[Any], str]:
         return "".join(encoder(value, 0))
 
     return encode
+
+
+class Encoded(str):
+    """A value already spelled as its compact JSON (``json.dumps(v, separators=(",", ":"))``'s text): an item
+    of an artefact's outer levels that ``dfx.base.json_text`` writes as it is (a collector that formats its
+    rows from a template builds no dict only to encode it). Anywhere deeper it would be encoded as a string."""
+
+    __slots__ = ()

@@ -72,33 +72,35 @@ def overhead_series(records: Mapping[str, Any], edges: Sequence[tuple[int, int]]
     ready_at = {e: _Spans((ready[task], dispatch[task]) for task, kinds in types.items() if e in kinds)
                 for e in ENGINES}  # fmt: skip
     series: list[tuple[int, dict[str, int]]] = []
-    last: dict[str, int] = {}
-    keys = [(e, f"oh_{e}_idle", f"oh_{e}_ready", f"oh_{e}_overhead") for e in ENGINES]
+    last: tuple[int, ...] | None = None
+    present = [(e in cores, cores.get(e, 0), busy_at[e], ready_at[e]) for e in ENGINES]
     for t in sorted(x for x in times if lo <= x <= hi):
-        values: dict[str, int] = {}
-        over: dict[str, bool] = {}
-        has_ready: dict[str, bool] = {}
-        for e, k_idle, k_ready, k_over in keys:
-            if t == hi or e not in cores:
+        values: list[int] = []  # in COUNTERS order: per engine idle, ready, overhead; then all, has
+        all_over = bool(engines)
+        has_ready = False
+        ready_over = True  # every engine with ready work is in overhead
+        for on, n, busy_spans, ready_spans in present:
+            if t == hi or not on:
                 idle = waiting = 0
             else:
-                idle = cores[e] - busy_at[e].count(t)
-                waiting = ready_at[e].count(t)
-            values[k_idle], values[k_ready] = idle, waiting
-            over[e] = idle > 0 and waiting > 0
-            has_ready[e] = waiting > 0
-            values[k_over] = int(over[e])
-        values["oh_all_overhead"] = int(bool(engines) and all(over[e] for e in engines))
-        values["oh_has_overhead"] = int(any(has_ready[e] for e in engines) and
-                                        all(over[e] for e in engines if has_ready[e]))  # fmt: skip
-        if not series:
-            series.append((t, values))
-            last = values
+                idle = n - busy_spans.count(t)
+                waiting = ready_spans.count(t)
+            over = idle > 0 and waiting > 0
+            values += (idle, waiting, int(over))
+            if on and not over:
+                all_over = False
+            if waiting > 0:
+                has_ready = True
+                ready_over = ready_over and over
+        values += (int(all_over), int(has_ready and ready_over))
+        row = tuple(values)
+        if last is None:
+            series.append((t, dict(zip(COUNTERS, row, strict=True))))
+        elif row != last:
+            series.append((t, {k: v for k, v, was in zip(COUNTERS, row, last, strict=True) if v != was}))
+        else:
             continue
-        changed = {k: v for k, v in values.items() if last[k] != v}
-        if changed:
-            series.append((t, changed))
-            last = values
+        last = row
     return series
 
 

@@ -33,7 +33,7 @@ def write_merged_trace(result: Any, out_dir: Path, level: int = 2, stamp: str | 
     the task metadata)."""
     names = {t.task_id: t.func_name + ("_spmd" if t.block_num > 1 else "") for t in result.tasks}
     edges = [(d, t.task_id) for t in result.tasks for d in sorted(t.deps)]
-    text = chrome_trace_text(swimlane_records(result, level), names, edges)
+    text = chrome_trace_text(swimlane_records(result, level), names, edges, trusted=True)
     path = out_dir / f"merged_swimlane_{stamp or datetime.now().strftime('%Y%m%d_%H%M%S')}.json"
     ensure_dir(out_dir)
     write_artefact(path, text)

@@ -147,18 +147,26 @@ def chrome_trace_text(
     records: Mapping[str, Any],
     names: Mapping[int, str] | None = None,
     edges: Sequence[tuple[int, int]] = (),
+    *,
+    trusted: bool = False,
 ) -> str:
     """:func:`chrome_trace` as the text :func:`trace_json` writes for it, built as text (each event one
-    formatted string, a float's spelling once per value): the merged trace a flagged run writes."""
+    formatted string, a float's spelling once per value): the merged trace a flagged run writes.
+    ``trusted``: the records are :func:`.records.swimlane_records`'s of a run, not a file's: the shape of
+    their rows and phases is not checked again."""
     try:
         freq = float(records["metadata"]["clock_freq_hz"])
         core_types = list(records["metadata"]["core_types"])
     except (KeyError, TypeError, ValueError) as e:
         raise TraceInputError(f"metadata.clock_freq_hz and metadata.core_types are required ({e})") from None
-    aicore = _rows(records, "aicore_tasks", 5)
-    aicpu = {(r[0], r[1]): r for r in _rows(records, "aicpu_tasks", 4)}
-    sched = _phase_rows(records, "aicpu_scheduler_phases", ("kind", "start_cycles", "end_cycles", "tasks_processed"))
-    orch = _phase_rows(records, "aicpu_orchestrator_phases", ("submit_idx", "task_id", "start_cycles", "end_cycles"))
+    if trusted:
+        aicore, cpu_rows = records["aicore_tasks"], records.get("aicpu_tasks", [])
+        sched, orch = records.get("aicpu_scheduler_phases", []), records.get("aicpu_orchestrator_phases", [])
+    else:
+        aicore, cpu_rows = _rows(records, "aicore_tasks", 5), _rows(records, "aicpu_tasks", 4)
+        sched = _phase_rows(records, "aicpu_scheduler_phases", ("kind", "start_cycles", "end_cycles", "tasks_processed"))
+        orch = _phase_rows(records, "aicpu_orchestrator_phases", ("submit_idx", "task_id", "start_cycles", "end_cycles"))
+    aicpu = {(r[0], r[1]): r for r in cpu_rows}
     core_to_thread = list(records["metadata"].get("core_to_thread") or [])
     values = [c for r in aicore for c in r[3:5]] + [c for r in aicpu.values() for c in r[2:4]]
     phase_values = [p[k] for t in sched + orch for p in t for k in ("start_cycles", "end_cycles")]
