@@ -189,13 +189,30 @@ class AllreduceOp(_PldOp):
     """The largest ``data`` the mesh expansion takes: it holds every rank's whole window in UB tiles at
     once (its stores wait for everybody's reads); a larger mesh runs as the torch form."""
 
+    def is_ring(self) -> bool:
+        """``mode=ring`` with a signal."""
+        return self.mode is not None and AllreduceMode(self.mode.data) is AllreduceMode.ring and self.signal is not None
+
+    def ring_shaped_signal(self) -> bool:
+        """``mode=ring`` on upstream's ring signal ``[2 * (NR - 1)(+ 1), NR]`` (one row per round, one cell
+        per rank; ``NR >= 2``), whose world size is its last extent, not its first."""
+        if not self.is_ring():
+            return False
+        shape = self.signal.type.get_shape()  # type: ignore[union-attr]
+        return len(shape) == 2 and shape[1] >= 2 and shape[0] in (2 * (shape[1] - 1), 2 * (shape[1] - 1) + 1)
+
+    def world(self) -> int:
+        """The static world size: the ranks of a ring-shaped signal, else the signal's first extent."""
+        assert self.signal is not None
+        shape = self.signal.type.get_shape()  # type: ignore[union-attr]
+        return int(shape[1] if self.ring_shaped_signal() else shape[0])
+
     def lowers_as_ring(self) -> bool:
         """``mode=ring`` on a signal of at least 2 ranks that divides ``data``'s columns (else: the mesh)."""
-        if self.mode is None or AllreduceMode(self.mode.data) is not AllreduceMode.ring or self.signal is None:
+        if not self.is_ring():
             return False
-        world = self.signal.type.get_shape()[0]  # type: ignore[union-attr]
         cols = self.data.type.get_shape()[-1]  # type: ignore[union-attr]
-        return world >= 2 and cols % world == 0
+        return self.world() >= 2 and cols % self.world() == 0
 
 
 @irdl_op_definition
