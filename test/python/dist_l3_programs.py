@@ -497,3 +497,30 @@ class CompositeDims:
         out_f = self.add(a, b, f, device=0)
         out_g = self.sub(a, b, g, device=1)
         return out_f, out_g
+
+
+@pl.jit.incore
+def push_computed_k(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+                    box: pld.DistributedTensor[[1, N], pl.FP32], sig: pld.DistributedTensor[[1, 1], pl.INT32]):
+    nxt = (pld.rank(pld.get_comm_ctx(box)) + 1) % 2
+    doubled = pl.tensor.add(x, x)  # computed on the core: a tile after ConvertTensorToTileOps
+    pld.tensor.remote_store(doubled, box, nxt, [0, 0])
+    pld.system.notify(sig, nxt, [0, 0], value=1, op=pld.NotifyOp.AtomicAdd)
+    pld.system.wait(sig, [0, 0], expected=1, cmp=pld.WaitCmp.Ge)
+    y = pl.store(pl.load(box, [0, 0], [1, N]), [0, 0], y)
+    return y
+
+
+@pl.jit
+def push_computed(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+                  box: pld.DistributedTensor[[1, N], pl.FP32], sig: pld.DistributedTensor[[1, 1], pl.INT32]):
+    return push_computed_k(x, y, box, sig)
+
+
+@pl.jit.host
+def push_computed_host(x: pl.Tensor[[2, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[2, 1, N], pl.FP32]]):
+    box = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    sig = pld.alloc_window_buffer([1, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        push_computed(x[r], y[r], pld.window(box, [1, N], dtype=pl.FP32), pld.window(sig, [1, 1], dtype=pl.INT32),
+                      device=r)

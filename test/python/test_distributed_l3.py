@@ -143,6 +143,21 @@ def test_upstream_short_forms_remote_store_and_remote_load_run_as_pto(tmp_path: 
     assert torch.equal(y, torch.roll(x + 1, 1, dims=0))
 
 
+def test_a_computed_tensor_pushed_by_tensor_remote_store_goes_from_its_tile(tmp_path: Path) -> None:
+    """``pld.tensor.remote_store`` of a value computed on the core: ConvertTensorToTileOps makes it
+    ``pld.tile.remote_store`` of the tile (upstream's 1:1 lowering; no GM round trip before the push)."""
+    from pypto.driver.compiled import CompiledProgram
+
+    x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
+    compiled = p3.push_computed_host.compile(x, y, config=config(tmp_path))
+    assert isinstance(compiled.programs["push_computed"], CompiledProgram)
+    dumps = compiled.output_dir / "next_levels/push_computed/passes_dump"
+    tiled = next(dumps.glob("*_after_ConvertTensorToTileOps.py")).read_text()
+    assert "pld.tile.remote_store(" in tiled and "pld.tensor.remote_store(" not in tiled
+    compiled(x, y)
+    assert torch.equal(y, torch.roll(x + x, 1, dims=0))
+
+
 def test_atomic_tput_from_both_ranks_adds_up_in_every_window(tmp_path: Path) -> None:
     from pypto.driver.compiled import CompiledProgram
 
