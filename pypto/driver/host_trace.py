@@ -267,7 +267,7 @@ def sub_worker_call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
     plan.dispatches.append(Dispatch(chips[-1] if chips else 0, f"!{name}", list(args)))
 
 
-COLLECTIVES = ("allreduce", "broadcast", "barrier", "allgather", "reduce_scatter", "all_to_all")
+COLLECTIVES = ("allreduce", "broadcast", "barrier", "allgather", "reduce_scatter", "all_to_all", "all_to_all_v")
 """``pld.tensor.<name>`` a host orchestrator may call: one step on every rank, between its dispatches."""
 
 
@@ -287,7 +287,10 @@ def _host_collective(name: str) -> Callable[..., Any]:
         nums = [a for a in args if not isinstance(a, WindowView)]
         for r in range(plan.world_size):
             plan.dispatches.append(Dispatch(r, f"@{name}", [*views, {"options": opts, "numbers": nums}]))
-        if name in ("allgather", "all_to_all"):
+        if name == "all_to_all_v" and len(views) != 5:
+            raise HostPlanError("pld.tensor.all_to_all_v(input, target, signal, send_counts, recv_counts): expected "
+                                f"5 pld.window views, got {len(views)}")
+        if name in ("allgather", "all_to_all", "all_to_all_v"):
             return views[1] if len(views) > 1 else views[0]
         return views[0] if views else None
 

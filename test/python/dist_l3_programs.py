@@ -524,3 +524,56 @@ def push_computed_host(x: pl.Tensor[[2, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[2,
     for r in pl.range(pld.world_size()):
         push_computed(x[r], y[r], pld.window(box, [1, N], dtype=pl.FP32), pld.window(sig, [1, 1], dtype=pl.INT32),
                       device=r)
+
+
+@pl.jit.incore
+def a2av_stage_k(x: pl.Tensor[[2 * CAP, N], pl.FP32], counts: pl.Tensor[[2, 1], pl.INT32],
+                 src: pl.Out[pld.DistributedTensor[[2 * CAP, N], pl.FP32]],
+                 cnt: pl.Out[pld.DistributedTensor[[2, 1], pl.INT32]]):
+    src = pl.store(pl.load(x, [0, 0], [2 * CAP, N]), [0, 0], src)
+    for d in pl.range(2):
+        pl.write(cnt, [d, 0], pl.read(counts, [d, 0]))
+    return src, cnt
+
+
+@pl.jit
+def a2av_stage(x: pl.Tensor[[2 * CAP, N], pl.FP32], counts: pl.Tensor[[2, 1], pl.INT32],
+               src: pl.Out[pld.DistributedTensor[[2 * CAP, N], pl.FP32]],
+               cnt: pl.Out[pld.DistributedTensor[[2, 1], pl.INT32]]):
+    src, cnt = a2av_stage_k(x, counts, src, cnt)
+    return src, cnt
+
+
+@pl.jit.incore
+def a2av_read_k(dst: pld.DistributedTensor[[2 * CAP, N], pl.FP32], recv: pld.DistributedTensor[[2, 1], pl.INT32],
+                y: pl.Out[pl.Tensor[[2 * CAP, N], pl.FP32]], rc: pl.Out[pl.Tensor[[2, 1], pl.INT32]]):
+    y = pl.store(pl.load(dst, [0, 0], [2 * CAP, N]), [0, 0], y)
+    for s in pl.range(2):
+        pl.write(rc, [s, 0], pl.read(recv, [s, 0]))
+    return y, rc
+
+
+@pl.jit
+def a2av_read(dst: pld.DistributedTensor[[2 * CAP, N], pl.FP32], recv: pld.DistributedTensor[[2, 1], pl.INT32],
+              y: pl.Out[pl.Tensor[[2 * CAP, N], pl.FP32]], rc: pl.Out[pl.Tensor[[2, 1], pl.INT32]]):
+    y, rc = a2av_read_k(dst, recv, y, rc)
+    return y, rc
+
+
+@pl.jit.host
+def host_a2av(x: pl.Tensor[[2, 2 * CAP, N], pl.FP32], counts: pl.Tensor[[2, 2, 1], pl.INT32],
+              y: pl.Out[pl.Tensor[[2, 2 * CAP, N], pl.FP32]], rc: pl.Out[pl.Tensor[[2, 2, 1], pl.INT32]]):
+    """Upstream's host-level ``pld.tensor.all_to_all_v``: stage, the builtin between the dispatches, read."""
+    src = pld.alloc_window_buffer([2 * CAP, N], dtype=pl.FP32)
+    dst = pld.alloc_window_buffer([2 * CAP, N], dtype=pl.FP32)
+    sig = pld.alloc_window_buffer([2, 1], dtype=pl.INT32)
+    cnt = pld.alloc_window_buffer([2, 1], dtype=pl.INT32)
+    recv = pld.alloc_window_buffer([2, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        a2av_stage(x[r], counts[r], pld.window(src, [2 * CAP, N], dtype=pl.FP32),
+                   pld.window(cnt, [2, 1], dtype=pl.INT32), device=r)
+    d = pld.tensor.all_to_all_v(pld.window(src, [2 * CAP, N], dtype=pl.FP32),
+                                pld.window(dst, [2 * CAP, N], dtype=pl.FP32), pld.window(sig, [2, 1], dtype=pl.INT32),
+                                pld.window(cnt, [2, 1], dtype=pl.INT32), pld.window(recv, [2, 1], dtype=pl.INT32))
+    for r in pl.range(pld.world_size()):
+        a2av_read(d, pld.window(recv, [2, 1], dtype=pl.INT32), y[r], rc[r], device=r)

@@ -182,6 +182,28 @@ def test_all_to_all_v_moves_capacity_blocks_and_publishes_the_clamped_counts(tmp
             assert int(rc[r, q, 0]) == min(int(counts[q, r, 0]), cap)
 
 
+def test_a_host_level_all_to_all_v_runs_between_the_dispatches_and_costs_link_cycles(tmp_path: Path) -> None:
+    """``pld.tensor.all_to_all_v`` in a host orchestrator (upstream's ``builtin.tensor.all_to_all_v``): the
+    capacity blocks and the clamped counts move between the ranks, priced by the link model."""
+    cap, n = p3.CAP, p3.N
+    x = torch.randn(2, 2 * cap, n)
+    counts = torch.tensor([[[1], [5]], [[2], [0]]], dtype=torch.int32)  # rank r sends counts[r][q] rows to q
+    y, rc = torch.zeros(2, 2 * cap, n), torch.zeros(2, 2, 1, dtype=torch.int32)
+    compiled = p3.host_a2av.compile(x, counts, y, rc, config=config(tmp_path))
+    assert [d.program for d in compiled.plan.dispatches if d.rank == 0] == ["a2av_stage", "@all_to_all_v", "a2av_read"]
+    config_py = compiled.output_dir / "next_levels/builtin.tensor.all_to_all_v__fp32/kernel_config.py"
+    assert "'op': 'pld.tensor.all_to_all_v'" in config_py.read_text()
+    compiled(x, counts, y, rc)
+    for r in range(2):
+        for q in range(2):  # rank q's block for r lands at rows q * cap of r's target
+            assert torch.equal(y[r, q * cap : (q + 1) * cap], x[q, r * cap : (r + 1) * cap])
+            assert int(rc[r, q, 0]) == min(int(counts[q, r, 0]), cap)
+    events = json.loads((compiled.output_dir / "dfx_outputs/rank0/comm_events.json").read_text())["events"]
+    sent = [e for e in events if e["cat"] == "send" and e["task"] == "alltoall"]
+    assert sorted(e["bytes"] for e in sent) == [4, cap * n * 4]  # rank 1's capacity block and count
+    assert all(e["peer"] == 1 and e["end"] > e["start"] for e in sent)  # each on the link to rank 1
+
+
 def test_remote_load_after_a_barrier_reads_the_peers_window(tmp_path: Path) -> None:
     x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
     compiled = p3.pull_host.compile(x, y, config=config(tmp_path))
@@ -497,3 +519,4 @@ def test_each_host_collective_variant_gets_upstreams_folder_name() -> None:
     assert variant("barrier", [sig], {"options": {}}) == "barrier__fp32"
     assert variant("reduce_scatter", [f32, sig], {"options": {}}) == "reduce_scatter__sum__fp32"
     assert variant("all_to_all", [f32, f32, sig], {"options": {}}) == "all_to_all__fp32"
+    assert variant("all_to_all_v", [f32, f32, sig, sig, sig], {"options": {}}) == "all_to_all_v__fp32"
