@@ -406,20 +406,38 @@ class DistributedCompiledProgram:
             raise TypeError(f"{self!r} takes {len(self.params)} arguments ({names}), got {len(args)}")
 
     @api_boundary
-    def __call__(self, *args: Any, config: Any = None) -> None:
-        """Run on ``world_size`` simulated chips (one process each); Out/InOut slices land in ``args``.
+    def __call__(self, *args: Any, config: Any = None) -> Any:
+        """Run on ``world_size`` simulated chips (one process each); Out/InOut slices land in ``args``
+        (trailing ``pl.Out`` parameters left out are made here and returned, as upstream's return style).
         The :class:`~pypto.runtime.distributed.DistributedRun` is kept in ``last_run``. A plan with HOST
         callbacks runs on a worker made for this call (an abstract one must be bound: ``prepare(callbacks=)``)."""
-        from pypto.runtime.distributed import launch
         from pypto.runtime.distributed.resident import DistributedDeviceTensor
-        from pypto.runtime.distributed.worker import DistributedWorker
 
+        args, returned = self._with_returned_outputs(args)
         self._check_args(args)
         for a in args:
             if isinstance(a, DistributedDeviceTensor):
                 raise TypeError(f"{a!r}: a one-shot call takes host tensors only; pass resident tensors to the "
                                 "worker that allocated them (with compiled.prepare() as rt: rt(...))")
         self.bind_call(args)
+        self._one_shot(args, config)
+        return returned[0] if len(returned) == 1 else tuple(returned) if returned else None
+
+    def _with_returned_outputs(self, args: tuple[Any, ...]) -> tuple[tuple[Any, ...], list[Any]]:
+        """Upstream's return style: a call without its trailing ``pl.Out`` parameters gets them zeroed here
+        (their annotated shapes) and returns them."""
+        import torch
+
+        missing = self.params[len(args):]
+        if not missing or any(p.get("direction") != "Out" or "shape" not in p for p in missing):
+            return args, []
+        made = [torch.zeros(p["shape"], dtype=getattr(torch, p["dtype"])) for p in missing]  # a torch dtype name
+        return (*args, *made), made
+
+    def _one_shot(self, args: tuple[Any, ...], config: Any) -> None:
+        from pypto.runtime.distributed import launch
+        from pypto.runtime.distributed.worker import DistributedWorker
+
         if any(d.program.startswith("!") for d in self.plan.dispatches):
             if under_torchrun():
                 raise NotImplementedError(f"{self!r}: HOST SubWorker callbacks run between the segments of a plan "
@@ -430,6 +448,7 @@ class DistributedCompiledProgram:
         dc = self._config(config)
         paths = {n: str(p.output_dir) for n, p in self.programs.items()}
         token = secrets.token_hex(6)
+        args = (*args, *self.plan.new_locals())  # the plan's pl.create_tensor intermediates
         try:
             run = launch(run_rank, dc, self.plan.to_json(), paths, _chip_config(config), list(args), token)
         finally:
@@ -451,6 +470,7 @@ class DistributedCompiledProgram:
         from .rank_runner import drop_run, run_steps
 
         self._check_args(args)
+        args = [*args, *self.plan.new_locals()]  # the plan's pl.create_tensor intermediates
         dc = self._config(config)
         paths = {n: str(p.output_dir) for n, p in self.programs.items()}
         token = secrets.token_hex(6)

@@ -577,3 +577,26 @@ def host_a2av(x: pl.Tensor[[2, 2 * CAP, N], pl.FP32], counts: pl.Tensor[[2, 2, 1
                                 pld.window(cnt, [2, 1], dtype=pl.INT32), pld.window(recv, [2, 1], dtype=pl.INT32))
     for r in pl.range(pld.world_size()):
         a2av_read(d, pld.window(recv, [2, 1], dtype=pl.INT32), y[r], rc[r], device=r)
+
+
+@pl.jit.incore
+def twice_k(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]]):
+    t = pl.load(x, [0, 0], [1, N])
+    y = pl.store(pl.add(t, t), [0, 0], y)
+    return y
+
+
+@pl.jit
+def twice(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]]):
+    return twice_k(x, y)
+
+
+@pl.jit.host
+def scratch_host(x: pl.Tensor[[2, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[2, 1, N], pl.FP32]]):
+    """A host intermediate (upstream's ``pl.create_tensor`` in a HOST orchestrator): written by one
+    dispatch, read by the next on the same rank."""
+    t = pl.create_tensor([2, 1, N], dtype=pl.FP32)
+    for r in pl.range(pld.world_size()):
+        twice(x[r], t[r], device=r)
+    for r in pl.range(pld.world_size()):
+        twice(t[r], y[r], device=r)

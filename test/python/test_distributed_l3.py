@@ -204,6 +204,21 @@ def test_a_host_level_all_to_all_v_runs_between_the_dispatches_and_costs_link_cy
     assert all(e["peer"] == 1 and e["end"] > e["start"] for e in sent)  # each on the link to rank 1
 
 
+def test_a_host_create_tensor_is_an_intermediate_and_a_left_out_output_is_returned(tmp_path: Path) -> None:
+    """``pl.create_tensor`` in a host orchestrator: a zeroed host tensor per call (in the plan's ``locals``),
+    written and read by dispatches; ``compiled(x)`` without the trailing ``pl.Out`` returns it (upstream)."""
+    x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
+    compiled = p3.scratch_host.compile(x, y, config=config(tmp_path))
+    assert compiled.plan.locals == [((2, 1, p3.N), "FP32")]
+    meta = json.loads((compiled.output_dir / "distributed_meta.json").read_text())["host_plan"]
+    assert meta["locals"] == [{"shape": [2, 1, p3.N], "dtype": "FP32"}]
+    assert meta["dispatches"][0]["args"][1]["param"] == 2  # after the two parameters
+    compiled(x, y)
+    assert torch.equal(y, 4 * x)
+    got = compiled(x * 2)
+    assert isinstance(got, torch.Tensor) and torch.equal(got, 8 * x)
+
+
 def test_remote_load_after_a_barrier_reads_the_peers_window(tmp_path: Path) -> None:
     x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
     compiled = p3.pull_host.compile(x, y, config=config(tmp_path))
