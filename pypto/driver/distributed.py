@@ -53,6 +53,7 @@ from .host_trace import (
     has_dynamic_dims,
     trace_host,
 )
+from .orch_codegen import render as render_orchestration
 from .output_dir import make_output_dir
 from .rank_runner import load_level, run_rank, torch_dtype
 
@@ -209,10 +210,14 @@ def _build(fn: Any, name: str, plan: HostPlan, dc: DistributedConfig, platform: 
     write_sub_workers(out, sub_workers or {})
     write_builtin_levels(out, plan)
     src = textwrap.dedent(inspect.getsource(fn))
-    header = (f"# The host orchestrator of this L3 build (runs on the host CPU; {plan.world_size} ranks).\n"
-              "# Its plan (window buffers, one dispatch per rank) is recorded in distributed_meta.json.\n")
+    header = (f"# The host orchestrator of this L3 build (runs on the host CPU; {plan.world_size} ranks), in upstream's\n"
+              "# generated-orchestration format (pypto/driver/orch_codegen.py). What runs is its plan, recorded in\n"
+              "# distributed_meta.json (window buffers, the dispatches of each rank); its source is at the end.\n")
+    source = "".join(f"# {line}".rstrip() + "\n" for line in src.splitlines())
     (out / "orchestration").mkdir(exist_ok=True)
-    atomic_write_text(out / HOST_ORCH, header + src)
+    names = [p["name"] for p in params]
+    atomic_write_text(out / HOST_ORCH, header + render_orchestration(plan, names) + "\n\n# The orchestrator's source:\n"
+                      + source)
     compiled.write_meta()
     return compiled
 

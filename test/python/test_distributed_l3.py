@@ -523,6 +523,30 @@ def test_a_dispatch_is_not_ordered_after_a_peer_kernel_whose_partner_it_precedes
     assert cross_rank_order(plan, [{0}] * 4) == [[], [], [], [0]]
 
 
+def test_host_orch_py_renders_the_plan_with_upstreams_per_rank_ordering_tokens() -> None:
+    """Every dispatch with a window and every host-level collective carries ``tensors["__comm_d0_ord"][rank]``
+    (one allocation per rank) as its last tensor; a window-less dispatch does not; the text is Python."""
+    import re
+
+    from pypto.driver.host_trace import Dispatch, HostPlan, HostTensor, WindowBuffer, WindowView
+    from pypto.driver.orch_codegen import render
+
+    plan = HostPlan(2, windows=[WindowBuffer(0, (1, 8), "FP32")], locals=[((2, 8), "FP32")], params=1)
+    w, x, t = WindowView(0, (1, 8), "FP32"), HostTensor(0, "x", (2, 8), "FP32"), HostTensor(1, "create_tensor0", (2, 8), "FP32")
+    plan.dispatches = [Dispatch(0, "put", [x[0], w, 1], outputs={1}), Dispatch(1, "plain", [x[1], t[1]], outputs={1}),
+                       Dispatch(0, "@allgather", [w, w, {"options": {}, "numbers": []}]), Dispatch(0, "!reduce", [t])]
+    text = render(plan, ["x"])
+    compile(text, "host_orch.py", "exec")
+    assert re.search(r'tensors\["__comm_d0_ord"\] = \[torch\.zeros\(.*for _ in range\(', text)
+    assert 'tensors["create_tensor0"] = torch.zeros((2, 8), dtype=torch.float32)' in text
+    blocks = text.split(" = TaskArgs()")[1:]
+    token = 'make_tensor_arg(orch._worker, tensors["__comm_d0_ord"][{}]), TensorArgType.INOUT)'
+    assert token.format(0) in blocks[0] and "_submit_chip(orch, callables[\"put\"], _ta_0, config, 0)" in blocks[0]
+    assert "__comm_d0_ord" not in blocks[1] and 'tensors["create_tensor0"][1]), TensorArgType.OUTPUT_EXISTING' in blocks[1]
+    assert token.format(0) in blocks[2] and 'callables["builtin.tensor.allgather__fp32"], _ta_2, _ta_2_config, worker=0' in blocks[2]
+    assert 'orch.submit_sub(sub_ids["reduce"], _ta_3)' in blocks[3]
+
+
 def test_each_host_collective_variant_gets_upstreams_folder_name() -> None:
     from pypto.driver.builtin_levels import variant
     from pypto.driver.host_trace import WindowView
