@@ -468,6 +468,21 @@ class AllToAllVOp(_PldOp):
                              f"pl.{dtype_name(t.element_type)} {list(t.get_shape())}")
         return result
 
+    def pto_blocker(self) -> str | None:
+        """Expanded by LowerCompositeOps (``pypto/passes/lower_composite_ops/collectives.py``) for a static signal,
+        static 2-D windows whose rows are a multiple of its world size and static counts."""
+        why = _static_blocker(self.signal, self.target, self.input)
+        if why is not None:
+            return why
+        world = self.signal.type.get_shape()[0]  # type: ignore[union-attr]
+        shape = list(self.target.type.get_shape())  # type: ignore[union-attr]
+        if shape[0] % world or list(self.input.type.get_shape()) != shape:  # type: ignore[union-attr]
+            return _NO_PTO + "; lowered for input and target of one shape, [world_size * MAX_RECV, size]"
+        for t in (self.send_counts.type, self.recv_counts.type):
+            if not isinstance(t, TensorType) or t.get_shape()[0] != world:
+                return _NO_PTO + "; lowered for static [world_size(, 1)] counts"
+        return None
+
 
 # ---- kernel-body RMA: the communication context, remote tile load/store, tensor put/get ------------------
 

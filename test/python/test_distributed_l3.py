@@ -175,6 +175,11 @@ def test_all_to_all_v_moves_capacity_blocks_and_publishes_the_clamped_counts(tmp
     counts = torch.tensor([[[1], [5]], [[2], [0]]], dtype=torch.int32)  # rank r sends counts[r][q] rows to q
     y, rc = torch.zeros(2, 2 * cap, n), torch.zeros(2, 2, 1, dtype=torch.int32)
     compiled = p3.a2av_host.compile(x, counts, y, rc, config=config(tmp_path))
+    from pypto.driver.compiled import CompiledProgram
+
+    assert isinstance(compiled.programs["a2av"], CompiledProgram)  # on the chips (LowerCompositeOps), not torch
+    pto = (compiled.output_dir / "next_levels/a2av/ptoas/a2av_k.pto").read_text()
+    assert pto.count("pto.comm.tput(") == 2 and pto.count("notify_op set") == 2 and "pld." not in pto
     compiled(x, counts, y, rc)
     for r in range(2):
         for q in range(2):  # rank q's block for r lands at rows q * cap of r's target

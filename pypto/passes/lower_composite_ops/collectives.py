@@ -33,6 +33,9 @@ collective (``src/ir/transforms/lower_composite_ops_pass.cpp``):
   other rank (``remote_load``, ranks ``me + 1, me + 2 ...``); ``barrier``; ``store`` into row ``me``.
 - ``all_to_all`` (``[W, C]`` both): ``put`` of row ``d`` of ``input`` into row ``me`` of rank ``d``'s
   ``target``, for every ``d``; ``barrier``.
+- ``all_to_all_v`` (``[W * MAX_RECV, C]`` both): per ``d`` a ``put`` of the capacity block ``d`` into block
+  ``me`` of rank ``d``'s ``target`` and a Set ``notify`` of the clamped ``send_counts[d]`` into rank ``d``'s
+  ``recv_counts[me]``; ``barrier`` (:func:`lower_all_to_all_v`).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr
+from xdsl.dialects.builtin import IndexType, IntegerAttr, i32
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
@@ -310,11 +313,39 @@ def lower_all_to_all(op: D.AllToAllOp) -> None:
     e.replace(target)
 
 
+def lower_all_to_all_v(op: D.AllToAllVOp) -> None:
+    """``MAX_RECV = rows / W``: per rank ``d`` a ``put`` of ``input`` rows ``d * MAX_RECV ..`` (the whole
+    capacity block) into rows ``me * MAX_RECV ..`` of rank ``d``'s ``target``, and a Set ``notify`` of
+    ``min(max(send_counts[d], 0), MAX_RECV)`` (read from GM) into rank ``d``'s ``recv_counts[me]``; ``barrier``."""
+    from pypto.dialects.tensor_ops import TensorReadOp
+
+    rows, cols = _shape(op.target)
+    world = world_size(op.signal)
+    cap = rows // world
+    e = Emit(op, op.target)
+    zero, me = e.const(0), e.rank()
+    base = e.add(arith.MuliOp(me, e.const(cap)))
+    target, recv = op.target, op.recv_counts
+    lo, hi = e.add(arith.ConstantOp(IntegerAttr(0, i32))), e.add(arith.ConstantOp(IntegerAttr(cap, i32)))
+    for d in range(world):
+        dest = e.const(d)
+        target = e.put(target, dest, op.input, [base, zero], [e.const(d * cap), zero], [cap, cols])
+        at = [dest] + [zero for _ in _shape(op.send_counts)[1:]]
+        n = e.add(TensorReadOp.build_from_args({"input": op.send_counts, "indices": at}, {}))
+        n = e.add(arith.MinSIOp(e.add(arith.MaxSIOp(n, lo)), hi))
+        cell = [me] + [zero for _ in _shape(recv)[1:]]
+        recv = e.add(D.SystemNotifyOp.build_from_args({"target": recv, "peer": dest, "offsets": cell, "value": n},
+                                                      {"op": enum_attr(NotifyOp.Set)}))
+    e.barrier(op.signal)
+    e.replace(target)
+
+
 LOWERINGS = {
     D.AllreduceOp: lower_allreduce,
     D.BroadcastOp: lower_broadcast,
     D.AllgatherOp: lower_allgather,
     D.ReduceScatterOp: lower_reduce_scatter,
     D.AllToAllOp: lower_all_to_all,
+    D.AllToAllVOp: lower_all_to_all_v,
 }
 """Collective op class -> its expansion (applied when the op's ``pto_blocker()`` is None)."""
