@@ -189,13 +189,30 @@ class AllreduceOp(_PldOp):
     """The largest ``data`` the mesh expansion takes: it holds every rank's whole window in UB tiles at
     once (its stores wait for everybody's reads); a larger mesh runs as the torch form."""
 
+    def is_ring(self) -> bool:
+        """``mode=ring`` with a signal."""
+        return self.mode is not None and AllreduceMode(self.mode.data) is AllreduceMode.ring and self.signal is not None
+
+    def ring_shaped_signal(self) -> bool:
+        """``mode=ring`` on upstream's ring signal ``[2 * (NR - 1)(+ 1), NR]`` (one row per round, one cell
+        per rank; ``NR >= 2``), whose world size is its last extent, not its first."""
+        if not self.is_ring():
+            return False
+        shape = self.signal.type.get_shape()  # type: ignore[union-attr]
+        return len(shape) == 2 and shape[1] >= 2 and shape[0] in (2 * (shape[1] - 1), 2 * (shape[1] - 1) + 1)
+
+    def world(self) -> int:
+        """The static world size: the ranks of a ring-shaped signal, else the signal's first extent."""
+        assert self.signal is not None
+        shape = self.signal.type.get_shape()  # type: ignore[union-attr]
+        return int(shape[1] if self.ring_shaped_signal() else shape[0])
+
     def lowers_as_ring(self) -> bool:
         """``mode=ring`` on a signal of at least 2 ranks that divides ``data``'s columns (else: the mesh)."""
-        if self.mode is None or AllreduceMode(self.mode.data) is not AllreduceMode.ring or self.signal is None:
+        if not self.is_ring():
             return False
-        world = self.signal.type.get_shape()[0]  # type: ignore[union-attr]
         cols = self.data.type.get_shape()[-1]  # type: ignore[union-attr]
-        return world >= 2 and cols % world == 0
+        return self.world() >= 2 and cols % self.world() == 0
 
 
 @irdl_op_definition
@@ -450,6 +467,21 @@ class AllToAllVOp(_PldOp):
                 raise a.fail(f"operand '{name}' must be INT32 [world_size] or [world_size, 1], got "
                              f"pl.{dtype_name(t.element_type)} {list(t.get_shape())}")
         return result
+
+    def pto_blocker(self) -> str | None:
+        """Expanded by LowerCompositeOps (``pypto/passes/lower_composite_ops/collectives.py``) for a static signal,
+        static 2-D windows whose rows are a multiple of its world size and static counts."""
+        why = _static_blocker(self.signal, self.target, self.input)
+        if why is not None:
+            return why
+        world = self.signal.type.get_shape()[0]  # type: ignore[union-attr]
+        shape = list(self.target.type.get_shape())  # type: ignore[union-attr]
+        if shape[0] % world or list(self.input.type.get_shape()) != shape:  # type: ignore[union-attr]
+            return _NO_PTO + "; lowered for input and target of one shape, [world_size * MAX_RECV, size]"
+        for t in (self.send_counts.type, self.recv_counts.type):
+            if not isinstance(t, TensorType) or t.get_shape()[0] != world:
+                return _NO_PTO + "; lowered for static [world_size(, 1)] counts"
+        return None
 
 
 # ---- kernel-body RMA: the communication context, remote tile load/store, tensor put/get ------------------

@@ -16,9 +16,9 @@ arithmetic as one ``pto.comm.peer_view``::
     pld.tensor.barrier(sig)           -> per rank p: tnotify(peer_view(sig, p)[me], +1); per rank q:
                                          twait(sig[q] >= 1) + tnotify(sig[q], -1) (a credit barrier)
 
-The in-kernel collectives (allreduce, broadcast, allgather, reduce_scatter, all_to_all) arrive here
+The in-kernel collectives (allreduce, broadcast, allgather, reduce_scatter, all_to_all, all_to_all_v) arrive here
 already expanded into the ops above (LowerCompositeOps, ``pypto/passes/lower_composite_ops/collectives.py``). Not
-lowered (their ``pto_blocker()`` says why): ``all_to_all_v`` and the collectives of dynamic shapes, no
+lowered (their ``pto_blocker()`` says why): the collectives of dynamic shapes, no
 signal, ``core_num > 1`` or a mesh over 64 KiB; a per-rank program with them runs as its torch form
 (:mod:`pypto.driver.comm_program`).
 """

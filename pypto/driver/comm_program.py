@@ -29,7 +29,7 @@ def has_comm_ops(program: Program) -> bool:
 
 def needs_torch_form(program: Program) -> bool:
     """Whether a per-rank program has a ``pld`` op with no ``.pto`` lowering (its ``NO_PTO``: the in-kernel
-    collectives it cannot expand, all_to_all_v); such a program runs as its torch form."""
+    collectives it cannot expand); such a program runs as its torch form."""
     return any(isinstance(op, PldOp) and op.pto_blocker() for op in program.module.walk())
 
 

@@ -53,6 +53,7 @@ from .host_trace import (
     has_dynamic_dims,
     trace_host,
 )
+from .orch_codegen import render as render_orchestration
 from .output_dir import make_output_dir
 from .rank_runner import load_level, run_rank, torch_dtype
 
@@ -209,10 +210,14 @@ def _build(fn: Any, name: str, plan: HostPlan, dc: DistributedConfig, platform: 
     write_sub_workers(out, sub_workers or {})
     write_builtin_levels(out, plan)
     src = textwrap.dedent(inspect.getsource(fn))
-    header = (f"# The host orchestrator of this L3 build (runs on the host CPU; {plan.world_size} ranks).\n"
-              "# Its plan (window buffers, one dispatch per rank) is recorded in distributed_meta.json.\n")
+    header = (f"# The host orchestrator of this L3 build (runs on the host CPU; {plan.world_size} ranks), in upstream's\n"
+              "# generated-orchestration format (pypto/driver/orch_codegen.py). What runs is its plan, recorded in\n"
+              "# distributed_meta.json (window buffers, the dispatches of each rank); its source is at the end.\n")
+    source = "".join(f"# {line}".rstrip() + "\n" for line in src.splitlines())
     (out / "orchestration").mkdir(exist_ok=True)
-    atomic_write_text(out / HOST_ORCH, header + src)
+    names = [p["name"] for p in params]
+    atomic_write_text(out / HOST_ORCH, header + render_orchestration(plan, names) + "\n\n# The orchestrator's source:\n"
+                      + source)
     compiled.write_meta()
     return compiled
 
@@ -406,20 +411,38 @@ class DistributedCompiledProgram:
             raise TypeError(f"{self!r} takes {len(self.params)} arguments ({names}), got {len(args)}")
 
     @api_boundary
-    def __call__(self, *args: Any, config: Any = None) -> None:
-        """Run on ``world_size`` simulated chips (one process each); Out/InOut slices land in ``args``.
+    def __call__(self, *args: Any, config: Any = None) -> Any:
+        """Run on ``world_size`` simulated chips (one process each); Out/InOut slices land in ``args``
+        (trailing ``pl.Out`` parameters left out are made here and returned, as upstream's return style).
         The :class:`~pypto.runtime.distributed.DistributedRun` is kept in ``last_run``. A plan with HOST
         callbacks runs on a worker made for this call (an abstract one must be bound: ``prepare(callbacks=)``)."""
-        from pypto.runtime.distributed import launch
         from pypto.runtime.distributed.resident import DistributedDeviceTensor
-        from pypto.runtime.distributed.worker import DistributedWorker
 
+        args, returned = self._with_returned_outputs(args)
         self._check_args(args)
         for a in args:
             if isinstance(a, DistributedDeviceTensor):
                 raise TypeError(f"{a!r}: a one-shot call takes host tensors only; pass resident tensors to the "
                                 "worker that allocated them (with compiled.prepare() as rt: rt(...))")
         self.bind_call(args)
+        self._one_shot(args, config)
+        return returned[0] if len(returned) == 1 else tuple(returned) if returned else None
+
+    def _with_returned_outputs(self, args: tuple[Any, ...]) -> tuple[tuple[Any, ...], list[Any]]:
+        """Upstream's return style: a call without its trailing ``pl.Out`` parameters gets them zeroed here
+        (their annotated shapes) and returns them."""
+        import torch
+
+        missing = self.params[len(args):]
+        if not missing or any(p.get("direction") != "Out" or "shape" not in p for p in missing):
+            return args, []
+        made = [torch.zeros(p["shape"], dtype=getattr(torch, p["dtype"])) for p in missing]  # a torch dtype name
+        return (*args, *made), made
+
+    def _one_shot(self, args: tuple[Any, ...], config: Any) -> None:
+        from pypto.runtime.distributed import launch
+        from pypto.runtime.distributed.worker import DistributedWorker
+
         if any(d.program.startswith("!") for d in self.plan.dispatches):
             if under_torchrun():
                 raise NotImplementedError(f"{self!r}: HOST SubWorker callbacks run between the segments of a plan "
@@ -430,6 +453,7 @@ class DistributedCompiledProgram:
         dc = self._config(config)
         paths = {n: str(p.output_dir) for n, p in self.programs.items()}
         token = secrets.token_hex(6)
+        args = (*args, *self.plan.new_locals())  # the plan's pl.create_tensor intermediates
         try:
             run = launch(run_rank, dc, self.plan.to_json(), paths, _chip_config(config), list(args), token)
         finally:
@@ -451,6 +475,7 @@ class DistributedCompiledProgram:
         from .rank_runner import drop_run, run_steps
 
         self._check_args(args)
+        args = [*args, *self.plan.new_locals()]  # the plan's pl.create_tensor intermediates
         dc = self._config(config)
         paths = {n: str(p.output_dir) for n, p in self.programs.items()}
         token = secrets.token_hex(6)

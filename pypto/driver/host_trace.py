@@ -149,6 +149,11 @@ class HostPlan:
     """name -> the ``@pl.jit`` function (at compile time only; not stored)."""
     commless: int = 0
     """Dispatches without ``device=`` so far (they go round-robin over the ranks)."""
+    params: int = 0
+    """The orchestrator's parameter count (while tracing: a created tensor's ``param`` follows them)."""
+    locals: list[tuple[tuple[int, ...], str]] = field(default_factory=list)
+    """``pl.create_tensor(shape, dtype=)`` in the orchestrator: (shape, dtype) of each host intermediate, the
+    call's parameters ``params + k`` (zeroed per call by the caller, after its own arguments)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -156,6 +161,7 @@ class HostPlan:
             "windows": [{"shape": list(w.shape), "dtype": w.dtype, "nbytes": w.nbytes} for w in self.windows],
             "dispatches": [{"rank": d.rank, "program": d.program, "args": [_arg_json(a) for a in d.args],
                             **({"after": d.after} if d.after else {})} for d in self.dispatches],
+            **({"locals": [{"shape": list(sh), "dtype": dt} for sh, dt in self.locals]} if self.locals else {}),
         }  # fmt: skip
 
     @classmethod
@@ -164,7 +170,14 @@ class HostPlan:
         plan.windows = [WindowBuffer(i, tuple(w["shape"]), w["dtype"]) for i, w in enumerate(data["windows"])]
         plan.dispatches = [Dispatch(int(d["rank"]), str(d["program"]), [_arg_from(a) for a in d["args"]],
                                     [int(j) for j in d.get("after", ())]) for d in data["dispatches"]]  # fmt: skip
+        plan.locals = [(tuple(int(x) for x in t["shape"]), str(t["dtype"])) for t in data.get("locals", ())]
         return plan
+
+    def new_locals(self) -> list[Any]:
+        """Zeroed torch tensors for the plan's ``pl.create_tensor`` intermediates (one call's worth)."""
+        import torch
+
+        return [torch.zeros(shape, dtype=getattr(torch, TORCH_OF[dt])) for shape, dt in self.locals]
 
 
 def _arg_json(a: Any) -> dict[str, Any]:
@@ -267,7 +280,7 @@ def sub_worker_call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
     plan.dispatches.append(Dispatch(chips[-1] if chips else 0, f"!{name}", list(args)))
 
 
-COLLECTIVES = ("allreduce", "broadcast", "barrier", "allgather", "reduce_scatter", "all_to_all")
+COLLECTIVES = ("allreduce", "broadcast", "barrier", "allgather", "reduce_scatter", "all_to_all", "all_to_all_v")
 """``pld.tensor.<name>`` a host orchestrator may call: one step on every rank, between its dispatches."""
 
 
@@ -287,11 +300,27 @@ def _host_collective(name: str) -> Callable[..., Any]:
         nums = [a for a in args if not isinstance(a, WindowView)]
         for r in range(plan.world_size):
             plan.dispatches.append(Dispatch(r, f"@{name}", [*views, {"options": opts, "numbers": nums}]))
-        if name in ("allgather", "all_to_all"):
+        if name == "all_to_all_v" and len(views) != 5:
+            raise HostPlanError("pld.tensor.all_to_all_v(input, target, signal, send_counts, recv_counts): expected "
+                                f"5 pld.window views, got {len(views)}")
+        if name in ("allgather", "all_to_all", "all_to_all_v"):
             return views[1] if len(views) > 1 else views[0]
         return views[0] if views else None
 
     return call
+
+
+def _host_create_tensor(shape: Any, dtype: Any = None, **kwargs: Any) -> HostTensor:
+    """``pl.create_tensor(shape, dtype=)`` in a host orchestrator: a host intermediate (zeroed per call) that
+    dispatches write and read like a parameter."""
+    plan = current_plan("pl.create_tensor(...)")
+    if dtype is None:
+        raise HostPlanError("pl.create_tensor(shape, dtype=...): a host tensor needs its dtype")
+    dims = _shape(resolve_dynamic(shape, plan.world_size), "pl.create_tensor")
+    dt = _dtype_name(dtype)
+    plan.locals.append((dims, dt))
+    k = len(plan.locals) - 1
+    return HostTensor(plan.params + k, f"create_tensor{k}", dims, dt)
 
 
 def _host_range(*args: Any, **kwargs: Any) -> Iterator[int]:
@@ -304,6 +333,7 @@ def recording(plan: HostPlan) -> Iterator[HostPlan]:
     """Record ``plan`` while the host orchestrator body runs."""
     calls: dict[str, Callable[..., Any]] = {n: _host_range for n in ("pl.range", "pl.parallel", "pl.unroll")}
     calls.update({f"pld.tensor.{n}": _host_collective(n) for n in COLLECTIVES})
+    calls["pl.create_tensor"] = _host_create_tensor
     t1, t2 = HOST_TRACE.set(plan), HOST_CALLS.set(calls)
     try:
         yield plan
@@ -340,7 +370,7 @@ def trace_host(fn: Callable[..., Any], names: list[str], args: list[Any], world_
             proxies.append(HostTensor(i, n, tuple(int(d) for d in a.shape), PYPTO_OF[dt]))
         else:
             proxies.append(a)
-    with recording(HostPlan(world_size)) as plan:
+    with recording(HostPlan(world_size, params=len(names))) as plan:
         try:
             fn(*proxies) if self_obj is None else fn(self_obj, *proxies)
         except HostPlanError as exc:

@@ -188,5 +188,7 @@ def host_collective(kc: Any, name: str, views: list[Any], extra: dict[str, Any])
         kc.reduce_scatter(views[0], None, opts.get("op", "Sum"))
     elif name == "all_to_all":
         kc.all_to_all(views[0], views[1], None)
+    elif name == "all_to_all_v":  # (input, target, signal, send_counts, recv_counts): counts in their windows
+        kc.all_to_all_v(views[0], views[1], None, views[3], views[4])
     else:
         raise HostPlanError(f"pld.tensor.{name}: not a host-level collective")

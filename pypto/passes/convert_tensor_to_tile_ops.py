@@ -18,7 +18,8 @@ dumps), for the subset PyPTO-on-xDSL supports:
   written); into a tile it is
   ``pl.tile.assemble``;
 - loop carries (``scf.for`` iter_args, ``scf.if`` results) that become tiles
-  are retyped.
+  are retyped;
+- ``pld.tensor.remote_store`` of a value that became a tile becomes ``pld.tile.remote_store`` of it.
 
 Repeated names are numbered ``_1``, ``_2`` by the printers. A tensor op this pass cannot
 convert is a located user error (:func:`pypto.diagnostics.error_at`).
@@ -228,6 +229,8 @@ class _FunctionConverter:
     def convert_op(self, op: Operation) -> None:
         if op.name.startswith("pl.tensor."):
             self.convert_tensor_op(op)
+        elif op.name == "pld.tensor.remote_store" and isinstance(op.operands[0].type, TileType):
+            self.convert_remote_store(op)
         elif isinstance(op, scf.ForOp):
             self.convert_for(op)
         elif isinstance(op, scf.IfOp):
@@ -249,6 +252,20 @@ class _FunctionConverter:
             for region in op.regions:
                 for block in region.blocks:
                     self.convert_block(block)
+
+    def convert_remote_store(self, op: Operation) -> None:
+        """``pld.tensor.remote_store`` of a value computed on the core (now a tile) becomes
+        ``pld.tile.remote_store`` of that tile, as upstream lowers it 1:1 (no GM round trip before the push)."""
+        from pypto.dialects.distributed_ops import TileRemoteStoreOp  # lazily: pld is not on every compile path
+
+        assert isinstance(op, PLOp)
+        view = op.arg_view()
+        values = {"tile": view.value("src"), "target": view.value("target"), "peer": view.value("peer"),
+                  "offsets": view.values("offsets")}
+        attrs = {"atomic": op.properties["atomic"]} if "atomic" in op.properties else {}
+        new = self.build(op, TileRemoteStoreOp, values, attrs)
+        new.results[0].name_hint = op.results[0].name_hint
+        self.replace(op, new)
 
     def convert_for(self, op: scf.ForOp) -> None:
         body = op.body.block

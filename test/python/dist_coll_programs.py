@@ -101,3 +101,37 @@ def torch_reference(comm: Any, x: Any) -> dict[str, Any]:
     dist.all_gather(blocks, mine)
     return {"mesh": prod, "ring": total, "bc": bc, "ag": torch.cat(rows), "rs": mx[r],
             "a2a": torch.stack([blocks[q][r] for q in range(w)])}
+
+
+def make_ring_signal(W: int, n: int, rounds: int) -> Any:  # noqa: N803 - the world size, as upstream's factories spell it
+    """A ``mode=ring`` Max allreduce of ``[1, n]`` on upstream's ring signal ``[rounds, W]`` (``rounds``:
+    ``2 * (W - 1)`` in a kernel, one more on the host; its world size is its last extent), called twice on the same signal (the second call needs the first's
+    credits cleared); ``n % W != 0`` takes the mesh on the signal's last column."""
+    @pl.jit.incore
+    def ring_k(x: pl.Tensor[[1, n], pl.FP32], out: pl.Out[pl.Tensor[[1, n], pl.FP32]],
+               data: pld.DistributedTensor[[1, n], pl.FP32], sig: pld.DistributedTensor[[rounds, W], pl.INT32]):
+        m = n + W + rounds  # noqa: F841 - closure constants of this function too (its annotations use them)
+        data = pl.store(pl.load(x, [0, 0], [1, n]), [0, 0], data)
+        data = pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Max, mode=pld.AllreduceMode.ring)
+        twice = pl.add(pl.load(data, [0, 0], [1, n]), pl.load(data, [0, 0], [1, n]))
+        data = pl.store(twice, [0, 0], data)
+        data = pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Max, mode=pld.AllreduceMode.ring)
+        out = pl.store(pl.load(data, [0, 0], [1, n]), [0, 0], out)
+        return out
+
+    @pl.jit
+    def ring(x: pl.Tensor[[1, n], pl.FP32], out: pl.Out[pl.Tensor[[1, n], pl.FP32]],
+             data: pld.DistributedTensor[[1, n], pl.FP32], sig: pld.DistributedTensor[[rounds, W], pl.INT32]):
+        m = n + W + rounds  # noqa: F841 - closure constants of this function too (its annotations use them)
+        out = ring_k(x, out, data, sig)
+        return out
+
+    @pl.jit.host
+    def ring_host(x: pl.Tensor[[W, 1, n], pl.FP32], out: pl.Out[pl.Tensor[[W, 1, n], pl.FP32]]):
+        d = pld.alloc_window_buffer([1, n], dtype=pl.FP32)
+        s = pld.alloc_window_buffer([rounds, W], dtype=pl.INT32)
+        for r in pl.range(pld.world_size()):
+            ring(x[r], out[r], pld.window(d, [1, n], dtype=pl.FP32), pld.window(s, [rounds, W], dtype=pl.INT32),
+                 device=r)
+
+    return ring_host

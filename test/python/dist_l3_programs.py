@@ -497,3 +497,106 @@ class CompositeDims:
         out_f = self.add(a, b, f, device=0)
         out_g = self.sub(a, b, g, device=1)
         return out_f, out_g
+
+
+@pl.jit.incore
+def push_computed_k(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+                    box: pld.DistributedTensor[[1, N], pl.FP32], sig: pld.DistributedTensor[[1, 1], pl.INT32]):
+    nxt = (pld.rank(pld.get_comm_ctx(box)) + 1) % 2
+    doubled = pl.tensor.add(x, x)  # computed on the core: a tile after ConvertTensorToTileOps
+    pld.tensor.remote_store(doubled, box, nxt, [0, 0])
+    pld.system.notify(sig, nxt, [0, 0], value=1, op=pld.NotifyOp.AtomicAdd)
+    pld.system.wait(sig, [0, 0], expected=1, cmp=pld.WaitCmp.Ge)
+    y = pl.store(pl.load(box, [0, 0], [1, N]), [0, 0], y)
+    return y
+
+
+@pl.jit
+def push_computed(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+                  box: pld.DistributedTensor[[1, N], pl.FP32], sig: pld.DistributedTensor[[1, 1], pl.INT32]):
+    return push_computed_k(x, y, box, sig)
+
+
+@pl.jit.host
+def push_computed_host(x: pl.Tensor[[2, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[2, 1, N], pl.FP32]]):
+    box = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    sig = pld.alloc_window_buffer([1, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        push_computed(x[r], y[r], pld.window(box, [1, N], dtype=pl.FP32), pld.window(sig, [1, 1], dtype=pl.INT32),
+                      device=r)
+
+
+@pl.jit.incore
+def a2av_stage_k(x: pl.Tensor[[2 * CAP, N], pl.FP32], counts: pl.Tensor[[2, 1], pl.INT32],
+                 src: pl.Out[pld.DistributedTensor[[2 * CAP, N], pl.FP32]],
+                 cnt: pl.Out[pld.DistributedTensor[[2, 1], pl.INT32]]):
+    src = pl.store(pl.load(x, [0, 0], [2 * CAP, N]), [0, 0], src)
+    for d in pl.range(2):
+        pl.write(cnt, [d, 0], pl.read(counts, [d, 0]))
+    return src, cnt
+
+
+@pl.jit
+def a2av_stage(x: pl.Tensor[[2 * CAP, N], pl.FP32], counts: pl.Tensor[[2, 1], pl.INT32],
+               src: pl.Out[pld.DistributedTensor[[2 * CAP, N], pl.FP32]],
+               cnt: pl.Out[pld.DistributedTensor[[2, 1], pl.INT32]]):
+    src, cnt = a2av_stage_k(x, counts, src, cnt)
+    return src, cnt
+
+
+@pl.jit.incore
+def a2av_read_k(dst: pld.DistributedTensor[[2 * CAP, N], pl.FP32], recv: pld.DistributedTensor[[2, 1], pl.INT32],
+                y: pl.Out[pl.Tensor[[2 * CAP, N], pl.FP32]], rc: pl.Out[pl.Tensor[[2, 1], pl.INT32]]):
+    y = pl.store(pl.load(dst, [0, 0], [2 * CAP, N]), [0, 0], y)
+    for s in pl.range(2):
+        pl.write(rc, [s, 0], pl.read(recv, [s, 0]))
+    return y, rc
+
+
+@pl.jit
+def a2av_read(dst: pld.DistributedTensor[[2 * CAP, N], pl.FP32], recv: pld.DistributedTensor[[2, 1], pl.INT32],
+              y: pl.Out[pl.Tensor[[2 * CAP, N], pl.FP32]], rc: pl.Out[pl.Tensor[[2, 1], pl.INT32]]):
+    y, rc = a2av_read_k(dst, recv, y, rc)
+    return y, rc
+
+
+@pl.jit.host
+def host_a2av(x: pl.Tensor[[2, 2 * CAP, N], pl.FP32], counts: pl.Tensor[[2, 2, 1], pl.INT32],
+              y: pl.Out[pl.Tensor[[2, 2 * CAP, N], pl.FP32]], rc: pl.Out[pl.Tensor[[2, 2, 1], pl.INT32]]):
+    """Upstream's host-level ``pld.tensor.all_to_all_v``: stage, the builtin between the dispatches, read."""
+    src = pld.alloc_window_buffer([2 * CAP, N], dtype=pl.FP32)
+    dst = pld.alloc_window_buffer([2 * CAP, N], dtype=pl.FP32)
+    sig = pld.alloc_window_buffer([2, 1], dtype=pl.INT32)
+    cnt = pld.alloc_window_buffer([2, 1], dtype=pl.INT32)
+    recv = pld.alloc_window_buffer([2, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        a2av_stage(x[r], counts[r], pld.window(src, [2 * CAP, N], dtype=pl.FP32),
+                   pld.window(cnt, [2, 1], dtype=pl.INT32), device=r)
+    d = pld.tensor.all_to_all_v(pld.window(src, [2 * CAP, N], dtype=pl.FP32),
+                                pld.window(dst, [2 * CAP, N], dtype=pl.FP32), pld.window(sig, [2, 1], dtype=pl.INT32),
+                                pld.window(cnt, [2, 1], dtype=pl.INT32), pld.window(recv, [2, 1], dtype=pl.INT32))
+    for r in pl.range(pld.world_size()):
+        a2av_read(d, pld.window(recv, [2, 1], dtype=pl.INT32), y[r], rc[r], device=r)
+
+
+@pl.jit.incore
+def twice_k(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]]):
+    t = pl.load(x, [0, 0], [1, N])
+    y = pl.store(pl.add(t, t), [0, 0], y)
+    return y
+
+
+@pl.jit
+def twice(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]]):
+    return twice_k(x, y)
+
+
+@pl.jit.host
+def scratch_host(x: pl.Tensor[[2, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[2, 1, N], pl.FP32]]):
+    """A host intermediate (upstream's ``pl.create_tensor`` in a HOST orchestrator): written by one
+    dispatch, read by the next on the same rank."""
+    t = pl.create_tensor([2, 1, N], dtype=pl.FP32)
+    for r in pl.range(pld.world_size()):
+        twice(x[r], t[r], device=r)
+    for r in pl.range(pld.world_size()):
+        twice(t[r], y[r], device=r)

@@ -72,3 +72,21 @@ def test_ring_and_mesh_remote_reads_cost_what_the_link_model_says(tmp_path: Path
     assert gets
     for e in gets:
         assert e["end"] - e["start"] == link.hop_cycles(e["bytes"], target.clock_hz) + link.latency_cycles
+
+
+def test_a_ring_allreduce_on_upstreams_ring_signal_takes_its_world_size_from_the_last_extent(tmp_path: Path) -> None:
+    """Upstream's ring signal is ``[2 * (W - 1)(+ 1), W]``: W ranks, not its rows (here 3, with 2 ranks). Odd
+    columns take the mesh, whose barriers then count on the signal's last column; two calls on one signal (the
+    credits clear)."""
+    world, n = 2, 17
+    x = torch.randn(world, 1, n)
+    out = torch.zeros(world, 1, n)
+    dc = DistributedConfig(device_ids=list(range(world)), timeout_s=TIMEOUT, num_sub_workers=0)
+    compiled = pc.make_ring_signal(world, n, 2 * (world - 1) + 1).compile(x, out, config=RunConfig(
+        distributed_config=dc, save_kernels_dir=str(tmp_path / "b")))
+    pto = (compiled.output_dir / "next_levels/ring/ptoas/ring_k.pto").read_text()
+    assert "pld." not in pto and pto.count("pto.comm.twait(") == 4 * world  # two barriers per call, on the chip
+    compiled(x, out)
+    want = 2 * x.max(dim=0).values
+    for r in range(world):
+        assert torch.equal(out[r], want)

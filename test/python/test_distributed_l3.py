@@ -143,6 +143,21 @@ def test_upstream_short_forms_remote_store_and_remote_load_run_as_pto(tmp_path: 
     assert torch.equal(y, torch.roll(x + 1, 1, dims=0))
 
 
+def test_a_computed_tensor_pushed_by_tensor_remote_store_goes_from_its_tile(tmp_path: Path) -> None:
+    """``pld.tensor.remote_store`` of a value computed on the core: ConvertTensorToTileOps makes it
+    ``pld.tile.remote_store`` of the tile (upstream's 1:1 lowering; no GM round trip before the push)."""
+    from pypto.driver.compiled import CompiledProgram
+
+    x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
+    compiled = p3.push_computed_host.compile(x, y, config=config(tmp_path))
+    assert isinstance(compiled.programs["push_computed"], CompiledProgram)
+    dumps = compiled.output_dir / "next_levels/push_computed/passes_dump"
+    tiled = next(dumps.glob("*_after_ConvertTensorToTileOps.py")).read_text()
+    assert "pld.tile.remote_store(" in tiled and "pld.tensor.remote_store(" not in tiled
+    compiled(x, y)
+    assert torch.equal(y, torch.roll(x + x, 1, dims=0))
+
+
 def test_atomic_tput_from_both_ranks_adds_up_in_every_window(tmp_path: Path) -> None:
     from pypto.driver.compiled import CompiledProgram
 
@@ -160,11 +175,53 @@ def test_all_to_all_v_moves_capacity_blocks_and_publishes_the_clamped_counts(tmp
     counts = torch.tensor([[[1], [5]], [[2], [0]]], dtype=torch.int32)  # rank r sends counts[r][q] rows to q
     y, rc = torch.zeros(2, 2 * cap, n), torch.zeros(2, 2, 1, dtype=torch.int32)
     compiled = p3.a2av_host.compile(x, counts, y, rc, config=config(tmp_path))
+    from pypto.driver.compiled import CompiledProgram
+
+    assert isinstance(compiled.programs["a2av"], CompiledProgram)  # on the chips (LowerCompositeOps), not torch
+    pto = (compiled.output_dir / "next_levels/a2av/ptoas/a2av_k.pto").read_text()
+    assert pto.count("pto.comm.tput(") == 2 and pto.count("notify_op set") == 2 and "pld." not in pto
     compiled(x, counts, y, rc)
     for r in range(2):
         for q in range(2):  # rank q's block for r lands at rows q * cap of r's target
             assert torch.equal(y[r, q * cap : (q + 1) * cap], x[q, r * cap : (r + 1) * cap])
             assert int(rc[r, q, 0]) == min(int(counts[q, r, 0]), cap)
+
+
+def test_a_host_level_all_to_all_v_runs_between_the_dispatches_and_costs_link_cycles(tmp_path: Path) -> None:
+    """``pld.tensor.all_to_all_v`` in a host orchestrator (upstream's ``builtin.tensor.all_to_all_v``): the
+    capacity blocks and the clamped counts move between the ranks, priced by the link model."""
+    cap, n = p3.CAP, p3.N
+    x = torch.randn(2, 2 * cap, n)
+    counts = torch.tensor([[[1], [5]], [[2], [0]]], dtype=torch.int32)  # rank r sends counts[r][q] rows to q
+    y, rc = torch.zeros(2, 2 * cap, n), torch.zeros(2, 2, 1, dtype=torch.int32)
+    compiled = p3.host_a2av.compile(x, counts, y, rc, config=config(tmp_path))
+    assert [d.program for d in compiled.plan.dispatches if d.rank == 0] == ["a2av_stage", "@all_to_all_v", "a2av_read"]
+    config_py = compiled.output_dir / "next_levels/builtin.tensor.all_to_all_v__fp32/kernel_config.py"
+    assert "'op': 'pld.tensor.all_to_all_v'" in config_py.read_text()
+    compiled(x, counts, y, rc)
+    for r in range(2):
+        for q in range(2):  # rank q's block for r lands at rows q * cap of r's target
+            assert torch.equal(y[r, q * cap : (q + 1) * cap], x[q, r * cap : (r + 1) * cap])
+            assert int(rc[r, q, 0]) == min(int(counts[q, r, 0]), cap)
+    events = json.loads((compiled.output_dir / "dfx_outputs/rank0/comm_events.json").read_text())["events"]
+    sent = [e for e in events if e["cat"] == "send" and e["task"] == "alltoall"]
+    assert sorted(e["bytes"] for e in sent) == [4, cap * n * 4]  # rank 1's capacity block and count
+    assert all(e["peer"] == 1 and e["end"] > e["start"] for e in sent)  # each on the link to rank 1
+
+
+def test_a_host_create_tensor_is_an_intermediate_and_a_left_out_output_is_returned(tmp_path: Path) -> None:
+    """``pl.create_tensor`` in a host orchestrator: a zeroed host tensor per call (in the plan's ``locals``),
+    written and read by dispatches; ``compiled(x)`` without the trailing ``pl.Out`` returns it (upstream)."""
+    x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
+    compiled = p3.scratch_host.compile(x, y, config=config(tmp_path))
+    assert compiled.plan.locals == [((2, 1, p3.N), "FP32")]
+    meta = json.loads((compiled.output_dir / "distributed_meta.json").read_text())["host_plan"]
+    assert meta["locals"] == [{"shape": [2, 1, p3.N], "dtype": "FP32"}]
+    assert meta["dispatches"][0]["args"][1]["param"] == 2  # after the two parameters
+    compiled(x, y)
+    assert torch.equal(y, 4 * x)
+    got = compiled(x * 2)
+    assert isinstance(got, torch.Tensor) and torch.equal(got, 8 * x)
 
 
 def test_remote_load_after_a_barrier_reads_the_peers_window(tmp_path: Path) -> None:
@@ -471,6 +528,30 @@ def test_a_dispatch_is_not_ordered_after_a_peer_kernel_whose_partner_it_precedes
     assert cross_rank_order(plan, [{0}] * 4) == [[], [], [], [0]]
 
 
+def test_host_orch_py_renders_the_plan_with_upstreams_per_rank_ordering_tokens() -> None:
+    """Every dispatch with a window and every host-level collective carries ``tensors["__comm_d0_ord"][rank]``
+    (one allocation per rank) as its last tensor; a window-less dispatch does not; the text is Python."""
+    import re
+
+    from pypto.driver.host_trace import Dispatch, HostPlan, HostTensor, WindowBuffer, WindowView
+    from pypto.driver.orch_codegen import render
+
+    plan = HostPlan(2, windows=[WindowBuffer(0, (1, 8), "FP32")], locals=[((2, 8), "FP32")], params=1)
+    w, x, t = WindowView(0, (1, 8), "FP32"), HostTensor(0, "x", (2, 8), "FP32"), HostTensor(1, "create_tensor0", (2, 8), "FP32")
+    plan.dispatches = [Dispatch(0, "put", [x[0], w, 1], outputs={1}), Dispatch(1, "plain", [x[1], t[1]], outputs={1}),
+                       Dispatch(0, "@allgather", [w, w, {"options": {}, "numbers": []}]), Dispatch(0, "!reduce", [t])]
+    text = render(plan, ["x"])
+    compile(text, "host_orch.py", "exec")
+    assert re.search(r'tensors\["__comm_d0_ord"\] = \[torch\.zeros\(.*for _ in range\(', text)
+    assert 'tensors["create_tensor0"] = torch.zeros((2, 8), dtype=torch.float32)' in text
+    blocks = text.split(" = TaskArgs()")[1:]
+    token = 'make_tensor_arg(orch._worker, tensors["__comm_d0_ord"][{}]), TensorArgType.INOUT)'
+    assert token.format(0) in blocks[0] and "_submit_chip(orch, callables[\"put\"], _ta_0, config, 0)" in blocks[0]
+    assert "__comm_d0_ord" not in blocks[1] and 'tensors["create_tensor0"][1]), TensorArgType.OUTPUT_EXISTING' in blocks[1]
+    assert token.format(0) in blocks[2] and 'callables["builtin.tensor.allgather__fp32"], _ta_2, _ta_2_config, worker=0' in blocks[2]
+    assert 'orch.submit_sub(sub_ids["reduce"], _ta_3)' in blocks[3]
+
+
 def test_each_host_collective_variant_gets_upstreams_folder_name() -> None:
     from pypto.driver.builtin_levels import variant
     from pypto.driver.host_trace import WindowView
@@ -482,3 +563,4 @@ def test_each_host_collective_variant_gets_upstreams_folder_name() -> None:
     assert variant("barrier", [sig], {"options": {}}) == "barrier__fp32"
     assert variant("reduce_scatter", [f32, sig], {"options": {}}) == "reduce_scatter__sum__fp32"
     assert variant("all_to_all", [f32, f32, sig], {"options": {}}) == "all_to_all__fp32"
+    assert variant("all_to_all_v", [f32, f32, sig, sig, sig], {"options": {}}) == "all_to_all_v__fp32"

@@ -14,7 +14,7 @@ the result equals the concat exactly. The other subset ops map one to one onto
 PTO instructions and are left unchanged.
 
 The in-kernel ``pld.tensor.*`` collectives (allreduce in mesh and ring modes, broadcast, allgather,
-reduce_scatter, all_to_all) whose ``pto_blocker()`` is None become point-to-point ``pld`` ops:
+reduce_scatter, all_to_all, all_to_all_v) whose ``pto_blocker()`` is None become point-to-point ``pld`` ops:
 :mod:`.collectives` says how, per collective.
 """
 

@@ -3,14 +3,16 @@
 Run by LowerCompositeOps (upstream's pass lowers them there too, into loops of the same ops); each
 collective whose :meth:`~pypto.dialects.distributed_ops.PldOp.pto_blocker` is None becomes barriers,
 remote tile loads, puts / gets, notifies and waits, unrolled over the static world size ``W`` (the
-signal's first extent; ``me`` is the run-time rank, ``pld.rank``). Those lower to ``pto.comm.*``
+signal's first extent; of upstream's ring signal ``[2 * (W - 1), W]``, its last; ``me`` is the run-time rank, ``pld.rank``). Those lower to ``pto.comm.*``
 (``ptoas/codegen/comm_ops.py``) and cost link cycles on the simulated chip. Upstream's algorithm per
 collective (``src/ir/transforms/lower_composite_ops_pass.cpp``):
 
 - ``allreduce`` mesh (``data`` ``[R, C]`` of at most :attr:`~pypto.dialects.distributed_ops.AllreduceOp.MESH_UB_BYTES`): ``barrier``; every rank ``p``'s ``data`` read in rank
   order (``remote_load``; the own one is local) and combined (``add / maximum / minimum / mul`` for
   Sum / Max / Min / Prod); ``barrier`` (nobody overwrites before all read); ``store``. Every rank combines
-  in the same order, so all end with the same bits.
+  in the same order, so all end with the same bits. On a ring-shaped signal (``mode=ring`` whose ``C % W != 0``)
+  both barriers are credit barriers on its last column (cell ``[p, W - 1]`` counts rank ``p``'s arrivals;
+  the ring below uses column 0).
 - ``allreduce`` ring, op Sum: the same rounds as pushes (:func:`_ring_push_sum`: an atomic-add ``put``
   of a whole segment into the right neighbour per reduce-scatter round, a ``put`` per allgather round,
   GM to GM).
@@ -31,6 +33,9 @@ collective (``src/ir/transforms/lower_composite_ops_pass.cpp``):
   other rank (``remote_load``, ranks ``me + 1, me + 2 ...``); ``barrier``; ``store`` into row ``me``.
 - ``all_to_all`` (``[W, C]`` both): ``put`` of row ``d`` of ``input`` into row ``me`` of rank ``d``'s
   ``target``, for every ``d``; ``barrier``.
+- ``all_to_all_v`` (``[W * MAX_RECV, C]`` both): per ``d`` a ``put`` of the capacity block ``d`` into block
+  ``me`` of rank ``d``'s ``target`` and a Set ``notify`` of the clamped ``send_counts[d]`` into rank ``d``'s
+  ``recv_counts[me]``; ``barrier`` (:func:`lower_all_to_all_v`).
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr
+from xdsl.dialects.builtin import IndexType, IntegerAttr, i32
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
@@ -96,15 +101,32 @@ class Emit:
         assert isinstance(t, TensorType)
         return [self.const(i)] + [self.const(0) for _ in t.get_shape()[1:]]
 
-    def notify(self, sig: SSAValue, peer: SSAValue, i: int, value: int) -> SSAValue:
+    def notify(self, sig: SSAValue, peer: SSAValue, i: int | Sequence[SSAValue], value: int) -> SSAValue:
+        """Add ``value`` to cell ``i`` (a row, or explicit offsets) of ``peer``'s ``sig``."""
+        at = self.cell(sig, i) if isinstance(i, int) else list(i)
         return self.add(D.SystemNotifyOp.build_from_args(
-            {"target": sig, "peer": peer, "offsets": self.cell(sig, i), "value": self.const(value)},
+            {"target": sig, "peer": peer, "offsets": at, "value": self.const(value)},
             {"op": enum_attr(NotifyOp.AtomicAdd)}))
 
-    def wait(self, sig: SSAValue, i: int, expected: int) -> SSAValue:
+    def wait(self, sig: SSAValue, i: int | Sequence[SSAValue], expected: int) -> SSAValue:
+        """Wait until cell ``i`` (a row, or explicit offsets) of the own ``sig`` is ``>= expected``."""
+        at = self.cell(sig, i) if isinstance(i, int) else list(i)
         return self.add(D.SystemWaitOp.build_from_args(
-            {"signal": sig, "offsets": self.cell(sig, i), "expected": self.const(expected)},
+            {"signal": sig, "offsets": at, "expected": self.const(expected)},
             {"cmp": enum_attr(WaitCmp.Ge)}))
+
+    def column_barrier(self, sig: SSAValue, world: int) -> SSAValue:
+        """The credit barrier of ``pld.tensor.barrier`` on the last column of a ring-shaped ``[rounds, W]``
+        signal (cell ``[p, W - 1]`` counts rank ``p``'s arrivals; ``rounds >= W``, and the ring's own cells
+        are in column 0): a notify to every rank, then per rank a wait and a credit."""
+        last = self.const(world - 1)
+        for p in range(world):
+            sig = self.notify(sig, self.const(p), [self.rank(), last], 1)
+        for q in range(world):
+            at = [self.const(q), last]
+            sig = self.wait(sig, at, 1)
+            sig = self.notify(sig, self.rank(), at, -1)
+        return sig
 
     def remote_load(self, t: SSAValue, peer: SSAValue, offs: Sequence[SSAValue], shape: Sequence[int]) -> SSAValue:
         return self.add(D.TileRemoteLoadOp.build_from_args({"target": t, "peer": peer, "offsets": list(offs)},
@@ -154,7 +176,7 @@ def lower_allreduce(op: D.AllreduceOp) -> None:
     """The mesh or ring expansion of the module docstring."""
     assert op.signal is not None
     rows, cols = _shape(op.data)
-    world = world_size(op.signal)
+    world = op.world()
     e = Emit(op, op.data)
     if op.lowers_as_ring() and _reduce_op(op) is ReduceOp.Sum:
         e.replace(_ring_push_sum(e, op.data, op.signal, rows, cols, world))
@@ -163,13 +185,17 @@ def lower_allreduce(op: D.AllreduceOp) -> None:
         e.replace(_ring_allreduce(e, op.data, op.signal, rows, cols, world, _reduce_op(op)))
         return
     zero = e.const(0)
-    sig = e.barrier(op.signal)
+    by_col = op.ring_shaped_signal()  # a ring signal whose columns do not divide: the mesh on its last column
+    sig = e.column_barrier(op.signal, world) if by_col else e.barrier(op.signal)
     acc: SSAValue | None = None
     for p in range(world):
         load = e.remote_load(op.data, e.const(p), [zero, zero], [rows, cols])
         acc = load if acc is None else e.combine(_reduce_op(op), acc, load)
     assert acc is not None
-    e.barrier(sig)
+    if by_col:
+        e.column_barrier(sig, world)
+    else:
+        e.barrier(sig)
     e.replace(e.store(acc, [zero, zero], op.data))
 
 
@@ -287,11 +313,39 @@ def lower_all_to_all(op: D.AllToAllOp) -> None:
     e.replace(target)
 
 
+def lower_all_to_all_v(op: D.AllToAllVOp) -> None:
+    """``MAX_RECV = rows / W``: per rank ``d`` a ``put`` of ``input`` rows ``d * MAX_RECV ..`` (the whole
+    capacity block) into rows ``me * MAX_RECV ..`` of rank ``d``'s ``target``, and a Set ``notify`` of
+    ``min(max(send_counts[d], 0), MAX_RECV)`` (read from GM) into rank ``d``'s ``recv_counts[me]``; ``barrier``."""
+    from pypto.dialects.tensor_ops import TensorReadOp
+
+    rows, cols = _shape(op.target)
+    world = world_size(op.signal)
+    cap = rows // world
+    e = Emit(op, op.target)
+    zero, me = e.const(0), e.rank()
+    base = e.add(arith.MuliOp(me, e.const(cap)))
+    target, recv = op.target, op.recv_counts
+    lo, hi = e.add(arith.ConstantOp(IntegerAttr(0, i32))), e.add(arith.ConstantOp(IntegerAttr(cap, i32)))
+    for d in range(world):
+        dest = e.const(d)
+        target = e.put(target, dest, op.input, [base, zero], [e.const(d * cap), zero], [cap, cols])
+        at = [dest] + [zero for _ in _shape(op.send_counts)[1:]]
+        n = e.add(TensorReadOp.build_from_args({"input": op.send_counts, "indices": at}, {}))
+        n = e.add(arith.MinSIOp(e.add(arith.MaxSIOp(n, lo)), hi))
+        cell = [me] + [zero for _ in _shape(recv)[1:]]
+        recv = e.add(D.SystemNotifyOp.build_from_args({"target": recv, "peer": dest, "offsets": cell, "value": n},
+                                                      {"op": enum_attr(NotifyOp.Set)}))
+    e.barrier(op.signal)
+    e.replace(target)
+
+
 LOWERINGS = {
     D.AllreduceOp: lower_allreduce,
     D.BroadcastOp: lower_broadcast,
     D.AllgatherOp: lower_allgather,
     D.ReduceScatterOp: lower_reduce_scatter,
     D.AllToAllOp: lower_all_to_all,
+    D.AllToAllVOp: lower_all_to_all_v,
 }
 """Collective op class -> its expansion (applied when the op's ``pto_blocker()`` is None)."""
