@@ -652,7 +652,13 @@ template <typename DT, typename ST, typename F>
 inline void copy2d(DT *d, int64_t drs, int64_t dcs, const ST *s, int64_t srs, int64_t scs, int64_t rows,
                    int64_t cols, F &&f) {
     constexpr int64_t kB = 8;
-    if (drs == 1 && dcs != 1) {  // the destination is column-major: runs of up to 8 rows per column
+    if (drs == 1 && srs == 1 && dcs != 1) {  // both column-major: column by column, contiguous
+        for (int64_t c = 0; c < cols; ++c) {
+            DT *dc = d + c * dcs;
+            const ST *sc = s + c * scs;
+            for (int64_t r = 0; r < rows; ++r) dc[r] = f(sc[r]);
+        }
+    } else if (drs == 1 && dcs != 1) {  // the destination is column-major: runs of up to 8 rows per column
         for (int64_t r0 = 0; r0 < rows; r0 += kB) {
             const int64_t rb = std::min(kB, rows - r0);
             for (int64_t c = 0; c < cols; ++c)
@@ -691,6 +697,12 @@ PTO_INST void TLOAD(TileT &dst, GT &src) {
     if constexpr (TileT::BL == BLayout::RowMajor && std::is_same_v<T, typename GT::DType>) {
         if (cs == 1) {  // contiguous rows of the same type: a byte copy per row
             const std::size_t bytes = static_cast<std::size_t>(dst.GetValidCol()) * sizeof(T);
+            if (dst.GetValidCol() == TileT::Cols && src.shape[0] == 1 && src.shape[1] == 1 && src.shape[2] == 1 &&
+                src.stride[3] == TileT::Cols) {  // whole rows on both sides: one block
+                std::memcpy(dst.data_, src.ptr, bytes * static_cast<std::size_t>(dst.GetValidRow()));
+                cpu::fill_pad(dst);
+                return;
+            }
             for (int64_t r = 0; r < dst.GetValidRow(); ++r)
                 std::memcpy(dst.data_ + r * TileT::Cols, src.ptr + src.row_offset(r), bytes);
             cpu::fill_pad(dst);
@@ -731,6 +743,11 @@ inline void store(GT &dst, TileT &src, bool quant, uint64_t pre_quant) {
                   std::is_same_v<D, S>) {
         if (cs == 1) {  // contiguous rows of the same type: a byte copy per row
             const std::size_t bytes = static_cast<std::size_t>(src.GetValidCol()) * sizeof(S);
+            if (src.GetValidCol() == TileT::Cols && dst.shape[0] == 1 && dst.shape[1] == 1 && dst.shape[2] == 1 &&
+                dst.stride[3] == TileT::Cols) {  // whole rows on both sides: one block
+                std::memcpy(dst.ptr, src.data_, bytes * static_cast<std::size_t>(src.GetValidRow()));
+                return;
+            }
             for (int64_t r = 0; r < src.GetValidRow(); ++r)
                 std::memcpy(dst.ptr + dst.row_offset(r), src.data_ + r * TileT::Cols, bytes);
             return;
