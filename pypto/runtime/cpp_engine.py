@@ -83,7 +83,9 @@ def host_cpu() -> str:
     except OSError:
         text = ""
     wanted = ("model name", "flags", "features", "cpu model", "isa")
-    lines = sorted({ln.split(":", 1)[1].strip() for ln in text.splitlines() if ln.split(":", 1)[0].strip().lower() in wanted})
+    lines = sorted(
+        {ln.split(":", 1)[1].strip() for ln in text.splitlines() if ln.split(":", 1)[0].strip().lower() in wanted}
+    )
     return "\n".join(lines) or f"{platform.machine()} {platform.processor()}"
 
 
