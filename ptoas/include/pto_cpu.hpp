@@ -644,6 +644,42 @@ inline To bitwise_or_convert(From v) {
         return to<To>(v);
     }
 }
+
+// d(r, c) = f(s(r, c)) for r < rows, c < cols, the elements addressed by (row stride, column stride).
+// A column-major side is walked in blocks of 8 rows (or columns) so that both sides move through
+// memory in runs, not one element per cache line.
+template <typename DT, typename ST, typename F>
+inline void copy2d(DT *d, int64_t drs, int64_t dcs, const ST *s, int64_t srs, int64_t scs, int64_t rows,
+                   int64_t cols, F &&f) {
+    constexpr int64_t kB = 8;
+    if (drs == 1 && srs == 1 && dcs != 1) {  // both column-major: column by column, contiguous
+        for (int64_t c = 0; c < cols; ++c) {
+            DT *dc = d + c * dcs;
+            const ST *sc = s + c * scs;
+            for (int64_t r = 0; r < rows; ++r) dc[r] = f(sc[r]);
+        }
+    } else if (drs == 1 && dcs != 1) {  // the destination is column-major: runs of up to 8 rows per column
+        for (int64_t r0 = 0; r0 < rows; r0 += kB) {
+            const int64_t rb = std::min(kB, rows - r0);
+            for (int64_t c = 0; c < cols; ++c)
+                for (int64_t rr = 0; rr < rb; ++rr) d[r0 + rr + c * dcs] = f(s[(r0 + rr) * srs + c * scs]);
+        }
+    } else if (srs == 1 && scs != 1) {  // the source is column-major: runs of up to 8 columns per row
+        for (int64_t c0 = 0; c0 < cols; c0 += kB) {
+            const int64_t cb = std::min(kB, cols - c0);
+            for (int64_t r = 0; r < rows; ++r)
+                for (int64_t cc = 0; cc < cb; ++cc) d[r * drs + (c0 + cc) * dcs] = f(s[r + (c0 + cc) * scs]);
+        }
+    } else {
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t c = 0; c < cols; ++c) d[r * drs + c * dcs] = f(s[r * srs + c * scs]);
+    }
+}
+// A tile's (row stride, column stride) in elements.
+template <typename Tl>
+constexpr int64_t row_stride() { return Tl::BL == BLayout::RowMajor ? Tl::Cols : 1; }
+template <typename Tl>
+constexpr int64_t col_stride() { return Tl::BL == BLayout::RowMajor ? 1 : Tl::Rows; }
 }  // namespace cpu
 
 // ---------------------------------------------------------------------------------------------------
@@ -661,11 +697,24 @@ PTO_INST void TLOAD(TileT &dst, GT &src) {
     if constexpr (TileT::BL == BLayout::RowMajor && std::is_same_v<T, typename GT::DType>) {
         if (cs == 1) {  // contiguous rows of the same type: a byte copy per row
             const std::size_t bytes = static_cast<std::size_t>(dst.GetValidCol()) * sizeof(T);
+            if (dst.GetValidCol() == TileT::Cols && src.shape[0] == 1 && src.shape[1] == 1 && src.shape[2] == 1 &&
+                src.stride[3] == TileT::Cols) {  // whole rows on both sides: one block
+                std::memcpy(dst.data_, src.ptr, bytes * static_cast<std::size_t>(dst.GetValidRow()));
+                cpu::fill_pad(dst);
+                return;
+            }
             for (int64_t r = 0; r < dst.GetValidRow(); ++r)
                 std::memcpy(dst.data_ + r * TileT::Cols, src.ptr + src.row_offset(r), bytes);
             cpu::fill_pad(dst);
             return;
         }
+    }
+    if (src.shape[0] == 1 && src.shape[1] == 1 && src.shape[2] == 1) {  // a 2-D view: row r at r * stride[3]
+        cpu::copy2d(dst.data_, cpu::row_stride<TileT>(), cpu::col_stride<TileT>(), src.ptr, src.stride[3], cs,
+                    dst.GetValidRow(), dst.GetValidCol(),
+                    [](const typename GT::DType &v) { return cpu::bitwise_or_convert<T>(v); });
+        cpu::fill_pad(dst);
+        return;
     }
     for (int64_t r = 0; r < dst.GetValidRow(); ++r) {  // one row offset per row (not per element)
         const typename GT::DType *row = src.ptr + src.row_offset(r);
@@ -694,8 +743,20 @@ inline void store(GT &dst, TileT &src, bool quant, uint64_t pre_quant) {
                   std::is_same_v<D, S>) {
         if (cs == 1) {  // contiguous rows of the same type: a byte copy per row
             const std::size_t bytes = static_cast<std::size_t>(src.GetValidCol()) * sizeof(S);
+            if (src.GetValidCol() == TileT::Cols && dst.shape[0] == 1 && dst.shape[1] == 1 && dst.shape[2] == 1 &&
+                dst.stride[3] == TileT::Cols) {  // whole rows on both sides: one block
+                std::memcpy(dst.ptr, src.data_, bytes * static_cast<std::size_t>(src.GetValidRow()));
+                return;
+            }
             for (int64_t r = 0; r < src.GetValidRow(); ++r)
                 std::memcpy(dst.ptr + dst.row_offset(r), src.data_ + r * TileT::Cols, bytes);
+            return;
+        }
+    }
+    if constexpr (std::is_same_v<D, S> && R == ReluPreMode::NoRelu && A == AtomicType::AtomicNone) {
+        if (!quant && dst.shape[0] == 1 && dst.shape[1] == 1 && dst.shape[2] == 1) {  // a plain copy (acc too)
+            copy2d(dst.ptr, dst.stride[3], cs, src.data_, row_stride<TileT>(), col_stride<TileT>(), src.GetValidRow(),
+                   src.GetValidCol(), [](const S &v) { return v; });
             return;
         }
     }
@@ -750,6 +811,12 @@ PTO_INST void TMOV(D &dst, S &src) {
     src.check("TMOV");
     cpu::need_valid("TMOV", dst, src, "source");
     using T = typename D::DType;
+    if constexpr (R == ReluPreMode::NoRelu) {
+        cpu::copy2d(dst.data_, cpu::row_stride<D>(), cpu::col_stride<D>(), src.data_, cpu::row_stride<S>(),
+                    cpu::col_stride<S>(), dst.GetValidRow(), dst.GetValidCol(),
+                    [](const typename S::DType &v) { return cpu::to<T>(cpu::up(v)); });
+        return;
+    }
     cpu::for_valid(dst, [&](int64_t r, int64_t c) {
         auto v = cpu::up(src.at(r, c));
         if (R == ReluPreMode::NormalRelu && v < 0) v = 0;
@@ -874,6 +941,85 @@ inline bool has_avx2() {
 #endif
 #endif
 
+// ----------------------------------------------------------------------------- fp32 exp, vectorised
+// exp_f32 gives, for every float x, the bits of (float)std::exp((double)x) -- what the scalar TEXP and
+// the interpreter (numpy's float64 exp rounded to float32) compute -- in loops g++ vectorises:
+// exp(x) = 2^k * p(r), k = round(x / ln 2), r = x - k ln 2 (Cody-Waite: k * kLn2Hi is exact), p the
+// degree-14 Taylor polynomial (truncation < 6e-18 relative on |r| <= ln2 / 2; with the Horner roundings
+// the double result is within a few ulps of exp(x)). Rounding that double to float gives the correctly
+// rounded float, as glibc's exp does, unless it lies within kExpGuard double ulps of a halfway point
+// between two floats; those lanes, and x outside [-87, 88] (float subnormals, overflow, inf, NaN),
+// take the scalar std::exp. test/python/test_cpp_exp.py compares both over every float in range.
+constexpr double kLog2e = 1.4426950408889634, kLn2Hi = 0x1.62e42fee00000p-1, kLn2Lo = 0x1.a39ef35793c76p-33;
+constexpr double kShift = 0x1.8p52;  // adding it rounds to an integer, kept in the low mantissa bits
+constexpr int64_t kExpGuard = 1024;
+constexpr int kExpChunk = 64;
+
+// One chunk: ys[i] from xs[i] for i < kExpChunk, slow[i] set where the lane needs the scalar exp.
+// No branches (in_range selects an argument), so g++ vectorises the loop in double lanes.
+__attribute__((always_inline)) inline void exp_chunk(const float *xs, float *ys, int64_t *slow) {
+    for (int i = 0; i < kExpChunk; ++i) {
+        const float xf = xs[i];  // out of range (or NaN): garbage in the lane, which is slow
+        const int64_t in_range = (xf > -87.0f) & (xf < 88.0f);
+        const double x = static_cast<double>(xf);
+        const double t = x * kLog2e + kShift;
+        const double k = t - kShift;
+        const double r = (x - k * kLn2Hi) - k * kLn2Lo;
+        double p = 1.0 / 87178291200.0;
+        p = p * r + 1.0 / 6227020800.0;
+        p = p * r + 1.0 / 479001600.0;
+        p = p * r + 1.0 / 39916800.0;
+        p = p * r + 1.0 / 3628800.0;
+        p = p * r + 1.0 / 362880.0;
+        p = p * r + 1.0 / 40320.0;
+        p = p * r + 1.0 / 5040.0;
+        p = p * r + 1.0 / 720.0;
+        p = p * r + 1.0 / 120.0;
+        p = p * r + 1.0 / 24.0;
+        p = p * r + 1.0 / 6.0;
+        p = p * r + 0.5;
+        p = p * r + 1.0;
+        p = p * r + 1.0;
+        uint64_t tb;
+        std::memcpy(&tb, &t, 8);
+        const uint64_t scale_bits = (tb + 1023) << 52;  // 2^k: k is in t's low mantissa bits
+        double scale;
+        std::memcpy(&scale, &scale_bits, 8);
+        const double y = p * scale;
+        int64_t yb;
+        std::memcpy(&yb, &y, 8);
+        const int64_t off = (yb & ((int64_t(1) << 29) - 1)) - (int64_t(1) << 28);
+        slow[i] = (1 - in_range) | ((off >= -kExpGuard) & (off <= kExpGuard));
+        ys[i] = static_cast<float>(y);
+    }
+}
+
+#define PTO_CPU_EXP_BODY                                                                           \
+    alignas(64) float xs[kExpChunk] = {}, ys[kExpChunk];                                           \
+    alignas(64) int64_t slow[kExpChunk];                                                           \
+    for (int64_t s0 = 0; s0 < n; s0 += kExpChunk) {                                                \
+        const int m = static_cast<int>(std::min<int64_t>(kExpChunk, n - s0));                      \
+        for (int i = 0; i < m; ++i) xs[i] = in[s0 + i];                                            \
+        exp_chunk(xs, ys, slow);                                                                   \
+        for (int i = 0; i < m; ++i)                                                                \
+            if (slow[i]) ys[i] = static_cast<float>(std::exp(static_cast<double>(xs[i])));         \
+        for (int i = 0; i < m; ++i) out[s0 + i] = ys[i];                                           \
+    }
+
+inline void exp_f32_generic(const float *in, float *out, int64_t n) { PTO_CPU_EXP_BODY }
+#if defined(PTO_CPU_AVX2_MATMUL)
+__attribute__((target("avx2"))) inline void exp_f32_avx2(const float *in, float *out, int64_t n) { PTO_CPU_EXP_BODY }
+#endif
+#undef PTO_CPU_EXP_BODY
+
+// out[i] = (float)std::exp((double)in[i]) for i < n (out may be in).
+inline void exp_f32(const float *in, float *out, int64_t n) {
+#if defined(PTO_CPU_AVX2_MATMUL)
+    if (has_avx2()) return exp_f32_avx2(in, out, n);
+#endif
+    exp_f32_generic(in, out, n);
+}
+
 template <typename C, typename A, typename B, typename Init>
 inline void matmul(const char *op, C &c, A &a, B &b, Init &&init) {
     c.check(op);
@@ -977,6 +1123,15 @@ inline void unary(const char *op, D &d, S &s, F &&f) {
     s.check(op);
     need_valid(op, d, s, "source");
     using T = typename D::DType;
+    if constexpr (D::BL == BLayout::RowMajor && S::BL == BLayout::RowMajor) {  // row by row: loops g++ vectorises
+        const int64_t vc = d.GetValidCol();
+        for (int64_t r = 0; r < d.GetValidRow(); ++r) {
+            T *dr = d.data_ + r * D::Cols;
+            const typename S::DType *sr = s.data_ + r * S::Cols;
+            for (int64_t c = 0; c < vc; ++c) dr[c] = to<T>(f(up(sr[c])));
+        }
+        return;
+    }
     for_valid(d, [&](int64_t r, int64_t c) { d.at(r, c) = to<T>(f(up(s.at(r, c)))); });
 }
 
@@ -988,6 +1143,16 @@ inline void binary(const char *op, D &d, A &a, B &b, F &&f) {
     need_valid(op, d, a, "src0");
     need_valid(op, d, b, "src1");
     using T = typename D::DType;
+    if constexpr (D::BL == BLayout::RowMajor && A::BL == BLayout::RowMajor && B::BL == BLayout::RowMajor) {
+        const int64_t vc = d.GetValidCol();
+        for (int64_t r = 0; r < d.GetValidRow(); ++r) {
+            T *dr = d.data_ + r * D::Cols;
+            const typename A::DType *ar = a.data_ + r * A::Cols;
+            const typename B::DType *br = b.data_ + r * B::Cols;
+            for (int64_t c = 0; c < vc; ++c) dr[c] = to<T>(f(up(ar[c]), up(br[c])));
+        }
+        return;
+    }
     for_valid(d, [&](int64_t r, int64_t c) { d.at(r, c) = to<T>(f(up(a.at(r, c)), up(b.at(r, c)))); });
 }
 
@@ -1135,7 +1300,6 @@ PTO_INST void TAXPY(D &d, A &a, Sc scalar) {
     }
 PTO_CPU_UNARY(TABS, (x < 0 ? -x : x))
 PTO_CPU_UNARY(TNEG, -x)
-PTO_CPU_UNARY(TEXP, static_cast<decltype(x)>(std::exp(static_cast<double>(x))))
 PTO_CPU_UNARY(TLOG, std::log(x))
 PTO_CPU_UNARY(TSQRT, std::sqrt(x))
 PTO_CPU_UNARY(TRSQRT, 1 / std::sqrt(x))
@@ -1143,6 +1307,20 @@ PTO_CPU_UNARY(TRECIP, 1 / x)
 PTO_CPU_UNARY(TRELU, (x > 0 ? x : decltype(x)(0)))
 PTO_CPU_UNARY(TNOT, ~cpu::int_only("TNOT", x))
 #undef PTO_CPU_UNARY
+
+// exp in double, rounded once to the element type (fp32 row-major tiles: cpu::exp_f32, the same bits).
+template <typename D, typename A, typename... Tmp>
+PTO_INST void TEXP(D &d, A &a, Tmp &...) {
+    if constexpr (std::is_same_v<typename D::DType, float> && std::is_same_v<typename A::DType, float> &&
+                  D::BL == BLayout::RowMajor && A::BL == BLayout::RowMajor) {
+        d.check("TEXP");
+        a.check("TEXP");
+        cpu::need_valid("TEXP", d, a, "source");
+        for (int64_t r = 0; r < d.GetValidRow(); ++r) cpu::exp_f32(a.data_ + r * A::Cols, d.data_ + r * D::Cols, d.GetValidCol());
+    } else {
+        cpu::unary("TEXP", d, a, [](auto x) { return static_cast<decltype(x)>(std::exp(static_cast<double>(x))); });
+    }
+}
 
 // Copy the valid region and fill the rest of dst with its pad value.
 template <typename D, typename A>
@@ -1241,6 +1419,20 @@ inline void expand_binary(const char *op, D &d, A &a, V &v, int axis, F &&f) {
         fail(std::string(op) + ": column vector has " + std::to_string(v.GetValidCol()) + " valid cols, need " +
              std::to_string(d.GetValidCol()));
     using T = typename D::DType;
+    if constexpr (D::BL == BLayout::RowMajor && A::BL == BLayout::RowMajor) {
+        const int64_t vc = d.GetValidCol();
+        for (int64_t r = 0; r < d.GetValidRow(); ++r) {
+            T *dr = d.data_ + r * D::Cols;
+            const typename A::DType *ar = a.data_ + r * A::Cols;
+            if (axis == 0) {
+                const auto y = up(v.at(r, 0));
+                for (int64_t c = 0; c < vc; ++c) dr[c] = to<T>(f(up(ar[c]), y));
+            } else {
+                for (int64_t c = 0; c < vc; ++c) dr[c] = to<T>(f(up(ar[c]), up(v.at(0, c))));
+            }
+        }
+        return;
+    }
     for_valid(d, [&](int64_t r, int64_t c) {
         d.at(r, c) = to<T>(f(up(a.at(r, c)), up(axis == 0 ? v.at(r, 0) : v.at(0, c))));
     });

@@ -64,10 +64,29 @@ from pypto.errors import Error
 CACHE_DIR = Path("cache") / "kernels"
 """The binary cache, relative to the build directory (``invalidate_binary_cache`` deletes it)."""
 
-ENGINE_FLAGS: tuple[str, ...] = ("-O3", "-fno-math-errno", "-ffp-contract=off")
+ENGINE_FLAGS: tuple[str, ...] = ("-O3", "-march=native", "-fno-math-errno", "-ffp-contract=off")
 """g++ flags added to ``pypto.ptoas.build.BASE_FLAGS`` (no ``-ffast-math``; ``-ffp-contract=off``: no
 multiply-add fused into one rounding, which g++ does by default where the ISA has FMA, e.g. aarch64:
-fp32 results stay those of the interpreter)."""
+fp32 results stay those of the interpreter; ``-march=native``: the host's vector width, so a build's
+cache key also covers the host CPU, :func:`host_cpu`)."""
+
+
+@functools.cache
+def host_cpu() -> str:
+    """What ``-march=native`` compiles for: the CPU's model name and feature flags (``/proc/cpuinfo``; else
+    the platform's machine and processor). Part of a kernel library's cache key, so a build directory
+    moved to another machine builds its kernels again instead of running instructions the CPU lacks."""
+    import platform
+
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""
+    wanted = ("model name", "flags", "features", "cpu model", "isa")
+    lines = sorted(
+        {ln.split(":", 1)[1].strip() for ln in text.splitlines() if ln.split(":", 1)[0].strip().lower() in wanted}
+    )
+    return "\n".join(lines) or f"{platform.machine()} {platform.processor()}"
 
 
 class KernelBuildError(Error):
@@ -185,7 +204,7 @@ def source_key(src: Path) -> str:
     """The cache key of a kernel ``.cpp`` as it is now (its library is ``<func>-<key>.so``)."""
     from pypto.ptoas.build import cache_key
 
-    return cache_key(src.read_text(encoding="utf-8"), ENGINE_FLAGS)
+    return cache_key(src.read_text(encoding="utf-8"), (*ENGINE_FLAGS, host_cpu()))
 
 
 def build_kernel(work_dir: Path, func_name: str, recompile: bool = True) -> Path:

@@ -682,6 +682,8 @@ def _execute(prepared: Prepared, target: Target, args: Sequence[Any], config: Ru
 
 def _copy_back(entry: func.FuncOp, args: Sequence[Any], dev_args: Sequence[Any]) -> None:
     """Out / InOut parameters back into the caller's tensors (DeviceTensors are written in place)."""
+    if all(isinstance(a, DeviceTensor) or not isinstance(d, np.ndarray) for a, d in zip(args, dev_args, strict=True)):
+        return  # nothing to copy (no directions needed)
     dirs = param_directions(entry)
     for a, d, dev in zip(args, dirs, dev_args, strict=True):
         if d is not ParamDirection.In and isinstance(dev, np.ndarray) and not isinstance(a, DeviceTensor):

@@ -440,3 +440,35 @@ extern "C" int mm(const float *a, const float *b, const float *init, float *c) {
     for p in range(5):
         want = want + a[:, p : p + 1] * b[p : p + 1, :]  # float32: one rounding per multiply and per add
     assert np.array_equal(c.view(np.uint32), want.view(np.uint32))
+
+
+@pytest.mark.parametrize("flags", [("-march=native",), ("-DPTO_CPU_NO_AVX2",)], ids=["native", "no-avx2"])
+def test_header_vectorised_exp_gives_the_interpreters_bits(tmp_path: Path, flags: tuple[str, ...]) -> None:
+    """TEXP on fp32 tiles (cpu::exp_f32: a polynomial in double lanes, the scalar exp near a halfway point)
+    gives the interpreter's bits, exp in float64 rounded once, on a sweep of the floats: every 512th bit
+    pattern over [-88, 89], the ones whose float64 exp lies closest to a halfway point, and the specials."""
+    import ctypes
+
+    import numpy as np
+
+    from pypto.device.interpreter.numerics import _exp
+    from pypto.ptoas.build import build_shared
+
+    src = """#include "pto_cpu.hpp"
+extern "C" void exp_all(const float *in, float *out, long n) { pto::cpu::exp_f32(in, out, n); }
+"""
+    lib = ctypes.CDLL(str(build_shared(src, tmp_path, "expf", ("-O3", "-fno-math-errno", "-ffp-contract=off", *flags))))
+    pos = np.arange(0, np.float32(89).view(np.uint32), 512, dtype=np.uint32)
+    neg = np.arange(0x80000000, np.float32(-88).view(np.uint32), 512, dtype=np.uint32)
+    x = np.concatenate([pos, neg]).view(np.float32)
+    y = np.exp(x.astype(np.float64)).view(np.int64)
+    near = x[np.abs((y & ((1 << 29) - 1)) - (1 << 28)) < 4096]  # the scalar-fallback lanes, and their neighbours
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 88.7, 88.72, -87.3, -103.9, -104.0, 1e-30], np.float32)
+    x = np.concatenate([x, near, specials])
+    out = np.empty_like(x)
+    lib.exp_all(ctypes.c_void_p(x.ctypes.data), ctypes.c_void_p(out.ctypes.data), ctypes.c_long(x.size))
+    with np.errstate(over="ignore"):
+        want = _exp(x)
+    same = (out.view(np.uint32) == want.view(np.uint32)) | (np.isnan(out) & np.isnan(want))
+    assert same.all(), f"exp differs at {x[~same][:5]}: {out[~same][:5]} against {want[~same][:5]}"
+    assert near.size > 0
