@@ -74,6 +74,7 @@ from typing import Any
 from pypto.target import Target
 
 from .orchestration import KernelPart, Task, TaskGraph
+from .ready_queue import ReadyQueue
 
 
 @dataclass
@@ -242,9 +243,11 @@ class Scheduler:
                 return aic[:n_aic] + aiv[:n_aiv]
         return None
 
-    def _launch(self, task: Task, block: int, cores: list[Core], dispatch: int, records: dict[int, TaskRecord]) -> None:
+    def _launch(
+        self, task: Task, block: int, cores: list[Core], dispatch: int, records: dict[int, TaskRecord]
+    ) -> BlockRecord:
         """Block ``block`` of ``task`` on ``cores``, handed over at ``dispatch``: runs its parts and
-        records it (the task's record is made by its first block, widened by the others)."""
+        records it (the task's record is made by its first block, widened by the others); returns its record."""
         start = dispatch + self.latency
         done = {id(part): self.run_part(task, part, block) for part in self.order_parts(task)}
         runs = [done[id(part)] for part in task.parts]
@@ -262,12 +265,13 @@ class Scheduler:
             records[task.id] = TaskRecord(task.id, task.func_name, task.core_type, list(b.core_ids), dispatch, start,
                                           end, end, sorted(task.deps), self.clock_hz, list(runs),
                                           [p.func_name for p in task.parts], [b])  # fmt: skip
-            return
+            return b
         rec.blocks.append(b)
         rec.core_ids += b.core_ids
         rec.kernel_runs += runs
         rec.start, rec.end = min(rec.start, start), max(rec.end, end)
         rec.finish = max(rec.finish, end)
+        return b
 
     def _submit_times(self, graph: TaskGraph) -> dict[int, int]:
         """The orchestrator: each task's submit end (and its level-4 records). Before task *k*'s submit,
@@ -298,10 +302,15 @@ class Scheduler:
         succ = graph.successors()
         waiting = {t.id: len(t.deps) for t in graph.tasks}
         submitted = self._submit_times(graph)
-        visible: dict[int, int] = {tid: submitted[tid] for tid, n in waiting.items() if n == 0}  # the ready queue
+        kinds = {t.id: (t.core_type, tuple(sorted(p.core_type for p in t.parts))) for t in graph.tasks}
+        queue_index = {t.id: QUEUES.index(t.core_type if t.core_type in QUEUES[:2] else "mix") for t in graph.tasks}
+        visible = ReadyQueue(kinds, queue_index, len(QUEUES))  # the ready queue: task id -> visible cycle
+        for tid, n in waiting.items():
+            if n == 0:
+                visible[tid] = submitted[tid]
         next_block = {t.id: 0 for t in graph.tasks}  # the next block of each task to dispatch
         unfinished = {t.id: t.block_num for t in graph.tasks}  # blocks not yet retired
-        running: dict[tuple[int, int], int] = {}  # (task id, block) -> thread
+        running: list[dict[tuple[int, int], BlockRecord]] = [{} for _ in range(self.threads)]  # per thread: (task id, block) -> its record
         records: dict[int, TaskRecord] = {}
         busy: dict[int, int] = {}  # core id -> the task on it (until its complete phase)
         own = [[c for c in self.cores if self.core_to_thread[c.id] == i] for i in range(self.threads)]
@@ -309,22 +318,10 @@ class Scheduler:
         loops = [0] * self.threads
         self._check_placeable(graph, own)
 
-        def queue_of(tid: int) -> int:
-            kind = tasks[tid].core_type
-            return QUEUES.index(kind if kind in QUEUES[:2] else "mix")
-
-        def depths(t: int) -> list[int]:
-            d = [0, 0, 0]
-            for tid, v in visible.items():
-                if v <= t:
-                    d[queue_of(tid)] += 1
-            return d
+        depths = visible.depths
 
         def idle(i: int) -> list[Core]:
             return [c for c in own[i] if c.id not in busy]
-
-        def block_end(key: tuple[int, int]) -> int:
-            return self._block(records, key).end
 
         def placement(tid: int, free: list[Core]) -> list[list[Core]]:
             """The cores of the blocks of ``tid`` that fit ``free`` now (all its blocks or none for
@@ -353,25 +350,22 @@ class Scheduler:
                 and placement(s, own[i]) for s in sync_tasks
             )  # fmt: skip
 
-        kinds = {t.id: (t.core_type, tuple(sorted(p.core_type for p in t.parts))) for t in graph.tasks}
+        by_kind = {kinds[t.id]: t for t in graph.tasks}  # one task of each kind
 
-        def fits_kind(tid: int, free: list[Core], seen: dict[Any, bool]) -> bool:
-            """``placement(tid, free)`` is not empty: for a task without ``sync_start`` that depends only on
-            its kind of cores and ``free`` (one block fits), so tasks alike share one answer in ``seen``."""
-            if tasks[tid].sync_start:
-                return bool(placement(tid, free))
-            key = kinds[tid]
-            if key not in seen:
-                seen[key] = self._fit(tasks[tid], free) is not None
-            return seen[key]
+        def kind_fits(kind: Any, free: list[Core]) -> bool:
+            """A task of ``kind`` (none with ``sync_start``) fits ``free``: one block of it does."""
+            return self._fit(by_kind[kind], free) is not None
 
         def next_action(i: int) -> int | None:
-            times = [block_end(k) for k, th in running.items() if th == i]
-            free, seen = idle(i), {}
+            times = [b.end for b in running[i].values()]
+            free = idle(i)
             if sync_tasks:
                 times += [v for tid, v in visible.items() if placement(tid, free) and not held(i, tid, free)]
-            else:  # nothing can hold a task: one fit test per kind of task
-                times += [v for tid, v in visible.items() if fits_kind(tid, free, seen)]
+            else:  # nothing can hold a task: the earliest visible of each kind that fits
+                for kind in visible.kinds():
+                    at = visible.earliest(kind)
+                    if at is not None and kind_fits(kind, free):
+                        times.append(at)
             return max(free_at[i], min(times)) if times else None
 
         def phase(i: int, kind: str, start: int, end: int, n: int, at_start: list[int], **extra: int) -> None:
@@ -381,28 +375,29 @@ class Scheduler:
             rec["shared_at_start"], rec["shared_at_end"] = at_start, depths(end)
             self.phases[i].append(rec)
 
-        while any(unfinished.values()):
+        left = sum(1 for n in unfinished.values() if n)  # tasks not yet done
+        while left:
             actions = [(t, i) for i in range(self.threads) if (t := next_action(i)) is not None]
             if not actions:
                 missing = sorted(t for t, n in unfinished.items() if n)
                 raise RuntimeError(f"tasks {missing} never became ready (a dependency cycle)")
             now, i = min(actions)
             loops[i] += 1
-            done = sorted((block_end(k), k) for k, th in running.items() if th == i and block_end(k) <= now)
+            done = sorted((b.end, k) for k, b in running[i].items() if b.end <= now)
             if done:
                 end = now + costs.complete * len(done)
                 phase(i, "complete", now, end, len(done), depths(now))
                 retired = []
                 for _, key in done:
                     tid = key[0]
-                    b = self._block(records, key)
+                    b = running[i].pop(key)
                     b.finish = now
-                    del running[key]
                     for c in b.core_ids:
                         del busy[c]
                         self.cores[c].busy_cycles += b.finish - b.dispatch
                     unfinished[tid] -= 1
                     if not unfinished[tid]:  # its last block: the task is done
+                        left -= 1
                         records[tid].finish = now
                         retired.append(tid)
                 edges = [s for tid in retired for s in succ[tid]]
@@ -416,7 +411,7 @@ class Scheduler:
                 if edges:
                     phase(i, "release", now, end, made, at_start)
                 now = end
-            for tid in sorted(t for t, v in visible.items() if v <= now and tasks[t].sync_start):
+            for tid in sorted(t for t, v in visible.items() if v <= now and tasks[t].sync_start) if sync_tasks else ():
                 fits = placement(tid, idle(i))
                 if not fits:
                     continue
@@ -430,32 +425,48 @@ class Scheduler:
                     next_block[tid] += 1
                     for c in cores:
                         busy[c.id] = tid
-                    self._launch(tasks[tid], block, cores, now, records)
-                    running[(tid, block)] = i
+                    running[i][(tid, block)] = self._launch(tasks[tid], block, cores, now, records)
                 del visible[tid]
                 phase(i, "drain", start, now, len(fits), at_start)
                 phase(i, "drain_prepare", start, ready, len(fits), at_start)
                 phase(i, "drain_publish", ready, now, len(fits), depths(ready))
             at_start, start, hit, miss = depths(now), now, 0, 0
-            seen: dict[Any, bool] = {}  # fit answers for the current idle cores (reset when a task takes some)
+            if not sync_tasks:  # in task id order, the first visible task whose kind fits the idle cores
+                taken = 0
+                while True:
+                    free = idle(i)
+                    tid = visible.first_ready(start, lambda kind, free=free: kind_fits(kind, free))
+                    if tid is None:
+                        break
+                    taken += 1
+                    for cores in placement(tid, free):
+                        now += costs.dispatch
+                        block = next_block[tid]
+                        next_block[tid] += 1
+                        for c in cores:
+                            busy[c.id] = tid
+                        running[i][(tid, block)] = self._launch(tasks[tid], block, cores, now, records)
+                        hit += 1
+                    if next_block[tid] == tasks[tid].block_num:
+                        del visible[tid]
+                miss = sum(at_start) - taken  # every other task visible at the start did not fit
+                if hit:
+                    phase(i, "dispatch", start, now, hit, at_start, pop_hit=hit, pop_miss=miss)
+                free_at[i] = now
+                continue
             for tid in sorted(t for t, v in visible.items() if v <= start):
                 free = idle(i)
-                if not sync_tasks and not tasks[tid].sync_start and not fits_kind(tid, free, seen):
-                    miss += 1
-                    continue
                 fits_ = placement(tid, free) if not tasks[tid].sync_start and not held(i, tid, free) else []
                 if not fits_:
                     miss += 1
                     continue
-                seen = {}
                 for cores in fits_:
                     now += costs.dispatch
                     block = next_block[tid]
                     next_block[tid] += 1
                     for c in cores:
                         busy[c.id] = tid
-                    self._launch(tasks[tid], block, cores, now, records)
-                    running[(tid, block)] = i
+                    running[i][(tid, block)] = self._launch(tasks[tid], block, cores, now, records)
                     hit += 1
                 if next_block[tid] == tasks[tid].block_num:
                     del visible[tid]
@@ -463,11 +474,6 @@ class Scheduler:
                 phase(i, "dispatch", start, now, hit, at_start, pop_hit=hit, pop_miss=miss)
             free_at[i] = now
         return [records[t] for t in sorted(records)]
-
-    @staticmethod
-    def _block(records: dict[int, TaskRecord], key: tuple[int, int]) -> BlockRecord:
-        """The record of block ``key[1]`` of task ``key[0]``."""
-        return next(b for b in records[key[0]].blocks if b.block_idx == key[1])
 
     def _check_placeable(self, graph: TaskGraph, own: list[list[Core]]) -> None:
         """Every task fits the cores of some thread (a ``sync_start`` task: all its blocks at once)."""

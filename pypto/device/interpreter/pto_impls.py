@@ -773,11 +773,11 @@ def alloc_tile(op: Any) -> Run:
         addr = next(it) if has_addr else None
         vr = next(it) if has_vr else None
         vc = next(it) if has_vc else None
-        valid = (
-            static.valid
-            if vr is None and vc is None
-            else tile_ref(t, 0, (v_row if vr is None else vr, v_col if vc is None else vc)).valid
-        )
+        if vr is None and vc is None:
+            valid = static.valid
+        else:  # tile_ref's valid dims, without rebuilding the tile from its type on every run
+            r, c = (v_row if vr is None else vr, v_col if vc is None else vc)
+            valid = (static.rows if r == DYNAMIC else r, static.cols if c == DYNAMIC else c)
         if addr is None:
             addr = core.memory.place(op, static.space, static.nbytes)
         return (TileRef(static.space, addr, static.dtype, static.rows, static.cols, valid, static.col_major),)
@@ -793,12 +793,18 @@ def set_validshape(core: CoreState, interp: Interpreter, op: Any, args: PythonVa
     return ()
 
 
-def treshape(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
-    """The same bytes seen as another tile type (a scalar-pipe instruction)."""
-    src = args[0]
-    res = tile_ref(op.result.type, src.addr)
-    core.account(op, "TRESHAPE", Pipe.PIPE_S, core.costs.compute("TRESHAPE", src.dtype.name, 1, 1), "compute", [], [])
-    return (res,)
+def treshape(op: Any) -> Run:
+    """The same bytes seen as another tile type (a scalar-pipe instruction); the result type's tile is
+    read once."""
+    static = tile_ref(op.result.type, 0)
+
+    def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
+        src = args[0]
+        res = TileRef(static.space, src.addr, static.dtype, static.rows, static.cols, static.valid, static.col_major)
+        core.account(op, "TRESHAPE", Pipe.PIPE_S, core.costs.compute("TRESHAPE", src.dtype.name, 1, 1), "compute", [], [])
+        return (res,)
+
+    return run
 
 
 def tassign(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
@@ -949,7 +955,6 @@ def misc_handlers() -> dict[type[Operation], Prepare]:
             VW.GetTensorViewDimOp: lambda c, i, op, a: (a[0].shape[a[1]],),
             VW.AddPtrOp: lambda c, i, op, a: (GmPtr(a[0].flat, a[0].offset + a[1], a[0].dtype),),
             T.SetValidShapeOp: set_validshape,
-            T.TReshapeOp: treshape,
             T.TAssignOp: tassign,
             T.PointerCastOp: pointer_cast,
             M.GetBlockIdxOp: lambda c, i, op, a: (c.block_idx,),
@@ -963,6 +968,7 @@ def misc_handlers() -> dict[type[Operation], Prepare]:
         }.items()
     }
     h[VW.MakeTensorViewOp], h[VW.PartitionViewOp], h[T.AllocTileOp] = make_tensor_view, partition_view, alloc_tile
+    h[T.TReshapeOp] = treshape
     h[P.TPushToAivOp] = h[P.TPushToAicOp] = tpush
     h[P.TPopFromAicOp] = h[P.TPopFromAivOp] = tpop
     for cls in S.SYNC_OPS:
