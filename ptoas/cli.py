@@ -166,6 +166,7 @@ def compile_text(text: str, filename: str, args: argparse.Namespace) -> str:
             arch=arch,
             memory_planner=args.memory_planner,
             insert_sync=args.enable_insert_sync,
+            ptoas_sync=True,
             dump_dir=Path(args.dump_dir) if args.dump_dir else None,
             print_ir_after_all=sys.stderr if args.print_ir_after_all else None,
             plan_memory_dump=sys.stderr if prints_plan_memory(module, level) else None,

@@ -39,6 +39,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from pypto.ptoas.dialect.sync_ops import SYNC_OPS
 from pypto.ptoas.dialect.types import TensorViewType
 
 from .context import FuncContext, handles
@@ -217,10 +218,16 @@ def _cmp(ctx: FuncContext, op: Operation) -> None:
 
 
 def _only_an_if_condition(op: Operation) -> bool:
-    """Whether ``op``'s result is used once, as the condition of the ``scf.if`` right after it."""
+    """Whether ``op``'s result is used once, as the condition of the ``scf.if`` right after it
+    (only sync ops in between: insert-sync's waits hoisted before the ``if``, as PTOAS writes it)."""
     uses = list(op.results[0].uses)
     user = uses[0].operation if len(uses) == 1 else None
-    return isinstance(user, scf.IfOp) and user.cond is op.results[0] and op.next_op is user
+    if not (isinstance(user, scf.IfOp) and user.cond is op.results[0]):
+        return False
+    nxt = op.next_op
+    while isinstance(nxt, SYNC_OPS):
+        nxt = nxt.next_op
+    return nxt is user
 
 
 @handles(arith.SelectOp)

@@ -10,6 +10,8 @@
   (PyPTO's ``memory_planner=PTOAS``); otherwise PyPTO's addresses stand and it
   only runs to give addresses to allocations that have none (level-2 ``.pto``
   input), which the C++ needs;
+- ``ptoas_sync``: insert-sync is PTOAS's (:mod:`.ptoas_sync`, what ``ptoas
+  --enable-insert-sync`` runs) instead of ours (:mod:`.insert_sync`);
 - ``dump_dir``: ``NN_after_<pass>.mlir`` after each pass (``00_input.mlir``
   first); ``print_ir_after_all``: the same text to that stream, each under
   ``// -----// IR Dump After <pass> //----- //``;
@@ -51,6 +53,7 @@ class PtoasOptions:
     arch: str | None = None
     memory_planner: bool = False
     insert_sync: bool = True
+    ptoas_sync: bool = False
     dump_dir: Path | None = None
     print_ir_after_all: TextIO | None = None
     plan_memory_dump: TextIO | None = None
@@ -78,7 +81,11 @@ def ptoas_passes(module: ModuleOp, options: PtoasOptions) -> list[ModulePass]:
         from .plan_memory import PlanMemoryPass
 
         passes.append(PlanMemoryPass(force=options.memory_planner))
-    if options.insert_sync:
+    if options.insert_sync and options.ptoas_sync:
+        from .ptoas_sync import PtoasInsertSyncPass
+
+        passes.append(PtoasInsertSyncPass())
+    elif options.insert_sync:
         passes.append(InsertSyncPass())
     return passes
 

@@ -80,7 +80,7 @@ def test_dump_dir_and_print_ir_after_all(tmp_path: Path, capsys: pytest.CaptureF
         "00_input.mlir",
         "01_after_verify.mlir",
         "02_after_plan-memory.mlir",
-        "03_after_insert-sync.mlir",
+        "03_after_ptoas-insert-sync.mlir",
     ]
     assert err.count("// -----// IR Dump After") == 3
 

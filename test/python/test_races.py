@@ -92,13 +92,14 @@ def _pairs(module: ModuleOp) -> list[tuple[SetFlagOp, WaitFlagOp]]:
 
 
 @cache
-def synced_kernels() -> list[tuple[str, str, str, list[list[int | float]]]]:
-    """(file name, synced text, function, working scalar configs) of every runnable kernel."""
+def synced_kernels(ptoas_sync: bool = False) -> list[tuple[str, str, str, list[list[int | float]]]]:
+    """(file name, synced text, function, working scalar configs) of every runnable kernel
+    (``ptoas_sync``: synced by PTOAS's insert-sync, what ``ptoas --enable-insert-sync`` runs)."""
     found = []
     for path in _files():
         try:
             module = parse_pto(path.read_text(), path.name)
-            run_ptoas_pipeline(module, PtoasOptions(insert_sync=True))
+            run_ptoas_pipeline(module, PtoasOptions(insert_sync=True, ptoas_sync=ptoas_sync))
         except Exception:  # noqa: BLE001 -- the verifier-rejection samples
             continue
         text = print_pto(module)
@@ -121,8 +122,9 @@ def test_enough_kernels_run() -> None:
     assert {"add_incore_0.pto", "softmax_rows_incore_0.pto", "k_blocked.pto", "matmul.pto"} <= names
 
 
-def test_insert_sync_kernels_never_race() -> None:
-    for name, text, func, configs in synced_kernels():
+@pytest.mark.parametrize("ptoas_sync", [False, True], ids=["insert-sync", "ptoas-insert-sync"])
+def test_insert_sync_kernels_never_race(ptoas_sync: bool) -> None:
+    for name, text, func, configs in synced_kernels(ptoas_sync):
         module, source_map = parse_pto_with_source_map(text, name)
         for cfg in configs:
             f = next(f for f in _funcs(module) if f.sym_name.data == func)
