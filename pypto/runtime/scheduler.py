@@ -375,6 +375,14 @@ class Scheduler:
             rec["shared_at_start"], rec["shared_at_end"] = at_start, depths(end)
             self.phases[i].append(rec)
 
+        def launch(i: int, tid: int, cores: list[Core], at: int) -> None:
+            """Start the next block of ``tid`` on ``cores`` at cycle ``at``, run by thread ``i``."""
+            block = next_block[tid]
+            next_block[tid] += 1
+            for c in cores:
+                busy[c.id] = tid
+            running[i][(tid, block)] = self._launch(tasks[tid], block, cores, at, records)
+
         left = sum(1 for n in unfinished.values() if n)  # tasks not yet done
         while left:
             actions = [(t, i) for i in range(self.threads) if (t := next_action(i)) is not None]
@@ -421,11 +429,7 @@ class Scheduler:
                 ready = now + costs.drain
                 now = ready + costs.dispatch * len(fits)
                 for cores in fits:
-                    block = next_block[tid]
-                    next_block[tid] += 1
-                    for c in cores:
-                        busy[c.id] = tid
-                    running[i][(tid, block)] = self._launch(tasks[tid], block, cores, now, records)
+                    launch(i, tid, cores, now)
                 del visible[tid]
                 phase(i, "drain", start, now, len(fits), at_start)
                 phase(i, "drain_prepare", start, ready, len(fits), at_start)
@@ -441,11 +445,7 @@ class Scheduler:
                     taken += 1
                     for cores in placement(tid, free):
                         now += costs.dispatch
-                        block = next_block[tid]
-                        next_block[tid] += 1
-                        for c in cores:
-                            busy[c.id] = tid
-                        running[i][(tid, block)] = self._launch(tasks[tid], block, cores, now, records)
+                        launch(i, tid, cores, now)
                         hit += 1
                     if next_block[tid] == tasks[tid].block_num:
                         del visible[tid]
@@ -462,11 +462,7 @@ class Scheduler:
                     continue
                 for cores in fits_:
                     now += costs.dispatch
-                    block = next_block[tid]
-                    next_block[tid] += 1
-                    for c in cores:
-                        busy[c.id] = tid
-                    running[i][(tid, block)] = self._launch(tasks[tid], block, cores, now, records)
+                    launch(i, tid, cores, now)
                     hit += 1
                 if next_block[tid] == tasks[tid].block_num:
                     del visible[tid]
