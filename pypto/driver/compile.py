@@ -115,6 +115,11 @@ def compile(  # noqa: A001 - the upstream API name
     :class:`~pypto.driver.distributed.DistributedCompiledProgram` (an L3 build).
     """
     options_in = {k: v for k, v in locals().items() if k not in ("program", "output_dir")}
+    if distributed_config is not None and not getattr(program, "host_orchestrators", None) and \
+            len(getattr(program, "host_functions", {})) == 1:
+        from .distributed import as_host_program
+
+        program = as_host_program(program)  # type: ignore[arg-type]
     if getattr(program, "host_orchestrators", None):
         from .distributed import compile_program_host
 

@@ -105,6 +105,20 @@ def compile_program_host(program: Program, dc: Any, *, platform: str | None = No
     return compiled
 
 
+def as_host_program(program: Program) -> Program:
+    """A ``@pl.program`` whose one HOST orchestrator dispatches to a single chip (no ``pld``, no ``device=``),
+    compiled with ``distributed_config=``: that orchestrator run on the host as an L3 program's (upstream
+    compiles it to a ``DistributedCompiledProgram`` too), its dispatches round-robin over the ranks."""
+    name, fn = next(iter(program.host_functions.items()))
+    prog = program.clone()
+    func = prog.func_ops[name]
+    func.detach()
+    func.erase()
+    prog.host_orchestrators = {name: fn}
+    prog.host_functions = {}
+    return prog
+
+
 def _host_dynamic(program: Program) -> bool:
     """True when the HOST orchestrator's parameters have a ``pl.dynamic`` extent."""
     if len(program.host_orchestrators) != 1:

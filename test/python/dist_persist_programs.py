@@ -126,3 +126,24 @@ class AddSub:
     def sub(self, a: pl.Tensor[[2, N], pl.FP32], b: pl.Tensor[[2, N], pl.FP32],
             f: pl.Out[pl.Tensor[[2, N], pl.FP32]]) -> pl.Tensor[[2, N], pl.FP32]:
         return self.sub_k(a, b, f)
+
+
+@pl.program
+class HostAdd:
+    """A HOST orchestrator without ``pld`` or ``device=``: one chip's program under a host orchestrator."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def add_k(self, a: pl.Tensor[[2, N], pl.FP32], b: pl.Tensor[[2, N], pl.FP32],
+              f: pl.Out[pl.Tensor[[2, N], pl.FP32]]) -> pl.Tensor[[2, N], pl.FP32]:
+        return pl.store(pl.add(pl.load(a, [0, 0], [2, N]), pl.load(b, [0, 0], [2, N])), [0, 0], f)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def add(self, a: pl.Tensor[[2, N], pl.FP32], b: pl.Tensor[[2, N], pl.FP32],
+            f: pl.Out[pl.Tensor[[2, N], pl.FP32]]) -> pl.Tensor[[2, N], pl.FP32]:
+        return self.add_k(a, b, f)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host_orch(self, a: pl.Tensor[[2, N], pl.FP32], b: pl.Tensor[[2, N], pl.FP32],
+                  f: pl.Out[pl.Tensor[[2, N], pl.FP32]]) -> pl.Tensor[[2, N], pl.FP32]:
+        out: pl.Tensor[[2, N], pl.FP32] = self.add(a, b, f)
+        return out

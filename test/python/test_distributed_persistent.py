@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from pypto import ir
-from pypto.ir.distributed_compiled_program import DistributedConfig
+from pypto.ir.distributed_compiled_program import DistributedCompiledProgram, DistributedConfig
 from pypto.runtime import DistributedWorker
 from pypto.runtime.distributed import DistributedRunError
 from pypto.runtime.distributed.windows import SharedWindows
@@ -151,3 +151,20 @@ def test_each_orchestration_entry_is_built_and_called_on_its_own(tmp_path: Path)
         compiled["mul"]
     with pytest.raises(AttributeError, match="no attribute 'mul'"):
         compiled.mul  # noqa: B018 - the lookup is the test
+
+
+# ---- a single-chip HOST orchestrator with distributed_config= ---------------------------------------
+
+
+def test_a_single_chip_host_orchestrator_with_a_distributed_config_is_an_l3_program(tmp_path: Path) -> None:
+    assert pp.HostAdd.host_functions and not pp.HostAdd.host_orchestrators
+    compiled = ir.compile(pp.HostAdd, distributed_config=dc(1), output_dir=str(tmp_path / "build"))
+    assert isinstance(compiled, DistributedCompiledProgram) and compiled.plan.world_size == 1
+    assert [d.program for d in compiled.plan.dispatches] == ["add"]
+    a, f = torch.full((2, pp.N), 2.0), torch.zeros(2, pp.N)
+    with compiled.prepare() as rt:
+        weight = rt.alloc_tensor((2, pp.N), torch.float32, init=torch.full((2, pp.N), 3.0))
+        rt.submit(compiled, a, weight, f).result()
+        torch.testing.assert_close(f, torch.full((2, pp.N), 5.0))
+    single = ir.compile(pp.HostAdd, output_dir=str(tmp_path / "l2"))  # without one: the chip program as before
+    assert not isinstance(single, DistributedCompiledProgram)
