@@ -1,7 +1,7 @@
 """``python -m pypto.tools.upstream_st <upstream checkout>``: upstream's ``tests/st/distributed`` on our package.
 
 Upstream's own conftest needs its hardware harness, so the test files are copied into a temporary folder
-next to a two-fixture conftest (:data:`CONFTEST`): ``test_config`` (``platform``, ``codegen_only``) and
+next to a two-fixture conftest (:data:`CONFTEST`): ``test_config`` (a ``RunConfig``: ``platform``, ``codegen_only``) and
 ``device_ids`` (``0 .. N-1``), and a per-test time limit (a hung rank fails its test, not the run). pytest then runs them in one subprocess with this interpreter (so the
 ``pypto`` it imports is ours) and the checkout's root on ``PYTHONPATH`` (``examples.runtime`` imports).
 It prints one line per test (``PASS``/``FAIL``/``SKIP``), the first error line of each failure, and
@@ -32,7 +32,6 @@ CONFTEST = '''\
 import multiprocessing
 import os
 import signal
-from types import SimpleNamespace
 
 import pytest
 
@@ -74,7 +73,9 @@ def pytest_runtest_call(item):
 
 @pytest.fixture
 def test_config():
-    return SimpleNamespace(platform=os.environ["UPSTREAM_ST_PLATFORM"], codegen_only=False)
+    from pypto.runtime import RunConfig  # upstream's fixture is a RunConfig too
+
+    return RunConfig(platform=os.environ["UPSTREAM_ST_PLATFORM"], codegen_only=False)
 
 
 @pytest.fixture

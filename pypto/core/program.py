@@ -47,6 +47,9 @@ class Program:
         self.sub_workers: dict[str, HostFunction] = {}
         """HOST ``SubWorker`` functions of a ``@pl.program`` class (Python callbacks run by the L3 worker), by
         name; not in ``module``."""
+        self.host_functions: dict[str, Any] = {}
+        """The Python functions of the class's other HOST orchestrators (single-chip ones, in ``module``): with
+        ``distributed_config=`` such a program compiles as an L3 program (:func:`pypto.driver.compile.compile`)."""
         self.respecialize: Any = None
         """For a ``@pl.program`` class: ``(function name, {param: type}) -> Program``, the class parsed again
         with that function's ``pl.dynamic`` dimensions bound to the given types (:meth:`specialize`)."""
@@ -105,6 +108,7 @@ class Program:
         copy = Program(self.module.clone())
         copy.host_orchestrators = dict(self.host_orchestrators)
         copy.sub_workers = dict(self.sub_workers)
+        copy.host_functions = dict(self.host_functions)
         return copy
 
     def verify(self) -> None:

@@ -47,7 +47,7 @@ from pypto.utils.progress import progress
 from pypto.utils.tracebacks import api_boundary
 
 from .compiled import CompiledProgram
-from .output_dir import REPORT_DIR, make_output_dir
+from .output_dir import NEXT_LEVELS, REPORT_DIR, make_output_dir
 
 
 def resolve_target(platform: str | None, backend_type: BackendType | str | None) -> tuple[str, BackendType]:
@@ -114,10 +114,19 @@ def compile(  # noqa: A001 - the upstream API name
     A ``@pl.program`` with a multi-chip HOST orchestrator and ``distributed_config`` compiles into a
     :class:`~pypto.driver.distributed.DistributedCompiledProgram` (an L3 build).
     """
+    options_in = {k: v for k, v in locals().items() if k not in ("program", "output_dir")}
+    if distributed_config is not None and not getattr(program, "host_orchestrators", None) and \
+            len(getattr(program, "host_functions", {})) == 1:
+        from .distributed import as_host_program
+
+        program = as_host_program(program)  # type: ignore[arg-type]
     if getattr(program, "host_orchestrators", None):
         from .distributed import compile_program_host
 
         return compile_program_host(program, distributed_config, platform=platform, output_dir=output_dir)  # type: ignore[return-value]
+    entries = orchestration_entries(program)
+    if len(entries) > 1:
+        return _compile_each_entry(as_program(program), entries, output_dir, options_in)
     settings = resolve_settings(
         {
             "verification_level": verification_level,
@@ -201,6 +210,30 @@ def compile(  # noqa: A001 - the upstream API name
         finally:
             if prof is not None and (owned or profiling):
                 prof.write_report(report_dir)
+    return compiled
+
+
+def orchestration_entries(program: Program | ModuleOp) -> list[str]:
+    """The Orchestration functions of ``program``, in order."""
+    from pypto.dialects.enums import FunctionType
+    from pypto.dialects.program import function_type
+
+    funcs = as_program(program).func_ops
+    return [n for n, f in funcs.items() if function_type(f) is FunctionType.Orchestration]
+
+
+def _compile_each_entry(source: Program, entries: list[str], output_dir: Any, options: dict[str, Any]) -> CompiledProgram:
+    """An L2 program with several Orchestration entries (and no HOST orchestrator), as upstream: each entry
+    compiled on its own, with only the functions it reaches, into ``next_levels/<entry>/``; the root has no
+    ``orchestration/``. The result selects one by ``compiled[name]`` / ``compiled.<name>``."""
+    from .host_trace import entry_only
+
+    out = make_output_dir(source, output_dir)
+    subs = {name: compile(entry_only(source, name), output_dir=out / NEXT_LEVELS / name, **options)
+            for name in entries}  # fmt: skip
+    compiled = CompiledProgram(out.resolve(), source, None, platform=subs[entries[0]].platform,
+                               backend_type=subs[entries[0]].backend_type)
+    compiled.sub_programs = subs
     return compiled
 
 

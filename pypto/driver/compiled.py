@@ -19,7 +19,7 @@ from pypto.pipeline.backend import BackendType
 from pypto.pipeline.lower import lower_program
 from pypto.utils.tracebacks import api_boundary
 
-from .output_dir import REPORT_DIR
+from .output_dir import NEXT_LEVELS, REPORT_DIR
 
 if TYPE_CHECKING:
     from pypto.runtime import RunSpec
@@ -45,11 +45,35 @@ class CompiledProgram:
         self.backend_type = BackendType(getattr(backend_type, "value", backend_type))
         self.orchestration_names: list[str] = []
         self.param_names: list[str] = []
+        self.param_shapes: list[tuple[int, ...] | None] = []
+        """The entry's tensor parameters' static shapes (None: a scalar, or a dynamic extent)."""
         self.output_indices: list[int] = []
         self.has_return = False
         self._run_spec: RunSpec | None = None
         self._from_dir = False
+        self.sub_programs: dict[str, CompiledProgram] = {}
+        """A build of several Orchestration entries: each entry's own build (``next_levels/<name>/``)."""
         self._read_signature()
+
+    @property
+    def name(self) -> str:
+        """The program's name (an entry of a multi-entry build: the entry's)."""
+        return getattr(self.program, "name", None) or self.output_dir.name
+
+    def __getitem__(self, name: str) -> CompiledProgram:
+        """``compiled["entry"]``: one Orchestration entry of a multi-entry build, a program of its own."""
+        subs = self.__dict__.get("sub_programs", {})
+        if name not in subs:
+            raise KeyError(f"no orchestration {name!r} under {self.output_dir / NEXT_LEVELS}; available: "
+                           f"{sorted(subs) or 'none (a single-entry build is called directly)'}")
+        return subs[name]
+
+    def __getattr__(self, name: str) -> CompiledProgram:
+        """``compiled.entry``: the same as ``compiled["entry"]``."""
+        subs = self.__dict__.get("sub_programs", {})
+        if name in subs:
+            return subs[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _read_signature(self) -> None:
         final = self.lowered or self.program
@@ -63,6 +87,7 @@ class CompiledProgram:
         source_funcs = self.program.func_ops if self.program is not None else {}
         entry: func.FuncOp = source_funcs.get(entry_name) or funcs[entry_name]
         self.param_names = [a.name_hint or f"arg{i}" for i, a in enumerate(entry.body.block.args)]
+        self.param_shapes = [_static_shape(a.type) for a in entry.body.block.args]
         outs = (ParamDirection.Out, ParamDirection.InOut)
         self.output_indices = [i for i, d in enumerate(param_directions(entry)) if d in outs]
         self.has_return = bool(entry.function_type.outputs.data)
@@ -86,6 +111,7 @@ class CompiledProgram:
             backend_type = meta.backend_type if platform == meta.platform else backend_for_platform(platform)
         obj = cls(out, None, None, platform=platform, backend_type=backend_type)
         obj.param_names = meta.param_names
+        obj.param_shapes = [_static_dims(p.shape) if p.shape else None for p in meta.params]
         obj.output_indices = [i for i, p in enumerate(meta.params) if p.is_output]
         obj.has_return = meta.num_return_types > 0
         obj._from_dir = True
@@ -163,6 +189,9 @@ class CompiledProgram:
         (None with ``config.codegen_only``)."""
         from pypto.runtime import RunConfig, run
 
+        if self.sub_programs:
+            raise TypeError(f"{self!r} has several Orchestration entries {sorted(self.sub_programs)}; select one "
+                            "explicitly: compiled['<name>'](...) or compiled.<name>(...)")
         if config is not None and getattr(config, "codegen_only", False):
             self.last_run = None
             return None
@@ -170,3 +199,20 @@ class CompiledProgram:
             config = RunConfig(platform=self.platform)
         self.last_run = run(self, *args, config=config)
         return self.last_run.outputs
+
+
+def _static_shape(t: Any) -> tuple[int, ...] | None:
+    """A tensor type's shape when every extent is static, else None."""
+    get = getattr(t, "get_shape", None)
+    if get is None:
+        return None
+    return _static_dims(get())
+
+
+def _static_dims(dims: Any) -> tuple[int, ...] | None:
+    """``dims`` as ints when every one is a static extent, else None."""
+    try:
+        shape = tuple(int(d) for d in dims)
+    except (TypeError, ValueError):
+        return None
+    return shape if all(d >= 0 for d in shape) else None

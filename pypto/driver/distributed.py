@@ -54,14 +54,13 @@ from .host_trace import (
     trace_host,
 )
 from .orch_codegen import render as render_orchestration
-from .output_dir import make_output_dir
+from .output_dir import NEXT_LEVELS, make_output_dir
 from .rank_runner import load_level, run_rank, torch_dtype
 
 META_FILE = "distributed_meta.json"
 META_SCHEMA = 2
 """Upstream's ``_META_SCHEMA`` for ``distributed_meta.json``."""
 HOST_ORCH = "orchestration/host_orch.py"
-NEXT_LEVELS = "next_levels"
 
 
 def _sample(a: Any) -> Any:
@@ -105,6 +104,20 @@ def compile_program_host(program: Program, dc: Any, *, platform: str | None = No
         return _deferred(program, dc, platform, output_dir, exc)
     compiled.rebuild = _rebuilder(program, dc, platform)
     return compiled
+
+
+def as_host_program(program: Program) -> Program:
+    """A ``@pl.program`` whose one HOST orchestrator dispatches to a single chip (no ``pld``, no ``device=``),
+    compiled with ``distributed_config=``: that orchestrator run on the host as an L3 program's (upstream
+    compiles it to a ``DistributedCompiledProgram`` too), its dispatches round-robin over the ranks."""
+    name, fn = next(iter(program.host_functions.items()))
+    prog = program.clone()
+    func = prog.func_ops[name]
+    func.detach()
+    func.erase()
+    prog.host_orchestrators = {name: fn}
+    prog.host_functions = {}
+    return prog
 
 
 def _host_dynamic(program: Program) -> bool:
@@ -483,11 +496,12 @@ class DistributedCompiledProgram:
         host_args = [a.ref if isinstance(a, DistributedDeviceTensor) else a for a in args]
         steps = self.plan.dispatches
         cuts = [i for i, d in enumerate(steps) if d.program.startswith("!")] + [len(steps)]
+        persist = worker.window_persistence(self, bool(self.plan.windows))
         lo, done = 0, False
         try:
             for cut in cuts:
                 last = cut == len(steps)
-                run = worker.pool.run(run_steps, plan_json, paths, chip, host_args, token, lo, cut, last,
+                run = worker.pool.run(run_steps, plan_json, paths, chip, host_args, token, lo, cut, last, persist,
                                       output_dir=dc.output_dir)
                 done = last
                 for rank in run.ranks:
@@ -514,10 +528,11 @@ class DistributedCompiledProgram:
         values: list[Any] = []
         for a in step.args:
             if isinstance(a, HostTensor):
-                src = args[a.param]
+                src, index = args[a.param], tuple(a.index)
                 if isinstance(src, DistributedDeviceTensor):
+                    index = index[1:] if src.stacked else index  # the shard step.rank holds is w[index[0]]
                     src = worker.read_tensor(src, step.rank)
-                values.append(src[tuple(a.index)] if a.index else src)
+                values.append(src[index] if index else src)
             else:
                 values.append(a)
         bound = worker.callbacks.get(name)
@@ -540,7 +555,8 @@ class DistributedCompiledProgram:
         """Upstream's prepared worker (``with compiled.prepare() as rt: rt(x, y)``): persistent rank processes
         for this program and ``extra_compiled`` (:class:`pypto.runtime.distributed.worker.DistributedWorker`).
         An abstract HOST SubWorker without a ``callbacks`` entry is a ``ValueError`` here, before anything
-        starts. ``persistent=True`` (windows kept across dispatches) is not supported and says so."""
+        starts. ``persistent=True`` keeps each program's windows on the ranks for the worker's life (made at
+        its first dispatch; cleared before each later one unless ``reset_persistent_windows=False``)."""
         from pypto.runtime.distributed.worker import DistributedWorker
 
         return DistributedWorker(self, list(extra_compiled), callbacks=callbacks,

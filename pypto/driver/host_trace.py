@@ -164,6 +164,16 @@ class HostPlan:
             **({"locals": [{"shape": list(sh), "dtype": dt} for sh, dt in self.locals]} if self.locals else {}),
         }  # fmt: skip
 
+    def window_groups(self) -> list[tuple[int, ...]]:
+        """Each window buffer's comm domain (upstream's MaterializeCommDomainScopes): the ranks dispatched with
+        a view of it, in order (all ranks when none is). A kernel's ``peer`` on that buffer is an index into it."""
+        used: list[set[int]] = [set() for _ in self.windows]
+        for d in self.dispatches:
+            for a in d.args:
+                if isinstance(a, WindowView):
+                    used[a.buffer].add(d.rank)
+        return [tuple(sorted(u)) if u else tuple(range(self.world_size)) for u in used]
+
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> HostPlan:
         plan = cls(int(data["world_size"]))
@@ -491,20 +501,25 @@ class _Entry:
 
     def specialize(self, *samples: Any) -> Any:
         """The program this entry runs: the module without the host orchestrator and other entries."""
-        from pypto.dialects.enums import FunctionType
-        from pypto.dialects.program import function_type
+        return entry_only(_bound_to(self.program, self.__name__, samples), self.__name__)
 
-        bound = _bound_to(self.program, self.__name__, samples)
-        prog = bound.clone()
-        prog.host_orchestrators = {}
-        reached = _reachable(prog, self.__name__)
-        for n, f in prog.func_ops.items():
-            other_entry = n != self.__name__ and function_type(f) is FunctionType.Orchestration
-            if other_entry or n not in reached:
-                f.detach()
-                f.erase()
-        prog.name = self.__name__
-        return prog
+
+def entry_only(program: Any, name: str) -> Any:
+    """A copy of ``program`` with only entry ``name`` and the functions it reaches (no host orchestrator,
+    no other Orchestration entry), named ``name``."""
+    from pypto.dialects.enums import FunctionType
+    from pypto.dialects.program import function_type
+
+    prog = program.clone()
+    prog.host_orchestrators = {}
+    reached = _reachable(prog, name)
+    for n, f in prog.func_ops.items():
+        other_entry = n != name and function_type(f) is FunctionType.Orchestration
+        if other_entry or n not in reached:
+            f.detach()
+            f.erase()
+    prog.name = name
+    return prog
 
 
 def _reachable(program: Any, name: str) -> set[str]:

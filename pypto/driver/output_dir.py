@@ -23,6 +23,8 @@ from pypto.core.program import Program
 from pypto.errors import Error
 
 REPORT_DIR = "report"
+NEXT_LEVELS = "next_levels"
+"""Where a build keeps its per-program sub-builds (an L3 build's chips, a multi-entry L2 build's entries)."""
 """The folder of ``perf_hints.log`` and the compile profile."""
 
 

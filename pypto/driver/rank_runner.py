@@ -46,19 +46,28 @@ def run_rank(comm: Any, plan_json: dict[str, Any], paths: dict[str, str], config
 
 
 def run_steps(comm: Any, plan_json: dict[str, Any], paths: dict[str, str], config: Any, host_args: list[Any],
-              run_id: str, lo: int, hi: int | None, last: bool, *, state: dict[str, Any]) -> list[tuple[int, list[int], Any]]:
+              run_id: str, lo: int, hi: int | None, last: bool, persist: tuple[str, bool] | None = None, *,
+              state: dict[str, Any]) -> list[tuple[int, list[int], Any]]:
     """Steps ``lo:hi`` of the plan on this rank (a persistent rank runs a plan in segments, between the HOST
     callbacks): the windows of ``run_id`` live in ``state`` until the ``last`` segment, and so do the rank's
-    clock, events and dispatch count, so the segments add up to one run. Returns the Out/InOut slices."""
-    from pypto.runtime.distributed.windows import SharedWindows
+    clock, events and dispatch count, so the segments add up to one run. ``persist`` (a worker prepared with
+    ``persistent=True``: its windows' id and whether to reset them) keeps the windows for the worker's life
+    instead (:func:`persistent_windows`). Returns the Out/InOut slices."""
+    from pypto.runtime.distributed.windows import SharedWindows, persistent_windows, window_signals
 
     plan = HostPlan.from_json(plan_json)
     key = ("run", run_id)
     run = state.get(key)
     if run is None:
-        shared = SharedWindows(comm, [w.nbytes for w in plan.windows], run_id) if plan.windows else None
-        run = state[key] = {"shared": shared, "clock": 0, "events": [], "dispatches": 0}
+        sizes, groups = [w.nbytes for w in plan.windows], plan.window_groups()
+        if persist is not None:
+            shared = persistent_windows(comm, sizes, *persist, groups, state=state)
+        else:
+            shared = SharedWindows(comm, sizes, run_id, groups) if plan.windows else None
+        run = state[key] = {"shared": shared, "clock": 0, "events": [], "dispatches": 0, "persist": persist}
     comm.clock, comm.events, comm.dispatches = run["clock"], run["events"], run["dispatches"]
+    if run["persist"] is not None and run["shared"] is not None:
+        window_signals(comm, run["persist"][0], run["shared"], state=state)
     ok = False
     try:
         order = _CrossRank(comm, plan, run_id)
@@ -70,14 +79,14 @@ def run_steps(comm: Any, plan_json: dict[str, Any], paths: dict[str, str], confi
         run["clock"], run["dispatches"] = comm.clock, comm.dispatches
         if last or not ok:
             state.pop(key, None)
-            if run["shared"] is not None:
+            if run["shared"] is not None and run["persist"] is None:
                 run["shared"].close(ok)
 
 
 def drop_run(comm: Any, run_id: str, *, state: dict[str, Any]) -> None:
     """Abandon a segmented run (a HOST callback failed): close its windows without waiting for the peers."""
     run = state.pop(("run", run_id), None)
-    if run is not None and run["shared"] is not None:
+    if run is not None and run["shared"] is not None and run["persist"] is None:
         run["shared"].close(False)
 
 
@@ -135,7 +144,7 @@ def _dispatch_all(comm: Any, steps: list[Any], paths: dict[str, str], config: An
             elif isinstance(a, HostTensor):
                 call.append(host_args[a.param][a.index].clone().contiguous())
             elif isinstance(a, WindowView):
-                call.append(view(a))
+                call.append(_as_param(view(a), program, len(call)))
             else:
                 call.append(a)
         if isinstance(program, CommProgram):
@@ -158,6 +167,16 @@ def _dispatch_all(comm: Any, steps: list[Any], paths: dict[str, str], config: An
                 outs.append((a.param, list(a.index), call[k]))
         order.done(i)
     return outs
+
+
+def _as_param(t: Any, program: Any, k: int) -> Any:
+    """A window view in the shape of parameter ``k`` when only its rank differs (``pld.window(buf, [N])`` passed
+    for a ``[1, N]`` parameter, as upstream accepts); otherwise as it is (a mismatch is the chip's error)."""
+    shapes = getattr(program, "param_shapes", [])
+    want = shapes[k] if k < len(shapes) else None
+    if want is not None and tuple(t.shape) != want and math.prod(want) == t.numel():
+        return t.view(want)
+    return t
 
 
 def in_place(t: Any) -> Any:

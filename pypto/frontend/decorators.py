@@ -24,6 +24,7 @@ def program(cls: type) -> Program:
     _add_enclosing_locals(src.globals, caller_frame())
     prog = program_from_class(node, src)
     prog.host_orchestrators = {n: cls.__dict__[n] for n in prog.host_orchestrators}
+    prog.host_functions = {n: cls.__dict__[n] for n in prog.host_functions}
     prog.sub_workers = {n: replace(h, fn=cls.__dict__[n]) for n, h in prog.sub_workers.items()}
     return prog
 

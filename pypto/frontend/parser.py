@@ -70,18 +70,22 @@ def program_from_class(
         else:
             raise src.error(ParserSyntaxError, "a @pl.program class holds only @pl.function methods", item)
     subs = {f.name: is_abstract_body(f) for f, info in defs if is_host_sub_worker(info)}
+    single_hosts: list[str] = []
     for item, info in defs:
         if item.name in subs:  # a HOST callback: Python run by the L3 worker (pypto.driver.distributed)
             continue
         if is_multichip_host(item, info, subs):  # runs on the host at compile time: pypto.driver.host_trace
             hosts.append(item.name)
             continue
+        if info.level is Level.HOST and info.role in (None, Role.Orchestrator):
+            single_hosts.append(item.name)  # a single-chip HOST orchestrator: L3 with distributed_config=
         pb.add(item, info)
     if entry_types is not None:
         pb.bind_callees = True
         pb.function(*entry_types)  # built first, so its callees bind to its specialized types
     program = pb.build()
     program.host_orchestrators = dict.fromkeys(hosts)  # the functions are filled in by @pl.program
+    program.host_functions = dict.fromkeys(single_hosts)
     program.sub_workers = {n: HostFunction(n, None, abstract) for n, abstract in subs.items()}
     program.respecialize = lambda name, types: program_from_class(cls_node, src, (name, types))
     return program

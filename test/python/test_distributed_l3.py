@@ -51,6 +51,7 @@ def test_a_host_program_runs_its_chip_program_on_every_rank(tmp_path: Path) -> N
         d = out / f"dfx_outputs/rank{r}/d0"
         assert json.loads((d / "dispatch_program.json").read_text()) == {"program": "scale_add"}
         assert len(json.loads((d / "chip_swimlane_records.json").read_text())["aicore_tasks"]) == 1
+        assert json.loads((d / "deps.json").read_text())  # on L3 the swimlane co-enables dep_gen (upstream)
         names = json.loads(next(d.glob("name_map*.json")).read_text())["callable_id_to_name"]
         assert "scale_add_k" in names.values()
     cycles = [rk.cycles for rk in compiled.last_run.ranks]

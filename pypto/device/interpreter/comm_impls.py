@@ -41,7 +41,8 @@ class RankLink(Protocol):
     nranks: int
 
     def peer_array(self, a: np.ndarray, peer: int) -> np.ndarray:
-        """The bytes of ``a`` (a view of one of this rank's window regions) on ``peer``'s region."""
+        """The bytes of ``a`` (a view of one of this rank's window regions) on ``peer``'s region (``peer``: an
+        index into the comm domain of that window buffer: the ranks dispatched with it)."""
 
     def owner(self, a: np.ndarray) -> int:
         """The rank whose window region ``a`` views."""
@@ -106,10 +107,11 @@ def peer_view(core: CoreState, interp: Interpreter, op: Any, args: PythonValues)
     if not 0 <= int(peer) < link.nranks:
         raise DeviceError(f"'{op.name}': peer rank {peer} out of range (world size {link.nranks})")
     assert isinstance(tv, TensorView)
-    flat = link.peer_array(tv.ptr.flat, int(peer))
-    if int(peer) == link.rank:  # this rank's own region: local memory
+    flat = link.peer_array(tv.ptr.flat, int(peer))  # peer: an index into the buffer's comm domain
+    owner = link.owner(flat)
+    if owner == link.rank:  # this rank's own region: local memory
         return (TensorView(GmPtr(flat, tv.ptr.offset, tv.ptr.dtype), tv.shape, tv.strides),)
-    return (TensorView(PeerGmPtr(flat, tv.ptr.offset, tv.ptr.dtype, int(peer)), tv.shape, tv.strides),)
+    return (TensorView(PeerGmPtr(flat, tv.ptr.offset, tv.ptr.dtype, owner), tv.shape, tv.strides),)
 
 
 def remote_tile(core: CoreState, op: Any, peer: int, nbytes: int, write: bool) -> None:

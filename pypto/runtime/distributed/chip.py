@@ -42,13 +42,16 @@ def run_on_chip(comm: RankComm, program: Any, *args: Any, config: RunConfig | No
     """Run ``program(*args)`` on this rank's chip (``pypto.runtime.run``); the clock moves by its cycles.
     When the launch has an ``output_dir``, the run's DFX artefacts (the ``RunConfig`` flags) go to
     ``<output_dir>/dfx_outputs/rank{r}/d{k}/`` (``k``: this rank's dispatch number in the run), with
-    ``dispatch_program.json`` = ``{"program": name}``."""
+    ``dispatch_program.json`` = ``{"program": name}``; ``enable_chip_swimlane`` also turns on
+    ``enable_dep_gen`` there (upstream's L3 driver does: ``rank{r}/d{k}/deps.json`` beside the records)."""
     label = name or getattr(program, "__name__", None) or type(program).__name__
     k = comm.dispatches
     dfx_dir = begin_dispatch(comm, label)
     if dfx_dir is not None:
         config = config if config is not None else RunConfig()
         config = replace(config, extra={**config.extra, "dfx_dir": str(dfx_dir)})
+        if config.enable_chip_swimlane and not config.enable_dep_gen:
+            config = replace(config, enable_dep_gen=True)  # as upstream's L3: swimlane co-enables deps.json
     with comm.scope(f"chip run {label}"):
         result = run(program, *args, config=config)
     start = comm.clock

@@ -85,6 +85,12 @@ class RankComm:
         self._notifies = 0
         self.dispatches = 0
         """Chip dispatches so far (:func:`.chip.run_on_chip`: the ``k`` of ``dfx_outputs/rank{r}/d{k}``)."""
+        self.signal_stores: dict[str, Any] = {}
+        """Signals kept on another store than the dispatch's (a prepared worker's persistent windows: their
+        cells, and so their counts, outlive the dispatch)."""
+        self.epoch = 0
+        """The dispatch this comm serves (a notify is tagged with it: one from an earlier dispatch, still
+        counted by a persistent window, landed before this dispatch's clock started)."""
 
     # ---- task names, errors, costs -------------------------------------------------
 
@@ -209,16 +215,16 @@ class RankComm:
         latency later in simulated time."""
         op = NotifyOp(op)
         self._check_peer(peer, "notify")
-        key = self._sig_key(signal, peer, slot)
+        key, store = self._sig_key(signal, peer, slot), self.signal_stores.get(signal, self.store)
         landed = self.clock + self.hop_cycles(4)
-        fid = f"n{self.rank}-{self._notifies}"
+        fid = f"n{self.rank}-{self.epoch}-{self._notifies}"
         self._notifies += 1
-        idx = self.store.add(key + "/n", 1)
-        self.store.set(f"{key}/e{idx}", json.dumps([landed, int(value), op.value, fid]))
+        idx = store.add(key + "/n", 1)
+        store.set(f"{key}/e{idx}", json.dumps([landed, int(value), op.value, fid, self.epoch]))
         if op is NotifyOp.AtomicAdd:
-            self.store.add(key, int(value))
+            store.add(key, int(value))
         else:
-            self.store.set(key, str(int(value)))
+            store.set(key, str(int(value)))
         self._event(f"notify r{peer}[{slot}] {op.value} {value}", "notify", self.clock, self.clock, peer=peer,
                     flows=[{"id": fid, "ph": "s"}], remote={"rank": peer, "ts": landed, "id": fid,
                                                              "name": f"{signal}[{slot}] <- r{self.rank}"})
@@ -227,11 +233,11 @@ class RankComm:
         """Block until this rank's cell ``slot`` of ``signal`` compares ``cmp`` with ``expected`` (bounded
         by the timeout). The clock moves to the simulated time the notifies that satisfy it landed.
         Returns the cell's value."""
-        key = self._sig_key(signal, self.rank, slot)
+        key, store = self._sig_key(signal, self.rank, slot), self.signal_stores.get(signal, self.store)
         deadline = time.monotonic() + self.timeout_s
         pause = 0.0005
         while True:
-            have = int(self.store.add(key, 0))
+            have = int(store.add(key, 0))
             if compare(cmp, have, expected):
                 break
             if time.monotonic() > deadline:
@@ -241,7 +247,8 @@ class RankComm:
                 )
             time.sleep(pause)
             pause = min(pause * 2, 0.01)
-        entries = [json.loads(self.store.get(f"{key}/e{i}")) for i in range(1, int(self.store.add(key + "/n", 0)) + 1)]
+        entries = [json.loads(store.get(f"{key}/e{i}")) for i in range(1, int(store.add(key + "/n", 0)) + 1)]
+        entries = [[t if epoch == self.epoch else 0, v, op, fid] for t, v, op, fid, epoch in entries]
         landed, value, used = self.clock, 0, []
         for t, v, op, fid in sorted(entries):
             value = value + v if op == NotifyOp.AtomicAdd.value else v

@@ -5,7 +5,8 @@
 serves dispatches: :meth:`RankPool.run` sends ``fn`` and its arguments to every rank, which runs
 ``fn(comm, *args, state=state)`` and answers with its value, clock and events, like a launch.
 ``state`` is the rank process's own dict, kept between dispatches: what lives on the chip (resident
-tensors, loaded programs). Each dispatch gets a fresh :class:`~.comm.RankComm` (clock at 0, its own
+tensors, loaded programs, a persistent worker's windows; ``state["base_store"]`` is the store without the
+dispatch's prefix, for what outlives a dispatch). Each dispatch gets a fresh :class:`~.comm.RankComm` (clock at 0, its own
 key space on the store), so signals and window names never leak from one dispatch into the next.
 
 A rank that raises, dies, or (with ``dispatch_timeout_s``) hangs makes :meth:`run` raise
@@ -52,7 +53,7 @@ def _pool_child(rank: int, config: DistributedConfig, host: str, port: int, comm
         results.put(("err", rank, "connect", exception_line(exc), 0))
         return
     results.put(("up", rank))
-    state: dict[str, Any] = {"pid": os.getpid()}
+    state: dict[str, Any] = {"pid": os.getpid(), "base_store": store}  # base_store: keys that outlive a dispatch
     while True:
         command = commands.get()
         if command is None:
@@ -60,7 +61,7 @@ def _pool_child(rank: int, config: DistributedConfig, host: str, port: int, comm
         seq, fn, payload, output_dir = command
         comm = RankComm(rank, config.world_size, dist.PrefixStore(f"d{seq}", store), target.link, target.clock_hz,
                         config.timeout_s, config.device_ids[rank], target)
-        comm.output_dir = output_dir
+        comm.output_dir, comm.epoch = output_dir, seq
         try:
             args = pickle.loads(payload)
         except Exception as exc:  # noqa: BLE001 - reported as this rank's failure

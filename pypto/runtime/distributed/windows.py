@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch.distributed as dist
 
 from pypto.dialects.distributed_enums import NotifyOp, WaitCmp
 
@@ -60,8 +61,12 @@ class SharedWindows:
     _made = 0
     """Window sets made in this process: the same sequence on every rank (every rank runs the same runs)."""
 
-    def __init__(self, comm: RankComm, sizes: Sequence[int], run_id: str):
+    def __init__(self, comm: RankComm, sizes: Sequence[int], run_id: str,
+                 groups: Sequence[Sequence[int]] | None = None):
         self.comm = comm
+        self.groups = [tuple(int(r) for r in g) for g in groups] if groups is not None else \
+            [tuple(range(comm.world_size))] * len(sizes)
+        """Per buffer, its comm domain: the ranks that hold a region of it, in order (a ``peer`` indexes it)."""
         SharedWindows._made += 1
         key = f"windows/run/{SharedWindows._made}"
         if comm.rank == 0:  # rank 0's id names the files: under torchrun every process drew its own
@@ -69,32 +74,41 @@ class SharedWindows:
         run_id = _store_get(comm, key)
         self.paths = [[window_file(run_id, b, r) for r in range(comm.world_size)] for b in range(len(sizes))]
         for b, n in enumerate(sizes):
-            path = self.paths[b][comm.rank]
-            with open(path, "wb") as f:
-                f.truncate(int(n))  # zero-filled: a window starts cleared
+            if comm.rank in self.groups[b]:
+                with open(self.paths[b][comm.rank], "wb") as f:
+                    f.truncate(int(n))  # zero-filled: a window starts cleared
         comm.barrier("window alloc")
-        self.regions = [[torch.from_file(str(p), shared=True, size=int(n), dtype=torch.uint8) for p in row]
-                        for row, n in zip(self.paths, sizes, strict=True)]  # fmt: skip
+        self.regions: list[list[torch.Tensor | None]] = [
+            [torch.from_file(str(p), shared=True, size=int(n), dtype=torch.uint8) if r in g else None
+             for r, p in enumerate(row)]
+            for row, n, g in zip(self.paths, sizes, self.groups, strict=True)]  # fmt: skip
 
-    def local(self, buffer: int) -> torch.Tensor:
-        """This rank's region of ``buffer`` (bytes)."""
+    def local(self, buffer: int) -> torch.Tensor | None:
+        """This rank's region of ``buffer`` (bytes; None: the rank is outside the buffer's comm domain)."""
         return self.regions[buffer][self.comm.rank]
 
     def locate(self, t: torch.Tensor) -> tuple[int, int]:
         """``(buffer, byte offset)`` of a tensor viewing one of this rank's regions."""
         ptr = t.data_ptr()
         for b, row in enumerate(self.regions):
-            base = row[self.comm.rank].data_ptr()
-            if base <= ptr < base + row[self.comm.rank].numel():
-                return b, ptr - base
+            mine = row[self.comm.rank]
+            if mine is not None and mine.data_ptr() <= ptr < mine.data_ptr() + mine.numel():
+                return b, ptr - mine.data_ptr()
         raise self.comm.error("the tensor is not a pld.window view of this rank's window buffers")
 
+    def global_rank(self, buffer: int, peer: int) -> int:
+        """The rank of ``peer`` (an index into the comm domain of ``buffer``)."""
+        group = self.groups[buffer]
+        if not 0 <= peer < len(group):
+            raise self.comm.error(f"peer rank {peer} out of range (the comm domain of window buffer {buffer} "
+                                  f"has {len(group)} ranks: {list(group)})")
+        return group[peer]
+
     def peer_view(self, t: torch.Tensor, peer: int) -> torch.Tensor:
-        """The tensor on ``peer``'s region at the place ``t`` has in this rank's."""
-        if not 0 <= peer < self.comm.world_size:
-            raise self.comm.error(f"peer rank {peer} out of range (world size {self.comm.world_size})")
+        """The tensor on ``peer``'s region (``peer``: in the buffer's comm domain) at the place ``t`` has in this rank's."""
         b, off = self.locate(t)
-        region = self.regions[b][peer]
+        region = self.regions[b][self.global_rank(b, peer)]
+        assert region is not None
         nbytes = t.numel() * t.element_size()
         return region[off : off + nbytes].view(t.dtype).view(t.shape)
 
@@ -107,8 +121,54 @@ class SharedWindows:
         except Exception:  # noqa: BLE001 - a peer died or timed out: the run's own error says so
             pass
         finally:
-            for row in self.paths:
-                row[self.comm.rank].unlink(missing_ok=True)
+            for row, group in zip(self.paths, self.groups, strict=True):
+                if self.comm.rank in group:
+                    row[self.comm.rank].unlink(missing_ok=True)
+
+
+# ---- a prepared worker's persistent windows (prepare(persistent=True)) ----------------------------------
+
+
+def persistent_windows(comm: RankComm, sizes: list[int], ident: str, reset: bool, groups: Sequence[Sequence[int]],
+                       *, state: dict[str, Any]) -> SharedWindows | None:
+    """The windows ``ident`` of a persistent worker on this rank: made (cleared) at its first dispatch and kept
+    in ``state``; at a later dispatch cleared again when ``reset`` (each rank its own regions and a new key
+    space for their signal counts, then a barrier before any rank notifies), else left as the last dispatch
+    left them. The same program must ask for the same window sizes each time."""
+    key = ("windows", ident)
+    kept = state.get(key)
+    if kept is None:
+        shared = SharedWindows(comm, sizes, ident, groups) if sizes else None
+        state[key] = {"shared": shared, "sizes": list(sizes), "generation": 0}
+        return shared
+    if kept["sizes"] != list(sizes):
+        raise comm.error(f"a persistent worker's window buffers changed size between dispatches: "
+                         f"{kept['sizes']} -> {list(sizes)} bytes (prepare a new worker for other shapes)")
+    shared = kept["shared"]
+    if shared is not None:
+        shared.comm = comm
+        if reset:
+            for b in range(len(sizes)):
+                region = shared.local(b)
+                if region is not None:
+                    region.zero_()
+            kept["generation"] += 1
+            comm.barrier("window reset")
+    return shared
+
+
+def window_signals(comm: RankComm, ident: str, shared: SharedWindows, *, state: dict[str, Any]) -> None:
+    """Keep the signal counts of the persistent windows ``ident`` on the store's key space of their generation."""
+    gen = state[("windows", ident)]["generation"]
+    store = dist.PrefixStore(f"windows/{ident}/{gen}", state["base_store"])
+    comm.signal_stores.update({f"w{b}": store for b in range(len(shared.regions))})
+
+
+def release_windows(comm: RankComm, ident: str, *, state: dict[str, Any]) -> None:
+    """Drop the persistent windows ``ident`` on this rank (a closing worker; the caller removes the files)."""
+    kept = state.pop(("windows", ident), None)
+    if kept is not None and kept["shared"] is not None:
+        kept["shared"].close(False)
 
 
 def _store_get(comm: RankComm, key: str) -> str:
@@ -227,7 +287,7 @@ class KernelComm:
         peer, value = int(peer), 1 if value is None else int(value)
         cell = self.windows.peer_view(signal, peer).view(-1)
         b, _ = self.windows.locate(signal)
-        slot = _flat(signal, offsets)
+        slot, peer = _flat(signal, offsets), self.windows.global_rank(b, peer)
         with self._locked(signal, peer):
             if NotifyOp(op) is NotifyOp.AtomicAdd:
                 cell[slot] += int(value)
@@ -292,13 +352,15 @@ class ChipLink:
         self.kc, self.comm = kc, kc.comm
         self.base = kc.comm.clock
         self.rank, self.nranks = kc.comm.rank, kc.comm.world_size
-        self._arrays = [[r.numpy() for r in row] for row in kc.windows.regions]
+        self._arrays = [[None if r is None else r.numpy() for r in row] for row in kc.windows.regions]
 
     def _locate(self, a: np.ndarray) -> tuple[int, int, int]:
         """(buffer, rank, byte offset) of the region ``a`` views."""
         ptr = a.__array_interface__["data"][0]
         for b, row in enumerate(self._arrays):
             for r, region in enumerate(row):
+                if region is None:
+                    continue
                 base = region.__array_interface__["data"][0]
                 if base <= ptr < base + region.nbytes:
                     return b, r, ptr - base
@@ -307,7 +369,7 @@ class ChipLink:
 
     def peer_array(self, a: np.ndarray, peer: int) -> np.ndarray:
         b, _, off = self._locate(a)
-        region = self._arrays[b][peer]
+        region = self._arrays[b][self.kc.windows.global_rank(b, peer)]  # peer: in the buffer's comm domain
         return np.lib.stride_tricks.as_strided(region[off:].view(a.dtype), shape=a.shape, strides=a.strides)
 
     def owner(self, a: np.ndarray) -> int:

@@ -14,7 +14,9 @@ process between the dispatches of a plan; an abstract one (body ``...``) must be
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Sequence
+from types import SimpleNamespace
 from typing import Any
 
 import torch
@@ -22,6 +24,7 @@ import torch
 from .config import under_torchrun
 from .pool import RankPool
 from .resident import DistributedDeviceTensor, StackedDeviceTensor, rank_alloc, rank_free, rank_read
+from .windows import release_windows, remove_window_files
 
 
 class DistributedRunHandle:
@@ -49,20 +52,31 @@ class DistributedWorker:
     def __init__(self, compiled: Any, extra_compiled: Sequence[Any] = (), *, callbacks: dict[str, Callable] | None = None,
                  sub_worker_overrides: dict[str, Callable] | None = None, config: Any = None,
                  persistent: bool = False, reset_persistent_windows: bool | None = None,
+                 inherited_host_tensors: Sequence[torch.Tensor] | None = None,
                  startup_timeout_s: float | None = None):
-        del config, reset_persistent_windows  # upstream's arena pre-warm: nothing to warm on the simulator
+        del config  # upstream's arena pre-warm: nothing to warm on the simulator
         programs = list(compiled) if isinstance(compiled, list | tuple) else [compiled, *extra_compiled]
         if not programs:
             raise ValueError("DistributedWorker needs at least one compiled program")
-        if persistent:
-            raise NotImplementedError("prepare(persistent=True): windows kept across dispatches are not "
-                                      "supported on the simulated ranks (each dispatch starts them cleared)")
+        if reset_persistent_windows and not persistent:
+            raise ValueError("DistributedWorker: reset_persistent_windows=True requires persistent=True")
+        if persistent and under_torchrun():
+            raise NotImplementedError("prepare(persistent=True) keeps windows on the worker's own rank processes, "
+                                      "which a torchrun launch does not have")
+        self.persistent = bool(persistent)
+        self.reset_persistent_windows = self.persistent if reset_persistent_windows is None else bool(reset_persistent_windows)
+        self.window_allocations = 0
+        """Window sets allocated on the ranks so far: one per dispatch with windows, or, when persistent, one
+        per program (at its first dispatch)."""
+        self._window_ids: dict[int, str] = {}
+        self._token = secrets.token_hex(4)
         self.programs = programs
         self.config = programs[0].distributed_config
         for p in programs[1:]:
             if list(p.distributed_config.device_ids) != list(self.config.device_ids):
                 raise ValueError(f"{p!r} runs on devices {p.distributed_config.device_ids}, this worker on "
                                  f"{self.config.device_ids}: one worker's programs share its chips")
+        self.inherited_host_tensors = _inherited(inherited_host_tensors)
         self.callbacks = dict(sub_worker_overrides or {}) | dict(callbacks or {})
         known = set().union(*(p.sub_worker_names() for p in programs))
         unknown = sorted(set(self.callbacks) - known)
@@ -97,7 +111,12 @@ class DistributedWorker:
             t.freed = True
         self._tensors.clear()
         if self.pool is not None:
+            if self._window_ids and self.pool.closed is None:
+                for ident in self._window_ids.values():
+                    self.pool.run(release_windows, ident)
             self.pool.close()
+        for ident in self._window_ids.values():
+            remove_window_files(ident)  # a killed rank cannot remove its own
 
     def _live(self) -> RankPool:
         if self.closed:
@@ -106,6 +125,25 @@ class DistributedWorker:
             raise NotImplementedError("resident tensors need the worker's persistent rank processes "
                                       "(not available under torchrun)")
         return self.pool
+
+    def window_persistence(self, compiled: Any, has_windows: bool) -> tuple[str, bool] | None:
+        """For one dispatch of ``compiled``: its persistent windows' id and whether to reset them (None: not
+        persistent, the dispatch makes its own); counts the allocation the dispatch makes."""
+        if not has_windows:
+            return None
+        if not self.persistent:
+            self.window_allocations += 1
+            return None
+        if id(compiled) not in self._window_ids:
+            self._window_ids[id(compiled)] = f"{self._token}p{len(self._window_ids)}"
+            self.window_allocations += 1
+        return self._window_ids[id(compiled)], self.reset_persistent_windows
+
+    @property
+    def _w(self) -> Any:
+        """Upstream's tests read ``worker._w._next_alloc_id`` (its runtime's allocation counter); here it is
+        :attr:`window_allocations`."""
+        return SimpleNamespace(_next_alloc_id=self.window_allocations)
 
     @property
     def pids(self) -> list[int]:
@@ -153,13 +191,24 @@ class DistributedWorker:
         self._tensors[t.id] = t
         return t
 
-    def alloc_stacked_tensor(self, host_w: torch.Tensor) -> StackedDeviceTensor:
-        """Shard ``host_w`` along dim 0: shard ``i`` uploaded to rank ``i``."""
+    def alloc_stacked_tensor(self, host_w: torch.Tensor, *, worker_ids: Sequence[int] | None = None) -> StackedDeviceTensor:
+        """Shard ``host_w`` along dim 0: shard ``i`` uploaded to rank ``worker_ids[i]`` (default ``range(B)``).
+        ``worker_ids`` must match the program's ``device=`` placement of ``w[i]``; distinct ranks in range."""
+        if not isinstance(host_w, torch.Tensor):
+            raise TypeError(f"alloc_stacked_tensor(host=...) expects a torch.Tensor, got {type(host_w).__name__}")
         world = int(self.config.world_size or 0)
-        if host_w.dim() < 1 or host_w.shape[0] != world:
-            raise ValueError(f"alloc_stacked_tensor: expected dim 0 of size {world} (one shard per rank), "
-                             f"got shape {list(host_w.shape)}")
-        t = StackedDeviceTensor(self, tuple(int(d) for d in host_w.shape), host_w.dtype)
+        if host_w.dim() < 2 or not 1 <= host_w.shape[0] <= world:
+            raise ValueError(f"alloc_stacked_tensor: expected a [B, *tail] tensor with 1 <= B <= {world} (one shard "
+                             f"per rank), got shape {list(host_w.shape)}")
+        b = int(host_w.shape[0])
+        ids = tuple(range(b)) if worker_ids is None else tuple(int(w) for w in worker_ids)
+        if len(ids) != b:
+            raise ValueError(f"alloc_stacked_tensor: worker_ids has {len(ids)} entries, the stack {b} shards")
+        if len(set(ids)) != b:
+            raise ValueError(f"alloc_stacked_tensor: worker_ids must be distinct (one shard per rank), got {list(ids)}")
+        if any(not 0 <= w < world for w in ids):
+            raise ValueError(f"alloc_stacked_tensor: worker_ids {list(ids)} out of range [0, {world}) (the world size)")
+        t = StackedDeviceTensor(self, tuple(int(d) for d in host_w.shape), host_w.dtype, worker_ids=ids)
         self._live().run(rank_alloc, t.ref, host_w.detach().contiguous())
         self._tensors[t.id] = t
         return t
@@ -177,7 +226,10 @@ class DistributedWorker:
         """A host copy of ``tensor`` as rank ``worker_id`` holds it (its shard when stacked)."""
         if self._tensors.get(tensor.id) is not tensor:
             raise ValueError(f"{tensor!r} is not a live tensor of this worker")
-        return self._live().run(rank_read, tensor.id).values[worker_id]
+        value = self._live().run(rank_read, tensor.id).values[worker_id]
+        if value is None:
+            raise ValueError(f"{tensor!r} has no shard on rank {worker_id} (its worker_ids: {list(tensor.worker_ids)})")
+        return value
 
     def copy_from(self, dst: torch.Tensor, src: DistributedDeviceTensor, nbytes: int | None = None, *,
                   worker_id: int = 0) -> None:
@@ -200,11 +252,32 @@ class DistributedWorker:
         """Read every shard back into ``host_out`` (its dim 0: the ranks)."""
         if self._tensors.get(stacked.id) is not stacked:
             raise ValueError(f"{stacked!r} is not a live tensor of this worker")
-        for r, shard in enumerate(self._live().run(rank_read, stacked.id).values):
-            host_out[r].copy_(shard)
+        if tuple(host_out.shape) != stacked.full_shape or host_out.dtype != stacked.dtype:
+            raise ValueError(f"copy_stacked_from: the host tensor is {list(host_out.shape)} {host_out.dtype}, the "
+                             f"stack {list(stacked.full_shape)} {stacked.dtype}")
+        values = self._live().run(rank_read, stacked.id).values
+        for i, r in enumerate(stacked.worker_ids):
+            host_out[i].copy_(values[r])
 
     def release_inherited_host_tensor_refs(self) -> None:
-        """Upstream drops fork-inherited host tensor references; nothing is retained here."""
+        """Drop the ``inherited_host_tensors`` references (upstream: fork-inherited spans named in place; here
+        every upload is copied to the ranks, so the tensors are only kept alive until this call)."""
+        if self.closed:
+            raise RuntimeError("this DistributedWorker is closed")
+        self.inherited_host_tensors = ()
+
+
+def _inherited(tensors: Sequence[torch.Tensor] | None) -> tuple[torch.Tensor, ...]:
+    """Upstream's ``inherited_host_tensors=``: contiguous CPU torch tensors (checked; kept as references)."""
+    out = tuple(tensors) if tensors is not None else ()
+    for i, t in enumerate(out):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"DistributedWorker inherited_host_tensors[{i}]: expected a torch.Tensor, got "
+                            f"{type(t).__name__}")
+        if t.device.type != "cpu" or not t.is_contiguous():
+            raise ValueError(f"DistributedWorker inherited_host_tensors[{i}]: expected a contiguous CPU tensor, got "
+                             f"device={t.device} shape={list(t.shape)}{'' if t.is_contiguous() else ' (not contiguous)'}")
+    return out
 
 
 def _rank_write(comm: Any, ident: int, data: torch.Tensor, only: int, *, state: dict[str, Any]) -> None:
