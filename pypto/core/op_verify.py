@@ -4,13 +4,14 @@
 the same checks, in a cheaper form. xDSL's generic IRDL verifier (``OpDef.verify``) recomputes, for
 every op it checks, how its operands, results, regions and successors split among their definitions
 (four ``verify_variadic_size`` calls, each scanning the definition's options), reads each operand
-through its Python accessor, and looks each trait up by scanning the class's trait list. For an op
-class with no variadic, optional or attribute-sized definition (most of them: ``arith.constant``,
-``func.func``, the ``pl`` tile ops without index lists) those splits are fixed, so here the counts are
-compared directly and each constraint is checked as xDSL checks it (the same constraint objects, the
-same arguments, the same order, one ``VerificationContext``); the class's own verifier
-(``custom_verify``, read from the closure ``irdl_op_definition`` made; xDSL is pinned) runs after, as
-in xDSL. Any other class runs xDSL's own ``verify_``.
+through its Python accessor, and looks each trait up by scanning the class's trait list. Here the
+split is worked out once per op class (every definition single; one variadic or optional definition
+taking what the others leave; or the sizes of an ``AttrSized*Segments`` attribute, which xDSL's own
+``verify_variadic_attr_size`` checks first), and each constraint is checked as xDSL checks it (the same
+constraint objects, the same arguments, one ``VerificationContext``, the same order); the class's own
+verifier (``custom_verify``, read from the closure ``irdl_op_definition`` made; xDSL is pinned) runs
+after, as in xDSL. Any other layout (several variadic definitions without a sizes attribute, variadic
+regions or successors, other options) runs xDSL's own ``verify_``.
 
 On any failure xDSL's own path runs again, so the exception raised (its type and message) is xDSL's;
 if xDSL's path accepts what this one rejected, this one's exception is raised (a stricter answer, never
@@ -20,16 +21,24 @@ a laxer one). ``test_op_verify`` checks both against each other on valid and bro
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from xdsl.ir import ErasedSSAValue, Operation
 from xdsl.irdl.operations import (
+    AttrSizedOperandSegments,
+    AttrSizedResultSegments,
     IRDLOperation,
+    IRDLOption,
     OpDef,
     OptAttributeDef,
+    OptionalDef,
     OptPropertyDef,
     VariadicDef,
+    VarIRConstruct,
     VerificationContext,
+    get_attr_size_option,
     irdl_op_verify_regions,
+    verify_variadic_attr_size,
 )
 from xdsl.traits import IsTerminator, NoTerminator, OpTrait
 from xdsl.utils.exceptions import VerifyException
@@ -75,15 +84,73 @@ def _plan(cls: type[Operation]) -> _Plan | None:
     if issubclass(cls, IRDLOperation):
         op_def = cls.get_irdl_definition()
         generated, custom = _custom_verify(cls)
-        defs = (*op_def.operands, *op_def.results, *op_def.regions, *op_def.successors)
-        if generated and not op_def.options and not any(isinstance(d, VariadicDef) for _, d in defs):
-            plan = _fixed_arity_verifier(op_def, custom)
+        if generated:
+            plan = _verifier(op_def, custom)
     _PLANS[cls] = plan
     return plan
 
 
-def _fixed_arity_verifier(op_def: OpDef, custom: Callable[[Operation], None] | None) -> _Plan:
-    """``OpDef.verify`` (then the class's own verifier) for a definition with no variadic parts."""
+_Split = Callable[[Operation, tuple[object, ...]], list[tuple[object, ...]]]
+"""An op and its operands (or results) -> the values of each definition, in order."""
+
+
+def _split(
+    defs: list[tuple[str, Any]], options: list[IRDLOption], construct: VarIRConstruct, op_def: OpDef
+) -> _Split | None:
+    """How the operands (or results) of an op of this definition split among ``defs``, as xDSL splits
+    them (its count checks included): every definition single; or one variadic (or optional) one, which
+    takes what the others leave; or sizes from an ``AttrSized*Segments`` option (xDSL's own check of
+    that attribute, ``verify_variadic_attr_size``, runs first). None: any other layout (xDSL's path)."""
+    n = len(defs)
+    variadic = [i for i, (_, d) in enumerate(defs) if isinstance(d, VariadicDef)]
+    attr_option = get_attr_size_option(construct)
+    sized = [o for o in options if isinstance(o, attr_option)]
+    if sized:
+        option = sized[0]
+
+        def by_attribute(op: Operation, values: tuple[object, ...]) -> list[tuple[object, ...]]:
+            verify_variadic_attr_size(op, op_def, construct, option)
+            out, at = [], 0
+            for size in option.container(op)[option.attribute_name].get_values():  # type: ignore[attr-defined]
+                out.append(values[at : at + size])
+                at += size
+            return out
+
+        return by_attribute
+    if not variadic:
+
+        def fixed(op: Operation, values: tuple[object, ...]) -> list[tuple[object, ...]]:
+            if len(values) != n:
+                raise VerifyException(f"'{op.name}': expected {n} values, got {len(values)}")
+            return [(v,) for v in values]
+
+        return fixed
+    if len(variadic) > 1:
+        return None
+    k, optional = variadic[0], isinstance(defs[variadic[0]][1], OptionalDef)
+
+    def one_variadic(op: Operation, values: tuple[object, ...]) -> list[tuple[object, ...]]:
+        extra = len(values) - (n - 1)
+        if extra < 0 or (optional and extra > 1):
+            raise VerifyException(f"'{op.name}': {len(values)} values for {n} definitions")
+        return [(v,) for v in values[:k]] + [values[k : k + extra]] + [(v,) for v in values[k + extra :]]
+
+    return one_variadic
+
+
+def _verifier(op_def: OpDef, custom: Callable[[Operation], None] | None) -> _Plan | None:
+    """``OpDef.verify`` (then the class's own verifier) for a definition whose operands and results
+    split as :func:`_split` can, and whose regions and successors are all single; None otherwise."""
+    operand_options = [o for o in op_def.options if isinstance(o, AttrSizedOperandSegments)]
+    result_options = [o for o in op_def.options if isinstance(o, AttrSizedResultSegments)]
+    if len(operand_options) + len(result_options) != len(op_def.options):
+        return None
+    if any(isinstance(d, VariadicDef) for _, d in (*op_def.regions, *op_def.successors)):
+        return None
+    split_operands = _split(op_def.operands, operand_options, VarIRConstruct.OPERAND, op_def)
+    split_results = _split(op_def.results, result_options, VarIRConstruct.RESULT, op_def)
+    if split_operands is None or split_results is None:
+        return None
     operands = tuple(d.constr for _, d in op_def.operands)
     results = tuple(d.constr for _, d in op_def.results)
     n_regions, n_successors = len(op_def.regions), len(op_def.successors)
@@ -93,16 +160,15 @@ def _fixed_arity_verifier(op_def: OpDef, custom: Callable[[Operation], None] | N
     traits = tuple(op_def.traits)
 
     def verify(op: Operation) -> None:
-        values, res = op._operands, op.results  # noqa: SLF001 -- the tuple behind ``operands``
-        if len(values) != len(operands) or len(res) != len(results):
-            raise VerifyException(f"'{op.name}': wrong number of operands or results")
+        ctx = VerificationContext()
+        groups = split_operands(op, op._operands)  # noqa: SLF001 -- the tuple behind ``operands``
+        for values, constr in zip(groups, operands, strict=True):
+            constr.verify(tuple([v.type for v in values]), ctx)  # type: ignore[attr-defined]
+        groups = split_results(op, tuple(op.results))
+        for values, constr in zip(groups, results, strict=True):
+            constr.verify(tuple([v.type for v in values]), ctx)  # type: ignore[attr-defined]
         if len(op.regions) != n_regions or len(op.successors) != n_successors:
             raise VerifyException(f"'{op.name}': wrong number of regions or successors")
-        ctx = VerificationContext()
-        for value, constr in zip(values, operands, strict=True):
-            constr.verify((value.type,), ctx)
-        for value, constr in zip(res, results, strict=True):
-            constr.verify((value.type,), ctx)
         if n_regions:
             irdl_op_verify_regions(op, op_def, ctx)
         props = op.properties
