@@ -15,7 +15,9 @@
    dumps on (goal <= 30 ms), best of N, timed by ``--clock`` (wall, default, or this process's CPU
    time; the other is printed beside it); and a second ``@pl.jit`` compile of the same
    specialisation, which must be a compile-cache hit. Session 8, process CPU on a 2-core machine at a
-   load of 8-18: dumps off 20.0-21.7 -> 17.8-20.7 ms, dumps on 30.2-34.4 -> 25.8-31.4 ms.
+   load of 8-18: dumps off 20.0-21.7 -> 17.8-20.7 ms, dumps on 30.2-34.4 -> 25.8-31.4 ms. Session 9
+   (``pypto.core.op_verify``, dump links; load 15-25, best of 200 in 8 processes): dumps off 20.7 ->
+   19.6 ms, dumps on 30.7 -> 28.7 ms; Python calls per compile 0.90x / 0.91x (docs/compile_speed.md).
 
     .venv/bin/python benchmarks/compile_speed.py [--runs N] [--procs N] [--baseline DIR] [--clock cpu]
 

@@ -160,7 +160,12 @@ class TensorType(_ShapedMixin, ParametrizedAttribute, TypeAttribute):
         )
 
     def with_memref(self, memref: MemRefAttr | None) -> TensorType:
-        return TensorType.get(self.get_shape(), self.element_type, memref)
+        """This type with ``memref`` (None: none); itself when that is its MemRef already (the shape's
+        attribute is reused, not built again)."""
+        new = memref or NoneAttr()
+        if new == self.memref:
+            return self
+        return TensorType(self.shape, self.element_type, new)
 
     def get_memref(self) -> MemRefAttr | None:
         return self.memref if isinstance(self.memref, MemRefAttr) else None

@@ -26,6 +26,7 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Span
 
 from pypto.core.mlir_text import UniqueNamePrinter
+from pypto.core.op_verify import verify_tree
 from pypto.utils.cli import cli_main, read_input_text
 
 from .context import make_pto_context
@@ -142,7 +143,7 @@ def _later_function_errors(module: ModuleOp, first: Operation) -> list[PTOVerify
 def verify_pto(module: ModuleOp) -> None:
     """Verify structure, every op and the ptoas module rules; raise PTOVerifyError."""
     try:
-        module.verify()
+        verify_tree(module)
     except VerifyException as e:
         found = _first_failing_op(module)
         if found is None:

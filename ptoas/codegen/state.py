@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
+from pypto.core.op_verify import verify_tree
 from pypto.diagnostics import error_at
 from pypto.dialects.types import TileType
 from pypto.ptoas.dialect.tile_ops import AllocTileOp, TMovOp
@@ -206,7 +207,6 @@ class LoweringState:
 def check(op: Operation, at: Operation) -> None:
     """Run the new pto op's verifier now, so a lowering bug is reported at the pl op."""
     try:
-        op.verify()
+        verify_tree(op)
     except VerifyException as e:
         raise error_at(at, f"ptoas codegen produced an invalid op: {e}") from None
-

@@ -108,6 +108,7 @@ class DumpWriter:
         self.line_locs: dict[str, list[list[str]]] = {}
         self._fresh: bool | None = None  # whether this writer created the dump folder (None: not yet made)
         self._texts = FunctionTextCache()  # functions a pass left unchanged are not printed again
+        self._last_path: Path | None = None  # the file of the last dump written (``last_text``)
 
     @property
     def texts(self) -> FunctionTextCache | None:
@@ -140,6 +141,8 @@ class DumpWriter:
             directory.mkdir(parents=True, exist_ok=True)
         path = (directory or self.directory) / name
         atomic_write_text(path, text, durable=False, new=self._fresh and directory is None)
+        if directory is None and text is self.last_text:
+            self._last_path = path
         return path
 
     def close(self) -> None:
@@ -166,8 +169,25 @@ class DumpWriter:
         if unchanged and self.enabled and self.last_text is not None:
             name = dump_file_name(index, pass_name)
             self.line_locs[name] = self.last_locs
-            return self._write_text(name, self.last_text)
+            path = self._link_last(name)
+            return path if path is not None else self._write_text(name, self.last_text)
         return self._write(dump_file_name(index, pass_name), program)
+
+    def _link_last(self, name: str) -> Path | None:
+        """``name`` as a hard link to the last dump written (the same bytes), in a dump folder this
+        writer created (no old file of that name); None when that cannot be done here (then the text
+        is written). A link is one system call where writing a file atomically is five (open, chmod,
+        write, close, rename), and it appears whole, as a renamed file does: most passes of the
+        default pipeline change nothing."""
+        last = self._last_path
+        if not self._fresh or last is None:
+            return None
+        path = self.directory / name
+        try:
+            os.link(last, path)
+        except OSError:
+            return None
+        return path
 
     def write_log(self, index: int, pass_name: str, warnings: Sequence[Diagnostic]) -> Path | None:
         """``NN_after_<PassName>.log`` with the pass's warnings (none: no file)."""

@@ -17,10 +17,12 @@ import os
 from enum import IntEnum
 
 from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
+from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
-from xdsl.traits import NoTerminator
+from xdsl.traits import IsolatedFromAbove, IsTerminator, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
+from pypto.core.op_verify import has_trait, verify_op, verify_tree
 from pypto.diagnostics import op_span
 from pypto.errors import Error, InvalidArgumentError
 
@@ -84,7 +86,7 @@ def find_failing_op(op: Operation) -> tuple[Operation, VerifyException] | None:
 def verify_basic(module: ModuleOp, pass_name: str) -> None:
     """Run the verifiers; raise VerificationError at the failing op."""
     try:
-        module.verify()
+        verify_tree(module)
     except VerifyException as e:
         found = find_failing_op(module)
         op, err = found if found is not None else (None, e)
@@ -205,14 +207,17 @@ class PassVerifier:
             self.checked = []
             return  # the IR verified last time, unchanged
         if old is not None and self.level is VerificationLevel.BASIC:
-            todo = _changed_with_ancestors(keys, old)
-            if not _same_top_level(module, old, keys):
+            same_top = _same_top_level(module, old, keys)
+            todo, isolation = _changed_with_ancestors(keys, old, module if same_top else None)
+            if not same_top:
                 seen = set(todo)
                 todo += [op for op, key in keys.items() if op not in seen and _names_a_symbol(key)]
             self.checked = todo
             try:
                 for op in todo:
                     verify_shallow(op)
+                for op, isolated in isolation:
+                    check_isolation(op, isolated)
             except VerifyException as e:
                 verify_basic(module, pass_name)  # locates the failing op
                 raise VerificationError(pass_name, str(e)) from e
@@ -263,6 +268,7 @@ def op_keys(module: Operation) -> dict[Operation, tuple[object, ...]]:
 
 
 _HEAD = slice(4, 6)  # properties, attributes
+_OWN = slice(4, 7)  # properties, attributes, result types: what a terminator reads of its parent
 
 
 def _same_top_level(
@@ -285,36 +291,108 @@ def _names_a_symbol(key: tuple[object, ...]) -> bool:
 
 
 def _changed_with_ancestors(
-    new: dict[Operation, tuple[object, ...]], old: dict[Operation, tuple[object, ...]]
-) -> list[Operation]:
-    """The ops that are new or whose key changed, the users of their results (a verifier may read an
-    operand's defining op, e.g. a constant's value), and the ancestors of both, each once."""
+    new: dict[Operation, tuple[object, ...]], old: dict[Operation, tuple[object, ...]], same_module: ModuleOp | None
+) -> tuple[list[Operation], list[tuple[Operation, Operation]]]:
+    """The ops to verify on their own: those that are new or whose key changed, the users of their
+    results (a verifier may read an operand's defining op, e.g. a constant's value), the terminators
+    of an op whose properties, attributes or result types changed (``func.return`` reads its
+    function's type), and the ancestors of all
+    these, each once -- except an ancestor that only reads its body through ``IsolatedFromAbove``
+    (:func:`_reads_only_isolation`: a ``func.func`` whose own key is unchanged; the module when its
+    key and its top-level ops' names and signatures are unchanged, ``same_module``). For those, the
+    second list pairs each changed op (or, for a changed op with regions, each op nested in it) with
+    its nearest isolated ancestor, when that ancestor is not verified itself: what the ancestor's
+    isolation check would read of it (:func:`check_isolation`)."""
     todo: dict[Operation, None] = {}
+    skipped: set[Operation] = set()
 
     def add(o: Operation | None) -> None:
-        while o is not None and o not in todo:
-            todo[o] = None
+        while o is not None and o not in todo and o not in skipped:
+            if old.get(o) == new[o] and _reads_only_isolation(o, same_module):
+                skipped.add(o)
+            else:
+                todo[o] = None
             o = o.parent_op()
 
+    direct: dict[Operation, None] = {}
     for op, key in new.items():
-        if old.get(op) != key:
-            add(op)
+        before = old.get(op)
+        if before != key:
+            direct[op] = None
             for r in op.results:
                 for use in r.uses:
-                    add(use.operation)
-    return list(todo)
+                    direct[use.operation] = None
+            if before is not None and before[_OWN] != key[_OWN]:  # its properties, attributes, result types
+                for region in op.regions:
+                    for block in region.blocks:
+                        last = block._last_op  # noqa: SLF001
+                        if last is not None and has_trait(type(last), IsTerminator):
+                            direct[last] = None
+    for op in direct:
+        todo[op] = None
+    for op in direct:
+        add(op.parent_op())
+    isolation: list[tuple[Operation, Operation]] = []
+    if skipped:
+        for op in direct:
+            isolated = _nearest_isolated(op)
+            if isolated in skipped:
+                isolation.append((op, isolated))
+            if op.regions and not _is_isolated(type(op)):  # its body may have moved in whole
+                isolation += [(inner, isolated) for inner in _nested_to_isolated(op) if isolated in skipped]
+    return list(todo), isolation
+
+
+def _is_isolated(cls: type[Operation]) -> bool:
+    return has_trait(cls, IsolatedFromAbove)
+
+
+def _reads_only_isolation(op: Operation, same_module: ModuleOp | None) -> bool:
+    """Whether ``op``'s own verifiers read nothing of its body beyond its key except through
+    ``IsolatedFromAbove``: ``func.func`` (its entry block's argument types are in its key), and the
+    module whose top-level ops kept their names and signatures (its symbol table)."""
+    return type(op) is FuncOp or op is same_module
+
+
+def _nearest_isolated(op: Operation) -> Operation | None:
+    parent = op.parent_op()
+    while parent is not None and not _is_isolated(type(parent)):
+        parent = parent.parent_op()
+    return parent
+
+
+def _nested_to_isolated(op: Operation) -> list[Operation]:
+    """The ops nested in ``op``, not descending into isolated ops (they check their own bodies)."""
+    out: list[Operation] = []
+    stack = [op]
+    while stack:
+        o = stack.pop()
+        for region in o.regions:
+            for block in region.blocks:
+                for inner in block.ops:
+                    out.append(inner)
+                    if inner.regions and not _is_isolated(type(inner)):
+                        stack.append(inner)
+    return out
+
+
+def check_isolation(op: Operation, isolated: Operation) -> None:
+    """``IsolatedFromAbove``'s check of ``isolated`` (xDSL's), for the operands of one op inside it."""
+    for operand in op.operands:
+        if not isolated.is_ancestor(operand.owner) or operand.owner is isolated:
+            raise VerifyException(f"Operation using value defined out of its IsolatedFromAbove parent: {op}")
 
 
 def verify_shallow(op: Operation) -> None:
     """``op``'s own verifiers (not its nested ops'), and the block checks xDSL makes only when it
     verifies the parent: each nested op's parent pointer, no empty single block that needs a
     terminator."""
-    op.verify(verify_nested_ops=False)
+    verify_op(op)
     for region in op.regions:
         for block in region.blocks:
             if block.parent is not region:
                 raise VerifyException("Parent pointer of block does not refer to containing region")
-            if block.first_op is None and len(region.blocks) == 1 and not op.has_trait(NoTerminator):
+            if block.first_op is None and len(region.blocks) == 1 and not has_trait(type(op), NoTerminator):
                 raise VerifyException(
                     f"Operation {op.name} contains empty block in single-block region that expects at least a terminator"
                 )

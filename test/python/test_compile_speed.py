@@ -48,6 +48,7 @@ def test_verification_only_where_a_pass_changed_the_ir(tmp_path: Path, monkeypat
     own."""
     from test_pipeline_kernels import kernel
 
+    from pypto.core import op_verify
     from pypto.core.dsl_printer import print_program
     from pypto.passes.pipeline_order import DEFAULT_PIPELINE, KEBAB_NAMES
     from pypto.passes.registry import get_pass
@@ -57,32 +58,32 @@ def test_verification_only_where_a_pass_changed_the_ir(tmp_path: Path, monkeypat
     full: list[str] = []
     real = verification.verify_after_pass
     monkeypatch.setattr(verification, "verify_after_pass", lambda m, name, level: full.append(name) or real(m, name, level))
-    nested: list[str] = []
-    shallow: list[tuple[str, str]] = []
-    real_op_verify = verification.Operation.verify
+    booked: list[tuple[str, str]] = []  # (pass, op) of every op verified, in the full check or on its own
+    real_op_verify = op_verify._verify_op
     calls = iter(())
 
-    def counting(self, verify_nested_ops: bool = True) -> None:
-        (nested.append(self.name) if verify_nested_ops else shallow.append((next(calls, "?"), self.name)))
-        real_op_verify(self, verify_nested_ops)
+    def counting(op) -> None:
+        booked.append((next(calls, "?"), op.name))
+        real_op_verify(op)
 
     real_call = verification.PassVerifier.__call__
     ops_after: dict[str, int] = {}
 
     def per_pass(self, module, pass_name: str) -> None:
         nonlocal calls
-        calls = iter(lambda: pass_name, None)  # every shallow check is booked to this pass
+        calls = iter(lambda: pass_name, None)  # every op checked is booked to this pass
         real_call(self, module, pass_name)
         ops_after[pass_name] = len(verification.op_keys(module))
 
     lowered = lower_program(kernel("add", tmp_path))
-    monkeypatch.setattr(verification.Operation, "verify", counting)
+    monkeypatch.setattr(op_verify, "_verify_op", counting)
     monkeypatch.setattr(verification.PassVerifier, "__call__", per_pass)
     full.clear()
     again = lower_program(kernel("add", tmp_path))
     monkeypatch.undo()
     placeholders = {n for n, _ in DEFAULT_PIPELINE if getattr(get_pass(KEBAB_NAMES[n]), "IS_PLACEHOLDER", False)}
-    assert len(full) == 1 and len(nested) == ops_after[full[0]]  # the first check, once per op
+    assert len(full) == 1 and sum(name == full[0] for name, _ in booked) == ops_after[full[0]]  # the first, once per op
+    shallow = [(name, op) for name, op in booked if name != full[0]]
     checked = {name for name, _ in shallow}
     assert placeholders and not placeholders & (checked | set(ops_after))  # identity passes: not even looked at
     assert {"OutlineIncoreScopes", "ConvertTensorToTileOps", "InitMemRef"} <= checked  # passes that changed the IR
@@ -147,6 +148,63 @@ def test_an_unchanged_call_to_a_renamed_function_is_checked(tmp_path: Path) -> N
     assert lower_program(kernel("add", tmp_path), passes=[outline]) is not None
     with pytest.raises(VerificationError, match="TestRename"):
         lower_program(kernel("add", tmp_path), passes=[outline, Rename])
+
+
+def test_a_value_from_another_function_is_caught_though_the_functions_are_not_reverified(tmp_path: Path) -> None:
+    """A function whose own key is unchanged is not verified again when an op inside it changes, but
+    what its ``IsolatedFromAbove`` check would read of that op is: an operand defined in another
+    function fails, naming the pass."""
+    from test_pipeline_kernels import kernel
+    from xdsl.dialects import func
+
+    from pypto.passes.base import PyPTOPass
+    from pypto.passes.registry import get_pass
+    from pypto.pipeline.lower import lower_program
+    from pypto.pipeline.verification import VerificationError
+
+    class Leak(PyPTOPass):
+        name = "test-leak"
+        PASS_NAME = "TestLeak"
+
+        def apply(self, ctx, module) -> None:  # an op of one function reads a value of the other
+            first, second = [op for op in module.body.block.ops if isinstance(op, func.FuncOp)][:2]
+            user = next(op for op in second.body.block.ops if op.operands)
+            outside = next(v for op in first.body.block.ops for v in op.results if v.type == user.operands[0].type)
+            user.operands = [outside, *user.operands[1:]]
+
+    outline = get_pass("outline-incore-scopes")
+    with pytest.raises(VerificationError, match="TestLeak"):
+        lower_program(kernel("add", tmp_path), passes=[outline, Leak])
+
+
+def test_a_function_retyped_without_its_return_is_caught(tmp_path: Path) -> None:
+    """``func.return`` reads its function's type: a pass that changes a function's result types but
+    not its return fails, though the return itself did not change."""
+    from test_pipeline_kernels import kernel
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import FunctionType, i1
+
+    from pypto.passes.base import PyPTOPass
+    from pypto.passes.registry import get_pass
+    from pypto.pipeline.lower import lower_program
+    from pypto.pipeline.verification import VerificationError
+
+    class Retype(PyPTOPass):
+        name = "test-retype"
+        PASS_NAME = "TestRetype"
+
+        def apply(self, ctx, module) -> None:
+            called = {op.callee.string_value() for op in module.walk() if isinstance(op, func.CallOp)}
+            f = next(  # no call reads its type: only its return does
+                op
+                for op in module.body.block.ops
+                if isinstance(op, func.FuncOp) and op.function_type.outputs.data and op.sym_name.data not in called
+            )
+            f.function_type = FunctionType.from_lists(f.function_type.inputs.data, [i1] * len(f.function_type.outputs))
+
+    outline = get_pass("outline-incore-scopes")
+    with pytest.raises(VerificationError, match="TestRetype"):
+        lower_program(kernel("add", tmp_path), passes=[outline, Retype])
 
 
 class _Tty:
