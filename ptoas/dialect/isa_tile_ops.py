@@ -1073,10 +1073,7 @@ ISA_TILE_OPS: tuple[type[DpsOp], ...] = (
 
 
 _A5 = "an A5-only op (the simulator models a2a3)"
-_LAYOUT = "its packed output layout is not modelled yet"
 NOT_SIMULATED: dict[type[DpsOp], str] = {
-    TSort32Op: f"sorted (value, index) pairs: {_LAYOUT}",
-    TMrgSortOp: f"merge sort of (value, index) pairs: {_LAYOUT}",
     TGatherBOp: "block gather (32-byte blocks by byte offsets) is not modelled yet",
     MGatherOp: _A5,
     MScatterOp: _A5,

@@ -1951,6 +1951,100 @@ PTO_INST void TSCATTER(D &d, S &s, I &idx) {
             d.at(rc.first, rc.second) = cpu::to<T>(cpu::up(s.at(i, j)));
         }
 }
+// Sorting: (value, u32 index) pairs of 8 bytes in a tile row (PTO-ISA's region-proposal layout):
+// the value at bytes 0.. (f16: then 2 zero bytes), the index at bytes 4..8; pair k at bytes 8k.
+namespace cpu {
+constexpr int64_t kPairBytes = 8;
+template <typename D>
+inline uint8_t *pair_row(const char *op, D &d, int64_t r, int64_t pairs) {
+    static_assert(D::BL == BLayout::RowMajor, "sorted pairs live in row-major tiles");
+    if (pairs * kPairBytes > static_cast<int64_t>(D::Cols * sizeof(typename D::DType)))
+        fail(std::string(op) + ": " + std::to_string(pairs) + " (value, index) pairs need " +
+             std::to_string(pairs * kPairBytes) + " bytes a row; the tile has " +
+             std::to_string(D::Cols * sizeof(typename D::DType)));
+    return reinterpret_cast<uint8_t *>(&d.at(r, 0));
+}
+template <typename T>
+inline void put_pair(uint8_t *row, int64_t k, T v, uint32_t ix) {
+    uint8_t *p = row + k * kPairBytes;
+    std::memset(p, 0, kPairBytes);
+    std::memcpy(p, &v, sizeof(T));
+    std::memcpy(p + 4, &ix, 4);
+}
+template <typename T>
+inline std::pair<T, uint32_t> get_pair(const uint8_t *row, int64_t k) {
+    T v;
+    uint32_t ix;
+    std::memcpy(&v, row + k * kPairBytes, sizeof(T));
+    std::memcpy(&ix, row + k * kPairBytes + 4, 4);
+    return {v, ix};
+}
+}  // namespace cpu
+
+// TSORT32(dst, src, idx[, tmp]): each row's valid values in blocks of 32 (the last may be shorter),
+// each sorted descending (ties keep their order), as (value, idx) pairs.
+template <typename D, typename S, typename I, typename... Tmp>
+PTO_INST void TSORT32(D &d, S &s, I &idx, Tmp &...) {
+    d.check("TSORT32");
+    s.check("TSORT32");
+    idx.check("TSORT32");
+    using T = typename S::DType;
+    const int64_t vc = s.GetValidCol();
+    for (int64_t r = 0; r < s.GetValidRow(); ++r) {
+        std::vector<T> vals(static_cast<size_t>(vc));
+        std::vector<uint32_t> ixs(static_cast<size_t>(vc));
+        for (int64_t c = 0; c < vc; ++c) {
+            vals[c] = s.at(r, c);
+            ixs[c] = static_cast<uint32_t>(idx.at(r, c));
+        }
+        uint8_t *row = cpu::pair_row("TSORT32", d, r, vc);
+        for (int64_t b = 0; b < vc; b += 32) {
+            const int64_t n = std::min<int64_t>(32, vc - b);
+            int64_t order[32];
+            for (int64_t k = 0; k < n; ++k) order[k] = b + k;
+            std::stable_sort(order, order + n, [&](int64_t x, int64_t y) {
+                return static_cast<double>(cpu::up(vals[x])) > static_cast<double>(cpu::up(vals[y]));
+            });
+            for (int64_t k = 0; k < n; ++k) cpu::put_pair<T>(row, b + k, vals[order[k]], ixs[order[k]]);
+        }
+    }
+}
+
+// TMRGSORT(dst, src, blockLen): src's row holds sorted lists of blockLen elements each
+// (blockLen * sizeof(T) / 8 pairs); every 4 consecutive lists merge into one (ties: the earlier list).
+template <typename D, typename S, typename L, std::enable_if_t<std::is_integral_v<L>, int> = 0>
+PTO_INST void TMRGSORT(D &d, S &s, L blockLen) {
+    d.check("TMRGSORT");
+    s.check("TMRGSORT");
+    using T = typename S::DType;
+    const int64_t block = static_cast<int64_t>(blockLen) * static_cast<int64_t>(sizeof(T)) / cpu::kPairBytes;
+    const int64_t n = s.GetValidCol() * static_cast<int64_t>(sizeof(T)) / cpu::kPairBytes;
+    if (block <= 0 || n % (4 * block) != 0)
+        cpu::fail("TMRGSORT: src's " + std::to_string(s.GetValidCol()) +
+                  " valid columns are not a multiple of 4 x blockLen (" + std::to_string(blockLen) + ")");
+    for (int64_t r = 0; r < s.GetValidRow(); ++r) {
+        const uint8_t *in = cpu::pair_row("TMRGSORT", s, r, n);
+        std::vector<std::pair<T, uint32_t>> out;
+        out.reserve(static_cast<size_t>(n));
+        for (int64_t g = 0; g < n; g += 4 * block) {
+            int64_t head[4] = {0, 0, 0, 0};
+            for (int64_t m = 0; m < 4 * block; ++m) {
+                int best = -1;
+                for (int k = 0; k < 4; ++k) {
+                    if (head[k] >= block) continue;
+                    if (best < 0 || static_cast<double>(cpu::up(cpu::get_pair<T>(in, g + k * block + head[k]).first)) >
+                                        static_cast<double>(cpu::up(cpu::get_pair<T>(in, g + best * block + head[best]).first)))
+                        best = k;
+                }
+                out.push_back(cpu::get_pair<T>(in, g + best * block + head[best]));
+                ++head[best];
+            }
+        }
+        uint8_t *row = cpu::pair_row("TMRGSORT", d, r, n);
+        for (int64_t k = 0; k < n; ++k) cpu::put_pair<T>(row, k, out[k].first, out[k].second);
+    }
+}
+
 // tgather's mask-pattern and compare forms, in PTOAS's call shapes: not modelled on the CPU.
 enum class MaskPattern { P0101, P1010, P0001, P0010, P0100, P1000, P1111 };
 template <typename DT, typename ST, MaskPattern P, typename D, typename S>
@@ -1981,7 +2075,6 @@ enum class QuantType { INT8_SYM, INT8_ASYM };
     PTO_INST void NAME(Ts &&...) {                                                              \
         cpu::fail(#NAME ": not modelled by the CPU simulator (see ptoas/dialect/isa_ops.txt)"); \
     }
-PTO_CPU_UNMODELLED(TSORT32)
 PTO_CPU_UNMODELLED(TGATHERB)
 PTO_CPU_UNMODELLED(TPACK)
 PTO_CPU_UNMODELLED(TGET_SCALE_ADDR)
@@ -1992,7 +2085,6 @@ PTO_CPU_UNMODELLED(TEXTRACT_FP)
 PTO_CPU_UNMODELLED(TINSERT_FP)
 PTO_CPU_UNMODELLED(TMATMUL_MX)
 PTO_CPU_UNMODELLED(TGEMV_MX)
-PTO_CPU_UNMODELLED(TMRGSORT)
 #undef PTO_CPU_UNMODELLED
 // tmrgsort's executed-count list (PTOAS's vector<4xi16>) and its template form.
 struct MrgSortExecutedNumList {

@@ -22,7 +22,7 @@ from pypto.ptoas.emitc.runner import KernelLibrary
 from pypto.ptoas.passes import PtoasOptions, run_ptoas_pipeline
 from pypto.ptoas.pto_text import parse_pto, verify_pto
 
-NP = {"f32": np.float32, "i32": np.int32, "i8": np.int8}
+NP = {"f32": np.float32, "i32": np.int32, "i8": np.int8, "ui32": np.uint32}
 
 
 def tile(dt: str, r: int, c: int) -> str:
@@ -107,7 +107,38 @@ I8SRC = RNG.integers(-128, 128, (16, 16)).astype(np.int8)
 SCALE8 = RNG.uniform(0.01, 0.1, (16, 8)).astype(np.float32)
 OFF8 = RNG.uniform(-3, 3, (16, 8)).astype(np.float32)
 
+SORTV = RNG.integers(-20, 20, (1, 128)).astype(np.float32) * np.float32(0.5)  # ties on purpose
+SORTI = (RNG.permutation(128).astype(np.uint32) + 1000)[None, :]
+
+
+def _pairs(values: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """(value, u32 index) pairs as one f32 row: value bits, then index bits."""
+    out = np.empty((values.shape[0], 2 * values.shape[1]), np.uint32)
+    out[:, 0::2] = values.astype(np.float32).view(np.uint32)
+    out[:, 1::2] = index.astype(np.uint32)
+    return out.view(np.float32)
+
+
+def _sorted_blocks(v: np.ndarray, ix: np.ndarray, block: int) -> np.ndarray:
+    order = np.concatenate([b + np.argsort(-v[0, b : b + block], kind="stable") for b in range(0, v.shape[1], block)])
+    return _pairs(v[:, order], ix[:, order])
+
+
 CASES: dict[str, Case] = {
+    "tsort32_tmrgsort": Case(
+        [
+            ("v", "f32", 1, 128, False),
+            ("ix", "ui32", 1, 128, False),
+            ("s", "f32", 1, 256, True),
+            ("m", "f32", 1, 256, True),
+        ],
+        f"pto.tsort32 ins(%v_t, %ix_t : {tile('f32', 1, 128)}, {tile('ui32', 1, 128)}) outs(%s_t : {tile('f32', 1, 256)})\n"
+        "%bl = arith.constant 64 : i32\n"
+        f"pto.tmrgsort ins(%s_t, %bl : {tile('f32', 1, 256)}, i32) outs(%m_t : {tile('f32', 1, 256)})",
+        {"v": SORTV, "ix": SORTI},
+        # 32-value blocks sorted; then the four 32-pair lists merged (ties: earlier list = stable)
+        {"s": _sorted_blocks(SORTV, SORTI, 32), "m": _sorted_blocks(SORTV, SORTI, 128)},
+    ),
     "tdequant": Case(
         [
             ("x", "i8", 16, 16, False),

@@ -206,6 +206,112 @@ def tdequant(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) 
     return ()
 
 
+# -- sorting: (value, index) pairs, 8 bytes each ----------------------------------------------------
+
+PAIR_BYTES = 8
+"""A sorted pair in a tile row (PTO-ISA's region-proposal layout): the value in bytes 0.., zero padding
+up to byte 4 (f16), the u32 index in bytes 4..8."""
+
+
+def _pack_pairs(values: np.ndarray, index: np.ndarray, storage: Any) -> np.ndarray:
+    """Rows of (value, u32 index) pairs as bytes: (rows, pairs * 8)."""
+    rows, n = values.shape
+    out = np.zeros((rows, n, PAIR_BYTES), np.uint8)
+    vb = np.ascontiguousarray(values.astype(storage)).view(np.uint8).reshape(rows, n, -1)
+    out[:, :, : vb.shape[2]] = vb
+    out[:, :, 4:] = np.ascontiguousarray(index.astype(np.uint32)).view(np.uint8).reshape(rows, n, 4)
+    return out.reshape(rows, n * PAIR_BYTES)
+
+
+def _unpack_pairs(raw: np.ndarray, pairs: int, storage: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(values, u32 indices) of the first ``pairs`` pairs of each row of a tile's raw view."""
+    b = np.ascontiguousarray(raw).view(np.uint8)[:, : pairs * PAIR_BYTES].reshape(raw.shape[0], pairs, PAIR_BYTES)
+    size = np.dtype(storage).itemsize
+    values = np.ascontiguousarray(b[:, :, :size]).view(storage).reshape(raw.shape[0], pairs)
+    index = np.ascontiguousarray(b[:, :, 4:]).view(np.uint32).reshape(raw.shape[0], pairs)
+    return values, index
+
+
+def _store_pairs(core: CoreState, d: TileRef, packed: np.ndarray, what: str) -> None:
+    """Write packed pair rows into the first bytes of ``d``'s rows."""
+    row_bytes = d.cols * d.dtype.itemsize
+    if packed.shape[1] > row_bytes:
+        raise DeviceError(
+            f"{what}: {packed.shape[1] // PAIR_BYTES} (value, index) pairs need {packed.shape[1]} bytes a row; "
+            f"dst has {row_bytes}"
+        )
+    raw = core.memory.raw(d)
+    rows = min(packed.shape[0], d.rows)
+    raw.view(np.uint8)[:rows, : packed.shape[1]] = packed[:rows]
+
+
+def _merge_desc(lists: list[list[tuple[float, int, Any, int]]], limit: int, stop_on_empty: bool) -> tuple[list, list[int]]:
+    """Merge descending lists of (key, pos, value, index): ties go to the earlier list; at most ``limit``
+    items; with ``stop_on_empty`` it stops as soon as one list is used up. Returns (merged, taken per list)."""
+    heads = [0] * len(lists)
+    out: list = []
+    while len(out) < limit:
+        live = [k for k in range(len(lists)) if heads[k] < len(lists[k])]
+        if not live or (stop_on_empty and len(live) < len(lists)):
+            break
+        best = live[0]
+        for k in live[1:]:
+            if lists[k][heads[k]][0] > lists[best][heads[best]][0]:
+                best = k
+        out.append(lists[best][heads[best]])
+        heads[best] += 1
+    return out, heads
+
+
+def tsort32(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """Each row's valid values in blocks of 32 (the last one may be shorter), each block sorted
+    descending (ties keep their order), written as (value, ``idx`` entry) pairs of 8 bytes: pair ``k``
+    of a row at bytes ``8k..8k+8`` of dst's row (f32: 2 elements a pair, f16: 4). NaNs: unspecified."""
+    s, ix, d = args[0], args[1], args[-1]
+    vr, vc = s.valid
+    x = core.memory.raw(s)[:vr, :vc]
+    idx = core.memory.raw(ix)[:vr, :vc].astype(np.uint32)
+    order = np.empty((vr, vc), np.int64)
+    for b in range(0, vc, 32):
+        blk = x[:, b : b + 32].astype(np.float64)
+        order[:, b : b + 32] = b + np.argsort(-blk, axis=1, kind="stable")
+    vals = np.take_along_axis(x, order, axis=1)
+    _store_pairs(core, d, _pack_pairs(vals, np.take_along_axis(idx, order, axis=1), s.dtype.storage), "tsort32")
+    return ()
+
+
+def tmrgsort(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """Format 1 ``(dst, src, blockLen)``: src's row holds sorted (descending) lists of ``blockLen``
+    elements each (``blockLen * sizeof(T) / 8`` pairs); every 4 consecutive lists merge into one
+    (ties: the earlier list first). Format 2 is run by :func:`tmrgsort2`."""
+    if not op.format1():
+        return tmrgsort2(core, interp, op, args)
+    s, block_len, d = args
+    size = s.dtype.itemsize
+    block = int(block_len) * size // PAIR_BYTES
+    n = s.valid[1] * size // PAIR_BYTES
+    if block <= 0 or n % (4 * block):
+        raise DeviceError(f"tmrgsort: src's {s.valid[1]} valid columns are not a multiple of 4 x blockLen ({block_len})")
+    vals, idx = _unpack_pairs(core.memory.raw(s), n, s.dtype.storage)
+    out_v, out_i = vals.copy(), idx.copy()
+    for r in range(vals.shape[0]):
+        for g in range(0, n, 4 * block):
+            lists = [
+                [(float(vals[r, p]), p, vals[r, p], idx[r, p]) for p in range(g + k * block, g + (k + 1) * block)]
+                for k in range(4)
+            ]
+            merged, _ = _merge_desc(lists, 4 * block, False)
+            out_v[r, g : g + 4 * block] = [m[2] for m in merged]
+            out_i[r, g : g + 4 * block] = [m[3] for m in merged]
+    _store_pairs(core, d, _pack_pairs(out_v, out_i, s.dtype.storage), "tmrgsort")
+    return ()
+
+
+def tmrgsort2(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """Format 2 (2 to 4 source lists, a tmp tile and the executed-count vector)."""
+    raise DeviceError("tmrgsort format 2 (several source lists) is not modelled by the simulator yet")
+
+
 def nothing(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
     """A hint the simulator has no use for (timed on its pipe, no data changes)."""
     return ()
@@ -229,6 +335,8 @@ ISA_DATA: dict[type[Operation], Handler] = {
     IT.TGatherOp: tgather,
     IT.TPrefetchOp: nothing,
     IT.TDequantOp: tdequant,
+    IT.TSort32Op: tsort32,
+    IT.TMrgSortOp: tmrgsort,
 }
 """Destination-passing ISA ops: numerics (accounted by pto_impls._dps)."""
 
