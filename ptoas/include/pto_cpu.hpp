@@ -2095,14 +2095,48 @@ struct MrgSortExecutedNumList {
         for (int i = 0; i < 4; ++i) counts[i] = static_cast<uint16_t>(static_cast<uint64_t>(packed) >> (16 * i));
     }
 };
-#define PTO_CPU_MRGSORT_FAIL cpu::fail("TMRGSORT: not modelled by the CPU simulator (see ptoas/dialect/isa_ops.txt)")
+// Format 2: TMRGSORT<Dst, Tmp, Src0, Src1[, Src2[, Src3]], exhausted>(dst, executed, tmp, src0, src1..):
+// merge the sources' sorted pair rows into dst's valid row, largest first (ties: the earlier source),
+// until dst is full or every list is used up; Exhausted stops as soon as one list is used up. The
+// executed counts are not written (PTOAS passes constants there); tmp is scratch, unused here.
+namespace cpu {
+template <bool Exhausted, typename D, typename Ex, typename Tmp, typename... S>
+inline void mrgsort_lists(D &d, Ex &&, Tmp &, S &...srcs) {
+    using T = typename D::DType;
+    constexpr int N = sizeof...(S);
+    d.check("TMRGSORT");
+    (srcs.check("TMRGSORT"), ...);
+    const int64_t len[N] = {srcs.GetValidCol() * static_cast<int64_t>(sizeof(T)) / kPairBytes...};
+    const uint8_t *rows[N] = {pair_row("TMRGSORT", srcs, 0, srcs.GetValidCol() * static_cast<int64_t>(sizeof(T)) / kPairBytes)...};
+    const int64_t limit = d.GetValidCol() * static_cast<int64_t>(sizeof(T)) / kPairBytes;
+    int64_t head[N] = {};
+    std::vector<std::pair<T, uint32_t>> merged;
+    while (static_cast<int64_t>(merged.size()) < limit) {
+        int best = -1;
+        bool all = true;
+        for (int k = 0; k < N; ++k) {
+            if (head[k] >= len[k]) {
+                all = false;
+                continue;
+            }
+            if (best < 0 || static_cast<double>(up(get_pair<T>(rows[k], head[k]).first)) >
+                                static_cast<double>(up(get_pair<T>(rows[best], head[best]).first)))
+                best = k;
+        }
+        if (best < 0 || (Exhausted && !all)) break;
+        merged.push_back(get_pair<T>(rows[best], head[best]));
+        ++head[best];
+    }
+    uint8_t *out = pair_row("TMRGSORT", d, 0, static_cast<int64_t>(merged.size()));
+    for (size_t k = 0; k < merged.size(); ++k) put_pair<T>(out, static_cast<int64_t>(k), merged[k].first, merged[k].second);
+}
+}  // namespace cpu
 template <typename D, typename T, typename S0, typename S1, bool Exhausted, typename... Ts>
-PTO_INST void TMRGSORT(Ts &&...) { PTO_CPU_MRGSORT_FAIL; }
+PTO_INST void TMRGSORT(Ts &&...args) { cpu::mrgsort_lists<Exhausted>(args...); }
 template <typename D, typename T, typename S0, typename S1, typename S2, bool Exhausted, typename... Ts>
-PTO_INST void TMRGSORT(Ts &&...) { PTO_CPU_MRGSORT_FAIL; }
+PTO_INST void TMRGSORT(Ts &&...args) { cpu::mrgsort_lists<Exhausted>(args...); }
 template <typename D, typename T, typename S0, typename S1, typename S2, typename S3, bool Exhausted, typename... Ts>
-PTO_INST void TMRGSORT(Ts &&...) { PTO_CPU_MRGSORT_FAIL; }
-#undef PTO_CPU_MRGSORT_FAIL
+PTO_INST void TMRGSORT(Ts &&...args) { cpu::mrgsort_lists<Exhausted>(args...); }
 template <uint16_t Rounds, typename... Ts>
 PTO_INST void TRANDOM(Ts &&...) { cpu::fail("TRANDOM: not modelled by the CPU simulator (A5)"); }
 // tmov with fixpipe quant parameters (a pre-quant scalar or an fp tile as the third argument).

@@ -124,7 +124,63 @@ def _sorted_blocks(v: np.ndarray, ix: np.ndarray, block: int) -> np.ndarray:
     return _pairs(v[:, order], ix[:, order])
 
 
+MV = [RNG.integers(-8, 8, (1, n)).astype(np.float32) for n in (32, 32, 16)]  # ties across lists too
+MI = [(RNG.permutation(n).astype(np.uint32) + 100 * (k + 1))[None, :] for k, n in enumerate((32, 32, 16))]
+
+
+def _merged(k: int, exhausted: bool, width: int) -> np.ndarray:
+    """The first ``k`` lists, stably sorted descending as one (ties: the earlier list); with ``exhausted``
+    only up to the pair that uses up a list first; as a ``width``-column f32 row, zeros after."""
+    v, ix = np.concatenate(MV[:k], axis=1), np.concatenate(MI[:k], axis=1)
+    src = np.concatenate([np.full(m.shape[1], j) for j, m in enumerate(MV[:k])])
+    order = np.argsort(-v[0], kind="stable")
+    if exhausted:
+        used = np.zeros(k, int)
+        for n, o in enumerate(order):
+            used[src[o]] += 1
+            if used[src[o]] == MV[src[o]].shape[1]:
+                order = order[: n + 1]
+                break
+    out = np.zeros((1, width), np.float32)
+    pairs = _pairs(v[:, order], ix[:, order])
+    out[:, : pairs.shape[1]] = pairs
+    return out
+
+
+def _sort_lists() -> str:
+    lines = []
+    for k, n in enumerate((32, 32, 16)):
+        lines += [
+            f"%s{k} = pto.alloc_tile : {tile('f32', 1, 2 * n)}",
+            f"pto.tsort32 ins(%v{k}_t, %i{k}_t : {tile('f32', 1, n)}, {tile('ui32', 1, n)}) outs(%s{k} : {tile('f32', 1, 2 * n)})",
+        ]
+    s64, s32, t128, t160 = (tile("f32", 1, n) for n in (64, 32, 128, 160))
+    return "\n".join(
+        lines
+        + [
+            "%ex = arith.constant dense<0> : vector<4xi16>",
+            "%z = arith.constant 0.0 : f32",
+            f"%tmp2 = pto.alloc_tile : {t128}",
+            f"%tmp3 = pto.alloc_tile : {t160}",
+            f"pto.tmrgsort ins(%s0, %s1, %tmp2 {{exhausted = false}} : {s64}, {s64}, {t128}) outs(%m2_t, %ex : {t128}, vector<4xi16>)",
+            f"pto.texpands ins(%z : f32) outs(%m3_t : {t160})",
+            f"pto.tmrgsort ins(%s0, %s1, %s2, %tmp3 {{exhausted = true}} : {s64}, {s64}, {s32}, {t160}) outs(%m3_t, %ex : {t160}, vector<4xi16>)",
+        ]
+    )
+
+
 CASES: dict[str, Case] = {
+    "tmrgsort_lists": Case(
+        [
+            *[(f"v{k}", "f32", 1, n, False) for k, n in enumerate((32, 32, 16))],
+            *[(f"i{k}", "ui32", 1, n, False) for k, n in enumerate((32, 32, 16))],
+            ("m2", "f32", 1, 128, True),
+            ("m3", "f32", 1, 160, True),
+        ],
+        _sort_lists(),
+        {**{f"v{k}": MV[k] for k in range(3)}, **{f"i{k}": MI[k] for k in range(3)}},
+        {"m2": _merged(2, False, 128), "m3": _merged(3, True, 160)},
+    ),
     "tsort32_tmrgsort": Case(
         [
             ("v", "f32", 1, 128, False),

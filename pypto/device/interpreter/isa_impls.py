@@ -283,7 +283,7 @@ def tsort32(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -
 def tmrgsort(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
     """Format 1 ``(dst, src, blockLen)``: src's row holds sorted (descending) lists of ``blockLen``
     elements each (``blockLen * sizeof(T) / 8`` pairs); every 4 consecutive lists merge into one
-    (ties: the earlier list first). Format 2 is run by :func:`tmrgsort2`."""
+    (ties: the earlier list first). Format 2: :func:`tmrgsort2`."""
     if not op.format1():
         return tmrgsort2(core, interp, op, args)
     s, block_len, d = args
@@ -308,8 +308,25 @@ def tmrgsort(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) 
 
 
 def tmrgsort2(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
-    """Format 2 (2 to 4 source lists, a tmp tile and the executed-count vector)."""
-    raise DeviceError("tmrgsort format 2 (several source lists) is not modelled by the simulator yet")
+    """Format 2 ``(dst, executed, tmp, src0, src1[, src2[, src3]])``: merge the sources' sorted pair
+    lists (each its valid row) into dst's valid row, largest first (ties: the earlier source), until dst
+    is full or every list is used up; ``{exhausted = true}`` stops as soon as one list is used up. The
+    executed counts are the hardware's report to the caller: an SSA vector cannot carry them back (PTOAS
+    passes constants there), so the simulator leaves them; ``tmp`` is scratch it does not use."""
+    n = len(op.srcs)
+    srcs, d = args[:n], args[n]
+    size = d.dtype.itemsize
+    lists = []
+    for s in srcs:
+        pairs = s.valid[1] * size // PAIR_BYTES
+        vals, idx = _unpack_pairs(core.memory.raw(s)[:1], pairs, s.dtype.storage)
+        lists.append([(float(vals[0, p]), p, vals[0, p], idx[0, p]) for p in range(pairs)])
+    exhausted = op.exhausted is not None and bool(op.exhausted.value.data)
+    merged, _taken = _merge_desc(lists, d.valid[1] * size // PAIR_BYTES, exhausted)
+    vals = np.array([[m[2] for m in merged]], dtype=d.dtype.storage).reshape(1, len(merged))
+    idx = np.array([[m[3] for m in merged]], dtype=np.uint32).reshape(1, len(merged))
+    _store_pairs(core, d, _pack_pairs(vals, idx, d.dtype.storage), "tmrgsort")
+    return ()
 
 
 def nothing(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
