@@ -2045,14 +2045,55 @@ PTO_INST void TMRGSORT(D &d, S &s, L blockLen) {
     }
 }
 
-// tgather's mask-pattern and compare forms, in PTOAS's call shapes: not modelled on the CPU.
+// tgather's mask-pattern form: each row of src's valid region keeps element j when
+// j % period == phase (the pattern's bits from the right: P0101 keeps 0, 2, 4..; P1010 1, 3, 5..;
+// P0001 0, 4..; P0010 1, 5..; P0100 2, 6..; P1000 3, 7..; P1111 all), packed to the left of dst's
+// row, bit for bit; at most dst's valid columns.
 enum class MaskPattern { P0101, P1010, P0001, P0010, P0100, P1000, P1111 };
 template <typename DT, typename ST, MaskPattern P, typename D, typename S>
-PTO_INST void TGATHER(D &, S &) { cpu::fail("TGATHER (mask-pattern form): not modelled by the CPU simulator"); }
+PTO_INST void TGATHER(D &d, S &s) {
+    d.check("TGATHER");
+    s.check("TGATHER");
+    static_assert(sizeof(typename D::DType) == sizeof(typename S::DType), "mask-pattern TGATHER: element sizes differ");
+    constexpr int period = P == MaskPattern::P1111 ? 1 : (P == MaskPattern::P0101 || P == MaskPattern::P1010) ? 2 : 4;
+    constexpr int phase = P == MaskPattern::P1010 || P == MaskPattern::P0010 ? 1
+                          : P == MaskPattern::P0100                            ? 2
+                          : P == MaskPattern::P1000                            ? 3
+                                                                               : 0;
+    const int64_t rows = std::min<int64_t>(s.GetValidRow(), d.GetValidRow());
+    for (int64_t r = 0; r < rows; ++r) {
+        int64_t k = 0;
+        for (int64_t c = phase; c < s.GetValidCol() && k < d.GetValidCol(); c += period, ++k)
+            std::memcpy(&d.at(r, k), &s.at(r, c), sizeof(typename D::DType));
+    }
+}
+// Compare form TGATHER<D, S, C, Tmp, CmpMode, offset>(dst, src, k, cdst, tmp): for each row i, the
+// column indices j (ascending) with src(i, j) <mode> k, plus offset, packed to the left of dst's row
+// (at most its valid columns); cdst(i, 0) = how many matched. tmp is scratch, unused here.
 template <typename DT, typename ST, typename CT, typename TT, CmpMode M, int Offset, typename D, typename S, typename K,
           typename C, typename T>
-PTO_INST void TGATHER(D &, S &, K, C &, T &) {
-    cpu::fail("TGATHER (compare form): not modelled by the CPU simulator");
+PTO_INST void TGATHER(D &d, S &s, K k, C &cdst, T &) {
+    d.check("TGATHER");
+    s.check("TGATHER");
+    cdst.check("TGATHER");
+    const auto kv = cpu::up(static_cast<typename S::DType>(k));
+    const int64_t rows = std::min({s.GetValidRow(), d.GetValidRow(), cdst.GetValidRow()});
+    for (int64_t r = 0; r < rows; ++r) {
+        int64_t n = 0;
+        for (int64_t c = 0; c < s.GetValidCol(); ++c) {
+            const auto x = cpu::up(s.at(r, c));
+            const bool hit = M == CmpMode::EQ   ? x == kv
+                             : M == CmpMode::NE ? x != kv
+                             : M == CmpMode::LT ? x < kv
+                             : M == CmpMode::LE ? x <= kv
+                             : M == CmpMode::GT ? x > kv
+                                                : x >= kv;
+            if (!hit) continue;
+            if (n < d.GetValidCol()) d.at(r, n) = static_cast<typename D::DType>(c + Offset);
+            ++n;
+        }
+        cdst.at(r, 0) = static_cast<typename C::DType>(n);
+    }
 }
 // Index form: dst(i, j) = src storage element indices(i, j).
 template <typename D, typename S, typename I, typename... Tmp>

@@ -169,7 +169,55 @@ def _sort_lists() -> str:
     )
 
 
+SMALL = RNG.integers(-3, 4, (16, 16)).astype(np.float32)
+
+
+def _cmp_gather(x: np.ndarray, hit: np.ndarray, offset: int) -> tuple[np.ndarray, np.ndarray]:
+    d, c = np.zeros((16, 16), np.int32), np.zeros((16, 8), np.int32)
+    for i in range(x.shape[0]):
+        cols = [j for j in range(x.shape[1]) if hit[i, j]]
+        d[i, : len(cols)] = np.array(cols, np.int32) + offset
+        c[i, 0] = len(cols)
+    return d, c
+
+
+CMP_GT = _cmp_gather(SMALL, SMALL > 1.0, 5)
+CMP_EQ = _cmp_gather(SMALL, SMALL == 0.0, 0)
+
+
 CASES: dict[str, Case] = {
+    "tgather_mask": Case(
+        [
+            ("a", "f32", 16, 16, False),
+            ("e", "f32", 16, 8, True),
+            ("o", "f32", 16, 8, True),
+            ("q", "i32", 16, 4, True),
+            ("all", "f32", 16, 16, True),
+        ],
+        f"pto.tgather ins(%a_t, {{maskPattern = #pto.mask_pattern<P0101>}} : {F16}) outs(%e_t : {tile('f32', 16, 8)})\n"
+        f"pto.tgather ins(%a_t, {{maskPattern = #pto.mask_pattern<P1010>}} : {F16}) outs(%o_t : {tile('f32', 16, 8)})\n"
+        f"pto.tgather ins(%a_t, {{maskPattern = #pto.mask_pattern<P1000>}} : {F16}) outs(%q_t : {tile('i32', 16, 4)})\n"
+        f"pto.tgather ins(%a_t, {{maskPattern = #pto.mask_pattern<P1111>}} : {F16}) outs(%all_t : {F16})",
+        {"a": A},
+        {"e": A[:, 0::2], "o": A[:, 1::2], "q": A[:, 3::4].view(np.int32), "all": A},
+    ),
+    "tgather_cmp": Case(
+        [
+            ("a", "f32", 16, 16, False),
+            ("g", "i32", 16, 16, True),
+            ("gc", "i32", 16, 8, True),
+            ("z", "i32", 16, 16, True),
+            ("zc", "i32", 16, 8, True),
+        ],
+        "%k1 = arith.constant 1.0 : f32\n%k0 = arith.constant 0.0 : f32\n%zero = arith.constant 0 : i32\n"
+        f"%tmp = pto.alloc_tile : {tile('i8', 16, 16)}\n"
+        + "\n".join(f"pto.texpands ins(%zero : i32) outs(%{n}_t : {tile('i32', 16, c)})" for n, c in (("g", 16), ("gc", 8), ("z", 16), ("zc", 8)))
+        + f"\npto.tgather ins(%a_t, %k1, %tmp : {F16}, f32, {tile('i8', 16, 16)}) outs(%g_t, %gc_t : {I16}, {tile('i32', 16, 8)}) "
+        "{cmpMode = #pto<cmp gt>, offset = 5 : i32}\n"
+        f"pto.tgather ins(%a_t, %k0, %tmp : {F16}, f32, {tile('i8', 16, 16)}) outs(%z_t, %zc_t : {I16}, {tile('i32', 16, 8)})",
+        {"a": SMALL},
+        {"g": CMP_GT[0], "gc": CMP_GT[1], "z": CMP_EQ[0], "zc": CMP_EQ[1]},
+    ),
     "tmrgsort_lists": Case(
         [
             *[(f"v{k}", "f32", 1, n, False) for k, n in enumerate((32, 32, 16))],

@@ -181,11 +181,35 @@ def tscatter(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) 
     return ()
 
 
+MASK_PATTERNS: dict[str, tuple[int, int]] = {
+    "P0101": (2, 0),
+    "P1010": (2, 1),
+    "P0001": (4, 0),
+    "P0010": (4, 1),
+    "P0100": (4, 2),
+    "P1000": (4, 3),
+    "P1111": (1, 0),
+}
+"""tgather mask patterns as (period, phase): element ``j`` of a row is kept when ``j % period == phase``
+(the pattern's bits read from the right, bit 0 = element 0, as Ascend's GatherMask src1Pattern 1..7)."""
+
+_CMP = {
+    "eq": np.equal,
+    "ne": np.not_equal,
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+}
+
+
 def tgather(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
-    """Index form: ``dst[i, j]`` = ``src`` storage element ``indices[i, j]``."""
+    """Index form: ``dst[i, j]`` = ``src`` storage element ``indices[i, j]``. Mask-pattern and
+    compare forms: :func:`tgather_mask`, :func:`tgather_cmp`."""
+    if op.maskPattern is not None:
+        return tgather_mask(core, interp, op, args)
     if op.indices is None:
-        form = "mask-pattern" if op.maskPattern is not None else "compare"
-        raise DeviceError(f"tgather's {form} form is not modelled by the simulator (only the index form)")
+        return tgather_cmp(core, interp, op, args)
     s, ix, d = args[0], args[1], args[-1]
     raw = core.memory.raw(s)
     idx = _rd(core, ix, d.valid)
@@ -193,6 +217,39 @@ def tgather(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -
     for (i, j), k in np.ndenumerate(idx):
         out[i, j] = raw[_flat_index(s, int(k))]
     core.memory.raw(d)[: out.shape[0], : out.shape[1]] = out.astype(d.dtype.storage)
+    return ()
+
+
+def tgather_mask(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """Each row of src's valid region keeps the elements its pattern selects (:data:`MASK_PATTERNS`),
+    packed to the left of dst's row, bit for bit (src and dst elements have the same size); at most
+    dst's valid columns; the rest of dst is left as it was."""
+    s, d = args[0], args[-1]
+    period, phase = MASK_PATTERNS[op.maskPattern.data.value]
+    vr, vc = s.valid
+    kept = core.memory.raw(s)[:vr, phase:vc:period]
+    r, c = min(vr, d.valid[0]), min(kept.shape[1], d.valid[1])
+    core.memory.raw(d)[:r, :c] = np.ascontiguousarray(kept[:r, :c]).view(d.dtype.storage)
+    return ()
+
+
+def tgather_cmp(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """Compare form ``(dst, src, kValue, cdst, tmp)``: for each row ``i`` of src's valid region, the
+    column indices ``j`` (ascending) with ``src[i, j] <cmpMode> kValue`` (default ``eq``), plus
+    ``offset``, packed to the left of dst's row ``i`` (at most its valid columns); ``cdst[i, 0]`` = how
+    many matched. The rest of dst is left as it was; ``tmp`` is scratch the simulator does not use."""
+    s, _tmp, k, c, d = args
+    mode = op.cmpMode.data.value if op.cmpMode is not None else "eq"
+    offset = op.offset.value.data if op.offset is not None else 0
+    x = _rd(core, s)
+    hits = _CMP[mode](x, _scalar(k, s))
+    rows = min(x.shape[0], d.valid[0], c.valid[0])
+    draw, craw = core.memory.raw(d), core.memory.raw(c)
+    for i in range(rows):
+        cols = np.flatnonzero(hits[i])
+        n = min(cols.size, d.valid[1])
+        draw[i, :n] = to_storage(cols[:n] + offset, d.dtype)
+        craw[i, 0] = to_storage(np.asarray(cols.size), c.dtype)
     return ()
 
 
