@@ -1074,7 +1074,6 @@ ISA_TILE_OPS: tuple[type[DpsOp], ...] = (
 
 _A5 = "an A5-only op (the simulator models a2a3)"
 NOT_SIMULATED: dict[type[DpsOp], str] = {
-    TGatherBOp: "block gather (32-byte blocks by byte offsets) is not modelled yet",
     MGatherOp: _A5,
     MScatterOp: _A5,
     THistogramOp: _A5,

@@ -2095,6 +2095,32 @@ PTO_INST void TGATHER(D &d, S &s, K k, C &cdst, T &) {
         cdst.at(r, 0) = static_cast<typename C::DType>(n);
     }
 }
+// TGATHERB(dst, src, offsets): dst row i in 32-byte blocks (the last may be shorter), block j = the
+// 32 bytes of src's storage at byte offset offsets(i, j) (a multiple of 32, inside src).
+template <typename D, typename S, typename O>
+PTO_INST void TGATHERB(D &d, S &s, O &offs) {
+    d.check("TGATHERB");
+    s.check("TGATHERB");
+    offs.check("TGATHERB");
+    const auto *src = reinterpret_cast<const uint8_t *>(s.data());
+    const int64_t src_bytes = static_cast<int64_t>(S::Bytes);
+    const int64_t row_bytes = d.GetValidCol() * static_cast<int64_t>(sizeof(typename D::DType));
+    const int64_t blocks = (row_bytes + 31) / 32;
+    if (offs.GetValidCol() < blocks)
+        cpu::fail("TGATHERB: dst rows need " + std::to_string(blocks) + " block offsets, offsets has " +
+                  std::to_string(offs.GetValidCol()) + " valid columns");
+    const int64_t rows = std::min<int64_t>(d.GetValidRow(), offs.GetValidRow());
+    for (int64_t i = 0; i < rows; ++i) {
+        auto *row = reinterpret_cast<uint8_t *>(&d.at(i, 0));
+        for (int64_t j = 0; j < blocks; ++j) {
+            const int64_t o = static_cast<int64_t>(offs.at(i, j)), n = std::min<int64_t>(32, row_bytes - 32 * j);
+            if (o % 32 != 0 || o < 0 || o + n > src_bytes)
+                cpu::fail("TGATHERB: byte offset " + std::to_string(o) + " is not a 32-byte block inside the " +
+                          std::to_string(src_bytes) + "-byte src");
+            std::memcpy(row + 32 * j, src + o, static_cast<size_t>(n));
+        }
+    }
+}
 // Index form: dst(i, j) = src storage element indices(i, j).
 template <typename D, typename S, typename I, typename... Tmp>
 PTO_INST void TGATHER(D &d, S &s, I &idx, Tmp &...) {
@@ -2116,7 +2142,6 @@ enum class QuantType { INT8_SYM, INT8_ASYM };
     PTO_INST void NAME(Ts &&...) {                                                              \
         cpu::fail(#NAME ": not modelled by the CPU simulator (see ptoas/dialect/isa_ops.txt)"); \
     }
-PTO_CPU_UNMODELLED(TGATHERB)
 PTO_CPU_UNMODELLED(TPACK)
 PTO_CPU_UNMODELLED(TGET_SCALE_ADDR)
 PTO_CPU_UNMODELLED(MGATHER)

@@ -185,7 +185,26 @@ CMP_GT = _cmp_gather(SMALL, SMALL > 1.0, 5)
 CMP_EQ = _cmp_gather(SMALL, SMALL == 0.0, 0)
 
 
+BOFF = (RNG.permutation(32)[:16].astype(np.uint32) * 32)[:, None] + np.array([[0, 32 * 8]], np.uint32)  # 16x2
+BOFF = np.concatenate([BOFF, np.zeros((16, 6), np.uint32)], axis=1)
+
+
+def _gatherb(src: np.ndarray, off: np.ndarray) -> np.ndarray:
+    """dst row i = the 32-byte blocks of src's bytes at off[i, 0], off[i, 1] (16 f32 = 64 bytes a row)."""
+    b = src.reshape(-1).view(np.uint8)
+    return np.stack([np.concatenate([b[o : o + 32] for o in off[i, :2]]) for i in range(16)]).view(np.float32)
+
+
+GB_SRC = RNG.standard_normal((32, 16)).astype(np.float32)
+
+
 CASES: dict[str, Case] = {
+    "tgatherb": Case(
+        [("a", "f32", 32, 16, False), ("o", "ui32", 16, 8, False), ("d", "f32", 16, 16, True)],
+        f"pto.tgatherb ins(%a_t, %o_t : {tile('f32', 32, 16)}, {tile('ui32', 16, 8)}) outs(%d_t : {F16})",
+        {"a": GB_SRC, "o": BOFF},
+        {"d": _gatherb(GB_SRC, BOFF)},
+    ),
     "tgather_mask": Case(
         [
             ("a", "f32", 16, 16, False),

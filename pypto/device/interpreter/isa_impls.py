@@ -253,6 +253,27 @@ def tgather_cmp(core: CoreState, interp: Interpreter, op: Any, args: PythonValue
     return ()
 
 
+def tgatherb(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """Block gather (PTO-ISA's vgatherb): dst row ``i`` in 32-byte blocks, block ``j`` (bytes
+    ``32j..32j+32`` of the row's valid bytes; the last block may be shorter) = the 32 bytes of src's
+    storage at byte offset ``offsets[i, j]`` (a multiple of 32, inside src)."""
+    s, offs, d = args
+    src = core.memory.raw(s).view(np.uint8).reshape(-1)
+    off = _rd(core, offs)
+    row_bytes = d.valid[1] * d.dtype.itemsize
+    blocks = -(-row_bytes // 32)
+    if off.shape[1] < blocks:
+        raise DeviceError(f"tgatherb: dst rows need {blocks} block offsets, offsets has {off.shape[1]} valid columns")
+    draw = core.memory.raw(d).view(np.uint8)
+    for i in range(min(d.valid[0], off.shape[0])):
+        for j in range(blocks):
+            o, n = int(off[i, j]), min(32, row_bytes - 32 * j)
+            if o % 32 or o < 0 or o + n > src.size:
+                raise DeviceError(f"tgatherb: byte offset {o} is not a 32-byte block inside the {src.size}-byte src")
+            draw[i, 32 * j : 32 * j + n] = src[o : o + n]
+    return ()
+
+
 def tdequant(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
     """``dst[i, j] = (f32(src[i, j]) - offset[i, 0]) * scale[i, 0]`` in float32 (PTOAS's formula)."""
     s, scale, off, d = args
@@ -407,6 +428,7 @@ ISA_DATA: dict[type[Operation], Handler] = {
     IT.TSetValOp: tsetval,
     IT.TScatterOp: tscatter,
     IT.TGatherOp: tgather,
+    IT.TGatherBOp: tgatherb,
     IT.TPrefetchOp: nothing,
     IT.TDequantOp: tdequant,
     IT.TSort32Op: tsort32,

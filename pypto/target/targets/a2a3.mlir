@@ -391,6 +391,8 @@ npu.target @a2a3 clock_hz = 1.85e9 block_bytes = 32 {
   // elements) a repeat.
   npu.fallback op = "TSORT32" cycles = 6 + 2 * elems / 32
   npu.fallback op = "TMRGSORT" cycles = 20 + 78 * elems / 256
+  // TGATHERB is vgatherb (head 6, slope 2 a repeat of 8 32-byte blocks: 64 f32 elements).
+  npu.fallback op = "TGATHERB" cycles = 6 + 2 * elems / 64
   npu.fallback op = "TGETVAL" cycles = 1
   npu.fallback op = "TSETVAL" cycles = 1
   npu.fallback pipe = "SCALAR" cycles = 1
