@@ -1080,7 +1080,6 @@ NOT_SIMULATED: dict[type[DpsOp], str] = {
     TPackOp: _A5,
     TRandomOp: _A5,
     TGetScaleAddrOp: _A5,
-    TQuantOp: "per-row quantisation parameters: not modelled yet",
     TMovFPOp: "fixpipe vector quantisation (fp tile) is not modelled yet",
     TStoreFPOp: "fixpipe vector quantisation (fp tile) is not modelled yet",
     TExtractFPOp: "fixpipe vector quantisation (fp tile) is not modelled yet",

@@ -2214,8 +2214,35 @@ template <ReluPreMode R = ReluPreMode::NoRelu, typename... Ts>
 PTO_INST void TMOV_FP(Ts &&...) { cpu::fail("TMOV_FP: not modelled by the CPU simulator (see ptoas/dialect/isa_ops.txt)"); }
 template <bool IsMSB, typename... Ts>
 PTO_INST void THISTOGRAM(Ts &&...) { cpu::fail("THISTOGRAM: not modelled by the CPU simulator (A5)"); }
-template <QuantType Q, typename... Ts>
-PTO_INST void TQUANT(Ts &&...) { cpu::fail("TQUANT: not modelled by the CPU simulator"); }
+// TQUANT<INT8_SYM>(dst, src, fp): dst = sat_i8(rint(src * fp(r, 0))); TQUANT<INT8_ASYM>(dst, src, fp,
+// offset): dst = sat_u8(rint(src * fp(r, 0) + offset(r, 0))) (tdequant's inverse, fp = 1 / scale). The
+// product and sum in double (exact product: one rounding with or without FMA), ties to even, NaN -> 0.
+namespace cpu {
+template <typename D, typename S, typename F, typename O>
+inline void quant(D &d, S &s, F &fp, O *offset, double lo, double hi) {
+    d.check("TQUANT");
+    s.check("TQUANT");
+    fp.check("TQUANT");
+    need_valid("TQUANT", d, s, "src");
+    if (fp.GetValidRow() < d.GetValidRow() || (offset != nullptr && offset->GetValidRow() < d.GetValidRow()))
+        fail("TQUANT: fp/offset need one value per row of the destination");
+    for_valid(d, [&](int64_t r, int64_t c) {
+        double v = static_cast<double>(s.at(r, c)) * static_cast<double>(fp.at(r, 0));
+        if (offset != nullptr) v += static_cast<double>(offset->at(r, 0));
+        v = std::isnan(v) ? 0.0 : std::min(hi, std::max(lo, std::nearbyint(v)));
+        d.at(r, c) = static_cast<typename D::DType>(v);
+    });
+}
+}  // namespace cpu
+template <QuantType Q, typename D, typename S, typename F>
+PTO_INST void TQUANT(D &d, S &s, F &fp) {
+    static_assert(Q == QuantType::INT8_SYM, "TQUANT<INT8_ASYM> takes an offset tile");
+    cpu::quant(d, s, fp, static_cast<F *>(nullptr), -128.0, 127.0);
+}
+template <QuantType Q, typename D, typename S, typename F, typename O>
+PTO_INST void TQUANT(D &d, S &s, F &fp, O &offset) {
+    cpu::quant(d, s, fp, &offset, Q == QuantType::INT8_SYM ? -128.0 : 0.0, Q == QuantType::INT8_SYM ? 127.0 : 255.0);
+}
 // TDEQUANT<DstTile, SrcTile>(dst, src, scale, offset): dst = (float(src) - offset[r][0]) * scale[r][0].
 template <typename DT, typename ST, typename D, typename S, typename Sc, typename Of>
 PTO_INST void TDEQUANT(D &d, S &s, Sc &scale, Of &offset) {

@@ -274,6 +274,22 @@ def tgatherb(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) 
     return ()
 
 
+def tquant(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """The inverse of tdequant, per row ``i`` (``fp`` = 1 / scale): INT8_SYM ``dst = sat_i8(rint(src *
+    fp[i, 0]))``; INT8_ASYM ``dst = sat_u8(rint(src * fp[i, 0] + offset[i, 0]))``. The product and sum
+    in double (one rounding, whatever FMA does), rint ties to even, NaN -> 0."""
+    s, fp, d = args[0], args[1], args[-1]
+    off = args[2] if len(args) == 4 else None
+    x = _rd(core, s, d.valid).astype(np.float64)
+    v = x * _rd(core, fp)[: x.shape[0], :1].astype(np.float64)
+    if off is not None:
+        v = v + _rd(core, off)[: x.shape[0], :1].astype(np.float64)
+    lo, hi = (0, 255) if off is not None else (-128, 127)
+    q = np.clip(np.nan_to_num(np.rint(v), nan=0.0), lo, hi)
+    _wr(core, d, q.astype(np.int64))
+    return ()
+
+
 def tdequant(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
     """``dst[i, j] = (f32(src[i, j]) - offset[i, 0]) * scale[i, 0]`` in float32 (PTOAS's formula)."""
     s, scale, off, d = args
@@ -431,6 +447,7 @@ ISA_DATA: dict[type[Operation], Handler] = {
     IT.TGatherBOp: tgatherb,
     IT.TPrefetchOp: nothing,
     IT.TDequantOp: tdequant,
+    IT.TQuantOp: tquant,
     IT.TSort32Op: tsort32,
     IT.TMrgSortOp: tmrgsort,
 }
