@@ -1522,14 +1522,36 @@ template <typename D, typename S, typename Tmp, std::enable_if_t<is_tile_v<Tmp>,
 PTO_INST void TCVT(D &d, S &s, Tmp &, RoundMode mode = RoundMode::CAST_RINT) {
     TCVT(d, s, mode);
 }
-// PTOAS's saturation argument: ON is what TCVT does; OFF (wrapping float -> int) is not modelled.
+// PTOAS's saturation argument: ON is what TCVT does; OFF makes float -> int wrap: the rounded value
+// modulo 2^bits, two's complement (NaN, +-inf: 0; exact in double, fmod is exact).
 enum class SaturationMode { ON, OFF };
+namespace cpu {
+template <typename To>
+inline To wrap_int(double x, RoundMode m) {
+    if (!std::isfinite(x)) return To(0);
+    x = round_int(x, m);
+    constexpr int bits = 8 * static_cast<int>(sizeof(To));
+    const double span = std::ldexp(1.0, bits), half = std::ldexp(1.0, bits - 1);
+    double w = std::fmod(x, span);
+    if (w >= half) w -= span;
+    else if (w < -half) w += span;
+    return static_cast<To>(static_cast<int64_t>(w));
+}
+}  // namespace cpu
 template <typename D, typename S>
 PTO_INST void TCVT(D &d, S &s, RoundMode mode, SaturationMode sat) {
-    if (sat == SaturationMode::OFF && !std::is_floating_point_v<typename D::DType> &&
-        (std::is_floating_point_v<typename S::DType> || std::is_same_v<typename S::DType, half> ||
-         std::is_same_v<typename S::DType, bfloat16_t>))
-        cpu::fail("TCVT with SaturationMode::OFF (wrapping float -> int) is not modelled by the CPU simulator");
+    using T = typename D::DType;
+    if constexpr (std::is_integral_v<T> && cpu::is_float_v<typename S::DType>) {
+        if (sat == SaturationMode::OFF) {
+            d.check("TCVT");
+            s.check("TCVT");
+            cpu::need_valid("TCVT", d, s, "source");
+            cpu::for_valid(d, [&](int64_t r, int64_t c) {
+                d.at(r, c) = cpu::wrap_int<T>(static_cast<double>(cpu::up(s.at(r, c))), mode);
+            });
+            return;
+        }
+    }
     TCVT(d, s, mode);
 }
 template <typename D, typename S, typename Tmp, std::enable_if_t<is_tile_v<Tmp>, int> = 0>

@@ -9,6 +9,7 @@ as the other by accident.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from pypto.ptoas.emitc.runner import KernelLibrary
 from pypto.ptoas.passes import PtoasOptions, run_ptoas_pipeline
 from pypto.ptoas.pto_text import parse_pto, verify_pto
 
-NP = {"f32": np.float32, "i32": np.int32, "i8": np.int8, "ui32": np.uint32, "ui8": np.uint8}
+NP = {"f32": np.float32, "i32": np.int32, "i8": np.int8, "ui32": np.uint32, "ui8": np.uint8, "i16": np.int16}
 
 
 def tile(dt: str, r: int, c: int) -> str:
@@ -213,7 +214,55 @@ def _quant(fp: np.ndarray, off: np.ndarray | None) -> np.ndarray:
     return np.clip(np.rint(v + off[:, :1].astype(np.float64)), 0, 255).astype(np.uint8)
 
 
+CVX = (RNG.standard_normal((16, 16)) * 3e5).astype(np.float32)
+CVX[1] *= np.float32(3e4)  # beyond 2^32 and 2^63: wraps of huge values
+CVX[0, :10] = [np.nan, np.inf, -np.inf, 2.5, -2.5, 32767.5, -32768.5, 255.7, -0.7, 65536.0 * 3 + 1.5]
+
+
+def _wrap_ref(x: np.ndarray, mode: str, dt: type) -> np.ndarray:
+    """Python-integer reference: round, then modulo 2^bits (two's complement); NaN, +-inf -> 0."""
+    info = np.iinfo(dt)
+    rnd = {"rint": lambda v: int(np.rint(v)), "trunc": math.trunc, "floor": math.floor}[mode]
+    out = np.zeros(x.shape, dt)
+    for ij, v in np.ndenumerate(x.astype(np.float64)):
+        if math.isfinite(v):
+            k = rnd(v) % 2**info.bits
+            out[ij] = k - 2**info.bits if info.min < 0 and k > info.max else k
+    return out
+
+
+def _cvt(name: str, dt: str, attrs: str) -> str:
+    return f"pto.tcvt ins(%x_t {{{attrs}}} : {F16}) outs(%{name}_t : {tile(dt, 16, 16)})"
+
+
 CASES: dict[str, Case] = {
+    "tcvt_sat_off": Case(
+        [
+            ("x", "f32", 16, 16, False),
+            ("w16", "i16", 16, 16, True),
+            ("s16", "i16", 16, 16, True),
+            ("w8", "i8", 16, 16, True),
+            ("wu8", "ui8", 16, 16, True),
+            ("w32", "i32", 16, 16, True),
+        ],
+        "\n".join(
+            [
+                _cvt("w16", "i16", "rmode = #pto<round_mode RINT>, sat_mode = #pto<saturation_mode OFF>"),
+                _cvt("s16", "i16", "rmode = #pto<round_mode RINT>, sat_mode = #pto<saturation_mode ON>"),
+                _cvt("w8", "i8", "rmode = #pto<round_mode TRUNC>, sat_mode = #pto<saturation_mode OFF>"),
+                _cvt("wu8", "ui8", "rmode = #pto<round_mode FLOOR>, sat_mode = #pto<saturation_mode OFF>"),
+                _cvt("w32", "i32", "rmode = #pto<round_mode RINT>, sat_mode = #pto<saturation_mode OFF>"),
+            ]
+        ),
+        {"x": CVX},
+        {
+            "w16": _wrap_ref(CVX, "rint", np.int16),
+            "s16": np.clip(np.nan_to_num(np.rint(CVX.astype(np.float64)), nan=0, posinf=32767, neginf=-32768), -32768, 32767),
+            "w8": _wrap_ref(CVX, "trunc", np.int8),
+            "wu8": _wrap_ref(CVX, "floor", np.uint8),
+            "w32": _wrap_ref(CVX, "rint", np.int32),
+        },
+    ),
     "tquant": Case(
         [
             ("x", "f32", 16, 16, False),
