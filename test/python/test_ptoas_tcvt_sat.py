@@ -12,7 +12,7 @@ import pytest
 from pypto.device.interpreter import run_kernel
 from pypto.ptoas.build import build_shared
 from pypto.ptoas.emitc import emit_cpp
-from pypto.ptoas.emitc.runner import KernelLibrary, KernelRuntimeError
+from pypto.ptoas.emitc.runner import KernelLibrary
 from pypto.ptoas.pto_text import parse_pto
 
 
