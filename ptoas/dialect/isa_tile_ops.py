@@ -1073,18 +1073,13 @@ ISA_TILE_OPS: tuple[type[DpsOp], ...] = (
 
 
 _A5 = "an A5-only op (the simulator models a2a3)"
-_LAYOUT = "its packed output layout is not modelled yet"
 NOT_SIMULATED: dict[type[DpsOp], str] = {
-    TSort32Op: f"sorted (value, index) pairs: {_LAYOUT}",
-    TMrgSortOp: f"merge sort of (value, index) pairs: {_LAYOUT}",
-    TGatherBOp: "block gather (32-byte blocks by byte offsets) is not modelled yet",
     MGatherOp: _A5,
     MScatterOp: _A5,
     THistogramOp: _A5,
     TPackOp: _A5,
     TRandomOp: _A5,
     TGetScaleAddrOp: _A5,
-    TQuantOp: "per-row quantisation parameters: not modelled yet",
     TMovFPOp: "fixpipe vector quantisation (fp tile) is not modelled yet",
     TStoreFPOp: "fixpipe vector quantisation (fp tile) is not modelled yet",
     TExtractFPOp: "fixpipe vector quantisation (fp tile) is not modelled yet",

@@ -451,8 +451,8 @@ class TExpandsOp(VectorOp):
 class TCvtOp(VectorOp):
     """Element type conversion: ``tcvt ins(%src[, %tmp] {rmode = ..., sat_mode = ...} : T[, T]) outs(%dst : T2)``.
 
-    ``sat_mode``: PTOAS's saturation of float -> int results (default ON, which the simulator
-    does; OFF, wrapping, is not modelled: both engines stop with the op's name)."""
+    ``sat_mode``: PTOAS's saturation of float -> int results (default ON: out-of-range values clamp;
+    OFF: they wrap, the rounded value modulo 2^bits in two's complement, NaN and +-inf giving 0)."""
 
     name = "pto.tcvt"
     ATTRS_IN_INS: ClassVar[bool] = True

@@ -7,7 +7,8 @@ with the destination first, then the ``ins`` in order, then attribute arguments.
     pto.tci ins(%s {descending = true}) outs(%d)   ->  TCI<Tile<...>, int32_t, 1>(d, s);
     pto.ttri ins(%k {upperOrLower = 1}) outs(%d)   ->  TTRI<Tile<...>, 1>(d, k);
     pto.tquant / tdequant / thistogram / tsort32 / .mx ... -> TQUANT<pto::QuantType::INT8_SYM>(d, s, fp); ...
-        (PTOAS's call shapes; pto_cpu.hpp fails them at run time: the CPU does not model them)
+        (PTOAS's call shapes; pto_cpu.hpp runs tquant, tdequant, tsort32, tgatherb and fails the
+        A5-only / fixpipe ones at run time)
     %v = pto.tgetval ins(%t, %i) outs : f32        ->  const float v = TGETVAL(t, i);
     pto.tprefetch / pto.tsync                      ->  TPREFETCH(d, s); / TSYNC(a, b);   (no-ops on the CPU)
     pto.trap                                       ->  trap();
@@ -69,12 +70,12 @@ for _cls in (
     IT.TScatterOp,
     IT.TPrefetchOp,
     IT.TSyncOp,
-    # emitted as PTOAS does; pto_cpu.hpp fails them at run time (not modelled on the CPU):
     IT.TSort32Op,
     IT.TGatherBOp,
-    IT.THistogramOp,
     IT.TQuantOp,
     IT.TDequantOp,
+    # emitted as PTOAS does; pto_cpu.hpp fails them at run time (not modelled on the CPU):
+    IT.THistogramOp,
     IT.TPackOp,
     IT.TGetScaleAddrOp,
     IT.MGatherOp,

@@ -1522,14 +1522,36 @@ template <typename D, typename S, typename Tmp, std::enable_if_t<is_tile_v<Tmp>,
 PTO_INST void TCVT(D &d, S &s, Tmp &, RoundMode mode = RoundMode::CAST_RINT) {
     TCVT(d, s, mode);
 }
-// PTOAS's saturation argument: ON is what TCVT does; OFF (wrapping float -> int) is not modelled.
+// PTOAS's saturation argument: ON is what TCVT does; OFF makes float -> int wrap: the rounded value
+// modulo 2^bits, two's complement (NaN, +-inf: 0; exact in double, fmod is exact).
 enum class SaturationMode { ON, OFF };
+namespace cpu {
+template <typename To>
+inline To wrap_int(double x, RoundMode m) {
+    if (!std::isfinite(x)) return To(0);
+    x = round_int(x, m);
+    constexpr int bits = 8 * static_cast<int>(sizeof(To));
+    const double span = std::ldexp(1.0, bits), half = std::ldexp(1.0, bits - 1);
+    double w = std::fmod(x, span);
+    if (w >= half) w -= span;
+    else if (w < -half) w += span;
+    return static_cast<To>(static_cast<int64_t>(w));
+}
+}  // namespace cpu
 template <typename D, typename S>
 PTO_INST void TCVT(D &d, S &s, RoundMode mode, SaturationMode sat) {
-    if (sat == SaturationMode::OFF && !std::is_floating_point_v<typename D::DType> &&
-        (std::is_floating_point_v<typename S::DType> || std::is_same_v<typename S::DType, half> ||
-         std::is_same_v<typename S::DType, bfloat16_t>))
-        cpu::fail("TCVT with SaturationMode::OFF (wrapping float -> int) is not modelled by the CPU simulator");
+    using T = typename D::DType;
+    if constexpr (std::is_integral_v<T> && cpu::is_float_v<typename S::DType>) {
+        if (sat == SaturationMode::OFF) {
+            d.check("TCVT");
+            s.check("TCVT");
+            cpu::need_valid("TCVT", d, s, "source");
+            cpu::for_valid(d, [&](int64_t r, int64_t c) {
+                d.at(r, c) = cpu::wrap_int<T>(static_cast<double>(cpu::up(s.at(r, c))), mode);
+            });
+            return;
+        }
+    }
     TCVT(d, s, mode);
 }
 template <typename D, typename S, typename Tmp, std::enable_if_t<is_tile_v<Tmp>, int> = 0>
@@ -1951,14 +1973,175 @@ PTO_INST void TSCATTER(D &d, S &s, I &idx) {
             d.at(rc.first, rc.second) = cpu::to<T>(cpu::up(s.at(i, j)));
         }
 }
-// tgather's mask-pattern and compare forms, in PTOAS's call shapes: not modelled on the CPU.
+// Sorting: (value, u32 index) pairs of 8 bytes in a tile row (PTO-ISA's region-proposal layout):
+// the value at bytes 0.. (f16: then 2 zero bytes), the index at bytes 4..8; pair k at bytes 8k.
+namespace cpu {
+constexpr int64_t kPairBytes = 8;
+template <typename D>
+inline uint8_t *pair_row(const char *op, D &d, int64_t r, int64_t pairs) {
+    static_assert(D::BL == BLayout::RowMajor, "sorted pairs live in row-major tiles");
+    if (pairs * kPairBytes > static_cast<int64_t>(D::Cols * sizeof(typename D::DType)))
+        fail(std::string(op) + ": " + std::to_string(pairs) + " (value, index) pairs need " +
+             std::to_string(pairs * kPairBytes) + " bytes a row; the tile has " +
+             std::to_string(D::Cols * sizeof(typename D::DType)));
+    return reinterpret_cast<uint8_t *>(&d.at(r, 0));
+}
+template <typename T>
+inline void put_pair(uint8_t *row, int64_t k, T v, uint32_t ix) {
+    uint8_t *p = row + k * kPairBytes;
+    std::memset(p, 0, kPairBytes);
+    std::memcpy(p, &v, sizeof(T));
+    std::memcpy(p + 4, &ix, 4);
+}
+template <typename T>
+inline std::pair<T, uint32_t> get_pair(const uint8_t *row, int64_t k) {
+    T v;
+    uint32_t ix;
+    std::memcpy(&v, row + k * kPairBytes, sizeof(T));
+    std::memcpy(&ix, row + k * kPairBytes + 4, 4);
+    return {v, ix};
+}
+}  // namespace cpu
+
+// TSORT32(dst, src, idx[, tmp]): each row's valid values in blocks of 32 (the last may be shorter),
+// each sorted descending (ties keep their order), as (value, idx) pairs.
+template <typename D, typename S, typename I, typename... Tmp>
+PTO_INST void TSORT32(D &d, S &s, I &idx, Tmp &...) {
+    d.check("TSORT32");
+    s.check("TSORT32");
+    idx.check("TSORT32");
+    using T = typename S::DType;
+    const int64_t vc = s.GetValidCol();
+    for (int64_t r = 0; r < s.GetValidRow(); ++r) {
+        std::vector<T> vals(static_cast<size_t>(vc));
+        std::vector<uint32_t> ixs(static_cast<size_t>(vc));
+        for (int64_t c = 0; c < vc; ++c) {
+            vals[c] = s.at(r, c);
+            ixs[c] = static_cast<uint32_t>(idx.at(r, c));
+        }
+        uint8_t *row = cpu::pair_row("TSORT32", d, r, vc);
+        for (int64_t b = 0; b < vc; b += 32) {
+            const int64_t n = std::min<int64_t>(32, vc - b);
+            int64_t order[32];
+            for (int64_t k = 0; k < n; ++k) order[k] = b + k;
+            std::stable_sort(order, order + n, [&](int64_t x, int64_t y) {
+                return static_cast<double>(cpu::up(vals[x])) > static_cast<double>(cpu::up(vals[y]));
+            });
+            for (int64_t k = 0; k < n; ++k) cpu::put_pair<T>(row, b + k, vals[order[k]], ixs[order[k]]);
+        }
+    }
+}
+
+// TMRGSORT(dst, src, blockLen): src's row holds sorted lists of blockLen elements each
+// (blockLen * sizeof(T) / 8 pairs); every 4 consecutive lists merge into one (ties: the earlier list).
+template <typename D, typename S, typename L, std::enable_if_t<std::is_integral_v<L>, int> = 0>
+PTO_INST void TMRGSORT(D &d, S &s, L blockLen) {
+    d.check("TMRGSORT");
+    s.check("TMRGSORT");
+    using T = typename S::DType;
+    const int64_t block = static_cast<int64_t>(blockLen) * static_cast<int64_t>(sizeof(T)) / cpu::kPairBytes;
+    const int64_t n = s.GetValidCol() * static_cast<int64_t>(sizeof(T)) / cpu::kPairBytes;
+    if (block <= 0 || n % (4 * block) != 0)
+        cpu::fail("TMRGSORT: src's " + std::to_string(s.GetValidCol()) +
+                  " valid columns are not a multiple of 4 x blockLen (" + std::to_string(blockLen) + ")");
+    for (int64_t r = 0; r < s.GetValidRow(); ++r) {
+        const uint8_t *in = cpu::pair_row("TMRGSORT", s, r, n);
+        std::vector<std::pair<T, uint32_t>> out;
+        out.reserve(static_cast<size_t>(n));
+        for (int64_t g = 0; g < n; g += 4 * block) {
+            int64_t head[4] = {0, 0, 0, 0};
+            for (int64_t m = 0; m < 4 * block; ++m) {
+                int best = -1;
+                for (int k = 0; k < 4; ++k) {
+                    if (head[k] >= block) continue;
+                    if (best < 0 || static_cast<double>(cpu::up(cpu::get_pair<T>(in, g + k * block + head[k]).first)) >
+                                        static_cast<double>(cpu::up(cpu::get_pair<T>(in, g + best * block + head[best]).first)))
+                        best = k;
+                }
+                out.push_back(cpu::get_pair<T>(in, g + best * block + head[best]));
+                ++head[best];
+            }
+        }
+        uint8_t *row = cpu::pair_row("TMRGSORT", d, r, n);
+        for (int64_t k = 0; k < n; ++k) cpu::put_pair<T>(row, k, out[k].first, out[k].second);
+    }
+}
+
+// tgather's mask-pattern form: each row of src's valid region keeps element j when
+// j % period == phase (the pattern's bits from the right: P0101 keeps 0, 2, 4..; P1010 1, 3, 5..;
+// P0001 0, 4..; P0010 1, 5..; P0100 2, 6..; P1000 3, 7..; P1111 all), packed to the left of dst's
+// row, bit for bit; at most dst's valid columns.
 enum class MaskPattern { P0101, P1010, P0001, P0010, P0100, P1000, P1111 };
 template <typename DT, typename ST, MaskPattern P, typename D, typename S>
-PTO_INST void TGATHER(D &, S &) { cpu::fail("TGATHER (mask-pattern form): not modelled by the CPU simulator"); }
+PTO_INST void TGATHER(D &d, S &s) {
+    d.check("TGATHER");
+    s.check("TGATHER");
+    static_assert(sizeof(typename D::DType) == sizeof(typename S::DType), "mask-pattern TGATHER: element sizes differ");
+    constexpr int period = P == MaskPattern::P1111 ? 1 : (P == MaskPattern::P0101 || P == MaskPattern::P1010) ? 2 : 4;
+    constexpr int phase = P == MaskPattern::P1010 || P == MaskPattern::P0010 ? 1
+                          : P == MaskPattern::P0100                            ? 2
+                          : P == MaskPattern::P1000                            ? 3
+                                                                               : 0;
+    const int64_t rows = std::min<int64_t>(s.GetValidRow(), d.GetValidRow());
+    for (int64_t r = 0; r < rows; ++r) {
+        int64_t k = 0;
+        for (int64_t c = phase; c < s.GetValidCol() && k < d.GetValidCol(); c += period, ++k)
+            std::memcpy(&d.at(r, k), &s.at(r, c), sizeof(typename D::DType));
+    }
+}
+// Compare form TGATHER<D, S, C, Tmp, CmpMode, offset>(dst, src, k, cdst, tmp): for each row i, the
+// column indices j (ascending) with src(i, j) <mode> k, plus offset, packed to the left of dst's row
+// (at most its valid columns); cdst(i, 0) = how many matched. tmp is scratch, unused here.
 template <typename DT, typename ST, typename CT, typename TT, CmpMode M, int Offset, typename D, typename S, typename K,
           typename C, typename T>
-PTO_INST void TGATHER(D &, S &, K, C &, T &) {
-    cpu::fail("TGATHER (compare form): not modelled by the CPU simulator");
+PTO_INST void TGATHER(D &d, S &s, K k, C &cdst, T &) {
+    d.check("TGATHER");
+    s.check("TGATHER");
+    cdst.check("TGATHER");
+    const auto kv = cpu::up(static_cast<typename S::DType>(k));
+    const int64_t rows = std::min({s.GetValidRow(), d.GetValidRow(), cdst.GetValidRow()});
+    for (int64_t r = 0; r < rows; ++r) {
+        int64_t n = 0;
+        for (int64_t c = 0; c < s.GetValidCol(); ++c) {
+            const auto x = cpu::up(s.at(r, c));
+            const bool hit = M == CmpMode::EQ   ? x == kv
+                             : M == CmpMode::NE ? x != kv
+                             : M == CmpMode::LT ? x < kv
+                             : M == CmpMode::LE ? x <= kv
+                             : M == CmpMode::GT ? x > kv
+                                                : x >= kv;
+            if (!hit) continue;
+            if (n < d.GetValidCol()) d.at(r, n) = static_cast<typename D::DType>(c + Offset);
+            ++n;
+        }
+        cdst.at(r, 0) = static_cast<typename C::DType>(n);
+    }
+}
+// TGATHERB(dst, src, offsets): dst row i in 32-byte blocks (the last may be shorter), block j = the
+// 32 bytes of src's storage at byte offset offsets(i, j) (a multiple of 32, inside src).
+template <typename D, typename S, typename O>
+PTO_INST void TGATHERB(D &d, S &s, O &offs) {
+    d.check("TGATHERB");
+    s.check("TGATHERB");
+    offs.check("TGATHERB");
+    const auto *src = reinterpret_cast<const uint8_t *>(s.data());
+    const int64_t src_bytes = static_cast<int64_t>(S::Bytes);
+    const int64_t row_bytes = d.GetValidCol() * static_cast<int64_t>(sizeof(typename D::DType));
+    const int64_t blocks = (row_bytes + 31) / 32;
+    if (offs.GetValidCol() < blocks)
+        cpu::fail("TGATHERB: dst rows need " + std::to_string(blocks) + " block offsets, offsets has " +
+                  std::to_string(offs.GetValidCol()) + " valid columns");
+    const int64_t rows = std::min<int64_t>(d.GetValidRow(), offs.GetValidRow());
+    for (int64_t i = 0; i < rows; ++i) {
+        auto *row = reinterpret_cast<uint8_t *>(&d.at(i, 0));
+        for (int64_t j = 0; j < blocks; ++j) {
+            const int64_t o = static_cast<int64_t>(offs.at(i, j)), n = std::min<int64_t>(32, row_bytes - 32 * j);
+            if (o % 32 != 0 || o < 0 || o + n > src_bytes)
+                cpu::fail("TGATHERB: byte offset " + std::to_string(o) + " is not a 32-byte block inside the " +
+                          std::to_string(src_bytes) + "-byte src");
+            std::memcpy(row + 32 * j, src + o, static_cast<size_t>(n));
+        }
+    }
 }
 // Index form: dst(i, j) = src storage element indices(i, j).
 template <typename D, typename S, typename I, typename... Tmp>
@@ -1981,8 +2164,6 @@ enum class QuantType { INT8_SYM, INT8_ASYM };
     PTO_INST void NAME(Ts &&...) {                                                              \
         cpu::fail(#NAME ": not modelled by the CPU simulator (see ptoas/dialect/isa_ops.txt)"); \
     }
-PTO_CPU_UNMODELLED(TSORT32)
-PTO_CPU_UNMODELLED(TGATHERB)
 PTO_CPU_UNMODELLED(TPACK)
 PTO_CPU_UNMODELLED(TGET_SCALE_ADDR)
 PTO_CPU_UNMODELLED(MGATHER)
@@ -1992,7 +2173,6 @@ PTO_CPU_UNMODELLED(TEXTRACT_FP)
 PTO_CPU_UNMODELLED(TINSERT_FP)
 PTO_CPU_UNMODELLED(TMATMUL_MX)
 PTO_CPU_UNMODELLED(TGEMV_MX)
-PTO_CPU_UNMODELLED(TMRGSORT)
 #undef PTO_CPU_UNMODELLED
 // tmrgsort's executed-count list (PTOAS's vector<4xi16>) and its template form.
 struct MrgSortExecutedNumList {
@@ -2003,14 +2183,48 @@ struct MrgSortExecutedNumList {
         for (int i = 0; i < 4; ++i) counts[i] = static_cast<uint16_t>(static_cast<uint64_t>(packed) >> (16 * i));
     }
 };
-#define PTO_CPU_MRGSORT_FAIL cpu::fail("TMRGSORT: not modelled by the CPU simulator (see ptoas/dialect/isa_ops.txt)")
+// Format 2: TMRGSORT<Dst, Tmp, Src0, Src1[, Src2[, Src3]], exhausted>(dst, executed, tmp, src0, src1..):
+// merge the sources' sorted pair rows into dst's valid row, largest first (ties: the earlier source),
+// until dst is full or every list is used up; Exhausted stops as soon as one list is used up. The
+// executed counts are not written (PTOAS passes constants there); tmp is scratch, unused here.
+namespace cpu {
+template <bool Exhausted, typename D, typename Ex, typename Tmp, typename... S>
+inline void mrgsort_lists(D &d, Ex &&, Tmp &, S &...srcs) {
+    using T = typename D::DType;
+    constexpr int N = sizeof...(S);
+    d.check("TMRGSORT");
+    (srcs.check("TMRGSORT"), ...);
+    const int64_t len[N] = {srcs.GetValidCol() * static_cast<int64_t>(sizeof(T)) / kPairBytes...};
+    const uint8_t *rows[N] = {pair_row("TMRGSORT", srcs, 0, srcs.GetValidCol() * static_cast<int64_t>(sizeof(T)) / kPairBytes)...};
+    const int64_t limit = d.GetValidCol() * static_cast<int64_t>(sizeof(T)) / kPairBytes;
+    int64_t head[N] = {};
+    std::vector<std::pair<T, uint32_t>> merged;
+    while (static_cast<int64_t>(merged.size()) < limit) {
+        int best = -1;
+        bool all = true;
+        for (int k = 0; k < N; ++k) {
+            if (head[k] >= len[k]) {
+                all = false;
+                continue;
+            }
+            if (best < 0 || static_cast<double>(up(get_pair<T>(rows[k], head[k]).first)) >
+                                static_cast<double>(up(get_pair<T>(rows[best], head[best]).first)))
+                best = k;
+        }
+        if (best < 0 || (Exhausted && !all)) break;
+        merged.push_back(get_pair<T>(rows[best], head[best]));
+        ++head[best];
+    }
+    uint8_t *out = pair_row("TMRGSORT", d, 0, static_cast<int64_t>(merged.size()));
+    for (size_t k = 0; k < merged.size(); ++k) put_pair<T>(out, static_cast<int64_t>(k), merged[k].first, merged[k].second);
+}
+}  // namespace cpu
 template <typename D, typename T, typename S0, typename S1, bool Exhausted, typename... Ts>
-PTO_INST void TMRGSORT(Ts &&...) { PTO_CPU_MRGSORT_FAIL; }
+PTO_INST void TMRGSORT(Ts &&...args) { cpu::mrgsort_lists<Exhausted>(args...); }
 template <typename D, typename T, typename S0, typename S1, typename S2, bool Exhausted, typename... Ts>
-PTO_INST void TMRGSORT(Ts &&...) { PTO_CPU_MRGSORT_FAIL; }
+PTO_INST void TMRGSORT(Ts &&...args) { cpu::mrgsort_lists<Exhausted>(args...); }
 template <typename D, typename T, typename S0, typename S1, typename S2, typename S3, bool Exhausted, typename... Ts>
-PTO_INST void TMRGSORT(Ts &&...) { PTO_CPU_MRGSORT_FAIL; }
-#undef PTO_CPU_MRGSORT_FAIL
+PTO_INST void TMRGSORT(Ts &&...args) { cpu::mrgsort_lists<Exhausted>(args...); }
 template <uint16_t Rounds, typename... Ts>
 PTO_INST void TRANDOM(Ts &&...) { cpu::fail("TRANDOM: not modelled by the CPU simulator (A5)"); }
 // tmov with fixpipe quant parameters (a pre-quant scalar or an fp tile as the third argument).
@@ -2022,8 +2236,35 @@ template <ReluPreMode R = ReluPreMode::NoRelu, typename... Ts>
 PTO_INST void TMOV_FP(Ts &&...) { cpu::fail("TMOV_FP: not modelled by the CPU simulator (see ptoas/dialect/isa_ops.txt)"); }
 template <bool IsMSB, typename... Ts>
 PTO_INST void THISTOGRAM(Ts &&...) { cpu::fail("THISTOGRAM: not modelled by the CPU simulator (A5)"); }
-template <QuantType Q, typename... Ts>
-PTO_INST void TQUANT(Ts &&...) { cpu::fail("TQUANT: not modelled by the CPU simulator"); }
+// TQUANT<INT8_SYM>(dst, src, fp): dst = sat_i8(rint(src * fp(r, 0))); TQUANT<INT8_ASYM>(dst, src, fp,
+// offset): dst = sat_u8(rint(src * fp(r, 0) + offset(r, 0))) (tdequant's inverse, fp = 1 / scale). The
+// product and sum in double (exact product: one rounding with or without FMA), ties to even, NaN -> 0.
+namespace cpu {
+template <typename D, typename S, typename F, typename O>
+inline void quant(D &d, S &s, F &fp, O *offset, double lo, double hi) {
+    d.check("TQUANT");
+    s.check("TQUANT");
+    fp.check("TQUANT");
+    need_valid("TQUANT", d, s, "src");
+    if (fp.GetValidRow() < d.GetValidRow() || (offset != nullptr && offset->GetValidRow() < d.GetValidRow()))
+        fail("TQUANT: fp/offset need one value per row of the destination");
+    for_valid(d, [&](int64_t r, int64_t c) {
+        double v = static_cast<double>(s.at(r, c)) * static_cast<double>(fp.at(r, 0));
+        if (offset != nullptr) v += static_cast<double>(offset->at(r, 0));
+        v = std::isnan(v) ? 0.0 : std::min(hi, std::max(lo, std::nearbyint(v)));
+        d.at(r, c) = static_cast<typename D::DType>(v);
+    });
+}
+}  // namespace cpu
+template <QuantType Q, typename D, typename S, typename F>
+PTO_INST void TQUANT(D &d, S &s, F &fp) {
+    static_assert(Q == QuantType::INT8_SYM, "TQUANT<INT8_ASYM> takes an offset tile");
+    cpu::quant(d, s, fp, static_cast<F *>(nullptr), -128.0, 127.0);
+}
+template <QuantType Q, typename D, typename S, typename F, typename O>
+PTO_INST void TQUANT(D &d, S &s, F &fp, O &offset) {
+    cpu::quant(d, s, fp, &offset, Q == QuantType::INT8_SYM ? -128.0 : 0.0, Q == QuantType::INT8_SYM ? 127.0 : 255.0);
+}
 // TDEQUANT<DstTile, SrcTile>(dst, src, scale, offset): dst = (float(src) - offset[r][0]) * scale[r][0].
 template <typename DT, typename ST, typename D, typename S, typename Sc, typename Of>
 PTO_INST void TDEQUANT(D &d, S &s, Sc &scale, Of &offset) {

@@ -89,7 +89,7 @@ def test_tgather_mask_and_compare_forms(tmp_path: Path, capsys: pytest.CaptureFi
     import numpy as np
 
     from pypto.ptoas.build import build_shared
-    from pypto.ptoas.emitc.runner import KernelLibrary, KernelRuntimeError
+    from pypto.ptoas.emitc.runner import KernelLibrary
 
     h = T.replace("f32", "f16")
     i32, u8 = T.replace("f32", "i32"), T.replace("f32", "ui8")
@@ -109,8 +109,7 @@ def test_tgather_mask_and_compare_forms(tmp_path: Path, capsys: pytest.CaptureFi
     assert re.search(rf"TGATHER<{th}[^>]*>, {th}[^>]*>, MaskPattern::P0010>\(v\d+, v\d+\);", out), out
     assert re.search(rf"TGATHER<{ti}[^>]*>, {th}[^>]*>, {ti}[^>]*>, {tu}[^>]*>, CmpMode::EQ, 7>\(", out), out
     lib = KernelLibrary(build_shared(out, tmp_path / "build", name="tgather_forms"))
-    with pytest.raises(KernelRuntimeError, match="mask-pattern form"):
-        lib.call("k", np.zeros(4, np.float32))
+    lib.call("k", np.zeros(4, np.float32))  # both forms run on the CPU (values: test_isa_numerics.py)
 
 
 def test_tmrgsort_and_trandom_shapes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -144,8 +143,10 @@ def test_tmrgsort_and_trandom_shapes(tmp_path: Path, capsys: pytest.CaptureFixtu
     ), out
     assert out.index("template <uint16_t Rounds, typename DstTile>") < out.index("PTOAS__TRANDOM<7>(")
     lib = KernelLibrary(build_shared(out, tmp_path / "build", name="mrgsort_trandom"))
-    with pytest.raises(KernelRuntimeError, match="TMRGSORT: not modelled"):
+    try:  # TMRGSORT runs on the CPU (values: test_isa_numerics.py); TRANDOM is A5-only
         lib.call("k", np.zeros(4, np.float32))
+    except KernelRuntimeError as e:
+        assert "TMRGSORT" not in str(e) and "TRANDOM" in str(e), e
 
 
 @pytest.mark.parametrize(

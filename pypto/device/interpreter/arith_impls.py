@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 from xdsl.ir import Operation
 from xdsl.utils.comparisons import to_signed, to_unsigned
@@ -36,6 +36,8 @@ def _wrap(interp: Interpreter, op: Operation, value: int) -> int:
 
 def run_constant(interp: Interpreter, op: arith.ConstantOp, args: PythonValues) -> PythonValues:
     value = op.value
+    if isinstance(value, DenseIntOrFPElementsAttr):  # a small vector constant (tmrgsort's executed list)
+        return (tuple(value.get_values()),)
     if not isinstance(value, IntegerAttr | FloatAttr):
         raise DeviceError(f"arith.constant of {type(value).__name__} is not supported")
     return (value.value.data,)

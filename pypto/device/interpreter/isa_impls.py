@@ -181,11 +181,35 @@ def tscatter(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) 
     return ()
 
 
+MASK_PATTERNS: dict[str, tuple[int, int]] = {
+    "P0101": (2, 0),
+    "P1010": (2, 1),
+    "P0001": (4, 0),
+    "P0010": (4, 1),
+    "P0100": (4, 2),
+    "P1000": (4, 3),
+    "P1111": (1, 0),
+}
+"""tgather mask patterns as (period, phase): element ``j`` of a row is kept when ``j % period == phase``
+(the pattern's bits read from the right, bit 0 = element 0, as Ascend's GatherMask src1Pattern 1..7)."""
+
+_CMP = {
+    "eq": np.equal,
+    "ne": np.not_equal,
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+}
+
+
 def tgather(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
-    """Index form: ``dst[i, j]`` = ``src`` storage element ``indices[i, j]``."""
+    """Index form: ``dst[i, j]`` = ``src`` storage element ``indices[i, j]``. Mask-pattern and
+    compare forms: :func:`tgather_mask`, :func:`tgather_cmp`."""
+    if op.maskPattern is not None:
+        return tgather_mask(core, interp, op, args)
     if op.indices is None:
-        form = "mask-pattern" if op.maskPattern is not None else "compare"
-        raise DeviceError(f"tgather's {form} form is not modelled by the simulator (only the index form)")
+        return tgather_cmp(core, interp, op, args)
     s, ix, d = args[0], args[1], args[-1]
     raw = core.memory.raw(s)
     idx = _rd(core, ix, d.valid)
@@ -196,6 +220,76 @@ def tgather(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -
     return ()
 
 
+def tgather_mask(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """Each row of src's valid region keeps the elements its pattern selects (:data:`MASK_PATTERNS`),
+    packed to the left of dst's row, bit for bit (src and dst elements have the same size); at most
+    dst's valid columns; the rest of dst is left as it was."""
+    s, d = args[0], args[-1]
+    period, phase = MASK_PATTERNS[op.maskPattern.data.value]
+    vr, vc = s.valid
+    kept = core.memory.raw(s)[:vr, phase:vc:period]
+    r, c = min(vr, d.valid[0]), min(kept.shape[1], d.valid[1])
+    core.memory.raw(d)[:r, :c] = np.ascontiguousarray(kept[:r, :c]).view(d.dtype.storage)
+    return ()
+
+
+def tgather_cmp(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """Compare form ``(dst, src, kValue, cdst, tmp)``: for each row ``i`` of src's valid region, the
+    column indices ``j`` (ascending) with ``src[i, j] <cmpMode> kValue`` (default ``eq``), plus
+    ``offset``, packed to the left of dst's row ``i`` (at most its valid columns); ``cdst[i, 0]`` = how
+    many matched. The rest of dst is left as it was; ``tmp`` is scratch the simulator does not use."""
+    s, _tmp, k, c, d = args
+    mode = op.cmpMode.data.value if op.cmpMode is not None else "eq"
+    offset = op.offset.value.data if op.offset is not None else 0
+    x = _rd(core, s)
+    hits = _CMP[mode](x, _scalar(k, s))
+    rows = min(x.shape[0], d.valid[0], c.valid[0])
+    draw, craw = core.memory.raw(d), core.memory.raw(c)
+    for i in range(rows):
+        cols = np.flatnonzero(hits[i])
+        n = min(cols.size, d.valid[1])
+        draw[i, :n] = to_storage(cols[:n] + offset, d.dtype)
+        craw[i, 0] = to_storage(np.asarray(cols.size), c.dtype)
+    return ()
+
+
+def tgatherb(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """Block gather (PTO-ISA's vgatherb): dst row ``i`` in 32-byte blocks, block ``j`` (bytes
+    ``32j..32j+32`` of the row's valid bytes; the last block may be shorter) = the 32 bytes of src's
+    storage at byte offset ``offsets[i, j]`` (a multiple of 32, inside src)."""
+    s, offs, d = args
+    src = core.memory.raw(s).view(np.uint8).reshape(-1)
+    off = _rd(core, offs)
+    row_bytes = d.valid[1] * d.dtype.itemsize
+    blocks = -(-row_bytes // 32)
+    if off.shape[1] < blocks:
+        raise DeviceError(f"tgatherb: dst rows need {blocks} block offsets, offsets has {off.shape[1]} valid columns")
+    draw = core.memory.raw(d).view(np.uint8)
+    for i in range(min(d.valid[0], off.shape[0])):
+        for j in range(blocks):
+            o, n = int(off[i, j]), min(32, row_bytes - 32 * j)
+            if o % 32 or o < 0 or o + n > src.size:
+                raise DeviceError(f"tgatherb: byte offset {o} is not a 32-byte block inside the {src.size}-byte src")
+            draw[i, 32 * j : 32 * j + n] = src[o : o + n]
+    return ()
+
+
+def tquant(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """The inverse of tdequant, per row ``i`` (``fp`` = 1 / scale): INT8_SYM ``dst = sat_i8(rint(src *
+    fp[i, 0]))``; INT8_ASYM ``dst = sat_u8(rint(src * fp[i, 0] + offset[i, 0]))``. The product and sum
+    in double (one rounding, whatever FMA does), rint ties to even, NaN -> 0."""
+    s, fp, d = args[0], args[1], args[-1]
+    off = args[2] if len(args) == 4 else None
+    x = _rd(core, s, d.valid).astype(np.float64)
+    v = x * _rd(core, fp)[: x.shape[0], :1].astype(np.float64)
+    if off is not None:
+        v = v + _rd(core, off)[: x.shape[0], :1].astype(np.float64)
+    lo, hi = (0, 255) if off is not None else (-128, 127)
+    q = np.clip(np.nan_to_num(np.rint(v), nan=0.0), lo, hi)
+    _wr(core, d, q.astype(np.int64))
+    return ()
+
+
 def tdequant(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
     """``dst[i, j] = (f32(src[i, j]) - offset[i, 0]) * scale[i, 0]`` in float32 (PTOAS's formula)."""
     s, scale, off, d = args
@@ -203,6 +297,129 @@ def tdequant(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) 
     sc = _rd(core, scale)[: x.shape[0], :1].astype(np.float32)
     of = _rd(core, off)[: x.shape[0], :1].astype(np.float32)
     _wr(core, d, (x - of) * sc)
+    return ()
+
+
+# -- sorting: (value, index) pairs, 8 bytes each ----------------------------------------------------
+
+PAIR_BYTES = 8
+"""A sorted pair in a tile row (PTO-ISA's region-proposal layout): the value in bytes 0.., zero padding
+up to byte 4 (f16), the u32 index in bytes 4..8."""
+
+
+def _pack_pairs(values: np.ndarray, index: np.ndarray, storage: Any) -> np.ndarray:
+    """Rows of (value, u32 index) pairs as bytes: (rows, pairs * 8)."""
+    rows, n = values.shape
+    out = np.zeros((rows, n, PAIR_BYTES), np.uint8)
+    vb = np.ascontiguousarray(values.astype(storage)).view(np.uint8).reshape(rows, n, -1)
+    out[:, :, : vb.shape[2]] = vb
+    out[:, :, 4:] = np.ascontiguousarray(index.astype(np.uint32)).view(np.uint8).reshape(rows, n, 4)
+    return out.reshape(rows, n * PAIR_BYTES)
+
+
+def _unpack_pairs(raw: np.ndarray, pairs: int, storage: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(values, u32 indices) of the first ``pairs`` pairs of each row of a tile's raw view."""
+    b = np.ascontiguousarray(raw).view(np.uint8)[:, : pairs * PAIR_BYTES].reshape(raw.shape[0], pairs, PAIR_BYTES)
+    size = np.dtype(storage).itemsize
+    values = np.ascontiguousarray(b[:, :, :size]).view(storage).reshape(raw.shape[0], pairs)
+    index = np.ascontiguousarray(b[:, :, 4:]).view(np.uint32).reshape(raw.shape[0], pairs)
+    return values, index
+
+
+def _store_pairs(core: CoreState, d: TileRef, packed: np.ndarray, what: str) -> None:
+    """Write packed pair rows into the first bytes of ``d``'s rows."""
+    row_bytes = d.cols * d.dtype.itemsize
+    if packed.shape[1] > row_bytes:
+        raise DeviceError(
+            f"{what}: {packed.shape[1] // PAIR_BYTES} (value, index) pairs need {packed.shape[1]} bytes a row; "
+            f"dst has {row_bytes}"
+        )
+    raw = core.memory.raw(d)
+    rows = min(packed.shape[0], d.rows)
+    raw.view(np.uint8)[:rows, : packed.shape[1]] = packed[:rows]
+
+
+def _merge_desc(lists: list[list[tuple[float, int, Any, int]]], limit: int, stop_on_empty: bool) -> tuple[list, list[int]]:
+    """Merge descending lists of (key, pos, value, index): ties go to the earlier list; at most ``limit``
+    items; with ``stop_on_empty`` it stops as soon as one list is used up. Returns (merged, taken per list)."""
+    heads = [0] * len(lists)
+    out: list = []
+    while len(out) < limit:
+        live = [k for k in range(len(lists)) if heads[k] < len(lists[k])]
+        if not live or (stop_on_empty and len(live) < len(lists)):
+            break
+        best = live[0]
+        for k in live[1:]:
+            if lists[k][heads[k]][0] > lists[best][heads[best]][0]:
+                best = k
+        out.append(lists[best][heads[best]])
+        heads[best] += 1
+    return out, heads
+
+
+def tsort32(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """Each row's valid values in blocks of 32 (the last one may be shorter), each block sorted
+    descending (ties keep their order), written as (value, ``idx`` entry) pairs of 8 bytes: pair ``k``
+    of a row at bytes ``8k..8k+8`` of dst's row (f32: 2 elements a pair, f16: 4). NaNs: unspecified."""
+    s, ix, d = args[0], args[1], args[-1]
+    vr, vc = s.valid
+    x = core.memory.raw(s)[:vr, :vc]
+    idx = core.memory.raw(ix)[:vr, :vc].astype(np.uint32)
+    order = np.empty((vr, vc), np.int64)
+    for b in range(0, vc, 32):
+        blk = x[:, b : b + 32].astype(np.float64)
+        order[:, b : b + 32] = b + np.argsort(-blk, axis=1, kind="stable")
+    vals = np.take_along_axis(x, order, axis=1)
+    _store_pairs(core, d, _pack_pairs(vals, np.take_along_axis(idx, order, axis=1), s.dtype.storage), "tsort32")
+    return ()
+
+
+def tmrgsort(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """Format 1 ``(dst, src, blockLen)``: src's row holds sorted (descending) lists of ``blockLen``
+    elements each (``blockLen * sizeof(T) / 8`` pairs); every 4 consecutive lists merge into one
+    (ties: the earlier list first). Format 2: :func:`tmrgsort2`."""
+    if not op.format1():
+        return tmrgsort2(core, interp, op, args)
+    s, block_len, d = args
+    size = s.dtype.itemsize
+    block = int(block_len) * size // PAIR_BYTES
+    n = s.valid[1] * size // PAIR_BYTES
+    if block <= 0 or n % (4 * block):
+        raise DeviceError(f"tmrgsort: src's {s.valid[1]} valid columns are not a multiple of 4 x blockLen ({block_len})")
+    vals, idx = _unpack_pairs(core.memory.raw(s), n, s.dtype.storage)
+    out_v, out_i = vals.copy(), idx.copy()
+    for r in range(vals.shape[0]):
+        for g in range(0, n, 4 * block):
+            lists = [
+                [(float(vals[r, p]), p, vals[r, p], idx[r, p]) for p in range(g + k * block, g + (k + 1) * block)]
+                for k in range(4)
+            ]
+            merged, _ = _merge_desc(lists, 4 * block, False)
+            out_v[r, g : g + 4 * block] = [m[2] for m in merged]
+            out_i[r, g : g + 4 * block] = [m[3] for m in merged]
+    _store_pairs(core, d, _pack_pairs(out_v, out_i, s.dtype.storage), "tmrgsort")
+    return ()
+
+
+def tmrgsort2(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """Format 2 ``(dst, executed, tmp, src0, src1[, src2[, src3]])``: merge the sources' sorted pair
+    lists (each its valid row) into dst's valid row, largest first (ties: the earlier source), until dst
+    is full or every list is used up; ``{exhausted = true}`` stops as soon as one list is used up. The
+    executed counts are the hardware's report to the caller: an SSA vector cannot carry them back (PTOAS
+    passes constants there), so the simulator leaves them; ``tmp`` is scratch it does not use."""
+    n = len(op.srcs)
+    srcs, d = args[:n], args[n]
+    size = d.dtype.itemsize
+    lists = []
+    for s in srcs:
+        pairs = s.valid[1] * size // PAIR_BYTES
+        vals, idx = _unpack_pairs(core.memory.raw(s)[:1], pairs, s.dtype.storage)
+        lists.append([(float(vals[0, p]), p, vals[0, p], idx[0, p]) for p in range(pairs)])
+    exhausted = op.exhausted is not None and bool(op.exhausted.value.data)
+    merged, _taken = _merge_desc(lists, d.valid[1] * size // PAIR_BYTES, exhausted)
+    vals = np.array([[m[2] for m in merged]], dtype=d.dtype.storage).reshape(1, len(merged))
+    idx = np.array([[m[3] for m in merged]], dtype=np.uint32).reshape(1, len(merged))
+    _store_pairs(core, d, _pack_pairs(vals, idx, d.dtype.storage), "tmrgsort")
     return ()
 
 
@@ -227,8 +444,12 @@ ISA_DATA: dict[type[Operation], Handler] = {
     IT.TSetValOp: tsetval,
     IT.TScatterOp: tscatter,
     IT.TGatherOp: tgather,
+    IT.TGatherBOp: tgatherb,
     IT.TPrefetchOp: nothing,
     IT.TDequantOp: tdequant,
+    IT.TQuantOp: tquant,
+    IT.TSort32Op: tsort32,
+    IT.TMrgSortOp: tmrgsort,
 }
 """Destination-passing ISA ops: numerics (accounted by pto_impls._dps)."""
 

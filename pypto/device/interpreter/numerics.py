@@ -116,18 +116,35 @@ CMP: dict[str, Binary] = {
 }
 
 
+def _round(values: np.ndarray, mode: str) -> np.ndarray:
+    """Round to integral values with a PTO round mode (RINT, CAST_RINT, NONE, ODD: ties to even)."""
+    if mode in ("FLOOR",):
+        return np.floor(values)
+    if mode == "CEIL":
+        return np.ceil(values)
+    if mode == "TRUNC":
+        return np.trunc(values)
+    if mode == "ROUND":
+        return np.sign(values) * np.floor(np.abs(values) + 0.5)
+    return np.rint(values)
+
+
 def round_to_int(values: np.ndarray, mode: str, dtype: np.dtype) -> np.ndarray:
     """Float -> integer with a PTO round mode, saturating to the integer range."""
-    if mode in ("FLOOR",):
-        r = np.floor(values)
-    elif mode == "CEIL":
-        r = np.ceil(values)
-    elif mode == "TRUNC":
-        r = np.trunc(values)
-    elif mode == "ROUND":
-        r = np.sign(values) * np.floor(np.abs(values) + 0.5)
-    else:  # RINT, CAST_RINT, NONE, ODD: nearest, ties to even
-        r = np.rint(values)
+    r = _round(values, mode)
     info = np.iinfo(dtype)
     r = np.nan_to_num(r, nan=0.0, posinf=info.max, neginf=info.min)
     return np.clip(r, info.min, info.max).astype(dtype)
+
+
+def wrap_to_int(values: np.ndarray, mode: str, dtype: np.dtype) -> np.ndarray:
+    """Float -> integer with a PTO round mode, wrapping (tcvt ``sat_mode = OFF``): the rounded value
+    modulo 2^bits, two's complement; NaN and +-inf give 0. Exact in float64 (fmod is exact)."""
+    bits = np.iinfo(dtype).bits
+    with np.errstate(invalid="ignore"):
+        r = _round(np.asarray(values, dtype=np.float64), mode)
+        r = np.where(np.isfinite(r), r, 0.0)
+        span, half = 2.0**bits, 2.0 ** (bits - 1)
+        w = np.fmod(r, span)
+        w = np.where(w >= half, w - span, np.where(w < -half, w + span, w))
+    return w.astype(np.int64).astype(dtype)

@@ -503,14 +503,14 @@ def texpands(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) 
 
 
 def tcvt(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
-    """Convert element types with the op's round mode (default CAST_RINT)."""
+    """Convert element types with the op's round mode (default CAST_RINT); float -> int saturates, or
+    with ``sat_mode = OFF`` wraps (:func:`~.numerics.wrap_to_int`)."""
     src, d = args[0], args[-1]
     x = _rd(core, src, d.valid)
     mode = op.rmode.data.value if op.rmode is not None else "CAST_RINT"
-    if src.dtype.is_float and not d.dtype.is_float and not op.saturates():
-        raise DeviceError("tcvt with sat_mode OFF (wrapping float -> int) is not modelled by the simulator")
     if src.dtype.is_float and not d.dtype.is_float:
-        core.memory.write(d, nm.round_to_int(x, mode, d.dtype.storage), x.shape[0], x.shape[1])
+        to_int = nm.round_to_int if op.saturates() else nm.wrap_to_int
+        core.memory.write(d, to_int(x, mode, d.dtype.storage), x.shape[0], x.shape[1])
     else:
         _wr(core, d, x.astype(np.float64) if d.dtype.name == "fp64" else x)
     return ()

@@ -386,6 +386,13 @@ npu.target @a2a3 clock_hz = 1.85e9 block_bytes = 32 {
   // TCOLPROD, TCOLARGMAX/MIN, TCONCAT, TCI, TTRI, TSELS, TFILLPAD_EXPAND/INPLACE use the VECTOR row.)
   npu.fallback op = "TSCATTER" cycles = 2 + elems / 1
   npu.fallback op = "TGATHER" cycles = 2 + elems / 16
+  // TSORT32 is one vbitsort per 32 values (a2a3 CCE costs: head 6, slope 2 a repeat); TMRGSORT one
+  // vmrgsort4 (head 20, slope 78) per merge of 4 lists, estimated at 4 lists of 32 f32 pairs (256
+  // elements) a repeat.
+  npu.fallback op = "TSORT32" cycles = 6 + 2 * elems / 32
+  npu.fallback op = "TMRGSORT" cycles = 20 + 78 * elems / 256
+  // TGATHERB is vgatherb (head 6, slope 2 a repeat of 8 32-byte blocks: 64 f32 elements).
+  npu.fallback op = "TGATHERB" cycles = 6 + 2 * elems / 64
   npu.fallback op = "TGETVAL" cycles = 1
   npu.fallback op = "TSETVAL" cycles = 1
   npu.fallback pipe = "SCALAR" cycles = 1
