@@ -8,10 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_isa_numerics import A, B, Case, check_both_engines, tile
 
 from pypto.device.interpreter.isa_impls import subset_valid
-
-from test_isa_numerics import A, B, Case, check_both_engines, tile
 
 F16 = tile("f32", 16, 16)
 H8 = tile("f32", 8, 16)

@@ -393,7 +393,10 @@ def bitcast(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -
     src = args[0]
     t = tile_of(op.result.type)
     assert t is not None
-    valid = (src.valid[0] if t.valid[0] == DYNAMIC else t.valid[0], src.valid[1] if t.valid[1] == DYNAMIC else t.valid[1])
+    valid = (
+        src.valid[0] if t.valid[0] == DYNAMIC else t.valid[0],
+        src.valid[1] if t.valid[1] == DYNAMIC else t.valid[1],
+    )
     return (_view(src, op.result.type, src.addr, valid),)
 
 
