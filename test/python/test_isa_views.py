@@ -53,6 +53,21 @@ VIEWS: dict[str, Case] = {
         {"a": A},
         {"d": (A + A) * A},
     ),
+    # the memref form of declare_tile: storage for a FIFO pop (one function pushes and pops, as
+    # test_isa_numerics.FIFO)
+    "declare_tile_memref": Case(
+        [("x", "f32", 16, 16, False), ("y", "f32", 16, 16, True)],
+        "%r = arith.constant 0 : i32\n"
+        "%p = pto.initialize_l2l_pipe {dir_mask = 1, slot_size = 1024, slot_num = 8, flag_base = 0}(%r : i32) -> !pto.pipe\n"
+        f"pto.tpush(%x_t, %p : {F16}, !pto.pipe) {{split = 0}}\n"
+        f"%t = pto.declare_tile_memref -> {MV}\n"
+        f"pto.tpop(%t, %p : {MV}, !pto.pipe) {{split = 0}}\n"
+        "%one = arith.constant 1.0 : f32\n"
+        f"pto.tadds ins(%t, %one : {MV}, f32) outs(%y_t : {F16})\n"
+        "pto.tfree(%p : !pto.pipe) {split = 0}",
+        {"x": A},
+        {"y": A + np.float32(1)},
+    ),
 }
 
 
