@@ -1085,10 +1085,6 @@ NOT_SIMULATED: dict[type[DpsOp], str] = {
     TRandomOp: _A5,
     TGetScaleAddrOp: _A5,
     TQuantOp: "per-row quantisation parameters: not modelled yet",
-    TMovFPOp: "fixpipe vector quantisation (fp tile) is not modelled yet",
-    TStoreFPOp: "fixpipe vector quantisation (fp tile) is not modelled yet",
-    TExtractFPOp: "fixpipe vector quantisation (fp tile) is not modelled yet",
-    TInsertFPOp: "fixpipe vector quantisation (fp tile) is not modelled yet",
     **{cls: f"mx (micro-scaled f8) cube op: {_A5}" for cls in MX_OPS},
 }
 """Ops the simulator does not run, and why (their ``NO_INTERPRETER`` / ``NO_CPP``)."""

@@ -27,8 +27,8 @@ from pypto.ptoas.dialect.types import DYNAMIC, element_bits
 from pypto.ptoas.dialect.vector_ops import UNARY_OPS
 
 from .core import CoreState, Pushed
-from .memory import DeviceError, GmPtr, PartitionView, TileRef, to_storage
-from .pto_impls import tile_ref
+from .memory import DeviceError, GmPtr, PartitionView, TileRef, to_compute, to_storage
+from .pto_impls import fixpipe_quant, fp_scales, tile_ref, tmov
 
 Handler = Callable[[CoreState, Interpreter, Any, PythonValues], PythonValues]
 Run = Callable[[CoreState, Interpreter, PythonValues], PythonValues]
@@ -207,6 +207,46 @@ def tdequant(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) 
     return ()
 
 
+def _relu(op: Any) -> bool:
+    relu = getattr(op, "reluPreMode", None)
+    return relu is not None and relu.data.value == "normal_relu"
+
+
+def tstore_fp(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """acc valid region -> GM window through :func:`.pto_impls.fixpipe_quant`, one scale per column."""
+    s, fp, pv = args
+    window = pv.view if pv.view is not None else pv.window()
+    vr, vc = s.valid
+    if window.size != vr * vc:
+        raise DeviceError(f"tstore_fp moves a tile with valid {vr}x{vc} into {window.size} GM elements")
+    x = _rd(core, s)
+    y = fixpipe_quant(x, fp_scales(core, fp, vc), _relu(op), pv.ptr.dtype)
+    window[...] = to_storage(y, pv.ptr.dtype).reshape(window.shape)
+    return ()
+
+
+def textract_fp(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """``dst = quant(src[r:r+vr, c:c+vc])``: the window, then :func:`.pto_impls.fixpipe_quant` by dst column."""
+    s, fp, r, c, d = args
+    vr, vc = d.valid
+    if r < 0 or c < 0 or r + vr > s.rows or c + vc > s.cols:
+        raise DeviceError(f"textract_fp window {vr}x{vc} at ({r}, {c}) exceeds the {s.rows}x{s.cols} source")
+    x = to_compute(core.memory.raw(s)[r : r + vr, c : c + vc], s.dtype)
+    _wr(core, d, fixpipe_quant(x, fp_scales(core, fp, vc), _relu(op), d.dtype))
+    return ()
+
+
+def tinsert_fp(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """``dst[r:r+vr, c:c+vc] = quant(src)``, by src column."""
+    s, fp, r, c, d = args
+    vr, vc = s.valid
+    if r < 0 or c < 0 or r + vr > d.rows or c + vc > d.cols:
+        raise DeviceError(f"tinsert_fp window {vr}x{vc} at ({r}, {c}) exceeds the {d.rows}x{d.cols} destination")
+    y = fixpipe_quant(_rd(core, s), fp_scales(core, fp, vc), _relu(op), d.dtype)
+    core.memory.raw(d)[r : r + vr, c : c + vc] = to_storage(y, d.dtype)
+    return ()
+
+
 def nothing(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
     """A hint the simulator has no use for (timed on its pipe, no data changes)."""
     return ()
@@ -230,6 +270,10 @@ ISA_DATA: dict[type[Operation], Handler] = {
     IT.TGatherOp: tgather,
     IT.TPrefetchOp: nothing,
     IT.TDequantOp: tdequant,
+    IT.TMovFPOp: tmov,
+    IT.TStoreFPOp: tstore_fp,
+    IT.TExtractFPOp: textract_fp,
+    IT.TInsertFPOp: tinsert_fp,
 }
 """Destination-passing ISA ops: numerics (accounted by pto_impls._dps)."""
 
