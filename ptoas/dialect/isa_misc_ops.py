@@ -229,7 +229,10 @@ class BindTileOp(PTOOp):
 
 @irdl_op_definition
 class SubsetOp(PTOOp):
-    """A window of a tile at runtime offsets with static sizes (aliases the source)."""
+    """A ``sizes`` tile at runtime offsets of its source (aliases the source's bytes).
+
+    As PTOAS's C++: the tile at element ``(i, j)``'s byte offset with its own row stride (the window
+    of the source when it keeps the full cols); valid dims ``min(size, pv - off % pv)``."""
 
     name = "pto.subset"
     source = operand_def(TileBufType)

@@ -935,7 +935,11 @@ class TSyncOp(DpsOp):
 
 
 class _FpOp(IsaOp):
-    """acc source, scaling ``fp`` (per-column quant parameters)."""
+    """acc source, scaling ``fp`` (per-column quant parameters).
+
+    Simulated as PTO-ISA's fixpipe quantisation: ``dst = to<T>(f32(src) * scale[j])`` in float32
+    (integers: round half to even, saturate); ``scale[j]`` is the fp tile's ``(0, j)`` (a 64-bit
+    parameter: the f32 bits in its low 32 bits). See docs/ptoas.md, "The whole ISA"."""
 
     PIPE: ClassVar[Pipe | None] = Pipe.PIPE_FIX
 
