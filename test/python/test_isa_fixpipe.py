@@ -34,6 +34,7 @@ LEFT = _tile("left", "f32", "col_major", "row_major", 512)
 RIGHT = _tile("right", "f32", "row_major", "col_major", 512)
 ACC = _tile("acc", "f32", "col_major", "row_major", 1024)
 SCL = _tile("scaling", "f32", "row_major", "row_major", 512)
+VEC8 = _tile("vec", "i8", "row_major", "none_box", 512)
 PV = "!pto.partition_tensor_view<16x16xf32>"
 PV8 = "!pto.partition_tensor_view<16x16xi8>"
 TO_GM = f"    pto.tstore ins(%m : {MAT8}) outs(%y_pv : {PV8})\n"
@@ -86,6 +87,10 @@ FORMS = {
     + "    %q = arith.constant 1082130432 : i64\n"
     + f"    pto.tmov ins(%cAcc, %q : {ACC}, i64) outs(%m : {MAT8})\n"
     + TO_GM,
+    # PTOAS's acc -> vec form: TMOV(dst, src, fp)
+    "tmov_fp_to_vec": f"    %v = pto.alloc_tile : {VEC8}\n"
+    + f"    pto.tmov ins(%cAcc, %sF : {ACC}, {SCL}) outs(%v : {VEC8})\n"
+    + f"    pto.tstore ins(%v : {VEC8}) outs(%y_pv : {PV8})\n",
     "textract_fp": MAT_OUT
     + f"    pto.textract_fp ins(%cAcc, %sF, %c0, %c0 : {ACC}, {SCL}, index, index) outs(%m : {MAT8})\n"
     + TO_GM,
