@@ -229,7 +229,10 @@ class BindTileOp(PTOOp):
 
 @irdl_op_definition
 class SubsetOp(PTOOp):
-    """A window of a tile at runtime offsets with static sizes (aliases the source)."""
+    """A ``sizes`` tile at runtime offsets of its source (aliases the source's bytes).
+
+    As PTOAS's C++: the tile at element ``(i, j)``'s byte offset with its own row stride (the window
+    of the source when it keeps the full cols); valid dims ``min(size, pv - off % pv)``."""
 
     name = "pto.subset"
     source = operand_def(TileBufType)
@@ -1032,14 +1035,8 @@ ISA_MISC_OPS: tuple[type[PTOOp], ...] = (
 )
 
 
-_VIEW = "a tile view the simulator does not model yet"
-NOT_SIMULATED: dict[type[PTOOp], str] = {
-    BindTileOp: _VIEW,
-    SubsetOp: _VIEW,
-    BitcastOp: _VIEW,
-    DeclareTileMemRefOp: "the memref form of declare_tile is not modelled yet",
-}
-"""Ops the simulator does not run, and why."""
+NOT_SIMULATED: dict[type[PTOOp], str] = {}
+"""Ops the simulator does not run, and why (none left: the tile views alias their source's bytes)."""
 
 NO_CPP: dict[type[PTOOp], str] = {
     StoreScalarOp: "GM scalar access: run by the interpreter only",
@@ -1056,7 +1053,5 @@ NO_CPP: dict[type[PTOOp], str] = {
 
 for _cls, _why in NOT_SIMULATED.items():
     _cls.NO_INTERPRETER = _why
-    if _cls is not BindTileOp:  # bind_tile is emitted (an aliasing tile, PTOAS's memref form)
-        _cls.NO_CPP = _why
 for _cls, _why in NO_CPP.items():
     _cls.NO_CPP = _why

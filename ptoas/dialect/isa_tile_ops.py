@@ -935,7 +935,11 @@ class TSyncOp(DpsOp):
 
 
 class _FpOp(IsaOp):
-    """acc source, scaling ``fp`` (per-column quant parameters)."""
+    """acc source, scaling ``fp`` (per-column quant parameters).
+
+    Simulated as PTO-ISA's fixpipe quantisation: ``dst = to<T>(f32(src) * scale[j])`` in float32
+    (integers: round half to even, saturate); ``scale[j]`` is the fp tile's ``(0, j)`` (a 64-bit
+    parameter: the f32 bits in its low 32 bits). See docs/ptoas.md, "The whole ISA"."""
 
     PIPE: ClassVar[Pipe | None] = Pipe.PIPE_FIX
 
@@ -1080,10 +1084,6 @@ NOT_SIMULATED: dict[type[DpsOp], str] = {
     TPackOp: _A5,
     TRandomOp: _A5,
     TGetScaleAddrOp: _A5,
-    TMovFPOp: "fixpipe vector quantisation (fp tile) is not modelled yet",
-    TStoreFPOp: "fixpipe vector quantisation (fp tile) is not modelled yet",
-    TExtractFPOp: "fixpipe vector quantisation (fp tile) is not modelled yet",
-    TInsertFPOp: "fixpipe vector quantisation (fp tile) is not modelled yet",
     **{cls: f"mx (micro-scaled f8) cube op: {_A5}" for cls in MX_OPS},
 }
 """Ops the simulator does not run, and why (their ``NO_INTERPRETER`` / ``NO_CPP``)."""

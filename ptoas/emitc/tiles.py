@@ -26,7 +26,7 @@ from dataclasses import replace
 from xdsl.ir import Operation, SSAValue
 
 from pypto.ptoas.dialect.attrs import AccToVecModeAttr, AtomicTypeAttr, BLayout, ReluPreModeAttr, SLayout, StPhaseAttr
-from pypto.ptoas.dialect.isa_misc_ops import BindTileOp
+from pypto.ptoas.dialect.isa_misc_ops import BindTileOp, BitcastOp, DeclareTileMemRefOp, SubsetOp
 from pypto.ptoas.dialect.tile_ops import (
     AllocTileOp,
     PointerCastOp,
@@ -175,6 +175,68 @@ def _bind_tile(ctx: FuncContext, op: Operation) -> None:
     else:
         ctx.line(f"{ctype} {name};")
     ctx.line(f"TRESHAPE({name}, {ctx.name(op.source, op)});")
+
+
+def _assign_at(ctx: FuncContext, op: Operation, value: SSAValue, src: SSAValue, offset: str | None) -> str:
+    """PTOAS's view of another tile's bytes: ``Tile<...> v; TASSIGN(v, reinterpret_cast<uint64_t>(p))``
+    with ``p`` the source's ``data()`` (plus ``offset`` elements)."""
+    spec, src_spec = _spec(op, value), _spec(op, src)
+    ctx.comment(value)
+    name = ctx.define(value)
+    ctx.line(f"{tile_ctype(spec)} {name};")
+    data, view = ctx.fresh(), ctx.fresh()
+    qualifier = QUALIFIERS.get(src_spec.loc.value, "__gm__")
+    where = f"{ctx.name(src, op)}.data()" + (f" + {offset}" if offset else "")
+    ctx.line(f"{qualifier} {element_ctype(src_spec.dtype)}* {data} = {where};")
+    ctx.line(f"uint64_t {view} = reinterpret_cast<uint64_t>({data});")
+    ctx.line(f"TASSIGN({name}, {view});")
+    return name
+
+
+@handles(BitcastOp)
+def _bitcast(ctx: FuncContext, op: Operation) -> None:
+    """The source's bytes as the result's element type (PTOAS: bind_tile with bitcast view semantics)."""
+    assert isinstance(op, BitcastOp)
+    name = _assign_at(ctx, op, op.result, op.src, None)
+    spec, src = _spec(op, op.result), ctx.name(op.src, op)
+    if DYNAMIC in (spec.v_row, spec.v_col):
+        ctx.line(f"{name}.SetValidShape({src}.GetValidRow(), {src}.GetValidCol());")
+
+
+@handles(SubsetOp)
+def _subset(ctx: FuncContext, op: Operation) -> None:
+    """The ``sizes`` tile at element ``(i, j)`` of the source (PTOAS: memref.subview + bind_tile, i.e. a
+    tile assigned at ``data() + i * stride + j``); valid dims ``min(size, pv - off % pv)`` when they
+    can be short of the sizes."""
+    assert isinstance(op, SubsetOp)
+    src_spec = _spec(op, op.source)
+    i, j = (ctx.name(v, op) for v in op.offsets)
+    col_major = src_spec.blayout == BLayout.col_major
+    offset = f"({j}) * {src_spec.rows} + ({i})" if col_major else f"({i}) * {src_spec.cols} + ({j})"
+    name = _assign_at(ctx, op, op.result, op.source, offset)
+    sizes = [a.value.data for a in op.sizes.data]
+    consts = [ctx.const_int(v) for v in op.offsets]
+    parent = (src_spec.v_row, src_spec.v_col)
+    full = all(
+        c is not None and p != DYNAMIC and p > 0 and min(n, p - c % p) == n
+        for c, p, n in zip(consts, parent, sizes, strict=True)
+    )
+    if not full:
+        src = ctx.name(op.source, op)
+        dims = [
+            f"std::min<int64_t>({n}, {src}.{get}() - static_cast<int64_t>({o}) % {src}.{get}())"
+            for n, o, get in zip(sizes, (i, j), ("GetValidRow", "GetValidCol"), strict=True)
+        ]
+        ctx.line(f"{name}.SetValidShape({dims[0]}, {dims[1]});")
+
+
+@handles(DeclareTileMemRefOp)
+def _declare_tile_memref(ctx: FuncContext, op: Operation) -> None:
+    """``Tile<...> v;`` without storage (a pop places it), as ``declare_tile``."""
+    assert isinstance(op, DeclareTileMemRefOp)
+    spec = _spec(op, op.result)
+    ctx.comment(op.result)
+    ctx.line(f"{tile_ctype(spec)} {ctx.define(op.result)};")
 
 
 @handles(TAssignOp)

@@ -854,6 +854,110 @@ PTO_INST void TINSERT(D &dst, S &src, int64_t row0, int64_t col0) {
     cpu::for_valid(src, [&](int64_t r, int64_t c) { dst.at(row0 + r, col0 + c) = cpu::to<T>(cpu::up(src.at(r, c))); });
 }
 
+// Fixpipe vector / scalar quantisation (TMOV with a quant operand, TMOV_FP, TSTORE_FP, TEXTRACT_FP,
+// TINSERT_FP): dst = to<T>(f32(src) [relu] * scale) in float32; integer destinations round half to
+// even and saturate. A 64-bit quant parameter holds the f32 scale's bits in its low 32 bits (its
+// sign / offset fields are not modelled); an fp tile gives column j's scale at (0, j).
+namespace cpu {
+template <typename P>
+inline float quant_scale(P p) {
+    if constexpr (std::is_integral_v<P> && sizeof(P) == 8) {
+        const uint32_t u = static_cast<uint32_t>(static_cast<uint64_t>(p));
+        float f;
+        std::memcpy(&f, &u, 4);
+        return f;
+    } else {
+        return static_cast<float>(up(p));
+    }
+}
+template <typename Fp>
+inline float fp_scale(const char *op, const Fp &fp, int64_t c) {
+    fp.check(op);
+    if (c >= Fp::Cols) fail(std::string(op) + ": the fp tile has " + std::to_string(Fp::Cols) + " quant parameters");
+    return quant_scale(fp.at(0, c));
+}
+template <typename T, typename V>
+inline T fixpipe_quant(V v, float scale, bool relu) {
+    float y = static_cast<float>(up(v));
+    if (relu && y < 0) y = 0;
+    y = y * scale;
+    if constexpr (std::is_integral_v<T>) {
+        const double r = static_cast<double>(std::nearbyint(y));
+        if (r <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+        if (r >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+        return static_cast<T>(r);
+    } else {
+        return to<T>(y);
+    }
+}
+// dst[r, c] = quant(src[row0 + r, col0 + c]) over dst's valid region, scale by dst column.
+template <ReluPreMode R, typename D, typename S, typename Q>
+inline void quant_move(const char *op, D &dst, S &src, Q &&q, int64_t row0, int64_t col0) {
+    dst.check(op);
+    src.check(op);
+    if (row0 == 0 && col0 == 0) need_valid(op, dst, src, "source");
+    using T = typename D::DType;
+    for_valid(dst, [&](int64_t r, int64_t c) {
+        float scale;
+        if constexpr (is_tile_v<Q>) scale = fp_scale(op, q, c);
+        else scale = quant_scale(static_cast<uint64_t>(q));
+        dst.at(r, c) = fixpipe_quant<T>(src.at(row0 + r, col0 + c), scale, R == ReluPreMode::NormalRelu);
+    });
+}
+}  // namespace cpu
+
+// TMOV with a quant operand: a pre-quant scalar (uint64_t) or an fp tile (PTOAS's acc -> vec form).
+template <ReluPreMode R = ReluPreMode::NoRelu, typename D, typename S, typename Q>
+PTO_INST void TMOV(D &dst, S &src, Q &&q) {
+    cpu::quant_move<R>("TMOV", dst, src, q, 0, 0);
+}
+template <AccToVecMode M, ReluPreMode R = ReluPreMode::NoRelu, typename D, typename S, typename Q>
+PTO_INST void TMOV(D &dst, S &src, Q &&q) {
+    cpu::quant_move<R>("TMOV", dst, src, q, 0, 0);
+}
+template <ReluPreMode R = ReluPreMode::NoRelu, typename D, typename S, typename F>
+PTO_INST void TMOV_FP(D &dst, S &src, F &fp) {
+    cpu::quant_move<R>("TMOV_FP", dst, src, fp, 0, 0);
+}
+template <typename D, typename S, typename F>
+PTO_INST void TEXTRACT_FP(D &dst, S &src, F &fp, int64_t row0, int64_t col0) {
+    if (row0 < 0 || col0 < 0 || row0 + dst.GetValidRow() > S::Rows || col0 + dst.GetValidCol() > S::Cols)
+        cpu::fail("TEXTRACT_FP: window " + cpu::dims(dst.GetValidRow(), dst.GetValidCol()) + " at (" +
+                  std::to_string(row0) + ", " + std::to_string(col0) + ") leaves the " + cpu::dims(S::Rows, S::Cols) +
+                  " source");
+    cpu::quant_move<ReluPreMode::NoRelu>("TEXTRACT_FP", dst, src, fp, row0, col0);
+}
+template <typename D, typename S, typename F>
+PTO_INST void TINSERT_FP(D &dst, S &src, F &fp, int64_t row0, int64_t col0) {
+    dst.check("TINSERT_FP");
+    src.check("TINSERT_FP");
+    if (row0 < 0 || col0 < 0 || row0 + src.GetValidRow() > D::Rows || col0 + src.GetValidCol() > D::Cols)
+        cpu::fail("TINSERT_FP: " + cpu::dims(src.GetValidRow(), src.GetValidCol()) + " source at (" +
+                  std::to_string(row0) + ", " + std::to_string(col0) + ") leaves the " + cpu::dims(D::Rows, D::Cols) +
+                  " destination");
+    using T = typename D::DType;
+    cpu::for_valid(src, [&](int64_t r, int64_t c) {
+        dst.at(row0 + r, col0 + c) = cpu::fixpipe_quant<T>(src.at(r, c), cpu::fp_scale("TINSERT_FP", fp, c), false);
+    });
+}
+
+// TSTORE_FP(dst, src, fp): an acc tile to GM through the fixpipe's vector quantisation (cpu::quant_move).
+template <typename GlobalData, typename TileData, typename F>
+PTO_INST void TSTORE_FP(GlobalData &dst, TileData &src, F &fp) {
+    src.check("TSTORE_FP");
+    dst.check("TSTORE_FP");
+    if (dst.rows() < src.GetValidRow() || dst.cols() < src.GetValidCol())
+        cpu::fail("TSTORE_FP: GM view " + cpu::dims(dst.rows(), dst.cols()) + " is smaller than the tile's valid shape " +
+                  cpu::dims(src.GetValidRow(), src.GetValidCol()));
+    using D = typename GlobalData::DType;
+    const int64_t cs = dst.stride[4];
+    for (int64_t r = 0; r < src.GetValidRow(); ++r) {
+        D *row = dst.ptr + dst.row_offset(r);
+        for (int64_t c = 0; c < src.GetValidCol(); ++c)
+            row[c * cs] = cpu::fixpipe_quant<D>(src.at(r, c), cpu::fp_scale("TSTORE_FP", fp, c), false);
+    }
+}
+
 // Reinterpret: dst aliases src's bytes (same location, same byte size).
 template <typename D, typename S>
 PTO_INST void TRESHAPE(D &dst, S &src) {
@@ -2168,9 +2272,6 @@ PTO_CPU_UNMODELLED(TPACK)
 PTO_CPU_UNMODELLED(TGET_SCALE_ADDR)
 PTO_CPU_UNMODELLED(MGATHER)
 PTO_CPU_UNMODELLED(MSCATTER)
-PTO_CPU_UNMODELLED(TSTORE_FP)
-PTO_CPU_UNMODELLED(TEXTRACT_FP)
-PTO_CPU_UNMODELLED(TINSERT_FP)
 PTO_CPU_UNMODELLED(TMATMUL_MX)
 PTO_CPU_UNMODELLED(TGEMV_MX)
 #undef PTO_CPU_UNMODELLED
@@ -2227,13 +2328,6 @@ template <typename D, typename T, typename S0, typename S1, typename S2, typenam
 PTO_INST void TMRGSORT(Ts &&...args) { cpu::mrgsort_lists<Exhausted>(args...); }
 template <uint16_t Rounds, typename... Ts>
 PTO_INST void TRANDOM(Ts &&...) { cpu::fail("TRANDOM: not modelled by the CPU simulator (A5)"); }
-// tmov with fixpipe quant parameters (a pre-quant scalar or an fp tile as the third argument).
-template <ReluPreMode R = ReluPreMode::NoRelu, typename D, typename S, typename Q>
-PTO_INST void TMOV(D &, S &, Q &&) { cpu::fail("TMOV with quant parameters: not modelled by the CPU simulator"); }
-template <AccToVecMode M, ReluPreMode R = ReluPreMode::NoRelu, typename D, typename S, typename Q>
-PTO_INST void TMOV(D &, S &, Q &&) { cpu::fail("TMOV with quant parameters: not modelled by the CPU simulator"); }
-template <ReluPreMode R = ReluPreMode::NoRelu, typename... Ts>
-PTO_INST void TMOV_FP(Ts &&...) { cpu::fail("TMOV_FP: not modelled by the CPU simulator (see ptoas/dialect/isa_ops.txt)"); }
 template <bool IsMSB, typename... Ts>
 PTO_INST void THISTOGRAM(Ts &&...) { cpu::fail("THISTOGRAM: not modelled by the CPU simulator (A5)"); }
 // TQUANT<INT8_SYM>(dst, src, fp): dst = sat_i8(rint(src * fp(r, 0))); TQUANT<INT8_ASYM>(dst, src, fp,

@@ -22,12 +22,13 @@ from xdsl.ir import Operation
 from pypto.ptoas.dialect import isa_misc_ops as IM
 from pypto.ptoas.dialect import isa_tile_ops as IT
 from pypto.ptoas.dialect.attrs import Pipe
-from pypto.ptoas.dialect.types import element_bits
+from pypto.ptoas.dialect.base import tile_of
+from pypto.ptoas.dialect.types import DYNAMIC, element_bits
 from pypto.ptoas.dialect.vector_ops import UNARY_OPS
 
 from .core import CoreState, Pushed
-from .memory import DeviceError, GmPtr, PartitionView, TileRef, to_storage
-from .pto_impls import tile_ref
+from .memory import DeviceError, GmPtr, PartitionView, TileRef, to_compute, to_storage
+from .pto_impls import fixpipe_quant, fp_scales, tile_ref, tmov
 
 Handler = Callable[[CoreState, Interpreter, Any, PythonValues], PythonValues]
 Run = Callable[[CoreState, Interpreter, PythonValues], PythonValues]
@@ -423,6 +424,46 @@ def tmrgsort2(core: CoreState, interp: Interpreter, op: Any, args: PythonValues)
     return ()
 
 
+def _relu(op: Any) -> bool:
+    relu = getattr(op, "reluPreMode", None)
+    return relu is not None and relu.data.value == "normal_relu"
+
+
+def tstore_fp(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """acc valid region -> GM window through :func:`.pto_impls.fixpipe_quant`, one scale per column."""
+    s, fp, pv = args
+    window = pv.view if pv.view is not None else pv.window()
+    vr, vc = s.valid
+    if window.size != vr * vc:
+        raise DeviceError(f"tstore_fp moves a tile with valid {vr}x{vc} into {window.size} GM elements")
+    x = _rd(core, s)
+    y = fixpipe_quant(x, fp_scales(core, fp, vc), _relu(op), pv.ptr.dtype)
+    window[...] = to_storage(y, pv.ptr.dtype).reshape(window.shape)
+    return ()
+
+
+def textract_fp(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """``dst = quant(src[r:r+vr, c:c+vc])``: the window, then :func:`.pto_impls.fixpipe_quant` by dst column."""
+    s, fp, r, c, d = args
+    vr, vc = d.valid
+    if r < 0 or c < 0 or r + vr > s.rows or c + vc > s.cols:
+        raise DeviceError(f"textract_fp window {vr}x{vc} at ({r}, {c}) exceeds the {s.rows}x{s.cols} source")
+    x = to_compute(core.memory.raw(s)[r : r + vr, c : c + vc], s.dtype)
+    _wr(core, d, fixpipe_quant(x, fp_scales(core, fp, vc), _relu(op), d.dtype))
+    return ()
+
+
+def tinsert_fp(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """``dst[r:r+vr, c:c+vc] = quant(src)``, by src column."""
+    s, fp, r, c, d = args
+    vr, vc = s.valid
+    if r < 0 or c < 0 or r + vr > d.rows or c + vc > d.cols:
+        raise DeviceError(f"tinsert_fp window {vr}x{vc} at ({r}, {c}) exceeds the {d.rows}x{d.cols} destination")
+    y = fixpipe_quant(_rd(core, s), fp_scales(core, fp, vc), _relu(op), d.dtype)
+    core.memory.raw(d)[r : r + vr, c : c + vc] = to_storage(y, d.dtype)
+    return ()
+
+
 def nothing(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
     """A hint the simulator has no use for (timed on its pipe, no data changes)."""
     return ()
@@ -450,6 +491,10 @@ ISA_DATA: dict[type[Operation], Handler] = {
     IT.TQuantOp: tquant,
     IT.TSort32Op: tsort32,
     IT.TMrgSortOp: tmrgsort,
+    IT.TMovFPOp: tmov,
+    IT.TStoreFPOp: tstore_fp,
+    IT.TExtractFPOp: textract_fp,
+    IT.TInsertFPOp: tinsert_fp,
 }
 """Destination-passing ISA ops: numerics (accounted by pto_impls._dps)."""
 
@@ -600,6 +645,59 @@ def declare_tile(core: CoreState, interp: Interpreter, op: Any, args: PythonValu
     return (t,)
 
 
+def _view(src: TileRef, t: Any, addr: int, valid: tuple[int, int] | None = None) -> TileRef:
+    """A tile of type ``t`` over ``src``'s bytes from ``addr`` (no copy: the same buffer)."""
+    out = tile_ref(t, addr, valid)
+    out.space = src.space
+    return out
+
+
+def bitcast(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """``pto.bitcast``: the source's bytes seen with the result's element type (no instruction, no data
+    moved; a ``?`` valid dim keeps the source's)."""
+    src = args[0]
+    t = tile_of(op.result.type)
+    assert t is not None
+    valid = (
+        src.valid[0] if t.valid[0] == DYNAMIC else t.valid[0],
+        src.valid[1] if t.valid[1] == DYNAMIC else t.valid[1],
+    )
+    return (_view(src, op.result.type, src.addr, valid),)
+
+
+def subset_valid(parent: int, offset: int, size: int) -> int:
+    """PTOAS's valid dim of a subset: ``min(size, pv - off % pv)`` (0 for an empty parent)."""
+    return min(size, parent - offset % parent) if parent > 0 else 0
+
+
+def subset(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """``pto.subset %t[%i, %j] sizes [r, c]``: the ``r x c`` tile at the byte offset of element ``(i, j)``
+    of the source (row-major ``i * cols + j``; col-major ``j * rows + i``), as PTOAS's C++ does (the
+    hardware tile has no row stride of its own, so this is the window of the source only when the
+    subset keeps its full cols, row-major). Valid dims: :func:`subset_valid` of the source's."""
+    src, i, j = args[0], int(args[1]), int(args[2])
+    r, c = (a.value.data for a in op.sizes.data)
+    elem = j * src.rows + i if src.col_major else i * src.cols + j
+    valid = (subset_valid(src.valid[0], i, r), subset_valid(src.valid[1], j, c))
+    return (_view(src, op.result.type, src.addr + elem * src.dtype.itemsize, valid),)
+
+
+def bind_tile(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """``pto.bind_tile``: the memref's bytes as a tile of its config's layout and (runtime) valid dims."""
+    src = args[0]
+    valid = (int(args[1]), int(args[2])) if len(args) == 3 else None
+    out = _view(src, op.result.type, src.addr, valid)
+    out.col_major = op.config.blayout.data == 1
+    return (out,)
+
+
+def declare_tile_memref(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """The memref form of :func:`declare_tile`: storage the interpreter places."""
+    t = tile_ref(op.result.type, 0)
+    t.addr = core.memory.place(op, t.space, t.nbytes)
+    return (t,)
+
+
 def fifo_push(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
     """The tile's values go into the pipe's channel, ready when the push ends."""
     _split(op)
@@ -666,6 +764,10 @@ ISA_MISC: dict[type[Operation], Callable[[Any], Run]] = {
         IM.ReserveBufferOp: buffer_addr,
         IM.ImportReservedBufferOp: buffer_addr,
         IM.DeclareTileOp: declare_tile,
+        IM.DeclareTileMemRefOp: declare_tile_memref,
+        IM.BindTileOp: bind_tile,
+        IM.SubsetOp: subset,
+        IM.BitcastOp: bitcast,
         IM.TPushOp: fifo_push,
         IM.TPopOp: fifo_pop,
         IM.TFreeOp: noop,

@@ -186,6 +186,10 @@ def _compute_cost(instr: str) -> Cost:
     return cost
 
 
+FIXPIPE_QUANT = {"TSTORE_FP": "TSTORE", "TMOV_FP": "TMOV", "TEXTRACT_FP": "TEXTRACT", "TINSERT_FP": "TINSERT"}
+"""The fixpipe vector-quant forms and the plain instruction whose cost row (the a2a3 fallback) they use."""
+
+
 def _cost_of(op: DpsOp, instr: str) -> Cost:
     """The cost formula of one data op: cube, DMA, tile move or vector compute."""
     if isinstance(op, _CubeOp):
@@ -194,6 +198,9 @@ def _cost_of(op: DpsOp, instr: str) -> Cost:
         return _tload_cost(instr)
     if instr == "TSTORE":
         return _tstore_cost(instr)
+    if instr in FIXPIPE_QUANT:  # priced as the plain move from acc (the target has no _FP rows)
+        base = FIXPIPE_QUANT[instr]
+        return _tstore_cost(base) if base == "TSTORE" else _move_cost(base, base == "TINSERT")
     if isinstance(op, TMovOp | TExtractOp | TInsertOp):
         return _move_cost(instr, isinstance(op, TInsertOp))
     return _compute_cost(instr)
@@ -210,10 +217,11 @@ def _dps(numerics: Prepare) -> Prepare:
     def prepare(op: DpsOp) -> Run:
         compute = numerics(op) if handler is None else None
         n_in = len(op.operands) - op.OUTS
+        outs_at = _out_positions(op, n_in)
         pipe, instr = op.pipe() or Pipe.PIPE_V, instr_name(op.name)
         cost = _cost_of(op, instr)
         name = op.name
-        tiles = _static_tiles(op, n_in)
+        tiles = _static_tiles(op, outs_at)
         single = tiles is not None and len(tiles[0]) <= 1 and len(tiles[1]) <= 1  # the common case: unrolled
         i0 = tiles[0][0] if single and tiles[0] else -1  # type: ignore[index]
         o0 = tiles[1][0] if single and tiles[1] else -1  # type: ignore[index]
@@ -223,7 +231,8 @@ def _dps(numerics: Prepare) -> Prepare:
             if single:
                 return ((args[i0],) if i0 >= 0 else ()), ((args[o0],) if o0 >= 0 else ())
             if tiles is None:
-                return [v for v in args[:n_in] if type(v) is TileRef], [v for v in args[n_in:] if type(v) is TileRef]
+                tiles_at = [(i, v) for i, v in enumerate(args) if type(v) is TileRef]
+                return [v for i, v in tiles_at if i not in outs_at], [v for i, v in tiles_at if i in outs_at]
             return [args[i] for i in tiles[0]], [args[i] for i in tiles[1]]
 
         def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
@@ -323,14 +332,23 @@ def _same_place(a: TileRef, b: TileRef) -> bool:
     return a is b or (a.addr == b.addr and a.nbytes == b.nbytes and a.space == b.space)
 
 
-def _static_tiles(op: Operation, n_in: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+def _out_positions(op: Any, n_in: int) -> frozenset[int]:
+    """Operand positions of the outputs: the last ``OUTS``, or where ``outs()`` puts them for an op whose
+    optional inputs follow its output (``INTERLEAVED_INS``: ``tmov``'s src, dst, fp / pre-quant)."""
+    if getattr(op, "INTERLEAVED_INS", False):
+        outs = op.outs()
+        return frozenset(i for i, v in enumerate(op.operands) if any(v is o for o in outs))
+    return frozenset(range(n_in, len(op.operands)))
+
+
+def _static_tiles(op: Operation, outs_at: frozenset[int]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
     """Positions of the tile operands among the inputs and among the outputs, when the operand types fix
     them (tile_buf: a tile; scalar or view: not), else None (found from the values on every run)."""
     ins: list[int] = []
     outs: list[int] = []
     for i, v in enumerate(op.operands):
         if isinstance(v.type, TileBufType):
-            (ins if i < n_in else outs).append(i)
+            (outs if i in outs_at else ins).append(i)
         elif not isinstance(v.type, PartitionTensorViewType | IntegerType | IndexType | AnyFloat):
             return None
     return tuple(ins), tuple(outs)
@@ -622,14 +640,55 @@ def tstore(op: Any) -> Run:
     return run
 
 
-def tmov(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
-    """Tile copy between spaces (acc -> other: converted; relu honoured)."""
-    if len(args) != 2:
-        raise DeviceError("tmov with a quant operand (fp tile / pre-quant scalar) is not modelled by the simulator")
-    s, d = args
-    x = _rd(core, s, d.valid)
+def quant_param(bits: Any) -> np.ndarray:
+    """Fixpipe quant parameters -> float32 scales: a 64-bit parameter holds the f32 scale's bits in its
+    low 32 bits (the sign / offset fields above them are not modelled); a float one is the scale."""
+    arr = np.asarray(bits)
+    if arr.dtype.kind in "iu" and arr.dtype.itemsize == 8:
+        return (arr.astype(np.uint64) & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.float32)
+    return arr.astype(np.float32)
+
+
+def fp_scales(core: CoreState, fp: TileRef, cols: int) -> np.ndarray:
+    """The per-column scales of a scaling (``fp``) tile: its row 0, column ``j`` for moved column ``j``."""
+    if fp.cols < cols:
+        raise DeviceError(f"the fp tile has {fp.cols} quant parameters for {cols} columns")
+    raw = core.memory.raw(fp)[0, :cols]
+    return quant_param(raw if raw.dtype.itemsize == 8 else to_compute(raw, fp.dtype))
+
+
+def fixpipe_quant(x: np.ndarray, scale: np.ndarray | np.float32, relu: bool, dt: Any) -> np.ndarray:
+    """Fixpipe quantisation: ``f32(x)`` (relu first when asked) times the scale in float32, then to
+    ``dt``: integers round half to even and saturate, floats round to nearest even."""
+    y = x.astype(np.float32)
+    if relu:
+        y = np.where(y < 0, np.float32(0), y)
+    y = y * scale
+    if not dt.is_float:
+        info = np.iinfo(dt.storage)
+        return np.clip(np.rint(y).astype(np.float64), info.min, info.max).astype(dt.storage)
+    return y
+
+
+def _relu(op: Any) -> bool:
     relu = getattr(op, "reluPreMode", None)
-    if relu is not None and relu.data.value == "normal_relu":
+    return relu is not None and relu.data.value == "normal_relu"
+
+
+def tmov(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """Tile copy between spaces (acc -> other: converted; relu honoured). With an fp tile (``tmov.fp``
+    too) or a pre-quant scalar: :func:`fixpipe_quant` by column (:func:`fp_scales`) or by the scalar."""
+    if isinstance(op, TMovOp):  # src, dst[, fp | pre-quant scalar]
+        s, d = args[0], args[1]
+    else:  # tmov.fp: src, fp, dst
+        s, d = args[0], args[2]
+    x = _rd(core, s, d.valid)
+    if len(args) == 3:
+        q = args[2] if isinstance(op, TMovOp) else args[1]
+        scale = fp_scales(core, q, x.shape[1]) if isinstance(q, TileRef) else quant_param(np.int64(q))
+        _wr(core, d, fixpipe_quant(x, scale, _relu(op), d.dtype))
+        return ()
+    if _relu(op):
         x = np.maximum(x, 0)
     _wr(core, d, x)
     return ()
@@ -801,7 +860,9 @@ def treshape(op: Any) -> Run:
     def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
         src = args[0]
         res = TileRef(static.space, src.addr, static.dtype, static.rows, static.cols, static.valid, static.col_major)
-        core.account(op, "TRESHAPE", Pipe.PIPE_S, core.costs.compute("TRESHAPE", src.dtype.name, 1, 1), "compute", [], [])
+        core.account(
+            op, "TRESHAPE", Pipe.PIPE_S, core.costs.compute("TRESHAPE", src.dtype.name, 1, 1), "compute", [], []
+        )
         return (res,)
 
     return run
