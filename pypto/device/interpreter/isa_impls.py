@@ -28,6 +28,7 @@ from pypto.ptoas.dialect.vector_ops import UNARY_OPS
 
 from .core import CoreState, Pushed
 from .memory import DeviceError, GmPtr, PartitionView, TileRef, to_compute, to_storage
+from .numerics import CMP
 from .pto_impls import fixpipe_quant, fp_scales, tile_ref, tmov
 
 Handler = Callable[[CoreState, Interpreter, Any, PythonValues], PythonValues]
@@ -194,15 +195,6 @@ MASK_PATTERNS: dict[str, tuple[int, int]] = {
 """tgather mask patterns as (period, phase): element ``j`` of a row is kept when ``j % period == phase``
 (the pattern's bits read from the right, bit 0 = element 0, as Ascend's GatherMask src1Pattern 1..7)."""
 
-_CMP = {
-    "eq": np.equal,
-    "ne": np.not_equal,
-    "lt": np.less,
-    "le": np.less_equal,
-    "gt": np.greater,
-    "ge": np.greater_equal,
-}
-
 
 def tgather(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
     """Index form: ``dst[i, j]`` = ``src`` storage element ``indices[i, j]``. Mask-pattern and
@@ -243,7 +235,7 @@ def tgather_cmp(core: CoreState, interp: Interpreter, op: Any, args: PythonValue
     mode = op.cmpMode.data.value if op.cmpMode is not None else "eq"
     offset = op.offset.value.data if op.offset is not None else 0
     x = _rd(core, s)
-    hits = _CMP[mode](x, _scalar(k, s))
+    hits = CMP[mode](x, _scalar(k, s))
     rows = min(x.shape[0], d.valid[0], c.valid[0])
     draw, craw = core.memory.raw(d), core.memory.raw(c)
     for i in range(rows):
