@@ -1006,18 +1006,38 @@ class TInsertFPOp(_FpOp):
 
 
 class _MxOp(IsaOp):
-    """``a, a_scale, b, b_scale`` on the cube (PIPE_M): left/scaling/right/scaling -> acc."""
+    """``a, a_scale, b, b_scale`` on the cube (PIPE_M): left/scaling/right/scaling -> acc.
+
+    Meaning (PTO-ISA's ``TMATMUL_MX`` / ``TGEMV_MX``; PTOAS leaves the scales "target-defined"): the
+    operands are 8-bit floats scaled per block of ``MX_BLOCK`` (32) along k, with fp32 accumulation::
+
+        dst[i, j] = init[i, j] + sum_k (a[i, k] * a_scale[i, k // 32]) * (b[k, j] * b_scale[k // 32, j])
+
+    in k order, ``init`` being 0, ``c_in`` (``.acc``) or ``bias[0, j]`` (``.bias``). A scale element is
+    its value: ``2^(e - 127)`` for f8E8M0FNU (pto-isa's ``float8_e8m0_t``, the usual scale type), the
+    number itself for another float type (PTOAS's tests use f16 scale tiles of the operand's shape:
+    their first ``ceil(k / 32)`` columns (a) / rows (b) are the scales). f8E4M3 and f8E4M3FN are both
+    read as OCP e4m3fn (PTOAS's one C++ type, ``float8_e4m3_t``). The simulator runs these A5 ops
+    whatever the target arch; their cost is ``COST_AS``'s (docs/ptoas.md)."""
 
     PIPE: ClassVar[Pipe | None] = Pipe.PIPE_M
-    A5_ONLY: ClassVar[str | None] = "mx matmul is only supported on A5 targets"
+    MX_BLOCK: ClassVar[int] = 32
+    COST_AS: ClassVar[str] = "TMATMUL"
+    """The a2a3 cost row these A5-only ops use (the non-mx op's; the scales assumed free)."""
 
     def check(self) -> None:
-        """Locations."""
+        """Locations; on A5 PTOAS's f8 operand and f32 result rules."""
         self.loc(self.a, S.left, name="a")  # type: ignore[attr-defined]
         self.loc(self.b, S.right, name="b")  # type: ignore[attr-defined]
         self.loc(self.a_scale, S.scaling, name="a_scale")  # type: ignore[attr-defined]
         self.loc(self.b_scale, S.scaling, name="b_scale")  # type: ignore[attr-defined]
         self.loc(self.dst, S.acc, name="dst")  # type: ignore[attr-defined]
+        if target_arch(self) == A2A3:
+            return
+        if not all(_is_float(elem_of(v.type), 8) for v in (self.a, self.b)):  # type: ignore[attr-defined]
+            raise self.fail("expects A5 mx operands a and b to use fp8 element types")
+        if not _is_float(elem_of(self.dst.type), 32):  # type: ignore[attr-defined]
+            raise self.fail("expects A5 mx result dst to use f32 element type")
 
 
 def _mx(op_name: str, acc: bool, bias: bool, doc: str) -> type[IsaOp]:
@@ -1028,12 +1048,17 @@ def _mx(op_name: str, acc: bool, bias: bool, doc: str) -> type[IsaOp]:
     if bias:
         body["bias"] = operand_def(Dps)
     body["dst"] = operand_def(Dps)
+    kind = op_name.split(".")[1]
+    if kind == "tgemv":  # PTOAS rejects the gemv family on a2a3 (the matmul family verifies there)
+        body["A5_ONLY"] = f"{op_name[4:]} is only supported on A5 targets"
+        body["COST_AS"] = "TGEMV"
+        body["__annotations__"] = {"A5_ONLY": ClassVar[str | None], "COST_AS": ClassVar[str]}
     cls_name = "T" + "".join(p.capitalize() for p in op_name[5:].split(".")) + "Op"
     return irdl_op_definition(type(cls_name, (_MxOp,), body))
 
 
 MX_OPS = tuple(
-    _mx(f"pto.t{kind}.mx{suffix}", suffix == ".acc", suffix == ".bias", f"``{kind}`` with mx scales{suffix}.")
+    _mx(f"pto.t{kind}.mx{suffix}", suffix == ".acc", suffix == ".bias", f"``{kind}`` with mx scales{suffix} (see _MxOp).")
     for kind in ("matmul", "gemv")
     for suffix in ("", ".acc", ".bias")
 )
@@ -1084,7 +1109,6 @@ NOT_SIMULATED: dict[type[DpsOp], str] = {
     TPackOp: _A5,
     TRandomOp: _A5,
     TGetScaleAddrOp: _A5,
-    **{cls: f"mx (micro-scaled f8) cube op: {_A5}" for cls in MX_OPS},
 }
 """Ops the simulator does not run, and why (their ``NO_INTERPRETER`` / ``NO_CPP``)."""
 

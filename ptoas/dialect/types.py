@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import (
     Float8E4M3FNType,
     Float8E4M3Type,
     Float8E5M2Type,
+    Float8E8M0FNUType,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -43,6 +44,7 @@ from .attrs import TILE_LOCS, AddressSpace, AddressSpaceAttr, BLayout, BLayoutAt
 
 DYNAMIC = -1
 FLOAT8 = (Float8E4M3Type, Float8E4M3FNType, Float8E5M2Type)  # the mx (micro-scaled) cube operands
+SCALE8 = (Float8E8M0FNUType,)  # f8E8M0FNU: the mx ops' per-block power-of-two scales (pto-isa float8_e8m0_t)
 FRACTALS = (16, 32, 512, 1024)
 PAD_VALUES = {0: "null", 1: "zero", 2: "max", 3: "min"}
 COMPACT_MODES = {0: "null", 1: "normal", 2: "row_plus_one"}
@@ -50,10 +52,10 @@ TILE_KEYS = ("loc", "dtype", "rows", "cols", "v_row", "v_col", "blayout", "slayo
 
 
 def is_element_type(t: Attribute) -> bool:
-    """A PTO element type: i1..i64 (signless or unsigned), f16, bf16, f32 (f64 too), f8 (mx ops)."""
+    """A PTO element type: i1..i64 (signless or unsigned), f16, bf16, f32 (f64 too), f8 and e8m0 (mx ops)."""
     if isinstance(t, IntegerType):
         return t.width.data in (1, 8, 16, 32, 64) and t.signedness.data != Signedness.SIGNED
-    return isinstance(t, (Float16Type, BFloat16Type, Float32Type, Float64Type, *FLOAT8))
+    return isinstance(t, (Float16Type, BFloat16Type, Float32Type, Float64Type, *FLOAT8, *SCALE8))
 
 
 def element_bits(t: Attribute) -> int:
@@ -62,7 +64,7 @@ def element_bits(t: Attribute) -> int:
         return t.width.data
     if isinstance(t, IndexType):
         return 64
-    if isinstance(t, FLOAT8):
+    if isinstance(t, FLOAT8 + SCALE8):
         return 8
     return {Float16Type: 16, BFloat16Type: 16, Float32Type: 32, Float64Type: 64}.get(type(t), 0)
 

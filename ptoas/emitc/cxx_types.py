@@ -43,8 +43,9 @@ INDEX_CTYPE = "int32_t"
 """PTOAS's C++ type of ``index`` (its EmitC type converter: ``index`` -> ``int32_t``)."""
 
 
-F8_CTYPES = {"f8E4M3": "float8_e4m3_t", "f8E5M2": "float8_e5m2_t"}
-"""PTOAS's C++ types of the f8 families (``PTOToEmitC.cpp``; f8E4M3FN, f8E4M3FNUZ, ... alike)."""
+F8_CTYPES = {"f8E4M3": "float8_e4m3_t", "f8E5M2": "float8_e5m2_t", "f8E8M0": "float8_e8m0_t"}
+"""PTOAS's C++ types of the f8 families (``PTOToEmitC.cpp``; f8E4M3FN, f8E4M3FNUZ, ... alike); f8E8M0FNU
+(the mx scales) is pto-isa's ``float8_e8m0_t``."""
 
 
 def element_ctype(t: Attribute) -> str:

@@ -7,7 +7,7 @@
 //   * TASSIGN: a tile is a window of its core's on-chip buffer (a2a3 sizes: UB 192 KiB, L1 512 KiB,
 //     L0A/L0B 64 KiB, L0C 128 KiB, bias 64 KiB, scaling 192 KiB); bounds and alignment are checked
 //   * data movement TLOAD/TSTORE/TMOV/TEXTRACT/TINSERT/TRESHAPE, cube TMATMUL[_ACC|_BIAS]/TGEMV*
-//     (fp32 accumulation; int32 for int8), the vector ops (element-wise, tile-scalar, unary, ternary,
+//     (fp32 accumulation; int32 for int8) and TMATMUL_MX/TGEMV_MX (f8 operands, per-32 scales), the vector ops (element-wise, tile-scalar, unary, ternary,
 //     row/column reductions and expands, TCVT with rounding modes, TCMP/TCMPS/TSEL, TTRANS, TPRINT)
 //   * sync: set_flag/wait_flag/pipe_barrier are checked no-ops: a wait_flag without a pending
 //     set_flag, a second set_flag of a pending event, or a set_flag never waited for by the end of
@@ -80,12 +80,15 @@
 // ---------------------------------------------------------------------------------------------------
 using half = _Float16;
 
-// f8 element types (PTOAS's spellings of the f8E4M3* / f8E5M2* families): storage only, for the
-// mx ops' tiles (not modelled on the CPU).
+// f8 element types (PTOAS's spellings of the f8E4M3* / f8E5M2* families, and pto-isa's e8m0 scale
+// type for f8E8M0FNU): stored as their codes; the mx cube ops decode them (cpu::f8_table).
 struct float8_e4m3_t {
     uint8_t bits;
 };
 struct float8_e5m2_t {
+    uint8_t bits;
+};
+struct float8_e8m0_t {
     uint8_t bits;
 };
 struct bfloat16_t {
@@ -819,7 +822,9 @@ PTO_INST void TMOV(D &dst, S &src) {
     }
     cpu::for_valid(dst, [&](int64_t r, int64_t c) {
         auto v = cpu::up(src.at(r, c));
-        if (R == ReluPreMode::NormalRelu && v < 0) v = 0;
+        if constexpr (R == ReluPreMode::NormalRelu) {  // (not instantiated for the f8 storage types)
+            if (v < 0) v = 0;
+        }
         dst.at(r, c) = cpu::to<T>(v);
     });
 }
@@ -1215,6 +1220,114 @@ template <typename C, typename A, typename B, typename Bias>
 PTO_INST void TGEMV_BIAS(C &c, A &a, B &b, Bias &bias) {
     bias.check("TGEMV_BIAS");
     cpu::matmul("TGEMV_BIAS", c, a, b, [&](int64_t, int64_t j) { return cpu::up(bias.at(0, j)); });
+}
+
+// ----------------------------------------------------------------------------- mx (micro-scaled) cube
+// TMATMUL_MX / TGEMV_MX (A5 ops, run on the CPU whatever the arch): the 8-bit float operands times
+// their per-block scales, a(i,k) * a_scale(i, k/32) and b(k,j) * b_scale(k/32, j), then cpu::matmul's
+// fp32 sums in k order from init (0, c_in or bias row 0). A scale is 2^(e-127) for float8_e8m0_t, its
+// value for other types. Same meaning and tables as the interpreter (pypto/device/interpreter/float8.py,
+// isa_impls.mx).
+namespace cpu {
+constexpr int64_t kMxBlock = 32;
+
+// The 256 values of an 8-bit float format: e4m3fn (bias 7, no inf, S.1111.111 NaN), e5m2 (bias 15,
+// IEEE specials), e8m0 (unsigned 2^(e-127), 0xFF NaN).
+inline const float *f8_table(int kind) {
+    static const auto tables = [] {
+        std::vector<float> t(3 * 256);
+        for (int code = 0; code < 256; ++code) {
+            for (int f = 0; f < 2; ++f) {  // 0: e4m3fn, 1: e5m2
+                const int mb = f == 0 ? 3 : 2, bias = f == 0 ? 7 : 15, top = f == 0 ? 15 : 31;
+                const int body = code & 0x7f, e = body >> mb, m = body & ((1 << mb) - 1);
+                const double sign = (code & 0x80) ? -1.0 : 1.0;
+                double v = e == 0 ? std::ldexp(static_cast<double>(m) / (1 << mb), 1 - bias)
+                                  : std::ldexp(1.0 + static_cast<double>(m) / (1 << mb), e - bias);
+                if (f == 0 && body == 0x7f) v = std::nan("");
+                if (f == 1 && e == top) v = m == 0 ? HUGE_VAL : std::nan("");
+                t[f * 256 + code] = static_cast<float>(sign * v);
+            }
+            t[2 * 256 + code] = code == 0xff ? std::nanf("") : static_cast<float>(std::ldexp(1.0, code - 127));
+        }
+        return t;
+    }();
+    return tables.data() + 256 * kind;
+}
+inline float mx_value(float8_e4m3_t v) { return f8_table(0)[v.bits]; }
+inline float mx_value(float8_e5m2_t v) { return f8_table(1)[v.bits]; }
+inline float mx_value(float8_e8m0_t v) { return f8_table(2)[v.bits]; }
+template <typename T>
+inline float mx_value(T v) {
+    return static_cast<float>(up(v));
+}
+
+// An mx operand, scaled: what cpu::matmul reads (valid rows x cols of float, row-major).
+struct MxOperand {
+    using DType = float;
+    int64_t rows = 0, cols = 0;
+    std::vector<float> v;
+    void check(const char *) const {}
+    int64_t GetValidRow() const { return rows; }
+    int64_t GetValidCol() const { return cols; }
+    float at(int64_t r, int64_t c) const { return v[r * cols + c]; }
+};
+
+// x's valid values times their scales: lhs (a): scale(i, k/32); rhs (b): scale(k/32, j).
+template <typename X, typename S>
+inline MxOperand mx_scaled(const char *op, X &x, S &s, bool lhs) {
+    x.check(op);
+    s.check(op);
+    MxOperand o;
+    o.rows = x.GetValidRow();
+    o.cols = x.GetValidCol();
+    const int64_t k = lhs ? o.cols : o.rows, blocks = (k + kMxBlock - 1) / kMxBlock;
+    const int64_t need_r = lhs ? o.rows : blocks, need_c = lhs ? blocks : o.cols;
+    if (s.GetValidRow() < need_r || s.GetValidCol() < need_c)
+        fail(std::string(op) + ": the " + (lhs ? "a" : "b") + "_scale tile's valid " +
+             dims(s.GetValidRow(), s.GetValidCol()) + " holds fewer than the " + dims(need_r, need_c) +
+             " scales of k=" + std::to_string(k) + " in blocks of " + std::to_string(kMxBlock));
+    o.v.resize(static_cast<std::size_t>(o.rows * o.cols));
+    for (int64_t r = 0; r < o.rows; ++r)
+        for (int64_t c = 0; c < o.cols; ++c) {
+            const float sc = lhs ? mx_value(s.at(r, c / kMxBlock)) : mx_value(s.at(r / kMxBlock, c));
+            o.v[r * o.cols + c] = mx_value(x.at(r, c)) * sc;
+        }
+    return o;
+}
+
+// The three forms of one mx intrinsic: (c, a, as, b, bs), (c, c_in, a, as, b, bs), (c, a, as, b, bs, bias).
+template <typename C, typename A, typename SA, typename B, typename SB, typename Init>
+inline void mx_matmul(const char *op, C &c, A &a, SA &sa, B &b, SB &sb, Init &&init) {
+    MxOperand x = mx_scaled(op, a, sa, true), y = mx_scaled(op, b, sb, false);
+    matmul(op, c, x, y, init);
+}
+template <typename C, typename X, typename Y, typename Z, typename W, typename V>
+inline void mx_matmul6(const char *op, C &c, X &x, Y &y, Z &z, W &w, V &v) {
+    if constexpr (X::Loc == TileType::Acc) {  // (c, c_in, a, a_scale, b, b_scale)
+        x.check(op);
+        mx_matmul(op, c, y, z, w, v, [&](int64_t i, int64_t j) { return up(x.at(i, j)); });
+    } else {  // (c, a, a_scale, b, b_scale, bias)
+        v.check(op);
+        mx_matmul(op, c, x, y, z, w, [&](int64_t, int64_t j) { return up(v.at(0, j)); });
+    }
+}
+}  // namespace cpu
+
+template <typename C, typename A, typename SA, typename B, typename SB>
+PTO_INST void TMATMUL_MX(C &c, A &a, SA &sa, B &b, SB &sb) {
+    cpu::mx_matmul("TMATMUL_MX", c, a, sa, b, sb, [](int64_t, int64_t) { return 0.0f; });
+}
+template <typename C, typename X, typename Y, typename Z, typename W, typename V>
+PTO_INST void TMATMUL_MX(C &c, X &x, Y &y, Z &z, W &w, V &v) {
+    cpu::mx_matmul6("TMATMUL_MX", c, x, y, z, w, v);
+}
+template <typename C, typename A, typename SA, typename B, typename SB>
+PTO_INST void TGEMV_MX(C &c, A &a, SA &sa, B &b, SB &sb) {
+    cpu::mx_matmul("TGEMV_MX", c, a, sa, b, sb, [](int64_t, int64_t) { return 0.0f; });
+}
+template <typename C, typename X, typename Y, typename Z, typename W, typename V>
+PTO_INST void TGEMV_MX(C &c, X &x, Y &y, Z &z, W &w, V &v) {
+    cpu::mx_matmul6("TGEMV_MX", c, x, y, z, w, v);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -2272,8 +2385,6 @@ PTO_CPU_UNMODELLED(TPACK)
 PTO_CPU_UNMODELLED(TGET_SCALE_ADDR)
 PTO_CPU_UNMODELLED(MGATHER)
 PTO_CPU_UNMODELLED(MSCATTER)
-PTO_CPU_UNMODELLED(TMATMUL_MX)
-PTO_CPU_UNMODELLED(TGEMV_MX)
 #undef PTO_CPU_UNMODELLED
 // tmrgsort's executed-count list (PTOAS's vector<4xi16>) and its template form.
 struct MrgSortExecutedNumList {

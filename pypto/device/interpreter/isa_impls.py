@@ -456,6 +456,48 @@ def tinsert_fp(core: CoreState, interp: Interpreter, op: Any, args: PythonValues
     return ()
 
 
+def _mx_scaled(core: CoreState, x: TileRef, scale: TileRef, k: int, block: int, lhs: bool) -> np.ndarray:
+    """An mx operand's valid values (k columns of a, k rows of b) times their per-block scales."""
+    v = _rd(core, x)
+    v = v[:, :k] if lhs else v[:k, :]
+    s = _rd(core, scale)
+    blocks = -(-k // block)
+    need = (v.shape[0], blocks) if lhs else (blocks, v.shape[1])
+    if s.shape[0] < need[0] or s.shape[1] < need[1]:
+        raise DeviceError(
+            f"the {'a' if lhs else 'b'}_scale tile's valid {s.shape[0]}x{s.shape[1]} holds fewer than the "
+            f"{need[0]}x{need[1]} scales of k={k} in blocks of {block}"
+        )
+    s = s[: need[0], : need[1]].astype(np.float32)
+    return v * (np.repeat(s, block, axis=1)[:, :k] if lhs else np.repeat(s, block, axis=0)[:k, :])
+
+
+def mx(mode: str) -> Handler:
+    """tmatmul.mx[.acc|.bias], tgemv.mx*: the scaled f8 operands (``_MxOp``), fp32 sums in k order."""
+
+    def h(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+        a, sa, b, sb = args[1:5] if mode == "acc" else args[0:4]  # mode: "mx" (plain), "acc" or "bias"
+        d = args[-1]
+        k = a.valid[1]
+        if b.valid[0] != k:
+            raise DeviceError(f"{op.name}: a's valid {a.valid[0]}x{k} and b's valid {b.valid[0]}x{b.valid[1]} do not chain (k)")
+        x = _mx_scaled(core, a, sa, k, op.MX_BLOCK, True)
+        y = _mx_scaled(core, b, sb, k, op.MX_BLOCK, False)
+        m, n = x.shape[0], y.shape[1]
+        if mode == "acc":
+            out = _rd(core, args[0], (m, n)).astype(np.float32)
+        elif mode == "bias":
+            out = np.broadcast_to(_rd(core, args[4])[:1, :n].astype(np.float32), (m, n)).copy()
+        else:
+            out = np.zeros((m, n), np.float32)
+        for p in range(k):  # one rounding per multiply and per add, in k order (as pto_cpu.hpp)
+            out += x[:, p : p + 1] * y[p : p + 1, :]
+        _wr(core, d, out)
+        return ()
+
+    return h
+
+
 def nothing(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
     """A hint the simulator has no use for (timed on its pipe, no data changes)."""
     return ()
@@ -487,6 +529,7 @@ ISA_DATA: dict[type[Operation], Handler] = {
     IT.TStoreFPOp: tstore_fp,
     IT.TExtractFPOp: textract_fp,
     IT.TInsertFPOp: tinsert_fp,
+    **{cls: mx(cls.name.rsplit(".", 1)[1]) for cls in IT.MX_OPS},  # mx / acc / bias
 }
 """Destination-passing ISA ops: numerics (accounted by pto_impls._dps)."""
 

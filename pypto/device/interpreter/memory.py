@@ -25,6 +25,10 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    Float8E4M3FNType,
+    Float8E4M3Type,
+    Float8E5M2Type,
+    Float8E8M0FNUType,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -35,6 +39,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 
 from pypto.target import load_target
+
+from .float8 import E4M3FN, E5M2, E8M0, Float8Format
 
 
 class DeviceError(Exception):
@@ -48,6 +54,8 @@ class DType:
     name: str  # fp32 fp16 bf16 int8 int16 int32 int64 uint8 ... bool
     storage: np.dtype
     compute: np.dtype
+    f8: Float8Format | None = field(default=None, compare=False)
+    """The 8-bit float format of an f8 element type (stored as its codes)."""
 
     @property
     def itemsize(self) -> int:
@@ -57,13 +65,22 @@ class DType:
     @property
     def is_float(self) -> bool:
         """Floating-point element type."""
-        return self.name in ("fp32", "fp16", "bf16", "fp64")
+        return self.name in ("fp32", "fp16", "bf16", "fp64") or self.f8 is not None
+
+    @property
+    def bits_stored(self) -> bool:
+        """A float kept as its bit pattern in an unsigned integer (bf16, the f8 formats): GM arrays hold bits."""
+        return self.is_float and self.storage.kind == "u"
 
 
 F32 = DType("fp32", np.dtype(np.float32), np.dtype(np.float32))
 F16 = DType("fp16", np.dtype(np.float16), np.dtype(np.float32))
 BF16 = DType("bf16", np.dtype(np.uint16), np.dtype(np.float32))
 F64 = DType("fp64", np.dtype(np.float64), np.dtype(np.float64))
+F8E4M3 = DType("fp8e4m3fn", np.dtype(np.uint8), np.dtype(np.float32), E4M3FN)
+F8E5M2 = DType("fp8e5m2", np.dtype(np.uint8), np.dtype(np.float32), E5M2)
+F8E8M0 = DType("fp8e8m0", np.dtype(np.uint8), np.dtype(np.float32), E8M0)
+"""The 8-bit float DTypes: stored as their codes, computed in float32 (:mod:`.float8`)."""
 
 
 def _int_dtype(width: int, unsigned: bool) -> DType:
@@ -85,6 +102,12 @@ def dtype_of(t: Attribute) -> DType:
         return F64
     if isinstance(t, IntegerType):
         return _int_dtype(t.width.data, t.signedness.data == Signedness.UNSIGNED)
+    if isinstance(t, Float8E4M3FNType | Float8E4M3Type):  # both e4m3fn, as PTOAS's C++ type
+        return F8E4M3
+    if isinstance(t, Float8E5M2Type):
+        return F8E5M2
+    if isinstance(t, Float8E8M0FNUType):
+        return F8E8M0
     if isinstance(t, IndexType):
         return _int_dtype(64, False)
     raise DeviceError(f"unsupported element type {t}")
@@ -110,6 +133,8 @@ def to_compute(raw: np.ndarray, dt: DType, copy: bool = True) -> np.ndarray:
     """Stored elements -> compute-dtype values (a copy unless ``copy=False`` and the dtypes agree)."""
     if dt is BF16:
         return bf16_to_f32(raw)
+    if dt.f8 is not None:
+        return dt.f8.decode(raw)
     return raw.astype(dt.compute, copy=copy)
 
 
@@ -118,6 +143,8 @@ def to_storage(values: np.ndarray | float | int, dt: DType) -> np.ndarray:
     arr = np.asarray(values)
     if dt is BF16:
         return f32_to_bf16(arr.astype(np.float32))
+    if dt.f8 is not None:
+        return dt.f8.encode(arr)
     return arr.astype(dt.storage, copy=False)
 
 

@@ -192,7 +192,7 @@ FIXPIPE_QUANT = {"TSTORE_FP": "TSTORE", "TMOV_FP": "TMOV", "TEXTRACT_FP": "TEXTR
 
 def _cost_of(op: DpsOp, instr: str) -> Cost:
     """The cost formula of one data op: cube, DMA, tile move or vector compute."""
-    if isinstance(op, _CubeOp):
+    if isinstance(op, _CubeOp) or hasattr(op, "COST_AS"):  # the mx ops: the non-mx cube row (a2a3 fallback)
         return _cube_cost(instr)
     if instr == "TLOAD":
         return _tload_cost(instr)

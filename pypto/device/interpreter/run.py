@@ -7,8 +7,8 @@
 
 GM pointer arguments are the caller's numpy arrays (same element width as the
 pointer type: float32 for f32, float16 for f16, the uint16 bit patterns for
-bf16 -- see :func:`~pypto.device.interpreter.memory.f32_to_bf16` -- and the
-integer dtypes), and outputs are written into them in place. Scalars are
+bf16 -- see :func:`~pypto.device.interpreter.memory.f32_to_bf16` --, the uint8
+codes for the f8 formats (:mod:`~pypto.device.interpreter.float8`), and the integer dtypes), and outputs are written into them in place. Scalars are
 Python ints/floats/bools.
 """
 
@@ -37,7 +37,7 @@ from .arith_impls import ArithExtraFunctions
 from .compiled import KERNELS, Unsupported
 from .core import CoreState
 from .costs import CostModel, TargetLike
-from .memory import BF16, CoreMemory, DeviceError, DType, GmPtr, dtype_of, f32_to_bf16
+from .memory import CoreMemory, DeviceError, DType, GmPtr, dtype_of, to_storage
 from .pto_impls import PTOFunctions, tile_ref
 from .races import Race, RaceDetector
 from .timing import InstrRecord, Timeline
@@ -127,7 +127,7 @@ def _arg_specs(func: FuncOp) -> tuple[ArgSpec, ...]:
     for t in func.function_type.inputs.data:
         if isinstance(t, PtrType | MemRefType):  # a GM memref argument (async DMA ops) is a pointer too
             dt = dtype_of(t.element_type)
-            specs.append((t, dt, dt.is_float and dt is not BF16))
+            specs.append((t, dt, dt.is_float and not dt.bits_stored))
         else:
             specs.append((t, None, False))
     return tuple(specs)
@@ -290,7 +290,7 @@ def example_args(
             n = need.get(arg, 4096)
             if dt.is_float:
                 x = rng.standard_normal(n).astype(np.float32)
-                out.append(f32_to_bf16(x) if dt is BF16 else x.astype(dt.storage))
+                out.append(to_storage(x, dt))
             else:
                 out.append(rng.integers(-8, 8, n).astype(dt.storage))
         elif isinstance(t, AnyFloat):
