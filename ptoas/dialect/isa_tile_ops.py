@@ -1058,7 +1058,12 @@ def _mx(op_name: str, acc: bool, bias: bool, doc: str) -> type[IsaOp]:
 
 
 MX_OPS = tuple(
-    _mx(f"pto.t{kind}.mx{suffix}", suffix == ".acc", suffix == ".bias", f"``{kind}`` with mx scales{suffix} (see _MxOp).")
+    _mx(
+        f"pto.t{kind}.mx{suffix}",
+        suffix == ".acc",
+        suffix == ".bias",
+        f"``{kind}`` with mx scales{suffix} (see _MxOp).",
+    )
     for kind in ("matmul", "gemv")
     for suffix in ("", ".acc", ".bias")
 )

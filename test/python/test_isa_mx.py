@@ -42,16 +42,18 @@ def _tile(loc: str, dt: str, r: int, c: int) -> str:
     )
 
 
-def _kernel(op: str, m: int, k: int, n: int, dt: str, arch: str) -> tuple[str, list[tuple[str, str, int, int]]]:
+def _kernel(
+    op: str, m: int, k: int, n: int, dt: str, arch: str, a_dt: str = "", acc_dt: str = "f32"
+) -> tuple[str, list[tuple[str, str, int, int]]]:
     """The .pto text and its GM arguments (name, dtype, rows, cols; y is the output)."""
     kb = -(-k // 32)
-    args = [("a", dt, m, k), ("sa", "f8E8M0FNU", m, kb), ("b", dt, k, n), ("sb", "f8E8M0FNU", kb, n)]
+    args = [("a", a_dt or dt, m, k), ("sa", "f8E8M0FNU", m, kb), ("b", dt, k, n), ("sb", "f8E8M0FNU", kb, n)]
     form = op.rsplit(".", 1)[1]
     if form == "acc":
         args += [("a2", dt, m, k), ("sa2", "f8E8M0FNU", m, kb)]
     if form == "bias":
         args += [("bias", "f32", 1, n)]
-    args += [("y", "f32", m, n)]
+    args += [("y", acc_dt, m, n)]
     dims = sorted({d for _, _, r, c in args for d in (r, c)} | {0, 1})
     lines = [f'module attributes {{pto.target_arch = "{arch}"}} {{']
     params = ", ".join(f"%{a}: !pto.ptr<{t}>" for a, t, _, _ in args)
@@ -73,7 +75,7 @@ def _kernel(op: str, m: int, k: int, n: int, dt: str, arch: str) -> tuple[str, l
             f"    %{name}_t = pto.alloc_tile : {to}",
             f"    pto.tmov ins(%{name}_m : {mat}) outs(%{name}_t : {to})",
         ]
-    acc = _tile("acc", "f32", m, n)
+    acc = _tile("acc", acc_dt, m, n)
     ty = {name: _tile(dest[name], t, r, c) for name, t, r, c in args if name != "y"}
     quad = "%a_t, %sa_t, %b_t, %sb_t"
     quad_t = f"{ty['a']}, {ty['sa']}, {ty['b']}, {ty['sb']}"
@@ -90,7 +92,7 @@ def _kernel(op: str, m: int, k: int, n: int, dt: str, arch: str) -> tuple[str, l
             f"    {op} ins(%c0_t, %a2_t, %sa2_t, %b_t, %sb_t : {acc}, {ty['a2']}, {ty['sa2']}, {ty['b']}, {ty['sb']}) "
             f"outs(%c_t : {acc})"
         )
-    pv_y = f"!pto.partition_tensor_view<{m}x{n}xf32>"
+    pv_y = f"!pto.partition_tensor_view<{m}x{n}x{acc_dt}>"
     lines += [f"    pto.tstore ins(%c_t : {acc}) outs(%y_pv : {pv_y})", "    return", "  }", "}"]
     return "\n".join(lines) + "\n", [(a, t, r, c) for a, t, r, c in args]
 
@@ -132,7 +134,14 @@ def _reference(op: str, args: list[tuple[str, str, int, int]], x: dict[str, np.n
     return out
 
 
-OPS = ["pto.tmatmul.mx", "pto.tmatmul.mx.acc", "pto.tmatmul.mx.bias", "pto.tgemv.mx", "pto.tgemv.mx.acc", "pto.tgemv.mx.bias"]
+OPS = [
+    "pto.tmatmul.mx",
+    "pto.tmatmul.mx.acc",
+    "pto.tmatmul.mx.bias",
+    "pto.tgemv.mx",
+    "pto.tgemv.mx.acc",
+    "pto.tgemv.mx.bias",
+]
 
 
 @pytest.fixture(scope="module")
@@ -156,7 +165,9 @@ def _run_both(op: str, m: int, k: int, n: int, dt: str, arch: str, build_dir: Pa
     y_i, y_c = got_i[-1], got_c[-1]
     np.testing.assert_array_equal(y_i.view(np.uint32), y_c.view(np.uint32), err_msg=f"{tag}: the engines differ")
     ref = _reference(op, args, inputs)
-    np.testing.assert_allclose(y_i, ref, rtol=1e-5, atol=1e-5 * float(np.abs(ref).max()), err_msg=f"{tag}: not the reference")
+    np.testing.assert_allclose(
+        y_i, ref, rtol=1e-5, atol=1e-5 * float(np.abs(ref).max()), err_msg=f"{tag}: not the reference"
+    )
 
 
 @pytest.mark.parametrize("op", OPS)
@@ -178,3 +189,110 @@ def test_the_scales_matter() -> None:
     x["sa"][:] = 127
     x["sb"][:] = 127
     assert not np.allclose(scaled, _reference("pto.tmatmul.mx", args, x))
+
+
+# ----------------------------------------------------------------------------- the f8 tables
+
+
+def test_the_f8_tables_hold_the_documented_values() -> None:
+    assert E4M3FN.values[0x7E] == 448 and E4M3FN.values[0x01] == 2.0**-9 and E4M3FN.values[0x38] == 1
+    assert np.isnan(E4M3FN.values[0x7F]) and np.isnan(E4M3FN.values[0xFF]) and E4M3FN.values[0xFE] == -448
+    assert E5M2.values[0x7B] == 57344 and E5M2.values[0x7C] == np.inf and np.isnan(E5M2.values[0x7D])
+    assert E5M2.values[0x01] == 2.0**-16 and E5M2.values[0xBC] == -1
+    assert E8M0.values[0x7F] == 1 and E8M0.values[0x80] == 2 and E8M0.values[0] == 2.0**-127
+    assert np.isnan(E8M0.values[0xFF])
+
+
+@pytest.mark.parametrize("fmt", [E4M3FN, E5M2, E8M0], ids=lambda f: f.name)
+def test_encoding_inverts_decoding_and_rounds_to_nearest_even(fmt: object) -> None:
+    codes = np.arange(256, dtype=np.uint8)
+    finite = ~np.isnan(fmt.values)  # type: ignore[attr-defined]
+    np.testing.assert_array_equal(fmt.encode(fmt.values[finite]), codes[finite])  # type: ignore[attr-defined]
+    assert fmt.encode(np.float32(np.nan)) == fmt.nan_code  # type: ignore[attr-defined]
+    if fmt is E4M3FN:  # 1.0625 lies halfway between 1 (0x38) and 1.125 (0x39): the even code
+        assert E4M3FN.encode(np.float32(1.0625)) == 0x38 and E4M3FN.encode(np.float32(1.1875)) == 0x3A
+        assert np.isnan(E4M3FN.values[E4M3FN.encode(np.float32(1e4))])  # no infinity: overflow is NaN
+    if fmt is E5M2:
+        assert E5M2.encode(np.float32(1e6)) == 0x7C and E5M2.encode(np.float32(-1e6)) == 0xFC
+
+
+def test_the_f8_tables_agree_with_torch() -> None:
+    torch = pytest.importorskip("torch")
+    codes = torch.arange(256, dtype=torch.int32).to(torch.uint8)
+    for fmt, td in ((E4M3FN, "float8_e4m3fn"), (E5M2, "float8_e5m2"), (E8M0, "float8_e8m0fnu")):
+        if not hasattr(torch, td):
+            continue
+        ref = codes.view(getattr(torch, td)).float().numpy()
+        np.testing.assert_array_equal(fmt.values, ref, err_msg=fmt.name)
+        x = RNG.standard_normal(4096).astype(np.float32) * np.float32(40)
+        x = np.abs(x) if fmt is E8M0 else x
+        want = torch.from_numpy(x).to(getattr(torch, td)).view(torch.uint8).numpy()
+        np.testing.assert_array_equal(fmt.encode(x), want, err_msg=fmt.name)
+
+
+# ----------------------------------------------------------------------------- verifier, costs, errors
+
+
+def _verify(text: str) -> None:
+    verify_pto(parse_pto(text, "mx.pto"))
+
+
+def test_the_gemv_family_is_a5_only_and_the_matmul_family_verifies_on_a2a3() -> None:
+    from pypto.ptoas.pto_text import PTOVerifyError
+
+    with pytest.raises(PTOVerifyError, match="tgemv.mx is only supported on A5 targets"):
+        _verify(_kernel("pto.tgemv.mx", 1, 64, 16, "f8E4M3FN", "a2a3")[0])
+    with pytest.raises(PTOVerifyError, match="tgemv.mx.bias is only supported on A5 targets"):
+        _verify(_kernel("pto.tgemv.mx.bias", 1, 64, 16, "f8E4M3FN", "a2a3")[0])
+    _verify(_kernel("pto.tmatmul.mx.acc", 16, 64, 16, "f8E4M3FN", "a2a3")[0])
+
+
+def test_a5_wants_f8_operands_and_an_f32_result() -> None:
+    from pypto.ptoas.pto_text import PTOVerifyError
+
+    with pytest.raises(PTOVerifyError, match="expects A5 mx operands a and b to use fp8 element types"):
+        _verify(_kernel("pto.tmatmul.mx", 16, 64, 16, "f8E4M3FN", "a5", a_dt="f16")[0])
+    with pytest.raises(PTOVerifyError, match="expects A5 mx result dst to use f32 element type"):
+        _verify(_kernel("pto.tmatmul.mx", 16, 64, 16, "f8E4M3FN", "a5", acc_dt="f16")[0])
+    _verify(_kernel("pto.tmatmul.mx", 16, 64, 16, "f8E4M3FN", "a2a3", a_dt="f16")[0])  # a2a3: no type rule
+
+
+def test_the_e8m0_scale_type_prints_and_emits_as_pto_isa_spells_it() -> None:
+    from pypto.ptoas.pto_text import print_pto
+
+    module = parse_pto(_kernel("pto.tmatmul.mx", 16, 64, 16, "f8E4M3FN", "a5")[0], "mx.pto")
+    assert "dtype=f8E8M0FNU" in print_pto(module)
+    cpp = emit_cpp(module)
+    assert "float8_e8m0_t" in cpp and "float8_e4m3_t" in cpp
+    assert "TMATMUL_MX(" in cpp
+
+
+@pytest.mark.parametrize("op", ["pto.tmatmul.mx.bias", "pto.tgemv.mx"])
+def test_the_cost_is_the_non_mx_cube_row(op: str) -> None:
+    """An a2a3 fallback: the cube formula of the op's shape and 1-byte operands (the scales are free)."""
+    from pypto.target import load_target
+
+    m = 1 if "gemv" in op else 16
+    text, args = _kernel(op, m, 64, 16, "f8E4M3FN", "a5")
+    module = parse_pto(text, "mx.pto")
+    run_ptoas_pipeline(module, PtoasOptions(insert_sync=True))
+    run = run_kernel(module, "k", list(_inputs(args).values()))
+    rec = next(r for r in run.records if r.op == op)
+    assert rec.end - rec.start == load_target("a2a3").matmul_cycles(m, 64, 16, "fp8e4m3fn")
+    assert rec.pipe == "CUBE" and rec.hw_pipe == "PIPE_M"
+
+
+def test_too_few_scales_is_a_device_error_naming_them() -> None:
+    from pypto.device.interpreter.memory import DeviceError
+
+    text, args = _kernel("pto.tmatmul.mx", 16, 64, 16, "f8E4M3FN", "a5")
+    for full, cut in (
+        ("v_row=16, v_col=2", "v_row=16, v_col=1"),
+        ("16x2xf8E8M0FNU", "16x1xf8E8M0FNU"),
+        ("sizes = [%c16, %c2]", "sizes = [%c16, %c1]"),
+    ):
+        text = text.replace(full, cut)  # a_scale: one column of scales for k = 64
+    module = parse_pto(text, "mx.pto")
+    run_ptoas_pipeline(module, PtoasOptions(insert_sync=True))
+    with pytest.raises(DeviceError, match=r"a_scale tile's valid 16x1 holds fewer than the 16x2 scales of k=64"):
+        run_kernel(module, "k", list(_inputs(args).values()))
