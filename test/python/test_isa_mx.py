@@ -4,8 +4,8 @@
 The documented meaning (``_MxOp``, docs/ptoas.md): f8 operands times their per-block-of-32 e8m0
 scales, ``a(i,k) * a_scale(i, k/32)`` and ``b(k,j) * b_scale(k/32, j)``, summed in fp32 in k order
 from 0, ``c_in`` or the bias row. Each case is a cube kernel (tload to mat, tmov to
-left/right/scaling/bias, the op, tstore of the acc tile), run by the interpreter (the a2a3 device
-model, whatever the module's arch) and as g++-built C++. Both sum in k order, so they agree bit for
+left/right/scaling/bias, the op, tstore of the acc tile), run by the interpreter (both engines; the
+a2a3 device model, whatever the module's arch) and as g++-built C++. Both sum in k order, so they agree bit for
 bit; both match a float64 reference within the cube tolerance."""
 
 from __future__ import annotations
@@ -162,7 +162,10 @@ def _run_both(op: str, m: int, k: int, n: int, dt: str, arch: str, build_dir: Pa
     lib = KernelLibrary(build_shared(emit_cpp(module), build_dir, name=tag))
     got_c = [v.copy() for v in inputs.values()]
     lib.call("k", *got_c)
+    got_x = [v.copy() for v in inputs.values()]
+    run_kernel(module, "k", got_x, engine="xdsl")  # the interpreter's other engine: the same numerics
     y_i, y_c = got_i[-1], got_c[-1]
+    np.testing.assert_array_equal(y_i.view(np.uint32), got_x[-1].view(np.uint32), err_msg=f"{tag}: xdsl engine")
     np.testing.assert_array_equal(y_i.view(np.uint32), y_c.view(np.uint32), err_msg=f"{tag}: the engines differ")
     ref = _reference(op, args, inputs)
     np.testing.assert_allclose(
@@ -294,5 +297,7 @@ def test_too_few_scales_is_a_device_error_naming_them() -> None:
         text = text.replace(full, cut)  # a_scale: one column of scales for k = 64
     module = parse_pto(text, "mx.pto")
     run_ptoas_pipeline(module, PtoasOptions(insert_sync=True))
-    with pytest.raises(DeviceError, match=r"a_scale tile's valid 16x1 holds fewer than the 16x2 scales of k=64"):
+    with pytest.raises(
+        DeviceError, match=r"pto.tmatmul.mx: the a_scale tile's valid 16x1 holds fewer than the 16x2 scales of k=64"
+    ):
         run_kernel(module, "k", list(_inputs(args).values()))

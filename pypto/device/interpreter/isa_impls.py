@@ -456,8 +456,9 @@ def tinsert_fp(core: CoreState, interp: Interpreter, op: Any, args: PythonValues
     return ()
 
 
-def _mx_scaled(core: CoreState, x: TileRef, scale: TileRef, k: int, block: int, lhs: bool) -> np.ndarray:
+def _mx_scaled(core: CoreState, op: Any, x: TileRef, scale: TileRef, k: int, lhs: bool) -> np.ndarray:
     """An mx operand's valid values (k columns of a, k rows of b) times their per-block scales."""
+    block = op.MX_BLOCK
     v = _rd(core, x)
     v = v[:, :k] if lhs else v[:k, :]
     s = _rd(core, scale)
@@ -465,7 +466,7 @@ def _mx_scaled(core: CoreState, x: TileRef, scale: TileRef, k: int, block: int, 
     need = (v.shape[0], blocks) if lhs else (blocks, v.shape[1])
     if s.shape[0] < need[0] or s.shape[1] < need[1]:
         raise DeviceError(
-            f"the {'a' if lhs else 'b'}_scale tile's valid {s.shape[0]}x{s.shape[1]} holds fewer than the "
+            f"{op.name}: the {'a' if lhs else 'b'}_scale tile's valid {s.shape[0]}x{s.shape[1]} holds fewer than the "
             f"{need[0]}x{need[1]} scales of k={k} in blocks of {block}"
         )
     s = s[: need[0], : need[1]].astype(np.float32)
@@ -480,9 +481,11 @@ def mx(mode: str) -> Handler:
         d = args[-1]
         k = a.valid[1]
         if b.valid[0] != k:
-            raise DeviceError(f"{op.name}: a's valid {a.valid[0]}x{k} and b's valid {b.valid[0]}x{b.valid[1]} do not chain (k)")
-        x = _mx_scaled(core, a, sa, k, op.MX_BLOCK, True)
-        y = _mx_scaled(core, b, sb, k, op.MX_BLOCK, False)
+            raise DeviceError(
+                f"{op.name}: a's valid {a.valid[0]}x{k} and b's valid {b.valid[0]}x{b.valid[1]} do not chain (k)"
+            )
+        x = _mx_scaled(core, op, a, sa, k, True)
+        y = _mx_scaled(core, op, b, sb, k, False)
         m, n = x.shape[0], y.shape[1]
         if mode == "acc":
             out = _rd(core, args[0], (m, n)).astype(np.float32)
