@@ -4,7 +4,7 @@ chip orchestration function (upstream's OutlineHierarchyScopes, done here on the
 A HOST orchestrator runs on the host (:mod:`pypto.driver.host_trace`), so a chip scope in its body cannot
 run there: each one becomes an ``Orchestration`` function of the program, named as upstream names an
 outlined Hierarchy scope (``{host}_chip_orch_{k}``, or ``name_hint=``), whose parameters are the tensors the
-scope reads or writes (the orchestrator's parameters, with their annotations: one the scope writes with
+scope reads or writes (the orchestrator's parameters, in its order and with its annotations: one the scope writes with
 ``pl.assemble`` / ``pl.store`` / ``x[...] =`` / ``pl.write`` is ``pl.Out`` or ``pl.InOut``, any other one an
 input). The scope itself becomes a dispatch ``self.{name}(...)`` (round-robin over the chips, as any
 dispatch without ``device=``), and a name it assigns that is used after it (``out = pl.assemble(buf, ...)``)
@@ -208,8 +208,13 @@ class _Outliner:
         reads = upward_exposed(s.body)
         written = _written(s.body)
         local_names = set(assigned_names(self.fdef.body)) | set(self.params)
+        order = list(self.params)
         captured: list[str] = []
-        for n in sorted((reads | written) - assigned, key=lambda n: (self.param_of(n) is None, n)):
+        def position(n: str) -> tuple[int, str]:  # the orchestrator's parameter order
+            p = self.param_of(n)
+            return (order.index(p) if p is not None else -1, n)
+
+        for n in sorted((reads | written) - assigned, key=position):
             if n not in local_names:
                 continue  # a module-level name: the outlined function sees the same globals
             if self.param_of(n) is None:
@@ -218,9 +223,6 @@ class _Outliner:
                     f"the pl.at(level=pl.Level.CHIP) scope uses '{n}', which is neither a parameter of the HOST "
                     f"orchestrator '{self.fdef.name}' nor a tensor an earlier chip scope wrote", s)  # fmt: skip
             captured.append(n)
-        for n in sorted(written & assigned - reads):
-            if n in self.params:
-                captured.append(n)
         results: list[tuple[str, str]] = []
         aliases = _aliases(s.body)
         for n in sorted(assigned & live):

@@ -16,7 +16,7 @@ import torch
 
 from pypto import ir
 from pypto.ir.distributed_compiled_program import DistributedCompiledProgram, DistributedConfig
-from pypto.runtime import DistributedWorker, RunConfig, StackedDeviceTensor
+from pypto.runtime import DistributedWorker, RunConfig, StackedDeviceTensor, simpler_compat
 from pypto.runtime.distributed import DistributedRunError
 from pypto.runtime.distributed.pool import RankPool
 
@@ -129,7 +129,8 @@ def test_a_plan_with_windows_keeps_them_across_its_callbacks_and_drops_them_when
         rt(x, y)  # the ranks go on: the next dispatch opens its own windows
 
 
-def test_a_persistent_chip_keeps_its_state_across_dispatches_and_programs(tmp_path: Path) -> None:
+def test_a_persistent_chip_keeps_its_state_across_dispatches_and_programs(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     torch.manual_seed(1)
     x = torch.randn(2, 2, pw.N)
     cfg = RunConfig(distributed_config=dc(), save_kernels_dir=str(tmp_path / "a"))
@@ -143,7 +144,12 @@ def test_a_persistent_chip_keeps_its_state_across_dispatches_and_programs(tmp_pa
         rt.run(acc_prog, x, acc)
         rt.run(acc_prog, x, acc)  # the second dispatch reads what the first left on each chip
         out = torch.zeros(2, 2, pw.N)
+        handed: list[torch.Tensor] = []
+        wire = simpler_compat.make_tensor_arg
+        monkeypatch.setattr(simpler_compat, "make_tensor_arg", lambda w, t: handed.append(t) or wire(w, t))
         rt.run(read_prog, acc, out)  # another program, same chips, same resident shards
+        assert len(handed) == 1 and handed[0] is out  # host tensors become dispatch arguments; `acc` stays resident
+        monkeypatch.undo()
         torch.testing.assert_close(out, 1 + 2 * x)
         assert rt._owned_tensors == [acc]  # upstream's name for the live resident tensors
         handle = rt.register(read_prog)  # upstream's explicit surface: a handle that dispatches the program

@@ -85,6 +85,19 @@ def test_a_text_program_outlines_too() -> None:
     assert param_directions(prog.func_ops["host_orch_chip_orch_0"]) == [ParamDirection.In, ParamDirection.Out]
 
 
+def test_the_outlined_parameters_keep_the_orchestrators_order() -> None:
+    text = (f"import pypto.language as pl\n\n@pl.program\nclass P:\n"
+            f"    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)\n"
+            f"    def host_orch(self, z: {T}, o: pl.Out[{T}], a: {T}):\n"
+            "        with pl.at(level=pl.Level.CHIP):\n"
+            "            with pl.at(level=pl.Level.CORE_GROUP):\n"
+            "                pl.assemble(o, pl.add(a, z), [0, 0])\n"
+            "        return o\n")  # fmt: skip
+    chip = pl.parse(text, filename="k.py").func_ops["host_orch_chip_orch_0"]
+    assert [a.name_hint for a in chip.body.block.args] == ["z", "o", "a"]
+    assert param_directions(chip) == [ParamDirection.In, ParamDirection.Out, ParamDirection.In]
+
+
 @pytest.mark.parametrize(("body", "cls", "message", "line"), [
     ("with pl.at(level=pl.Level.CORE_GROUP, role=pl.Role.Orchestrator):\n    pass\n", ParserSyntaxError,
      "role= is not supported with level=pl.Level.CORE_GROUP", 7),

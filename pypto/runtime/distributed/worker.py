@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from .. import simpler_compat as _wire  # host tensors become dispatch arguments here (looked up per call)
 from ..worker import RegistrationHandle
 from .config import under_torchrun
 from .pool import RankPool
@@ -179,6 +180,7 @@ class DistributedWorker:
             if isinstance(a, DistributedDeviceTensor) and (a.freed or self._tensors.get(a.id) is not a):
                 raise ValueError(f"{a!r} was {'freed' if a.freed else 'allocated by another worker'}: a resident "
                                  "tensor is valid on the worker that allocated it, until freed")
+        args = tuple(_wire.make_tensor_arg(self, a) if isinstance(a, torch.Tensor) else a for a in args)
         if self.pool is None:
             compiled(*args, config=config)
         else:
