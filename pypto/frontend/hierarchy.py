@@ -61,7 +61,7 @@ def at_args(call: ast.Call, src: Source) -> AtArgs:
             values[name] = evaluate(node, src.globals)
         except NotConstant as e:
             raise src.error(ParserTypeError, f"pl.at {name} must be a constant: {e.message}", e.node) from None
-    level, role, hint = values.get("level", Level.CORE_GROUP), values.get("role"), values.get("name_hint")
+    level, role, hint = values.get("level", Level.CORE_GROUP), values.get("role"), values.get("name_hint") or None
     if not isinstance(level, Level):
         raise src.error(ParserTypeError, "pl.at level must be a pl.Level member", given.get("level", call))
     if role is not None and not isinstance(role, Role):
