@@ -3,7 +3,8 @@
 Upstream's own conftest needs its hardware harness, so the test files are copied into a temporary folder
 next to a two-fixture conftest (:data:`CONFTEST`): ``test_config`` (a ``RunConfig``: ``platform``, ``codegen_only``) and
 ``device_ids`` (``0 .. N-1``), and a per-test time limit (a hung rank fails its test, not the run). pytest then runs them in one subprocess with this interpreter (so the
-``pypto`` it imports is ours) and the checkout's root on ``PYTHONPATH`` (``examples.runtime`` imports).
+``pypto`` it imports is ours), the checkout's root on ``PYTHONPATH`` (``examples.runtime`` imports) and a folder of
+shims mapping the Simpler runtime's modules the tests import to :mod:`pypto.runtime.simpler_compat` (:func:`write_shims`).
 It prints one line per test (``PASS``/``FAIL``/``SKIP``), the first error line of each failure, and
 ``st/distributed N/M`` (passed of collected). Exit status 0 when nothing failed.
 """
@@ -84,6 +85,24 @@ def device_ids():
 '''
 
 
+SHIM = '"""Written by pypto.tools.upstream_st: the Simpler runtime\'s API as pypto.runtime.simpler_compat."""\n\n' \
+    "import sys\n\nfrom pypto.runtime import simpler_compat\n\nsys.modules[__name__] = simpler_compat\n"
+SHIM_MODULES = ("simpler/task_interface.py", "simpler/worker.py", "simpler_setup/torch_interop.py")
+"""Simpler's modules upstream's tests import (``test_l3_manual``, ``test_l3_stacked_device_tensor``), each mapped
+to :mod:`pypto.runtime.simpler_compat` by a shim on this run's ``sys.path`` only (never installed)."""
+
+
+def write_shims(dest: Path) -> Path:
+    """The folder holding the ``simpler`` / ``simpler_setup`` shims (:data:`SHIM_MODULES`)."""
+    root = dest / "shims"
+    for rel in SHIM_MODULES:
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        (path.parent / "__init__.py").write_text('"""Written by pypto.tools.upstream_st."""\n', encoding="utf-8")
+        path.write_text(SHIM, encoding="utf-8")
+    return root
+
+
 class ToolError(InputError):
     """A one-line error for the command line (exit 1 through :func:`~pypto.utils.cli.cli_main`)."""
 
@@ -129,7 +148,8 @@ def run(root: Path, devices: int, platform: str, match: str, timeout: float, tes
     with tempfile.TemporaryDirectory(prefix="upstream_st_") as tmp:
         target = stage(root, Path(tmp))
         report = Path(tmp) / "report.xml"
-        path = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p)
+        shims = write_shims(Path(tmp))
+        path = os.pathsep.join(p for p in (str(root), str(shims), os.environ.get("PYTHONPATH", "")) if p)
         env = dict(
             os.environ,
             PYTHONPATH=path,

@@ -23,8 +23,8 @@ def program(cls: type) -> Program:
     assert isinstance(node, ast.ClassDef)
     _add_enclosing_locals(src.globals, caller_frame())
     prog = program_from_class(node, src)
-    prog.host_orchestrators = {n: cls.__dict__[n] for n in prog.host_orchestrators}
-    prog.host_functions = {n: cls.__dict__[n] for n in prog.host_functions}
+    prog.host_orchestrators = {n: f or cls.__dict__[n] for n, f in prog.host_orchestrators.items()}
+    prog.host_functions = {n: f or cls.__dict__[n] for n, f in prog.host_functions.items()}
     prog.sub_workers = {n: replace(h, fn=cls.__dict__[n]) for n, h in prog.sub_workers.items()}
     return prog
 

@@ -26,6 +26,7 @@ from pypto.errors import (
 from pypto.utils.tracebacks import api_boundary
 
 from .builder import FunctionInfo, ProgramBuilder, function_info
+from .hierarchy import has_chip_scopes, host_function, outline_chip_scopes
 from .source import Source, dotted
 
 
@@ -71,6 +72,13 @@ def program_from_class(
             raise src.error(ParserSyntaxError, "a @pl.program class holds only @pl.function methods", item)
     subs = {f.name: is_abstract_body(f) for f, info in defs if is_host_sub_worker(info)}
     single_hosts: list[str] = []
+    rewritten: dict[str, Any] = {}  # a HOST orchestrator whose chip scopes were outlined -> the function that runs
+    for i, (item, info) in enumerate(list(defs)):
+        if is_host_orchestrator(info) and has_chip_scopes(item):
+            outlined = outline_chip_scopes(item, src)
+            defs[i] = (outlined.host, info)
+            defs[i + 1:i + 1] = outlined.chips
+            rewritten[item.name] = host_function(outlined.host, src)
     for item, info in defs:
         if item.name in subs:  # a HOST callback: Python run by the L3 worker (pypto.driver.distributed)
             continue
@@ -84,8 +92,8 @@ def program_from_class(
         pb.bind_callees = True
         pb.function(*entry_types)  # built first, so its callees bind to its specialized types
     program = pb.build()
-    program.host_orchestrators = dict.fromkeys(hosts)  # the functions are filled in by @pl.program
-    program.host_functions = dict.fromkeys(single_hosts)
+    program.host_orchestrators = {n: rewritten.get(n) for n in hosts}  # the others are filled in by @pl.program
+    program.host_functions = {n: rewritten.get(n) for n in single_hosts}
     program.sub_workers = {n: HostFunction(n, None, abstract) for n, abstract in subs.items()}
     program.respecialize = lambda name, types: program_from_class(cls_node, src, (name, types))
     return program
@@ -98,6 +106,11 @@ def is_multichip_host(fdef: ast.FunctionDef, info: FunctionInfo, sub_workers: An
         return False
     body = ast.unparse(fdef)
     return "pld." in body or "device=" in body or any(f"self.{n}(" in body for n in sub_workers)
+
+
+def is_host_orchestrator(info: FunctionInfo) -> bool:
+    """``@pl.function(level=pl.Level.HOST[, role=pl.Role.Orchestrator])``: an orchestrator run on the host."""
+    return info.level is Level.HOST and info.role in (None, Role.Orchestrator)
 
 
 def is_host_sub_worker(info: FunctionInfo) -> bool:

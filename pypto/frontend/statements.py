@@ -32,6 +32,7 @@ from pypto.errors import (
 )
 
 from .constexpr import NotConstant, evaluate
+from .hierarchy import at_args, reject_chip_scope
 from .scopes import Scope, assigned_names, loaded_names, must_defined, set_name, upward_exposed
 from .source import dotted
 from .sugar import OPS
@@ -562,19 +563,14 @@ class StmtMixin:
             if k.arg == "dumps":
                 dumps_node = k.value
                 continue
-            if k.arg not in ("level", "name_hint"):
+            if k.arg not in ("level", "role", "name_hint"):
                 raise self.fail(InvalidOperationError, f"pl.at has no argument '{k.arg}'", k.value)
-            try:
-                kw[k.arg] = evaluate(k.value, self.src.globals)
-            except NotConstant as e:
-                raise self.fail(ParserTypeError, f"pl.at {k.arg} must be a constant: {e.message}", e.node) from None
-        if call.args:
-            raise self.fail(
-                InvalidOperationError, "pl.at takes keyword arguments only (level=, name_hint=, dumps=)", call
-            )
-        level = kw.get("level", Level.CORE_GROUP)
-        if not isinstance(level, Level):
-            raise self.fail(ParserTypeError, "pl.at level must be a pl.Level member", call)
+        at = at_args(call, self.src)  # level, role, name_hint: checked as upstream checks them
+        if at.role is not None:  # a hierarchy scope: outlined from a HOST orchestrator (pypto.frontend.hierarchy)
+            reject_chip_scope(call, self.src, f"a {self.kind} function")
+        level = at.level
+        if at.name_hint is not None:
+            kw["name_hint"] = at.name_hint
         block, scope = Block(), Scope(self.scope)
         self.at_depth += 1
         try:

@@ -10,6 +10,8 @@
 - :class:`ChipWorker` / :class:`DeviceTensor` -- resident device memory;
 - :class:`DistributedWorker` -- a prepared multi-chip (L3) worker: persistent rank processes, resident
   tensors (``StackedDeviceTensor``), HOST callbacks (:mod:`.distributed.worker`);
+- :mod:`.device_runner` -- upstream's L2 device pipeline (``compile_and_assemble``, ``execute_on_device``) and
+  :mod:`.simpler_compat` -- the Simpler runtime's level-3 ``Worker`` API upstream's programs call;
 - :mod:`.orchestration` (host-side task graph) and :mod:`.scheduler`
   (dispatch onto the target's AIC/AIV cores).
 """

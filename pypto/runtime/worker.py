@@ -55,10 +55,13 @@ class RegistrationHandle:
 
     __test__ = False
 
-    def __init__(self, worker: ChipWorker, name: str, compiled: Any):
+    def __init__(self, worker: Any, name: str, compiled: Any, target: Any = None):
         self.worker = worker
         self.name = name
         self.compiled = compiled
+        self.target = name if target is None else target
+        """What ``worker.run`` dispatches: the registered name (a ChipWorker's), or the compiled program (an L3
+        ``DistributedWorker``'s)."""
         self._closed = False
 
     @property
@@ -72,7 +75,7 @@ class RegistrationHandle:
                 f"the registration {self.name!r} was released (unregister() or its ChipWorker was closed); "
                 "register the program again"
             )
-        return self.worker.run(self.name, *args, config=config)
+        return self.worker.run(self.target, *args, config=config)
 
     def unregister(self) -> None:
         """Mark this handle closed (the worker keeps the program until ``close``)."""

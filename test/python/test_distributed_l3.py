@@ -234,7 +234,7 @@ def test_remote_load_after_a_barrier_reads_the_peers_window(tmp_path: Path) -> N
         y.zero_()
         rt.run(compiled, x * 3, y)  # windows start cleared on every dispatch
         assert torch.equal(y, torch.roll(x * 3, 1, dims=0) * 2)
-    with pytest.raises(RuntimeError, match="closed"):
+    with pytest.raises(RuntimeError, match=r"DistributedWorker.run\(\) called after close\(\)"):
         rt(x, y)
 
 

@@ -16,7 +16,7 @@ import torch
 
 from pypto import ir
 from pypto.ir.distributed_compiled_program import DistributedCompiledProgram, DistributedConfig
-from pypto.runtime import DistributedWorker, RunConfig, StackedDeviceTensor
+from pypto.runtime import DistributedWorker, RunConfig, StackedDeviceTensor, simpler_compat
 from pypto.runtime.distributed import DistributedRunError
 from pypto.runtime.distributed.pool import RankPool
 
@@ -80,7 +80,7 @@ def test_a_missing_or_unknown_binding_is_a_value_error_before_anything_starts(
         inspect_program: DistributedCompiledProgram) -> None:
     with pytest.raises(ValueError, match=r"abstract SubWorker\(s\) \['inspect'\] have no implementation"):
         inspect_program.prepare()
-    with pytest.raises(ValueError, match=r"callbacks \['nope'\]: no HOST SubWorker of that name"):
+    with pytest.raises(ValueError, match=r"callbacks names \['nope'\] are not sub-workers"):
         inspect_program.prepare(callbacks={"inspect": print, "nope": print})
     with pytest.raises(ValueError, match="have no implementation"):  # a one-shot call needs the binding too
         inspect_program(torch.zeros(2, 2, pw.N), torch.zeros(2, 2, pw.N))
@@ -129,7 +129,8 @@ def test_a_plan_with_windows_keeps_them_across_its_callbacks_and_drops_them_when
         rt(x, y)  # the ranks go on: the next dispatch opens its own windows
 
 
-def test_a_persistent_chip_keeps_its_state_across_dispatches_and_programs(tmp_path: Path) -> None:
+def test_a_persistent_chip_keeps_its_state_across_dispatches_and_programs(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     torch.manual_seed(1)
     x = torch.randn(2, 2, pw.N)
     cfg = RunConfig(distributed_config=dc(), save_kernels_dir=str(tmp_path / "a"))
@@ -143,17 +144,33 @@ def test_a_persistent_chip_keeps_its_state_across_dispatches_and_programs(tmp_pa
         rt.run(acc_prog, x, acc)
         rt.run(acc_prog, x, acc)  # the second dispatch reads what the first left on each chip
         out = torch.zeros(2, 2, pw.N)
+        handed: list[torch.Tensor] = []
+        wire = simpler_compat.make_tensor_arg
+        monkeypatch.setattr(simpler_compat, "make_tensor_arg", lambda w, t: handed.append(t) or wire(w, t))
         rt.run(read_prog, acc, out)  # another program, same chips, same resident shards
+        assert len(handed) == 1 and handed[0] is out  # host tensors become dispatch arguments; `acc` stays resident
+        monkeypatch.undo()
         torch.testing.assert_close(out, 1 + 2 * x)
+        assert rt._owned_tensors == [acc]  # upstream's name for the live resident tensors
+        handle = rt.register(read_prog)  # upstream's explicit surface: a handle that dispatches the program
+        assert handle.compiled is read_prog and not handle.closed
+        out.zero_()
+        handle(acc, out)
+        torch.testing.assert_close(out, 1 + 2 * x)
+        with pytest.raises(ValueError, match="requires a program this worker was made with"):
+            rt.register(object())
         host = torch.zeros(2, 2, pw.N)
         rt.copy_stacked_from(acc, host)
         torch.testing.assert_close(host, 1 + 2 * x)
         assert rt.pids == pids  # no rank process was started again
-        with pytest.raises(TypeError, match="several programs"):
+        with pytest.raises(TypeError, match="ambiguous"):
             rt(x, acc)
         rt.free_tensor(acc)
         with pytest.raises(ValueError, match="was freed"):
             rt.run(read_prog, acc, out)
+    assert handle.closed and rt._owned_tensors == []  # a closed worker's handles are closed
+    with pytest.raises(RuntimeError, match=r"DistributedWorker.register\(\) called after close\(\)"):
+        rt.register(read_prog)
     with pytest.raises(TypeError, match="a one-shot call takes host tensors only"):
         acc_prog(x, acc)
 

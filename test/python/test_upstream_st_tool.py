@@ -24,6 +24,15 @@ def test_fails():
     raise AssertionError("boom")
 
 
+def test_simpler_shims():
+    import pypto.runtime.simpler_compat as ours
+    from simpler.task_interface import TaskArgs
+    from simpler.worker import Worker
+    from simpler_setup import torch_interop
+
+    assert torch_interop is ours and Worker is ours.Worker and TaskArgs is ours.TaskArgs
+
+
 @pytest.mark.platforms("a5sim")
 def test_other_platform():
     pass
@@ -44,10 +53,11 @@ def test_a_fake_checkout_runs_with_the_two_fixtures(tmp_path: Path, capsys: pyte
     out = capsys.readouterr().out.splitlines()
     assert code == 1
     assert "PASS  test_fake::test_fixtures" in out
+    assert "PASS  test_fake::test_simpler_shims" in out  # Simpler's modules, on this run's sys.path only
     assert any(line.startswith("FAIL  test_fake::test_fails: AssertionError: boom") for line in out)
     assert any(line.startswith("SKIP  test_fake::test_other_platform: platforms ('a5sim',)") for line in out)
     assert any(line.startswith("FAIL  ::test_broken") for line in out)  # a module that does not import
-    assert out[-1] == "st/distributed 1/4"
+    assert out[-1] == "st/distributed 2/5"
 
 
 def test_not_a_checkout_is_a_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -21,6 +21,8 @@ from typing import Any
 
 import torch
 
+from .. import simpler_compat as _wire  # host tensors become dispatch arguments here (looked up per call)
+from ..worker import RegistrationHandle
 from .config import under_torchrun
 from .pool import RankPool
 from .resident import DistributedDeviceTensor, StackedDeviceTensor, rank_alloc, rank_free, rank_read
@@ -81,7 +83,7 @@ class DistributedWorker:
         known = set().union(*(p.sub_worker_names() for p in programs))
         unknown = sorted(set(self.callbacks) - known)
         if unknown:
-            raise ValueError(f"callbacks {unknown}: no HOST SubWorker of that name (the programs have "
+            raise ValueError(f"callbacks names {unknown} are not sub-workers of the prepared program(s) (they have "
                              f"{sorted(known) or 'none'})")
         missing = sorted(set().union(*(p.required_callbacks() for p in programs)) - set(self.callbacks))
         if missing:
@@ -117,6 +119,23 @@ class DistributedWorker:
             self.pool.close()
         for ident in self._window_ids.values():
             remove_window_files(ident)  # a killed rank cannot remove its own
+
+    def _require_open(self, op: str) -> None:
+        if self.closed:
+            raise RuntimeError(f"DistributedWorker.{op}() called after close()")
+
+    def register(self, compiled: Any) -> RegistrationHandle:
+        """A handle that dispatches ``compiled`` (one of this worker's programs) when called (upstream's
+        ``rt.register``; the programs are set up when the worker is made, so this only packages ``run``)."""
+        self._require_open("register")
+        if not any(compiled is p for p in self.programs):
+            raise ValueError("DistributedWorker.register(compiled) requires a program this worker was made with")
+        return RegistrationHandle(self, getattr(compiled, "name", "l3"), compiled, target=compiled)
+
+    @property
+    def _owned_tensors(self) -> list[DistributedDeviceTensor]:
+        """The live resident tensors (upstream's name; ``close`` frees them)."""
+        return list(self._tensors.values())
 
     def _live(self) -> RankPool:
         if self.closed:
@@ -154,14 +173,14 @@ class DistributedWorker:
 
     def run(self, compiled: Any, *args: Any, config: Any = None) -> None:
         """Dispatch ``compiled`` (one of this worker's programs); blocks until every rank is done."""
-        if self.closed:
-            raise RuntimeError("this DistributedWorker is closed")
+        self._require_open("run")
         if not any(compiled is p for p in self.programs):
             raise ValueError(f"{compiled!r} is not registered on this worker (pass it in prepare(extra_compiled=))")
         for a in args:
             if isinstance(a, DistributedDeviceTensor) and (a.freed or self._tensors.get(a.id) is not a):
                 raise ValueError(f"{a!r} was {'freed' if a.freed else 'allocated by another worker'}: a resident "
                                  "tensor is valid on the worker that allocated it, until freed")
+        args = tuple(_wire.make_tensor_arg(self, a) if isinstance(a, torch.Tensor) else a for a in args)
         if self.pool is None:
             compiled(*args, config=config)
         else:
@@ -169,7 +188,8 @@ class DistributedWorker:
 
     def __call__(self, *args: Any, config: Any = None) -> None:
         if len(self.programs) > 1:
-            raise TypeError("this worker has several programs: dispatch each with rt.run(compiled, *args)")
+            raise TypeError("rt(*args) is ambiguous on a multi-program DistributedWorker: dispatch each program "
+                            "with rt.run(compiled, *args)")
         self.run(self.programs[0], *args, config=config)
 
     def submit(self, compiled: Any, *args: Any, config: Any = None) -> DistributedRunHandle:
