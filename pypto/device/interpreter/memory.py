@@ -48,11 +48,11 @@ class DType:
     name: str  # fp32 fp16 bf16 int8 int16 int32 int64 uint8 ... bool
     storage: np.dtype
     compute: np.dtype
+    itemsize: int = field(init=False, repr=False, compare=False)
+    """Bytes per element (``storage.itemsize``, kept: read on every tile copy)."""
 
-    @property
-    def itemsize(self) -> int:
-        """Bytes per element."""
-        return self.storage.itemsize
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "itemsize", self.storage.itemsize)
 
     @property
     def is_float(self) -> bool:

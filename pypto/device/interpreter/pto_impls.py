@@ -809,7 +809,21 @@ def partition_view(op: Any) -> Run:
                 return (view.partition_2d(o0, o1, n0, n1),)
             return (view.partition((o0, o1), (n0, n1)),)
 
+        def value_step(ins: tuple[int, ...], out: int) -> Callable[[Any, CoreState], None]:
+            """:func:`run_2d` as the compiled engine's step over the slots ``ins`` (one call per execution)."""
+            v, a, b, c, d = ins
+
+            def step(env: Any, core: CoreState) -> None:
+                view = env[v]
+                if len(view.shape) == 2:
+                    env[out] = view.partition_2d(env[a], env[b], env[c], env[d])
+                else:
+                    env[out] = view.partition((env[a], env[b]), (env[c], env[d]))
+
+            return step
+
         run_2d.pure = True  # type: ignore[attr-defined]
+        run_2d.value_step = value_step  # type: ignore[attr-defined]
         return run_2d
 
     def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
