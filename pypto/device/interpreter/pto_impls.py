@@ -288,6 +288,7 @@ def _dps(numerics: Prepare) -> Prepare:
                 races.instruction(pipe, op, ins, outs)
 
         target_pipe, pipe_name = PIPE_NAMES[pipe]
+        acc = (op, pipe)  # the race detector's record of an access by this op (RaceDetector.instruction_1)
 
         def step_of(gather: Callable[[Any], PythonValues]) -> Callable[[Any, CoreState], None]:
             """:func:`run` as the compiled engine's step, its operands gathered from the slots by ``gather``
@@ -315,7 +316,10 @@ def _dps(numerics: Prepare) -> Prepare:
                 tl.rows.append((name, instr, target_pipe, pipe_name, start, end, kind, op, detail))
                 races = core.races
                 if races is not None:
-                    races.instruction(pipe, op, ins, outs)
+                    if single:
+                        races.instruction_1(acc, ins[0] if ins else None, outs[0] if outs else None)
+                    else:
+                        races.instruction(pipe, op, ins, outs)
 
             return step
 
