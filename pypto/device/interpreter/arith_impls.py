@@ -8,6 +8,7 @@ the compiled engine (:mod:`.compiled`) calls them directly.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -53,6 +54,15 @@ def run_subi(interp: Interpreter, op: arith.SubiOp, args: PythonValues) -> Pytho
 
 def run_muli(interp: Interpreter, op: arith.MuliOp, args: PythonValues) -> PythonValues:
     return (_wrap(interp, op, args[0] * args[1]),)
+
+
+INDEX_BINARY: dict[type[Operation], Callable[[int, int], int]] = {
+    arith.AddiOp: operator.add,
+    arith.SubiOp: operator.sub,
+    arith.MuliOp: operator.mul,
+}
+"""The integer operation of addi/subi/muli: the compiled engine computes it in one step and calls the op's
+:data:`ARITH_IMPLS` entry only when the value leaves the 32-bit range (where :func:`_wrap` may wrap)."""
 
 
 def run_maxsi(interp: Interpreter, op: arith.MaxSIOp, args: PythonValues) -> PythonValues:

@@ -37,7 +37,7 @@ from pypto.ptoas.dialect.misc_ops import SectionCubeOp, SectionVectorOp
 from pypto.utils.ir_fingerprint import fingerprint
 
 from . import loop_replay
-from .arith_impls import ARITH_IMPLS
+from .arith_impls import ARITH_IMPLS, INDEX_BINARY
 from .core import CoreState
 from .loop_replay import DATA, PURE, LoopReplay, Role
 from .memory import DeviceError
@@ -324,6 +324,11 @@ def _handler_step(run: Any, ins: tuple[int, ...], outs: tuple[int, ...]) -> Step
             step = no_result
     elif len(outs) == 1:
         (out,) = outs
+        value_step = getattr(run, "value_step", None)
+        if value_step is not None:  # a pure op with its own step over the slots (partition_view)
+            step = value_step(ins, out)
+            step.role = _role(run, gather, True)  # type: ignore[attr-defined]
+            return step
 
         def one_result(env: Env, core: CoreState) -> None:
             env[out] = run(core, core.interp, gather(env))[0]
@@ -362,10 +367,24 @@ _PURE = Role(PURE)
 
 
 def _arith_step(fn: Any, op: Operation, ins: tuple[int, ...], outs: tuple[int, ...]) -> Step:
-    """An arith op of :data:`~.arith_impls.ARITH_IMPLS`."""
+    """An arith op of :data:`~.arith_impls.ARITH_IMPLS` (an index add/sub/mul of two values: the
+    operation itself, ``fn`` only when the result leaves the 32-bit range and may wrap)."""
     if len(outs) == 1:
         (out,) = outs
         gather = _gather(ins)
+        exact = INDEX_BINARY.get(type(op))
+        if exact is not None and len(ins) == 2:
+            a, b = ins
+
+            def binary(env: Env, core: CoreState) -> None:
+                value = exact(env[a], env[b])
+                if -2147483648 <= value < 2147483648:
+                    env[out] = value
+                else:
+                    env[out] = fn(core.interp, op, (env[a], env[b]))[0]
+
+            binary.role = _PURE  # type: ignore[attr-defined]
+            return binary
 
         def one_result(env: Env, core: CoreState) -> None:
             env[out] = fn(core.interp, op, gather(env))[0]

@@ -22,7 +22,7 @@ from .costs import CostModel
 from .loop_replay import SYNC, Role
 from .memory import CoreMemory, DType, TileRef
 from .races import RaceDetector
-from .timing import Timeline
+from .timing import PIPE_NAMES, Timeline, flag_detail
 
 Locs = tuple[str | None, str | None]
 Step = Callable[[Any, "CoreState"], None]
@@ -156,23 +156,60 @@ class CoreState:
         """A static ``set_flag`` (``setting``) or ``wait_flag`` prepared once: ``step(env, core)`` runs it
         (:meth:`set_flag` / :meth:`wait_flag` with the flag key and op name resolved ahead)."""
         key, name = (src, dst, event), op.name
+        set_pipe, set_hw = PIPE_NAMES[src]
+        wait_pipe, wait_hw = PIPE_NAMES[dst]
+        detail = flag_detail(key)
         if setting:
 
             def set_step(env: object, core: CoreState) -> None:
-                core.timeline.signal(name, key, core.set_flag_cycles, op)
+                # Timeline.signal and RaceDetector.set_flag, inlined (one call per execution)
+                tl = core.timeline
+                free, rows = tl.free, tl.rows
+                start = free.get(src, 0)
+                end = free[src] = start + core.set_flag_cycles
+                pending = tl.signals.get(key)
+                if pending is None:
+                    pending = tl.signals[key] = deque()
+                pending.append((end, len(rows)))
+                rows.append((name, "SET_FLAG", set_pipe, set_hw, start, end, "signal", op, detail))
                 races = core.races
                 if races is not None:
-                    races.set_flag(key)
+                    q, snaps = races.index.get(src), races.flags.get(key)
+                    if q is None or snaps is None:
+                        races.set_flag(key)
+                    else:
+                        snaps.append(races.clock[q][:])
 
             set_step.flag = (key, True)  # type: ignore[attr-defined]  # for flag_pair_step
             set_step.role = Role(SYNC, frozenset((src,)), frozenset((key,)))  # type: ignore[attr-defined]
             return set_step
 
         def wait_step(env: object, core: CoreState) -> None:
-            core.timeline.wait(name, key, core.wait_flag_cycles, op)
+            # Timeline.wait and RaceDetector.wait_flag, inlined when a signal is pending (one call)
+            tl = core.timeline
+            pending = tl.signals.get(key)
+            if not pending:
+                tl.wait(name, key, core.wait_flag_cycles, op)
+                races = core.races
+                if races is not None:
+                    races.wait_flag(key)
+                return
+            free, rows = tl.free, tl.rows
+            start = free.get(dst, 0)
+            fired, signal_row = pending.popleft()
+            if fired > start:
+                start = fired
+            tl.flag_pairs.append((signal_row, len(rows)))
+            end = free[dst] = start + core.wait_flag_cycles
+            rows.append((name, "WAIT_FLAG", wait_pipe, wait_hw, start, end, "wait", op, detail))
             races = core.races
             if races is not None:
-                races.wait_flag(key)
+                snaps, d = races.flags.get(key), races.index.get(dst)
+                if not snaps or d is None:
+                    races.wait_flag(key)
+                else:
+                    clock = races.clock
+                    clock[d] = list(map(max, clock[d], snaps.popleft()))
 
         wait_step.flag = (key, False)  # type: ignore[attr-defined]
         wait_step.role = Role(SYNC, frozenset((dst,)), frozenset((key,)))  # type: ignore[attr-defined]
@@ -189,17 +226,39 @@ class CoreState:
         if set_flag is None or wait_flag is None or not set_flag[1] or wait_flag[1] or set_flag[0] != wait_flag[0]:
             return None
         key = set_flag[0]
-        handshake = Timeline.handshake_of(key, set_op.name, set_op, wait_op.name, wait_op)
-        src, dst, _ = key
+        src, dst, event = key
+        set_pipe, set_hw = PIPE_NAMES[src]
+        wait_pipe, wait_hw = PIPE_NAMES[dst]
+        detail = flag_detail(key)
+        set_name, wait_name = set_op.name, wait_op.name
 
         def pair(env: object, core: CoreState) -> None:
-            if handshake(core.timeline, core.set_flag_cycles, core.wait_flag_cycles):
-                races = core.races
-                if races is not None:
-                    races.handshake(src, dst)
-            else:
+            # Timeline.signal + Timeline.wait (the wait consumes this signal) and RaceDetector.handshake, inlined
+            tl = core.timeline
+            if tl.signals.get(key):
                 set_step(env, core)
                 wait_step(env, core)
+                return
+            free, rows = tl.free, tl.rows
+            start = free.get(src, 0)
+            fired = free[src] = start + core.set_flag_cycles
+            n = len(rows)
+            rows.append((set_name, "SET_FLAG", set_pipe, set_hw, start, fired, "signal", set_op, detail))
+            start = free.get(dst, 0)
+            if fired > start:
+                start = fired
+            end = free[dst] = start + core.wait_flag_cycles
+            tl.flag_pairs.append((n, n + 1))
+            rows.append((wait_name, "WAIT_FLAG", wait_pipe, wait_hw, start, end, "wait", wait_op, detail))
+            races = core.races
+            if races is not None:
+                index = races.index
+                q, d = index.get(src), index.get(dst)
+                if q is None or d is None:
+                    races.handshake(src, dst)
+                else:
+                    clock = races.clock
+                    clock[d] = list(map(max, clock[d], clock[q]))
 
         pair.role = Role(SYNC, frozenset((src, dst)), frozenset((key,)))  # type: ignore[attr-defined]
         return pair

@@ -56,11 +56,11 @@ class DType:
     compute: np.dtype
     f8: Float8Format | None = field(default=None, compare=False)
     """The 8-bit float format of an f8 element type (stored as its codes)."""
+    itemsize: int = field(init=False, repr=False, compare=False)
+    """Bytes per element (``storage.itemsize``, kept: read on every tile copy)."""
 
-    @property
-    def itemsize(self) -> int:
-        """Bytes per element."""
-        return self.storage.itemsize
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "itemsize", self.storage.itemsize)
 
     @property
     def is_float(self) -> bool:

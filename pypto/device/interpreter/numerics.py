@@ -8,6 +8,7 @@ storage type by :func:`pypto.device.interpreter.memory.to_storage`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 
@@ -81,11 +82,11 @@ UNARY: dict[str, Unary] = {
 }
 
 UNARY_INTO: dict[str, Callable[[np.ndarray, np.ndarray], object]] = {
-    "abs": lambda a, out: np.abs(a, out=out),
-    "neg": lambda a, out: np.negative(a, out=out),
-    "exp": lambda a, out: np.exp(a, out=out, dtype=np.float64),  # in float64, rounded once: as _exp
-    "log": lambda a, out: np.log(a, out=out),
-    "sqrt": lambda a, out: np.sqrt(a, out=out),
+    "abs": np.abs,  # ufuncs take ``out`` positionally: no Python frame per call
+    "neg": np.negative,
+    "exp": partial(np.exp, dtype=np.float64),  # in float64, rounded once: as _exp
+    "log": np.log,
+    "sqrt": np.sqrt,
     "relu": lambda a, out: np.maximum(a, 0, out=out),
 }
 """:data:`UNARY` kernels that write into ``out`` (an fp32 or fp64 array of the input's dtype and shape)

@@ -288,6 +288,7 @@ def _dps(numerics: Prepare) -> Prepare:
                 races.instruction(pipe, op, ins, outs)
 
         target_pipe, pipe_name = PIPE_NAMES[pipe]
+        acc = (op, pipe)  # the race detector's record of an access by this op (RaceDetector.instruction_1)
 
         def step_of(gather: Callable[[Any], PythonValues]) -> Callable[[Any, CoreState], None]:
             """:func:`run` as the compiled engine's step, its operands gathered from the slots by ``gather``
@@ -315,7 +316,10 @@ def _dps(numerics: Prepare) -> Prepare:
                 tl.rows.append((name, instr, target_pipe, pipe_name, start, end, kind, op, detail))
                 races = core.races
                 if races is not None:
-                    races.instruction(pipe, op, ins, outs)
+                    if single:
+                        races.instruction_1(acc, ins[0] if ins else None, outs[0] if outs else None)
+                    else:
+                        races.instruction(pipe, op, ins, outs)
 
             return step
 
@@ -809,7 +813,21 @@ def partition_view(op: Any) -> Run:
                 return (view.partition_2d(o0, o1, n0, n1),)
             return (view.partition((o0, o1), (n0, n1)),)
 
+        def value_step(ins: tuple[int, ...], out: int) -> Callable[[Any, CoreState], None]:
+            """:func:`run_2d` as the compiled engine's step over the slots ``ins`` (one call per execution)."""
+            v, a, b, c, d = ins
+
+            def step(env: Any, core: CoreState) -> None:
+                view = env[v]
+                if len(view.shape) == 2:
+                    env[out] = view.partition_2d(env[a], env[b], env[c], env[d])
+                else:
+                    env[out] = view.partition((env[a], env[b]), (env[c], env[d]))
+
+            return step
+
         run_2d.pure = True  # type: ignore[attr-defined]
+        run_2d.value_step = value_step  # type: ignore[attr-defined]
         return run_2d
 
     def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:

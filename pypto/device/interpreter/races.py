@@ -240,6 +240,49 @@ class RaceDetector:
                 reads_of.clear()
             seg.w_pipe, seg.w_tick, seg.w_who = q, tick, me
 
+    def instruction_1(self, acc: tuple[object, Pipe], read: Any, write: Any) -> None:
+        """:meth:`instruction` of an instruction reading at most one tile and writing at most one (``read``,
+        ``write``: the tile or None), its ``(op, pipe)`` given as one tuple made once per op (a data op's
+        step calls this on every execution)."""
+        pipe = acc[1]
+        q = self.index.get(pipe)
+        if q is None:
+            q = self._pipe(pipe)
+        seen = self.clock[q]
+        seen[q] += 1
+        who = self.who
+        me = len(who)
+        who.append(acc)
+        tick = seen[q]
+        if read is not None:
+            lo = read.addr
+            hi = lo + read.nbytes
+            seg = self._exact.get((read.space, lo))
+            if seg is None or seg.hi != hi or lo >= hi:
+                self.access(me, read.space, lo, hi, False)
+            else:
+                p = seg.w_pipe
+                if p >= 0 and p != q and seg.w_tick > seen[p]:
+                    self._report(acc, read.space, lo, hi, seg.w_who, "reads", "written")
+                seg.reads[q] = (tick, me)
+        if write is not None:
+            lo = write.addr
+            hi = lo + write.nbytes
+            seg = self._exact.get((write.space, lo))
+            if seg is None or seg.hi != hi or lo >= hi:
+                self.access(me, write.space, lo, hi, True)
+                return
+            p = seg.w_pipe
+            if p >= 0 and p != q and seg.w_tick > seen[p]:
+                self._report(acc, write.space, lo, hi, seg.w_who, "writes", "written")
+            reads_of = seg.reads
+            if reads_of:
+                for rp, (rtick, rwho) in reads_of.items():
+                    if rp != q and rtick > seen[rp]:
+                        self._report(acc, write.space, lo, hi, rwho, "writes", "read")
+                reads_of.clear()
+            seg.w_pipe, seg.w_tick, seg.w_who = q, tick, me
+
     def access(self, who: int, space: str, lo: int, hi: int, write: bool) -> None:
         """Check and record one access of ``space[lo:hi]`` by access id ``who``."""
         if lo >= hi:

@@ -47,6 +47,11 @@ def _flag_detail(src: Pipe, dst: Pipe, event: int) -> str:
     return got
 
 
+def flag_detail(key: tuple[Pipe, Pipe, int]) -> str:
+    """The detail of the flag ``key`` = (src, dst, event)'s records (formatted once per flag)."""
+    return _FLAG_DETAIL.get(key) or _flag_detail(*key)
+
+
 @dataclass(slots=True)
 class InstrRecord:
     """One executed instruction.
@@ -170,37 +175,6 @@ class Timeline:
         target_pipe, pipe_name = PIPE_NAMES[src]
         detail = _FLAG_DETAIL.get(key) or _flag_detail(*key)
         rows.append((op, "SET_FLAG", target_pipe, pipe_name, start, end, "signal", site, detail))
-
-    @staticmethod
-    def handshake_of(
-        key: tuple[Pipe, Pipe, int], set_op: str, set_site: object, wait_op: str, wait_site: object
-    ) -> Callable[[Timeline, int, int], bool]:
-        """One set_flag/wait_flag pair of the flag ``key`` (``set_op``/``wait_op``: the ops' names, the sites
-        their rows' ``site``) as ``handshake(timeline, set_cycles, wait_cycles)``: :meth:`signal` then
-        :meth:`wait` when no older signal of the flag is pending (the wait consumes this signal: no queue
-        entry is made); False, with nothing done, when one is. What the rows need is resolved here, once."""
-        src, dst, event = key
-        set_pipe, set_hw = PIPE_NAMES[src]
-        wait_pipe, wait_hw = PIPE_NAMES[dst]
-        detail = _FLAG_DETAIL.get(key) or _flag_detail(src, dst, event)
-
-        def handshake(tl: Timeline, set_cycles: int, wait_cycles: int) -> bool:
-            if tl.signals.get(key):
-                return False
-            free, rows = tl.free, tl.rows
-            start = free.get(src, 0)
-            fired = free[src] = start + set_cycles
-            n = len(rows)
-            rows.append((set_op, "SET_FLAG", set_pipe, set_hw, start, fired, "signal", set_site, detail))
-            start = free.get(dst, 0)
-            if fired > start:
-                start = fired
-            end = free[dst] = start + wait_cycles
-            tl.flag_pairs.append((n, n + 1))
-            rows.append((wait_op, "WAIT_FLAG", wait_pipe, wait_hw, start, end, "wait", wait_site, detail))
-            return True
-
-        return handshake
 
     def wait(self, op: str, key: tuple[Pipe, Pipe, int], cycles: int, site: object) -> None:
         """``wait_flag`` of the flag ``key`` = (src, dst, event): a WAIT entry in dst's queue, consuming the
