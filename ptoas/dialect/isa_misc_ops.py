@@ -26,7 +26,7 @@ and the hardware-only ops (PTOOps.td).
     pto.set_ffts %ffts : memref<256xi64>     pto.print ins("fmt %d", %x : i32)     pto.trap
 
 On the simulator: the FIFO ops move tiles through an in-order queue per pipe, async
-DMA completes at once (wait/test return true), ``set_ffts`` and ``get_buf``/``rls_buf``
+DMA is one GM -> GM copy done when issued (wait/test return true; both engines), ``set_ffts`` and ``get_buf``/``rls_buf``
 are no-ops, ``trap`` stops the kernel with an error (see docs/ptoas.md, "The whole ISA").
 """
 
@@ -1039,15 +1039,8 @@ NOT_SIMULATED: dict[type[PTOOp], str] = {}
 """Ops the simulator does not run, and why (none left: the tile views alias their source's bytes)."""
 
 NO_CPP: dict[type[PTOOp], str] = {
-    StoreScalarOp: "GM scalar access: run by the interpreter only",
-    PrintOp: "printf: run by the interpreter only (kept with tprint's output)",
     GetBufOp: "buffer-id handshake: a no-op in the interpreter, nothing to emit",
     RlsBufOp: "buffer-id handshake: a no-op in the interpreter, nothing to emit",
-    BuildAsyncSessionOp: "async DMA: run by the interpreter only",
-    TPutAsyncOp: "async DMA: run by the interpreter only",
-    TGetAsyncOp: "async DMA: run by the interpreter only",
-    WaitAsyncEventOp: "async DMA: run by the interpreter only",
-    TestAsyncEventOp: "async DMA: run by the interpreter only",
 }
 """Ops the interpreter runs but the C++ emitter does not, and why."""
 

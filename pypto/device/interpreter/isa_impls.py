@@ -12,6 +12,7 @@ Simulator-only facts: ``tprefetch``, ``tsync``, ``set_ffts``, ``get_buf`` / ``rl
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -533,14 +534,26 @@ def trap(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> P
     raise DeviceError("pto.trap: the kernel trapped")
 
 
-def pto_print(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
-    """printf of one scalar, kept in ``core.prints`` (as tprint's tiles)."""
-    fmt = op.format.data
+_C_LENGTH = re.compile(r"(%[-+ #0]*\d*(?:\.\d+)?)(?:hh|h|ll|l|j|z|t|L)")
+"""A printf length modifier after a conversion's flags, width and precision (Python's % takes none)."""
+
+
+def c_format(fmt: str, value: Any) -> str:
+    """``printf(fmt, value)`` as C writes it (the C++ engine's ``cce::printf``): an empty format is ``%f``
+    (PTOAS's), length modifiers are dropped, a format without a conversion ignores the value."""
+    fmt = fmt or "%f"
+    spec = _C_LENGTH.sub(r"\1", fmt)
+    if "%" not in spec.replace("%%", ""):
+        return spec.replace("%%", "%")
     try:
-        text = fmt % (args[0],) if "%" in fmt else f"{fmt}{args[0]}"
+        return spec % (value,)
     except (TypeError, ValueError):
-        text = f"{fmt} {args[0]}"
-    core.prints.append(text)
+        return f"{fmt} {value}"
+
+
+def pto_print(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """printf of one scalar (:func:`c_format`), kept in ``core.prints`` (as tprint's tiles)."""
+    core.prints.append(c_format(op.format.data, args[0]))
     return ()
 
 
