@@ -229,20 +229,26 @@ def _peer_source(value: object) -> bool:
 
 
 def _global_tensor(ctx: FuncContext, op: Operation, value: object) -> str:
-    """The ``GlobalTensor`` of a flat 1-D GM operand: a view's own (``partition_view``), else PTOAS's
-    ``Shape<1, 1, 1, 1, N>`` / ``Stride<N, N, N, N, 1>`` over the memref's pointer."""
+    """The ``GlobalTensor`` of a flat (logical) 1-D GM operand: a ``partition_view``'s own, else PTOAS's
+    ``Shape<1, 1, 1, 1, N>`` / ``Stride<N, N, N, N, 1>`` over the memref's (tensor view's) pointer."""
     from xdsl.dialects.builtin import MemRefType
 
+    from pypto.ptoas.dialect.types import TensorViewType
+
     t = value.type  # type: ignore[attr-defined]
-    if not isinstance(t, MemRefType):
+    if isinstance(t, MemRefType):
+        ptr = ctx.name(value, op)  # type: ignore[arg-type]
+    elif isinstance(t, TensorViewType):
+        ptr = ctx.views[value].ptr  # type: ignore[index]
+    else:
         return ctx.name(value, op)  # type: ignore[arg-type]
-    n = t.get_shape()[0]
+    n = t.get_shape()[-1]
     shape_t, stride_t = f"pto::Shape<1, 1, 1, 1, {n}>", f"pto::Stride<{n}, {n}, {n}, {n}, 1>"
     gt_t = f"GlobalTensor<{element_ctype(t.element_type)}, {shape_t}, {stride_t}, pto::Layout::ND>"
     v_shape, v_stride, gt = ctx.fresh(), ctx.fresh(), ctx.fresh()
     ctx.line(f"{shape_t} {v_shape} = {shape_t}();")
     ctx.line(f"{stride_t} {v_stride} = {stride_t}();")
-    ctx.line(f"{gt_t} {gt} = {gt_t}({ctx.name(value, op)}, {v_shape}, {v_stride});")  # type: ignore[arg-type]
+    ctx.line(f"{gt_t} {gt} = {gt_t}({ptr}, {v_shape}, {v_stride});")
     return gt
 
 

@@ -132,3 +132,74 @@ def test_insert_sync_orders_scalar_reads_after_async_writes() -> None:
     lines = _lines(_module(ASYNC))
     assert any(ln.startswith("pto.wait_flag[<PIPE_MTE3>, <PIPE_S>") for ln in _between(lines, "pto.tput_async", "%b[%c5]"))
     assert any(ln.startswith("pto.wait_flag[<PIPE_MTE2>, <PIPE_S>") for ln in _between(lines, "pto.tget_async", "%d[%c63]"))
+
+
+PEER = f"""module attributes {{pto.target_arch = "a2a3"}} {{
+  func.func @k(%ws: {WS}, %win: !pto.ptr<f32>, %src: {F128}, %back: {F128}) attributes {{pto.kernel_kind = #pto.kernel_kind<vector>}} {{
+    %c1 = arith.constant 1 : index
+    %c128 = arith.constant 128 : index
+    %s = pto.alloc_tile : {SCRATCH}
+    %ses = pto.build_async_session(%s, %ws : {SCRATCH}, {WS}) -> !pto.async_session
+    %tv = pto.make_tensor_view %win, shape = [%c128], strides = [%c1] : !pto.tensor_view<128xf32>
+    %remote = pto.comm.peer_view %tv, %c1 : !pto.tensor_view<128xf32> -> !pto.tensor_view<128xf32>
+    %put = pto.tput_async(%remote, %src, %ses : !pto.tensor_view<128xf32>, {F128}, !pto.async_session) -> !pto.async_event
+    %get = pto.tget_async(%back, %remote, %ses : {F128}, !pto.tensor_view<128xf32>, !pto.async_session) -> !pto.async_event
+    %ok = pto.wait_async_event(%get, %ses : !pto.async_event, !pto.async_session) -> i1
+    return
+  }}
+}}
+"""
+
+
+class _Link:
+    """Rank 0 of 2: the window ``%win`` of rank 1 is ``remote``; transfers are recorded, 100 cycles each."""
+
+    rank, nranks = 0, 2
+
+    def __init__(self, local: np.ndarray) -> None:
+        self.local, self.remote = local, np.zeros_like(local)
+        self.transfers: list[tuple[str, int, int, bool]] = []
+
+    def peer_array(self, a: np.ndarray, peer: int) -> np.ndarray:
+        assert a is self.local or np.shares_memory(a, self.local)
+        return self.remote if peer == 1 else self.local
+
+    def owner(self, a: np.ndarray) -> int:
+        return 1 if a is self.remote else 0
+
+    def transfer(self, name: str, peer: int, nbytes: int, write: bool, start: int) -> int:
+        self.transfers.append((name, peer, nbytes, write))
+        return start + 100
+
+
+def test_async_ops_on_a_peer_window_go_over_the_rank_link() -> None:
+    """The interpreter copies into / out of the peer's window and prices each transfer on the link."""
+    from pypto.device.interpreter.comm_impls import rank_link
+
+    window = np.zeros(128, np.float32)
+    link = _Link(window)
+    src, back = np.arange(128, dtype=np.float32) + 0.5, np.zeros(128, np.float32)
+    with rank_link(link):  # type: ignore[arg-type]
+        run_kernel(_module(PEER), "k", [np.zeros(1024, np.int8), window, src, back])
+    np.testing.assert_array_equal(link.remote, src)  # the put landed on rank 1's window
+    assert not window.any()  # not on this rank's
+    np.testing.assert_array_equal(back, src)  # the get read it back
+    assert link.transfers == [("tput_async -> r1", 1, 512, True), ("tget_async <- r1", 1, 512, False)]
+
+
+def test_cpp_emitter_refuses_async_ops_on_a_peer_window() -> None:
+    """One C++ kernel library is one chip: a put to another rank's window is refused, naming the op."""
+    from pypto.ptoas.emitc.errors import EmitError
+
+    with pytest.raises(EmitError, match=r"pto\.tput_async.*another rank's window"):
+        emit_cpp(_module(PEER))
+
+
+def test_views_are_accepted_as_ptoas_does_and_non_1d_views_rejected() -> None:
+    from pypto.ptoas.pto_text import PTOVerifyError
+
+    bad = PEER.replace("!pto.tensor_view<128xf32>", "!pto.tensor_view<2x64xf32>").replace(
+        "shape = [%c128], strides = [%c1]", "shape = [%c2, %c64], strides = [%c64, %c1]"
+    ).replace("%c128 = arith.constant 128 : index", "%c2 = arith.constant 2 : index\n    %c64 = arith.constant 64 : index")
+    with pytest.raises(PTOVerifyError, match="expects dst to be a static flat contiguous logical 1D GM view"):
+        _module(bad, synced=False)

@@ -24,11 +24,11 @@ from pypto.ptoas.dialect import isa_misc_ops as IM
 from pypto.ptoas.dialect import isa_tile_ops as IT
 from pypto.ptoas.dialect.attrs import Pipe
 from pypto.ptoas.dialect.base import tile_of
-from pypto.ptoas.dialect.types import DYNAMIC, element_bits
+from pypto.ptoas.dialect.types import DYNAMIC
 from pypto.ptoas.dialect.vector_ops import UNARY_OPS
 
 from .core import CoreState, Pushed
-from .memory import DeviceError, GmPtr, PartitionView, TileRef, to_compute, to_storage
+from .memory import DeviceError, GmPtr, PartitionView, PeerGmPtr, TensorView, TileRef, to_compute, to_storage
 from .numerics import CMP
 from .pto_impls import fixpipe_quant, fp_scales, tile_ref, tmov
 
@@ -589,26 +589,54 @@ def build_async_session(core: CoreState, interp: Interpreter, op: Any, args: Pyt
     return (("async_session", args[0]),)
 
 
-def async_copy(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
-    """GM -> GM copy of a flat 1-D memref, complete at once; timed as a transfer on the op's pipe."""
-    dst, src = args[0], args[1]
-    if not (isinstance(dst, np.ndarray) and isinstance(src, np.ndarray)):
-        dflat, doff = _gm(dst)
-        sflat, soff = _gm(src)
+def _async_operand(v: Any, what: str, op: Any) -> tuple[np.ndarray, int | None]:
+    """The GM elements a ``tput_async`` / ``tget_async`` operand names (a writable view) and the rank they
+    lie on when it is another one's window (None: this chip's GM)."""
+    if isinstance(v, np.ndarray):
+        return v, None
+    if isinstance(v, PartitionView):
+        return v.window(), (v.ptr.peer if isinstance(v.ptr, PeerGmPtr) else None)
+    if isinstance(v, TensorView):
+        arr = v.array()
+        if arr is None:
+            raise DeviceError(f"'{op.name}': {what} view does not lie inside its GM argument")
+        return arr, (v.ptr.peer if isinstance(v.ptr, PeerGmPtr) else None)
+    if isinstance(v, GmPtr):
         n = int(np.prod(op.dst.type.get_shape()))
-        dflat[doff : doff + n] = sflat[soff : soff + n]
-    else:
-        dst[...] = src
-    nbytes = int(np.prod(op.dst.type.get_shape())) * (element_bits(op.dst.type.element_type) // 8)
-    # through the session's UB scratch: a get costs a GM->UB load, a put a UB->GM store
-    cycles = (
-        core.costs.transfer("TLOAD", None, "vec", nbytes)
-        if op.pipe() == Pipe.PIPE_MTE2
-        else core.costs.transfer("TSTORE", "vec", None, nbytes)
-    )
+        return v.flat[v.offset : v.offset + n], (v.peer if isinstance(v, PeerGmPtr) else None)
+    raise DeviceError(f"'{op.name}': {what} is not a GM memref or view (got {type(v).__name__})")
+
+
+def async_copy(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """One GM -> GM copy of the flat view, done when issued; timed as a transfer on the op's pipe through the
+    session's UB scratch (a get as a GM->UB load, a put as a UB->GM store), or, when one side is another
+    rank's window (``pto.comm.peer_view``), over the rank link (a put ``hop(bytes)``, a get ``latency +
+    hop(bytes)``)."""
+    dst, dpeer = _async_operand(args[0], "dst", op)
+    src, speer = _async_operand(args[1], "src", op)
+    if dst.size != src.size:
+        raise DeviceError(f"'{op.name}': dst has {dst.size} elements, src {src.size}")
+    dst[...] = src.reshape(dst.shape)
+    nbytes = int(src.size * src.itemsize)
     session = args[2]
     scratch = [session[1]] if isinstance(session, tuple) and isinstance(session[1], TileRef) else []
-    core.account(op, op.name[4:].upper(), op.pipe(), cycles, "transfer", [], scratch, f"gm->gm {nbytes}B")
+    put = op.pipe() == Pipe.PIPE_MTE3
+    peer = dpeer if dpeer is not None else speer
+    pipe, instr = op.pipe(), op.name[4:].upper()
+    if peer is None:
+        cycles = (
+            core.costs.transfer("TSTORE", "vec", None, nbytes) if put else core.costs.transfer("TLOAD", None, "vec", nbytes)
+        )
+        core.account(op, instr, pipe, cycles, "transfer", scratch, scratch, f"gm->gm {nbytes}B")
+    else:
+        from .comm_impls import _link
+
+        link = _link(op)
+        start = core.timeline.free.get(pipe, 0)
+        name = f"{instr.lower()} {'->' if put else '<-'} r{peer}"
+        end = max(start, link.transfer(name, peer, nbytes, put, start))
+        core.account(op, instr, pipe, end - start, "transfer", scratch, scratch,
+                     f"{nbytes}B {'->' if put else '<-'} r{peer}", not_before=start)
     return (("async_event", id(op)),)
 
 
