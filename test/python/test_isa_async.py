@@ -203,3 +203,80 @@ def test_views_are_accepted_as_ptoas_does_and_non_1d_views_rejected() -> None:
     ).replace("%c128 = arith.constant 128 : index", "%c2 = arith.constant 2 : index\n    %c64 = arith.constant 64 : index")
     with pytest.raises(PTOVerifyError, match="expects dst to be a static flat contiguous logical 1D GM view"):
         _module(bad, synced=False)
+
+
+# ---------------------------------------------------------------- issue 18 item 6: sync insertion and races
+
+V16 = (
+    "!pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=16, v_row=16, v_col=16, blayout=row_major, "
+    "slayout=none_box, fractal=512, pad=0>"
+)
+ITEM6 = f"""module attributes {{pto.target_arch = "a2a3"}} {{
+  func.func @k(%ws: {WS}, %a: {F128}, %b: {F128}, %d: {F128}, %x: !pto.ptr<f32>, %y: !pto.ptr<f32>) attributes {{pto.kernel_kind = #pto.kernel_kind<vector>}} {{
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c16 = arith.constant 16 : index
+    %two = arith.constant 2.0 : f32
+    %k = arith.constant 7 : i8
+    %x_tv = pto.make_tensor_view %x, shape = [%c16, %c16], strides = [%c16, %c1] : !pto.tensor_view<?x?xf32>
+    %x_pv = pto.partition_view %x_tv, offsets = [%c0, %c0], sizes = [%c16, %c16] : !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<16x16xf32>
+    %y_tv = pto.make_tensor_view %y, shape = [%c16, %c16], strides = [%c16, %c1] : !pto.tensor_view<?x?xf32>
+    %y_pv = pto.partition_view %y_tv, offsets = [%c0, %c0], sizes = [%c16, %c16] : !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<16x16xf32>
+    %x_t = pto.alloc_tile : {V16}
+    %w = pto.alloc_tile : {V16}
+    %y_t = pto.alloc_tile : {V16}
+    pto.tload ins(%x_pv : !pto.partition_tensor_view<16x16xf32>) outs(%x_t : {V16})
+    pto.tmuls ins(%x_t, %two : {V16}, f32) outs(%w : {V16})
+    %r = arith.constant 0 : i32
+    %p = pto.initialize_l2l_pipe {{dir_mask = 1, slot_size = 1024, slot_num = 8, flag_base = 0}}(%r : i32) -> !pto.pipe
+    pto.tpush(%w, %p : {V16}, !pto.pipe) {{split = 0}}
+    %t = pto.declare_tile -> {V16}
+    pto.tpop(%t, %p : {V16}, !pto.pipe) {{split = 0}}
+    pto.tadds ins(%t, %two : {V16}, f32) outs(%y_t : {V16})
+    pto.tfree(%p : !pto.pipe) {{split = 0}}
+    pto.tstore ins(%y_t : {V16}) outs(%y_pv : !pto.partition_tensor_view<16x16xf32>)
+    %s1 = pto.alloc_tile : {SCRATCH}
+    %s2 = pto.alloc_tile : {SCRATCH}
+    %ses1 = pto.build_async_session(%s1, %ws : {SCRATCH}, {WS}) -> !pto.async_session
+    %ses2 = pto.build_async_session(%s2, %ws : {SCRATCH}, {WS}) {{sync_id = 1 : i32}} -> !pto.async_session
+    %put = pto.tput_async(%b, %a, %ses1 : {F128}, {F128}, !pto.async_session) -> !pto.async_event
+    %get = pto.tget_async(%d, %b, %ses2 : {F128}, {F128}, !pto.async_session) -> !pto.async_event
+    pto.texpands ins(%k : i8) outs(%s2 : {SCRATCH})
+    %ok = pto.wait_async_event(%get, %ses2 : !pto.async_event, !pto.async_session) -> i1
+    return
+  }}
+}}
+"""
+
+
+def _item6_args() -> list[np.ndarray]:
+    x = np.arange(256, dtype=np.float32).reshape(16, 16) / 8
+    return [np.zeros(1024, np.int8), np.arange(128, dtype=np.float32), np.zeros(128, np.float32),
+            np.zeros(128, np.float32), x, np.zeros((16, 16), np.float32)]
+
+
+def test_insert_sync_orders_the_pipe_and_async_ops_accesses() -> None:
+    """Each hazard through a pipe or async op gets its flag pair: tmuls (V) -> tpush reading %w (MTE3);
+    tpop writing %t (MTE2) -> tadds (V); tput_async writing GM %b (MTE3) -> tget_async reading it (MTE2:
+    distinct sessions, so only the GM orders them); tget_async staging in %s2 (MTE2) -> texpands (V)."""
+    lines = _lines(_module(ITEM6))
+    waits = {
+        ("pto.tmuls", "pto.tpush("): "<PIPE_V>, <PIPE_MTE3>",
+        ("pto.tpop(", "pto.tadds"): "<PIPE_MTE2>, <PIPE_V>",
+        ("pto.tput_async", "pto.tget_async"): "<PIPE_MTE3>, <PIPE_MTE2>",
+        ("pto.tget_async", "pto.texpands"): "<PIPE_MTE2>, <PIPE_V>",
+    }
+    for (first, then), pipes in waits.items():
+        assert any(ln.startswith(f"pto.wait_flag[{pipes}") for ln in _between(lines, first, then)), (first, then)
+
+
+def test_race_detector_sees_the_pipe_and_async_ops_accesses() -> None:
+    """Without insert-sync the race detector reports each of those hazards (by op and kind); after it, none."""
+    racy = run_kernel(_module(ITEM6, synced=False), "k", _item6_args())
+    msgs = racy.race_messages
+    for op, other in (("tpush", "tmuls"), ("tadds", "tpop"), ("texpands", "tget_async")):
+        assert any(f"race: {op} " in m and f"by {other} " in m for m in msgs), (op, other, msgs)
+    clean = run_kernel(_module(ITEM6), "k", args := _item6_args())
+    assert clean.races == [], clean.race_messages
+    np.testing.assert_array_equal(args[5], args[4] * 2 + 2)
+    np.testing.assert_array_equal(args[3], args[1])
