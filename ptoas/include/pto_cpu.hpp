@@ -2287,10 +2287,12 @@ struct MrgSortExecutedNumList {
 // Format 2: TMRGSORT<Dst, Tmp, Src0, Src1[, Src2[, Src3]], exhausted>(dst, executed, tmp, src0, src1..):
 // merge the sources' sorted pair rows into dst's valid row, largest first (ties: the earlier source),
 // until dst is full or every list is used up; Exhausted stops as soon as one list is used up. The
-// executed counts are not written (PTOAS passes constants there); tmp is scratch, unused here.
+// executed counts (pairs taken from each list; 0 for absent lists) are written into the
+// MrgSortExecutedNumList, as the hardware reports them (the interpreter writes them into a writable
+// list argument); tmp is scratch, unused here.
 namespace cpu {
 template <bool Exhausted, typename D, typename Ex, typename Tmp, typename... S>
-inline void mrgsort_lists(D &d, Ex &&, Tmp &, S &...srcs) {
+inline void mrgsort_lists(D &d, Ex &&executed, Tmp &, S &...srcs) {
     using T = typename D::DType;
     constexpr int N = sizeof...(S);
     d.check("TMRGSORT");
@@ -2318,6 +2320,10 @@ inline void mrgsort_lists(D &d, Ex &&, Tmp &, S &...srcs) {
     }
     uint8_t *out = pair_row("TMRGSORT", d, 0, static_cast<int64_t>(merged.size()));
     for (size_t k = 0; k < merged.size(); ++k) put_pair<T>(out, static_cast<int64_t>(k), merged[k].first, merged[k].second);
+    using List = std::remove_reference_t<Ex>;
+    if constexpr (std::is_same_v<std::remove_cv_t<List>, MrgSortExecutedNumList> && !std::is_const_v<List>) {
+        for (int k = 0; k < 4; ++k) executed.counts[k] = static_cast<uint16_t>(k < N ? head[k] : 0);
+    }
 }
 }  // namespace cpu
 template <typename D, typename T, typename S0, typename S1, bool Exhausted, typename... Ts>

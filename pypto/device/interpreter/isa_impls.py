@@ -399,8 +399,10 @@ def tmrgsort2(core: CoreState, interp: Interpreter, op: Any, args: PythonValues)
     """Format 2 ``(dst, executed, tmp, src0, src1[, src2[, src3]])``: merge the sources' sorted pair
     lists (each its valid row) into dst's valid row, largest first (ties: the earlier source), until dst
     is full or every list is used up; ``{exhausted = true}`` stops as soon as one list is used up. The
-    executed counts are the hardware's report to the caller: an SSA vector cannot carry them back (PTOAS
-    passes constants there), so the simulator leaves them; ``tmp`` is scratch it does not use."""
+    executed counts (pairs taken from each list, 0 for absent lists) are written into the ``executed``
+    list when its value is one the caller can see (a writable array: a kernel argument), as pto_cpu.hpp
+    writes its ``MrgSortExecutedNumList``; a constant list (PTOAS's usual ``dense<0>``) stays as it is
+    (an SSA constant: no op reads it back); ``tmp`` is scratch it does not use."""
     n = len(op.srcs)
     srcs, d = args[:n], args[n]
     size = d.dtype.itemsize
@@ -410,7 +412,10 @@ def tmrgsort2(core: CoreState, interp: Interpreter, op: Any, args: PythonValues)
         vals, idx = _unpack_pairs(core.memory.raw(s)[:1], pairs, s.dtype.storage)
         lists.append([(float(vals[0, p]), p, vals[0, p], idx[0, p]) for p in range(pairs)])
     exhausted = op.exhausted is not None and bool(op.exhausted.value.data)
-    merged, _taken = _merge_desc(lists, d.valid[1] * size // PAIR_BYTES, exhausted)
+    merged, taken = _merge_desc(lists, d.valid[1] * size // PAIR_BYTES, exhausted)
+    executed = args[-1] if op.excuted is not None else None
+    if isinstance(executed, np.ndarray) and executed.size == 4 and executed.flags.writeable:
+        executed.reshape(-1)[:] = np.array(taken + [0] * (4 - n), dtype=np.int64).astype(executed.dtype)
     vals = np.array([[m[2] for m in merged]], dtype=d.dtype.storage).reshape(1, len(merged))
     idx = np.array([[m[3] for m in merged]], dtype=np.uint32).reshape(1, len(merged))
     _store_pairs(core, d, _pack_pairs(vals, idx, d.dtype.storage), "tmrgsort")
