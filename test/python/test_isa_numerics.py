@@ -703,3 +703,21 @@ def test_tmrgsort_writes_its_executed_counts_on_both_engines(build_dir: Path) ->
     fn.restype = ctypes.c_uint64
     packed = fn()
     assert [(packed >> (16 * i)) & 0xFFFF for i in range(4)] == want
+
+
+def test_sort_and_gatherb_are_priced_per_repeat_of_their_intrinsic() -> None:
+    """a2a3 CCE intrinsic costs (head + slope * repeats, tail 0): vbitsort 6/2 a 32-value block, vmrgsort4
+    20/78 a group of 4 lists (format 1) or one merge (format 2), vgatherb 6/2 per 256 B of dst."""
+    got: dict[str, list[int]] = {}
+    for name in ("tsort32_tmrgsort", "tmrgsort_lists", "tgatherb"):
+        run = run_kernel(_synced(CASES[name], name), "k", _arrays(CASES[name]))
+        for r in run.records:
+            if r.instr in ("TSORT32", "TMRGSORT", "TGATHERB"):
+                got.setdefault(f"{name}:{r.instr}", []).append(r.end - r.start)
+    assert got == {
+        "tsort32_tmrgsort:TSORT32": [6 + 2 * 4],  # 128 values: 4 blocks of 32
+        "tsort32_tmrgsort:TMRGSORT": [20 + 78 * 1],  # 256 elements, blockLen 64: one group of 4 lists
+        "tmrgsort_lists:TSORT32": [6 + 2 * 1] * 3,
+        "tmrgsort_lists:TMRGSORT": [20 + 78] * 2,  # format 2: one merge each
+        "tgatherb:TGATHERB": [6 + 2 * 4],  # 16x16 f32 dst: 1024 B = 4 repeats
+    }, got
