@@ -26,7 +26,7 @@ and the hardware-only ops (PTOOps.td).
     pto.set_ffts %ffts : memref<256xi64>     pto.print ins("fmt %d", %x : i32)     pto.trap
 
 On the simulator: the FIFO ops move tiles through an in-order queue per pipe, async
-DMA completes at once (wait/test return true), ``set_ffts`` and ``get_buf``/``rls_buf``
+DMA is one GM -> GM copy done when issued (wait/test return true; both engines), ``set_ffts`` and ``get_buf``/``rls_buf``
 are no-ops, ``trap`` stops the kernel with an error (see docs/ptoas.md, "The whole ISA").
 """
 
@@ -66,9 +66,10 @@ from xdsl.traits import Pure
 from .attrs import AddressSpace, AddressSpaceAttr, Pipe, PipeEventTypeAttr, SyncOpTypeAttr, parse_short_enum
 from .base import A2A3, DpsOp, PTOOp, target_arch, tile_of
 from .isa_attrs import AsyncEventType, AsyncSessionType, EventIdArrayType, PipeType, TileBufConfigAttr
-from .types import PartitionTensorViewType, PtrType, TileBufType, element_bits
+from .types import PartitionTensorViewType, PtrType, TensorViewType, TileBufType, element_bits
 
 Dps = TileBufType | MemRefType | PartitionTensorViewType
+GmView = MemRefType | PartitionTensorViewType | TensorViewType
 S = AddressSpace
 
 
@@ -859,8 +860,8 @@ class _AsyncCopyOp(DpsOp):
     """``(%dst, %src, %session : T, T, !pto.async_session) -> !pto.async_event``: a GM<->GM DMA."""
 
     OUTS: ClassVar[int] = 0
-    dst = operand_def(Dps)
-    src = operand_def(Dps)
+    dst = operand_def(GmView)
+    src = operand_def(GmView)
     session = operand_def(AsyncSessionType)
     event = result_def(AsyncEventType)
 
@@ -907,13 +908,27 @@ class _AsyncCopyOp(DpsOp):
         return [self.dst, *self.scratch()]
 
     def verify_(self) -> None:
-        """Static flat contiguous 1-D GM memrefs of one element type."""
+        """PTOAS's rules: static flat contiguous 1-D GM memrefs, or static tensor / partition views whose dims
+        but the last are 1 (logical 1-D), of one element type and one shape."""
         for name, v in (("dst", self.dst), ("src", self.src)):
             t = v.type
-            if not (isinstance(t, MemRefType) and len(t.get_shape()) == 1 and t.get_shape()[0] > 0):
-                raise self.fail(f"expects {name} to be a static flat contiguous logical 1D GM memref")
+            if isinstance(t, MemRefType):
+                if not (len(t.get_shape()) == 1 and t.get_shape()[0] > 0):
+                    raise self.fail(f"expects {name} to be a static flat contiguous logical 1D GM memref")
+            elif isinstance(t, PartitionTensorViewType | TensorViewType):
+                shape = list(t.get_shape())
+                if not shape:
+                    raise self.fail(f"expects {name} to have rank >= 1")
+                if any(d < 0 for d in shape):
+                    raise self.fail(f"expects {name} to have a static shape")
+                if any(d != 1 for d in shape[:-1]):
+                    raise self.fail(f"expects {name} to be a static flat contiguous logical 1D GM view")
+            else:
+                raise self.fail(f"expects {name} to be a memref/tensor_view/partition_view")
         if self.dst.type.element_type != self.src.type.element_type:  # type: ignore[union-attr]
             raise self.fail("expects src and dst to have the same element type")
+        if list(self.dst.type.get_shape()) != list(self.src.type.get_shape()):  # type: ignore[union-attr]
+            raise self.fail("expects src and dst to have the same static shape")
 
 
 @irdl_op_definition
@@ -1039,15 +1054,8 @@ NOT_SIMULATED: dict[type[PTOOp], str] = {}
 """Ops the simulator does not run, and why (none left: the tile views alias their source's bytes)."""
 
 NO_CPP: dict[type[PTOOp], str] = {
-    StoreScalarOp: "GM scalar access: run by the interpreter only",
-    PrintOp: "printf: run by the interpreter only (kept with tprint's output)",
     GetBufOp: "buffer-id handshake: a no-op in the interpreter, nothing to emit",
     RlsBufOp: "buffer-id handshake: a no-op in the interpreter, nothing to emit",
-    BuildAsyncSessionOp: "async DMA: run by the interpreter only",
-    TPutAsyncOp: "async DMA: run by the interpreter only",
-    TGetAsyncOp: "async DMA: run by the interpreter only",
-    WaitAsyncEventOp: "async DMA: run by the interpreter only",
-    TestAsyncEventOp: "async DMA: run by the interpreter only",
 }
 """Ops the interpreter runs but the C++ emitter does not, and why."""
 

@@ -14,6 +14,11 @@ with the destination first, then the ``ins`` in order, then attribute arguments.
     pto.trap                                       ->  trap();
     pto.tmrgsort (format 2)                        ->  TMRGSORT<Dst, Tmp, Src.., exhausted>(dst, executed, tmp, src..);
     pto.trandom ins(k0, k1, c0..c3) outs(%d)      ->  PTOAS__TRANDOM<rounds>(d, k0, k1, c0..c3);  (+ its helper)
+    %s = pto.build_async_session(%scratch, %ws)     ->  pto::comm::AsyncSession s; pto::comm::sdma::SdmaBaseConfig c = {..};
+                                                        pto::comm::BuildAsyncSession<pto::comm::DmaEngine::SDMA>(scratch, ws, s, id, c, grp);
+    %e = pto.tput_async(%dst, %src, %s)            ->  pto::comm::AsyncEvent e = pto::comm::TPUT_ASYNC<pto::comm::DmaEngine::SDMA>(gd, gs, s);
+    %ok = pto.wait_async_event(%e, %s)             ->  bool ok = e.Wait(s);     (test_async_event: e.Test(s))
+    pto.print ins("fmt", %x)                       ->  cce::printf("fmt", x);
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pypto.ptoas.dialect.base import DpsOp
 
 from .context import FuncContext, handles
 from .cxx_types import element_ctype, value_ctype
+from .errors import EmitError
 
 
 def _targs(op: Operation) -> str:
@@ -172,3 +178,120 @@ def _set_ffts(ctx: FuncContext, op: Operation) -> None:
 @handles(IM.TrapOp)
 def _trap(ctx: FuncContext, op: Operation) -> None:
     ctx.line("trap();")
+
+
+# -- async DMA sessions (PTOAS's pto::comm calls) and print --------------------------------------
+
+
+def _session_attr(op: IM.BuildAsyncSessionOp, key: str, default: int) -> int:
+    a = op.attributes.get(key)
+    return a.value.data if a is not None else default  # type: ignore[attr-defined]
+
+
+@handles(IM.BuildAsyncSessionOp)
+def _build_async_session(ctx: FuncContext, op: Operation) -> None:
+    """PTOAS's three lines: the session, its SDMA base config ``{block_bytes, comm_block_offset, queue_num}``
+    and ``pto::comm::BuildAsyncSession<pto::comm::DmaEngine::SDMA>(scratch, (__gm__ uint8_t*) ws, session,
+    sync_id, cfg, channel_group_idx)``."""
+    assert isinstance(op, IM.BuildAsyncSessionOp)
+    scratch, ws = ctx.name(op.scratch, op), ctx.name(op.workspace, op)
+    session = ctx.define(op.session)
+    ctx.line(f"pto::comm::AsyncSession {session};")
+    cfg = ctx.fresh()
+    block = _session_attr(op, "block_bytes", 32 * 1024)
+    offset = _session_attr(op, "comm_block_offset", 0)
+    queues = _session_attr(op, "queue_num", 1)
+    ctx.line(f"pto::comm::sdma::SdmaBaseConfig {cfg} = {{{block}ULL, {offset}ULL, {queues}u}};")
+    sync_id = _session_attr(op, "sync_id", 0)
+    group = op.attributes.get("channel_group_idx")
+    group_s = f"{group.value.data}u" if group is not None else "UINT32_MAX"  # type: ignore[attr-defined]
+    ctx.line(
+        f"pto::comm::BuildAsyncSession<pto::comm::DmaEngine::SDMA>({scratch}, (__gm__ uint8_t*) {ws}, {session}, "
+        f"{sync_id}u, {cfg}, {group_s});"
+    )
+
+
+def _peer_source(value: object) -> bool:
+    """Whether a GM operand is (a view of) another rank's window: a ``pto.comm.peer_view`` result."""
+    from pypto.ptoas.dialect.comm_ops import PeerViewOp
+    from pypto.ptoas.dialect.view_ops import PartitionViewOp
+
+    seen = value
+    for _ in range(8):
+        owner = getattr(seen, "owner", None)
+        if isinstance(owner, PeerViewOp):
+            return True
+        if isinstance(owner, PartitionViewOp):
+            seen = owner.source
+            continue
+        return False
+    return False
+
+
+def _global_tensor(ctx: FuncContext, op: Operation, value: object) -> str:
+    """The ``GlobalTensor`` of a flat (logical) 1-D GM operand: a ``partition_view``'s own, else PTOAS's
+    ``Shape<1, 1, 1, 1, N>`` / ``Stride<N, N, N, N, 1>`` over the memref's (tensor view's) pointer."""
+    from xdsl.dialects.builtin import MemRefType
+
+    from pypto.ptoas.dialect.types import TensorViewType
+
+    t = value.type  # type: ignore[attr-defined]
+    if isinstance(t, MemRefType):
+        ptr = ctx.name(value, op)  # type: ignore[arg-type]
+    elif isinstance(t, TensorViewType):
+        ptr = ctx.views[value].ptr  # type: ignore[index]
+    else:
+        return ctx.name(value, op)  # type: ignore[arg-type]
+    n = t.get_shape()[-1]
+    shape_t, stride_t = f"pto::Shape<1, 1, 1, 1, {n}>", f"pto::Stride<{n}, {n}, {n}, {n}, 1>"
+    gt_t = f"GlobalTensor<{element_ctype(t.element_type)}, {shape_t}, {stride_t}, pto::Layout::ND>"
+    v_shape, v_stride, gt = ctx.fresh(), ctx.fresh(), ctx.fresh()
+    ctx.line(f"{shape_t} {v_shape} = {shape_t}();")
+    ctx.line(f"{stride_t} {v_stride} = {stride_t}();")
+    ctx.line(f"{gt_t} {gt} = {gt_t}({ptr}, {v_shape}, {v_stride});")
+    return gt
+
+
+@handles(IM.TPutAsyncOp, IM.TGetAsyncOp)
+def _async_copy(ctx: FuncContext, op: Operation) -> None:
+    """``pto::comm::AsyncEvent e = pto::comm::TPUT_ASYNC<pto::comm::DmaEngine::SDMA>(dst, src, session);``
+    (TGET_ASYNC alike). An operand on another rank's window is refused: one C++ kernel is one chip."""
+    assert isinstance(op, IM.TPutAsyncOp | IM.TGetAsyncOp)
+    for what, v in (("dst", op.dst), ("src", op.src)):
+        if _peer_source(v):
+            raise EmitError(
+                f"{what} is another rank's window (pto.comm.peer_view): the C++ engine runs one chip, which cannot "
+                "reach a remote rank; run this kernel on the interpreter (a multi-rank launch)",
+                op,
+            )
+    dst, src = _global_tensor(ctx, op, op.dst), _global_tensor(ctx, op, op.src)
+    call = "TPUT_ASYNC" if isinstance(op, IM.TPutAsyncOp) else "TGET_ASYNC"
+    event = ctx.define(op.event)
+    ctx.line(
+        f"pto::comm::AsyncEvent {event} = pto::comm::{call}<pto::comm::DmaEngine::SDMA>({dst}, {src}, "
+        f"{ctx.name(op.session, op)});"
+    )
+
+
+@handles(IM.WaitAsyncEventOp, IM.TestAsyncEventOp)
+def _async_event(ctx: FuncContext, op: Operation) -> None:
+    """``bool ok = e.Wait(session);`` / ``e.Test(session)`` (PTOAS's rewrite of PTOAS__ASYNC_EVENT_WAIT/TEST)."""
+    assert isinstance(op, IM.WaitAsyncEventOp | IM.TestAsyncEventOp)
+    method = "Wait" if isinstance(op, IM.WaitAsyncEventOp) else "Test"
+    name = ctx.define(op.completed)
+    ctx.line(f"bool {name} = {ctx.name(op.event, op)}.{method}({ctx.name(op.session, op)});")
+
+
+def _c_string(text: str) -> str:
+    """A C string literal, escaped as PTOAS's EmitC does."""
+    out = []
+    for ch in text:
+        out.append("\\" + ch if ch in '"\\' else "\\n" if ch == "\n" else "\\t" if ch == "\t" else ch)
+    return '"' + "".join(out) + '"'
+
+
+@handles(IM.PrintOp)
+def _print(ctx: FuncContext, op: Operation) -> None:
+    """``cce::printf("fmt", x);`` (an empty format is ``"%f"``, as PTOAS's)."""
+    assert isinstance(op, IM.PrintOp)
+    ctx.line(f"cce::printf({_c_string(op.format.data or '%f')}, {ctx.name(op.scalar, op)});")

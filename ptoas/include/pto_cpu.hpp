@@ -2398,10 +2398,12 @@ struct MrgSortExecutedNumList {
 // Format 2: TMRGSORT<Dst, Tmp, Src0, Src1[, Src2[, Src3]], exhausted>(dst, executed, tmp, src0, src1..):
 // merge the sources' sorted pair rows into dst's valid row, largest first (ties: the earlier source),
 // until dst is full or every list is used up; Exhausted stops as soon as one list is used up. The
-// executed counts are not written (PTOAS passes constants there); tmp is scratch, unused here.
+// executed counts (pairs taken from each list; 0 for absent lists) are written into the
+// MrgSortExecutedNumList, as the hardware reports them (the interpreter writes them into a writable
+// list argument); tmp is scratch, unused here.
 namespace cpu {
 template <bool Exhausted, typename D, typename Ex, typename Tmp, typename... S>
-inline void mrgsort_lists(D &d, Ex &&, Tmp &, S &...srcs) {
+inline void mrgsort_lists(D &d, Ex &&executed, Tmp &, S &...srcs) {
     using T = typename D::DType;
     constexpr int N = sizeof...(S);
     d.check("TMRGSORT");
@@ -2429,6 +2431,10 @@ inline void mrgsort_lists(D &d, Ex &&, Tmp &, S &...srcs) {
     }
     uint8_t *out = pair_row("TMRGSORT", d, 0, static_cast<int64_t>(merged.size()));
     for (size_t k = 0; k < merged.size(); ++k) put_pair<T>(out, static_cast<int64_t>(k), merged[k].first, merged[k].second);
+    using List = std::remove_reference_t<Ex>;
+    if constexpr (std::is_same_v<std::remove_cv_t<List>, MrgSortExecutedNumList> && !std::is_const_v<List>) {
+        for (int k = 0; k < 4; ++k) executed.counts[k] = static_cast<uint16_t>(k < N ? head[k] : 0);
+    }
 }
 }  // namespace cpu
 template <typename D, typename T, typename S0, typename S1, bool Exhausted, typename... Ts>
@@ -2502,7 +2508,100 @@ inline void set_ffts_base_addr(uint64_t) {}
 }
 [[noreturn]] inline int64_t comm_trap_i64(const char *op) { comm_trap(op); }
 
+// Async DMA sessions (pto.build_async_session / tput_async / tget_async / wait_async_event /
+// test_async_event), in PTOAS's call shapes. The CPU model, the interpreter's too: a put or get is one
+// GM -> GM copy of the flat 1-D view, done when it is issued (the real SDMA engine stages it through the
+// session's UB scratch tile; its bytes are left as they were, as the interpreter leaves them); its event
+// reports completion at once, so Wait and Test return true. Both operands are this chip's GM: a view of
+// another rank's window is refused when the C++ is emitted (one kernel library is one chip).
+namespace comm {
+enum class DmaEngine { SDMA };
+namespace sdma {
+struct SdmaBaseConfig {
+    uint64_t blockBytes;
+    uint64_t commBlockOffset;
+    uint32_t queueNum;
+};
+}  // namespace sdma
+struct AsyncSession {
+    bool built = false;
+    uint32_t syncId = 0;
+};
+struct AsyncEvent {
+    bool issued = false;
+    bool Wait(const AsyncSession &s) const { return check(s, "wait_async_event"); }
+    bool Test(const AsyncSession &s) const { return check(s, "test_async_event"); }
+
+   private:
+    bool check(const AsyncSession &s, const char *op) const {
+        if (!s.built) cpu::fail(std::string(op) + ": the async session was never built");
+        if (!issued) cpu::fail(std::string(op) + ": the event comes from no tput_async / tget_async");
+        return true;
+    }
+};
+template <DmaEngine E, typename Scratch>
+PTO_INST void BuildAsyncSession(Scratch &scratch, __gm__ uint8_t *workspace, AsyncSession &session, uint32_t syncId,
+                                const sdma::SdmaBaseConfig &, uint32_t) {
+    scratch.check("BuildAsyncSession");
+    if (workspace == nullptr) cpu::fail("BuildAsyncSession: the GM workspace is a null pointer");
+    session.built = true;
+    session.syncId = syncId;
+}
+namespace detail {
+template <typename GD, typename GS>
+inline AsyncEvent async_copy(const char *op, GD &dst, GS &src, AsyncSession &session) {
+    if (!session.built) cpu::fail(std::string(op) + ": the async session was never built");
+    dst.check(op);
+    src.check(op);
+    const int64_t n = dst.rows() * dst.cols();
+    if (src.rows() * src.cols() != n)
+        cpu::fail(std::string(op) + ": dst has " + std::to_string(n) + " elements, src " +
+                  std::to_string(src.rows() * src.cols()));
+    std::vector<typename GD::DType> staged(static_cast<size_t>(n));  // src may overlap dst
+    for (int64_t i = 0; i < n; ++i) staged[i] = src.at(i / src.cols(), i % src.cols());
+    for (int64_t i = 0; i < n; ++i) dst.at(i / dst.cols(), i % dst.cols()) = staged[i];
+    AsyncEvent e;
+    e.issued = true;
+    return e;
+}
+}  // namespace detail
+template <DmaEngine E, typename GD, typename GS>
+PTO_INST AsyncEvent TPUT_ASYNC(GD &dst, GS &src, AsyncSession &session) {
+    return detail::async_copy("TPUT_ASYNC", dst, src, session);
+}
+template <DmaEngine E, typename GD, typename GS>
+PTO_INST AsyncEvent TGET_ASYNC(GD &dst, GS &src, AsyncSession &session) {
+    return detail::async_copy("TGET_ASYNC", dst, src, session);
+}
+}  // namespace comm
+
 }  // namespace pto
+
+// pto.print's printf of one scalar (CCE's cce::printf): floats go as double, bools as int; flushed at
+// once so the output interleaves with the host's. The interpreter formats the same way (its run.prints).
+namespace cce {
+template <typename T>
+inline auto printf_arg(T v) {
+    if constexpr (std::is_same_v<T, bool>) {
+        return static_cast<int>(v);
+    } else if constexpr (std::is_floating_point_v<T>) {
+        return static_cast<double>(v);
+    } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t>) {
+        return static_cast<double>(static_cast<float>(v));
+    } else {
+        return v;
+    }
+}
+template <typename... Args>
+inline void printf(const char *fmt, Args... args) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-security"
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+    std::printf(fmt, printf_arg(args)...);
+#pragma GCC diagnostic pop
+    std::fflush(stdout);
+}
+}  // namespace cce
 
 // ---------------------------------------------------------------------------------------------------
 // Sync (checked no-ops) and core queries

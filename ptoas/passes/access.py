@@ -12,6 +12,8 @@ An :class:`Access` is one operand of one op: the buffer, read or write, and
 the op's pipe. ``ins`` operands are reads and ``outs`` operands writes
 (``tmatmul.acc`` reads its ``acc_in``); results that name a buffer are
 writes too (``%t = pto.tpop_from_aic`` writes its tile on PIPE_MTE2).
+``load_scalar`` / ``store_scalar`` read / write their GM pointer's buffer on PIPE_S (so a scalar read
+of what a ``tstore`` or ``tput_async`` wrote waits for it).
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ from xdsl.ir import Operation, SSAValue
 from pypto.core.analysis.constants import constant_int
 from pypto.ptoas.dialect import DpsOp, tile_of
 from pypto.ptoas.dialect.attrs import AddressSpace, AddressSpaceAttr, Pipe
-from pypto.ptoas.dialect.isa_misc_ops import BindTileOp, BitcastOp, SubsetOp
+from pypto.ptoas.dialect.isa_misc_ops import BindTileOp, BitcastOp, LoadScalarOp, StoreScalarOp, SubsetOp
 from pypto.ptoas.dialect.tile_ops import AllocTileOp, PointerCastOp, TAssignOp, TReshapeOp
-from pypto.ptoas.dialect.types import PartitionTensorViewType, TensorViewType, element_bits
+from pypto.ptoas.dialect.types import PartitionTensorViewType, PtrType, TensorViewType, element_bits
 from pypto.ptoas.dialect.view_ops import AddPtrOp, MakeTensorViewOp, PartitionViewOp
 
 ALIAS_OPS = (TReshapeOp, BitcastOp, SubsetOp, BindTileOp)
@@ -112,7 +114,7 @@ def _gm_root(value: SSAValue) -> object:
 def buffer_of(value: SSAValue) -> Buffer | None:
     """The buffer an operand names (None: not a buffer, e.g. a scalar)."""
     t = value.type
-    if isinstance(t, PartitionTensorViewType | TensorViewType):
+    if isinstance(t, PartitionTensorViewType | TensorViewType | PtrType):
         return Buffer(GM, root=_gm_root(value))
     space = _space(t)
     if space is None:
@@ -139,8 +141,14 @@ def buffer_of(value: SSAValue) -> Buffer | None:
     return Buffer(space, addr, addr + size)
 
 
+SCALAR_GM_OPS = (LoadScalarOp, StoreScalarOp)
+"""GM element reads / writes by the scalar unit (PIPE_S): PTOAS's Read / Write effect on the pointer."""
+
+
 def op_pipe(op: Operation) -> Pipe | None:
     """The pipe a data op runs on (None for views, allocs, sync ops, non-pto ops)."""
+    if isinstance(op, SCALAR_GM_OPS):
+        return Pipe.PIPE_S
     if not isinstance(op, DpsOp):
         return None
     pipe = op.pipe()
@@ -152,6 +160,9 @@ def accesses(op: Operation, op_id: int) -> list[Access]:
     pipe = op_pipe(op)
     if pipe is None:
         return []
+    if isinstance(op, SCALAR_GM_OPS):
+        buf = buffer_of(op.ptr)
+        return [] if buf is None else [Access(op_id, buf, isinstance(op, StoreScalarOp), pipe)]
     assert isinstance(op, DpsOp)
     out: list[Access] = []
     for values, write in ((op.ins(), False), (op.outs(), True), (list(op.results), True)):

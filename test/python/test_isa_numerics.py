@@ -650,3 +650,74 @@ def test_frontend_fifo_runs_in_the_interpreter_race_free_after_sync() -> None:
     np.testing.assert_array_equal(args[1], FIFO.expect["y"])
     racy = run_kernel(parse_pto(FIFO.text(), "fifo_racy.pto"), "k", _arrays(FIFO))
     assert racy.races, "without insert-sync the FIFO's pipes race"
+
+
+def _taken(k: int, exhausted: bool, width: int) -> list[int]:
+    """Pairs :func:`_merged` takes from each of the first ``k`` lists (tmrgsort's executed counts)."""
+    v = np.concatenate(MV[:k], axis=1)
+    src = np.concatenate([np.full(m.shape[1], j) for j, m in enumerate(MV[:k])])
+    used = [0] * 4
+    for o in np.argsort(-v[0], kind="stable")[: width // 2]:
+        used[src[o]] += 1
+        if exhausted and used[src[o]] == MV[src[o]].shape[1]:
+            break
+    return used
+
+
+def test_tmrgsort_writes_its_executed_counts_on_both_engines(build_dir: Path) -> None:
+    """Format 2 reports the pairs it took from each list: the interpreter into a writable list (a kernel
+    argument), pto_cpu.hpp into its MrgSortExecutedNumList (read here through a global the test binds
+    it to). The last tmrgsort of the case (3 lists, exhausted) wins."""
+    import ctypes
+    import re
+
+    case = CASES["tmrgsort_lists"]
+    want = _taken(3, True, 160)
+    assert sum(want) < 80 and 0 < want[2] <= 16  # exhausted stopped it early, list 2 took part
+
+    text = case.text().replace("func.func @k(", "func.func @k(%ex: vector<4xi16>, ")
+    text = text.replace("    %ex = arith.constant dense<0> : vector<4xi16>\n", "")
+    module = parse_pto(text, "ex.pto")
+    verify_pto(module)
+    run_ptoas_pipeline(module, PtoasOptions(insert_sync=True))
+    executed = np.full(4, 9, np.int16)
+    run_kernel(module, "k", [executed, *_arrays(case)])
+    assert executed.tolist() == want
+
+    cpp, n = re.subn(
+        r"pto::MrgSortExecutedNumList (v\d+) = pto::MrgSortExecutedNumList\{[^}]*\};",
+        r"pto::MrgSortExecutedNumList& \1 = g_executed;",
+        emit_cpp(_synced(case, "tmrgsort_ex")),
+    )
+    assert n == 1, "the executed list is no longer emitted as one local"
+    cpp = cpp.replace(
+        "__global__ AICORE void k(",
+        'static pto::MrgSortExecutedNumList g_executed;\nextern "C" uint64_t executed_counts() {\n'
+        "    uint64_t r = 0;\n    for (int i = 0; i < 4; ++i) r |= uint64_t(g_executed.counts[i]) << (16 * i);\n"
+        "    return r;\n}\n__global__ AICORE void k(",
+        1,
+    )
+    path = build_shared(cpp, build_dir, name="isa_tmrgsort_ex")
+    KernelLibrary(path).call("k", *_arrays(case))
+    fn = ctypes.CDLL(str(path)).executed_counts
+    fn.restype = ctypes.c_uint64
+    packed = fn()
+    assert [(packed >> (16 * i)) & 0xFFFF for i in range(4)] == want
+
+
+def test_sort_and_gatherb_are_priced_per_repeat_of_their_intrinsic() -> None:
+    """a2a3 CCE intrinsic costs (head + slope * repeats, tail 0): vbitsort 6/2 a 32-value block, vmrgsort4
+    20/78 a group of 4 lists (format 1) or one merge (format 2), vgatherb 6/2 per 256 B of dst."""
+    got: dict[str, list[int]] = {}
+    for name in ("tsort32_tmrgsort", "tmrgsort_lists", "tgatherb"):
+        run = run_kernel(_synced(CASES[name], name), "k", _arrays(CASES[name]))
+        for r in run.records:
+            if r.instr in ("TSORT32", "TMRGSORT", "TGATHERB"):
+                got.setdefault(f"{name}:{r.instr}", []).append(r.end - r.start)
+    assert got == {
+        "tsort32_tmrgsort:TSORT32": [6 + 2 * 4],  # 128 values: 4 blocks of 32
+        "tsort32_tmrgsort:TMRGSORT": [20 + 78 * 1],  # 256 elements, blockLen 64: one group of 4 lists
+        "tmrgsort_lists:TSORT32": [6 + 2 * 1] * 3,
+        "tmrgsort_lists:TMRGSORT": [20 + 78] * 2,  # format 2: one merge each
+        "tgatherb:TGATHERB": [6 + 2 * 4],  # 16x16 f32 dst: 1024 B = 4 repeats
+    }, got

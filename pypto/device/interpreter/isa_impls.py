@@ -12,6 +12,7 @@ Simulator-only facts: ``tprefetch``, ``tsync``, ``set_ffts``, ``get_buf`` / ``rl
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -23,11 +24,11 @@ from pypto.ptoas.dialect import isa_misc_ops as IM
 from pypto.ptoas.dialect import isa_tile_ops as IT
 from pypto.ptoas.dialect.attrs import Pipe
 from pypto.ptoas.dialect.base import tile_of
-from pypto.ptoas.dialect.types import DYNAMIC, element_bits
+from pypto.ptoas.dialect.types import DYNAMIC
 from pypto.ptoas.dialect.vector_ops import UNARY_OPS
 
 from .core import CoreState, Pushed
-from .memory import DeviceError, GmPtr, PartitionView, TileRef, to_compute, to_storage
+from .memory import DeviceError, GmPtr, PartitionView, PeerGmPtr, TensorView, TileRef, to_compute, to_storage
 from .numerics import CMP
 from .pto_impls import fixpipe_quant, fp_scales, tile_ref, tmov
 
@@ -398,8 +399,10 @@ def tmrgsort2(core: CoreState, interp: Interpreter, op: Any, args: PythonValues)
     """Format 2 ``(dst, executed, tmp, src0, src1[, src2[, src3]])``: merge the sources' sorted pair
     lists (each its valid row) into dst's valid row, largest first (ties: the earlier source), until dst
     is full or every list is used up; ``{exhausted = true}`` stops as soon as one list is used up. The
-    executed counts are the hardware's report to the caller: an SSA vector cannot carry them back (PTOAS
-    passes constants there), so the simulator leaves them; ``tmp`` is scratch it does not use."""
+    executed counts (pairs taken from each list, 0 for absent lists) are written into the ``executed``
+    list when its value is one the caller can see (a writable array: a kernel argument), as pto_cpu.hpp
+    writes its ``MrgSortExecutedNumList``; a constant list (PTOAS's usual ``dense<0>``) stays as it is
+    (an SSA constant: no op reads it back); ``tmp`` is scratch it does not use."""
     n = len(op.srcs)
     srcs, d = args[:n], args[n]
     size = d.dtype.itemsize
@@ -409,7 +412,10 @@ def tmrgsort2(core: CoreState, interp: Interpreter, op: Any, args: PythonValues)
         vals, idx = _unpack_pairs(core.memory.raw(s)[:1], pairs, s.dtype.storage)
         lists.append([(float(vals[0, p]), p, vals[0, p], idx[0, p]) for p in range(pairs)])
     exhausted = op.exhausted is not None and bool(op.exhausted.value.data)
-    merged, _taken = _merge_desc(lists, d.valid[1] * size // PAIR_BYTES, exhausted)
+    merged, taken = _merge_desc(lists, d.valid[1] * size // PAIR_BYTES, exhausted)
+    executed = args[-1] if op.excuted is not None else None
+    if isinstance(executed, np.ndarray) and executed.size == 4 and executed.flags.writeable:
+        executed.reshape(-1)[:] = np.array(taken + [0] * (4 - n), dtype=np.int64).astype(executed.dtype)
     vals = np.array([[m[2] for m in merged]], dtype=d.dtype.storage).reshape(1, len(merged))
     idx = np.array([[m[3] for m in merged]], dtype=np.uint32).reshape(1, len(merged))
     _store_pairs(core, d, _pack_pairs(vals, idx, d.dtype.storage), "tmrgsort")
@@ -579,14 +585,26 @@ def trap(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> P
     raise DeviceError("pto.trap: the kernel trapped")
 
 
-def pto_print(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
-    """printf of one scalar, kept in ``core.prints`` (as tprint's tiles)."""
-    fmt = op.format.data
+_C_LENGTH = re.compile(r"(%[-+ #0]*\d*(?:\.\d+)?)(?:hh|h|ll|l|j|z|t|L)")
+"""A printf length modifier after a conversion's flags, width and precision (Python's % takes none)."""
+
+
+def c_format(fmt: str, value: Any) -> str:
+    """``printf(fmt, value)`` as C writes it (the C++ engine's ``cce::printf``): an empty format is ``%f``
+    (PTOAS's), length modifiers are dropped, a format without a conversion ignores the value."""
+    fmt = fmt or "%f"
+    spec = _C_LENGTH.sub(r"\1", fmt)
+    if "%" not in spec.replace("%%", ""):
+        return spec.replace("%%", "%")
     try:
-        text = fmt % (args[0],) if "%" in fmt else f"{fmt}{args[0]}"
+        return spec % (value,)
     except (TypeError, ValueError):
-        text = f"{fmt} {args[0]}"
-    core.prints.append(text)
+        return f"{fmt} {value}"
+
+
+def pto_print(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """printf of one scalar (:func:`c_format`), kept in ``core.prints`` (as tprint's tiles)."""
+    core.prints.append(c_format(op.format.data, args[0]))
     return ()
 
 
@@ -622,26 +640,54 @@ def build_async_session(core: CoreState, interp: Interpreter, op: Any, args: Pyt
     return (("async_session", args[0]),)
 
 
-def async_copy(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
-    """GM -> GM copy of a flat 1-D memref, complete at once; timed as a transfer on the op's pipe."""
-    dst, src = args[0], args[1]
-    if not (isinstance(dst, np.ndarray) and isinstance(src, np.ndarray)):
-        dflat, doff = _gm(dst)
-        sflat, soff = _gm(src)
+def _async_operand(v: Any, what: str, op: Any) -> tuple[np.ndarray, int | None]:
+    """The GM elements a ``tput_async`` / ``tget_async`` operand names (a writable view) and the rank they
+    lie on when it is another one's window (None: this chip's GM)."""
+    if isinstance(v, np.ndarray):
+        return v, None
+    if isinstance(v, PartitionView):
+        return v.window(), (v.ptr.peer if isinstance(v.ptr, PeerGmPtr) else None)
+    if isinstance(v, TensorView):
+        arr = v.array()
+        if arr is None:
+            raise DeviceError(f"'{op.name}': {what} view does not lie inside its GM argument")
+        return arr, (v.ptr.peer if isinstance(v.ptr, PeerGmPtr) else None)
+    if isinstance(v, GmPtr):
         n = int(np.prod(op.dst.type.get_shape()))
-        dflat[doff : doff + n] = sflat[soff : soff + n]
-    else:
-        dst[...] = src
-    nbytes = int(np.prod(op.dst.type.get_shape())) * (element_bits(op.dst.type.element_type) // 8)
-    # through the session's UB scratch: a get costs a GM->UB load, a put a UB->GM store
-    cycles = (
-        core.costs.transfer("TLOAD", None, "vec", nbytes)
-        if op.pipe() == Pipe.PIPE_MTE2
-        else core.costs.transfer("TSTORE", "vec", None, nbytes)
-    )
+        return v.flat[v.offset : v.offset + n], (v.peer if isinstance(v, PeerGmPtr) else None)
+    raise DeviceError(f"'{op.name}': {what} is not a GM memref or view (got {type(v).__name__})")
+
+
+def async_copy(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """One GM -> GM copy of the flat view, done when issued; timed as a transfer on the op's pipe through the
+    session's UB scratch (a get as a GM->UB load, a put as a UB->GM store), or, when one side is another
+    rank's window (``pto.comm.peer_view``), over the rank link (a put ``hop(bytes)``, a get ``latency +
+    hop(bytes)``)."""
+    dst, dpeer = _async_operand(args[0], "dst", op)
+    src, speer = _async_operand(args[1], "src", op)
+    if dst.size != src.size:
+        raise DeviceError(f"'{op.name}': dst has {dst.size} elements, src {src.size}")
+    dst[...] = src.reshape(dst.shape)
+    nbytes = int(src.size * src.itemsize)
     session = args[2]
     scratch = [session[1]] if isinstance(session, tuple) and isinstance(session[1], TileRef) else []
-    core.account(op, op.name[4:].upper(), op.pipe(), cycles, "transfer", [], scratch, f"gm->gm {nbytes}B")
+    put = op.pipe() == Pipe.PIPE_MTE3
+    peer = dpeer if dpeer is not None else speer
+    pipe, instr = op.pipe(), op.name[4:].upper()
+    if peer is None:
+        cycles = (
+            core.costs.transfer("TSTORE", "vec", None, nbytes) if put else core.costs.transfer("TLOAD", None, "vec", nbytes)
+        )
+        core.account(op, instr, pipe, cycles, "transfer", scratch, scratch, f"gm->gm {nbytes}B")
+    else:
+        from .comm_impls import _link
+
+        link = _link(op)
+        start = core.timeline.free.get(pipe, 0)
+        name = f"{instr.lower()} {'->' if put else '<-'} r{peer}"
+        end = max(start, link.transfer(name, peer, nbytes, put, start))
+        core.account(op, instr, pipe, end - start, "transfer", scratch, scratch,
+                     f"{nbytes}B {'->' if put else '<-'} r{peer}", not_before=start)
     return (("async_event", id(op)),)
 
 

@@ -186,6 +186,44 @@ def _compute_cost(instr: str) -> Cost:
     return cost
 
 
+REPEAT_PRICED = ("TSORT32", "TMRGSORT", "TGATHERB")
+"""Ops priced per repeat of their one vector intrinsic (vbitsort, vmrgsort4, vgatherb): the target's row
+for each is ``head + slope * elems`` with ``elems`` the instruction's repeat count (:func:`repeats`)."""
+
+VECTOR_REPEAT_BYTES = 256
+"""One vector repeat: 256 B (a2a3; docs/reference a2a3-costs.md)."""
+
+
+def repeats(instr: str, ins: Tiles, outs: Tiles, args: PythonValues) -> int:
+    """The repeat count of the op's intrinsic, over all rows (head charged once per op):
+
+    - TSORT32 (vbitsort): one repeat per block of 32 values, 32 (value, index) pairs = 256 B of dst;
+    - TMRGSORT (vmrgsort4, repeat = bits [7:0] of its config): format 1 one repeat per group of 4 lists of
+      ``blockLen`` elements (``valid cols / (4 * blockLen)`` a row); format 2 one merge of its 2-4 lists
+      (1 a row of dst);
+    - TGATHERB (vgatherb): one repeat per 256 B (8 blocks of 32 B) of dst's valid elements."""
+    if instr == "TSORT32":
+        rows, cols = ins[0].valid
+        return rows * -(-cols // 32)
+    if instr == "TMRGSORT":
+        if len(ins) == 1 and len(args) == 3:  # format 1 (src, blockLen, dst)
+            rows, cols = ins[0].valid
+            block = max(1, int(args[1]))
+            return rows * max(1, cols // (4 * block))
+        return (outs[0] if outs else ins[0]).valid[0]  # one merge a row (the sources' rows are dst's)
+    d = outs[0]  # the offsets name every 32-byte block of dst: one pass over its valid bytes
+    return max(1, -(-(d.valid[0] * d.valid[1] * d.dtype.itemsize) // VECTOR_REPEAT_BYTES))
+
+
+def _repeat_cost(instr: str) -> Cost:
+    def cost(core: CoreState, ins: Tiles, outs: Tiles, args: PythonValues) -> tuple[int, str, str]:
+        n = repeats(instr, ins, outs, args)
+        main = ins[0] if ins else outs[0]
+        return core.costs.compute(instr, main.dtype.name, 1, n), "compute", f"{n} repeats {main.dtype.name}"
+
+    return cost
+
+
 FIXPIPE_QUANT = {"TSTORE_FP": "TSTORE", "TMOV_FP": "TMOV", "TEXTRACT_FP": "TEXTRACT", "TINSERT_FP": "TINSERT"}
 """The fixpipe vector-quant forms and the plain instruction whose cost row (the a2a3 fallback) they use."""
 
@@ -203,6 +241,8 @@ def _cost_of(op: DpsOp, instr: str) -> Cost:
         return _tstore_cost(base) if base == "TSTORE" else _move_cost(base, base == "TINSERT")
     if isinstance(op, TMovOp | TExtractOp | TInsertOp):
         return _move_cost(instr, isinstance(op, TInsertOp))
+    if instr in REPEAT_PRICED:
+        return _repeat_cost(instr)
     return _compute_cost(instr)
 
 

@@ -133,6 +133,18 @@ def _arg_specs(func: FuncOp) -> tuple[ArgSpec, ...]:
     return tuple(specs)
 
 
+def _is_executed_list(t: Any) -> bool:
+    """``vector<4xi16>``: tmrgsort's executed-count list (a 4-element int16 array argument)."""
+    from xdsl.dialects.builtin import IntegerType, VectorType
+
+    return (
+        isinstance(t, VectorType)
+        and tuple(t.get_shape()) == (4,)
+        and isinstance(t.element_type, IntegerType)
+        and t.element_type.width.data == 16
+    )
+
+
 def _bind_args(func: FuncOp, args: Sequence[Any], specs: tuple[ArgSpec, ...] | None = None) -> tuple[Any, ...]:
     """Python values for the function's arguments (GM arrays become flat views); ``specs``:
     :func:`_arg_specs` of ``func`` (computed here if not given)."""
@@ -151,6 +163,9 @@ def _bind_args(func: FuncOp, args: Sequence[Any], specs: tuple[ArgSpec, ...] | N
                 raise DeviceError(f"argument {i} must be contiguous (outputs are written in place)")
             values.append(GmPtr(flat, 0, dt))
         elif isinstance(a, np.ndarray):
+            if _is_executed_list(t) and a.size == 4 and a.dtype.kind in "iu" and a.dtype.itemsize == 2:
+                values.append(a.reshape(-1))  # tmrgsort writes its executed counts into it
+                continue
             raise DeviceError(f"argument {i} is a scalar ({t}), got an array")
         else:
             values.append(a.item() if isinstance(a, np.generic) else a)

@@ -386,13 +386,18 @@ npu.target @a2a3 clock_hz = 1.85e9 block_bytes = 32 {
   // TCOLPROD, TCOLARGMAX/MIN, TCONCAT, TCI, TTRI, TSELS, TFILLPAD_EXPAND/INPLACE use the VECTOR row.)
   npu.fallback op = "TSCATTER" cycles = 2 + elems / 1
   npu.fallback op = "TGATHER" cycles = 2 + elems / 16
-  // TSORT32 is one vbitsort per 32 values (a2a3 CCE costs: head 6, slope 2 a repeat); TMRGSORT one
-  // vmrgsort4 (head 20, slope 78) per merge of 4 lists, estimated at 4 lists of 32 f32 pairs (256
-  // elements) a repeat.
-  npu.fallback op = "TSORT32" cycles = 6 + 2 * elems / 32
-  npu.fallback op = "TMRGSORT" cycles = 20 + 78 * elems / 256
-  // TGATHERB is vgatherb (head 6, slope 2 a repeat of 8 32-byte blocks: 64 f32 elements).
-  npu.fallback op = "TGATHERB" cycles = 6 + 2 * elems / 64
+  // TSORT32, TMRGSORT, TGATHERB are one vector intrinsic each, priced per REPEAT: for these three rows
+  // `elems` is the instruction's repeat count, which the simulator computes
+  // (pypto/device/interpreter/pto_impls.py, repeats()). head + slope * repeats from the a2a3 CCE
+  // intrinsic costs (reference a2a3_cce_intrinsic_costs.csv; tail 0 for all three): vbitsort 6 / 2
+  // (a repeat: 32 values -> 32 pairs, 256 B of dst), vmrgsort4 20 / 78 (repeat = bits [7:0] of its
+  // config: format 1 one per group of 4 lists, format 2 one merge), vgatherb 6 / 2 (a repeat: 256 B,
+  // 8 blocks of 32 B, of dst). Not from the table: the repeat granularity of vbitsort / vgatherb
+  // (PTO-ISA's instructions; 256 B is the a2a3 vector repeat), and head is charged once per op where
+  // the CCE mock charges it only when the VECTOR queue is empty.
+  npu.fallback op = "TSORT32" cycles = 6 + 2 * elems / 1
+  npu.fallback op = "TMRGSORT" cycles = 20 + 78 * elems / 1
+  npu.fallback op = "TGATHERB" cycles = 6 + 2 * elems / 1
   npu.fallback op = "TGETVAL" cycles = 1
   npu.fallback op = "TSETVAL" cycles = 1
   npu.fallback pipe = "SCALAR" cycles = 1
