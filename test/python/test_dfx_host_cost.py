@@ -77,7 +77,7 @@ def test_atomic_write_names_its_temporary_file_with_the_writers_pid(tmp_path: Pa
         "os.open = lambda p, *a: seen.append(p) or real(p, *a)\n"
         "pid = os.fork()\n"
         "atomic.atomic_write_bytes(sys.argv[1] + ('/child' if pid == 0 else '/parent'), b'x', durable=False)\n"
-        "print(os.getpid(), seen[-1], flush=True)\n"
+        "os.write(1, f'{os.getpid()} {seen[-1]}\\n'.encode())\n"  # one write a line: the two never interleave
         "os._exit(0) if pid == 0 else os.waitpid(pid, 0)\n"
     )
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
