@@ -133,7 +133,13 @@ FILE_MODE = 0o644
 usual umasks no ``fchmod``, which cost a run's artefact write tens of µs of journal work each)."""
 
 _TEMP_SERIAL = itertools.count(int.from_bytes(os.urandom(3), "big"))
-"""Numbers the temporary files of this process (a random start; ``os.getpid()`` is in the name too)."""
+"""Numbers the temporary files of this process (a random start; the process id is in the name too)."""
+
+_PID = [os.getpid()]
+"""This process's id for the temporary names: read once, not a ``getpid`` call per file (a forked child
+reads its own: :func:`os.register_at_fork`)."""
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=lambda: _PID.__setitem__(0, os.getpid()))
 
 
 def _open_temp(path: str) -> tuple[int, str]:
@@ -144,7 +150,7 @@ def _open_temp(path: str) -> tuple[int, str]:
     head, tail = os.path.split(path)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
     for _ in range(100):
-        tmp = os.path.join(head, f".{tail}.{os.getpid()}.{next(_TEMP_SERIAL) & 0xFFFFFFFF:08x}.tmp")
+        tmp = os.path.join(head, f".{tail}.{_PID[0]}.{next(_TEMP_SERIAL) & 0xFFFFFFFF:08x}.tmp")
         try:
             return os.open(tmp, flags, FILE_MODE), tmp
         except FileExistsError:

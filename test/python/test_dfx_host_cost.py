@@ -52,6 +52,41 @@ def test_atomic_write_leaves_mode_0644_whatever_the_umask(tmp_path: Path, umask:
     assert stat.S_IMODE(path.stat().st_mode) == 0o644 and path.read_bytes() == b"[]"
 
 
+def test_write_artefact_makes_a_missing_folder_only_when_the_write_finds_it_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "dfx_outputs" / "args_dump" / "args_dump.json"
+    assert base.write_artefact(path, "{}\n") == path and path.read_text() == "{}\n"  # both folders made
+    looked: list[str] = []
+    real_isdir = base.os.path.isdir
+    monkeypatch.setattr(base.os.path, "isdir", lambda p: looked.append(str(p)) or real_isdir(p))
+    base.write_artefact(path, "[]\n")  # the folder is there: nothing looks for it
+    assert path.read_text() == "[]\n" and looked == []
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(OSError):  # a file where the folder should be: the write's own error
+        base.write_artefact(tmp_path / "file" / "a.json", "{}")
+    assert sorted(p.name for p in path.parent.iterdir()) == ["args_dump.json"]  # no temporary file left
+
+
+def test_atomic_write_names_its_temporary_file_with_the_writers_pid(tmp_path: Path) -> None:
+    code = (
+        "import os, sys\n"
+        "from pypto.utils import atomic\n"
+        "seen = []\n"
+        "real = os.open\n"
+        "os.open = lambda p, *a: seen.append(p) or real(p, *a)\n"
+        "pid = os.fork()\n"
+        "atomic.atomic_write_bytes(sys.argv[1] + ('/child' if pid == 0 else '/parent'), b'x', durable=False)\n"
+        "os.write(1, f'{os.getpid()} {seen[-1]}\\n'.encode())\n"  # one write a line: the two never interleave
+        "os._exit(0) if pid == 0 else os.waitpid(pid, 0)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
+    lines = [line.split() for line in out.stdout.splitlines()]
+    assert len(lines) == 2 and len({pid for pid, _ in lines}) == 2
+    for pid, temp in lines:  # a forked child names its temporary files with its own pid, not its parent's
+        assert Path(temp).name.split(".")[-3] == pid
+
+
 def test_json_text_writes_encoded_outer_items_as_they_are() -> None:
     from pypto.runtime.dfx.jsonenc import Encoded
 

@@ -46,7 +46,7 @@ import numpy as np
 
 from pypto.dialects.enums import ParamDirection
 
-from .base import Collector, ensure_dir, json_text, register, result_func_ids, write_artefact
+from .base import Collector, json_text, register, result_func_ids, write_artefact
 from .jsonenc import Encoded, compact_encoder
 
 ARGS_DUMP_DIR = "args_dump"
@@ -352,7 +352,6 @@ class ArgsDumpCollector(Collector):
     def finish(self, result: Any) -> list[Path]:
         manifest, payloads = self.manifest(result)
         d = self.out_dir / ARGS_DUMP_DIR
-        ensure_dir(d)
         write_artefact(d / BIN_FILE, payloads)
         del payloads
         write_artefact(d / MANIFEST, json_text(manifest, allow_nan=False) + "\n")

@@ -29,25 +29,17 @@ RECORDED_LEVEL = 4
 def write_artefact(path: Path, data: str | bytes | Sequence[bytes | bytearray | memoryview]) -> Path:
     """Write a run-time artefact atomically (``pypto.utils.atomic``, text as UTF-8, a list of byte strings
     as their concatenation), without fsync as the pass dumps: a reader never sees it half-written and a
-    failure leaves the old file. Returns ``path``."""
-    atomic_write_bytes(path, data.encode("utf-8") if isinstance(data, str) else data, durable=False)
-    return path
-
-
-_MADE_DIRS: set[str] = set()
-"""The artefact folders made (or found) during the current :func:`finish_all` (emptied after it: a folder
-can be removed between two runs)."""
-
-
-def ensure_dir(path: Path) -> Path:
-    """``path.mkdir(parents=True, exist_ok=True)``, once per folder while :func:`finish_all` runs (every
-    artefact of a run asked for its folder: two system calls and an exception each time); returns ``path``."""
-    key = str(path)
-    if key not in _MADE_DIRS:
-        if not os.path.isdir(key):  # one stat (a mkdir of an existing folder costs a failed call and a stat)
-            path.mkdir(parents=True, exist_ok=True)
-        if _FINISHING:
-            _MADE_DIRS.add(key)
+    failure leaves the old file. A missing folder is made when the write finds it missing (the first run
+    into a build folder), not looked for before every write. Returns ``path``."""
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        atomic_write_bytes(path, payload, durable=False)
+    except FileNotFoundError:
+        folder = Path(path).parent
+        if os.path.isdir(folder):
+            raise
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(path, payload, durable=False)
     return path
 
 
@@ -108,9 +100,6 @@ class Collector:
         return []
 
 
-_FINISHING: list[Any] = []
-"""The results whose collectors are finishing (:func:`finish_all`; nested for a run inside a run)."""
-
 COLLECTORS: dict[str, type[Collector]] = {}
 """RunConfig flag -> the collector that serves it."""
 
@@ -142,7 +131,6 @@ def finish_all(collectors: Sequence[Collector], result: Any) -> dict[str, list[P
     if not collectors:  # every flag off: the run pays nothing for DFX
         return {}
     result._dfx_memo = {}
-    _FINISHING.append(result)
     collecting = gc.isenabled()  # the artefacts are acyclic, freed as they are written: no cycle to look for
     if collecting:
         gc.disable()
@@ -150,9 +138,6 @@ def finish_all(collectors: Sequence[Collector], result: Any) -> dict[str, list[P
         return {c.FLAG: c.finish(result) for c in collectors}
     finally:
         del result._dfx_memo
-        _FINISHING.pop()
-        if not _FINISHING:
-            _MADE_DIRS.clear()
         if collecting:
             gc.enable()
 

@@ -47,7 +47,7 @@ from pypto.dialects.enums import ParamDirection
 from pypto.dialects.types import TensorType
 from pypto.target.dtypes import BY_NAME
 
-from .base import Collector, ensure_dir, json_text, kernel_func_ids, per_run, register, result_func_ids, write_artefact
+from .base import Collector, json_text, kernel_func_ids, per_run, register, result_func_ids, write_artefact
 from .jsonenc import Encoded, compact_encoder
 
 GM_BASE = 0x1_0000_0000
@@ -101,7 +101,6 @@ def write_name_map(result: Any, out_dir: Path) -> Path:
 
     def write() -> Path:
         path = out_dir / f"name_map_{out_dir.parent.name}.json"
-        ensure_dir(out_dir)
         return write_artefact(path, json_text(name_map(result.module)) + "\n")
 
     return per_run(result, ("name_map", out_dir), write)
@@ -261,7 +260,6 @@ class _Spelling:
 
 def write_deps(result: Any, out_dir: Path) -> Path:
     """``out_dir/deps.json``, atomically."""
-    ensure_dir(out_dir)
     path = out_dir / "deps.json"
     write_artefact(path, json_text(deps_document(result)) + "\n")
     return path

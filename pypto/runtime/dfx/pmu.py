@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .base import Collector, ensure_dir, per_run, register, result_func_ids, write_artefact
+from .base import Collector, per_run, register, result_func_ids, write_artefact
 
 EVENT_COUNTERS: dict[int, tuple[str, ...]] = {
     1: ("cube_fp16_exec", "cube_int8_exec", "vec_fp32_exec", "vec_fp16_128lane_exec", "vec_fp16_64lane_exec",
@@ -327,7 +327,6 @@ def pmu_csv(result: Any, event_type: int) -> str:
 
 def write_pmu(result: Any, path: Path, event_type: int = 2) -> Path:
     """Write :func:`pmu_csv` atomically; returns the path."""
-    ensure_dir(path.parent)
     write_artefact(path, pmu_csv(result, event_type))
     return path
 

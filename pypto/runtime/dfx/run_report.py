@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 
 from pypto.reports import asset, report_chunks
 
-from .base import RECORDED_LEVEL, ensure_dir, write_artefact
+from .base import RECORDED_LEVEL, write_artefact
 from .incore_view import incore_model
 from .pmu import EVENT_COUNTERS, columns, pmu_rows
 from .records import swimlane_records
@@ -287,7 +287,6 @@ def write_run_report(
     result: Any, out_dir: Path, pmu_event: int = 0, swimlane_level: int = RECORDED_LEVEL, incore: bool = False
 ) -> Path:
     """``out_dir/run_report.html``, atomically; returns its path."""
-    ensure_dir(out_dir)
     path = out_dir / REPORT_NAME
     write_artefact(path, run_report_chunks(report_model(result, pmu_event, swimlane_level, incore)))
     return path

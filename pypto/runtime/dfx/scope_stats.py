@@ -47,7 +47,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .base import Collector, ensure_dir, register, write_artefact
+from .base import Collector, register, write_artefact
 
 VERSION = 6
 MAX_RING_DEPTH = 4
@@ -144,7 +144,6 @@ def scope_stats_lines(result: Any, config: Any = None) -> list[str]:
 
 def write_scope_stats(result: Any, path: Path, config: Any = None) -> Path:
     """Write the file atomically; returns its path."""
-    ensure_dir(path.parent)
     write_artefact(path, "\n".join(scope_stats_lines(result, config)) + "\n")
     return path
 

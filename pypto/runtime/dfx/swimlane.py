@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .base import Collector, ensure_dir, json_text, register, write_artefact
+from .base import Collector, json_text, register, write_artefact
 from .deps import write_name_map
 from .records import swimlane_records
 from .run_report import write_run_report
@@ -22,7 +22,6 @@ from .trace import chrome_trace_text
 
 def write_swimlane(result: Any, path: Path, level: int = 2) -> Path:
     """Write :func:`swimlane_records` as JSON, atomically; returns the path."""
-    ensure_dir(path.parent)
     write_artefact(path, json_text(swimlane_records(result, level)))
     return path
 
@@ -35,7 +34,6 @@ def write_merged_trace(result: Any, out_dir: Path, level: int = 2, stamp: str | 
     edges = [(d, t.task_id) for t in result.tasks for d in sorted(t.deps)]
     text = chrome_trace_text(swimlane_records(result, level), names, edges, trusted=True)
     path = out_dir / f"merged_swimlane_{stamp or datetime.now().strftime('%Y%m%d_%H%M%S')}.json"
-    ensure_dir(out_dir)
     write_artefact(path, text)
     return path
 
