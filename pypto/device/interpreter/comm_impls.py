@@ -185,8 +185,12 @@ def twait(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> 
     cell, expected = _window(args[0], "the signal cell", op), int(args[1])
     cmp = op.cmp.data.value if op.cmp is not None else "ge"
     if op.deferred is not None:  # register the condition; the kernel goes on, its task's completion waits
-        _blocking(core, op, f"deferred {cmp} {expected}", "wait",
-                  lambda start: core.deferred.append(link.defer(cell, expected, cmp, start)) or start)
+
+        def register(start: int) -> int:
+            core.deferred.append(link.defer(cell, expected, cmp, start))
+            return start
+
+        _blocking(core, op, f"deferred {cmp} {expected}", "wait", register)
         return ()
     _blocking(core, op, f"{cmp} {expected}", "wait", lambda start: link.wait(cell, expected, cmp, start))
     return ()
