@@ -705,7 +705,9 @@ class TensorRemoteStoreOp(_RemoteStoreOp):
 @irdl_op_definition
 class SystemDeferWaitOp(_WaitOp):
     """``pld.system.defer_wait(signal, offsets, expected=1, cmp=pld.WaitCmp.Ge)``: a completion condition
-    of the enclosing task (on the simulated ranks a task runs to its end, so it waits there)."""
+    of the enclosing task. The kernel registers it and goes on (its core is released when it ends); the
+    task's completion (its consumers, its "done") waits until the condition holds (``pto.comm.twait
+    {deferred}`` in ``.pto``; the chip's scheduler defers the task, :mod:`pypto.runtime.scheduler`)."""
 
     name = "pld.system.defer_wait"
 

@@ -10,7 +10,7 @@ arithmetic as one ``pto.comm.peer_view``::
     pld.tensor.put(dst, p, src, ...)  -> peer_view(dst) + two partition_views + pto.comm.tput [atomicType]
     pld.tensor.get(dst, p, src, ...)  -> peer_view(src) + two partition_views + pto.comm.tget
     pld.system.notify(s, p, o, v)     -> peer_view + one-cell partition_view + pto.comm.tnotify {notifyOp}
-    pld.system.wait / defer_wait      -> one-cell partition_view + pto.comm.twait {cmp}
+    pld.system.wait / defer_wait      -> one-cell partition_view + pto.comm.twait {cmp} (defer_wait: {deferred})
 
     pld.tensor.remote_store(x, t, p, o) -> peer_view(t) + two partition_views + pto.comm.tput [atomicType]
     pld.tensor.barrier(sig)           -> per rank p: tnotify(peer_view(sig, p)[me], +1); per rank q:
@@ -25,8 +25,10 @@ signal, ``core_num > 1`` or a mesh over 64 KiB; a per-rank program with them run
 
 from __future__ import annotations
 
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerType, i32, i64
+from typing import Any
+
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import IndexType, IntegerType, UnitAttr, i32, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from pypto.diagnostics import error_at
@@ -226,13 +228,43 @@ def lower_notify(st: LoweringState, src: Operation) -> None:
     st.views[src.results[0]] = st.view(src.target, src)
 
 
+SCALAR_DIALECTS = frozenset({"arith", "scf", "func", "index", "math", "builtin"})
+"""Ops of these dialects are scalar work and control flow: they may follow a ``pld.system.defer_wait``."""
+
+AFTER_DEFER_OK = frozenset({"pld.system.defer_wait", "pld.rank", "pld.nranks", "pld.get_comm_ctx"})
+
+
+def check_deferred_tail(src: Operation) -> None:
+    """Upstream's deferred-wait contract: the kernel is never resumed once the condition holds, so after
+    ``pld.system.defer_wait`` it may only do scalar work and register more conditions; reading the
+    payload, storing and other communication belong to a consumer task (``deps=[wait_tid]``)."""
+    op: Operation | None = src
+    while op is not None and not isinstance(op, func.FuncOp):
+        nxt = op.next_op
+        while nxt is not None:
+            for inner in nxt.walk():
+                if inner.name in AFTER_DEFER_OK or inner.name.split(".", 1)[0] in SCALAR_DIALECTS:
+                    continue
+                raise error_at(inner, f"'{inner.name}' after 'pld.system.defer_wait' in the same kernel: the kernel "
+                               "is not resumed when the condition holds, so only scalar work and further "
+                               "defer_waits may follow it", hint="move the work into a task with deps=[<the waiter's "
+                               "task handle>] (with pl.at(...) as wait_tid: ...), or use the blocking "
+                               "pld.system.wait")
+            nxt = nxt.next_op
+        op = op.parent_op()
+
+
 def lower_wait(st: LoweringState, src: Operation) -> None:
     assert isinstance(src, D.SystemWaitOp | D.SystemDeferWaitOp)
+    if isinstance(src, D.SystemDeferWaitOp):
+        check_deferred_tail(src)
     t = src.signal.type
     assert isinstance(t, TensorType)
     cell = _partition(st, src, st.view(src.signal, src), t, list(src.offsets), [1] * len(t.get_shape()))
     cmp = WaitCmp(src.cmp.data) if src.cmp is not None else WaitCmp.Ge
-    attrs = {"cmp": C.WaitCmpAttr(C.WaitCmp(cmp.value.lower()))}
+    attrs: dict[str, Any] = {"cmp": C.WaitCmpAttr(C.WaitCmp(cmp.value.lower()))}
+    if isinstance(src, D.SystemDeferWaitOp):
+        attrs["deferred"] = UnitAttr()
     _emit(st, C.TWaitOp.build(operands=[cell, _i32(st, src.expected, src)], attributes=attrs), src)
     st.views[src.results[0]] = st.view(src.signal, src)
 

@@ -7,6 +7,7 @@ in the text form upstream PyPTO's codegen emits them, plus the rank queries and 
     %pv = pto.comm.peer_view %view, %peer : !pto.tensor_view<1x64xf32>
     pto.comm.tnotify(%sig_pv, %v : !pto.partition_tensor_view<1x1xi32>, i32) {notifyOp = #pto<notify_op atomic_add>}
     pto.comm.twait(%sig_pv, %e : !pto.partition_tensor_view<1x1xi32>, i32) {cmp = #pto<wait_cmp ge>}
+    pto.comm.twait(%sig_pv, %e : ...) {cmp = #pto<wait_cmp ge>, deferred}      (pld.system.defer_wait)
     pto.comm.tput(%dst_pv, %src_pv : T, T) {atomicType = #pto<atomic_type atomic_none>}
     pto.comm.tget(%dst_pv, %src_pv : T, T)
 
@@ -17,7 +18,11 @@ Differences from upstream's emission, on purpose:
   for that arithmetic: the same view on ``peer``'s region of the same window buffer. ``get_rank`` /
   ``get_nranks`` stand for the two CommContext scalar loads;
 - upstream's TPUT / TGET take a ``buf(%stage)`` UB staging tile allocated at the IR level; the
-  simulator moves GM to GM and prices the link, so there is no stage operand.
+  simulator moves GM to GM and prices the link, so there is no stage operand;
+- upstream lowers ``pld.system.defer_wait`` to no PTOAS op (an adapter registers a counter
+  ``CompletionToken`` with the Simpler runtime's ``AsyncCtx``); here it is ``twait`` marked ``deferred``:
+  the kernel registers the condition and goes on, and the chip's scheduler completes the task (releases
+  its consumers) only once the condition holds (:mod:`pypto.runtime.scheduler`).
 
 On the simulator (``pypto/device/interpreter/comm_impls.py``) these run against the rank's window
 buffers (``/dev/shm``) and signals (``torch.distributed``), timed on their pipe from the target's
@@ -28,7 +33,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import IndexType, IntegerType, i64
+from xdsl.dialects.builtin import IndexType, IntegerType, UnitAttr, i64
 from xdsl.dialects.utils.enum_attribute import EnumAttribute
 from xdsl.ir import SpacedOpaqueSyntaxAttribute
 from xdsl.irdl import (
@@ -157,10 +162,12 @@ class TNotifyOp(_SignalOp):
 
 @irdl_op_definition
 class TWaitOp(_SignalOp):
-    """TWAIT: block until the local signal cell compares true with ``value``."""
+    """TWAIT: block until the local signal cell compares true with ``value``; with ``deferred``
+    (``pld.system.defer_wait``) register that as a completion condition of the task instead and go on."""
 
     name = "pto.comm.twait"
     cmp = opt_attr_def(WaitCmpAttr)
+    deferred = opt_attr_def(UnitAttr)
     PIPE: ClassVar[Pipe] = Pipe.PIPE_S
     INSTR: ClassVar[str] = "TWAIT"
 

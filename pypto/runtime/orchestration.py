@@ -44,7 +44,15 @@ from xdsl.ir import Operation, SSAValue
 
 from pypto.dialects.dtypes import dtype_name
 from pypto.dialects.enums import ForKind, FunctionType, ParamDirection, ParamDirectionAttr
-from pypto.dialects.program import call_dump_indices, for_kind, function_type, no_dep_indices, param_directions
+from pypto.dialects.program import (
+    call_dump_indices,
+    for_kind,
+    function_type,
+    no_dep_indices,
+    param_directions,
+    task_handle,
+    user_deps,
+)
 from pypto.dialects.tensor_ops import TensorDimOp, TensorRefineShapeOp, TensorSliceOp
 from pypto.dialects.types import TensorType
 from pypto.errors import Error
@@ -342,6 +350,7 @@ class _HostInterpreter:
         self._last_writer: dict[int, int] = {}
         self._readers: dict[int, set[int]] = {}
         self._by_static: dict[int, int] = {}
+        self._by_handle: dict[str, int] = {}  # ``pl.at(...) as t`` label -> its latest task
         # Calls whose innermost loop is a pl.parallel: the tasks of that loop's current / last finished run.
         self._par_loop: dict[int, scf.ForOp] = {}
         self._run_now: dict[int, list[int]] = {}
@@ -565,6 +574,12 @@ class _HostInterpreter:
             no_dep_indices(op),
             _static_deps(op, "pl.explicit_deps"),
         )
+        if "pl.explicit_deps" not in op.attributes:  # a reparsed build (no derived ids): its deps= by label
+            for pred in sorted({self._by_handle[h] for h in user_deps(op) if h in self._by_handle} - task.deps):
+                task.deps.add(pred)
+                task.dep_edges.append(DepEdge(pred, -1, "explicit"))
+        if (label := task_handle(op)) is not None:
+            self._by_handle[label] = task.id
         task.dumps = _dump_marks(op, callee)
         task.block_num = max(_int_attr(op, "pl.block_num") or 1, 1)
         sync = op.attributes.get("pl.sync_start")

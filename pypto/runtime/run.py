@@ -593,7 +593,10 @@ def _execute(prepared: Prepared, target: Target, args: Sequence[Any], config: Ru
     bars: list[Any] = []  # the progress bar of the run (names the task running, counts tasks begun)
     begun: set[int] = set()
 
-    def run_part(task: Task, part: KernelPart, block: int = 0) -> Any:
+    def run_part(task: Task, part: KernelPart, block: int = 0, start: int = 0) -> Any:
+        comm = sys.modules.get("pypto.device.interpreter.comm_impls")  # loaded by any multi-rank run
+        if comm is not None:
+            comm.kernel_start(start)  # a rank link prices the kernel's pto.comm ops from its start on the chip
         bars[0].advance(f"{task.label} @{part.func_name}", steps=0 if task.id in begun else 1)
         begun.add(task.id)
         unit = prepared.unit(part.func_name)

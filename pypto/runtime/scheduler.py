@@ -36,8 +36,16 @@ Model (discrete events, one time axis in target core cycles; every cost is a fie
   ``drain`` phase reserves the cores (inner ``drain_prepare``, ``drain`` cycles) and publishes every
   block (inner ``drain_publish``, ``dispatch`` cycles per block): all blocks share the publish end as
   their dispatch time;
+- deferred completion (``pld.system.defer_wait``: its kernel registers :class:`Deferred` conditions in
+  ``KernelRun.deferred``): the task's blocks retire as any (their cores are free from the ``complete``
+  phase on; a block's ``finish`` stays there), but the task is not done: the thread that retired its last
+  block polls the conditions (one store read each, at every iteration of any thread) and, once all hold,
+  at its first iteration not before the cycle the last one held (and the retire), runs an ``async_poll``
+  phase (``complete`` cycles per task, ASSUMPTION: the target has no cost of its own for it) whose start
+  is the task's ``finish``, then its ``release`` phase. Meanwhile the other ready tasks run on the freed
+  cores. When nothing else can run, the scheduler blocks (polls, bounded by the conditions'
+  ``timeout_s``) until one holds; a condition that never holds raises its ``timed_out(task)`` error;
 - §2's other kinds are not modelled because nothing on this simulator does what they time:
-  ``async_poll`` (no task waits on async completions: no comm or deferred-completion ops),
   ``dummy`` / ``dummy_task`` (the orchestration issues no task without a kernel), ``early_dispatch`` and
   ``resolve`` (no ``allow_early_resolve``: a consumer is resolved in ``release``), ``graph_prepare`` and
   ``predicated_skip`` (no graph tasks or predicates);
@@ -67,9 +75,10 @@ ran are in :attr:`Scheduler.phases` and :attr:`Scheduler.orchestrator_phases`
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from pypto.target import Target
 
@@ -83,7 +92,8 @@ class TaskRecord:
 
     ``dispatch``: the scheduler hands the task to its core(s); ``start`` /
     ``end``: the kernel runs on the core; ``finish``: the scheduler sees it
-    done (its successors may be dispatched from then on). ``core_ids`` are the
+    done (its successors may be dispatched from then on; for a task with deferred completion, the
+    ``async_poll`` after its conditions held, later than its blocks' ``finish``). ``core_ids`` are the
     cores it occupied (AIC first for a Group); ``kernel_runs`` one
     :class:`~pypto.device.interpreter.KernelRun` per part."""
 
@@ -186,9 +196,22 @@ def make_cores(target: Target) -> list[Core]:
     return cores
 
 
-RunPart = Callable[[Task, KernelPart, int], Any]
-"""Runs one kernel part as block ``block_idx`` of its task (of ``task.block_num``) and returns its
-KernelRun (``.cycles``)."""
+RunPart = Callable[[Task, KernelPart, int, int], Any]
+"""Runs one kernel part as block ``block_idx`` of its task (of ``task.block_num``), starting at chip cycle
+``start``, and returns its KernelRun (``.cycles``; ``.deferred``: its completion conditions, if any)."""
+
+
+class Deferred(Protocol):
+    """A completion condition a kernel registered (``pld.system.defer_wait``): its task is done only once
+    it holds."""
+
+    timeout_s: float
+
+    def poll(self) -> int | None:
+        """The chip cycle the condition held at, or None while it does not (never blocks)."""
+
+    def timed_out(self, task: str) -> Exception:
+        """The error to raise when it still does not hold after ``timeout_s`` (``task``: the task's name)."""
 
 
 OrderParts = Callable[[Task], list[KernelPart]]
@@ -249,7 +272,7 @@ class Scheduler:
         """Block ``block`` of ``task`` on ``cores``, handed over at ``dispatch``: runs its parts and
         records it (the task's record is made by its first block, widened by the others); returns its record."""
         start = dispatch + self.latency
-        done = {id(part): self.run_part(task, part, block) for part in self.order_parts(task)}
+        done = {id(part): self.run_part(task, part, block, start) for part in self.order_parts(task)}
         runs = [done[id(part)] for part in task.parts]
         end = start + max((int(r.cycles) for r in runs), default=0)
         regs = []
@@ -316,7 +339,39 @@ class Scheduler:
         own = [[c for c in self.cores if self.core_to_thread[c.id] == i] for i in range(self.threads)]
         free_at = [0] * self.threads
         loops = [0] * self.threads
+        pending: dict[int, list[Deferred]] = {}  # deferred completion: task id -> its conditions not yet held
+        held_at: dict[int, int] = {}  # task id -> the cycle its conditions held (not before its last block retired)
+        owner: dict[int, int] = {}  # task id -> the thread that retired its last block (polls it)
+        polled: dict[int, int] = {}  # task id -> the cycle it can be completed at (all its conditions held)
         self._check_placeable(graph, own)
+
+        def poll() -> bool:
+            """Poll the pending conditions (never blocks); True when a task's conditions now all hold."""
+            got = False
+            for tid in sorted(pending):
+                left_ = []
+                for cond in pending[tid]:
+                    at = cond.poll()
+                    if at is None:
+                        left_.append(cond)
+                    else:
+                        held_at[tid] = max(held_at[tid], int(at))
+                pending[tid] = left_
+                if not left_:
+                    del pending[tid]
+                    polled[tid], got = held_at[tid], True
+            return got
+
+        def block_on_deferred() -> None:
+            """Nothing else can run: wait (wall time, bounded) until a deferred task's conditions hold."""
+            deadline = time.monotonic() + min(c.timeout_s for conds in pending.values() for c in conds)
+            pause = 0.0005
+            while not poll():
+                if time.monotonic() > deadline:
+                    tid = min(pending)
+                    raise pending[tid][0].timed_out(f"task {tasks[tid].label} (@{tasks[tid].func_name})")
+                time.sleep(pause)
+                pause = min(pause * 2, 0.01)
 
         depths = visible.depths
 
@@ -358,6 +413,7 @@ class Scheduler:
 
         def next_action(i: int) -> int | None:
             times = [b.end for b in running[i].values()]
+            times += [at for tid, at in polled.items() if owner[tid] == i]
             free = idle(i)
             if sync_tasks:
                 times += [v for tid, v in visible.items() if placement(tid, free) and not held(i, tid, free)]
@@ -385,17 +441,22 @@ class Scheduler:
 
         left = sum(1 for n in unfinished.values() if n)  # tasks not yet done
         while left:
+            if pending:
+                poll()
             actions = [(t, i) for i in range(self.threads) if (t := next_action(i)) is not None]
+            if not actions and pending:
+                block_on_deferred()
+                continue
             if not actions:
                 missing = sorted(t for t, n in unfinished.items() if n)
                 raise RuntimeError(f"tasks {missing} never became ready (a dependency cycle)")
             now, i = min(actions)
             loops[i] += 1
             done = sorted((b.end, k) for k, b in running[i].items() if b.end <= now)
+            retired: list[int] = []
             if done:
                 end = now + costs.complete * len(done)
                 phase(i, "complete", now, end, len(done), depths(now))
-                retired = []
                 for _, key in done:
                     tid = key[0]
                     b = running[i].pop(key)
@@ -404,12 +465,27 @@ class Scheduler:
                         del busy[c]
                         self.cores[c].busy_cycles += b.finish - b.dispatch
                     unfinished[tid] -= 1
-                    if not unfinished[tid]:  # its last block: the task is done
+                    conds = [d for r in records[tid].kernel_runs for d in getattr(r, "deferred", ())]
+                    if not unfinished[tid] and conds:  # its last block, but its completion is deferred
+                        pending[tid], held_at[tid], owner[tid] = conds, now, i
+                    elif not unfinished[tid]:  # its last block: the task is done
                         left -= 1
                         records[tid].finish = now
                         retired.append(tid)
+                now = end
+            ready = sorted(tid for tid, at in polled.items() if owner[tid] == i and at <= now)
+            if ready:  # deferred tasks whose conditions held: done now
+                end = now + costs.complete * len(ready)
+                phase(i, "async_poll", now, end, len(ready), depths(now))
+                for tid in ready:
+                    del polled[tid]
+                    left -= 1
+                    records[tid].finish = now
+                    retired.append(tid)
+                now = end
+            if retired:
                 edges = [s for tid in retired for s in succ[tid]]
-                now, end = end, end + costs.release * len(edges)
+                end = now + costs.release * len(edges)
                 at_start, made = depths(now), 0
                 for s in edges:
                     waiting[s] -= 1

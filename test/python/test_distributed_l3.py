@@ -393,7 +393,7 @@ def test_an_l3_program_runs_unchanged_under_torchrun(tmp_path: Path) -> None:
     assert results[0]["cycles"] == results[1]["cycles"] > 0
 
 
-def test_atomic_put_regions_tensor_remote_store_and_defer_wait(tmp_path: Path) -> None:
+def test_atomic_put_regions_tensor_remote_store_and_wait(tmp_path: Path) -> None:
     from pypto.driver.compiled import CompiledProgram
 
     x = torch.randn(2, 1, p3.N)

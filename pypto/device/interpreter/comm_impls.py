@@ -12,7 +12,10 @@ one these ops use. Each op runs at once, numerically, on the peer's bytes (the w
   ends when the notifies that satisfy it landed on this rank's clock (the kernel stalls meanwhile);
 - a ``tload`` / ``tstore`` through a ``peer_view`` of another rank (``pld.tile.remote_load`` /
   ``remote_store``) is such a get / put of its bytes first (:func:`remote_tile`), then the ordinary
-  local tile move; a ``peer_view`` of this rank itself is local memory (no link).
+  local tile move; a ``peer_view`` of this rank itself is local memory (no link);
+- a ``twait {deferred}`` (``pld.system.defer_wait``) does not stall: it registers the condition
+  (:meth:`RankLink.defer`) in the kernel's ``KernelRun.deferred`` and takes no cycles; the chip's
+  scheduler completes the task only once it holds (:mod:`pypto.runtime.scheduler`).
 
 Without a rank link (a single-chip run) these ops are a :class:`~.memory.DeviceError` naming the op.
 """
@@ -39,6 +42,8 @@ class RankLink(Protocol):
 
     rank: int
     nranks: int
+    offset: int
+    """The chip cycle the running kernel starts at (its kernel cycles count from there)."""
 
     def peer_array(self, a: np.ndarray, peer: int) -> np.ndarray:
         """The bytes of ``a`` (a view of one of this rank's window regions) on ``peer``'s region (``peer``: an
@@ -59,6 +64,10 @@ class RankLink(Protocol):
     def wait(self, cell: np.ndarray, expected: int, cmp: str, start: int) -> int:
         """Block (bounded) until this rank's ``cell`` compares true; returns the cycle it did."""
 
+    def defer(self, cell: np.ndarray, expected: int, cmp: str, start: int) -> Any:
+        """A completion condition on this rank's ``cell`` registered at kernel cycle ``start``
+        (:class:`pypto.runtime.scheduler.Deferred`: polled by the chip's scheduler, never blocking here)."""
+
 
 _LINKS: list[RankLink] = []
 
@@ -71,6 +80,13 @@ def rank_link(link: RankLink) -> Iterator[None]:
         yield
     finally:
         _LINKS.pop()
+
+
+def kernel_start(cycle: int) -> None:
+    """The kernel about to run starts at chip cycle ``cycle`` (its block's start in the chip's schedule):
+    the rank link, if any, prices its ``pto.comm`` ops from there (no-op in a single-chip run)."""
+    if _LINKS:
+        _LINKS[-1].offset = int(cycle)
 
 
 def _link(op: Any) -> RankLink:
@@ -168,6 +184,14 @@ def twait(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> 
     link = _link(op)
     cell, expected = _window(args[0], "the signal cell", op), int(args[1])
     cmp = op.cmp.data.value if op.cmp is not None else "ge"
+    if op.deferred is not None:  # register the condition; the kernel goes on, its task's completion waits
+
+        def register(start: int) -> int:
+            core.deferred.append(link.defer(cell, expected, cmp, start))
+            return start
+
+        _blocking(core, op, f"deferred {cmp} {expected}", "wait", register)
+        return ()
     _blocking(core, op, f"{cmp} {expected}", "wait", lambda start: link.wait(cell, expected, cmp, start))
     return ()
 

@@ -94,6 +94,8 @@ class CoreState:
     """The xDSL interpreter the compiled engine runs ops it does not compile with (None: not needed)."""
     set_flag_cycles: int = 0
     wait_flag_cycles: int = 0
+    deferred: list[Any] = field(default_factory=list)
+    """Completion conditions registered by ``pto.comm.twait {deferred}`` (the run's ``KernelRun.deferred``)."""
     locator: Locator = field(init=False)
     """The ops' locations (shared with the timeline and the race detector, which hold no reference to the
     core: a run's buffers go when it is dropped, with no cycle for the collector)."""

@@ -64,6 +64,9 @@ class KernelRun:
     problems: list[str] = field(default_factory=list)
     prints: list[str] = field(default_factory=list)
     clock_hz: float = 1.85e9
+    deferred: list[Any] = field(default_factory=list)
+    """The completion conditions the kernel registered (``pto.comm.twait {deferred}``): the task it runs
+    as is done only once each holds (:class:`pypto.runtime.scheduler.Deferred`)."""
 
     @cached_property
     def per_pipe_busy(self) -> dict[str, int]:
@@ -274,6 +277,7 @@ def run_kernel(
         list(tl.problems),
         list(core.prints),
         float(target.clock_hz),
+        list(core.deferred),
     )
 
 

@@ -233,23 +233,41 @@ class RankComm:
         """Block until this rank's cell ``slot`` of ``signal`` compares ``cmp`` with ``expected`` (bounded
         by the timeout). The clock moves to the simulated time the notifies that satisfy it landed.
         Returns the cell's value."""
-        key, store = self._sig_key(signal, self.rank, slot), self.signal_stores.get(signal, self.store)
         deadline = time.monotonic() + self.timeout_s
         pause = 0.0005
         while True:
-            have = int(store.add(key, 0))
+            have = self.signal_value(signal, slot)
             if compare(cmp, have, expected):
                 break
             if time.monotonic() > deadline:
-                raise self.error(
-                    f"wait on signal '{signal}'[{slot}] for {WaitCmp(cmp).value} {expected} timed out after "
-                    f"{self.timeout_s:g} s (the cell holds {have}): a peer rank failed or never notified"
-                )
+                raise self.wait_timeout(signal, slot, expected, cmp, have)
             time.sleep(pause)
             pause = min(pause * 2, 0.01)
+        start = self.clock
+        self.clock = self.landed(signal, slot, expected, cmp, start)
+        return have
+
+    def signal_value(self, signal: str, slot: int = 0) -> int:
+        """The value of this rank's cell ``slot`` of ``signal`` now (one store read, never blocking)."""
+        key, store = self._sig_key(signal, self.rank, slot), self.signal_stores.get(signal, self.store)
+        return int(store.add(key, 0))
+
+    def wait_timeout(self, signal: str, slot: int, expected: int, cmp: WaitCmp | str, have: int,
+                     what: str = "wait") -> DistributedRankError:
+        """The error of a wait on ``signal[slot]`` that did not hold within the timeout."""
+        return self.error(
+            f"{what} on signal '{signal}'[{slot}] for {WaitCmp(cmp).value} {expected} timed out after "
+            f"{self.timeout_s:g} s (the cell holds {have}): a peer rank failed or never notified"
+        )
+
+    def landed(self, signal: str, slot: int, expected: int, cmp: WaitCmp | str, start: int,
+               name: str = "wait") -> int:
+        """The simulated time (not before ``start``) the notifies that satisfy a wait that now holds
+        landed; records the wait from ``start`` to it (an event consuming their flows)."""
+        key, store = self._sig_key(signal, self.rank, slot), self.signal_stores.get(signal, self.store)
         entries = [json.loads(store.get(f"{key}/e{i}")) for i in range(1, int(store.add(key + "/n", 0)) + 1)]
         entries = [[t if epoch == self.epoch else 0, v, op, fid] for t, v, op, fid, epoch in entries]
-        landed, value, used = self.clock, 0, []
+        landed, value, used = start, 0, []
         for t, v, op, fid in sorted(entries):
             value = value + v if op == NotifyOp.AtomicAdd.value else v
             used.append(fid)
@@ -258,10 +276,9 @@ class RankComm:
                 break
         else:
             landed = max([landed, *(e[0] for e in entries)])
-        start, self.clock = self.clock, landed
-        self._event(f"wait {signal}[{slot}] {WaitCmp(cmp).value} {expected}", "wait", start, self.clock,
+        self._event(f"{name} {signal}[{slot}] {WaitCmp(cmp).value} {expected}", "wait", start, landed,
                     consumed=used)
-        return have
+        return landed
 
     # ---- window slots (store, one-sided put / get) ----------------------------------
 

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from pypto.dialects.distributed_enums import NotifyOp, WaitCmp
+from pypto.dialects.distributed_enums import NotifyOp, WaitCmp, compare
 
 from . import collectives
 from .comm import RankComm
@@ -345,12 +345,15 @@ class KernelComm:
 class ChipLink:
     """This rank as the simulator's ``pto.comm`` ops see it during one chip run
     (:class:`pypto.device.interpreter.comm_impls.RankLink`): the window regions as numpy arrays, the
-    signals and the link model of :class:`KernelComm`, on kernel cycles counted from ``base`` (the
-    rank's clock when the chip run started; ASSUMPTION: the kernel starts at the run's start)."""
+    signals and the link model of :class:`KernelComm`. Chip cycle ``c`` of the run is rank cycle
+    ``base + c`` (``base``: the rank's clock when the chip run started); a kernel's cycle ``t`` is chip
+    cycle ``offset + t``, ``offset`` being the chip cycle its block starts at (set by the scheduler
+    through :func:`pypto.device.interpreter.comm_impls.kernel_start`)."""
 
     def __init__(self, kc: KernelComm):
         self.kc, self.comm = kc, kc.comm
         self.base = kc.comm.clock
+        self.offset = 0
         self.rank, self.nranks = kc.comm.rank, kc.comm.world_size
         self._arrays = [[None if r is None else r.numpy() for r in row] for row in kc.windows.regions]
 
@@ -382,10 +385,10 @@ class ChipLink:
     def _at(self, start: int, step: Any) -> int:
         """Run ``step()`` with the rank's clock at kernel cycle ``start``; the kernel cycle it ends at."""
         c = self.comm
-        c.clock = self.base + start
+        c.clock = self.base + self.offset + start
         try:
             step()
-            return c.clock - self.base
+            return c.clock - self.base - self.offset
         finally:
             c.clock = self.base
 
@@ -406,6 +409,33 @@ class ChipLink:
     def wait(self, cell: np.ndarray, expected: int, cmp: str, start: int) -> int:
         signal, slot = self._slot(cell)
         return self._at(start, lambda: self.comm.wait(signal, slot, expected, WaitCmp(cmp.capitalize())))
+
+    def defer(self, cell: np.ndarray, expected: int, cmp: str, start: int) -> DeferredSignal:
+        signal, slot = self._slot(cell)
+        return DeferredSignal(self, signal, slot, expected, WaitCmp(cmp.capitalize()), self.offset + start)
+
+
+class DeferredSignal:
+    """A ``pld.system.defer_wait`` condition of one task (:class:`pypto.runtime.scheduler.Deferred`): this
+    rank's cell ``slot`` of ``signal`` compares ``cmp`` with ``expected``; registered at chip cycle ``at``."""
+
+    def __init__(self, link: ChipLink, signal: str, slot: int, expected: int, cmp: WaitCmp, at: int):
+        self.link, self.signal, self.slot, self.expected, self.cmp, self.at = link, signal, slot, expected, cmp, at
+        self.timeout_s = link.comm.timeout_s
+
+    def poll(self) -> int | None:
+        """The chip cycle the condition held at (not before its registration), or None while it does not
+        (one store read; once it holds, the wait is recorded with the flows of the notifies it consumed)."""
+        comm, base = self.link.comm, self.link.base
+        if not compare(self.cmp, comm.signal_value(self.signal, self.slot), self.expected):
+            return None
+        return comm.landed(self.signal, self.slot, self.expected, self.cmp, base + self.at, "defer_wait") - base
+
+    def timed_out(self, task: str) -> Exception:
+        """The error of this condition still not holding after ``timeout_s``, naming the rank and ``task``."""
+        comm = self.link.comm
+        have = comm.signal_value(self.signal, self.slot)
+        return comm.wait_timeout(self.signal, self.slot, self.expected, self.cmp, have, f"{task}: deferred wait")
 
 
 class _FileLock:
