@@ -1262,7 +1262,8 @@ inline void matmul(const char *op, C &c, A &a, B &b, Init &&init) {
     }
 #endif
     // Each result element is init(i, j) + a(i,0)*b(0,j) + a(i,1)*b(1,j) + ..., added in p order, one
-    // rounding per multiply and per add. The rhs rows are packed row-major once (into a per-thread
+    // rounding per multiply and per add. Column-major fp32 lhs and result (the cube's tiles) run down the
+    // columns (matmul_colmajor, above); otherwise the rhs rows are packed row-major once (into a per-thread
     // buffer), so the inner loops walk contiguous memory and vectorise without changing any element's
     // operations; fp32 runs 4x8 register blocks (matmul_block), the rest the i, p, j loop below.
     Acc *rhs = scratch<Acc>(static_cast<std::size_t>(k * n + n));  // the packed rhs, then one row of sums
