@@ -648,13 +648,67 @@ inline To bitwise_or_convert(From v) {
     }
 }
 
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__) && !defined(PTO_CPU_NO_AVX2)
+// out row j = in column j of an 8x8 block of 4-byte elements (in rows at in + i * is, out rows at
+// out + j * os): eight 32-byte loads, the unpack / shuffle / lane-swap transpose, eight stores.
+typedef int32_t i32x8 __attribute__((vector_size(32)));
+__attribute__((target("avx2"))) inline void transpose8x8(const void *in, int64_t is, void *out, int64_t os) {
+    i32x8 r[8], t[8];
+    for (int i = 0; i < 8; ++i) std::memcpy(&r[i], static_cast<const int32_t *>(in) + i * is, 32);
+    for (int i = 0; i < 8; i += 2) {  // pairs: (a0 b0 a1 b1 | a4 b4 a5 b5), (a2 b2 a3 b3 | a6 b6 a7 b7)
+        t[i] = __builtin_shuffle(r[i], r[i + 1], i32x8{0, 8, 1, 9, 4, 12, 5, 13});
+        t[i + 1] = __builtin_shuffle(r[i], r[i + 1], i32x8{2, 10, 3, 11, 6, 14, 7, 15});
+    }
+    for (int i = 0; i < 8; i += 4)  // quads: (a0 b0 c0 d0 | a4 b4 c4 d4), ... within each 128-bit lane
+        for (int h = 0; h < 2; ++h) {
+            r[i + 2 * h] = __builtin_shuffle(t[i + h], t[i + h + 2], i32x8{0, 1, 8, 9, 4, 5, 12, 13});
+            r[i + 2 * h + 1] = __builtin_shuffle(t[i + h], t[i + h + 2], i32x8{2, 3, 10, 11, 6, 7, 14, 15});
+        }
+    // r[0]: column 0 (rows 0-3) | column 4, r[1]: 1 | 5, r[2]: 2 | 6, r[3]: 3 | 7, for rows 0-3; r[4..7] rows 4-7
+    for (int j = 0; j < 4; ++j) {
+        const i32x8 lo = __builtin_shuffle(r[j], r[j + 4], i32x8{0, 1, 2, 3, 8, 9, 10, 11});
+        const i32x8 hi = __builtin_shuffle(r[j], r[j + 4], i32x8{4, 5, 6, 7, 12, 13, 14, 15});
+        std::memcpy(static_cast<int32_t *>(out) + j * os, &lo, 32);
+        std::memcpy(static_cast<int32_t *>(out) + (j + 4) * os, &hi, 32);
+    }
+}
+inline bool has_avx2_moves() {
+    static const bool yes = __builtin_cpu_supports("avx2");
+    return yes;
+}
+#define PTO_CPU_TRANSPOSE8 1
+#endif
+
 // d(r, c) = f(s(r, c)) for r < rows, c < cols, the elements addressed by (row stride, column stride).
 // A column-major side is walked in blocks of 8 rows (or columns) so that both sides move through
-// memory in runs, not one element per cache line.
-template <typename DT, typename ST, typename F>
+// memory in runs, not one element per cache line. ``Plain``: f returns its argument unchanged (the
+// callers' conversions between one type), so a 4-byte copy that transposes (one side row-major, the
+// other column-major) moves 8x8 blocks with transpose8x8 (bits moved, never computed).
+template <bool Plain = false, typename DT, typename ST, typename F>
 inline void copy2d(DT *d, int64_t drs, int64_t dcs, const ST *s, int64_t srs, int64_t scs, int64_t rows,
                    int64_t cols, F &&f) {
     constexpr int64_t kB = 8;
+#if defined(PTO_CPU_TRANSPOSE8)
+    if constexpr (Plain && std::is_same_v<DT, ST> && sizeof(DT) == 4) {
+        const bool d_cm = drs == 1 && dcs != 1, s_rm = scs == 1 && srs != 1;
+        const bool d_rm = dcs == 1 && drs != 1, s_cm = srs == 1 && scs != 1;
+        if (((d_cm && s_rm) || (d_rm && s_cm)) && rows >= 8 && cols >= 8 && has_avx2_moves()) {
+            // d_cm: out row (column c of d) at d + c * dcs, in rows (rows of s) at s + r * srs;
+            // d_rm: out row (row r of d) at d + r * drs, in rows (columns of s) at s + c * scs
+            const int64_t r8 = rows - rows % 8, c8 = cols - cols % 8;
+            for (int64_t r0 = 0; r0 < r8; r0 += 8)
+                for (int64_t c0 = 0; c0 < c8; c0 += 8) {
+                    if (d_cm)
+                        transpose8x8(s + r0 * srs + c0, srs, d + c0 * dcs + r0, dcs);
+                    else
+                        transpose8x8(s + c0 * scs + r0, scs, d + r0 * drs + c0, drs);
+                }
+            for (int64_t r = 0; r < rows; ++r)  // the edges past the last whole 8x8 block
+                for (int64_t c = (r < r8 ? c8 : 0); c < cols; ++c) d[r * drs + c * dcs] = s[r * srs + c * scs];
+            return;
+        }
+    }
+#endif
     if (drs == 1 && srs == 1 && dcs != 1) {  // both column-major: column by column, contiguous
         for (int64_t c = 0; c < cols; ++c) {
             DT *dc = d + c * dcs;
@@ -713,7 +767,7 @@ PTO_INST void TLOAD(TileT &dst, GT &src) {
         }
     }
     if (src.shape[0] == 1 && src.shape[1] == 1 && src.shape[2] == 1) {  // a 2-D view: row r at r * stride[3]
-        cpu::copy2d(dst.data_, cpu::row_stride<TileT>(), cpu::col_stride<TileT>(), src.ptr, src.stride[3], cs,
+        cpu::copy2d<true>(dst.data_, cpu::row_stride<TileT>(), cpu::col_stride<TileT>(), src.ptr, src.stride[3], cs,
                     dst.GetValidRow(), dst.GetValidCol(),
                     [](const typename GT::DType &v) { return cpu::bitwise_or_convert<T>(v); });
         cpu::fill_pad(dst);
@@ -758,7 +812,7 @@ inline void store(GT &dst, TileT &src, bool quant, uint64_t pre_quant) {
     }
     if constexpr (std::is_same_v<D, S> && R == ReluPreMode::NoRelu && A == AtomicType::AtomicNone) {
         if (!quant && dst.shape[0] == 1 && dst.shape[1] == 1 && dst.shape[2] == 1) {  // a plain copy (acc too)
-            copy2d(dst.ptr, dst.stride[3], cs, src.data_, row_stride<TileT>(), col_stride<TileT>(), src.GetValidRow(),
+            copy2d<true>(dst.ptr, dst.stride[3], cs, src.data_, row_stride<TileT>(), col_stride<TileT>(), src.GetValidRow(),
                    src.GetValidCol(), [](const S &v) { return v; });
             return;
         }
@@ -815,7 +869,7 @@ PTO_INST void TMOV(D &dst, S &src) {
     cpu::need_valid("TMOV", dst, src, "source");
     using T = typename D::DType;
     if constexpr (R == ReluPreMode::NoRelu) {
-        cpu::copy2d(dst.data_, cpu::row_stride<D>(), cpu::col_stride<D>(), src.data_, cpu::row_stride<S>(),
+        cpu::copy2d<true>(dst.data_, cpu::row_stride<D>(), cpu::col_stride<D>(), src.data_, cpu::row_stride<S>(),
                     cpu::col_stride<S>(), dst.GetValidRow(), dst.GetValidCol(),
                     [](const typename S::DType &v) { return cpu::to<T>(cpu::up(v)); });
         return;
@@ -1047,22 +1101,88 @@ inline bool has_avx2() {
     static const bool yes = __builtin_cpu_supports("avx2");
     return yes;
 }
+
+// The fp32 matmul of a column-major lhs into a column-major result (the cube's Left and Acc tiles),
+// vectorised down the columns: a register block is 16 result rows (two 8-lane vectors, loaded straight
+// from the lhs column p) by kMmColBlock result columns (the rhs element (p, j) broadcast), so neither
+// operand is packed and each result column is stored with two vector stores. Every element is still
+// init(i, j) + a(i,0)*b(0,j) + a(i,1)*b(1,j) + ... in p order with one rounding per multiply and per
+// add, the scalar loop's operations (the lanes are other rows, not a reordered sum): the same bits.
+constexpr int64_t kMmColBlock = 6;  // 12 accumulators, two lhs vectors and a broadcast: 15 registers
+template <int NC, typename B, typename Init>
+__attribute__((target("avx2"))) inline void matmul_colblock(const float *a, int64_t lda, const B &b, float *c,
+                                                            int64_t ldc, int64_t k, int64_t i, int64_t j0,
+                                                            Init &init) {
+    f32x8 t[NC][2];
+    for (int jj = 0; jj < NC; ++jj)
+        for (int h = 0; h < 2; ++h)
+            for (int q = 0; q < 8; ++q) t[jj][h][q] = static_cast<float>(init(i + 8 * h + q, j0 + jj));
+    for (int64_t p = 0; p < k; ++p) {
+        f32x8 l0, l1;
+        std::memcpy(&l0, a + p * lda + i, sizeof l0);
+        std::memcpy(&l1, a + p * lda + i + 8, sizeof l1);
+        for (int jj = 0; jj < NC; ++jj) {
+            const float x = b.at(p, j0 + jj);
+            const f32x8 xv = {x, x, x, x, x, x, x, x};
+            t[jj][0] += l0 * xv;
+            t[jj][1] += l1 * xv;
+        }
+    }
+    for (int jj = 0; jj < NC; ++jj) {
+        std::memcpy(c + (j0 + jj) * ldc + i, &t[jj][0], sizeof t[jj][0]);
+        std::memcpy(c + (j0 + jj) * ldc + i + 8, &t[jj][1], sizeof t[jj][1]);
+    }
+}
+// Result rows [0, m - m % 16) of a column-major fp32 matmul (the rest is left to the caller).
+template <typename B, typename Init>
+__attribute__((target("avx2"))) inline int64_t matmul_colmajor(const float *a, int64_t lda, const B &b, float *c,
+                                                               int64_t ldc, int64_t m, int64_t k, int64_t n,
+                                                               Init &init) {
+    int64_t i = 0;
+    for (; i + 16 <= m; i += 16) {
+        int64_t j = 0;
+        for (; j + kMmColBlock <= n; j += kMmColBlock) matmul_colblock<kMmColBlock>(a, lda, b, c, ldc, k, i, j, init);
+        for (; j < n; ++j) matmul_colblock<1>(a, lda, b, c, ldc, k, i, j, init);
+    }
+    return i;
+}
 #endif
 #endif
 
 // ----------------------------------------------------------------------------- fp32 exp, vectorised
 // exp_f32 gives, for every float x, the bits of (float)std::exp((double)x) -- what the scalar TEXP and
 // the interpreter (numpy's float64 exp rounded to float32) compute -- in loops g++ vectorises:
-// exp(x) = 2^k * p(r), k = round(x / ln 2), r = x - k ln 2 (Cody-Waite: k * kLn2Hi is exact), p the
-// degree-14 Taylor polynomial (truncation < 6e-18 relative on |r| <= ln2 / 2; with the Horner roundings
-// the double result is within a few ulps of exp(x)). Rounding that double to float gives the correctly
-// rounded float, as glibc's exp does, unless it lies within kExpGuard double ulps of a halfway point
-// between two floats; those lanes, and x outside [-87, 88] (float subnormals, overflow, inf, NaN),
-// take the scalar std::exp. test/python/test_cpp_exp.py compares both over every float in range.
-constexpr double kLog2e = 1.4426950408889634, kLn2Hi = 0x1.62e42fee00000p-1, kLn2Lo = 0x1.a39ef35793c76p-33;
+// exp(x) = 2^(k / 64) * p(r), k = round(x * 64 / ln 2), r = x - k ln 2 / 64 (Cody-Waite: k * kLn2Hi64 is
+// exact), 2^(k / 64) = 2^(k >> 6) * kExp2Table[k & 63] (the table's doubles correctly rounded), p the
+// degree-5 Taylor polynomial (truncation < 4e-17 relative on |r| <= ln2 / 128; with the table's and the
+// Horner roundings the double result is within a few ulps of exp(x)). Rounding that double to float gives
+// the correctly rounded float, as glibc's exp does, unless it lies within kExpGuard double ulps of a
+// halfway point between two floats; those lanes, and x outside [-87, 88] (float subnormals, overflow,
+// inf, NaN), take the scalar std::exp. test_kernel_engine.py compares a sweep with the interpreter; the
+// table form was checked against (float)std::exp((double)x) over every float in [-87, 88] (C++ sweep).
+constexpr double kLog2e64 = 64 * 1.4426950408889634;
+constexpr double kLn2Hi64 = 0x1.62e42fee00000p-1 / 64, kLn2Lo64 = 0x1.a39ef35793c76p-33 / 64;
 constexpr double kShift = 0x1.8p52;  // adding it rounds to an integer, kept in the low mantissa bits
 constexpr int64_t kExpGuard = 1024;
 constexpr int kExpChunk = 64;
+alignas(64) constexpr double kExp2Table[64] = {  // 2^(j / 64), j = 0..63
+    0x1.0000000000000p+0, 0x1.02c9a3e778061p+0, 0x1.059b0d3158574p+0, 0x1.0874518759bc8p+0,
+    0x1.0b5586cf9890fp+0, 0x1.0e3ec32d3d1a2p+0, 0x1.11301d0125b51p+0, 0x1.1429aaea92de0p+0,
+    0x1.172b83c7d517bp+0, 0x1.1a35beb6fcb75p+0, 0x1.1d4873168b9aap+0, 0x1.2063b88628cd6p+0,
+    0x1.2387a6e756238p+0, 0x1.26b4565e27cddp+0, 0x1.29e9df51fdee1p+0, 0x1.2d285a6e4030bp+0,
+    0x1.306fe0a31b715p+0, 0x1.33c08b26416ffp+0, 0x1.371a7373aa9cbp+0, 0x1.3a7db34e59ff7p+0,
+    0x1.3dea64c123422p+0, 0x1.4160a21f72e2ap+0, 0x1.44e086061892dp+0, 0x1.486a2b5c13cd0p+0,
+    0x1.4bfdad5362a27p+0, 0x1.4f9b2769d2ca7p+0, 0x1.5342b569d4f82p+0, 0x1.56f4736b527dap+0,
+    0x1.5ab07dd485429p+0, 0x1.5e76f15ad2148p+0, 0x1.6247eb03a5585p+0, 0x1.6623882552225p+0,
+    0x1.6a09e667f3bcdp+0, 0x1.6dfb23c651a2fp+0, 0x1.71f75e8ec5f74p+0, 0x1.75feb564267c9p+0,
+    0x1.7a11473eb0187p+0, 0x1.7e2f336cf4e62p+0, 0x1.82589994cce13p+0, 0x1.868d99b4492edp+0,
+    0x1.8ace5422aa0dbp+0, 0x1.8f1ae99157736p+0, 0x1.93737b0cdc5e5p+0, 0x1.97d829fde4e50p+0,
+    0x1.9c49182a3f090p+0, 0x1.a0c667b5de565p+0, 0x1.a5503b23e255dp+0, 0x1.a9e6b5579fdbfp+0,
+    0x1.ae89f995ad3adp+0, 0x1.b33a2b84f15fbp+0, 0x1.b7f76f2fb5e47p+0, 0x1.bcc1e904bc1d2p+0,
+    0x1.c199bdd85529cp+0, 0x1.c67f12e57d14bp+0, 0x1.cb720dcef9069p+0, 0x1.d072d4a07897cp+0,
+    0x1.d5818dcfba487p+0, 0x1.da9e603db3285p+0, 0x1.dfc97337b9b5fp+0, 0x1.e502ee78b3ff6p+0,
+    0x1.ea4afa2a490dap+0, 0x1.efa1bee615a27p+0, 0x1.f50765b6e4540p+0, 0x1.fa7c1819e90d8p+0,
+};
 
 // One chunk: ys[i] from xs[i] for i < kExpChunk, slow[i] set where the lane needs the scalar exp.
 // No branches (in_range selects an argument), so g++ vectorises the loop in double lanes.
@@ -1071,19 +1191,10 @@ __attribute__((always_inline)) inline void exp_chunk(const float *xs, float *ys,
         const float xf = xs[i];  // out of range (or NaN): garbage in the lane, which is slow
         const int64_t in_range = (xf > -87.0f) & (xf < 88.0f);
         const double x = static_cast<double>(xf);
-        const double t = x * kLog2e + kShift;
+        const double t = x * kLog2e64 + kShift;
         const double k = t - kShift;
-        const double r = (x - k * kLn2Hi) - k * kLn2Lo;
-        double p = 1.0 / 87178291200.0;
-        p = p * r + 1.0 / 6227020800.0;
-        p = p * r + 1.0 / 479001600.0;
-        p = p * r + 1.0 / 39916800.0;
-        p = p * r + 1.0 / 3628800.0;
-        p = p * r + 1.0 / 362880.0;
-        p = p * r + 1.0 / 40320.0;
-        p = p * r + 1.0 / 5040.0;
-        p = p * r + 1.0 / 720.0;
-        p = p * r + 1.0 / 120.0;
+        const double r = (x - k * kLn2Hi64) - k * kLn2Lo64;
+        double p = 1.0 / 120.0;
         p = p * r + 1.0 / 24.0;
         p = p * r + 1.0 / 6.0;
         p = p * r + 0.5;
@@ -1091,10 +1202,10 @@ __attribute__((always_inline)) inline void exp_chunk(const float *xs, float *ys,
         p = p * r + 1.0;
         uint64_t tb;
         std::memcpy(&tb, &t, 8);
-        const uint64_t scale_bits = (tb + 1023) << 52;  // 2^k: k is in t's low mantissa bits
+        const uint64_t scale_bits = ((tb >> 6) + 1023) << 52;  // 2^(k >> 6): k is in t's low mantissa bits
         double scale;
         std::memcpy(&scale, &scale_bits, 8);
-        const double y = p * scale;
+        const double y = p * (kExp2Table[tb & 63] * scale);
         int64_t yb;
         std::memcpy(&yb, &y, 8);
         const int64_t off = (yb & ((int64_t(1) << 29) - 1)) - (int64_t(1) << 28);
@@ -1110,7 +1221,9 @@ __attribute__((always_inline)) inline void exp_chunk(const float *xs, float *ys,
         const int m = static_cast<int>(std::min<int64_t>(kExpChunk, n - s0));                      \
         for (int i = 0; i < m; ++i) xs[i] = in[s0 + i];                                            \
         exp_chunk(xs, ys, slow);                                                                   \
-        for (int i = 0; i < m; ++i)                                                                \
+        int64_t any = 0;                                                                           \
+        for (int i = 0; i < kExpChunk; ++i) any |= slow[i];                                        \
+        for (int i = 0; any && i < m; ++i)                                                         \
             if (slow[i]) ys[i] = static_cast<float>(std::exp(static_cast<double>(xs[i])));         \
         for (int i = 0; i < m; ++i) out[s0 + i] = ys[i];                                           \
     }
@@ -1143,15 +1256,25 @@ inline void matmul(const char *op, C &c, A &a, B &b, Init &&init) {
     using AT = typename A::DType;
     using Acc = std::conditional_t<std::is_integral_v<AT>, int64_t, float>;
     using T = typename C::DType;
+    int64_t i = 0;
+#if defined(PTO_CPU_AVX2_MATMUL)
+    if constexpr (std::is_same_v<AT, float> && std::is_same_v<typename B::DType, float> && std::is_same_v<T, float> &&
+                  A::BL == BLayout::ColMajor && C::BL == BLayout::ColMajor) {
+        if (has_avx2()) {  // the cube's tiles: vectorised down the columns (matmul_colmajor)
+            i = matmul_colmajor(a.data(), A::Rows, b, c.data(), C::Rows, m, k, n, init);
+            if (i == m) return;
+        }
+    }
+#endif
     // Each result element is init(i, j) + a(i,0)*b(0,j) + a(i,1)*b(1,j) + ..., added in p order, one
-    // rounding per multiply and per add. The rhs rows are packed row-major once (into a per-thread
+    // rounding per multiply and per add. Column-major fp32 lhs and result (the cube's tiles) run down the
+    // columns (matmul_colmajor, above); otherwise the rhs rows are packed row-major once (into a per-thread
     // buffer), so the inner loops walk contiguous memory and vectorise without changing any element's
     // operations; fp32 runs 4x8 register blocks (matmul_block), the rest the i, p, j loop below.
     Acc *rhs = scratch<Acc>(static_cast<std::size_t>(k * n + n));  // the packed rhs, then one row of sums
     Acc *acc = rhs + k * n;
     for (int64_t p = 0; p < k; ++p)
         for (int64_t j = 0; j < n; ++j) rhs[p * n + j] = static_cast<Acc>(up(b.at(p, j)));
-    int64_t i = 0;
 #if defined(__GNUC__)
     if constexpr (std::is_same_v<Acc, float>) {
         float out[kMmRows][kMmCols];

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -31,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .cpp_engine import EngineReport, EngineRun, KernelEngineError, _header, _stamp
+from .cpp_engine import EngineReport, EngineRun, KernelEngineError, _header
 
 
 @dataclass
@@ -52,8 +53,10 @@ class RunPlan:
     """The launches' :class:`~.cpp_engine._Kernel` (for their error message)."""
     zero: list[np.ndarray]
     """The run's ``pl.create_tensor`` buffers, zero-filled before every replay."""
+    files: tuple[str, ...]
+    """The kernels' ``.cpp`` and the header (:func:`_stamp_files`)."""
     stamps: tuple[Any, ...]
-    """The kernels' ``.cpp`` and the header (mtime, size) when recorded."""
+    """Their (path, mtime, size) when recorded."""
     result: Any
     """The recorded :class:`~.run.RunResult`."""
     returns: list[tuple[str, Any]]
@@ -94,9 +97,19 @@ def _reads_tensors(module: Any) -> bool:
     return any(op.name == "pl.tensor.read" for op in module.walk())
 
 
-def _stamps(kernels: Sequence[Any]) -> tuple[Any, ...]:
+def _stamp_files(kernels: Sequence[Any]) -> tuple[str, ...]:
+    """The kernels' ``.cpp`` (each once) and the header, whose stamps say whether a plan is stale."""
     seen = {id(k): k for k in kernels}
-    return tuple((str(k.source), *_stamp(k.source)) for k in seen.values()) + (_stamp(_header()),)
+    return (*(str(k.source) for k in seen.values()), str(_header()))
+
+
+def _stamps(files: Sequence[str]) -> tuple[Any, ...]:
+    """Each file's (path, mtime, size)."""
+    out = []
+    for f in files:
+        st = os.stat(f)
+        out.append((f, st.st_mtime_ns, st.st_size))
+    return tuple(out)
 
 
 def _owner(addr: int, nbytes: int, ranges: Sequence[tuple[int, int, Any]]) -> Any:
@@ -171,7 +184,8 @@ def record(run: EngineRun, graph: Any, dev_args: Sequence[Any], result: Any, cop
         labels=[c.label for c in run.calls],
         kernels=kernels,
         zero=[b.array for b in created],
-        stamps=_stamps(kernels),
+        files=(files := _stamp_files(kernels)),
+        stamps=_stamps(files),
         result=result,
         returns=returns,
         _keep=[slot_arrays, [c.values for c in run.calls]],
@@ -190,7 +204,7 @@ def replay(plan: RunPlan, args: Sequence[Any], copied: int, element_types: Seque
     ``.cpp`` or the header changed: the caller runs the task graph instead)."""
     from .tensors import device_to_torch
 
-    if _stamps(plan.kernels) != plan.stamps:
+    if _stamps(plan.files) != plan.stamps:
         return None
     for a in plan.zero:
         a.fill(0)

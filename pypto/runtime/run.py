@@ -254,6 +254,14 @@ class Prepared:
     units: dict[str, KernelUnit]
     arch: str = "a2a3"
 
+    def param_types(self) -> list[tuple[int, ...] | None]:
+        """Each entry parameter's (shape..., dtype) as :func:`_device_args` checks it; None for a scalar
+        (cached: the entry's types do not change)."""
+        cached = self.__dict__.get("_param_types")
+        if cached is None:
+            cached = self.__dict__["_param_types"] = _param_types(self.entry)
+        return cached
+
     def unit(self, name: str) -> KernelUnit:
         """The (cached) kernel unit of ``name``."""
         if name not in self.units:
@@ -263,6 +271,21 @@ class Prepared:
 
 _PREPARED: weakref.WeakKeyDictionary[RunSpec, Prepared] = weakref.WeakKeyDictionary()
 """What was prepared from each live RunSpec (a Runnable hands back the same spec for the same program)."""
+
+
+_RUNNABLE_TYPES: set[type] = set()
+"""Classes whose instances are Runnables by a method of the class (a Protocol isinstance check is slow)."""
+
+
+def _is_runnable(x: Any) -> bool:
+    """``isinstance(x, Runnable)``, remembered per class when the class itself defines ``run_spec``."""
+    if type(x) in _RUNNABLE_TYPES:
+        return True
+    if not isinstance(x, Runnable):
+        return False
+    if callable(getattr(type(x), "run_spec", None)):
+        _RUNNABLE_TYPES.add(type(x))
+    return True
 
 
 def _prepare_spec(spec: RunSpec) -> Prepared:
@@ -288,7 +311,7 @@ def prepare(program_or_compiled: Any, args: Sequence[Any] = (), config: RunConfi
     target = program_or_compiled
     if isinstance(target, Prepared):
         return target
-    if isinstance(target, Runnable):
+    if _is_runnable(target):
         return _prepare_spec(target.run_spec(args, config))
     if isinstance(target, ModuleOp):
         target = Program(target)
@@ -352,14 +375,33 @@ def _stage(name: str) -> Any:
     return stage(name)
 
 
-def _device_args(entry: func.FuncOp, args: Sequence[Any], names: Sequence[str]) -> tuple[list[Any], int]:
-    """The entry's arguments in device memory, and the bytes copied from the host."""
+def _param_types(entry: func.FuncOp) -> list[Any]:
+    """Each parameter's (shape, numpy dtype) for a tensor, None for a scalar."""
+    out: list[Any] = []
+    for p in entry.body.block.args:
+        t = p.type
+        out.append((tuple(t.get_shape()), np.dtype(numpy_dtype(t.element_type))) if isinstance(t, TensorType) else None)
+    return out
+
+
+def _device_args(
+    entry: func.FuncOp, args: Sequence[Any], names: Sequence[str], types: Sequence[Any] | None = None
+) -> tuple[list[Any], int]:
+    """The entry's arguments in device memory, and the bytes copied from the host (``types``: the
+    entry's :func:`_param_types`, when the caller has them)."""
     params = entry.body.block.args
+    if types is None:
+        types = _param_types(entry)
     if len(args) != len(params):
         raise ArgumentTypeError(f"@{entry.sym_name.data} takes {len(params)} arguments ({', '.join(names)}), got {len(args)}")
     out: list[Any] = []
     copied = 0
     for i, (p, a) in enumerate(zip(params, args, strict=True)):
+        if isinstance(a, DeviceTensor) and types[i] is not None:  # the common case, without the name
+            arr = a.array
+            if arr.shape == types[i][0] and arr.dtype == types[i][1]:
+                out.append(arr)
+                continue
         name = names[i] if i < len(names) else f"arg{i}"
         if not isinstance(p.type, TensorType):
             if (
@@ -385,8 +427,7 @@ def _device_args(entry: func.FuncOp, args: Sequence[Any], names: Sequence[str]) 
             raise ArgumentTypeError(
                 f"argument '{name}' must be a tensor (torch, numpy or DeviceTensor), got {type(a).__name__}"
             )
-        want_shape = p.type.get_shape()
-        want_dtype = np.dtype(numpy_dtype(p.type.element_type))
+        want_shape, want_dtype = types[i]
         if tuple(arr.shape) != tuple(want_shape):
             raise InvalidArgumentError(
                 f"argument '{name}' has shape {tuple(arr.shape)}; the program was compiled for {tuple(want_shape)}"
@@ -490,7 +531,7 @@ def run(
         # The compile (cached) first; loading a build's kernels (upstream's on-device compile) is device work.
         compiled = (
             program_or_compiled.run_spec(args, given)
-            if isinstance(program_or_compiled, Runnable)
+            if _is_runnable(program_or_compiled)
             else prepare(program_or_compiled, args, given)
         )
         with _stage("device_execution"):
@@ -562,7 +603,7 @@ class ProgramCall:
 def _execute(prepared: Prepared, target: Target, args: Sequence[Any], config: RunConfig) -> RunResult:
     """Copy the arguments in, run the task graph, copy the outputs back: the ``device_execution`` stage."""
     entry = prepared.entry
-    dev_args, copied = _device_args(entry, args, prepared.param_names)
+    dev_args, copied = _device_args(entry, args, prepared.param_names, prepared.param_types())
     engine = engine_run(config, prepared)  # the compiled-C++ kernel engine (None: the interpreter alone)
     collectors = collectors_for(config, prepared.out_dir)  # the DFX artefacts the flags ask for
     plan_key = None

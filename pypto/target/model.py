@@ -491,6 +491,8 @@ def target_path(target: str | os.PathLike[str] = "a2a3") -> Path:
 
 
 _CACHE: dict[tuple[str, int, int], Target] = {}
+_PACKAGED_PATHS: dict[str, Path] = {}
+"""A packaged target's name (or alias) -> its resolved file (the package's files do not move)."""
 
 
 def load_target(target: str | os.PathLike[str] = "a2a3") -> Target:
@@ -498,7 +500,11 @@ def load_target(target: str | os.PathLike[str] = "a2a3") -> Target:
     ``"a2a3"``, or ``"a2a3sim"`` / ``"Ascend910B"``) or read from a path to a
     user's ``.mlir`` copy. Cached until the file changes (in the process, and on disk:
     :mod:`pypto.target.disk_cache`)."""
-    path = target_path(target).resolve()
+    path = _PACKAGED_PATHS.get(target) if isinstance(target, str) else None
+    if path is None:
+        path = target_path(target).resolve()
+        if isinstance(target, str) and path.parent == TARGETS_DIR.resolve():
+            _PACKAGED_PATHS[target] = path
     st = path.stat()
     key = (str(path), st.st_mtime_ns, st.st_size)
     cached = _CACHE.get(key)

@@ -442,6 +442,82 @@ extern "C" int mm(const float *a, const float *b, const float *init, float *c) {
     assert np.array_equal(c.view(np.uint32), want.view(np.uint32))
 
 
+@pytest.mark.parametrize("flags", [(), ("-DPTO_CPU_NO_AVX2",)], ids=["as-built", "no-avx2"])
+def test_header_column_major_matmul_keeps_the_k_order_bits(tmp_path: Path, flags: tuple[str, ...]) -> None:
+    """37x9 @ 9x23 through TMATMUL_ACC on the cube's column-major Left and Acc tiles (the path vectorised
+    down the columns: 16-row blocks 6 columns wide, the 1-column tail, the 5-row scalar tail) gives each
+    element init + a[i,0]*b[0,j] + ... in k order, bit for bit."""
+    import ctypes
+
+    import numpy as np
+
+    from pypto.ptoas.build import build_shared
+
+    src = """#include "pto_cpu.hpp"
+using namespace pto;
+extern "C" int mm(const float *a, const float *b, const float *init, float *c) {
+    return pto::cpu::launch("mm", [&]() {
+        Tile<TileType::Left, float, 40, 16, BLayout::ColMajor, -1, -1> A(37, 9);
+        Tile<TileType::Right, float, 16, 24, BLayout::RowMajor, -1, -1> B(9, 23);
+        Tile<TileType::Acc, float, 40, 24, BLayout::ColMajor, -1, -1> I(37, 23), C(37, 23);
+        TASSIGN(A, 0); TASSIGN(B, 0); TASSIGN(I, 0); TASSIGN(C, 4096);
+        for (int r = 0; r < 37; ++r) for (int k = 0; k < 9; ++k) A.at(r, k) = a[r * 9 + k];
+        for (int k = 0; k < 9; ++k) for (int j = 0; j < 23; ++j) B.at(k, j) = b[k * 23 + j];
+        for (int r = 0; r < 37; ++r) for (int j = 0; j < 23; ++j) I.at(r, j) = init[r * 23 + j];
+        TMATMUL_ACC(C, I, A, B);
+        for (int r = 0; r < 37; ++r) for (int j = 0; j < 23; ++j) c[r * 23 + j] = C.at(r, j);
+    });
+}
+"""
+    lib = ctypes.CDLL(str(build_shared(src, tmp_path, "mmcol", ("-O3", "-ffp-contract=off", *flags))))
+    rng = np.random.default_rng(1)
+    a, b, init = (rng.standard_normal(s).astype(np.float32) for s in ((37, 9), (9, 23), (37, 23)))
+    c = np.zeros((37, 23), np.float32)
+    ptr = ctypes.c_void_p
+    assert lib.mm(*(ptr(x.ctypes.data) for x in (a, b, init, c))) == 0
+    want = init.copy()
+    for p in range(9):
+        want = want + a[:, p : p + 1] * b[p : p + 1, :]  # float32: one rounding per multiply and per add
+    assert np.array_equal(c.view(np.uint32), want.view(np.uint32))
+
+
+@pytest.mark.parametrize("flags", [(), ("-DPTO_CPU_NO_AVX2",)], ids=["as-built", "no-avx2"])
+def test_header_transposing_copies_move_every_element(tmp_path: Path, flags: tuple[str, ...]) -> None:
+    """TLOAD of a row-major GM view into a column-major tile, TMOV to a row-major tile and back, TSTORE
+    from the column-major tile (the 8x8-block transposes, and the edges of a 21x13 valid region) move
+    every element to its place."""
+    import ctypes
+
+    import numpy as np
+
+    from pypto.ptoas.build import build_shared
+
+    src = """#include "pto_cpu.hpp"
+using namespace pto;
+extern "C" int moves(float *x, float *y, float *z) {
+    return pto::cpu::launch("moves", [&]() {
+        using S = pto::Shape<1, 1, 1, 21, 13>;
+        using St = pto::Stride<1, 1, 1, 17, 1>;
+        GlobalTensor<float, S, St> gx(x, S(), St()), gy(y, S(), St()), gz(z, S(), St());
+        Tile<TileType::Mat, float, 24, 16, BLayout::ColMajor, -1, -1> M(21, 13), M2(21, 13);
+        Tile<TileType::Vec, float, 24, 16, BLayout::RowMajor, -1, -1> V(21, 13);
+        TASSIGN(M, 0); TASSIGN(M2, 2048); TASSIGN(V, 0);
+        TLOAD(M, gx);
+        TMOV(V, M);
+        TMOV(M2, V);
+        TSTORE(gy, M2);
+        TSTORE(gz, V);
+    });
+}
+"""
+    lib = ctypes.CDLL(str(build_shared(src, tmp_path, "moves", ("-O3", *flags))))
+    x = np.random.default_rng(2).standard_normal((21, 17)).astype(np.float32)
+    y, z = np.zeros_like(x), np.zeros_like(x)
+    assert lib.moves(*(ctypes.c_void_p(v.ctypes.data) for v in (x, y, z))) == 0
+    assert np.array_equal(y[:, :13], x[:, :13]) and np.array_equal(z[:, :13], x[:, :13])
+    assert not y[:, 13:].any() and not z[:, 13:].any()
+
+
 @pytest.mark.parametrize("flags", [("-march=native",), ("-DPTO_CPU_NO_AVX2",)], ids=["native", "no-avx2"])
 def test_header_vectorised_exp_gives_the_interpreters_bits(tmp_path: Path, flags: tuple[str, ...]) -> None:
     """TEXP on fp32 tiles (cpu::exp_f32: a polynomial in double lanes, the scalar exp near a halfway point)
