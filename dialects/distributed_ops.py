@@ -148,6 +148,7 @@ class AllreduceOp(_PldOp):
     core_num = opt_prop_def()
     result = result_def(TensorType)
     ALIAS_OPERAND: ClassVar[str | None] = "data"
+    ALSO_WRITES: ClassVar[tuple[str, ...]] = ("signal",)  # its notifies update the signal
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
         arg("data"), opt_value("signal"), attr("op", EnumCodec(ReduceOp), ReduceOp.Sum),
         attr("mode", EnumCodec(AllreduceMode), AllreduceMode.mesh), attr("core_num", INT, 1),
@@ -226,6 +227,7 @@ class BroadcastOp(_PldOp):
     root = opt_prop_def()
     result = result_def(TensorType)
     ALIAS_OPERAND: ClassVar[str | None] = "data"
+    ALSO_WRITES: ClassVar[tuple[str, ...]] = ("signal",)  # its notifies update the signal
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (arg("data"), arg("signal"), attr("root", INT, 0))
 
     @classmethod
@@ -351,6 +353,7 @@ class AllgatherOp(_PldOp):
     signal = operand_def(TensorType)
     result = result_def(TensorType)
     ALIAS_OPERAND: ClassVar[str | None] = "target"
+    ALSO_WRITES: ClassVar[tuple[str, ...]] = ("signal",)  # its notifies update the signal
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (arg("local_data"), arg("target"), arg("signal"))
 
     @classmethod
@@ -384,6 +387,7 @@ class ReduceScatterOp(_PldOp):
     op = opt_prop_def(ReduceOpAttr)
     result = result_def(TensorType)
     ALIAS_OPERAND: ClassVar[str | None] = "target"
+    ALSO_WRITES: ClassVar[tuple[str, ...]] = ("signal",)  # its notifies update the signal
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (arg("target"), arg("signal"), attr("op", EnumCodec(ReduceOp), ReduceOp.Sum))
 
     @classmethod
@@ -424,6 +428,7 @@ class AllToAllOp(_PldOp):
     signal = operand_def(TensorType)
     result = result_def(TensorType)
     ALIAS_OPERAND: ClassVar[str | None] = "target"
+    ALSO_WRITES: ClassVar[tuple[str, ...]] = ("signal",)  # its notifies update the signal
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (arg("input"), arg("target"), arg("signal"))
 
     @classmethod
@@ -453,6 +458,7 @@ class AllToAllVOp(_PldOp):
     recv_counts = operand_def(TensorType)
     result = result_def(TensorType)
     ALIAS_OPERAND: ClassVar[str | None] = "target"
+    ALSO_WRITES: ClassVar[tuple[str, ...]] = ("signal",)  # its notifies update the signal
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (arg("input"), arg("target"), arg("signal"), arg("send_counts"),
                                            arg("recv_counts"))  # fmt: skip
 

@@ -320,6 +320,8 @@ class PLOp(IRDLOperation):
       tile operands (the hardware reads them, or a scratch, while writing);
     - ``FORBID_INPLACE_OPERAND``: the one operand the result may not share a
       buffer with (a broadcast vector re-read for every output row);
+    - ``ALSO_WRITES``: operands the op writes in place besides ``ALIAS_OPERAND``
+      (a collective's signal, which its notifies update);
     - ``PTO_OP``: the name of the ``pto`` op a tile op lowers to (ptoas keys its
       lowering by this class, without the pl dialect importing ptoas);
     - ``TORCH``: the torch expression of the result, a format string over the
@@ -341,6 +343,7 @@ class PLOp(IRDLOperation):
     IS_VIEW: ClassVar[bool] = False
     INPLACE_SAFE: ClassVar[bool] = True
     FORBID_INPLACE_OPERAND: ClassVar[str | None] = None
+    ALSO_WRITES: ClassVar[tuple[str, ...]] = ()
     PTO_OP: ClassVar[str | None] = None
     TORCH: ClassVar[str | None] = None
     KEEPS_VALID_SHAPE: ClassVar[bool] = False

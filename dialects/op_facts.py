@@ -16,6 +16,14 @@ def alias_operand(op: Operation) -> str | None:
     return op.ALIAS_OPERAND if isinstance(op, PLOp) else None
 
 
+def written_operands(op: Operation) -> tuple[str, ...]:
+    """The operand fields ``op`` writes in place: its non-view :func:`alias_operand` and its ``ALSO_WRITES``."""
+    if not isinstance(op, PLOp):
+        return ()
+    alias = () if op.ALIAS_OPERAND is None or op.IS_VIEW else (op.ALIAS_OPERAND,)
+    return alias + op.ALSO_WRITES
+
+
 def is_view(op: Operation) -> bool:
     """``op``'s result is a zero-copy view of its :func:`alias_operand`."""
     return isinstance(op, PLOp) and op.IS_VIEW

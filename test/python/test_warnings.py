@@ -53,3 +53,30 @@ def test_disabled_and_muted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert "UnusedVariable" not in err and "OutParamWriteDropped" in err
     ir_compile(_program(), output_dir=tmp_path / "b", dump_passes=False, diagnostic_phase=DiagnosticPhase.NONE)
     assert "[warning]" not in capsys.readouterr().err
+
+
+COLLECTIVE = """
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+@pl.program
+class Prog:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, data: pl.InOut[pl.Tensor[[1, 256], pl.FP32]],
+             sig: pl.InOut[pl.Tensor[[2, 1], pl.INT32]]) -> pl.Tensor[[1, 256], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            data = pld.tensor.COLLECTIVE
+        return data
+"""
+
+
+@pytest.mark.parametrize(("call", "dropped"), [
+    ("allreduce(data, sig, op=pld.ReduceOp.Sum)", []),  # the collective's notifies write its signal
+    ("broadcast(data, sig, root=1)", []),
+    ("allreduce(data)", ["sig"]),  # no signal passed: it is really never written
+])  # fmt: skip
+def test_a_collective_writes_its_signal(call: str, dropped: list[str]) -> None:
+    from pypto.pipeline.checks.warnings import dropped_out_params
+
+    prog = pl.parse(COLLECTIVE.replace("COLLECTIVE", call), filename="coll.py")
+    assert [name for _, name in dropped_out_params(prog.module)] == dropped

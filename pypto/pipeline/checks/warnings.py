@@ -24,7 +24,7 @@ from xdsl.ir import Operation, SSAValue
 from pypto.diagnostics import Diagnostic, Severity, SourceSpan, emit, op_span
 from pypto.dialects.enums import ParamDirection
 from pypto.dialects.op_base import PLOp
-from pypto.dialects.op_facts import alias_operand, is_view
+from pypto.dialects.op_facts import written_operands
 from pypto.dialects.program import param_directions
 from pypto.dialects.tensor_ops import TensorAssembleOp, TensorWriteOp
 from pypto.dialects.tile_ops import TileAllocOp, TileStoreOp
@@ -73,9 +73,8 @@ def _written(v: SSAValue) -> bool:
                 return True
             if isinstance(user, TensorAssembleOp) and use.index == 0:
                 return True
-            field = alias_operand(user)
-            if field is not None and not is_view(user) and getattr(user, field) is cur:
-                return True  # an in-place write: pl.write, a pld signal or RMA target
+            if any(getattr(user, f) is cur for f in written_operands(user)):
+                return True  # an in-place write: pl.write, a pld signal or RMA target, a collective's signal
             if isinstance(user, func.CallOp):
                 return True  # a kernel call writes its Out arguments
             if isinstance(user, scf.ForOp) and use.index >= 3:
