@@ -1078,11 +1078,6 @@ ISA_TILE_OPS: tuple[type[DpsOp], ...] = (
 
 _A5 = "an A5-only op (the simulator models a2a3)"
 NOT_SIMULATED: dict[type[DpsOp], str] = {
-    MGatherOp: _A5,
-    MScatterOp: _A5,
-    THistogramOp: _A5,
-    TPackOp: _A5,
-    TRandomOp: _A5,
     TGetScaleAddrOp: _A5,
     **{cls: f"mx (micro-scaled f8) cube op: {_A5}" for cls in MX_OPS},
 }
