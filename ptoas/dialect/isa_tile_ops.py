@@ -893,7 +893,8 @@ class TPrefetchOp(IsaOp):
 
 @_isa
 class TGetScaleAddrOp(IsaOp):
-    """The scaling-buffer address of an mx operand (A5)."""
+    """Bind ``dst`` (scaling) to ``src``'s scales (A5): PTO-ISA's ``Address(dst) = Address(src) >> 4``
+    (``SHIFT_MX_ADDR``); no data moves. The simulator rebinds dst likewise, whatever the arch."""
 
     name = "pto.tget_scale_addr"
     PIPE: ClassVar[Pipe | None] = Pipe.PIPE_S
@@ -1078,7 +1079,6 @@ ISA_TILE_OPS: tuple[type[DpsOp], ...] = (
 
 _A5 = "an A5-only op (the simulator models a2a3)"
 NOT_SIMULATED: dict[type[DpsOp], str] = {
-    TGetScaleAddrOp: _A5,
     **{cls: f"mx (micro-scaled f8) cube op: {_A5}" for cls in MX_OPS},
 }
 """Ops the simulator does not run, and why (their ``NO_INTERPRETER`` / ``NO_CPP``)."""

@@ -8,7 +8,7 @@ with the destination first, then the ``ins`` in order, then attribute arguments.
     pto.ttri ins(%k {upperOrLower = 1}) outs(%d)   ->  TTRI<Tile<...>, 1>(d, k);
     pto.tquant / tdequant / thistogram / tsort32 / .mx ... -> TQUANT<pto::QuantType::INT8_SYM>(d, s, fp); ...
         (PTOAS's call shapes; pto_cpu.hpp runs tquant, tdequant, tsort32, tgatherb, thistogram, tpack,
-        and fails tget_scale_addr, the mx and fixpipe ones at run time)
+        tget_scale_addr, and fails the mx and fixpipe ones at run time)
     pto.mgather {gatherOob = #pto<gather_oob clamp>}  ->  MGATHER<pto::GatherOOB::Clamp>(d, mem, idx);
     pto.mscatter {scatterAtomicOp = add, ...}       ->  MSCATTER<pto::ScatterAtomicOp::Add[, pto::ScatterOOB::..]>(mem, s, idx);
     %v = pto.tgetval ins(%t, %i) outs : f32        ->  const float v = TGETVAL(t, i);
@@ -89,8 +89,8 @@ for _cls in (
     IT.TPackOp,
     IT.MGatherOp,
     IT.MScatterOp,
-    # emitted as PTOAS does; pto_cpu.hpp fails them at run time (not modelled on the CPU):
     IT.TGetScaleAddrOp,
+    # emitted as PTOAS does; pto_cpu.hpp fails them at run time (not modelled on the CPU):
     IT.TMovFPOp,
     IT.TStoreFPOp,
     IT.TExtractFPOp,

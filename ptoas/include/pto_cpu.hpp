@@ -2268,7 +2268,6 @@ enum class QuantType { INT8_SYM, INT8_ASYM };
     PTO_INST void NAME(Ts &&...) {                                                              \
         cpu::fail(#NAME ": not modelled by the CPU simulator (see ptoas/dialect/isa_ops.txt)"); \
     }
-PTO_CPU_UNMODELLED(TGET_SCALE_ADDR)
 PTO_CPU_UNMODELLED(TMATMUL_MX)
 PTO_CPU_UNMODELLED(TGEMV_MX)
 #undef PTO_CPU_UNMODELLED
@@ -2504,6 +2503,16 @@ PTO_INST void TRANDOM(D &d, const TRandomKey &key, const TRandomCounter &counter
             }
             cpu::add128(ctr, static_cast<uint64_t>(j != loops - 1 ? kLanes : (vc - 1) % kLanes + 1));
         }
+}
+
+// TGET_SCALE_ADDR(dst, src): PTO-ISA's Address(dst) = Address(src) >> SHIFT_MX_ADDR (4): dst, a
+// Scaling tile, is rebound (as TASSIGN) to that byte of the scaling buffer; no data moves.
+constexpr uint32_t SHIFT_MX_ADDR = 4;
+template <typename D, typename S>
+PTO_INST void TGET_SCALE_ADDR(D &d, S &s) {
+    static_assert(D::Loc == TileType::Scaling, "TGET_SCALE_ADDR: dst is a Scaling tile");
+    s.check("TGET_SCALE_ADDR");
+    TASSIGN(d, static_cast<int64_t>(static_cast<uint64_t>(s.addr_) >> SHIFT_MX_ADDR));
 }
 // TQUANT<INT8_SYM>(dst, src, fp): dst = sat_i8(rint(src * fp(r, 0))); TQUANT<INT8_ASYM>(dst, src, fp,
 // offset): dst = sat_u8(rint(src * fp(r, 0) + offset(r, 0))) (tdequant's inverse, fp = 1 / scale). The

@@ -626,6 +626,23 @@ def trandom(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -
     return ()
 
 
+SHIFT_MX_ADDR = 4
+"""PTO-ISA's A5 scale-address shift (``include/pto/npu/a5/utils.hpp``)."""
+
+
+def tget_scale_addr(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """PTO-ISA's TGET_SCALE_ADDR: ``dst`` (a scaling tile) is rebound to byte ``addr(src) >> 4`` of the
+    scaling buffer, where the mx ops find ``src``'s scales. No data moves, so the race detector sees
+    no access: one scalar-pipe instruction. Later uses of ``dst`` see the new place."""
+    s, d = args
+    d.addr = s.addr >> SHIFT_MX_ADDR
+    d.raw_view = None
+    core.memory.raw(d)  # bounds-checked now
+    cycles = core.costs.compute("TGET_SCALE_ADDR", s.dtype.name, 1, 1)
+    core.account(op, "TGET_SCALE_ADDR", Pipe.PIPE_S, cycles, "compute", [], [], f"{s.space}@{s.addr} -> scaling@{d.addr}")
+    return ()
+
+
 def nothing(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
     """A hint the simulator has no use for (timed on its pipe, no data changes)."""
     return ()
@@ -908,6 +925,7 @@ ISA_MISC: dict[type[Operation], Callable[[Any], Run]] = {
     cls: _per_call(fn)
     for cls, fn in {
         IT.TGetValOp: tgetval,
+        IT.TGetScaleAddrOp: tget_scale_addr,
         IT.TSyncOp: noop,
         IM.LoadScalarOp: load_scalar,
         IM.StoreScalarOp: store_scalar,

@@ -408,6 +408,8 @@ npu.target @a2a3 clock_hz = 1.85e9 block_bytes = 32 {
   // (10 Philox rounds of 2 vmull + 4 vxor + 2 vadds over 64 lanes, then 4 interleaves, 4 stores),
   // one cycle each; rounds = 7 is priced as 10.
   npu.fallback op = "TRANDOM" cycles = 2 + 90 * elems / 256
+  // A5-only op, a2a3 fallback cost, assumption: TGET_SCALE_ADDR is one scalar shift of an address.
+  npu.fallback op = "TGET_SCALE_ADDR" cycles = 1
   npu.fallback op = "TGETVAL" cycles = 1
   npu.fallback op = "TSETVAL" cycles = 1
   npu.fallback pipe = "SCALAR" cycles = 1
