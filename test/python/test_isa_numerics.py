@@ -930,3 +930,18 @@ def test_a5_only_ops_are_timed_by_their_a2a3_fallback_rows(name: str, instr: str
     recs = [r for r in run.records if r.instr == instr]
     assert recs and all(r.pipe == pipe for r in recs), [(r.instr, r.pipe) for r in recs]
     assert recs[0].end - recs[0].start == cycles(elems), (recs[0].detail, recs[0].end - recs[0].start)
+
+
+def test_gm_gather_scatter_call_shapes_are_ptoas() -> None:
+    """PTOAS's MGATHER / MSCATTER template forms: the out-of-bounds and atomic modes only when not default."""
+    import re
+
+    g = emit_cpp(_synced(CASES["mgather"], "mgather"))
+    s = emit_cpp(_synced(CASES["mscatter"], "mscatter"))
+    assert re.search(r"\bMGATHER\(v\d+, v\d+, v\d+\);", g), g
+    for m in ("Clamp", "Wrap", "Zero"):
+        assert f"MGATHER<pto::GatherOOB::{m}>(" in g
+    assert re.search(r"\bMSCATTER\(v\d+, v\d+, v\d+\);", s), s
+    assert "MSCATTER<pto::ScatterAtomicOp::None, pto::ScatterOOB::Skip>(" in s
+    for a in ("Add", "Max", "Min"):
+        assert f"MSCATTER<pto::ScatterAtomicOp::{a}>(" in s
