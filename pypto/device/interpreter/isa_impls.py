@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from xdsl.dialects.builtin import MemRefType
 from xdsl.interpreter import Interpreter, PythonValues
 from xdsl.ir import Operation
 
@@ -493,14 +494,25 @@ def tpack(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> 
     return ()
 
 
-def _gm_table(pv: Any) -> np.ndarray:
-    """A GM operand as its (rows, cols) window (a writable view of the caller's array)."""
+def _gm_table(pv: Any, t: Any) -> np.ndarray:
+    """A GM operand (of type ``t``) as its (rows, cols) window: a writable view of the caller's array,
+    dims before the last folded into rows (as tload's views and pto_cpu.hpp's GlobalTensor do)."""
     if isinstance(pv, PartitionView):
         w = pv.window()
-        return w.reshape(int(np.prod(w.shape[:-1])) if w.ndim > 1 else 1, w.shape[-1]) if w.ndim != 2 else w
-    if isinstance(pv, GmPtr):
-        return pv.flat[pv.offset :].reshape(1, -1)
-    raise DeviceError(f"expects a GM view or pointer, got {type(pv).__name__}")
+    elif isinstance(pv, GmPtr):
+        shape = tuple(t.get_shape()) if isinstance(t, MemRefType) and DYNAMIC not in t.get_shape() else (-1,)
+        n = int(np.prod(shape)) if -1 not in shape else pv.flat.size - pv.offset
+        if pv.offset + n > pv.flat.size:
+            raise DeviceError(f"GM memref of {n} elements at {pv.offset} exceeds the {pv.flat.size}-element argument")
+        w = pv.flat[pv.offset : pv.offset + n].reshape(shape if -1 not in shape else (n,))
+    else:
+        raise DeviceError(f"expects a GM view or pointer, got {type(pv).__name__}")
+    if w.ndim == 2:
+        return w
+    table = w.reshape(int(np.prod(w.shape[:-1])) if w.ndim > 1 else 1, w.shape[-1])
+    if not np.shares_memory(table, w):
+        raise DeviceError("a strided N-D GM view cannot be indexed as one table (give a 2-D view)")
+    return table
 
 
 def _remap(k: np.ndarray, cap: int, mode: str, what: str) -> tuple[np.ndarray, np.ndarray]:
@@ -533,7 +545,7 @@ def mgather(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -
     (default) stops with an error on the simulator."""
     mem, ix, d = args
     vr, vc = d.valid
-    table = _gm_table(mem)
+    table = _gm_table(mem, op.mem.type)
     idx = core.memory.raw(ix)[:vr, : ix.valid[1]]
     mode = op.gatherOob.data.value if op.gatherOob is not None else "undefined"
     out = np.zeros((vr, vc), table.dtype)
@@ -555,7 +567,7 @@ def mscatter(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) 
     clamp / wrap remap, undefined (default) stops with an error on the simulator."""
     s, ix, mem = args
     vr, vc = s.valid
-    table = _gm_table(mem)
+    table = _gm_table(mem, op.mem.type)
     idx = core.memory.raw(ix)[:vr, : ix.valid[1]]
     x = core.memory.raw(s)[:vr, :vc]
     mode = op.scatterOob.data.value if op.scatterOob is not None else "undefined"
