@@ -893,7 +893,8 @@ class TPrefetchOp(IsaOp):
 
 @_isa
 class TGetScaleAddrOp(IsaOp):
-    """The scaling-buffer address of an mx operand (A5)."""
+    """Bind ``dst`` (scaling) to ``src``'s scales (A5): PTO-ISA's ``Address(dst) = Address(src) >> 4``
+    (``SHIFT_MX_ADDR``); no data moves. The simulator rebinds dst likewise, whatever the arch."""
 
     name = "pto.tget_scale_addr"
     PIPE: ClassVar[Pipe | None] = Pipe.PIPE_S
@@ -1106,15 +1107,7 @@ ISA_TILE_OPS: tuple[type[DpsOp], ...] = (
 )
 
 
-_A5 = "an A5-only op (the simulator models a2a3)"
-NOT_SIMULATED: dict[type[DpsOp], str] = {
-    MGatherOp: _A5,
-    MScatterOp: _A5,
-    THistogramOp: _A5,
-    TPackOp: _A5,
-    TRandomOp: _A5,
-    TGetScaleAddrOp: _A5,
-}
+NOT_SIMULATED: dict[type[DpsOp], str] = {}
 """Ops the simulator does not run, and why (their ``NO_INTERPRETER`` / ``NO_CPP``)."""
 
 NO_CPP: dict[type[DpsOp], str] = {}

@@ -7,8 +7,10 @@ with the destination first, then the ``ins`` in order, then attribute arguments.
     pto.tci ins(%s {descending = true}) outs(%d)   ->  TCI<Tile<...>, int32_t, 1>(d, s);
     pto.ttri ins(%k {upperOrLower = 1}) outs(%d)   ->  TTRI<Tile<...>, 1>(d, k);
     pto.tquant / tdequant / thistogram / tsort32 / .mx ... -> TQUANT<pto::QuantType::INT8_SYM>(d, s, fp); ...
-        (PTOAS's call shapes; pto_cpu.hpp runs tquant, tdequant, tsort32, tgatherb and fails the
-        A5-only / fixpipe ones at run time)
+        (PTOAS's call shapes; pto_cpu.hpp runs tquant, tdequant, tsort32, tgatherb, thistogram, tpack,
+        tget_scale_addr, and fails the mx and fixpipe ones at run time)
+    pto.mgather {gatherOob = #pto<gather_oob clamp>}  ->  MGATHER<pto::GatherOOB::Clamp>(d, mem, idx);
+    pto.mscatter {scatterAtomicOp = add, ...}       ->  MSCATTER<pto::ScatterAtomicOp::Add[, pto::ScatterOOB::..]>(mem, s, idx);
     %v = pto.tgetval ins(%t, %i) outs : f32        ->  const float v = TGETVAL(t, i);
     pto.tprefetch / pto.tsync                      ->  TPREFETCH(d, s); / TSYNC(a, b);   (no-ops on the CPU)
     pto.trap                                       ->  trap();
@@ -43,6 +45,15 @@ def _targs(op: Operation) -> str:
         return f"<{value_ctype(op.dst.type)}, {0 if op.lower() else 1}>"
     if isinstance(op, IT.THistogramOp):
         return "<false>" if op.isMSB is not None and not op.isMSB.value.data else "<true>"
+    if isinstance(op, IT.MGatherOp) and op.gatherOob is not None and op.gatherOob.data.value != "undefined":
+        return f"<pto::GatherOOB::{op.gatherOob.data.value.capitalize()}>"
+    if isinstance(op, IT.MScatterOp):
+        atomic = op.scatterAtomicOp.data.value if op.scatterAtomicOp is not None else "none"
+        oob = op.scatterOob.data.value if op.scatterOob is not None else "undefined"
+        if atomic == "none" and oob == "undefined":
+            return ""
+        extra = f", pto::ScatterOOB::{oob.capitalize()}" if oob != "undefined" else ""
+        return f"<pto::ScatterAtomicOp::{atomic.capitalize()}{extra}>"
     if isinstance(op, IT.TQuantOp):
         return f"<pto::QuantType::{op.quant_type.data.value if op.quant_type is not None else 'INT8_SYM'}>"
     if isinstance(op, IT.TDequantOp):
@@ -80,12 +91,12 @@ for _cls in (
     IT.TGatherBOp,
     IT.TQuantOp,
     IT.TDequantOp,
-    # emitted as PTOAS does; pto_cpu.hpp fails them at run time (not modelled on the CPU):
     IT.THistogramOp,
     IT.TPackOp,
-    IT.TGetScaleAddrOp,
     IT.MGatherOp,
     IT.MScatterOp,
+    IT.TGetScaleAddrOp,
+    # emitted as PTOAS does; pto_cpu.hpp fails them at run time (not modelled on the CPU):
     IT.TMovFPOp,
     IT.TStoreFPOp,
     IT.TExtractFPOp,
@@ -143,11 +154,13 @@ def _trandom(ctx: FuncContext, op: Operation) -> None:
 
 HELPERS: dict[type[Operation], str] = {
     IT.TRandomOp: """\
-// PTOAS's trandom helper: Philox rounds over the counters into the tile (pto-isa TRANDOM).
+// PTOAS's trandom helper: the key and counter words as pto-isa's TRandomKey / TRandomCounter.
 template <uint16_t Rounds, typename DstTile>
 static AICORE inline void PTOAS__TRANDOM(DstTile &dst, uint32_t key0, uint32_t key1, uint32_t c0, uint32_t c1,
                                          uint32_t c2, uint32_t c3) {
-    TRANDOM<Rounds>(dst, key0, key1, c0, c1, c2, c3);
+    TRandomKey key = {key0, key1};
+    TRandomCounter counter = {c0, c1, c2, c3};
+    TRANDOM<Rounds>(dst, key, counter);
 }
 """,
 }

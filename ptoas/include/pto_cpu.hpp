@@ -2496,19 +2496,8 @@ PTO_INST void TGATHER(D &d, S &s, I &idx, Tmp &...) {
     });
 }
 
-// Emitted as PTOAS does, but not modelled on the CPU (A5-only, packed sort/quant layouts, fixpipe
-// vector quant): a launch that reaches one fails with its name.
+// tquant's quantisation types (PTOAS's pto::QuantType).
 enum class QuantType { INT8_SYM, INT8_ASYM };
-#define PTO_CPU_UNMODELLED(NAME)                                                                \
-    template <typename... Ts>                                                                   \
-    PTO_INST void NAME(Ts &&...) {                                                              \
-        cpu::fail(#NAME ": not modelled by the CPU simulator (see ptoas/dialect/isa_ops.txt)"); \
-    }
-PTO_CPU_UNMODELLED(TPACK)
-PTO_CPU_UNMODELLED(TGET_SCALE_ADDR)
-PTO_CPU_UNMODELLED(MGATHER)
-PTO_CPU_UNMODELLED(MSCATTER)
-#undef PTO_CPU_UNMODELLED
 // tmrgsort's executed-count list (PTOAS's vector<4xi16>) and its template form.
 struct MrgSortExecutedNumList {
     uint16_t counts[4] = {};
@@ -2566,10 +2555,198 @@ template <typename D, typename T, typename S0, typename S1, typename S2, bool Ex
 PTO_INST void TMRGSORT(Ts &&...args) { cpu::mrgsort_lists<Exhausted>(args...); }
 template <typename D, typename T, typename S0, typename S1, typename S2, typename S3, bool Exhausted, typename... Ts>
 PTO_INST void TMRGSORT(Ts &&...args) { cpu::mrgsort_lists<Exhausted>(args...); }
-template <uint16_t Rounds, typename... Ts>
-PTO_INST void TRANDOM(Ts &&...) { cpu::fail("TRANDOM: not modelled by the CPU simulator (A5)"); }
-template <bool IsMSB, typename... Ts>
-PTO_INST void THISTOGRAM(Ts &&...) { cpu::fail("THISTOGRAM: not modelled by the CPU simulator (A5)"); }
+// ----------------------------------------------------------------------------- A5-only ops
+// Run on the CPU whatever the arch (PTO-ISA's meaning; the interpreter's numerics in
+// pypto/device/interpreter/isa_impls.py agree bit for bit, test_isa_numerics.py).
+
+// THISTOGRAM<isMSB>(dst, src, idx), ui16 src: dst(r, b) for b in 0..255 = how many valid elements of
+// src row r have the selected byte == b. isMSB: the high byte of every element (HistByte::BYTE_1);
+// !isMSB: the low byte of the elements whose high byte == idx(r, 0) (BYTE_0). dst columns >= 256 untouched.
+template <bool IsMSB, typename D, typename S, typename I>
+PTO_INST void THISTOGRAM(D &d, S &s, I &idx) {
+    d.check("THISTOGRAM");
+    s.check("THISTOGRAM");
+    idx.check("THISTOGRAM");
+    static_assert(sizeof(typename S::DType) == 2 && sizeof(typename D::DType) == 4, "THISTOGRAM: ui16 -> ui32");
+    if (D::Cols < 256) cpu::fail("THISTOGRAM: dst needs 256 columns (one per byte value)");
+    for (int64_t r = 0; r < s.GetValidRow() && r < D::Rows; ++r) {
+        uint32_t bins[256] = {};
+        const uint32_t sel = static_cast<uint32_t>(static_cast<uint8_t>(idx.at(r, 0)));
+        for (int64_t j = 0; j < s.GetValidCol(); ++j) {
+            const uint32_t v = static_cast<uint16_t>(s.at(r, j));
+            if (IsMSB) ++bins[v >> 8];
+            else if ((v >> 8) == sel) ++bins[v & 0xFFu];
+        }
+        for (int b = 0; b < 256; ++b) d.at(r, b) = static_cast<typename D::DType>(bins[b]);
+    }
+}
+
+// TPACK(dst, src): each valid element narrowed to dst's width by keeping the low-order bytes of its
+// bit pattern (b32 -> b16, b32 -> b8, b16 -> b8; two's-complement truncation for integers).
+template <typename D, typename S>
+PTO_INST void TPACK(D &d, S &s) {
+    d.check("TPACK");
+    s.check("TPACK");
+    using DT = typename D::DType;
+    using ST = typename S::DType;
+    static_assert(sizeof(DT) < sizeof(ST), "TPACK narrows");
+    cpu::for_valid(d, [&](int64_t i, int64_t j) {
+        ST v = s.at(i, j);
+        unsigned char b[sizeof(ST)];
+        std::memcpy(b, &v, sizeof(ST));
+        std::memcpy(&d.at(i, j), b, sizeof(DT));  // little-endian: the low-order bytes come first
+    });
+}
+
+// MGATHER[<GatherOOB>](dst, table, idx) / MSCATTER[<ScatterAtomicOp[, ScatterOOB]>](table, src, idx):
+// the element form (idx has the tile's valid columns) indexes the GM view's elements in row-major
+// order; the row form (idx one column) moves row idx(i, 0) of the view. Out-of-bounds: Clamp / Wrap
+// remap, Zero fills (gather), Skip drops (scatter), Undefined (default) is a run-time error here.
+// Scatter goes element by element in row-major order (a later write wins); Add / Max / Min combine
+// with the GM value (Add in the element type).
+enum class GatherOOB : uint8_t { Undefined = 0, Clamp = 1, Wrap = 2, Zero = 3 };
+enum class ScatterAtomicOp : uint8_t { None = 0, Add = 1, Max = 2, Min = 3 };
+enum class ScatterOOB : uint8_t { Undefined = 0, Skip = 1, Clamp = 2, Wrap = 3 };
+namespace cpu {
+// The index after the out-of-bounds mode (0 Undefined, 1 Clamp, 2 Wrap, 3 Zero/Skip); false: drop it.
+inline bool gm_index(const char *op, int64_t &k, int64_t cap, int mode) {
+    if (mode == 1) k = std::min(std::max<int64_t>(k, 0), cap - 1);
+    else if (mode == 2) k = ((k % cap) + cap) % cap;
+    if (k >= 0 && k < cap) return true;
+    if (mode == 0)
+        fail(std::string(op) + ": index " + std::to_string(k) + " is outside the GM table of " + std::to_string(cap) +
+             " entries (no out-of-bounds mode)");
+    return false;
+}
+template <typename T, typename I>
+inline bool gm_row_form(const char *op, const T &table, const I &idx, int64_t vc) {
+    if (idx.GetValidCol() == vc) return false;
+    if (table.cols() < vc)
+        fail(std::string(op) + ": GM table rows of " + std::to_string(table.cols()) +
+             " elements are shorter than the tile's " + std::to_string(vc) + " columns");
+    return true;
+}
+}  // namespace cpu
+template <GatherOOB Oob = GatherOOB::Undefined, typename D, typename G, typename I>
+PTO_INST void MGATHER(D &d, G &table, I &idx) {
+    d.check("MGATHER");
+    idx.check("MGATHER");
+    table.check("MGATHER");
+    using T = typename D::DType;
+    const int mode = static_cast<int>(Oob);
+    const int64_t vc = d.GetValidCol();
+    const bool row = cpu::gm_row_form("MGATHER", table, idx, vc);
+    for (int64_t i = 0; i < d.GetValidRow(); ++i)
+        for (int64_t j = 0; j < vc; ++j) {
+            int64_t k = static_cast<int64_t>(idx.at(i, row ? 0 : j));
+            const bool ok = cpu::gm_index("MGATHER", k, row ? table.rows() : table.rows() * table.cols(), mode);
+            d.at(i, j) = !ok ? T(0) : row ? table.at(k, j) : table.at(k / table.cols(), k % table.cols());
+        }
+}
+template <ScatterAtomicOp Atomic = ScatterAtomicOp::None, ScatterOOB Oob = ScatterOOB::Undefined, typename G,
+          typename S, typename I>
+PTO_INST void MSCATTER(G &table, S &s, I &idx) {
+    s.check("MSCATTER");
+    idx.check("MSCATTER");
+    table.check("MSCATTER");
+    using T = typename G::DType;
+    const int mode = Oob == ScatterOOB::Skip ? 3 : Oob == ScatterOOB::Clamp ? 1 : Oob == ScatterOOB::Wrap ? 2 : 0;
+    const int64_t vc = s.GetValidCol();
+    const bool row = cpu::gm_row_form("MSCATTER", table, idx, vc);
+    for (int64_t i = 0; i < s.GetValidRow(); ++i)
+        for (int64_t j = 0; j < vc; ++j) {
+            int64_t k = static_cast<int64_t>(idx.at(i, row ? 0 : j));
+            if (!cpu::gm_index("MSCATTER", k, row ? table.rows() : table.rows() * table.cols(), mode)) continue;
+            T &g = row ? table.at(k, j) : table.at(k / table.cols(), k % table.cols());
+            const T v = s.at(i, j);
+            if constexpr (Atomic == ScatterAtomicOp::Add) {
+                if constexpr (std::is_integral_v<T>)
+                    g = static_cast<T>(static_cast<std::make_unsigned_t<T>>(g) + static_cast<std::make_unsigned_t<T>>(v));
+                else
+                    g = cpu::to<T>(cpu::up(g) + cpu::up(v));
+            } else if constexpr (Atomic == ScatterAtomicOp::Max) {
+                g = cpu::up(v) > cpu::up(g) ? v : g;
+            } else if constexpr (Atomic == ScatterAtomicOp::Min) {
+                g = cpu::up(v) < cpu::up(g) ? v : g;
+            } else {
+                g = v;
+            }
+        }
+}
+
+// TRANDOM<Rounds>(dst, key, counter): PTO-ISA's A5 generator, Philox-4x32-Rounds (Salmon et al., SC'11;
+// multipliers 0xD2511F53 / 0xCD9E8D57, key bumps 0x9E3779B9 / 0xBB67AE85). Row by row, chunks of 4 x 64
+// columns: lane L of a chunk runs Philox on counter + L (128-bit, word 0 lowest) and its 4 words fill
+// columns 4L..4L+3 of the chunk (valid columns only). After each chunk the counter advances by 64, after
+// a row's last chunk by (valid_cols - 1) % 64 + 1, and carries on into the next row.
+struct TRandomKey {
+    uint32_t w[2];
+    uint32_t operator[](int i) const { return w[i]; }
+};
+struct TRandomCounter {
+    uint32_t w[4];
+    uint32_t operator[](int i) const { return w[i]; }
+};
+namespace cpu {
+inline void add128(uint32_t c[4], uint64_t v) {
+    for (int i = 0; i < 4 && v != 0; ++i) {
+        v += c[i];
+        c[i] = static_cast<uint32_t>(v);
+        v >>= 32;
+    }
+}
+inline void philox4x32(uint32_t c[4], uint32_t k0, uint32_t k1, int rounds) {
+    for (int r = 0; r < rounds; ++r) {
+        const uint64_t p0 = static_cast<uint64_t>(c[0]) * 0xD2511F53u;
+        const uint64_t p1 = static_cast<uint64_t>(c[2]) * 0xCD9E8D57u;
+        const uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c[1] ^ k0;
+        const uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c[3] ^ k1;
+        c[0] = n0;
+        c[1] = static_cast<uint32_t>(p1);
+        c[2] = n2;
+        c[3] = static_cast<uint32_t>(p0);
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+}
+}  // namespace cpu
+template <uint16_t Rounds = 10, typename D>
+PTO_INST void TRANDOM(D &d, const TRandomKey &key, const TRandomCounter &counter) {
+    static_assert(Rounds == 7 || Rounds == 10, "TRANDOM: Rounds is 7 or 10");
+    static_assert(sizeof(typename D::DType) == 4, "TRANDOM: i32 / ui32 dst");
+    d.check("TRANDOM");
+    constexpr int64_t kLanes = 64, kChunk = 4 * kLanes;
+    const int64_t vc = d.GetValidCol();
+    const int64_t loops = (vc + kChunk - 1) / kChunk;
+    uint32_t ctr[4] = {counter[0], counter[1], counter[2], counter[3]};
+    for (int64_t r = 0; r < d.GetValidRow(); ++r)
+        for (int64_t j = 0; j < loops; ++j) {
+            for (int64_t lane = 0; lane < kLanes; ++lane) {
+                uint32_t c[4] = {ctr[0], ctr[1], ctr[2], ctr[3]};
+                cpu::add128(c, static_cast<uint64_t>(lane));
+                cpu::philox4x32(c, key[0], key[1], Rounds);
+                for (int w = 0; w < 4; ++w) {
+                    const int64_t col = j * kChunk + 4 * lane + w;
+                    if (col < vc) {
+                        typename D::DType v;
+                        std::memcpy(&v, &c[w], 4);
+                        d.at(r, col) = v;
+                    }
+                }
+            }
+            cpu::add128(ctr, static_cast<uint64_t>(j != loops - 1 ? kLanes : (vc - 1) % kLanes + 1));
+        }
+}
+
+// TGET_SCALE_ADDR(dst, src): PTO-ISA's Address(dst) = Address(src) >> SHIFT_MX_ADDR (4): dst, a
+// Scaling tile, is rebound (as TASSIGN) to that byte of the scaling buffer; no data moves.
+constexpr uint32_t SHIFT_MX_ADDR = 4;
+template <typename D, typename S>
+PTO_INST void TGET_SCALE_ADDR(D &d, S &s) {
+    static_assert(D::Loc == TileType::Scaling, "TGET_SCALE_ADDR: dst is a Scaling tile");
+    s.check("TGET_SCALE_ADDR");
+    TASSIGN(d, static_cast<int64_t>(static_cast<uint64_t>(s.addr_) >> SHIFT_MX_ADDR));
+}
 // TQUANT<INT8_SYM>(dst, src, fp): dst = sat_i8(rint(src * fp(r, 0))); TQUANT<INT8_ASYM>(dst, src, fp,
 // offset): dst = sat_u8(rint(src * fp(r, 0) + offset(r, 0))) (tdequant's inverse, fp = 1 / scale). The
 // product and sum in double (exact product: one rounding with or without FMA), ties to even, NaN -> 0.

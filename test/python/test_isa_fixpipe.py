@@ -141,3 +141,41 @@ def test_the_cases_saturate_and_relu_clamps() -> None:
     q = _reference("tstore_fp")
     assert (q == 127).any() and (q == -128).any()
     assert (_reference("tmov_fp_relu") >= 0).all() and (_reference("tmov_fp_relu") == 0).any()
+
+
+def test_tget_scale_addr_rebinds_the_scaling_tile_on_both_engines(build_dir: Path) -> None:
+    """``tget_scale_addr`` (A5) binds a scaling tile to byte ``addr(src) >> 4`` (PTO-ISA): with the left
+    tile at 1024, a scaling tile allocated at 2048 then reads the scales tmov put at 64."""
+    tail = (
+        f"    %sD = pto.alloc_tile addr = %a2048 : {SCL}\n"
+        f"    pto.tget_scale_addr ins(%aLeft : {LEFT}) outs(%sD : {SCL})\n"
+        f"    pto.tstore_fp ins(%cAcc, %sD : {ACC}, {SCL}) outs(%y_pv : {PV8})\n"
+    )
+    # The scales move first, so the matmul's syncs order them before tstore_fp reads them through sD
+    # (insert-sync sees sF and sD as different buffers, as PTOAS's would).
+    mov_s = f"    pto.tmov ins(%sMat : {MAT}) outs(%sF : {SCL})\n"
+    mov_a = f"    pto.tmov ins(%aMat : {MAT}) outs(%aLeft : {LEFT})\n"
+    text = (
+        _kernel(tail)
+        .replace(mov_s, "")
+        .replace(mov_a, mov_s + mov_a)
+        .replace('"a2a3"', '"a5"')
+        .replace("    %c16 = arith.constant 16 : index\n", "    %c16 = arith.constant 16 : index\n" + "".join(
+            f"    %a{n} = arith.constant {n} : i64\n" for n in (64, 1024, 2048)
+        ))
+        .replace(f"%aLeft = pto.alloc_tile : {LEFT}", f"%aLeft = pto.alloc_tile addr = %a1024 : {LEFT}")
+        .replace(f"%sF = pto.alloc_tile : {SCL}", f"%sF = pto.alloc_tile addr = %a64 : {SCL}")
+    )
+    module = parse_pto(text, "tget_scale_addr.pto")
+    verify_pto(module)
+    run_ptoas_pipeline(module, PtoasOptions(insert_sync=True))
+    got_i = np.full((16, 16), -7, np.int8)
+    run = run_kernel(module, "k", [A.copy(), B.copy(), S.copy(), got_i])
+    assert run.races == [], run.race_messages
+    (rec,) = [r for r in run.records if r.instr == "TGET_SCALE_ADDR"]
+    assert (rec.pipe, rec.end - rec.start) == ("SCALAR", 1)  # its a2a3 fallback row
+    lib = KernelLibrary(build_shared(emit_cpp(module), build_dir, name="tget_scale_addr"))
+    got_c = np.full((16, 16), -7, np.int8)
+    lib.call("k", A.copy(), B.copy(), S.copy(), got_c)
+    np.testing.assert_array_equal(got_i, got_c, err_msg="tget_scale_addr: the engines differ")
+    np.testing.assert_array_equal(got_i, _reference("tstore_fp"), err_msg="tget_scale_addr: not the reference")

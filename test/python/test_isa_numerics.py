@@ -23,7 +23,15 @@ from pypto.ptoas.emitc.runner import KernelLibrary
 from pypto.ptoas.passes import PtoasOptions, run_ptoas_pipeline
 from pypto.ptoas.pto_text import parse_pto, verify_pto
 
-NP = {"f32": np.float32, "i32": np.int32, "i8": np.int8, "ui32": np.uint32, "ui8": np.uint8, "i16": np.int16}
+NP = {
+    "f32": np.float32,
+    "i32": np.int32,
+    "i8": np.int8,
+    "ui32": np.uint32,
+    "ui8": np.uint8,
+    "i16": np.int16,
+    "ui16": np.uint16,
+}
 
 
 def tile(dt: str, r: int, c: int) -> str:
@@ -41,11 +49,17 @@ class Case:
     body: str
     inputs: dict[str, np.ndarray] = field(default_factory=dict)
     expect: dict[str, np.ndarray] = field(default_factory=dict)
+    arch: str = "a2a3"
+    gm: tuple[str, ...] = ()
+    """Arguments the body uses as GM views (``%<name>_pv``): neither tloaded nor tstored (an output's
+    initial contents may be given in ``inputs``)."""
+    tiles: dict[str, str] = field(default_factory=dict)
+    """Tile types other than :func:`tile`'s row-major one, by argument name."""
 
     def text(self) -> str:
         params = ", ".join(f"%{n}: !pto.ptr<{dt}>" for n, dt, *_ in self.args)
         lines = [
-            'module attributes {pto.target_arch = "a2a3"} {',
+            f'module attributes {{pto.target_arch = "{self.arch}"}} {{',
             f"  func.func @k({params}) attributes {{pto.kernel_kind = #pto.kernel_kind<vector>}} {{",
             "    %c0 = arith.constant 0 : index",
             "    %c1 = arith.constant 1 : index",
@@ -54,18 +68,21 @@ class Case:
         lines += [f"    %c{d} = arith.constant {d} : index" for d in dims if d not in (0, 1)]
         for n, dt, r, c, out in self.args:
             tv, pv = f"!pto.tensor_view<?x?x{dt}>", f"!pto.partition_tensor_view<{r}x{c}x{dt}>"
+            tt = self.tiles.get(n, tile(dt, r, c))
             lines += [
                 f"    %{n}_tv = pto.make_tensor_view %{n}, shape = [%c{r}, %c{c}], strides = [%c{c}, %c1] : {tv}",
                 f"    %{n}_pv = pto.partition_view %{n}_tv, offsets = [%c0, %c0], sizes = [%c{r}, %c{c}] : {tv} -> {pv}",
-                f"    %{n}_t = pto.alloc_tile : {tile(dt, r, c)}",
             ]
+            if n in self.gm:
+                continue
+            lines.append(f"    %{n}_t = pto.alloc_tile : {tt}")
             if not out:
-                lines.append(f"    pto.tload ins(%{n}_pv : {pv}) outs(%{n}_t : {tile(dt, r, c)})")
+                lines.append(f"    pto.tload ins(%{n}_pv : {pv}) outs(%{n}_t : {tt})")
         lines += ["    " + ln.strip() for ln in self.body.strip().splitlines()]
         for n, dt, r, c, out in self.args:
-            if out:
+            if out and n not in self.gm:
                 pv = f"!pto.partition_tensor_view<{r}x{c}x{dt}>"
-                lines.append(f"    pto.tstore ins(%{n}_t : {tile(dt, r, c)}) outs(%{n}_pv : {pv})")
+                lines.append(f"    pto.tstore ins(%{n}_t : {self.tiles.get(n, tile(dt, r, c))}) outs(%{n}_pv : {pv})")
         lines += ["    return", "  }", "}"]
         return "\n".join(lines) + "\n"
 
@@ -438,6 +455,239 @@ CASES: dict[str, Case] = {
 }
 
 
+# -- the A5-only ops (run by the simulator whatever the arch; PTOAS verifies them on a5 only) ------
+
+HSRC = (RNG.integers(0, 4, (8, 32)) * 256 + RNG.integers(0, 256, (8, 32))).astype(np.uint16)
+HSRC[0, :4] = [0xFFFF, 0x0300, 0x03FF, 0]  # the ends of both bytes
+HIDX = RNG.integers(0, 4, (8, 1)).astype(np.uint8)
+
+
+def _hist(x: np.ndarray, sel: np.ndarray | None) -> np.ndarray:
+    out = np.zeros((x.shape[0], 256), np.uint32)
+    for r in range(x.shape[0]):
+        for v in x[r].astype(int):
+            if sel is None:
+                out[r, v >> 8] += 1
+            elif v >> 8 == sel[r, 0]:
+                out[r, v & 0xFF] += 1
+    return out
+
+
+PK32 = RNG.integers(-(2**31), 2**31, (16, 16), dtype=np.int64).astype(np.int32)
+PK16 = RNG.integers(-(2**15), 2**15, (16, 16)).astype(np.int16)
+
+GTAB = RNG.standard_normal((16, 16)).astype(np.float32)
+GOOB = PERM.copy()
+GOOB[0, :4] = [256, 300, 511, 1000]  # out of bounds: clamp / wrap / zero
+GROW = RNG.permutation(32)[:16].astype(np.int32)[:, None]  # row form: distinct rows of a 32x16 table
+GTAB32 = RNG.standard_normal((32, 16)).astype(np.float32)
+SDUP = RNG.integers(0, 64, (16, 16)).astype(np.int32)  # collisions on purpose: 256 values into 64 places
+SVAL = RNG.integers(-1000, 1000, (16, 16)).astype(np.int32)
+SINIT = RNG.integers(-1000, 1000, (8, 8)).astype(np.int32)
+
+
+def _oob(k: int, cap: int, mode: str) -> int | None:
+    if mode == "clamp":
+        return min(k, cap - 1)
+    if mode == "wrap":
+        return k % cap
+    return k if k < cap else None
+
+
+def _gather(tab: np.ndarray, idx: np.ndarray, mode: str) -> np.ndarray:
+    flat = tab.reshape(-1)
+    out = np.zeros(idx.shape, tab.dtype)
+    for ij, k in np.ndenumerate(idx):
+        at = _oob(int(k), flat.size, mode)
+        out[ij] = 0 if at is None else flat[at]
+    return out
+
+
+def _scatter_into(init: np.ndarray, src: np.ndarray, idx: np.ndarray, atomic: str, mode: str = "undefined") -> np.ndarray:
+    out = init.copy().reshape(-1)
+    for ij, k in np.ndenumerate(idx):
+        at = _oob(int(k), out.size, mode)
+        if at is None:
+            continue
+        v = src[ij]
+        out[at] = {"none": v, "add": out[at] + v, "max": max(out[at], v), "min": min(out[at], v)}[atomic]
+    return out.reshape(init.shape)
+
+
+def _mem(op: str, n: str, dt: str, r: int, c: int, attrs: str = "") -> str:
+    """The GM operand of mgather / mscatter: ``%<n>_pv``."""
+    return f"%{n}_pv : !pto.partition_tensor_view<{r}x{c}x{dt}>"
+
+
+def _philox_ref(key: tuple[int, int], ctr: list[int], rows: int, cols: int, rounds: int) -> np.ndarray:
+    """PTO-ISA's A5 TRANDOM layout, written out plainly (the generator: ``isa_impls.philox4x32``,
+    checked against Random123's known answers in test_philox_known_answers)."""
+    from pypto.device.interpreter.isa_impls import philox4x32
+
+    c = sum(w << (32 * i) for i, w in enumerate(ctr))
+    out = np.zeros((rows, cols), np.uint32)
+    for r in range(rows):
+        col = 0
+        while col < cols:
+            for lane in range(64):
+                words = philox4x32((c + lane) % 2**128, key, rounds)
+                for w in range(4):
+                    if col + 4 * lane + w < cols:
+                        out[r, col + 4 * lane + w] = words[w]
+            col += 256
+            c += 64 if col < cols else (cols - 1) % 64 + 1
+    return out
+
+
+A5_CASES: dict[str, Case] = {
+    "thistogram": Case(
+        [
+            ("s", "ui16", 8, 32, False),
+            ("ix", "ui8", 8, 1, False),
+            ("hm", "ui32", 8, 256, True),
+            ("hl", "ui32", 8, 256, True),
+        ],
+        f"pto.thistogram ins(%s_t, %ix_t : {tile('ui16', 8, 32)}, {tile('ui8', 8, 1).replace('row_major', 'col_major')}) "
+        f"outs(%hm_t : {tile('ui32', 8, 256)})\n"
+        f"pto.thistogram ins(%s_t, %ix_t : {tile('ui16', 8, 32)}, {tile('ui8', 8, 1).replace('row_major', 'col_major')}) "
+        f"outs(%hl_t : {tile('ui32', 8, 256)}) {{isMSB = false}}",
+        {"s": HSRC, "ix": HIDX},
+        {"hm": _hist(HSRC, None), "hl": _hist(HSRC, HIDX)},
+        arch="a5",
+        tiles={"ix": tile("ui8", 8, 1).replace("row_major", "col_major")},
+    ),
+    "tpack": Case(
+        [
+            ("a", "i32", 16, 16, False),
+            ("h", "i16", 16, 16, False),
+            ("f", "f32", 16, 16, False),
+            ("a16", "i16", 16, 16, True),
+            ("a8", "i8", 16, 16, True),
+            ("h8", "i8", 16, 16, True),
+            ("f16", "i16", 16, 16, True),
+        ],
+        f"pto.tpack ins(%a_t : {I16}) outs(%a16_t : {tile('i16', 16, 16)})\n"
+        f"pto.tpack ins(%a_t : {I16}) outs(%a8_t : {tile('i8', 16, 16)})\n"
+        f"pto.tpack ins(%h_t : {tile('i16', 16, 16)}) outs(%h8_t : {tile('i8', 16, 16)})\n"
+        f"pto.tpack ins(%f_t : {F16}) outs(%f16_t : {tile('i16', 16, 16)})",
+        {"a": PK32, "h": PK16, "f": A},
+        {
+            "a16": PK32.astype(np.int16),
+            "a8": PK32.astype(np.int8),
+            "h8": PK16.astype(np.int8),
+            "f16": A.view(np.uint32).astype(np.uint16).view(np.int16),
+        },
+        arch="a5",
+    ),
+    "mgather": Case(
+        [
+            ("tab", "f32", 16, 16, False),
+            ("t32", "f32", 32, 16, False),
+            ("ix", "i32", 16, 16, False),
+            ("io", "i32", 16, 16, False),
+            ("ir", "i32", 16, 1, False),
+            ("g", "f32", 16, 16, True),
+            ("gc", "f32", 16, 16, True),
+            ("gw", "f32", 16, 16, True),
+            ("gz", "f32", 16, 16, True),
+            ("gr", "f32", 16, 16, True),
+        ],
+        "\n".join(
+            [
+                f"pto.mgather ins({_mem('g', 'tab', 'f32', 16, 16)}, %ix_t : {I16}) outs(%g_t : {F16})",
+                *(
+                    f"pto.mgather ins({_mem('g', 'tab', 'f32', 16, 16)}, %io_t : {I16}) outs(%{n}_t : {F16}) "
+                    f"{{gatherOob = #pto<gather_oob {m}>}}"
+                    for n, m in (("gc", "clamp"), ("gw", "wrap"), ("gz", "zero"))
+                ),
+                f"pto.mgather ins({_mem('g', 't32', 'f32', 32, 16)}, %ir_t : {tile('i32', 16, 1)}) outs(%gr_t : {F16})",
+            ]
+        ),
+        {"tab": GTAB, "t32": GTAB32, "ix": PERM, "io": GOOB, "ir": GROW},
+        {
+            "g": _gather(GTAB, PERM, "undefined"),
+            "gc": _gather(GTAB, GOOB, "clamp"),
+            "gw": _gather(GTAB, GOOB, "wrap"),
+            "gz": _gather(GTAB, GOOB, "zero"),
+            "gr": GTAB32[GROW[:, 0]],
+        },
+        arch="a5",
+        gm=("tab", "t32"),
+    ),
+    "mscatter": Case(
+        [
+            ("a", "f32", 16, 16, False),
+            ("v", "i32", 16, 16, False),
+            ("ix", "i32", 16, 16, False),
+            ("io", "i32", 16, 16, False),
+            ("id", "i32", 16, 16, False),
+            ("ir", "i32", 16, 1, False),
+            ("t1", "f32", 16, 16, True),
+            ("sk", "f32", 16, 16, True),
+            ("ad", "i32", 8, 8, True),
+            ("mx", "i32", 8, 8, True),
+            ("mn", "i32", 8, 8, True),
+            ("rw", "f32", 32, 16, True),
+        ],
+        "\n".join(
+            [
+                f"pto.mscatter ins(%a_t, %ix_t : {F16}, {I16}) outs({_mem('s', 't1', 'f32', 16, 16)})",
+                f"pto.mscatter ins(%a_t, %io_t : {F16}, {I16}) outs({_mem('s', 'sk', 'f32', 16, 16)}) "
+                "{scatterOob = #pto<scatter_oob skip>}",
+                *(
+                    f"pto.mscatter ins(%v_t, %id_t : {I16}, {I16}) outs({_mem('s', n, 'i32', 8, 8)}) "
+                    f"{{scatterAtomicOp = #pto<scatter_atomic_op {m}>}}"
+                    for n, m in (("ad", "add"), ("mx", "max"), ("mn", "min"))
+                ),
+                f"pto.mscatter ins(%a_t, %ir_t : {F16}, {tile('i32', 16, 1)}) outs({_mem('s', 'rw', 'f32', 32, 16)})",
+            ]
+        ),
+        {
+            "a": A,
+            "v": SVAL,
+            "ix": PERM,
+            "io": GOOB,
+            "id": SDUP,
+            "ir": GROW,
+            "t1": np.zeros((16, 16), np.float32),
+            "sk": np.full((16, 16), 9.0, np.float32),
+            "ad": SINIT,
+            "mx": SINIT,
+            "mn": SINIT,
+            "rw": np.zeros((32, 16), np.float32),
+        },
+        {
+            "t1": _scatter_into(np.zeros((16, 16), np.float32), A, PERM, "none"),
+            "sk": _scatter_into(np.full((16, 16), 9.0, np.float32), A, GOOB, "none", "skip"),
+            "ad": _scatter_into(SINIT, SVAL, SDUP, "add"),
+            "mx": _scatter_into(SINIT, SVAL, SDUP, "max"),
+            "mn": _scatter_into(SINIT, SVAL, SDUP, "min"),
+            "rw": np.zeros((32, 16), np.float32),
+        },
+        arch="a5",
+        gm=("t1", "sk", "ad", "mx", "mn", "rw"),
+    ),
+    "trandom": Case(
+        [("r1", "ui32", 3, 264, True), ("r2", "i32", 2, 16, True)],
+        "%k0 = arith.constant 305419896 : i32\n%k1 = arith.constant -1698898192 : i32\n"
+        "%q0 = arith.constant -1 : i32\n%q1 = arith.constant -1 : i32\n%q2 = arith.constant 7 : i32\n"
+        "%q3 = arith.constant 0 : i32\n"
+        f"pto.trandom ins(%k0, %k1, %q0, %q1, %q2, %q3 : i32, i32, i32, i32, i32, i32) outs(%r1_t : {tile('ui32', 3, 264)})\n"
+        f"pto.trandom ins(%k0, %k1, %q3, %q3, %q3, %q3 {{rounds = 7 : i32}} : i32, i32, i32, i32, i32, i32) "
+        f"outs(%r2_t : {tile('i32', 2, 16)})",
+        {},
+        {
+            "r1": _philox_ref((305419896, 0x9ABCDEF0), [0xFFFFFFFF, 0xFFFFFFFF, 7, 0], 3, 264, 10),  # carries
+            "r2": _philox_ref((305419896, 0x9ABCDEF0), [0, 0, 0, 0], 2, 16, 7).view(np.int32),
+        },
+        arch="a5",
+    ),
+}
+_rw = A5_CASES["mscatter"].expect["rw"]
+_rw[GROW[:, 0]] = A
+CASES.update(A5_CASES)
+
+
 def _synced(case: Case, name: str):  # type: ignore[no-untyped-def]
     module = parse_pto(case.text(), f"{name}.pto")
     verify_pto(module)
@@ -448,7 +698,7 @@ def _synced(case: Case, name: str):  # type: ignore[no-untyped-def]
 def _arrays(case: Case) -> list[np.ndarray]:
     out = []
     for n, dt, r, c, is_out in case.args:
-        if is_out:
+        if is_out and n not in case.inputs:
             fill = np.nan if dt == "f32" else (7 if dt.startswith("u") else -7)
             out.append(np.full((r, c), fill, dtype=NP[dt]))
         else:
@@ -488,6 +738,17 @@ def check_both_engines(case: Case, name: str, build_dir: Path, prefix: str) -> N
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_interpreter_and_cpp_agree(name: str, build_dir: Path) -> None:
     check_both_engines(CASES[name], name, build_dir, "isa")
+
+
+def test_philox_known_answers() -> None:
+    """trandom's generator is Philox-4x32-10: Random123's known-answer vectors."""
+    from pypto.device.interpreter.isa_impls import philox4x32
+
+    assert philox4x32(0, (0, 0), 10) == (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)
+    ones = (1 << 128) - 1
+    assert philox4x32(ones, (0xFFFFFFFF, 0xFFFFFFFF), 10) == (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)
+    pi = 0x243F6A88 | 0x85A308D3 << 32 | 0x13198A2E << 64 | 0x03707344 << 96
+    assert philox4x32(pi, (0xA4093822, 0x299F31D0), 10) == (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)
 
 
 def test_trem_tmp_matches_fmod_on_both_sides() -> None:
@@ -721,3 +982,37 @@ def test_sort_and_gatherb_are_priced_per_repeat_of_their_intrinsic() -> None:
         "tmrgsort_lists:TMRGSORT": [20 + 78] * 2,  # format 2: one merge each
         "tgatherb:TGATHERB": [6 + 2 * 4],  # 16x16 f32 dst: 1024 B = 4 repeats
     }, got
+
+
+@pytest.mark.parametrize(
+    ("name", "instr", "pipe", "elems", "cycles"),
+    [
+        ("thistogram", "THISTOGRAM", "VECTOR", 8 * 32, lambda n: 2 + n // 8),
+        ("tpack", "TPACK", "VECTOR", 16 * 16, lambda n: 2 + n // 32),
+        ("mgather", "MGATHER", "MTE2", 16 * 16, lambda n: 3 + 4 * n),
+        ("mscatter", "MSCATTER", "MTE3", 16 * 16, lambda n: 3 + 4 * n),
+        ("trandom", "TRANDOM", "VECTOR", 3 * 264, lambda n: 2 + 90 * n // 256),
+    ],
+)
+def test_a5_only_ops_are_timed_by_their_a2a3_fallback_rows(name: str, instr: str, pipe: str, elems: int, cycles) -> None:  # type: ignore[no-untyped-def]
+    """Each A5-only op costs its documented ``npu.fallback op = ...`` row of the a2a3 target (not the
+    pipe's generic row), on its pipe."""
+    run = run_kernel(_synced(CASES[name], name), "k", _arrays(CASES[name]))
+    recs = [r for r in run.records if r.instr == instr]
+    assert recs and all(r.pipe == pipe for r in recs), [(r.instr, r.pipe) for r in recs]
+    assert recs[0].end - recs[0].start == cycles(elems), (recs[0].detail, recs[0].end - recs[0].start)
+
+
+def test_gm_gather_scatter_call_shapes_are_ptoas() -> None:
+    """PTOAS's MGATHER / MSCATTER template forms: the out-of-bounds and atomic modes only when not default."""
+    import re
+
+    g = emit_cpp(_synced(CASES["mgather"], "mgather"))
+    s = emit_cpp(_synced(CASES["mscatter"], "mscatter"))
+    assert re.search(r"\bMGATHER\(v\d+, v\d+, v\d+\);", g), g
+    for m in ("Clamp", "Wrap", "Zero"):
+        assert f"MGATHER<pto::GatherOOB::{m}>(" in g
+    assert re.search(r"\bMSCATTER\(v\d+, v\d+, v\d+\);", s), s
+    assert "MSCATTER<pto::ScatterAtomicOp::None, pto::ScatterOOB::Skip>(" in s
+    for a in ("Add", "Max", "Min"):
+        assert f"MSCATTER<pto::ScatterAtomicOp::{a}>(" in s

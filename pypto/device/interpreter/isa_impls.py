@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from xdsl.dialects.builtin import MemRefType
 from xdsl.interpreter import Interpreter, PythonValues
 from xdsl.ir import Operation
 
@@ -507,6 +508,204 @@ def mx(mode: str) -> Handler:
     return h
 
 
+# -- A5-only ops (run whatever the target arch; timed by the a2a3 fallback rows) -------------------
+
+
+def thistogram(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """PTO-ISA's THISTOGRAM on ui16 (the radix-sort byte count): for each valid src row ``r``,
+    ``dst[r, b]`` (b in 0..255) = how many of the row's valid elements have the selected byte equal to
+    ``b``. ``isMSB`` (default true) counts the high byte of every element (``HistByte::BYTE_1``);
+    ``isMSB = false`` counts the low byte of the elements whose high byte equals ``idx[r, 0]``
+    (``BYTE_0``). Columns past 256 are left as they are."""
+    s, ix, d = args
+    vr, vc = s.valid
+    x = core.memory.raw(s)[:vr, :vc].astype(np.uint32)
+    hi, lo = x >> 8, x & 0xFF
+    msb = op.isMSB is None or bool(op.isMSB.value.data)
+    sel = core.memory.raw(ix)[:vr, :1].astype(np.uint32)
+    out = np.zeros((vr, 256), np.uint32)
+    for r in range(vr):
+        vals = hi[r] if msb else lo[r][hi[r] == sel[r, 0]]
+        out[r] = np.bincount(vals, minlength=256)[:256]
+    core.memory.raw(d)[: min(vr, d.rows), :256] = out[: d.rows]
+    return ()
+
+
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def tpack(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """Narrow each valid element to dst's width by keeping the low-order bytes of its bit pattern
+    (b32 -> b16, b32 -> b8, b16 -> b8: two's-complement truncation for integers)."""
+    s, d = args
+    vr, vc = d.valid
+    x = np.ascontiguousarray(core.memory.raw(s)[:vr, :vc]).view(_UINT[s.dtype.itemsize])
+    y = x.astype(_UINT[d.dtype.itemsize]).view(core.memory.raw(d).dtype)
+    core.memory.raw(d)[:vr, :vc] = y
+    return ()
+
+
+def _gm_table(pv: Any, t: Any) -> np.ndarray:
+    """A GM operand (of type ``t``) as its (rows, cols) window: a writable view of the caller's array,
+    dims before the last folded into rows (as tload's views and pto_cpu.hpp's GlobalTensor do)."""
+    if isinstance(pv, PartitionView):
+        w = pv.window()
+    elif isinstance(pv, GmPtr):
+        shape = tuple(t.get_shape()) if isinstance(t, MemRefType) and DYNAMIC not in t.get_shape() else (-1,)
+        n = int(np.prod(shape)) if -1 not in shape else pv.flat.size - pv.offset
+        if pv.offset + n > pv.flat.size:
+            raise DeviceError(f"GM memref of {n} elements at {pv.offset} exceeds the {pv.flat.size}-element argument")
+        w = pv.flat[pv.offset : pv.offset + n].reshape(shape if -1 not in shape else (n,))
+    else:
+        raise DeviceError(f"expects a GM view or pointer, got {type(pv).__name__}")
+    if w.ndim == 2:
+        return w
+    table = w.reshape(int(np.prod(w.shape[:-1])) if w.ndim > 1 else 1, w.shape[-1])
+    if not np.shares_memory(table, w):
+        raise DeviceError("a strided N-D GM view cannot be indexed as one table (give a 2-D view)")
+    return table
+
+
+def _remap(k: np.ndarray, cap: int, mode: str, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """Indices after the out-of-bounds mode, and which are in bounds (``zero`` / ``skip`` drop the rest)."""
+    k = k.astype(np.int64)
+    if mode == "clamp":
+        k = np.clip(k, 0, cap - 1)
+    elif mode == "wrap":
+        k = np.mod(k, cap)
+    ok = (k >= 0) & (k < cap)
+    if mode in ("undefined", "none") and not ok.all():
+        bad = int(k[~ok].reshape(-1)[0])
+        raise DeviceError(f"{what}: index {bad} is outside the GM table of {cap} entries (no out-of-bounds mode)")
+    return np.where(ok, k, 0), ok
+
+
+def _gm_mode(table: np.ndarray, idx: np.ndarray, vc: int, what: str) -> bool:
+    """True for PTO-ISA's row form (``idx`` one column, rows of ``vc`` elements), False for the element form."""
+    if idx.shape[1] == vc:
+        return False
+    if table.shape[1] < vc:
+        raise DeviceError(f"{what}: GM table rows of {table.shape[1]} elements are shorter than the tile's {vc} columns")
+    return True
+
+
+def mgather(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """GM gather (PTO-ISA MGATHER): element form (``idx`` has dst's valid columns) ``dst[i, j] =
+    table[idx[i, j]]`` over the GM view's elements in row-major order; row form (``idx`` one column)
+    ``dst[i, :] = table row idx[i, 0]``. ``gatherOob``: clamp / wrap the index, zero fills, undefined
+    (default) stops with an error on the simulator."""
+    mem, ix, d = args
+    vr, vc = d.valid
+    table = _gm_table(mem, op.mem.type)
+    idx = core.memory.raw(ix)[:vr, : ix.valid[1]]
+    mode = op.gatherOob.data.value if op.gatherOob is not None else "undefined"
+    out = np.zeros((vr, vc), table.dtype)
+    if _gm_mode(table, idx, vc, "mgather"):
+        k, ok = _remap(idx[:, :1], table.shape[0], mode, "mgather")
+        out[:] = np.where(ok, table[k[:, 0], :vc], out)
+    else:
+        flat = table.reshape(-1)
+        k, ok = _remap(idx[:, :vc], flat.size, mode, "mgather")
+        out[:] = np.where(ok, flat[k], out)
+    core.memory.raw(d)[:vr, :vc] = out
+    return ()
+
+
+def mscatter(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """GM scatter (PTO-ISA MSCATTER), the inverse of :func:`mgather`'s two forms, element by element in
+    row-major order (a later write to the same place wins). ``scatterAtomicOp`` add / max / min combine
+    with what GM holds (add in the element type, wrapping for integers); ``scatterOob``: skip drops,
+    clamp / wrap remap, undefined (default) stops with an error on the simulator."""
+    s, ix, mem = args
+    vr, vc = s.valid
+    table = _gm_table(mem, op.mem.type)
+    idx = core.memory.raw(ix)[:vr, : ix.valid[1]]
+    x = core.memory.raw(s)[:vr, :vc]
+    mode = op.scatterOob.data.value if op.scatterOob is not None else "undefined"
+    atomic = op.scatterAtomicOp.data.value if op.scatterAtomicOp is not None else "none"
+    row = _gm_mode(table, idx, vc, "mscatter")
+    k, ok = _remap(idx[:, :1] if row else idx[:, :vc], table.shape[0] if row else table.size, mode, "mscatter")
+    for i in range(vr):
+        for j in range(vc):
+            if not ok[i, 0 if row else j]:
+                continue
+            if row:
+                at: tuple[int, int] = (int(k[i, 0]), j)
+            else:
+                at = divmod(int(k[i, j]), table.shape[1])
+            v = x[i, j]
+            if atomic == "add":
+                with np.errstate(over="ignore"):
+                    v = (table[at] + v).astype(table.dtype)
+            elif atomic == "max":
+                v = max(table[at], v)
+            elif atomic == "min":
+                v = min(table[at], v)
+            table[at] = v
+    return ()
+
+
+_PHILOX_M = (0xD2511F53, 0xCD9E8D57)
+_PHILOX_W = (0x9E3779B9, 0xBB67AE85)
+_M32 = 0xFFFFFFFF
+
+
+def philox4x32(counter: int, key: tuple[int, int], rounds: int) -> tuple[int, int, int, int]:
+    """Philox-4x32-``rounds`` (Salmon et al., SC'11) of a 128-bit counter (word 0 lowest): PTO-ISA's
+    TRANDOM generator (multipliers 0xD2511F53 / 0xCD9E8D57, key bumps 0x9E3779B9 / 0xBB67AE85)."""
+    c = [(counter >> (32 * w)) & _M32 for w in range(4)]
+    k0, k1 = key[0] & _M32, key[1] & _M32
+    for _ in range(rounds):
+        p0, p1 = c[0] * _PHILOX_M[0], c[2] * _PHILOX_M[1]
+        c = [(p1 >> 32) ^ c[1] ^ k0, p1 & _M32, (p0 >> 32) ^ c[3] ^ k1, p0 & _M32]
+        k0, k1 = (k0 + _PHILOX_W[0]) & _M32, (k1 + _PHILOX_W[1]) & _M32
+    return c[0], c[1], c[2], c[3]
+
+
+TRANDOM_LANES = 64
+"""32-bit lanes of one 256-byte vector repeat: one Philox counter each, 4 words out."""
+
+
+def trandom(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """PTO-ISA's A5 TRANDOM: row by row, chunks of ``4 * 64`` columns; lane ``L`` of a chunk runs
+    :func:`philox4x32` on ``counter + L`` (128-bit) and its 4 words fill columns ``4L .. 4L + 3`` of the
+    chunk (valid columns only). After each chunk the counter advances by 64, after a row's last chunk by
+    ``(valid_cols - 1) % 64 + 1``; it carries on into the next row."""
+    k0, k1, *cs, d = args
+    key = (int(k0), int(k1))
+    ctr = sum((int(c) & _M32) << (32 * w) for w, c in enumerate(cs))
+    rounds = op.rounds.value.data if op.rounds is not None else 10
+    vr, vc = d.valid
+    chunk = 4 * TRANDOM_LANES
+    loops = -(-vc // chunk)
+    out = np.zeros((vr, loops * chunk), np.uint32)
+    for r in range(vr):
+        for j in range(loops):
+            words = [philox4x32((ctr + lane) & ((1 << 128) - 1), key, rounds) for lane in range(TRANDOM_LANES)]
+            out[r, j * chunk : (j + 1) * chunk] = np.array(words, np.uint32).reshape(-1)
+            step = TRANDOM_LANES if j != loops - 1 else (vc - 1) % TRANDOM_LANES + 1
+            ctr = (ctr + step) & ((1 << 128) - 1)
+    core.memory.raw(d)[:vr, :vc] = out[:, :vc].view(core.memory.raw(d).dtype)
+    return ()
+
+
+SHIFT_MX_ADDR = 4
+"""PTO-ISA's A5 scale-address shift (``include/pto/npu/a5/utils.hpp``)."""
+
+
+def tget_scale_addr(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
+    """PTO-ISA's TGET_SCALE_ADDR: ``dst`` (a scaling tile) is rebound to byte ``addr(src) >> 4`` of the
+    scaling buffer, where the mx ops find ``src``'s scales. No data moves, so the race detector sees
+    no access: one scalar-pipe instruction. Later uses of ``dst`` see the new place."""
+    s, d = args
+    d.addr = s.addr >> SHIFT_MX_ADDR
+    d.raw_view = None
+    core.memory.raw(d)  # bounds-checked now
+    cycles = core.costs.compute("TGET_SCALE_ADDR", s.dtype.name, 1, 1)
+    core.account(op, "TGET_SCALE_ADDR", Pipe.PIPE_S, cycles, "compute", [], [], f"{s.space}@{s.addr} -> scaling@{d.addr}")
+    return ()
+
+
 def nothing(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
     """A hint the simulator has no use for (timed on its pipe, no data changes)."""
     return ()
@@ -539,6 +738,11 @@ ISA_DATA: dict[type[Operation], Handler] = {
     IT.TExtractFPOp: textract_fp,
     IT.TInsertFPOp: tinsert_fp,
     **{cls: mx(cls.name.rsplit(".", 1)[1]) for cls in IT.MX_OPS},  # mx / acc / bias
+    IT.THistogramOp: thistogram,
+    IT.TPackOp: tpack,
+    IT.MGatherOp: mgather,
+    IT.MScatterOp: mscatter,
+    IT.TRandomOp: trandom,
 }
 """Destination-passing ISA ops: numerics (accounted by pto_impls._dps)."""
 
@@ -825,6 +1029,7 @@ ISA_MISC: dict[type[Operation], Callable[[Any], Run]] = {
     cls: _per_call(fn)
     for cls, fn in {
         IT.TGetValOp: tgetval,
+        IT.TGetScaleAddrOp: tget_scale_addr,
         IT.TSyncOp: noop,
         IM.LoadScalarOp: load_scalar,
         IM.StoreScalarOp: store_scalar,

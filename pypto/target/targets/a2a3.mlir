@@ -398,6 +398,23 @@ npu.target @a2a3 clock_hz = 1.85e9 block_bytes = 32 {
   npu.fallback op = "TSORT32" cycles = 6 + 2 * elems / 1
   npu.fallback op = "TMRGSORT" cycles = 20 + 78 * elems / 1
   npu.fallback op = "TGATHERB" cycles = 6 + 2 * elems / 1
+  // A5-only ops (issue 18; PTOAS verifies them on a5 only, the simulator runs them whatever the arch).
+  // A5-only op, a2a3 fallback cost, assumption: THISTOGRAM is about 4 vector passes over its ui16
+  // source (pto-isa A5: byte deinterleave, compare with idx, chistv2 count, interleaved bin store).
+  npu.fallback op = "THISTOGRAM" cycles = 2 + elems / 8
+  // A5-only op, a2a3 fallback cost, assumption: TPACK is one vector pass (a narrowing vector copy).
+  npu.fallback op = "TPACK" cycles = 2 + elems / 32
+  // A5-only op, a2a3 fallback cost, assumption: MGATHER / MSCATTER cost by index-tile / source
+  // element: one small GM access of ~4 cycles each, as pto-isa's a2a3 form does a scalar GM<->UB copy
+  // per element (element form) or one DMA per row (row form; its index tile has one element a row).
+  npu.fallback op = "MGATHER" cycles = 3 + 4 * elems / 1
+  npu.fallback op = "MSCATTER" cycles = 3 + 4 * elems / 1
+  // A5-only op, a2a3 fallback cost, assumption: TRANDOM is ~90 vector instructions per 256 outputs
+  // (10 Philox rounds of 2 vmull + 4 vxor + 2 vadds over 64 lanes, then 4 interleaves, 4 stores),
+  // one cycle each; rounds = 7 is priced as 10.
+  npu.fallback op = "TRANDOM" cycles = 2 + 90 * elems / 256
+  // A5-only op, a2a3 fallback cost, assumption: TGET_SCALE_ADDR is one scalar shift of an address.
+  npu.fallback op = "TGET_SCALE_ADDR" cycles = 1
   npu.fallback op = "TGETVAL" cycles = 1
   npu.fallback op = "TSETVAL" cycles = 1
   npu.fallback pipe = "SCALAR" cycles = 1
