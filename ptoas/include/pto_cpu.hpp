@@ -1242,6 +1242,12 @@ inline void exp_f32(const float *in, float *out, int64_t n) {
     exp_f32_generic(in, out, n);
 }
 
+// A tile type whose storage is column-major (false for operands without a layout, e.g. MxOperand).
+template <typename T, typename = void>
+struct col_major_tile : std::false_type {};
+template <typename T>
+struct col_major_tile<T, std::void_t<decltype(T::BL)>> : std::bool_constant<T::BL == BLayout::ColMajor> {};
+
 template <typename C, typename A, typename B, typename Init>
 inline void matmul(const char *op, C &c, A &a, B &b, Init &&init) {
     c.check(op);
@@ -1259,7 +1265,7 @@ inline void matmul(const char *op, C &c, A &a, B &b, Init &&init) {
     int64_t i = 0;
 #if defined(PTO_CPU_AVX2_MATMUL)
     if constexpr (std::is_same_v<AT, float> && std::is_same_v<typename B::DType, float> && std::is_same_v<T, float> &&
-                  A::BL == BLayout::ColMajor && C::BL == BLayout::ColMajor) {
+                  col_major_tile<A>::value && col_major_tile<C>::value) {
         if (has_avx2()) {  // the cube's tiles: vectorised down the columns (matmul_colmajor)
             i = matmul_colmajor(a.data(), A::Rows, b, c.data(), C::Rows, m, k, n, init);
             if (i == m) return;
