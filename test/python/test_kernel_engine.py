@@ -404,79 +404,59 @@ def test_a_program_reading_tensor_elements_is_never_recorded(add_build: tuple[Ca
     assert not _reads_tensors(add_build[1].program.module)
 
 
-@pytest.mark.parametrize("flags", [(), ("-DPTO_CPU_NO_AVX2",)], ids=["as-built", "no-avx2"])
-def test_header_matmul_blocks_and_tails_keep_the_k_order_bits(tmp_path: Path, flags: tuple[str, ...]) -> None:
-    """6x5 @ 5x20 through TMATMUL_ACC: a 4-row register block (16 or 8 columns wide), its column tail and
-    the 2-row tail all give each element init + a[i,0]*b[0,j] + ... in k order, bit for bit."""
-    import ctypes
-
-    import numpy as np
-
-    from pypto.ptoas.build import build_shared
-
-    src = """#include "pto_cpu.hpp"
+MATMUL_SRC = """#include "pto_cpu.hpp"
 using namespace pto;
 extern "C" int mm(const float *a, const float *b, const float *init, float *c) {
     return pto::cpu::launch("mm", [&]() {
-        Tile<TileType::Left, float, 8, 8, BLayout::RowMajor, -1, -1> A(6, 5);
-        Tile<TileType::Right, float, 8, 24, BLayout::RowMajor, -1, -1> B(5, 20);
-        Tile<TileType::Acc, float, 8, 24, BLayout::ColMajor, -1, -1> I(6, 20), C(6, 20);
-        TASSIGN(A, 0); TASSIGN(B, 0); TASSIGN(I, 0); TASSIGN(C, 1024);
-        for (int r = 0; r < 6; ++r) for (int k = 0; k < 5; ++k) A.at(r, k) = a[r * 5 + k];
-        for (int k = 0; k < 5; ++k) for (int j = 0; j < 20; ++j) B.at(k, j) = b[k * 20 + j];
-        for (int r = 0; r < 6; ++r) for (int j = 0; j < 20; ++j) I.at(r, j) = init[r * 20 + j];
-        TMATMUL_ACC(C, I, A, B);
-        for (int r = 0; r < 6; ++r) for (int j = 0; j < 20; ++j) c[r * 20 + j] = C.at(r, j);
-    });
-}
-"""
-    lib = ctypes.CDLL(str(build_shared(src, tmp_path, "mm", ("-O3", "-ffp-contract=off", *flags))))
-    rng = np.random.default_rng(0)
-    a, b, init = (rng.standard_normal(s).astype(np.float32) for s in ((6, 5), (5, 20), (6, 20)))
-    c = np.zeros((6, 20), np.float32)
-    ptr = ctypes.c_void_p
-    assert lib.mm(*(ptr(x.ctypes.data) for x in (a, b, init, c))) == 0
-    want = init.copy()
-    for p in range(5):
-        want = want + a[:, p : p + 1] * b[p : p + 1, :]  # float32: one rounding per multiply and per add
-    assert np.array_equal(c.view(np.uint32), want.view(np.uint32))
-
-
-@pytest.mark.parametrize("flags", [(), ("-DPTO_CPU_NO_AVX2",)], ids=["as-built", "no-avx2"])
-def test_header_column_major_matmul_keeps_the_k_order_bits(tmp_path: Path, flags: tuple[str, ...]) -> None:
-    """37x9 @ 9x23 through TMATMUL_ACC on the cube's column-major Left and Acc tiles (the path vectorised
-    down the columns: 16-row blocks 6 columns wide, the 1-column tail, the 5-row scalar tail) gives each
-    element init + a[i,0]*b[0,j] + ... in k order, bit for bit."""
-    import ctypes
-
-    import numpy as np
-
-    from pypto.ptoas.build import build_shared
-
-    src = """#include "pto_cpu.hpp"
-using namespace pto;
-extern "C" int mm(const float *a, const float *b, const float *init, float *c) {
-    return pto::cpu::launch("mm", [&]() {
-        Tile<TileType::Left, float, 40, 16, BLayout::ColMajor, -1, -1> A(37, 9);
-        Tile<TileType::Right, float, 16, 24, BLayout::RowMajor, -1, -1> B(9, 23);
-        Tile<TileType::Acc, float, 40, 24, BLayout::ColMajor, -1, -1> I(37, 23), C(37, 23);
+        Tile<TileType::Left, float, AR, AC, BLayout::LAYOUT, -1, -1> A(M, K);
+        Tile<TileType::Right, float, AC, CC, BLayout::RowMajor, -1, -1> B(K, N);
+        Tile<TileType::Acc, float, AR, CC, BLayout::ColMajor, -1, -1> I(M, N), C(M, N);
         TASSIGN(A, 0); TASSIGN(B, 0); TASSIGN(I, 0); TASSIGN(C, 4096);
-        for (int r = 0; r < 37; ++r) for (int k = 0; k < 9; ++k) A.at(r, k) = a[r * 9 + k];
-        for (int k = 0; k < 9; ++k) for (int j = 0; j < 23; ++j) B.at(k, j) = b[k * 23 + j];
-        for (int r = 0; r < 37; ++r) for (int j = 0; j < 23; ++j) I.at(r, j) = init[r * 23 + j];
+        for (int r = 0; r < M; ++r) for (int k = 0; k < K; ++k) A.at(r, k) = a[r * K + k];
+        for (int k = 0; k < K; ++k) for (int j = 0; j < N; ++j) B.at(k, j) = b[k * N + j];
+        for (int r = 0; r < M; ++r) for (int j = 0; j < N; ++j) I.at(r, j) = init[r * N + j];
         TMATMUL_ACC(C, I, A, B);
-        for (int r = 0; r < 37; ++r) for (int j = 0; j < 23; ++j) c[r * 23 + j] = C.at(r, j);
+        for (int r = 0; r < M; ++r) for (int j = 0; j < N; ++j) c[r * N + j] = C.at(r, j);
     });
 }
 """
-    lib = ctypes.CDLL(str(build_shared(src, tmp_path, "mmcol", ("-O3", "-ffp-contract=off", *flags))))
-    rng = np.random.default_rng(1)
-    a, b, init = (rng.standard_normal(s).astype(np.float32) for s in ((37, 9), (9, 23), (37, 23)))
-    c = np.zeros((37, 23), np.float32)
+
+
+@pytest.mark.parametrize("flags", [(), ("-DPTO_CPU_NO_AVX2",)], ids=["as-built", "no-avx2"])
+@pytest.mark.parametrize(
+    ("m", "k", "n", "capacity", "layout"),
+    [
+        # row-major lhs: a 4-row register block (16 or 8 columns wide), its column tail and the 2-row tail
+        (6, 5, 20, (8, 8, 24), "RowMajor"),
+        # the cube's column-major Left and Acc tiles (vectorised down the columns: 16-row blocks 6 columns
+        # wide, the 1-column tail, the 5-row scalar tail)
+        (37, 9, 23, (40, 16, 24), "ColMajor"),
+    ],
+    ids=["row-major-lhs", "column-major-lhs"],
+)
+def test_header_matmul_keeps_the_k_order_bits(
+    tmp_path: Path, flags: tuple[str, ...], m: int, k: int, n: int, capacity: tuple[int, int, int], layout: str
+) -> None:
+    """``m x k @ k x n`` through TMATMUL_ACC gives each element init + a[i,0]*b[0,j] + ... in k order, bit
+    for bit, on every blocked path of the header's matmul and its tails."""
+    import ctypes
+
+    import numpy as np
+
+    from pypto.ptoas.build import build_shared
+
+    ar, ac, cc = capacity
+    src = MATMUL_SRC
+    for key, val in (("AR", ar), ("AC", ac), ("CC", cc), ("LAYOUT", layout), ("M", m), ("K", k), ("N", n)):
+        src = re.sub(rf"\b{key}\b", str(val), src)
+    lib = ctypes.CDLL(str(build_shared(src, tmp_path, f"mm{layout}", ("-O3", "-ffp-contract=off", *flags))))
+    rng = np.random.default_rng(m)
+    a, b, init = (rng.standard_normal(s).astype(np.float32) for s in ((m, k), (k, n), (m, n)))
+    c = np.zeros((m, n), np.float32)
     ptr = ctypes.c_void_p
     assert lib.mm(*(ptr(x.ctypes.data) for x in (a, b, init, c))) == 0
     want = init.copy()
-    for p in range(9):
+    for p in range(k):
         want = want + a[:, p : p + 1] * b[p : p + 1, :]  # float32: one rounding per multiply and per add
     assert np.array_equal(c.view(np.uint32), want.view(np.uint32))
 
