@@ -51,12 +51,17 @@ ASYNC = f"""module attributes {{pto.target_arch = "a2a3"}} {{
 """
 
 
-def _module(text: str, synced: bool = True):  # type: ignore[no-untyped-def]
+def _module(text: str, synced: bool = True, ptoas_sync: bool = False):  # type: ignore[no-untyped-def]
+    """The parsed, verified kernel; ``synced``: after insert-sync (ours, or with ``ptoas_sync`` the PTOAS port
+    that ``ptoas --enable-insert-sync`` runs)."""
     module = parse_pto(text, "async.pto")
     verify_pto(module)
     if synced:
-        run_ptoas_pipeline(module, PtoasOptions(insert_sync=True))
+        run_ptoas_pipeline(module, PtoasOptions(insert_sync=True, ptoas_sync=ptoas_sync))
     return module
+
+
+BOTH_SYNCS = pytest.mark.parametrize("ptoas_sync", [False, True], ids=["pipeline-insert-sync", "ptoas-port"])
 
 
 def _args() -> list[np.ndarray]:
@@ -126,10 +131,11 @@ def _between(lines: list[str], first: str, then: str) -> list[str]:
     return lines[i:j]
 
 
-def test_insert_sync_orders_scalar_reads_after_async_writes() -> None:
+@BOTH_SYNCS
+def test_insert_sync_orders_scalar_reads_after_async_writes(ptoas_sync: bool) -> None:
     """tput_async (MTE3) writes %b and tget_async (MTE2) writes %d; the scalar unit's load_scalar of each
     (PIPE_S) waits for it: PTOAS's Write effect on dst, Read effect of load_scalar on its pointer."""
-    lines = _lines(_module(ASYNC))
+    lines = _lines(_module(ASYNC, ptoas_sync=ptoas_sync))
     assert any(ln.startswith("pto.wait_flag[<PIPE_MTE3>, <PIPE_S>") for ln in _between(lines, "pto.tput_async", "%b[%c5]"))
     assert any(ln.startswith("pto.wait_flag[<PIPE_MTE2>, <PIPE_S>") for ln in _between(lines, "pto.tget_async", "%d[%c63]"))
 
@@ -255,11 +261,12 @@ def _item6_args() -> list[np.ndarray]:
             np.zeros(128, np.float32), x, np.zeros((16, 16), np.float32)]
 
 
-def test_insert_sync_orders_the_pipe_and_async_ops_accesses() -> None:
+@BOTH_SYNCS
+def test_insert_sync_orders_the_pipe_and_async_ops_accesses(ptoas_sync: bool) -> None:
     """Each hazard through a pipe or async op gets its flag pair: tmuls (V) -> tpush reading %w (MTE3);
     tpop writing %t (MTE2) -> tadds (V); tput_async writing GM %b (MTE3) -> tget_async reading it (MTE2:
     distinct sessions, so only the GM orders them); tget_async staging in %s2 (MTE2) -> texpands (V)."""
-    lines = _lines(_module(ITEM6))
+    lines = _lines(_module(ITEM6, ptoas_sync=ptoas_sync))
     waits = {
         ("pto.tmuls", "pto.tpush("): "<PIPE_V>, <PIPE_MTE3>",
         ("pto.tpop(", "pto.tadds"): "<PIPE_MTE2>, <PIPE_V>",
