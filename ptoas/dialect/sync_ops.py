@@ -120,7 +120,7 @@ class _FlagDynOp(PTOOp):
     def parse(cls, parser: Parser) -> _FlagDynOp:
         """Parse ``[<P>, <P>, %id]``."""
         src, dst = _parse_pipe_pair(parser)
-        event = parser.parse_operand()
+        event = parser.parse_operand(IndexType())
         parser.parse_punctuation("]")
         attrs = parser.parse_optional_attr_dict()
         return cls.build(operands=[event], properties={"src_pipe": src, "dst_pipe": dst}, attributes=attrs)
