@@ -2,8 +2,9 @@
 
 A multi-rank launch (:mod:`pypto.runtime.distributed`) runs a chip's kernels inside
 :func:`rank_link`, which makes a :class:`RankLink` (the rank's windows, signals and link model) the
-one these ops use. Each op runs at once, numerically, on the peer's bytes (the window files in
-``/dev/shm`` are mapped by every rank), and is timed as a *blocking* instruction on its pipe:
+one these ops use. Each op runs at once, numerically, on the peer's bytes (a view of the peer's region: its mapped
+window file on the same host, a shadow the link fetches into / commits from on another host,
+:mod:`pypto.runtime.distributed.transport`), and is timed as a *blocking* instruction on its pipe:
 
 - it starts when every pipe of the core has drained (upstream emits ``pto.barrier <PIPE_ALL>``
   around TNOTIFY / TPUT / TGET), and later work on any pipe starts after it ends;
@@ -34,7 +35,7 @@ from pypto.ptoas.dialect.attrs import Pipe
 
 from .core import CoreState
 from .costs import instr_name
-from .memory import DeviceError, GmPtr, PartitionView, PeerGmPtr, TensorView, to_compute, to_storage
+from .memory import DeviceError, GmPtr, PartitionView, PeerGmPtr, TensorView
 
 
 class RankLink(Protocol):
@@ -52,8 +53,14 @@ class RankLink(Protocol):
     def owner(self, a: np.ndarray) -> int:
         """The rank whose window region ``a`` views."""
 
-    def lock(self, a: np.ndarray) -> Any:
-        """A context manager serialising read-modify-writes of the region ``a`` views."""
+    def fetch(self, a: np.ndarray) -> None:
+        """Make ``a`` (a view of a window region) hold its owner's bytes now (before reading it)."""
+
+    def commit(self, a: np.ndarray) -> None:
+        """Make the owner's bytes hold ``a`` (after writing it); returns once they do."""
+
+    def update(self, a: np.ndarray, add: bool, data: np.ndarray, kind: str) -> None:
+        """Atomically add ``data`` (stored bits of the DType named ``kind``) into ``a`` at its owner, or set it."""
 
     def transfer(self, name: str, peer: int, nbytes: int, write: bool, start: int) -> int:
         """Price (and trace) one remote access starting at ``start``; returns its end."""
@@ -153,12 +160,12 @@ def tput_tget(core: CoreState, interp: Interpreter, op: Any, args: PythonValues)
     put = isinstance(op, C.TPutOp)
     peer = link.owner(dst if put else src)
     atomic = put and op.atomicType is not None and op.atomicType.data.value == "atomic_add"
-    if atomic:  # in the compute dtype (bf16 is stored as its bits)
-        dt = args[0].ptr.dtype
-        with link.lock(dst):
-            dst[...] = to_storage(to_compute(dst, dt) + to_compute(src, dt), dt).reshape(dst.shape)
+    link.fetch(src)
+    if atomic:  # in the compute dtype (bf16 is stored as its bits), at the owner
+        link.update(dst, True, np.ascontiguousarray(src).reshape(dst.shape), args[0].ptr.dtype.name)
     else:
         dst[...] = src
+        link.commit(dst)
     nbytes = int(src.size * src.itemsize)
     name = f"{op.INSTR.lower()} {'->' if put else '<-'} r{peer}"
     _blocking(core, op, f"{nbytes}B {'->' if put else '<-'} r{peer}", "transfer",
@@ -166,14 +173,26 @@ def tput_tget(core: CoreState, interp: Interpreter, op: Any, args: PythonValues)
     return ()
 
 
+_INT_KIND = {"i": "int", "u": "uint"}
+
+
+def remote_fetch(op: Any, a: np.ndarray) -> None:
+    """Before a ``tload`` through a peer's view: ``a`` holds the owner's bytes (:meth:`RankLink.fetch`)."""
+    _link(op).fetch(a)
+
+
+def remote_commit(op: Any, a: np.ndarray) -> None:
+    """After a ``tstore`` through a peer's view: the owner holds ``a`` (:meth:`RankLink.commit`)."""
+    _link(op).commit(a)
+
+
 def tnotify(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
     """Set or atomically add ``value`` into a peer's signal cell, then post it."""
     link = _link(op)
     cell, value = _window(args[0], "the signal cell", op), int(args[1])
     set_ = op.notifyOp is not None and op.notifyOp.data.value == "set"
-    with link.lock(cell):
-        flat = cell.reshape(-1)
-        flat[0] = value if set_ else int(flat[0]) + value
+    first = cell[tuple(slice(0, 1) for _ in range(cell.ndim))]  # a view (the cell's first element)
+    link.update(first, not set_, np.array([value], dtype=cell.dtype), _INT_KIND[cell.dtype.kind] + str(8 * cell.itemsize))
     _blocking(core, op, f"{'set' if set_ else 'add'} {value} -> r{link.owner(cell)}", "signal",
               lambda start: link.notify(cell, value, set_, start))
     return ()

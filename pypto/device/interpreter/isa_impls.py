@@ -871,7 +871,15 @@ def async_copy(core: CoreState, interp: Interpreter, op: Any, args: PythonValues
     src, speer = _async_operand(args[1], "src", op)
     if dst.size != src.size:
         raise DeviceError(f"'{op.name}': dst has {dst.size} elements, src {src.size}")
+    if speer is not None:
+        from .comm_impls import remote_fetch
+
+        remote_fetch(op, src)
     dst[...] = src.reshape(dst.shape)
+    if dpeer is not None:
+        from .comm_impls import remote_commit
+
+        remote_commit(op, dst)
     nbytes = int(src.size * src.itemsize)
     session = args[2]
     scratch = [session[1]] if isinstance(session, tuple) and isinstance(session[1], TileRef) else []

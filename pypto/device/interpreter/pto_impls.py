@@ -626,9 +626,10 @@ def tload(op: Any) -> Run:
         if w.size != vr * vc:
             raise DeviceError(f"tload moves {w.size} elements into a tile with valid {vr}x{vc}")
         if pv.ptr.__class__ is PeerGmPtr:  # a remote load (pld.tile.remote_load): the link first
-            from .comm_impls import remote_tile
+            from .comm_impls import remote_fetch, remote_tile
 
             remote_tile(core, op, pv.ptr.peer, w.size * w.itemsize, False)
+            remote_fetch(op, w)
         if w.shape != valid:
             w = np.ascontiguousarray(w).reshape(vr, vc)
         raw = d.raw_view
@@ -641,6 +642,16 @@ def tload(op: Any) -> Run:
         return ()
 
     return run
+
+
+def _remote_done(op: Any, window: np.ndarray, add: np.ndarray | None, gdt: Any) -> None:
+    """A store through a peer's view reaches its owner: the written bytes (``add`` None), or ``add`` added."""
+    from .comm_impls import _link
+
+    if add is None:
+        _link(op).commit(window)
+    else:
+        _link(op).update(window, True, add, gdt.name)
 
 
 def tstore(op: Any) -> Run:
@@ -657,7 +668,8 @@ def tstore(op: Any) -> Run:
         vr, vc = valid = s.valid
         if window.size != vr * vc:
             raise DeviceError(f"tstore moves a tile with valid {vr}x{vc} into {window.size} GM elements")
-        if pv.ptr.__class__ is PeerGmPtr:  # a remote store (pld.tile.remote_store): the link first
+        remote = pv.ptr.__class__ is PeerGmPtr
+        if remote:  # a remote store (pld.tile.remote_store): the link first, the owner's bytes after
             from .comm_impls import remote_tile
 
             remote_tile(core, op, pv.ptr.peer, window.size * window.itemsize, True)
@@ -672,13 +684,20 @@ def tstore(op: Any) -> Run:
                 window[...] = raw if raw.dtype is storage else raw.view(storage)
             else:
                 window[...] = np.ascontiguousarray(raw).view(gdt.storage).reshape(window.shape)
+            if remote:
+                _remote_done(op, window, None, gdt)
             return ()
         x = _rd(core, s)
         if relu:
             x = np.maximum(x, 0)
+        if atomic and remote:  # added at the owner, atomically
+            _remote_done(op, window, to_storage(x, gdt).reshape(window.shape), gdt)
+            return ()
         if atomic:
             x = to_compute(np.ascontiguousarray(window), gdt).reshape(x.shape) + x
         window[...] = to_storage(x, gdt).reshape(window.shape)
+        if remote:
+            _remote_done(op, window, None, gdt)
         return ()
 
     return run

@@ -15,7 +15,6 @@ rank's clock, and is an event with a flow in the merged trace.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import tempfile
 from collections.abc import Sequence
@@ -30,6 +29,16 @@ from pypto.dialects.distributed_enums import NotifyOp, WaitCmp, compare
 
 from . import collectives
 from .comm import RankComm
+from .transport import (
+    TORCH_KIND,
+    Region,
+    RemoteRegion,
+    SharedFileRegion,
+    WindowClient,
+    WindowServer,
+    host_id,
+    stop_servers,
+)
 
 WINDOW_DIR_ENV = "PYPTO_WINDOW_DIR"
 """Names the folder of the window files (default ``/dev/shm``, else the temp folder); rank processes
@@ -56,7 +65,8 @@ def remove_window_files(run_id: str) -> None:
 
 
 class SharedWindows:
-    """The window buffers of one run, every rank's region mapped (see the module docstring)."""
+    """The window buffers of one run: every rank's region reached through a :class:`~.transport.Region` (a
+    shared file on this host, the owner's window server on another; see the module docstring)."""
 
     _made = 0
     """Window sets made in this process: the same sequence on every rank (every rank runs the same runs)."""
@@ -69,19 +79,32 @@ class SharedWindows:
         """Per buffer, its comm domain: the ranks that hold a region of it, in order (a ``peer`` indexes it)."""
         SharedWindows._made += 1
         key = f"windows/run/{SharedWindows._made}"
+        comm.store.set(f"{key}/host/{comm.rank}", host_id(comm.rank))
         if comm.rank == 0:  # rank 0's id names the files: under torchrun every process drew its own
             comm.store.set(key, run_id)
         run_id = _store_get(comm, key)
+        self.hosts = [_store_get(comm, f"{key}/host/{r}") for r in range(comm.world_size)]
+        """Each rank's host identity (:func:`~.transport.host_id`): same host, shared files; else the server."""
         self.paths = [[window_file(run_id, b, r) for r in range(comm.world_size)] for b in range(len(sizes))]
         for b, n in enumerate(sizes):
             if comm.rank in self.groups[b]:
                 with open(self.paths[b][comm.rank], "wb") as f:
                     f.truncate(int(n))  # zero-filled: a window starts cleared
         comm.barrier("window alloc")
-        self.regions: list[list[torch.Tensor | None]] = [
-            [torch.from_file(str(p), shared=True, size=int(n), dtype=torch.uint8) if r in g else None
+        self.cross_host = len(set(self.hosts)) > 1
+        """Some ranks are on other hosts: every rank runs a window server (the group is made by all)."""
+        self.group = dist.new_group(backend="gloo") if self.cross_host else None
+        client = WindowClient(comm, self.group) if self.cross_host else None
+        here = self.hosts[comm.rank]
+        self.transports: list[list[Region | None]] = [
+            [None if r not in g else SharedFileRegion(p, n) if self.hosts[r] == here
+             else RemoteRegion(client, r, b, n)  # type: ignore[arg-type]
              for r, p in enumerate(row)]
-            for row, n, g in zip(self.paths, sizes, self.groups, strict=True)]  # fmt: skip
+            for b, (row, n, g) in enumerate(zip(self.paths, sizes, self.groups, strict=True))]  # fmt: skip
+        self.regions: list[list[torch.Tensor | None]] = [[None if t is None else t.tensor for t in row]
+                                                         for row in self.transports]
+        self.server = WindowServer(self.group, [row[comm.rank] for row in self.transports],  # type: ignore[misc]
+                                   comm.rank) if self.cross_host else None
 
     def local(self, buffer: int) -> torch.Tensor | None:
         """This rank's region of ``buffer`` (bytes; None: the rank is outside the buffer's comm domain)."""
@@ -104,20 +127,28 @@ class SharedWindows:
                                   f"has {len(group)} ranks: {list(group)})")
         return group[peer]
 
-    def peer_view(self, t: torch.Tensor, peer: int) -> torch.Tensor:
-        """The tensor on ``peer``'s region (``peer``: in the buffer's comm domain) at the place ``t`` has in this rank's."""
+    def peer_view(self, t: torch.Tensor, peer: int) -> tuple[torch.Tensor, Region]:
+        """The tensor on ``peer``'s region (``peer``: in the buffer's comm domain) at the place ``t`` has in this
+        rank's, and the region's transport (fetch before reading it, commit after writing it)."""
         b, off = self.locate(t)
-        region = self.regions[b][self.global_rank(b, peer)]
+        owner = self.global_rank(b, peer)
+        region = self.transports[b][owner]
         assert region is not None
         nbytes = t.numel() * t.element_size()
-        return region[off : off + nbytes].view(t.dtype).view(t.shape)
+        view = region.tensor[off : off + nbytes].view(t.dtype).view(t.shape)
+        return view, region
 
     def close(self, ok: bool = True) -> None:
         """Remove this rank's files: after every rank is done with them, or at once when the run failed
-        (never raises: a failure is reported by the launch, not masked by the clean-up)."""
+        (never raises: a failure is reported by the launch, not masked by the clean-up). The window servers
+        stop after the last barrier (each rank sends its successor's server the STOP); after a failure a server
+        keeps serving the surviving peers until the process ends (a daemon thread)."""
         try:
             if ok:
                 self.comm.barrier("window free")
+                if self.server is not None:
+                    stop_servers(self.group, self.comm.rank, self.comm.world_size)
+                    self.server.stop(self.comm.timeout_s)
         except Exception:  # noqa: BLE001 - a peer died or timed out: the run's own error says so
             pass
         finally:
@@ -197,6 +228,14 @@ def _flat(t: torch.Tensor, offsets: Sequence[int]) -> int:
     return idx
 
 
+_SAME_WIDTH = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def _np(t: torch.Tensor) -> np.ndarray:
+    """The numpy view of ``t``'s bytes (its elements' bits, as integers of their width; any strides)."""
+    return t.view(_SAME_WIDTH[t.element_size()]).numpy()
+
+
 class KernelComm:
     """``_pld`` in a per-rank kernel script: the ``pld`` ops on this rank's windows and clock."""
 
@@ -237,62 +276,61 @@ class KernelComm:
                  flows=[{"id": fid, "ph": "s" if write else "f"}], remote=remote)  # fmt: skip
 
     def remote_load(self, target: torch.Tensor, peer: int, offsets: Sequence[int], shape: Sequence[int]) -> Any:
-        src = self.windows.peer_view(target, int(peer))
+        src, via = self.windows.peer_view(target, int(peer))
         sl = tuple(slice(int(o), int(o) + int(s)) for o, s in zip(offsets, shape, strict=True))
+        via.fetch(_np(src[sl]))
         tile = src[sl].clone()
         self._remote(f"remote_load <- r{peer}", int(peer), tile.numel() * tile.element_size(), False)
         return tile
 
     def remote_store(self, tile: torch.Tensor, target: torch.Tensor, peer: int, offsets: Sequence[int],
                      atomic: str = "None_") -> Any:
-        dst = self.windows.peer_view(target, int(peer))
+        dst, via = self.windows.peer_view(target, int(peer))
         sl = tuple(slice(int(o), int(o) + int(s)) for o, s in zip(offsets, tile.shape, strict=True))
-        self._write(dst[sl], tile, target, int(peer), atomic)
+        self._write(dst[sl], tile, via, atomic)
         self._remote(f"remote_store -> r{peer}", int(peer), tile.numel() * tile.element_size(), True)
         return target
 
-    def _write(self, region: torch.Tensor, value: torch.Tensor, window: torch.Tensor, peer: int, atomic: str) -> None:
-        """Store (``atomic`` None_) or atomically add ``value`` into a peer's ``region``."""
+    def _write(self, region: torch.Tensor, value: torch.Tensor, via: Region, atomic: str) -> None:
+        """Store (``atomic`` None_) or atomically add ``value`` into a peer's ``region`` (reached ``via``)."""
+        value = value.to(region.dtype).expand(region.shape)
         if atomic in ("None_", "None", None):
-            region.copy_(value.to(region.dtype))
+            region.copy_(value)
+            via.commit(_np(region))
         else:
-            with self._locked(window, peer):
-                region.add_(value.to(region.dtype))
+            via.update(_np(region), True, _np(value.contiguous()), TORCH_KIND[region.dtype])
 
     def put(self, dst: torch.Tensor, peer: int, src: torch.Tensor, dst_offsets: Sequence[int] = (),
             src_offsets: Sequence[int] = (), shape: Sequence[int] | None = None, atomic: str = "None_",
             chunk_rows: int = 0, chunk_cols: int = 0, pipeline: bool = False) -> Any:
-        remote = self.windows.peer_view(dst, int(peer))
+        remote, via = self.windows.peer_view(dst, int(peer))
         region = _region(src, src_offsets, shape)
-        self._write(_region(remote, dst_offsets, list(region.shape)), region, dst, int(peer), atomic)
+        self._write(_region(remote, dst_offsets, list(region.shape)), region, via, atomic)
         self._remote(f"put -> r{peer}", int(peer), region.numel() * region.element_size(), True)
         return dst
 
     def get(self, dst: torch.Tensor, peer: int, src: torch.Tensor, dst_offsets: Sequence[int] = (),
             src_offsets: Sequence[int] = (), shape: Sequence[int] | None = None, chunk_rows: int = 0,
             chunk_cols: int = 0, pipeline: bool = False) -> Any:
-        region = _region(self.windows.peer_view(src, int(peer)), src_offsets, shape)
+        remote, via = self.windows.peer_view(src, int(peer))
+        region = _region(remote, src_offsets, shape)
+        via.fetch(_np(region))
         _region(dst, dst_offsets, list(region.shape)).copy_(region)
         self._remote(f"get <- r{peer}", int(peer), region.numel() * region.element_size(), False)
         return dst
 
     # ---- signals ----------------------------------------------------------------------
 
-    def _locked(self, t: torch.Tensor, peer: int) -> Any:
-        b, _ = self.windows.locate(t)
-        return _FileLock(self.windows.paths[b][peer])
-
     def notify(self, signal: torch.Tensor, peer: int, offsets: Sequence[int], value: int | None = 1,
                op: str = "AtomicAdd") -> Any:
+        """Update the peer's signal cell (acknowledged: after this rank's earlier puts), then post the notify."""
         peer, value = int(peer), 1 if value is None else int(value)
-        cell = self.windows.peer_view(signal, peer).view(-1)
+        cells, via = self.windows.peer_view(signal, peer)
         b, _ = self.windows.locate(signal)
         slot, peer = _flat(signal, offsets), self.windows.global_rank(b, peer)
-        with self._locked(signal, peer):
-            if NotifyOp(op) is NotifyOp.AtomicAdd:
-                cell[slot] += int(value)
-            else:
-                cell[slot] = int(value)
+        cell = cells.view(-1)[slot : slot + 1]  # peer_view is contiguous
+        add = NotifyOp(op) is NotifyOp.AtomicAdd
+        via.update(_np(cell), add, np.array([value], dtype=_np(cell).dtype), TORCH_KIND[cell.dtype])
         self.comm.notify(f"w{b}", peer, slot, int(value), NotifyOp(op))
         return signal
 
@@ -355,10 +393,10 @@ class ChipLink:
         self.base = kc.comm.clock
         self.offset = 0
         self.rank, self.nranks = kc.comm.rank, kc.comm.world_size
-        self._arrays = [[None if r is None else r.numpy() for r in row] for row in kc.windows.regions]
+        self._arrays = [[None if r is None else r.array for r in row] for row in kc.windows.transports]
 
-    def _locate(self, a: np.ndarray) -> tuple[int, int, int]:
-        """(buffer, rank, byte offset) of the region ``a`` views."""
+    def _find(self, a: np.ndarray) -> tuple[int, int, int] | None:
+        """(buffer, rank, byte offset) of the region ``a`` views, None: none of them."""
         ptr = a.__array_interface__["data"][0]
         for b, row in enumerate(self._arrays):
             for r, region in enumerate(row):
@@ -367,6 +405,13 @@ class ChipLink:
                 base = region.__array_interface__["data"][0]
                 if base <= ptr < base + region.nbytes:
                     return b, r, ptr - base
+        return None
+
+    def _locate(self, a: np.ndarray) -> tuple[int, int, int]:
+        """(buffer, rank, byte offset) of the region ``a`` views."""
+        found = self._find(a)
+        if found is not None:
+            return found
         raise self.comm.error("a pto.comm operand is not a view of the run's window buffers "
                               "(pass pld.window views for DistributedTensor parameters)")
 
@@ -378,9 +423,28 @@ class ChipLink:
     def owner(self, a: np.ndarray) -> int:
         return self._locate(a)[1]
 
-    def lock(self, a: np.ndarray) -> Any:
+    def _via(self, a: np.ndarray) -> Region | None:
+        found = self._find(a)
+        return None if found is None else self.kc.windows.transports[found[0]][found[1]]
+
+    def fetch(self, a: np.ndarray) -> None:
+        """Make ``a`` hold its owner's bytes (a region on another host; otherwise ``a`` is them already)."""
+        via = self._via(a)
+        if via is not None and via.remote:
+            via.fetch(a)
+
+    def commit(self, a: np.ndarray) -> None:
+        """Make the owner's bytes hold ``a`` (a region on another host; acknowledged)."""
+        via = self._via(a)
+        if via is not None and via.remote:
+            via.commit(a)
+
+    def update(self, a: np.ndarray, add: bool, data: np.ndarray, kind: str) -> None:
+        """Atomically add ``data`` (stored bits of the element type ``kind``) into ``a``, or set it, at its owner."""
         b, r, _ = self._locate(a)
-        return _FileLock(self.kc.windows.paths[b][r])
+        via = self.kc.windows.transports[b][r]
+        assert via is not None
+        via.update(a, add, data, kind)
 
     def _at(self, start: int, step: Any) -> int:
         """Run ``step()`` with the rank's clock at kernel cycle ``start``; the kernel cycle it ends at."""
@@ -436,18 +500,3 @@ class DeferredSignal:
         comm = self.link.comm
         have = comm.signal_value(self.signal, self.slot)
         return comm.wait_timeout(self.signal, self.slot, self.expected, self.cmp, have, f"{task}: deferred wait")
-
-
-class _FileLock:
-    """An exclusive ``flock`` on a window file: a read-modify-write of a peer's cell is atomic."""
-
-    def __init__(self, path: Path):
-        self.path = path
-
-    def __enter__(self) -> None:
-        self.fd = os.open(self.path, os.O_RDWR)
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
-
-    def __exit__(self, *exc: object) -> None:
-        fcntl.flock(self.fd, fcntl.LOCK_UN)
-        os.close(self.fd)
