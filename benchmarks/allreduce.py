@@ -14,8 +14,14 @@ simulated chip and prints the rank's cycles (the chip run: staging the window in
 allreduce with its notifies / waits and remote tile loads, reading one row back) against the same bound.
 A mesh over 64 KiB does not lower (it runs as its torch form) and is not printed.
 
+With ``--hosts-kib K`` it runs that in-kernel ring allreduce (and a 16 KiB mesh) once with every rank on
+this host (window regions reached through the shared files) and once with the ranks split over two "hosts"
+(``PYPTO_HOST_ID``: the first half on one, the rest on the other; a region on the other "host" reached
+through its owner's window server over gloo), and prints the host wall time of each run (best of
+``--repeat``, the launch: rank processes, windows, chip runs) and the simulated cycles, which must agree.
+
     .venv/bin/python benchmarks/allreduce.py [--sizes-kib 1024] [--ranks 2 4 8] [--repeat 3]
-        [--kernel-kib 1024] [--kernel-ranks 2 4 8]
+        [--kernel-kib 1024] [--kernel-ranks 2 4 8] [--hosts-kib 1024] [--hosts-ranks 2 4]
 """
 
 from __future__ import annotations
@@ -45,18 +51,21 @@ def one_allreduce(comm: RankComm, numel: int, mode: str, repeat: int) -> tuple[i
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes-kib", type=int, nargs="+", default=[1024])
+    ap.add_argument("--sizes-kib", type=int, nargs="*", default=[1024], help="host-level allreduce sizes (KiB)")
     ap.add_argument("--ranks", type=int, nargs="+", default=[2, 4, 8])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--kernel-kib", type=int, nargs="*", default=[], help="in-kernel allreduce sizes (KiB)")
     ap.add_argument("--kernel-ranks", type=int, nargs="+", default=[2, 4, 8])
+    ap.add_argument("--hosts-kib", type=int, nargs="*", default=[], help="same-host vs two-host allreduce sizes (KiB)")
+    ap.add_argument("--hosts-ranks", type=int, nargs="+", default=[2, 4])
     args = ap.parse_args()
     target = load_target("a2a3")
     link = target.link
     assert link is not None
     print(f"link: {link.gb_per_s:g} GB/s, {link.latency_cycles} cycles per hop, clock {target.clock_hz:g} Hz")
-    print(f"{'KiB':>6} {'ranks':>5} {'mode':>5} {'sim cycles':>11} {'bound':>11} {'ratio':>6} "
-          f"{'sim us':>8} {'host ms':>8} {'launch s':>8}")
+    if args.sizes_kib:
+        print(f"{'KiB':>6} {'ranks':>5} {'mode':>5} {'sim cycles':>11} {'bound':>11} {'ratio':>6} "
+              f"{'sim us':>8} {'host ms':>8} {'launch s':>8}")
     for kib in args.sizes_kib:
         numel = kib * 1024 // 4
         for world in args.ranks:
@@ -81,6 +90,14 @@ def main() -> None:
                 if mode == "mesh" and kib > 64:
                     continue
                 print(kernel_line(kib, world, mode, target), flush=True)
+    if args.hosts_kib:
+        print("in-kernel allreduce, every rank on one host vs the ranks on two \"hosts\" (host wall, best of "
+              f"{args.repeat}):")
+        print(f"{'KiB':>6} {'ranks':>5} {'mode':>5} {'sim cycles':>11} {'1 host s':>9} {'2 hosts s':>9} {'ratio':>6}")
+    for kib in args.hosts_kib:
+        for world in args.hosts_ranks:
+            for mode, size in (("ring", kib), ("mesh", min(kib, 16))):
+                print(hosts_line(size, world, mode, args.repeat), flush=True)
 
 
 def kernel_line(kib: int, world: int, mode: str, target: Target) -> str:
@@ -106,6 +123,44 @@ def kernel_line(kib: int, world: int, mode: str, target: Target) -> str:
     bound = analytic_cycles(lambda n: link.hop_cycles(n, target.clock_hz), "allreduce", kib * 1024, world, mode)
     return (f"{kib:>6} {world:>5} {mode:>5} {cycles:>11} {bound:>11} {cycles / bound:>6.3f} {t1 - t0:>9.1f} "
             f"{launch_s:>8.2f}")
+
+
+def hosts_line(kib: int, world: int, mode: str, repeat: int) -> str:
+    """One in-kernel allreduce of ``kib`` KiB on ``world`` ranks, on one host and on two: its table row."""
+    import os
+
+    import allreduce_kernel_programs as ak
+
+    from pypto.ir.distributed_compiled_program import DistributedConfig as L3Config
+    from pypto.runtime import RunConfig
+    from pypto.runtime.distributed.transport import HOST_ID_ENV
+
+    cols = 1024
+    rows = kib * 1024 // 4 // cols
+    x, y = torch.randn(world, rows, cols), torch.zeros(world, 1, cols)
+    cfg = RunConfig(distributed_config=L3Config(device_ids=list(range(world)), timeout_s=300))
+    compiled = ak.make(world, rows, cols, mode == "ring").compile(x, y, config=cfg)
+    walls, cycles = {}, {}
+    before = os.environ.pop(HOST_ID_ENV, None)
+    try:
+        for hosts in (1, 2):
+            if hosts == 2:
+                os.environ[HOST_ID_ENV] = ",".join(f"h{2 * r // world}" for r in range(world))
+            best = float("inf")
+            for _ in range(repeat):
+                y.zero_()
+                t0 = time.perf_counter()
+                compiled(x, y)
+                best = min(best, time.perf_counter() - t0)
+                assert torch.allclose(y, x[:, :1].sum(0, keepdim=True).expand_as(y), atol=1e-3), "wrong allreduce"
+            walls[hosts], cycles[hosts] = best, max(r.cycles for r in compiled.last_run.ranks)
+    finally:
+        os.environ.pop(HOST_ID_ENV, None)
+        if before is not None:
+            os.environ[HOST_ID_ENV] = before
+    assert cycles[1] == cycles[2], f"the transport changed the simulated cycles: {cycles}"
+    return (f"{kib:>6} {world:>5} {mode:>5} {cycles[1]:>11} {walls[1]:>9.2f} {walls[2]:>9.2f} "
+            f"{walls[2] / walls[1]:>6.2f}")
 
 
 if __name__ == "__main__":

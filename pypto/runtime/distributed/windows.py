@@ -2,15 +2,20 @@
 notify, wait, barrier).
 
 A window buffer (``pld.alloc_window_buffer``) is one region per rank. Each rank's region is a file
-in ``/dev/shm`` (``pypto-<run>-w<buffer>-r<rank>``), mapped by every rank of the run: a remote
-load, store, put or get reads or writes the peer's region directly, one-sided, as a window on real
-hardware. Ranks on one host only: under ``torchrun`` on several hosts the files are not shared.
+in ``/dev/shm`` (``pypto-<run>-w<buffer>-r<rank>``). A rank reaches each region through a
+:class:`~.transport.Region`: the regions of the ranks on its own host are their files mapped here (a
+remote load, store, put or get reads or writes the peer's bytes directly, one-sided, as a window on
+real hardware); a region of a rank on another host (``socket.gethostname()`` or ``PYPTO_HOST_ID``,
+gathered through the store when the windows are made) is reached through its owner's window server,
+over a gloo group of their own (:mod:`.transport`). So the same run works on one machine (N processes)
+or on many under ``torchrun``.
 
 Synchronisation and time stay on ``torch.distributed`` (:class:`.comm.RankComm`): a notify
-updates the peer's signal cell (under a file lock, so ``AtomicAdd`` is atomic) and posts the signal
-on the store, where a wait blocks (bounded by the timeout) and orders this rank's clock after the
-notifies it consumed. A remote access costs a link hop (plus a request latency for reads) on the
-rank's clock, and is an event with a flow in the merged trace.
+updates the peer's signal cell (an atomic update at the owner, under the file's lock whichever path
+it takes) and posts the signal on the store, where a wait blocks (bounded by the timeout) and
+orders this rank's clock after the notifies it consumed. A remote access costs a link hop (plus a
+request latency for reads) on the rank's clock, whichever transport carries the bytes, and is an
+event with a flow in the merged trace.
 """
 
 from __future__ import annotations
@@ -106,6 +111,14 @@ class SharedWindows:
         self.server = WindowServer(self.group, [row[comm.rank] for row in self.transports],  # type: ignore[misc]
                                    comm.rank) if self.cross_host else None
 
+    def use(self, comm: RankComm) -> None:
+        """Serve a later dispatch of a persistent worker (its fresh comm: store, clock and errors)."""
+        self.comm = comm
+        for row in self.transports:
+            for t in row:
+                if isinstance(t, RemoteRegion):
+                    t.client.comm = comm
+
     def local(self, buffer: int) -> torch.Tensor | None:
         """This rank's region of ``buffer`` (bytes; None: the rank is outside the buffer's comm domain)."""
         return self.regions[buffer][self.comm.rank]
@@ -177,7 +190,7 @@ def persistent_windows(comm: RankComm, sizes: list[int], ident: str, reset: bool
                          f"{kept['sizes']} -> {list(sizes)} bytes (prepare a new worker for other shapes)")
     shared = kept["shared"]
     if shared is not None:
-        shared.comm = comm
+        shared.use(comm)
         if reset:
             for b in range(len(sizes)):
                 region = shared.local(b)
@@ -198,8 +211,9 @@ def window_signals(comm: RankComm, ident: str, shared: SharedWindows, *, state: 
 def release_windows(comm: RankComm, ident: str, *, state: dict[str, Any]) -> None:
     """Drop the persistent windows ``ident`` on this rank (a closing worker; the caller removes the files)."""
     kept = state.pop(("windows", ident), None)
-    if kept is not None and kept["shared"] is not None:
-        kept["shared"].close(False)
+    if kept is not None and kept["shared"] is not None:  # every rank releases them: the servers can stop
+        kept["shared"].use(comm)
+        kept["shared"].close(kept["shared"].server is not None)
 
 
 def _store_get(comm: RankComm, key: str) -> str:
