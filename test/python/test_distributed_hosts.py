@@ -98,6 +98,23 @@ def test_mesh_and_ring_allreduce_across_two_hosts_match_torch_and_the_same_host_
     assert cycles(compiled) == local
 
 
+def test_a_host_level_allreduce_on_window_views_across_two_hosts(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """publish (a chip run into the window), pld.tensor.allreduce on the host, consume (a chip run reading it)."""
+    from pypto import ir
+
+    compiled = ir.compile(p3.HostAllreduce, output_dir=tmp_path / "l3",
+                          distributed_config=DistributedConfig(device_ids=[0, 1], timeout_s=TIMEOUT))
+    x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
+    compiled(x, y)
+    local = cycles(compiled)
+    monkeypatch.setenv(HOST_ID_ENV, "h0,h1")
+    y.zero_()
+    compiled(x, y)
+    assert torch.equal(y, x.max(0, keepdim=True).values.expand_as(y))
+    assert cycles(compiled) == local
+
+
 def test_four_ranks_on_two_hosts_mix_both_paths_with_the_same_result_and_cycles(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     world = 4
@@ -183,3 +200,31 @@ def test_an_l3_program_runs_unchanged_on_two_torchrun_nodes(tmp_path: Path) -> N
     assert all(r["ok"] for r in results)  # each process has every rank's output slice
     assert sorted(r["host"] for r in results) == ["node0", "node1"]
     assert results[0]["cycles"] == results[1]["cycles"] > 0
+
+
+def test_a_server_applies_a_strided_add_in_the_element_type_and_refuses_bytes_outside_the_region(
+        tmp_path: Path) -> None:
+    """The window server's side of a request, without a group: a bf16 atomic add on a 2x2 tile of a 4x4
+    window (through f32, as the chip adds), a read of it, and a read past the region's end."""
+    import numpy as np
+
+    from pypto.device.interpreter.memory import bf16_to_f32, f32_to_bf16
+    from pypto.runtime.distributed import transport as tr
+
+    path = tmp_path / "region"
+    path.write_bytes(bytes(32))  # a 4x4 bf16 window
+    region = tr.SharedFileRegion(path, 32)
+    server = tr.WindowServer.__new__(tr.WindowServer)
+    server.own, server.rank = [region], 0
+    tile = region.array.view(np.uint16).reshape(4, 4)[1:3, 2:4]
+    offset, shape, strides = tr._describe(tile, region.array)
+    ones = f32_to_bf16(np.full((2, 2), 1.5, np.float32))
+    for _ in range(2):
+        reply = server._apply(tr._ADD, 0, offset, 2, "bf16", shape, strides, ones.view(np.uint8).reshape(-1))
+        assert int(reply[:8].view(torch.int64)[0]) == 0
+    grid = bf16_to_f32(region.array.view(np.uint16).reshape(4, 4))
+    assert (grid[1:3, 2:4] == 3.0).all() and grid.sum() == 12.0  # only the tile's bytes moved
+    read = server._apply(tr._READ, 0, offset, 2, "", shape, strides, np.empty(0, np.uint8))
+    assert np.array_equal(bf16_to_f32(read[8:].numpy().view(np.uint16)), np.full(4, 3.0, np.float32))
+    bad = server._apply(tr._READ, 0, 30, 2, "", (2,), (2,), np.empty(0, np.uint8))
+    assert int(bad[:8].view(torch.int64)[0]) == 1 and bad.numel() == 8 + 4  # refused, at the size asked for

@@ -289,6 +289,8 @@ class WindowServer:
                 region.update(raw, op == _ADD, payload.view(raw.dtype), kind)
         except (ValueError, IndexError, KeyError):
             status = 1
+            if op == _READ:  # the reply the requester posted for: the status and its size in zeros
+                data = bytes(int(np.prod(shape)) * itemsize)
         return torch.cat([torch.tensor([status], dtype=torch.int64).view(torch.uint8),
                           torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)])
 
