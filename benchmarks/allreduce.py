@@ -98,6 +98,8 @@ def main() -> None:
         for world in args.hosts_ranks:
             for mode, size in (("ring", kib), ("mesh", min(kib, 16))):
                 print(hosts_line(size, world, mode, args.repeat), flush=True)
+    for kib in args.hosts_kib:
+        print(put_line(kib, max(args.repeat, 5)), flush=True)
 
 
 def kernel_line(kib: int, world: int, mode: str, target: Target) -> str:
@@ -123,6 +125,45 @@ def kernel_line(kib: int, world: int, mode: str, target: Target) -> str:
     bound = analytic_cycles(lambda n: link.hop_cycles(n, target.clock_hz), "allreduce", kib * 1024, world, mode)
     return (f"{kib:>6} {world:>5} {mode:>5} {cycles:>11} {bound:>11} {cycles / bound:>6.3f} {t1 - t0:>9.1f} "
             f"{launch_s:>8.2f}")
+
+
+def window_puts(comm: RankComm, numel: int, repeat: int) -> float:
+    """Best wall seconds of one ``numel``-float put into the peer's window (``KernelComm.put``: the transport
+    alone, no chip run), rank 0 putting to rank 1."""
+    from pypto.runtime.distributed.windows import KernelComm, SharedWindows
+
+    w = SharedWindows(comm, [4 * numel], "bench-put")
+    kc, x = KernelComm(comm, w), torch.ones(numel)
+    best = float("inf")
+    for _ in range(repeat):
+        comm.barrier()
+        t0 = time.perf_counter()
+        if comm.rank == 0:
+            kc.put(w.local(0).view(torch.float32), 1, x)  # type: ignore[union-attr]
+        best = min(best, time.perf_counter() - t0)
+    w.close()
+    return best
+
+
+def put_line(kib: int, repeat: int) -> str:
+    """A ``kib`` KiB window put between 2 ranks, on one host and on two: the transport's own host time."""
+    import os
+
+    from pypto.runtime.distributed.transport import HOST_ID_ENV
+
+    before, best = os.environ.pop(HOST_ID_ENV, None), {}
+    try:
+        for hosts in (1, 2):
+            if hosts == 2:
+                os.environ[HOST_ID_ENV] = "h0,h1"
+            run = launch(window_puts, DistributedConfig(world_size=2, timeout_s=120), kib * 256, repeat)
+            best[hosts] = run.values[0]
+    finally:
+        os.environ.pop(HOST_ID_ENV, None)
+        if before is not None:
+            os.environ[HOST_ID_ENV] = before
+    return (f"one {kib} KiB window put (KernelComm.put, rank 0 -> 1, best of {repeat}): one host "
+            f"{best[1] * 1e3:.2f} ms, two hosts {best[2] * 1e3:.2f} ms ({best[2] / best[1]:.0f}x)")
 
 
 def hosts_line(kib: int, world: int, mode: str, repeat: int) -> str:
