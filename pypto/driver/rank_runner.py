@@ -84,10 +84,11 @@ def run_steps(comm: Any, plan_json: dict[str, Any], paths: dict[str, str], confi
 
 
 def drop_run(comm: Any, run_id: str, *, state: dict[str, Any]) -> None:
-    """Abandon a segmented run (a HOST callback failed): close its windows without waiting for the peers."""
+    """Abandon a segmented run (a HOST callback failed): close its windows without waiting for the peers (every
+    rank drops them together, so their window servers, if any, stop)."""
     run = state.pop(("run", run_id), None)
     if run is not None and run["shared"] is not None and run["persist"] is None:
-        run["shared"].close(False)
+        run["shared"].close(False, idle=True)
 
 
 class _CrossRank:

@@ -48,3 +48,10 @@ def peer_dies_during_a_remote_write(comm: Any, n: int) -> None:
     time.sleep(0.5)
     with comm.scope("put to rank 1"):
         KernelComm(comm, w).put(w.local(0).view(torch.float32), 1, mine(0, n))  # type: ignore[union-attr]
+
+
+def window_servers(comm: Any, *, state: dict) -> int:
+    """How many window server threads this (persistent) rank process still runs."""
+    import threading
+
+    return sum(t.name.startswith("pypto-window-server") and t.is_alive() for t in threading.enumerate())

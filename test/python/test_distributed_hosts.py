@@ -139,6 +139,33 @@ def test_four_ranks_on_two_hosts_mix_both_paths_with_the_same_result_and_cycles(
     assert cycles(compiled) == local
 
 
+def test_a_prepared_workers_window_servers_stop_after_a_run_and_after_a_dropped_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Segmented runs (HOST callbacks between dispatches) on two "hosts": the windows live across the
+    callbacks; the servers end with the run, and with a run dropped because a callback failed."""
+    import dist_worker_programs as pw
+
+    from pypto import ir
+
+    monkeypatch.setenv(HOST_ID_ENV, "h0,h1")
+    compiled = ir.compile(pw.WindowedInspect, output_dir=str(tmp_path / "build"),
+                          distributed_config=DistributedConfig(device_ids=[0, 1], timeout_s=TIMEOUT))
+    x, y = torch.ones(2, 2, pw.N), torch.zeros(2, 2, pw.N)
+    seen: list[float] = []
+    with compiled.prepare(callbacks={"inspect": lambda args: seen.append(float(args[0][0, 0]))}) as rt:
+        rt(x, y)
+        assert seen == [2.0, 2.0]
+        assert rt.pool.run(dh.window_servers).values == [0, 0]
+
+        def bad(args: list[torch.Tensor]) -> None:
+            raise RuntimeError("bad sample")
+
+        rt.callbacks["inspect"] = bad
+        with pytest.raises(DistributedRunError, match="callback inspect"):
+            rt(x, y)
+        assert rt.pool.run(dh.window_servers).values == [0, 0]  # dropped together: the servers stopped
+
+
 def test_a_peer_killed_on_the_remote_path_is_named_within_the_timeout(
         monkeypatch: pytest.MonkeyPatch, window_dir: Path) -> None:
     monkeypatch.setenv(HOST_ID_ENV, "h0,h1")

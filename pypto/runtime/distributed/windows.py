@@ -151,14 +151,16 @@ class SharedWindows:
         view = region.tensor[off : off + nbytes].view(t.dtype).view(t.shape)
         return view, region
 
-    def close(self, ok: bool = True) -> None:
+    def close(self, ok: bool = True, idle: bool = False) -> None:
         """Remove this rank's files: after every rank is done with them, or at once when the run failed
         (never raises: a failure is reported by the launch, not masked by the clean-up). The window servers
-        stop after the last barrier (each rank sends its successor's server the STOP); after a failure a server
-        keeps serving the surviving peers until the process ends (a daemon thread)."""
+        stop after the last barrier (each rank sends its successor's server the STOP), or at once when every
+        rank drops the windows together with no kernel running (``idle``: a persistent worker's abandoned run);
+        after a failure a server keeps serving the surviving peers until the process ends (a daemon thread)."""
         try:
             if ok:
                 self.comm.barrier("window free")
+            if ok or idle:
                 if self.server is not None:
                     stop_servers(self.group, self.comm.rank, self.comm.world_size)
                     self.server.stop(self.comm.timeout_s)
