@@ -173,7 +173,11 @@ def tput_tget(core: CoreState, interp: Interpreter, op: Any, args: PythonValues)
     return ()
 
 
-_INT_KIND = {"i": "int", "u": "uint"}
+def _kind(dt: np.dtype) -> str:
+    """The DType name of a signal cell's numpy dtype (an ``update``'s element type)."""
+    if dt.kind in "iu":
+        return f"{'int' if dt.kind == 'i' else 'uint'}{8 * dt.itemsize}"
+    return {2: "fp16", 4: "fp32", 8: "fp64"}[dt.itemsize]
 
 
 def remote_fetch(op: Any, a: np.ndarray) -> None:
@@ -186,13 +190,18 @@ def remote_commit(op: Any, a: np.ndarray) -> None:
     _link(op).commit(a)
 
 
+def remote_add(op: Any, a: np.ndarray, data: np.ndarray, kind: str) -> None:
+    """A ``tstore`` with ``atomicType`` through a peer's view: ``data`` added into ``a`` at its owner, atomically."""
+    _link(op).update(a, True, data, kind)
+
+
 def tnotify(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
     """Set or atomically add ``value`` into a peer's signal cell, then post it."""
     link = _link(op)
     cell, value = _window(args[0], "the signal cell", op), int(args[1])
     set_ = op.notifyOp is not None and op.notifyOp.data.value == "set"
     first = cell[tuple(slice(0, 1) for _ in range(cell.ndim))]  # a view (the cell's first element)
-    link.update(first, not set_, np.array([value], dtype=cell.dtype), _INT_KIND[cell.dtype.kind] + str(8 * cell.itemsize))
+    link.update(first, not set_, np.array([value], dtype=cell.dtype), _kind(cell.dtype))
     _blocking(core, op, f"{'set' if set_ else 'add'} {value} -> r{link.owner(cell)}", "signal",
               lambda start: link.notify(cell, value, set_, start))
     return ()

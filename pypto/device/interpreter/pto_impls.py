@@ -646,12 +646,12 @@ def tload(op: Any) -> Run:
 
 def _remote_done(op: Any, window: np.ndarray, add: np.ndarray | None, gdt: Any) -> None:
     """A store through a peer's view reaches its owner: the written bytes (``add`` None), or ``add`` added."""
-    from .comm_impls import _link
+    from .comm_impls import remote_add, remote_commit
 
     if add is None:
-        _link(op).commit(window)
+        remote_commit(op, window)
     else:
-        _link(op).update(window, True, add, gdt.name)
+        remote_add(op, window, add, gdt.name)
 
 
 def tstore(op: Any) -> Run:
