@@ -177,11 +177,19 @@ class _Link:
         self.transfers.append((name, peer, nbytes, write))
         return start + 100
 
-    def fetch(self, a: np.ndarray) -> None:  # the peer's bytes are here already (one host)
-        pass
+    calls: list[str]
+
+    def fetch(self, a: np.ndarray) -> None:  # the peer's bytes are here already (one host): only recorded
+        self.calls = getattr(self, "calls", []) + [f"fetch {a.size}"]
 
     def commit(self, a: np.ndarray) -> None:
-        pass
+        self.calls = getattr(self, "calls", []) + [f"commit {a.size}"]
+
+    def update(self, a: np.ndarray, add: bool, data: np.ndarray, kind: str) -> None:
+        from pypto.runtime.distributed.transport import apply
+
+        self.calls = getattr(self, "calls", []) + [f"{'add' if add else 'set'} {a.size} {kind}"]
+        apply(a, add, data, kind)
 
 
 def test_async_ops_on_a_peer_window_go_over_the_rank_link() -> None:
@@ -293,3 +301,44 @@ def test_race_detector_sees_the_pipe_and_async_ops_accesses() -> None:
     assert clean.races == [], clean.race_messages
     np.testing.assert_array_equal(args[5], args[4] * 2 + 2)
     np.testing.assert_array_equal(args[3], args[1])
+
+
+PEER_TILES = f"""module attributes {{pto.target_arch = "a2a3"}} {{
+  func.func @k(%win: !pto.ptr<f32>, %x: !pto.ptr<f32>, %back: !pto.ptr<f32>) attributes {{pto.kernel_kind = #pto.kernel_kind<vector>}} {{
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c16 = arith.constant 16 : index
+    %x_tv = pto.make_tensor_view %x, shape = [%c16, %c16], strides = [%c16, %c1] : !pto.tensor_view<?x?xf32>
+    %x_pv = pto.partition_view %x_tv, offsets = [%c0, %c0], sizes = [%c16, %c16] : !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<16x16xf32>
+    %w_tv = pto.make_tensor_view %win, shape = [%c16, %c16], strides = [%c16, %c1] : !pto.tensor_view<?x?xf32>
+    %r_tv = pto.comm.peer_view %w_tv, %c1 : !pto.tensor_view<?x?xf32> -> !pto.tensor_view<?x?xf32>
+    %r_pv = pto.partition_view %r_tv, offsets = [%c0, %c0], sizes = [%c16, %c16] : !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<16x16xf32>
+    %b_tv = pto.make_tensor_view %back, shape = [%c16, %c16], strides = [%c16, %c1] : !pto.tensor_view<?x?xf32>
+    %b_pv = pto.partition_view %b_tv, offsets = [%c0, %c0], sizes = [%c16, %c16] : !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<16x16xf32>
+    %t = pto.alloc_tile : {V16}
+    %u = pto.alloc_tile : {V16}
+    pto.tload ins(%x_pv : !pto.partition_tensor_view<16x16xf32>) outs(%t : {V16})
+    pto.tstore ins(%t : {V16}) outs(%r_pv : !pto.partition_tensor_view<16x16xf32>) {{atomicType = #pto<atomic_type atomic_add>}}
+    pto.tstore ins(%t : {V16}) outs(%r_pv : !pto.partition_tensor_view<16x16xf32>) {{atomicType = #pto<atomic_type atomic_add>}}
+    pto.tload ins(%r_pv : !pto.partition_tensor_view<16x16xf32>) outs(%u : {V16})
+    pto.tstore ins(%u : {V16}) outs(%b_pv : !pto.partition_tensor_view<16x16xf32>)
+    return
+  }}
+}}
+"""
+
+
+def test_tile_moves_through_a_peer_view_fetch_and_add_at_the_owner() -> None:
+    """A tload / tstore through a peer's view asks the rank link for the owner's bytes (fetch) and adds an
+    atomic tstore at the owner (update, in the element type), so a region on another host stays right."""
+    from pypto.device.interpreter.comm_impls import rank_link
+
+    window = np.zeros((16, 16), np.float32)
+    link = _Link(window)
+    x, back = np.arange(256, dtype=np.float32).reshape(16, 16), np.zeros((16, 16), np.float32)
+    with rank_link(link):  # type: ignore[arg-type]
+        run_kernel(_module(PEER_TILES), "k", [window, x, back])
+    np.testing.assert_array_equal(link.remote, 2 * x)  # both atomic stores landed on rank 1's window
+    np.testing.assert_array_equal(back, 2 * x)
+    assert not window.any()
+    assert link.calls == ["add 256 fp32", "add 256 fp32", "fetch 256"]
