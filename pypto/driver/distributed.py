@@ -501,7 +501,7 @@ class DistributedCompiledProgram:
         try:
             for cut in cuts:
                 last = cut == len(steps)
-                run = worker.pool.run(run_steps, plan_json, paths, chip, host_args, token, lo, cut, last, persist,
+                run = worker.rank_run(run_steps, plan_json, paths, chip, host_args, token, lo, cut, last, persist,
                                       output_dir=dc.output_dir)
                 done = last
                 for rank in run.ranks:
@@ -513,7 +513,7 @@ class DistributedCompiledProgram:
                     lo = cut + 1
         except Exception:
             if not done and worker.pool.closed is None:  # a callback failed: the ranks drop the run's windows
-                worker.pool.run(drop_run, token)
+                worker.rank_run(drop_run, token)
             raise
         finally:
             remove_window_files(token)
@@ -539,12 +539,12 @@ class DistributedCompiledProgram:
         fn, abstract = self.sub_workers.get(name, (None, True))
         try:
             if bound is not None:
-                bound(values)
+                worker.run_callback(bound, values)
             elif abstract or fn is None:
                 raise RuntimeError(f"the abstract SubWorker {name!r} is dispatched unbound "
                                    f"(bind it with prepare(callbacks={{{name!r}: fn}}))")
             else:
-                fn(*values)
+                worker.run_callback(fn, *values)
         except Exception as exc:  # noqa: BLE001 - the user's callback: reported with its rank and task
             raise DistributedRunError({step.rank: (f"callback {name}", f"{type(exc).__name__}: {exc}")},
                                       self.plan.world_size) from exc

@@ -43,6 +43,7 @@ from .launch import (
     join_rank_group,
     start_ranks,
 )
+from .submit import Turn, Turnstile
 
 
 def _pool_child(rank: int, config: DistributedConfig, host: str, port: int, commands: Any, results: Any) -> None:
@@ -86,6 +87,8 @@ class RankPool:
         self.world = int(self.config.world_size or 0)
         self.closed: str | None = None
         self._seq = 0
+        self.turns = Turnstile()
+        """The order in which the rank processes serve operations asked for from several threads."""
         port = _free_port()
         ctx = mp.get_context(self.config.start_method)
         self._results = ctx.Queue()
@@ -127,8 +130,20 @@ class RankPool:
         """The rank processes' ids (the same for every dispatch of the pool)."""
         return [int(p.pid or 0) for p in self._procs]
 
-    def run(self, fn: Callable[..., Any], *args: Any, output_dir: Any = None) -> DistributedRun:
-        """Run ``fn(comm, *args, state=state)`` on every rank (``fn`` module-level: it is pickled by name)."""
+    def run(self, fn: Callable[..., Any], *args: Any, output_dir: Any = None, turn: Turn | None = None) -> DistributedRun:
+        """Run ``fn(comm, *args, state=state)`` on every rank (``fn`` module-level: it is pickled by name).
+        Operations asked for from several threads run one at a time, in the order of their turns
+        (:attr:`turns`; ``turn``: one reserved earlier, which the caller ends; none: a new one)."""
+        own = turn is None
+        turn = self.turns.reserve() if turn is None else turn
+        turn.acquire()
+        try:
+            return self._run(fn, args, output_dir)
+        finally:
+            if own:
+                turn.release()
+
+    def _run(self, fn: Callable[..., Any], args: tuple[Any, ...], output_dir: Any) -> DistributedRun:
         if self.closed is not None:
             raise RuntimeError(f"this worker's rank processes are gone ({self.closed}); prepare a new worker")
         t0 = time.perf_counter()
