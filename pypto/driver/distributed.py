@@ -481,8 +481,9 @@ class DistributedCompiledProgram:
         self(*args, config=config)
 
     def dispatch_on(self, worker: Any, args: list[Any], config: Any = None) -> None:
-        """One dispatch on a prepared worker's persistent ranks: the plan in segments split at its HOST
-        callbacks (each run here on the host tensors, after the Out slices before it came back)."""
+        """One dispatch on a prepared worker's persistent ranks (on the worker's driver thread of a submit): the
+        plan in segments split at its HOST callbacks (``worker.rank_run``), each callback run on a SubWorker
+        executor (``worker.run_callback``) on the host tensors, after the Out slices before it came back."""
         from pypto.runtime.distributed.resident import DistributedDeviceTensor
 
         from .rank_runner import drop_run, run_steps

@@ -9,6 +9,9 @@ tensors, loaded programs, a persistent worker's windows; ``state["base_store"]``
 dispatch's prefix, for what outlives a dispatch). Each dispatch gets a fresh :class:`~.comm.RankComm` (clock at 0, its own
 key space on the store), so signals and window names never leak from one dispatch into the next.
 
+Operations asked for from several threads (the dispatches a worker has in flight, resident-tensor copies)
+run one at a time, in the order of their :class:`~.submit.Turn` (reserved when asked for).
+
 A rank that raises, dies, or (with ``dispatch_timeout_s``) hangs makes :meth:`run` raise
 :class:`~.launch.DistributedRunError` naming the rank and its task; the pool is then closed (its
 ranks may be half-way through a collective) and says so on the next dispatch.
