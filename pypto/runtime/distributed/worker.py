@@ -189,6 +189,7 @@ class DistributedWorker:
     def run(self, compiled: Any, *args: Any, config: Any = None) -> None:
         """Dispatch ``compiled`` (one of this worker's programs); blocks until every rank is done
         (``submit(...).result()``)."""
+        self._require_open("run")
         self.submit(compiled, *args, config=config).result()
 
     def __call__(self, *args: Any, config: Any = None) -> None:
