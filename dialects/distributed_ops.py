@@ -32,7 +32,7 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import IndexType
 from xdsl.dialects.utils.enum_attribute import EnumAttribute
-from xdsl.ir import Attribute, Dialect, SpacedOpaqueSyntaxAttribute
+from xdsl.ir import Attribute, Dialect, Operation, SpacedOpaqueSyntaxAttribute
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     irdl_attr_definition,
@@ -716,6 +716,33 @@ class SystemDeferWaitOp(_WaitOp):
     {deferred}`` in ``.pto``; the chip's scheduler defers the task, :mod:`pypto.runtime.scheduler`)."""
 
     name = "pld.system.defer_wait"
+
+    TORCH_CALL: ClassVar[str | None] = "_pld.defer_wait"
+    TORCH_TASKS: ClassVar[bool] = True
+    """A torch form with this op marks its task boundaries (``_pld.task(label, deps, manual)``), so the rank
+    completes a deferred task before the tasks that depend on it (:mod:`pypto.runtime.distributed.deferred`)."""
+    MAY_FOLLOW_DIALECTS: ClassVar[frozenset[str]] = frozenset({"arith", "scf", "func", "index", "math", "builtin"})
+    """Scalar work and control flow: these may follow the op in its kernel (upstream's contract)."""
+    MAY_FOLLOW_OPS: ClassVar[frozenset[str]] = frozenset({"pld.system.defer_wait", "pld.rank", "pld.nranks",
+                                                          "pld.get_comm_ctx", "pl.yield"})
+
+    def may_follow(self, op: Operation) -> bool:
+        """Whether ``op`` may come after this op in its kernel (the kernel is never resumed)."""
+        return op.name in self.MAY_FOLLOW_OPS or op.name.split(".", 1)[0] in self.MAY_FOLLOW_DIALECTS
+
+    def torch_call(self) -> str:
+        """``_pld.defer_wait`` (the torch form defers the task's completion), or the blocking ``_pld.wait``
+        when work that is not scalar follows it in its task (upstream forbids it; the codegen names it), so that
+        work still reads what the signal announced."""
+        op: Operation | None = self
+        while op is not None and op.name not in ("func.func", "pl.at"):
+            nxt = op.next_op
+            while nxt is not None:
+                if any(not self.may_follow(inner) for inner in nxt.walk()):
+                    return "_pld.wait"
+                nxt = nxt.next_op
+            op = op.parent_op()
+        return "_pld.defer_wait"
 
 
 PLD_OPS: list[type[PLOp]] = [

@@ -228,13 +228,7 @@ def lower_notify(st: LoweringState, src: Operation) -> None:
     st.views[src.results[0]] = st.view(src.target, src)
 
 
-SCALAR_DIALECTS = frozenset({"arith", "scf", "func", "index", "math", "builtin"})
-"""Ops of these dialects are scalar work and control flow: they may follow a ``pld.system.defer_wait``."""
-
-AFTER_DEFER_OK = frozenset({"pld.system.defer_wait", "pld.rank", "pld.nranks", "pld.get_comm_ctx"})
-
-
-def check_deferred_tail(src: Operation) -> None:
+def check_deferred_tail(src: D.SystemDeferWaitOp) -> None:
     """Upstream's deferred-wait contract: the kernel is never resumed once the condition holds, so after
     ``pld.system.defer_wait`` it may only do scalar work and register more conditions; reading the
     payload, storing and other communication belong to a consumer task (``deps=[wait_tid]``)."""
@@ -243,7 +237,7 @@ def check_deferred_tail(src: Operation) -> None:
         nxt = op.next_op
         while nxt is not None:
             for inner in nxt.walk():
-                if inner.name in AFTER_DEFER_OK or inner.name.split(".", 1)[0] in SCALAR_DIALECTS:
+                if src.may_follow(inner):  # scalar work, more defer_waits (the op class's facts)
                     continue
                 raise error_at(inner, f"'{inner.name}' after 'pld.system.defer_wait' in the same kernel: the kernel "
                                "is not resumed when the condition holds, so only scalar work and further "

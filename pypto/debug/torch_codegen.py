@@ -36,9 +36,10 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from pypto.core.function import Function
 from pypto.core.program import Program
-from pypto.dialects.enums import ParamDirection
+from pypto.dialects.enums import FunctionType, ParamDirection
 from pypto.dialects.op_base import PLOp
-from pypto.dialects.program import AtOp, YieldOp, param_directions
+from pypto.dialects.op_facts import alias_operand
+from pypto.dialects.program import MANUAL_DEP, AtOp, YieldOp, function_type, param_directions, task_handle, user_deps
 from pypto.dialects.tile_ops import TileTpopFromAicOp, TileTpopFromAivOp, TileTpushToAicOp, TileTpushToAivOp
 from pypto.dialects.types import TensorType, TileType
 from pypto.utils.pipe_order import pushers_first
@@ -89,9 +90,12 @@ def preamble() -> str:
 class _FunctionEmitter:
     """Emits one ``func.func`` as a Python function."""
 
-    def __init__(self, f: func.FuncOp, check_shapes: bool):
+    def __init__(self, f: func.FuncOp, check_shapes: bool, task_hooks: bool = False):
         self.f = f
         self.check_shapes = check_shapes
+        self.task_hooks = task_hooks and function_type(f) is FunctionType.Orchestration
+        """Mark each task of this orchestration function (``_pld.task``): the program defers a task's completion."""
+        self.in_task = 0
         self.lines: list[str] = []
         self.names: dict[SSAValue, str] = {}
         self.taken: set[str] = set(_RESERVED) | {n for n in dir(torch_runtime) if n.startswith("_")}
@@ -187,15 +191,20 @@ class _FunctionEmitter:
             self.while_(op, depth)
         elif isinstance(op, scf.YieldOp | YieldOp):
             self.move(depth, self.yield_targets[-1], list(op.operands))
+        elif isinstance(op, AtOp) and self.task_hooks and not self.in_task:
+            self.task_scope(op, depth)
         elif isinstance(op, AtOp):
             self.yield_targets.append([self.bind(r) for r in op.res])
             self.emit(depth, f"# pl.at(level={op.scope_level.value})")
             inner = self.spmd_loop(op, depth)
+            self.in_task += 1
             self.block(op.block, inner)
+            self.in_task -= 1
             self.yield_targets.pop()
             for r in op.res:
                 self.check(depth, r)
         elif isinstance(op, func.CallOp):
+            self.task(op, depth)
             inner = self.spmd_loop(op, depth)
             self.assign(inner, op.results, f"{op.callee.string_value()}({', '.join(self.v(x) for x in op.arguments)})")
         elif isinstance(op, func.ReturnOp):
@@ -208,6 +217,62 @@ class _FunctionEmitter:
                 self.emit(depth, f"{self.bind(r)} = None")
         else:
             raise TorchCodegenError(f"torch_codegen: no torch lowering for op {op.name} (in {self.f.sym_name.data})")
+
+    def task(self, op: Operation, depth: int) -> None:
+        """A kernel call of the orchestration starts a task: ``_pld.task(label, deps, manual)`` (a program with
+        deferred completion)."""
+        if self.task_hooks and not self.in_task:
+            self.emit(depth, f"_pld.task({task_handle(op)!r}, {user_deps(op)!r}, {MANUAL_DEP in op.attributes})")
+
+    def task_scope(self, op: AtOp, depth: int) -> None:
+        """A scope of the orchestration of a program with deferred completion: its body becomes a function
+        (the values it reads bound now) that ``_pld.run_task`` runs at once or, while a task it depends on is
+        not complete, later (the script goes on with the next tasks; its results are then the outer buffers
+        it writes in place, or None if they are not known: it cannot wait then)."""
+        inside = _defined_inside(op)
+        free: list[str] = []
+        for inner in op.walk():
+            for o in inner.operands:
+                if o not in inside and o in self.names and self.names[o] not in free:
+                    free.append(self.names[o])
+        results = [self.bind(r) for r in op.res]
+        fn = self.bind_name("_task")
+        self.emit(depth, f"# pl.at(level={op.scope_level.value})")
+        self.emit(depth, f"def {fn}({', '.join(f'{n}={n}' for n in free)}):")
+        self.yield_targets.append(results)
+        inner_depth = self.spmd_loop(op, depth + 1)
+        self.in_task += 1
+        self.block(op.block, inner_depth)
+        self.in_task -= 1
+        self.yield_targets.pop()
+        self.emit(depth + 1, f"return ({''.join(r + ', ' for r in results)})")
+        yields = [y for y in op.block.ops if isinstance(y, YieldOp)]
+        held = [self.outer_buffer(v, inside) for v in (yields[-1].operands if yields else [])]
+        holders = "None" if None in held else f"({''.join(h + ', ' for h in held if h)})"
+        call = f"_pld.run_task({task_handle(op)!r}, {user_deps(op)!r}, {MANUAL_DEP in op.attributes}, {fn}, {holders})"
+        self.emit(depth, f"{', '.join(results)}, = {call}" if results else call)
+        for r in op.res:
+            self.check(depth, r)
+
+    def outer_buffer(self, value: SSAValue, inside: set[SSAValue]) -> str | None:
+        """The name of the buffer defined outside a scope that a value it yields is (through the ops' alias
+        operands, e.g. a store's output), or None."""
+        while value in inside:
+            owner = value.owner
+            name = alias_operand(owner) if isinstance(owner, Operation) else None
+            if name is None:
+                return None
+            value = getattr(owner, name)
+        return self.names.get(value)
+
+    def bind_name(self, base: str) -> str:
+        """A fresh Python identifier (no IR value)."""
+        name, n = base, 0
+        while name in self.taken:
+            n += 1
+            name = f"{base}_{n}"
+        self.taken.add(name)
+        return name
 
     def spmd_loop(self, op: Operation, depth: int) -> int:
         """A launch of ``pl.block_num`` = n blocks (``pl.spmd``) runs its body once per block, the
@@ -303,6 +368,18 @@ class _FunctionEmitter:
             self.emit(depth, f"return ({', '.join(self.v(x) for x in values)})")
 
 
+def _defined_inside(op: Operation) -> set[SSAValue]:
+    """The values defined in ``op``'s regions (results and block arguments)."""
+    inside: set[SSAValue] = set()
+    for inner in op.walk():
+        if inner is not op:
+            inside.update(inner.results)
+        for region in inner.regions:
+            for block in region.blocks:
+                inside.update(block.args)
+    return inside
+
+
 def _literal(op: arith.ConstantOp) -> str:
     attr = op.value
     if isinstance(attr, IntegerAttr):
@@ -358,7 +435,8 @@ def torch_codegen(node: Program | ModuleOp | func.FuncOp, *, check_shapes: bool 
     function): the helper preamble then one Python function per IR function,
     with the IR's names. ``check_shapes`` adds shape/dtype assertions."""
     functions = _functions(node)
+    hooks = any(getattr(op, "TORCH_TASKS", False) for f in functions for op in f.walk())
     parts = [preamble()]
     for f in functions:
-        parts.append("\n\n" + "\n".join(_FunctionEmitter(f, check_shapes).function()))
+        parts.append("\n\n" + "\n".join(_FunctionEmitter(f, check_shapes, hooks).function()))
     return "\n".join(parts) + "\n"

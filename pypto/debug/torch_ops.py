@@ -178,7 +178,8 @@ def _helper_call(n: Names, op: PLOp, a: ArgView) -> str:
         else:
             v = a.attr(arg.name)
             parts.append(repr(v.value if isinstance(v, Enum) else v))
-    return f"{op.TORCH_CALL}({', '.join(parts)})"
+    call = op.torch_call() if hasattr(op, "torch_call") else op.TORCH_CALL  # an op may pick its helper per use
+    return f"{call}({', '.join(parts)})"
 
 
 def class_lowering(cls: type[PLOp]) -> Lowering | None:

@@ -86,8 +86,11 @@ class CommProgram:
             scope: dict[str, Any] = {"__name__": f"pypto_rank_program_{self.entry}"}
             exec(compile_source(self.source, str(self.output_dir / "torch_program.py")), scope)  # noqa: S102
             self._fn = scope
-        self._fn["_pld"] = kernel_comm
+        from pypto.runtime.distributed.deferred import DeferredTasks
+
+        pld = self._fn["_pld"] = DeferredTasks(kernel_comm)  # pld.system.defer_wait: deferred completion
         self._fn[self.entry](*args)
+        pld.finish()
 
 
 def compile_source(source: str, filename: str) -> Any:

@@ -481,8 +481,9 @@ class DistributedCompiledProgram:
         self(*args, config=config)
 
     def dispatch_on(self, worker: Any, args: list[Any], config: Any = None) -> None:
-        """One dispatch on a prepared worker's persistent ranks: the plan in segments split at its HOST
-        callbacks (each run here on the host tensors, after the Out slices before it came back)."""
+        """One dispatch on a prepared worker's persistent ranks (on the worker's driver thread of a submit): the
+        plan in segments split at its HOST callbacks (``worker.rank_run``), each callback run on a SubWorker
+        executor (``worker.run_callback``) on the host tensors, after the Out slices before it came back."""
         from pypto.runtime.distributed.resident import DistributedDeviceTensor
 
         from .rank_runner import drop_run, run_steps
@@ -501,7 +502,7 @@ class DistributedCompiledProgram:
         try:
             for cut in cuts:
                 last = cut == len(steps)
-                run = worker.pool.run(run_steps, plan_json, paths, chip, host_args, token, lo, cut, last, persist,
+                run = worker.rank_run(run_steps, plan_json, paths, chip, host_args, token, lo, cut, last, persist,
                                       output_dir=dc.output_dir)
                 done = last
                 for rank in run.ranks:
@@ -513,7 +514,7 @@ class DistributedCompiledProgram:
                     lo = cut + 1
         except Exception:
             if not done and worker.pool.closed is None:  # a callback failed: the ranks drop the run's windows
-                worker.pool.run(drop_run, token)
+                worker.rank_run(drop_run, token)
             raise
         finally:
             remove_window_files(token)
@@ -539,12 +540,12 @@ class DistributedCompiledProgram:
         fn, abstract = self.sub_workers.get(name, (None, True))
         try:
             if bound is not None:
-                bound(values)
+                worker.run_callback(bound, values)
             elif abstract or fn is None:
                 raise RuntimeError(f"the abstract SubWorker {name!r} is dispatched unbound "
                                    f"(bind it with prepare(callbacks={{{name!r}: fn}}))")
             else:
-                fn(*values)
+                worker.run_callback(fn, *values)
         except Exception as exc:  # noqa: BLE001 - the user's callback: reported with its rank and task
             raise DistributedRunError({step.rank: (f"callback {name}", f"{type(exc).__name__}: {exc}")},
                                       self.plan.world_size) from exc

@@ -68,6 +68,31 @@ class WindowedInspect:
             self.inspect(self.double(x[r], y[r], device=r))
 
 
+@pl.program
+class AccumulateThenInspect:
+    """HOST orchestrator: per rank, ``acc[r] += x[r]`` on chip r (``acc``: a stacked resident tensor), then the
+    abstract ``inspect`` callback on the result."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def acc_k(self, x: pl.Tensor[[2, N], pl.FP32], acc: pl.InOut[pl.Tensor[[2, N], pl.FP32]]) -> pl.Tensor[[2, N], pl.FP32]:
+        t = pl.add(pl.load(x, [0, 0], [2, N]), pl.load(acc, [0, 0], [2, N]))
+        return pl.store(t, [0, 0], acc)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def accumulate(self, x: pl.Tensor[[2, N], pl.FP32], acc: pl.InOut[pl.Tensor[[2, N], pl.FP32]]) -> pl.Tensor[[2, N], pl.FP32]:
+        return self.acc_k(x, acc)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
+    def inspect(y: pl.Tensor[[2, N], pl.FP32]):
+        ...
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host_orch(self, x: pl.Tensor[[pl.dynamic("R"), 2, N], pl.FP32],
+                  acc: pl.InOut[pl.Tensor[[pl.dynamic("R"), 2, N], pl.FP32]]):
+        for r in pl.range(pld.world_size()):
+            self.inspect(self.accumulate(x[r], acc[r], device=r))
+
+
 @pl.jit.incore
 def accumulate_k(x: pl.Tensor[[2, N], pl.FP32], acc: pl.InOut[pl.Tensor[[2, N], pl.FP32]]):
     t = pl.add(pl.load(x, [0, 0], [2, N]), pl.load(acc, [0, 0], [2, N]))

@@ -110,3 +110,50 @@ def test_work_after_a_defer_wait_in_its_own_kernel_is_named(tmp_path: Path, capf
     assert "after 'pld.system.defer_wait' in the same kernel" in err
     line = int(err.split(f"{dp.__file__}:")[1].split(":")[0])
     assert "pl.load(payload" in src[line - 1]
+
+
+@pytest.fixture
+def torch_form(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Per-rank programs build as their torch form (the fallback of programs with an op that does not lower)."""
+    import pypto.driver.distributed as driver
+
+    monkeypatch.setattr(driver, "needs_torch_form", lambda program: True)
+
+
+def test_the_torch_form_keeps_deferred_completion(tmp_path: Path, window_dir: Path, torch_form: None) -> None:
+    """Waiters before their publisher on both ranks: a blocking wait would wait for a publisher that runs
+    after it on the peer (each rank's) and time out; deferred, each waiter's task completes before its
+    consumer, once the peer's publisher notified."""
+    waiters = 2
+    compiled = compile_(dp.deferred_program(waiters), tmp_path, timeout_s=10.0)
+    script = (compiled.output_dir / "next_levels/chip_orch/torch_program.py").read_text()
+    assert "_pld.defer_wait(" in script and "_pld.wait(" not in script
+    assert "_pld.run_task('wait_tid', [], True, _task," in script  # the waiter
+    assert "_pld.run_task(None, ['wait_tid'], True, _task_1, (out_1, ))" in script  # its consumer: postponable
+    x, out = inputs(), torch.full((2, waiters, dp.W), -1, dtype=torch.int32)
+    compiled(x, out)
+    assert torch.equal(out[0], x[1].expand(waiters, dp.W))
+    assert torch.equal(out[1], x[0].expand(waiters, dp.W))
+    for r in range(2):
+        events = json.loads((compiled.output_dir / f"dfx_outputs/rank{r}/comm_events.json").read_text())["events"]
+        defers = [e for e in events if e["cat"] == "wait" and e["name"].startswith("defer_wait")]
+        notify = next(e for e in events if e["cat"] == "notify")
+        assert len(defers) == waiters and all(e["consumed"] and e["end"] >= e["start"] for e in defers)
+        assert defers[0]["end"] > defers[0]["start"]  # the first waiter completes when the peer's notify lands
+        assert max(e["start"] for e in defers) < notify["start"]  # registered before this rank's publisher ran
+
+
+def test_the_torch_form_times_out_a_deferred_wait_naming_its_task(tmp_path: Path, window_dir: Path,
+                                                                  torch_form: None) -> None:
+    compiled = compile_(dp.deferred_program(1, expected=2), tmp_path, timeout_s=3.0)
+    with pytest.raises(DistributedRunError) as err:
+        compiled(inputs(), torch.zeros(2, 1, dp.W, dtype=torch.int32))
+    for _, message in err.value.failures.values():
+        assert "task t1 (wait_tid): deferred wait (for the program's end) on signal" in message
+        assert "for Ge 2 timed out after 3 s (the cell holds 1)" in message
+
+
+def test_the_torch_form_blocks_where_work_follows_the_defer_wait(tmp_path: Path) -> None:
+    compiled = compile_(dp.LoadAfterDefer, tmp_path)
+    script = (compiled.output_dir / "next_levels/chip_orch/torch_program.py").read_text()
+    assert "_pld.wait(" in script and "_pld.defer_wait(" not in script  # its own load reads after the signal

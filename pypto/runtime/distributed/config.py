@@ -34,7 +34,8 @@ class DistributedConfig:
     output_dir: str | os.PathLike[str] | None = None
     """Where ``dfx_outputs/`` goes (none: no artefacts are written)."""
     num_sub_workers: int = 0
-    """Upstream's sub-workers per chip process (accepted and recorded; one simulated chip runs a rank)."""
+    """Upstream's SubWorker executors: a prepared worker runs its HOST callbacks on the largest of this and its
+    programs' SubWorker counts (threads of the caller's process; :mod:`.worker`)."""
     runtime: str = "tensormap_and_ringbuffer"
     """Upstream's Simpler runtime flavour (recorded in ``distributed_meta.json``)."""
     aicpu_thread_num: int = 0

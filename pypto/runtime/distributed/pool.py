@@ -9,6 +9,9 @@ tensors, loaded programs, a persistent worker's windows; ``state["base_store"]``
 dispatch's prefix, for what outlives a dispatch). Each dispatch gets a fresh :class:`~.comm.RankComm` (clock at 0, its own
 key space on the store), so signals and window names never leak from one dispatch into the next.
 
+Operations asked for from several threads (the dispatches a worker has in flight, resident-tensor copies)
+run one at a time, in the order of their :class:`~.submit.Turn` (reserved when asked for).
+
 A rank that raises, dies, or (with ``dispatch_timeout_s``) hangs makes :meth:`run` raise
 :class:`~.launch.DistributedRunError` naming the rank and its task; the pool is then closed (its
 ranks may be half-way through a collective) and says so on the next dispatch.
@@ -43,6 +46,7 @@ from .launch import (
     join_rank_group,
     start_ranks,
 )
+from .submit import Turn, Turnstile
 
 
 def _pool_child(rank: int, config: DistributedConfig, host: str, port: int, commands: Any, results: Any) -> None:
@@ -86,6 +90,8 @@ class RankPool:
         self.world = int(self.config.world_size or 0)
         self.closed: str | None = None
         self._seq = 0
+        self.turns = Turnstile()
+        """The order in which the rank processes serve operations asked for from several threads."""
         port = _free_port()
         ctx = mp.get_context(self.config.start_method)
         self._results = ctx.Queue()
@@ -127,8 +133,20 @@ class RankPool:
         """The rank processes' ids (the same for every dispatch of the pool)."""
         return [int(p.pid or 0) for p in self._procs]
 
-    def run(self, fn: Callable[..., Any], *args: Any, output_dir: Any = None) -> DistributedRun:
-        """Run ``fn(comm, *args, state=state)`` on every rank (``fn`` module-level: it is pickled by name)."""
+    def run(self, fn: Callable[..., Any], *args: Any, output_dir: Any = None, turn: Turn | None = None) -> DistributedRun:
+        """Run ``fn(comm, *args, state=state)`` on every rank (``fn`` module-level: it is pickled by name).
+        Operations asked for from several threads run one at a time, in the order of their turns
+        (:attr:`turns`; ``turn``: one reserved earlier, which the caller ends; none: a new one)."""
+        own = turn is None
+        turn = self.turns.reserve() if turn is None else turn
+        turn.acquire()
+        try:
+            return self._run(fn, args, output_dir)
+        finally:
+            if own:
+                turn.release()
+
+    def _run(self, fn: Callable[..., Any], args: tuple[Any, ...], output_dir: Any) -> DistributedRun:
         if self.closed is not None:
             raise RuntimeError(f"this worker's rank processes are gone ({self.closed}); prepare a new worker")
         t0 = time.perf_counter()

@@ -5,9 +5,15 @@ every dispatch (``rt(*args)``, ``rt.run(compiled, *args)``) runs on those same p
 holds survives from one dispatch to the next, even between different programs: resident tensors
 (``rt.alloc_tensor``, ``rt.alloc_stacked_tensor``; :mod:`.resident`) and the loaded programs.
 
+``rt.submit`` returns at once (:mod:`.submit`): each dispatch runs on a driver thread of this process, at
+most :data:`MAX_IN_FLIGHT` at a time; the rank processes serve the plan segments of the dispatches in flight
+one at a time, in the order they were asked for (a submit's first segment in submit order).
+
 HOST ``SubWorker`` callbacks (``@pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)``) run in this
-process between the dispatches of a plan; an abstract one (body ``...``) must be bound with
-``callbacks={name: fn}``, checked here, before any process starts. The programs are duck-typed (a
+process between the segments of a plan, on a pool of ``num_sub_workers`` threads (upstream: the larger of
+``DistributedConfig.num_sub_workers`` and the number of SubWorkers, over the worker's programs), so the
+callbacks of dispatches in flight together may run at once; an abstract one (body ``...``) must be bound
+with ``callbacks={name: fn}``, checked here, before any process starts. The programs are duck-typed (a
 :class:`~pypto.driver.distributed.DistributedCompiledProgram`): ``distributed_config``,
 ``sub_worker_names()``, ``required_callbacks()`` and ``dispatch_on(worker, args, config)``.
 """
@@ -15,7 +21,9 @@ process between the dispatches of a plan; an abstract one (body ``...``) must be
 from __future__ import annotations
 
 import secrets
+import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 from typing import Any
 
@@ -26,26 +34,11 @@ from ..worker import RegistrationHandle
 from .config import under_torchrun
 from .pool import RankPool
 from .resident import DistributedDeviceTensor, StackedDeviceTensor, rank_alloc, rank_free, rank_read
+from .submit import DistributedRunHandle, Turn
 from .windows import release_windows, remove_window_files
 
-
-class DistributedRunHandle:
-    """``rt.submit(...)``: here a dispatch runs to its end before ``submit`` returns (already done)."""
-
-    def __init__(self, error: BaseException | None = None):
-        self._error = error
-
-    @property
-    def done(self) -> bool:
-        return True
-
-    def result(self, timeout: float | None = None) -> None:
-        """Raise the dispatch's error, if it had one."""
-        del timeout
-        if self._error is not None:
-            raise self._error
-
-    wait = result
+MAX_IN_FLIGHT = 2
+"""Submits in flight at once (upstream's two dispatch frames): a third ``submit`` waits for the oldest."""
 
 
 class DistributedWorker:
@@ -92,6 +85,15 @@ class DistributedWorker:
         for name, fn in self.callbacks.items():
             if not callable(fn):
                 raise ValueError(f"callbacks[{name!r}]: expected a callable, got {type(fn).__name__}")
+        self.num_sub_workers = max([int(p.distributed_config.num_sub_workers) for p in programs]
+                                   + [len(p.sub_worker_names()) for p in programs])
+        """SubWorker executors (threads running the HOST callbacks), as upstream sizes its pool."""
+        self._subs: ThreadPoolExecutor | None = None
+        self._admit = threading.Condition()  # guards the dispatches in flight and the worker's bookkeeping
+        self._in_flight: list[DistributedRunHandle] = []
+        self._failed: list[DistributedRunHandle] = []
+        self._next_dispatch = 1
+        self._local = threading.local()  # a driver thread's reserved turn on the ranks
         self.closed = False
         self.pool: RankPool | None = None if under_torchrun() else RankPool(self.config, startup_timeout_s)
         self._tensors: dict[int, DistributedDeviceTensor] = {}
@@ -105,10 +107,20 @@ class DistributedWorker:
         self.close()
 
     def close(self) -> None:
-        """Free every resident tensor and end the rank processes (idempotent)."""
-        if self.closed:
-            return
-        self.closed = True
+        """Wait for the dispatches in flight (in submit order), free every resident tensor and end the rank
+        processes (idempotent). Raises the first error of a dispatch whose handle nobody asked
+        (``result`` / ``wait``), after everything is released."""
+        with self._admit:
+            if self.closed:
+                return
+            self.closed = True
+            in_flight = list(self._in_flight)
+        for h in in_flight:
+            h._ended()
+        if self._subs is not None:
+            self._subs.shutdown(wait=True)
+        unreported = next((h for h in self._failed if not h.observed), None)
+        self._failed.clear()
         for t in self._tensors.values():
             t.freed = True
         self._tensors.clear()
@@ -119,6 +131,8 @@ class DistributedWorker:
             self.pool.close()
         for ident in self._window_ids.values():
             remove_window_files(ident)  # a killed rank cannot remove its own
+        if unreported is not None:
+            unreported.result()
 
     def _require_open(self, op: str) -> None:
         if self.closed:
@@ -150,13 +164,14 @@ class DistributedWorker:
         persistent, the dispatch makes its own); counts the allocation the dispatch makes."""
         if not has_windows:
             return None
-        if not self.persistent:
-            self.window_allocations += 1
-            return None
-        if id(compiled) not in self._window_ids:
-            self._window_ids[id(compiled)] = f"{self._token}p{len(self._window_ids)}"
-            self.window_allocations += 1
-        return self._window_ids[id(compiled)], self.reset_persistent_windows
+        with self._admit:
+            if not self.persistent:
+                self.window_allocations += 1
+                return None
+            if id(compiled) not in self._window_ids:
+                self._window_ids[id(compiled)] = f"{self._token}p{len(self._window_ids)}"
+                self.window_allocations += 1
+            return self._window_ids[id(compiled)], self.reset_persistent_windows
 
     @property
     def _w(self) -> Any:
@@ -172,19 +187,10 @@ class DistributedWorker:
     # ---- dispatch -------------------------------------------------------------------------------
 
     def run(self, compiled: Any, *args: Any, config: Any = None) -> None:
-        """Dispatch ``compiled`` (one of this worker's programs); blocks until every rank is done."""
+        """Dispatch ``compiled`` (one of this worker's programs); blocks until every rank is done
+        (``submit(...).result()``)."""
         self._require_open("run")
-        if not any(compiled is p for p in self.programs):
-            raise ValueError(f"{compiled!r} is not registered on this worker (pass it in prepare(extra_compiled=))")
-        for a in args:
-            if isinstance(a, DistributedDeviceTensor) and (a.freed or self._tensors.get(a.id) is not a):
-                raise ValueError(f"{a!r} was {'freed' if a.freed else 'allocated by another worker'}: a resident "
-                                 "tensor is valid on the worker that allocated it, until freed")
-        args = tuple(_wire.make_tensor_arg(self, a) if isinstance(a, torch.Tensor) else a for a in args)
-        if self.pool is None:
-            compiled(*args, config=config)
-        else:
-            compiled.dispatch_on(self, list(args), config)
+        self.submit(compiled, *args, config=config).result()
 
     def __call__(self, *args: Any, config: Any = None) -> None:
         if len(self.programs) > 1:
@@ -193,12 +199,109 @@ class DistributedWorker:
         self.run(self.programs[0], *args, config=config)
 
     def submit(self, compiled: Any, *args: Any, config: Any = None) -> DistributedRunHandle:
-        """Upstream's bounded asynchronous dispatch; here it runs to its end first (a done handle)."""
+        """Upstream's bounded asynchronous dispatch: returns a :class:`DistributedRunHandle` at once while the
+        dispatch runs; a third submit while two are in flight first waits for the oldest. A wrong argument is
+        raised here; what goes wrong in the run, by the handle. The dispatch's host tensors and resident
+        tensors must not be changed or freed until it ends (``free_tensor`` waits for it)."""
+        self._require_open("submit")
+        if not any(compiled is p for p in self.programs):
+            raise ValueError(f"{compiled!r} is not registered on this worker (pass it in prepare(extra_compiled=))")
+        for a in args:
+            if isinstance(a, DistributedDeviceTensor) and (a.freed or self._tensors.get(a.id) is not a):
+                raise ValueError(f"{a!r} was {'freed' if a.freed else 'allocated by another worker'}: a resident "
+                                 "tensor is valid on the worker that allocated it, until freed")
+        args = tuple(_wire.make_tensor_arg(self, a) if isinstance(a, torch.Tensor) else a for a in args)
+        if self.pool is None:  # torchrun: no processes of our own, each dispatch is a launch, run here
+            try:
+                compiled(*args, config=config)
+            except Exception as exc:  # noqa: BLE001 - kept for handle.result(), as upstream
+                return DistributedRunHandle.completed(exc)
+            return DistributedRunHandle.completed()
+        check = getattr(compiled, "_check_args", None)
+        if check is not None:
+            check(args)
+        resident = frozenset(a.id for a in args if isinstance(a, DistributedDeviceTensor))
+        with self._admit:
+            # at most MAX_IN_FLIGHT: wait for the oldest, as upstream; and for all before a DFX dispatch (upstream
+            # drains then too: the dispatches share dfx_outputs/)
+            limit = 1 if config is not None and getattr(config, "dfx_enabled", False) else MAX_IN_FLIGHT
+            while not self.closed and len(self._in_flight) >= limit:
+                oldest = self._in_flight[0]
+                self._admit.wait_for(lambda o=oldest: self.closed or o not in self._in_flight)
+            self._require_open("submit")
+            handle = DistributedRunHandle(self._next_dispatch, resident)
+            self._next_dispatch += 1
+            turn = self.pool.turns.reserve()  # the first segment reaches the ranks in submit order
+            self._in_flight.append(handle)
+        hold = bool(self.persistent and getattr(getattr(compiled, "plan", None), "windows", None))
+        threading.Thread(target=self._drive, args=(handle, turn, hold, compiled, args, config), daemon=True,
+                         name=f"pypto-dispatch{handle.dispatch_id}").start()
+        return handle
+
+    def _drive(self, handle: DistributedRunHandle, turn: Turn, hold: bool, compiled: Any, args: tuple[Any, ...],
+               config: Any) -> None:
+        """A dispatch's driver thread. ``hold``: the dispatch keeps its turn on the ranks to its end (its
+        program's persistent windows are shared by its dispatches, so theirs must not interleave)."""
+        error: BaseException | None = None
+        self._local.turn, self._local.hold, self._local.driver = turn, hold, True
         try:
-            self.run(compiled, *args, config=config)
-        except Exception as exc:  # noqa: BLE001 - kept for handle.result(), as upstream
-            return DistributedRunHandle(exc)
-        return DistributedRunHandle()
+            compiled.dispatch_on(self, list(args), config)
+        except BaseException as exc:  # noqa: BLE001 - the dispatch's outcome, for its handle
+            error = exc
+        finally:
+            self._local.turn = None
+            turn.release()
+        with self._admit:
+            self._in_flight.remove(handle)
+            if error is not None:
+                self._failed.append(handle)
+            handle._finish(error)
+            self._admit.notify_all()
+
+    def rank_run(self, fn: Callable[..., Any], *args: Any, output_dir: Any = None) -> Any:
+        """``fn`` on every rank process (:meth:`RankPool.run`); on a dispatch's driver thread its first call
+        takes the turn the submit reserved (and every call, when the dispatch holds it)."""
+        pool = self.pool
+        if pool is None:
+            raise NotImplementedError("resident tensors need the worker's persistent rank processes "
+                                      "(not available under torchrun)")
+        if self.closed and not getattr(self._local, "driver", False):  # a dispatch in flight finishes
+            raise RuntimeError("this DistributedWorker is closed")
+        turn: Turn | None = getattr(self._local, "turn", None)
+        if turn is None:
+            return pool.run(fn, *args, output_dir=output_dir)
+        try:
+            turn.acquire()
+            return pool.run(fn, *args, output_dir=output_dir, turn=turn)
+        finally:
+            if not getattr(self._local, "hold", False):
+                self._local.turn = None
+                turn.release()
+
+    def run_callback(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run a HOST SubWorker callback on one of the ``num_sub_workers`` executors and wait for it (the
+        callbacks of dispatches in flight together may run at once; one dispatch's run in its plan's order)."""
+        with self._admit:
+            if self._subs is None:
+                self._subs = ThreadPoolExecutor(max(1, self.num_sub_workers), thread_name_prefix="pypto-subworker")
+            subs = self._subs
+        turn, hold = getattr(self._local, "turn", None), getattr(self._local, "hold", False)
+        return subs.submit(self._in_callback, turn if hold else None, fn, args).result()
+
+    def _in_callback(self, turn: Turn | None, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+        """A callback of a dispatch that holds its turn may use the worker (``read_tensor`` ...) on that turn."""
+        self._local.turn, self._local.hold = turn, turn is not None
+        try:
+            return fn(*args)
+        finally:
+            self._local.turn, self._local.hold = None, False
+
+    def _wait_for_users(self, tensor: DistributedDeviceTensor) -> None:
+        """Wait for the dispatches in flight that use ``tensor`` (it stays valid until they end)."""
+        with self._admit:
+            users = [h for h in self._in_flight if tensor.id in h.resident_ids]
+        for h in users:
+            h._ended()
 
     # ---- resident tensors -----------------------------------------------------------------------
 
@@ -207,7 +310,7 @@ class DistributedWorker:
         t = DistributedDeviceTensor(self, tuple(int(d) for d in shape), dtype)
         if init is not None:
             init = torch.as_tensor(init).to(dtype).reshape(t.shape).contiguous()
-        self._live().run(rank_alloc, t.ref, init)
+        self.rank_run(rank_alloc, t.ref, init)
         self._tensors[t.id] = t
         return t
 
@@ -229,16 +332,19 @@ class DistributedWorker:
         if any(not 0 <= w < world for w in ids):
             raise ValueError(f"alloc_stacked_tensor: worker_ids {list(ids)} out of range [0, {world}) (the world size)")
         t = StackedDeviceTensor(self, tuple(int(d) for d in host_w.shape), host_w.dtype, worker_ids=ids)
-        self._live().run(rank_alloc, t.ref, host_w.detach().contiguous())
+        self.rank_run(rank_alloc, t.ref, host_w.detach().contiguous())
         self._tensors[t.id] = t
         return t
 
     def free_tensor(self, tensor: DistributedDeviceTensor) -> None:
         """Release a resident tensor (on every rank)."""
+        if self._tensors.get(tensor.id) is not tensor:
+            raise ValueError(f"{tensor!r} is not a live tensor of this worker")
+        self._wait_for_users(tensor)
         if self._tensors.pop(tensor.id, None) is None:
             raise ValueError(f"{tensor!r} is not a live tensor of this worker")
         tensor.freed = True
-        self._live().run(rank_free, tensor.id)
+        self.rank_run(rank_free, tensor.id)
 
     free_stacked_tensor = free_tensor
 
@@ -246,7 +352,7 @@ class DistributedWorker:
         """A host copy of ``tensor`` as rank ``worker_id`` holds it (its shard when stacked)."""
         if self._tensors.get(tensor.id) is not tensor:
             raise ValueError(f"{tensor!r} is not a live tensor of this worker")
-        value = self._live().run(rank_read, tensor.id).values[worker_id]
+        value = self.rank_run(rank_read, tensor.id).values[worker_id]
         if value is None:
             raise ValueError(f"{tensor!r} has no shard on rank {worker_id} (its worker_ids: {list(tensor.worker_ids)})")
         return value
@@ -266,7 +372,7 @@ class DistributedWorker:
             raise ValueError(f"{dst!r} is not a live tensor of this worker")
         data = src.detach().contiguous().reshape(-1).view(torch.uint8)
         n = data.numel() if nbytes is None else int(nbytes)
-        self._live().run(_rank_write, dst.id, data[:n].clone(), int(worker_id))
+        self.rank_run(_rank_write, dst.id, data[:n].clone(), int(worker_id))
 
     def copy_stacked_from(self, stacked: StackedDeviceTensor, host_out: torch.Tensor) -> None:
         """Read every shard back into ``host_out`` (its dim 0: the ranks)."""
@@ -275,7 +381,7 @@ class DistributedWorker:
         if tuple(host_out.shape) != stacked.full_shape or host_out.dtype != stacked.dtype:
             raise ValueError(f"copy_stacked_from: the host tensor is {list(host_out.shape)} {host_out.dtype}, the "
                              f"stack {list(stacked.full_shape)} {stacked.dtype}")
-        values = self._live().run(rank_read, stacked.id).values
+        values = self.rank_run(rank_read, stacked.id).values
         for i, r in enumerate(stacked.worker_ids):
             host_out[i].copy_(values[r])
 
