@@ -25,7 +25,7 @@ DSL locations.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
@@ -36,7 +36,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from pypto.ptoas.dialect.misc_ops import SectionCubeOp, SectionVectorOp
 from pypto.utils.ir_fingerprint import fingerprint
 
-from . import loop_replay
+from . import fused, loop_replay
 from .arith_impls import ARITH_IMPLS, INDEX_BINARY
 from .core import CoreState
 from .loop_replay import DATA, PURE, LoopReplay, Role
@@ -58,15 +58,22 @@ class KernelError(DeviceError):
 
 @dataclass
 class CompiledBlock:
-    """A block's non-terminator ops as steps, its argument slots and its terminator's operand slots."""
+    """A block's non-terminator ops as steps, its argument slots and its terminator's operand slots.
+
+    ``run(env, core)`` runs the steps: the block's :func:`fused.block_function <.fused.block_function>` (the
+    steps written out as one generated function) when it has one, else :meth:`run_steps`."""
 
     ops: tuple[Operation, ...]
     steps: tuple[Step, ...]
     arg_slots: tuple[int, ...]
     yield_slots: tuple[int, ...]
+    run: Step = field(init=False, repr=False)
 
-    def run(self, env: Env, core: CoreState) -> None:
-        """Execute the steps in order; an exception is located at the op that raised it."""
+    def __post_init__(self) -> None:
+        self.run = fused.block_function(self.steps, self.ops, _kernel_error, KernelError) or self.run_steps
+
+    def run_steps(self, env: Env, core: CoreState) -> None:
+        """Execute the steps in order, one call each; an exception is located at the op that raised it."""
         step = None
         try:
             for step in self.steps:
@@ -195,11 +202,15 @@ class _Compiler:
 
         if not inits:  # no loop-carried values: only the induction variable changes
             replay = LoopReplay.of(run, body.steps, body.ops, _kernel_error)
+            loop = fused.loop_function(body.steps, body.ops, iv, _kernel_error, KernelError)
 
             def plain(env: Env, core: CoreState) -> None:
                 values = range(env[lb], env[ub], env[st])
                 if replay is not None and len(values) >= loop_replay.MIN_TRIPS and loop_replay.ENABLED:
                     replay.run(env, core, iv, values)
+                    return
+                if loop is not None:  # the whole loop as one generated function
+                    loop(env, core, values)
                     return
                 for i in values:
                     env[iv] = i
@@ -384,6 +395,7 @@ def _arith_step(fn: Any, op: Operation, ins: tuple[int, ...], outs: tuple[int, .
                     env[out] = fn(core.interp, op, (env[a], env[b]))[0]
 
             binary.role = _PURE  # type: ignore[attr-defined]
+            binary.inline = ("index", dict(exact=exact, a=a, b=b, out=out, fn=fn, op=op))  # type: ignore[attr-defined]
             return binary
 
         def one_result(env: Env, core: CoreState) -> None:

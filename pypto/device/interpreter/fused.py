@@ -1,0 +1,342 @@
+"""Fused blocks: one generated Python function per straight-line block and per plain loop.
+
+The compiled engine (:mod:`.compiled`) runs a block as one call per step. A step that describes itself
+(``step.inline = (kind, params)``: a single-tile data op, a static ``set_flag`` / ``wait_flag``, a
+handshake pair, a 2-D ``partition_view``, an index ``addi``/``subi``/``muli``) is written out here as
+source text instead, the same statements its step runs, in one function generated (``compile``/``exec``)
+once per compiled block, so a trip of a loop costs no step calls and no attribute lookups of the
+timeline's and the race detector's containers: those are read into locals once (``tl.free.get``,
+``tl.rows.append``, ``races.clock``, ...).
+
+What the locals assume, and where it is proved or re-established:
+
+- the core's timeline, race detector, interpreter and their containers (queue ends, rows, pending
+  signals, flag pairs, clocks, flags, access list, exact segments) are the same objects for the whole
+  block: the inlined statements and the fall-back calls they make (``RaceDetector.access``,
+  ``handshake``, ``set_flag``, ``wait_flag``, ``Timeline.wait``: first use of a pipe or flag, a wait with
+  no signal, a tile not at a known segment) only change their contents. Any other step (a barrier,
+  which replaces the clocks; a nested loop; an op with no template) is called as it is, and the locals
+  are read again before the next inlined step;
+- the values held are the containers, never queue ends or clocks, so every inlined statement reads the
+  state as the step would.
+
+Each template is its step's body (``CoreState.flag_step`` / ``flag_pair_step``, ``_dps``' ``step_of`` with
+``RaceDetector.instruction_1``, ``partition_view``'s ``value_step``, ``compiled._arith_step``) written
+out: records, cycles, races and errors are those of calling the steps (``test/python/test_fused.py``
+compares both on the benchmark's kernel and every corpus kernel). An error is located at the op that
+raised it, as :meth:`CompiledBlock.run <.compiled.CompiledBlock.run>` does.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections import deque
+from collections.abc import Callable, Sequence
+from itertools import count
+from typing import Any
+
+ENABLED = True
+"""Whether blocks are fused when a function is compiled (off: one call per step; for tests comparing
+both)."""
+
+Located = Callable[[Any, Any, Exception], Exception]
+"""``located(core, op, error)``: the error raised by ``op``'s step, located."""
+
+_HOIST = """\
+tl = core.timeline
+free = tl.free
+free_get = free.get
+rows = tl.rows
+rows_append = rows.append
+signals = tl.signals
+signals_get = signals.get
+pairs_append = tl.flag_pairs.append
+set_cycles = core.set_flag_cycles
+wait_cycles = core.wait_flag_cycles
+interp = core.interp
+races = core.races
+if races is not None:
+    r_index_get = races.index.get
+    r_clock = races.clock
+    r_flags_get = races.flags.get
+    r_who = races.who
+    r_who_append = r_who.append
+    r_exact_get = races._exact.get
+"""
+
+# -- templates: each is the body of the step named, with $name for that step's constants ------------
+
+_SET = """\
+start = free_get($src, 0)
+end = free[$src] = start + set_cycles
+pending = signals_get($key)
+if pending is None:
+    pending = signals[$key] = deque()
+pending.append((end, len(rows)))
+rows_append(($name, "SET_FLAG", $set_pipe, $set_hw, start, end, "signal", $op, $detail))
+if races is not None:
+    q = r_index_get($src)
+    snaps = r_flags_get($key)
+    if q is None or snaps is None:
+        races.set_flag($key)
+    else:
+        snaps.append(r_clock[q][:])
+"""
+
+_WAIT = """\
+pending = signals_get($key)
+if not pending:
+    tl.wait($name, $key, wait_cycles, $op)
+    if races is not None:
+        races.wait_flag($key)
+else:
+    start = free_get($dst, 0)
+    fired, signal_row = pending.popleft()
+    if fired > start:
+        start = fired
+    pairs_append((signal_row, len(rows)))
+    end = free[$dst] = start + wait_cycles
+    rows_append(($name, "WAIT_FLAG", $wait_pipe, $wait_hw, start, end, "wait", $op, $detail))
+    if races is not None:
+        snaps = r_flags_get($key)
+        d = r_index_get($dst)
+        if not snaps or d is None:
+            races.wait_flag($key)
+        else:
+            r_clock[d] = list(map(max, r_clock[d], snaps.popleft()))
+"""
+
+_PAIR = """\
+if signals_get($key):
+    $set_step(env, core)
+    $wait_step(env, core)
+else:
+    start = free_get($src, 0)
+    fired = free[$src] = start + set_cycles
+    n = len(rows)
+    rows_append(($set_name, "SET_FLAG", $set_pipe, $set_hw, start, fired, "signal", $set_op, $detail))
+    start = free_get($dst, 0)
+    if fired > start:
+        start = fired
+    end = free[$dst] = start + wait_cycles
+    pairs_append((n, n + 1))
+    rows_append(($wait_name, "WAIT_FLAG", $wait_pipe, $wait_hw, start, end, "wait", $wait_op, $detail))
+    if races is not None:
+        q = r_index_get($src)
+        d = r_index_get($dst)
+        if q is None or d is None:
+            races.handshake($src, $dst)
+        else:
+            r_clock[d] = list(map(max, r_clock[d], r_clock[q]))
+"""
+
+_VIEW_2D = """\
+view = env[$v]
+if len(view.shape) == 2:
+    env[$out] = view.partition_2d(env[$a], env[$b], env[$c], env[$d])
+else:
+    env[$out] = view.partition((env[$a], env[$b]), (env[$c], env[$d]))
+"""
+
+_INDEX = """\
+value = env[$a] $SYM env[$b]
+if -2147483648 <= value < 2147483648:
+    env[$out] = value
+else:
+    env[$out] = $fn(interp, $op, (env[$a], env[$b]))[0]
+"""
+
+_SYMBOLS = {operator.add: "+", operator.sub: "-", operator.mul: "*"}
+
+_DATA_HEAD = """\
+args = $gather(env)
+$NUMERICS
+ins = $INS
+outs = $OUTS
+cycles, kind, detail = $cost(core, ins, outs, args)
+start = free_get($pipe, 0)
+end = free[$pipe] = start + cycles
+rows_append(($name, $instr, $target_pipe, $pipe_name, start, end, kind, $op, detail))
+if races is not None:
+    q = r_index_get($pipe)
+    if q is None:
+        races.instruction_1($acc, $READ, $WRITE)
+    else:
+        seen = r_clock[q]
+        seen[q] += 1
+        me = len(r_who)
+        r_who_append($acc)
+        tick = seen[q]
+"""
+
+_DATA_READ = """\
+        t = ins[0]
+        lo = t.addr
+        hi = lo + t.nbytes
+        seg = r_exact_get((t.space, lo))
+        if seg is None or seg.hi != hi or lo >= hi:
+            races.access(me, t.space, lo, hi, False)
+        else:
+            p = seg.w_pipe
+            if p >= 0 and p != q and seg.w_tick > seen[p]:
+                races._report($acc, t.space, lo, hi, seg.w_who, "reads", "written")
+            seg.reads[q] = (tick, me)
+"""
+
+_DATA_WRITE = """\
+        t = outs[0]
+        lo = t.addr
+        hi = lo + t.nbytes
+        seg = r_exact_get((t.space, lo))
+        if seg is None or seg.hi != hi or lo >= hi:
+            races.access(me, t.space, lo, hi, True)
+        else:
+            p = seg.w_pipe
+            if p >= 0 and p != q and seg.w_tick > seen[p]:
+                races._report($acc, t.space, lo, hi, seg.w_who, "writes", "written")
+            reads_of = seg.reads
+            if reads_of:
+                for rp, (rtick, rwho) in reads_of.items():
+                    if rp != q and rtick > seen[rp]:
+                        races._report($acc, t.space, lo, hi, rwho, "writes", "read")
+                reads_of.clear()
+            seg.w_pipe, seg.w_tick, seg.w_who = q, tick, me
+"""
+
+
+def _data(p: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A single-tile data op (``_dps``' ``step_of`` with ``RaceDetector.instruction_1`` inlined)."""
+    consts = dict(p)
+    if p["compute"] is None:
+        numerics = "$handler(core, interp, $op, args)"
+    else:
+        numerics = "$compute(core, interp, args)"
+    i0, o0 = p["i0"], p["o0"]
+    text = _DATA_HEAD.replace("$NUMERICS", numerics)
+    text = text.replace("$INS", f"(args[{i0}],)" if i0 >= 0 else "()")
+    text = text.replace("$OUTS", f"(args[{o0}],)" if o0 >= 0 else "()")
+    text = text.replace("$READ", "ins[0]" if i0 >= 0 else "None").replace("$WRITE", "outs[0]" if o0 >= 0 else "None")
+    if i0 >= 0:
+        text += _DATA_READ
+    if o0 >= 0:
+        text += _DATA_WRITE
+    return text, consts
+
+
+def _index(p: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    sym = _SYMBOLS.get(p["exact"])
+    if sym is None:
+        return None
+    return _INDEX.replace("$SYM", sym), p
+
+
+TEMPLATES: dict[str, Callable[[dict[str, Any]], tuple[str, dict[str, Any]] | None]] = {
+    "set": lambda p: (_SET, p),
+    "wait": lambda p: (_WAIT, p),
+    "pair": lambda p: (_PAIR, p),
+    "view_2d": lambda p: (_VIEW_2D, p),
+    "index": _index,
+    "data": _data,
+}
+"""Per ``step.inline`` kind: (source text, its ``$`` constants) of a step, or None (called as it is)."""
+
+_SLOT_PARAMS = frozenset(("v", "a", "b", "c", "d", "out"))
+"""Constants written into the text as literals (slot numbers)."""
+
+
+def _inline(step: Any, k: int) -> tuple[str, dict[str, Any]] | None:
+    """The source of step ``k`` with its constants renamed ``_k<k>_<name>``, and those constants."""
+    desc = getattr(step, "inline", None)
+    if desc is None:
+        return None
+    kind, params = desc
+    got = TEMPLATES[kind](params)
+    if got is None:
+        return None
+    text, consts = got
+    names: dict[str, Any] = {}
+    for name in sorted(consts, key=len, reverse=True):  # longest first: $set_pipe before $set
+        value = consts[name]
+        if name in _SLOT_PARAMS:
+            text = text.replace(f"${name}", str(int(value)))
+        else:
+            text = text.replace(f"${name}", f"_k{k}_{name}")
+            names[f"_k{k}_{name}"] = value
+    if "$" in text:
+        raise AssertionError(f"unfilled template for {kind}: {text}")
+    return text, names
+
+
+_SERIAL = count()
+
+
+def _indent(text: str, by: int) -> str:
+    pad = " " * by
+    return "".join(pad + line + "\n" if line else "\n" for line in text.splitlines())
+
+
+def _body(steps: Sequence[Any], indent: int, namespace: dict[str, Any], fresh: bool) -> tuple[list[str], int]:
+    """The lines running ``steps`` in order (``at = k`` before step ``k``) and how many were inlined;
+    ``fresh``: whether the hoisted locals are current where the lines start."""
+    lines: list[str] = []
+    inlined = 0
+    for k, step in enumerate(steps):
+        lines.append(_indent(f"at = {k}", indent))
+        got = _inline(step, k)
+        if got is None:
+            namespace[f"_s{k}"] = step
+            lines.append(_indent(f"_s{k}(env, core)", indent))
+            fresh = False
+            continue
+        if not fresh:
+            lines.append(_indent(_HOIST, indent))
+            fresh = True
+        text, names = got
+        namespace.update(names)
+        lines.append(_indent(text, indent))
+        inlined += 1
+    return lines, inlined
+
+
+_HANDLER = """\
+    except KernelError:
+        raise
+    except Exception as e:
+        raise located(core, ops[at], e) from e
+"""
+
+
+def _build(
+    head: str, pre: str, steps: Sequence[Any], ops: Sequence[Any], located: Located, error: type, loop: bool
+) -> Any:
+    namespace: dict[str, Any] = {"deque": deque, "ops": tuple(ops), "located": located, "KernelError": error}
+    # a trip starts where the last one ended: the locals are stale there when the body's last step is called
+    fresh = not loop or not steps or _inline(steps[-1], 0) is not None
+    body, inlined = _body(steps, 12 if loop else 8, namespace, fresh)
+    if not inlined:
+        return None
+    src = head + "    at = 0\n    try:\n" + _indent(_HOIST, 8) + pre + "".join(body) + _HANDLER
+    code = compile(src, f"<fused block {next(_SERIAL)}>", "exec")
+    exec(code, namespace)  # noqa: S102 -- our own generated source, from the templates above
+    fn = namespace["fused"]
+    fn.inlined = inlined  # type: ignore[attr-defined]  # how many steps are written out (tests)
+    fn.source = src  # type: ignore[attr-defined]
+    return fn
+
+
+def block_function(steps: Sequence[Any], ops: Sequence[Any], located: Located, error: type) -> Any:
+    """``fused(env, core)``: the steps in order, those with a template inlined; None when none has one
+    (or fusing is off). ``located`` turns an error of ``ops[k]`` into the one raised; ``error``'s
+    instances (already located) pass through."""
+    if not ENABLED:
+        return None
+    return _build("def fused(env, core):\n", "", steps, ops, located, error, False)
+
+
+def loop_function(steps: Sequence[Any], ops: Sequence[Any], iv: int, located: Located, error: type) -> Any:
+    """``fused(env, core, values)``: ``env[iv]`` takes each of ``values`` and the steps run, as
+    :func:`block_function` does (the locals read once for the whole loop); None as there."""
+    if not ENABLED:
+        return None
+    pre = f"        for i in values:\n            env[{iv}] = i\n"
+    return _build("def fused(env, core, values):\n", pre, steps, ops, located, error, True)
