@@ -51,6 +51,7 @@ def _run(module: Any, func: str, args: list[Any], enabled: bool, monkeypatch: py
 
     monkeypatch.setattr(run_module, "RaceDetector", Kept)
     monkeypatch.setattr(fused, "ENABLED", enabled)
+    monkeypatch.setattr(fused, "HOT", 1)  # generated on first use (a new plan: compiled again)
     if hasattr(module, _PLAN_ATTR):
         delattr(module, _PLAN_ATTR)
     mine = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
@@ -105,6 +106,21 @@ def test_the_benchmark_loop_runs_fused_with_every_step_inlined(
     loops = [f for f in built if f.loop]
     assert len(loops) == 1 and loops[0].calls == 1, "the loop ran as one generated function"
     assert loops[0].inlined == loops[0].steps == 11, "muli, two views, three data ops, five flag steps"
+
+
+def test_a_loop_is_generated_on_its_second_execution(built: list[Any]) -> None:
+    """``fused.HOT`` = 2: the first run calls the steps (no source compiled for a one-off run), the second
+    generates the loop and runs it, with the same outcome."""
+    assert fused.HOT == 2
+    module, source_map = _kernel(8)
+    x = np.random.default_rng(2).standard_normal((64 * 8, 128)).astype(np.float32)
+    outcomes = []
+    for n in range(3):
+        y = np.zeros_like(x)
+        run = run_kernel(module, "exp_kernel", [x, y], positions=source_map.positions)
+        outcomes.append((y.tobytes(), [r.to_json() for r in run.records], run.race_messages))
+        assert [f.calls for f in built if f.loop] == ([] if n == 0 else [n])
+    assert outcomes[0] == outcomes[1] == outcomes[2]
 
 
 def test_fusing_off_generates_nothing(built: list[Any], monkeypatch: pytest.MonkeyPatch) -> None:

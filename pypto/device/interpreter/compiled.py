@@ -70,7 +70,8 @@ class CompiledBlock:
     run: Step = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.run = fused.block_function(self.steps, self.ops, _kernel_error, KernelError) or self.run_steps
+        steps, ops = self.steps, self.ops
+        self.run = fused.lazy(lambda: fused.block_function(steps, ops, _kernel_error, KernelError), self.run_steps)
 
     def run_steps(self, env: Env, core: CoreState) -> None:
         """Execute the steps in order, one call each; an exception is located at the op that raised it."""
@@ -202,19 +203,25 @@ class _Compiler:
 
         if not inits:  # no loop-carried values: only the induction variable changes
             replay = LoopReplay.of(run, body.steps, body.ops, _kernel_error)
-            loop = fused.loop_function(body.steps, body.ops, iv, _kernel_error, KernelError)
+
+            steps_only = body.run_steps  # not body.run: its generated form is only wanted by the replay
+
+            def iterate(env: Env, core: CoreState, values: range) -> None:
+                for i in values:
+                    env[iv] = i
+                    steps_only(env, core)
+
+            # the whole loop as one generated function, once it is hot
+            loop = fused.lazy(
+                lambda: fused.loop_function(body.steps, body.ops, iv, _kernel_error, KernelError), iterate
+            )
 
             def plain(env: Env, core: CoreState) -> None:
                 values = range(env[lb], env[ub], env[st])
                 if replay is not None and len(values) >= loop_replay.MIN_TRIPS and loop_replay.ENABLED:
                     replay.run(env, core, iv, values)
                     return
-                if loop is not None:  # the whole loop as one generated function
-                    loop(env, core, values)
-                    return
-                for i in values:
-                    env[iv] = i
-                    run(env, core)
+                loop(env, core, values)
 
             return plain
 
