@@ -71,15 +71,17 @@ if races is not None:
 # -- templates: each is the body of the step named, with $name for that step's constants ------------
 
 _SET = """\
-start = free_get($src, 0)
-end = free[$src] = start + set_cycles
+start = $FQ_src
+end = free[$src] = $FQ_src = start + set_cycles
 pending = signals_get($key)
 if pending is None:
     pending = signals[$key] = deque()
 pending.append((end, len(rows)))
 rows_append(($name, "SET_FLAG", $set_pipe, $set_hw, start, end, "signal", $op, $detail))
 if races is not None:
-    q = r_index_get($src)
+    q = $QI_src
+    if q is None:
+        q = $QI_src = r_index_get($src)
     snaps = r_flags_get($key)
     if q is None or snaps is None:
         races.set_flag($key)
@@ -91,19 +93,22 @@ _WAIT = """\
 pending = signals_get($key)
 if not pending:
     tl.wait($name, $key, wait_cycles, $op)
+    $FQ_dst = free_get($dst, 0)
     if races is not None:
         races.wait_flag($key)
 else:
-    start = free_get($dst, 0)
+    start = $FQ_dst
     fired, signal_row = pending.popleft()
     if fired > start:
         start = fired
     pairs_append((signal_row, len(rows)))
-    end = free[$dst] = start + wait_cycles
+    end = free[$dst] = $FQ_dst = start + wait_cycles
     rows_append(($name, "WAIT_FLAG", $wait_pipe, $wait_hw, start, end, "wait", $op, $detail))
     if races is not None:
         snaps = r_flags_get($key)
-        d = r_index_get($dst)
+        d = $QI_dst
+        if d is None:
+            d = $QI_dst = r_index_get($dst)
         if not snaps or d is None:
             races.wait_flag($key)
         else:
@@ -116,20 +121,26 @@ _PAIR = """\
 if signals_get($key):
     $set_step(env, core)
     $wait_step(env, core)
+    $FQ_src = free_get($src, 0)
+    $FQ_dst = free_get($dst, 0)
 else:
-    start = free_get($src, 0)
-    fired = free[$src] = start + set_cycles
+    start = $FQ_src
+    fired = free[$src] = $FQ_src = start + set_cycles
     n = len(rows)
     rows_append(($set_name, "SET_FLAG", $set_pipe, $set_hw, start, fired, "signal", $set_op, $detail))
-    start = free_get($dst, 0)
+    start = $FQ_dst
     if fired > start:
         start = fired
-    end = free[$dst] = start + wait_cycles
+    end = free[$dst] = $FQ_dst = start + wait_cycles
     pairs_append((n, n + 1))
     rows_append(($wait_name, "WAIT_FLAG", $wait_pipe, $wait_hw, start, end, "wait", $wait_op, $detail))
     if races is not None:
-        q = r_index_get($src)
-        d = r_index_get($dst)
+        q = $QI_src
+        if q is None:
+            q = $QI_src = r_index_get($src)
+        d = $QI_dst
+        if d is None:
+            d = $QI_dst = r_index_get($dst)
         if q is None or d is None:
             races.handshake($src, $dst)
         else:
@@ -182,11 +193,13 @@ $NUMERICS
 ins = $INS
 outs = $OUTS
 cycles, kind, detail = $cost(core, ins, outs, args)
-start = free_get($pipe, 0)
-end = free[$pipe] = start + cycles
+start = $FQ_pipe
+end = free[$pipe] = $FQ_pipe = start + cycles
 rows_append(($name, $instr, $target_pipe, $pipe_name, start, end, kind, $op, detail))
 if races is not None:
-    q = r_index_get($pipe)
+    q = $QI_pipe
+    if q is None:
+        q = $QI_pipe = r_index_get($pipe)
     if q is None:
         races.instruction_1($acc, $READ, $WRITE)
     else:
@@ -272,8 +285,14 @@ _SLOT_PARAMS = frozenset(("v", "a", "b", "c", "d", "out"))
 """Constants written into the text as literals (slot numbers)."""
 
 
-def _inline(step: Any, k: int) -> tuple[str, dict[str, Any]] | None:
-    """The source of step ``k`` with its constants renamed ``_k<k>_<name>``, and those constants."""
+_PIPE_PARAMS = ("src", "dst", "pipe")
+"""Constants naming a pipe: ``$FQ_<param>`` is that pipe's queue end, ``$QI_<param>`` its race-detector index
+(locals of the generated function, :func:`_pipe_locals`)."""
+
+
+def _inline(step: Any, k: int) -> tuple[str, dict[str, Any], set[Any]] | None:
+    """The source of step ``k`` with its constants renamed ``_k<k>_<name>``, those constants, and the pipes
+    whose locals it uses."""
     desc = getattr(step, "inline", None)
     if desc is None:
         return None
@@ -282,6 +301,12 @@ def _inline(step: Any, k: int) -> tuple[str, dict[str, Any]] | None:
     if got is None:
         return None
     text, consts = got
+    pipes = set()
+    for name in _PIPE_PARAMS:
+        if name in consts:
+            pipe = consts[name]
+            text = text.replace(f"$FQ_{name}", f"fq_{pipe.name}").replace(f"$QI_{name}", f"qi_{pipe.name}")
+            pipes.add(pipe)
     names: dict[str, Any] = {}
     for name in sorted(consts, key=len, reverse=True):  # longest first: $set_pipe before $set
         value = consts[name]
@@ -292,7 +317,18 @@ def _inline(step: Any, k: int) -> tuple[str, dict[str, Any]] | None:
             names[f"_k{k}_{name}"] = value
     if "$" in text:
         raise AssertionError(f"unfilled template for {kind}: {text}")
-    return text, names
+    return text, names, pipes
+
+
+def _pipe_locals(pipes: set[Any], namespace: dict[str, Any]) -> str:
+    """The hoisted locals of ``pipes``: ``fq_<pipe>``, its queue end (``free.get(pipe, 0)``: every write of
+    the queue end writes both, and the locals are read again after any call that may write it), and
+    ``qi_<pipe>``, its race-detector index once known (None until then: an index never changes once given)."""
+    lines = []
+    for pipe in sorted(pipes, key=lambda p: p.name):
+        namespace[f"_pipe_{pipe.name}"] = pipe
+        lines.append(f"fq_{pipe.name} = free_get(_pipe_{pipe.name}, 0)\nqi_{pipe.name} = None\n")
+    return "".join(lines)
 
 
 _SERIAL = count()
@@ -303,27 +339,31 @@ def _indent(text: str, by: int) -> str:
     return "".join(pad + line + "\n" if line else "\n" for line in text.splitlines())
 
 
-def _body(steps: Sequence[Any], indent: int, namespace: dict[str, Any], fresh: bool) -> tuple[list[str], int]:
-    """The lines running ``steps`` in order (``at = k`` before step ``k``) and how many were inlined;
-    ``fresh``: whether the hoisted locals are current where the lines start."""
+def _body(
+    pieces: Sequence[tuple[Any, tuple[str, dict[str, Any], set[Any]] | None]],
+    indent: int,
+    namespace: dict[str, Any],
+    fresh: bool,
+    hoist: str,
+) -> list[str]:
+    """The lines running the steps in order (``at = k`` before step ``k``): each step's :func:`_inline` piece,
+    or a call of the step (the locals ``hoist`` reads are read again before the next piece); ``fresh``:
+    whether the locals are current where the lines start."""
     lines: list[str] = []
-    inlined = 0
-    for k, step in enumerate(steps):
+    for k, (step, got) in enumerate(pieces):
         lines.append(_indent(f"at = {k}", indent))
-        got = _inline(step, k)
         if got is None:
             namespace[f"_s{k}"] = step
             lines.append(_indent(f"_s{k}(env, core)", indent))
             fresh = False
             continue
         if not fresh:
-            lines.append(_indent(_HOIST, indent))
+            lines.append(_indent(hoist, indent))
             fresh = True
-        text, names = got
+        text, names, _ = got
         namespace.update(names)
         lines.append(_indent(text, indent))
-        inlined += 1
-    return lines, inlined
+    return lines
 
 
 _HANDLER = """\
@@ -338,12 +378,15 @@ def _build(
     head: str, pre: str, steps: Sequence[Any], ops: Sequence[Any], located: Located, error: type, loop: bool
 ) -> Any:
     namespace: dict[str, Any] = {"deque": deque, "ops": tuple(ops), "located": located, "KernelError": error}
-    # a trip starts where the last one ended: the locals are stale there when the body's last step is called
-    fresh = not loop or not steps or _inline(steps[-1], 0) is not None
-    body, inlined = _body(steps, 12 if loop else 8, namespace, fresh)
+    pieces = [(step, _inline(step, k)) for k, step in enumerate(steps)]
+    inlined = sum(got is not None for _, got in pieces)
     if not inlined:
         return None
-    src = head + "    at = 0\n    try:\n" + _indent(_HOIST, 8) + pre + "".join(body) + _HANDLER
+    hoist = _HOIST + _pipe_locals(set().union(*(got[2] for _, got in pieces if got is not None)), namespace)
+    # a trip starts where the last one ended: the locals are stale there when the body's last step is called
+    fresh = not loop or pieces[-1][1] is not None
+    body = _body(pieces, 12 if loop else 8, namespace, fresh, hoist)
+    src = head + "    at = 0\n    try:\n" + _indent(hoist, 8) + pre + "".join(body) + _HANDLER
     code = compile(src, f"<fused block {next(_SERIAL)}>", "exec")
     exec(code, namespace)  # noqa: S102 -- our own generated source, from the templates above
     fn = namespace["fused"]
