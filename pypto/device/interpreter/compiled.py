@@ -13,7 +13,9 @@ value's slot in a flat list and every op's implementation:
 - ``scf.for`` / ``scf.if`` / ``scf.while``, ``func.call`` / ``func.return`` and
   ``pto.section.*`` become Python control flow over the compiled blocks;
 - every other op runs through the xDSL interpreter's registered implementation
-  (:meth:`Interpreter.run_op`), so anything the xDSL engine runs, this one runs.
+  (:meth:`Interpreter.run_op`), so anything the xDSL engine runs, this one runs;
+- a block, and a loop without carried values, once run twice, runs as one generated function with its
+  steps written out (:mod:`.fused`).
 
 A region with more than one block, or an unknown op with regions, raises
 :class:`Unsupported` at compile time (before anything executes) and

@@ -4,9 +4,10 @@ The compiled engine (:mod:`.compiled`) runs a block as one call per step. A step
 (``step.inline = (kind, params)``: a single-tile data op, a static ``set_flag`` / ``wait_flag``, a
 handshake pair, a 2-D ``partition_view``, an index ``addi``/``subi``/``muli``) is written out here as
 source text instead, the same statements its step runs, in one function generated (``compile``/``exec``)
-once per compiled block, so a trip of a loop costs no step calls and no attribute lookups of the
-timeline's and the race detector's containers: those are read into locals once (``tl.free.get``,
-``tl.rows.append``, ``races.clock``, ...).
+once per compiled block, on its second execution (:data:`HOT`), so a trip of a loop costs no step calls
+and no attribute lookups of the timeline's and the race detector's containers: those are read into
+locals once (``tl.free.get``, ``tl.rows.append``, ``races.clock``, ...), and so are each pipe's queue end
+and race-detector index (:func:`_pipe_locals`).
 
 What the locals assume, and where it is proved or re-established:
 
@@ -17,8 +18,10 @@ What the locals assume, and where it is proved or re-established:
   no signal, a tile not at a known segment) only change their contents. Any other step (a barrier,
   which replaces the clocks; a nested loop; an op with no template) is called as it is, and the locals
   are read again before the next inlined step;
-- the values held are the containers, never queue ends or clocks, so every inlined statement reads the
-  state as the step would.
+- the values held are the containers, the pipes' race-detector indices (never changed once given) and
+  the pipes' queue ends, written through (every write of a queue end writes the timeline's too, and the
+  locals are read again after any call that may write one); clocks, signals and shadow memory are read
+  where the step reads them, so every inlined statement sees the state as the step would.
 
 Each template is its step's body (``CoreState.flag_step`` / ``flag_pair_step``, ``_dps``' ``step_of`` with
 ``RaceDetector.instruction_1``, ``partition_view``'s ``value_step``, ``compiled._arith_step``) written
