@@ -13,7 +13,9 @@ value's slot in a flat list and every op's implementation:
 - ``scf.for`` / ``scf.if`` / ``scf.while``, ``func.call`` / ``func.return`` and
   ``pto.section.*`` become Python control flow over the compiled blocks;
 - every other op runs through the xDSL interpreter's registered implementation
-  (:meth:`Interpreter.run_op`), so anything the xDSL engine runs, this one runs.
+  (:meth:`Interpreter.run_op`), so anything the xDSL engine runs, this one runs;
+- a block, and a loop without carried values, once run twice, runs as one generated function with its
+  steps written out (:mod:`.fused`).
 
 A region with more than one block, or an unknown op with regions, raises
 :class:`Unsupported` at compile time (before anything executes) and
@@ -25,7 +27,7 @@ DSL locations.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
@@ -36,7 +38,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from pypto.ptoas.dialect.misc_ops import SectionCubeOp, SectionVectorOp
 from pypto.utils.ir_fingerprint import fingerprint
 
-from . import loop_replay
+from . import fused, loop_replay
 from .arith_impls import ARITH_IMPLS, INDEX_BINARY
 from .core import CoreState
 from .loop_replay import DATA, PURE, LoopReplay, Role
@@ -58,15 +60,23 @@ class KernelError(DeviceError):
 
 @dataclass
 class CompiledBlock:
-    """A block's non-terminator ops as steps, its argument slots and its terminator's operand slots."""
+    """A block's non-terminator ops as steps, its argument slots and its terminator's operand slots.
+
+    ``run(env, core)`` runs the steps: the block's :func:`fused.block_function <.fused.block_function>` (the
+    steps written out as one generated function) when it has one, else :meth:`run_steps`."""
 
     ops: tuple[Operation, ...]
     steps: tuple[Step, ...]
     arg_slots: tuple[int, ...]
     yield_slots: tuple[int, ...]
+    run: Step = field(init=False, repr=False)
 
-    def run(self, env: Env, core: CoreState) -> None:
-        """Execute the steps in order; an exception is located at the op that raised it."""
+    def __post_init__(self) -> None:
+        steps, ops = self.steps, self.ops
+        self.run = fused.lazy(lambda: fused.block_function(steps, ops, _kernel_error, KernelError), self.run_steps)
+
+    def run_steps(self, env: Env, core: CoreState) -> None:
+        """Execute the steps in order, one call each; an exception is located at the op that raised it."""
         step = None
         try:
             for step in self.steps:
@@ -196,14 +206,24 @@ class _Compiler:
         if not inits:  # no loop-carried values: only the induction variable changes
             replay = LoopReplay.of(run, body.steps, body.ops, _kernel_error)
 
+            steps_only = body.run_steps  # not body.run: its generated form is only wanted by the replay
+
+            def iterate(env: Env, core: CoreState, values: range) -> None:
+                for i in values:
+                    env[iv] = i
+                    steps_only(env, core)
+
+            # the whole loop as one generated function, once it is hot
+            loop = fused.lazy(
+                lambda: fused.loop_function(body.steps, body.ops, iv, _kernel_error, KernelError), iterate
+            )
+
             def plain(env: Env, core: CoreState) -> None:
                 values = range(env[lb], env[ub], env[st])
                 if replay is not None and len(values) >= loop_replay.MIN_TRIPS and loop_replay.ENABLED:
                     replay.run(env, core, iv, values)
                     return
-                for i in values:
-                    env[iv] = i
-                    run(env, core)
+                loop(env, core, values)
 
             return plain
 
@@ -384,6 +404,7 @@ def _arith_step(fn: Any, op: Operation, ins: tuple[int, ...], outs: tuple[int, .
                     env[out] = fn(core.interp, op, (env[a], env[b]))[0]
 
             binary.role = _PURE  # type: ignore[attr-defined]
+            binary.inline = ("index", dict(exact=exact, a=a, b=b, out=out, fn=fn, op=op))  # type: ignore[attr-defined]
             return binary
 
         def one_result(env: Env, core: CoreState) -> None:

@@ -183,6 +183,10 @@ class CoreState:
                         snaps.append(races.clock[q][:])
 
             set_step.flag = (key, True)  # type: ignore[attr-defined]  # for flag_pair_step
+            set_step.inline = (  # type: ignore[attr-defined]  # written out by fused.py (its "set" template)
+                "set",
+                dict(src=src, key=key, name=name, set_pipe=set_pipe, set_hw=set_hw, op=op, detail=detail),
+            )
             set_step.role = Role(SYNC, frozenset((src,)), frozenset((key,)))  # type: ignore[attr-defined]
             return set_step
 
@@ -214,6 +218,10 @@ class CoreState:
                     clock[d] = list(map(max, clock[d], snaps.popleft()))
 
         wait_step.flag = (key, False)  # type: ignore[attr-defined]
+        wait_step.inline = (  # type: ignore[attr-defined]  # fused.py's "wait" template
+            "wait",
+            dict(dst=dst, key=key, name=name, wait_pipe=wait_pipe, wait_hw=wait_hw, op=op, detail=detail),
+        )
         wait_step.role = Role(SYNC, frozenset((dst,)), frozenset((key,)))  # type: ignore[attr-defined]
         return wait_step
 
@@ -263,6 +271,14 @@ class CoreState:
                     clock[d] = list(map(max, clock[d], clock[q]))
 
         pair.role = Role(SYNC, frozenset((src, dst)), frozenset((key,)))  # type: ignore[attr-defined]
+        pair.inline = (  # type: ignore[attr-defined]  # fused.py's "pair" template
+            "pair",
+            dict(
+                key=key, src=src, dst=dst, set_step=set_step, wait_step=wait_step, detail=detail,
+                set_name=set_name, set_pipe=set_pipe, set_hw=set_hw, set_op=set_op,
+                wait_name=wait_name, wait_pipe=wait_pipe, wait_hw=wait_hw, wait_op=wait_op,
+            ),
+        )  # fmt: skip
         return pair
 
     def barrier(self, op: Operation, pipe: Pipe) -> None:

@@ -204,7 +204,7 @@ class TensorView:
         if self._array is False:
             whole = PartitionView(self.ptr, 0, self.shape, self.strides)
             try:
-                self._array = whole.window() if all(d > 0 for d in self.shape) else None
+                self._array = whole.window() if min(self.shape, default=1) > 0 else None
             except DeviceError:
                 self._array = None
         return self._array  # type: ignore[return-value]
@@ -272,7 +272,11 @@ class PartitionView:
                 f"argument of {flat.size} elements"
             )
         item = flat.itemsize
-        byte_strides = tuple(st * item for st in self.strides)
+        strides = self.strides
+        if len(strides) == 2:  # the common case, without a generator (once per tensor view and run)
+            byte_strides: tuple[int, ...] = (strides[0] * item, strides[1] * item)
+        else:
+            byte_strides = tuple([st * item for st in strides])
         if first == start and flat.flags.c_contiguous:
             return np.ndarray(self.sizes, flat.dtype, flat, start * item, byte_strides)
         return as_strided(flat[start:], shape=self.sizes, strides=byte_strides)

@@ -361,6 +361,14 @@ def _dps(numerics: Prepare) -> Prepare:
                     else:
                         races.instruction(pipe, op, ins, outs)
 
+            if single:  # fused.py's "data" template writes this step out
+                step.inline = (  # type: ignore[attr-defined]
+                    "data",
+                    dict(
+                        gather=gather, compute=compute, handler=handler, op=op, i0=i0, o0=o0, cost=cost, pipe=pipe,
+                        name=name, instr=instr, target_pipe=target_pipe, pipe_name=pipe_name, acc=acc,
+                    ),
+                )  # fmt: skip
             return step
 
         run.check, run.probe, run.account, run.pipe = check, probe, account, pipe  # type: ignore[attr-defined]
@@ -883,6 +891,7 @@ def partition_view(op: Any) -> Run:
                 else:
                     env[out] = view.partition((env[a], env[b]), (env[c], env[d]))
 
+            step.inline = ("view_2d", dict(v=v, a=a, b=b, c=c, d=d, out=out))  # type: ignore[attr-defined]
             return step
 
         run_2d.pure = True  # type: ignore[attr-defined]
