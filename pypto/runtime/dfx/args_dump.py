@@ -5,8 +5,9 @@ the run marks. Two stages per task:
 
 - ``before_dispatch`` (at the task's first part, before it is dispatched): the values going in,
   i.e. the ``input`` and ``inout`` tensors and the scalars;
-- ``after_completion`` (after its last part completed): the values coming out, the ``output`` and
-  ``inout`` tensors.
+- ``after_completion`` (after its last part completed, of its last SPMD block): the values coming out, the
+  ``output`` and ``inout`` tensors. What a Group's earlier part or an SPMD task's earlier block left is not
+  captured (nor copied when the next one writes over it).
 
 The role is the argument's direction (In -> ``input``, Out -> ``output``, InOut -> ``inout``; a
 scalar is an input). Rows are sorted by (task_id, stage, arg_index, role), stages in the order above
@@ -197,6 +198,8 @@ class ArgsDumpCollector(Collector):
         self._checked: bool | None = None
         """Whether the run checks every launch leaves its In tensors unchanged (read at the first part)."""
         self._before: set[int] = set()
+        self._parts_done: dict[int, int] = {}
+        """Task id -> how many of its part launches completed (a task is each part once per SPMD block)."""
         self._rows: dict[tuple[int, int, int], tuple[int, str, _Payload | None]] = {}
         self._writes: dict[int, int] = {}
         """A buffer's memory (``DeviceBuffer.id``: a slice shares its source's) -> how many task parts wrote
@@ -296,7 +299,10 @@ class ArgsDumpCollector(Collector):
             if a.buffer is not None and a.direction is not ParamDirection.In:
                 mem = a.buffer.id
                 writes[mem] = writes.get(mem, 0) + 1
-        self._capture(task, 1)  # each part overwrites: the last part's is kept
+        done = self._parts_done.get(task.id, 0) + 1
+        self._parts_done[task.id] = done
+        if done >= len(task.parts) * task.block_num:  # its last part of its last block: the task completed
+            self._capture(task, 1)
 
     def manifest(self, result: Any) -> tuple[dict[str, Any], list[bytes | bytearray | memoryview]]:
         """The manifest (its ``args`` rows as their JSON text) and the payloads in ``args.bin`` order (the
