@@ -275,6 +275,28 @@ def test_args_dump_after_the_last_block(tmp_path: Path, full: tuple[Any, Path], 
     np.testing.assert_allclose(arr(scaled), 2.0 * arr(x), rtol=1e-6)  # all 4 blocks' rows, not block 3's only
 
 
+def test_args_dump_copies_no_earlier_block(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An SPMD task's after-completion states are captured after its last block only: what an earlier block
+    left is never copied when the next block writes over it (with the run's input check no state of this
+    run is overwritten after its capture, so nothing is copied), and the dump holds the same rows."""
+    from pypto.runtime.dfx import args_dump
+
+    copies: list[int] = []
+    freeze = args_dump._Payload.freeze
+
+    def counted(self: Any) -> None:
+        if self.array is not None:
+            copies.append(self.nbytes)
+        freeze(self)
+
+    monkeypatch.setattr(args_dump._Payload, "freeze", counted)
+    _, out = _run(tmp_path / "build", enable_dump_args=2)
+    assert copies == []
+    doc = json.loads((out / "args_dump" / "args_dump.json").read_text())
+    after = [int(a["task_id"], 16) for a in doc["args"] if a["stage"] == "after_completion"]
+    assert sorted(set(after)) == sorted(SPMD_BLOCKS)  # each task's outputs, once
+
+
 def test_scope_stats_and_run_report(full: tuple[Any, Path]) -> None:
     result, out = full
     lines = (out / "scope_stats" / "scope_stats.jsonl").read_text().splitlines()

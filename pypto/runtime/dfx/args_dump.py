@@ -5,8 +5,9 @@ the run marks. Two stages per task:
 
 - ``before_dispatch`` (at the task's first part, before it is dispatched): the values going in,
   i.e. the ``input`` and ``inout`` tensors and the scalars;
-- ``after_completion`` (after its last part completed): the values coming out, the ``output`` and
-  ``inout`` tensors.
+- ``after_completion`` (after its last part completed, of its last SPMD block): the values coming out, the
+  ``output`` and ``inout`` tensors. What a Group's earlier part or an SPMD task's earlier block left is not
+  captured (nor copied when the next one writes over it).
 
 The role is the argument's direction (In -> ``input``, Out -> ``output``, InOut -> ``inout``; a
 scalar is an input). Rows are sorted by (task_id, stage, arg_index, role), stages in the order above
@@ -37,8 +38,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +56,6 @@ BIN_FILE = "args.bin"
 STAGES = ("before_dispatch", "after_completion")
 """In sort order: a task's inputs before its outputs."""
 
-ROLES = {ParamDirection.In: "input", ParamDirection.Out: "output", ParamDirection.InOut: "inout"}
 ROLE_ORDER = ("input", "output", "inout")
 
 
@@ -77,26 +76,6 @@ def _scalar_dtype(v: Any) -> str:
     if isinstance(v, bool):
         return "BOOL"
     return "INT64" if isinstance(v, int) else "FP32"
-
-
-@dataclass(slots=True)
-class _Capture:
-    task_id: int
-    stage: str
-    arg_index: int
-    role: str
-    kernels: tuple[str, ...]
-    kind: str
-    dtype: str
-    value: Any
-    shape_text: str
-    """The shape as the manifest spells it (``[256,64]``; a scalar's ``[]``)."""
-    strides_text: str
-    numel: int
-    payload: _Payload | None
-
-    def key(self) -> tuple[int, int, int, int]:
-        return (self.task_id, STAGES.index(self.stage), self.arg_index, ROLE_ORDER.index(self.role))
 
 
 def _payload(arr: np.ndarray) -> bytes:
@@ -183,35 +162,45 @@ class _Payload:
         return memoryview(a.reshape(-1).view(np.uint8)) if _little_contiguous(a) else _payload(a)
 
 
-def _arg_row(c: _Capture, func_ids: str, offset: int, size: int, encode: Callable[[Any], str]) -> Encoded:
-    """One ``args`` row of the manifest as its compact JSON (the keys of runtime-dfx-formats.md §6 in their
-    order; the values as ``json.dumps`` spells them, ``func_ids`` already spelled): formatted from a template
-    instead of a dict encoded (a run has a row per argument and stage)."""
-    return Encoded(
-        f'{{"task_id":"0x{c.task_id:016x}","func_id":{func_ids},"arg_index":{_int(c.arg_index, encode)},'
-        f'"role":"{c.role}","stage":"{c.stage}","kind":"{c.kind}","dtype":{encode(c.dtype)},'
-        f'"value":{"null" if c.value is None else encode(c.value)},"is_contiguous":true,"shape":{c.shape_text},'
-        f'"strides":{c.strides_text},"start_offset":0,"numel":{_int(c.numel, encode)},"bin_offset":{offset},'
-        f'"bin_size":{size},"truncated":false,"overwritten":false}}'
-    )
+_STAGE_ROLE = tuple(tuple(f'"role":"{r}","stage":"{s}",' for r in ROLE_ORDER) for s in STAGES)
+"""The row text of each (stage index, role index): ``"role":"input","stage":"before_dispatch",``."""
+
+_ROLE_INDEX = {ParamDirection.In: 0, ParamDirection.Out: 1, ParamDirection.InOut: 2}
+"""A tensor's direction -> its role's index in :data:`ROLE_ORDER` (anything else: input)."""
+
+_ROW_END = ',"truncated":false,"overwritten":false}'
+
+_DTYPE_NAMES: dict[Any, str] = {}
+"""numpy dtype -> the manifest's spelling of its name (``FLOAT32``: numpy's ``str(dtype)`` costs µs)."""
 
 
-def _int(x: Any, encode: Callable[[Any], str]) -> str:
-    """``x`` as ``json.dumps`` spells it (a plain int directly)."""
-    return str(x) if type(x) is int else encode(x)
+def _dtype_name(dtype: Any) -> str:
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype).upper()
+    return name
 
 
 @register
 class ArgsDumpCollector(Collector):
-    """``enable_dump_args``: ``args_dump/{args_dump.json,args.bin}`` (1 partial, 2 full)."""
+    """``enable_dump_args``: ``args_dump/{args_dump.json,args.bin}`` (1 partial, 2 full).
+
+    A capture is one row of the manifest, kept as ``(task_id, stage index, arg_index) -> (role index, the
+    row's text from ``"kind"`` to ``"numel"``, its payload)``: the text between is the same for every capture
+    of a buffer under one dtype, spelled once per run (:meth:`_body`); the rest is filled in when the run ends
+    (:meth:`manifest`)."""
 
     FLAG = "enable_dump_args"
 
     def __init__(self, level: int, out_dir: Path):
         super().__init__(level, out_dir)
         self.config: Any = None
+        self._checked: bool | None = None
+        """Whether the run checks every launch leaves its In tensors unchanged (read at the first part)."""
         self._before: set[int] = set()
-        self._captures: dict[tuple[int, str, int], _Capture] = {}
+        self._parts_done: dict[int, int] = {}
+        """Task id -> how many of its part launches completed (a task is each part once per SPMD block)."""
+        self._rows: dict[tuple[int, int, int], tuple[int, str, _Payload | None]] = {}
         self._writes: dict[int, int] = {}
         """A buffer's memory (``DeviceBuffer.id``: a slice shares its source's) -> how many task parts wrote
         it so far (its version)."""
@@ -219,10 +208,12 @@ class ArgsDumpCollector(Collector):
         """(id(buffer), version) -> (the buffer, kept alive so its id stays its own; its captured state)."""
         self._live: dict[int, list[_Payload]] = {}
         """A buffer's memory -> its captured states that still point at the live array."""
-        self._layouts: dict[int, tuple[str, str, str, int]] = {}
-        """id(buffer) -> :meth:`_layout` (the buffers stay alive in ``_payloads`` while the run lasts)."""
+        self._bodies: dict[tuple[int, str | None], str] = {}
+        """(id(buffer), the argument's dtype) -> :meth:`_body` (the buffers stay alive in ``_payloads`` while
+        the run lasts)."""
         self._kernels: dict[int, tuple[str, ...]] = {}
         """Task id -> its kernel names, sorted."""
+        self._encode = compact_encoder(False)
 
     def _payload_of(self, buffer: Any) -> _Payload:
         """``buffer``'s captured state, shared with an earlier capture when no task wrote it since."""
@@ -233,114 +224,129 @@ class ArgsDumpCollector(Collector):
             self._live.setdefault(buffer.id, []).append(known[1])
         return known[1]
 
-    def _written_by(self, part: Any) -> list[int]:
-        """The buffer memories ``part`` may write: its Out / InOut tensors, and its In tensors too unless the
-        run checks every launch leaves them unchanged (``RunConfig.check_inputs``: a kernel that wrote one
-        would stop the run), so that a before-dispatch state is what the kernel was given."""
+    def _inputs_checked(self) -> bool:
+        """``RunConfig.check_inputs`` in effect for every launch (a kernel that wrote an In tensor would stop
+        the run): then a part writes only its Out / InOut tensors."""
         config = self.config
-        checked = config is not None and (
+        return config is not None and (
             config.check_inputs is True
             or (config.check_inputs is None and getattr(config, "kernel_engine", "interpreter") != "cpp")
         )
-        return [a.buffer.id for a in part.args
-                if a.buffer is not None and (a.direction is not ParamDirection.In or not checked)]  # fmt: skip
 
-    def _versioned_by(self, part: Any) -> list[int]:
-        """The buffer memories ``part`` writes by its signature (Out / InOut): each gets a new version."""
-        return [a.buffer.id for a in part.args if a.buffer is not None and a.direction is not ParamDirection.In]
-
-    def _wanted(self, task: Any, arg: Any) -> bool:
-        if self.level >= 2:
-            return True
-        return arg.buffer is not None and arg.index in task.dumps  # partial: the marked tensors only
-
-    def _layout(self, buffer: Any) -> tuple[str, str, str, int]:
-        """A buffer's storage dtype name, shape and element strides (as the manifest spells them) and element
-        count (once per buffer a run: they do not change)."""
-        known = self._layouts.get(id(buffer))
+    def _body(self, buffer: Any, dtype: str | None) -> str:
+        """A tensor row's text from ``"kind"`` to ``"numel"`` (its dtype -- the argument's, else the buffer's
+        storage dtype -- and the buffer's shape, element strides and element count: the same for every
+        capture of ``buffer`` in a run), comma-terminated."""
+        key = (id(buffer), dtype)
+        known = self._bodies.get(key)
         if known is None:
             arr = buffer.array
             shape = ",".join([str(int(d)) for d in arr.shape])
             strides = ",".join([str(int(s) // arr.itemsize) for s in arr.strides])
-            known = (str(arr.dtype).upper(), f"[{shape}]", f"[{strides}]", int(arr.size))
-            self._layouts[id(buffer)] = known
+            known = self._bodies[key] = (
+                f'"kind":"tensor","dtype":{encode_basestring_ascii(dtype or _dtype_name(arr.dtype))},"value":null,'
+                f'"is_contiguous":true,"shape":[{shape}],"strides":[{strides}],"start_offset":0,"numel":{int(arr.size)},'
+            )
         return known
 
-    def _capture(self, task: Any, stage: str) -> None:
-        kernels = self._kernels.get(task.id)
-        if kernels is None:
-            kernels = self._kernels[task.id] = tuple(sorted({p.func_name for p in task.parts}))
+    def _capture(self, task: Any, stage: int) -> None:
+        """The rows of ``task`` at stage index ``stage`` (0 before dispatch: inputs, inouts and scalars; 1
+        after completion: outputs and inouts)."""
+        if task.id not in self._kernels:
+            self._kernels[task.id] = tuple(sorted({p.func_name for p in task.parts}))
+        rows = self._rows
+        every = self.level >= 2
         for arg in task.args:
-            role = ROLES.get(arg.direction, "input") if arg.buffer is not None else "input"
-            if stage == "before_dispatch" and role == "output":
+            buffer = arg.buffer
+            if buffer is None:  # a scalar: an input, never marked (a partial dump skips it)
+                if stage == 0 and every:
+                    v = arg.scalar
+                    dtype = encode_basestring_ascii(arg.dtype or _scalar_dtype(v))
+                    value = scalar_value(v)
+                    text = "null" if value is None else self._encode(value)
+                    rows[(task.id, 0, arg.index)] = (
+                        0, f'"kind":"scalar","dtype":{dtype},"value":{text},"is_contiguous":true,"shape":[],'
+                        f'"strides":[],"start_offset":0,"numel":1,', None,
+                    )  # fmt: skip
                 continue
-            if stage == "after_completion" and (role == "input" or arg.buffer is None):
+            role = _ROLE_INDEX.get(arg.direction, 0)
+            if role == (1 if stage == 0 else 0):  # an output before dispatch, an input after completion
                 continue
-            if not self._wanted(task, arg):
-                continue
-            if arg.buffer is not None:
-                dtype, shape, strides, numel = self._layout(arg.buffer)
-                cap = _Capture(
-                    task.id, stage, arg.index, role, kernels, "tensor",
-                    arg.dtype or dtype, None, shape, strides, numel, self._payload_of(arg.buffer),
-                )  # fmt: skip
-            else:
-                v = arg.scalar
-                cap = _Capture(
-                    task.id, stage, arg.index, role, kernels, "scalar",
-                    arg.dtype or _scalar_dtype(v), scalar_value(v), "[]", "[]", 1, None,
-                )  # fmt: skip
-            self._captures[(task.id, stage, arg.index)] = cap
+            if every or arg.index in task.dumps:  # partial: the marked tensors only
+                rows[(task.id, stage, arg.index)] = (role, self._body(buffer, arg.dtype), self._payload_of(buffer))
 
     def before_task(self, task: Any, part: Any) -> None:
         if task.id not in self._before:  # a Group's first part: nothing of the task has run yet
             self._before.add(task.id)
-            self._capture(task, "before_dispatch")
-        for mem in self._written_by(part):  # the states this part may overwrite: copy them now
-            for payload in self._live.pop(mem, ()):
-                payload.freeze()
+            self._capture(task, 0)
+        live = self._live
+        if not live:
+            return
+        checked = self._checked
+        if checked is None:
+            checked = self._checked = self._inputs_checked()
+        # the states this part may overwrite: copy them now. Its Out / InOut tensors, and its In tensors too
+        # unless the run checks every launch leaves them unchanged, so that a before-dispatch state is what
+        # the kernel was given
+        for a in part.args:
+            if a.buffer is not None and (a.direction is not ParamDirection.In or not checked):
+                for payload in live.pop(a.buffer.id, ()):
+                    payload.freeze()
 
     def after_task(self, task: Any, part: Any, kernel_run: Any) -> None:
-        for mem in self._versioned_by(part):  # what the part may have written is a new version
-            self._writes[mem] = self._writes.get(mem, 0) + 1
-        self._capture(task, "after_completion")  # each part overwrites: the last part's is kept
+        writes = self._writes
+        for a in part.args:  # what the part may have written (Out / InOut) is a new version
+            if a.buffer is not None and a.direction is not ParamDirection.In:
+                mem = a.buffer.id
+                writes[mem] = writes.get(mem, 0) + 1
+        done = self._parts_done.get(task.id, 0) + 1
+        self._parts_done[task.id] = done
+        if done >= len(task.parts) * task.block_num:  # its last part of its last block: the task completed
+            self._capture(task, 1)
 
     def manifest(self, result: Any) -> tuple[dict[str, Any], list[bytes | bytearray | memoryview]]:
-        """The manifest (its ``args`` rows as their JSON text: :func:`_arg_row`) and the payloads in
-        ``args.bin`` order (the file is their concatenation)."""
+        """The manifest (its ``args`` rows as their JSON text) and the payloads in ``args.bin`` order (the
+        file is their concatenation). Rows sort by (task_id, stage, arg_index): an argument has one role."""
         func_ids = result_func_ids(result)
-        caps = sorted(self._captures.values(), key=_Capture.key)
         payloads: list[bytes | bytearray | memoryview] = []
         offsets: dict[int, int] = {}  # id(payload) -> its bin_offset (a shared payload is stored once)
         end = 0
         args: list[Encoded] = []
+        heads: dict[int, str] = {}  # task id -> its rows' text up to "arg_index":
         func_text: dict[tuple[str, ...], str] = {}  # a task's kernels -> its func_id list, spelled
-        encode = compact_encoder(False)
-        stages = dict.fromkeys(STAGES, 0)
-        roles = dict.fromkeys(ROLE_ORDER, 0)
-        for c in caps:
-            size = c.payload.nbytes if c.payload is not None else 0
-            offset = offsets.get(id(c.payload)) if size else end
-            if offset is None:
-                offset = offsets[id(c.payload)] = end
-                payloads.append(c.payload.chunk())  # type: ignore[union-attr]
-                end += size
-            fids = func_text.get(c.kernels)
-            if fids is None:
-                fids = func_text[c.kernels] = encode([func_ids.get(k, -1) for k in c.kernels] or [-1])
-            args.append(_arg_row(c, fids, offset, size, encode))
-            stages[c.stage] += 1
-            roles[c.role] += 1
+        stages = [0, 0]
+        roles = [0, 0, 0]
+        for (task_id, stage, arg_index), (role, body, payload) in sorted(self._rows.items()):
+            head = heads.get(task_id)
+            if head is None:
+                kernels = self._kernels[task_id]
+                fids = func_text.get(kernels)
+                if fids is None:
+                    fids = func_text[kernels] = self._encode([func_ids.get(k, -1) for k in kernels] or [-1])
+                head = heads[task_id] = f'{{"task_id":"0x{task_id:016x}","func_id":{fids},"arg_index":'
+            if payload is None:
+                offset, size = end, 0
+            else:
+                size = payload.nbytes
+                offset = offsets.get(id(payload)) if size else end
+                if offset is None:
+                    offset = offsets[id(payload)] = end
+                    payloads.append(payload.chunk())
+                    end += size
+            tail = f'"bin_offset":{offset},"bin_size":{size}{_ROW_END}'
+            args.append(Encoded(f"{head}{arg_index},{_STAGE_ROLE[stage][role]}{body}{tail}"))
+            stages[stage] += 1
+            roles[role] += 1
         manifest = {
             "run_dir": str(self.out_dir.parent),
             "bin_format": {"type": "logical_contiguous", "byte_order": "little_endian"},
             "dump_args_level": self.level,
             "total_args": len(args),
-            "before_dispatch": stages["before_dispatch"],
-            "after_completion": stages["after_completion"],
-            "input_args": roles["input"],
-            "output_args": roles["output"],
-            "inout_args": roles["inout"],
+            "before_dispatch": stages[0],
+            "after_completion": stages[1],
+            "input_args": roles[0],
+            "output_args": roles[1],
+            "inout_args": roles[2],
             "truncated_args": 0,
             "dropped_records": 0,
             "dropped_overwrite": 0,
@@ -358,7 +364,7 @@ class ArgsDumpCollector(Collector):
         # the copies are written: their blocks go to the next run (this collector is done with them)
         _SPARES.give([p.data for _, p in self._payloads.values() if isinstance(p.data, bytearray)])
         self._payloads.clear()
-        self._captures.clear()
-        self._layouts.clear()
+        self._rows.clear()
+        self._bodies.clear()
         self._kernels.clear()
         return [d / MANIFEST, d / BIN_FILE]
