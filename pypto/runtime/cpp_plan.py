@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from . import file_watch
 from .cpp_engine import EngineReport, EngineRun, KernelEngineError, _header
 
 
@@ -62,6 +63,8 @@ class RunPlan:
     """Each return value: ("param", index of the argument), ("array", a device array) or ("value", v)."""
     element_types: list[Any]
     """Each return value's element type (a device array is returned as a torch tensor of it)."""
+    checked: int | None = None
+    """The :func:`.file_watch.generation` when the stamps were last found unchanged (None: check every replay)."""
     _keep: list[Any] = field(default_factory=list)
 
 
@@ -175,6 +178,8 @@ def record(
         return None
     runner.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
     runner.restype = ctypes.c_int64
+    files = _stamp_files(kernels)
+    checked = file_watch.watch(sorted({os.path.dirname(f) for f in files}))  # watched before the stamps are taken
     return RunPlan(
         n=n,
         entries=entries,
@@ -184,7 +189,8 @@ def record(
         labels=[c.label for c in run.calls],
         kernels=kernels,
         zero=[b.array for b in created],
-        stamps=_stamps(_stamp_files(kernels)),
+        checked=checked,
+        stamps=_stamps(files),
         result=result,
         report=EngineReport(
             report.engine, libraries=dict(report.libraries), notes=list(report.notes), cpp_calls=n, replayed=True
@@ -231,11 +237,16 @@ def _clone(obj: Any) -> Any:
 def replay(plan: RunPlan, args: Sequence[Any], copied: int) -> Any | None:
     """Run ``plan`` on this run's arguments; its RunResult, or None when the plan is stale (a kernel's
     ``.cpp`` or the header changed: the caller runs the task graph instead)."""
-    stat = os.stat
-    for path, mtime, size in plan.stamps:
-        st = stat(path)
-        if st.st_mtime_ns != mtime or st.st_size != size:
-            return None
+    seen = file_watch.generation()
+    if seen is None or seen != plan.checked:  # a file in a watched directory changed (or no watch): stat them
+        for path, mtime, size in plan.stamps:
+            try:
+                st = os.stat(path)
+            except OSError:
+                return None
+            if st.st_mtime_ns != mtime or st.st_size != size:
+                return None
+        plan.checked = seen
     for a in plan.zero:
         a.fill(0)
     t0, c0 = time.perf_counter(), time.thread_time()
