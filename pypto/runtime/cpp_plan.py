@@ -4,19 +4,21 @@ A ``"cpp"`` run whose every kernel signature already has its cycles (no interpre
 no In argument and collected no DFX artefact, is recorded as a plan: its kernel launches in the
 order they ran (each library's ``kernel_entry``, its int64 argument slots, its block) and its result
 (the task records, cycles, problems and notes, which depend only on the kernel signatures). A later
-run of the same prepared program on arguments with the same addresses, shapes, dtypes and scalar
-values (device-resident tensors: ``ChipWorker`` DeviceTensors; a host tensor is copied anew every run),
-under the same run options, does not walk the orchestration or the scheduler again: it
-zero-fills the run's ``pl.create_tensor`` buffers (as a fresh run creates them) and makes one ctypes
-call, ``pto_cpu_run_calls``, which launches every kernel in the recorded order. The result is the
-recorded one with this run's outputs and engine report (``EngineReport.replayed``).
+run of the same prepared program on the same argument arrays (by identity: the plan keeps them alive)
+with the same shapes, dtypes and scalar values (device-resident tensors: ``ChipWorker`` DeviceTensors;
+a host tensor is copied anew every run), under the same run options, does not walk the orchestration or
+the scheduler again: it zero-fills the run's ``pl.create_tensor`` buffers (as a fresh run creates them)
+and makes one ctypes call, ``pto_cpu_run_calls``, which launches every kernel in the recorded order. The
+result is the recorded one with this run's outputs and engine report (``EngineReport.replayed``).
 
 A plan is not made (the run goes through the scheduler every time) when the orchestration reads a
 tensor element (``pl.tensor.read``: the task graph may depend on data), or when a kernel argument is
 an array that is neither a parameter nor a ``pl.create_tensor`` buffer (e.g. a padded copy of a window,
-which a fresh run copies again). A plan is dropped when a kernel's ``.cpp`` or ``pto_cpu.hpp``
-changed since it was recorded. A plan keeps the arrays it ran on alive, so an address it names
-cannot be reused by another tensor while it exists; at most :data:`MAX_PLANS` are kept per program.
+which a fresh run copies again). A plan is dropped when a kernel's ``.cpp`` or ``pto_cpu.hpp`` changed
+since it was recorded (their stamps are checked after an inotify event in their directories,
+:mod:`.file_watch`, or every replay without a watch). A plan keeps the arrays it ran on alive, so an
+address it names cannot be reused by another tensor while it exists; at most :data:`MAX_PLANS` are kept
+per program.
 """
 
 from __future__ import annotations
