@@ -48,10 +48,10 @@ EXAMPLES = ROOT / "examples"
 GOAL = 20.0
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
 BEFORE = (
-    "before (session 10 start, quiet machine, cpu clock, best of 5; rhs packed and 4x16 blocks along the rows "
-    "for the column-major Acc tile, column-major copies in runs of 8, degree-14 exp with a per-lane fallback "
-    "test, the replay's Python resolving the target path and Runnable protocol every launch): chunked_add run "
-    "4.0x, In check 1.8x, kernel 4.0x; llama_mlp_block run 12.0x, kernels 7.7x"
+    "before (session 11 start, load 4, cpu clock, best of 5; the replay's Python building the engine's per-run "
+    "state and the DFX collectors before its plan look-up, keying the plan by __array_interface__ addresses, "
+    "stat'ing every kernel .cpp each launch): chunked_add run 7.1x, In check 1.7x, kernel 3.1x; "
+    "llama_mlp_block run 14.5x (C++ 0.65 ms), kernels 7.7x"
 )
 
 

@@ -265,6 +265,12 @@ def owned_profiler(wanted: bool) -> Iterator[tuple[CompileProfiler | None, bool]
         yield own, True
 
 
+def profiling_wanted(wanted: bool) -> bool:
+    """Whether :func:`owned_profiler` would give a profiler: one is active, or ``wanted``, or
+    ``PYPTO_COMPILE_PROFILING`` asks for one."""
+    return bool(CompileProfiler._stack or wanted or env_enabled())
+
+
 def current() -> CompileProfiler | None:
     """``CompileProfiler.current()``."""
     return CompileProfiler.current()
@@ -291,5 +297,6 @@ __all__ = [
     "format_summary",
     "get_active_profiler",
     "owned_profiler",
+    "profiling_wanted",
     "stage",
 ]

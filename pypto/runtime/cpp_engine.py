@@ -444,6 +444,8 @@ class KernelEngine:
         """Recorded ``"cpp"`` runs by :func:`.cpp_plan.plan_key` (:class:`.cpp_plan.RunPlan`)."""
         self.plan_blockers: dict[int, bool] = {}
         """Per program module (by id): whether its host code reads tensor elements (no plans then)."""
+        self.out_dir: Any = None
+        """The prepared program's ``out_dir`` object of the last run (a replay checks it is the same)."""
 
     def kernel(self, func_name: str, recompile: bool) -> _Kernel:
         """The loaded library of ``func_name`` (built on first use in this run)."""
@@ -630,6 +632,7 @@ def engine_run(config: Any, prepared: Any) -> EngineRun | None:
     if engine is None or engine.work_dir != Path(work_dir):
         engine = _ENGINES[id(prepared)] = KernelEngine(Path(os.fspath(work_dir)))
         weakref.finalize(prepared, _ENGINES.pop, id(prepared), None)
+    engine.out_dir = work_dir
     return EngineRun(
         mode,
         engine,

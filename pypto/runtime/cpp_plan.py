@@ -4,25 +4,26 @@ A ``"cpp"`` run whose every kernel signature already has its cycles (no interpre
 no In argument and collected no DFX artefact, is recorded as a plan: its kernel launches in the
 order they ran (each library's ``kernel_entry``, its int64 argument slots, its block) and its result
 (the task records, cycles, problems and notes, which depend only on the kernel signatures). A later
-run of the same prepared program on arguments with the same addresses, shapes, dtypes and scalar
-values (device-resident tensors: ``ChipWorker`` DeviceTensors; a host tensor is copied anew every run),
-under the same run options, does not walk the orchestration or the scheduler again: it
-zero-fills the run's ``pl.create_tensor`` buffers (as a fresh run creates them) and makes one ctypes
-call, ``pto_cpu_run_calls``, which launches every kernel in the recorded order. The result is the
-recorded one with this run's outputs and engine report (``EngineReport.replayed``).
+run of the same prepared program on the same argument arrays (by identity: the plan keeps them alive)
+with the same shapes, dtypes and scalar values (device-resident tensors: ``ChipWorker`` DeviceTensors;
+a host tensor is copied anew every run), under the same run options, does not walk the orchestration or
+the scheduler again: it zero-fills the run's ``pl.create_tensor`` buffers (as a fresh run creates them)
+and makes one ctypes call, ``pto_cpu_run_calls``, which launches every kernel in the recorded order. The
+result is the recorded one with this run's outputs and engine report (``EngineReport.replayed``).
 
 A plan is not made (the run goes through the scheduler every time) when the orchestration reads a
 tensor element (``pl.tensor.read``: the task graph may depend on data), or when a kernel argument is
 an array that is neither a parameter nor a ``pl.create_tensor`` buffer (e.g. a padded copy of a window,
-which a fresh run copies again). A plan is dropped when a kernel's ``.cpp`` or ``pto_cpu.hpp``
-changed since it was recorded. A plan keeps the arrays it ran on alive, so an address it names
-cannot be reused by another tensor while it exists; at most :data:`MAX_PLANS` are kept per program.
+which a fresh run copies again). A plan is dropped when a kernel's ``.cpp`` or ``pto_cpu.hpp`` changed
+since it was recorded (their stamps are checked after an inotify event in their directories,
+:mod:`.file_watch`, or every replay without a watch). A plan keeps the arrays it ran on alive, so an
+address it names cannot be reused by another tensor while it exists; at most :data:`MAX_PLANS` are kept
+per program.
 """
 
 from __future__ import annotations
 
 import ctypes
-import dataclasses
 import os
 import sys
 import time
@@ -32,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from . import file_watch
 from .cpp_engine import EngineReport, EngineRun, KernelEngineError, _header
 
 
@@ -53,25 +55,30 @@ class RunPlan:
     """The launches' :class:`~.cpp_engine._Kernel` (for their error message)."""
     zero: list[np.ndarray]
     """The run's ``pl.create_tensor`` buffers, zero-filled before every replay."""
-    files: tuple[str, ...]
-    """The kernels' ``.cpp`` and the header (:func:`_stamp_files`)."""
-    stamps: tuple[Any, ...]
-    """Their (path, mtime, size) when recorded."""
+    stamps: tuple[tuple[str, int, int], ...]
+    """The kernels' ``.cpp`` and the header (:func:`_stamp_files`): (path, mtime, size) when recorded."""
     result: Any
     """The recorded :class:`~.run.RunResult`."""
+    report: EngineReport
+    """The engine report of a replay (its times are set per replay)."""
     returns: list[tuple[str, Any]]
     """Each return value: ("param", index of the argument), ("array", a device array) or ("value", v)."""
+    element_types: list[Any]
+    """Each return value's element type (a device array is returned as a torch tensor of it)."""
+    checked: int | None = None
+    """The :func:`.file_watch.generation` when the stamps were last found unchanged (None: check every replay)."""
     _keep: list[Any] = field(default_factory=list)
 
 
 def plan_key(config: Any, target: Any, dev_args: Sequence[Any]) -> tuple[Any, ...] | None:
-    """What a plan is valid for: the run options and each argument's address, shape and dtype (an
-    array) or value (a scalar); None when the run cannot use one (not ``"cpp"``, ``check_inputs=True``)."""
-    if getattr(config, "kernel_engine", "interpreter") != "cpp" or config.check_inputs is True:
+    """What a plan is valid for: the run options and each argument's identity, shape and dtype (an
+    array: the plan keeps it alive, so no other array takes its ``id`` and its data stays where the plan's
+    slots point) or value (a scalar); None when the run cannot use one (not ``"cpp"``,
+    ``check_inputs=True``)."""
+    if config.kernel_engine != "cpp" or config.check_inputs is True:
         return None
-    key: list[Any] = [
-        str(getattr(target, "name", target)),
-        id(target),
+    key = (
+        id(target),  # the plan's result holds the target
         config.check_races,
         config.aicpu_thread_num,
         config.ring_task_window,
@@ -79,17 +86,13 @@ def plan_key(config: Any, target: Any, dev_args: Sequence[Any]) -> tuple[Any, ..
         config.ring_dep_pool,
         bool(config.recompile_kernels),
         config.check_inputs,
-    ]
-    for a in dev_args:
-        if isinstance(a, np.ndarray):
-            key.append((a.__array_interface__["data"][0], a.shape, a.dtype.str))
-        else:
-            key.append(("s", type(a).__name__, a))
+        *[(id(a), a.shape, a.dtype) if isinstance(a, np.ndarray) else ("s", type(a), a) for a in dev_args],
+    )
     try:
-        hash(tuple(key))
+        hash(key)
     except TypeError:
         return None
-    return tuple(key)
+    return key
 
 
 def _reads_tensors(module: Any) -> bool:
@@ -123,7 +126,9 @@ MAX_PLANS = 8
 """Plans kept per prepared program (the oldest is dropped): each holds its arrays alive."""
 
 
-def record(run: EngineRun, graph: Any, dev_args: Sequence[Any], result: Any, copied: int) -> RunPlan | None:
+def record(
+    run: EngineRun, graph: Any, dev_args: Sequence[Any], result: Any, copied: int, element_types: Sequence[Any]
+) -> RunPlan | None:
     """The plan of a finished ``"cpp"`` run, or None when it cannot be replayed (see the module doc).
 
     Only a run whose tensors are all device-resident (``copied == 0``: DeviceTensors, no host copies)
@@ -175,6 +180,8 @@ def record(run: EngineRun, graph: Any, dev_args: Sequence[Any], result: Any, cop
         return None
     runner.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
     runner.restype = ctypes.c_int64
+    files = _stamp_files(kernels)
+    checked = file_watch.watch(sorted({os.path.dirname(f) for f in files}))  # watched before the stamps are taken
     return RunPlan(
         n=n,
         entries=entries,
@@ -184,11 +191,15 @@ def record(run: EngineRun, graph: Any, dev_args: Sequence[Any], result: Any, cop
         labels=[c.label for c in run.calls],
         kernels=kernels,
         zero=[b.array for b in created],
-        files=(files := _stamp_files(kernels)),
+        checked=checked,
         stamps=_stamps(files),
         result=result,
+        report=EngineReport(
+            report.engine, libraries=dict(report.libraries), notes=list(report.notes), cpp_calls=n, replayed=True
+        ),
         returns=returns,
-        _keep=[slot_arrays, [c.values for c in run.calls]],
+        element_types=list(element_types),
+        _keep=[slot_arrays, [c.values for c in run.calls], list(dev_args)],
     )
 
 
@@ -199,13 +210,45 @@ def keep(plans: dict[tuple[Any, ...], RunPlan], key: tuple[Any, ...], plan: RunP
         del plans[next(iter(plans))]
 
 
-def replay(plan: RunPlan, args: Sequence[Any], copied: int, element_types: Sequence[Any]) -> Any | None:
+def try_replay(prepared: Any, target: Any, args: Sequence[Any], dev_args: Sequence[Any], copied: int, config: Any) -> Any:
+    """The RunResult of this run replayed from a recorded plan of ``prepared`` (see the module doc), or None
+    when there is none for these arguments and options (or it is stale, then dropped): the caller runs the
+    task graph. The caller has checked that no DFX flag is on."""
+    from .cpp_engine import _ENGINES
+
+    engine = _ENGINES.get(id(prepared))
+    if engine is None or not engine.plans or engine.out_dir is not prepared.out_dir:
+        return None
+    key = plan_key(config, target, dev_args)
+    plan = engine.plans.get(key) if key is not None else None
+    if plan is None:
+        return None
+    result = replay(plan, args, copied)
+    if result is None:
+        del engine.plans[key]
+    return result
+
+
+def _clone(obj: Any) -> Any:
+    """A shallow copy of a dataclass instance (its fields' values shared), without calling its ``__init__``."""
+    new = object.__new__(type(obj))
+    new.__dict__.update(obj.__dict__)
+    return new
+
+
+def replay(plan: RunPlan, args: Sequence[Any], copied: int) -> Any | None:
     """Run ``plan`` on this run's arguments; its RunResult, or None when the plan is stale (a kernel's
     ``.cpp`` or the header changed: the caller runs the task graph instead)."""
-    from .tensors import device_to_torch
-
-    if _stamps(plan.files) != plan.stamps:
-        return None
+    seen = file_watch.generation()
+    if seen is None or seen != plan.checked:  # a file in a watched directory changed (or no watch): stat them
+        for path, mtime, size in plan.stamps:
+            try:
+                st = os.stat(path)
+            except OSError:
+                return None
+            if st.st_mtime_ns != mtime or st.st_size != size:
+                return None
+        plan.checked = seen
     for a in plan.zero:
         a.fill(0)
     t0, c0 = time.perf_counter(), time.thread_time()
@@ -217,36 +260,31 @@ def replay(plan: RunPlan, args: Sequence[Any], copied: int, element_types: Seque
         except KernelEngineError as e:
             raise KernelEngineError(f"{plan.labels[failed]}: {e}") from None
         raise KernelEngineError(f"{plan.labels[failed]}: the compiled kernel stopped")
-    old: EngineReport = plan.result.kernel_engine
-    report = EngineReport(
-        old.engine,
-        libraries=dict(old.libraries),
-        notes=list(old.notes),
-        cpp_calls=plan.n,
-        cpp_seconds=seconds,
-        cpp_cpu_seconds=cpu_seconds,
-        replayed=True,
-    )
+    report: EngineReport = _clone(plan.report)
+    report.libraries, report.notes, report.diffs = dict(report.libraries), list(report.notes), []
+    report.cpp_seconds, report.cpp_cpu_seconds = seconds, cpu_seconds
+    result = _clone(plan.result)
+    result.races, result.problems, result.kernel_engine = list(result.races), list(result.problems), report
+    result.host_copy_bytes, result.dfx_outputs, result.profile = copied, {}, None
     for note in report.notes:
         print(f"[kernel_engine] {note}", file=sys.stderr)
-    for r in plan.result.races:
+    for r in result.races:
         print(f"[race] {r.message()}", file=sys.stderr)
-    outs: list[Any] = []
-    for i, (kind, v) in enumerate(plan.returns):
-        if kind == "param":
-            outs.append(args[v])
-        elif kind == "array":
-            outs.append(device_to_torch(v, element_types[i] if i < len(element_types) else None))
-        else:
-            outs.append(v)
-    outputs = None if not outs else outs[0] if len(outs) == 1 else tuple(outs)
-    return dataclasses.replace(
-        plan.result,
-        races=list(plan.result.races),
-        problems=list(plan.result.problems),
-        outputs=outputs,
-        host_copy_bytes=copied,
-        kernel_engine=report,
-        dfx_outputs={},
-        profile=None,
-    )
+    if plan.returns:
+        outs = [_returned(plan, i, args) for i in range(len(plan.returns))]
+        result.outputs = outs[0] if len(outs) == 1 else tuple(outs)
+    else:
+        result.outputs = None
+    return result
+
+
+def _returned(plan: RunPlan, i: int, args: Sequence[Any]) -> Any:
+    """Return value ``i`` of a replayed run: the caller's argument, a device array as torch, or a value."""
+    kind, v = plan.returns[i]
+    if kind == "param":
+        return args[v]
+    if kind == "array":
+        from .tensors import device_to_torch
+
+        return device_to_torch(v, plan.element_types[i] if i < len(plan.element_types) else None)
+    return v

@@ -47,6 +47,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
+from pypto.compile_profiling import owned_profiler, profiling_wanted
 from pypto.dialects.enums import ParamDirection
 from pypto.dialects.program import param_directions
 from pypto.dialects.types import TensorType
@@ -58,7 +59,7 @@ from pypto.utils.tracebacks import api_boundary
 
 from .config import RunConfig
 from .cpp_engine import EngineReport, engine_run
-from .dfx import collectors_for, finish_all
+from .dfx import any_enabled, collectors_for, finish_all
 from .dfx.swimlane import swimlane_records, write_swimlane
 from .orchestration import (
     DeviceBuffer,
@@ -72,6 +73,7 @@ from .orchestration import (
 )
 from .runnable import Runnable, RunSpec
 from .scheduler import Scheduler, TaskRecord
+from .specs import is_spec_list, run_with_specs
 from .tensors import DeviceTensor, device_to_torch, host_to_numpy, is_torch, numpy_to_host
 
 SIM_PLATFORMS = ("a2a3sim", "a5sim")
@@ -357,8 +359,9 @@ def specialize_dynamic_entry(program: Any, args: Sequence[Any]) -> Any:
 def resolve_target(config: RunConfig) -> Target:
     """The :class:`~pypto.target.Target` of a run: ``config.target`` (a name or a
     path to a ``.mlir``), else the platform's packaged target."""
-    simulate = os.environ.get(SIMULATE_NPU_ENV) == "1" and f"{config.platform}sim" in SIM_PLATFORMS
-    if config.platform not in SIM_PLATFORMS and not simulate:
+    if config.platform not in SIM_PLATFORMS and not (
+        os.environ.get(SIMULATE_NPU_ENV) == "1" and f"{config.platform}sim" in SIM_PLATFORMS
+    ):
         raise RuntimeError(
             f"platform {config.platform!r} needs an NPU, which this machine does not have; "
             f"use a simulated platform ({', '.join(SIM_PLATFORMS)}), or set {SIMULATE_NPU_ENV}=1 to run "
@@ -504,15 +507,11 @@ def run(
     ``run(program, specs, golden, config)``) builds the arguments from the specs and checks the
     outputs against the golden: :mod:`.specs`. ``config.compile_profiling`` (or
     ``PYPTO_COMPILE_PROFILING``): ``result.profile`` and ``report/pipeline_profile.{txt,json}``."""
-    from pypto.compile_profiling import owned_profiler
-
-    from .specs import is_spec_list, run_with_specs
-
     if program is not None:
         if program_or_compiled is not None:
             raise TypeError("run() got the program twice (positionally and as program=)")
         program_or_compiled = program
-    if tensor_specs is None and args and is_spec_list(args[0]) and len(args) <= 3:
+    if tensor_specs is None and args and isinstance(args[0], list | tuple) and is_spec_list(args[0]) and len(args) <= 3:
         tensor_specs, rest = args[0], list(args[1:])  # run(program, specs, golden, config)
         golden = rest.pop(0) if rest and golden is None else golden
         config = rest.pop(0) if rest and config is None else config
@@ -527,6 +526,14 @@ def run(
         return ProgramCall(program_or_compiled, config)  # type: ignore[return-value]
     given = config
     config = config if config is not None else RunConfig()
+    if not profiling_wanted(config.compile_profiling):  # the common case, without the profiler's stages
+        compiled = (
+            program_or_compiled.run_spec(args, given)
+            if _is_runnable(program_or_compiled)
+            else prepare(program_or_compiled, args, given)
+        )
+        prepared = _prepare_spec(compiled) if isinstance(compiled, RunSpec) else compiled
+        return _execute(prepared, resolve_target(config), args, config)
     with owned_profiler(config.compile_profiling) as (prof, owned):
         # The compile (cached) first; loading a build's kernels (upstream's on-device compile) is device work.
         compiled = (
@@ -604,22 +611,20 @@ def _execute(prepared: Prepared, target: Target, args: Sequence[Any], config: Ru
     """Copy the arguments in, run the task graph, copy the outputs back: the ``device_execution`` stage."""
     entry = prepared.entry
     dev_args, copied = _device_args(entry, args, prepared.param_names, prepared.param_types())
+    if config.kernel_engine == "cpp" and not any_enabled(config):  # a recorded run replayed in one C++ call
+        from .cpp_plan import try_replay
+
+        replayed = try_replay(prepared, target, args, dev_args, copied, config)
+        if replayed is not None:
+            _copy_back(entry, args, dev_args)
+            return replayed
     engine = engine_run(config, prepared)  # the compiled-C++ kernel engine (None: the interpreter alone)
     collectors = collectors_for(config, prepared.out_dir)  # the DFX artefacts the flags ask for
     plan_key = None
-    if engine is not None and not collectors:  # a recorded "cpp" run replayed in one C++ call (cpp_plan)
+    if engine is not None and not collectors:  # record a "cpp" run to replay it (cpp_plan)
         from .cpp_plan import plan_key as make_plan_key
-        from .cpp_plan import replay
 
         plan_key = make_plan_key(config, target, dev_args)
-        plan = engine.engine.plans.get(plan_key) if plan_key is not None else None
-        if plan is not None:
-            types = [getattr(t, "element_type", None) for t in entry.function_type.outputs.data]
-            replayed = replay(plan, args, copied, types)
-            if replayed is not None:
-                _copy_back(entry, args, dev_args)
-                return replayed
-            del engine.engine.plans[plan_key]
     graph = build_task_graph(prepared.program.module, entry, dev_args, prepared.param_names)
 
     from pypto.device.interpreter import DeviceError, run_kernel
@@ -718,7 +723,8 @@ def _execute(prepared: Prepared, target: Target, args: Sequence[Any], config: Ru
     if plan_key is not None and engine is not None:
         from .cpp_plan import keep, record
 
-        plan = record(engine, graph, dev_args, result, copied)
+        types = [getattr(t, "element_type", None) for t in entry.function_type.outputs.data]
+        plan = record(engine, graph, dev_args, result, copied, types)
         if plan is not None:
             keep(engine.engine.plans, plan_key, plan)
     return result

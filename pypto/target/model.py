@@ -491,7 +491,7 @@ def target_path(target: str | os.PathLike[str] = "a2a3") -> Path:
 
 
 _CACHE: dict[tuple[str, int, int], Target] = {}
-_PACKAGED_PATHS: dict[str, Path] = {}
+_PACKAGED_PATHS: dict[str, str] = {}
 """A packaged target's name (or alias) -> its resolved file (the package's files do not move)."""
 
 
@@ -502,11 +502,12 @@ def load_target(target: str | os.PathLike[str] = "a2a3") -> Target:
     :mod:`pypto.target.disk_cache`)."""
     path = _PACKAGED_PATHS.get(target) if isinstance(target, str) else None
     if path is None:
-        path = target_path(target).resolve()
-        if isinstance(target, str) and path.parent == TARGETS_DIR.resolve():
+        resolved = target_path(target).resolve()
+        path = str(resolved)
+        if isinstance(target, str) and resolved.parent == TARGETS_DIR.resolve():
             _PACKAGED_PATHS[target] = path
-    st = path.stat()
-    key = (str(path), st.st_mtime_ns, st.st_size)
+    st = os.stat(path)
+    key = (path, st.st_mtime_ns, st.st_size)
     cached = _CACHE.get(key)
     if cached is not None:
         return cached
@@ -514,8 +515,8 @@ def load_target(target: str | os.PathLike[str] = "a2a3") -> Target:
 
     result = disk_cache.load(key, Target)
     if result is None:
-        op = parse_target_op(path.read_text(), str(path))
-        result = target_from_op(op, str(path))
+        op = parse_target_op(Path(path).read_text(), path)
+        result = target_from_op(op, path)
         disk_cache.store(key, result)
     _CACHE[key] = result
     return result

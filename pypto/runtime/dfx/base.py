@@ -110,6 +110,12 @@ def register(cls: type[Collector]) -> type[Collector]:
     return cls
 
 
+def any_enabled(config: Any) -> bool:
+    """Whether a flag some collector serves is on in ``config`` (:func:`collectors_for` then makes one,
+    given a directory to write into)."""
+    return any(getattr(config, flag, 0) for flag in COLLECTORS)
+
+
 def collectors_for(config: Any, build_dir: Path | None) -> list[Collector]:
     """A collector per flag enabled in ``config`` (levels as normalized by RunConfig), writing into
     ``<build_dir>/dfx_outputs`` or ``config.extra["dfx_dir"]``; none without either."""
