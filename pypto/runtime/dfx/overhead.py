@@ -35,6 +35,24 @@ PID = 2
 def overhead_series(records: Mapping[str, Any], edges: Sequence[tuple[int, int]]) -> list[tuple[int, dict[str, int]]]:
     """``[(cycles, {counter: value})]``: the counters from each time on, for every time where one changes
     (the first sample holds them all; the last, at the window's end, sets every counter to 0)."""
+    series: list[tuple[int, dict[str, int]]] = []
+    last: tuple[int, ...] | None = None
+    for t, row in overhead_samples(records, edges):
+        if last is None:
+            series.append((t, dict(zip(COUNTERS, row, strict=True))))
+        elif row != last:
+            series.append((t, {k: v for k, v, was in zip(COUNTERS, row, last, strict=True) if v != was}))
+        else:
+            continue
+        last = row
+    return series
+
+
+def overhead_samples(records: Mapping[str, Any], edges: Sequence[tuple[int, int]]) -> list[tuple[int, tuple[int, ...]]]:
+    """``[(cycles, values)]``: the counters (``values`` in :data:`COUNTERS` order) at every time where one
+    may change, sorted, over the window [first start, last end]; each holds until the next time (the last,
+    at the window's end, is all 0). :func:`overhead_series` keeps the changes; the §8 analysis integrates
+    them as they are (no dict per change)."""
     try:
         core_types = [str(t) for t in records["metadata"]["core_types"]]
         aicore = [list(r) for r in records.get("aicore_tasks", [])]
@@ -71,8 +89,7 @@ def overhead_series(records: Mapping[str, Any], edges: Sequence[tuple[int, int]]
     busy_at = {e: _Spans((a, b) for k, a, b in busy if k == e) for e in ENGINES}
     ready_at = {e: _Spans((ready[task], dispatch[task]) for task, kinds in types.items() if e in kinds)
                 for e in ENGINES}  # fmt: skip
-    series: list[tuple[int, dict[str, int]]] = []
-    last: tuple[int, ...] | None = None
+    samples: list[tuple[int, tuple[int, ...]]] = []
     present = [(e in cores, cores.get(e, 0), busy_at[e], ready_at[e]) for e in ENGINES]
     for t in sorted(x for x in times if lo <= x <= hi):
         values: list[int] = []  # in COUNTERS order: per engine idle, ready, overhead; then all, has
@@ -93,15 +110,8 @@ def overhead_series(records: Mapping[str, Any], edges: Sequence[tuple[int, int]]
                 has_ready = True
                 ready_over = ready_over and over
         values += (int(all_over), int(has_ready and ready_over))
-        row = tuple(values)
-        if last is None:
-            series.append((t, dict(zip(COUNTERS, row, strict=True))))
-        elif row != last:
-            series.append((t, {k: v for k, v, was in zip(COUNTERS, row, last, strict=True) if v != was}))
-        else:
-            continue
-        last = row
-    return series
+        samples.append((t, tuple(values)))
+    return samples
 
 
 class _Spans:

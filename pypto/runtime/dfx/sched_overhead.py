@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .overhead import COUNTERS, ENGINES, overhead_series
+from .overhead import COUNTERS, ENGINES, overhead_samples
 from .trace import TraceInputError, task_label
 
 PERCENTILES = (10, 25, 50, 75, 90, 95, 99)
@@ -172,21 +172,21 @@ def analyze(
     }
 
     # 1. overhead per engine (the counters of .overhead, integrated over the window)
-    series = overhead_series(records, pairs)
-    state: dict[str, int] = {}
+    samples = overhead_samples(records, pairs)
     totals: dict[str, int] = {}
     over_spans: dict[str, list[tuple[int, int]]] = {e: [] for e in ENGINES}
-    over_names = [n for n in COUNTERS if n.endswith("overhead")]
-    engine_over = [(e, f"oh_{e}_overhead") for e in ENGINES]
-    for i, (t, changed) in enumerate(series):
-        state.update(changed)
-        until = series[i + 1][0] if i + 1 < len(series) else t
-        for name in over_names:
-            if state.get(name):
+    over_cols = [(k, name) for k, name in enumerate(COUNTERS) if name.endswith("overhead")]
+    engine_cols = [(over_spans[e], COUNTERS.index(f"oh_{e}_overhead")) for e in ENGINES]
+    for i, (t, row) in enumerate(samples):
+        until = samples[i + 1][0] if i + 1 < len(samples) else t
+        if until == t:  # a sample that holds for no time adds nothing
+            continue
+        for k, name in over_cols:
+            if row[k]:
                 totals[name] = totals.get(name, 0) + (until - t)
-        for e, name in engine_over:
-            if state.get(name) and until > t:
-                over_spans[e].append((t, until))
+        for spans, k in engine_cols:
+            if row[k] and until > t:
+                spans.append((t, until))
     engines = [e for e in ENGINES if e in core_types]
     has = share(totals.get("oh_has_overhead", 0))
     out["overhead"] = {

@@ -85,6 +85,19 @@ class _Strings(dict[str, str]):
         return text
 
 
+class _Micros(dict[int, float]):
+    """Cycles -> µs from ``base`` at ``freq`` Hz, rounded to 6 decimals, once per value (a 0 is "not
+    recorded": 0.0); read as ``us[cycles]`` (a dict hit, no function call: a trace reads ~300 of them)."""
+
+    def __init__(self, base: int, freq: float) -> None:
+        super().__init__()
+        self.base, self.freq = base, freq
+
+    def __missing__(self, c: int) -> float:
+        t = self[c] = round((c - self.base) * 1e6 / self.freq, 6) if c else 0.0
+        return t
+
+
 def _meta(j: _Text, pid: int, tid: int | None, name: str) -> str:
     if tid is None:
         return f'{{"ph":"M","pid":{pid},"name":"process_name","args":{{"name":{j.s[name]}}}}}'
@@ -101,12 +114,12 @@ def _rows(records: Mapping[str, Any], key: str, width: int) -> list[list[int]]:
 def _flow_pair(
     j: _Text, events: list[str], fid: int, name: str, src: tuple[int, int, float], dst: tuple[int, int, float]
 ) -> None:
-    """One ``s``/``f`` pair ``(pid, tid, ts)`` -> ``(pid, tid, ts)`` with id ``fid``."""
-    n = j.s[name]
-    events.append(f'{{"ph":"s","pid":{src[0]},"tid":{src[1]},"ts":{j.f[src[2]]},"id":{fid},"cat":"flow",'
-                  f'"name":{n}}}')  # fmt: skip
-    events.append(f'{{"ph":"f","pid":{dst[0]},"tid":{dst[1]},"ts":{j.f[dst[2]]},"id":{fid},"cat":"flow",'
-                  f'"name":{n},"bp":"e"}}')  # fmt: skip
+    """One ``s``/``f`` pair ``(pid, tid, ts)`` -> ``(pid, tid, ts)`` with id ``fid`` (one item of ``events``:
+    the two events and the comma between them, as the trace joins its items)."""
+    n, f = j.s[name], j.f
+    events.append(f'{{"ph":"s","pid":{src[0]},"tid":{src[1]},"ts":{f[src[2]]},"id":{fid},"cat":"flow","name":{n}}},'
+                  f'{{"ph":"f","pid":{dst[0]},"tid":{dst[1]},"ts":{f[dst[2]]},"id":{fid},"cat":"flow","name":{n},'
+                  f'"bp":"e"}}')  # fmt: skip
 
 
 def _phase_rows(records: Mapping[str, Any], key: str, fields: Sequence[str]) -> list[list[dict[str, Any]]]:
@@ -172,13 +185,7 @@ def chrome_trace_text(
     phase_values = [p[k] for t in sched + orch for p in t for k in ("start_cycles", "end_cycles")]
     base = min([c for c in values if c] + phase_values, default=0)
 
-    memo: dict[int, float] = {}
-
-    def us(c: int) -> float:
-        t = memo.get(c)
-        if t is None:
-            t = memo[c] = round((c - base) * 1e6 / freq, 6) if c else 0.0
-        return t
+    us = _Micros(base, freq)
 
     j = _Text()
     names = names or {}
@@ -198,7 +205,7 @@ def chrome_trace_text(
         receive = start - rest[0] if rest else start
         tl = task_label(raw)
         label = j.s[f"{names.get(raw, 'task')}({tl})"]
-        ts, t_start, t_end = us(receive), us(start), us(end)
+        ts, t_start, t_end = us[receive], us[start], us[end]
         lane = _lane(core)
         jtl, f = j.s[tl], j.f
         events.append(f'{{"ph":"X","pid":4,"tid":{lane},"name":{label},"ts":{f[ts]},"dur":{f[round(t_end - ts, 6)]},'
@@ -213,7 +220,7 @@ def chrome_trace_text(
         ends[raw] = max(ends.get(raw, 0.0), t_end)
         cpu = aicpu.get(key)
         if cpu is not None:
-            d, fin = us(cpu[2]), us(cpu[3])
+            d, fin = us[cpu[2]], us[cpu[3]]
             events.append(f'{{"ph":"X","pid":3,"tid":{lane},"name":{label},"ts":{f[d]},"dur":{f[round(fin - d, 6)]},'
                           f'"args":{{"taskId":{jtl}}}}}')  # fmt: skip
             if raw not in dispatches or d < dispatches[raw][1]:
@@ -242,7 +249,7 @@ def _aicpu_lanes(
     aicpu: Mapping[tuple[int, int], list[int]],
     worker_ts: Mapping[tuple[int, int], float],
     raw_of: Mapping[tuple[int, int], int],
-    us: Any,
+    us: _Micros,
     pops: dict[tuple[int, int], tuple[int, float]],
 ) -> int:
     """pid 1 and 2 (level 4 and 3 records): the lanes, the queue counter and the ``dispatch`` and
@@ -255,27 +262,27 @@ def _aicpu_lanes(
         outer_lane = _sched_lane(i)
         for n, p in enumerate(thread):
             kind, start, end = p["kind"], p["start_cycles"], p["end_cycles"]
-            ts = us(start)
+            ts = us[start]
             args = {"phase": kind}
             args.update(p)  # the phase's own fields after "phase", in their order
             del args["kind"], args["start_cycles"], args["end_cycles"]
             lane = outer_lane + (kind in INNER_PHASES)  # §3: inner phases on the +1 lane
             name = j.s[f"{kind}({p['tasks_processed']})"]
             events.append(f'{{"ph":"X","pid":2,"tid":{lane},"name":{name},"ts":{j.f[ts]},'
-                          f'"dur":{j.f[round(us(end) - ts, 6)]},"args":{j.v(args)}}}')  # fmt: skip
+                          f'"dur":{j.f[round(us[end] - ts, 6)]},"args":{j.v(args)}}}')  # fmt: skip
             depth = p.get("shared_at_start")
             if type(depth) is list and len(depth) == 3:
                 counters.append((ts, i, 2 * n, depth))
             depth = p.get("shared_at_end")
             if type(depth) is list and len(depth) == 3:
-                counters.append((us(end), i, 2 * n + 1, depth))
+                counters.append((us[end], i, 2 * n + 1, depth))
     if counters:
         events.append(_meta(j, 2, 3999, "shared_ready_queue"))
     counters.sort()  # (ts, thread, phase half) are distinct: the depths are never compared
     depths: dict[tuple[int, ...], str] = {}
     for ts, _, _, depth in counters:
         key = tuple(depth)
-        plain = all(type(x) is int for x in key)  # a memo of ints only: 1 and True are one key
+        plain = type(key[0]) is int and type(key[1]) is int and type(key[2]) is int  # a memo of ints only: 1 and True are one key
         args = depths.get(key) if plain else None
         if args is None:
             args = f'{{"AIC":{j.v(depth[0])},"AIV":{j.v(depth[1])},"MIX":{j.v(depth[2])}}}'
@@ -290,7 +297,7 @@ def _aicpu_lanes(
         phase = next((p for p in pops_of[thread] if p["start_cycles"] <= row[2] <= p["end_cycles"]), None)
         if phase is None:
             continue
-        ts = round((us(phase["start_cycles"]) + us(row[2])) / 2, 6)  # inside the phase's bar
+        ts = round((us[phase["start_cycles"]] + us[row[2]]) / 2, 6)  # inside the phase's bar
         pops[(core, reg)] = (_sched_lane(thread), ts)
         flow += 1
         _flow_pair(j, events, flow, "dispatch", (2, _sched_lane(thread), ts), (4, _lane(core), worker_ts[(core, reg)]))
@@ -303,8 +310,8 @@ def _aicpu_lanes(
         events.append(_meta(j, 1, 4000 + i, f"Orch_{i}"))
         for p in thread:
             raw = int(p["task_id"])
-            ts = us(p["start_cycles"])
-            end = us(p["end_cycles"])
+            ts = us[p["start_cycles"]]
+            end = us[p["end_cycles"]]
             kind = "alloc" if p.get("kind") == "alloc" else "submit"  # an alloc step before the task's submit
             name = j.s[f"{kind}({task_label(raw)})"]
             events.append(f'{{"ph":"X","pid":1,"tid":{4000 + i},"name":{name},"ts":{j.f[ts]},'
@@ -329,7 +336,7 @@ def _complete_flows(
     worker_end: Mapping[tuple[int, int], float],
     raw_of: Mapping[tuple[int, int], int],
     edges: Sequence[tuple[int, int]],
-    us: Any,
+    us: _Micros,
 ) -> int:
     """Level 3: ``complete`` (a task's bar -> the complete phase that saw it finish) and
     ``complete→ready`` (the complete phase of a consumer's last-finishing producer -> the consumer's
@@ -343,7 +350,7 @@ def _complete_flows(
         phase = next((p for p in completes_of[thread] if p["start_cycles"] <= row[3] <= p["end_cycles"]), None)
         if phase is None:
             continue
-        ts = round((us(phase["start_cycles"]) + us(phase["end_cycles"])) / 2, 6)
+        ts = round((us[phase["start_cycles"]] + us[phase["end_cycles"]]) / 2, 6)
         bar = (worker_start[(core, reg)] + worker_end[(core, reg)]) / 2
         flow += 1
         _flow_pair(j, events, flow, "complete", (4, _lane(core), round(bar, 6)), (2, _sched_lane(thread), ts))
@@ -353,8 +360,8 @@ def _complete_flows(
     dispatch_of: dict[int, tuple[int, float]] = {}  # task -> (core, dispatch) of its earliest block
     for (core, reg), row in sorted(aicpu.items()):
         raw = raw_of.get((core, reg))
-        if raw is not None and (raw not in dispatch_of or us(row[2]) < dispatch_of[raw][1]):
-            dispatch_of[raw] = (core, us(row[2]))
+        if raw is not None and (raw not in dispatch_of or us[row[2]] < dispatch_of[raw][1]):
+            dispatch_of[raw] = (core, us[row[2]])
     last_producer: dict[int, int] = {}
     for pred, succ in edges:
         if pred in completes and (succ not in last_producer or completes[pred][2] > completes[last_producer[succ]][2]):
