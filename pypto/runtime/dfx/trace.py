@@ -162,11 +162,13 @@ def chrome_trace_text(
     edges: Sequence[tuple[int, int]] = (),
     *,
     trusted: bool = False,
+    phase_texts: Sequence[Sequence[str]] | None = None,
 ) -> str:
     """:func:`chrome_trace` as the text :func:`trace_json` writes for it, built as text (each event one
     formatted string, a float's spelling once per value): the merged trace a flagged run writes.
     ``trusted``: the records are :func:`.records.swimlane_records`'s of a run, not a file's: the shape of
-    their rows and phases is not checked again."""
+    their rows and phases is not checked again. ``phase_texts``: each scheduler phase's compact JSON, per
+    thread (:func:`.records.phase_texts`), which the phase bars' ``args`` are cut from."""
     try:
         freq = float(records["metadata"]["clock_freq_hz"])
         core_types = list(records["metadata"]["core_types"])
@@ -227,7 +229,8 @@ def chrome_trace_text(
                 dispatches[raw] = (core, d, fin)
     flow = 0
     pops: dict[tuple[int, int], tuple[int, float]] = {}  # (task, core) -> (sched lane, ts in its dispatch phase)
-    flow = _aicpu_lanes(j, events, flow, sched, orch, core_to_thread, aicpu, starts_by_core, raw_of, us, pops)
+    flow = _aicpu_lanes(j, events, flow, sched, orch, core_to_thread, aicpu, starts_by_core, raw_of, us, pops,
+                        phase_texts)  # fmt: skip
     flow = _complete_flows(j, events, flow, sched, core_to_thread, aicpu, starts_by_core, ends_by_core, raw_of, edges,
                            us)  # fmt: skip
     for pred, succ in edges:
@@ -251,6 +254,7 @@ def _aicpu_lanes(
     raw_of: Mapping[tuple[int, int], int],
     us: _Micros,
     pops: dict[tuple[int, int], tuple[int, float]],
+    phase_texts: Sequence[Sequence[str]] | None = None,
 ) -> int:
     """pid 1 and 2 (level 4 and 3 records): the lanes, the queue counter and the ``dispatch`` and
     ``submit→dispatch`` flows; returns the last flow id."""
@@ -260,16 +264,14 @@ def _aicpu_lanes(
         if any(p["kind"] in INNER_PHASES for p in thread):
             events.append(_meta(j, 2, _sched_lane(i) + 1, f"Sched_{i}_inner"))
         outer_lane = _sched_lane(i)
+        texts = phase_texts[i] if phase_texts is not None else None
         for n, p in enumerate(thread):
             kind, start, end = p["kind"], p["start_cycles"], p["end_cycles"]
             ts = us[start]
-            args = {"phase": kind}
-            args.update(p)  # the phase's own fields after "phase", in their order
-            del args["kind"], args["start_cycles"], args["end_cycles"]
             lane = outer_lane + (kind in INNER_PHASES)  # §3: inner phases on the +1 lane
             name = j.s[f"{kind}({p['tasks_processed']})"]
             events.append(f'{{"ph":"X","pid":2,"tid":{lane},"name":{name},"ts":{j.f[ts]},'
-                          f'"dur":{j.f[round(us[end] - ts, 6)]},"args":{j.v(args)}}}')  # fmt: skip
+                          f'"dur":{j.f[round(us[end] - ts, 6)]},"args":{_phase_args(j, p, texts[n] if texts else None)}}}')  # fmt: skip
             depth = p.get("shared_at_start")
             if type(depth) is list and len(depth) == 3:
                 counters.append((ts, i, 2 * n, depth))
@@ -323,6 +325,21 @@ def _aicpu_lanes(
                 _flow_pair(j, events, flow, "submit→dispatch", (1, 4000 + i, round((ts + end) / 2, 6)),
                            (2, lane, pop_ts))  # fmt: skip
     return flow
+
+
+def _phase_args(j: _Text, p: Mapping[str, Any], text: str | None) -> str:
+    """A scheduler phase bar's ``args``: ``{"phase": kind}`` then the phase's own fields but its kind and
+    times, in their order. Cut from ``text`` (the phase's compact JSON) when it starts with its kind and
+    times (the records a run writes); else built and encoded."""
+    kind, start, end = p["kind"], p["start_cycles"], p["end_cycles"]
+    if text is not None and "phase" not in p and type(start) is int and type(end) is int and type(kind) is str:
+        head = f'{{"kind":{j.s[kind]},"start_cycles":{start},"end_cycles":{end}'
+        if text.startswith(head):
+            return f'{{"phase":{j.s[kind]}{text[len(head):]}'
+    args = {"phase": kind}
+    args.update(p)  # the phase's own fields after "phase", in their order
+    del args["kind"], args["start_cycles"], args["end_cycles"]
+    return j.v(args)
 
 
 def _complete_flows(
