@@ -116,10 +116,14 @@ def _flow_pair(
 ) -> None:
     """One ``s``/``f`` pair ``(pid, tid, ts)`` -> ``(pid, tid, ts)`` with id ``fid`` (one item of ``events``:
     the two events and the comma between them, as the trace joins its items)."""
-    n, f = j.s[name], j.f
-    events.append(f'{{"ph":"s","pid":{src[0]},"tid":{src[1]},"ts":{f[src[2]]},"id":{fid},"cat":"flow","name":{n}}},'
-                  f'{{"ph":"f","pid":{dst[0]},"tid":{dst[1]},"ts":{f[dst[2]]},"id":{fid},"cat":"flow","name":{n},'
-                  f'"bp":"e"}}')  # fmt: skip
+    events.append(_pair(j.f, fid, j.s[name], src[0], src[1], src[2], dst[0], dst[1], dst[2]))
+
+
+def _pair(f: _Floats, fid: int, n: str, spid: int, stid: int, sts: float, dpid: int, dtid: int, dts: float) -> str:
+    """:func:`_flow_pair`'s text (``n``: the flow's name as JSON), from scalars (the dependency flows, two
+    an edge, format it with no tuple to pack)."""
+    return (f'{{"ph":"s","pid":{spid},"tid":{stid},"ts":{f[sts]},"id":{fid},"cat":"flow","name":{n}}},'
+            f'{{"ph":"f","pid":{dpid},"tid":{dtid},"ts":{f[dts]},"id":{fid},"cat":"flow","name":{n},"bp":"e"}}')  # fmt: skip
 
 
 def _phase_rows(records: Mapping[str, Any], key: str, fields: Sequence[str]) -> list[list[dict[str, Any]]]:
@@ -134,15 +138,6 @@ def _phase_rows(records: Mapping[str, Any], key: str, fields: Sequence[str]) -> 
 
 def _sched_lane(thread: int) -> int:
     return 30000 + 10 * thread
-
-
-def _flow(j: _Text, events: list[str], last: int, pid: int, src: tuple[int, float], dst: tuple[int, float],
-          late: bool) -> int:  # fmt: skip
-    """Append one ``s``/``f`` flow pair (``hb_violation`` when ``late``); returns its id."""
-    fid = last + 1
-    _flow_pair(j, events, fid, "hb_violation" if late else "dependency", (pid, _lane(src[0]), src[1]),
-               (pid, _lane(dst[0]), dst[1]))  # fmt: skip
-    return fid
 
 
 def chrome_trace(
@@ -233,12 +228,17 @@ def chrome_trace_text(
                         phase_texts)  # fmt: skip
     flow = _complete_flows(j, events, flow, sched, core_to_thread, aicpu, starts_by_core, ends_by_core, raw_of, edges,
                            us)  # fmt: skip
+    # dependency flows (hb_violation when the producer ends after its consumer starts): worker, scheduler view
+    f, dependency, late = j.f, j.s["dependency"], j.s["hb_violation"]
     for pred, succ in edges:
         if pred in starts and succ in starts:
-            flow = _flow(j, events, flow, 4, starts[pred], starts[succ], late=ends[pred] > starts[succ][1])
+            (pc, pts), (sc, sts) = starts[pred], starts[succ]
+            flow += 1
+            events.append(_pair(f, flow, late if ends[pred] > sts else dependency, 4, _lane(pc), pts, 4, _lane(sc), sts))
         if pred in dispatches and succ in dispatches:
-            p, c = dispatches[pred], dispatches[succ]
-            flow = _flow(j, events, flow, 3, (p[0], p[1]), (c[0], c[1]), late=p[2] > c[1])
+            (pc, pd, pf), (sc, sd, _) = dispatches[pred], dispatches[succ]
+            flow += 1
+            events.append(_pair(f, flow, late if pf > sd else dependency, 3, _lane(pc), pd, 3, _lane(sc), sd))
     return '{"traceEvents":[' + ",".join(events) + '],"displayTimeUnit":"ns"}\n'
 
 
