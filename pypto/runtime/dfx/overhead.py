@@ -90,21 +90,27 @@ def overhead_samples(records: Mapping[str, Any], edges: Sequence[tuple[int, int]
     ready_at = {e: _Spans((ready[task], dispatch[task]) for task, kinds in types.items() if e in kinds)
                 for e in ENGINES}  # fmt: skip
     samples: list[tuple[int, tuple[int, ...]]] = []
-    present = [(e in cores, cores.get(e, 0), busy_at[e], ready_at[e]) for e in ENGINES]
+    zero = (0,) * len(COUNTERS)  # at the window's end every counter is 0
+    present = [(cores[e], busy_at[e].starts, busy_at[e].ends, ready_at[e].starts, ready_at[e].ends)
+               if e in cores else None for e in ENGINES]  # fmt: skip
     for t in sorted(x for x in times if lo <= x <= hi):
+        if t == hi:
+            samples.append((t, zero))
+            continue
         values: list[int] = []  # in COUNTERS order: per engine idle, ready, overhead; then all, has
         all_over = bool(engines)
         has_ready = False
         ready_over = True  # every engine with ready work is in overhead
-        for on, n, busy_spans, ready_spans in present:
-            if t == hi or not on:
-                idle = waiting = 0
-            else:
-                idle = n - busy_spans.count(t)
-                waiting = ready_spans.count(t)
+        for spans in present:
+            if spans is None:  # no core of this engine: nothing idle, nothing waiting
+                values += (0, 0, 0)
+                continue
+            n, busy_starts, busy_ends, ready_starts, ready_ends = spans
+            idle = n - bisect_right(busy_starts, t) + bisect_right(busy_ends, t)
+            waiting = bisect_right(ready_starts, t) - bisect_right(ready_ends, t)
             over = idle > 0 and waiting > 0
             values += (idle, waiting, int(over))
-            if on and not over:
+            if not over:
                 all_over = False
             if waiting > 0:
                 has_ready = True
