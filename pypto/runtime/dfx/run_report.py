@@ -63,15 +63,12 @@ level-3 scheduler phases); the page names them then."""
 
 def _rounded(x: Any) -> Any:
     """``x`` with its floats to 6 decimals and its tuples as lists (JSON-stable, keys kept)."""
-    kind = type(x)
-    if kind is int or kind is str:  # most of an analysis: nothing to do (checked first, by exact type)
-        return x
-    if kind is float or isinstance(x, float):
+    if isinstance(x, float):
         return round(x, 6)
-    if kind is dict or isinstance(x, dict):
-        return {k: v if type(v) is int else _rounded(v) for k, v in x.items()}
-    if kind is list or isinstance(x, (list, tuple)):
-        return [v if type(v) is int else _rounded(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _rounded(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_rounded(v) for v in x]
     return x
 
 
