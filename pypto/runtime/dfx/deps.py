@@ -171,7 +171,6 @@ def deps_document(result: Any) -> dict[str, list[Encoded]]:
     param_dtypes = _param_dtypes(result.module)
     addrs = gm_addresses(graph.buffers)
     spell = _Spelling()
-    text = spell.strings  # a string (or None) as JSON: a dict read, its spelling made on a miss
     version: dict[int, int] = {}
     tensors: dict[int, Encoded] = {}
     arg_doc: dict[tuple[int, int], _Arg] = {}  # (task, arg idx) -> its values
@@ -191,16 +190,16 @@ def deps_document(result: Any) -> dict[str, list[Encoded]]:
         written: set[int] = set()
         for a in t.args:
             dt = dtypes[a.index] if a.index < len(dtypes) else None
-            idx = a.index if type(a.index) is int else spell.value(a.index)  # an int spells itself
+            idx = spell.number(a.index)
             if a.buffer is None:
-                args.append(f'{{"idx":{idx},"type":"SCALAR","tensor_id":null,"dtype":{text[dt]},"shape":[],'
+                args.append(f'{{"idx":{idx},"type":"SCALAR","tensor_id":null,"dtype":{spell.text(dt)},"shape":[],'
                             f'"start_offset":"0","strides":[]}}')  # fmt: skip
                 continue
             b = a.buffer
             layout = layouts.get(id(b))
             if layout is None:  # a buffer's shape, strides, storage dtype and size: once per run
                 layout = layouts[id(b)] = _layout(b.array)
-            dtype = text[dt or layout[2]]
+            dtype = spell.text(dt or layout[2])
             writes = a.direction is not ParamDirection.In
             v = version.get(b.id, 0) + writes
             if writes:
@@ -245,24 +244,18 @@ class _Spelling:
 
     def __init__(self) -> None:
         self.value = compact_encoder()
-        self.strings = _Strings(self.value)
-        """A string (or None) as JSON: ``strings[x]``."""
+        self._strings: dict[str | None, str] = {None: "null"}
+
+    def text(self, x: str | None) -> str:
+        """A string (or None) as JSON."""
+        text = self._strings.get(x)
+        if text is None:
+            text = self._strings[x] = self.value(x)
+        return text
 
     def number(self, x: Any) -> str:
         """An int as JSON (a plain int directly)."""
         return str(x) if type(x) is int else self.value(x)
-
-
-class _Strings(dict[str | None, str]):
-    """Strings (and None) as JSON, each spelled once (by ``encode``) on its first read."""
-
-    def __init__(self, encode: Any) -> None:
-        super().__init__({None: "null"})
-        self.encode = encode
-
-    def __missing__(self, x: str | None) -> str:
-        text = self[x] = self.encode(x)
-        return text
 
 
 def write_deps(result: Any, out_dir: Path) -> Path:
