@@ -121,16 +121,13 @@ def overhead_samples(records: Mapping[str, Any], edges: Sequence[tuple[int, int]
 
 
 class _Spans:
-    """Half-open spans ``[a, b)``; :meth:`count` says how many hold a time."""
+    """Half-open spans ``[a, b)`` as their sorted starts and sorted ends: ``bisect_right(starts, t) -
+    bisect_right(ends, t)`` of them hold ``t`` (``a <= t < b``; an empty span never holds)."""
 
     def __init__(self, spans: Iterable[tuple[int, int]]):
         kept = [(a, b) for a, b in spans if a < b]
         self.starts = sorted(a for a, _ in kept)
         self.ends = sorted(b for _, b in kept)
-
-    def count(self, t: int) -> int:
-        """How many spans hold ``t`` (``a <= t < b``)."""
-        return bisect_right(self.starts, t) - bisect_right(self.ends, t)
 
 
 def overhead_events(records: Mapping[str, Any], edges: Sequence[tuple[int, int]]) -> list[dict[str, Any]]:
