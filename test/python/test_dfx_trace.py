@@ -132,3 +132,36 @@ def test_level_3_draws_complete_and_complete_to_ready_flows(tmp_path: Path) -> N
     (end,) = [e for e in trace["traceEvents"] if e["ph"] == "f" and e["id"] == ready["id"]]
     second = next(e for e in trace["traceEvents"] if e["ph"] == "X" and e["pid"] == 3 and e["name"] == "k_second(t1)")
     assert end["pid"] == 3 and end["ts"] == second["ts"] and ready["ts"] <= end["ts"]
+
+
+def test_phase_bars_cut_from_the_shared_phase_texts_are_the_encoded_ones(tmp_path: Path) -> None:
+    """The merged trace cuts each scheduler phase bar's ``args`` from the phase's compact JSON, which the
+    records file writes too (:func:`pypto.runtime.dfx.records.phase_texts`): the same text as building the
+    args dict and encoding it; a phase whose text does not start with its kind and times (or that has a
+    ``phase`` field of its own) is built and encoded as before."""
+    from pypto.runtime.dfx.base import json_text
+    from pypto.runtime.dfx.records import phase_texts, records_for_json, swimlane_records
+    from pypto.runtime.dfx.trace import chrome_trace_text
+
+    a, x, y = torch.randn(32, 64), torch.zeros(32, 64), torch.zeros(32, 64)
+    build = tmp_path / "build"
+    chain(a, x, y, config=RunConfig(save_kernels_dir=str(build), enable_chip_swimlane=4))
+    result = chain.compile(a, x, y, config=RunConfig(save_kernels_dir=str(build))).last_run
+    records = swimlane_records(result, 4)
+    texts = phase_texts(result, 4)
+    assert sum(map(len, texts)) == sum(map(len, records["aicpu_scheduler_phases"])) > 0
+    assert json_text(records_for_json(result, 4)) == json_text(records)
+    names = {t.task_id: t.func_name for t in result.tasks}
+    edges = [(d, t.task_id) for t in result.tasks for d in sorted(t.deps)]
+    plain = chrome_trace_text(records, names, edges)
+    assert chrome_trace_text(records, names, edges, trusted=True, phase_texts=texts) == plain
+    # a phase with its fields in another order, and one with a field named "phase": the encoded dict
+    odd = json.loads(json.dumps(records))
+    phases = odd["aicpu_scheduler_phases"][0]
+    phases[0] = {"start_cycles": phases[0]["start_cycles"], **phases[0]}
+    phases[1] = {**phases[1], "phase": "mine"}
+    odd_texts = [[json.dumps(p, separators=(",", ":")) for p in thread] for thread in odd["aicpu_scheduler_phases"]]
+    cut = chrome_trace_text(odd, names, edges, phase_texts=odd_texts)
+    assert cut == chrome_trace_text(odd, names, edges)
+    bars = [e for e in json.loads(cut)["traceEvents"] if e["ph"] == "X" and e["pid"] == 2]
+    assert bars[0]["args"]["phase"] == phases[0]["kind"] and bars[1]["args"]["phase"] == "mine"

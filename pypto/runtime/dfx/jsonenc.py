@@ -8,15 +8,16 @@ from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore
 from typing import Any
 
 
-def compact_encoder(allow_nan: bool = True) -> Callable[[Any], str]:
-    """``json.dumps(value, separators=(",", ":"), allow_nan=allow_nan)`` as one reusable function: the
+def compact_encoder(allow_nan: bool = True, separators: tuple[str, str] = (",", ":")) -> Callable[[Any], str]:
+    """``json.dumps(value, separators=separators, allow_nan=allow_nan)`` as one reusable function: the
     standard library's C encoder built once for a whole document (``JSONEncoder.encode`` builds a new one per
     call, which was most of the cost of an artefact's many small items). One document at a time: its encoder
-    keeps the containers it is inside of."""
-    proto = json.JSONEncoder(allow_nan=allow_nan, separators=(",", ":"))
+    keeps the containers it is inside of. ``separators=(", ", ": ")``: plain ``json.dumps``'s spelling."""
+    proto = json.JSONEncoder(allow_nan=allow_nan, separators=separators)
     if c_make_encoder is None:  # a Python without the C accelerator
         return proto.encode
-    encoder = c_make_encoder({}, proto.default, encode_basestring_ascii, None, ":", ",", False, False, allow_nan)
+    item, key = separators
+    encoder = c_make_encoder({}, proto.default, encode_basestring_ascii, None, key, item, False, False, allow_nan)
 
     def encode(value: Any) -> str:
         return "".join(encoder(value, 0))

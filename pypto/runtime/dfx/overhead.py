@@ -35,6 +35,24 @@ PID = 2
 def overhead_series(records: Mapping[str, Any], edges: Sequence[tuple[int, int]]) -> list[tuple[int, dict[str, int]]]:
     """``[(cycles, {counter: value})]``: the counters from each time on, for every time where one changes
     (the first sample holds them all; the last, at the window's end, sets every counter to 0)."""
+    series: list[tuple[int, dict[str, int]]] = []
+    last: tuple[int, ...] | None = None
+    for t, row in overhead_samples(records, edges):
+        if last is None:
+            series.append((t, dict(zip(COUNTERS, row, strict=True))))
+        elif row != last:
+            series.append((t, {k: v for k, v, was in zip(COUNTERS, row, last, strict=True) if v != was}))
+        else:
+            continue
+        last = row
+    return series
+
+
+def overhead_samples(records: Mapping[str, Any], edges: Sequence[tuple[int, int]]) -> list[tuple[int, tuple[int, ...]]]:
+    """``[(cycles, values)]``: the counters (``values`` in :data:`COUNTERS` order) at every time where one
+    may change, sorted, over the window [first start, last end]; each holds until the next time (the last,
+    at the window's end, is all 0). :func:`overhead_series` keeps the changes; the §8 analysis integrates
+    them as they are (no dict per change)."""
     try:
         core_types = [str(t) for t in records["metadata"]["core_types"]]
         aicore = [list(r) for r in records.get("aicore_tasks", [])]
@@ -71,50 +89,45 @@ def overhead_series(records: Mapping[str, Any], edges: Sequence[tuple[int, int]]
     busy_at = {e: _Spans((a, b) for k, a, b in busy if k == e) for e in ENGINES}
     ready_at = {e: _Spans((ready[task], dispatch[task]) for task, kinds in types.items() if e in kinds)
                 for e in ENGINES}  # fmt: skip
-    series: list[tuple[int, dict[str, int]]] = []
-    last: tuple[int, ...] | None = None
-    present = [(e in cores, cores.get(e, 0), busy_at[e], ready_at[e]) for e in ENGINES]
+    samples: list[tuple[int, tuple[int, ...]]] = []
+    zero = (0,) * len(COUNTERS)  # at the window's end every counter is 0
+    present = [(cores[e], busy_at[e].starts, busy_at[e].ends, ready_at[e].starts, ready_at[e].ends)
+               if e in cores else None for e in ENGINES]  # fmt: skip
     for t in sorted(x for x in times if lo <= x <= hi):
+        if t == hi:
+            samples.append((t, zero))
+            continue
         values: list[int] = []  # in COUNTERS order: per engine idle, ready, overhead; then all, has
         all_over = bool(engines)
         has_ready = False
         ready_over = True  # every engine with ready work is in overhead
-        for on, n, busy_spans, ready_spans in present:
-            if t == hi or not on:
-                idle = waiting = 0
-            else:
-                idle = n - busy_spans.count(t)
-                waiting = ready_spans.count(t)
+        for spans in present:
+            if spans is None:  # no core of this engine: nothing idle, nothing waiting
+                values += (0, 0, 0)
+                continue
+            n, busy_starts, busy_ends, ready_starts, ready_ends = spans
+            idle = n - bisect_right(busy_starts, t) + bisect_right(busy_ends, t)
+            waiting = bisect_right(ready_starts, t) - bisect_right(ready_ends, t)
             over = idle > 0 and waiting > 0
             values += (idle, waiting, int(over))
-            if on and not over:
+            if not over:
                 all_over = False
             if waiting > 0:
                 has_ready = True
                 ready_over = ready_over and over
         values += (int(all_over), int(has_ready and ready_over))
-        row = tuple(values)
-        if last is None:
-            series.append((t, dict(zip(COUNTERS, row, strict=True))))
-        elif row != last:
-            series.append((t, {k: v for k, v, was in zip(COUNTERS, row, last, strict=True) if v != was}))
-        else:
-            continue
-        last = row
-    return series
+        samples.append((t, tuple(values)))
+    return samples
 
 
 class _Spans:
-    """Half-open spans ``[a, b)``; :meth:`count` says how many hold a time."""
+    """Half-open spans ``[a, b)`` as their sorted starts and sorted ends: ``bisect_right(starts, t) -
+    bisect_right(ends, t)`` of them hold ``t`` (``a <= t < b``; an empty span never holds)."""
 
     def __init__(self, spans: Iterable[tuple[int, int]]):
         kept = [(a, b) for a, b in spans if a < b]
         self.starts = sorted(a for a, _ in kept)
         self.ends = sorted(b for _, b in kept)
-
-    def count(self, t: int) -> int:
-        """How many spans hold ``t`` (``a <= t < b``)."""
-        return bisect_right(self.starts, t) - bisect_right(self.ends, t)
 
 
 def overhead_events(records: Mapping[str, Any], edges: Sequence[tuple[int, int]]) -> list[dict[str, Any]]:

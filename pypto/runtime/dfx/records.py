@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .base import RECORDED_LEVEL, per_run
+from .jsonenc import Encoded, compact_encoder
 
 
 def swimlane_records(result: Any, level: int = 2) -> dict[str, Any]:
@@ -46,3 +47,26 @@ def _records(result: Any, level: int) -> dict[str, Any]:
     if level >= 4:
         records["aicpu_orchestrator_phases"] = [[dict(p) for p in thread] for thread in result.orchestrator_phases]
     return records
+
+
+def phase_texts(result: Any, level: int = 2) -> list[list[str]]:
+    """Each scheduler phase of :func:`swimlane_records` (level >= 3; none below) as its compact JSON, per
+    thread: encoded once per run for the records file (:func:`records_for_json`) and the merged trace (its
+    phase bars' ``args`` are these texts with ``kind`` as ``phase`` and without the times)."""
+    records = swimlane_records(result, level)
+
+    def build() -> list[list[str]]:
+        encode = compact_encoder()
+        return [[encode(p) for p in thread] for thread in records.get("aicpu_scheduler_phases", [])]
+
+    return per_run(result, ("phase_texts", records["chip_swimlane_level"]), build)
+
+
+def records_for_json(result: Any, level: int = 2) -> dict[str, Any]:
+    """:func:`swimlane_records` as ``json_text`` writes it, each scheduler thread's phases already encoded
+    (:func:`phase_texts`, one line a thread as before)."""
+    records = swimlane_records(result, level)
+    if "aicpu_scheduler_phases" not in records:
+        return records
+    lines = [Encoded("[" + ",".join(texts) + "]") for texts in phase_texts(result, level)]
+    return {**records, "aicpu_scheduler_phases": lines}

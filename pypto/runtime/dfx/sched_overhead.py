@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .overhead import COUNTERS, ENGINES, overhead_series
+from .overhead import COUNTERS, ENGINES, overhead_samples
 from .trace import TraceInputError, task_label
 
 PERCENTILES = (10, 25, 50, 75, 90, 95, 99)
@@ -172,21 +172,21 @@ def analyze(
     }
 
     # 1. overhead per engine (the counters of .overhead, integrated over the window)
-    series = overhead_series(records, pairs)
-    state: dict[str, int] = {}
+    samples = overhead_samples(records, pairs)
     totals: dict[str, int] = {}
     over_spans: dict[str, list[tuple[int, int]]] = {e: [] for e in ENGINES}
-    over_names = [n for n in COUNTERS if n.endswith("overhead")]
-    engine_over = [(e, f"oh_{e}_overhead") for e in ENGINES]
-    for i, (t, changed) in enumerate(series):
-        state.update(changed)
-        until = series[i + 1][0] if i + 1 < len(series) else t
-        for name in over_names:
-            if state.get(name):
+    over_cols = [(k, name) for k, name in enumerate(COUNTERS) if name.endswith("overhead")]
+    engine_cols = [(over_spans[e], COUNTERS.index(f"oh_{e}_overhead")) for e in ENGINES]
+    for i, (t, row) in enumerate(samples):
+        until = samples[i + 1][0] if i + 1 < len(samples) else t
+        if until == t:  # a sample that holds for no time adds nothing
+            continue
+        for k, name in over_cols:
+            if row[k]:
                 totals[name] = totals.get(name, 0) + (until - t)
-        for e, name in engine_over:
-            if state.get(name) and until > t:
-                over_spans[e].append((t, until))
+        for spans, k in engine_cols:
+            if row[k] and until > t:
+                spans.append((t, until))
     engines = [e for e in ENGINES if e in core_types]
     has = share(totals.get("oh_has_overhead", 0))
     out["overhead"] = {
@@ -246,29 +246,38 @@ def analyze(
     threads_of = {t: {core_to_thread[c] for c in task.cores if 0 <= c < len(core_to_thread)}
                   for t, task in tasks.items()}  # fmt: skip
     for i, phases in enumerate(records["aicpu_scheduler_phases"]):
-        outer = [p for p in phases if p["kind"] in OUTER_KINDS]
         mine = sorted(t for t, on in threads_of.items() if i in on)
         fanout = [len(consumers.get(t, [])) for t in mine]
         fanin = [len(producers.get(t, [])) for t in mine]
-        info: dict[str, Any] = {
-            "loops": max((int(p.get("loop_iter", 0)) for p in phases), default=0),
-            "tasks": len(mine),
-        }
-        if outer:
-            first = min(int(p["start_cycles"]) for p in outer)
-            last = max(int(p["end_cycles"]) for p in outer)
-            busy = _union([(int(p["start_cycles"]), int(p["end_cycles"])) for p in outer])
+        # one pass over the thread's phases: its loops, its outer phases' spans, their time per loop kind and
+        # the dispatch phases' pops
+        loops: list[int] = []
+        spans: list[tuple[int, int]] = []
+        in_kind = dict.fromkeys(LOOP_KINDS, 0)
+        hit = miss = 0
+        for p in phases:
+            loops.append(int(p.get("loop_iter", 0)))
+            kind = p["kind"]
+            if kind in OUTER_KINDS:
+                a, b = int(p["start_cycles"]), int(p["end_cycles"])
+                spans.append((a, b))
+                if kind in in_kind:
+                    in_kind[kind] += b - a
+            if kind == "dispatch":
+                hit += int(p.get("pop_hit", 0))
+                miss += int(p.get("pop_miss", 0))
+        info: dict[str, Any] = {"loops": max(loops, default=0), "tasks": len(mine)}
+        if spans:
+            first = min(a for a, _ in spans)
+            last = max(b for _, b in spans)
+            busy = _union(spans)
         else:
             first = last = busy = 0
         info["span_us"] = us(last - first)
         info["ns_per_loop"] = us(last - first) * 1e3 / info["loops"] if info["loops"] else 0.0
         for kind in LOOP_KINDS:
-            info[f"{kind}_us"] = us(
-                sum(int(p["end_cycles"]) - int(p["start_cycles"]) for p in outer if p["kind"] == kind)
-            )
+            info[f"{kind}_us"] = us(in_kind[kind])
         info["idle_us"] = us(last - first - busy)
-        hit = sum(int(p.get("pop_hit", 0)) for p in phases if p["kind"] == "dispatch")
-        miss = sum(int(p.get("pop_miss", 0)) for p in phases if p["kind"] == "dispatch")
         info["pop_hit"], info["pop_miss"] = hit, miss
         info["pop_hit_rate"] = 100.0 * hit / (hit + miss) if hit + miss else 0.0
         info["fanout_mean"] = sum(fanout) / len(fanout) if fanout else 0.0

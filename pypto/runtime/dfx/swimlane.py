@@ -15,14 +15,14 @@ from typing import Any
 
 from .base import Collector, json_text, register, write_artefact
 from .deps import write_name_map
-from .records import swimlane_records
+from .records import phase_texts, records_for_json, swimlane_records
 from .run_report import write_run_report
 from .trace import chrome_trace_text
 
 
 def write_swimlane(result: Any, path: Path, level: int = 2) -> Path:
     """Write :func:`swimlane_records` as JSON, atomically; returns the path."""
-    write_artefact(path, json_text(swimlane_records(result, level)))
+    write_artefact(path, json_text(records_for_json(result, level)))
     return path
 
 
@@ -32,7 +32,8 @@ def write_merged_trace(result: Any, out_dir: Path, level: int = 2, stamp: str | 
     the task metadata)."""
     names = {t.task_id: t.func_name + ("_spmd" if t.block_num > 1 else "") for t in result.tasks}
     edges = [(d, t.task_id) for t in result.tasks for d in sorted(t.deps)]
-    text = chrome_trace_text(swimlane_records(result, level), names, edges, trusted=True)
+    text = chrome_trace_text(swimlane_records(result, level), names, edges, trusted=True,
+                             phase_texts=phase_texts(result, level))
     path = out_dir / f"merged_swimlane_{stamp or datetime.now().strftime('%Y%m%d_%H%M%S')}.json"
     write_artefact(path, text)
     return path

@@ -85,6 +85,19 @@ class _Strings(dict[str, str]):
         return text
 
 
+class _Micros(dict[int, float]):
+    """Cycles -> µs from ``base`` at ``freq`` Hz, rounded to 6 decimals, once per value (a 0 is "not
+    recorded": 0.0); read as ``us[cycles]`` (a dict hit, no function call: a trace reads ~300 of them)."""
+
+    def __init__(self, base: int, freq: float) -> None:
+        super().__init__()
+        self.base, self.freq = base, freq
+
+    def __missing__(self, c: int) -> float:
+        t = self[c] = round((c - self.base) * 1e6 / self.freq, 6) if c else 0.0
+        return t
+
+
 def _meta(j: _Text, pid: int, tid: int | None, name: str) -> str:
     if tid is None:
         return f'{{"ph":"M","pid":{pid},"name":"process_name","args":{{"name":{j.s[name]}}}}}'
@@ -101,12 +114,16 @@ def _rows(records: Mapping[str, Any], key: str, width: int) -> list[list[int]]:
 def _flow_pair(
     j: _Text, events: list[str], fid: int, name: str, src: tuple[int, int, float], dst: tuple[int, int, float]
 ) -> None:
-    """One ``s``/``f`` pair ``(pid, tid, ts)`` -> ``(pid, tid, ts)`` with id ``fid``."""
-    n = j.s[name]
-    events.append(f'{{"ph":"s","pid":{src[0]},"tid":{src[1]},"ts":{j.f[src[2]]},"id":{fid},"cat":"flow",'
-                  f'"name":{n}}}')  # fmt: skip
-    events.append(f'{{"ph":"f","pid":{dst[0]},"tid":{dst[1]},"ts":{j.f[dst[2]]},"id":{fid},"cat":"flow",'
-                  f'"name":{n},"bp":"e"}}')  # fmt: skip
+    """One ``s``/``f`` pair ``(pid, tid, ts)`` -> ``(pid, tid, ts)`` with id ``fid`` (one item of ``events``:
+    the two events and the comma between them, as the trace joins its items)."""
+    events.append(_pair(j.f, fid, j.s[name], src[0], src[1], src[2], dst[0], dst[1], dst[2]))
+
+
+def _pair(f: _Floats, fid: int, n: str, spid: int, stid: int, sts: float, dpid: int, dtid: int, dts: float) -> str:
+    """:func:`_flow_pair`'s text (``n``: the flow's name as JSON), from scalars (the dependency flows, two
+    an edge, format it with no tuple to pack)."""
+    return (f'{{"ph":"s","pid":{spid},"tid":{stid},"ts":{f[sts]},"id":{fid},"cat":"flow","name":{n}}},'
+            f'{{"ph":"f","pid":{dpid},"tid":{dtid},"ts":{f[dts]},"id":{fid},"cat":"flow","name":{n},"bp":"e"}}')  # fmt: skip
 
 
 def _phase_rows(records: Mapping[str, Any], key: str, fields: Sequence[str]) -> list[list[dict[str, Any]]]:
@@ -121,15 +138,6 @@ def _phase_rows(records: Mapping[str, Any], key: str, fields: Sequence[str]) -> 
 
 def _sched_lane(thread: int) -> int:
     return 30000 + 10 * thread
-
-
-def _flow(j: _Text, events: list[str], last: int, pid: int, src: tuple[int, float], dst: tuple[int, float],
-          late: bool) -> int:  # fmt: skip
-    """Append one ``s``/``f`` flow pair (``hb_violation`` when ``late``); returns its id."""
-    fid = last + 1
-    _flow_pair(j, events, fid, "hb_violation" if late else "dependency", (pid, _lane(src[0]), src[1]),
-               (pid, _lane(dst[0]), dst[1]))  # fmt: skip
-    return fid
 
 
 def chrome_trace(
@@ -149,11 +157,13 @@ def chrome_trace_text(
     edges: Sequence[tuple[int, int]] = (),
     *,
     trusted: bool = False,
+    phase_texts: Sequence[Sequence[str]] | None = None,
 ) -> str:
     """:func:`chrome_trace` as the text :func:`trace_json` writes for it, built as text (each event one
     formatted string, a float's spelling once per value): the merged trace a flagged run writes.
     ``trusted``: the records are :func:`.records.swimlane_records`'s of a run, not a file's: the shape of
-    their rows and phases is not checked again."""
+    their rows and phases is not checked again. ``phase_texts``: each scheduler phase's compact JSON, per
+    thread (:func:`.records.phase_texts`), which the phase bars' ``args`` are cut from."""
     try:
         freq = float(records["metadata"]["clock_freq_hz"])
         core_types = list(records["metadata"]["core_types"])
@@ -172,13 +182,7 @@ def chrome_trace_text(
     phase_values = [p[k] for t in sched + orch for p in t for k in ("start_cycles", "end_cycles")]
     base = min([c for c in values if c] + phase_values, default=0)
 
-    memo: dict[int, float] = {}
-
-    def us(c: int) -> float:
-        t = memo.get(c)
-        if t is None:
-            t = memo[c] = round((c - base) * 1e6 / freq, 6) if c else 0.0
-        return t
+    us = _Micros(base, freq)
 
     j = _Text()
     names = names or {}
@@ -198,7 +202,7 @@ def chrome_trace_text(
         receive = start - rest[0] if rest else start
         tl = task_label(raw)
         label = j.s[f"{names.get(raw, 'task')}({tl})"]
-        ts, t_start, t_end = us(receive), us(start), us(end)
+        ts, t_start, t_end = us[receive], us[start], us[end]
         lane = _lane(core)
         jtl, f = j.s[tl], j.f
         events.append(f'{{"ph":"X","pid":4,"tid":{lane},"name":{label},"ts":{f[ts]},"dur":{f[round(t_end - ts, 6)]},'
@@ -213,22 +217,28 @@ def chrome_trace_text(
         ends[raw] = max(ends.get(raw, 0.0), t_end)
         cpu = aicpu.get(key)
         if cpu is not None:
-            d, fin = us(cpu[2]), us(cpu[3])
+            d, fin = us[cpu[2]], us[cpu[3]]
             events.append(f'{{"ph":"X","pid":3,"tid":{lane},"name":{label},"ts":{f[d]},"dur":{f[round(fin - d, 6)]},'
                           f'"args":{{"taskId":{jtl}}}}}')  # fmt: skip
             if raw not in dispatches or d < dispatches[raw][1]:
                 dispatches[raw] = (core, d, fin)
     flow = 0
     pops: dict[tuple[int, int], tuple[int, float]] = {}  # (task, core) -> (sched lane, ts in its dispatch phase)
-    flow = _aicpu_lanes(j, events, flow, sched, orch, core_to_thread, aicpu, starts_by_core, raw_of, us, pops)
+    flow = _aicpu_lanes(j, events, flow, sched, orch, core_to_thread, aicpu, starts_by_core, raw_of, us, pops,
+                        phase_texts)  # fmt: skip
     flow = _complete_flows(j, events, flow, sched, core_to_thread, aicpu, starts_by_core, ends_by_core, raw_of, edges,
                            us)  # fmt: skip
+    # dependency flows (hb_violation when the producer ends after its consumer starts): worker, scheduler view
+    f, dependency, late = j.f, j.s["dependency"], j.s["hb_violation"]
     for pred, succ in edges:
         if pred in starts and succ in starts:
-            flow = _flow(j, events, flow, 4, starts[pred], starts[succ], late=ends[pred] > starts[succ][1])
+            (pc, pts), (sc, sts) = starts[pred], starts[succ]
+            flow += 1
+            events.append(_pair(f, flow, late if ends[pred] > sts else dependency, 4, _lane(pc), pts, 4, _lane(sc), sts))
         if pred in dispatches and succ in dispatches:
-            p, c = dispatches[pred], dispatches[succ]
-            flow = _flow(j, events, flow, 3, (p[0], p[1]), (c[0], c[1]), late=p[2] > c[1])
+            (pc, pd, pf), (sc, sd, _) = dispatches[pred], dispatches[succ]
+            flow += 1
+            events.append(_pair(f, flow, late if pf > sd else dependency, 3, _lane(pc), pd, 3, _lane(sc), sd))
     return '{"traceEvents":[' + ",".join(events) + '],"displayTimeUnit":"ns"}\n'
 
 
@@ -242,8 +252,9 @@ def _aicpu_lanes(
     aicpu: Mapping[tuple[int, int], list[int]],
     worker_ts: Mapping[tuple[int, int], float],
     raw_of: Mapping[tuple[int, int], int],
-    us: Any,
+    us: _Micros,
     pops: dict[tuple[int, int], tuple[int, float]],
+    phase_texts: Sequence[Sequence[str]] | None = None,
 ) -> int:
     """pid 1 and 2 (level 4 and 3 records): the lanes, the queue counter and the ``dispatch`` and
     ``submit→dispatch`` flows; returns the last flow id."""
@@ -253,29 +264,27 @@ def _aicpu_lanes(
         if any(p["kind"] in INNER_PHASES for p in thread):
             events.append(_meta(j, 2, _sched_lane(i) + 1, f"Sched_{i}_inner"))
         outer_lane = _sched_lane(i)
+        texts = phase_texts[i] if phase_texts is not None else None
         for n, p in enumerate(thread):
             kind, start, end = p["kind"], p["start_cycles"], p["end_cycles"]
-            ts = us(start)
-            args = {"phase": kind}
-            args.update(p)  # the phase's own fields after "phase", in their order
-            del args["kind"], args["start_cycles"], args["end_cycles"]
+            ts = us[start]
             lane = outer_lane + (kind in INNER_PHASES)  # §3: inner phases on the +1 lane
             name = j.s[f"{kind}({p['tasks_processed']})"]
             events.append(f'{{"ph":"X","pid":2,"tid":{lane},"name":{name},"ts":{j.f[ts]},'
-                          f'"dur":{j.f[round(us(end) - ts, 6)]},"args":{j.v(args)}}}')  # fmt: skip
+                          f'"dur":{j.f[round(us[end] - ts, 6)]},"args":{_phase_args(j, p, texts[n] if texts else None)}}}')  # fmt: skip
             depth = p.get("shared_at_start")
             if type(depth) is list and len(depth) == 3:
                 counters.append((ts, i, 2 * n, depth))
             depth = p.get("shared_at_end")
             if type(depth) is list and len(depth) == 3:
-                counters.append((us(end), i, 2 * n + 1, depth))
+                counters.append((us[end], i, 2 * n + 1, depth))
     if counters:
         events.append(_meta(j, 2, 3999, "shared_ready_queue"))
     counters.sort()  # (ts, thread, phase half) are distinct: the depths are never compared
     depths: dict[tuple[int, ...], str] = {}
     for ts, _, _, depth in counters:
         key = tuple(depth)
-        plain = all(type(x) is int for x in key)  # a memo of ints only: 1 and True are one key
+        plain = type(key[0]) is int and type(key[1]) is int and type(key[2]) is int  # a memo of ints only: 1 and True are one key
         args = depths.get(key) if plain else None
         if args is None:
             args = f'{{"AIC":{j.v(depth[0])},"AIV":{j.v(depth[1])},"MIX":{j.v(depth[2])}}}'
@@ -290,7 +299,7 @@ def _aicpu_lanes(
         phase = next((p for p in pops_of[thread] if p["start_cycles"] <= row[2] <= p["end_cycles"]), None)
         if phase is None:
             continue
-        ts = round((us(phase["start_cycles"]) + us(row[2])) / 2, 6)  # inside the phase's bar
+        ts = round((us[phase["start_cycles"]] + us[row[2]]) / 2, 6)  # inside the phase's bar
         pops[(core, reg)] = (_sched_lane(thread), ts)
         flow += 1
         _flow_pair(j, events, flow, "dispatch", (2, _sched_lane(thread), ts), (4, _lane(core), worker_ts[(core, reg)]))
@@ -303,8 +312,8 @@ def _aicpu_lanes(
         events.append(_meta(j, 1, 4000 + i, f"Orch_{i}"))
         for p in thread:
             raw = int(p["task_id"])
-            ts = us(p["start_cycles"])
-            end = us(p["end_cycles"])
+            ts = us[p["start_cycles"]]
+            end = us[p["end_cycles"]]
             kind = "alloc" if p.get("kind") == "alloc" else "submit"  # an alloc step before the task's submit
             name = j.s[f"{kind}({task_label(raw)})"]
             events.append(f'{{"ph":"X","pid":1,"tid":{4000 + i},"name":{name},"ts":{j.f[ts]},'
@@ -318,6 +327,21 @@ def _aicpu_lanes(
     return flow
 
 
+def _phase_args(j: _Text, p: Mapping[str, Any], text: str | None) -> str:
+    """A scheduler phase bar's ``args``: ``{"phase": kind}`` then the phase's own fields but its kind and
+    times, in their order. Cut from ``text`` (the phase's compact JSON) when it starts with its kind and
+    times (the records a run writes); else built and encoded."""
+    kind, start, end = p["kind"], p["start_cycles"], p["end_cycles"]
+    if text is not None and "phase" not in p and type(start) is int and type(end) is int and type(kind) is str:
+        head = f'{{"kind":{j.s[kind]},"start_cycles":{start},"end_cycles":{end}'
+        if text.startswith(head):
+            return f'{{"phase":{j.s[kind]}{text[len(head):]}'
+    args = {"phase": kind}
+    args.update(p)  # the phase's own fields after "phase", in their order
+    del args["kind"], args["start_cycles"], args["end_cycles"]
+    return j.v(args)
+
+
 def _complete_flows(
     j: _Text,
     events: list[str],
@@ -329,7 +353,7 @@ def _complete_flows(
     worker_end: Mapping[tuple[int, int], float],
     raw_of: Mapping[tuple[int, int], int],
     edges: Sequence[tuple[int, int]],
-    us: Any,
+    us: _Micros,
 ) -> int:
     """Level 3: ``complete`` (a task's bar -> the complete phase that saw it finish) and
     ``complete→ready`` (the complete phase of a consumer's last-finishing producer -> the consumer's
@@ -343,7 +367,7 @@ def _complete_flows(
         phase = next((p for p in completes_of[thread] if p["start_cycles"] <= row[3] <= p["end_cycles"]), None)
         if phase is None:
             continue
-        ts = round((us(phase["start_cycles"]) + us(phase["end_cycles"])) / 2, 6)
+        ts = round((us[phase["start_cycles"]] + us[phase["end_cycles"]]) / 2, 6)
         bar = (worker_start[(core, reg)] + worker_end[(core, reg)]) / 2
         flow += 1
         _flow_pair(j, events, flow, "complete", (4, _lane(core), round(bar, 6)), (2, _sched_lane(thread), ts))
@@ -353,8 +377,8 @@ def _complete_flows(
     dispatch_of: dict[int, tuple[int, float]] = {}  # task -> (core, dispatch) of its earliest block
     for (core, reg), row in sorted(aicpu.items()):
         raw = raw_of.get((core, reg))
-        if raw is not None and (raw not in dispatch_of or us(row[2]) < dispatch_of[raw][1]):
-            dispatch_of[raw] = (core, us(row[2]))
+        if raw is not None and (raw not in dispatch_of or us[row[2]] < dispatch_of[raw][1]):
+            dispatch_of[raw] = (core, us[row[2]])
     last_producer: dict[int, int] = {}
     for pred, succ in edges:
         if pred in completes and (succ not in last_producer or completes[pred][2] > completes[last_producer[succ]][2]):
