@@ -135,3 +135,16 @@ def make_ring_signal(W: int, n: int, rounds: int) -> Any:  # noqa: N803 - the wo
                  device=r)
 
     return ring_host
+
+
+def assert_matches_reference(outs: list[Any], values: list[dict[str, Any]]) -> None:
+    """Each rank's slice of the six outputs (mesh, ring, broadcast, all-gather, reduce-scatter, all-to-all)
+    against :func:`torch_reference`'s values for that rank."""
+    import torch
+
+    for r, want in enumerate(values):
+        mesh, ring, bc, ag, rs, a2a = (o[r] for o in outs)
+        assert torch.allclose(mesh, want["mesh"], rtol=1e-5, atol=1e-6)
+        assert torch.allclose(ring, want["ring"], rtol=1e-5, atol=1e-6)
+        assert torch.equal(bc, want["bc"]) and torch.equal(ag, want["ag"]) and torch.equal(a2a, want["a2a"])
+        assert torch.equal(rs[r], want["rs"])  # this rank's row of the reduce-scatter

@@ -600,3 +600,31 @@ def scratch_host(x: pl.Tensor[[2, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[2, 1, N]
         twice(x[r], t[r], device=r)
     for r in pl.range(pld.world_size()):
         twice(t[r], y[r], device=r)
+
+
+PUT_HOST_SCRIPT = """
+import json, os, sys
+sys.path.insert(0, {test_dir!r})
+import torch
+import dist_l3_programs as p3
+from pypto.ir.distributed_compiled_program import DistributedConfig
+from pypto.runtime import RunConfig
+
+torch.manual_seed(0)  # every rank builds the same inputs
+x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
+rank = int(os.environ["RANK"])
+cfg = RunConfig(distributed_config=DistributedConfig(device_ids=[0, 1], timeout_s=120.0),
+                save_kernels_dir=os.path.join({out_dir!r}, f"build{{rank}}"))
+compiled = p3.put_host.compile(x, y, config=cfg)
+compiled(x, y)
+ok = bool(torch.equal(y, torch.roll(x + 1, 1, dims=0)))
+with open(os.path.join({out_dir!r}, f"rank{{rank}}.json"), "w") as f:
+    json.dump({{"ok": ok, "cycles": compiled.last_run.cycles, "host": os.environ.get({env!r})}}, f)
+"""
+"""A script running :func:`put_host` on the rank torchrun gives it (``RANK``); it writes ``rank{r}.json``
+with whether the output matched, the cycles and the host id from the environment variable ``env``."""
+
+
+def put_host_script(test_dir: str, out_dir: str, env: str = "PYPTO_HOST_ID") -> str:
+    """:data:`PUT_HOST_SCRIPT` for the test folder ``test_dir`` writing into ``out_dir``."""
+    return PUT_HOST_SCRIPT.format(test_dir=test_dir, out_dir=out_dir, env=env)

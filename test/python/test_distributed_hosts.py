@@ -129,12 +129,7 @@ def test_four_ranks_on_two_hosts_mix_both_paths_with_the_same_result_and_cycles(
         o.zero_()
     compiled(x, *outs)
     ref = launch(pc.torch_reference, DistributedConfig(world_size=world, timeout_s=TIMEOUT), x)
-    for r, want in enumerate(ref.values):
-        mesh, ring, bc, ag, rs, a2a = (o[r] for o in outs)
-        assert torch.allclose(mesh, want["mesh"], rtol=1e-5, atol=1e-6)
-        assert torch.allclose(ring, want["ring"], rtol=1e-5, atol=1e-6)
-        assert torch.equal(bc, want["bc"]) and torch.equal(ag, want["ag"]) and torch.equal(a2a, want["a2a"])
-        assert torch.equal(rs[r], want["rs"])
+    pc.assert_matches_reference(outs, ref.values)
     assert all(torch.equal(a, b) for a, b in zip(outs, same, strict=True))  # bit for bit the same-host run's
     assert cycles(compiled) == local
 
@@ -179,27 +174,6 @@ def test_a_peer_killed_on_the_remote_path_is_named_within_the_timeout(
     assert "window write on rank 1 (another host) failed within the 5 s timeout" in why0, why0
 
 
-TWO_NODE_SCRIPT = """
-import json, os, sys
-sys.path.insert(0, {test_dir!r})
-import torch
-import dist_l3_programs as p3
-from pypto.ir.distributed_compiled_program import DistributedConfig
-from pypto.runtime import RunConfig
-
-torch.manual_seed(0)  # every rank builds the same inputs
-x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
-rank = int(os.environ["RANK"])
-cfg = RunConfig(distributed_config=DistributedConfig(device_ids=[0, 1], timeout_s=120.0),
-                save_kernels_dir=os.path.join({out_dir!r}, f"build{{rank}}"))
-compiled = p3.put_host.compile(x, y, config=cfg)
-compiled(x, y)
-ok = bool(torch.equal(y, torch.roll(x + 1, 1, dims=0)))
-with open(os.path.join({out_dir!r}, f"rank{{rank}}.json"), "w") as f:
-    json.dump({{"ok": ok, "cycles": compiled.last_run.cycles, "host": os.environ[{env!r}]}}, f)
-"""
-
-
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -210,8 +184,7 @@ def test_an_l3_program_runs_unchanged_on_two_torchrun_nodes(tmp_path: Path) -> N
     """Two torchrun invocations as two nodes on localhost (c10d rendezvous), each its own "host": the put /
     notify / wait program of the single-node torchrun test, its windows reached across the nodes."""
     script = tmp_path / "prog.py"
-    script.write_text(TWO_NODE_SCRIPT.format(test_dir=str(Path(__file__).parent), out_dir=str(tmp_path),
-                                             env=HOST_ID_ENV))
+    script.write_text(p3.put_host_script(str(Path(__file__).parent), str(tmp_path), HOST_ID_ENV))
     torchrun = Path(sys.executable).parent / "torchrun"
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
     port = _free_port()

@@ -359,30 +359,9 @@ def test_kernel_collectives_match_torch_distributed(tmp_path: Path) -> None:
                    if e["cat"] == "wait" and e["task"] == "chip run reduce_ring")
 
 
-TORCHRUN_SCRIPT = """
-import json, os, sys
-sys.path.insert(0, {test_dir!r})
-import torch
-import dist_l3_programs as p3
-from pypto.ir.distributed_compiled_program import DistributedConfig
-from pypto.runtime import RunConfig
-
-torch.manual_seed(0)  # every rank builds the same inputs
-x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
-rank = int(os.environ["RANK"])
-cfg = RunConfig(distributed_config=DistributedConfig(device_ids=[0, 1], timeout_s=120.0),
-                save_kernels_dir=os.path.join({out_dir!r}, f"build{{rank}}"))
-compiled = p3.put_host.compile(x, y, config=cfg)
-compiled(x, y)
-ok = bool(torch.equal(y, torch.roll(x + 1, 1, dims=0)))
-with open(os.path.join({out_dir!r}, f"rank{{rank}}.json"), "w") as f:
-    json.dump({{"ok": ok, "cycles": compiled.last_run.cycles}}, f)
-"""
-
-
 def test_an_l3_program_runs_unchanged_under_torchrun(tmp_path: Path) -> None:
     script = tmp_path / "prog.py"
-    script.write_text(TORCHRUN_SCRIPT.format(test_dir=str(Path(__file__).parent), out_dir=str(tmp_path)))
+    script.write_text(p3.put_host_script(str(Path(__file__).parent), str(tmp_path)))
     torchrun = Path(sys.executable).parent / "torchrun"
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
     proc = subprocess.run([str(torchrun), "--standalone", "--nproc-per-node", "2", str(script)],
