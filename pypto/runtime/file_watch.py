@@ -13,69 +13,63 @@ parent's queue): callers then check their stamps every time.
 
 from __future__ import annotations
 
-import ctypes
 import os
-import struct
 import sys
 from collections.abc import Iterable
 
-_IN_NONBLOCK, _IN_CLOEXEC = 0o4000, 0o2000000
-_IN_MODIFY, _IN_ATTRIB, _IN_CLOSE_WRITE = 0x2, 0x4, 0x8
-_IN_MOVED_FROM, _IN_MOVED_TO, _IN_CREATE, _IN_DELETE = 0x40, 0x80, 0x100, 0x200
-_IN_DELETE_SELF, _IN_MOVE_SELF, _IN_Q_OVERFLOW, _IN_IGNORED = 0x400, 0x800, 0x4000, 0x8000
-_MASK = (
-    _IN_MODIFY | _IN_ATTRIB | _IN_CLOSE_WRITE | _IN_MOVED_FROM | _IN_MOVED_TO | _IN_CREATE | _IN_DELETE
-    | _IN_DELETE_SELF | _IN_MOVE_SELF
-)  # fmt: skip
-_LOST = _IN_DELETE_SELF | _IN_MOVE_SELF | _IN_Q_OVERFLOW | _IN_IGNORED
-"""Events after which a directory is no longer watched (or events were dropped)."""
-_EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of name
+try:  # Linux only (pyproject: a sys_platform marker)
+    from inotify_simple import INotify, parse_events
+    from inotify_simple import flags as _flags
+except ImportError:  # pragma: no cover - not Linux
+    INotify = None  # type: ignore[assignment,misc]
+
+if INotify is not None:
+    _MASK = (
+        _flags.MODIFY | _flags.ATTRIB | _flags.CLOSE_WRITE | _flags.MOVED_FROM | _flags.MOVED_TO | _flags.CREATE
+        | _flags.DELETE | _flags.DELETE_SELF | _flags.MOVE_SELF
+    )  # fmt: skip
+    _LOST = _flags.DELETE_SELF | _flags.MOVE_SELF | _flags.Q_OVERFLOW | _flags.IGNORED
+    """Events after which a directory is no longer watched (or events were dropped)."""
 
 
 class _Watch:
     def __init__(self) -> None:
-        self.fd: int | None = None
+        self.inotify: INotify | None = None
         self.dirs: dict[str, int] = {}
         self.count = 0
-        self.usable = sys.platform.startswith("linux")
+        self.usable = INotify is not None and sys.platform.startswith("linux")
 
     def _lose(self) -> None:
         self.usable = False
-        if self.fd is not None:
+        if self.inotify is not None:
             try:
-                os.close(self.fd)
+                self.inotify.close()
             except OSError:
                 pass
-        self.fd, self.dirs = None, {}
+        self.inotify, self.dirs = None, {}
 
     def watch(self, dirs: Iterable[str]) -> int | None:
         """Watch ``dirs`` (besides those already watched); the generation after draining the events."""
         if not self.usable:
             return None
         try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            if self.fd is None:
-                fd = libc.inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
-                if fd < 0:
-                    raise OSError(ctypes.get_errno(), "inotify_init1")
-                self.fd = fd
+            if self.inotify is None:
+                self.inotify = INotify(nonblocking=True)
             for d in dirs:
                 if d not in self.dirs:
-                    wd = libc.inotify_add_watch(self.fd, os.fsencode(d), _MASK)
-                    if wd < 0:
-                        raise OSError(ctypes.get_errno(), f"inotify_add_watch {d}")
-                    self.dirs[d] = wd
-        except (OSError, AttributeError):  # no inotify, or a limit reached: stamps every time
+                    self.dirs[d] = self.inotify.add_watch(d, _MASK)
+        except OSError:  # no inotify, or a limit reached: stamps every time
             self._lose()
             return None
         return self.generation()
 
     def generation(self) -> int | None:
         """The count of event batches read so far (one ``read`` when there are none); None: not watching."""
-        if self.fd is None:
+        if self.inotify is None:
             return None
-        try:
-            data = os.read(self.fd, 65536)
+        fd = self.inotify.fileno()
+        try:  # a plain read of the non-blocking descriptor: one system call when nothing changed
+            data = os.read(fd, 65536)
         except BlockingIOError:
             return self.count
         except OSError:
@@ -83,15 +77,11 @@ class _Watch:
             return None
         self.count += 1
         while data:
-            offset = 0
-            while offset + _EVENT.size <= len(data):
-                _wd, mask, _cookie, length = _EVENT.unpack_from(data, offset)
-                if mask & _LOST:
-                    self._lose()
-                    return None
-                offset += _EVENT.size + length
+            if any(event.mask & _LOST for event in parse_events(data)):
+                self._lose()
+                return None
             try:
-                data = os.read(self.fd, 65536)
+                data = os.read(fd, 65536)
             except BlockingIOError:
                 break
             except OSError:
