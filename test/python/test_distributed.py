@@ -99,6 +99,29 @@ def test_barrier_aligns_every_rank_on_the_latest() -> None:
     assert min(seconds) >= max(firsts)
 
 
+def test_a_barrier_clock_does_not_depend_on_when_the_notifies_arrive_in_host_time(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rank 3's notify of the first barrier reaches rank 2 late in host time (held back here), after rank 1
+    has left that barrier and notified rank 2 for the second one: rank 2 still leaves the first at the
+    simulated time of the first barrier's notifies, as in the undisturbed run."""
+    from pypto.runtime.distributed.comm import RankComm
+
+    notify = RankComm.notify
+    held = []
+
+    def slow_notify(self: RankComm, signal: str, peer: int, *args: object, **kw: object) -> None:
+        if self.rank == 3 and peer == 2 and signal.startswith("__barrier") and not held:
+            held.append(signal)
+            time.sleep(1.0)  # rank 1 is in its second barrier by now (it needed only rank 3's notify of rank 1)
+        notify(self, signal, peer, *args, **kw)
+
+    monkeypatch.setattr(RankComm, "notify", slow_notify)  # the forked ranks inherit it
+    run = launch(dp.barrier_twice, cfg(4))
+    work = [5000 * r for r in range(4)]
+    assert [v[0] for v in run.values] == [max(work[r], max(w for q, w in enumerate(work) if q != r) + hop(4))
+                                         for r in range(4)]
+
+
 def test_a_killed_rank_is_reported_on_the_others_within_the_timeout() -> None:
     t0 = time.monotonic()
     with pytest.raises(DistributedRunError) as err:

@@ -333,10 +333,13 @@ class RankComm:
     # ---- synchronisation --------------------------------------------------------------
 
     def barrier(self, name: str = "barrier") -> None:
-        """Every rank notifies every peer, then waits for all of them (AtomicAdd / Ge on a per-rank
-        counter, so back-to-back barriers reuse it)."""
+        """Every rank notifies every peer, then waits for all of them (AtomicAdd / Ge on a counter of its
+        own per barrier: with one counter reused, a fast peer's notify of the next barrier could satisfy
+        this one's wait before a slow peer's notify of this one arrived in host time, and the clock would
+        then depend on the host's scheduling)."""
         with self.scope(name):
             epoch = self._barriers = getattr(self, "_barriers", 0) + 1
+            signal = f"__barrier{epoch}"
             for k in range(1, self.world_size):
-                self.notify("__barrier", (self.rank + k) % self.world_size, 0, 1)
-            self.wait("__barrier", 0, epoch * (self.world_size - 1), WaitCmp.Ge)
+                self.notify(signal, (self.rank + k) % self.world_size, 0, 1)
+            self.wait(signal, 0, self.world_size - 1, WaitCmp.Ge)
