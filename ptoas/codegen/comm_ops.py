@@ -159,7 +159,7 @@ def lower_tensor_remote_store(st: LoweringState, src: Operation) -> None:
         raise error_at(src, "ptoas codegen: 'pld.tensor.remote_store' needs 'src' of the rank of 'target'")
     dst = _partition(st, src, _peer_view(st, src.target, src.peer, src), t, list(src.offsets), sizes)
     source = _partition(st, src, st.view(src.src, src), s, [], shape)
-    _emit(st, C.TPutOp.build(operands=[dst, source], attributes=_atomic_attrs(src)), src)
+    _emit(st, C.TPutOp.build(operands=[dst, source, []], attributes=_atomic_attrs(src)), src)
     st.views[src.results[0]] = st.view(src.target, src)
 
 

@@ -86,3 +86,24 @@ def test_a_bad_staging_tile_is_a_located_error(edit: tuple[str, str], message: s
     with pytest.raises(ParserError) as err:
         pl.parse(SRC.replace(*edit), filename="staged.py")
     assert message in str(err.value) and "staged.py:11:" in str(err.value)
+
+
+def test_the_staged_ops_and_the_comm_ctx_annotation_round_trip() -> None:
+    """Upstream's printed single-stage subregion form (the region lists right after the stage) reads back;
+    ``pld.CommCtx`` annotates an assignment and a parameter (an ``index`` handle)."""
+    import pypto.language as pl
+    from pypto.core.mlir_text import parse_mlir, print_mlir
+
+    src = SRC.replace("box: pld.DistributedTensor[[2, 64], pl.FP32]):",
+                      "box: pld.DistributedTensor[[2, 64], pl.FP32], c: pld.CommCtx):")
+    src = src.replace("        return box", "        box = pld.tile.get(box, pld.nranks(c), box, stage, [1, 0], [0, 0], [1, 64])\n"
+                      "        return box")
+    text = pl.parse(src, filename="staged.py").as_python()
+    assert "pld.tile.put(box, pld.rank(ctx), x, stage)" in text
+    assert "pld.tile.get(box, pld.nranks(c), box, stage, [1, 0], [0, 0], shape=[1, 64])" in text
+    assert "c: pl.Scalar[pl.INDEX]" in text and "ctx: pl.Scalar[pl.INDEX] = pld.get_comm_ctx(box)" in text
+    again = pl.parse(text)
+    assert again.as_python() == text
+    for generic in (False, True):
+        mlir = again.as_mlir(generic=generic)
+        assert print_mlir(parse_mlir(mlir), generic=generic) == mlir
