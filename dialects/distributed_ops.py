@@ -17,7 +17,7 @@ MLIR op names mirror upstream's DSL names (``pld.tensor.allreduce`` <->
 Signals are ``INT32`` tensors (a window-bound ``pld.DistributedTensor`` is a
 tensor here; the window binding is not modelled yet). The simulated ranks run
 these semantics in :mod:`pypto.runtime.distributed`. The point-to-point ops (rank queries,
-remote load/store of a tile or tensor, put/get, notify/wait) and the barrier lower into ``.pto`` as
+remote load/store of a tile or tensor, put/get and their tile forms staged through a Vec tile, notify/wait) and the barrier lower into ``.pto`` as
 PTOAS's ``pto.comm.*`` ops (``pypto/ptoas/codegen/comm_ops.py``), the other collectives via their
 expansions into those (``pypto/passes/lower_composite_ops/collectives.py``, run by LowerCompositeOps) when their
 shapes are static; ``all_to_all_v`` does not (``pto_blocker()``: a program with it runs as its torch
