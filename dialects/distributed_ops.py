@@ -17,7 +17,7 @@ MLIR op names mirror upstream's DSL names (``pld.tensor.allreduce`` <->
 Signals are ``INT32`` tensors (a window-bound ``pld.DistributedTensor`` is a
 tensor here; the window binding is not modelled yet). The simulated ranks run
 these semantics in :mod:`pypto.runtime.distributed`. The point-to-point ops (rank queries,
-remote load/store of a tile or tensor, put/get, notify/wait) and the barrier lower into ``.pto`` as
+remote load/store of a tile or tensor, put/get and their tile forms staged through a Vec tile, notify/wait) and the barrier lower into ``.pto`` as
 PTOAS's ``pto.comm.*`` ops (``pypto/ptoas/codegen/comm_ops.py``), the other collectives via their
 expansions into those (``pypto/passes/lower_composite_ops/collectives.py``, run by LowerCompositeOps) when their
 shapes are static; ``all_to_all_v`` does not (``pto_blocker()``: a program with it runs as its torch
@@ -659,7 +659,7 @@ class _PutGetOp(_PldOp):
                 raise a.fail(f"'{name}' has {n} indices, expected {len(t.get_shape())}")
             if not _fits(shape, t.get_shape()):
                 raise a.fail(f"shape {list(shape)} does not fit in {name[:3]} {list(t.get_shape())}")
-        if a.attr("chunk_rows") < 0 or a.attr("chunk_cols") < 0:
+        if any(a.has(n) and a.attr(n) < 0 for n in ("chunk_rows", "chunk_cols")):
             raise a.fail("chunk_rows / chunk_cols must be >= 0 (0: the full extent)")
         return dst.with_memref(None)
 
@@ -687,6 +687,75 @@ class TensorGetOp(_PutGetOp):
     name = "pld.tensor.get"
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (arg("dst"), arg("peer"), arg("src"), *_PutGetOp._TAIL, *_PutGetOp._TUNING)
     TORCH_CALL: ClassVar[str | None] = "_pld.get"
+
+
+class _TilePutGetOp(_PutGetOp):
+    """The tile-level form of ``pld.tensor.put`` / ``get`` (upstream's ``pld.tile.put`` / ``get``): the same
+    transfer, staged through an explicit Vec tile ``stage`` (and an optional ``stage2`` of its shape, the
+    ping-pong buffer). The stage is 2-D, of ``dst``'s dtype, and fits in the transfer flattened to
+    ``[rows, cols]`` (PTO-ISA's TPUT / TGET slide the transfer through it in stage-sized chunks)."""
+
+    stage = operand_def(TileType)
+    stage2 = opt_operand_def(TileType)
+    chunk_rows = opt_prop_def()  # upstream's tile form has no tuning arguments (its stage is the chunk)
+    chunk_cols = opt_prop_def()
+    pipeline = opt_prop_def()
+    _STAGES: ClassVar[tuple[Arg, ...]] = (arg("dst"), arg("peer"), arg("src"), arg("stage"), opt_value("stage2"))
+
+    @classmethod
+    def infer_type(cls, a: ArgView) -> Attribute:
+        result = super().infer_type(a)
+        dst = a.tensor("dst")
+        shape = a.attr("shape") or list(a.tensor("src").get_shape())
+        rows = math.prod(shape[:-1]) if all(d > 0 for d in shape[:-1]) else DYNAMIC
+        cols = shape[-1]
+        first: TileType | None = None
+        for name in ("stage", "stage2"):
+            if a.opt_value(name) is None:
+                continue
+            t = a.tile(name)
+            where = f"the staging tile '{name}'"
+            if t.element_type != dst.element_type:
+                raise a.fail(f"{where} (pl.{dtype_name(t.element_type)}) must have the dtype of 'dst' "
+                             f"(pl.{dtype_name(dst.element_type)})")
+            if t.memory_space is not MemorySpace.Vec:
+                raise a.fail(f"{where} must be a Vec tile (UB), got pl.Mem.{t.memory_space.name}")
+            st = list(t.get_shape())
+            if len(st) != 2 or min(st) <= 0:
+                raise a.fail(f"{where} must be a static 2-D tile, got shape {st}")
+            if (rows != DYNAMIC and st[0] > rows) or (cols != DYNAMIC and st[1] > cols):
+                raise a.fail(f"{where} {st} must fit in the transfer flattened to [rows, cols] = "
+                             f"[{'?' if rows == DYNAMIC else rows}, {'?' if cols == DYNAMIC else cols}]")
+            if first is not None and list(first.get_shape()) != st:
+                raise a.fail(f"the ping-pong staging tiles must have one shape, got {list(first.get_shape())} "
+                             f"and {st}")
+            first = t
+        return result
+
+
+@irdl_op_definition
+class TilePutOp(_TilePutGetOp):
+    """``pld.tile.put(dst, peer, src, stage, stage2=None, dst_offsets=, src_offsets=, shape=,
+    atomic=pld.AtomicType.None_)``: ``pld.tensor.put`` staged through the Vec tile ``stage``."""
+
+    name = "pld.tile.put"
+    atomic = opt_prop_def()
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (
+        *_TilePutGetOp._STAGES, *_PutGetOp._TAIL, attr("atomic", EnumCodec(AtomicType), AtomicType.None_),
+    )  # fmt: skip
+    TORCH_CALL: ClassVar[str | None] = "_pld.put"
+    TORCH_SKIP: ClassVar[tuple[str, ...]] = ("stage", "stage2")
+
+
+@irdl_op_definition
+class TileGetOp(_TilePutGetOp):
+    """``pld.tile.get(dst, peer, src, stage, stage2=None, dst_offsets=, src_offsets=, shape=)``:
+    ``pld.tensor.get`` staged through the Vec tile ``stage``."""
+
+    name = "pld.tile.get"
+    DSL_ARGS: ClassVar[tuple[Arg, ...]] = (*_TilePutGetOp._STAGES, *_PutGetOp._TAIL)
+    TORCH_CALL: ClassVar[str | None] = "_pld.get"
+    TORCH_SKIP: ClassVar[tuple[str, ...]] = ("stage", "stage2")
 
 
 @irdl_op_definition
@@ -749,7 +818,7 @@ PLD_OPS: list[type[PLOp]] = [
     AllreduceOp, BroadcastOp, BarrierOp, AllgatherOp, ReduceScatterOp, AllToAllOp, AllToAllVOp, SystemNotifyOp,
     SystemWaitOp,
     GetCommCtxOp, RankOp, NranksOp, TileRemoteLoadOp, TileRemoteStoreOp, TensorPutOp, TensorGetOp,
-    TensorRemoteStoreOp, SystemDeferWaitOp,
+    TensorRemoteStoreOp, SystemDeferWaitOp, TilePutOp, TileGetOp,
 ]
 
 PLD = Dialect("pld", list(PLD_OPS), list(PLD_ENUM_ATTRS.values()))

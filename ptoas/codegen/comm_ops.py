@@ -9,6 +9,7 @@ arithmetic as one ``pto.comm.peer_view``::
     pld.tile.remote_store(x, t, p, o) -> peer_view + partition_view + tstore [atomicType]
     pld.tensor.put(dst, p, src, ...)  -> peer_view(dst) + two partition_views + pto.comm.tput [atomicType]
     pld.tensor.get(dst, p, src, ...)  -> peer_view(src) + two partition_views + pto.comm.tget
+    pld.tile.put / get(..., stage)    -> as pld.tensor.put / get, with buf(%stage[, %stage2]) on the tput / tget
     pld.system.notify(s, p, o, v)     -> peer_view + one-cell partition_view + pto.comm.tnotify {notifyOp}
     pld.system.wait / defer_wait      -> one-cell partition_view + pto.comm.twait {cmp} (defer_wait: {deferred})
 
@@ -158,7 +159,7 @@ def lower_tensor_remote_store(st: LoweringState, src: Operation) -> None:
         raise error_at(src, "ptoas codegen: 'pld.tensor.remote_store' needs 'src' of the rank of 'target'")
     dst = _partition(st, src, _peer_view(st, src.target, src.peer, src), t, list(src.offsets), sizes)
     source = _partition(st, src, st.view(src.src, src), s, [], shape)
-    _emit(st, C.TPutOp.build(operands=[dst, source], attributes=_atomic_attrs(src)), src)
+    _emit(st, C.TPutOp.build(operands=[dst, source, []], attributes=_atomic_attrs(src)), src)
     st.views[src.results[0]] = st.view(src.target, src)
 
 
@@ -194,7 +195,7 @@ def lower_barrier(st: LoweringState, src: Operation) -> None:
     st.views[src.results[0]] = own
 
 
-def _transfer_shape(src: D.TensorPutOp | D.TensorGetOp) -> list[int]:
+def _transfer_shape(src: D.TensorPutOp | D.TensorGetOp | D.TilePutOp | D.TileGetOp) -> list[int]:
     shape = src.properties.get("shape")
     if shape is not None:
         return [int(d) for d in shape.get_values()]  # type: ignore[attr-defined]
@@ -202,15 +203,19 @@ def _transfer_shape(src: D.TensorPutOp | D.TensorGetOp) -> list[int]:
 
 
 def lower_put_get(st: LoweringState, src: Operation) -> None:
-    assert isinstance(src, D.TensorPutOp | D.TensorGetOp)
+    """``pld.tensor.put`` / ``get`` and their tile forms ``pld.tile.put`` / ``get``, whose staging tile(s) go
+    into ``buf(...)``."""
+    assert isinstance(src, D.TensorPutOp | D.TensorGetOp | D.TilePutOp | D.TileGetOp)
     shape = _transfer_shape(src)
-    put = isinstance(src, D.TensorPutOp)
+    put = isinstance(src, D.TensorPutOp | D.TilePutOp)
+    stages = ([st.tile(v, src).value for v in (src.stage, src.stage2) if v is not None]
+              if isinstance(src, D.TilePutOp | D.TileGetOp) else [])
     dst_view = _peer_view(st, src.dst, src.peer, src) if put else st.view(src.dst, src)
     src_view = st.view(src.src, src) if put else _peer_view(st, src.src, src.peer, src)
     dst = _partition(st, src, dst_view, src.dst.type, list(src.dst_offsets), shape)
     source = _partition(st, src, src_view, src.src.type, list(src.src_offsets), shape)
     cls = C.TPutOp if put else C.TGetOp
-    _emit(st, cls.build(operands=[dst, source], attributes=_atomic_attrs(src) if put else {}), src)
+    _emit(st, cls.build(operands=[dst, source, stages], attributes=_atomic_attrs(src) if put else {}), src)
     st.views[src.results[0]] = st.view(src.dst, src)
 
 
@@ -271,6 +276,8 @@ COMM_HANDLERS = {
     D.TileRemoteStoreOp: lower_remote_store,
     D.TensorPutOp: lower_put_get,
     D.TensorGetOp: lower_put_get,
+    D.TilePutOp: lower_put_get,
+    D.TileGetOp: lower_put_get,
     D.SystemNotifyOp: lower_notify,
     D.SystemWaitOp: lower_wait,
     D.SystemDeferWaitOp: lower_wait,

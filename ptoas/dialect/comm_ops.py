@@ -10,6 +10,7 @@ in the text form upstream PyPTO's codegen emits them, plus the rank queries and 
     pto.comm.twait(%sig_pv, %e : ...) {cmp = #pto<wait_cmp ge>, deferred}      (pld.system.defer_wait)
     pto.comm.tput(%dst_pv, %src_pv : T, T) {atomicType = #pto<atomic_type atomic_none>}
     pto.comm.tget(%dst_pv, %src_pv : T, T)
+    pto.comm.tput(%dst_pv, %src_pv, buf(%stage : !pto.tile_buf<...>) : T, T)      (pld.tile.put / get)
 
 Differences from upstream's emission, on purpose:
 
@@ -17,8 +18,9 @@ Differences from upstream's emission, on purpose:
   rank's window base, ``pto.addptr``, ``pto.make_tensor_view``); here ``pto.comm.peer_view`` stands
   for that arithmetic: the same view on ``peer``'s region of the same window buffer. ``get_rank`` /
   ``get_nranks`` stand for the two CommContext scalar loads;
-- upstream's TPUT / TGET take a ``buf(%stage)`` UB staging tile allocated at the IR level; the
-  simulator moves GM to GM and prices the link, so there is no stage operand;
+- upstream's TPUT / TGET always take a ``buf(%stage)`` UB staging tile (its ConvertTensorToTileOps makes one
+  for ``pld.tensor.put``); here only ``pld.tile.put`` / ``get`` carry one (``buf(%stage : type)``, the
+  stage's type beside it), and the simulator moves GM to GM and prices the link the same either way;
 - upstream lowers ``pld.system.defer_wait`` to no PTOAS op (an adapter registers a counter
   ``CompletionToken`` with the Simpler runtime's ``AsyncCtx``); here it is ``twait`` marked ``deferred``:
   the kernel registers the condition and goes on, and the chip's scheduler completes the task (releases
@@ -43,13 +45,14 @@ from xdsl.irdl import (
     opt_attr_def,
     result_def,
     traits_def,
+    var_operand_def,
 )
 from xdsl.traits import Pure
 from xdsl.utils.str_enum import StrEnum
 
 from .attrs import AtomicTypeAttr, Pipe
 from .base import PTOOp
-from .types import PartitionTensorViewType, TensorViewType
+from .types import PartitionTensorViewType, TensorViewType, TileBufType
 
 
 class NotifyOp(StrEnum):
@@ -173,18 +176,28 @@ class TWaitOp(_SignalOp):
 
 
 class _CopyOp(_CommOp):
+    """GM to GM, optionally through ``buf(%stage[, %stage2])``: the UB staging tile(s) of ``pld.tile.put`` /
+    ``get`` (upstream's emission; the ISA slides the transfer through a stage in stage-sized chunks)."""
+
     dst = operand_def(PartitionTensorViewType)
     src = operand_def(PartitionTensorViewType)
-    assembly_format = "`(` $dst `,` $src `:` type($dst) `,` type($src) `)` attr-dict"
+    stage = var_operand_def(TileBufType)
+    assembly_format = ("`(` $dst `,` $src (`,` `buf` `(` $stage^ `:` type($stage) `)`)? `:` type($dst) `,` "
+                       "type($src) `)` attr-dict")
 
     def verify_(self) -> None:
-        """One element type and one shape."""
+        """One element type and one shape; at most two stages, each of that element type."""
         d, s = self.dst.type, self.src.type
         assert isinstance(d, PartitionTensorViewType) and isinstance(s, PartitionTensorViewType)
         if d.element_type != s.element_type:
             raise self.fail("expects src and dst to have the same element type")
         if list(d.get_shape()) != list(s.get_shape()):
             raise self.fail("expects src and dst to have the same shape")
+        if len(self.stage) > 2:
+            raise self.fail("expects at most two staging tiles (ping, pong)")
+        for st in self.stage:
+            if st.type.dtype != d.element_type:  # type: ignore[attr-defined]
+                raise self.fail("expects the staging tile to have the element type of src and dst")
 
 
 @irdl_op_definition

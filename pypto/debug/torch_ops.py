@@ -167,7 +167,10 @@ def _helper_call(n: Names, op: PLOp, a: ArgView) -> str:
     """A call of the op class's ``TORCH_CALL`` helper (the ``pld`` ops: a method of the rank's comm
     context) with its DSL arguments in order: values, value lists, and attributes (enums by name)."""
     parts = []
+    skip = getattr(op, "TORCH_SKIP", ())  # arguments the helper does not take (a staging tile)
     for arg in op.DSL_ARGS:
+        if arg.name in skip:
+            continue
         if arg.kind is ArgKind.VALUE:
             parts.append(n.v(a.value(arg.name)))
         elif arg.kind is ArgKind.OPT_VALUE:

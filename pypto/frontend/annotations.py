@@ -1,11 +1,12 @@
 """Type annotations -> xDSL types (``pl.Tensor[...]``, ``pl.Tile[...]``,
-``pl.Scalar[...]``, ``pl.Ptr``, ``pl.Out[...]``, ``tuple[...]``)."""
+``pl.Scalar[...]``, ``pl.Ptr``, ``pl.Out[...]``, ``tuple[...]``, ``pld.CommCtx``)."""
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
 
+from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Attribute
 
 from pypto.diagnostics import Diagnostic, Severity, emit
@@ -109,6 +110,8 @@ class AnnotationParser:
             return Annot(None, bare_kind=path[3:])
         if path == "pl.Ptr":
             return Annot(PtrType())
+        if path == "pld.CommCtx":  # the handle pld.get_comm_ctx returns: an index (the context is implicit)
+            return Annot(IndexType())
         if path is not None and path.startswith("pl."):
             try:
                 v = evaluate(node)

@@ -38,6 +38,9 @@ if TYPE_CHECKING:
 ORCHESTRATION_OPS = {"pl.tensor.create", "pl.tensor.read", "pl.tensor.slice", "pl.tensor.dim", "pl.tensor.refine_shape"}
 PLD_SHORT_FORMS = ("pld.remote_load", "pld.remote_store")
 """Upstream's two-segment ``pld`` names (``pld/op/unified_ops.py``), resolved by :meth:`pld_short_form`."""
+PLD_STAGED = ("pld.tile.put", "pld.tile.get")
+"""The staged put / get: ``(dst, peer, src, stage, stage2=None, dst_offsets, ...)``, where a list in the
+``stage2`` slot is the first region argument (upstream's ``tile_ops._is_region_arg``)."""
 
 SPECIAL = {
     "pl.const", "pl.yield_", "pl.range", "pl.parallel", "pl.unroll", "pl.pipeline", "pl.at", "pl.scope", "pl.dump_tag",
@@ -117,6 +120,10 @@ class CallMixin:
             return self.scalar_array_call(path, node)
         if path in PLD_SHORT_FORMS:
             return self.pld_short_form(path, node, expected)
+        if path in PLD_STAGED and len(node.args) > 4 and isinstance(node.args[4], (ast.List, ast.Tuple)):
+            # upstream's printed single-stage subregion form: the region lists follow the stage directly
+            args = [*node.args[:4], ast.Constant(None), *node.args[4:]]
+            return self.bind_op(OPS[path], path, node, args, node.keywords, expected)
         if path in OPS:
             return self.bind_op(OPS[path], path, node, node.args, node.keywords, expected)
         if path in ("pl.min", "pl.max"):

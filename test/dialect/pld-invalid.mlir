@@ -61,3 +61,43 @@ builtin.module {
     func.return
   }
 }
+
+// -----
+
+builtin.module {
+  func.func @f(%box: !pl.tensor<2x64xf32>, %st: !pl.tile<4x64xf32, Vec>, %p: index) {
+    // expected-error @+1 {{the staging tile 'stage' [4, 64] must fit in the transfer flattened to [rows, cols] = [2, 64]}}
+    %b = "pld.tile.put"(%st, %box, %p, %box) <{operandSegmentSizes = array<i32: 1, 0, 1, 1, 1, 0, 0>}> : (!pl.tile<4x64xf32, Vec>, !pl.tensor<2x64xf32>, index, !pl.tensor<2x64xf32>) -> !pl.tensor<2x64xf32>
+    func.return
+  }
+}
+
+// -----
+
+builtin.module {
+  func.func @f(%box: !pl.tensor<2x64xf32>, %st: !pl.tile<1x64xf32, Mat>, %p: index) {
+    // expected-error @+1 {{the staging tile 'stage' must be a Vec tile (UB), got pl.Mem.Mat}}
+    %b = "pld.tile.get"(%st, %box, %p, %box) <{operandSegmentSizes = array<i32: 1, 0, 1, 1, 1, 0, 0>}> : (!pl.tile<1x64xf32, Mat>, !pl.tensor<2x64xf32>, index, !pl.tensor<2x64xf32>) -> !pl.tensor<2x64xf32>
+    func.return
+  }
+}
+
+// -----
+
+builtin.module {
+  func.func @f(%box: !pl.tensor<2x64xf32>, %st: !pl.tile<1x64xf16, Vec>, %p: index) {
+    // expected-error @+1 {{the staging tile 'stage' (pl.FP16) must have the dtype of 'dst' (pl.FP32)}}
+    %b = "pld.tile.put"(%st, %box, %p, %box) <{operandSegmentSizes = array<i32: 1, 0, 1, 1, 1, 0, 0>}> : (!pl.tile<1x64xf16, Vec>, !pl.tensor<2x64xf32>, index, !pl.tensor<2x64xf32>) -> !pl.tensor<2x64xf32>
+    func.return
+  }
+}
+
+// -----
+
+builtin.module {
+  func.func @f(%box: !pl.tensor<2x64xf32>, %st: !pl.tile<1x64xf32, Vec>, %st2: !pl.tile<1x32xf32, Vec>, %p: index) {
+    // expected-error @+1 {{the ping-pong staging tiles must have one shape, got [1, 64] and [1, 32]}}
+    %b = "pld.tile.put"(%st, %st2, %box, %p, %box) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0>}> : (!pl.tile<1x64xf32, Vec>, !pl.tile<1x32xf32, Vec>, !pl.tensor<2x64xf32>, index, !pl.tensor<2x64xf32>) -> !pl.tensor<2x64xf32>
+    func.return
+  }
+}

@@ -40,3 +40,16 @@ builtin.module @a2av {
     func.return %t : !pl.tensor<4x64xf32>
   }
 }
+
+// pld.tile.put / get: pld.tensor.put / get staged through an explicit Vec tile (ping, and an optional pong).
+// CHECK-LABEL: builtin.module @staged {
+// CHECK:         %b1 = "pld.tile.put"(%st, %box, %q, %x) <{atomic = #pl<atomic Add>, operandSegmentSizes = array<i32: 1, 0, 1, 1, 1, 0, 0>}> : (!pl.tile<1x64xf32, Vec>, !pl.tensor<2x64xf32>, index, !pl.tensor<2x64xf32>) -> !pl.tensor<2x64xf32>
+// CHECK-NEXT:    %b2 = "pld.tile.get"(%st, %st2, %b1, %q, %box, %o, %o, %o, %o) <{shape = array<i64: 1, 64>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 2, 2>}> : (!pl.tile<1x64xf32, Vec>, !pl.tile<1x64xf32, Vec>, !pl.tensor<2x64xf32>, index, !pl.tensor<2x64xf32>, index, index, index, index) -> !pl.tensor<2x64xf32>
+builtin.module @staged {
+  func.func @f(%box: !pl.tensor<2x64xf32>, %x: !pl.tensor<2x64xf32>, %st: !pl.tile<1x64xf32, Vec>, %st2: !pl.tile<1x64xf32, Vec>, %q: index) -> !pl.tensor<2x64xf32> {
+    %o = arith.constant 0 : index
+    %b1 = "pld.tile.put"(%st, %box, %q, %x) <{atomic = #pl<atomic Add>, operandSegmentSizes = array<i32: 1, 0, 1, 1, 1, 0, 0>}> : (!pl.tile<1x64xf32, Vec>, !pl.tensor<2x64xf32>, index, !pl.tensor<2x64xf32>) -> !pl.tensor<2x64xf32>
+    %b2 = "pld.tile.get"(%st, %st2, %b1, %q, %box, %o, %o, %o, %o) <{shape = array<i64: 1, 64>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 2, 2>}> : (!pl.tile<1x64xf32, Vec>, !pl.tile<1x64xf32, Vec>, !pl.tensor<2x64xf32>, index, !pl.tensor<2x64xf32>, index, index, index, index) -> !pl.tensor<2x64xf32>
+    func.return %b2 : !pl.tensor<2x64xf32>
+  }
+}

@@ -8,7 +8,8 @@
   ``pld.world_size()``, ``pld.alloc_window_buffer(shape, dtype=)``, ``pld.window(buf, shape, dtype=)``
   and dispatches ``per_rank(x[r], ..., device=r)``;
 - the kernel-body ops ``pld.tensor.allreduce / broadcast / barrier / allgather / reduce_scatter /
-  all_to_all / all_to_all_v / put / get / remote_store``, ``pld.tile.remote_load / remote_store``,
+  all_to_all / all_to_all_v / put / get / remote_store``, ``pld.tile.remote_load / remote_store / put / get``
+  (the tile forms of put / get take an explicit Vec staging tile), ``pld.CommCtx`` (annotation),
   ``pld.system.notify / wait / defer_wait``, ``pld.get_comm_ctx / rank / nranks`` and the short forms
   ``pld.remote_load / remote_store``, parsed into the ``pld`` dialect
   (:mod:`pypto.dialects.distributed_ops`), verified and printed in both text forms; the point-to-point
@@ -35,6 +36,9 @@ remote_store = _DSLOnly("pld.remote_store")
 rank = _DSLOnly("pld.rank")
 nranks = _DSLOnly("pld.nranks")
 
+CommCtx = _Marker("CommCtx")
+"""``ctx: pld.CommCtx = pld.get_comm_ctx(window)``: the communication-context handle (an annotation of an
+assignment or a parameter; the value is an ``index``, the context being implicit in the ``pto.comm`` ops)."""
 DistributedTensor = _Marker("DistributedTensor")
 """``pld.DistributedTensor[[rows, cols], dtype]``: a kernel parameter viewing the rank's window."""
 
@@ -45,7 +49,7 @@ def world_size() -> int:
 
 
 __all__ = [
-    "AllreduceMode", "AtomicType", "DistributedConfig", "DistributedTensor", "NotifyOp", "ReduceOp", "WaitCmp",
+    "AllreduceMode", "AtomicType", "CommCtx", "DistributedConfig", "DistributedTensor", "NotifyOp", "ReduceOp", "WaitCmp",
     "alloc_window_buffer", "get_comm_ctx", "launch", "nranks", "rank", "remote_load", "remote_store", "system",
     "tensor", "tile", "window", "world_size",
 ]  # fmt: skip

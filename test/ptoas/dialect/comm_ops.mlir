@@ -23,6 +23,12 @@ module {
     pto.comm.tput(%a, %b : !pto.partition_tensor_view<1x64xf32>, !pto.partition_tensor_view<1x64xf32>) {atomicType = #pto<atomic_type atomic_add>}
     // CHECK-NEXT: pto.comm.tget(%{{.*}}, %{{.*}} : !pto.partition_tensor_view<1x64xf32>, !pto.partition_tensor_view<1x64xf32>)
     pto.comm.tget(%b, %a : !pto.partition_tensor_view<1x64xf32>, !pto.partition_tensor_view<1x64xf32>)
+    %st = pto.alloc_tile : !pto.tile_buf<vec, 1x64xf32>
+    // pld.tile.put / get: the staging tile(s) in buf(...), with their types beside them
+    // CHECK: pto.comm.tput(%{{.*}}, %{{.*}}, buf(%st : !pto.tile_buf<loc=vec, dtype=f32, rows=1, cols=64{{.*}}>) : !pto.partition_tensor_view<1x64xf32>, !pto.partition_tensor_view<1x64xf32>) {atomicType = #pto<atomic_type atomic_add>}
+    pto.comm.tput(%a, %b, buf(%st : !pto.tile_buf<vec, 1x64xf32>) : !pto.partition_tensor_view<1x64xf32>, !pto.partition_tensor_view<1x64xf32>) {atomicType = #pto<atomic_type atomic_add>}
+    // CHECK-NEXT: pto.comm.tget(%{{.*}}, %{{.*}}, buf(%st, %st : !pto.tile_buf<{{.*}}>, !pto.tile_buf<{{.*}}>) : !pto.partition_tensor_view<1x64xf32>, !pto.partition_tensor_view<1x64xf32>)
+    pto.comm.tget(%b, %a, buf(%st, %st : !pto.tile_buf<vec, 1x64xf32>, !pto.tile_buf<vec, 1x64xf32>) : !pto.partition_tensor_view<1x64xf32>, !pto.partition_tensor_view<1x64xf32>)
     %c = pto.partition_view %sv, offsets = [%c0, %c0], sizes = [%c1, %c1] : !pto.tensor_view<1x1xi32> -> !pto.partition_tensor_view<1x1xi32>
     // CHECK: pto.comm.tnotify(%{{.*}}, %{{.*}} : !pto.partition_tensor_view<1x1xi32>, i32) {notifyOp = #pto<notify_op set>}
     pto.comm.tnotify(%c, %v1 : !pto.partition_tensor_view<1x1xi32>, i32) {notifyOp = #pto<notify_op set>}
