@@ -90,6 +90,17 @@ def _int_dtype(width: int, unsigned: bool) -> DType:
     return DType(f"{'uint' if unsigned else 'int'}{width}", np_t, np_t)
 
 
+def dtype_named(name: str) -> DType:
+    """The DType called ``name`` (``fp32``, ``bf16``, ``int32``, ``uint8``, ...): a DType's ``name`` back."""
+    for dt in (F32, F16, BF16, F64, F8E4M3, F8E5M2, F8E8M0):
+        if dt.name == name:
+            return dt
+    if name == "bool":
+        return _int_dtype(1, False)
+    unsigned = name.startswith("u")
+    return _int_dtype(int(name.removeprefix("uint" if unsigned else "int")), unsigned)
+
+
 def dtype_of(t: Attribute) -> DType:
     """The DType of an xDSL element type."""
     if isinstance(t, Float32Type):

@@ -67,16 +67,6 @@ def host_id(rank: int) -> str:
     return ids[rank]
 
 
-def _dtype(name: str) -> Any:
-    from pypto.device.interpreter import memory as m
-
-    floats = {d.name: d for d in (m.F32, m.F16, m.BF16, m.F64, m.F8E4M3, m.F8E5M2, m.F8E8M0)}
-    if name in floats:
-        return floats[name]
-    unsigned = name.startswith("u")
-    return m._int_dtype(int(name.removeprefix("uint" if unsigned else "int")), unsigned)
-
-
 TORCH_KIND = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16", torch.float64: "fp64",
               torch.int8: "int8", torch.int16: "int16", torch.int32: "int32", torch.int64: "int64",
               torch.uint8: "uint8"}
@@ -90,9 +80,9 @@ def apply(view: np.ndarray, add: bool, data: np.ndarray, kind: str) -> None:
     if not add:
         view[...] = data.view(view.dtype)
         return
-    from pypto.device.interpreter.memory import to_compute, to_storage
+    from pypto.device.interpreter.memory import dtype_named, to_compute, to_storage
 
-    dt = _dtype(kind)
+    dt = dtype_named(kind)
     bits = view.view(dt.storage)
     bits[...] = to_storage(to_compute(bits, dt) + to_compute(data.view(dt.storage), dt), dt).reshape(view.shape)
 
