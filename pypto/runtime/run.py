@@ -527,28 +527,31 @@ def run(
     given = config
     config = config if config is not None else RunConfig()
     if not profiling_wanted(config.compile_profiling):  # the common case, without the profiler's stages
-        compiled = (
-            program_or_compiled.run_spec(args, given)
-            if _is_runnable(program_or_compiled)
-            else prepare(program_or_compiled, args, given)
-        )
-        prepared = _prepare_spec(compiled) if isinstance(compiled, RunSpec) else compiled
+        prepared = _loaded(_compiled(program_or_compiled, args, given))
         return _execute(prepared, resolve_target(config), args, config)
     with owned_profiler(config.compile_profiling) as (prof, owned):
         # The compile (cached) first; loading a build's kernels (upstream's on-device compile) is device work.
-        compiled = (
-            program_or_compiled.run_spec(args, given)
-            if _is_runnable(program_or_compiled)
-            else prepare(program_or_compiled, args, given)
-        )
+        compiled = _compiled(program_or_compiled, args, given)
         with _stage("device_execution"):
-            prepared = _prepare_spec(compiled) if isinstance(compiled, RunSpec) else compiled
+            prepared = _loaded(compiled)
             result = _execute(prepared, resolve_target(config), args, config)
         if prof is not None:
             result.profile = prof.to_dict()
             if owned and prepared.out_dir is not None:
                 prof.write_report(Path(prepared.out_dir) / "report", result.profile)
     return result
+
+
+def _compiled(program_or_compiled: Any, args: Sequence[Any], config: RunConfig | None) -> Prepared | RunSpec:
+    """The compile of a run (cached): a runnable's spec, else the program prepared for ``args``."""
+    if _is_runnable(program_or_compiled):
+        return program_or_compiled.run_spec(args, config)
+    return prepare(program_or_compiled, args, config)
+
+
+def _loaded(compiled: Prepared | RunSpec) -> Prepared:
+    """A run spec's kernels loaded (upstream's on-device compile); a prepared program as it is."""
+    return _prepare_spec(compiled) if isinstance(compiled, RunSpec) else compiled
 
 
 def _takes_arguments(target: Any) -> bool:
