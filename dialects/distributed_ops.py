@@ -177,18 +177,17 @@ class AllreduceOp(_PldOp):
         why = _static_blocker(self.signal, self.data)
         if why is None and self.arg_view().attr("core_num") != 1:
             why = _NO_PTO + "; lowered for core_num == 1 (upstream: an InCore kernel uses pl.spmd instead)"
-        if why is None and not self.lowers_as_ring():
-            t = self.data.type
-            assert isinstance(t, TensorType)
-            nbytes = math.prod(t.get_shape()) * max(1, dtype_bits(t.element_type) // 8)
-            if nbytes > self.MESH_UB_BYTES:
-                why = _NO_PTO + (f"; the mesh holds the whole window in UB: lowered up to {self.MESH_UB_BYTES} bytes "
-                                 f"(this one has {nbytes}; mode=ring moves it in 16 KiB tiles)")
         return why
 
     MESH_UB_BYTES: ClassVar[int] = 64 * 1024
-    """The largest ``data`` the mesh expansion takes: it holds every rank's whole window in UB tiles at
-    once (its stores wait for everybody's reads); a larger mesh runs as the torch form."""
+    """The largest ``data`` the mesh expansion reads in one piece (every rank's whole window, then one
+    store); a larger one goes in 16 KiB chunks with a barrier per chunk (:meth:`mesh_is_chunked`)."""
+
+    def mesh_is_chunked(self) -> bool:
+        """Whether the mesh expansion splits ``data`` into chunks: it has more than :attr:`MESH_UB_BYTES`."""
+        t = self.data.type
+        assert isinstance(t, TensorType)
+        return math.prod(t.get_shape()) * max(1, dtype_bits(t.element_type) // 8) > self.MESH_UB_BYTES
 
     def is_ring(self) -> bool:
         """``mode=ring`` with a signal."""

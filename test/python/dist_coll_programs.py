@@ -148,3 +148,44 @@ def assert_matches_reference(outs: list[Any], values: list[dict[str, Any]]) -> N
         assert torch.allclose(ring, want["ring"], rtol=1e-5, atol=1e-6)
         assert torch.equal(bc, want["bc"]) and torch.equal(ag, want["ag"]) and torch.equal(a2a, want["a2a"])
         assert torch.equal(rs[r], want["rs"])  # this rank's row of the reduce-scatter
+
+
+def make_big_mesh(W: int, R: int, C: int) -> Any:  # noqa: N803 - the world size, as upstream's factories spell it
+    """A mesh Sum allreduce of an ``[R, C]`` FP32 window over ``AllreduceOp.MESH_UB_BYTES`` (it goes in 16 KiB
+    chunks): staged from ``x`` and read back into ``out`` a row at a time (``C`` FP32 a row, at most 16 KiB)."""
+    @pl.jit.incore
+    def mesh_k(x: pl.Tensor[[R, C], pl.FP32], out: pl.Out[pl.Tensor[[R, C], pl.FP32]],
+               data: pld.DistributedTensor[[R, C], pl.FP32], sig: pld.DistributedTensor[[W, 1], pl.INT32]):
+        m = W  # noqa: F841 - a closure constant of this function too (its annotations use it)
+        for i in pl.range(R):
+            data = pl.store(pl.load(x, [i, 0], [1, C]), [i, 0], data)
+        data = pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Sum, mode=pld.AllreduceMode.mesh)
+        for i in pl.range(R):
+            out = pl.store(pl.load(data, [i, 0], [1, C]), [i, 0], out)
+        return out
+
+    @pl.jit
+    def mesh(x: pl.Tensor[[R, C], pl.FP32], out: pl.Out[pl.Tensor[[R, C], pl.FP32]],
+             data: pld.DistributedTensor[[R, C], pl.FP32], sig: pld.DistributedTensor[[W, 1], pl.INT32]):
+        m = W + R + C  # noqa: F841 - closure constants of this function too (its annotations use them)
+        out = mesh_k(x, out, data, sig)
+        return out
+
+    @pl.jit.host
+    def mesh_host(x: pl.Tensor[[W, R, C], pl.FP32], out: pl.Out[pl.Tensor[[W, R, C], pl.FP32]]):
+        d = pld.alloc_window_buffer([R, C], dtype=pl.FP32)
+        s = pld.alloc_window_buffer([W, 1], dtype=pl.INT32)
+        for r in pl.range(pld.world_size()):
+            mesh(x[r], out[r], pld.window(d, [R, C], dtype=pl.FP32), pld.window(s, [W, 1], dtype=pl.INT32),
+                 device=r)
+
+    return mesh_host
+
+
+def torch_allreduce(comm: Any, x: Any) -> Any:
+    """torch.distributed's Sum all_reduce of rank r's ``x[r]``."""
+    import torch.distributed as dist
+
+    mine = x[comm.rank].clone()
+    dist.all_reduce(mine, op=dist.ReduceOp.SUM)
+    return mine

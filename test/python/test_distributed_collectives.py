@@ -85,3 +85,32 @@ def test_a_ring_allreduce_on_upstreams_ring_signal_takes_its_world_size_from_the
     want = 2 * x.max(dim=0).values
     for r in range(world):
         assert torch.equal(out[r], want)
+
+
+@pytest.mark.parametrize("world", [2, 4])
+def test_a_mesh_allreduce_over_64_kib_runs_chunked_on_the_chips_and_matches_torch(world: int, tmp_path: Path) -> None:
+    """80 KiB (over ``MESH_UB_BYTES``): five 16 KiB chunks, each read from every peer, then a barrier, then
+    stored (upstream's chunked mesh); it compiles to ``.pto`` instead of running as its torch form."""
+    from pypto.dialects.distributed_ops import AllreduceOp
+    from pypto.driver.compiled import CompiledProgram
+    from pypto.passes.lower_composite_ops.collectives import CHUNK_BYTES
+
+    rows, cols = 5, CHUNK_BYTES // 4  # a row is one chunk
+    assert rows * cols * 4 > AllreduceOp.MESH_UB_BYTES
+    torch.manual_seed(world)
+    x, out = torch.randn(world, rows, cols), torch.zeros(world, rows, cols)
+    dc = DistributedConfig(device_ids=list(range(world)), timeout_s=TIMEOUT, num_sub_workers=0)
+    compiled = pc.make_big_mesh(world, rows, cols).compile(x, out, config=RunConfig(
+        distributed_config=dc, save_kernels_dir=str(tmp_path / "b")))
+    assert isinstance(compiled.programs["mesh"], CompiledProgram)  # on the chip, not the torch form
+    pto = (compiled.output_dir / "next_levels/mesh/ptoas/mesh_k.pto").read_text()
+    assert "pld." not in pto and pto.count("pto.comm.twait(") == (rows + 1) * world  # a barrier first and per chunk
+    compiled(x, out)
+    ref = launch(pc.torch_allreduce, DistributedConfig(world_size=world, timeout_s=TIMEOUT), x)
+    for r in range(world):
+        assert torch.allclose(out[r], ref.values[r], rtol=1e-5, atol=1e-5)
+        assert torch.equal(out[r], out[0])  # one combination order on every rank
+        events = json.loads((compiled.output_dir / f"dfx_outputs/rank{r}/comm_events.json").read_text())["events"]
+        gets = [e for e in events if e["cat"] == "get" and e["name"].startswith("remote tload")]
+        assert [e["bytes"] for e in gets] == [CHUNK_BYTES] * (rows * (world - 1))  # every peer's chunk, once
+        assert {e["peer"] for e in gets} == set(range(world)) - {r}

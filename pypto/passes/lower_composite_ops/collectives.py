@@ -7,10 +7,13 @@ signal's first extent; of upstream's ring signal ``[2 * (W - 1), W]``, its last;
 (``ptoas/codegen/comm_ops.py``) and cost link cycles on the simulated chip. Upstream's algorithm per
 collective (``src/ir/transforms/lower_composite_ops_pass.cpp``):
 
-- ``allreduce`` mesh (``data`` ``[R, C]`` of at most :attr:`~pypto.dialects.distributed_ops.AllreduceOp.MESH_UB_BYTES`): ``barrier``; every rank ``p``'s ``data`` read in rank
+- ``allreduce`` mesh: ``barrier``; every rank ``p``'s ``data`` read in rank
   order (``remote_load``; the own one is local) and combined (``add / maximum / minimum / mul`` for
   Sum / Max / Min / Prod); ``barrier`` (nobody overwrites before all read); ``store``. Every rank combines
-  in the same order, so all end with the same bits. On a ring-shaped signal (``mode=ring`` whose ``C % W != 0``)
+  in the same order, so all end with the same bits. A ``data`` over
+  :attr:`~pypto.dialects.distributed_ops.AllreduceOp.MESH_UB_BYTES` goes chunk by chunk (tiles of at most
+  :data:`CHUNK_BYTES`, :func:`blocks`), as upstream's mesh: one ``barrier``, then per chunk the reads, the
+  combination, a ``barrier`` and the chunk's ``store``. On a ring-shaped signal (``mode=ring`` whose ``C % W != 0``)
   both barriers are credit barriers on its last column (cell ``[p, W - 1]`` counts rank ``p``'s arrivals;
   the ring below uses column 0).
 - ``allreduce`` ring, op Sum: the same rounds as pushes (:func:`_ring_push_sum`: an atomic-add ``put``
@@ -184,19 +187,26 @@ def lower_allreduce(op: D.AllreduceOp) -> None:
     if op.lowers_as_ring():
         e.replace(_ring_allreduce(e, op.data, op.signal, rows, cols, world, _reduce_op(op)))
         return
-    zero = e.const(0)
     by_col = op.ring_shaped_signal()  # a ring signal whose columns do not divide: the mesh on its last column
-    sig = e.column_barrier(op.signal, world) if by_col else e.barrier(op.signal)
-    acc: SSAValue | None = None
-    for p in range(world):
-        load = e.remote_load(op.data, e.const(p), [zero, zero], [rows, cols])
-        acc = load if acc is None else e.combine(_reduce_op(op), acc, load)
-    assert acc is not None
-    if by_col:
-        e.column_barrier(sig, world)
-    else:
-        e.barrier(sig)
-    e.replace(e.store(acc, [zero, zero], op.data))
+
+    def barrier(sig: SSAValue) -> SSAValue:
+        return e.column_barrier(sig, world) if by_col else e.barrier(sig)
+
+    t_ = op.data.type
+    assert isinstance(t_, TensorType)
+    whole = [(0, rows, 0, cols)]
+    chunks = whole if not op.mesh_is_chunked() else blocks(rows, cols, max(1, dtype_bits(t_.element_type) // 8))
+    sig, data = barrier(op.signal), op.data
+    for r0, nr, c0, nc in chunks:
+        at = [e.const(r0), e.const(c0)]
+        acc: SSAValue | None = None
+        for p in range(world):
+            load = e.remote_load(data, e.const(p), at, [nr, nc])
+            acc = load if acc is None else e.combine(_reduce_op(op), acc, load)
+        assert acc is not None
+        sig = barrier(sig)  # every rank read this chunk of mine before I overwrite it
+        data = e.store(acc, at, data)
+    e.replace(data)
 
 
 CHUNK_BYTES = 16 * 1024
