@@ -122,6 +122,32 @@ def _static_blocker(signal: object, *tensors: object, rows_are_world: bool = Fal
     return None
 
 
+def launch_block_counts(op: Operation) -> set[int]:
+    """The SPMD block counts (``pl.block_num``, 1 when unset) of every launch of the kernel holding ``op``: its
+    enclosing ``pl.at`` scope's (not outlined yet), else those of every ``func.call`` of its function in the module."""
+    from xdsl.dialects import func
+
+    from .program import AtOp
+
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        if isinstance(parent, AtOp):  # a device scope, not outlined yet: it is the launch
+            return {_block_num(parent)}
+        parent = parent.parent_op()
+    if parent is None:
+        return set()
+    top = parent.parent_op()
+    if top is None:
+        return set()
+    name = parent.sym_name.data
+    return {_block_num(c) for c in top.walk() if isinstance(c, func.CallOp) and c.callee.root_reference.data == name}
+
+
+def _block_num(op: Operation) -> int:
+    n = op.attributes.get("pl.block_num")
+    return int(n.value.data) if n is not None else 1  # type: ignore[attr-defined]
+
+
 class _PldOp(PLOp):
     NO_TORCH: ClassVar[str | None] = _NO_TORCH
     NO_PTO: ClassVar[str | None] = _NO_PTO
@@ -175,19 +201,43 @@ class AllreduceOp(_PldOp):
             return _NO_PTO + "; lowered with a signal of static shape [world_size(, lanes)] (a kernel has no window " \
                              "to synthesize one in)"
         why = _static_blocker(self.signal, self.data)
-        if why is None and self.arg_view().attr("core_num") != 1:
-            why = _NO_PTO + "; lowered for core_num == 1 (upstream: an InCore kernel uses pl.spmd instead)"
+        if why is None and self.core_count() != 1:
+            why = self._blocks_blocker()
         return why
+
+    def core_count(self) -> int:
+        """``core_num``: how many SPMD blocks share the collective (each reduces ``1 / core_num`` of the columns)."""
+        return int(self.arg_view().attr("core_num"))
+
+    def _blocks_blocker(self) -> str | None:
+        """Why a ``core_num > 1`` mesh does not expand: it needs ``[world_size, lanes >= core_num]`` signal
+        (lane ``b`` is block ``b``'s barrier), columns that ``core_num`` divides and a kernel launched as
+        exactly ``core_num`` blocks (``with pl.spmd(core_num)``) wherever it is called."""
+        n = self.core_count()
+        sig, cols = self.signal.type.get_shape(), self.data.type.get_shape()[-1]  # type: ignore[union-attr]
+        if len(sig) != 2 or sig[1] < n:
+            return _NO_PTO + (f"; core_num={n} is lowered with a [world_size, lanes] signal of at least {n} lanes "
+                              f"(one per block), got {list(sig)}")
+        if cols % n:
+            return _NO_PTO + f"; core_num={n} is lowered when it divides the {cols} columns (each block takes 1/{n})"
+        launches = launch_block_counts(self)
+        if launches != {n}:
+            got = "no launch in this program" if not launches else f"launched as {sorted(launches)} block(s)"
+            return _NO_PTO + (f"; core_num={n} is lowered in a kernel launched as {n} blocks (with pl.spmd({n}), "
+                              f"each block reducing its share), {got}")
+        return None
 
     MESH_UB_BYTES: ClassVar[int] = 64 * 1024
     """The largest ``data`` the mesh expansion reads in one piece (every rank's whole window, then one
     store); a larger one goes in 16 KiB chunks with a barrier per chunk (:meth:`mesh_is_chunked`)."""
 
     def mesh_is_chunked(self) -> bool:
-        """Whether the mesh expansion splits ``data`` into chunks: it has more than :attr:`MESH_UB_BYTES`."""
+        """Whether the mesh expansion splits a block's share of ``data`` (all of it when ``core_num == 1``) into
+        chunks: it has more than :attr:`MESH_UB_BYTES`."""
         t = self.data.type
         assert isinstance(t, TensorType)
-        return math.prod(t.get_shape()) * max(1, dtype_bits(t.element_type) // 8) > self.MESH_UB_BYTES
+        nbytes = math.prod(t.get_shape()) * max(1, dtype_bits(t.element_type) // 8)
+        return nbytes // self.core_count() > self.MESH_UB_BYTES
 
     def is_ring(self) -> bool:
         """``mode=ring`` with a signal."""

@@ -8,7 +8,8 @@
 #   of the right neighbour; then "done" on cell 1 and the credit clears;
 # - mode=ring, op=Sum: pushes: "ready" to the left (cell 1), per round an atomic-add put (reduce-scatter)
 #   or a put (allgather) of a [1, 32] segment into the right neighbour and a notify of its cell 0;
-# - without a signal, or with core_num > 1, it stays (its torch form runs it).
+# - without a signal, or with core_num > 1 in a kernel not launched as that many SPMD blocks (here: no
+#   launch at all), it stays (its torch form runs it).
 
 import pypto.language as pl
 import pypto.language.distributed as pld

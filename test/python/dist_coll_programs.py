@@ -189,3 +189,47 @@ def torch_allreduce(comm: Any, x: Any) -> Any:
     mine = x[comm.rank].clone()
     dist.all_reduce(mine, op=dist.ReduceOp.SUM)
     return mine
+
+
+def make_blocks(W: int, N: int, R: int, C: int) -> Any:  # noqa: N803 - the world size, as upstream's factories spell it
+    """A mesh Prod allreduce of an ``[R, C]`` FP32 window with ``core_num=N`` in a kernel launched as ``N`` SPMD
+    blocks (``pl.spmd(N)``): block ``b`` stages, reduces (on lane ``b`` of the ``[W, N]`` signal) and reads back
+    its share, columns ``[b * C / N, (b + 1) * C / N)``."""
+    S = C // N  # noqa: N806 - a block's columns
+
+    @pl.jit.incore
+    def blocks_k(x: pl.Tensor[[R, C], pl.FP32], out: pl.Out[pl.Tensor[[R, C], pl.FP32]],
+                 data: pld.DistributedTensor[[R, C], pl.FP32], sig: pld.DistributedTensor[[W, N], pl.INT32]):
+        m = S + W + N + R + C  # noqa: F841 - closure constants of this function too (its annotations use them)
+        col = pl.tile.get_block_idx() * S
+        data = pl.store(pl.load(x, [0, col], [R, S]), [0, col], data)
+        data = pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Prod, core_num=N)
+        out = pl.store(pl.load(data, [0, col], [R, S]), [0, col], out)
+        return out
+
+    @pl.jit
+    def blocks(x: pl.Tensor[[R, C], pl.FP32], out: pl.Out[pl.Tensor[[R, C], pl.FP32]],
+               data: pld.DistributedTensor[[R, C], pl.FP32], sig: pld.DistributedTensor[[W, N], pl.INT32]):
+        m = W + N + R + C  # noqa: F841 - closure constants of this function too (its annotations use them)
+        with pl.spmd(N):
+            out = blocks_k(x, out, data, sig)
+        return out
+
+    @pl.jit.host
+    def blocks_host(x: pl.Tensor[[W, R, C], pl.FP32], out: pl.Out[pl.Tensor[[W, R, C], pl.FP32]]):
+        d = pld.alloc_window_buffer([R, C], dtype=pl.FP32)
+        s = pld.alloc_window_buffer([W, N], dtype=pl.INT32)
+        for r in pl.range(pld.world_size()):
+            blocks(x[r], out[r], pld.window(d, [R, C], dtype=pl.FP32), pld.window(s, [W, N], dtype=pl.INT32),
+                   device=r)
+
+    return blocks_host
+
+
+def torch_allreduce_prod(comm: Any, x: Any) -> Any:
+    """torch.distributed's Prod all_reduce of rank r's ``x[r]``."""
+    import torch.distributed as dist
+
+    mine = x[comm.rank].clone()
+    dist.all_reduce(mine, op=dist.ReduceOp.PRODUCT)
+    return mine

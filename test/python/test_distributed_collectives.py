@@ -89,8 +89,9 @@ def test_a_ring_allreduce_on_upstreams_ring_signal_takes_its_world_size_from_the
 
 @pytest.mark.parametrize("world", [2, 4])
 def test_a_mesh_allreduce_over_64_kib_runs_chunked_on_the_chips_and_matches_torch(world: int, tmp_path: Path) -> None:
-    """80 KiB (over ``MESH_UB_BYTES``): five 16 KiB chunks, each read from every peer, then a barrier, then
-    stored (upstream's chunked mesh); it compiles to ``.pto`` instead of running as its torch form."""
+    """80 KiB (over ``MESH_UB_BYTES``): five 16 KiB chunks, read from every peer in groups of up to 64 KiB, a
+    barrier, then the group's stores (upstream's chunked mesh); it compiles to ``.pto`` instead of running as
+    its torch form."""
     from pypto.dialects.distributed_ops import AllreduceOp
     from pypto.driver.compiled import CompiledProgram
     from pypto.passes.lower_composite_ops.collectives import CHUNK_BYTES
@@ -104,7 +105,8 @@ def test_a_mesh_allreduce_over_64_kib_runs_chunked_on_the_chips_and_matches_torc
         distributed_config=dc, save_kernels_dir=str(tmp_path / "b")))
     assert isinstance(compiled.programs["mesh"], CompiledProgram)  # on the chip, not the torch form
     pto = (compiled.output_dir / "next_levels/mesh/ptoas/mesh_k.pto").read_text()
-    assert "pld." not in pto and pto.count("pto.comm.twait(") == (rows + 1) * world  # a barrier first and per chunk
+    groups = -(-rows // (AllreduceOp.MESH_UB_BYTES // CHUNK_BYTES))  # 2: four chunks, then one
+    assert "pld." not in pto and pto.count("pto.comm.twait(") == (groups + 1) * world  # a barrier first and per group
     compiled(x, out)
     ref = launch(pc.torch_allreduce, DistributedConfig(world_size=world, timeout_s=TIMEOUT), x)
     for r in range(world):
@@ -114,3 +116,53 @@ def test_a_mesh_allreduce_over_64_kib_runs_chunked_on_the_chips_and_matches_torc
         gets = [e for e in events if e["cat"] == "get" and e["name"].startswith("remote tload")]
         assert [e["bytes"] for e in gets] == [CHUNK_BYTES] * (rows * (world - 1))  # every peer's chunk, once
         assert {e["peer"] for e in gets} == set(range(world)) - {r}
+
+
+@pytest.mark.parametrize("world", [2, 4])
+def test_an_allreduce_with_core_num_2_runs_as_two_spmd_blocks_on_the_chips_and_matches_torch(
+        world: int, tmp_path: Path) -> None:
+    """``core_num=2`` in a kernel launched ``with pl.spmd(2)``: each block reads its half of every peer's
+    window (barriers on its own signal lane) instead of the program running as its torch form."""
+    from pypto.driver.compiled import CompiledProgram
+
+    blocks, rows, cols = 2, 2, 1024
+    torch.manual_seed(world)
+    x, out = torch.randn(world, rows, cols), torch.zeros(world, rows, cols)
+    dc = DistributedConfig(device_ids=list(range(world)), timeout_s=TIMEOUT, num_sub_workers=0)
+    compiled = pc.make_blocks(world, blocks, rows, cols).compile(x, out, config=RunConfig(
+        distributed_config=dc, save_kernels_dir=str(tmp_path / "b")))
+    assert isinstance(compiled.programs["blocks"], CompiledProgram)  # on the chip, not the torch form
+    pto = (compiled.output_dir / "next_levels/blocks/ptoas/blocks_k.pto").read_text()
+    assert "pld." not in pto and "pto.get_block_idx" in pto and pto.count("pto.comm.twait(") == 2 * world
+    compiled(x, out)
+    ref = launch(pc.torch_allreduce_prod, DistributedConfig(world_size=world, timeout_s=TIMEOUT), x)
+    share = rows * cols // blocks * 4
+    for r in range(world):
+        assert torch.allclose(out[r], ref.values[r], rtol=1e-5, atol=1e-6)
+        events = json.loads((compiled.output_dir / f"dfx_outputs/rank{r}/comm_events.json").read_text())["events"]
+        gets = [e for e in events if e["cat"] == "get" and e["name"].startswith("remote tload")]
+        assert sorted(e["bytes"] for e in gets) == [share] * (blocks * (world - 1))  # each block: its share per peer
+        assert sorted(e["peer"] for e in gets) == sorted([p for p in range(world) if p != r] * blocks)
+
+
+def test_core_num_without_a_lane_per_block_or_an_spmd_launch_says_why_it_runs_as_torch() -> None:
+    """The verifier-level reason (``pto_blocker``) names what is missing."""
+    import pypto.language as pl
+    import pypto.language.distributed as pld
+    from pypto.dialects.distributed_ops import AllreduceOp
+
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, d: pld.DistributedTensor[[1, 64], pl.FP32], s: pld.DistributedTensor[[2, 2], pl.INT32],
+              t: pld.DistributedTensor[[2, 1], pl.INT32], o: pld.DistributedTensor[[1, 63], pl.FP32]):
+            d = pld.tensor.allreduce(d, s, core_num=2)
+            d = pld.tensor.allreduce(d, t, core_num=2)
+            o = pld.tensor.allreduce(o, s, core_num=2)
+            return d
+
+    ops = [o for o in P.module.walk() if isinstance(o, AllreduceOp)]
+    why = [o.pto_blocker() for o in ops]
+    assert why[0] is not None and "launched as 2 blocks (with pl.spmd(2)" in why[0] and "no launch" in why[0]
+    assert why[1] is not None and "at least 2 lanes" in why[1] and "[2, 1]" in why[1]
+    assert why[2] is not None and "divides the 63 columns" in why[2]

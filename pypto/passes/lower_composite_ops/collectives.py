@@ -12,8 +12,14 @@ collective (``src/ir/transforms/lower_composite_ops_pass.cpp``):
   Sum / Max / Min / Prod); ``barrier`` (nobody overwrites before all read); ``store``. Every rank combines
   in the same order, so all end with the same bits. A ``data`` over
   :attr:`~pypto.dialects.distributed_ops.AllreduceOp.MESH_UB_BYTES` goes chunk by chunk (tiles of at most
-  :data:`CHUNK_BYTES`, :func:`blocks`), as upstream's mesh: one ``barrier``, then per chunk the reads, the
-  combination, a ``barrier`` and the chunk's ``store``. On a ring-shaped signal (``mode=ring`` whose ``C % W != 0``)
+  :data:`CHUNK_BYTES`, :func:`blocks`), as upstream's mesh: one ``barrier``, then per group of chunks the
+  reads, the combinations, a ``barrier`` and the chunks' ``store``s. Upstream's group is one chunk; here it is
+  ``MESH_UB_BYTES / CHUNK_BYTES`` = 4 chunks (64 KiB of accumulators in UB, as the one-piece form holds), since
+  a barrier's ``2 W`` notifies cost far more link cycles than a chunk's reads. With ``core_num = n > 1`` (the kernel launched as ``n``
+  SPMD blocks, ``pl.spmd(n)``) block ``b`` (``pl.tile.get_block_idx()``) does this for its share, columns
+  ``[b * C / n, (b + 1) * C / n)``, its barriers credit barriers on lane ``b`` of a ``[W, lanes >= n]`` signal
+  (cell ``[p, b]`` counts block ``b`` of rank ``p``'s arrivals), so the blocks synchronise with their peers
+  only. On a ring-shaped signal (``mode=ring`` whose ``C % W != 0``)
   both barriers are credit barriers on its last column (cell ``[p, W - 1]`` counts rank ``p``'s arrivals;
   the ring below uses column 0).
 - ``allreduce`` ring, op Sum: the same rounds as pushes (:func:`_ring_push_sum`: an atomic-add ``put``
@@ -55,7 +61,15 @@ from pypto.dialects import op_families as F
 from pypto.dialects.distributed_enums import NotifyOp, ReduceOp, WaitCmp
 from pypto.dialects.dtypes import dtype_bits
 from pypto.dialects.enums import AtomicType, MemorySpace, enum_attr
-from pypto.dialects.tile_ops import TileAddOp, TileLoadOp, TileMaximumOp, TileMinimumOp, TileMulOp, TileStoreOp
+from pypto.dialects.tile_ops import (
+    TileAddOp,
+    TileGetBlockIdxOp,
+    TileLoadOp,
+    TileMaximumOp,
+    TileMinimumOp,
+    TileMulOp,
+    TileStoreOp,
+)
 from pypto.dialects.types import TensorType
 
 COMBINE = {ReduceOp.Sum: TileAddOp, ReduceOp.Max: TileMaximumOp, ReduceOp.Min: TileMinimumOp, ReduceOp.Prod: TileMulOp}
@@ -118,11 +132,12 @@ class Emit:
             {"signal": sig, "offsets": at, "expected": self.const(expected)},
             {"cmp": enum_attr(WaitCmp.Ge)}))
 
-    def column_barrier(self, sig: SSAValue, world: int) -> SSAValue:
-        """The credit barrier of ``pld.tensor.barrier`` on the last column of a ring-shaped ``[rounds, W]``
-        signal (cell ``[p, W - 1]`` counts rank ``p``'s arrivals; ``rounds >= W``, and the ring's own cells
-        are in column 0): a notify to every rank, then per rank a wait and a credit."""
-        last = self.const(world - 1)
+    def column_barrier(self, sig: SSAValue, world: int, column: SSAValue | None = None) -> SSAValue:
+        """The credit barrier of ``pld.tensor.barrier`` on one column of a 2-D signal: by default the last
+        column of a ring-shaped ``[rounds, W]`` one (cell ``[p, W - 1]`` counts rank ``p``'s arrivals;
+        ``rounds >= W``, and the ring's own cells are in column 0), or ``column`` (an SPMD block's lane of a
+        ``[W, lanes]`` one): a notify to every rank, then per rank a wait and a credit."""
+        last = self.const(world - 1) if column is None else column
         for p in range(world):
             sig = self.notify(sig, self.const(p), [self.rank(), last], 1)
         for q in range(world):
@@ -188,24 +203,40 @@ def lower_allreduce(op: D.AllreduceOp) -> None:
         e.replace(_ring_allreduce(e, op.data, op.signal, rows, cols, world, _reduce_op(op)))
         return
     by_col = op.ring_shaped_signal()  # a ring signal whose columns do not divide: the mesh on its last column
+    n = op.core_count()  # SPMD blocks: block b reduces columns [b * share, (b + 1) * share), its barriers on lane b
+    share = cols // n
+    block = e.add(TileGetBlockIdxOp.build(result_types=[IndexType()])) if n > 1 else None
+    base = e.add(arith.MuliOp(block, e.const(share))) if block is not None else None
 
     def barrier(sig: SSAValue) -> SSAValue:
+        if block is not None:
+            return e.column_barrier(sig, world, block)
         return e.column_barrier(sig, world) if by_col else e.barrier(sig)
+
+    def column(c0: int) -> SSAValue:
+        if base is None:
+            return e.const(c0)
+        return base if c0 == 0 else e.add(arith.AddiOp(base, e.const(c0)))
 
     t_ = op.data.type
     assert isinstance(t_, TensorType)
-    whole = [(0, rows, 0, cols)]
-    chunks = whole if not op.mesh_is_chunked() else blocks(rows, cols, max(1, dtype_bits(t_.element_type) // 8))
+    whole = [(0, rows, 0, share)]
+    chunks = whole if not op.mesh_is_chunked() else blocks(rows, share, max(1, dtype_bits(t_.element_type) // 8))
+    per_group = max(1, D.AllreduceOp.MESH_UB_BYTES // CHUNK_BYTES)  # chunks held in UB between two barriers
     sig, data = barrier(op.signal), op.data
-    for r0, nr, c0, nc in chunks:
-        at = [e.const(r0), e.const(c0)]
-        acc: SSAValue | None = None
-        for p in range(world):
-            load = e.remote_load(data, e.const(p), at, [nr, nc])
-            acc = load if acc is None else e.combine(_reduce_op(op), acc, load)
-        assert acc is not None
-        sig = barrier(sig)  # every rank read this chunk of mine before I overwrite it
-        data = e.store(acc, at, data)
+    for g in range(0, len(chunks), per_group):
+        done: list[tuple[list[SSAValue], SSAValue]] = []
+        for r0, nr, c0, nc in chunks[g:g + per_group]:
+            at = [e.const(r0), column(c0)]
+            acc: SSAValue | None = None
+            for p in range(world):
+                load = e.remote_load(data, e.const(p), at, [nr, nc])
+                acc = load if acc is None else e.combine(_reduce_op(op), acc, load)
+            assert acc is not None
+            done.append((at, acc))
+        sig = barrier(sig)  # every rank read these chunks of mine before I overwrite them
+        for at, acc in done:
+            data = e.store(acc, at, data)
     e.replace(data)
 
 
