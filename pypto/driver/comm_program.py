@@ -30,7 +30,19 @@ def has_comm_ops(program: Program) -> bool:
 def needs_torch_form(program: Program) -> bool:
     """Whether a per-rank program has a ``pld`` op with no ``.pto`` lowering (its ``NO_PTO``: the in-kernel
     collectives it cannot expand); such a program runs as its torch form."""
-    return any(isinstance(op, PldOp) and op.pto_blocker() for op in program.module.walk())
+    return bool(torch_form_reasons(program))
+
+
+def torch_form_reasons(program: Program) -> list[str]:
+    """``file:line:col: op: why`` for every ``pld`` op of the program that does not lower to ``.pto``."""
+    from pypto.diagnostics import op_span
+
+    out = []
+    for op in program.module.walk():
+        why = op.pto_blocker() if isinstance(op, PldOp) else None
+        if why:
+            out.append(f"{op_span(op) or '<unknown>'}: {op.name}: {why}")
+    return out
 
 
 class CommProgram:
@@ -40,7 +52,8 @@ class CommProgram:
     torch form (:func:`pypto.debug.torch_codegen`, the reference semantics of every op) on the rank,
     its ``pld`` ops calling the rank's window and link model (:class:`~pypto.runtime.distributed.windows.
     KernelComm`): numerics and link cycles, no simulated compute cycles. Its ``next_levels/<name>/``
-    holds ``program.py`` (the DSL), ``torch_program.py`` (what runs) and ``comm_meta.json``.
+    holds ``program.py`` (the DSL), ``torch_program.py`` (what runs) and ``comm_meta.json`` (its
+    ``torch_form_because``: each op that does not lower, with its location and why).
     """
 
     KIND_FILE = "comm_meta.json"
@@ -64,7 +77,8 @@ class CommProgram:
         source = torch_codegen(program)
         atomic_write_text(out / "program.py", program.as_python())
         atomic_write_text(out / "torch_program.py", source)
-        atomic_write_text(out / cls.KIND_FILE, json.dumps({"entry": entry, "output_indices": indices}) + "\n")
+        meta = {"entry": entry, "output_indices": indices, "torch_form_because": torch_form_reasons(program)}
+        atomic_write_text(out / cls.KIND_FILE, json.dumps(meta, indent=1) + "\n")
         return cls(out, entry, indices, source)
 
     @classmethod

@@ -191,19 +191,20 @@ def torch_allreduce(comm: Any, x: Any) -> Any:
     return mine
 
 
-def make_blocks(W: int, N: int, R: int, C: int) -> Any:  # noqa: N803 - the world size, as upstream's factories spell it
-    """A mesh Prod allreduce of an ``[R, C]`` FP32 window with ``core_num=N`` in a kernel launched as ``N`` SPMD
-    blocks (``pl.spmd(N)``): block ``b`` stages, reduces (on lane ``b`` of the ``[W, N]`` signal) and reads back
-    its share, columns ``[b * C / N, (b + 1) * C / N)``."""
+def make_blocks(W: int, N: int, R: int, C: int, K: int | None = None) -> Any:  # noqa: N803 - upstream's spelling
+    """A mesh Prod allreduce of an ``[R, C]`` FP32 window with ``core_num=K`` (default ``N``) in a kernel launched
+    as ``N`` SPMD blocks (``pl.spmd(N)``): block ``b`` stages, reduces (on lane ``b`` of the ``[W, N]`` signal)
+    and reads back its share, columns ``[b * C / N, (b + 1) * C / N)``."""
     S = C // N  # noqa: N806 - a block's columns
+    K = N if K is None else K  # noqa: N806
 
     @pl.jit.incore
     def blocks_k(x: pl.Tensor[[R, C], pl.FP32], out: pl.Out[pl.Tensor[[R, C], pl.FP32]],
                  data: pld.DistributedTensor[[R, C], pl.FP32], sig: pld.DistributedTensor[[W, N], pl.INT32]):
-        m = S + W + N + R + C  # noqa: F841 - closure constants of this function too (its annotations use them)
+        m = S + W + N + R + C + K  # noqa: F841 - closure constants of this function too (its annotations use them)
         col = pl.tile.get_block_idx() * S
         data = pl.store(pl.load(x, [0, col], [R, S]), [0, col], data)
-        data = pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Prod, core_num=N)
+        data = pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Prod, core_num=K)
         out = pl.store(pl.load(data, [0, col], [R, S]), [0, col], out)
         return out
 
@@ -232,4 +233,44 @@ def torch_allreduce_prod(comm: Any, x: Any) -> Any:
 
     mine = x[comm.rank].clone()
     dist.all_reduce(mine, op=dist.ReduceOp.PRODUCT)
+    return mine
+
+
+NR = pl.dynamic("NR")
+M = pl.dynamic("M")
+
+
+@pl.jit.incore
+def any_ranks_k(x: pl.Tensor[[M, C], pl.FP32], out: pl.Out[pl.Tensor[[M, C], pl.FP32]],
+                data: pld.DistributedTensor[[M, C], pl.FP32], sig: pld.DistributedTensor[[NR, 1], pl.INT32]):
+    """Written for any rank count and rows (upstream's ``07_dynamic_rank_count`` style): a mesh Max allreduce."""
+    data = pl.store(pl.load(x, [0, 0], [2, C]), [0, 0], data)
+    data = pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Max)
+    out = pl.store(pl.load(data, [0, 0], [2, C]), [0, 0], out)
+    return out
+
+
+@pl.jit
+def any_ranks(x: pl.Tensor[[M, C], pl.FP32], out: pl.Out[pl.Tensor[[M, C], pl.FP32]],
+              data: pld.DistributedTensor[[M, C], pl.FP32], sig: pld.DistributedTensor[[NR, 1], pl.INT32]):
+    out = any_ranks_k(x, out, data, sig)
+    return out
+
+
+@pl.jit.host
+def any_ranks_host(x: pl.Tensor[[NR, M, C], pl.FP32], out: pl.Out[pl.Tensor[[NR, M, C], pl.FP32]]):
+    """Rank ``r`` reduces ``x[r]`` (``[2, C]``: the launch's sample binds ``M`` and ``NR``)."""
+    d = pld.alloc_window_buffer([2, C], dtype=pl.FP32)
+    s = pld.alloc_window_buffer([NR, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        any_ranks(x[r], out[r], pld.window(d, [2, C], dtype=pl.FP32), pld.window(s, [NR, 1], dtype=pl.INT32),
+                  device=r)
+
+
+def torch_allreduce_max(comm: Any, x: Any) -> Any:
+    """torch.distributed's Max all_reduce of rank r's ``x[r]``."""
+    import torch.distributed as dist
+
+    mine = x[comm.rank].clone()
+    dist.all_reduce(mine, op=dist.ReduceOp.MAX)
     return mine

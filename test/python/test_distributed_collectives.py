@@ -166,3 +166,41 @@ def test_core_num_without_a_lane_per_block_or_an_spmd_launch_says_why_it_runs_as
     assert why[0] is not None and "launched as 2 blocks (with pl.spmd(2)" in why[0] and "no launch" in why[0]
     assert why[1] is not None and "at least 2 lanes" in why[1] and "[2, 1]" in why[1]
     assert why[2] is not None and "divides the 63 columns" in why[2]
+
+
+@pytest.mark.parametrize("world", [2, 4])
+def test_a_kernel_of_dynamic_rank_count_and_rows_is_specialized_per_launch_and_lowers(world: int,
+                                                                                       tmp_path: Path) -> None:
+    """``pl.dynamic`` world size and rows: the launch's samples make them static (``[world, 1]`` signal), so
+    the allreduce expands into ``pto.comm`` ops for that world size (no torch form) and matches torch."""
+    from pypto.driver.compiled import CompiledProgram
+
+    torch.manual_seed(world)
+    x, out = torch.randn(world, 2, pc.C), torch.zeros(world, 2, pc.C)
+    dc = DistributedConfig(device_ids=list(range(world)), timeout_s=TIMEOUT, num_sub_workers=0)
+    compiled = pc.any_ranks_host.compile(x, out, config=RunConfig(distributed_config=dc,
+                                                                   save_kernels_dir=str(tmp_path / "b")))
+    assert isinstance(compiled.programs["any_ranks"], CompiledProgram)  # on the chip, not the torch form
+    pto = (compiled.output_dir / "next_levels/any_ranks/ptoas/any_ranks_k.pto").read_text()
+    assert "pld." not in pto and pto.count("pto.comm.twait(") == 2 * world  # two barriers over this world size
+    compiled(x, out)
+    ref = launch(pc.torch_allreduce_max, DistributedConfig(world_size=world, timeout_s=TIMEOUT), x)
+    for r in range(world):
+        assert torch.equal(out[r], ref.values[r])
+
+
+def test_a_kernel_whose_core_num_is_not_its_launch_runs_as_torch_and_its_build_says_why(tmp_path: Path) -> None:
+    """``core_num=4`` in a kernel launched as 2 blocks does not lower: the per-rank program is its torch form,
+    and ``comm_meta.json`` names the op, its source line and the launch it needs."""
+    from pypto.driver.comm_program import CommProgram
+
+    world = 2
+    x, out = torch.zeros(world, 2, 1024), torch.zeros(world, 2, 1024)
+    dc = DistributedConfig(device_ids=list(range(world)), timeout_s=TIMEOUT, num_sub_workers=0)
+    compiled = pc.make_blocks(world, 2, 2, 1024, K=4).compile(x, out, config=RunConfig(
+        distributed_config=dc, save_kernels_dir=str(tmp_path / "b")))
+    assert isinstance(compiled.programs["blocks"], CommProgram)
+    meta = json.loads((compiled.output_dir / "next_levels/blocks/comm_meta.json").read_text())
+    [why] = meta["torch_form_because"]
+    assert "dist_coll_programs.py:" in why and "pld.tensor.allreduce" in why
+    assert "at least 4 lanes" in why  # the [2, 2] signal has a lane for 2 blocks, not 4
