@@ -38,7 +38,7 @@ from pypto.utils.atomic import atomic_write_text
 from pypto.utils.tracebacks import api_boundary
 
 from .builtin_levels import write_builtin_levels
-from .comm_program import CommProgram, DistributedBuildError, has_comm_ops, needs_torch_form
+from .comm_program import CommProgram, DistributedBuildError, has_comm_ops, needs_torch_form, torch_form_reasons
 from .compile import compile
 from .compiled import CompiledProgram
 from .host_trace import (
@@ -214,6 +214,7 @@ def _build(fn: Any, name: str, plan: HostPlan, dc: DistributedConfig, platform: 
         level = out / NEXT_LEVELS / d.program
         if needs_torch_form(program):
             programs[d.program] = CommProgram.build(program, d.program, level)
+            _torch_form_remark(d.program, torch_form_reasons(program)[0])
         elif has_comm_ops(program):
             programs[d.program] = _compile_or_torch_form(program, d.program, level, platform)
         else:
@@ -279,7 +280,6 @@ def _compile_or_torch_form(program: Any, name: str, level: Path, platform: str |
     kernel codegen cannot take it (a dynamic-shape window, an op ptoas does not lower yet), it runs as its
     torch form instead, and stderr says why."""
     import shutil
-    import sys
 
     from pypto.errors import PartialCodegenError
 
@@ -287,10 +287,15 @@ def _compile_or_torch_form(program: Any, name: str, level: Path, platform: str |
         return compile(program, output_dir=level, platform=platform)
     except PartialCodegenError as exc:
         shutil.rmtree(level, ignore_errors=True)
-        first = str(exc).strip().splitlines()[-1].strip()
-        print(f"[remark] {name}: runs as its torch form on the ranks (no simulated kernel cycles): {first}",
-              file=sys.stderr)
+        _torch_form_remark(name, str(exc).strip().splitlines()[-1].strip())
         return CommProgram.build(program, name, level)
+
+
+def _torch_form_remark(name: str, why: str) -> None:
+    """Say on stderr that per-rank program ``name`` runs as its torch form, and the (first) reason."""
+    import sys
+
+    print(f"[remark] {name}: runs as its torch form on the ranks (no simulated kernel cycles): {why}", file=sys.stderr)
 
 
 def _direction(ann: Any) -> str:

@@ -189,9 +189,10 @@ def test_a_kernel_of_dynamic_rank_count_and_rows_is_specialized_per_launch_and_l
         assert torch.equal(out[r], ref.values[r])
 
 
-def test_a_kernel_whose_core_num_is_not_its_launch_runs_as_torch_and_its_build_says_why(tmp_path: Path) -> None:
+def test_a_kernel_whose_core_num_is_not_its_launch_runs_as_torch_and_its_build_says_why(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     """``core_num=4`` in a kernel launched as 2 blocks does not lower: the per-rank program is its torch form,
-    and ``comm_meta.json`` names the op, its source line and the launch it needs."""
+    stderr says so and ``comm_meta.json`` names the op, its source line and what it needs."""
     from pypto.driver.comm_program import CommProgram
 
     world = 2
@@ -204,3 +205,5 @@ def test_a_kernel_whose_core_num_is_not_its_launch_runs_as_torch_and_its_build_s
     [why] = meta["torch_form_because"]
     assert "dist_coll_programs.py:" in why and "pld.tensor.allreduce" in why
     assert "at least 4 lanes" in why  # the [2, 2] signal has a lane for 2 blocks, not 4
+    err = capfd.readouterr().err
+    assert "[remark] blocks: runs as its torch form" in err and "at least 4 lanes" in err
