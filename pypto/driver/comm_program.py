@@ -64,7 +64,9 @@ class CommProgram:
         self._fn: Any = None
 
     @classmethod
-    def build(cls, program: Program, name: str, out: Path) -> CommProgram:
+    def build(cls, program: Program, name: str, out: Path, why: list[str] | None = None) -> CommProgram:
+        """Write ``next_levels/<name>/``; ``why`` (:func:`torch_form_reasons`, or the codegen's error) goes
+        into ``comm_meta.json``."""
         from pypto.debug.torch_codegen import torch_codegen
         from pypto.dialects.enums import FunctionType, ParamDirection
         from pypto.dialects.program import function_type, param_directions
@@ -77,7 +79,7 @@ class CommProgram:
         source = torch_codegen(program)
         atomic_write_text(out / "program.py", program.as_python())
         atomic_write_text(out / "torch_program.py", source)
-        meta = {"entry": entry, "output_indices": indices, "torch_form_because": torch_form_reasons(program)}
+        meta = {"entry": entry, "output_indices": indices, "torch_form_because": why or []}
         atomic_write_text(out / cls.KIND_FILE, json.dumps(meta, indent=1) + "\n")
         return cls(out, entry, indices, source)
 

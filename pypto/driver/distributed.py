@@ -213,8 +213,10 @@ def _build(fn: Any, name: str, plan: HostPlan, dc: DistributedConfig, platform: 
         program = plan.programs[d.program].specialize(*samples)
         level = out / NEXT_LEVELS / d.program
         if needs_torch_form(program):
-            programs[d.program] = CommProgram.build(program, d.program, level)
-            _torch_form_remark(d.program, torch_form_reasons(program)[0])
+            why = torch_form_reasons(program)
+            if why:
+                _torch_form_remark(d.program, why[0])
+            programs[d.program] = CommProgram.build(program, d.program, level, why)
         elif has_comm_ops(program):
             programs[d.program] = _compile_or_torch_form(program, d.program, level, platform)
         else:
@@ -287,8 +289,9 @@ def _compile_or_torch_form(program: Any, name: str, level: Path, platform: str |
         return compile(program, output_dir=level, platform=platform)
     except PartialCodegenError as exc:
         shutil.rmtree(level, ignore_errors=True)
-        _torch_form_remark(name, str(exc).strip().splitlines()[-1].strip())
-        return CommProgram.build(program, name, level)
+        why = str(exc).strip().splitlines()[-1].strip()
+        _torch_form_remark(name, why)
+        return CommProgram.build(program, name, level, [why])
 
 
 def _torch_form_remark(name: str, why: str) -> None:

@@ -202,6 +202,12 @@ def lower_allreduce(op: D.AllreduceOp) -> None:
     if op.lowers_as_ring():
         e.replace(_ring_allreduce(e, op.data, op.signal, rows, cols, world, _reduce_op(op)))
         return
+    e.replace(_mesh_allreduce(e, op, rows, cols, world))
+
+
+def _mesh_allreduce(e: Emit, op: D.AllreduceOp, rows: int, cols: int, world: int) -> SSAValue:
+    """The mesh of the module docstring: in one piece or in chunk groups, by the whole kernel or per SPMD block."""
+    assert op.signal is not None
     by_col = op.ring_shaped_signal()  # a ring signal whose columns do not divide: the mesh on its last column
     n = op.core_count()  # SPMD blocks: block b reduces columns [b * share, (b + 1) * share), its barriers on lane b
     share = cols // n
@@ -237,7 +243,7 @@ def lower_allreduce(op: D.AllreduceOp) -> None:
         sig = barrier(sig)  # every rank read these chunks of mine before I overwrite them
         for at, acc in done:
             data = e.store(acc, at, data)
-    e.replace(data)
+    return data
 
 
 CHUNK_BYTES = 16 * 1024
