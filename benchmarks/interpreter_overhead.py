@@ -36,6 +36,7 @@ from pypto.device.interpreter import run_kernel
 from pypto.device.interpreter.run import ENGINES
 from pypto.ptoas.passes import PtoasOptions, run_ptoas_pipeline
 from pypto.ptoas.pto_text import parse_pto_with_source_map
+from pypto.utils.ir_fingerprint import seal
 
 ROWS, COLS, TILE_ROWS = 512, 128, 64
 GOAL = 2.0
@@ -124,6 +125,7 @@ def main() -> None:
     opts = parser.parse_args()
     module, source_map = parse_pto_with_source_map(kernel_text(opts.trips), "exp_kernel.pto")
     run_ptoas_pipeline(module, PtoasOptions(insert_sync=True))
+    seal(module)  # compiled once and never edited, as the runtime's kernel units are
     x = np.random.default_rng(0).standard_normal((opts.trips * TILE_ROWS, COLS)).astype(np.float32)
     y, y_ref, y_f32 = np.zeros_like(x), np.zeros_like(x), np.zeros_like(x)
     check = not opts.no_races
