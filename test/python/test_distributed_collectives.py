@@ -22,6 +22,7 @@ TIMEOUT = 90.0
 @pytest.mark.parametrize("world", [2, 4])
 def test_every_kernel_collective_runs_on_the_chips_and_matches_torch(world: int, tmp_path: Path) -> None:
     from pypto.driver.compiled import CompiledProgram
+    from pypto.target.model import load_target
 
     torch.manual_seed(world)
     x = torch.randn(world, world, pc.C)
@@ -38,8 +39,15 @@ def test_every_kernel_collective_runs_on_the_chips_and_matches_torch(world: int,
     pc.assert_matches_reference(outs, ref.values)
     for o in outs[:2]:  # every rank ends with the same bits (one combination order)
         assert all(torch.equal(o[0], o[r]) for r in range(world))
+    target = load_target("a2a3")
+    assert target.link is not None
+    busy4 = target.link.busy_cycles(4, target.clock_hz)
     for r in range(world):
         events = json.loads((compiled.output_dir / f"dfx_outputs/rank{r}/comm_events.json").read_text())["events"]
+        arrivals = [e for e in events if e["cat"] == "notify" and e["task"].startswith("chip run")][:world]
+        remote = [e for e in arrivals if e["peer"] != r]  # the mesh's first barrier: one arrival per rank
+        assert len(remote) == world - 1  # back to back on PIPE_MTE3, the rank's own (a local store) among them
+        assert [e["start"] for e in remote] == [remote[0]["start"] + k * busy4 for k in range(world - 1)]
         row = pc.C * 4
         gets = [e["bytes"] for e in events if e["cat"] == "get" and e["name"].startswith("remote tload")]
         assert gets == [row] * (2 * (world - 1))  # the mesh and reduce_scatter read every peer's whole row

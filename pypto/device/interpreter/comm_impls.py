@@ -19,7 +19,7 @@ window file on the same host, a shadow the link fetches into / commits from on a
   ``PIPE_ALL`` before them: a notify must not overtake the work it publishes); a remote ``tload`` /
   ``tstore`` is ordered by the insert-sync flags like any load or store. Later work on other pipes does not
   wait for a transfer (its completion is published by a notify); the kernel ends when its transfers landed;
-- a ``tnotify`` of this rank's own cell is a local 4-byte store (no link);
+- a ``tnotify`` of this rank's own cell is a local 4-byte store (no link), queued like a transfer;
 - a ``twait`` (PIPE_S) starts once the earlier instructions were issued (a transfer still in flight does not
   hold it) and stalls the kernel until the notifies that satisfy it landed on this rank's clock: later work on
   every pipe starts after it;
@@ -285,10 +285,12 @@ def tnotify(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -
         link_transfer(core, op, op.pipe(), op.INSTR, detail, 4,
                       lambda start: link.notify(cell, value, set_, start), drain=True)
         return ()
-    # this rank's own cell: a local 4-byte store, once the other pipes' earlier work completed
+    # this rank's own cell: a local 4-byte store, once the other pipes' earlier work completed; it is queued
+    # like a transfer (it neither waits for the ones in flight nor holds the next)
     start, cycles = _drained(core, op.pipe()), core.costs.transfer("TSTORE", "vec", None, 4)
     link.notify(cell, value, set_, start, cycles)
     _row(core, op, op.pipe(), op.INSTR, start, start + cycles, "signal", detail, [])
+    core.link_queue[op.pipe()] = InFlight(start + cycles, len(core.timeline.rows))
     return ()
 
 
