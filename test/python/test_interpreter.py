@@ -347,15 +347,10 @@ def test_unwritten_bytes_read_zero_and_written_bytes_stay() -> None:
     from pypto.device.interpreter import memory as mm
 
     rng = np.random.default_rng(7)
-    real_empty = np.empty
     for _ in range(40):
         mem = mm.CoreMemory.for_target({"Vec": 512})
-        mm.np.empty = lambda n, dtype: np.full(n, 0xAB, dtype)  # type: ignore[assignment]  # garbage, not zeros
-        try:
-            mem._bytes("vec", 0, 0)  # allocates the space, zeroes nothing
-        finally:
-            mm.np.empty = real_empty  # type: ignore[assignment]
-        assert (mem.buffers["vec"] == 0xAB).all()
+        mem._bytes("vec", 0, 0)  # allocates the space (uninitialised), zeroes nothing
+        mem.buffers["vec"][:] = 0xAB  # what an uninitialised buffer may hold
         model = np.zeros(512, np.uint8)
         for _ in range(12):
             lo = int(rng.integers(0, 500))
