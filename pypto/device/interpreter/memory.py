@@ -367,8 +367,9 @@ class CoreMemory:
                 raise DeviceError(f"no on-chip address space {space!r}")
             buf = self.buffers[space] = np.empty(self.capacity[space], dtype=np.uint8)
             self._zeroed[space] = []
+        lo, hi = max(lo, 0), min(hi, buf.size)  # a tile reaching outside is an error of its caller's
         if lo < hi:
-            _zero_new(buf, self._zeroed[space], max(lo, 0), min(hi, buf.size))
+            _zero_new(buf, self._zeroed[space], lo, hi)
         return buf
 
     def place(self, key: object, space: str, nbytes: int) -> int:
