@@ -13,7 +13,8 @@ before session 7 (4.41x when the goal was set, 4.62x when issue 17 was filed), 2
 2.8-2.9x after session 8 (not met), 2.83-2.87x after session 9 (within the noise of before; not met), best
 2.82x -> 2.63-2.67x in session 10 (fewer Python calls per trip; not met), 2.62-2.67x -> 2.23-2.35x in session 11
 (each loop run as one generated function; not met), 2.58-2.65x -> 2.38-2.44x in session 12 (the module sealed:
-no fingerprint walk per run; not met).
+no fingerprint walk per run; not met), then 2.41-2.47x -> 2.37-2.42x (on-chip bytes zeroed a tile's range at a
+time; not met: 1.96-2.06x with ``--no-races``).
 Session 8's loop replay does not engage on 8 trips (loops of 32 and more since session 12); ``--trips 64`` (no
 goal: the same kernel over 64 tiles) went from 2.3x to 1.86-1.93x with it (1.73-1.76x in session 12).
 Where the rest goes: docs/device.md "Performance".
