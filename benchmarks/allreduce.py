@@ -9,9 +9,11 @@ rendezvous, run, teardown), to show how the host side scales with the rank count
 Not a timed test: it prints a table.
 
 With ``--kernel-kib K`` it also runs the allreduce inside a kernel (``pld.tensor.allreduce`` in an InCore
-function, lowered to ``pto.comm`` ops: ``benchmarks/allreduce_kernel_programs.py``) on every rank's
-simulated chip and prints the rank's cycles (the chip run: staging the window in 16 KiB tiles, the
-allreduce with its notifies / waits and remote tile loads, reading one row back) against the same bound.
+function, lowered to ``pto.comm`` ops: ``benchmarks/allreduce_kernel_programs.py``; ``--kernel-ops``: its
+``ReduceOp``s, Sum by default) on every rank's simulated chip and prints, against the same bound, the
+allreduce's own cycles (from the rank's first ``pto.comm`` op to the landing of its last one, as the
+host lines time the allreduce alone; slowest rank) and the rank's whole clock (the chip run: staging the
+window in 16 KiB tiles, the allreduce, reading one row back; then the launcher's closing barrier).
 A mesh over 64 KiB does not lower (it runs as its torch form) and is not printed.
 
 With ``--hosts-kib K`` it runs that in-kernel ring allreduce (and a 16 KiB mesh) once with every rank on
@@ -21,7 +23,7 @@ through its owner's window server over gloo), and prints the host wall time of e
 ``--repeat``, the launch: rank processes, windows, chip runs) and the simulated cycles, which must agree.
 
     .venv/bin/python benchmarks/allreduce.py [--sizes-kib 1024] [--ranks 2 4 8] [--repeat 3]
-        [--kernel-kib 1024] [--kernel-ranks 2 4 8] [--hosts-kib 1024] [--hosts-ranks 2 4]
+        [--kernel-kib 1024] [--kernel-ranks 2 4 8] [--kernel-ops Sum Max] [--hosts-kib 1024] [--hosts-ranks 2 4]
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--kernel-kib", type=int, nargs="*", default=[], help="in-kernel allreduce sizes (KiB)")
     ap.add_argument("--kernel-ranks", type=int, nargs="+", default=[2, 4, 8])
+    ap.add_argument("--kernel-ops", nargs="+", default=["Sum"], choices=["Sum", "Max", "Min", "Prod"],
+                    help="in-kernel allreduce ReduceOps (Sum: the pushed ring; the others: the pulled ring)")
     ap.add_argument("--hosts-kib", type=int, nargs="*", default=[], help="same-host vs two-host allreduce sizes (KiB)")
     ap.add_argument("--hosts-ranks", type=int, nargs="+", default=[2, 4])
     args = ap.parse_args()
@@ -82,14 +86,15 @@ def main() -> None:
                       f"{target.cycles_to_us(cycles):>8.1f} {wall * 1e3:>8.1f} {launch_s:>8.2f}")
     if args.kernel_kib:
         print("in-kernel allreduce (pld.tensor.allreduce lowered to pto.comm ops, on each rank's chip):")
-        print(f"{'KiB':>6} {'ranks':>5} {'mode':>5} {'sim cycles':>11} {'bound':>11} {'ratio':>6} {'compile s':>9} "
-              f"{'launch s':>8}")
+        print(f"{'KiB':>6} {'ranks':>5} {'mode':>5} {'op':>4} {'allreduce':>10} {'bound':>11} {'ratio':>6} "
+              f"{'rank clock':>10} {'ratio':>6} {'compile s':>9} {'launch s':>8}")
     for kib in args.kernel_kib:
         for world in args.kernel_ranks:
             for mode in ("ring", "mesh"):
-                if mode == "mesh" and kib > 64:
-                    continue
-                print(kernel_line(kib, world, mode, target), flush=True)
+                for op in args.kernel_ops:
+                    if mode == "mesh" and kib > 64:
+                        continue
+                    print(kernel_line(kib, world, mode, target, op), flush=True)
     if args.hosts_kib:
         print("in-kernel allreduce, every rank on one host vs the ranks on two \"hosts\" (host wall, best of "
               f"{args.repeat}):")
@@ -102,7 +107,19 @@ def main() -> None:
         print(put_line(kib, max(args.repeat, 5)), flush=True)
 
 
-def kernel_line(kib: int, world: int, mode: str, target: Target) -> str:
+def comm_span(events: list[dict]) -> int:
+    """Cycles from a rank's first ``pto.comm`` op in a chip run to the landing of its last one."""
+    ops = [e for e in events if e["task"].startswith("chip run") and e["cat"] in ("put", "get", "notify", "wait")]
+    ends = [max(e["end"], e.get("remote", {}).get("ts", 0) if e["cat"] == "notify" else 0) for e in ops]
+    return max(ends) - min(e["start"] for e in ops)
+
+
+REFERENCE = {"Sum": lambda x: x.sum(0), "Max": lambda x: x.amax(0), "Min": lambda x: x.amin(0),
+             "Prod": lambda x: x.prod(0)}
+"""The torch result of each ReduceOp over the ranks (dim 0)."""
+
+
+def kernel_line(kib: int, world: int, mode: str, target: Target, op: str = "Sum") -> str:
     """One in-kernel allreduce of ``kib`` KiB on ``world`` ranks: its table row."""
     import allreduce_kernel_programs as ak
 
@@ -114,17 +131,19 @@ def kernel_line(kib: int, world: int, mode: str, target: Target) -> str:
     x, y = torch.randn(world, rows, cols), torch.zeros(world, 1, cols)
     cfg = RunConfig(distributed_config=L3Config(device_ids=list(range(world)), timeout_s=300))
     t0 = time.perf_counter()
-    compiled = ak.make(world, rows, cols, mode == "ring").compile(x, y, config=cfg)
+    compiled = ak.make(world, rows, cols, mode == "ring", op).compile(x, y, config=cfg)
     t1 = time.perf_counter()
     compiled(x, y)
     launch_s = time.perf_counter() - t1
-    assert torch.allclose(y, x[:, :1].sum(0, keepdim=True).expand_as(y), atol=1e-3), "wrong allreduce"
+    want = REFERENCE[op](x[:, :1]).unsqueeze(0).expand_as(y)
+    assert torch.allclose(y, want, rtol=1e-4, atol=1e-3), "wrong allreduce"
     cycles = max(r.cycles for r in compiled.last_run.ranks)
+    span = max(comm_span(r.events) for r in compiled.last_run.ranks)
     link = target.link
     assert link is not None
     bound = analytic_cycles(lambda n: link.hop_cycles(n, target.clock_hz), "allreduce", kib * 1024, world, mode)
-    return (f"{kib:>6} {world:>5} {mode:>5} {cycles:>11} {bound:>11} {cycles / bound:>6.3f} {t1 - t0:>9.1f} "
-            f"{launch_s:>8.2f}")
+    return (f"{kib:>6} {world:>5} {mode:>5} {op:>4} {span:>10} {bound:>11} {span / bound:>6.3f} {cycles:>10} "
+            f"{cycles / bound:>6.3f} {t1 - t0:>9.1f} {launch_s:>8.2f}")
 
 
 def window_puts(comm: RankComm, numel: int, repeat: int) -> float:

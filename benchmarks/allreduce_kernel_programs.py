@@ -10,9 +10,11 @@ import pypto.language as pl
 import pypto.language.distributed as pld
 
 
-def make(W: int, R: int, C: int, ring: bool) -> Any:  # noqa: N803 - upstream's factory spelling
-    """The host orchestrator: ``x[r]`` is rank ``r``'s ``[R, C]`` data, ``y[r]`` the first row of its reduced copy."""
+def make(W: int, R: int, C: int, ring: bool, op: str = "Sum") -> Any:  # noqa: N803 - upstream's factory spelling
+    """The host orchestrator: ``x[r]`` is rank ``r``'s ``[R, C]`` data, ``y[r]`` the first row of its reduced copy
+    (``op``: a ``pld.ReduceOp`` name)."""
     MODE = pld.AllreduceMode.ring if ring else pld.AllreduceMode.mesh  # noqa: N806
+    OP = getattr(pld.ReduceOp, op)  # noqa: N806
     RB = max(1, min(R, 4096 // C))  # noqa: N806 - rows per 16 KiB staging tile
 
     @pl.jit.incore
@@ -21,7 +23,7 @@ def make(W: int, R: int, C: int, ring: bool) -> Any:  # noqa: N803 - upstream's 
         w = W  # noqa: F841 - a closure constant of this function too (its annotations use it)
         for i in pl.range(R // RB):  # staged in 16 KiB tiles
             data = pl.store(pl.load(x, [i * RB, 0], [RB, C]), [i * RB, 0], data)
-        data = pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Sum, mode=MODE)
+        data = pld.tensor.allreduce(data, sig, op=OP, mode=MODE)
         y = pl.store(pl.load(data, [0, 0], [1, C]), [0, 0], y)  # the first row (small results for the launcher)
         return y
 

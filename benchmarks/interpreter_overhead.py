@@ -12,9 +12,11 @@ Measured on the project's 2-core machine (``--clock cpu``, main and the change i
 before session 7 (4.41x when the goal was set, 4.62x when issue 17 was filed), 2.6-2.9x after it, and
 2.8-2.9x after session 8 (not met), 2.83-2.87x after session 9 (within the noise of before; not met), best
 2.82x -> 2.63-2.67x in session 10 (fewer Python calls per trip; not met), 2.62-2.67x -> 2.23-2.35x in session 11
-(each loop run as one generated function; not met).
-Session 8's loop replay does not engage on 8 trips (loops of 12 and more); ``--trips 64`` (no goal: the
-same kernel over 64 tiles) went from 2.3x to 1.86-1.93x with it (1.89-2.01x in session 9, load 10-12).
+(each loop run as one generated function; not met), 2.58-2.65x -> 2.38-2.44x in session 12 (the module sealed:
+no fingerprint walk per run; not met), then 2.41-2.47x -> 2.37-2.42x (on-chip bytes zeroed a tile's range at a
+time; not met: 1.96-2.06x with ``--no-races``).
+Session 8's loop replay does not engage on 8 trips (loops of 32 and more since session 12); ``--trips 64`` (no
+goal: the same kernel over 64 tiles) went from 2.3x to 1.86-1.93x with it (1.73-1.76x in session 12).
 Where the rest goes: docs/device.md "Performance".
 
 ``--clock cpu`` times this process's CPU time instead of wall time (the machine's other load then
@@ -36,6 +38,7 @@ from pypto.device.interpreter import run_kernel
 from pypto.device.interpreter.run import ENGINES
 from pypto.ptoas.passes import PtoasOptions, run_ptoas_pipeline
 from pypto.ptoas.pto_text import parse_pto_with_source_map
+from pypto.utils.ir_fingerprint import seal
 
 ROWS, COLS, TILE_ROWS = 512, 128, 64
 GOAL = 2.0
@@ -124,6 +127,7 @@ def main() -> None:
     opts = parser.parse_args()
     module, source_map = parse_pto_with_source_map(kernel_text(opts.trips), "exp_kernel.pto")
     run_ptoas_pipeline(module, PtoasOptions(insert_sync=True))
+    seal(module)  # compiled once and never edited, as the runtime's kernel units are
     x = np.random.default_rng(0).standard_normal((opts.trips * TILE_ROWS, COLS)).astype(np.float32)
     y, y_ref, y_f32 = np.zeros_like(x), np.zeros_like(x), np.zeros_like(x)
     check = not opts.no_races

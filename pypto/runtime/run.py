@@ -225,6 +225,7 @@ def kernel_unit(program: Any, name: str, out_dir: Path | None, arch: str = "a2a3
     from pypto.ptoas.codegen import build_kernel_unit, read_kernel_unit
     from pypto.ptoas.passes import PtoasOptions, run_ptoas_pipeline
     from pypto.ptoas.pto_text import parse_pto_with_source_map, print_pto
+    from pypto.utils.ir_fingerprint import seal
 
     f = program.func_ops[name]
     compiled = out_dir / "ptoas" / f"{name}.pto" if out_dir is not None else None
@@ -242,6 +243,7 @@ def kernel_unit(program: Any, name: str, out_dir: Path | None, arch: str = "a2a3
         path.write_text(text)
         filename = str(path)
     module, source_map = parse_pto_with_source_map(text, filename)
+    seal(module)  # nothing edits a unit: its runs find their compiled plan by identity (no fingerprint walk)
     return KernelUnit(name, module, dict(source_map.positions), filename, path)
 
 

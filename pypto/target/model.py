@@ -172,7 +172,12 @@ class LinkCosts:
 
     def hop_cycles(self, nbytes: int, clock_hz: float) -> int:
         """Cycles of one hop carrying ``nbytes``: latency plus ``ceil(nbytes / bandwidth * clock)``."""
-        return self.latency_cycles + math.ceil(nbytes / (self.gb_per_s * 1e9) * clock_hz)
+        return self.latency_cycles + self.busy_cycles(nbytes, clock_hz)
+
+    def busy_cycles(self, nbytes: int, clock_hz: float) -> int:
+        """Cycles the link is occupied by ``nbytes``: ``ceil(nbytes / bandwidth * clock)``, the hop without its
+        latency (the latency of back-to-back transfers overlaps; only the bytes queue behind each other)."""
+        return math.ceil(nbytes / (self.gb_per_s * 1e9) * clock_hz)
 
 
 @dataclass(frozen=True)

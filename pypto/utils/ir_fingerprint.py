@@ -4,6 +4,9 @@ One mechanism for "did this IR change?": the pass-dump writer prints a pass's
 output only when it differs from its input, and the device interpreter
 recompiles a kernel only when its module was edited (on every run: it is on the
 interpreter's per-run path).
+
+An owner that will not edit its IR again may :func:`seal` it: consumers then trust the object's identity
+(the device interpreter looks a sealed module's compiled plan up with no walk).
 """
 
 from __future__ import annotations
@@ -49,3 +52,19 @@ def fingerprint(op: Operation) -> list[object]:
                     inner = inner._next_op  # noqa: SLF001
                 block = block._next_block  # noqa: SLF001
     return out
+
+
+_SEALED = "_pypto_sealed"
+
+
+def seal(op: Operation) -> None:
+    """Declare ``op`` final: its owner edits neither it nor anything it contains from now on.
+
+    Consumers that would :func:`fingerprint` it on every use may trust its identity instead (an edit made
+    after sealing is not seen). The kernel units the runtime parses from their ``.pto`` text are sealed."""
+    setattr(op, _SEALED, True)
+
+
+def is_sealed(op: Operation) -> bool:
+    """Whether :func:`seal` was called on ``op``."""
+    return getattr(op, _SEALED, False)

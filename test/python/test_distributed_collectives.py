@@ -22,6 +22,7 @@ TIMEOUT = 90.0
 @pytest.mark.parametrize("world", [2, 4])
 def test_every_kernel_collective_runs_on_the_chips_and_matches_torch(world: int, tmp_path: Path) -> None:
     from pypto.driver.compiled import CompiledProgram
+    from pypto.target.model import load_target
 
     torch.manual_seed(world)
     x = torch.randn(world, world, pc.C)
@@ -38,8 +39,15 @@ def test_every_kernel_collective_runs_on_the_chips_and_matches_torch(world: int,
     pc.assert_matches_reference(outs, ref.values)
     for o in outs[:2]:  # every rank ends with the same bits (one combination order)
         assert all(torch.equal(o[0], o[r]) for r in range(world))
+    target = load_target("a2a3")
+    assert target.link is not None
+    busy4 = target.link.busy_cycles(4, target.clock_hz)
     for r in range(world):
         events = json.loads((compiled.output_dir / f"dfx_outputs/rank{r}/comm_events.json").read_text())["events"]
+        arrivals = [e for e in events if e["cat"] == "notify" and e["task"].startswith("chip run")][:world]
+        remote = [e for e in arrivals if e["peer"] != r]  # the mesh's first barrier: one arrival per rank
+        assert len(remote) == world - 1  # back to back on PIPE_MTE3, the rank's own (a local store) among them
+        assert [e["start"] for e in remote] == [remote[0]["start"] + k * busy4 for k in range(world - 1)]
         row = pc.C * 4
         gets = [e["bytes"] for e in events if e["cat"] == "get" and e["name"].startswith("remote tload")]
         assert gets == [row] * (2 * (world - 1))  # the mesh and reduce_scatter read every peer's whole row
@@ -48,8 +56,11 @@ def test_every_kernel_collective_runs_on_the_chips_and_matches_torch(world: int,
         assert {e["peer"] for e in segs} == {(r + 1) % world}
 
 
-def test_ring_and_mesh_remote_reads_cost_what_the_link_model_says(tmp_path: Path) -> None:
-    """Each remote tile load is a get on the link: latency + hop(bytes) cycles of the rank's clock."""
+def test_ring_and_mesh_transfers_follow_the_pipelined_link_model(tmp_path: Path) -> None:
+    """Each remote tile load is a get that lands ``latency + hop(bytes)`` after it starts (the request, then the
+    data). A Sum-ring put is not waited for: its notify, issued right behind it on PIPE_MTE3, starts once the link
+    took the put's bytes (``busy(bytes)``) and lands one 4-byte hop later, so after the put; the right neighbour's
+    next round starts when that notify landed."""
     from pypto.target.model import load_target
 
     world = 2
@@ -62,11 +73,27 @@ def test_ring_and_mesh_remote_reads_cost_what_the_link_model_says(tmp_path: Path
     target = load_target("a2a3")
     link = target.link
     assert link is not None
+
+    def hop(n: int) -> int:
+        return link.hop_cycles(n, target.clock_hz)
+
     events = json.loads((compiled.output_dir / "dfx_outputs/rank0/comm_events.json").read_text())["events"]
     gets = [e for e in events if e["cat"] == "get" and e["name"].startswith("remote tload")]
     assert gets
     for e in gets:
-        assert e["end"] - e["start"] == link.hop_cycles(e["bytes"], target.clock_hz) + link.latency_cycles
+        assert e["end"] - e["start"] == link.latency_cycles + hop(e["bytes"])
+    seg = pc.C * 4 // world
+    checked = 0
+    for i, e in enumerate(events):
+        if e["cat"] != "put" or e["name"] != "tput -> r1" or e["bytes"] != seg:
+            continue
+        assert e["end"] - e["start"] == hop(seg)  # the put lands one hop after it starts
+        notify = events[i + 1]  # the round's notify, issued right behind the put
+        assert notify["cat"] == "notify" and notify["peer"] == 1
+        assert notify["start"] == e["start"] + link.busy_cycles(seg, target.clock_hz) < e["end"]  # not waited for
+        assert notify["remote"]["ts"] == notify["start"] + hop(4) > e["end"]  # lands after the put
+        checked += 1
+    assert checked == 2 * (world - 1)  # every round of the Sum ring
 
 
 def test_a_ring_allreduce_on_upstreams_ring_signal_takes_its_world_size_from_the_last_extent(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from pypto.device.interpreter import DeviceError, run_kernel
 from pypto.device.interpreter.compiled import KERNELS, Unsupported
 from pypto.ptoas.passes import PtoasOptions, run_ptoas_pipeline
 from pypto.ptoas.pto_text import parse_pto_with_source_map
+from pypto.utils import ir_fingerprint
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir() or not UPSTREAM.is_dir(), reason="shared corpus not available")
 
@@ -108,6 +109,36 @@ def test_in_place_edit_recompiles() -> None:
     assert KERNELS.plan(module) is not before
     run = run_kernel(module, "k", [x, y, 4], positions=positions)
     assert any("texp on PIPE_V reads vec" in m for m in run.race_messages), run.race_messages
+
+
+def test_a_sealed_module_is_not_fingerprinted_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sealed after a run: the next run checks it once more, later runs find the plan by identity alone."""
+    from pypto.device.interpreter import compiled
+
+    walks: list[object] = []
+
+    def counted(op: object) -> list[object]:
+        walks.append(op)
+        return ir_fingerprint.fingerprint(op)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(compiled, "fingerprint", counted)
+    module, positions = _exp_kernel()
+    x = np.random.default_rng(0).standard_normal((64, 16)).astype(np.float32)
+    y = np.zeros_like(x)
+    run_kernel(module, "k", [x, y, 4], positions=positions)
+    run_kernel(module, "k", [x, y, 4], positions=positions)
+    assert len(walks) == 2, "an unsealed module is fingerprinted on every run"
+    plan = KERNELS.plan(module)
+    ir_fingerprint.seal(module)
+    assert ir_fingerprint.is_sealed(module)
+    assert KERNELS.plan(module) is plan and len(walks) == 4
+    walks.clear()
+    first = y.copy()
+    for _ in range(3):
+        y[:] = 0
+        assert run_kernel(module, "k", [x, y, 4], positions=positions).races == []
+    assert walks == [] and KERNELS.plan(module) is plan
+    assert np.array_equal(y, first)
 
 
 def test_error_names_the_op_and_its_pto_line() -> None:

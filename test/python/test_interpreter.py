@@ -340,6 +340,55 @@ def test_aliasing_tiles_share_bytes() -> None:
     np.testing.assert_array_equal(mem.read(shifted), [[2.0, 3.0]])
 
 
+def test_unwritten_bytes_read_zero_and_written_bytes_stay() -> None:
+    """On-chip bytes are zeroed a tile's range at a time (the buffer is allocated uninitialised): whatever
+    overlapping, adjacent or nested tiles are viewed in whatever order, a byte reads 0 until written and keeps
+    what was written (checked against a byte model; the buffer is filled with garbage where not zeroed)."""
+    from pypto.device.interpreter import memory as mm
+
+    rng = np.random.default_rng(7)
+    for _ in range(40):
+        mem = mm.CoreMemory.for_target({"Vec": 512})
+        mem._bytes("vec", 0, 0)  # allocates the space (uninitialised), zeroes nothing
+        mem.buffers["vec"][:] = 0xAB  # what an uninitialised buffer may hold
+        model = np.zeros(512, np.uint8)
+        for _ in range(12):
+            lo = int(rng.integers(0, 500))
+            n = int(rng.integers(1, min(128, 512 - lo) + 1))
+            tile = mm.TileRef("vec", lo, mm.dtype_named("uint8"), 1, n, (1, n))
+            np.testing.assert_array_equal(mem.raw(tile)[0], model[lo : lo + n])
+            if rng.random() < 0.6:
+                values = rng.integers(1, 255, n).astype(np.uint8)
+                mem.raw(tile)[0] = values
+                model[lo : lo + n] = values
+        np.testing.assert_array_equal(mem.buffer("vec"), model)  # the whole buffer: untouched bytes zeroed too
+
+
+def test_tensor_view_array_is_the_whole_window() -> None:
+    """A tensor view's array (built directly in the common 2-D case) is its whole window, or None exactly when
+    that window is not inside the argument (offsets, shapes and strides drawn at random, some out of range)."""
+    from pypto.device.interpreter.memory import F32, DeviceError, GmPtr, PartitionView, TensorView
+
+    rng = np.random.default_rng(3)
+    flat = np.arange(200, dtype=np.float32)
+    for _ in range(300):
+        ptr = GmPtr(flat if rng.random() < 0.8 else flat[::2], int(rng.integers(-2, 40)), F32)
+        shape = tuple(int(d) for d in rng.integers(0, 12, 2))
+        strides = tuple(int(st) for st in rng.integers(-3, 15, 2))
+        got = TensorView(ptr, shape, strides).array()  # type: ignore[arg-type]
+        try:
+            want = PartitionView(ptr, 0, shape, strides).window() if min(shape) > 0 else None  # type: ignore[arg-type]
+        except DeviceError:
+            want = None
+        assert (got is None) == (want is None), (ptr.offset, shape, strides)
+        if got is not None:
+            np.testing.assert_array_equal(got, want)  # type: ignore[arg-type]
+            assert np.shares_memory(got, flat)
+    fits = TensorView(GmPtr(flat, 0, F32), (10, 20), (20, 1))  # its last element is the argument's last
+    assert fits.array() is not None and fits.array()[-1, -1] == 199
+    assert TensorView(GmPtr(flat, 1, F32), (10, 20), (20, 1)).array() is None  # one past the end
+
+
 def test_bad_argument_dtype_is_an_error() -> None:
     with pytest.raises(Exception, match="needs float32"):
         run_kernel(CORPUS / "vadd.pto", None, [np.zeros(1024, np.float64)] * 3)

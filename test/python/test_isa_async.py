@@ -158,7 +158,8 @@ PEER = f"""module attributes {{pto.target_arch = "a2a3"}} {{
 
 
 class _Link:
-    """Rank 0 of 2: the window ``%win`` of rank 1 is ``remote``; transfers are recorded, 100 cycles each."""
+    """Rank 0 of 2: the window ``%win`` of rank 1 is ``remote``; transfers are recorded, each landing 100 cycles after
+    it starts (the link busy one cycle per 64 bytes)."""
 
     rank, nranks = 0, 2
 
@@ -176,6 +177,9 @@ class _Link:
     def transfer(self, name: str, peer: int, nbytes: int, write: bool, start: int) -> int:
         self.transfers.append((name, peer, nbytes, write))
         return start + 100
+
+    def busy(self, nbytes: int) -> int:
+        return nbytes // 64
 
     calls: list[str]
 

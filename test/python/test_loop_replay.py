@@ -22,6 +22,9 @@ from pypto.ptoas.pto_text import parse_pto_with_source_map
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from interpreter_overhead import kernel_text  # noqa: E402 -- the benchmark's kernel: load, exp, store
 
+TRIPS = loop_replay.MIN_TRIPS + 4
+"""A loop just long enough to be replayed."""
+
 
 def _kernel(trips: int, sync: bool = True) -> tuple[Any, Any]:
     module, source_map = parse_pto_with_source_map(kernel_text(trips), "exp.pto")
@@ -78,7 +81,7 @@ def _both(module: Any, source_map: Any, x: np.ndarray, monkeypatch: pytest.Monke
 
 
 @pytest.mark.parametrize("races", [True, False])
-@pytest.mark.parametrize("trips", [12, 64])
+@pytest.mark.parametrize("trips", [loop_replay.MIN_TRIPS, 64])
 def test_a_replayed_loop_leaves_what_every_iteration_leaves(
     trips: int, races: bool, replays: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -96,8 +99,8 @@ def test_short_loops_run_as_usual(replays: list[int], monkeypatch: pytest.Monkey
 
 
 def test_a_racy_loop_reports_the_same_races(monkeypatch: pytest.MonkeyPatch) -> None:
-    module, source_map = _kernel(16, sync=False)
-    x = np.ones((64 * 16, 128), np.float32)
+    module, source_map = _kernel(TRIPS, sync=False)
+    x = np.ones((64 * TRIPS, 128), np.float32)
     _both(module, source_map, x, monkeypatch)
     assert _outcome(module, source_map, x)[4], "the unsynced loop races"
 
@@ -127,8 +130,8 @@ def test_a_data_op_unlike_the_template_ends_the_replay_there(
         roles[data[1]] = dataclasses.replace(role, check=check)
         original(dataclasses.replace(self, roles=tuple(roles)), env, core, iv, it, period, template)
 
-    module, source_map = _kernel(16)
-    x = np.random.default_rng(1).standard_normal((64 * 16, 128)).astype(np.float32)
+    module, source_map = _kernel(TRIPS)
+    x = np.random.default_rng(1).standard_normal((64 * TRIPS, 128)).astype(np.float32)
     monkeypatch.setattr(loop_replay, "ENABLED", False)
     plain = _outcome(module, source_map, x)
     monkeypatch.setattr(loop_replay, "ENABLED", True)
@@ -140,9 +143,10 @@ def test_a_data_op_unlike_the_template_ends_the_replay_there(
 def test_an_error_in_a_replayed_iteration_is_the_same_error(
     replays: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """GM shorter than the loop reaches: the tload of iteration 14 fails, as it does without replay."""
-    module, source_map = _kernel(16)
-    x = np.ones((64 * 14, 128), np.float32).reshape(-1)[: 64 * 14 * 128]
+    """GM shorter than the loop reaches: the tload of the next-to-last iteration fails, as it does without
+    replay."""
+    module, source_map = _kernel(TRIPS)
+    x = np.ones((64 * (TRIPS - 2), 128), np.float32).reshape(-1)[: 64 * (TRIPS - 2) * 128]
     errors = []
     for enabled in (False, True):
         monkeypatch.setattr(loop_replay, "ENABLED", enabled)

@@ -16,6 +16,7 @@ from pypto.ptoas.codegen import build_kernel_unit, target_arch_of
 from pypto.ptoas.pto_text import print_pto
 from pypto.runtime import RunConfig, run
 from pypto.runtime.runnable import Runnable, RunSpec
+from pypto.utils.ir_fingerprint import is_sealed
 
 
 @pl.jit
@@ -80,6 +81,7 @@ def test_runtime_runs_the_same_unit_from_the_directory_and_in_memory(tmp_path: P
         assert unit.path == compiled.output_dir / "runtime" / f"{name}.pto"
         assert in_memory.units[name].path is None
         assert print_pto(unit.module) == print_pto(in_memory.units[name].module)
+        assert is_sealed(unit.module) and is_sealed(in_memory.units[name].module)  # runs skip the fingerprint
         assert 'loc("test_runtime_units.py"' in unit.path.read_text()
     assert from_dir.total_cycles == in_memory.total_cycles
     tadd = next(r for r in _records(from_dir, "k_add") if r.instr == "TADD")

@@ -4,16 +4,25 @@ A multi-rank launch (:mod:`pypto.runtime.distributed`) runs a chip's kernels ins
 :func:`rank_link`, which makes a :class:`RankLink` (the rank's windows, signals and link model) the
 one these ops use. Each op runs at once, numerically, on the peer's bytes (a view of the peer's region: its mapped
 window file on the same host, a shadow the link fetches into / commits from on another host,
-:mod:`pypto.runtime.distributed.transport`), and is timed as a *blocking* instruction on its pipe:
+:mod:`pypto.runtime.distributed.transport`). Its timing follows the link model (``npu.link`` of the target:
+``hop(n) = latency + busy(n)``, ``busy(n)`` the bytes at the link's bandwidth):
 
-- it starts when every pipe of the core has drained (upstream emits ``pto.barrier <PIPE_ALL>``
-  around TNOTIFY / TPUT / TGET), and later work on any pipe starts after it ends;
-- its cycles come from the link (``npu.link`` of the target): a put ``hop(bytes)`` on PIPE_MTE3,
-  a get ``latency + hop(bytes)`` on PIPE_MTE2, a notify ``hop(4)`` on PIPE_MTE3; a wait (PIPE_S)
-  ends when the notifies that satisfy it landed on this rank's clock (the kernel stalls meanwhile);
-- a ``tload`` / ``tstore`` through a ``peer_view`` of another rank (``pld.tile.remote_load`` /
-  ``remote_store``) is such a get / put of its bytes first (:func:`remote_tile`), then the ordinary
-  local tile move; a ``peer_view`` of this rank itself is local memory (no link);
+- a transfer (``tput``, and a ``tstore`` through another rank's ``peer_view``, on PIPE_MTE3; ``tget``, and a
+  remote ``tload``, on PIPE_MTE2; a ``tnotify`` of a peer's cell, on PIPE_MTE3) is an instruction on its
+  pipe that occupies the link for ``busy(bytes)`` and *lands* later: a put or notify ``hop(bytes)`` after
+  it starts, a get ``latency + hop(bytes)`` (the request, then the data). Transfers issued back to back on a
+  pipe overlap their latencies: the next one starts when the link has taken the last one's bytes, so ``n``
+  tiles cost about what one transfer of their bytes does, and a notify lands after the puts issued before it
+  on its pipe. Any other entry on that pipe (a flag, a local load, a barrier) waits until they landed: the
+  queue is in order (:class:`InFlight`);
+- ``tput``, ``tget`` and ``tnotify`` start once the other pipes' earlier work is complete (upstream drains
+  ``PIPE_ALL`` before them: a notify must not overtake the work it publishes); a remote ``tload`` /
+  ``tstore`` is ordered by the insert-sync flags like any load or store. Later work on other pipes does not
+  wait for a transfer (its completion is published by a notify); the kernel ends when its transfers landed;
+- a ``tnotify`` of this rank's own cell is a local 4-byte store (no link), queued like a transfer;
+- a ``twait`` (PIPE_S) starts once the earlier instructions were issued (a transfer still in flight does not
+  hold it) and stalls the kernel until the notifies that satisfy it landed on this rank's clock: later work on
+  every pipe starts after it;
 - a ``twait {deferred}`` (``pld.system.defer_wait``) does not stall: it registers the condition
   (:meth:`RankLink.defer`) in the kernel's ``KernelRun.deferred`` and takes no cycles; the chip's
   scheduler completes the task only once it holds (:mod:`pypto.runtime.scheduler`).
@@ -25,6 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -35,7 +45,8 @@ from pypto.ptoas.dialect.attrs import Pipe
 
 from .core import CoreState
 from .costs import instr_name
-from .memory import DeviceError, GmPtr, PartitionView, PeerGmPtr, TensorView
+from .memory import DeviceError, GmPtr, PartitionView, PeerGmPtr, TensorView, TileRef
+from .timing import PIPE_NAMES
 
 
 class RankLink(Protocol):
@@ -63,10 +74,14 @@ class RankLink(Protocol):
         """Atomically add ``data`` (stored bits of the DType named ``kind``) into ``a`` at its owner, or set it."""
 
     def transfer(self, name: str, peer: int, nbytes: int, write: bool, start: int) -> int:
-        """Price (and trace) one remote access starting at ``start``; returns its end."""
+        """Price (and trace) one remote access starting at ``start``; returns the cycle it landed."""
 
-    def notify(self, cell: np.ndarray, value: int, set_: bool, start: int) -> int:
-        """Post a notify of ``cell`` (a peer's signal cell, already updated); returns its end."""
+    def busy(self, nbytes: int) -> int:
+        """Cycles the link is occupied by ``nbytes`` (a hop without its latency)."""
+
+    def notify(self, cell: np.ndarray, value: int, set_: bool, start: int, delay: int | None = None) -> int:
+        """Post a notify of ``cell`` (a signal cell, already updated) issued at ``start``; it lands ``delay``
+        cycles later (None: a link hop of 4 bytes); returns the cycle it landed."""
 
     def wait(self, cell: np.ndarray, expected: int, cmp: str, start: int) -> int:
         """Block (bounded) until this rank's ``cell`` compares true; returns the cycle it did."""
@@ -103,16 +118,78 @@ def _link(op: Any) -> RankLink:
     return _LINKS[-1]
 
 
-def _blocking(core: CoreState, op: Any, detail: str, kind: str, run: Callable[[int], int],
-              instr: str | None = None) -> None:
-    """Time ``op`` as a blocking instruction: after every pipe drained, until ``run(start)``'s end."""
+@dataclass
+class InFlight:
+    """The last link transfer issued on a pipe (``CoreState.link_queue``): the link takes the next one's
+    bytes from ``link_free`` on, if no other entry joined the pipe's queue since row ``rows`` of the timeline
+    (such an entry waited for the landing; the transfer after it waits for that entry)."""
+
+    link_free: int
+    rows: int
+
+
+def _issue_point(core: CoreState, pipe: Pipe) -> int:
+    """The cycle a transfer on ``pipe`` can start: right behind the pipe's last transfer when nothing else was
+    queued on the pipe since, else after the pipe's last entry."""
+    tl = core.timeline
+    free = tl.free.get(pipe, 0)
+    last = core.link_queue.get(pipe)
+    if last is None:
+        return free
+    names = (PIPE_NAMES[pipe][1], Pipe.PIPE_ALL.value)
+    for i in range(last.rows, len(tl.rows)):
+        if tl.rows[i][3] in names:
+            return free
+    return last.link_free
+
+
+def _drained(core: CoreState, pipe: Pipe) -> int:
+    """The cycle an op on ``pipe`` can start once every other pipe's earlier work completed (``PIPE_ALL``
+    drained before it, as upstream emits around the comm ops); on ``pipe`` itself, its issue point."""
+    return max([_issue_point(core, pipe), *(v for p, v in core.timeline.free.items() if p != pipe)])
+
+
+def link_transfer(core: CoreState, op: Any, pipe: Pipe, instr: str, detail: str, nbytes: int,
+                  land: Callable[[int], int], drain: bool, moves_after: int = 0,
+                  tiles: list[TileRef] | None = None) -> None:
+    """Time one link transfer of ``nbytes`` on ``pipe`` (see the module docstring): it starts at the pipe's
+    issue point (after every other pipe's earlier work too when ``drain``), occupies the link for
+    ``busy(nbytes)`` (its timeline row) and lands at ``land(start)``; the pipe's next non-transfer entry waits
+    for that. ``moves_after``: timeline rows the op itself adds on the pipe right after this one (a remote
+    ``tload`` / ``tstore``'s local move), which do not end the pipelining."""
+    link = _link(op)
     free = core.timeline.free
-    start = max(free.values(), default=0)
+    start = _drained(core, pipe) if drain else _issue_point(core, pipe)
+    landed = max(start, land(start))
+    link_free = start + link.busy(nbytes)
+    _row(core, op, pipe, instr, start, link_free, "transfer", f"{detail}, lands @{landed}", tiles or [])
+    free[pipe] = max(free[pipe], landed)
+    core.link_queue[pipe] = InFlight(link_free, len(core.timeline.rows) + moves_after)
+
+
+def _row(core: CoreState, op: Any, pipe: Pipe, instr: str, start: int, end: int, kind: str, detail: str,
+         tiles: list[TileRef]) -> None:
+    """The timeline row of ``op`` on ``pipe`` from ``start`` to ``end`` (it may start before the pipe's earlier
+    transfers landed); the pipe's ``free`` does not move back."""
+    free = core.timeline.free
+    queued = free.get(pipe, 0)
+    free[pipe] = start
+    core.account(op, instr, pipe, end - start, kind, tiles, tiles, detail, not_before=start)
+    free[pipe] = max(queued, end)
+
+
+def _stall(core: CoreState, op: Any, detail: str, kind: str, run: Callable[[int], int]) -> None:
+    """Time ``op`` as a stall: it starts once every earlier instruction was issued (transfers in flight do not
+    hold it), lasts until ``run(start)``'s end, and later work on every pipe starts after it."""
+    free = core.timeline.free
+    start = max([0, *(_issue_point(core, p) for p in free)])
     end = max(start, run(start))
-    core.account(op, instr or op.INSTR, op.pipe(), end - start, kind, [], [], detail, not_before=start)
+    core.account(op, op.INSTR, op.pipe(), end - start, kind, [], [], detail, not_before=start)
     for p in list(free):
         free[p] = max(free[p], end)
     free[Pipe.PIPE_S] = max(free.get(Pipe.PIPE_S, 0), end)
+    for last in core.link_queue.values():
+        last.link_free = max(last.link_free, end)
 
 
 def get_rank(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
@@ -138,13 +215,13 @@ def peer_view(core: CoreState, interp: Interpreter, op: Any, args: PythonValues)
 
 
 def remote_tile(core: CoreState, op: Any, peer: int, nbytes: int, write: bool) -> None:
-    """The link part of a ``tload`` (``write`` False: a get, ``latency + hop(nbytes)``) or ``tstore``
-    (a put, ``hop(nbytes)``) through a peer's view, as a blocking instruction before the local move."""
+    """The link part of a ``tload`` (``write`` False: a get, landing ``latency + hop(nbytes)`` after it starts)
+    or ``tstore`` (a put, ``hop(nbytes)``) through a peer's view, on the op's pipe before its local move."""
     link = _link(op)
     instr = instr_name(op.name)
     name = f"remote {instr.lower()} {'->' if write else '<-'} r{peer}"
-    _blocking(core, op, f"{nbytes}B {'->' if write else '<-'} r{peer}", "transfer",
-              lambda start: link.transfer(name, peer, nbytes, write, start), instr)
+    link_transfer(core, op, op.pipe(), instr, f"{nbytes}B {'->' if write else '<-'} r{peer}", nbytes,
+                  lambda start: link.transfer(name, peer, nbytes, write, start), drain=False, moves_after=1)
 
 
 def _window(pv: Any, what: str, op: Any) -> np.ndarray:
@@ -168,8 +245,8 @@ def tput_tget(core: CoreState, interp: Interpreter, op: Any, args: PythonValues)
         link.commit(dst)
     nbytes = int(src.size * src.itemsize)
     name = f"{op.INSTR.lower()} {'->' if put else '<-'} r{peer}"
-    _blocking(core, op, f"{nbytes}B {'->' if put else '<-'} r{peer}", "transfer",
-              lambda start: link.transfer(name, peer, nbytes, put, start))
+    link_transfer(core, op, op.pipe(), op.INSTR, f"{nbytes}B {'->' if put else '<-'} r{peer}", nbytes,
+                  lambda start: link.transfer(name, peer, nbytes, put, start), drain=True)
     return ()
 
 
@@ -202,8 +279,18 @@ def tnotify(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -
     set_ = op.notifyOp is not None and op.notifyOp.data.value == "set"
     first = cell[tuple(slice(0, 1) for _ in range(cell.ndim))]  # a view (the cell's first element)
     link.update(first, not set_, np.array([value], dtype=cell.dtype), _kind(cell.dtype))
-    _blocking(core, op, f"{'set' if set_ else 'add'} {value} -> r{link.owner(cell)}", "signal",
-              lambda start: link.notify(cell, value, set_, start))
+    owner = link.owner(cell)
+    detail = f"{'set' if set_ else 'add'} {value} -> r{owner}"
+    if owner != link.rank:
+        link_transfer(core, op, op.pipe(), op.INSTR, detail, 4,
+                      lambda start: link.notify(cell, value, set_, start), drain=True)
+        return ()
+    # this rank's own cell: a local 4-byte store, once the other pipes' earlier work completed; it is queued
+    # like a transfer (it neither waits for the ones in flight nor holds the next)
+    start, cycles = _drained(core, op.pipe()), core.costs.transfer("TSTORE", "vec", None, 4)
+    link.notify(cell, value, set_, start, cycles)
+    _row(core, op, op.pipe(), op.INSTR, start, start + cycles, "signal", detail, [])
+    core.link_queue[op.pipe()] = InFlight(start + cycles, len(core.timeline.rows))
     return ()
 
 
@@ -218,9 +305,9 @@ def twait(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> 
             core.deferred.append(link.defer(cell, expected, cmp, start))
             return start
 
-        _blocking(core, op, f"deferred {cmp} {expected}", "wait", register)
+        _stall(core, op, f"deferred {cmp} {expected}", "wait", register)
         return ()
-    _blocking(core, op, f"{cmp} {expected}", "wait", lambda start: link.wait(cell, expected, cmp, start))
+    _stall(core, op, f"{cmp} {expected}", "wait", lambda start: link.wait(cell, expected, cmp, start))
     return ()
 
 

@@ -96,6 +96,9 @@ class CoreState:
     wait_flag_cycles: int = 0
     deferred: list[Any] = field(default_factory=list)
     """Completion conditions registered by ``pto.comm.twait {deferred}`` (the run's ``KernelRun.deferred``)."""
+    link_queue: dict[Pipe, Any] = field(default_factory=dict)
+    """Per pipe, its last cross-rank link transfer (:class:`.comm_impls.InFlight`): a transfer issued right
+    behind it overlaps its latency."""
     locator: Locator = field(init=False)
     """The ops' locations (shared with the timeline and the race detector, which hold no reference to the
     core: a run's buffers go when it is dropped, with no cycle for the collector)."""

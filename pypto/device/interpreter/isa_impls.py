@@ -865,8 +865,8 @@ def _async_operand(v: Any, what: str, op: Any) -> tuple[np.ndarray, int | None]:
 def async_copy(core: CoreState, interp: Interpreter, op: Any, args: PythonValues) -> PythonValues:
     """One GM -> GM copy of the flat view, done when issued; timed as a transfer on the op's pipe through the
     session's UB scratch (a get as a GM->UB load, a put as a UB->GM store), or, when one side is another
-    rank's window (``pto.comm.peer_view``), over the rank link (a put ``hop(bytes)``, a get ``latency +
-    hop(bytes)``)."""
+    rank's window (``pto.comm.peer_view``), over the rank link (:func:`.comm_impls.link_transfer`: a put lands
+    ``hop(bytes)`` after it starts, a get ``latency + hop(bytes)``; back-to-back ones overlap their latency)."""
     dst, dpeer = _async_operand(args[0], "dst", op)
     src, speer = _async_operand(args[1], "src", op)
     if dst.size != src.size:
@@ -892,14 +892,12 @@ def async_copy(core: CoreState, interp: Interpreter, op: Any, args: PythonValues
         )
         core.account(op, instr, pipe, cycles, "transfer", scratch, scratch, f"gm->gm {nbytes}B")
     else:
-        from .comm_impls import _link
+        from .comm_impls import _link, link_transfer
 
         link = _link(op)
-        start = core.timeline.free.get(pipe, 0)
         name = f"{instr.lower()} {'->' if put else '<-'} r{peer}"
-        end = max(start, link.transfer(name, peer, nbytes, put, start))
-        core.account(op, instr, pipe, end - start, "transfer", scratch, scratch,
-                     f"{nbytes}B {'->' if put else '<-'} r{peer}", not_before=start)
+        link_transfer(core, op, pipe, instr, f"{nbytes}B {'->' if put else '<-'} r{peer}", nbytes,
+                      lambda start: link.transfer(name, peer, nbytes, put, start), drain=False, tiles=scratch)
     return (("async_event", id(op)),)
 
 

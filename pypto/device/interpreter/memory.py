@@ -213,12 +213,25 @@ class TensorView:
         """The whole view as a strided numpy view of the caller's array, or None when it does not lie
         inside the array (its partitions are then checked one by one)."""
         if self._array is False:
-            whole = PartitionView(self.ptr, 0, self.shape, self.strides)
-            try:
-                self._array = whole.window() if min(self.shape, default=1) > 0 else None
-            except DeviceError:
-                self._array = None
+            self._array = self._whole()
         return self._array  # type: ignore[return-value]
+
+    def _whole(self) -> np.ndarray | None:
+        """:meth:`array`, computed (a 2-D view with non-negative strides of a contiguous array, the common
+        case, built directly: what :meth:`PartitionView.window` of the whole view gives)."""
+        shape, strides, ptr = self.shape, self.strides, self.ptr
+        if min(shape, default=1) <= 0:
+            return None
+        flat, start = ptr.flat, ptr.offset
+        if len(shape) == 2 and start >= 0 and strides[0] >= 0 and strides[1] >= 0 and flat.flags.c_contiguous:
+            if start + (shape[0] - 1) * strides[0] + (shape[1] - 1) * strides[1] >= flat.size:
+                return None
+            item = flat.itemsize
+            return np.ndarray(shape, flat.dtype, flat, start * item, (strides[0] * item, strides[1] * item))
+        try:
+            return PartitionView(ptr, 0, shape, strides).window()
+        except DeviceError:
+            return None
 
     def partition_2d(self, o0: int, o1: int, n0: int, n1: int) -> PartitionView:
         """:meth:`partition` of a 2-D view, unrolled (a tile loop's window per iteration)."""
@@ -317,6 +330,8 @@ class CoreMemory:
     buffers: dict[str, np.ndarray] = field(default_factory=dict)
     _next_free: dict[str, int] = field(default_factory=dict)
     _placed: dict[object, int] = field(default_factory=dict)
+    _zeroed: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    """Per space, the sorted, disjoint, non-adjacent byte ranges zeroed so far (:meth:`_bytes`)."""
 
     @staticmethod
     def for_target(
@@ -339,13 +354,22 @@ class CoreMemory:
         return CoreMemory(dict(tables[0]), dict(tables[1]))
 
     def buffer(self, space: str) -> np.ndarray:
-        """The byte array of a space (zero-filled on first use)."""
+        """The byte array of a space, every byte zero until written."""
+        return self._bytes(space, 0, self.capacity.get(space, 0))
+
+    def _bytes(self, space: str, lo: int, hi: int) -> np.ndarray:
+        """The byte array of a space with ``[lo, hi)`` zero until written: a space is allocated uninitialised
+        and zeroed a range at a time, as tiles first view it (zeroing a whole 192 KB ``vec`` buffer per run
+        cost more than a kernel's first tile op; a cube kernel's ``mat`` is 512 KB)."""
         buf = self.buffers.get(space)
         if buf is None:
             if space not in self.capacity:
                 raise DeviceError(f"no on-chip address space {space!r}")
-            buf = np.zeros(self.capacity[space], dtype=np.uint8)
-            self.buffers[space] = buf
+            buf = self.buffers[space] = np.empty(self.capacity[space], dtype=np.uint8)
+            self._zeroed[space] = []
+        lo, hi = max(lo, 0), min(hi, buf.size)  # a tile reaching outside is an error of its caller's
+        if lo < hi:
+            _zero_new(buf, self._zeroed[space], lo, hi)
         return buf
 
     def place(self, key: object, space: str, nbytes: int) -> int:
@@ -372,7 +396,7 @@ class CoreMemory:
         if view is not None:
             return view
         lo, hi = tile.byte_range()
-        buf = self.buffer(tile.space)
+        buf = self._bytes(tile.space, lo, hi)
         if lo < 0 or hi > buf.size:
             raise DeviceError(
                 f"tile {tile.rows}x{tile.cols}x{tile.dtype.name} at {tile.space}[{lo}:{hi}] exceeds the "
@@ -397,3 +421,27 @@ class CoreMemory:
         r = vr if rows is None else rows
         c = vc if cols is None else cols
         self.raw(tile)[:r, :c] = to_storage(values, tile.dtype)
+
+
+def _zero_new(buf: np.ndarray, zeroed: list[tuple[int, int]], lo: int, hi: int) -> None:
+    """Zero the bytes of ``buf[lo:hi]`` outside the ranges ``zeroed`` (sorted, disjoint, non-adjacent), and
+    add ``[lo, hi)`` to them (merged with the ranges it overlaps or touches)."""
+    for a, b in zeroed:
+        if a <= lo and hi <= b:
+            return
+    kept: list[tuple[int, int]] = []
+    pos, new_lo, new_hi = lo, lo, hi
+    for a, b in zeroed:
+        if b < lo or a > hi:
+            kept.append((a, b))
+            continue
+        if a > pos:
+            buf[pos:a] = 0
+        if b > pos:
+            pos = b
+        new_lo, new_hi = min(new_lo, a), max(new_hi, b)
+    if pos < hi:
+        buf[pos:hi] = 0
+    kept.append((new_lo, new_hi))
+    kept.sort()
+    zeroed[:] = kept

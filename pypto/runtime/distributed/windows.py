@@ -475,16 +475,19 @@ class ChipLink:
     def transfer(self, name: str, peer: int, nbytes: int, write: bool, start: int) -> int:
         return self._at(start, lambda: self.kc._remote(name, peer, nbytes, write))
 
+    def busy(self, nbytes: int) -> int:
+        return self.comm.link.busy_cycles(nbytes, self.comm.clock_hz)
+
     def _slot(self, cell: np.ndarray) -> tuple[str, int]:
         b, _, off = self._locate(cell)
         return f"w{b}", off // max(1, cell.itemsize)
 
-    def notify(self, cell: np.ndarray, value: int, set_: bool, start: int) -> int:
+    def notify(self, cell: np.ndarray, value: int, set_: bool, start: int, delay: int | None = None) -> int:
         signal, slot = self._slot(cell)
         peer = self.owner(cell)
         op = NotifyOp.Set if set_ else NotifyOp.AtomicAdd
-        self._at(start, lambda: self.comm.notify(signal, peer, slot, value, op))
-        return start + self.comm.hop_cycles(4)
+        self._at(start, lambda: self.comm.notify(signal, peer, slot, value, op, delay))
+        return start + (self.comm.hop_cycles(4) if delay is None else int(delay))
 
     def wait(self, cell: np.ndarray, expected: int, cmp: str, start: int) -> int:
         signal, slot = self._slot(cell)

@@ -476,5 +476,9 @@ npu.target @a2a3 clock_hz = 1.85e9 block_bytes = 32 {
   // ASSUMPTION from the public Atlas 800T A2 (910B) spec, no measured source: HCCS
   // full mesh of 8 chips, 392 GB/s per chip over 7 peer links = 56 GB/s per link and
   // direction; 2 us per hop (software + link latency) = 3700 core cycles at 1.85 GHz.
+  // A hop of n bytes: latency + ceil(n / bandwidth * clock); a read is a request then the data (latency +
+  // hop). ASSUMPTION, no measured source (pypto/device/interpreter/comm_impls.py): in a kernel a transfer
+  // occupies the link only for its bytes; each MTE pipe's DMA keeps several transfers in flight, delivered in
+  // order, so back-to-back transfers overlap their latency and a notify issued after a put lands after it.
   npu.link gb_per_s = 56 latency_cycles = 3700
 }
