@@ -182,12 +182,12 @@ def make_big_mesh(W: int, R: int, C: int) -> Any:  # noqa: N803 - the world size
     return mesh_host
 
 
-def torch_allreduce(comm: Any, x: Any) -> Any:
-    """torch.distributed's Sum all_reduce of rank r's ``x[r]``."""
+def torch_allreduce(comm: Any, x: Any, op: str = "SUM") -> Any:
+    """torch.distributed's all_reduce (``op``: a ``torch.distributed.ReduceOp`` name) of rank r's ``x[r]``."""
     import torch.distributed as dist
 
     mine = x[comm.rank].clone()
-    dist.all_reduce(mine, op=dist.ReduceOp.SUM)
+    dist.all_reduce(mine, op=getattr(dist.ReduceOp, op))
     return mine
 
 
@@ -227,15 +227,6 @@ def make_blocks(W: int, N: int, R: int, C: int, K: int | None = None) -> Any:  #
     return blocks_host
 
 
-def torch_allreduce_prod(comm: Any, x: Any) -> Any:
-    """torch.distributed's Prod all_reduce of rank r's ``x[r]``."""
-    import torch.distributed as dist
-
-    mine = x[comm.rank].clone()
-    dist.all_reduce(mine, op=dist.ReduceOp.PRODUCT)
-    return mine
-
-
 NR = pl.dynamic("NR")
 M = pl.dynamic("M")
 
@@ -266,11 +257,3 @@ def any_ranks_host(x: pl.Tensor[[NR, M, C], pl.FP32], out: pl.Out[pl.Tensor[[NR,
         any_ranks(x[r], out[r], pld.window(d, [2, C], dtype=pl.FP32), pld.window(s, [NR, 1], dtype=pl.INT32),
                   device=r)
 
-
-def torch_allreduce_max(comm: Any, x: Any) -> Any:
-    """torch.distributed's Max all_reduce of rank r's ``x[r]``."""
-    import torch.distributed as dist
-
-    mine = x[comm.rank].clone()
-    dist.all_reduce(mine, op=dist.ReduceOp.MAX)
-    return mine

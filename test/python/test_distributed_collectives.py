@@ -162,7 +162,7 @@ def test_an_allreduce_with_core_num_2_runs_as_two_spmd_blocks_on_the_chips_and_m
     pto = (compiled.output_dir / "next_levels/blocks/ptoas/blocks_k.pto").read_text()
     assert "pld." not in pto and "pto.get_block_idx" in pto and pto.count("pto.comm.twait(") == 2 * world
     compiled(x, out)
-    ref = launch(pc.torch_allreduce_prod, DistributedConfig(world_size=world, timeout_s=TIMEOUT), x)
+    ref = launch(pc.torch_allreduce, DistributedConfig(world_size=world, timeout_s=TIMEOUT), x, op="PRODUCT")
     share = rows * cols // blocks * 4
     for r in range(world):
         assert torch.allclose(out[r], ref.values[r], rtol=1e-5, atol=1e-6)
@@ -211,7 +211,7 @@ def test_a_kernel_of_dynamic_rank_count_and_rows_is_specialized_per_launch_and_l
     pto = (compiled.output_dir / "next_levels/any_ranks/ptoas/any_ranks_k.pto").read_text()
     assert "pld." not in pto and pto.count("pto.comm.twait(") == 2 * world  # two barriers over this world size
     compiled(x, out)
-    ref = launch(pc.torch_allreduce_max, DistributedConfig(world_size=world, timeout_s=TIMEOUT), x)
+    ref = launch(pc.torch_allreduce, DistributedConfig(world_size=world, timeout_s=TIMEOUT), x, op="MAX")
     for r in range(world):
         assert torch.equal(out[r], ref.values[r])
 
