@@ -422,7 +422,11 @@ extern "C" int mm(const float *a, const float *b, const float *init, float *c) {
 """
 
 
-@pytest.mark.parametrize("flags", [(), ("-DPTO_CPU_NO_AVX2",)], ids=["as-built", "no-avx2"])
+@pytest.mark.parametrize(
+    "flags",
+    [("-march=native",), ("-DPTO_CPU_NO_AVX512",), ("-DPTO_CPU_NO_AVX2",)],
+    ids=["native", "no-avx512", "no-avx2"],
+)
 @pytest.mark.parametrize(
     ("m", "k", "n", "capacity", "layout"),
     [
@@ -431,8 +435,11 @@ extern "C" int mm(const float *a, const float *b, const float *init, float *c) {
         # the cube's column-major Left and Acc tiles (vectorised down the columns: 16-row blocks 6 columns
         # wide, the 1-column tail, the 5-row scalar tail)
         (37, 9, 23, (40, 16, 24), "ColMajor"),
+        # with AVX-512: a 32-row block 8 columns wide and its 7-column tail, then the 16-row block, the
+        # 5-row tail
+        (53, 9, 15, (56, 16, 16), "ColMajor"),
     ],
-    ids=["row-major-lhs", "column-major-lhs"],
+    ids=["row-major-lhs", "column-major-lhs", "column-major-lhs-32-rows"],
 )
 def test_header_matmul_keeps_the_k_order_bits(
     tmp_path: Path, flags: tuple[str, ...], m: int, k: int, n: int, capacity: tuple[int, int, int], layout: str
