@@ -34,6 +34,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <limits>
@@ -44,6 +45,9 @@
 #include <string>
 #include <type_traits>
 #include <vector>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #ifndef __gm__
 #define __gm__
@@ -192,8 +196,34 @@ inline const char *space_name(TileType t) {
     return names[static_cast<int>(t)];
 }
 
+// One block for a core's on-chip spaces (1.2 MiB), 2 MiB-aligned and, on Linux, asked to be one
+// transparent huge page: a launch right after other work (the interpreter, Python) then walks one TLB
+// entry for all of its tiles instead of a 4 KiB page each (on a VM each walk is nested).
+struct OnChipBlock {
+    static constexpr std::size_t kHuge = std::size_t(2) << 20;
+    unsigned char *base = nullptr;
+    explicit OnChipBlock(std::size_t bytes) {
+        const std::size_t size = (bytes + kHuge - 1) / kHuge * kHuge;
+        base = static_cast<unsigned char *>(std::aligned_alloc(kHuge, size));
+        if (base == nullptr) throw std::bad_alloc();
+#if defined(__linux__) && defined(MADV_HUGEPAGE) && !defined(PTO_CPU_NO_THP)
+        madvise(base, size, MADV_HUGEPAGE);  // advice only: without THP the block is ordinary pages
+#endif
+    }
+    ~OnChipBlock() { std::free(base); }
+    OnChipBlock(const OnChipBlock &) = delete;
+    OnChipBlock &operator=(const OnChipBlock &) = delete;
+};
+
+constexpr std::size_t on_chip_bytes() {
+    std::size_t total = 0;
+    for (int s = 0; s < kSpaces; ++s) total += (kCapacity[s] + 4095) / 4096 * 4096;
+    return total;
+}
+
 struct CoreState {
-    std::unique_ptr<unsigned char[]> mem[kSpaces];
+    OnChipBlock block{on_chip_bytes()};
+    unsigned char *mem[kSpaces] = {};
     std::size_t touched[kSpaces] = {};  // bytes [0, touched) of a space a tile was TASSIGNed into since the reset
     int flags[PIPE_NUM][PIPE_NUM][kEventIds] = {};
     int64_t popped[2] = {};  // TPOP_FROM_AIC (c2v) / TPOP_FROM_AIV (v2c) slots not yet freed
@@ -201,15 +231,17 @@ struct CoreState {
     std::string kernel;
 
     CoreState() {
+        std::size_t at = 0;
         for (int s = 0; s < kSpaces; ++s) {
-            mem[s].reset(new unsigned char[kCapacity[s]]);
+            mem[s] = block.base + at;
+            at += (kCapacity[s] + 4095) / 4096 * 4096;
             touched[s] = kCapacity[s];
         }
     }
     void reset(const char *name) {
         kernel = name;
         for (int s = 0; s < kSpaces; ++s) {  // only what the last kernel's tiles could have written
-            std::memset(mem[s].get(), 0xFF, touched[s]);
+            std::memset(mem[s], 0xFF, touched[s]);
             touched[s] = 0;
         }
         std::memset(flags, 0, sizeof(flags));
@@ -575,7 +607,7 @@ PTO_INST void TASSIGN(TileT &tile, AddrT addr) {
     const std::size_t cap = cpu::kCapacity[space];
     // PTOAS also assigns the address of another tile's data (reinterpret_cast<uint64_t>(base.data())):
     // a host pointer into this space's buffer is taken as that byte offset.
-    const auto host = reinterpret_cast<std::uintptr_t>(cpu::core().mem[space].get());
+    const auto host = reinterpret_cast<std::uintptr_t>(cpu::core().mem[space]);
     if (static_cast<std::uintptr_t>(addr) >= host && static_cast<std::uintptr_t>(addr) < host + cap)
         a = static_cast<int64_t>(static_cast<std::uintptr_t>(addr) - host);
     if (a < 0 || static_cast<std::size_t>(a) + TileT::Bytes > cap)
@@ -588,7 +620,7 @@ PTO_INST void TASSIGN(TileT &tile, AddrT addr) {
     tile.addr_ = a;
     cpu::CoreState &core = cpu::core();
     core.touched[space] = std::max(core.touched[space], static_cast<std::size_t>(a) + TileT::Bytes);
-    tile.data_ = reinterpret_cast<typename TileT::DType *>(core.mem[space].get() + a);
+    tile.data_ = reinterpret_cast<typename TileT::DType *>(core.mem[space] + a);
 }
 
 namespace cpu {

@@ -379,6 +379,42 @@ def test_a_replay_with_cube_vector_pipes_matches_the_full_run(tmp_path: Path) ->
         assert torch.equal(dev[i].to_torch(), w)
 
 
+def test_a_replay_runs_the_created_buffers_in_one_huge_page_block(tmp_path: Path) -> None:
+    """The plan moves the run's ``pl.create_tensor`` buffer into a block on a 2 MiB boundary (huge pages),
+    points the kernels at it, and zero-fills it before every replay: the outputs stay the full run's."""
+
+    from pypto.runtime.cpp_engine import _ENGINES
+    from pypto.runtime.huge_pages import HUGE_PAGE, huge_page_bytes
+
+    block = huge_page_bytes(100)
+    assert block.size == 100 and not block.any() and block.__array_interface__["data"][0] % HUGE_PAGE == 0
+    case, compiled, worker, dev, name = _device_run(("intermediate/01_fused_linear.py", "fused_linear_relu"), tmp_path)
+    cpp = RunConfig(kernel_engine="cpp")
+    worker.run(name, *dev, config=cpp)
+    full = worker.run(name, *dev, config=cpp)
+    out = dev[case.param_names.index(case.outputs[0])]
+    want = out.to_torch().clone()
+    (plan,) = [p for e in _ENGINES.values() for p in e.plans.values()]
+    (zero,) = plan.zero
+    lo = zero.__array_interface__["data"][0]
+    assert lo % HUGE_PAGE == 0 and zero.nbytes >= 64 * 64 * 4
+    assert any(lo <= s < lo + zero.nbytes for slots in plan._keep[0] for s in slots)  # the kernels' addresses moved
+    zero.fill(0xFF)  # stale bytes: the replay zero-fills the block before its one C++ call
+    seen: list[bool] = []
+    runner = plan.runner
+
+    def checked(*args: Any) -> int:
+        seen.append(not zero.any())
+        return runner(*args)
+
+    plan.runner = checked
+    out.copy_from(torch.zeros(out.shape))
+    replayed = worker.run(name, *dev, config=cpp)
+    assert replayed.kernel_engine.replayed and not full.kernel_engine.replayed
+    assert seen == [True]
+    assert torch.equal(out.to_torch(), want)
+
+
 def test_an_edited_cpp_drops_the_recorded_run(tmp_path: Path) -> None:
     case, compiled, worker, dev, name = _device_run(ADD, tmp_path / "build")
     cpp = RunConfig(kernel_engine="cpp")
