@@ -137,7 +137,7 @@ def _relocate(
     for a in created:
         offsets.append(total)
         total += -(-a.nbytes // 64) * 64  # each buffer 64-byte aligned, as the allocator gave it
-    block = huge_page_bytes(total)
+    block = huge_page_bytes(total) if total else np.zeros(0, np.uint8)
     moved: dict[int, np.ndarray] = {}
     ranges: list[tuple[int, int, int]] = []
     for a, off in zip(created, offsets, strict=True):
