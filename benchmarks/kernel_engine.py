@@ -48,10 +48,9 @@ EXAMPLES = ROOT / "examples"
 GOAL = 20.0
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
 BEFORE = (
-    "before (session 11 start, load 4, cpu clock, best of 5; the replay's Python building the engine's per-run "
-    "state and the DFX collectors before its plan look-up, keying the plan by __array_interface__ addresses, "
-    "stat'ing every kernel .cpp each launch): chunked_add run 7.1x, In check 1.7x, kernel 3.1x; "
-    "llama_mlp_block run 14.5x (C++ 0.65 ms), kernels 7.7x"
+    "before (session 12 start, main 4ae306c, load 3-4, cpu clock, best of 20; the cube matmul in 8-lane blocks, "
+    "the created buffers and on-chip spaces on 4 KiB pages): chunked_add run 5.6x, In check 1.6-1.7x, kernel "
+    "3.5-3.8x; llama_mlp_block run 14.0-15.8x (C++ 0.63-0.70 ms), kernels 6.5-6.7x"
 )
 
 

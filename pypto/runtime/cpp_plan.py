@@ -7,8 +7,8 @@ order they ran (each library's ``kernel_entry``, its int64 argument slots, its b
 run of the same prepared program on the same argument arrays (by identity: the plan keeps them alive)
 with the same shapes, dtypes and scalar values (device-resident tensors: ``ChipWorker`` DeviceTensors;
 a host tensor is copied anew every run), under the same run options, does not walk the orchestration or
-the scheduler again: it zero-fills the run's ``pl.create_tensor`` buffers (as a fresh run creates them)
-and makes one ctypes call, ``pto_cpu_run_calls``, which launches every kernel in the recorded order. The
+the scheduler again: it zero-fills the run's ``pl.create_tensor`` buffers (as a fresh run creates them;
+the plan moved them into one block on huge pages, :func:`_relocate`) and makes one ctypes call, ``pto_cpu_run_calls``, which launches every kernel in the recorded order. The
 result is the recorded one with this run's outputs and engine report (``EngineReport.replayed``).
 
 A plan is not made (the run goes through the scheduler every time) when the orchestration reads a
@@ -35,6 +35,7 @@ import numpy as np
 
 from . import file_watch
 from .cpp_engine import EngineReport, EngineRun, KernelEngineError, _header
+from .huge_pages import huge_page_bytes
 
 
 @dataclass
@@ -122,6 +123,42 @@ def _owner(addr: int, nbytes: int, ranges: Sequence[tuple[int, int, Any]]) -> An
     return None
 
 
+def _address(a: np.ndarray) -> int:
+    return int(a.__array_interface__["data"][0])
+
+
+def _relocate(
+    created: Sequence[np.ndarray], calls: Sequence[Any]
+) -> tuple[np.ndarray, dict[int, np.ndarray], list[list[int]]]:
+    """The run's ``pl.create_tensor`` buffers copied into one block on huge pages (:mod:`.huge_pages`), which a
+    replay zero-fills in one call and whose pages stay in one TLB entry: (the block, each moved buffer's new
+    array by the ``id`` of the old one, each launch's slots with the addresses into the old buffers moved)."""
+    offsets, total = [], 0
+    for a in created:
+        offsets.append(total)
+        total += -(-a.nbytes // 64) * 64  # each buffer 64-byte aligned, as the allocator gave it
+    block = huge_page_bytes(total) if total else np.zeros(0, np.uint8)
+    moved: dict[int, np.ndarray] = {}
+    ranges: list[tuple[int, int, int]] = []
+    for a, off in zip(created, offsets, strict=True):
+        new = block[off : off + a.nbytes].view(a.dtype).reshape(a.shape)
+        new[...] = a
+        moved[id(a)] = new
+        if a.nbytes:
+            ranges.append((_address(a), _address(a) + a.nbytes, _address(new)))
+    slots = []
+    for call in calls:
+        out = list(call.slots)
+        for i, v in enumerate(call.values):
+            if isinstance(v, np.ndarray) and v.nbytes:  # slot i is v's address
+                for lo, hi, new_lo in ranges:
+                    if lo <= out[i] < hi:
+                        out[i] += new_lo - lo
+                        break
+        slots.append(out)
+    return block, moved, slots
+
+
 MAX_PLANS = 8
 """Plans kept per prepared program (the oldest is dropped): each holds its arrays alive."""
 
@@ -156,6 +193,7 @@ def record(
             if isinstance(v, np.ndarray) and v.nbytes:
                 if _owner(v.__array_interface__["data"][0], v.nbytes, ranges) is None:
                     return None  # an array a fresh run makes again (a padded window copy, ...)
+    block, moved, call_slots = _relocate([b.array for b in created], run.calls)
     by_id = {id(a): i for i, a in enumerate(dev_args) if isinstance(a, np.ndarray)}
     returns: list[tuple[str, Any]] = []
     from .orchestration import DeviceBuffer
@@ -165,12 +203,11 @@ def record(
             if id(v.array) in by_id:
                 returns.append(("param", by_id[id(v.array)]))
             else:
-                returns.append(("array", v.array))
+                returns.append(("array", moved.get(id(v.array), v.array)))
         else:
             returns.append(("value", v))
     n = len(run.calls)
-    flat = [np.asarray(c.slots, dtype=np.int64) for c in run.calls]
-    slot_arrays = [(ctypes.c_int64 * max(1, len(f)))(*f.tolist()) for f in flat]
+    slot_arrays = [(ctypes.c_int64 * max(1, len(s)))(*s) for s in call_slots]
     args = (ctypes.c_void_p * n)(*[ctypes.addressof(a) for a in slot_arrays])
     entries = (ctypes.c_void_p * n)(*[c.kernel.entry_address for c in run.calls])
     blocks = (ctypes.c_int64 * (2 * n))(*[x for c in run.calls for x in c.block])
@@ -190,7 +227,7 @@ def record(
         runner=runner,
         labels=[c.label for c in run.calls],
         kernels=kernels,
-        zero=[b.array for b in created],
+        zero=[block] if block.nbytes else [],
         checked=checked,
         stamps=_stamps(files),
         result=result,
@@ -199,7 +236,7 @@ def record(
         ),
         returns=returns,
         element_types=list(element_types),
-        _keep=[slot_arrays, [c.values for c in run.calls], list(dev_args)],
+        _keep=[slot_arrays, [c.values for c in run.calls], list(dev_args), block],
     )
 
 

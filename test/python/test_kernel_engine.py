@@ -379,6 +379,42 @@ def test_a_replay_with_cube_vector_pipes_matches_the_full_run(tmp_path: Path) ->
         assert torch.equal(dev[i].to_torch(), w)
 
 
+def test_a_replay_runs_the_created_buffers_in_one_huge_page_block(tmp_path: Path) -> None:
+    """The plan moves the run's ``pl.create_tensor`` buffer into a block on a 2 MiB boundary (huge pages),
+    points the kernels at it, and zero-fills it before every replay: the outputs stay the full run's."""
+
+    from pypto.runtime.cpp_engine import _ENGINES
+    from pypto.runtime.huge_pages import HUGE_PAGE, huge_page_bytes
+
+    block = huge_page_bytes(100)
+    assert block.size == 100 and not block.any() and block.__array_interface__["data"][0] % HUGE_PAGE == 0
+    case, compiled, worker, dev, name = _device_run(("intermediate/01_fused_linear.py", "fused_linear_relu"), tmp_path)
+    cpp = RunConfig(kernel_engine="cpp")
+    worker.run(name, *dev, config=cpp)
+    full = worker.run(name, *dev, config=cpp)
+    out = dev[case.param_names.index(case.outputs[0])]
+    want = out.to_torch().clone()
+    (plan,) = [p for e in _ENGINES.values() for p in e.plans.values() if p.result is full]
+    (zero,) = plan.zero
+    lo = zero.__array_interface__["data"][0]
+    assert lo % HUGE_PAGE == 0 and zero.nbytes >= 64 * 64 * 4
+    assert any(lo <= s < lo + zero.nbytes for slots in plan._keep[0] for s in slots)  # the kernels' addresses moved
+    zero.fill(0xFF)  # stale bytes: the replay zero-fills the block before its one C++ call
+    seen: list[bool] = []
+    runner = plan.runner
+
+    def checked(*args: Any) -> int:
+        seen.append(not zero.any())
+        return runner(*args)
+
+    plan.runner = checked
+    out.copy_from(torch.zeros(out.shape))
+    replayed = worker.run(name, *dev, config=cpp)
+    assert replayed.kernel_engine.replayed and not full.kernel_engine.replayed
+    assert seen == [True]
+    assert torch.equal(out.to_torch(), want)
+
+
 def test_an_edited_cpp_drops_the_recorded_run(tmp_path: Path) -> None:
     case, compiled, worker, dev, name = _device_run(ADD, tmp_path / "build")
     cpp = RunConfig(kernel_engine="cpp")
@@ -422,7 +458,11 @@ extern "C" int mm(const float *a, const float *b, const float *init, float *c) {
 """
 
 
-@pytest.mark.parametrize("flags", [(), ("-DPTO_CPU_NO_AVX2",)], ids=["as-built", "no-avx2"])
+@pytest.mark.parametrize(
+    "flags",
+    [("-march=native",), ("-DPTO_CPU_NO_AVX512",), ("-DPTO_CPU_NO_AVX2",)],
+    ids=["native", "no-avx512", "no-avx2"],
+)
 @pytest.mark.parametrize(
     ("m", "k", "n", "capacity", "layout"),
     [
@@ -431,8 +471,11 @@ extern "C" int mm(const float *a, const float *b, const float *init, float *c) {
         # the cube's column-major Left and Acc tiles (vectorised down the columns: 16-row blocks 6 columns
         # wide, the 1-column tail, the 5-row scalar tail)
         (37, 9, 23, (40, 16, 24), "ColMajor"),
+        # with AVX-512: a 32-row block 8 columns wide and its 7-column tail, then the 16-row block, the
+        # 5-row tail
+        (53, 9, 15, (56, 16, 16), "ColMajor"),
     ],
-    ids=["row-major-lhs", "column-major-lhs"],
+    ids=["row-major-lhs", "column-major-lhs", "column-major-lhs-32-rows"],
 )
 def test_header_matmul_keeps_the_k_order_bits(
     tmp_path: Path, flags: tuple[str, ...], m: int, k: int, n: int, capacity: tuple[int, int, int], layout: str
