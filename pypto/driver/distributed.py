@@ -295,10 +295,11 @@ def _compile_or_torch_form(program: Any, name: str, level: Path, platform: str |
 
 
 def _torch_form_remark(name: str, why: str) -> None:
-    """Say on stderr that per-rank program ``name`` runs as its torch form, and the (first) reason."""
-    import sys
+    """Remark (the diagnostics path: stderr outside a collector) that per-rank program ``name`` runs as its
+    torch form, and the (first) reason."""
+    from pypto.diagnostics import Diagnostic, Severity, emit
 
-    print(f"[remark] {name}: runs as its torch form on the ranks (no simulated kernel cycles): {why}", file=sys.stderr)
+    emit(Diagnostic(Severity.REMARK, f"{name}: runs as its torch form on the ranks (no simulated kernel cycles): {why}"))
 
 
 def _direction(ann: Any) -> str:

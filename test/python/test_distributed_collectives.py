@@ -233,4 +233,4 @@ def test_a_kernel_whose_core_num_is_not_its_launch_runs_as_torch_and_its_build_s
     assert "dist_coll_programs.py:" in why and "pld.tensor.allreduce" in why
     assert "at least 4 lanes" in why  # the [2, 2] signal has a lane for 2 blocks, not 4
     err = capfd.readouterr().err
-    assert "[remark] blocks: runs as its torch form" in err and "at least 4 lanes" in err
+    assert "remark: blocks: runs as its torch form" in err and "at least 4 lanes" in err
