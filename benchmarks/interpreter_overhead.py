@@ -118,6 +118,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=200)
     parser.add_argument("--no-races", action="store_true", help="run without the race detector")
     parser.add_argument(
+        "--race-every-run",
+        action="store_true",
+        help="run the race detector on every run (default: a race-free run's verdict is remembered for the "
+        "runs with the same key, the kernel's accesses not depending on data: docs/device.md 'The race rule')",
+    )
+    parser.add_argument(
         "--engine", choices=ENGINES, default="compiled", help="the interpreter engine (default compiled)"
     )
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall", help="wall time or this process's CPU time")
@@ -131,11 +137,19 @@ def main() -> None:
     x = np.random.default_rng(0).standard_normal((opts.trips * TILE_ROWS, COLS)).astype(np.float32)
     y, y_ref, y_f32 = np.zeros_like(x), np.zeros_like(x), np.zeros_like(x)
     check = not opts.no_races
+    checks: list[str] = []
 
     def interp() -> int:
         run = run_kernel(
-            module, "exp_kernel", [x, y], check_races=check, positions=source_map.positions, engine=opts.engine
+            module,
+            "exp_kernel",
+            [x, y],
+            check_races=check,
+            positions=source_map.positions,
+            engine=opts.engine,
+            remember_race_free=not opts.race_every_run,
         )
+        checks.append(run.race_check)
         return len(run.timeline.rows)
 
     instructions = interp()
@@ -148,8 +162,11 @@ def main() -> None:
     )
     ratio = t_interp / t_numpy
     print(
-        f"interpreter ({opts.engine}): {t_interp * 1e3:.3f} ms  (race detector {'on' if check else 'off'}, {opts.clock} clock)"
+        f"interpreter ({opts.engine}): {t_interp * 1e3:.3f} ms  (race detector {'on' if check else 'off'}, "
+        f"{opts.clock} clock)"
     )
+    if check:
+        print(f"race verdicts: {checks.count('run')} runs checked, {checks.count('remembered')} remembered")
     print(f"numpy loop, same math:       {t_numpy * 1e3:.3f} ms")
     print(f"numpy loop, float32 np.exp:  {t_f32 * 1e3:.3f} ms  (ratio {t_interp / t_f32:.2f}x, for scale)")
     print(f"simulated instructions per host second: {instructions / t_interp:.0f} ({instructions} per run)")
