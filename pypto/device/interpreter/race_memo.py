@@ -60,6 +60,8 @@ _STATEFUL_OPS = frozenset(
         "pto.aiv_initialize_pipe",
         "pto.reserve_buffer",
         "pto.import_reserved_buffer",
+        "pto.initialize_l2g2l_pipe",
+        "pto.initialize_l2l_pipe",
         "pto.get_buf",
         "pto.rls_buf",
         "pto.build_async_session",
