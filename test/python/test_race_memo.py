@@ -169,3 +169,14 @@ def test_corpus_kernels_are_eligible_and_remembered() -> None:
 
 def _entry(funcs: list[FuncOp]) -> FuncOp:
     return next((f for f in funcs if "pto.entry" in f.attributes), funcs[0])
+
+
+def test_the_memo_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pypto.device.interpreter import race_memo
+
+    monkeypatch.setattr(race_memo, "MAX_KEYS", 3)
+    memo = race_memo.RaceMemo()
+    for i in range(10):
+        memo.remember((i,), None)
+        assert len(memo.keys) <= 3 and memo.race_free((i,), None)
+    assert not memo.race_free((0,), None)

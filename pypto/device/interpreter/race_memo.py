@@ -28,7 +28,8 @@ from pypto.ptoas.dialect.types import PtrType
 from .memory import GmPtr
 
 MAX_KEYS = 64
-"""Race-free keys remembered per function (a kernel run with ever new scalars stops growing its memo)."""
+"""Race-free keys remembered per function: the memo starts over when full (a kernel run with ever new
+scalars keeps a bounded memo of its recent keys)."""
 
 _VALUE_OPS = frozenset(
     {
@@ -129,6 +130,9 @@ def run_key(bound: Sequence[Any], block: tuple[int, int], engine: str, target: o
     return tuple(parts)
 
 
+_ABSENT = object()
+
+
 class RaceMemo:
     """The race-free keys of one eligible function of one plan (kept in the plan's facts)."""
 
@@ -139,9 +143,10 @@ class RaceMemo:
 
     def race_free(self, key: tuple[Any, ...], target: object) -> bool:
         """Whether a run with ``key`` on ``target`` was found race-free."""
-        return self.keys.get(key) is target
+        return self.keys.get(key, _ABSENT) is target
 
     def remember(self, key: tuple[Any, ...], target: object) -> None:
         """Record a race-free run (holding ``target``, so its id in the key is not reused)."""
-        if len(self.keys) < MAX_KEYS:
-            self.keys[key] = target
+        if len(self.keys) >= MAX_KEYS:
+            self.keys.clear()
+        self.keys[key] = target
