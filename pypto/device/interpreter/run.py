@@ -39,6 +39,7 @@ from .core import CoreState
 from .costs import CostModel, TargetLike
 from .memory import CoreMemory, DeviceError, DType, GmPtr, dtype_of, to_storage
 from .pto_impls import PTOFunctions, tile_ref
+from .race_memo import RaceMemo, data_independent, run_key
 from .races import Race, RaceDetector
 from .timing import InstrRecord, Timeline
 from .xdsl_interpreters import ArithFunctions, BuiltinFunctions, FuncFunctions, ScfFunctions
@@ -67,6 +68,9 @@ class KernelRun:
     deferred: list[Any] = field(default_factory=list)
     """The completion conditions the kernel registered (``pto.comm.twait {deferred}``): the task it runs
     as is done only once each holds (:class:`pypto.runtime.scheduler.Deferred`)."""
+    race_check: str = "run"
+    """How ``races`` was found: ``"run"`` (the race detector ran), ``"remembered"`` (a race-free run with
+    the same key made it unnecessary: :mod:`.race_memo`) or ``"off"`` (``check_races=False``)."""
 
     @cached_property
     def per_pipe_busy(self) -> dict[str, int]:
@@ -223,6 +227,7 @@ def run_kernel(
     engine: str = "compiled",
     channels: dict[str, Any] | None = None,
     block: tuple[int, int] = (0, 1),
+    remember_race_free: bool = True,
 ) -> KernelRun:
     """Interpret one kernel function on one core; outputs land in the GM arrays of ``args``.
 
@@ -232,6 +237,9 @@ def run_kernel(
     Group task (run them in turn with the same dict; default: a fresh, empty one).
     ``block``: ``(block_idx, block_num)`` of the SPMD launch this run is one block of
     (``pto.get_block_idx`` / ``pto.get_block_num``); ``(0, 1)`` for a plain task.
+    ``remember_race_free``: for a kernel whose accesses cannot depend on data (:mod:`.race_memo`), a run
+    with the same key as a race-free run before it skips the race detector (its verdict would be the
+    same; ``KernelRun.race_check == "remembered"``); False runs the detector on every run.
     ``engine``: ``"compiled"`` (default: the function compiled once into
     Python steps, :mod:`.compiled`; falls back to xDSL's walker for IR it does
     not compile) or ``"xdsl"`` (xDSL's :class:`~xdsl.interpreter.Interpreter`
@@ -243,6 +251,12 @@ def run_kernel(
     target = target or default_target()
     plan = KERNELS.plan(module)
     func = plan.fact(("kernel", func_name), lambda: find_kernel(module, func_name))
+    bound = _bind_args(func, args, plan.fact(("args", func_name), lambda: _arg_specs(func)))
+    memo, key = None, None
+    if check_races and remember_race_free:  # an eligible kernel has no pipe ops: ``channels`` goes unused
+        memo = plan.fact(("race memo", func), lambda: RaceMemo() if data_independent(func) else None)
+        key = run_key(bound, block, engine, target) if memo is not None else None
+    remembered = key is not None and memo.race_free(key, target)  # type: ignore[union-attr]
     memory = CoreMemory.for_target(target.capacity, target.alignment)
     for space, end in plan.fact("fixed", lambda: _fixed_ranges(module)):
         memory.reserve(space, end)
@@ -251,12 +265,11 @@ def run_kernel(
         CostModel.of(target),
         positions if positions is not None else found,
         pto_file or name,
-        RaceDetector(memory.capacity) if check_races else None,
+        RaceDetector(memory.capacity) if check_races and not remembered else None,
     )
     if channels is not None:
         core.channels = channels
     core.block_idx, core.block_num = block
-    bound = _bind_args(func, args, plan.fact(("args", func_name), lambda: _arg_specs(func)))
     compiled = None
     if engine == "compiled":
         try:
@@ -270,14 +283,18 @@ def run_kernel(
         else:
             make_interpreter(module, core).call_op(func, bound)
     tl = core.timeline
+    races = core.races
+    if key is not None and races is not None and not races.races:
+        memo.remember(key, target)  # type: ignore[union-attr]
     return KernelRun(
         tl,
         tl.cycles,
-        list(core.races.races) if core.races is not None else [],
+        list(races.races) if races is not None else [],
         list(tl.problems),
         list(core.prints),
         float(target.clock_hz),
         list(core.deferred),
+        "remembered" if remembered else "run" if check_races else "off",
     )
 
 
