@@ -170,6 +170,13 @@ class Emit:
             {"dst": dst, "peer": peer, "src": src, "dst_offsets": list(dst_offs), "src_offsets": list(src_offs)},
             attrs))
 
+    def get(self, dst: SSAValue, peer: SSAValue, src: SSAValue, offs: Sequence[SSAValue],
+            shape: Sequence[int]) -> SSAValue:
+        """``peer``'s ``src[offs : offs + shape]`` into the same place of this rank's ``dst`` (GM to GM)."""
+        return self.add(D.TensorGetOp.build_from_args(
+            {"dst": dst, "peer": peer, "src": src, "dst_offsets": list(offs), "src_offsets": list(offs)},
+            {"shape": F.INTS.to_attr(list(shape))}))
+
     def replace(self, result: SSAValue) -> None:
         """Insert the new ops before the collective and make ``result`` its value."""
         block = self.op.parent_block()
@@ -231,23 +238,31 @@ def _mesh_allreduce(e: Emit, op: D.AllreduceOp, rows: int, cols: int, world: int
     per_group = max(1, D.AllreduceOp.MESH_UB_BYTES // CHUNK_BYTES)  # chunks held in UB between two barriers
     sig, data = barrier(op.signal), op.data
     for g in range(0, len(chunks), per_group):
-        done: list[tuple[list[SSAValue], SSAValue]] = []
-        for r0, nr, c0, nc in chunks[g:g + per_group]:
-            at = [e.const(r0), column(c0)]
-            acc: SSAValue | None = None
-            for p in range(world):
-                load = e.remote_load(data, e.const(p), at, [nr, nc])
-                acc = load if acc is None else e.combine(_reduce_op(op), acc, load)
-            assert acc is not None
-            done.append((at, acc))
+        group = chunks[g:g + per_group]
+        at = [[e.const(r0), column(c0)] for r0, _, c0, _ in group]
+        accs: list[SSAValue | None] = [None] * len(group)
+        for p in range(world):  # rank p's chunks of the group back to back (one link latency), then combined
+            peer = e.const(p)
+            loads = [e.remote_load(data, peer, a, [nr, nc]) for a, (_, nr, _, nc) in zip(at, group, strict=True)]
+            for i in reversed(range(len(group))):  # the first load's buffer freed last: one flag before the next
+                acc = accs[i]
+                accs[i] = loads[i] if acc is None else e.combine(_reduce_op(op), acc, loads[i])
         sig = barrier(sig)  # every rank read these chunks of mine before I overwrite them
-        for at, acc in done:
-            data = e.store(acc, at, data)
+        for a, acc in reversed(list(zip(at, accs, strict=True))):  # the first chunk's buffer freed last
+            assert acc is not None
+            data = e.store(acc, a, data)
     return data
 
 
 CHUNK_BYTES = 16 * 1024
 """The bytes of one ring tile (upstream's ``kAllReduceChunkBytes``): a segment moves in tiles of at most this."""
+
+BURST_BYTES = 128 * 1024
+"""The UB bytes of the pulled ring's tiles read from the left neighbour back to back (a burst), before any of
+them is combined or stored: the link pipelines transfers issued one after another on a pipe, and any other
+entry on it (a local load, a flag) waits for them to land, so each burst pays the link latency once. 128 KiB
+leaves UB room (192 KiB) for the own tiles combined with them."""
+
 
 def blocks(rows: int, cols: int, elem_bytes: int) -> list[tuple[int, int, int, int]]:
     """``(row, nrows, col, ncols)`` tiles of at most :data:`CHUNK_BYTES` covering ``[rows, cols]``: whole
@@ -266,6 +281,7 @@ def _ring_allreduce(e: Emit, data: SSAValue, sig: SSAValue, rows: int, cols: int
     t_ = data.type
     assert isinstance(t_, TensorType)
     tiles = blocks(rows, seg, max(1, dtype_bits(t_.element_type) // 8))
+    per_burst = max(1, BURST_BYTES // (tiles[0][1] * tiles[0][3] * max(1, dtype_bits(t_.element_type) // 8)))
     left, right = e.ring(world - 1, world), e.ring(1, world)
     rounds = 2 * (world - 1)
     sig = e.notify(sig, right, 0, 1)  # round 0: my data is in place
@@ -275,13 +291,18 @@ def _ring_allreduce(e: Emit, data: SSAValue, sig: SSAValue, rows: int, cols: int
         s = t if reduce else t - (world - 1)
         index = e.ring(world - s - 1 if reduce else world - s, world)
         base = e.add(arith.MuliOp(index, e.const(seg)))
-        for r0, nr, c0, nc in tiles:  # nobody reads this segment of mine in this round: tile by tile
-            col = base if c0 == 0 else e.add(arith.AddiOp(base, e.const(c0)))
-            at = [e.const(r0), col]
-            recv = e.remote_load(data, left, at, [nr, nc])
-            if reduce:
-                recv = e.combine(kind, recv, e.load(data, at, [nr, nc]))
-            data = e.store(recv, at, data)
+        if not reduce:  # a copy: the left's whole segment in one get (one link latency, no UB)
+            data = e.get(data, left, data, [e.const(0), base], [rows, seg])
+            if t < rounds:
+                sig = e.notify(sig, right, 0, 1)
+            continue
+        for g in range(0, len(tiles), per_burst):  # nobody reads this segment of mine in this round
+            at = [[e.const(r0), base if c0 == 0 else e.add(arith.AddiOp(base, e.const(c0)))]
+                  for r0, _, c0, _ in tiles[g:g + per_burst]]
+            shapes = [[nr, nc] for _, nr, _, nc in tiles[g:g + per_burst]]
+            recv = [e.remote_load(data, left, a, sh) for a, sh in zip(at, shapes, strict=True)]  # back to back
+            for a, sh, got in reversed(list(zip(at, shapes, recv, strict=True))):  # the burst's first tile last
+                data = e.store(e.combine(kind, got, e.load(data, a, sh)) if reduce else got, a, data)
         if t < rounds:
             sig = e.notify(sig, right, 0, 1)
     sig = e.notify(sig, left, 1, 1)  # done reading the left neighbour
