@@ -32,7 +32,6 @@ from xdsl.ir import Operation, SSAValue
 from pypto.core.analysis.constants import constant_int
 from pypto.ptoas.dialect import DpsOp, tile_of
 from pypto.ptoas.dialect.attrs import AddressSpace, AddressSpaceAttr, Pipe
-from pypto.ptoas.dialect.comm_ops import PeerViewOp
 from pypto.ptoas.dialect.isa_misc_ops import BindTileOp, BitcastOp, LoadScalarOp, StoreScalarOp, SubsetOp
 from pypto.ptoas.dialect.tile_ops import AllocTileOp, PointerCastOp, TAssignOp, TReshapeOp
 from pypto.ptoas.dialect.types import PartitionTensorViewType, PtrType, TensorViewType, element_bits
@@ -107,6 +106,14 @@ def _space(t: object) -> str | None:
     return None
 
 
+PEER_VIEW = "pto.comm.peer_view"
+"""``pto.comm.peer_view`` by name: the comm dialect loads on first use only (a single-chip compile never does)."""
+
+
+def _is_peer_view(op: object) -> bool:
+    return isinstance(op, Operation) and op.name == PEER_VIEW
+
+
 def _gm_root(value: SSAValue) -> object:
     """The kernel argument (or allocation) a GM view / pointer comes from."""
     seen = 0
@@ -119,8 +126,8 @@ def _gm_root(value: SSAValue) -> object:
             value = owner.ptr
         elif isinstance(owner, AddPtrOp):
             value = owner.ptr
-        elif isinstance(owner, PeerViewOp):
-            value = owner.view
+        elif _is_peer_view(owner):
+            value = owner.operands[0]
         else:
             break
     return value
@@ -149,8 +156,8 @@ def gm_region(value: SSAValue) -> tuple[int, int, tuple[object, ...]] | None:
     if not isinstance(pv, PartitionViewOp):
         return None
     view = pv.source.owner
-    if isinstance(view, PeerViewOp):
-        view = view.view.owner
+    if _is_peer_view(view):
+        view = view.operands[0].owner  # type: ignore[union-attr]
     if not isinstance(view, MakeTensorViewOp):
         return None
     t = pv.result.type

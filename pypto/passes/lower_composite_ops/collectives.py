@@ -13,7 +13,9 @@ collective (``src/ir/transforms/lower_composite_ops_pass.cpp``):
   in the same order, so all end with the same bits. A ``data`` over
   :attr:`~pypto.dialects.distributed_ops.AllreduceOp.MESH_UB_BYTES` goes chunk by chunk (tiles of at most
   :data:`CHUNK_BYTES`, :func:`blocks`), as upstream's mesh: one ``barrier``, then per group of chunks the
-  reads, the combinations, a ``barrier`` and the chunks' ``store``s. Upstream's group is one chunk; here it is
+  reads (rank by rank, a rank's chunks back to back: the link pipelines them), the combinations (in rank
+  order; the last chunk first, and the stores too, so the first chunk's buffer is freed last and one flag
+  orders the next reads after all of them), a ``barrier`` and the chunks' ``store``s. Upstream's group is one chunk; here it is
   ``MESH_UB_BYTES / CHUNK_BYTES`` = 4 chunks (64 KiB of accumulators in UB, as the one-piece form holds), since
   a barrier's ``2 W`` notifies cost far more link cycles than a chunk's reads. With ``core_num = n > 1`` (the kernel launched as ``n``
   SPMD blocks, ``pl.spmd(n)``) block ``b`` (``pl.tile.get_block_idx()``) does this for its share, columns
@@ -26,10 +28,10 @@ collective (``src/ir/transforms/lower_composite_ops_pass.cpp``):
   of a whole segment into the right neighbour per reduce-scatter round, a ``put`` per allgather round,
   GM to GM).
 - ``allreduce`` ring, other ops (``C % W == 0``; otherwise the mesh above): ``W`` column segments of ``C / W``,
-  each moved in tiles of at most :data:`CHUNK_BYTES` (upstream's 16 KiB);
-  ``W - 1`` reduce-scatter steps (step ``s`` reads segment ``(me - s - 1) % W`` of the left neighbour,
-  combines it with its own, stores it) then ``W - 1`` allgather steps (step ``s`` copies segment
-  ``(me - s) % W`` from the left). Neighbour signals instead of barriers: cell 0 of the right
+  ``W - 1`` reduce-scatter steps (step ``s`` reads segment ``(me - s - 1) % W`` of the left neighbour in
+  tiles of at most :data:`CHUNK_BYTES` (upstream's 16 KiB), up to :data:`BURST_BYTES` of them back to back,
+  combines each with its own, stores it) then ``W - 1`` allgather steps (step ``s`` copies segment
+  ``(me - s) % W`` from the left with one ``get``, GM to GM). Neighbour signals instead of barriers: cell 0 of the right
   neighbour counts the rounds this rank finished (its wait ``>= t`` before round ``t``: the left's
   segment is in place; by the ring's chain the right has read what this round overwrites), cell 1
   of the left one says "done reading you" at the end; both are cleared by credit (atomic ``-n``), so
@@ -301,8 +303,12 @@ def _ring_allreduce(e: Emit, data: SSAValue, sig: SSAValue, rows: int, cols: int
                   for r0, _, c0, _ in tiles[g:g + per_burst]]
             shapes = [[nr, nc] for _, nr, _, nc in tiles[g:g + per_burst]]
             recv = [e.remote_load(data, left, a, sh) for a, sh in zip(at, shapes, strict=True)]  # back to back
-            for a, sh, got in reversed(list(zip(at, shapes, recv, strict=True))):  # the burst's first tile last
-                data = e.store(e.combine(kind, got, e.load(data, a, sh)) if reduce else got, a, data)
+            order = list(reversed(range(len(at))))  # the burst's first tile last: its buffer is freed last
+            own = {order[0]: e.load(data, at[order[0]], shapes[order[0]])}
+            for k, i in enumerate(order):  # the next own tile loads while this one is combined and stored
+                if k + 1 < len(order):
+                    own[order[k + 1]] = e.load(data, at[order[k + 1]], shapes[order[k + 1]])
+                data = e.store(e.combine(kind, recv[i], own.pop(i)), at[i], data)
         if t < rounds:
             sig = e.notify(sig, right, 0, 1)
     sig = e.notify(sig, left, 1, 1)  # done reading the left neighbour
