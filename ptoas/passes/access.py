@@ -3,10 +3,15 @@
 A :class:`Buffer` is a byte range of one address space when its address is
 known (``alloc_tile addr =``, ``pointer_cast``, ``tassign``), else the
 allocation itself (``alloc_tile`` without addr, ``memref.alloc``); GM
-buffers are the kernel argument a view was made from. Two buffers *may
-overlap* when they are in the same space and their ranges intersect, or
-they are the same allocation, or either one's extent is unknown. Distinct
-GM arguments are assumed not to alias.
+buffers are the kernel argument a view was made from (through
+``pto.comm.peer_view`` too: the peer may be this rank), and a
+``partition_view`` of a ``make_tensor_view`` with constant strides and sizes
+is a byte range of it relative to its offsets' symbolic part (:func:`gm_region`).
+Two buffers *may overlap* when they are in the same space and their ranges
+intersect, or they are the same allocation, or either one's extent is
+unknown. Distinct GM arguments are assumed not to alias; two views of one
+are disjoint only when their ranges, measured from the same symbolic
+offsets, are.
 
 An :class:`Access` is one operand of one op: the buffer, read or write, and
 the op's pipe. ``ins`` operands are reads and ``outs`` operands writes
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
 
@@ -45,13 +51,19 @@ class Buffer:
     start: int | None = None
     end: int | None = None
     root: object | None = None
+    region: tuple[object, ...] | None = None
+    """GM: what ``[start, end)`` is relative to (view pointer, strides, symbolic offsets; :func:`gm_region`)."""
 
     def overlaps(self, other: Buffer) -> bool:
         """May these two buffers share a byte?"""
         if self.space != other.space:
             return False
         if self.space == GM:
-            return self.root is other.root
+            if self.root is not other.root:
+                return False
+            if self.region is None or self.region != other.region:
+                return True
+            return self.start < other.end and other.start < self.end  # type: ignore[operator]
         if None not in (self.start, self.end, other.start, other.end):
             return self.start < other.end and other.start < self.end  # type: ignore[operator]
         if self.root is not None and other.root is not None:
@@ -94,6 +106,14 @@ def _space(t: object) -> str | None:
     return None
 
 
+PEER_VIEW = "pto.comm.peer_view"
+"""``pto.comm.peer_view`` by name: the comm dialect loads on first use only (a single-chip compile never does)."""
+
+
+def _is_peer_view(op: object) -> bool:
+    return isinstance(op, Operation) and op.name == PEER_VIEW
+
+
 def _gm_root(value: SSAValue) -> object:
     """The kernel argument (or allocation) a GM view / pointer comes from."""
     seen = 0
@@ -106,21 +126,73 @@ def _gm_root(value: SSAValue) -> object:
             value = owner.ptr
         elif isinstance(owner, AddPtrOp):
             value = owner.ptr
+        elif _is_peer_view(owner):
+            value = owner.operands[0]
         else:
             break
     return value
+
+
+def _affine(value: SSAValue) -> tuple[object, int]:
+    """``value`` as ``symbol + constant`` (symbol None: a constant), through ``arith.addi`` of a constant."""
+    c = constant_int(value)
+    if c is not None:
+        return None, c
+    owner = value.owner
+    if isinstance(owner, arith.AddiOp):
+        for a, b in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
+            k = constant_int(b)
+            if k is not None:
+                sym, c = _affine(a)
+                return sym, c + k
+    return value, 0
+
+
+def gm_region(value: SSAValue) -> tuple[int, int, tuple[object, ...]] | None:
+    """A ``partition_view`` of a ``make_tensor_view`` (or its ``peer_view``) with constant strides and sizes:
+    its bounding byte interval ``[start, end)`` measured from its offsets' symbolic parts, and the key
+    (view pointer, strides, element bits, symbols) two intervals must share to be compared. None: unknown."""
+    pv = value.owner
+    if not isinstance(pv, PartitionViewOp):
+        return None
+    view = pv.source.owner
+    if _is_peer_view(view):
+        view = view.operands[0].owner  # type: ignore[union-attr]
+    if not isinstance(view, MakeTensorViewOp):
+        return None
+    t = pv.result.type
+    assert isinstance(t, PartitionTensorViewType)
+    strides = [constant_int(s) for s in view.strides]
+    sizes = [constant_int(s) for s in pv.sizes]
+    if None in strides or None in sizes or len(strides) != len(pv.offsets) or len(sizes) != len(strides):
+        return None
+    bits = element_bits(t.element_type)
+    if bits % 8:
+        return None
+    terms = [_affine(o) for o in pv.offsets]
+    lo = sum(c * s for (_, c), s in zip(terms, strides, strict=True))  # type: ignore[operator]
+    hi = lo + sum((n - 1) * s for n, s in zip(sizes, strides, strict=True)) + 1  # type: ignore[operator]
+    key = (view.ptr, tuple(strides), bits, tuple(sym for sym, _ in terms))
+    return lo * bits // 8, hi * bits // 8, key
+
+
+def _gm_buffer(value: SSAValue) -> Buffer:
+    region = gm_region(value)
+    if region is None:
+        return Buffer(GM, root=_gm_root(value))
+    return Buffer(GM, region[0], region[1], _gm_root(value), region[2])
 
 
 def buffer_of(value: SSAValue) -> Buffer | None:
     """The buffer an operand names (None: not a buffer, e.g. a scalar)."""
     t = value.type
     if isinstance(t, PartitionTensorViewType | TensorViewType | PtrType):
-        return Buffer(GM, root=_gm_root(value))
+        return _gm_buffer(value)
     space = _space(t)
     if space is None:
         return None
     if space == GM:
-        return Buffer(GM, root=_gm_root(value))
+        return _gm_buffer(value)
     owner = value.owner
     size = _tile_bytes(t)
     if isinstance(owner, ALIAS_OPS):
@@ -173,4 +245,4 @@ def accesses(op: Operation, op_id: int) -> list[Access]:
     return out
 
 
-__all__ = ["ALIAS_OPS", "GM", "Access", "Buffer", "accesses", "buffer_of", "constant_int", "op_pipe"]
+__all__ = ["ALIAS_OPS", "GM", "Access", "Buffer", "accesses", "buffer_of", "constant_int", "gm_region", "op_pipe"]

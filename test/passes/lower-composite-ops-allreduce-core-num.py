@@ -48,9 +48,9 @@ class P:
 # CHECK:      def big(
 # CHECK:      [[B2:[a-z_0-9]+]]: pl.Scalar[pl.INDEX] = pl.tile.get_block_idx()
 # CHECK:      [[BASE:[a-z_0-9]+]]: pl.Scalar[pl.INDEX] = [[B2]] * 20480
-# CHECK:      pld.tile.remote_load(data, 1, [0, [[BASE]]], [1, 4096])
 # CHECK:      [[C1:[a-z_0-9]+]]: pl.Scalar[pl.INDEX] = [[BASE]] + 4096
-# CHECK:      pld.tile.remote_load(data, 1, [0, [[C1]]], [1, 4096])
+# CHECK:      pld.tile.remote_load(data, 1, [0, [[BASE]]], [1, 4096])
+# CHECK-NEXT: pld.tile.remote_load(data, 1, [0, [[C1]]], [1, 4096])
 # CHECK:      [[BASE]] + 16384
 # CHECK-NOT:  [[BASE]] + 20480
 # CHECK:      def blocks(

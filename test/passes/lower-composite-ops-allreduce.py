@@ -3,9 +3,10 @@
 # The in-kernel pld.tensor.allreduce (signal of static world size 2, 2-D data):
 # - mode=mesh: a barrier, a remote tile load of every rank's data in rank order combined with
 #   pl.tile.maximum (op=Max), a second barrier and a store into this rank's data;
-# - mode=ring (op=Prod): per round a wait on cell 0 (the left neighbour's rounds), a remote load of the
-#   left's segment, pl.tile.mul with the own one (reduce-scatter) or a copy (allgather), a store, a notify
-#   of the right neighbour; then "done" on cell 1 and the credit clears;
+# - mode=ring (op=Prod): per round a wait on cell 0 (the left neighbour's rounds), then a remote load of the
+#   left's segment, pl.tile.mul with the own one and a store (reduce-scatter), or a get of the left's segment
+#   into the own one (allgather: GM to GM), a notify of the right neighbour; then "done" on cell 1 and the
+#   credit clears;
 # - mode=ring, op=Sum: pushes: "ready" to the left (cell 1), per round an atomic-add put (reduce-scatter)
 #   or a put (allgather) of a [1, 32] segment into the right neighbour and a notify of its cell 0;
 # - without a signal, or with core_num > 1 in a kernel not launched as that many SPMD blocks (here: no
@@ -40,7 +41,7 @@ class P:
 # CHECK:      pld.system.wait(pld.system.notify(rsig, {{.*}}, [0, 0], value=1), [0, 0], expected=1)
 # CHECK:      pl.tile.store(pl.tile.mul(pld.tile.remote_load(ring, {{.*}}, [1, 32]), pl.tile.load(ring, {{.*}}, [1, 32], [1, 32], target_memory=pl.Mem.Vec))
 # CHECK:      [0, 0], expected=2)
-# CHECK:      pl.tile.store(pld.tile.remote_load({{.*}}, [1, 32]), {{.*}})
+# CHECK:      pld.tensor.get([[V:[a-z_0-9]+]], {{.*}}, [[V]], [0, [[C:[a-z_0-9]+]]], [0, [[C]]], shape=[1, 32])
 # CHECK:      [1, 0], value=1), [1, 0], expected=1), [[ME]], [0, 0], value=-2), [[ME]], [1, 0], value=-1)
 # CHECK-NOT:  pld.tensor.allreduce(ring
 # CHECK:      pld.system.wait(pld.system.notify(rsig, {{.*}}, [1, 0], value=1), [1, 0], expected=1)

@@ -13,7 +13,9 @@ collective (``src/ir/transforms/lower_composite_ops_pass.cpp``):
   in the same order, so all end with the same bits. A ``data`` over
   :attr:`~pypto.dialects.distributed_ops.AllreduceOp.MESH_UB_BYTES` goes chunk by chunk (tiles of at most
   :data:`CHUNK_BYTES`, :func:`blocks`), as upstream's mesh: one ``barrier``, then per group of chunks the
-  reads, the combinations, a ``barrier`` and the chunks' ``store``s. Upstream's group is one chunk; here it is
+  reads (rank by rank, a rank's chunks back to back: the link pipelines them), the combinations (in rank
+  order; the last chunk first, and the stores too, so the first chunk's buffer is freed last and one flag
+  orders the next reads after all of them), a ``barrier`` and the chunks' ``store``s. Upstream's group is one chunk; here it is
   ``MESH_UB_BYTES / CHUNK_BYTES`` = 4 chunks (64 KiB of accumulators in UB, as the one-piece form holds), since
   a barrier's ``2 W`` notifies cost far more link cycles than a chunk's reads. With ``core_num = n > 1`` (the kernel launched as ``n``
   SPMD blocks, ``pl.spmd(n)``) block ``b`` (``pl.tile.get_block_idx()``) does this for its share, columns
@@ -26,10 +28,10 @@ collective (``src/ir/transforms/lower_composite_ops_pass.cpp``):
   of a whole segment into the right neighbour per reduce-scatter round, a ``put`` per allgather round,
   GM to GM).
 - ``allreduce`` ring, other ops (``C % W == 0``; otherwise the mesh above): ``W`` column segments of ``C / W``,
-  each moved in tiles of at most :data:`CHUNK_BYTES` (upstream's 16 KiB);
-  ``W - 1`` reduce-scatter steps (step ``s`` reads segment ``(me - s - 1) % W`` of the left neighbour,
-  combines it with its own, stores it) then ``W - 1`` allgather steps (step ``s`` copies segment
-  ``(me - s) % W`` from the left). Neighbour signals instead of barriers: cell 0 of the right
+  ``W - 1`` reduce-scatter steps (step ``s`` reads segment ``(me - s - 1) % W`` of the left neighbour in
+  tiles of at most :data:`CHUNK_BYTES` (upstream's 16 KiB), up to :data:`BURST_BYTES` of them back to back,
+  combines each with its own, stores it) then ``W - 1`` allgather steps (step ``s`` copies segment
+  ``(me - s) % W`` from the left with one ``get``, GM to GM). Neighbour signals instead of barriers: cell 0 of the right
   neighbour counts the rounds this rank finished (its wait ``>= t`` before round ``t``: the left's
   segment is in place; by the ring's chain the right has read what this round overwrites), cell 1
   of the left one says "done reading you" at the end; both are cleared by credit (atomic ``-n``), so
@@ -170,6 +172,13 @@ class Emit:
             {"dst": dst, "peer": peer, "src": src, "dst_offsets": list(dst_offs), "src_offsets": list(src_offs)},
             attrs))
 
+    def get(self, dst: SSAValue, peer: SSAValue, src: SSAValue, offs: Sequence[SSAValue],
+            shape: Sequence[int]) -> SSAValue:
+        """``peer``'s ``src[offs : offs + shape]`` into the same place of this rank's ``dst`` (GM to GM)."""
+        return self.add(D.TensorGetOp.build_from_args(
+            {"dst": dst, "peer": peer, "src": src, "dst_offsets": list(offs), "src_offsets": list(offs)},
+            {"shape": F.INTS.to_attr(list(shape))}))
+
     def replace(self, result: SSAValue) -> None:
         """Insert the new ops before the collective and make ``result`` its value."""
         block = self.op.parent_block()
@@ -231,23 +240,31 @@ def _mesh_allreduce(e: Emit, op: D.AllreduceOp, rows: int, cols: int, world: int
     per_group = max(1, D.AllreduceOp.MESH_UB_BYTES // CHUNK_BYTES)  # chunks held in UB between two barriers
     sig, data = barrier(op.signal), op.data
     for g in range(0, len(chunks), per_group):
-        done: list[tuple[list[SSAValue], SSAValue]] = []
-        for r0, nr, c0, nc in chunks[g:g + per_group]:
-            at = [e.const(r0), column(c0)]
-            acc: SSAValue | None = None
-            for p in range(world):
-                load = e.remote_load(data, e.const(p), at, [nr, nc])
-                acc = load if acc is None else e.combine(_reduce_op(op), acc, load)
-            assert acc is not None
-            done.append((at, acc))
+        group = chunks[g:g + per_group]
+        at = [[e.const(r0), column(c0)] for r0, _, c0, _ in group]
+        accs: list[SSAValue | None] = [None] * len(group)
+        for p in range(world):  # rank p's chunks of the group back to back (one link latency), then combined
+            peer = e.const(p)
+            loads = [e.remote_load(data, peer, a, [nr, nc]) for a, (_, nr, _, nc) in zip(at, group, strict=True)]
+            for i in reversed(range(len(group))):  # the first load's buffer freed last: one flag before the next
+                acc = accs[i]
+                accs[i] = loads[i] if acc is None else e.combine(_reduce_op(op), acc, loads[i])
         sig = barrier(sig)  # every rank read these chunks of mine before I overwrite them
-        for at, acc in done:
-            data = e.store(acc, at, data)
+        for a, acc in reversed(list(zip(at, accs, strict=True))):  # the first chunk's buffer freed last
+            assert acc is not None
+            data = e.store(acc, a, data)
     return data
 
 
 CHUNK_BYTES = 16 * 1024
 """The bytes of one ring tile (upstream's ``kAllReduceChunkBytes``): a segment moves in tiles of at most this."""
+
+BURST_BYTES = 128 * 1024
+"""The UB bytes of the pulled ring's tiles read from the left neighbour back to back (a burst), before any of
+them is combined or stored: the link pipelines transfers issued one after another on a pipe, and any other
+entry on it (a local load, a flag) waits for them to land, so each burst pays the link latency once. 128 KiB
+leaves UB room (192 KiB) for the own tiles combined with them."""
+
 
 def blocks(rows: int, cols: int, elem_bytes: int) -> list[tuple[int, int, int, int]]:
     """``(row, nrows, col, ncols)`` tiles of at most :data:`CHUNK_BYTES` covering ``[rows, cols]``: whole
@@ -266,6 +283,7 @@ def _ring_allreduce(e: Emit, data: SSAValue, sig: SSAValue, rows: int, cols: int
     t_ = data.type
     assert isinstance(t_, TensorType)
     tiles = blocks(rows, seg, max(1, dtype_bits(t_.element_type) // 8))
+    per_burst = max(1, BURST_BYTES // (tiles[0][1] * tiles[0][3] * max(1, dtype_bits(t_.element_type) // 8)))
     left, right = e.ring(world - 1, world), e.ring(1, world)
     rounds = 2 * (world - 1)
     sig = e.notify(sig, right, 0, 1)  # round 0: my data is in place
@@ -275,13 +293,22 @@ def _ring_allreduce(e: Emit, data: SSAValue, sig: SSAValue, rows: int, cols: int
         s = t if reduce else t - (world - 1)
         index = e.ring(world - s - 1 if reduce else world - s, world)
         base = e.add(arith.MuliOp(index, e.const(seg)))
-        for r0, nr, c0, nc in tiles:  # nobody reads this segment of mine in this round: tile by tile
-            col = base if c0 == 0 else e.add(arith.AddiOp(base, e.const(c0)))
-            at = [e.const(r0), col]
-            recv = e.remote_load(data, left, at, [nr, nc])
-            if reduce:
-                recv = e.combine(kind, recv, e.load(data, at, [nr, nc]))
-            data = e.store(recv, at, data)
+        if not reduce:  # a copy: the left's whole segment in one get (one link latency, no UB)
+            data = e.get(data, left, data, [e.const(0), base], [rows, seg])
+            if t < rounds:
+                sig = e.notify(sig, right, 0, 1)
+            continue
+        for g in range(0, len(tiles), per_burst):  # nobody reads this segment of mine in this round
+            at = [[e.const(r0), base if c0 == 0 else e.add(arith.AddiOp(base, e.const(c0)))]
+                  for r0, _, c0, _ in tiles[g:g + per_burst]]
+            shapes = [[nr, nc] for _, nr, _, nc in tiles[g:g + per_burst]]
+            recv = [e.remote_load(data, left, a, sh) for a, sh in zip(at, shapes, strict=True)]  # back to back
+            order = list(reversed(range(len(at))))  # the burst's first tile last: its buffer is freed last
+            own = {order[0]: e.load(data, at[order[0]], shapes[order[0]])}
+            for k, i in enumerate(order):  # the next own tile loads while this one is combined and stored
+                if k + 1 < len(order):
+                    own[order[k + 1]] = e.load(data, at[order[k + 1]], shapes[order[k + 1]])
+                data = e.store(e.combine(kind, recv[i], own.pop(i)), at[i], data)
         if t < rounds:
             sig = e.notify(sig, right, 0, 1)
     sig = e.notify(sig, left, 1, 1)  # done reading the left neighbour
