@@ -124,6 +124,7 @@ def _owner(addr: int, nbytes: int, ranges: Sequence[tuple[int, int, Any]]) -> An
 
 
 def _address(a: np.ndarray) -> int:
+    """The address of ``a``'s first byte."""
     return int(a.__array_interface__["data"][0])
 
 
@@ -182,16 +183,16 @@ def record(
     ranges: list[tuple[int, int, Any]] = []
     for a in dev_args:
         if isinstance(a, np.ndarray) and a.nbytes:
-            lo = a.__array_interface__["data"][0]
+            lo = _address(a)
             ranges.append((lo, lo + a.nbytes, "param"))
     created = [b for b in graph.buffers if b.origin.startswith("tensor.create")]
     for b in created:
-        lo = b.array.__array_interface__["data"][0]
+        lo = _address(b.array)
         ranges.append((lo, lo + b.array.nbytes, "created"))
     for call in run.calls:
         for v in call.values:
             if isinstance(v, np.ndarray) and v.nbytes:
-                if _owner(v.__array_interface__["data"][0], v.nbytes, ranges) is None:
+                if _owner(_address(v), v.nbytes, ranges) is None:
                     return None  # an array a fresh run makes again (a padded window copy, ...)
     block, moved, call_slots = _relocate([b.array for b in created], run.calls)
     by_id = {id(a): i for i, a in enumerate(dev_args) if isinstance(a, np.ndarray)}
