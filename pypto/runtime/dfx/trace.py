@@ -308,22 +308,24 @@ def _aicpu_lanes(
         raw = raw_of[key]
         if raw not in first_pop or pop[1] < first_pop[raw][1]:
             first_pop[raw] = pop
+    f, v, submit_flow = j.f, j.v, j.s["submit→dispatch"]
     for i, thread in enumerate(orch):
-        events.append(_meta(j, 1, 4000 + i, f"Orch_{i}"))
+        tid = 4000 + i
+        events.append(_meta(j, 1, tid, f"Orch_{i}"))
         for p in thread:
             raw = int(p["task_id"])
             ts = us[p["start_cycles"]]
             end = us[p["end_cycles"]]
             kind = "alloc" if p.get("kind") == "alloc" else "submit"  # an alloc step before the task's submit
             name = j.s[f"{kind}({task_label(raw)})"]
-            events.append(f'{{"ph":"X","pid":1,"tid":{4000 + i},"name":{name},"ts":{j.f[ts]},'
-                          f'"dur":{j.f[round(end - ts, 6)]},"args":{{"phase":"orch_{kind}",'
-                          f'"submit_idx":{j.v(p["submit_idx"])},"task_id":{raw}}}}}')  # fmt: skip
-            if raw in first_pop and kind == "submit":
+            idx = p["submit_idx"]
+            events.append(f'{{"ph":"X","pid":1,"tid":{tid},"name":{name},"ts":{f[ts]},'
+                          f'"dur":{f[round(end - ts, 6)]},"args":{{"phase":"orch_{kind}",'
+                          f'"submit_idx":{idx if type(idx) is int else v(idx)},"task_id":{raw}}}}}')  # fmt: skip
+            if kind == "submit" and raw in first_pop:
                 flow += 1
                 lane, pop_ts = first_pop[raw]
-                _flow_pair(j, events, flow, "submit→dispatch", (1, 4000 + i, round((ts + end) / 2, 6)),
-                           (2, lane, pop_ts))  # fmt: skip
+                events.append(_pair(f, flow, submit_flow, 1, tid, round((ts + end) / 2, 6), 2, lane, pop_ts))
     return flow
 
 
