@@ -110,6 +110,18 @@ def test_script_json_is_embed_json(payload: Any) -> None:
     assert script_json(payload) == embed_json(payload).encode("utf-8")
 
 
+@pytest.mark.parametrize("value", [
+    {"kind": "dispatch", "start_cycles": 277, "end_cycles": 314, "loop_iter": 1, "shared_at_start": [1, 0, 0]},
+    [0, 4294967296, 1, 1000, 1600, 20], [], {}, [True, False, None, -(2**63), 2**64 - 1, "a\"b\\c\n"],
+    {1: [2]}, [2**70],  # beyond orjson: json
+])  # fmt: skip
+def test_plain_json_is_json_dumps_for_records(value: Any) -> None:
+    """The swimlane rows and scheduler phases through orjson (``jsonenc.plain_json``): json.dumps's text."""
+    from pypto.runtime.dfx.jsonenc import plain_json
+
+    assert plain_json(value) == json.dumps(value, separators=(",", ":"))
+
+
 def test_script_json_spells_small_floats_without_exponent_and_nan_as_null() -> None:
     """Where orjson's text differs from json's: the same value to a JSON reader, never a NaN literal."""
     from pypto.runtime.dfx.jsonenc import script_json

@@ -59,3 +59,15 @@ def script_json(payload: Any) -> bytes:
         if raw in text:
             text = text.replace(raw, esc)
     return text
+
+
+def plain_json(value: Any) -> str:
+    """``json.dumps(value, separators=(",", ":"))`` of a value made of ints, ASCII strings, bools, None,
+    lists and dicts with string keys (a swimlane record's row or scheduler phase), through orjson: 0.3 µs an
+    item against json's 2.4. Its text is json's for those; a float below 1e-4 would lose json's exponent
+    and a non-ASCII string its ``\\u`` escapes (the same values to a JSON reader). What orjson does not take
+    (a non-string key, an int beyond 64 bits, a numpy scalar) goes through json."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # orjson.JSONEncodeError
+        return json.dumps(value, separators=(",", ":"))
