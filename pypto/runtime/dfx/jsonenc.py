@@ -61,6 +61,11 @@ def script_json(payload: Any) -> bytes:
     return text
 
 
+Raw = orjson.Fragment
+"""JSON text already spelled, written as it is where :func:`plain_json` meets it (the merged trace's labels
+and phase arguments, spelled once per run)."""
+
+
 def plain_json(value: Any) -> str:
     """``json.dumps(value, separators=(",", ":"))`` of a value made of ints, ASCII strings, bools, None,
     lists and dicts with string keys (a swimlane record's row or scheduler phase), through orjson: 0.3 µs an
