@@ -240,6 +240,23 @@ def test_remote_load_after_a_barrier_reads_the_peers_window(tmp_path: Path) -> N
         rt(x, y)
 
 
+def test_upstreams_full_paths_of_the_pld_short_forms_run_as_the_short_forms(tmp_path: Path) -> None:
+    """pld.system.world_size / get_comm_ctx / rank / nranks and pld.tensor.alloc_window_buffer / window
+    (upstream's 02-primitives.md, "2-Segment vs 3-Segment Namespace") record the same plan and compile
+    into the same kernel as the short forms."""
+    x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
+    short = p3.pull_host.compile(x, y, config=config(tmp_path / "short"))
+    full = p3.pull_host_full.compile(x, y, config=config(tmp_path / "full"))
+    assert full.plan.windows == short.plan.windows
+    assert [(d.rank, d.args[2:]) for d in full.plan.dispatches] == [(d.rank, d.args[2:]) for d in short.plan.dispatches]
+    levels = full.output_dir / "next_levels/pull_prev_full"
+    kernel = (levels / "orchestration/pull_prev_full.py").read_text()
+    assert "= pld.rank(" in kernel and "= pld.nranks(" in kernel and "pld.system.rank" not in kernel  # one op each
+    assert "pto.comm.get_rank" in (levels / "ptoas/pull_prev_full_k.pto").read_text()
+    full(x, y)
+    assert torch.equal(y, torch.roll(x, 1, dims=0) * 2)  # y[r] = 2 * x[r-1], as pull_host
+
+
 def test_the_kernel_barrier_runs_as_pto_comm_ops_in_the_chips_cycles(tmp_path: Path) -> None:
     """pld.tensor.barrier lowers to tnotify/twait (a credit barrier): each rank's chip runs it, every
     rank's arrival notify lands before its wait ends, and the signal cells are cleared after it."""
