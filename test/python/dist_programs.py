@@ -109,6 +109,14 @@ def wait_forever(comm: RankComm) -> None:
         comm.wait("never", 0, 1, WaitCmp.Ge)
 
 
+def stuck_in_local_work(comm: RankComm) -> int:
+    """Rank 1 never returns from local work and never talks to a peer; rank 0 finishes."""
+    if comm.rank == 1:
+        with comm.scope("local step"):
+            time.sleep(3600)
+    return comm.rank
+
+
 def raises(comm: RankComm) -> None:
     """Rank 1's own code raises."""
     if comm.rank == 1:

@@ -144,6 +144,17 @@ def test_a_wait_nobody_answers_times_out_with_rank_and_signal() -> None:
     assert list(err.value.failures) == [0]
 
 
+def test_a_rank_stuck_in_local_work_is_reported_as_hung_after_the_dispatch_timeout() -> None:
+    """Nothing waits on rank 1, so only dispatch_timeout_s bounds it (None by default: a chip run may be long)."""
+    t0 = time.monotonic()
+    with pytest.raises(DistributedRunError) as err:
+        launch(dp.stuck_in_local_work, cfg(2, timeout_s=2.0, dispatch_timeout_s=3.0))
+    assert time.monotonic() - t0 < 3.0 + 8.0
+    assert list(err.value.failures) == [1]
+    task, why = err.value.failures[1]
+    assert task == "local step" and why.startswith("no result within the 3 s dispatch timeout (hung)")
+
+
 def test_a_rank_raising_is_reported_with_its_task() -> None:
     with pytest.raises(DistributedRunError) as err:
         launch(dp.raises, cfg(2))

@@ -14,8 +14,10 @@ A rank that raises, dies, does not join the process group within ``timeout_s``
 or waits past ``timeout_s`` makes the launch raise
 :class:`DistributedRunError` naming every failed rank, its task and why; the
 surviving ranks fail on their own timeouts (never a silent deadlock) and are
-terminated if they outlive the grace period. (Local work that never returns and
-never talks to a peer is not bounded.) With the ``fork`` start method, threads the
+terminated if they outlive the grace period. Local work that never returns and
+never talks to a peer is bounded only by ``dispatch_timeout_s`` (the whole launch; None by
+default, as a chip simulation may take long): a rank without a result by then is reported as
+hung, with its task, and ended. With the ``fork`` start method, threads the
 parent runs (a browser driver, a server) can deadlock a child at start: it is then
 reported as not joining; ``start_method="forkserver"`` or ``"spawn"`` avoid it.
 """
@@ -189,7 +191,7 @@ def _launch_local(fn: Callable[..., Any], config: DistributedConfig, target: Tar
     start_ranks(procs)  # before the store's server thread exists: nothing half-locked is forked
     store = dist.TCPStore("127.0.0.1", port, is_master=True, wait_for_workers=False,
                           timeout=timedelta(seconds=config.timeout_s))
-    done, failures = collect(procs, results, config, store, set())
+    done, failures = collect(procs, results, config, store, set(), deadline_s=config.dispatch_timeout_s)
     for p in procs:
         p.join(timeout=GRACE_S)
         if p.is_alive():
