@@ -122,16 +122,21 @@ def test_a_barrier_clock_does_not_depend_on_when_the_notifies_arrive_in_host_tim
                                          for r in range(4)]
 
 
-def test_a_killed_rank_is_reported_on_the_others_within_the_timeout() -> None:
+@pytest.mark.parametrize("world", [2, 4])
+def test_a_killed_rank_is_reported_on_the_others_within_the_timeout(world: int) -> None:
     t0 = time.monotonic()
     with pytest.raises(DistributedRunError) as err:
-        launch(dp.one_rank_dies, cfg(2, timeout_s=5.0))
+        launch(dp.one_rank_dies, cfg(world, timeout_s=5.0))
     assert time.monotonic() - t0 < 5.0 + 8.0
     msg = str(err.value)
     assert "rank 1" in msg and "exited with code 9" in msg
     task0, why0 = err.value.failures[0]
     assert task0 == "allreduce(ring, Sum)"
     assert "rank 1" in why0
+    assert sorted(err.value.failures) == list(range(world))  # every other rank has its own error
+    for r in set(range(world)) - {1}:
+        task, why = err.value.failures[r]
+        assert task == "allreduce(ring, Sum)" and "failed within the 5 s timeout" in why, (r, why)
 
 
 def test_a_wait_nobody_answers_times_out_with_rank_and_signal() -> None:
