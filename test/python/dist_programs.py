@@ -94,6 +94,22 @@ def barrier_twice(comm: RankComm) -> list[int]:
     return [first, comm.clock]
 
 
+def credit_wait_twice(comm: RankComm, slow: int) -> list[tuple[int, int]]:
+    """A credit on one reused cell (as pld.tensor.barrier): notify the peer, wait for its notify, take the
+    credit back (notify(-1) of the own cell), twice; rank 0 is late in round 0, rank 1 in round 1. Returns
+    (clock after its notify, clock after its wait) per round."""
+    peer, out = 1 - comm.rank, []
+    for rnd in range(2):
+        if comm.rank == rnd:
+            comm.compute(slow, "work")
+        comm.notify("credit", peer, 0, 1, NotifyOp.AtomicAdd)
+        sent = comm.clock
+        comm.wait("credit", 0, 1, WaitCmp.Ge)
+        comm.notify("credit", comm.rank, 0, -1, NotifyOp.AtomicAdd)
+        out.append((sent, comm.clock))
+    return out
+
+
 def one_rank_dies(comm: RankComm) -> None:
     """Rank 1 dies after the first barrier; the others then run an allreduce that needs it."""
     comm.barrier()
