@@ -159,15 +159,19 @@ def test_a_wait_nobody_answers_times_out_with_rank_and_signal() -> None:
     assert list(err.value.failures) == [0]
 
 
-def test_a_rank_stuck_in_local_work_is_reported_as_hung_after_the_dispatch_timeout() -> None:
-    """Nothing waits on rank 1, so only dispatch_timeout_s bounds it (None by default: a chip run may be long)."""
+def test_a_rank_stuck_in_local_work_is_named_then_reported_as_hung_after_the_dispatch_timeout(
+        capfd: pytest.CaptureFixture[str]) -> None:
+    """Nothing waits on rank 1, so only dispatch_timeout_s bounds it (None by default: a chip run may be long);
+    meanwhile, timeout_s after rank 0 finished, a warning names it and its task (never a silent wait)."""
     t0 = time.monotonic()
     with pytest.raises(DistributedRunError) as err:
-        launch(dp.stuck_in_local_work, cfg(2, timeout_s=2.0, dispatch_timeout_s=3.0))
-    assert time.monotonic() - t0 < 3.0 + 8.0
+        launch(dp.stuck_in_local_work, cfg(2, timeout_s=1.0, dispatch_timeout_s=8.0))
+    assert time.monotonic() - t0 < 8.0 + 8.0
     assert list(err.value.failures) == [1]
     task, why = err.value.failures[1]
-    assert task == "local step" and why.startswith("no result within the 3 s dispatch timeout (hung)")
+    assert task == "local step" and why.startswith("no result within the 8 s dispatch timeout (hung)")
+    assert ("warning: rank 1 (task 'local step') still running 1 s after rank 0 finished; nothing waits on it, "
+            "so the 8 s dispatch timeout ends it") in capfd.readouterr().err
 
 
 def test_a_rank_raising_is_reported_with_its_task() -> None:

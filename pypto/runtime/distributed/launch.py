@@ -219,7 +219,12 @@ def collect(procs: list[Any], results: Any, config: DistributedConfig, store: An
     failures: dict[int, tuple[str, str]] = {}
     first_failure: float | None = None
     started = time.monotonic()
+    first_ok: tuple[int, float] | None = None  # (rank, when) the first rank finished while others still run
+    note_in = config.timeout_s  # seconds after first_ok of the next "still running" warning (doubling)
     while len(done) < world:
+        if first_ok is not None and first_failure is None and time.monotonic() - first_ok[1] > note_in:
+            _still_running(procs, done, store, first_ok[0], note_in, deadline_s)
+            note_in *= 2
         if first_failure is None and len(up) < world and time.monotonic() - started > config.timeout_s:
             for r in range(world):  # a rank that never joined the process group: report it, end the rest
                 if r not in up and r not in done:
@@ -238,6 +243,8 @@ def collect(procs: list[Any], results: Any, config: DistributedConfig, store: An
             if msg[0] == "err":
                 failures[msg[1]] = (msg[2], msg[3])
                 first_failure = first_failure or time.monotonic()
+            elif first_ok is None and len(done) < world:
+                first_ok = (msg[1], time.monotonic())
             continue
         except queue_mod.Empty:
             pass
@@ -278,6 +285,20 @@ def collect(procs: list[Any], results: Any, config: DistributedConfig, store: An
                     done[r] = ("err", r, "", "")
                     p.terminate()
     return done, failures
+
+
+def _still_running(procs: list[Any], done: dict[int, tuple], store: Any, finished: int, after_s: float,
+                   deadline_s: float | None) -> None:
+    """Warn (stderr, or the innermost diagnostics collector) that ranks are still running ``after_s`` seconds
+    after rank ``finished`` returned: local work that never talks to a peer is bounded only by
+    ``dispatch_timeout_s``, so a hung rank is named instead of waited on silently."""
+    from pypto.diagnostics import Diagnostic, Severity, emit
+
+    running = ", ".join(f"rank {r} (task {_last_task(store, r)!r})" for r in range(len(procs)) if r not in done)
+    bound = ("only DistributedConfig(dispatch_timeout_s=...) would end it" if deadline_s is None
+             else f"the {deadline_s:g} s dispatch timeout ends it")
+    emit(Diagnostic(Severity.WARNING, f"{running} still running {after_s:g} s after rank {finished} finished; "
+                    f"nothing waits on it, so {bound}"))
 
 
 def _free_port() -> int:
