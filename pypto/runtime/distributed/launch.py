@@ -231,6 +231,7 @@ def collect(procs: list[Any], results: Any, config: DistributedConfig, store: An
                     failures[r] = ("connect", f"did not join the process group within the {config.timeout_s:g} s "
                                    f"timeout (a start deadlock or an unreachable store)")
                     done[r] = ("err", r, "connect", "")
+                    procs[r].terminate()  # stuck: end it now, not after the final join's grace period
             first_failure = time.monotonic() - config.timeout_s  # give the others GRACE_S to report
         try:
             msg = results.get(timeout=0.05)
