@@ -7,9 +7,12 @@ from __future__ import annotations
 import functools
 import html
 import json
+import math
 from collections.abc import Sequence
 from importlib import resources
 from typing import Any
+
+import orjson
 
 # No request can leave the page: everything is inline, and the policy says so.
 CSP = (
@@ -25,19 +28,42 @@ def asset(package: str, name: str) -> str:
     return resources.files(package).joinpath("assets", name).read_text(encoding="utf-8")
 
 
-def embed_json(payload: Any) -> str:
-    """``payload`` as deterministic JSON safe inside ``<script>``: sorted keys,
-    and ``<``, ``>``, ``&``, U+2028, U+2029 escaped."""
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    for raw, esc in (
-        ("<", "\\u003c"),
-        (">", "\\u003e"),
-        ("&", "\\u0026"),
-        ("\u2028", "\\u2028"),
-        ("\u2029", "\\u2029"),
-    ):
-        text = text.replace(raw, esc)
+_SCRIPT_ESCAPES = tuple((raw.encode("utf-8"), esc) for raw, esc in (
+    ("<", b"\\u003c"), (">", b"\\u003e"), ("&", b"\\u0026"), ("\u2028", b"\\u2028"), ("\u2029", b"\\u2029"),
+))  # fmt: skip
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN or infinite float as None (what orjson writes for them)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def embed_json_bytes(payload: Any) -> bytes:
+    """``payload`` as deterministic JSON safe inside ``<script>``, UTF-8: sorted keys, compact, ``<``, ``>``,
+    ``&``, U+2028 and U+2029 escaped; NaN and infinities as ``null`` (JSON has no spelling for them).
+    Through orjson: its text is ``json.dumps``'s for strings, ints, bools, None, lists and dicts with string
+    keys, and a float below 1e-4 is spelled without an exponent (``0.00001``, the same number to any JSON
+    reader). What orjson does not take (a non-string key, an int beyond 64 bits, a numpy scalar) goes
+    through json, under the same NaN rule."""
+    try:
+        text = orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # orjson.JSONEncodeError
+        text = json.dumps(_finite(payload), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    for raw, esc in _SCRIPT_ESCAPES:
+        if raw in text:
+            text = text.replace(raw, esc)
     return text
+
+
+def embed_json(payload: Any) -> str:
+    """:func:`embed_json_bytes` as text."""
+    return embed_json_bytes(payload).decode("utf-8")
 
 
 @functools.lru_cache(maxsize=256)
@@ -72,15 +98,12 @@ def report_chunks(
     scripts: Sequence[str] = (),
     styles: Sequence[str] = (),
     subtitle: str = "",
-    payload_json: bytes | None = None,
 ) -> list[bytes]:
     """:func:`render_report`'s page as UTF-8 byte strings to write one after the other: the shell's fixed
     parts are built and encoded once per process for a set of assets (a report written after every run
-    formats only its subtitle and payload). ``payload_json``: ``payload`` already spelled as
-    :func:`embed_json` spells it, UTF-8 (a caller with a faster encoder of the same text; ``payload`` is
-    then not read)."""
+    formats only its subtitle and payload)."""
     head, middle, tail = _shell(title, body, tuple(scripts), tuple(styles))
-    data = embed_json(payload).encode("utf-8") if payload_json is None else payload_json
+    data = embed_json_bytes(payload)
     return [head, html.escape(subtitle).encode("utf-8"), middle, data, tail]
 
 

@@ -102,12 +102,15 @@ def test_json_text_writes_encoded_outer_items_as_they_are() -> None:
     {"big": 2**70, "np": np.float64(0.25)},  # beyond orjson: json
     [],
 ])  # fmt: skip
-def test_script_json_is_embed_json(payload: Any) -> None:
-    """The run report's page data through orjson (``jsonenc.script_json``) is the shell's ``embed_json`` text."""
-    from pypto.reports import embed_json
-    from pypto.runtime.dfx.jsonenc import script_json
+def test_embed_json_is_json_dumps_with_script_escapes(payload: Any) -> None:
+    """A report page's data through orjson (``pypto.reports.embed_json_bytes``) is json's sorted compact text
+    with the ``<script>`` escapes, whichever encoder took it."""
+    from pypto.reports import embed_json_bytes
 
-    assert script_json(payload) == embed_json(payload).encode("utf-8")
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    for raw, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(raw, esc)
+    assert embed_json_bytes(payload) == text.encode("utf-8")
 
 
 @pytest.mark.parametrize("value", [
@@ -122,13 +125,30 @@ def test_plain_json_is_json_dumps_for_records(value: Any) -> None:
     assert plain_json(value) == json.dumps(value, separators=(",", ":"))
 
 
-def test_script_json_spells_small_floats_without_exponent_and_nan_as_null() -> None:
-    """Where orjson's text differs from json's: the same value to a JSON reader, never a NaN literal."""
-    from pypto.runtime.dfx.jsonenc import script_json
+@pytest.mark.parametrize("extra", [{}, {"beyond orjson": 2**70}])
+def test_embed_json_spells_small_floats_without_exponent_and_nan_as_null(extra: dict[str, Any]) -> None:
+    """Where orjson's text differs from json's: the same value to a JSON reader, never a NaN literal, on the
+    orjson path and on json's (a value orjson does not take) alike."""
+    from pypto.reports import embed_json_bytes
 
-    assert script_json([1e-05, 3.5e-05]) == b"[0.00001,0.000035]"
-    assert json.loads(script_json([1e-05, 3.5e-05])) == [1e-05, 3.5e-05]
-    assert script_json({"x": float("nan"), "y": float("inf")}) == b'{"x":null,"y":null}'
+    assert json.loads(embed_json_bytes([1e-05, 3.5e-05])) == [1e-05, 3.5e-05]
+    text = embed_json_bytes({"x": float("nan"), "y": [float("inf")], **extra})
+    assert json.loads(text) == {"x": None, "y": [None], **extra}
+
+
+def test_a_trace_of_ids_beyond_64_bits_is_a_located_input_error() -> None:
+    """A records file whose task id orjson cannot spell gives the converter's input error, not a TypeError."""
+    from pypto.runtime.dfx.trace import TraceInputError, chrome_trace_text
+
+    records = {
+        "metadata": {"clock_freq_hz": 1.5e9, "core_types": ["aic"], "core_to_thread": [0]},
+        "aicore_tasks": [[0, 1, 5, 100, 200]], "aicpu_tasks": [[0, 1, 90, 210]], "aicpu_scheduler_phases": [],
+        "aicpu_orchestrator_phases": [[{"submit_idx": 0, "task_id": 2**65, "start_cycles": 10, "end_cycles": 20}]],
+    }  # fmt: skip
+    with pytest.raises(TraceInputError, match="below 2\\*\\*64"):
+        chrome_trace_text(records)
+    records["aicpu_orchestrator_phases"][0][0]["task_id"] = 1
+    assert json.loads(chrome_trace_text(records))["traceEvents"]
 
 
 def test_a_run_with_every_flag_off_has_no_collector() -> None:

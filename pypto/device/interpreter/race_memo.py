@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType
 from xdsl.dialects.func import CallOp, FuncOp
 from xdsl.dialects.memref import AllocOp
 
+from pypto.ptoas.dialect.base import PTOOp
 from pypto.ptoas.dialect.misc_ops import SectionCubeOp, SectionVectorOp
 from pypto.ptoas.dialect.types import PtrType
 
@@ -54,12 +55,12 @@ def data_independent(func: FuncOp) -> bool:
         if not (isinstance(t, PtrType) or _scalar(t)):
             return False
     for op in func.walk():
-        if getattr(op, "OUTSIDE_RUN", False) or isinstance(op, CallOp):  # a call: code not analysed here
+        if (isinstance(op, PTOOp) and op.OUTSIDE_RUN) or isinstance(op, CallOp):  # a call: code not analysed here
             return False
         dialect = op.name.split(".", 1)[0]
         if op.regions and dialect != "scf" and not isinstance(op, _REGION_OPS):
             return False
-        if not op.results or dialect == "scf" or getattr(op, "VALUE_OF_OPERANDS", False) or isinstance(op, AllocOp):
+        if not op.results or dialect == "scf" or (isinstance(op, PTOOp) and op.VALUE_OF_OPERANDS) or isinstance(op, AllocOp):
             continue
         if dialect == "arith" and all(_scalar(v.type) for v in (*op.operands, *op.results)):
             continue

@@ -101,18 +101,11 @@ def _rows(records: Mapping[str, Any], key: str, width: int) -> list[list[int]]:
     return rows
 
 
-def _flow_pair(
-    j: _Text, events: list[Any], fid: int, name: str, src: tuple[int, int, float], dst: tuple[int, int, float]
-) -> None:
-    """One ``s``/``f`` pair ``(pid, tid, ts)`` -> ``(pid, tid, ts)`` with id ``fid`` (two items of ``events``)."""
-    _pair(events, fid, j.s[name], src[0], src[1], src[2], dst[0], dst[1], dst[2])
-
-
 def _pair(
     events: list[Any], fid: int, n: Raw, spid: int, stid: int, sts: float, dpid: int, dtid: int, dts: float
 ) -> None:
-    """:func:`_flow_pair` (``n``: the flow's name as JSON), from scalars (the dependency flows, two an edge,
-    make theirs with no tuple to pack)."""
+    """One ``s``/``f`` flow pair with id ``fid`` (``n``: the flow's name as JSON) from ``(spid, stid, sts)`` to
+    ``(dpid, dtid, dts)``: two items of ``events``."""
     events.append({"ph": "s", "pid": spid, "tid": stid, "ts": sts, "id": fid, "cat": "flow", "name": n})
     events.append({"ph": "f", "pid": dpid, "tid": dtid, "ts": dts, "id": fid, "cat": "flow", "name": n, "bp": "e"})
 
@@ -150,8 +143,9 @@ def chrome_trace_text(
     trusted: bool = False,
     phase_texts: Sequence[Sequence[str]] | None = None,
 ) -> str:
-    """:func:`chrome_trace` as the text :func:`trace_json` writes for it, built as text (each event one
-    formatted string, a float's spelling once per value): the merged trace a flagged run writes.
+    """:func:`chrome_trace` as the text :func:`trace_json` writes for it: the events as dicts, their labels
+    spelled once per run (:data:`.jsonenc.Raw`), written by one :func:`.jsonenc.plain_json` call: the merged
+    trace a flagged run writes.
     ``trusted``: the records are :func:`.records.swimlane_records`'s of a run, not a file's: the shape of
     their rows and phases is not checked again. ``phase_texts``: each scheduler phase's compact JSON, per
     thread (:func:`.records.phase_texts`), which the phase bars' ``args`` are cut from."""
@@ -230,7 +224,10 @@ def chrome_trace_text(
             (pc, pd, pf), (sc, sd, _) = dispatches[pred], dispatches[succ]
             flow += 1
             _pair(events, flow, late if pf > sd else dependency, 3, _lane(pc), pd, 3, _lane(sc), sd)
-    return plain_json({"traceEvents": events, "displayTimeUnit": "ns"}) + "\n"
+    try:
+        return plain_json({"traceEvents": events, "displayTimeUnit": "ns"}) + "\n"
+    except TypeError:  # a value orjson cannot spell (an id beyond 64 bits), beside the labels json cannot
+        raise TraceInputError("an id or cycle count in the records is not an integer below 2**64") from None
 
 
 def _aicpu_lanes(
@@ -293,7 +290,7 @@ def _aicpu_lanes(
         ts = round((us[phase["start_cycles"]] + us[row[2]]) / 2, 6)  # inside the phase's bar
         pops[(core, reg)] = (_sched_lane(thread), ts)
         flow += 1
-        _flow_pair(j, events, flow, "dispatch", (2, _sched_lane(thread), ts), (4, _lane(core), worker_ts[(core, reg)]))
+        _pair(events, flow, j.s["dispatch"], 2, _sched_lane(thread), ts, 4, _lane(core), worker_ts[(core, reg)])
     first_pop: dict[int, tuple[int, float]] = {}  # task -> the pop of its earliest block
     for key, pop in sorted(pops.items()):
         raw = raw_of[key]
@@ -364,7 +361,7 @@ def _complete_flows(
         ts = round((us[phase["start_cycles"]] + us[phase["end_cycles"]]) / 2, 6)
         bar = (worker_start[(core, reg)] + worker_end[(core, reg)]) / 2
         flow += 1
-        _flow_pair(j, events, flow, "complete", (4, _lane(core), round(bar, 6)), (2, _sched_lane(thread), ts))
+        _pair(events, flow, j.s["complete"], 4, _lane(core), round(bar, 6), 2, _sched_lane(thread), ts)
         raw = raw_of[(core, reg)]
         if raw not in completes or row[3] > completes[raw][2]:  # an SPMD task: its last block's finish
             completes[raw] = (_sched_lane(thread), ts, row[3])
@@ -382,7 +379,7 @@ def _complete_flows(
             lane, ts, _ = completes[pred]
             core, d = dispatch_of[succ]
             flow += 1
-            _flow_pair(j, events, flow, "complete→ready", (2, lane, ts), (3, _lane(core), d))
+            _pair(events, flow, j.s["complete→ready"], 2, lane, ts, 3, _lane(core), d)
     return flow
 
 
