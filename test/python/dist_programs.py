@@ -94,6 +94,27 @@ def barrier_twice(comm: RankComm) -> list[int]:
     return [first, comm.clock]
 
 
+def reused_signal_rounds(comm: RankComm) -> list[int]:
+    """Two rounds on one signal cell of rank 0 (AtomicAdd, ``Ge 2`` then ``Ge 3``): rank 1 notifies it at
+    cycles 1000 (round 1) and 20000 (round 2, without waiting in between), rank 2 at 5000 (round 1).
+    Rank 0 returns its clock after each wait."""
+    if comm.rank == 1:
+        comm.compute(1000, "work")
+        comm.notify("rounds", 0, 0, 1)
+        comm.compute(19000, "work")
+        comm.notify("rounds", 0, 0, 1)
+    elif comm.rank == 2:
+        comm.compute(5000, "work")
+        comm.notify("rounds", 0, 0, 1)
+    out = []
+    if comm.rank == 0:
+        comm.wait("rounds", 0, 2, WaitCmp.Ge)
+        out.append(comm.clock)
+        comm.wait("rounds", 0, 3, WaitCmp.Ge)
+        out.append(comm.clock)
+    return out
+
+
 def one_rank_dies(comm: RankComm) -> None:
     """Rank 1 dies after the first barrier; the others then run an allreduce that needs it."""
     comm.barrier()

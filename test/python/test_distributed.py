@@ -122,6 +122,26 @@ def test_a_barrier_clock_does_not_depend_on_when_the_notifies_arrive_in_host_tim
                                          for r in range(4)]
 
 
+@pytest.mark.parametrize("late", [None, 1, 2])
+def test_a_reused_signal_waits_for_the_slow_peers_notify_of_its_round(
+        late: int | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rank 0 waits twice on one cell; rank 1 notifies it for both rounds before rank 2's round-1 notify
+    (simulated cycle 5000) arrives in host time when rank 2 is held back: the first wait still ends when
+    rank 2's notify lands, not at rank 1's round-2 notify, whichever rank host time delays."""
+    from pypto.runtime.distributed.comm import RankComm
+
+    notify = RankComm.notify
+
+    def slow_notify(self: RankComm, signal: str, peer: int, *args: object, **kw: object) -> None:
+        if self.rank == late and signal == "rounds":
+            time.sleep(1.0)
+        notify(self, signal, peer, *args, **kw)
+
+    monkeypatch.setattr(RankComm, "notify", slow_notify)  # the forked ranks inherit it
+    run = launch(dp.reused_signal_rounds, cfg(3))
+    assert run.values[0] == [5000 + hop(4), 20000 + hop(4)]
+
+
 def test_a_killed_rank_is_reported_on_the_others_within_the_timeout() -> None:
     t0 = time.monotonic()
     with pytest.raises(DistributedRunError) as err:

@@ -34,6 +34,8 @@ import torch.distributed as dist
 from pypto.dialects.distributed_enums import NotifyOp, WaitCmp, compare
 from pypto.target.model import LinkCosts, Target, TargetError
 
+from .horizon import INF, Entry, RankState, first_hold, issue_floors, monotone, settles
+
 _HEADER = struct.Struct("<qq")
 """A message's header: the sender's clock (cycles) and the message's number on its (src, dst) pair."""
 
@@ -91,6 +93,16 @@ class RankComm:
         self.epoch = 0
         """The dispatch this comm serves (a notify is tagged with it: one from an earlier dispatch, still
         counted by a persistent window, landed before this dispatch's clock started)."""
+        self.tracked = True
+        """This rank's notifies follow the clock it publishes (:mod:`.horizon`); False once it ran a chip whose
+        kernel parts can notify out of simulated-time order (more than one part) or registered a deferred
+        wait: it then publishes no floor (``inf``) for the rest of the dispatch, and the ranks' waits take its
+        notifies as they arrive in host time."""
+        self._published: str | None = None
+        self._entries: dict[tuple[int, str], list[Entry]] = {}
+        """Per signal cell (store, key), the notifies read so far (a notify's entry never changes)."""
+        self._started: set[int] = set()
+        """The ranks whose state key exists (before, a rank has not started: its floor is 0)."""
 
     # ---- task names, errors, costs -------------------------------------------------
 
@@ -183,6 +195,8 @@ class RankComm:
             self._event(f"{name} -> r{peer}", "send", self.clock, self.clock + self.hop_cycles(data.numel()),
                         peer=peer, bytes=int(data.numel()), flows=[{"id": fid, "ph": "s"}])
             works.append((peer, self._post(True, torch.cat([header, data]), peer, f"{name}: send to rank {peer}")))
+        if recvs:
+            self.publish()  # about to block: the peers' waits must not wait for this rank's floor
         posted = []
         for peer, out in recvs:
             if not out.is_contiguous():
@@ -231,21 +245,110 @@ class RankComm:
 
     def wait(self, signal: str, slot: int = 0, expected: int = 1, cmp: WaitCmp | str = WaitCmp.Ge) -> int:
         """Block until this rank's cell ``slot`` of ``signal`` compares ``cmp`` with ``expected`` (bounded
-        by the timeout). The clock moves to the simulated time the notifies that satisfy it landed.
-        Returns the cell's value."""
+        by the timeout). The clock moves to the first simulated time the condition holds over every notify
+        that will reach the cell (:mod:`.horizon`: once no rank can still send one landing earlier), not
+        before the wait started. Returns the cell's value then."""
+        cmp = WaitCmp(cmp)
+        start, spec = self.clock, (signal, int(slot), int(expected), cmp.value)
+        self.publish(spec)
         deadline = time.monotonic() + self.timeout_s
         pause = 0.0005
         while True:
-            have = self.signal_value(signal, slot)
-            if compare(cmp, have, expected):
+            got = self._settled(spec, start)
+            if got is not None:
                 break
             if time.monotonic() > deadline:
-                raise self.wait_timeout(signal, slot, expected, cmp, have)
+                raise self.wait_timeout(signal, slot, expected, cmp, self.signal_value(signal, slot),
+                                        detail=self._behind(spec, start))
             time.sleep(pause)
             pause = min(pause * 2, 0.01)
-        start = self.clock
-        self.clock = self.landed(signal, slot, expected, cmp, start)
-        return have
+        first, value, used = got
+        self.clock = max(start, int(first))
+        self._event(f"wait {signal}[{slot}] {cmp.value} {expected}", "wait", start, self.clock, consumed=used)
+        return value
+
+    def _settled(self, spec: tuple[str, int, int, str], start: int) -> tuple[float, int, list[str]] | None:
+        """The wait ``spec`` (started at ``start``): its first holding time, value and consumed notifies once
+        final, else None. The peers' states are read before the cells' notifies (a floor covers every notify
+        its rank posted before publishing it)."""
+        signal, slot, expected, cmp = spec
+        mine = self._cell_entries(signal, self.rank, slot)
+        got = first_hold(mine, expected, cmp, start)
+        if got[0] == INF:
+            return None
+        if got[0] == start and monotone(mine, cmp):  # it held when the wait began: later notifies only add
+            return got
+        floors = self._floors(spec, start)
+        got = first_hold(self._cell_entries(signal, self.rank, slot), expected, cmp, start)
+        others = [f for r, f in floors.items() if r != self.rank]
+        return got if settles(got[0], others, self.hop_cycles(4)) else None
+
+    def _floors(self, spec: tuple[str, int, int, str], start: int) -> dict[int, float]:
+        """Every rank's issue floor (:func:`.horizon.issue_floors`) from the published states, this rank
+        blocked in the wait ``spec`` since ``start``."""
+        states = self._states()
+        states[self.rank] = RankState(start if self.tracked else INF, spec)
+        firsts = {}
+        for r, st in states.items():
+            if st.wait is not None and st.floor != INF:
+                sig, sl, exp, cm = st.wait
+                firsts[r] = first_hold(self._cell_entries(sig, r, sl), exp, cm, st.floor)[0]
+        return issue_floors(states, firsts, self.hop_cycles(4))
+
+    def _behind(self, spec: tuple[str, int, int, str], start: int) -> str:
+        """Why a wait whose condition may hold is not final yet: the ranks that could still notify earlier."""
+        signal, slot, expected, cmp = spec
+        first = first_hold(self._cell_entries(signal, self.rank, slot), expected, cmp, start)[0]
+        if first == INF:
+            return ""
+        late = [r for r, f in self._floors(spec, start).items() if r != self.rank and f + self.hop_cycles(4) < first]
+        return f"; it held at cycle {int(first)}, but rank(s) {late} could still notify earlier" if late else ""
+
+    # ---- the published clock floors (:mod:`.horizon`) ---------------------------------
+
+    def _state_key(self, rank: int) -> str:
+        return f"floor/{self.epoch}/{rank}"
+
+    def publish(self, wait: tuple[str, int, int, str] | None = None) -> None:
+        """Publish this rank's floor (:class:`.horizon.RankState`): its clock (a lower bound on every notify it
+        issues from now on), with the wait it is blocked in; ``inf`` once untracked. Called before every host
+        blocking point, so a blocked rank never holds its peers' waits back."""
+        text = json.dumps([self.clock, list(wait) if wait else None] if self.tracked else [INF, None])
+        if text != self._published:
+            self.store.set(self._state_key(self.rank), text)
+            self._published = text
+
+    def stop_tracking(self) -> None:
+        """From now on this rank publishes no floor (``inf``: it finished, or its notifies may come out of
+        simulated-time order; see :attr:`tracked`)."""
+        self.tracked = False
+        self.publish()
+
+    def _states(self) -> dict[int, RankState]:
+        """The other ranks' published states (one not started yet: floor 0)."""
+        peers = [r for r in range(self.world_size) if r != self.rank]
+        for r in peers:
+            if r not in self._started and self.store.check([self._state_key(r)]):
+                self._started.add(r)
+        keys = [r for r in peers if r in self._started]
+        out = {r: RankState(0) for r in peers}
+        if keys:
+            for r, raw in zip(keys, self.store.multi_get([self._state_key(r) for r in keys]), strict=True):
+                floor, wait = json.loads(bytes(raw))
+                out[r] = RankState(floor, tuple(wait) if wait else None)
+        return out
+
+    def _cell_entries(self, signal: str, owner: int, slot: int) -> list[Entry]:
+        """The notifies of ``owner``'s cell ``slot`` of ``signal`` posted so far (one of an earlier dispatch:
+        landed at 0)."""
+        key, store = self._sig_key(signal, owner, slot), self.signal_stores.get(signal, self.store)
+        seen = self._entries.setdefault((id(store), key), [])
+        n = int(store.add(key + "/n", 0))
+        if n > len(seen):
+            for raw in store.multi_get([f"{key}/e{i}" for i in range(len(seen) + 1, n + 1)]):
+                t, v, op, fid, epoch = json.loads(bytes(raw))
+                seen.append((t if epoch == self.epoch else 0, v, op, fid))
+        return seen
 
     def signal_value(self, signal: str, slot: int = 0) -> int:
         """The value of this rank's cell ``slot`` of ``signal`` now (one store read, never blocking)."""
@@ -253,20 +356,18 @@ class RankComm:
         return int(store.add(key, 0))
 
     def wait_timeout(self, signal: str, slot: int, expected: int, cmp: WaitCmp | str, have: int,
-                     what: str = "wait") -> DistributedRankError:
+                     what: str = "wait", detail: str = "") -> DistributedRankError:
         """The error of a wait on ``signal[slot]`` that did not hold within the timeout."""
         return self.error(
             f"{what} on signal '{signal}'[{slot}] for {WaitCmp(cmp).value} {expected} timed out after "
-            f"{self.timeout_s:g} s (the cell holds {have}): a peer rank failed or never notified"
+            f"{self.timeout_s:g} s (the cell holds {have}{detail}): a peer rank failed or never notified"
         )
 
     def landed(self, signal: str, slot: int, expected: int, cmp: WaitCmp | str, start: int,
                name: str = "wait") -> int:
         """The simulated time (not before ``start``) the notifies that satisfy a wait that now holds
         landed; records the wait from ``start`` to it (an event consuming their flows)."""
-        key, store = self._sig_key(signal, self.rank, slot), self.signal_stores.get(signal, self.store)
-        entries = [json.loads(store.get(f"{key}/e{i}")) for i in range(1, int(store.add(key + "/n", 0)) + 1)]
-        entries = [[t if epoch == self.epoch else 0, v, op, fid] for t, v, op, fid, epoch in entries]
+        entries = self._cell_entries(signal, self.rank, slot)
         landed, value, used = start, 0, []
         for t, v, op, fid in sorted(entries):
             value = value + v if op == NotifyOp.AtomicAdd.value else v
@@ -306,6 +407,7 @@ class RankComm:
         waits until it landed."""
         self._check_peer(peer, "get")
         key = f"win/{window}/{peer}/{slot}"
+        self.publish()  # may block: see exchange
         try:
             self.store.wait([key], timedelta(seconds=self.timeout_s))
             blob = self.store.get(key)
