@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+
+import dist_wait_programs as dw
+import pytest
+import torch
+
+from pypto.ir.distributed_compiled_program import DistributedConfig
+from pypto.runtime import RunConfig
 from pypto.runtime.distributed.horizon import INF, RankState, first_hold, issue_floors, monotone, settles
 
 HOP = 100
@@ -51,3 +60,36 @@ def test_settles_only_when_no_notify_can_land_earlier() -> None:
     assert not settles(5000, [4899, 7000], HOP)
     assert not settles(INF, [INF], HOP)
     assert settles(5000, [], HOP)
+
+
+def run_rounds(tmp_path: Path, x: torch.Tensor) -> list[int]:
+    """rounds_host on 3 ranks; each rank's cycles (its whole clock)."""
+    y = torch.zeros_like(x)
+    dc = DistributedConfig(device_ids=[0, 1, 2], timeout_s=60.0, num_sub_workers=0)
+    config = RunConfig(distributed_config=dc, save_kernels_dir=str(tmp_path / "build"))
+    compiled = dw.rounds_host.compile(x, y, config=config)
+    compiled(x, y, config=config)
+    assert torch.equal(y, x * 4)
+    return [rk.cycles for rk in compiled.last_run.ranks]
+
+
+def test_a_kernel_reusing_a_signal_gets_the_same_cycles_whichever_notify_host_time_delays(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """rounds_k on 3 ranks: with rank 2's first notify held back in host time, rank 1's round-2 notify reaches
+    rank 0 before it; the ranks' cycles are still those of the undisturbed run (rank 0's first wait ends at
+    the round-1 notifies, and the work after it is timed from there, not from rank 1's round 2)."""
+    from pypto.runtime.distributed.comm import RankComm
+
+    x = torch.randn(3, 2, dw.N)
+    undisturbed = run_rounds(tmp_path / "a", x)
+    assert len(set(undisturbed)) == 1 and undisturbed[0] > 0  # the ranks run the same kernel at the same times
+    notify, held = RankComm.notify, []
+
+    def slow_notify(self: RankComm, signal: str, *args: object, **kw: object) -> None:
+        if self.rank == 2 and signal.startswith("w") and not held:
+            held.append(signal)
+            time.sleep(1.0)
+        notify(self, signal, *args, **kw)
+
+    monkeypatch.setattr(RankComm, "notify", slow_notify)  # the forked ranks inherit it
+    assert run_rounds(tmp_path / "b", x) == undisturbed

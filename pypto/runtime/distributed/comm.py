@@ -239,6 +239,7 @@ class RankComm:
             store.add(key, int(value))
         else:
             store.set(key, str(int(value)))
+        self.publish()  # a waiter whose condition now holds need not wait for this rank to block
         self._event(f"notify r{peer}[{slot}] {op.value} {value}", "notify", self.clock, self.clock, peer=peer,
                     flows=[{"id": fid, "ph": "s"}], remote={"rank": peer, "ts": landed, "id": fid,
                                                              "name": f"{signal}[{slot}] <- r{self.rank}"})

@@ -486,8 +486,14 @@ class ChipLink:
         b, _, off = self._locate(cell)
         return f"w{b}", off // max(1, cell.itemsize)
 
+    def _check_tracking(self) -> None:
+        """A chip run of more than one kernel part (or not told) publishes no floor (see :attr:`parts`)."""
+        if self.parts != 1 and self.comm.tracked:
+            self.comm.stop_tracking()
+
     def notify(self, cell: np.ndarray, value: int, set_: bool, start: int, delay: int | None = None) -> int:
         signal, slot = self._slot(cell)
+        self._check_tracking()
         peer = self.owner(cell)
         op = NotifyOp.Set if set_ else NotifyOp.AtomicAdd
         self._at(start, lambda: self.comm.notify(signal, peer, slot, value, op, delay))
@@ -495,8 +501,7 @@ class ChipLink:
 
     def wait(self, cell: np.ndarray, expected: int, cmp: str, start: int) -> int:
         signal, slot = self._slot(cell)
-        if self.parts != 1 and self.comm.tracked:
-            self.comm.stop_tracking()
+        self._check_tracking()
         return self._at(start, lambda: self.comm.wait(signal, slot, expected, WaitCmp(cmp.capitalize())))
 
     def defer(self, cell: np.ndarray, expected: int, cmp: str, start: int) -> DeferredSignal:
