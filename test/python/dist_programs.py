@@ -115,6 +115,18 @@ def reused_signal_rounds(comm: RankComm) -> list[int]:
     return out
 
 
+def one_rank_lags(comm: RankComm) -> None:
+    """Rank 1 notifies rank 0 at cycle 5000; rank 2, still at cycle 0, computes for 4 s of host time
+    without notifying or blocking; rank 0 waits for rank 1's notify."""
+    if comm.rank == 1:
+        comm.compute(5000, "work")
+        comm.notify("lag", 0, 0, 1)
+    elif comm.rank == 2:
+        time.sleep(4.0)
+    else:
+        comm.wait("lag", 0, 1, WaitCmp.Ge)
+
+
 def one_rank_dies(comm: RankComm) -> None:
     """Rank 1 dies after the first barrier; the others then run an allreduce that needs it."""
     comm.barrier()

@@ -164,6 +164,16 @@ def test_a_wait_nobody_answers_times_out_with_rank_and_signal() -> None:
     assert list(err.value.failures) == [0]
 
 
+def test_a_wait_held_by_a_rank_that_could_still_notify_earlier_names_it_at_the_timeout() -> None:
+    """Rank 0's condition holds at rank 1's notify, but rank 2 (at cycle 0, never blocking) could still
+    notify it earlier in simulated time: the wait is not final, and its timeout error says why."""
+    with pytest.raises(DistributedRunError) as err:
+        launch(dp.one_rank_lags, cfg(3, timeout_s=1.5))
+    task, why = err.value.failures[0]
+    assert f"(the cell holds 1; it held at cycle {5000 + hop(4)}, but rank(s) [2] could still notify earlier)" in why
+    assert list(err.value.failures) == [0]
+
+
 def test_a_rank_raising_is_reported_with_its_task() -> None:
     with pytest.raises(DistributedRunError) as err:
         launch(dp.raises, cfg(2))

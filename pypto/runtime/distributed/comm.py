@@ -8,8 +8,9 @@ every rank-to-rank interaction over ``torch.distributed``:
   ``max(own, sender) + hop(bytes)`` (the target's ``npu.link``);
 - **signals** (:meth:`notify` / :meth:`wait`) and **window slots** (:meth:`put` /
   :meth:`get`): one-sided, on the run's ``torch.distributed`` store (``add`` is
-  atomic), each entry tagged with the simulated time it lands, so a wait orders
-  the waiter's clock after the notifies it consumed.
+  atomic), each entry tagged with the simulated time it lands; a wait ends at the
+  first time its condition holds over every notify that will reach the cell, once
+  the ranks' published clock floors say no earlier one can come (:mod:`.horizon`).
 
 Every wait, receive and store read is bounded by the run's timeout; a failure
 is a :class:`DistributedRankError` naming the rank, its task and what it waited for.
