@@ -127,6 +127,21 @@ def one_rank_lags(comm: RankComm) -> None:
         comm.wait("lag", 0, 1, WaitCmp.Ge)
 
 
+def wait_then_send(comm: RankComm) -> int:
+    """Rank 1 notifies rank 0 at cycle 5000; rank 0 waits for it, then sends rank 2 a message, which rank 2
+    (still at cycle 0) waits for in a receive. Returns the rank's clock."""
+    box = torch.zeros(4)
+    if comm.rank == 1:
+        comm.compute(5000, "work")
+        comm.notify("go", 0, 0, 1)
+    elif comm.rank == 0:
+        comm.wait("go", 0, 1, WaitCmp.Ge)
+        comm.exchange([(2, box)], [])
+    else:
+        comm.exchange([], [(0, box)])
+    return comm.clock
+
+
 def one_rank_dies(comm: RankComm) -> None:
     """Rank 1 dies after the first barrier; the others then run an allreduce that needs it."""
     comm.barrier()

@@ -142,6 +142,13 @@ def test_a_reused_signal_waits_for_the_slow_peers_notify_of_its_round(
     assert run.values[0] == [5000 + hop(4), 20000 + hop(4)]
 
 
+def test_a_rank_blocked_in_a_receive_does_not_hold_back_the_wait_its_sender_is_in() -> None:
+    """Rank 2 (cycle 0) waits in a receive for rank 0's message, which rank 0 sends after its wait: rank 2's
+    floor follows rank 0's (it cannot receive before rank 0 sends), so rank 0's wait settles."""
+    run = launch(dp.wait_then_send, cfg(3, timeout_s=10.0))
+    assert run.values == [5000 + hop(4), 5000, 5000 + hop(4) + hop(16)]
+
+
 def test_a_killed_rank_is_reported_on_the_others_within_the_timeout() -> None:
     t0 = time.monotonic()
     with pytest.raises(DistributedRunError) as err:

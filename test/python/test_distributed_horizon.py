@@ -93,3 +93,12 @@ def test_a_kernel_reusing_a_signal_gets_the_same_cycles_whichever_notify_host_ti
 
     monkeypatch.setattr(RankComm, "notify", slow_notify)  # the forked ranks inherit it
     assert run_rounds(tmp_path / "b", x) == undisturbed
+
+
+def test_a_rank_blocked_in_a_receive_follows_its_sender_until_the_message_is_sent() -> None:
+    # rank 2 (clock 0) waits for message 0 from rank 0, which waits on a cell holding at 5000
+    waiting = {0: RankState(0, WAIT, sent=(0, 0, 0)), 1: RankState(INF), 2: RankState(0, recv=(0, 0, 700))}
+    floors = issue_floors(waiting, {0: 5000}, HOP)
+    assert floors[2] == 5000 + 700 and floors[0] == 5000
+    sent = {**waiting, 0: RankState(0, WAIT, sent=(0, 0, 1))}  # the message is on its way: rank 2 will go on
+    assert issue_floors(sent, {0: 5000}, HOP)[2] == 0

@@ -196,8 +196,6 @@ class RankComm:
             self._event(f"{name} -> r{peer}", "send", self.clock, self.clock + self.hop_cycles(data.numel()),
                         peer=peer, bytes=int(data.numel()), flows=[{"id": fid, "ph": "s"}])
             works.append((peer, self._post(True, torch.cat([header, data]), peer, f"{name}: send to rank {peer}")))
-        if recvs:
-            self.publish()  # about to block: the peers' waits must not wait for this rank's floor
         posted = []
         for peer, out in recvs:
             if not out.is_contiguous():
@@ -205,6 +203,8 @@ class RankComm:
             buf = torch.empty(_HEADER.size + out.numel() * out.element_size(), dtype=torch.uint8)
             posted.append((peer, out, buf, self._post(False, buf, peer, f"{name}: receive from rank {peer}")))
         for peer, out, buf, work in posted:
+            # about to block: the peers' waits must not wait for this rank's floor (which follows the sender's)
+            self.publish(recv=(peer, self._received[peer], self.hop_cycles(buf.numel() - _HEADER.size)))
             self._wait_work(work, f"{name}: receive from rank {peer}")
             sender_clock, seq = _HEADER.unpack(bytes(buf[: _HEADER.size].tolist()))
             expect = self._received[peer]
@@ -289,7 +289,8 @@ class RankComm:
         """Every rank's issue floor (:func:`.horizon.issue_floors`) from the published states, this rank
         blocked in the wait ``spec`` since ``start``."""
         states = self._states()
-        states[self.rank] = RankState(start if self.tracked else INF, spec)
+        states[self.rank] = RankState(start if self.tracked else INF, spec,
+                                      sent=tuple(self._sent[r] for r in range(self.world_size)))
         firsts = {}
         for r, st in states.items():
             if st.wait is not None and st.floor != INF:
@@ -311,11 +312,14 @@ class RankComm:
     def _state_key(self, rank: int) -> str:
         return f"floor/{self.epoch}/{rank}"
 
-    def publish(self, wait: tuple[str, int, int, str] | None = None) -> None:
-        """Publish this rank's floor (:class:`.horizon.RankState`): its clock (a lower bound on every notify it
-        issues from now on), with the wait it is blocked in; ``inf`` once untracked. Called before every host
-        blocking point, so a blocked rank never holds its peers' waits back."""
-        text = json.dumps([self.clock, list(wait) if wait else None] if self.tracked else [INF, None])
+    def publish(self, wait: tuple[str, int, int, str] | None = None, recv: tuple[int, int, int] | None = None) -> None:
+        """Publish this rank's floor (:class:`.horizon.RankState`): its clock (a lower bound on every notify or
+        message it issues from now on), with the wait or receive it is blocked in and the messages it sent;
+        ``inf`` once untracked. Called before every host blocking point, so a blocked rank does not hold its
+        peers' waits back."""
+        sent = [self._sent[r] for r in range(self.world_size)]
+        text = json.dumps([self.clock, list(wait) if wait else None, list(recv) if recv else None, sent]
+                          if self.tracked else [INF, None, None, sent])
         if text != self._published:
             self.store.set(self._state_key(self.rank), text)
             self._published = text
@@ -336,8 +340,8 @@ class RankComm:
         out = {r: RankState(0) for r in peers}
         if keys:
             for r, raw in zip(keys, self.store.multi_get([self._state_key(r) for r in keys]), strict=True):
-                floor, wait = json.loads(bytes(raw))
-                out[r] = RankState(floor, tuple(wait) if wait else None)
+                floor, wait, recv, sent = json.loads(bytes(raw))
+                out[r] = RankState(floor, tuple(wait) if wait else None, tuple(recv) if recv else None, tuple(sent))
         return out
 
     def _cell_entries(self, signal: str, owner: int, slot: int) -> list[Entry]:

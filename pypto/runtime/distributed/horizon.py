@@ -30,10 +30,16 @@ class RankState:
     """What a rank published: ``floor``, a lower bound on the cycle of every notify it issues from now on
     (``inf``: none tracked: it finished, or runs outside the tracked class); ``wait``: the wait it is blocked in
     (``signal``, ``slot``, ``expected``, ``cmp``), None when it is not blocked in one (``floor`` is then its
-    clock, which only grows); when blocked, ``floor`` is the cycle the wait started at."""
+    clock, which only grows); when blocked, ``floor`` is the cycle the wait started at. A rank blocked in a
+    receive cannot go on before its sender sends: when that message was not sent yet, its floor follows the
+    sender's plus the receive's hop."""
 
     floor: float
     wait: tuple[str, int, int, str] | None = None
+    recv: tuple[int, int, int] | None = None
+    """Blocked in a receive instead: (the sender, the message's number from it, the receive's hop in cycles)."""
+    sent: tuple[int, ...] = ()
+    """Messages sent to each rank so far (a receive's message not among them comes after ``floor``)."""
 
 
 Entry = tuple[float, int, str, str]
@@ -70,23 +76,36 @@ def monotone(entries: Iterable[Entry], cmp: WaitCmp | str) -> bool:
 
 
 def issue_floors(states: dict[int, RankState], firsts: dict[int, float], hop: int) -> dict[int, float]:
-    """Per rank, a lower bound on the cycle of any notify it still issues: a rank not blocked, its published
-    floor; a blocked rank ``r``, the least fixpoint of ``max(start_r, min(firsts[r], min_{s != r} floor_s +
-    hop))`` (its wait cannot end before the notifies that can still reach its cell land; ``firsts[r]``: when
-    its condition first holds from ``start_r`` on over the notifies seen, read after ``states``). Iterated from below, every step
-    is a valid bound; a value past every finite input by more than a hop per rank can only grow without end
-    (ranks waiting on each other and on nobody else): ``inf``."""
+    """Per rank, a lower bound on the cycle of any notify or message it still issues: a running rank, its
+    published floor; a rank ``r`` blocked in a wait, the least fixpoint of ``max(start_r, min(firsts[r],
+    min_{s != r} floor_s + hop))`` (its wait cannot end before the notifies that can still reach its cell land;
+    ``firsts[r]``: when its condition first holds from ``start_r`` on over the notifies seen, read after
+    ``states``); a rank blocked in a receive of a message its sender had not sent, ``max(clock_r, floor_s +
+    the receive's hop)``. Iterated from below, every step is a valid bound; a value past every finite input by
+    more than a hop per rank can only grow without end (ranks waiting on each other and on nobody else):
+    ``inf``."""
     floors = {r: s.floor for r, s in states.items()}
-    blocked = [r for r, s in states.items() if s.wait is not None and s.floor != INF]
+    blocked = [r for r, s in states.items() if (s.wait is not None or s.recv is not None) and s.floor != INF]
     finite = [v for v in [*floors.values(), *firsts.values()] if v != INF]
-    cap = max(finite, default=0) + hop * (len(states) + 1)
+    cap = max(finite, default=0) + max([hop, *(s.recv[2] for s in states.values() if s.recv)]) * (len(states) + 1)
+
+    def raised(r: int, low: list[tuple[int, float]]) -> float:
+        st = states[r]
+        if st.recv is not None:
+            sender, seq, lookahead = st.recv
+            sent = states[sender].sent if sender in states else ()
+            if (sent[r] if r < len(sent) else 0) > seq:  # already on its way: no bound from the sender
+                return st.floor
+            return max(st.floor, floors.get(sender, INF) + lookahead)
+        others = next((v for s, v in low if s != r), INF)
+        return max(st.floor, min(firsts.get(r, INF), others + hop))
+
     changed = True
     while changed:
         changed = False
         low = sorted(floors.items(), key=lambda kv: kv[1])[:2]  # the two smallest: min over the others in O(1)
         for r in blocked:
-            others = next((v for s, v in low if s != r), INF)
-            new = max(states[r].floor, min(firsts.get(r, INF), others + hop))
+            new = raised(r, low)
             if new > cap:
                 new = INF
             if new > floors[r]:
