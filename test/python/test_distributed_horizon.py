@@ -102,3 +102,5 @@ def test_a_rank_blocked_in_a_receive_follows_its_sender_until_the_message_is_sen
     assert floors[2] == 5000 + 700 and floors[0] == 5000
     sent = {**waiting, 0: RankState(0, WAIT, sent=(0, 0, 1))}  # the message is on its way: rank 2 will go on
     assert issue_floors(sent, {0: 5000}, HOP)[2] == 0
+    untracked = {**waiting, 0: RankState(INF, sent=(0, 0, 0))}  # it may send at any cycle: no bound either
+    assert issue_floors(untracked, {}, HOP)[2] == 0

@@ -94,9 +94,10 @@ def issue_floors(states: dict[int, RankState], firsts: dict[int, float], hop: in
         if st.recv is not None:
             sender, seq, lookahead = st.recv
             sent = states[sender].sent if sender in states else ()
-            if (sent[r] if r < len(sent) else 0) > seq:  # already on its way: no bound from the sender
+            after = floors.get(sender, INF)
+            if (sent[r] if r < len(sent) else 0) > seq or after == INF:  # on its way, or an untracked sender
                 return st.floor
-            return max(st.floor, floors.get(sender, INF) + lookahead)
+            return max(st.floor, after + lookahead)
         others = next((v for s, v in low if s != r), INF)
         return max(st.floor, min(firsts.get(r, INF), others + hop))
 
