@@ -104,6 +104,9 @@ class RankComm:
         """Per signal cell (store, key), the notifies read so far (a notify's entry never changes)."""
         self._started: set[int] = set()
         """The ranks whose state key exists (before, a rank has not started: its floor is 0)."""
+        self._states_seen: list[Any] = []
+        self._news = 0
+        """Notifies and peer states read that were new (a wait polls again soon after one)."""
 
     # ---- task names, errors, costs -------------------------------------------------
 
@@ -256,14 +259,15 @@ class RankComm:
         deadline = time.monotonic() + self.timeout_s
         pause = 0.0005
         while True:
+            seen = self._news
             got = self._settled(spec, start)
             if got is not None:
                 break
             if time.monotonic() > deadline:
                 raise self.wait_timeout(signal, slot, expected, cmp, self.signal_value(signal, slot),
                                         detail=self._behind(spec, start))
+            pause = 0.0005 if self._news != seen else min(pause * 2, 0.01)  # something moved: look again soon
             time.sleep(pause)
-            pause = min(pause * 2, 0.01)
         first, value, used = got
         self.clock = max(start, int(first))
         self._event(f"wait {signal}[{slot}] {cmp.value} {expected}", "wait", start, self.clock, consumed=used)
@@ -280,23 +284,25 @@ class RankComm:
             return None
         if got[0] == start and monotone(mine, cmp):  # it held when the wait began: later notifies only add
             return got
-        floors = self._floors(spec, start)
-        got = first_hold(self._cell_entries(signal, self.rank, slot), expected, cmp, start)
+        floors, mine = self._floors(spec, start)
+        got = first_hold(mine, expected, cmp, start)
         others = [f for r, f in floors.items() if r != self.rank]
         return got if settles(got[0], others, self.hop_cycles(4)) else None
 
-    def _floors(self, spec: tuple[str, int, int, str], start: int) -> dict[int, float]:
+    def _floors(self, spec: tuple[str, int, int, str], start: int) -> tuple[dict[int, float], list[Entry]]:
         """Every rank's issue floor (:func:`.horizon.issue_floors`) from the published states, this rank
-        blocked in the wait ``spec`` since ``start``."""
+        blocked in the wait ``spec`` since ``start``; and this rank's cell's notifies (read with the others',
+        after the states)."""
         states = self._states()
         states[self.rank] = RankState(start if self.tracked else INF, spec,
                                       sent=tuple(self._sent[r] for r in range(self.world_size)))
-        firsts = {}
-        for r, st in states.items():
-            if st.wait is not None and st.floor != INF:
-                sig, sl, exp, cm = st.wait
-                firsts[r] = first_hold(self._cell_entries(sig, r, sl), exp, cm, st.floor)[0]
-        return issue_floors(states, firsts, self.hop_cycles(4))
+        waiting = [r for r, st in states.items() if st.wait is not None and st.floor != INF and r != self.rank]
+        cells = [(states[r].wait[0], r, states[r].wait[1]) for r in waiting]  # type: ignore[index]
+        entries = self._cells([(spec[0], self.rank, spec[1]), *cells])
+        firsts = {self.rank: first_hold(entries[0], spec[2], spec[3], start)[0]} if self.tracked else {}
+        for r, e in zip(waiting, entries[1:], strict=True):
+            firsts[r] = first_hold(e, states[r].wait[2], states[r].wait[3], states[r].floor)[0]  # type: ignore[index]
+        return issue_floors(states, firsts, self.hop_cycles(4)), entries[0]
 
     def _behind(self, spec: tuple[str, int, int, str], start: int) -> str:
         """Why a wait whose condition may hold is not final yet: the ranks that could still notify earlier."""
@@ -304,7 +310,7 @@ class RankComm:
         first = first_hold(self._cell_entries(signal, self.rank, slot), expected, cmp, start)[0]
         if first == INF:
             return ""
-        late = [r for r, f in self._floors(spec, start).items() if r != self.rank and f + self.hop_cycles(4) < first]
+        late = [r for r, f in self._floors(spec, start)[0].items() if r != self.rank and f + self.hop_cycles(4) < first]
         return f"; it held at cycle {int(first)}, but rank(s) {late} could still notify earlier" if late else ""
 
     # ---- the published clock floors (:mod:`.horizon`) ---------------------------------
@@ -339,7 +345,10 @@ class RankComm:
         keys = [r for r in peers if r in self._started]
         out = {r: RankState(0) for r in peers}
         if keys:
-            for r, raw in zip(keys, self.store.multi_get([self._state_key(r) for r in keys]), strict=True):
+            raws = self.store.multi_get([self._state_key(r) for r in keys])
+            if raws != self._states_seen:
+                self._states_seen, self._news = raws, self._news + 1
+            for r, raw in zip(keys, raws, strict=True):
                 floor, wait, recv, sent = json.loads(bytes(raw))
                 out[r] = RankState(floor, tuple(wait) if wait else None, tuple(recv) if recv else None, tuple(sent))
         return out
@@ -347,14 +356,36 @@ class RankComm:
     def _cell_entries(self, signal: str, owner: int, slot: int) -> list[Entry]:
         """The notifies of ``owner``'s cell ``slot`` of ``signal`` posted so far (one of an earlier dispatch:
         landed at 0)."""
-        key, store = self._sig_key(signal, owner, slot), self.signal_stores.get(signal, self.store)
-        seen = self._entries.setdefault((id(store), key), [])
-        n = int(store.add(key + "/n", 0))
-        if n > len(seen):
-            for raw in store.multi_get([f"{key}/e{i}" for i in range(len(seen) + 1, n + 1)]):
-                t, v, op, fid, epoch = json.loads(bytes(raw))
-                seen.append((t if epoch == self.epoch else 0, v, op, fid))
-        return seen
+        return self._cells([(signal, owner, slot)])[0]
+
+    def _cells(self, cells: Sequence[tuple[str, int, int]]) -> list[list[Entry]]:
+        """:meth:`_cell_entries` of each ``(signal, owner, slot)``: per store, one read of their counts and one
+        of their new notifies."""
+        out: list[list[Entry]] = [[] for _ in cells]
+        groups: dict[int, tuple[Any, list[int]]] = {}
+        for k, (signal, _, _) in enumerate(cells):
+            store = self.signal_stores.get(signal, self.store)
+            groups.setdefault(id(store), (store, []))[1].append(k)
+        for store, ks in groups.values():
+            keys = [self._sig_key(*cells[k]) for k in ks]
+            fresh = [key for key in keys if (id(store), key) not in self._entries]
+            for key in fresh:  # makes the count (0) of a cell never notified yet: a multi_get then finds it
+                store.add(key + "/n", 0)
+                self._entries[(id(store), key)] = []
+            counts = [int(c) for c in store.multi_get([key + "/n" for key in keys])]
+            seen = [self._entries[(id(store), key)] for key in keys]
+            want = [(key, e, i) for key, e, n in zip(keys, seen, counts, strict=True)
+                    for i in range(len(e) + 1, n + 1)]  # fmt: skip
+            if want:
+                self._news += 1
+                raws = store.multi_get([f"{key}/e{i}" for key, _, i in want])
+                lists = dict(zip(keys, seen, strict=True))
+                for (key, _, _), raw in zip(want, raws, strict=True):
+                    t, v, op, fid, epoch = json.loads(bytes(raw))
+                    lists[key].append((t if epoch == self.epoch else 0, v, op, fid))
+            for k, e in zip(ks, seen, strict=True):
+                out[k] = e
+        return out
 
     def signal_value(self, signal: str, slot: int = 0) -> int:
         """The value of this rank's cell ``slot`` of ``signal`` now (one store read, never blocking)."""
