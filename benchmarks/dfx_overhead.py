@@ -48,6 +48,10 @@ DEFAULT_EXAMPLE = ROOT / "examples" / "models" / "01_ffn.py"
 ALL_ON = {"enable_chip_swimlane": 4, "enable_dump_args": 2, "enable_pmu": 2, "enable_dep_gen": True,
           "enable_scope_stats": True}  # fmt: skip
 ALL_OFF = dict.fromkeys(ALL_ON, 0)
+BEFORE = (
+    "before (session 13 start, main 7a138ad, load 4-5, cpu clock, best of 15, runs alternating with this code): "
+    "01_ffn 1.83-1.92x (off 10.6-15.6 ms), 08_llama_block 1.79-2.04x (off 10-12 ms); goal 1.5x"
+)
 
 
 def load_cases(path: Path) -> list[Any]:
@@ -141,6 +145,7 @@ def measure(opts: argparse.Namespace, cases: list[Any], tmp: Path) -> None:
     print(f"every flag off:                  {t_off * 1e3:.1f} {unit}  simulated cycles {off_cycles}")
     files = " (no files written: --no-files)" if opts.no_files else ""
     print(f"ratio: {ratio:.2f}x (goal <= 1.5x) {'OK' if ratio <= 1.5 else 'OVER'}{files}")
+    print(BEFORE)
 
 
 CHILD = """

@@ -549,6 +549,8 @@ class _RankQueryOp(_PldOp):
 
     result = result_def(IndexType)
     traits = PURE
+    FULL_PATH: ClassVar[str]
+    """Upstream's three-segment spelling (``pld.system.<query>``), accepted as well as the short name."""
 
     @classmethod
     def infer_type(cls, a: ArgView) -> Attribute:
@@ -560,6 +562,7 @@ class GetCommCtxOp(_RankQueryOp):
     """``pld.get_comm_ctx(window)``: the communication context of a ``pld.DistributedTensor`` (a handle)."""
 
     name = "pld.get_comm_ctx"
+    FULL_PATH: ClassVar[str] = "pld.system.get_comm_ctx"
     tensor = operand_def(TensorType)
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (arg("tensor"),)
     TORCH_CALL: ClassVar[str | None] = "_pld.comm_ctx"
@@ -570,6 +573,7 @@ class RankOp(_RankQueryOp):
     """``pld.rank(ctx)``: this rank's number (0 .. nranks-1)."""
 
     name = "pld.rank"
+    FULL_PATH: ClassVar[str] = "pld.system.rank"
     ctx = operand_def()
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (arg("ctx"),)
     TORCH_CALL: ClassVar[str | None] = "_pld.rank"
@@ -580,6 +584,7 @@ class NranksOp(_RankQueryOp):
     """``pld.nranks(ctx)``: the number of ranks."""
 
     name = "pld.nranks"
+    FULL_PATH: ClassVar[str] = "pld.system.nranks"
     ctx = operand_def()
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (arg("ctx"),)
     TORCH_CALL: ClassVar[str | None] = "_pld.nranks"

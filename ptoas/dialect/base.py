@@ -114,10 +114,16 @@ class PTOOp(IRDLOperation):
 
     ``NO_INTERPRETER`` / ``NO_CPP``: why an op has no interpreter handler / no C++
     emitter (test_op_facts fails for an op that lacks one without a reason).
+    ``VALUE_OF_OPERANDS``: its results are functions of its operands and the launch's block alone (it
+    reads no memory): a tile's or a view's handle, a shape, an address, a block index.
+    ``OUTSIDE_RUN``: what it does depends on state outside one core's run (another core or rank, a
+    channel, an async DMA session, a cross-core flag): two runs of the same instructions may differ.
     """
 
     NO_INTERPRETER: ClassVar[str | None] = None
     NO_CPP: ClassVar[str | None] = None
+    VALUE_OF_OPERANDS: ClassVar[bool] = False
+    OUTSIDE_RUN: ClassVar[bool] = False
 
     @classmethod
     def create(cls, *, properties: Mapping[str, Attribute] = {}, attributes: Mapping[str, Attribute] = {}, **kw: Any):  # noqa: B006

@@ -90,6 +90,8 @@ class WaitCmpAttr(EnumAttribute[WaitCmp], SpacedOpaqueSyntaxAttribute):
 class _RankQueryOp(PTOOp):
     """A CommContext scalar: i64."""
 
+    OUTSIDE_RUN: ClassVar[bool] = True
+
     result = result_def(i64)
     traits = traits_def(Pure())
     assembly_format = "attr-dict `:` type($result)"
@@ -114,6 +116,8 @@ class PeerViewOp(PTOOp):
     """``view`` as it lies on ``peer``'s region of the same window buffer (upstream: addptr by the
     CommContext's peer offset + make_tensor_view)."""
 
+    OUTSIDE_RUN: ClassVar[bool] = True
+
     name = "pto.comm.peer_view"
     view = operand_def(TensorViewType)
     peer = operand_def(IndexType)
@@ -129,6 +133,8 @@ class PeerViewOp(PTOOp):
 
 class _CommOp(PTOOp):
     """A pipe op of the comm family (``PIPE`` is the pipe the simulator times it on)."""
+
+    OUTSIDE_RUN: ClassVar[bool] = True
 
     PIPE: ClassVar[Pipe] = Pipe.PIPE_MTE3
     INSTR: ClassVar[str] = ""

@@ -359,6 +359,7 @@ class EventIdArraySetOp(PTOOp):
     """``pto.eventid_array_set %a[%i], %v``."""
 
     name = "pto.eventid_array_set"
+    OUTSIDE_RUN: ClassVar[bool] = True
     array = operand_def(EventIdArrayType)
     index = operand_def(IndexType)
     value = operand_def(IndexType)
@@ -491,6 +492,7 @@ class AicInitializePipeOp(_InitPipeOp):
     """Cube side of the frontend cube<->vector FIFO."""
 
     name = "pto.aic_initialize_pipe"
+    OUTSIDE_RUN: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -498,6 +500,7 @@ class AivInitializePipeOp(_InitPipeOp):
     """Vector side of the frontend cube<->vector FIFO."""
 
     name = "pto.aiv_initialize_pipe"
+    OUTSIDE_RUN: ClassVar[bool] = True
 
 
 class _ConfigResultOp(PTOOp):
@@ -534,6 +537,7 @@ class ReserveBufferOp(_ConfigResultOp):
     """Reserve a named local buffer for a FIFO (its address, an i32)."""
 
     name = "pto.reserve_buffer"
+    OUTSIDE_RUN: ClassVar[bool] = True
     KEYS: ClassVar[tuple[str, ...]] = ("name", "size", "location", "auto", "base")
 
     def verify_(self) -> None:
@@ -558,6 +562,7 @@ class ImportReservedBufferOp(_ConfigResultOp):
     """The address of a buffer reserved by the peer function."""
 
     name = "pto.import_reserved_buffer"
+    OUTSIDE_RUN: ClassVar[bool] = True
     KEYS: ClassVar[tuple[str, ...]] = ("name", "peer_func")
 
     def verify_(self) -> None:
@@ -628,6 +633,7 @@ class InitializeL2G2LPipeOp(_InitFifoOp):
     """A FIFO from local memory through a GM slot buffer to the peer's local memory."""
 
     name = "pto.initialize_l2g2l_pipe"
+    OUTSIDE_RUN: ClassVar[bool] = True
     KEYS: ClassVar[tuple[str, ...]] = ("dir_mask", "slot_size", "slot_num", "local_slot_num", "flag_base", "nosplit")
     ADDRS: ClassVar[tuple[int, int]] = (2, 3)
 
@@ -637,6 +643,7 @@ class InitializeL2LPipeOp(_InitFifoOp):
     """A FIFO from local memory directly to the peer's local memory."""
 
     name = "pto.initialize_l2l_pipe"
+    OUTSIDE_RUN: ClassVar[bool] = True
     KEYS: ClassVar[tuple[str, ...]] = ("dir_mask", "slot_size", "slot_num", "flag_base", "nosplit")
     ADDRS: ClassVar[tuple[int, int]] = (1, 2)
 
@@ -716,6 +723,7 @@ class TPushOp(_FifoTileOp):
     """Push a tile into a FIFO: PIPE_FIX from acc, PIPE_MTE3 from vec."""
 
     name = "pto.tpush"
+    OUTSIDE_RUN: ClassVar[bool] = True
     NO_PIPE: ClassVar[str] = "tile type must map to a supported producer pipe"
 
     def pipe(self) -> Pipe | None:
@@ -735,6 +743,7 @@ class TPopOp(_FifoTileOp):
     """Pop a tile from a FIFO: PIPE_MTE2 into vec/mat (PIPE_S on A5)."""
 
     name = "pto.tpop"
+    OUTSIDE_RUN: ClassVar[bool] = True
     NO_PIPE: ClassVar[str] = "tile type and target arch must map to a supported consumer pipe"
 
     def pipe(self) -> Pipe | None:
@@ -758,6 +767,7 @@ class TFreeOp(DpsOp):
     """Release the FIFO slot of the last pop (PIPE_S)."""
 
     name = "pto.tfree"
+    OUTSIDE_RUN: ClassVar[bool] = True
     OUTS: ClassVar[int] = 0
     PIPE: ClassVar[Pipe | None] = Pipe.PIPE_S
     pipe_handle = operand_def(PipeType)
@@ -801,6 +811,7 @@ class BuildAsyncSessionOp(PTOOp):
     """A DMA session over a vec scratch tile and a GM workspace."""
 
     name = "pto.build_async_session"
+    OUTSIDE_RUN: ClassVar[bool] = True
     scratch = operand_def(TileBufType | MemRefType)
     workspace = operand_def(PtrType | MemRefType)
     session = result_def(AsyncSessionType)
@@ -936,6 +947,7 @@ class TPutAsyncOp(_AsyncCopyOp):
     """Async put (local GM -> remote GM) through the session's scratch: PIPE_MTE3."""
 
     name = "pto.tput_async"
+    OUTSIDE_RUN: ClassVar[bool] = True
     PIPE: ClassVar[Pipe | None] = Pipe.PIPE_MTE3
 
 
@@ -944,6 +956,7 @@ class TGetAsyncOp(_AsyncCopyOp):
     """Async get (remote GM -> local GM) through the session's scratch: PIPE_MTE2."""
 
     name = "pto.tget_async"
+    OUTSIDE_RUN: ClassVar[bool] = True
     PIPE: ClassVar[Pipe | None] = Pipe.PIPE_MTE2
 
 
@@ -961,6 +974,7 @@ class WaitAsyncEventOp(_AsyncWaitOp):
     """Block until the event's DMA completed (true)."""
 
     name = "pto.wait_async_event"
+    OUTSIDE_RUN: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -968,6 +982,7 @@ class TestAsyncEventOp(_AsyncWaitOp):
     """Has the event's DMA completed? (the simulator completes DMA at once: true)."""
 
     name = "pto.test_async_event"
+    OUTSIDE_RUN: ClassVar[bool] = True
 
 
 # --- buffer-id sync --------------------------------------------------------------------------
@@ -1008,6 +1023,7 @@ class GetBufOp(_BufOp):
     """Acquire a buffer id for an op type (hardware buffer handshake: a no-op on the simulator)."""
 
     name = "pto.get_buf"
+    OUTSIDE_RUN: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -1015,6 +1031,7 @@ class RlsBufOp(_BufOp):
     """Release a buffer id (a no-op on the simulator)."""
 
     name = "pto.rls_buf"
+    OUTSIDE_RUN: ClassVar[bool] = True
 
 
 ISA_MISC_OPS: tuple[type[PTOOp], ...] = (

@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from xdsl.dialects.builtin import i64
 from xdsl.ir import Block
 from xdsl.irdl import irdl_op_definition, region_def, result_def, traits_def
@@ -21,6 +23,8 @@ from .base import PTOOp
 
 class _QueryOp(PTOOp):
     """A runtime query returning i64."""
+
+    VALUE_OF_OPERANDS: ClassVar[bool] = True
 
     result = result_def(i64)
     traits = traits_def(Pure())

@@ -80,6 +80,8 @@ def _check_on_chip(op: PTOOp, t: Attribute, what: str, value: SSAValue | None = 
 class _PushOp(DpsOp):
     """``(%t : T) {split = N}``: send an on-chip tile to the other core kind."""
 
+    OUTSIDE_RUN: ClassVar[bool] = True
+
     OUTS: ClassVar[int] = 0
     DIRECTION: ClassVar[str] = ""
     tile = operand_def(TileLike)  # type: ignore[assignment]  (shadows PTOOp.tile(); unused here)
@@ -138,6 +140,8 @@ class TPushToAicOp(_PushOp):
 
 class _PopOp(DpsOp):
     """``[(%vr, %vc)] {split = N} -> T``: receive a tile the other core kind pushed."""
+
+    OUTSIDE_RUN: ClassVar[bool] = True
 
     OUTS: ClassVar[int] = 0
     DIRECTION: ClassVar[str] = ""
@@ -216,6 +220,8 @@ class TPopFromAivOp(_PopOp):
 
 class _FreeOp(PTOOp):
     """``{split = N}``: release the pipe slot of the last pop."""
+
+    OUTSIDE_RUN: ClassVar[bool] = True
 
     DIRECTION: ClassVar[str] = ""
     split = attr_def(IntegerAttr[IntegerType])

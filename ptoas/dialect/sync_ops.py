@@ -18,6 +18,8 @@ because they may be either ``pipe_event_type`` or ``sync_op_type``.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, i32
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def
 from xdsl.parser import Parser
@@ -227,6 +229,7 @@ class BarrierSyncOp(PTOOp):
     """High-level barrier on the pipe of an op type: ``pto.barrier_sync[<TVEC>]``."""
 
     name = "pto.barrier_sync"
+    OUTSIDE_RUN: ClassVar[bool] = True
     op_type = prop_def(EventTypeLike)
 
     @classmethod
@@ -274,6 +277,7 @@ class SyncSetOp(_CrossCoreOp):
     """Cross-core set (``ffts_cross_core_sync``)."""
 
     name = "pto.sync.set"
+    OUTSIDE_RUN: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -281,6 +285,7 @@ class SyncWaitOp(_CrossCoreOp):
     """Cross-core wait (``wait_flag_dev``)."""
 
     name = "pto.sync.wait"
+    OUTSIDE_RUN: ClassVar[bool] = True
 
 
 SYNC_OPS: tuple[type[PTOOp], ...] = (

@@ -72,6 +72,7 @@ class AllocTileOp(PTOOp):
     """A tile buffer; ``valid_row``/``valid_col`` exactly for the ``?`` valid dims; ``addr`` (level 3) in bytes."""
 
     name = "pto.alloc_tile"
+    VALUE_OF_OPERANDS: ClassVar[bool] = True
     addr = opt_operand_def(i64)
     valid_row = opt_operand_def(IndexType)
     valid_col = opt_operand_def(IndexType)
@@ -477,6 +478,7 @@ class TReshapeOp(PTOOp):
     """Reinterpret a tile (same location and byte size; aliases the source; PIPE_S)."""
 
     name = "pto.treshape"
+    VALUE_OF_OPERANDS: ClassVar[bool] = True
     src = operand_def(TileLike)
     result = result_def(TileLike)
     traits = traits_def(Pure())

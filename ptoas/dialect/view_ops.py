@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from xdsl.dialects.arith import ConstantOp
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType
 from xdsl.ir import SSAValue
@@ -57,6 +59,7 @@ class MakeTensorViewOp(PTOOp):
     """Wrap a GM pointer as a tensor_view (no copy); #shape = #strides = view rank."""
 
     name = "pto.make_tensor_view"
+    VALUE_OF_OPERANDS: ClassVar[bool] = True
     ptr = operand_def(PtrType | MemRefType)
     shape = var_operand_def(IndexType)
     strides = var_operand_def(IndexType)
@@ -125,6 +128,7 @@ class PartitionViewOp(PTOOp):
     """A window (offsets, sizes) of a tensor_view; #offsets = #sizes = rank."""
 
     name = "pto.partition_view"
+    VALUE_OF_OPERANDS: ClassVar[bool] = True
     source = operand_def(TensorViewType)
     offsets = var_operand_def(IndexType)
     sizes = var_operand_def(IndexType)
@@ -198,6 +202,7 @@ class GetTensorViewDimOp(PTOOp):
     """The size of one dim of a tensor_view."""
 
     name = "pto.get_tensor_view_dim"
+    VALUE_OF_OPERANDS: ClassVar[bool] = True
     tensor_view = operand_def(TensorViewType | MemRefType)
     dim_index = operand_def(IndexType)
     result = result_def(IndexType)
@@ -210,6 +215,7 @@ class AddPtrOp(PTOOp):
     """A GM pointer advanced by an element offset."""
 
     name = "pto.addptr"
+    VALUE_OF_OPERANDS: ClassVar[bool] = True
     ptr = operand_def(PtrType)
     offset = operand_def(IndexType)
     result = result_def(PtrType)

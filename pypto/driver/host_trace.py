@@ -222,6 +222,12 @@ def current_plan(what: str) -> HostPlan:
     return plan
 
 
+def world_size() -> int:
+    """``pld.world_size()`` (upstream's full path: ``pld.system.world_size()``): the number of ranks the
+    host orchestrator is compiled for."""
+    return current_plan("pld.world_size()").world_size
+
+
 def alloc_window_buffer(shape: Any, dtype: Any = None, name: str = "") -> WindowBuffer:
     """``pld.alloc_window_buffer(shape, dtype=)`` or ``pld.alloc_window_buffer(size_in_bytes)``: a window
     on every rank."""
@@ -344,6 +350,9 @@ def recording(plan: HostPlan) -> Iterator[HostPlan]:
     calls: dict[str, Callable[..., Any]] = {n: _host_range for n in ("pl.range", "pl.parallel", "pl.unroll")}
     calls.update({f"pld.tensor.{n}": _host_collective(n) for n in COLLECTIVES})
     calls["pl.create_tensor"] = _host_create_tensor
+    # upstream's full paths of the short forms pld.world_size / alloc_window_buffer / window (its 02-primitives.md)
+    calls.update({"pld.system.world_size": world_size, "pld.tensor.alloc_window_buffer": alloc_window_buffer,
+                  "pld.tensor.window": window})
     t1, t2 = HOST_TRACE.set(plan), HOST_CALLS.set(calls)
     try:
         yield plan

@@ -15,10 +15,12 @@ PL_OPS: dict[str, type] = {op.name: op for op in PL.operations if op.name.starts
 class OpTable(Mapping[str, type]):
     """Every pl op and pld op (pypto.language.distributed) by name. The pld ops (the multi-chip
     dialect) are imported on the first ``pld.`` name looked up, or when the table is listed: a
-    single-chip kernel never builds their classes."""
+    single-chip kernel never builds their classes. An op's ``FULL_PATH`` (upstream's
+    ``pld.system.rank`` for ``pld.rank``) is looked up too, but not listed."""
 
     def __init__(self, ops: dict[str, type]):
         self._ops = dict(ops)
+        self._aliases: dict[str, type] = {}
         self._pld = False
 
     def _all(self) -> dict[str, type]:
@@ -26,6 +28,7 @@ class OpTable(Mapping[str, type]):
             from pypto.dialects.distributed_ops import PLD
 
             self._ops.update({op.name: op for op in PLD.operations})
+            self._aliases.update({op.FULL_PATH: op for op in PLD.operations if hasattr(op, "FULL_PATH")})
             self._pld = True
         return self._ops
 
@@ -33,10 +36,11 @@ class OpTable(Mapping[str, type]):
         return self._all() if isinstance(name, str) and name.startswith("pld.") else self._ops
 
     def __getitem__(self, name: str) -> type:
-        return self._for(name)[name]
+        ops = self._for(name)
+        return ops[name] if name in ops else self._aliases[name]
 
     def __contains__(self, name: object) -> bool:
-        return name in self._for(name)
+        return name in self._for(name) or name in self._aliases
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._all())

@@ -97,6 +97,37 @@ def pull_host(x: pl.Tensor[[2, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[2, 1, N], p
 
 
 @pl.jit.incore
+def pull_prev_full_k(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+                     data: pld.DistributedTensor[[1, N], pl.FP32], sig: pld.DistributedTensor[[2, 1], pl.INT32]):
+    ctx = pld.system.get_comm_ctx(data)  # upstream's full paths of pld.get_comm_ctx / rank / nranks
+    me = pld.system.rank(ctx)
+    n = pld.system.nranks(ctx)
+    t = pl.load(x, [0, 0], [1, N])
+    data = pl.store(t, [0, 0], data)
+    sig = pld.tensor.barrier(sig)
+    prev = (me + n - 1) % n
+    got = pld.tile.remote_load(data, peer=prev, offsets=[0, 0], shape=[1, N])
+    y = pl.store(pl.mul(got, 2.0), [0, 0], y)
+    return y
+
+
+@pl.jit
+def pull_prev_full(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+                   data: pld.DistributedTensor[[1, N], pl.FP32], sig: pld.DistributedTensor[[2, 1], pl.INT32]):
+    return pull_prev_full_k(x, y, data, sig)
+
+
+@pl.jit.host
+def pull_host_full(x: pl.Tensor[[2, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[2, 1, N], pl.FP32]]):
+    """pull_host in upstream's full paths (pld.tensor.alloc_window_buffer / window, pld.system.world_size)."""
+    data = pld.tensor.alloc_window_buffer([1, N], dtype=pl.FP32)
+    sig = pld.tensor.alloc_window_buffer([2, 1], dtype=pl.INT32)
+    for r in pl.range(pld.system.world_size()):
+        pull_prev_full(x[r], y[r], pld.tensor.window(data, [1, N], dtype=pl.FP32),
+                       pld.tensor.window(sig, [2, 1], dtype=pl.INT32), device=r)
+
+
+@pl.jit.incore
 def wait_forever_k(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
                    sig: pld.DistributedTensor[[1, 1], pl.INT32]):
     sig = pld.system.wait(sig, offsets=[0, 0], expected=1, cmp=pld.WaitCmp.Ge)  # nobody notifies

@@ -142,6 +142,22 @@ def wait_then_send(comm: RankComm) -> int:
     return comm.clock
 
 
+def credit_wait_twice(comm: RankComm, slow: int) -> list[tuple[int, int]]:
+    """A credit on one reused cell (as pld.tensor.barrier): notify the peer, wait for its notify, take the
+    credit back (notify(-1) of the own cell), twice; rank 0 is late in round 0, rank 1 in round 1. Returns
+    (clock after its notify, clock after its wait) per round."""
+    peer, out = 1 - comm.rank, []
+    for rnd in range(2):
+        if comm.rank == rnd:
+            comm.compute(slow, "work")
+        comm.notify("credit", peer, 0, 1, NotifyOp.AtomicAdd)
+        sent = comm.clock
+        comm.wait("credit", 0, 1, WaitCmp.Ge)
+        comm.notify("credit", comm.rank, 0, -1, NotifyOp.AtomicAdd)
+        out.append((sent, comm.clock))
+    return out
+
+
 def one_rank_dies(comm: RankComm) -> None:
     """Rank 1 dies after the first barrier; the others then run an allreduce that needs it."""
     comm.barrier()
@@ -155,6 +171,14 @@ def wait_forever(comm: RankComm) -> None:
     """Rank 0 waits for a signal nobody sends."""
     if comm.rank == 0:
         comm.wait("never", 0, 1, WaitCmp.Ge)
+
+
+def stuck_in_local_work(comm: RankComm) -> int:
+    """Rank 1 never returns from local work and never talks to a peer; rank 0 finishes."""
+    if comm.rank == 1:
+        with comm.scope("local step"):
+            time.sleep(3600)
+    return comm.rank
 
 
 def raises(comm: RankComm) -> None:

@@ -96,6 +96,41 @@ def test_json_text_writes_encoded_outer_items_as_they_are() -> None:
     ]  # fmt: skip
 
 
+@pytest.mark.parametrize("payload", [
+    {"b": [1, -2, 2**63 - 1, True, None, 0.5, 1e300, -0.0], "a": {"z": "", "y": "é</script>&\u2028\u2029\x01\n\\"}},
+    {"ints as keys": {3: "x", 10: "y"}},  # orjson takes string keys only: json's spelling (keys sorted as ints)
+    {"big": 2**70, "np": np.float64(0.25)},  # beyond orjson: json
+    [],
+])  # fmt: skip
+def test_script_json_is_embed_json(payload: Any) -> None:
+    """The run report's page data through orjson (``jsonenc.script_json``) is the shell's ``embed_json`` text."""
+    from pypto.reports import embed_json
+    from pypto.runtime.dfx.jsonenc import script_json
+
+    assert script_json(payload) == embed_json(payload).encode("utf-8")
+
+
+@pytest.mark.parametrize("value", [
+    {"kind": "dispatch", "start_cycles": 277, "end_cycles": 314, "loop_iter": 1, "shared_at_start": [1, 0, 0]},
+    [0, 4294967296, 1, 1000, 1600, 20], [], {}, [True, False, None, -(2**63), 2**64 - 1, "a\"b\\c\n"],
+    {1: [2]}, [2**70],  # beyond orjson: json
+])  # fmt: skip
+def test_plain_json_is_json_dumps_for_records(value: Any) -> None:
+    """The swimlane rows and scheduler phases through orjson (``jsonenc.plain_json``): json.dumps's text."""
+    from pypto.runtime.dfx.jsonenc import plain_json
+
+    assert plain_json(value) == json.dumps(value, separators=(",", ":"))
+
+
+def test_script_json_spells_small_floats_without_exponent_and_nan_as_null() -> None:
+    """Where orjson's text differs from json's: the same value to a JSON reader, never a NaN literal."""
+    from pypto.runtime.dfx.jsonenc import script_json
+
+    assert script_json([1e-05, 3.5e-05]) == b"[0.00001,0.000035]"
+    assert json.loads(script_json([1e-05, 3.5e-05])) == [1e-05, 3.5e-05]
+    assert script_json({"x": float("nan"), "y": float("inf")}) == b'{"x":null,"y":null}'
+
+
 def test_a_run_with_every_flag_off_has_no_collector() -> None:
     from pypto.runtime.config import DFX_FLAGS
 

@@ -149,16 +149,31 @@ def test_a_rank_blocked_in_a_receive_does_not_hold_back_the_wait_its_sender_is_i
     assert run.values == [5000 + hop(4), 5000, 5000 + hop(4) + hop(16)]
 
 
-def test_a_killed_rank_is_reported_on_the_others_within_the_timeout() -> None:
+def test_a_wait_on_a_reused_credit_cell_ends_after_the_notify_it_waited_for() -> None:
+    """The cell is taken as the wait finds it: rank 0's first-round credit (rank 1's notify, then its own
+    notify(-1)) landed before its second wait began, so that wait ends at rank 1's second notify."""
+    run = launch(dp.credit_wait_twice, cfg(2), 1_000_000)
+    (_, _), (_, waited0) = run.values[0]
+    (_, _), (sent1, _) = run.values[1]
+    assert waited0 >= sent1 + hop(4)  # rank 0's second wait needs rank 1's second notify, sent after its work
+    assert waited0 == sent1 + hop(4)
+
+
+@pytest.mark.parametrize("world", [2, 4])
+def test_a_killed_rank_is_reported_on_the_others_within_the_timeout(world: int) -> None:
     t0 = time.monotonic()
     with pytest.raises(DistributedRunError) as err:
-        launch(dp.one_rank_dies, cfg(2, timeout_s=5.0))
+        launch(dp.one_rank_dies, cfg(world, timeout_s=5.0))
     assert time.monotonic() - t0 < 5.0 + 8.0
     msg = str(err.value)
     assert "rank 1" in msg and "exited with code 9" in msg
     task0, why0 = err.value.failures[0]
     assert task0 == "allreduce(ring, Sum)"
     assert "rank 1" in why0
+    assert sorted(err.value.failures) == list(range(world))  # every other rank has its own error
+    for r in set(range(world)) - {1}:
+        task, why = err.value.failures[r]
+        assert task == "allreduce(ring, Sum)" and "failed within the 5 s timeout" in why, (r, why)
 
 
 def test_a_wait_nobody_answers_times_out_with_rank_and_signal() -> None:
@@ -179,6 +194,19 @@ def test_a_wait_held_by_a_rank_that_could_still_notify_earlier_names_it_at_the_t
     task, why = err.value.failures[0]
     assert f"(the cell holds 1; it held at cycle {5000 + hop(4)}, but rank(s) [2] could still notify earlier)" in why
     assert list(err.value.failures) == [0]
+def test_a_rank_stuck_in_local_work_is_named_then_reported_as_hung_after_the_dispatch_timeout(
+        capfd: pytest.CaptureFixture[str]) -> None:
+    """Nothing waits on rank 1, so only dispatch_timeout_s bounds it (None by default: a chip run may be long);
+    meanwhile, timeout_s after rank 0 finished, a warning names it and its task (never a silent wait)."""
+    t0 = time.monotonic()
+    with pytest.raises(DistributedRunError) as err:
+        launch(dp.stuck_in_local_work, cfg(2, timeout_s=1.0, dispatch_timeout_s=8.0))
+    assert time.monotonic() - t0 < 8.0 + 8.0
+    assert list(err.value.failures) == [1]
+    task, why = err.value.failures[1]
+    assert task == "local step" and why.startswith("no result within the 8 s dispatch timeout (hung)")
+    assert ("warning: rank 1 (task 'local step') still running 1 s after rank 0 finished; nothing waits on it, "
+            "so the 8 s dispatch timeout ends it") in capfd.readouterr().err
 
 
 def test_a_rank_raising_is_reported_with_its_task() -> None:

@@ -240,6 +240,23 @@ def test_remote_load_after_a_barrier_reads_the_peers_window(tmp_path: Path) -> N
         rt(x, y)
 
 
+def test_upstreams_full_paths_of_the_pld_short_forms_run_as_the_short_forms(tmp_path: Path) -> None:
+    """pld.system.world_size / get_comm_ctx / rank / nranks and pld.tensor.alloc_window_buffer / window
+    (upstream's 02-primitives.md, "2-Segment vs 3-Segment Namespace") record the same plan and compile
+    into the same kernel as the short forms."""
+    x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
+    short = p3.pull_host.compile(x, y, config=config(tmp_path / "short"))
+    full = p3.pull_host_full.compile(x, y, config=config(tmp_path / "full"))
+    assert full.plan.windows == short.plan.windows
+    assert [(d.rank, d.args[2:]) for d in full.plan.dispatches] == [(d.rank, d.args[2:]) for d in short.plan.dispatches]
+    levels = full.output_dir / "next_levels/pull_prev_full"
+    kernel = (levels / "orchestration/pull_prev_full.py").read_text()
+    assert "= pld.rank(" in kernel and "= pld.nranks(" in kernel and "pld.system.rank" not in kernel  # one op each
+    assert "pto.comm.get_rank" in (levels / "ptoas/pull_prev_full_k.pto").read_text()
+    full(x, y)
+    assert torch.equal(y, torch.roll(x, 1, dims=0) * 2)  # y[r] = 2 * x[r-1], as pull_host
+
+
 def test_the_kernel_barrier_runs_as_pto_comm_ops_in_the_chips_cycles(tmp_path: Path) -> None:
     """pld.tensor.barrier lowers to tnotify/twait (a credit barrier): each rank's chip runs it, every
     rank's arrival notify lands before its wait ends, and the signal cells are cleared after it."""
@@ -303,7 +320,7 @@ def _examples() -> list[tuple[str, list[str]]]:
             ("04_barrier.py", ["--use-builtin"]), ("04_barrier.py", []), ("05_remote_load_store.py", ["--mode", "load"]),
             ("05_remote_load_store.py", ["--mode", "store"]), ("06_put_get.py", ["--mode", "put"]),
             ("06_put_get.py", ["--mode", "get"]), ("07_dynamic_rank_count.py", ["--mode", "put"]),
-            ("07_dynamic_rank_count.py", ["--mode", "get", "-d", "0,1,2,3"])]  # fmt: skip
+            ("07_dynamic_rank_count.py", ["--mode", "get"])]  # fmt: skip
     return runs
 
 
@@ -315,22 +332,29 @@ def test_upstream_distributed_examples_run_unmodified(example: str, flags: list[
                          capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
     assert res.stdout.strip().splitlines()[-1] == "OK"
+    assert "torch form" not in res.stderr + res.stdout  # every kernel ran simulated
 
 
 @pytest.mark.skipif(not UPSTREAM.is_dir(), reason="no upstream pypto checkout (PYPTO_UPSTREAM_DIR)")
-def test_upstream_handrolled_barrier_runs_with_four_ranks(tmp_path: Path) -> None:
-    """04_barrier.py's hand-rolled barrier (pl.read / pl.write of the signal row) with N_RANKS = 4: the
-    script fixes its rank count in a constant, so a copy sets it; the kernel runs simulated."""
-    text = (UPSTREAM / "04_barrier.py").read_text(encoding="utf-8")
-    assert "\nN_RANKS = 2\n" in text
-    script = tmp_path / "04_barrier_4.py"
-    script.write_text(text.replace("\nN_RANKS = 2\n", "\nN_RANKS = 4\n"), encoding="utf-8")
+@pytest.mark.parametrize(("example", "flags"), _examples(), ids=lambda v: v if isinstance(v, str) else " ".join(v))
+def test_upstream_distributed_examples_run_with_four_ranks(example: str, flags: list[str], tmp_path: Path) -> None:
+    """Each example on 4 ranks (issue 19: "with 2 and with 4 ranks"). 01-06 fix their rank count in a
+    constant and refuse other device counts, so a copy sets ``N_RANKS = 4`` (04's hand-rolled barrier then
+    surfaces a 4-row signal with pl.read / pl.write); 07 takes it from ``-d``. Every kernel runs simulated."""
+    text = (UPSTREAM / example).read_text(encoding="utf-8")
+    if example != "07_dynamic_rank_count.py":
+        assert "\nN_RANKS = 2\n" in text
+        text = text.replace("\nN_RANKS = 2\n", "\nN_RANKS = 4\n")
+    script = tmp_path / example
+    script.write_text(text, encoding="utf-8")
     env = {**os.environ, "PYPTO_PROG_BUILD_DIR": str(tmp_path / "builds")}
-    res = subprocess.run([sys.executable, str(script), "-d", "0,1,2,3"], cwd=tmp_path, env=env,
+    res = subprocess.run([sys.executable, str(script), *flags, "-d", "0,1,2,3"], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
     assert res.stdout.strip().splitlines()[-1] == "OK"
     assert "torch form" not in res.stderr + res.stdout
+    metas = list((tmp_path / "builds").glob("*/distributed_meta.json"))
+    assert metas and all(json.loads(m.read_text())["distributed_config"]["device_ids"] == [0, 1, 2, 3] for m in metas)
 
 
 def test_kernel_collectives_match_torch_distributed(tmp_path: Path) -> None:

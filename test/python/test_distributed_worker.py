@@ -221,8 +221,15 @@ def _run_upstream(code_or_path: list[str], tmp_path: Path) -> str:
 
 
 @pytest.mark.skipif(not RUNTIME_EXAMPLES.is_dir(), reason="no upstream pypto checkout (PYPTO_UPSTREAM_DIR)")
-def test_upstream_distributed_callback_example(tmp_path: Path) -> None:
-    out = _run_upstream([str(RUNTIME_EXAMPLES / "distributed_callback.py")], tmp_path)
+@pytest.mark.parametrize("device_ids", [None, [0, 1], [0, 1, 2, 3]], ids=["default", "2 ranks", "4 ranks"])
+def test_upstream_distributed_callback_example(device_ids: list[int] | None, tmp_path: Path) -> None:
+    path = RUNTIME_EXAMPLES / "distributed_callback.py"
+    if device_ids is not None:  # the script fixes device_ids=[0] in its two compiles: a copy with more ranks
+        text = path.read_text(encoding="utf-8")
+        assert text.count("device_ids=[0],") == 2
+        path = tmp_path / path.name
+        path.write_text(text.replace("device_ids=[0],", f"device_ids={device_ids!r},"), encoding="utf-8")
+    out = _run_upstream([str(path)], tmp_path)
     assert "callback ran — observed f[0] = 5.0 (expected 5.0)" in out
     assert "missing binding rejected at prepare():" in out and out.rstrip().endswith("OK")
 

@@ -79,6 +79,26 @@ def test_analysis_accepts_scalar_control_and_rejects_data_control() -> None:
     assert not data_independent(_func(DATA_GUARD))
 
 
+def test_the_analysis_reads_the_op_classes_facts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Eligibility comes from ``PTOOp.OUTSIDE_RUN`` / ``VALUE_OF_OPERANDS`` on the op classes: flipping a
+    class's fact flips the verdict, and every op of a cross-core or cross-rank family carries it."""
+    from pypto.ptoas.dialect import _all_ops
+    from pypto.ptoas.dialect.sync_ops import SetFlagOp
+    from pypto.ptoas.dialect.view_ops import PartitionViewOp
+
+    func = _func(SCALAR_GUARD)
+    monkeypatch.setattr(SetFlagOp, "OUTSIDE_RUN", True)
+    assert not data_independent(func)
+    monkeypatch.undo()
+    monkeypatch.setattr(PartitionViewOp, "VALUE_OF_OPERANDS", False)
+    assert not data_independent(func)
+    monkeypatch.undo()
+    assert data_independent(func)
+    families = ("pto.comm.", "pto.tpush", "pto.tpop", "pto.tfree", "pto.sync.", "pto.tput_async", "pto.tget_async")
+    crossing = [op for op in _all_ops() if op.name.startswith(families)]
+    assert len(crossing) >= 16 and all(op.OUTSIDE_RUN for op in crossing), [op.name for op in crossing]
+
+
 def test_a_racy_kernel_is_reported_on_every_run() -> None:
     module = parse_pto(SCALAR_GUARD, "k.pto")
     x, y = _arrays()

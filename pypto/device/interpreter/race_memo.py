@@ -21,8 +21,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType
-from xdsl.dialects.func import FuncOp
+from xdsl.dialects.func import CallOp, FuncOp
+from xdsl.dialects.memref import AllocOp
 
+from pypto.ptoas.dialect.misc_ops import SectionCubeOp, SectionVectorOp
 from pypto.ptoas.dialect.types import PtrType
 
 from .memory import GmPtr
@@ -31,51 +33,8 @@ MAX_KEYS = 64
 """Race-free keys remembered per function: the memo starts over when full (a kernel run with ever new
 scalars keeps a bounded memo of its recent keys)."""
 
-_VALUE_OPS = frozenset(
-    {
-        "pto.alloc_tile",
-        "pto.make_tensor_view",
-        "pto.partition_view",
-        "pto.treshape",
-        "pto.get_tensor_view_dim",
-        "pto.addptr",
-        "pto.get_block_idx",
-        "pto.get_block_num",
-        "pto.get_subblock_idx",
-        "pto.get_subblock_num",
-        "memref.alloc",
-    }
-)
-"""Non-arith ops with results allowed: their results are functions of their operands (and the block)."""
-
-_REGION_OPS = frozenset({"func.func", "pto.section.cube", "pto.section.vector"})
+_REGION_OPS = (FuncOp, SectionCubeOp, SectionVectorOp)
 """Region-holding ops allowed besides ``scf``: their bodies run once, in order."""
-
-_STATEFUL_PREFIXES = ("pto.comm.", "pto.tpush", "pto.tpop", "pto.tfree", "pto.sync.")
-_STATEFUL_OPS = frozenset(
-    {
-        "pto.notify_op",
-        "pto.wait_cmp",
-        "pto.barrier_sync",
-        "pto.aic_initialize_pipe",
-        "pto.aiv_initialize_pipe",
-        "pto.reserve_buffer",
-        "pto.import_reserved_buffer",
-        "pto.initialize_l2g2l_pipe",
-        "pto.initialize_l2l_pipe",
-        "pto.get_buf",
-        "pto.rls_buf",
-        "pto.build_async_session",
-        "pto.tput_async",
-        "pto.tget_async",
-        "pto.wait_async_event",
-        "pto.test_async_event",
-        "pto.eventid_array_set",
-        "func.call",
-    }
-)
-"""Ops whose effect depends on state outside the run (channels, other cores, async DMA) or on code not
-analysed here (a call): a kernel using one keeps the full detector on every run."""
 
 
 def _scalar(t: Any) -> bool:
@@ -86,20 +45,21 @@ def data_independent(func: FuncOp) -> bool:
     """Whether no value read from memory (GM, a tile, an argument array) can reach the control flow, the
     tile addresses and shapes or the event ids of ``func``, and no op depends on state outside the run.
 
-    Conservative: any op with results outside ``arith``/``scf`` and the pure view/tile ops (e.g.
-    ``pto.load_scalar``, ``pto.tgetval``), an ``arith`` op on non-scalars, an argument that is neither a
-    pointer nor a scalar (tmrgsort's executed-count vector), or a stateful op makes the kernel ineligible."""
+    Conservative, from the op classes' facts (``PTOOp.VALUE_OF_OPERANDS`` / ``PTOOp.OUTSIDE_RUN``): any op with
+    results outside ``arith``/``scf``, ``memref.alloc`` and the ops whose results are values of their operands
+    (e.g. ``pto.load_scalar``, ``pto.tgetval``), an ``arith`` op on non-scalars, an argument that is neither a
+    pointer nor a scalar (tmrgsort's executed-count vector), an op that depends on state outside the run, or a
+    call makes the kernel ineligible."""
     for t in func.function_type.inputs.data:
         if not (isinstance(t, PtrType) or _scalar(t)):
             return False
     for op in func.walk():
-        name = op.name
-        if name in _STATEFUL_OPS or name.startswith(_STATEFUL_PREFIXES):
+        if getattr(op, "OUTSIDE_RUN", False) or isinstance(op, CallOp):  # a call: code not analysed here
             return False
-        dialect = name.split(".", 1)[0]
-        if op.regions and dialect != "scf" and name not in _REGION_OPS:
+        dialect = op.name.split(".", 1)[0]
+        if op.regions and dialect != "scf" and not isinstance(op, _REGION_OPS):
             return False
-        if not op.results or dialect == "scf" or name in _VALUE_OPS:
+        if not op.results or dialect == "scf" or getattr(op, "VALUE_OF_OPERANDS", False) or isinstance(op, AllocOp):
             continue
         if dialect == "arith" and all(_scalar(v.type) for v in (*op.operands, *op.results)):
             continue

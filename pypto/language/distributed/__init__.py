@@ -6,11 +6,12 @@
   tensor of the rank's own window);
 - in a ``@pl.jit.host`` orchestrator (run on the host, :mod:`pypto.driver.host_trace`):
   ``pld.world_size()``, ``pld.alloc_window_buffer(shape, dtype=)``, ``pld.window(buf, shape, dtype=)``
-  and dispatches ``per_rank(x[r], ..., device=r)``;
+  (also spelled ``pld.system.world_size``, ``pld.tensor.alloc_window_buffer``, ``pld.tensor.window``, as
+  upstream's full paths) and dispatches ``per_rank(x[r], ..., device=r)``;
 - the kernel-body ops ``pld.tensor.allreduce / broadcast / barrier / allgather / reduce_scatter /
   all_to_all / all_to_all_v / put / get / remote_store``, ``pld.tile.remote_load / remote_store / put / get``
   (the tile forms of put / get take an explicit Vec staging tile), ``pld.CommCtx`` (annotation),
-  ``pld.system.notify / wait / defer_wait``, ``pld.get_comm_ctx / rank / nranks`` and the short forms
+  ``pld.system.notify / wait / defer_wait``, ``pld.get_comm_ctx / rank / nranks`` (or ``pld.system.get_comm_ctx / rank / nranks``) and the short forms
   ``pld.remote_load / remote_store``, parsed into the ``pld`` dialect
   (:mod:`pypto.dialects.distributed_ops`), verified and printed in both text forms; the point-to-point
   ones lower into ``.pto`` (``pto.comm.*``) and run on the rank's simulated chip;
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 from pypto.dialects.distributed_enums import AllreduceMode, NotifyOp, ReduceOp, WaitCmp
 from pypto.dialects.enums import AtomicType
-from pypto.driver.host_trace import alloc_window_buffer, current_plan, window
+from pypto.driver.host_trace import alloc_window_buffer, window, world_size
 from pypto.frontend.dsl_objects import _DSLOnly, _Marker
 from pypto.runtime.distributed import DistributedConfig, launch
 
@@ -41,11 +42,6 @@ CommCtx = _Marker("CommCtx")
 assignment or a parameter; the value is an ``index``, the context being implicit in the ``pto.comm`` ops)."""
 DistributedTensor = _Marker("DistributedTensor")
 """``pld.DistributedTensor[[rows, cols], dtype]``: a kernel parameter viewing the rank's window."""
-
-
-def world_size() -> int:
-    """The number of ranks the ``@pl.jit.host`` orchestrator is compiled for."""
-    return current_plan("pld.world_size()").world_size
 
 
 __all__ = [

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .base import RECORDED_LEVEL, per_run
-from .jsonenc import Encoded, compact_encoder
+from .jsonenc import Encoded, plain_json
 
 
 def swimlane_records(result: Any, level: int = 2) -> dict[str, Any]:
@@ -56,17 +56,18 @@ def phase_texts(result: Any, level: int = 2) -> list[list[str]]:
     records = swimlane_records(result, level)
 
     def build() -> list[list[str]]:
-        encode = compact_encoder()
-        return [[encode(p) for p in thread] for thread in records.get("aicpu_scheduler_phases", [])]
+        return [[plain_json(p) for p in thread] for thread in records.get("aicpu_scheduler_phases", [])]
 
     return per_run(result, ("phase_texts", records["chip_swimlane_level"]), build)
 
 
 def records_for_json(result: Any, level: int = 2) -> dict[str, Any]:
-    """:func:`swimlane_records` as ``json_text`` writes it, each scheduler thread's phases already encoded
-    (:func:`phase_texts`, one line a thread as before)."""
+    """:func:`swimlane_records` as ``json_text`` writes it, its task rows and each scheduler thread's phases
+    already encoded (:func:`.jsonenc.plain_json`; the phases are :func:`phase_texts`, one line a thread)."""
     records = swimlane_records(result, level)
-    if "aicpu_scheduler_phases" not in records:
-        return records
-    lines = [Encoded("[" + ",".join(texts) + "]") for texts in phase_texts(result, level)]
-    return {**records, "aicpu_scheduler_phases": lines}
+    out = {**records, "aicore_tasks": [Encoded(plain_json(r)) for r in records["aicore_tasks"]]}
+    if "aicpu_tasks" in records:
+        out["aicpu_tasks"] = [Encoded(plain_json(r)) for r in records["aicpu_tasks"]]
+    if "aicpu_scheduler_phases" in records:
+        out["aicpu_scheduler_phases"] = [Encoded("[" + ",".join(texts) + "]") for texts in phase_texts(result, level)]
+    return out

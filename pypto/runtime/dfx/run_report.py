@@ -32,6 +32,7 @@ from pypto.reports import asset, report_chunks
 
 from .base import RECORDED_LEVEL, write_artefact
 from .incore_view import incore_model
+from .jsonenc import script_json
 from .pmu import EVENT_COUNTERS, columns, pmu_rows
 from .records import swimlane_records
 from .sched_overhead import analyze
@@ -269,7 +270,7 @@ def render_run_report(model: dict[str, Any]) -> str:
 
 def run_report_chunks(model: dict[str, Any]) -> list[bytes]:
     """:func:`render_run_report`'s page as the UTF-8 byte strings :func:`pypto.reports.report_chunks` writes
-    (the shell and assets encoded once per process)."""
+    (the shell and assets encoded once per process; the model's JSON through :func:`.jsonenc.script_json`)."""
     html, css, js = (asset(PACKAGE, name) for name in ASSETS)
     incore_css, incore_js = (asset(PACKAGE, name) for name in INCORE_ASSETS)
     xr_css, xr_js = (asset(XR_PACKAGE, name) for name in XR_ASSETS)
@@ -279,7 +280,7 @@ def run_report_chunks(model: dict[str, Any]) -> list[bytes]:
         subtitle += f" \u00b7 {len(model['cross_rank']['ranks'])} ranks"
     return report_chunks(
         model["title"], model, body=html, styles=[css, incore_css, xr_css], scripts=[js, incore_js, xr_js],
-        subtitle=subtitle,
+        subtitle=subtitle, payload_json=script_json(model),
     )
 
 

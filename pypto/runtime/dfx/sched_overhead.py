@@ -173,20 +173,13 @@ def analyze(
 
     # 1. overhead per engine (the counters of .overhead, integrated over the window)
     samples = overhead_samples(records, pairs)
-    totals: dict[str, int] = {}
-    over_spans: dict[str, list[tuple[int, int]]] = {e: [] for e in ENGINES}
-    over_cols = [(k, name) for k, name in enumerate(COUNTERS) if name.endswith("overhead")]
-    engine_cols = [(over_spans[e], COUNTERS.index(f"oh_{e}_overhead")) for e in ENGINES]
-    for i, (t, row) in enumerate(samples):
-        until = samples[i + 1][0] if i + 1 < len(samples) else t
-        if until == t:  # a sample that holds for no time adds nothing
-            continue
-        for k, name in over_cols:
-            if row[k]:
-                totals[name] = totals.get(name, 0) + (until - t)
-        for spans, k in engine_cols:
-            if row[k] and until > t:
-                spans.append((t, until))
+    # each sample holds until the next one (the last, at the window's end, for no time): per overhead
+    # counter, the time it is on and, per engine, the spans its overhead is on (one pass per column)
+    held = [(t, until, row) for (t, row), (until, _) in zip(samples, samples[1:], strict=False) if until > t]
+    totals = {name: sum([b - a for a, b, row in held if row[k]])
+              for k, name in enumerate(COUNTERS) if name.endswith("overhead")}  # fmt: skip
+    over_spans = {e: [(a, b) for a, b, row in held if row[k]]
+                  for e, k in ((e, COUNTERS.index(f"oh_{e}_overhead")) for e in ENGINES)}  # fmt: skip
     engines = [e for e in ENGINES if e in core_types]
     has = share(totals.get("oh_has_overhead", 0))
     out["overhead"] = {

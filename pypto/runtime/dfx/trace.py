@@ -24,7 +24,7 @@ from typing import Any
 from pypto.errors import Error
 from pypto.utils.cli import read_input_text
 
-from .jsonenc import compact_encoder
+from .jsonenc import Raw, compact_encoder, plain_json
 
 PROCESSES = {1: "AICPU Orchestrator", 2: "AICPU Scheduler", 3: "Scheduler View", 4: "Worker View"}
 INNER_PHASES = ("resolve", "drain_prepare", "drain_publish")
@@ -58,30 +58,20 @@ def _lane(core: int) -> int:
 
 
 class _Text:
-    """The trace's JSON spelling of its values, as :func:`trace_json` writes them (``json.dumps`` compact):
-    ``f[x]`` a time (a float: its ``repr``, once per value: a run's bars share their times, and a float's
-    ``repr`` is most of what encoding a trace costs), ``s[x]`` a string (once per string), ``v(x)`` any other
-    value (json's C encoder, built once per trace)."""
+    """The trace's JSON spelling of what orjson would spell otherwise than :func:`trace_json` (``json.dumps``
+    compact): ``s[x]`` a string (``\\u`` escapes beyond ASCII; once per string), ``v(x)`` any other value (json's
+    C encoder, built once per trace). The events are dicts of those (:data:`.jsonenc.Raw`), ints and float
+    times in µs, and the trace is one :func:`.jsonenc.plain_json` call: orjson spells a float as ``repr``
+    does from 1e-4 on (a cycle at up to 10 GHz) and below 1e16."""
 
     def __init__(self) -> None:
-        self.f = _Floats()
         self.s = _Strings()
         self.v = compact_encoder(True)
 
 
-class _Floats(dict[float, str]):
-    def __missing__(self, x: float) -> str:
-        text = float.__repr__(x) if type(x) is float else ""
-        if not text or text[-1] in "fn":  # not a float; inf, nan: json's Infinity / NaN
-            return json.dumps(x)
-        if x:  # 0.0 == -0.0: never shared
-            self[x] = text
-        return text
-
-
-class _Strings(dict[str, str]):
-    def __missing__(self, x: str) -> str:
-        text = self[x] = encode_basestring_ascii(x)
+class _Strings(dict[str, Raw]):
+    def __missing__(self, x: str) -> Raw:
+        text = self[x] = Raw(encode_basestring_ascii(x))
         return text
 
 
@@ -98,10 +88,10 @@ class _Micros(dict[int, float]):
         return t
 
 
-def _meta(j: _Text, pid: int, tid: int | None, name: str) -> str:
+def _meta(j: _Text, pid: int, tid: int | None, name: str) -> dict[str, Any]:
     if tid is None:
-        return f'{{"ph":"M","pid":{pid},"name":"process_name","args":{{"name":{j.s[name]}}}}}'
-    return f'{{"ph":"M","pid":{pid},"tid":{tid},"name":"thread_name","args":{{"name":{j.s[name]}}}}}'
+        return {"ph": "M", "pid": pid, "name": "process_name", "args": {"name": j.s[name]}}
+    return {"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": j.s[name]}}
 
 
 def _rows(records: Mapping[str, Any], key: str, width: int) -> list[list[int]]:
@@ -112,18 +102,19 @@ def _rows(records: Mapping[str, Any], key: str, width: int) -> list[list[int]]:
 
 
 def _flow_pair(
-    j: _Text, events: list[str], fid: int, name: str, src: tuple[int, int, float], dst: tuple[int, int, float]
+    j: _Text, events: list[Any], fid: int, name: str, src: tuple[int, int, float], dst: tuple[int, int, float]
 ) -> None:
-    """One ``s``/``f`` pair ``(pid, tid, ts)`` -> ``(pid, tid, ts)`` with id ``fid`` (one item of ``events``:
-    the two events and the comma between them, as the trace joins its items)."""
-    events.append(_pair(j.f, fid, j.s[name], src[0], src[1], src[2], dst[0], dst[1], dst[2]))
+    """One ``s``/``f`` pair ``(pid, tid, ts)`` -> ``(pid, tid, ts)`` with id ``fid`` (two items of ``events``)."""
+    _pair(events, fid, j.s[name], src[0], src[1], src[2], dst[0], dst[1], dst[2])
 
 
-def _pair(f: _Floats, fid: int, n: str, spid: int, stid: int, sts: float, dpid: int, dtid: int, dts: float) -> str:
-    """:func:`_flow_pair`'s text (``n``: the flow's name as JSON), from scalars (the dependency flows, two
-    an edge, format it with no tuple to pack)."""
-    return (f'{{"ph":"s","pid":{spid},"tid":{stid},"ts":{f[sts]},"id":{fid},"cat":"flow","name":{n}}},'
-            f'{{"ph":"f","pid":{dpid},"tid":{dtid},"ts":{f[dts]},"id":{fid},"cat":"flow","name":{n},"bp":"e"}}')  # fmt: skip
+def _pair(
+    events: list[Any], fid: int, n: Raw, spid: int, stid: int, sts: float, dpid: int, dtid: int, dts: float
+) -> None:
+    """:func:`_flow_pair` (``n``: the flow's name as JSON), from scalars (the dependency flows, two an edge,
+    make theirs with no tuple to pack)."""
+    events.append({"ph": "s", "pid": spid, "tid": stid, "ts": sts, "id": fid, "cat": "flow", "name": n})
+    events.append({"ph": "f", "pid": dpid, "tid": dtid, "ts": dts, "id": fid, "cat": "flow", "name": n, "bp": "e"})
 
 
 def _phase_rows(records: Mapping[str, Any], key: str, fields: Sequence[str]) -> list[list[dict[str, Any]]]:
@@ -186,7 +177,7 @@ def chrome_trace_text(
 
     j = _Text()
     names = names or {}
-    events: list[str] = [_meta(j, pid, None, name) for pid, name in PROCESSES.items()]
+    events: list[Any] = [_meta(j, pid, None, name) for pid, name in PROCESSES.items()]
     cores = sorted({r[0] for r in aicore})
     for core in cores:
         kind = core_types[core] if core < len(core_types) else "core"
@@ -204,10 +195,10 @@ def chrome_trace_text(
         label = j.s[f"{names.get(raw, 'task')}({tl})"]
         ts, t_start, t_end = us[receive], us[start], us[end]
         lane = _lane(core)
-        jtl, f = j.s[tl], j.f
-        events.append(f'{{"ph":"X","pid":4,"tid":{lane},"name":{label},"ts":{f[ts]},"dur":{f[round(t_end - ts, 6)]},'
-                      f'"args":{{"taskId":{jtl},"kernel-duration-us":{f[round(t_end - t_start, 6)]},'
-                      f'"local_setup_us":{f[round(t_start - ts, 6)]}}}}}')  # fmt: skip
+        jtl = j.s[tl]
+        events.append({"ph": "X", "pid": 4, "tid": lane, "name": label, "ts": ts, "dur": round(t_end - ts, 6),
+                       "args": {"taskId": jtl, "kernel-duration-us": round(t_end - t_start, 6),
+                                "local_setup_us": round(t_start - ts, 6)}})  # fmt: skip
         key = (core, reg)
         starts_by_core[key] = ts
         ends_by_core[key] = t_end
@@ -218,8 +209,8 @@ def chrome_trace_text(
         cpu = aicpu.get(key)
         if cpu is not None:
             d, fin = us[cpu[2]], us[cpu[3]]
-            events.append(f'{{"ph":"X","pid":3,"tid":{lane},"name":{label},"ts":{f[d]},"dur":{f[round(fin - d, 6)]},'
-                          f'"args":{{"taskId":{jtl}}}}}')  # fmt: skip
+            events.append({"ph": "X", "pid": 3, "tid": lane, "name": label, "ts": d, "dur": round(fin - d, 6),
+                           "args": {"taskId": jtl}})  # fmt: skip
             if raw not in dispatches or d < dispatches[raw][1]:
                 dispatches[raw] = (core, d, fin)
     flow = 0
@@ -229,22 +220,22 @@ def chrome_trace_text(
     flow = _complete_flows(j, events, flow, sched, core_to_thread, aicpu, starts_by_core, ends_by_core, raw_of, edges,
                            us)  # fmt: skip
     # dependency flows (hb_violation when the producer ends after its consumer starts): worker, scheduler view
-    f, dependency, late = j.f, j.s["dependency"], j.s["hb_violation"]
+    dependency, late = j.s["dependency"], j.s["hb_violation"]
     for pred, succ in edges:
         if pred in starts and succ in starts:
             (pc, pts), (sc, sts) = starts[pred], starts[succ]
             flow += 1
-            events.append(_pair(f, flow, late if ends[pred] > sts else dependency, 4, _lane(pc), pts, 4, _lane(sc), sts))
+            _pair(events, flow, late if ends[pred] > sts else dependency, 4, _lane(pc), pts, 4, _lane(sc), sts)
         if pred in dispatches and succ in dispatches:
             (pc, pd, pf), (sc, sd, _) = dispatches[pred], dispatches[succ]
             flow += 1
-            events.append(_pair(f, flow, late if pf > sd else dependency, 3, _lane(pc), pd, 3, _lane(sc), sd))
-    return '{"traceEvents":[' + ",".join(events) + '],"displayTimeUnit":"ns"}\n'
+            _pair(events, flow, late if pf > sd else dependency, 3, _lane(pc), pd, 3, _lane(sc), sd)
+    return plain_json({"traceEvents": events, "displayTimeUnit": "ns"}) + "\n"
 
 
 def _aicpu_lanes(
     j: _Text,
-    events: list[str],
+    events: list[Any],
     flow: int,
     sched: list[list[dict[str, Any]]],
     orch: list[list[dict[str, Any]]],
@@ -270,8 +261,8 @@ def _aicpu_lanes(
             ts = us[start]
             lane = outer_lane + (kind in INNER_PHASES)  # §3: inner phases on the +1 lane
             name = j.s[f"{kind}({p['tasks_processed']})"]
-            events.append(f'{{"ph":"X","pid":2,"tid":{lane},"name":{name},"ts":{j.f[ts]},'
-                          f'"dur":{j.f[round(us[end] - ts, 6)]},"args":{_phase_args(j, p, texts[n] if texts else None)}}}')  # fmt: skip
+            events.append({"ph": "X", "pid": 2, "tid": lane, "name": name, "ts": ts, "dur": round(us[end] - ts, 6),
+                           "args": Raw(_phase_args(j, p, texts[n] if texts else None))})  # fmt: skip
             depth = p.get("shared_at_start")
             if type(depth) is list and len(depth) == 3:
                 counters.append((ts, i, 2 * n, depth))
@@ -281,16 +272,16 @@ def _aicpu_lanes(
     if counters:
         events.append(_meta(j, 2, 3999, "shared_ready_queue"))
     counters.sort()  # (ts, thread, phase half) are distinct: the depths are never compared
-    depths: dict[tuple[int, ...], str] = {}
+    depths: dict[tuple[int, ...], Raw] = {}
     for ts, _, _, depth in counters:
         key = tuple(depth)
         plain = type(key[0]) is int and type(key[1]) is int and type(key[2]) is int  # a memo of ints only: 1 and True are one key
         args = depths.get(key) if plain else None
         if args is None:
-            args = f'{{"AIC":{j.v(depth[0])},"AIV":{j.v(depth[1])},"MIX":{j.v(depth[2])}}}'
+            args = Raw(f'{{"AIC":{j.v(depth[0])},"AIV":{j.v(depth[1])},"MIX":{j.v(depth[2])}}}')
             if plain:
                 depths[key] = args
-        events.append(f'{{"ph":"C","pid":2,"tid":3999,"name":"shared_ready_queue","ts":{j.f[ts]},"args":{args}}}')
+        events.append({"ph": "C", "pid": 2, "tid": 3999, "name": "shared_ready_queue", "ts": ts, "args": args})
     pops_of = [[p for p in thread if p["kind"] in ("dispatch", "drain")] for thread in sched]
     for (core, reg), row in sorted(aicpu.items()):  # dispatch: the phase that popped the task -> its bar
         thread = core_to_thread[core] if core < len(core_to_thread) else -1
@@ -308,22 +299,24 @@ def _aicpu_lanes(
         raw = raw_of[key]
         if raw not in first_pop or pop[1] < first_pop[raw][1]:
             first_pop[raw] = pop
+    v, submit_flow = j.v, j.s["submit→dispatch"]
     for i, thread in enumerate(orch):
-        events.append(_meta(j, 1, 4000 + i, f"Orch_{i}"))
+        tid = 4000 + i
+        events.append(_meta(j, 1, tid, f"Orch_{i}"))
         for p in thread:
             raw = int(p["task_id"])
             ts = us[p["start_cycles"]]
             end = us[p["end_cycles"]]
             kind = "alloc" if p.get("kind") == "alloc" else "submit"  # an alloc step before the task's submit
             name = j.s[f"{kind}({task_label(raw)})"]
-            events.append(f'{{"ph":"X","pid":1,"tid":{4000 + i},"name":{name},"ts":{j.f[ts]},'
-                          f'"dur":{j.f[round(end - ts, 6)]},"args":{{"phase":"orch_{kind}",'
-                          f'"submit_idx":{j.v(p["submit_idx"])},"task_id":{raw}}}}}')  # fmt: skip
-            if raw in first_pop and kind == "submit":
+            idx = p["submit_idx"]
+            events.append({"ph": "X", "pid": 1, "tid": tid, "name": name, "ts": ts, "dur": round(end - ts, 6),
+                           "args": {"phase": f"orch_{kind}", "submit_idx": idx if type(idx) is int else Raw(v(idx)),
+                                    "task_id": raw}})  # fmt: skip
+            if kind == "submit" and raw in first_pop:
                 flow += 1
                 lane, pop_ts = first_pop[raw]
-                _flow_pair(j, events, flow, "submit→dispatch", (1, 4000 + i, round((ts + end) / 2, 6)),
-                           (2, lane, pop_ts))  # fmt: skip
+                _pair(events, flow, submit_flow, 1, tid, round((ts + end) / 2, 6), 2, lane, pop_ts)
     return flow
 
 
@@ -333,9 +326,10 @@ def _phase_args(j: _Text, p: Mapping[str, Any], text: str | None) -> str:
     times (the records a run writes); else built and encoded."""
     kind, start, end = p["kind"], p["start_cycles"], p["end_cycles"]
     if text is not None and "phase" not in p and type(start) is int and type(end) is int and type(kind) is str:
-        head = f'{{"kind":{j.s[kind]},"start_cycles":{start},"end_cycles":{end}'
+        k = encode_basestring_ascii(kind)
+        head = f'{{"kind":{k},"start_cycles":{start},"end_cycles":{end}'
         if text.startswith(head):
-            return f'{{"phase":{j.s[kind]}{text[len(head):]}'
+            return f'{{"phase":{k}{text[len(head):]}'
     args = {"phase": kind}
     args.update(p)  # the phase's own fields after "phase", in their order
     del args["kind"], args["start_cycles"], args["end_cycles"]
@@ -344,7 +338,7 @@ def _phase_args(j: _Text, p: Mapping[str, Any], text: str | None) -> str:
 
 def _complete_flows(
     j: _Text,
-    events: list[str],
+    events: list[Any],
     flow: int,
     sched: list[list[dict[str, Any]]],
     core_to_thread: list[int],

@@ -41,8 +41,9 @@ class DistributedConfig:
     aicpu_thread_num: int = 0
     """Upstream's AICPU threads (0: the architecture default; recorded)."""
     dispatch_timeout_s: float | None = None
-    """Bounds one whole dispatch of a prepared worker (:mod:`.pool`): a rank without a result by then is
-    reported as hung and ended (None: only the waits are bounded by ``timeout_s``)."""
+    """Bounds one whole run: a :func:`.launch` (also a one-shot L3 call) or a dispatch of a prepared worker
+    (:mod:`.pool`); a rank without a result by then is reported as hung, with its task, and ended (None: only
+    the waits are bounded by ``timeout_s``)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

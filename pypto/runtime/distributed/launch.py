@@ -14,8 +14,10 @@ A rank that raises, dies, does not join the process group within ``timeout_s``
 or waits past ``timeout_s`` makes the launch raise
 :class:`DistributedRunError` naming every failed rank, its task and why; the
 surviving ranks fail on their own timeouts (never a silent deadlock) and are
-terminated if they outlive the grace period. (Local work that never returns and
-never talks to a peer is not bounded.) With the ``fork`` start method, threads the
+terminated if they outlive the grace period. Local work that never returns and
+never talks to a peer is bounded only by ``dispatch_timeout_s`` (the whole launch; None by
+default, as a chip simulation may take long): a rank without a result by then is reported as
+hung, with its task, and ended. With the ``fork`` start method, threads the
 parent runs (a browser driver, a server) can deadlock a child at start: it is then
 reported as not joining; ``start_method="forkserver"`` or ``"spawn"`` avoid it.
 """
@@ -199,7 +201,7 @@ def _launch_local(fn: Callable[..., Any], config: DistributedConfig, target: Tar
     start_ranks(procs)  # before the store's server thread exists: nothing half-locked is forked
     store = dist.TCPStore("127.0.0.1", port, is_master=True, wait_for_workers=False,
                           timeout=timedelta(seconds=config.timeout_s))
-    done, failures = collect(procs, results, config, store, set())
+    done, failures = collect(procs, results, config, store, set(), deadline_s=config.dispatch_timeout_s)
     for p in procs:
         p.join(timeout=GRACE_S)
         if p.is_alive():
@@ -227,13 +229,19 @@ def collect(procs: list[Any], results: Any, config: DistributedConfig, store: An
     failures: dict[int, tuple[str, str]] = {}
     first_failure: float | None = None
     started = time.monotonic()
+    first_ok: tuple[int, float] | None = None  # (rank, when) the first rank finished while others still run
+    note_in = config.timeout_s  # seconds after first_ok of the next "still running" warning (doubling)
     while len(done) < world:
+        if first_ok is not None and first_failure is None and time.monotonic() - first_ok[1] > note_in:
+            _still_running(procs, done, store, first_ok[0], note_in, deadline_s)
+            note_in *= 2
         if first_failure is None and len(up) < world and time.monotonic() - started > config.timeout_s:
             for r in range(world):  # a rank that never joined the process group: report it, end the rest
                 if r not in up and r not in done:
                     failures[r] = ("connect", f"did not join the process group within the {config.timeout_s:g} s "
                                    f"timeout (a start deadlock or an unreachable store)")
                     done[r] = ("err", r, "connect", "")
+                    procs[r].terminate()  # stuck: end it now, not after the final join's grace period
             first_failure = time.monotonic() - config.timeout_s  # give the others GRACE_S to report
         try:
             msg = results.get(timeout=0.05)
@@ -246,6 +254,8 @@ def collect(procs: list[Any], results: Any, config: DistributedConfig, store: An
             if msg[0] == "err":
                 failures[msg[1]] = (msg[2], msg[3])
                 first_failure = first_failure or time.monotonic()
+            elif first_ok is None and len(done) < world:
+                first_ok = (msg[1], time.monotonic())
             continue
         except queue_mod.Empty:
             pass
@@ -286,6 +296,20 @@ def collect(procs: list[Any], results: Any, config: DistributedConfig, store: An
                     done[r] = ("err", r, "", "")
                     p.terminate()
     return done, failures
+
+
+def _still_running(procs: list[Any], done: dict[int, tuple], store: Any, finished: int, after_s: float,
+                   deadline_s: float | None) -> None:
+    """Warn (stderr, or the innermost diagnostics collector) that ranks are still running ``after_s`` seconds
+    after rank ``finished`` returned: local work that never talks to a peer is bounded only by
+    ``dispatch_timeout_s``, so a hung rank is named instead of waited on silently."""
+    from pypto.diagnostics import Diagnostic, Severity, emit
+
+    running = ", ".join(f"rank {r} (task {_last_task(store, r)!r})" for r in range(len(procs)) if r not in done)
+    bound = ("only DistributedConfig(dispatch_timeout_s=...) would end it" if deadline_s is None
+             else f"the {deadline_s:g} s dispatch timeout ends it")
+    emit(Diagnostic(Severity.WARNING, f"{running} still running {after_s:g} s after rank {finished} finished; "
+                    f"nothing waits on it, so {bound}"))
 
 
 def _free_port() -> int:
