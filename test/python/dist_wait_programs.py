@@ -7,6 +7,7 @@ import pypto.language as pl
 import pypto.language.distributed as pld
 
 N = 64
+WORK = 2000
 
 
 @pl.jit.incore
@@ -41,3 +42,36 @@ def rounds_host(x: pl.Tensor[[3, 2, N], pl.FP32], y: pl.Out[pl.Tensor[[3, 2, N],
     sig = pld.alloc_window_buffer([1, 1], dtype=pl.INT32)
     for r in pl.range(pld.world_size()):
         rounds_chip(x[r], y[r], pld.window(sig, [1, 1], dtype=pl.INT32), device=r)
+
+
+@pl.jit.incore
+def credit_k(x: pl.Tensor[[2, N], pl.FP32], y: pl.Out[pl.Tensor[[2, N], pl.FP32]],
+             sig: pld.DistributedTensor[[2, 1], pl.INT32]):
+    """Two ``pld.tensor.barrier``s on one signal (a credit barrier: it clears itself); rank 0 works before the
+    first, rank 1 before the second (``WORK`` adds of a [2, N] tile)."""
+    ctx: pld.CommCtx = pld.get_comm_ctx(sig)
+    me = pld.rank(ctx)
+    t = pl.load(x, [0, 0], [2, N])
+    for i in pl.range((1 - me) * WORK):
+        t = pl.add(t, t)
+    y = pl.store(t, [0, 0], y)
+    pld.tensor.barrier(sig)
+    u = pl.load(y, [0, 0], [2, N])
+    for i in pl.range(me * WORK):
+        u = pl.add(u, u)
+    y = pl.store(u, [0, 0], y)
+    pld.tensor.barrier(sig)
+    return y
+
+
+@pl.jit
+def credit_chip(x: pl.Tensor[[2, N], pl.FP32], y: pl.Out[pl.Tensor[[2, N], pl.FP32]],
+                sig: pld.DistributedTensor[[2, 1], pl.INT32]):
+    return credit_k(x, y, sig)
+
+
+@pl.jit.host
+def credit_host(x: pl.Tensor[[2, 2, N], pl.FP32], y: pl.Out[pl.Tensor[[2, 2, N], pl.FP32]]):
+    sig = pld.alloc_window_buffer([2, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        credit_chip(x[r], y[r], pld.window(sig, [2, 1], dtype=pl.INT32), device=r)

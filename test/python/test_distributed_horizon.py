@@ -12,6 +12,7 @@ import torch
 from pypto.ir.distributed_compiled_program import DistributedConfig
 from pypto.runtime import RunConfig
 from pypto.runtime.distributed.horizon import INF, RankState, first_hold, issue_floors, monotone, settles
+from pypto.target.model import load_target
 
 HOP = 100
 WAIT = ("s", 0, 1, "Ge")
@@ -104,3 +105,21 @@ def test_a_rank_blocked_in_a_receive_follows_its_sender_until_the_message_is_sen
     assert issue_floors(sent, {0: 5000}, HOP)[2] == 0
     untracked = {**waiting, 0: RankState(INF, sent=(0, 0, 0))}  # it may send at any cycle: no bound either
     assert issue_floors(untracked, {}, HOP)[2] == 0
+
+
+def test_a_kernels_second_credit_barrier_waits_for_the_late_peers_arrival(tmp_path: Path) -> None:
+    """credit_k on 2 ranks: rank 0 works before the first pld.tensor.barrier, rank 1 before the second; rank
+    0's second wait for rank 1's arrival ends when that arrival lands, not at the first barrier's arrival (its
+    credit was taken before the second wait began)."""
+    x, y = torch.ones(2, 2, dw.N) * 1e-6, torch.zeros(2, 2, dw.N)
+    dc = DistributedConfig(device_ids=[0, 1], timeout_s=60.0, num_sub_workers=0)
+    config = RunConfig(distributed_config=dc, save_kernels_dir=str(tmp_path / "build"))
+    compiled = dw.credit_host.compile(x, y, config=config)
+    compiled(x, y, config=config)
+    r0, r1 = (rk.events for rk in compiled.last_run.ranks)
+    arrivals = [e["start"] for e in r1 if e["name"] == "notify r0[1] AtomicAdd 1"]
+    waits = [e for e in r0 if e["name"] == "wait w0[1] Ge 1"]
+    assert len(arrivals) == len(waits) == 2
+    hop4 = load_target("a2a3").link.hop_cycles(4, load_target("a2a3").clock_hz)
+    assert arrivals[1] > waits[1]["start"] + hop4  # rank 1 arrives late in the second barrier
+    assert waits[1]["end"] == arrivals[1] + hop4
