@@ -52,12 +52,12 @@ def credit_k(x: pl.Tensor[[2, N], pl.FP32], y: pl.Out[pl.Tensor[[2, N], pl.FP32]
     ctx: pld.CommCtx = pld.get_comm_ctx(sig)
     me = pld.rank(ctx)
     t = pl.load(x, [0, 0], [2, N])
-    for i in pl.range((1 - me) * WORK):
+    for _i in pl.range((1 - me) * WORK):
         t = pl.add(t, t)
     y = pl.store(t, [0, 0], y)
     pld.tensor.barrier(sig)
     u = pl.load(y, [0, 0], [2, N])
-    for i in pl.range(me * WORK):
+    for _i in pl.range(me * WORK):
         u = pl.add(u, u)
     y = pl.store(u, [0, 0], y)
     pld.tensor.barrier(sig)

@@ -230,11 +230,14 @@ class RankComm:
     def notify(self, signal: str, peer: int, slot: int = 0, value: int = 1,
                op: NotifyOp | str = NotifyOp.AtomicAdd, delay: int | None = None) -> None:
         """Add ``value`` to (or set) cell ``slot`` of ``peer``'s signal ``signal``; it lands a link hop of
-        4 bytes later in simulated time (``delay`` cycles when given: a kernel's notify of its own cell)."""
+        4 bytes later in simulated time (``delay`` cycles when given: a kernel's notify of its own cell; this
+        rank's own cell otherwise: at once, a local store, so its own next wait sees it)."""
         op = NotifyOp(op)
         self._check_peer(peer, "notify")
         key, store = self._sig_key(signal, peer, slot), self.signal_stores.get(signal, self.store)
-        landed = self.clock + (self.hop_cycles(4) if delay is None else int(delay))
+        if delay is None:
+            delay = 0 if peer == self.rank else self.hop_cycles(4)
+        landed = self.clock + int(delay)
         fid = f"n{self.rank}-{self.epoch}-{self._notifies}"
         self._notifies += 1
         idx = store.add(key + "/n", 1)
