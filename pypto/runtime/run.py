@@ -631,6 +631,9 @@ def _execute(prepared: Prepared, target: Target, args: Sequence[Any], config: Ru
 
         plan_key = make_plan_key(config, target, dev_args)
     graph = build_task_graph(prepared.program.module, entry, dev_args, prepared.param_names)
+    comm_ops = sys.modules.get("pypto.device.interpreter.comm_impls")  # loaded by any multi-rank run
+    if comm_ops is not None:
+        comm_ops.kernel_parts(sum(t.block_num * len(t.parts) for t in graph.tasks))
 
     from pypto.device.interpreter import DeviceError, run_kernel
 

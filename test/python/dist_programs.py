@@ -94,6 +94,54 @@ def barrier_twice(comm: RankComm) -> list[int]:
     return [first, comm.clock]
 
 
+def reused_signal_rounds(comm: RankComm) -> list[int]:
+    """Two rounds on one signal cell of rank 0 (AtomicAdd, ``Ge 2`` then ``Ge 3``): rank 1 notifies it at
+    cycles 1000 (round 1) and 20000 (round 2, without waiting in between), rank 2 at 5000 (round 1).
+    Rank 0 returns its clock after each wait."""
+    if comm.rank == 1:
+        comm.compute(1000, "work")
+        comm.notify("rounds", 0, 0, 1)
+        comm.compute(19000, "work")
+        comm.notify("rounds", 0, 0, 1)
+    elif comm.rank == 2:
+        comm.compute(5000, "work")
+        comm.notify("rounds", 0, 0, 1)
+    out = []
+    if comm.rank == 0:
+        comm.wait("rounds", 0, 2, WaitCmp.Ge)
+        out.append(comm.clock)
+        comm.wait("rounds", 0, 3, WaitCmp.Ge)
+        out.append(comm.clock)
+    return out
+
+
+def one_rank_lags(comm: RankComm) -> None:
+    """Rank 1 notifies rank 0 at cycle 5000; rank 2, still at cycle 0, computes for 4 s of host time
+    without notifying or blocking; rank 0 waits for rank 1's notify."""
+    if comm.rank == 1:
+        comm.compute(5000, "work")
+        comm.notify("lag", 0, 0, 1)
+    elif comm.rank == 2:
+        time.sleep(4.0)
+    else:
+        comm.wait("lag", 0, 1, WaitCmp.Ge)
+
+
+def wait_then_send(comm: RankComm) -> int:
+    """Rank 1 notifies rank 0 at cycle 5000; rank 0 waits for it, then sends rank 2 a message, which rank 2
+    (still at cycle 0) waits for in a receive. Returns the rank's clock."""
+    box = torch.zeros(4)
+    if comm.rank == 1:
+        comm.compute(5000, "work")
+        comm.notify("go", 0, 0, 1)
+    elif comm.rank == 0:
+        comm.wait("go", 0, 1, WaitCmp.Ge)
+        comm.exchange([(2, box)], [])
+    else:
+        comm.exchange([], [(0, box)])
+    return comm.clock
+
+
 def credit_wait_twice(comm: RankComm, slow: int) -> list[tuple[int, int]]:
     """A credit on one reused cell (as pld.tensor.barrier): notify the peer, wait for its notify, take the
     credit back (notify(-1) of the own cell), twice; rank 0 is late in round 0, rank 1 in round 1. Returns

@@ -122,14 +122,41 @@ def test_a_barrier_clock_does_not_depend_on_when_the_notifies_arrive_in_host_tim
                                          for r in range(4)]
 
 
-@pytest.mark.xfail(strict=True, reason="docs/distributed.md 'Not done yet': a wait's clock is the earliest "
-                   "time-sorted prefix of the notifies that satisfies it, so on a reused credit cell the first "
-                   "round's notify satisfies the second round's wait (needs conservative wait clocks)")
+@pytest.mark.parametrize("late", [None, 1, 2])
+def test_a_reused_signal_waits_for_the_slow_peers_notify_of_its_round(
+        late: int | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rank 0 waits twice on one cell; rank 1 notifies it for both rounds before rank 2's round-1 notify
+    (simulated cycle 5000) arrives in host time when rank 2 is held back: the first wait still ends when
+    rank 2's notify lands, not at rank 1's round-2 notify, whichever rank host time delays."""
+    from pypto.runtime.distributed.comm import RankComm
+
+    notify = RankComm.notify
+
+    def slow_notify(self: RankComm, signal: str, peer: int, *args: object, **kw: object) -> None:
+        if self.rank == late and signal == "rounds":
+            time.sleep(1.0)
+        notify(self, signal, peer, *args, **kw)
+
+    monkeypatch.setattr(RankComm, "notify", slow_notify)  # the forked ranks inherit it
+    run = launch(dp.reused_signal_rounds, cfg(3))
+    assert run.values[0] == [5000 + hop(4), 20000 + hop(4)]
+
+
+def test_a_rank_blocked_in_a_receive_does_not_hold_back_the_wait_its_sender_is_in() -> None:
+    """Rank 2 (cycle 0) waits in a receive for rank 0's message, which rank 0 sends after its wait: rank 2's
+    floor follows rank 0's (it cannot receive before rank 0 sends), so rank 0's wait settles."""
+    run = launch(dp.wait_then_send, cfg(3, timeout_s=10.0))
+    assert run.values == [5000 + hop(4), 5000, 5000 + hop(4) + hop(16)]
+
+
 def test_a_wait_on_a_reused_credit_cell_ends_after_the_notify_it_waited_for() -> None:
+    """The cell is taken as the wait finds it: rank 0's first-round credit (rank 1's notify, then its own
+    notify(-1)) landed before its second wait began, so that wait ends at rank 1's second notify."""
     run = launch(dp.credit_wait_twice, cfg(2), 1_000_000)
     (_, _), (_, waited0) = run.values[0]
     (_, _), (sent1, _) = run.values[1]
     assert waited0 >= sent1 + hop(4)  # rank 0's second wait needs rank 1's second notify, sent after its work
+    assert waited0 == sent1 + hop(4)
 
 
 @pytest.mark.parametrize("world", [2, 4])
@@ -159,6 +186,14 @@ def test_a_wait_nobody_answers_times_out_with_rank_and_signal() -> None:
     assert list(err.value.failures) == [0]
 
 
+def test_a_wait_held_by_a_rank_that_could_still_notify_earlier_names_it_at_the_timeout() -> None:
+    """Rank 0's condition holds at rank 1's notify, but rank 2 (at cycle 0, never blocking) could still
+    notify it earlier in simulated time: the wait is not final, and its timeout error says why."""
+    with pytest.raises(DistributedRunError) as err:
+        launch(dp.one_rank_lags, cfg(3, timeout_s=1.5))
+    task, why = err.value.failures[0]
+    assert f"(the cell holds 1; it held at cycle {5000 + hop(4)}, but rank(s) [2] could still notify earlier)" in why
+    assert list(err.value.failures) == [0]
 def test_a_rank_stuck_in_local_work_is_named_then_reported_as_hung_after_the_dispatch_timeout(
         capfd: pytest.CaptureFixture[str]) -> None:
     """Nothing waits on rank 1, so only dispatch_timeout_s bounds it (None by default: a chip run may be long);

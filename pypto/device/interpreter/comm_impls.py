@@ -56,6 +56,8 @@ class RankLink(Protocol):
     nranks: int
     offset: int
     """The chip cycle the running kernel starts at (its kernel cycles count from there)."""
+    parts: int | None
+    """The kernel parts the chip run interprets (:func:`kernel_parts`; None: not told)."""
 
     def peer_array(self, a: np.ndarray, peer: int) -> np.ndarray:
         """The bytes of ``a`` (a view of one of this rank's window regions) on ``peer``'s region (``peer``: an
@@ -109,6 +111,13 @@ def kernel_start(cycle: int) -> None:
     the rank link, if any, prices its ``pto.comm`` ops from there (no-op in a single-chip run)."""
     if _LINKS:
         _LINKS[-1].offset = int(cycle)
+
+
+def kernel_parts(n: int) -> None:
+    """The chip run about to start interprets ``n`` kernel parts (its tasks' blocks times their parts): the
+    rank link, if any, knows whether a part interpreted later can notify earlier than a blocked one's wait."""
+    if _LINKS:
+        _LINKS[-1].parts = int(n)
 
 
 def _link(op: Any) -> RankLink:

@@ -8,8 +8,9 @@ every rank-to-rank interaction over ``torch.distributed``:
   ``max(own, sender) + hop(bytes)`` (the target's ``npu.link``);
 - **signals** (:meth:`notify` / :meth:`wait`) and **window slots** (:meth:`put` /
   :meth:`get`): one-sided, on the run's ``torch.distributed`` store (``add`` is
-  atomic), each entry tagged with the simulated time it lands, so a wait orders
-  the waiter's clock after the notifies it consumed.
+  atomic), each entry tagged with the simulated time it lands; a wait ends at the
+  first time its condition holds over every notify that will reach the cell, once
+  the ranks' published clock floors say no earlier one can come (:mod:`.horizon`).
 
 Every wait, receive and store read is bounded by the run's timeout; a failure
 is a :class:`DistributedRankError` naming the rank, its task and what it waited for.
@@ -33,6 +34,8 @@ import torch.distributed as dist
 
 from pypto.dialects.distributed_enums import NotifyOp, WaitCmp, compare
 from pypto.target.model import LinkCosts, Target, TargetError
+
+from .horizon import INF, Entry, RankState, first_hold, issue_floors, monotone, settles
 
 _HEADER = struct.Struct("<qq")
 """A message's header: the sender's clock (cycles) and the message's number on its (src, dst) pair."""
@@ -91,6 +94,19 @@ class RankComm:
         self.epoch = 0
         """The dispatch this comm serves (a notify is tagged with it: one from an earlier dispatch, still
         counted by a persistent window, landed before this dispatch's clock started)."""
+        self.tracked = True
+        """This rank's notifies follow the clock it publishes (:mod:`.horizon`); False once it ran a chip whose
+        kernel parts can notify out of simulated-time order (more than one part) or registered a deferred
+        wait: it then publishes no floor (``inf``) for the rest of the dispatch, and the ranks' waits take its
+        notifies as they arrive in host time."""
+        self._published: str | None = None
+        self._entries: dict[tuple[int, str], list[Entry]] = {}
+        """Per signal cell (store, key), the notifies read so far (a notify's entry never changes)."""
+        self._started: set[int] = set()
+        """The ranks whose state key exists (before, a rank has not started: its floor is 0)."""
+        self._states_seen: list[Any] = []
+        self._news = 0
+        """Notifies and peer states read that were new (a wait polls again soon after one)."""
 
     # ---- task names, errors, costs -------------------------------------------------
 
@@ -190,6 +206,8 @@ class RankComm:
             buf = torch.empty(_HEADER.size + out.numel() * out.element_size(), dtype=torch.uint8)
             posted.append((peer, out, buf, self._post(False, buf, peer, f"{name}: receive from rank {peer}")))
         for peer, out, buf, work in posted:
+            # about to block: the peers' waits must not wait for this rank's floor (which follows the sender's)
+            self.publish(recv=(peer, self._received[peer], self.hop_cycles(buf.numel() - _HEADER.size)))
             self._wait_work(work, f"{name}: receive from rank {peer}")
             sender_clock, seq = _HEADER.unpack(bytes(buf[: _HEADER.size].tolist()))
             expect = self._received[peer]
@@ -212,11 +230,14 @@ class RankComm:
     def notify(self, signal: str, peer: int, slot: int = 0, value: int = 1,
                op: NotifyOp | str = NotifyOp.AtomicAdd, delay: int | None = None) -> None:
         """Add ``value`` to (or set) cell ``slot`` of ``peer``'s signal ``signal``; it lands a link hop of
-        4 bytes later in simulated time (``delay`` cycles when given: a kernel's notify of its own cell)."""
+        4 bytes later in simulated time (``delay`` cycles when given: a kernel's notify of its own cell; this
+        rank's own cell otherwise: at once, a local store, so its own next wait sees it)."""
         op = NotifyOp(op)
         self._check_peer(peer, "notify")
         key, store = self._sig_key(signal, peer, slot), self.signal_stores.get(signal, self.store)
-        landed = self.clock + (self.hop_cycles(4) if delay is None else int(delay))
+        if delay is None:
+            delay = 0 if peer == self.rank else self.hop_cycles(4)
+        landed = self.clock + int(delay)
         fid = f"n{self.rank}-{self.epoch}-{self._notifies}"
         self._notifies += 1
         idx = store.add(key + "/n", 1)
@@ -225,27 +246,149 @@ class RankComm:
             store.add(key, int(value))
         else:
             store.set(key, str(int(value)))
+        self.publish()  # a waiter whose condition now holds need not wait for this rank to block
         self._event(f"notify r{peer}[{slot}] {op.value} {value}", "notify", self.clock, self.clock, peer=peer,
                     flows=[{"id": fid, "ph": "s"}], remote={"rank": peer, "ts": landed, "id": fid,
                                                              "name": f"{signal}[{slot}] <- r{self.rank}"})
 
     def wait(self, signal: str, slot: int = 0, expected: int = 1, cmp: WaitCmp | str = WaitCmp.Ge) -> int:
         """Block until this rank's cell ``slot`` of ``signal`` compares ``cmp`` with ``expected`` (bounded
-        by the timeout). The clock moves to the simulated time the notifies that satisfy it landed.
-        Returns the cell's value."""
+        by the timeout). The clock moves to the first simulated time the condition holds over every notify
+        that will reach the cell (:mod:`.horizon`: once no rank can still send one landing earlier), not
+        before the wait started. Returns the cell's value then."""
+        cmp = WaitCmp(cmp)
+        start, spec = self.clock, (signal, int(slot), int(expected), cmp.value)
+        self.publish(spec)
         deadline = time.monotonic() + self.timeout_s
         pause = 0.0005
         while True:
-            have = self.signal_value(signal, slot)
-            if compare(cmp, have, expected):
+            seen = self._news
+            got = self._settled(spec, start)
+            if got is not None:
                 break
             if time.monotonic() > deadline:
-                raise self.wait_timeout(signal, slot, expected, cmp, have)
+                raise self.wait_timeout(signal, slot, expected, cmp, self.signal_value(signal, slot),
+                                        detail=self._behind(spec, start))
+            pause = 0.0005 if self._news != seen else min(pause * 2, 0.01)  # something moved: look again soon
             time.sleep(pause)
-            pause = min(pause * 2, 0.01)
-        start = self.clock
-        self.clock = self.landed(signal, slot, expected, cmp, start)
-        return have
+        first, value, used = got
+        self.clock = max(start, int(first))
+        self._event(f"wait {signal}[{slot}] {cmp.value} {expected}", "wait", start, self.clock, consumed=used)
+        return value
+
+    def _settled(self, spec: tuple[str, int, int, str], start: int) -> tuple[float, int, list[str]] | None:
+        """The wait ``spec`` (started at ``start``): its first holding time, value and consumed notifies once
+        final, else None. The peers' states are read before the cells' notifies (a floor covers every notify
+        its rank posted before publishing it)."""
+        signal, slot, expected, cmp = spec
+        mine = self._cell_entries(signal, self.rank, slot)
+        got = first_hold(mine, expected, cmp, start)
+        if got[0] == INF:
+            return None
+        if got[0] == start and monotone(mine, cmp):  # it held when the wait began: later notifies only add
+            return got
+        floors, mine = self._floors(spec, start)
+        got = first_hold(mine, expected, cmp, start)
+        others = [f for r, f in floors.items() if r != self.rank]
+        return got if settles(got[0], others, self.hop_cycles(4)) else None
+
+    def _floors(self, spec: tuple[str, int, int, str], start: int) -> tuple[dict[int, float], list[Entry]]:
+        """Every rank's issue floor (:func:`.horizon.issue_floors`) from the published states, this rank
+        blocked in the wait ``spec`` since ``start``; and this rank's cell's notifies (read with the others',
+        after the states)."""
+        states = self._states()
+        states[self.rank] = RankState(start if self.tracked else INF, spec,
+                                      sent=tuple(self._sent[r] for r in range(self.world_size)))
+        waiting = [r for r, st in states.items() if st.wait is not None and st.floor != INF and r != self.rank]
+        cells = [(states[r].wait[0], r, states[r].wait[1]) for r in waiting]  # type: ignore[index]
+        entries = self._cells([(spec[0], self.rank, spec[1]), *cells])
+        firsts = {self.rank: first_hold(entries[0], spec[2], spec[3], start)[0]} if self.tracked else {}
+        for r, e in zip(waiting, entries[1:], strict=True):
+            firsts[r] = first_hold(e, states[r].wait[2], states[r].wait[3], states[r].floor)[0]  # type: ignore[index]
+        return issue_floors(states, firsts, self.hop_cycles(4)), entries[0]
+
+    def _behind(self, spec: tuple[str, int, int, str], start: int) -> str:
+        """Why a wait whose condition may hold is not final yet: the ranks that could still notify earlier."""
+        signal, slot, expected, cmp = spec
+        first = first_hold(self._cell_entries(signal, self.rank, slot), expected, cmp, start)[0]
+        if first == INF:
+            return ""
+        late = [r for r, f in self._floors(spec, start)[0].items() if r != self.rank and f + self.hop_cycles(4) < first]
+        return f"; it held at cycle {int(first)}, but rank(s) {late} could still notify earlier" if late else ""
+
+    # ---- the published clock floors (:mod:`.horizon`) ---------------------------------
+
+    def _state_key(self, rank: int) -> str:
+        return f"floor/{self.epoch}/{rank}"
+
+    def publish(self, wait: tuple[str, int, int, str] | None = None, recv: tuple[int, int, int] | None = None) -> None:
+        """Publish this rank's floor (:class:`.horizon.RankState`): its clock (a lower bound on every notify or
+        message it issues from now on), with the wait or receive it is blocked in and the messages it sent;
+        ``inf`` once untracked. Called before every host blocking point, so a blocked rank does not hold its
+        peers' waits back."""
+        sent = [self._sent[r] for r in range(self.world_size)]
+        text = json.dumps([self.clock, list(wait) if wait else None, list(recv) if recv else None, sent]
+                          if self.tracked else [INF, None, None, sent])
+        if text != self._published:
+            self.store.set(self._state_key(self.rank), text)
+            self._published = text
+
+    def stop_tracking(self) -> None:
+        """From now on this rank publishes no floor (``inf``: it finished, or its notifies may come out of
+        simulated-time order; see :attr:`tracked`)."""
+        self.tracked = False
+        self.publish()
+
+    def _states(self) -> dict[int, RankState]:
+        """The other ranks' published states (one not started yet: floor 0)."""
+        peers = [r for r in range(self.world_size) if r != self.rank]
+        for r in peers:
+            if r not in self._started and self.store.check([self._state_key(r)]):
+                self._started.add(r)
+        keys = [r for r in peers if r in self._started]
+        out = {r: RankState(0) for r in peers}
+        if keys:
+            raws = self.store.multi_get([self._state_key(r) for r in keys])
+            if raws != self._states_seen:
+                self._states_seen, self._news = raws, self._news + 1
+            for r, raw in zip(keys, raws, strict=True):
+                floor, wait, recv, sent = json.loads(bytes(raw))
+                out[r] = RankState(floor, tuple(wait) if wait else None, tuple(recv) if recv else None, tuple(sent))
+        return out
+
+    def _cell_entries(self, signal: str, owner: int, slot: int) -> list[Entry]:
+        """The notifies of ``owner``'s cell ``slot`` of ``signal`` posted so far (one of an earlier dispatch:
+        landed at 0)."""
+        return self._cells([(signal, owner, slot)])[0]
+
+    def _cells(self, cells: Sequence[tuple[str, int, int]]) -> list[list[Entry]]:
+        """:meth:`_cell_entries` of each ``(signal, owner, slot)``: per store, one read of their counts and one
+        of their new notifies."""
+        out: list[list[Entry]] = [[] for _ in cells]
+        groups: dict[int, tuple[Any, list[int]]] = {}
+        for k, (signal, _, _) in enumerate(cells):
+            store = self.signal_stores.get(signal, self.store)
+            groups.setdefault(id(store), (store, []))[1].append(k)
+        for store, ks in groups.values():
+            keys = [self._sig_key(*cells[k]) for k in ks]
+            fresh = [key for key in keys if (id(store), key) not in self._entries]
+            for key in fresh:  # makes the count (0) of a cell never notified yet: a multi_get then finds it
+                store.add(key + "/n", 0)
+                self._entries[(id(store), key)] = []
+            counts = [int(c) for c in store.multi_get([key + "/n" for key in keys])]
+            seen = [self._entries[(id(store), key)] for key in keys]
+            want = [(key, e, i) for key, e, n in zip(keys, seen, counts, strict=True)
+                    for i in range(len(e) + 1, n + 1)]  # fmt: skip
+            if want:
+                self._news += 1
+                raws = store.multi_get([f"{key}/e{i}" for key, _, i in want])
+                lists = dict(zip(keys, seen, strict=True))
+                for (key, _, _), raw in zip(want, raws, strict=True):
+                    t, v, op, fid, epoch = json.loads(bytes(raw))
+                    lists[key].append((t if epoch == self.epoch else 0, v, op, fid))
+            for k, e in zip(ks, seen, strict=True):
+                out[k] = e
+        return out
 
     def signal_value(self, signal: str, slot: int = 0) -> int:
         """The value of this rank's cell ``slot`` of ``signal`` now (one store read, never blocking)."""
@@ -253,20 +396,18 @@ class RankComm:
         return int(store.add(key, 0))
 
     def wait_timeout(self, signal: str, slot: int, expected: int, cmp: WaitCmp | str, have: int,
-                     what: str = "wait") -> DistributedRankError:
+                     what: str = "wait", detail: str = "") -> DistributedRankError:
         """The error of a wait on ``signal[slot]`` that did not hold within the timeout."""
         return self.error(
             f"{what} on signal '{signal}'[{slot}] for {WaitCmp(cmp).value} {expected} timed out after "
-            f"{self.timeout_s:g} s (the cell holds {have}): a peer rank failed or never notified"
+            f"{self.timeout_s:g} s (the cell holds {have}{detail}): a peer rank failed or never notified"
         )
 
     def landed(self, signal: str, slot: int, expected: int, cmp: WaitCmp | str, start: int,
                name: str = "wait") -> int:
         """The simulated time (not before ``start``) the notifies that satisfy a wait that now holds
         landed; records the wait from ``start`` to it (an event consuming their flows)."""
-        key, store = self._sig_key(signal, self.rank, slot), self.signal_stores.get(signal, self.store)
-        entries = [json.loads(store.get(f"{key}/e{i}")) for i in range(1, int(store.add(key + "/n", 0)) + 1)]
-        entries = [[t if epoch == self.epoch else 0, v, op, fid] for t, v, op, fid, epoch in entries]
+        entries = self._cell_entries(signal, self.rank, slot)
         landed, value, used = start, 0, []
         for t, v, op, fid in sorted(entries):
             value = value + v if op == NotifyOp.AtomicAdd.value else v
@@ -306,6 +447,7 @@ class RankComm:
         waits until it landed."""
         self._check_peer(peer, "get")
         key = f"win/{window}/{peer}/{slot}"
+        self.publish()  # may block: see exchange
         try:
             self.store.wait([key], timedelta(seconds=self.timeout_s))
             blob = self.store.get(key)

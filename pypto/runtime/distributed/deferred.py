@@ -100,6 +100,7 @@ class DeferredTasks:
 
         task = self._running or self._new(None, (), True)
         b, _ = self.kernel_comm.windows.locate(signal)
+        self.kernel_comm.comm.stop_tracking()  # its completion is taken as the notifies arrive (comm.tracked)
         task.conditions.append(_Condition(f"w{b}", _flat(signal, offsets), 1 if expected is None else int(expected),
                                           WaitCmp(cmp), self.kernel_comm.comm.clock))
         self.incomplete[task.number] = task

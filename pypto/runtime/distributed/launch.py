@@ -111,6 +111,16 @@ def _run_rank(comm: RankComm, fn: Callable[..., Any], args: tuple, kwargs: dict)
     except Exception as exc:  # noqa: BLE001 - the user's code: reported with its rank and task
         where = traceback.extract_tb(exc.__traceback__)[-1]
         return ("err", comm.rank, comm.task, f"{type(exc).__name__}: {exc} ({Path(where.filename).name}:{where.lineno})")
+    finally:
+        _finished(comm)
+
+
+def _finished(comm: RankComm) -> None:
+    """This rank sends no more notifies: its floor is ``inf`` (a peer's wait no longer waits for its clock)."""
+    try:
+        comm.stop_tracking()
+    except Exception:  # noqa: BLE001 - the store may be gone with a failed peer; the run reports the failure
+        pass
 
 
 def exception_line(exc: BaseException) -> str:

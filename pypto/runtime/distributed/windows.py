@@ -409,6 +409,10 @@ class ChipLink:
         self.base = kc.comm.clock
         self.offset = 0
         self.rank, self.nranks = kc.comm.rank, kc.comm.world_size
+        self.parts: int | None = None
+        """The kernel parts (blocks x parts) the chip run interprets (None: not told): with one, its waits
+        are exact (:mod:`.horizon`); with more, a part interpreted later may notify earlier in simulated time
+        than a blocked one's wait, so the rank stops publishing a floor (:attr:`.comm.RankComm.tracked`)."""
         self._arrays = [[None if r is None else r.array for r in row] for row in kc.windows.transports]
 
     def _find(self, a: np.ndarray) -> tuple[int, int, int] | None:
@@ -482,8 +486,14 @@ class ChipLink:
         b, _, off = self._locate(cell)
         return f"w{b}", off // max(1, cell.itemsize)
 
+    def _check_tracking(self) -> None:
+        """A chip run of more than one kernel part (or not told) publishes no floor (see :attr:`parts`)."""
+        if self.parts != 1 and self.comm.tracked:
+            self.comm.stop_tracking()
+
     def notify(self, cell: np.ndarray, value: int, set_: bool, start: int, delay: int | None = None) -> int:
         signal, slot = self._slot(cell)
+        self._check_tracking()
         peer = self.owner(cell)
         op = NotifyOp.Set if set_ else NotifyOp.AtomicAdd
         self._at(start, lambda: self.comm.notify(signal, peer, slot, value, op, delay))
@@ -491,10 +501,12 @@ class ChipLink:
 
     def wait(self, cell: np.ndarray, expected: int, cmp: str, start: int) -> int:
         signal, slot = self._slot(cell)
+        self._check_tracking()
         return self._at(start, lambda: self.comm.wait(signal, slot, expected, WaitCmp(cmp.capitalize())))
 
     def defer(self, cell: np.ndarray, expected: int, cmp: str, start: int) -> DeferredSignal:
         signal, slot = self._slot(cell)
+        self.comm.stop_tracking()  # polled by the chip's scheduler as the notifies arrive (comm.tracked)
         return DeferredSignal(self, signal, slot, expected, WaitCmp(cmp.capitalize()), self.offset + start)
 
 
