@@ -17,7 +17,8 @@ window [first start, last end] (times in µs as the merged trace's, §2's reader
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from bisect import bisect_right
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .trace import TraceInputError
@@ -82,48 +83,31 @@ def overhead_samples(records: Mapping[str, Any], edges: Sequence[tuple[int, int]
     cores = {e: core_types.count(e) for e in engines}
     lo = min(r[3] for r in aicore)
     hi = max(end.values())
-    # per engine, the [from, to) spans of its busy cores and of its ready, undispatched tasks, as the change
-    # each span makes to its count where it begins (+1) and ends (-1) (an empty span never holds): one
-    # sweep over the sorted times sums them (the spans holding t are those begun and not ended by t)
-    width = 2 * len(ENGINES)
-    steps: dict[int, list[int]] = {}
-    slot = {e: 2 * i for i, e in enumerate(ENGINES) if e in cores}
-    for kind, a, b in busy:
-        k = slot.get(kind)
-        if k is not None and a < b:
-            _step(steps, a, b, k, width)
-    for task, kinds in types.items():
-        a, b = ready[task], dispatch[task]
-        if a < b:
-            for e in kinds:
-                k = slot.get(e)
-                if k is not None:
-                    _step(steps, a, b, k + 1, width)
     times = {lo, hi} | {t for _, a, b in busy for t in (a, b)} | set(ready.values()) | set(dispatch.values())
+    # per engine, the [from, to) spans of its busy cores and of its ready, undispatched tasks: how many hold
+    # at t is (spans begun by t) - (spans ended by t), two bisections (an empty span never holds)
+    busy_at = {e: _Spans((a, b) for k, a, b in busy if k == e) for e in ENGINES}
+    ready_at = {e: _Spans((ready[task], dispatch[task]) for task, kinds in types.items() if e in kinds)
+                for e in ENGINES}  # fmt: skip
     samples: list[tuple[int, tuple[int, ...]]] = []
     zero = (0,) * len(COUNTERS)  # at the window's end every counter is 0
-    present = [(2 * i, cores[e]) if e in cores else None for i, e in enumerate(ENGINES)]
-    held = [0] * width  # per engine: its busy cores, its ready undispatched tasks
-    for t in sorted(times):
-        step = steps.get(t)
-        if step is not None:
-            held = [h + d for h, d in zip(held, step, strict=True)]
-        if t < lo:
-            continue
-        if t >= hi:
+    present = [(cores[e], busy_at[e].starts, busy_at[e].ends, ready_at[e].starts, ready_at[e].ends)
+               if e in cores else None for e in ENGINES]  # fmt: skip
+    for t in sorted(x for x in times if lo <= x <= hi):
+        if t == hi:
             samples.append((t, zero))
-            break
+            continue
         values: list[int] = []  # in COUNTERS order: per engine idle, ready, overhead; then all, has
         all_over = bool(engines)
         has_ready = False
         ready_over = True  # every engine with ready work is in overhead
-        for engine in present:
-            if engine is None:  # no core of this engine: nothing idle, nothing waiting
+        for spans in present:
+            if spans is None:  # no core of this engine: nothing idle, nothing waiting
                 values += (0, 0, 0)
                 continue
-            k, n = engine
-            idle = n - held[k]
-            waiting = held[k + 1]
+            n, busy_starts, busy_ends, ready_starts, ready_ends = spans
+            idle = n - bisect_right(busy_starts, t) + bisect_right(busy_ends, t)
+            waiting = bisect_right(ready_starts, t) - bisect_right(ready_ends, t)
             over = idle > 0 and waiting > 0
             values += (idle, waiting, int(over))
             if not over:
@@ -136,16 +120,14 @@ def overhead_samples(records: Mapping[str, Any], edges: Sequence[tuple[int, int]
     return samples
 
 
-def _step(steps: dict[int, list[int]], a: int, b: int, k: int, width: int) -> None:
-    """Count the span ``[a, b)`` in column ``k`` of ``steps``: +1 from ``a``, -1 from ``b``."""
-    row = steps.get(a)
-    if row is None:
-        row = steps[a] = [0] * width
-    row[k] += 1
-    row = steps.get(b)
-    if row is None:
-        row = steps[b] = [0] * width
-    row[k] -= 1
+class _Spans:
+    """Half-open spans ``[a, b)`` as their sorted starts and sorted ends: ``bisect_right(starts, t) -
+    bisect_right(ends, t)`` of them hold ``t`` (``a <= t < b``; an empty span never holds)."""
+
+    def __init__(self, spans: Iterable[tuple[int, int]]):
+        kept = [(a, b) for a, b in spans if a < b]
+        self.starts = sorted(a for a, _ in kept)
+        self.ends = sorted(b for _, b in kept)
 
 
 def overhead_events(records: Mapping[str, Any], edges: Sequence[tuple[int, int]]) -> list[dict[str, Any]]:
