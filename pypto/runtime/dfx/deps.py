@@ -216,11 +216,13 @@ def deps_document(result: Any) -> dict[str, list[Encoded]]:
         tasks.append(Encoded(f'{{"task_id":"{raw_task_id(t.id)}","scope":"auto","kernel_ids":{spell.value(slots)},'
                              f'"block_num":{spell.number(t.block_num)},"args":[{",".join(args)}]}}'))  # fmt: skip
     by_id = {t.id: t for t in graph.tasks}
+    raw = {t.id: f'"{raw_task_id(t.id)}"' for t in graph.tasks}  # each task's id, spelled once
     edges: list[Encoded] = []
     for t in graph.tasks:
-        succ = raw_task_id(t.id)
+        succ = raw[t.id]
         for e in t.dep_edges:
-            head = f'{{"pred":"{raw_task_id(e.pred)}","succ":"{succ}","arg":{spell.number(e.arg)}'
+            pred = raw.get(e.pred) or f'"{raw_task_id(e.pred)}"'
+            head = f'{{"pred":{pred},"succ":{succ},"arg":{spell.number(e.arg)}'
             if e.kind == "explicit":
                 edges.append(Encoded(head + ',"source":"explicit","flags":["wait","retain"]}'))
                 continue

@@ -62,7 +62,14 @@ level-3 scheduler phases); the page names them then."""
 
 
 def _rounded(x: Any) -> Any:
-    """``x`` with its floats to 6 decimals and its tuples as lists (JSON-stable, keys kept)."""
+    """``x`` with its floats to 6 decimals and its tuples as lists (JSON-stable, keys kept). The leaves of a
+    dict or list are handled in place (an analysis is a few hundred of them: a call each cost a third of
+    this)."""
+    t = type(x)
+    if t is dict:
+        return {k: round(v, 6) if type(v) is float else v if type(v) in _LEAVES else _rounded(v) for k, v in x.items()}
+    if t is list or t is tuple:
+        return [round(v, 6) if type(v) is float else v if type(v) in _LEAVES else _rounded(v) for v in x]
     if isinstance(x, float):
         return round(x, 6)
     if isinstance(x, dict):
@@ -70,6 +77,10 @@ def _rounded(x: Any) -> Any:
     if isinstance(x, (list, tuple)):
         return [_rounded(v) for v in x]
     return x
+
+
+_LEAVES = frozenset({int, str, bool, type(None)})
+"""The types :func:`_rounded` keeps as they are without a look inside."""
 
 
 def sched_analyses(result: Any, level: int, edges: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -80,10 +91,11 @@ def sched_analyses(result: Any, level: int, edges: list[dict[str, Any]]) -> dict
         return None
 
     a = analyze(swimlane_records(result, level), [(e["pred"], e["succ"]) for e in edges],
-                {r.task_id: len(_blocks(r)) for r in result.tasks}, trusted=True)  # fmt: skip
+                {r.task_id: len(getattr(r, "blocks", None) or ()) or 1 for r in result.tasks}, trusted=True)  # fmt: skip
     a["switch"]["cores"] = [{"core": c, **s} for c, s in sorted(a["switch"]["cores"].items())]
     a["overhead"]["engines"] = [{"engine": e, **v} for e, v in a["overhead"]["engines"].items()]
-    ids = {task_label(r.task_id): r.task_id for r in result.tasks}
+    path = set(a["critical_path"]["tasks"])
+    ids = {label: r.task_id for r in result.tasks if (label := task_label(r.task_id)) in path}
     a["critical_path"]["task_ids"] = [ids[label] for label in a["critical_path"]["tasks"]]
     return _rounded(a)
 
@@ -147,7 +159,7 @@ def report_model(
     edges = _edges(result)
     preds: dict[int, list[int]] = {}
     succs: dict[int, list[int]] = {}
-    for e in edges:
+    for e in edges:  # distinct pairs sorted by (pred, succ): each list comes out sorted
         preds.setdefault(e["succ"], []).append(e["pred"])
         succs.setdefault(e["pred"], []).append(e["succ"])
 
@@ -170,10 +182,11 @@ def report_model(
             if b.start > a.end:
                 core_gaps.append({"core": c, "after": a.task_id, "task": b.task_id, "from": a.end, "to": b.start,
                                   "cycles": b.start - a.end})  # fmt: skip
-        for i, r in enumerate(lst):  # the latest end of an earlier task on this core
-            before = max((p.end for p in lst[:i] if p.end <= r.start and p.task_id != r.task_id), default=None)
-            if before is not None and r.start == first[r.task_id]:
-                prev_end[r.task_id] = max(before, prev_end.get(r.task_id) or 0)
+        for i, r in enumerate(lst):  # the latest end of an earlier task on this core, at a task's first start
+            if i and r.start == first[r.task_id]:
+                before = max((p.end for p in lst[:i] if p.end <= r.start and p.task_id != r.task_id), default=None)
+                if before is not None:
+                    prev_end[r.task_id] = max(before, prev_end.get(r.task_id) or 0)
         gaps += core_gaps
         cores.append({"id": c, "type": result.core_types[c], "tasks": [r.task_id for r in lst], "busy": busy,
                       "idle": sum(g["cycles"] for g in core_gaps), "first": lst[0].start, "last": lst[-1].end,
@@ -197,7 +210,7 @@ def report_model(
                         "end": b.end, "finish": b.finish} for b in blocks],
             "dispatch": r.dispatch, "start": r.start, "end": r.end, "finish": r.finish, "cycles": r.cycles,
             "prev_end": pe, "head": head, "tail": tail,
-            "preds": sorted(set(preds.get(r.task_id, []))), "succs": sorted(set(succs.get(r.task_id, []))),
+            "preds": preds.get(r.task_id, []), "succs": succs.get(r.task_id, []),
         })  # fmt: skip
 
     findings = [
@@ -231,8 +244,9 @@ def report_model(
     if pmu_event:
         event = pmu_event if pmu_event in EVENT_COUNTERS else 2
         rows = pmu_rows(result, event)
-        pmu = {"event_type": event, "columns": columns(event),
-               "rows": [{"task": int(str(row["task_id"]), 16) & 0xFFFFFFFF, "values": [row[c] for c in columns(event)]}
+        cols = columns(event)
+        pmu = {"event_type": event, "columns": cols,
+               "rows": [{"task": int(str(row["task_id"]), 16) & 0xFFFFFFFF, "values": [row[c] for c in cols]}
                         for row in rows]}  # fmt: skip
 
     sched = sched_analyses(result, swimlane_level, edges)

@@ -166,7 +166,7 @@ def analyze(
             "rows": len(rows),
             "edges": len(pairs),
             "clock_freq_hz": freq,
-            "spmd": [{"task": raw, "blocks": int(n), "rows": sum(r[1] == raw for r in rows)}
+            "spmd": [{"task": raw, "blocks": int(n), "rows": len(tasks[raw].cores)}
                      for raw, n in sorted((block_num or {}).items()) if int(n) > 1 and raw in tasks],
         },  # fmt: skip
     }
@@ -203,8 +203,8 @@ def analyze(
     for row in rows:
         by_core.setdefault(row[0], []).append(row)
     switch: dict[int, dict[str, Any]] = {}
-    heads: list[float] = []
-    tails: list[float] = []
+    heads: list[int] = []  # in cycles (µs below)
+    tails: list[int] = []
     for core in sorted(by_core):
         kind = core_types[core] if 0 <= core < len(core_types) else "core"
         gaps: list[int] = []
@@ -212,8 +212,8 @@ def analyze(
         prev_end: int | None = None
         for _, _, d, start, end, f in sorted(by_core[core], key=lambda r: (r[3], r[4], r[1])):
             head = start - d if prev_end is None else min(start - d, start - prev_end)
-            heads.append(us(max(0, head)))
-            tails.append(us(max(0, f - end)))
+            heads.append(max(0, head))
+            tails.append(max(0, f - end))
             if prev_end is not None and d < prev_end:
                 gap = max(0, start - prev_end)
                 gaps.append(gap)
@@ -231,8 +231,8 @@ def analyze(
         "cores": switch,
         "bound_us": (min(s["total_us"] for s in switch.values()), sum(per_engine_min.values())),
     }
-    out["head"] = percentiles(heads)
-    out["tail"] = percentiles(tails)
+    out["head"] = percentiles([c * 1e6 / freq for c in heads])  # us(c) of each, without a call each
+    out["tail"] = percentiles([c * 1e6 / freq for c in tails])
 
     # 5. scheduler threads
     threads: list[dict[str, Any]] = []
