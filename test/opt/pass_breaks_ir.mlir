@@ -1,5 +1,5 @@
-// RUN: pypto-opt --verify-diagnostics --load-pass-plugin %inputs/test_passes.py -p test-break-ir %s
-// RUN: not pypto-opt --load-pass-plugin %inputs/test_passes.py -p test-break-ir %s 2>&1 | filecheck %s
+// RUN: pypto-opt --verify-diagnostics --load-pass-plugin %inputs/plugin_passes.py -p test-break-ir %s
+// RUN: not pypto-opt --load-pass-plugin %inputs/plugin_passes.py -p test-break-ir %s 2>&1 | filecheck %s
 
 // The IR is verified after every pass; a pass that breaks it is reported at
 // the op that fails verification, naming the pass.

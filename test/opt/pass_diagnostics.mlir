@@ -1,4 +1,4 @@
-// RUN: pypto-opt --split-input-file --verify-diagnostics --load-pass-plugin %inputs/test_passes.py -p test-remark-ops %s
+// RUN: pypto-opt --split-input-file --verify-diagnostics --load-pass-plugin %inputs/plugin_passes.py -p test-remark-ops %s
 
 // Warnings and remarks emitted by passes (pypto.diagnostics.emit) are checked
 // by --verify-diagnostics like errors. Line numbers are those of the whole

@@ -1,5 +1,5 @@
-// RUN: pypto-opt --split-input-file --verify-diagnostics --load-pass-plugin %inputs/test_passes.py -p 'test-error-at{op="pl.tensor.exp"}' %s
-// RUN: not pypto-opt --split-input-file --load-pass-plugin %inputs/test_passes.py -p 'test-error-at{op="pl.tensor.exp"}' %s 2>&1 | filecheck %s
+// RUN: pypto-opt --split-input-file --verify-diagnostics --load-pass-plugin %inputs/plugin_passes.py -p 'test-error-at{op="pl.tensor.exp"}' %s
+// RUN: not pypto-opt --split-input-file --load-pass-plugin %inputs/plugin_passes.py -p 'test-error-at{op="pl.tensor.exp"}' %s 2>&1 | filecheck %s
 
 // A pass error (pypto.diagnostics.DiagnosticError) is one located diagnostic;
 // with --split-input-file the other chunks are still processed.

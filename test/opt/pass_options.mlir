@@ -1,5 +1,5 @@
-// RUN: pypto-opt %inputs/add.mlir --load-pass-plugin %inputs/test_passes.py -p 'test-name-values{prefix=t}' | filecheck %s
-// RUN: not pypto-opt %inputs/add.mlir --load-pass-plugin %inputs/test_passes.py -p 'test-name-values{nope=1}' 2>&1 | filecheck %s --check-prefix=BADOPT
+// RUN: pypto-opt %inputs/add.mlir --load-pass-plugin %inputs/plugin_passes.py -p 'test-name-values{prefix=t}' | filecheck %s
+// RUN: not pypto-opt %inputs/add.mlir --load-pass-plugin %inputs/plugin_passes.py -p 'test-name-values{nope=1}' 2>&1 | filecheck %s --check-prefix=BADOPT
 // RUN: not pypto-opt %inputs/add.mlir -p test-nam-values 2>&1 | filecheck %s --check-prefix=UNKNOWN
 
 // Pass options use xDSL's pipeline syntax; unknown passes and options are

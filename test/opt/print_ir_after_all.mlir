@@ -1,6 +1,6 @@
-// RUN: pypto-opt %inputs/add.mlir --load-pass-plugin %inputs/test_passes.py -p test-noop,test-name-values --print-ir-after-all 2>&1 >/dev/null | filecheck %s
-// RUN: pypto-opt %inputs/add.mlir --load-pass-plugin %inputs/test_passes.py -p test-noop,test-name-values --print-between-passes 2>&1 >/dev/null | filecheck %s
-// RUN: pypto-opt %inputs/add.mlir --load-pass-plugin %inputs/test_passes.py -p test-noop,test-name-values --print-ir-after-change 2>&1 >/dev/null | filecheck %s --check-prefix=CHANGE
+// RUN: pypto-opt %inputs/add.mlir --load-pass-plugin %inputs/plugin_passes.py -p test-noop,test-name-values --print-ir-after-all 2>&1 >/dev/null | filecheck %s
+// RUN: pypto-opt %inputs/add.mlir --load-pass-plugin %inputs/plugin_passes.py -p test-noop,test-name-values --print-between-passes 2>&1 >/dev/null | filecheck %s
+// RUN: pypto-opt %inputs/add.mlir --load-pass-plugin %inputs/plugin_passes.py -p test-noop,test-name-values --print-ir-after-change 2>&1 >/dev/null | filecheck %s --check-prefix=CHANGE
 
 // --print-ir-after-all (alias --print-between-passes) prints the IR to stderr
 // after every pass; --print-ir-after-change only after passes that changed it.

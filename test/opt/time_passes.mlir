@@ -1,4 +1,4 @@
-// RUN: pypto-opt %inputs/add.mlir --load-pass-plugin %inputs/test_passes.py -p test-noop,test-name-values --time-passes 2>&1 >/dev/null | filecheck %s
+// RUN: pypto-opt %inputs/add.mlir --load-pass-plugin %inputs/plugin_passes.py -p test-noop,test-name-values --time-passes 2>&1 >/dev/null | filecheck %s
 
 // CHECK:      Pass execution timing report
 // CHECK:      Total Execution Time: {{[0-9.]+}} seconds

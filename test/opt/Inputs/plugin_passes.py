@@ -1,6 +1,6 @@
 """Test-only passes for pypto-opt's lit and pytest tests.
 
-Loaded with ``pypto-opt --load-pass-plugin test/opt/Inputs/test_passes.py``;
+Loaded with ``pypto-opt --load-pass-plugin test/opt/Inputs/plugin_passes.py``;
 they exercise the driver (printing, dumping, diagnostics) independently of
 the real passes.
 """
