@@ -10,7 +10,7 @@ from pypto.tools.pypto_opt import main
 
 ROOT = Path(__file__).resolve().parents[2]
 INPUTS = ROOT / "test" / "opt" / "Inputs"
-PLUGIN = str(INPUTS / "test_passes.py")
+PLUGIN = str(INPUTS / "plugin_passes.py")
 ADD = str(INPUTS / "add.mlir")
 
 PROGRAM = """\
