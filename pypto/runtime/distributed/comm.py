@@ -32,7 +32,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from pypto.dialects.distributed_enums import NotifyOp, WaitCmp, compare
+from pypto.dialects.distributed_enums import NotifyOp, WaitCmp
 from pypto.target.model import LinkCosts, Target, TargetError
 
 from .horizon import INF, Entry, RankState, first_hold, issue_floors, monotone, settles
@@ -406,17 +406,11 @@ class RankComm:
     def landed(self, signal: str, slot: int, expected: int, cmp: WaitCmp | str, start: int,
                name: str = "wait") -> int:
         """The simulated time (not before ``start``) the notifies that satisfy a wait that now holds
-        landed; records the wait from ``start`` to it (an event consuming their flows)."""
+        landed, the cell taken as the wait found it (:func:`.horizon.first_hold`, as :meth:`wait`); records the
+        wait from ``start`` to it (an event consuming their flows)."""
         entries = self._cell_entries(signal, self.rank, slot)
-        landed, value, used = start, 0, []
-        for t, v, op, fid in sorted(entries):
-            value = value + v if op == NotifyOp.AtomicAdd.value else v
-            used.append(fid)
-            if compare(cmp, value, expected):
-                landed = max(landed, t)
-                break
-        else:
-            landed = max([landed, *(e[0] for e in entries)])
+        first, _, used = first_hold(entries, expected, cmp, start)
+        landed = int(first) if first != INF else max([start, *(int(e[0]) for e in entries)])
         self._event(f"{name} {signal}[{slot}] {WaitCmp(cmp).value} {expected}", "wait", start, landed,
                     consumed=used)
         return landed
