@@ -1075,9 +1075,18 @@ inline T *scratch(std::size_t n) {
 typedef float f32x4 __attribute__((vector_size(16)));
 constexpr int64_t kMmRows = 4, kMmCols = 8;  // a register block: 4 rows x 8 columns, 8 accumulators of 4 lanes
 
+// std::fma lane by lane: x * y + acc with one rounding per lane (the scalar loop's step).
+template <typename V>
+inline V fma_lanes(V x, V y, V acc) {
+    constexpr int kLanes = sizeof(V) / sizeof(float);
+    for (int q = 0; q < kLanes; ++q) acc[q] = std::fma(x[q], y[q], acc[q]);
+    return acc;
+}
+
 // Result rows i..i+3, columns j0..j0+7 of an fp32 matmul into out[4][8]: every element is
-// init + a(i,0)*b(0,j) + a(i,1)*b(1,j) + ... in p order, one rounding per multiply and per add (the
-// order and roundings of the scalar loop, so the same bits), the accumulators held in registers.
+// fma(a(i,k-1), b(k-1,j), ... fma(a(i,1), b(1,j), fma(a(i,0), b(0,j), init))), one fused multiply-add
+// (one rounding) per product in p order (the scalar loop's operations, so the same bits), the
+// accumulators held in registers.
 template <typename A, typename Init>
 inline void matmul_block(const A &a, const float *rhs, int64_t k, int64_t n, int64_t i, int64_t j0, Init &init,
                          float (&out)[kMmRows][kMmCols]) {
@@ -1092,8 +1101,8 @@ inline void matmul_block(const A &a, const float *rhs, int64_t k, int64_t n, int
         for (int ii = 0; ii < kMmRows; ++ii) {
             const float x = static_cast<float>(up(a.at(i + ii, p)));
             const f32x4 xv = {x, x, x, x};
-            t[ii][0] += xv * r0;
-            t[ii][1] += xv * r1;
+            t[ii][0] = fma_lanes(xv, r0, t[ii][0]);
+            t[ii][1] = fma_lanes(xv, r1, t[ii][1]);
         }
     }
     for (int ii = 0; ii < kMmRows; ++ii)
@@ -1104,12 +1113,16 @@ inline void matmul_block(const A &a, const float *rhs, int64_t k, int64_t n, int
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(PTO_CPU_NO_AVX2)
 #define PTO_CPU_AVX2_MATMUL 1
 typedef float f32x8 __attribute__((vector_size(32)));
-// matmul_block with 8-lane accumulators, 4 rows x 16 columns, for a CPU with AVX2 (chosen at run time,
-// so the library still runs without it). Multiply and add stay separate (no FMA): the same bits.
+// One 8-lane fused multiply-add, x * y + acc rounded once per lane (vfmadd231ps: std::fma's bits).
+__attribute__((target("avx2,fma"), always_inline)) inline f32x8 fma8(f32x8 x, f32x8 y, f32x8 acc) {
+    return __builtin_ia32_vfmaddps256(x, y, acc);
+}
+// matmul_block with 8-lane accumulators, 4 rows x 16 columns, for a CPU with AVX2 and FMA (chosen at run
+// time, so the library still runs without them): the same fused multiply-adds, the same bits.
 template <typename A, typename Init>
-__attribute__((target("avx2"))) inline void matmul_block16(const A &a, const float *rhs, int64_t k, int64_t n,
-                                                           int64_t i, int64_t j0, Init &init,
-                                                           float (&out)[kMmRows][2 * kMmCols]) {
+__attribute__((target("avx2,fma"))) inline void matmul_block16(const A &a, const float *rhs, int64_t k, int64_t n,
+                                                               int64_t i, int64_t j0, Init &init,
+                                                               float (&out)[kMmRows][2 * kMmCols]) {
     f32x8 t[kMmRows][2] = {};
     for (int ii = 0; ii < kMmRows; ++ii)
         for (int h = 0; h < 2; ++h)
@@ -1121,8 +1134,8 @@ __attribute__((target("avx2"))) inline void matmul_block16(const A &a, const flo
         for (int ii = 0; ii < kMmRows; ++ii) {
             const float x = static_cast<float>(up(a.at(i + ii, p)));
             const f32x8 xv = {x, x, x, x, x, x, x, x};
-            t[ii][0] += xv * r0;
-            t[ii][1] += xv * r1;
+            t[ii][0] = fma8(xv, r0, t[ii][0]);
+            t[ii][1] = fma8(xv, r1, t[ii][1]);
         }
     }
     for (int ii = 0; ii < kMmRows; ++ii)
@@ -1133,18 +1146,23 @@ inline bool has_avx2() {
     static const bool yes = __builtin_cpu_supports("avx2");
     return yes;
 }
+// The matmul's vector paths: AVX2 and FMA (every AVX2 CPU of Intel and AMD has both; checked apart).
+inline bool has_avx2_fma() {
+    static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return yes;
+}
 
 // The fp32 matmul of a column-major lhs into a column-major result (the cube's Left and Acc tiles),
 // vectorised down the columns: a register block is 16 result rows (two 8-lane vectors, loaded straight
 // from the lhs column p) by kMmColBlock result columns (the rhs element (p, j) broadcast), so neither
 // operand is packed and each result column is stored with two vector stores. Every element is still
-// init(i, j) + a(i,0)*b(0,j) + a(i,1)*b(1,j) + ... in p order with one rounding per multiply and per
-// add, the scalar loop's operations (the lanes are other rows, not a reordered sum): the same bits.
+// init(i, j) then one fused multiply-add a(i,p) * b(p,j) per p in p order, the scalar loop's operations
+// (the lanes are other rows, not a reordered sum): the same bits.
 constexpr int64_t kMmColBlock = 6;  // 12 accumulators, two lhs vectors and a broadcast: 15 registers
 template <int NC, typename B, typename Init>
-__attribute__((target("avx2"))) inline void matmul_colblock(const float *a, int64_t lda, const B &b, float *c,
-                                                            int64_t ldc, int64_t k, int64_t i, int64_t j0,
-                                                            Init &init) {
+__attribute__((target("avx2,fma"))) inline void matmul_colblock(const float *a, int64_t lda, const B &b, float *c,
+                                                                int64_t ldc, int64_t k, int64_t i, int64_t j0,
+                                                                Init &init) {
     f32x8 t[NC][2];
     for (int jj = 0; jj < NC; ++jj)
         for (int h = 0; h < 2; ++h)
@@ -1156,8 +1174,8 @@ __attribute__((target("avx2"))) inline void matmul_colblock(const float *a, int6
         for (int jj = 0; jj < NC; ++jj) {
             const float x = b.at(p, j0 + jj);
             const f32x8 xv = {x, x, x, x, x, x, x, x};
-            t[jj][0] += l0 * xv;
-            t[jj][1] += l1 * xv;
+            t[jj][0] = fma8(l0, xv, t[jj][0]);
+            t[jj][1] = fma8(l1, xv, t[jj][1]);
         }
     }
     for (int jj = 0; jj < NC; ++jj) {
@@ -1167,9 +1185,9 @@ __attribute__((target("avx2"))) inline void matmul_colblock(const float *a, int6
 }
 // Result rows [i0, m - (m - i0) % 16) of a column-major fp32 matmul (the rest is left to the caller).
 template <typename B, typename Init>
-__attribute__((target("avx2"))) inline int64_t matmul_colmajor(const float *a, int64_t lda, const B &b, float *c,
-                                                               int64_t ldc, int64_t m, int64_t k, int64_t n,
-                                                               Init &init, int64_t i0 = 0) {
+__attribute__((target("avx2,fma"))) inline int64_t matmul_colmajor(const float *a, int64_t lda, const B &b,
+                                                                   float *c, int64_t ldc, int64_t m, int64_t k,
+                                                                   int64_t n, Init &init, int64_t i0 = 0) {
     int64_t i = i0;
     for (; i + 16 <= m; i += 16) {
         int64_t j = 0;
@@ -1182,13 +1200,15 @@ __attribute__((target("avx2"))) inline int64_t matmul_colmajor(const float *a, i
 
 // The same with 16-lane vectors for a CPU with AVX-512F (chosen at run time): a register block is 32
 // result rows (two 16-lane vectors from the lhs column) by kMmColBlock512 result columns, 16
-// accumulators. Still one multiply and one add per product in p order, never an FMA: the same bits as
-// the 8-lane path and the scalar loop, in about 70% of the 8-lane path's time (the 64x64x128 projection
-// of the llama block: 10 us against 14 us on a Sapphire Rapids core, which issues 16-lane multiplies and
-// adds on two ports).
+// accumulators. The same fused multiply-add per product in p order: the same bits as the 8-lane path and
+// the scalar loop. The 64x64x128 projection of the llama block on a Sapphire Rapids core: 14 us in the
+// 8-lane blocks with separate multiplies and adds, 10 us in these with them, 7.5 us with the FMA.
 #if defined(PTO_CPU_AVX2_MATMUL) && !defined(PTO_CPU_NO_AVX512)
 #define PTO_CPU_AVX512_MATMUL 1
 typedef float f32x16 __attribute__((vector_size(64)));
+__attribute__((target("avx512f"), always_inline)) inline f32x16 fma16(f32x16 x, f32x16 y, f32x16 acc) {
+    return __builtin_ia32_vfmaddps512_mask(x, y, acc, static_cast<unsigned short>(-1), 4);  // 4: current rounding
+}
 constexpr int64_t kMmColBlock512 = 8;
 template <int NC, typename B, typename Init>
 __attribute__((target("avx512f"))) inline void matmul_colblock512(const float *a, int64_t lda, const B &b, float *c,
@@ -1205,8 +1225,8 @@ __attribute__((target("avx512f"))) inline void matmul_colblock512(const float *a
         for (int jj = 0; jj < NC; ++jj) {
             const float x = b.at(p, j0 + jj);
             const f32x16 xv = {x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x};
-            t[jj][0] += l0 * xv;
-            t[jj][1] += l1 * xv;
+            t[jj][0] = fma16(l0, xv, t[jj][0]);
+            t[jj][1] = fma16(l1, xv, t[jj][1]);
         }
     }
     for (int jj = 0; jj < NC; ++jj) {
@@ -1352,7 +1372,7 @@ inline void matmul(const char *op, C &c, A &a, B &b, Init &&init) {
 #if defined(PTO_CPU_AVX2_MATMUL)
     if constexpr (std::is_same_v<AT, float> && std::is_same_v<typename B::DType, float> && std::is_same_v<T, float> &&
                   col_major_tile<A>::value && col_major_tile<C>::value) {
-        if (has_avx2()) {  // the cube's tiles: vectorised down the columns (matmul_colmajor[512])
+        if (has_avx2_fma()) {  // the cube's tiles: vectorised down the columns (matmul_colmajor[512])
 #if defined(PTO_CPU_AVX512_MATMUL)
             if (has_avx512()) i = matmul_colmajor512(a.data(), A::Rows, b, c.data(), C::Rows, m, k, n, init);
 #endif
@@ -1361,8 +1381,9 @@ inline void matmul(const char *op, C &c, A &a, B &b, Init &&init) {
         }
     }
 #endif
-    // Each result element is init(i, j) + a(i,0)*b(0,j) + a(i,1)*b(1,j) + ..., added in p order, one
-    // rounding per multiply and per add. Column-major fp32 lhs and result (the cube's tiles) run down the
+    // Each result element is init(i, j), then a(i,0)*b(0,j), a(i,1)*b(1,j), ... added in p order: fp32 one
+    // fused multiply-add (std::fma, one rounding) per product, integers exactly (int64 sums).
+    // Column-major fp32 lhs and result (the cube's tiles) run down the
     // columns (matmul_colmajor, above); otherwise the rhs rows are packed row-major once (into a per-thread
     // buffer), so the inner loops walk contiguous memory and vectorise without changing any element's
     // operations; fp32 runs 4x8 register blocks (matmul_block), the rest the i, p, j loop below.
@@ -1376,7 +1397,7 @@ inline void matmul(const char *op, C &c, A &a, B &b, Init &&init) {
         for (; i + kMmRows <= m; i += kMmRows) {
             int64_t j0 = 0;
 #if defined(PTO_CPU_AVX2_MATMUL)
-            if (has_avx2()) {
+            if (has_avx2_fma()) {
                 float wide[kMmRows][2 * kMmCols];
                 for (; j0 + 2 * kMmCols <= n; j0 += 2 * kMmCols) {
                     matmul_block16(a, rhs, k, n, i, j0, init, wide);
@@ -1393,7 +1414,7 @@ inline void matmul(const char *op, C &c, A &a, B &b, Init &&init) {
             for (int ii = 0; ii < kMmRows; ++ii)  // the columns past the last block of 8
                 for (int64_t j = j0; j < n; ++j) {
                     Acc v = static_cast<Acc>(init(i + ii, j));
-                    for (int64_t p = 0; p < k; ++p) v += static_cast<Acc>(up(a.at(i + ii, p))) * rhs[p * n + j];
+                    for (int64_t p = 0; p < k; ++p) v = std::fma(static_cast<Acc>(up(a.at(i + ii, p))), rhs[p * n + j], v);
                     c.at(i + ii, j) = to<T>(v);
                 }
         }
@@ -1404,7 +1425,11 @@ inline void matmul(const char *op, C &c, A &a, B &b, Init &&init) {
         for (int64_t p = 0; p < k; ++p) {
             const Acc x = static_cast<Acc>(up(a.at(i, p)));
             const Acc *row = rhs + p * n;
-            for (int64_t j = 0; j < n; ++j) acc[j] += x * row[j];
+            if constexpr (std::is_same_v<Acc, float>) {
+                for (int64_t j = 0; j < n; ++j) acc[j] = std::fma(x, row[j], acc[j]);
+            } else {
+                for (int64_t j = 0; j < n; ++j) acc[j] += x * row[j];
+            }
         }
         for (int64_t j = 0; j < n; ++j) c.at(i, j) = to<T>(acc[j]);
     }

@@ -107,10 +107,19 @@ def test_matmul_within_tolerance_and_both_reports_the_difference(tmp_path: Path)
     assert report is not None and report.engine == "both"
     (diff,) = report.diffs
     assert diff.func_name == "matmul_64_incore_0" and diff.name == "c" and diff.numel == 64 * 64
-    # fp32 accumulation in another order: small differences, listed, within the case's tolerance.
-    assert diff.differs and 0 < diff.max_abs < 1e-4 and diff.max_rel < 1e-2
-    assert "differ" in report.summary() and "'c'" in report.summary()
+    # fp32 sums, the interpreter's in BLAS's order: equal or within the case's tolerance.
+    assert diff.max_abs < 1e-4 and diff.max_rel < 1e-2
     torch.testing.assert_close(_output(case, args), case.expected(args)["c"], rtol=case.rtol, atol=case.atol)
+    # A C++ result one element off (an edit after the matmul) is listed and summarised.
+    path = _kernel_cpp(compiled)
+    text = path.read_text()
+    call = re.search(r"TMATMUL\((v\d+), v\d+, v\d+\);", text)
+    assert call is not None
+    path.write_text(text.replace(call.group(0), f"{call.group(0)} {call.group(1)}.at(2, 3) += 0.5f;"))
+    both, args = _run(case, compiled, kernel_engine="both")
+    (diff,) = both.kernel_engine.diffs
+    assert diff.differs and diff.mismatched == 1 and 0.4 < diff.max_abs < 0.6
+    assert "differ" in both.kernel_engine.summary() and "'c'" in both.kernel_engine.summary()
 
 
 def test_both_on_elementwise_finds_no_difference(add_build: tuple[Case, Any]) -> None:
@@ -311,16 +320,81 @@ def test_check_inputs_false_skips_the_check_with_the_interpreter_too(tmp_path: P
     assert RunConfig().check_inputs is None
 
 
+def fma32(x: Any, y: Any, acc: Any) -> Any:
+    """``x * y + acc`` rounded once to float32 (a fused multiply-add), element-wise on float32 arrays, exactly.
+
+    The product of two floats is exact in float64 and so is the rounding error ``e`` of the float64 sum
+    ``s = p + acc`` (TwoSum), so ``p + acc == s + e``. Rounding ``s`` to float32 gives the correctly rounded
+    result unless ``s`` lies exactly halfway between two floats while ``e != 0`` (float64's rounding then
+    made the tie, a double rounding): then the float on ``e``'s side is the answer."""
+    import numpy as np
+
+    p = x.astype(np.float64) * y.astype(np.float64)
+    c = acc.astype(np.float64)
+    s = p + c
+    b = s - p
+    e = (p - (s - b)) + (c - b)
+    r = s.astype(np.float32)
+    other = np.nextafter(r, np.where(s > r, np.float32(np.inf), np.float32(-np.inf))).astype(np.float32)
+    tie = (s != r) & (s == (r.astype(np.float64) + other.astype(np.float64)) / 2) & (e != 0)
+    toward_other = (e > 0) == (other > r)
+    return np.where(tie & toward_other, other, r).astype(np.float32)
+
+
+def fused_matmul(a: Any, b: Any, init: Any) -> Any:
+    """``init`` then one fused multiply-add ``a[:, p] * b[p, :]`` per p in k order, in float32 (the header's
+    matmul on fp32 tiles)."""
+    want = init.copy()
+    for p in range(a.shape[1]):
+        want = fma32(a[:, p : p + 1], b[p : p + 1, :], want)
+    return want
+
+
+def test_fma32_is_the_exactly_rounded_fused_multiply_add() -> None:
+    """Against exact rational arithmetic, on random operands of mixed magnitudes and on products that put
+    the float64 sum exactly halfway between two floats (where rounding twice would go the other way)."""
+    from fractions import Fraction
+
+    import numpy as np
+
+    def exact(x: float, y: float, c: float) -> Any:
+        v = Fraction(x) * Fraction(y) + Fraction(c)
+        lo = np.float32(float(v))  # float64 rounds v once; search the floats around it for the nearest
+        best = min(
+            (np.nextafter(lo, np.float32(-np.inf)), lo, np.nextafter(lo, np.float32(np.inf))),
+            key=lambda f: (abs(Fraction(float(f)) - v), int(np.float32(f).view(np.uint32)) & 1),
+        )
+        return np.float32(best)
+
+    rng = np.random.default_rng(7)
+    n = 3000
+    x = (rng.standard_normal(n) * np.exp2(rng.integers(-30, 30, n))).astype(np.float32)
+    y = (rng.standard_normal(n) * np.exp2(rng.integers(-30, 30, n))).astype(np.float32)
+    c = (rng.standard_normal(n) * np.exp2(rng.integers(-30, 30, n))).astype(np.float32)
+    one, ulp = np.float32(1), np.float32(2**-23)
+    # (1 + 2^-23) * 2^-24 (1 - 2^-23) + (1 + 2^-23) = 1 + 3 * 2^-24 - 2^-70: float64 rounds it to the halfway
+    # point 1 + 3 * 2^-24, whose tie goes up to the even 1 + 2^-22; the fused result is 1 + 2^-23.
+    tx = np.array([(one + ulp) * np.float32(2**-24), (one + ulp) * np.float32(2**-24)], np.float32)
+    ty = np.array([one - ulp, -(one - ulp)], np.float32)
+    tc = np.array([one + ulp, -(one + ulp)], np.float32)
+    got = fma32(np.concatenate([x, tx]), np.concatenate([y, ty]), np.concatenate([c, tc]))
+    want = np.array([exact(float(a), float(b), float(d)) for a, b, d in zip(x, y, c, strict=True)], np.float32)
+    assert np.array_equal(got[:n].view(np.uint32), want.view(np.uint32))
+    assert got[n] == one + ulp and got[n + 1] == -(one + ulp)
+    naive = (tx.astype(np.float64) * ty + tc).astype(np.float32)  # rounded twice: the tie went to even
+    assert naive[0] == one + 2 * ulp
+
+
 def test_cpp_matmul_adds_the_products_in_k_order(tmp_path: Path) -> None:
-    """The header's matmul (loops i, k, j over packed operands) gives each element exactly the fp32 sum
-    0 + a[i,0]*b[0,j] + a[i,1]*b[1,j] + ..., one rounding per multiply and per add, in k order."""
+    """The header's matmul gives each element exactly 0 then a[i,0]*b[0,j], a[i,1]*b[1,j], ... added in
+    k order with one fused multiply-add (one rounding) each."""
+    import numpy as np
+
     case, compiled = _build(MATMUL, tmp_path / "build")
     got, args = _run(case, compiled, kernel_engine="cpp")
-    a, b = args[0], args[1]
-    want = torch.zeros(a.shape[0], b.shape[1])
-    for p in range(a.shape[1]):
-        want = want + a[:, p : p + 1] * b[p : p + 1, :]  # float32 elementwise: rounded as the C++ does
-    assert torch.equal(_output(case, args), want)
+    a, b = (t.numpy() for t in args[:2])
+    want = fused_matmul(a, b, np.zeros((a.shape[0], b.shape[1]), np.float32))
+    assert _output(case, args).numpy().view("uint32").tolist() == want.view("uint32").tolist()
     report = got.kernel_engine
     assert report is not None and report.cpp_cpu_seconds > 0 and report.interpreter_cpu_seconds > 0
     again, _ = _run(case, compiled, kernel_engine="cpp")  # timing reused: no interpreter run, no CPU time in it
@@ -480,8 +554,9 @@ extern "C" int mm(const float *a, const float *b, const float *init, float *c) {
 def test_header_matmul_keeps_the_k_order_bits(
     tmp_path: Path, flags: tuple[str, ...], m: int, k: int, n: int, capacity: tuple[int, int, int], layout: str
 ) -> None:
-    """``m x k @ k x n`` through TMATMUL_ACC gives each element init + a[i,0]*b[0,j] + ... in k order, bit
-    for bit, on every blocked path of the header's matmul and its tails."""
+    """``m x k @ k x n`` through TMATMUL_ACC gives each element init, then one fused multiply-add
+    a[i,p]*b[p,j] per p in k order, bit for bit, on every blocked path of the header's matmul and its tails
+    (compiled with ``-ffp-contract=off``, as the engine: only the explicit FMA fuses)."""
     import ctypes
 
     import numpy as np
@@ -498,10 +573,12 @@ def test_header_matmul_keeps_the_k_order_bits(
     c = np.zeros((m, n), np.float32)
     ptr = ctypes.c_void_p
     assert lib.mm(*(ptr(x.ctypes.data) for x in (a, b, init, c))) == 0
-    want = init.copy()
-    for p in range(k):
-        want = want + a[:, p : p + 1] * b[p : p + 1, :]  # float32: one rounding per multiply and per add
+    want = fused_matmul(a, b, init)
     assert np.array_equal(c.view(np.uint32), want.view(np.uint32))
+    unfused = init.copy()
+    for p in range(k):
+        unfused = unfused + a[:, p : p + 1] * b[p : p + 1, :]  # one rounding per multiply and per add
+    assert not np.array_equal(c, unfused)  # the test tells the two apart
 
 
 @pytest.mark.parametrize("flags", [(), ("-DPTO_CPU_NO_AVX2",)], ids=["as-built", "no-avx2"])
