@@ -14,7 +14,7 @@ Operands may be ``!pto.tile_buf`` or the internal form
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -222,9 +222,27 @@ class DpsOp(PTOOp):
     INTERLEAVED_INS: ClassVar[bool] = False  # print ``ins(%a : T, %b : T2)`` (tstore with pre-quant)
     PIPE: ClassVar[Pipe | None] = Pipe.PIPE_V
 
+    WRITES_DST_VALID: ClassVar[bool] = False
+    """The op writes every element of its destination's valid region and reads none of the destination's
+    old contents (so in the C++ header; emitc's 0xFF fill analysis, :mod:`pypto.ptoas.emitc.fill`)."""
+
     def pipe(self) -> Pipe | None:
         """The op's pipe (vector ops: PIPE_V)."""
         return self.PIPE
+
+    def write_extent(
+        self, dst: SSAValue, valid: Callable[[SSAValue], tuple[int, int] | None]
+    ) -> tuple[int, int] | None:
+        """The rows x cols from the origin of its destination ``dst`` that the op writes without reading
+        them, given ``valid`` (an operand's static valid shape, None when it is not static). None: not
+        known, or the op may keep or read what ``dst`` held (a partial or read-modify-write)."""
+        if self.WRITES_DST_VALID and dst in self.outs():
+            return valid(dst)
+        return None
+
+    def scratch(self) -> list[SSAValue]:
+        """Operands whose contents the result does not depend on (none unless the op says so)."""
+        return []
 
     @classmethod
     def operands_from(cls, ins: list[SSAValue], outs: list[SSAValue]) -> list[SSAValue | list[SSAValue]]:

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -116,6 +117,7 @@ class TLoadOp(DpsOp):
 
     name = "pto.tload"
     PIPE: ClassVar[Pipe | None] = Pipe.PIPE_MTE2
+    WRITES_DST_VALID: ClassVar[bool] = True
     src = operand_def(GmLike)
     dst = operand_def(TileLike)
 
@@ -216,6 +218,7 @@ class TMovOp(_MoveOp):
 
     name = "pto.tmov"
     INTERLEAVED_INS: ClassVar[bool] = True
+    WRITES_DST_VALID: ClassVar[bool] = True
     # PTOAS's operand order (its generic form): src, dst, then the optional quant operands.
     src = operand_def(TileLike)
     dst = operand_def(TileLike)
@@ -287,6 +290,7 @@ class TExtractOp(_MoveOp):
     """A window of ``src`` at (row, col) into ``dst``."""
 
     name = "pto.textract"
+    WRITES_DST_VALID: ClassVar[bool] = True
     src = operand_def(TileLike)
     index_row = operand_def(IndexType)
     index_col = operand_def(IndexType)
@@ -352,6 +356,14 @@ class _CubeOp(DpsOp):
     """tmatmul / tgemv family: left x right -> acc on PIPE_M."""
 
     PIPE: ClassVar[Pipe | None] = Pipe.PIPE_M
+
+    def write_extent(
+        self, dst: SSAValue, valid: Callable[[SSAValue], tuple[int, int] | None]
+    ) -> tuple[int, int] | None:
+        """lhs valid rows x rhs valid cols of the result (the C++ header's matmul writes those, reading
+        only ``acc_in`` / ``bias``)."""
+        lhs, rhs = valid(self.lhs), valid(self.rhs)  # type: ignore[attr-defined]
+        return (lhs[0], rhs[1]) if lhs is not None and rhs is not None and dst is self.dst else None  # type: ignore[attr-defined]
 
     def check_cube(self) -> Tile:
         """Locations, dtype triple, m/k/n agreement and range; returns the dst tile."""

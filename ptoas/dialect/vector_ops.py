@@ -20,6 +20,7 @@ interpreter's numerics tables are keyed by it).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar, TypeVar, cast
 
 from xdsl.dialects.builtin import AnyFloat, Float16Type, Float32Type, IntegerType, MemRefType
@@ -39,6 +40,11 @@ class VectorOp(DpsOp):
     """Helpers of vector ops."""
 
     KIND: ClassVar[str | None] = None
+
+    def scratch(self) -> list[SSAValue]:
+        """The ``tmp`` tile, when the op has one: scratch space (the C++ header's ops ignore it)."""
+        tmp = getattr(self, "tmp", None)
+        return [tmp] if isinstance(tmp, SSAValue) else []
 
     def vec(self, value: SSAValue) -> Tile:
         """The operand as a vec tile."""
@@ -102,6 +108,7 @@ class BinaryOp(VectorOp):
     src1 = operand_def(TileLike)
     dst = operand_def(TileLike)
     PARTIAL: ClassVar[bool] = False
+    WRITES_DST_VALID: ClassVar[bool] = True
 
     def verify_(self) -> None:
         """Same dtype; valid shape of dst (tpart*: only src0)."""
@@ -140,6 +147,13 @@ class TileScalarOp(VectorOp):
     scalar = operand_def(AnyAttr())
     dst = operand_def(TileLike)
     SAME_DTYPE: ClassVar[bool] = True
+    WRITES_DST_VALID: ClassVar[bool] = True
+
+    def write_extent(
+        self, dst: SSAValue, valid: Callable[[SSAValue], tuple[int, int] | None]
+    ) -> tuple[int, int] | None:
+        """The dst's valid region; none for ``taxpy`` (dst = scalar * src + dst reads it)."""
+        return None if self.KIND == "axpy" else super().write_extent(dst, valid)
 
     def verify_(self) -> None:
         """Element-wise checks; scalar kind matches the source."""
@@ -174,6 +188,7 @@ class TDivSOp(VectorOp):
 
     name = "pto.tdivs"
     KIND: ClassVar[str | None] = "div"
+    WRITES_DST_VALID: ClassVar[bool] = True
     src0 = operand_def(AnyAttr())
     src1 = operand_def(AnyAttr())
     dst = operand_def(TileLike)
@@ -194,6 +209,13 @@ class UnaryOp(VectorOp):
 
     src = operand_def(TileLike)
     dst = operand_def(TileLike)
+    WRITES_DST_VALID: ClassVar[bool] = True
+
+    def write_extent(
+        self, dst: SSAValue, valid: Callable[[SSAValue], tuple[int, int] | None]
+    ) -> tuple[int, int] | None:
+        """The dst's valid region; none for ``tfillpad`` (a smaller source leaves the rest unless padded)."""
+        return None if self.KIND == "fillpad" else super().write_extent(dst, valid)
 
     def verify_(self) -> None:
         """Element-wise checks; any layout, the src's as the dst's (PTOAS checks no
@@ -214,6 +236,7 @@ class TRsqrtOp(VectorOp):
 
     name = "pto.trsqrt"
     KIND: ClassVar[str | None] = "rsqrt"
+    WRITES_DST_VALID: ClassVar[bool] = True
     src = operand_def(TileLike)
     tmp = opt_operand_def(TileLike)
     dst = operand_def(TileLike)
@@ -313,6 +336,13 @@ class RowReduceOp(VectorOp):
     dst = operand_def(TileLike)
     ARG: ClassVar[bool] = False
 
+    def write_extent(
+        self, dst: SSAValue, valid: Callable[[SSAValue], tuple[int, int] | None]
+    ) -> tuple[int, int] | None:
+        """Column 0 of the source's valid rows (the C++ header writes one value per source row)."""
+        src = valid(self.src)
+        return (src[0], 1) if src is not None and dst is self.dst else None
+
     def verify_(self) -> None:
         """vec tiles; dst valid rows = src valid rows, dst valid cols = 1."""
         s, d = self.vec(self.src), self.vec(self.dst)
@@ -408,6 +438,7 @@ class ExpandBinaryOp(VectorOp):
     tmp = opt_operand_def(TileLike)
     dst = operand_def(TileLike)
     AXIS: ClassVar[int] = 0  # 0: per-row vector (rows x 1), 1: per-column vector (1 x cols)
+    WRITES_DST_VALID: ClassVar[bool] = True
 
     def verify_(self) -> None:
         """Element-wise on src0/dst; the vector matches along its axis."""
@@ -438,6 +469,7 @@ class TExpandsOp(VectorOp):
     """Fill a tile with a scalar: ``texpands ins(%s : f32) outs(%d : T)``."""
 
     name = "pto.texpands"
+    WRITES_DST_VALID: ClassVar[bool] = True
     scalar = operand_def(AnyAttr())
     dst = operand_def(TileLike)
 

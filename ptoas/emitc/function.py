@@ -9,6 +9,10 @@ Output shape (pto-dialect.md §8)::
 
     __global__ AICORE void NAME(__gm__ float* v1, ..., float v4) {
         using T = float;
+        const int64_t v5 = 0; ...     (the leading constants)
+    #if !defined(PTO_NPU)             (an entry no function calls, when fill.py follows it)
+        pto::cpu::fill_before_read({{TileType::Vec, 512, 1024}});
+    #endif
     #if defined(__DAV_VEC__)          (kernel_kind functions)
         set_mask_norm();
         set_vector_mask(-1, -1);
@@ -34,14 +38,15 @@ from xdsl.dialects.arith import ConstantOp
 from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr
 from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 
-from pypto.ptoas.dialect.attrs import KernelKindAttr
+from pypto.ptoas.dialect.attrs import AddressSpace, KernelKindAttr
 from pypto.ptoas.dialect.base import A2A3, target_arch
 
 from . import scalar, sync, tiles, vector, views  # noqa: F401  (register the op handlers; isa, pipes, comm: on first need)
 from .cfg_prologue import cfg_prologue, is_cfg_function
 from .context import FuncContext
-from .cxx_types import value_ctype
+from .cxx_types import tile_type, value_ctype
 from .errors import EmitError
+from .fill import read_before_written
 
 PREAMBLE = """\
 #include <cstdint>
@@ -153,8 +158,27 @@ def _tail_mode(f: FuncOp) -> str:
     return "PTOAutoSyncTailMode::kBarrierAll"
 
 
-def emit_function(f: FuncOp, entries: set[str]) -> list[str]:
-    """The C++ definition of one function (a prototype for a body-less declaration)."""
+def fill_lines(f: FuncOp) -> list[str]:
+    """``pto::cpu::fill_before_read({...})`` for the CPU build: the on-chip bytes the kernel may read before
+    writing them (:mod:`.fill`), the only ones a launch fills with 0xFF; none when the analysis gives up."""
+    ranges = read_before_written(f)
+    if ranges is None:
+        return []
+    items = ", ".join(
+        f"{{TileType::{tile_type(AddressSpace(space))}, {lo}, {hi}}}" for space, rs in ranges.items() for lo, hi in rs
+    )
+    what = "the on-chip bytes read before written: 0xFF" if items else "no on-chip byte is read before written: no fill"
+    return ["#if !defined(PTO_NPU)", f"pto::cpu::fill_before_read({{{items}}});  // {what}", "#endif"]
+
+
+def _called(funcs: list[FuncOp]) -> set[str]:
+    """The names of the functions some function of the module calls."""
+    return {op.callee.root_reference.data for f in funcs for op in f.walk() if isinstance(op, CallOp)}
+
+
+def emit_function(f: FuncOp, entries: set[str], launched: bool = False) -> list[str]:
+    """The C++ definition of one function (a prototype for a body-less declaration). ``launched``: an entry
+    no function calls, so it starts each launch (and names the bytes it reads before writing them)."""
     arg_names = [f"v{i + 1}" for i in range(len(f.function_type.inputs.data))]
     signature = _signature(f, entries, arg_names)
     if not f.body.blocks:
@@ -173,6 +197,9 @@ def emit_function(f: FuncOp, entries: set[str]) -> list[str]:
     while leading < len(ops) and isinstance(ops[leading], ConstantOp):
         ctx.emit_op(ops[leading])  # PTOAS's constants come before the kernel macro
         leading += 1
+    if launched:
+        for line in fill_lines(f):
+            ctx.line(line)
     if macro is not None:
         ctx.line(f"#if defined({macro})")
         if macro == "__DAV_VEC__":
@@ -250,8 +277,10 @@ def emit_cpp(module: ModuleOp) -> str:
         out.extend(emit_function(f, entries))
     if declarations:
         out.append("")
+    called = _called(funcs)
     for f in call_order(funcs):
-        out.extend(emit_function(f, entries))
+        name = f.sym_name.data
+        out.extend(emit_function(f, entries, launched=name in entries and name not in called))
         out.append("")
     for f in funcs:
         if f.sym_name.data in entries and f.body.blocks:

@@ -26,7 +26,10 @@
 // Errors throw pto::cpu::Error; pto::cpu::launch() (used by the extern "C" wrappers) catches them and
 // keeps the message for pto_cpu_last_error(). Storage order of a tile: row-major for
 // BLayout::RowMajor, column-major for BLayout::ColMajor; fractal (SLayout) boxing is not modelled.
-// Uninitialised on-chip memory reads as 0xFF bytes (NaN for floats) so reading it shows up.
+// Uninitialised on-chip memory reads as 0xFF bytes (NaN for floats) so reading it shows up: a kernel that
+// names the bytes it may read before writing them (pto::cpu::fill_before_read, which ptoas emits first in
+// an entry function) gets those filled at its start; any other kernel gets each TASSIGNed range filled at
+// its first TASSIGN of the launch (a range TASSIGNed again keeps what the launch wrote there).
 #pragma once
 
 #include <algorithm>
@@ -37,6 +40,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -224,7 +228,8 @@ constexpr std::size_t on_chip_bytes() {
 struct CoreState {
     OnChipBlock block{on_chip_bytes()};
     unsigned char *mem[kSpaces] = {};
-    std::size_t touched[kSpaces] = {};  // bytes [0, touched) of a space a tile was TASSIGNed into since the reset
+    bool fill_on_assign = true;  // false once the kernel named its bytes read before written (fill_before_read)
+    std::vector<std::pair<std::size_t, std::size_t>> filled[kSpaces];  // filled since the reset: sorted, disjoint
     int flags[PIPE_NUM][PIPE_NUM][kEventIds] = {};
     int64_t popped[2] = {};  // TPOP_FROM_AIC (c2v) / TPOP_FROM_AIV (v2c) slots not yet freed
     int64_t block_idx = 0, block_num = 1, subblock_idx = 0, subblock_num = 1;
@@ -235,17 +240,32 @@ struct CoreState {
         for (int s = 0; s < kSpaces; ++s) {
             mem[s] = block.base + at;
             at += (kCapacity[s] + 4095) / 4096 * 4096;
-            touched[s] = kCapacity[s];
         }
     }
     void reset(const char *name) {
         kernel = name;
-        for (int s = 0; s < kSpaces; ++s) {  // only what the last kernel's tiles could have written
-            std::memset(mem[s], 0xFF, touched[s]);
-            touched[s] = 0;
-        }
+        fill_on_assign = true;
+        for (auto &ranges : filled) ranges.clear();
         std::memset(flags, 0, sizeof(flags));
         popped[0] = popped[1] = 0;
+    }
+    // 0xFF over the bytes of [lo, hi) of space s not filled since the reset (a TASSIGN of a kernel without
+    // fill_before_read): what an earlier tile of this launch wrote there stays.
+    void fill_new(int s, std::size_t lo, std::size_t hi) {
+        auto &done = filled[s];
+        auto it = done.begin();
+        while (it != done.end() && it->second < lo) ++it;
+        if (it != done.end() && it->first <= lo && hi <= it->second) return;  // all filled already
+        const auto first = it;
+        std::size_t pos = lo, new_lo = lo, new_hi = hi;
+        for (; it != done.end() && it->first <= hi; ++it) {  // the ranges it overlaps or touches
+            if (it->first > pos) std::memset(mem[s] + pos, 0xFF, it->first - pos);
+            pos = std::max(pos, it->second);
+            new_lo = std::min(new_lo, it->first);
+            new_hi = std::max(new_hi, it->second);
+        }
+        if (pos < hi) std::memset(mem[s] + pos, 0xFF, hi - pos);
+        done.insert(done.erase(first, it), {new_lo, new_hi});
     }
     void finish() {
         for (int a = 0; a < PIPE_NUM; ++a)
@@ -268,6 +288,26 @@ inline CoreState &core() {
 inline std::string &last_error() {
     static thread_local std::string message;
     return message;
+}
+
+// Bytes [lo, hi) of an on-chip space.
+struct FillRange {
+    TileType loc;
+    std::size_t lo, hi;
+};
+
+// The first call of a kernel whose on-chip reads ptoas analysed (emitc/fill.py): 0xFF over exactly the
+// bytes it may read before writing them (a read of any other byte comes after a write of it in this
+// launch), and no fill at its TASSIGNs. The launch then reads what it would read with every byte 0xFF at
+// its start, without filling the bytes it writes first.
+inline void fill_before_read(std::initializer_list<FillRange> ranges) {
+    CoreState &c = core();
+    c.fill_on_assign = false;
+    for (const FillRange &r : ranges) {  // bytes past the space: its TASSIGN reports the overflow
+        const int s = static_cast<int>(r.loc);
+        const std::size_t hi = std::min(r.hi, kCapacity[s]);
+        if (r.lo < hi) std::memset(c.mem[s] + r.lo, 0xFF, hi - r.lo);
+    }
 }
 
 // Run a kernel body on this thread's core: reset buffers and flags, run, check flags; 0 or 1.
@@ -619,7 +659,7 @@ PTO_INST void TASSIGN(TileT &tile, AddrT addr) {
                   " is not " + std::to_string(cpu::kAlign[space]) + "-byte aligned");
     tile.addr_ = a;
     cpu::CoreState &core = cpu::core();
-    core.touched[space] = std::max(core.touched[space], static_cast<std::size_t>(a) + TileT::Bytes);
+    if (core.fill_on_assign) core.fill_new(space, static_cast<std::size_t>(a), static_cast<std::size_t>(a) + TileT::Bytes);
     tile.data_ = reinterpret_cast<typename TileT::DType *>(core.mem[space] + a);
 }
 
