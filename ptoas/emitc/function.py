@@ -40,6 +40,7 @@ from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 
 from pypto.ptoas.dialect.attrs import AddressSpace, KernelKindAttr
 from pypto.ptoas.dialect.base import A2A3, target_arch
+from pypto.target.model import TargetError
 
 from . import scalar, sync, tiles, vector, views  # noqa: F401  (register the op handlers; isa, pipes, comm: on first need)
 from .cfg_prologue import cfg_prologue, is_cfg_function
@@ -164,9 +165,11 @@ def fill_lines(f: FuncOp) -> list[str]:
     ranges = read_before_written(f)
     if ranges is None:
         return []
-    items = ", ".join(
-        f"{{TileType::{tile_type(AddressSpace(space))}, {lo}, {hi}}}" for space, rs in ranges.items() for lo, hi in rs
-    )
+    try:
+        types = {space: tile_type(AddressSpace(space)) for space in ranges}
+    except TargetError:  # a space without a C++ TileType: leave the fill to the TASSIGNs
+        return []
+    items = ", ".join(f"{{TileType::{types[space]}, {lo}, {hi}}}" for space, rs in ranges.items() for lo, hi in rs)
     what = "the on-chip bytes read before written: 0xFF" if items else "no on-chip byte is read before written: no fill"
     return ["#if !defined(PTO_NPU)", f"pto::cpu::fill_before_read({{{items}}});  // {what}", "#endif"]
 
