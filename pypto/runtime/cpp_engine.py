@@ -64,19 +64,11 @@ from pypto.errors import Error
 CACHE_DIR = Path("cache") / "kernels"
 """The binary cache, relative to the build directory (``invalidate_binary_cache`` deletes it)."""
 
-ENGINE_FLAGS: tuple[str, ...] = (
-    "-O3",
-    "-march=native",
-    "-mprefer-vector-width=512",
-    "-fno-math-errno",
-    "-ffp-contract=off",
-)
+ENGINE_FLAGS: tuple[str, ...] = ("-O3", "-march=native", "-fno-math-errno", "-ffp-contract=off")
 """g++ flags added to ``pypto.ptoas.build.BASE_FLAGS`` (no ``-ffast-math``; ``-ffp-contract=off``: no
-multiply-add fused into one rounding by the compiler, which g++ does by default where the ISA has FMA,
-e.g. aarch64: fp32 element-wise results stay those of the interpreter, only the header's matmul fuses,
-explicitly; ``-march=native``: the host's vector width, so a build's cache key also covers the host CPU,
-:func:`host_cpu`; ``-mprefer-vector-width=512``: on an AVX-512 host g++ vectorises the element-wise loops
-and ``exp_f32`` in 512-bit registers instead of its default 256, the same operations per element)."""
+multiply-add fused into one rounding, which g++ does by default where the ISA has FMA, e.g. aarch64:
+fp32 results stay those of the interpreter; ``-march=native``: the host's vector width, so a build's
+cache key also covers the host CPU, :func:`host_cpu`)."""
 
 
 @functools.cache

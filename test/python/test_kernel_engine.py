@@ -618,11 +618,7 @@ extern "C" int moves(float *x, float *y, float *z) {
     assert not y[:, 13:].any() and not z[:, 13:].any()
 
 
-@pytest.mark.parametrize(
-    "flags",
-    [("-march=native",), ("-march=native", "-mprefer-vector-width=512"), ("-DPTO_CPU_NO_AVX2",)],
-    ids=["native", "native-512", "no-avx2"],
-)
+@pytest.mark.parametrize("flags", [("-march=native",), ("-DPTO_CPU_NO_AVX2",)], ids=["native", "no-avx2"])
 def test_header_vectorised_exp_gives_the_interpreters_bits(tmp_path: Path, flags: tuple[str, ...]) -> None:
     """TEXP on fp32 tiles (cpu::exp_f32: a polynomial in double lanes, the scalar exp near a halfway point)
     gives the interpreter's bits, exp in float64 rounded once, on a sweep of the floats: every 512th bit
