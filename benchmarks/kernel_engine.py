@@ -48,9 +48,9 @@ EXAMPLES = ROOT / "examples"
 GOAL = 20.0
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
 BEFORE = (
-    "before (session 14 start, main 886ae69, load 3.8-4.3, cpu clock, best of 20; the cube matmul with separate "
+    "before (session 14 start, main 886ae69, load 1.8-2.0, cpu clock, best of 20; the cube matmul with separate "
     "multiplies and adds, the touched on-chip prefix refilled with 0xFF before every launch): chunked_add run "
-    "6.1-6.4x, In check 1.4-1.6x, kernel 3.3-3.7x; llama_mlp_block run 13.4-15.5x (C++ 0.47-0.58 ms), kernels 5.6-6.0x"
+    "5.7-7.6x, In check 1.4-1.6x, kernel 3.2-3.3x; llama_mlp_block run 15.1-15.8x (C++ 0.45-0.46 ms), kernels 5.6x"
 )
 
 
