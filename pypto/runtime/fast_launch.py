@@ -31,7 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from pypto.compile_profiling import profiling_wanted
+from pypto.compile_profiling import ENV_VAR, profiling_wanted
+from pypto.compile_profiling import current as current_profiler
 from pypto.utils.tracebacks import api_boundary
 
 from . import cpp_plan
@@ -64,6 +65,22 @@ class Launch:
     plan: cpp_plan.RunPlan
 
 
+_ENVIRON = getattr(os.environ, "_data", None) if os.name == "posix" else None
+"""``os.environ``'s own dict (bytes keys): a key looked up there raises no KeyError when it is missing, as
+``os.environ.get`` does inside (about 6 µs right after an interpreter run)."""
+_PROFILING_KEY = ENV_VAR.encode()
+
+
+def _profiling(config: Any) -> bool:
+    """:func:`pypto.compile_profiling.profiling_wanted` of the launch (the environment read only when the
+    variable is set)."""
+    if config.compile_profiling or current_profiler() is not None:
+        return True
+    if isinstance(_ENVIRON, dict) and _PROFILING_KEY not in _ENVIRON:
+        return False
+    return profiling_wanted(False)
+
+
 def _same_config(launch: Launch, config: Any) -> bool:
     if type(config) is not launch.config_type:
         return False
@@ -82,7 +99,7 @@ def _replayed(launch: Launch, program: Any, args: Sequence[Any], config: Any) ->
             return None
     if launch.spec is not None and program.run_spec(args, config) is not launch.spec:
         return None
-    if profiling_wanted(config.compile_profiling):
+    if _profiling(config):
         return None
     plan, engine, prepared = launch.plan, launch.engine, launch.prepared
     if plan.dropped or _ENGINES.get(id(prepared)) is not engine or engine.out_dir is not prepared.out_dir:

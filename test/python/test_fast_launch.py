@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import torch
 
+from pypto.compile_profiling import CompileProfiler
 from pypto.runtime import ChipWorker, RunConfig, fast_launch
 from pypto.runtime.run import prepare
 from pypto.target.model import TARGETS_DIR
@@ -150,7 +151,12 @@ def test_another_program_under_the_name_or_a_profiler_takes_the_full_path(
     profiled = worker.run(name, *dev, config=cpp)
     assert full_runs == [profiled] and profiled.profile is not None
     monkeypatch.delenv("PYPTO_COMPILE_PROFILING")
+    assert worker.run(name, *dev, config=cpp).kernel_engine.replayed and full_runs == [profiled]
+    with CompileProfiler():  # an active profiler: the launch is profiled as a stage of it
+        inside = worker.run(name, *dev, config=cpp)
+    assert full_runs == [profiled, inside]
+    full_runs.clear()
     worker.programs[name.name] = prepare(add_build[1])  # another object under the name (the same program)
     again = worker.run(name, *dev, config=cpp)
-    assert full_runs == [profiled, again] and again.kernel_engine.replayed
-    assert worker.run(name, *dev, config=cpp).kernel_engine.replayed and full_runs == [profiled, again]
+    assert full_runs == [again] and again.kernel_engine.replayed
+    assert worker.run(name, *dev, config=cpp).kernel_engine.replayed and full_runs == [again]
