@@ -121,7 +121,10 @@ def _remembered(program: Any, args: Sequence[Any], config: Any) -> Launch | None
     if not all(isinstance(a, DeviceTensor) for a in args):
         return None
     spec = None
-    if not isinstance(program, Prepared):
+    if isinstance(program, Prepared):
+        if program is not prepared:  # the replay was of another program (a run nested in this one)
+            return None
+    else:
         spec = program.run_spec(args, config)
         if _PREPARED.get(spec) is not prepared:
             return None
