@@ -19,8 +19,8 @@ kernels' files), so a replay notices an edited target without the ``stat`` of ``
 A plan is not made (the run goes through the scheduler every time) when the orchestration reads a
 tensor element (``pl.tensor.read``: the task graph may depend on data), or when a kernel argument is
 an array that is neither a parameter nor a ``pl.create_tensor`` buffer (e.g. a padded copy of a window,
-which a fresh run copies again). A plan is dropped when a kernel's ``.cpp`` or ``pto_cpu.hpp`` changed
-since it was recorded, or the target file (its stamps are checked after an inotify event in their directories,
+which a fresh run copies again). A plan is dropped when a kernel's ``.cpp``, ``pto_cpu.hpp`` or the target
+file changed since it was recorded (their stamps are checked after an inotify event in their directories,
 :mod:`.file_watch`, or every replay without a watch). A plan keeps the arrays it ran on alive, so an
 address it names cannot be reused by another tensor while it exists; at most :data:`MAX_PLANS` are kept
 per program.
@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from pypto.target.model import loaded_key
 
 from . import file_watch
 from .cpp_engine import EngineReport, EngineRun, KernelEngineError, _header
@@ -125,14 +127,6 @@ def _stamps(files: Sequence[str]) -> tuple[Any, ...]:
         st = os.stat(f)
         out.append((f, st.st_mtime_ns, st.st_size))
     return tuple(out)
-
-
-def _target_stamp(target: Any) -> tuple[str, int, int] | None:
-    """The (path, mtime, size) ``target`` was loaded under (:func:`pypto.target.load_target`'s cache key),
-    or None when it did not come from there."""
-    from pypto.target.model import loaded_key
-
-    return loaded_key(target)
 
 
 def _owner(addr: int, nbytes: int, ranges: Sequence[tuple[int, int, Any]]) -> Any:
@@ -238,7 +232,7 @@ def record(
     runner.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
     runner.restype = ctypes.c_int64
     files = _stamp_files(kernels)
-    target_stamp = _target_stamp(result.target)
+    target_stamp = loaded_key(result.target)  # the target file's stamp when it was loaded
     watched = {os.path.dirname(f) for f in files} | ({os.path.dirname(target_stamp[0])} if target_stamp else set())
     checked = file_watch.watch(sorted(watched))  # watched before the stamps are taken
     stamps = _stamps(files) + ((target_stamp,) if target_stamp else ())

@@ -3,9 +3,9 @@
 A replayed ``"cpp"`` run (:mod:`.cpp_plan`) must notice an edited kernel ``.cpp`` or ``pto_cpu.hpp``; a
 ``stat`` of each file is a system call, and on a VM right after an interpreter run seven of them cost
 about 40 µs. Instead the directories holding them are watched; :func:`generation` asks how many bytes of
-events wait (one ``ioctl``, FIONREAD; a non-blocking ``read`` of an empty queue would fail, and catching
-that costs more in Python than the call), drains them when there are any, and then counts up. A plan re-checks its files' stamps only when the count
-moved since its last check.
+events wait (one ``ioctl``, FIONREAD: a non-blocking ``read`` of an empty queue fails, and catching that
+costs more in Python than the call), drains them when there are any, and then counts up. A plan
+re-checks its files' stamps only when the count moved since its last check.
 
 ``generation()`` is None when the watch is unavailable (not Linux, no inotify, its limits reached) or
 was lost (a watched directory removed or moved, the event queue overflowed, a forked child sharing the
@@ -14,13 +14,14 @@ parent's queue): callers then check their stamps every time.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import sys
-import termios
 from collections.abc import Iterable
 
 try:  # Linux only (pyproject: a sys_platform marker)
+    import fcntl
+    import termios
+
     from inotify_simple import INotify, parse_events
     from inotify_simple import flags as _flags
 except ImportError:  # pragma: no cover - not Linux
