@@ -160,3 +160,23 @@ def test_another_program_under_the_name_or_a_profiler_takes_the_full_path(
     again = worker.run(name, *dev, config=cpp)
     assert full_runs == [again] and again.kernel_engine.replayed
     assert worker.run(name, *dev, config=cpp).kernel_engine.replayed and full_runs == [again]
+
+
+def test_an_evicted_plan_takes_the_full_path(add_build: tuple[Any, Any], full_runs: list[Any]) -> None:
+    """Recording more plans than a program keeps (``MAX_PLANS``) drops the oldest: the remembered launch
+    of it is not taken, and the full path records the plan again."""
+    from pypto.runtime.cpp_plan import MAX_PLANS
+
+    worker, dev, name = _worker(add_build)
+    cpp = RunConfig(kernel_engine="cpp")
+    _replaying(worker, name, dev, cpp)
+    remembered = worker._replayable[name.name]
+    a, b, c = dev
+    for _ in range(MAX_PLANS):  # as many new plans (another output tensor each), launched through the handle
+        other = worker.alloc_tensor(c.shape, c.dtype)
+        name(a, b, other, config=cpp)
+    assert remembered.plan.dropped
+    full_runs.clear()
+    again = worker.run(name, *dev, config=cpp)
+    assert full_runs == [again] and not again.kernel_engine.replayed
+    assert torch.equal(c.to_torch(), a.to_torch() + b.to_torch())
