@@ -165,6 +165,8 @@ class CompiledProgram:
         """The :class:`pypto.runtime.Runnable` side: the :class:`~pypto.runtime.RunSpec` of this program
         (the lowered program, entry, parameter names, output directory and platform; lowered now when only
         the input is known), the same object on every call. ``ValueError`` when there is no program."""
+        if self._run_spec is not None:  # every launch after the first (before the import below: it costs µs)
+            return self._run_spec
         from pypto.runtime import RunSpec  # the runtime (numpy) is imported when a program runs
 
         if self._run_spec is None and self._from_dir:

@@ -11,11 +11,16 @@ the scheduler again: it zero-fills the run's ``pl.create_tensor`` buffers (as a 
 the plan moved them into one block on huge pages, :func:`_relocate`) and makes one ctypes call, ``pto_cpu_run_calls``, which launches every kernel in the recorded order. The
 result is the recorded one with this run's outputs and engine report (``EngineReport.replayed``).
 
+A ``ChipWorker`` launch of a registered program that was replayed is remembered
+(:mod:`.fast_launch`): its next launch goes straight to the plan when nothing the look-ups of
+:func:`~.run.run` read changed. For that the target file is among the plan's stamps (watched as the
+kernels' files), so a replay notices an edited target without the ``stat`` of ``resolve_target``.
+
 A plan is not made (the run goes through the scheduler every time) when the orchestration reads a
 tensor element (``pl.tensor.read``: the task graph may depend on data), or when a kernel argument is
 an array that is neither a parameter nor a ``pl.create_tensor`` buffer (e.g. a padded copy of a window,
-which a fresh run copies again). A plan is dropped when a kernel's ``.cpp`` or ``pto_cpu.hpp`` changed
-since it was recorded (their stamps are checked after an inotify event in their directories,
+which a fresh run copies again). A plan is dropped when a kernel's ``.cpp``, ``pto_cpu.hpp`` or the target
+file changed since it was recorded (their stamps are checked after an inotify event in their directories,
 :mod:`.file_watch`, or every replay without a watch). A plan keeps the arrays it ran on alive, so an
 address it names cannot be reused by another tensor while it exists; at most :data:`MAX_PLANS` are kept
 per program.
@@ -26,12 +31,15 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from pypto.target.model import loaded_key
 
 from . import file_watch
 from .cpp_engine import EngineReport, EngineRun, KernelEngineError, _header
@@ -57,7 +65,8 @@ class RunPlan:
     zero: list[np.ndarray]
     """The run's ``pl.create_tensor`` buffers, zero-filled before every replay."""
     stamps: tuple[tuple[str, int, int], ...]
-    """The kernels' ``.cpp`` and the header (:func:`_stamp_files`): (path, mtime, size) when recorded."""
+    """The kernels' ``.cpp``, the header (:func:`_stamp_files`) and the target file: (path, mtime, size) when
+    recorded (the target's as it was loaded)."""
     result: Any
     """The recorded :class:`~.run.RunResult`."""
     report: EngineReport
@@ -68,6 +77,10 @@ class RunPlan:
     """Each return value's element type (a device array is returned as a torch tensor of it)."""
     checked: int | None = None
     """The :func:`.file_watch.generation` when the stamps were last found unchanged (None: check every replay)."""
+    target_stamped: bool = False
+    """Whether the target file is among :attr:`stamps` (a launch may then skip ``resolve_target``)."""
+    dropped: bool = False
+    """Set when the plan is no longer kept (stale, or beyond :data:`MAX_PLANS`): no launch may use it."""
     _keep: list[Any] = field(default_factory=list)
 
 
@@ -219,7 +232,10 @@ def record(
     runner.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
     runner.restype = ctypes.c_int64
     files = _stamp_files(kernels)
-    checked = file_watch.watch(sorted({os.path.dirname(f) for f in files}))  # watched before the stamps are taken
+    target_stamp = loaded_key(result.target)  # the target file's stamp when it was loaded
+    watched = {os.path.dirname(f) for f in files} | ({os.path.dirname(target_stamp[0])} if target_stamp else set())
+    checked = file_watch.watch(sorted(watched))  # watched before the stamps are taken
+    stamps = _stamps(files) + ((target_stamp,) if target_stamp else ())
     return RunPlan(
         n=n,
         entries=entries,
@@ -230,7 +246,8 @@ def record(
         kernels=kernels,
         zero=[block] if block.nbytes else [],
         checked=checked,
-        stamps=_stamps(files),
+        stamps=stamps,
+        target_stamped=target_stamp is not None,
         result=result,
         report=EngineReport(
             report.engine, libraries=dict(report.libraries), notes=list(report.notes), cpp_calls=n, replayed=True
@@ -245,7 +262,27 @@ def keep(plans: dict[tuple[Any, ...], RunPlan], key: tuple[Any, ...], plan: RunP
     """Store ``plan`` under ``key``, dropping the oldest plan beyond :data:`MAX_PLANS`."""
     plans[key] = plan
     while len(plans) > MAX_PLANS:
-        del plans[next(iter(plans))]
+        plans.pop(next(iter(plans))).dropped = True
+
+
+class _Last(threading.local):
+    wanted = False
+    replay: tuple[Any, ...] | None = None
+
+
+LAST = _Last()
+"""While ``wanted`` (set by :mod:`.fast_launch` around a launch), this thread's last replay from
+:func:`try_replay`: (prepared, target, key, plan)."""
+
+
+def replay_kept(engine: Any, key: tuple[Any, ...], plan: RunPlan, args: Sequence[Any], copied: int) -> Any:
+    """:func:`replay` of ``engine``'s plan under ``key``; a stale plan is dropped (None: run the task graph)."""
+    result = replay(plan, args, copied)
+    if result is None:
+        plan.dropped = True
+        if engine.plans.get(key) is plan:
+            del engine.plans[key]
+    return result
 
 
 def try_replay(prepared: Any, target: Any, args: Sequence[Any], dev_args: Sequence[Any], copied: int, config: Any) -> Any:
@@ -261,9 +298,9 @@ def try_replay(prepared: Any, target: Any, args: Sequence[Any], dev_args: Sequen
     plan = engine.plans.get(key) if key is not None else None
     if plan is None:
         return None
-    result = replay(plan, args, copied)
-    if result is None:
-        del engine.plans[key]
+    result = replay_kept(engine, key, plan, args, copied)
+    if result is not None and LAST.wanted:
+        LAST.replay = (prepared, target, key, plan)
     return result
 
 

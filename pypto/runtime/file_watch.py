@@ -2,9 +2,10 @@
 
 A replayed ``"cpp"`` run (:mod:`.cpp_plan`) must notice an edited kernel ``.cpp`` or ``pto_cpu.hpp``; a
 ``stat`` of each file is a system call, and on a VM right after an interpreter run seven of them cost
-about 40 µs. Instead the directories holding them are watched; :func:`generation` drains the events with
-one ``read`` and counts up when there were any. A plan re-checks its files' stamps only when the count
-moved since its last check.
+about 40 µs. Instead the directories holding them are watched; :func:`generation` asks how many bytes of
+events wait (one ``ioctl``, FIONREAD: a non-blocking ``read`` of an empty queue fails, and catching that
+costs more in Python than the call), drains them when there are any, and then counts up. A plan
+re-checks its files' stamps only when the count moved since its last check.
 
 ``generation()`` is None when the watch is unavailable (not Linux, no inotify, its limits reached) or
 was lost (a watched directory removed or moved, the event queue overflowed, a forked child sharing the
@@ -18,6 +19,9 @@ import sys
 from collections.abc import Iterable
 
 try:  # Linux only (pyproject: a sys_platform marker)
+    import fcntl
+    import termios
+
     from inotify_simple import INotify, parse_events
     from inotify_simple import flags as _flags
 except ImportError:  # pragma: no cover - not Linux
@@ -32,8 +36,13 @@ if INotify is not None:
     """Events after which a directory is no longer watched (or events were dropped)."""
 
 
+_NONE_WAITING = bytes(4)
+
+
 class _Watch:
     def __init__(self) -> None:
+        self.waiting = bytearray(4)
+        """FIONREAD's answer: the bytes of events waiting (a C int)."""
         self.inotify: INotify | None = None
         self.dirs: dict[str, int] = {}
         self.count = 0
@@ -68,7 +77,10 @@ class _Watch:
         if self.inotify is None:
             return None
         fd = self.inotify.fileno()
-        try:  # a plain read of the non-blocking descriptor: one system call when nothing changed
+        try:  # the bytes waiting (FIONREAD): one system call when nothing changed, and no failed read to catch
+            fcntl.ioctl(fd, termios.FIONREAD, self.waiting)
+            if self.waiting == _NONE_WAITING:
+                return self.count
             data = os.read(fd, 65536)
         except BlockingIOError:
             return self.count

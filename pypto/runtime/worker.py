@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from . import fast_launch
 from .config import RunConfig
 from .run import RunResult, prepare
 from .run import run as run_program
@@ -122,6 +123,8 @@ class ChipWorker:
         self.launches: list[RunResult] = []
         self._loaded: dict[int, str] = {}
         self._keep: list[Any] = []
+        self._replayable: dict[str, fast_launch.Launch] = {}
+        """Per registered name, its last launch when it was a replay (:mod:`.fast_launch`)."""
         self.closed = False
         del auto_init  # the simulated chip needs no start-up
 
@@ -143,6 +146,7 @@ class ChipWorker:
         self.programs.clear()
         self._loaded.clear()
         self._keep.clear()
+        self._replayable.clear()
         self.closed = True
 
     def __enter__(self) -> ChipWorker:
@@ -225,6 +229,9 @@ class ChipWorker:
             raise KeyError(f"no program registered as {program!r} on this ChipWorker")
         target = self.programs[program] if isinstance(program, str) else program
         cfg = config if config is not None else self.config
-        result = run_program(target, *args, config=cfg)
+        if isinstance(program, str):  # a registered program: straight to its plan when nothing changed
+            result = fast_launch.launch(self._replayable, program, target, args, cfg)
+        else:
+            result = run_program(target, *args, config=cfg)
         self.launches.append(result)
         return result

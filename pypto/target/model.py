@@ -525,3 +525,14 @@ def load_target(target: str | os.PathLike[str] = "a2a3") -> Target:
         disk_cache.store(key, result)
     _CACHE[key] = result
     return result
+
+
+def is_packaged_name(name: str) -> bool:
+    """Whether :func:`load_target` found ``name`` among the packaged targets (it names that file from any
+    directory)."""
+    return name in _PACKAGED_PATHS
+
+
+def loaded_key(target: Target) -> tuple[str, int, int] | None:
+    """The (path, mtime_ns, size) of the file :func:`load_target` read ``target`` from (None: not from there)."""
+    return next((key for key, t in _CACHE.items() if t is target), None)

@@ -495,10 +495,12 @@ def test_an_edited_cpp_drops_the_recorded_run(tmp_path: Path) -> None:
     for _ in range(3):
         last = worker.run(name, *dev, config=cpp)
     assert last.kernel_engine.replayed
+    remembered = worker._replayable[name.name]  # the worker's launch straight to the plan (fast_launch)
     path = _kernel_cpp(compiled)
     path.write_text(path.read_text().replace("TADD(", "TSUB("))
     edited = worker.run(name, *dev, config=cpp)
     assert not edited.kernel_engine.replayed  # rebuilt and run through the scheduler
+    assert remembered.plan.dropped and name.name not in worker._replayable
     a, b, c = (t.to_torch() for t in dev)
     assert torch.equal(c, a - b)
 
