@@ -335,18 +335,27 @@ def goal_line(label: str, ours: dict[str, Any] | None, theirs: dict[str, Any], c
     mine = seconds(ours, "compile_s", clock)
     ratio = mine / up if up > 0 else float("inf")
     verdict = "ok" if ratio <= COMPILE_GOAL else "ABOVE GOAL"
-    return f"{label:<45} ours {mine:7.3f}s  upstream {up:7.3f}s  {ratio:5.2f}x ({verdict}, goal <= {COMPILE_GOAL:.0f}x)"
+    other = "wall" if clock == "cpu" else "cpu"
+    mine_other, up_other = seconds(ours, "compile_s", other), seconds(theirs, "compile_s", other)
+    return (
+        f"{label:<45} ours {mine:7.3f}s  upstream {up:7.3f}s  {ratio:5.2f}x ({verdict}, goal <= {COMPILE_GOAL:.0f}x)"
+        f"  [{other}: {mine_other:.3f}s / {up_other:.3f}s = {mine_other / up_other if up_other > 0 else 0.0:.2f}x]"
+    )
 
 
 def compare_with_upstream_own(
     opts: argparse.Namespace, checkout: Path, ours: dict[str, dict[str, Any]], largest: str | None
-) -> None:
-    """Print upstream's own compile of each program beside ours (issue 17 goal 5)."""
+) -> list[dict[str, Any]]:
+    """Print upstream's own compile of each program beside ours (issue 17 goal 5); upstream's figures."""
     venv, clock, repeat = opts.upstream_venv.resolve(), opts.clock, opts.repeat
     print(f"compile against upstream's own ({venv}; {clock} seconds, best of {repeat} fresh processes each):")
 
+    measured: list[dict[str, Any]] = []
+
     def own(spec: str) -> dict[str, Any]:
-        return repeated(lambda: measure_upstream_own(spec, venv, checkout), repeat)
+        r = repeated(lambda: measure_upstream_own(spec, venv, checkout), repeat)
+        measured.append(r | {"case": f"upstream's own: {spec}"})
+        return r
 
     add = own(UPSTREAM_ADD)
     if "error" in add:
@@ -361,6 +370,7 @@ def compare_with_upstream_own(
             print(goal_line(module, ours[module], own(module), clock), flush=True)
     if largest is not None:
         print(goal_line(largest, ours[largest], own(largest), clock), flush=True)
+    return measured
 
 
 def measure(spec: str) -> dict[str, Any]:
@@ -492,7 +502,7 @@ def main() -> int:
             verdict = "ok" if worst <= RUN_GOAL_S else "ABOVE GOAL"
             print(f"  slowest run on the simulated chip: {worst:.2f}s (goal <= {RUN_GOAL_S:.0f}s, {verdict})")
         if compare:
-            compare_with_upstream_own(opts, checkout, ours_compiles, largest_spec)
+            upstream += compare_with_upstream_own(opts, checkout, ours_compiles, largest_spec)
         else:
             print("compile against upstream's own: skipped (no --upstream-venv given)")
     if opts.json:
