@@ -456,6 +456,8 @@ def main() -> int:
         return 0
     if opts.upstream_venv is not None and opts.upstream is None:
         parser.error("--upstream-venv needs --upstream (the checkout whose examples it compiles)")
+    if opts.upstream_venv is not None and not (opts.upstream_venv / "bin" / "python").is_file():
+        parser.error(f"--upstream-venv {opts.upstream_venv}: no bin/python in it (a venv of upstream PyPTO expected)")
     compare = opts.upstream_venv is not None
     clock = opts.clock
     results: list[dict[str, Any]] = []

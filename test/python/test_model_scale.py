@@ -58,3 +58,13 @@ def test_upstream_venv_needs_the_checkout() -> None:
     )
     assert proc.returncode == 2
     assert "--upstream-venv needs --upstream" in proc.stderr
+
+
+def test_upstream_venv_must_be_a_venv(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, str(BENCHMARK), "--upstream", str(tmp_path), "--upstream-venv", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    assert "no bin/python in it" in proc.stderr
