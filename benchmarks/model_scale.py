@@ -219,10 +219,7 @@ def measure_upstream(module: str, checkout: Path) -> dict[str, Any]:
             [sys.executable, str(Path(__file__).resolve()), "--upstream-child", module],
             capture_output=True, text=True, cwd=tmp, env=env, check=False,
         )  # fmt: skip
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith('{"case"')]
-    if proc.returncode != 0 or not lines:
-        raise SystemExit(f"{module}: the upstream example failed:\n{proc.stderr[-2000:]}")
-    return json.loads(lines[-1])
+    return _child_result(proc, f"{module}: the upstream example failed")
 
 
 class _Compiled(Exception):
@@ -299,9 +296,14 @@ def measure_upstream_own(spec: str, venv: Path, checkout: Path) -> dict[str, Any
             [str(venv / "bin" / "python"), str(Path(__file__).resolve()), "--upstream-own-child", spec],
             capture_output=True, text=True, cwd=tmp, env=env, check=False,
         )  # fmt: skip
+    return _child_result(proc, f"{spec}: upstream's own compile failed")
+
+
+def _child_result(proc: subprocess.CompletedProcess[str], failed: str) -> dict[str, Any]:
+    """The last ``{"case"...}`` JSON line a child printed; exits naming ``failed`` and its stderr when it failed."""
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith('{"case"')]
     if proc.returncode != 0 or not lines:
-        raise SystemExit(f"{spec}: upstream's own compile failed:\n{proc.stderr[-2000:]}")
+        raise SystemExit(f"{failed}:\n{proc.stderr[-2000:]}")
     return json.loads(lines[-1])
 
 
