@@ -59,7 +59,7 @@ from pypto.utils.tracebacks import api_boundary
 
 from .config import RunConfig
 from .cpp_engine import EngineReport, engine_run
-from .dfx import any_enabled, collectors_for, finish_all
+from .dfx import any_enabled, collectors_for, finish_all, task_hooks
 from .dfx.swimlane import swimlane_records, write_swimlane
 from .orchestration import (
     DeviceBuffer,
@@ -643,6 +643,7 @@ def _execute(prepared: Prepared, target: Target, args: Sequence[Any], config: Ru
     channels: dict[tuple[int, int], dict[str, Any]] = {}  # per task block: the cube<->vector pipes its parts share
     for c in collectors:
         c.config = config  # the run's options, for a collector that needs them
+    before_hooks, after_hooks = task_hooks(collectors)  # the collectors that watch each task part
 
     bars: list[Any] = []  # the progress bar of the run (names the task running, counts tasks begun)
     begun: set[int] = set()
@@ -655,8 +656,8 @@ def _execute(prepared: Prepared, target: Target, args: Sequence[Any], config: Ru
         begun.add(task.id)
         unit = prepared.unit(part.func_name)
         blk = (block, task.block_num)
-        for c in collectors:
-            c.before_task(task, part)
+        for hook in before_hooks:
+            hook(task, part)
         check_in = config.check_inputs is not False if engine is None else engine.wants_input_check(part, blk)
         before = [(a.index, a.buffer.array.reshape(-1).view(np.uint8).copy()) for a in part.args
                   if check_in and a.buffer is not None and a.direction is ParamDirection.In]  # fmt: skip
@@ -686,8 +687,8 @@ def _execute(prepared: Prepared, target: Target, args: Sequence[Any], config: Ru
             _check_inputs_unchanged(task, part, before)
             if engine is not None:
                 engine.inputs_unchanged(part, blk)
-        for c in collectors:
-            c.after_task(task, part, kr)
+        for after in after_hooks:
+            after(task, part, kr)
         races.extend(TaskRace(task.id, part.func_name, r) for r in kr.races)
         problems.extend(f"{task.label} {part.func_name}: {p}" for p in kr.problems)
         return kr

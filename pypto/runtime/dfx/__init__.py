@@ -13,7 +13,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .base import COLLECTORS, Collector, any_enabled, collectors_for, finish_all, register
+    from .base import COLLECTORS, Collector, any_enabled, collectors_for, finish_all, register, task_hooks
     from .deps import DepsCollector
     from .incore import IncoreCollector
     from .pmu import PmuCollector
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 # where each public name lives; the collector modules register themselves when imported
 _HOME = {
     "COLLECTORS": "base", "Collector": "base", "any_enabled": "base", "collectors_for": "base",
-    "finish_all": "base", "register": "base",
+    "finish_all": "base", "register": "base", "task_hooks": "base",
     "DepsCollector": "deps", "IncoreCollector": "incore", "PmuCollector": "pmu",
     "ScopeStatsCollector": "scope_stats", "SwimlaneCollector": "swimlane",
 }  # fmt: skip
@@ -52,4 +52,5 @@ __all__ = [
     "collectors_for",
     "finish_all",
     "register",
+    "task_hooks",
 ]

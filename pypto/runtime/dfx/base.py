@@ -129,6 +129,14 @@ def collectors_for(config: Any, build_dir: Path | None) -> list[Collector]:
     return [cls(level, out) for cls, level in levels if level]
 
 
+def task_hooks(collectors: Sequence[Collector]) -> tuple[list[Callable[..., None]], list[Callable[..., None]]]:
+    """The ``before_task`` and ``after_task`` methods of the collectors that watch tasks (override them): a
+    run calls only those around each task part (most collectors read the finished run only)."""
+    before = [c.before_task for c in collectors if type(c).before_task is not Collector.before_task]
+    after = [c.after_task for c in collectors if type(c).after_task is not Collector.after_task]
+    return before, after
+
+
 def finish_all(collectors: Sequence[Collector], result: Any) -> dict[str, list[Path]]:
     """Every collector's artefacts, by flag. While they finish, what several of them read from the run
     (its swimlane records, PMU rows, func ids, the name map) is built once (:func:`per_run`). The cyclic

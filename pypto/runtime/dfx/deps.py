@@ -165,17 +165,22 @@ class _Arg(NamedTuple):
 def deps_document(result: Any) -> dict[str, list[Encoded]]:
     """The ``deps.json`` of a finished run (see the module docstring): its tasks, tensors and edges, each
     item formatted as its compact JSON line (the keys in their order, the values as ``json.dumps`` spells
-    them) instead of built as a dict only to be encoded."""
+    them) instead of built as a dict only to be encoded. An argument's text after its ``idx`` is the same
+    wherever the run passes one buffer state the same way (a weight every task reads): spelled once."""
     graph = result.graph
     ids = result_func_ids(result)
     param_dtypes = _param_dtypes(result.module)
     addrs = gm_addresses(graph.buffers)
     spell = _Spelling()
     version: dict[int, int] = {}
-    tensors: dict[int, Encoded] = {}
+    tensors: list[Encoded] = []
     arg_doc: dict[tuple[int, int], _Arg] = {}  # (task, arg idx) -> its values
+    spelled: dict[tuple[int, int, Any, str | None], tuple[str, _Arg]] = {}
+    """(id(buffer), version, direction, dtype) -> the argument's text after its idx, and its values."""
     layouts: dict[int, tuple[str, str, str, str]] = {}  # id(buffer) -> _layout
+    seen: set[int] = set()  # the tensor ids listed
     tasks: list[Encoded] = []
+    in_dir = ParamDirection.In
     for t in graph.tasks:
         slots = [-1, -1, -1]
         aiv = 1
@@ -187,34 +192,47 @@ def deps_document(result: Any) -> dict[str, list[Encoded]]:
                 aiv += 1
         dtypes = param_dtypes.get(t.func_name, [])
         args: list[str] = []
-        written: set[int] = set()
+        written: list[int] = []
+        tid_ = t.id
         for a in t.args:
-            dt = dtypes[a.index] if a.index < len(dtypes) else None
-            idx = spell.number(a.index)
-            if a.buffer is None:
-                args.append(f'{{"idx":{idx},"type":"SCALAR","tensor_id":null,"dtype":{spell.text(dt)},"shape":[],'
+            index = a.index
+            dt = dtypes[index] if index < len(dtypes) else None
+            b = a.buffer
+            if b is None:
+                args.append(f'{{"idx":{index},"type":"SCALAR","tensor_id":null,"dtype":{spell.text(dt)},"shape":[],'
                             f'"start_offset":"0","strides":[]}}')  # fmt: skip
                 continue
-            b = a.buffer
-            layout = layouts.get(id(b))
-            if layout is None:  # a buffer's shape, strides, storage dtype and size: once per run
-                layout = layouts[id(b)] = _layout(b.array)
-            dtype = spell.text(dt or layout[2])
-            writes = a.direction is not ParamDirection.In
-            v = version.get(b.id, 0) + writes
-            if writes:
-                written.add(b.id)
-            tid = tensor_id(addrs[b.id], v)
-            if tid not in tensors:
-                tensors[tid] = Encoded(f'{{"tensor_id":"{tid}","buffer_addr":"{addrs[b.id]}","version":{v},'
-                                       f'"dtype":{dtype},"buffer_numel":"{layout[3]}"}}')  # fmt: skip
-            doc = arg_doc[(t.id, a.index)] = _Arg(f'"{tid}"', dtype, layout[0], layout[1])
-            args.append(f'{{"idx":{idx},"type":"{_ARG_TYPE[a.direction]}","tensor_id":{doc.tensor_id},'
-                        f'"dtype":{dtype},"shape":{doc.shape},"start_offset":"0","strides":{doc.strides}}}')  # fmt: skip
-        for b_id in written:
-            version[b_id] = version.get(b_id, 0) + 1
-        tasks.append(Encoded(f'{{"task_id":"{raw_task_id(t.id)}","scope":"auto","kernel_ids":{spell.value(slots)},'
-                             f'"block_num":{spell.number(t.block_num)},"args":[{",".join(args)}]}}'))  # fmt: skip
+            mem = b.id
+            direction = a.direction
+            if direction is in_dir:
+                v = version.get(mem, 0)
+            else:
+                v = version.get(mem, 0) + 1
+                written.append(mem)
+            key = (id(b), v, direction, dt)
+            known = spelled.get(key)
+            if known is None:
+                layout = layouts.get(id(b))
+                if layout is None:  # a buffer's shape, strides, storage dtype and size: once per run
+                    layout = layouts[id(b)] = _layout(b.array)
+                dtype = spell.text(dt or layout[2])
+                tid = tensor_id(addrs[mem], v)
+                if tid not in seen:
+                    seen.add(tid)
+                    tensors.append(Encoded(f'{{"tensor_id":"{tid}","buffer_addr":"{addrs[mem]}","version":{v},'
+                                           f'"dtype":{dtype},"buffer_numel":"{layout[3]}"}}'))  # fmt: skip
+                doc = _Arg(f'"{tid}"', dtype, layout[0], layout[1])
+                known = spelled[key] = (
+                    f',"type":"{_ARG_TYPE[direction]}","tensor_id":{doc.tensor_id},"dtype":{dtype},'
+                    f'"shape":{doc.shape},"start_offset":"0","strides":{doc.strides}}}',
+                    doc,
+                )
+            arg_doc[(tid_, index)] = known[1]
+            args.append(f'{{"idx":{index}{known[0]}')
+        for mem in set(written):
+            version[mem] = version.get(mem, 0) + 1
+        tasks.append(Encoded(f'{{"task_id":"{raw_task_id(tid_)}","scope":"auto","kernel_ids":[{slots[0]},{slots[1]},'
+                             f'{slots[2]}],"block_num":{spell.number(t.block_num)},"args":[{",".join(args)}]}}'))  # fmt: skip
     by_id = {t.id: t for t in graph.tasks}
     raw = {t.id: f'"{raw_task_id(t.id)}"' for t in graph.tasks}  # each task's id, spelled once
     edges: list[Encoded] = []
@@ -238,7 +256,7 @@ def deps_document(result: Any) -> dict[str, list[Encoded]]:
                 f'"consumer_strides":{consumer.strides},"producer_shape":{producer.shape},'
                 f'"producer_start_offset":"0","producer_strides":{producer.strides}}}'
             ))  # fmt: skip
-    return {"tasks": tasks, "tensors": list(tensors.values()), "edges": edges}
+    return {"tasks": tasks, "tensors": tensors, "edges": edges}
 
 
 class _Spelling:

@@ -91,6 +91,9 @@ BUSY_PIPES: dict[str, str] = {
 }  # fmt: skip
 """Event type 2's pipe prefix -> the target pipe name the records carry."""
 
+_BUSY_COLUMNS = tuple((f"{k}_busy_cycles", p) for k, p in BUSY_PIPES.items())
+"""Event type 2's busy-cycle columns with their pipes, spelled once."""
+
 DEFAULT_REQUEST_BYTES = 32
 """The request size when the run has no target at hand: a2a3's ``block_bytes`` (32 B, ref §1)."""
 
@@ -215,7 +218,7 @@ def counters(event_type: int, kernel_run: Any, req_size: int) -> dict[str, int |
     """The counters of ``event_type`` for one kernel run (the module docstring's model)."""
     if event_type == 2:
         busy = kernel_run.timeline.pipe_busy()
-        out: dict[str, int | str] = {f"{k}_busy_cycles": busy.get(p, 0) for k, p in BUSY_PIPES.items()}
+        out: dict[str, int | str] = {column: busy.get(p, 0) for column, p in _BUSY_COLUMNS}
         out["icache_miss"] = 0
         out["icache_req"] = len(kernel_run.timeline.rows)  # one request per instruction
         return out
@@ -280,14 +283,22 @@ def part_rows(result: Any) -> list[PartRow]:
     take its block's cores in order: AIC parts the AIC cores, AIV parts the AIV cores (as the
     scheduler picked them)."""
     parts_of = {t.id: t.parts for t in result.graph.tasks}
-    keyed: list[tuple[tuple[int, int, int], PartRow]] = []
+    core_types = result.core_types
+    keyed: list[tuple[int, int, int, PartRow]] = []
     for rec in result.tasks:
+        task_id = rec.task_id
         for b in rec.blocks:
-            free = {kind: [c for c in b.core_ids if result.core_types[c] == kind] for kind in ("aic", "aiv")}
-            for part, run in zip(parts_of[rec.task_id], b.kernel_runs, strict=True):
+            free: dict[str, list[int]] = {"aic": [], "aiv": []}  # the block's cores of each kind, in order
+            for c in b.core_ids:
+                cores = free.get(core_types[c])
+                if cores is not None:
+                    cores.append(c)
+            block = b.block_idx
+            for part, run in zip(parts_of[task_id], b.kernel_runs, strict=True):
                 core = free[part.core_type].pop(0)
-                keyed.append(((rec.task_id, b.block_idx, core), PartRow(rec, core, part.func_name, run, b.block_idx)))
-    return [row for _, row in sorted(keyed, key=lambda kr: kr[0])]
+                keyed.append((task_id, block, core, PartRow(rec, core, part.func_name, run, block)))
+    keyed.sort(key=lambda k: k[:3])
+    return [k[3] for k in keyed]
 
 
 def pmu_rows(result: Any, event_type: int) -> list[dict[str, int | str]]:

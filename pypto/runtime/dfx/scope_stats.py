@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any
 
@@ -103,44 +104,50 @@ def metadata(config: Any, total: int) -> dict[str, Any]:
     }
 
 
-def scope_records(graph: Any) -> list[dict[str, Any]]:
-    """One record per scope boundary of ``graph.scopes`` (see the module docstring)."""
-    heads = {r: [0] * MAX_RING_DEPTH for r in RESOURCES}
+def scope_lines(graph: Any) -> list[str]:
+    """One JSON line per scope boundary of ``graph.scopes`` (see the module docstring), as ``json.dumps``
+    spells the record ``{site, phase, depth, ring, <resource>_start, <resource>_end ..., tensormap}`` (its
+    keys in that order), formatted from a template rather than built as a dict only to be encoded."""
+    tasks_end, heap_end, pool_end = ([0] * MAX_RING_DEPTH for _ in RESOURCES)  # each resource's heads by ring
     stack: list[int] = []  # the rings of the open scopes
     tasks_seen = 0
     buffers_seen = None  # the buffers before the root scope are the parameters
-    out: list[dict[str, Any]] = []
+    sites: dict[str | None, str] = {}  # a location -> its site as JSON
+    out: list[str] = []
     for ev in graph.scopes:
         if buffers_seen is None:
             buffers_seen = ev.buffers
         if stack:  # what the innermost open scope issued since the last boundary
             ring = stack[-1]
             for t in graph.tasks[tasks_seen : ev.tasks]:
-                heads["task_window"][ring] += 1
-                heads["dep_pool"][ring] += len(t.deps)
+                tasks_end[ring] += 1
+                pool_end[ring] += len(t.deps)
             for b in graph.buffers[buffers_seen : ev.buffers]:
                 if b.origin.startswith("tensor.create"):
-                    heads["heap"][ring] += b.nbytes
+                    heap_end[ring] += b.nbytes
         tasks_seen, buffers_seen = ev.tasks, ev.buffers
         ring = ring_of(ev.depth)
         if ev.phase == "begin":
             stack.append(ring)
         else:
             stack.pop()
-        rec: dict[str, Any] = {"site": site_of(ev.loc), "phase": ev.phase, "depth": ev.depth, "ring": ring}
-        for r in RESOURCES:
-            rec[f"{r}_start"] = 0
-            rec[f"{r}_end"] = heads[r][ring]
-        rec["tensormap"] = ev.tensormap
-        out.append(rec)
+        site = sites.get(ev.loc)
+        if site is None:
+            site = sites[ev.loc] = encode_basestring_ascii(site_of(ev.loc))
+        out.append(
+            f'{{"site": {site}, "phase": {encode_basestring_ascii(ev.phase)}, "depth": {int(ev.depth)}, '
+            f'"ring": {ring}, "task_window_start": 0, "task_window_end": {tasks_end[ring]}, "heap_start": 0, '
+            f'"heap_end": {heap_end[ring]}, "dep_pool_start": 0, "dep_pool_end": {pool_end[ring]}, '
+            f'"tensormap": {int(ev.tensormap)}}}'
+        )
     return out
 
 
 def scope_stats_lines(result: Any, config: Any = None) -> list[str]:
     """The file's lines (metadata first), each one JSON object."""
-    records = scope_records(result.graph)
+    records = scope_lines(result.graph)
     encode = compact_encoder(separators=(", ", ": "))  # json.dumps's spelling, its C encoder built once
-    return [encode(metadata(config, len(records)))] + [encode(r) for r in records]
+    return [encode(metadata(config, len(records))), *records]
 
 
 def write_scope_stats(result: Any, path: Path, config: Any = None) -> Path:
