@@ -93,6 +93,62 @@ def atomic_write_bytes(
     itself and writes each name in it once (the pass dumps), so there is no old file to remove.
     """
     target = Path(path)
+    tmp = _write_temp(target, data, durable=durable)
+    try:
+        if not durable and not new:
+            _remove_old(target)
+        os.replace(tmp, target)
+    except BaseException as exc:
+        _discard(tmp)
+        if isinstance(exc, OSError):
+            check_writable_path(target)
+        raise
+    if durable:
+        remove_stale_temps(target)
+
+
+def atomic_write_files(
+    files: Sequence[tuple[str | os.PathLike[str], bytes | Sequence[bytes | bytearray | memoryview]]],
+    *,
+    make_folders: bool = False,
+) -> None:
+    """Write several files, each atomically as :func:`atomic_write_bytes` with ``durable=False`` does: every
+    temporary file is written first, then each old file is removed and its new one renamed into place, so a
+    failure while the temporary files are written (a full disk) leaves every file as it was. ``make_folders``:
+    a missing folder is made when its first file's write finds it missing (not looked for before every
+    write). A run's DFX artefacts go through here together (``dfx.base.finish_all``)."""
+    temps: list[tuple[Path, str]] = []
+    try:
+        for path, data in files:
+            target = Path(path)
+            try:
+                tmp = _write_temp(target, data, durable=False)
+            except FileNotFoundError:
+                if not make_folders or os.path.isdir(target.parent):
+                    raise
+                target.parent.mkdir(parents=True, exist_ok=True)
+                tmp = _write_temp(target, data, durable=False)
+            temps.append((target, tmp))
+    except BaseException:
+        for _, tmp in temps:
+            _discard(tmp)
+        raise
+    for i, (target, tmp) in enumerate(temps):
+        try:
+            _remove_old(target)
+            os.replace(tmp, target)
+        except BaseException as exc:
+            for _, rest in temps[i:]:
+                _discard(rest)
+            if isinstance(exc, OSError):
+                check_writable_path(target)
+            raise
+
+
+def _write_temp(target: Path, data: bytes | Sequence[bytes | bytearray | memoryview], *, durable: bool) -> str:
+    """A new temporary file next to ``target`` holding ``data`` (fsynced when ``durable``), closed: its path.
+    On a failure it is removed and the error raised (an OSError naming a missing folder or a folder as
+    ``target``, when that is the reason)."""
     try:
         fd, tmp = _open_temp(os.fspath(target))
     except OSError:
@@ -110,22 +166,29 @@ def atomic_write_bytes(
                 os.fsync(fd)
         finally:
             os.close(fd)
-        if not durable and not new:
-            try:
-                os.unlink(target)
-            except FileNotFoundError:
-                pass
-        os.replace(tmp, target)
     except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        _discard(tmp)
         if isinstance(exc, OSError):
             check_writable_path(target)
         raise
-    if durable:
-        remove_stale_temps(target)
+    return tmp
+
+
+def _remove_old(target: Path) -> None:
+    """Remove ``target`` before a non-durable write renames its new contents there: ext4 writes a file out
+    to disk at once when it is renamed over an existing one."""
+    try:
+        os.unlink(target)
+    except FileNotFoundError:
+        pass
+
+
+def _discard(tmp: str) -> None:
+    """Remove a temporary file that will not be renamed into place."""
+    try:
+        os.unlink(tmp)
+    except FileNotFoundError:
+        pass
 
 
 FILE_MODE = 0o644

@@ -7,6 +7,7 @@ final mode (no ``fchmod`` under the usual umasks), ``json_text`` writes a collec
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -39,7 +40,6 @@ def test_atomic_write_of_chunks_is_their_concatenation(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("umask", [0o022, 0o002, 0o077, 0o000])
 def test_atomic_write_leaves_mode_0644_whatever_the_umask(tmp_path: Path, umask: int) -> None:
-    import os
     import stat
 
     path = tmp_path / "a.json"
@@ -58,8 +58,8 @@ def test_write_artefact_makes_a_missing_folder_only_when_the_write_finds_it_miss
     path = tmp_path / "dfx_outputs" / "args_dump" / "args_dump.json"
     assert base.write_artefact(path, "{}\n") == path and path.read_text() == "{}\n"  # both folders made
     looked: list[str] = []
-    real_isdir = base.os.path.isdir
-    monkeypatch.setattr(base.os.path, "isdir", lambda p: looked.append(str(p)) or real_isdir(p))
+    real_isdir = os.path.isdir
+    monkeypatch.setattr(os.path, "isdir", lambda p: looked.append(str(p)) or real_isdir(p))
     base.write_artefact(path, "[]\n")  # the folder is there: nothing looks for it
     assert path.read_text() == "[]\n" and looked == []
     (tmp_path / "file").write_text("x")
@@ -181,6 +181,52 @@ def test_per_run_builds_once_while_collectors_finish() -> None:
     per_run(result, "k", lambda: built.append("z"))
     per_run(result, "k", lambda: built.append("z"))
     assert built == ["x", "z", "z"]  # outside finish_all nothing is kept
+
+
+def test_finish_all_writes_every_artefact_once_every_collector_finished(tmp_path: Path) -> None:
+    order: list[str] = []
+
+    class Writes(base.Collector):
+        FLAG = "test_writes"
+
+        def finish(self, result: Any) -> list[Path]:
+            path = base.write_artefact(self.out_dir / "a" / "first.bin", [b"ab", b"cd"])
+            assert not path.exists()  # waits for the other collectors
+            base.when_written(lambda: order.append("released" if path.exists() else "too early"))
+            return [path]
+
+    class Fails(base.Collector):
+        FLAG = "test_fails"
+
+        def finish(self, result: Any) -> list[Path]:
+            base.write_artefact(self.out_dir / "second.json", "{}")
+            raise RuntimeError("collector failed")
+
+    out = base.finish_all([Writes(1, tmp_path), base.Collector(1, tmp_path)], _Result())
+    assert out["test_writes"] == [tmp_path / "a" / "first.bin"] and order == ["released"]
+    assert (tmp_path / "a" / "first.bin").read_bytes() == b"abcd"  # its missing folder made on the way
+    (tmp_path / "a" / "first.bin").unlink()
+    with pytest.raises(RuntimeError, match="collector failed"):  # what the others finished is still written
+        base.finish_all([Writes(1, tmp_path), Fails(1, tmp_path)], _Result())
+    assert (tmp_path / "a" / "first.bin").exists() and (tmp_path / "second.json").read_text() == "{}"
+    assert order == ["released", "released"]
+    base.write_artefact(tmp_path / "now.json", "[]")  # outside finish_all: written at once
+    assert (tmp_path / "now.json").read_text() == "[]"
+
+
+def test_atomic_write_files_failing_while_writing_leaves_every_file_as_it_was(tmp_path: Path) -> None:
+    from pypto.utils.atomic import atomic_write_files
+
+    (tmp_path / "old.json").write_text("old")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(OSError):  # the second file's folder is a file
+        atomic_write_files([(tmp_path / "old.json", b"new"), (tmp_path / "file" / "b.json", b"{}")], make_folders=True)
+    assert (tmp_path / "old.json").read_text() == "old"  # not replaced: the first temporary file is gone too
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "old.json"]
+    with pytest.raises(FileNotFoundError):  # without make_folders a missing folder is the write's error
+        atomic_write_files([(tmp_path / "new" / "c.json", b"{}")])
+    atomic_write_files([(tmp_path / "old.json", [b"n", b"ew"]), (tmp_path / "new" / "c.json", b"{}")], make_folders=True)
+    assert (tmp_path / "old.json").read_text() == "new" and (tmp_path / "new" / "c.json").read_text() == "{}"
 
 
 @pl.jit

@@ -46,7 +46,7 @@ import numpy as np
 
 from pypto.dialects.enums import ParamDirection
 
-from .base import Collector, json_text, register, result_func_ids, write_artefact
+from .base import Collector, json_text, register, result_func_ids, when_written, write_artefact
 from .jsonenc import Encoded, compact_encoder
 
 ARGS_DUMP_DIR = "args_dump"
@@ -361,8 +361,9 @@ class ArgsDumpCollector(Collector):
         write_artefact(d / BIN_FILE, payloads)
         del payloads
         write_artefact(d / MANIFEST, json_text(manifest, allow_nan=False) + "\n")
-        # the copies are written: their blocks go to the next run (this collector is done with them)
-        _SPARES.give([p.data for _, p in self._payloads.values() if isinstance(p.data, bytearray)])
+        # once the copies are written, their blocks go to the next run (this collector is done with them)
+        blocks = [p.data for _, p in self._payloads.values() if isinstance(p.data, bytearray)]
+        when_written(lambda: _SPARES.give(blocks))
         self._payloads.clear()
         self._rows.clear()
         self._bodies.clear()
