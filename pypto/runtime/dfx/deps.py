@@ -37,7 +37,7 @@ from __future__ import annotations
 import functools
 import weakref
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
@@ -153,15 +153,6 @@ def _storage_name(dtype: np.dtype) -> str:
     return _STORAGE_NAME.get(dtype.name, dtype.name.upper())
 
 
-class _Arg(NamedTuple):
-    """A tensor argument's values as deps.json spells them (its edges repeat them)."""
-
-    tensor_id: str
-    dtype: str
-    shape: str
-    strides: str
-
-
 def deps_document(result: Any) -> dict[str, list[Encoded]]:
     """The ``deps.json`` of a finished run (see the module docstring): its tasks, tensors and edges, each
     item formatted as its compact JSON line (the keys in their order, the values as ``json.dumps`` spells
@@ -174,9 +165,10 @@ def deps_document(result: Any) -> dict[str, list[Encoded]]:
     spell = _Spelling()
     version: dict[int, int] = {}
     tensors: list[Encoded] = []
-    arg_doc: dict[tuple[int, int], _Arg] = {}  # (task, arg idx) -> its values
-    spelled: dict[tuple[int, int, Any, str | None], tuple[str, _Arg]] = {}
-    """(id(buffer), version, direction, dtype) -> the argument's text after its idx, and its values."""
+    arg_key: dict[tuple[int, int], tuple[int, int, Any, str | None]] = {}  # (task, arg idx) -> its spelled key
+    spelled: dict[tuple[int, int, Any, str | None], tuple[str, str, str, str, str]] = {}
+    """(id(buffer), version, direction, dtype) -> the argument's text after its idx; its tensor id, dtype, shape
+    and strides as JSON (its edges repeat them)."""
     layouts: dict[int, tuple[str, str, str, str]] = {}  # id(buffer) -> _layout
     seen: set[int] = set()  # the tensor ids listed
     tasks: list[Encoded] = []
@@ -221,13 +213,12 @@ def deps_document(result: Any) -> dict[str, list[Encoded]]:
                     seen.add(tid)
                     tensors.append(Encoded(f'{{"tensor_id":"{tid}","buffer_addr":"{addrs[mem]}","version":{v},'
                                            f'"dtype":{dtype},"buffer_numel":"{layout[3]}"}}'))  # fmt: skip
-                doc = _Arg(f'"{tid}"', dtype, layout[0], layout[1])
                 known = spelled[key] = (
-                    f',"type":"{_ARG_TYPE[direction]}","tensor_id":{doc.tensor_id},"dtype":{dtype},'
-                    f'"shape":{doc.shape},"start_offset":"0","strides":{doc.strides}}}',
-                    doc,
-                )
-            arg_doc[(tid_, index)] = known[1]
+                    f',"type":"{_ARG_TYPE[direction]}","tensor_id":"{tid}","dtype":{dtype},'
+                    f'"shape":{layout[0]},"start_offset":"0","strides":{layout[1]}}}',
+                    f'"{tid}"', dtype, layout[0], layout[1],
+                )  # fmt: skip
+            arg_key[(tid_, index)] = key
             args.append(f'{{"idx":{index}{known[0]}')
         for mem in set(written):
             version[mem] = version.get(mem, 0) + 1
@@ -235,6 +226,8 @@ def deps_document(result: Any) -> dict[str, list[Encoded]]:
                              f'{slots[2]}],"block_num":{spell.number(t.block_num)},"args":[{",".join(args)}]}}'))  # fmt: skip
     by_id = {t.id: t for t in graph.tasks}
     raw = {t.id: f'"{raw_task_id(t.id)}"' for t in graph.tasks}  # each task's id, spelled once
+    as_consumer: dict[tuple[int, int, Any, str | None], str] = {}  # an argument's consumer_* text, once
+    as_producer: dict[tuple[int, int, Any, str | None], str] = {}  # and its producer_* text
     edges: list[Encoded] = []
     for t in graph.tasks:
         succ = raw[t.id]
@@ -244,18 +237,26 @@ def deps_document(result: Any) -> dict[str, list[Encoded]]:
             if e.kind == "explicit":
                 edges.append(Encoded(head + ',"source":"explicit","flags":["wait","retain"]}'))
                 continue
-            consumer = arg_doc[(t.id, e.arg)]
+            key = arg_key[(t.id, e.arg)]
+            consumer = as_consumer.get(key)
+            if consumer is None:
+                _, tid, dtype, shape, strides = spelled[key]
+                consumer = as_consumer[key] = (
+                    f'"tensor_id":{tid},"consumer_dtype":{dtype},"consumer_shape":{shape},'
+                    f'"consumer_start_offset":"0","consumer_strides":{strides}'
+                )
             buf = t.args[e.arg].buffer
             want_write = e.kind != "war"  # the producer wrote the buffer (RAW/WAW) or read it (WAR)
             pred_args = [a for a in by_id[e.pred].args if a.buffer is buf]
             pick = next((a for a in pred_args if (a.direction is not ParamDirection.In) == want_write), pred_args[0])
-            producer = arg_doc[(e.pred, pick.index)]
-            edges.append(Encoded(
-                f'{head},"source":"tensormap","flags":["wait"],"overlap":"covered","tensor_id":{consumer.tensor_id},'
-                f'"consumer_dtype":{consumer.dtype},"consumer_shape":{consumer.shape},"consumer_start_offset":"0",'
-                f'"consumer_strides":{consumer.strides},"producer_shape":{producer.shape},'
-                f'"producer_start_offset":"0","producer_strides":{producer.strides}}}'
-            ))  # fmt: skip
+            key = arg_key[(e.pred, pick.index)]
+            producer = as_producer.get(key)
+            if producer is None:
+                _, _, _, shape, strides = spelled[key]
+                producer = as_producer[key] = (
+                    f'"producer_shape":{shape},"producer_start_offset":"0","producer_strides":{strides}}}'
+                )
+            edges.append(Encoded(f'{head},"source":"tensormap","flags":["wait"],"overlap":"covered",{consumer},{producer}'))
     return {"tasks": tasks, "tensors": tensors, "edges": edges}
 
 
