@@ -1,7 +1,8 @@
 """What keeps DFX collection cheap on the host (benchmarks/dfx_overhead.py) without changing an artefact:
 ``args.bin`` is written from its payloads without joining them, and what several collectors read from a run is built once (``per_run``: the name
 map is written once when both the swimlane and dep_gen ask for it), an atomic write creates its file with its
-final mode (no ``fchmod`` under the usual umasks), ``json_text`` writes a collector's pre-formatted
+final mode (no ``fchmod`` under the usual umasks), a run's artefacts are written together once every
+collector finished (``finish_all``, ``atomic_write_files``), ``json_text`` writes a collector's pre-formatted
 (:class:`~pypto.runtime.dfx.jsonenc.Encoded`) rows as they are, and a run with every flag off has no collector."""
 
 from __future__ import annotations
