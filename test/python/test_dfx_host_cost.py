@@ -215,6 +215,23 @@ def test_finish_all_writes_every_artefact_once_every_collector_finished(tmp_path
     assert (tmp_path / "now.json").read_text() == "[]"
 
 
+def test_a_run_calls_the_task_hooks_of_the_collectors_that_watch_tasks_only() -> None:
+    class Watches(base.Collector):
+        FLAG = "test_watches"
+
+        def before_task(self, task: Any, part: Any) -> None:
+            pass
+
+    watching, reading = Watches(1, Path(".")), base.Collector(1, Path("."))
+    before, after = base.task_hooks([reading, watching])
+    assert before == [watching.before_task] and after == []  # the base class's no-op hooks are not called
+    from pypto.runtime.dfx.args_dump import ArgsDumpCollector
+    from pypto.runtime.dfx.pmu import PmuCollector
+
+    args, pmu_ = ArgsDumpCollector(2, Path(".")), PmuCollector(2, Path("."))
+    assert base.task_hooks([pmu_, args]) == ([args.before_task], [args.after_task])
+
+
 def test_atomic_write_files_failing_while_writing_leaves_every_file_as_it_was(tmp_path: Path) -> None:
     from pypto.utils.atomic import atomic_write_files
 
