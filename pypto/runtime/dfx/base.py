@@ -43,7 +43,7 @@ def write_artefact(path: Path, data: str | bytes | Sequence[bytes | bytearray | 
 
 
 def when_written(release: Callable[[], None]) -> None:
-    """Call ``release`` once the artefacts written so far are on disk (at once outside :func:`finish_all`):
+    """Call ``release`` once the artefacts written so far are in their files (at once outside :func:`finish_all`):
     for what a pending write still reads (the blocks of ``args.bin``'s copies)."""
     releases = getattr(_BATCH, "releases", None)
     if releases is None:
