@@ -41,7 +41,7 @@ OUTER_KINDS = ("complete", "async_poll", "dispatch", "release", "dummy", "early_
 LOOP_KINDS = ("complete", "async_poll", "dispatch")
 
 
-@dataclass
+@dataclass(slots=True)
 class _Task:
     dispatch: int
     start: int
@@ -133,15 +133,22 @@ def analyze(
     def us(cycles: float) -> float:
         return cycles * 1e6 / freq
 
-    aicpu = {(r[0], r[1]): r for r in records["aicpu_tasks"]}
+    aicore, cpu_rows = records["aicore_tasks"], records["aicpu_tasks"]
+    if not trusted:  # a file's numbers as ints (a run's records hold ints)
+        aicore = [[int(x) for x in r[:5]] for r in aicore]
+        cpu_rows = [[int(x) for x in r[:4]] for r in cpu_rows]
+    aicpu = {(r[0], r[1]): r for r in cpu_rows}
     rows: list[tuple[int, int, int, int, int, int]] = []  # core, task, dispatch, start, end, finish
     tasks: dict[int, _Task] = {}
-    for r in records["aicore_tasks"]:
-        core, raw, reg, start, end = int(r[0]), int(r[1]), int(r[2]), int(r[3]), int(r[4])
+    for r in aicore:
+        core, raw, reg, start, end = r[0], r[1], r[2], r[3], r[4]
         cpu = aicpu.get((core, reg))
-        d, f = (int(cpu[2]), int(cpu[3])) if cpu is not None else (start, end)
+        d, f = (cpu[2], cpu[3]) if cpu is not None else (start, end)
         rows.append((core, raw, d, start, end, f))
-        t = tasks.setdefault(raw, _Task(d, start, end, f))
+        t = tasks.get(raw)
+        if t is None:
+            tasks[raw] = _Task(d, start, end, f, [core])
+            continue
         t.dispatch, t.start = min(t.dispatch, d), min(t.start, start)
         t.end, t.finish = max(t.end, end), max(t.finish, f)
         t.cores.append(core)
