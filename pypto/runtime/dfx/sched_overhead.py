@@ -159,7 +159,9 @@ def analyze(
     def share(cycles: float) -> float:
         return 100.0 * cycles / span if span else 0.0
 
-    pairs = sorted({(int(p), int(s)) for p, s in edges if int(p) in tasks and int(s) in tasks and p != s})
+    if not trusted:
+        edges = [(int(p), int(s)) for p, s in edges]
+    pairs = sorted({(p, s) for p, s in edges if p in tasks and s in tasks and p != s})
     producers: dict[int, list[int]] = {}
     consumers: dict[int, list[int]] = {}
     for p, s in pairs:
@@ -243,10 +245,12 @@ def analyze(
 
     # 5. scheduler threads
     threads: list[dict[str, Any]] = []
-    threads_of = {t: {core_to_thread[c] for c in task.cores if 0 <= c < len(core_to_thread)}
-                  for t, task in tasks.items()}  # fmt: skip
+    tasks_of: dict[int, list[int]] = {}  # scheduler thread -> the tasks with a row on its cores
+    for t, task in tasks.items():
+        for thread in {core_to_thread[c] for c in task.cores if 0 <= c < len(core_to_thread)}:
+            tasks_of.setdefault(thread, []).append(t)
     for i, phases in enumerate(records["aicpu_scheduler_phases"]):
-        mine = sorted(t for t, on in threads_of.items() if i in on)
+        mine = sorted(tasks_of.get(i, ()))
         fanout = [len(consumers.get(t, [])) for t in mine]
         fanin = [len(producers.get(t, [])) for t in mine]
         # one pass over the thread's phases: its loops, its outer phases' spans, their time per loop kind and
