@@ -165,3 +165,17 @@ def test_phase_bars_cut_from_the_shared_phase_texts_are_the_encoded_ones(tmp_pat
     assert cut == chrome_trace_text(odd, names, edges)
     bars = [e for e in json.loads(cut)["traceEvents"] if e["ph"] == "X" and e["pid"] == 2]
     assert bars[0]["args"]["phase"] == phases[0]["kind"] and bars[1]["args"]["phase"] == "mine"
+
+
+@pytest.mark.parametrize("name", ["plain_kernel", "k\u00e9rnel", "del\x7f", 'quo"te\\', "tab\tnl\n\x01", "\u2028x"])
+def test_labels_are_spelled_as_json_spells_them(name: str) -> None:
+    """A task label goes to orjson as it is only where orjson spells it as ``json.dumps`` does (ASCII but
+    DEL); any other is json's spelling (``\\u`` escapes): the trace text is json's text of its own events."""
+    from pypto.runtime.dfx.trace import chrome_trace_text
+
+    records = {"chip_swimlane_level": 2, "metadata": {"clock_freq_hz": 1e6, "core_types": ["aiv", "aiv"]},
+               "aicore_tasks": [[0, 0, 1, 10, 50, 2], [1, 1, 1, 60, 90, 3]],
+               "aicpu_tasks": [[0, 1, 5, 55], [1, 1, 56, 95]]}  # fmt: skip
+    text = chrome_trace_text(records, {0: name, 1: "c"}, [(0, 1)], trusted=True)
+    assert text == json.dumps(json.loads(text), separators=(",", ":")) + "\n"
+    assert f"{name}(t0)" in {e["name"] for e in json.loads(text)["traceEvents"]}

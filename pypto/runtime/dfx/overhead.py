@@ -78,7 +78,9 @@ def overhead_samples(records: Mapping[str, Any], edges: Sequence[tuple[int, int]
     for pred, succ in edges:
         if pred in end and succ in end:
             producers.setdefault(succ, []).append(pred)
-    ready = {t: max((end[p] for p in producers.get(t, [])), default=dispatch[t]) for t in dispatch}
+    ready = dict(dispatch)  # without producers: its dispatch
+    for t, preds in producers.items():
+        ready[t] = max(map(end.__getitem__, preds))
     engines = [e for e in ENGINES if e in core_types]
     cores = {e: core_types.count(e) for e in engines}
     lo = min(r[3] for r in aicore)

@@ -117,10 +117,15 @@ def _edges(result: Any) -> list[dict[str, Any]]:
     graph_tasks = getattr(getattr(result, "graph", None), "tasks", None) or []
     for t in graph_tasks:
         for e in t.dep_edges:
-            kinds.setdefault((e.pred, t.id), set()).add(e.kind)
+            pair = (e.pred, t.id)
+            if pair in kinds:
+                kinds[pair].add(e.kind)
+            else:
+                kinds[pair] = {e.kind}
     for rec in result.tasks:  # the scheduler's deps (a pair the graph lists no reason for still counts)
         for d in rec.deps:
-            kinds.setdefault((d, rec.task_id), set())
+            if (d, rec.task_id) not in kinds:
+                kinds[(d, rec.task_id)] = set()
     return [{"pred": p, "succ": s, "kinds": sorted(k)} for (p, s), k in sorted(kinds.items())]
 
 
@@ -246,7 +251,7 @@ def report_model(
         rows = pmu_rows(result, event)
         cols = columns(event)
         pmu = {"event_type": event, "columns": cols,
-               "rows": [{"task": int(str(row["task_id"]), 16) & 0xFFFFFFFF, "values": [row[c] for c in cols]}
+               "rows": [{"task": int(str(row["task_id"]), 16) & 0xFFFFFFFF, "values": list(map(row.__getitem__, cols))}
                         for row in rows]}  # fmt: skip
 
     sched = sched_analyses(result, swimlane_level, edges)

@@ -41,7 +41,7 @@ OUTER_KINDS = ("complete", "async_poll", "dispatch", "release", "dummy", "early_
 LOOP_KINDS = ("complete", "async_poll", "dispatch")
 
 
-@dataclass
+@dataclass(slots=True)
 class _Task:
     dispatch: int
     start: int
@@ -133,15 +133,22 @@ def analyze(
     def us(cycles: float) -> float:
         return cycles * 1e6 / freq
 
-    aicpu = {(r[0], r[1]): r for r in records["aicpu_tasks"]}
+    aicore, cpu_rows = records["aicore_tasks"], records["aicpu_tasks"]
+    if not trusted:  # a file's numbers as ints (a run's records hold ints)
+        aicore = [[int(x) for x in r[:5]] for r in aicore]
+        cpu_rows = [[int(x) for x in r[:4]] for r in cpu_rows]
+    aicpu = {(r[0], r[1]): r for r in cpu_rows}
     rows: list[tuple[int, int, int, int, int, int]] = []  # core, task, dispatch, start, end, finish
     tasks: dict[int, _Task] = {}
-    for r in records["aicore_tasks"]:
-        core, raw, reg, start, end = int(r[0]), int(r[1]), int(r[2]), int(r[3]), int(r[4])
+    for r in aicore:
+        core, raw, reg, start, end = r[0], r[1], r[2], r[3], r[4]
         cpu = aicpu.get((core, reg))
-        d, f = (int(cpu[2]), int(cpu[3])) if cpu is not None else (start, end)
+        d, f = (cpu[2], cpu[3]) if cpu is not None else (start, end)
         rows.append((core, raw, d, start, end, f))
-        t = tasks.setdefault(raw, _Task(d, start, end, f))
+        t = tasks.get(raw)
+        if t is None:
+            tasks[raw] = _Task(d, start, end, f, [core])
+            continue
         t.dispatch, t.start = min(t.dispatch, d), min(t.start, start)
         t.end, t.finish = max(t.end, end), max(t.finish, f)
         t.cores.append(core)
@@ -152,7 +159,9 @@ def analyze(
     def share(cycles: float) -> float:
         return 100.0 * cycles / span if span else 0.0
 
-    pairs = sorted({(int(p), int(s)) for p, s in edges if int(p) in tasks and int(s) in tasks and p != s})
+    if not trusted:
+        edges = [(int(p), int(s)) for p, s in edges]
+    pairs = sorted({(p, s) for p, s in edges if p in tasks and s in tasks and p != s})
     producers: dict[int, list[int]] = {}
     consumers: dict[int, list[int]] = {}
     for p, s in pairs:
@@ -236,10 +245,12 @@ def analyze(
 
     # 5. scheduler threads
     threads: list[dict[str, Any]] = []
-    threads_of = {t: {core_to_thread[c] for c in task.cores if 0 <= c < len(core_to_thread)}
-                  for t, task in tasks.items()}  # fmt: skip
+    tasks_of: dict[int, list[int]] = {}  # scheduler thread -> the tasks with a row on its cores
+    for t, task in tasks.items():
+        for thread in {core_to_thread[c] for c in task.cores if 0 <= c < len(core_to_thread)}:
+            tasks_of.setdefault(thread, []).append(t)
     for i, phases in enumerate(records["aicpu_scheduler_phases"]):
-        mine = sorted(t for t, on in threads_of.items() if i in on)
+        mine = sorted(tasks_of.get(i, ()))
         fanout = [len(consumers.get(t, [])) for t in mine]
         fanin = [len(producers.get(t, [])) for t in mine]
         # one pass over the thread's phases: its loops, its outer phases' spans, their time per loop kind and

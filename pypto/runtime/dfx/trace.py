@@ -16,7 +16,7 @@ consumer starts; ``dispatch`` from the scheduler phase that popped a task to its
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any
@@ -75,6 +75,12 @@ class _Strings(dict[str, Raw]):
         return text
 
 
+def _label(x: str) -> str | Raw:
+    """A label used once or twice: as it is where orjson spells it as json does (ASCII but DEL), else json's
+    spelling (cheaper than a memo's miss)."""
+    return x if x.isascii() and "\x7f" not in x else Raw(encode_basestring_ascii(x))
+
+
 class _Micros(dict[int, float]):
     """Cycles -> µs from ``base`` at ``freq`` Hz, rounded to 6 decimals, once per value (a 0 is "not
     recorded": 0.0); read as ``us[cycles]`` (a dict hit, no function call: a trace reads ~300 of them)."""
@@ -86,6 +92,11 @@ class _Micros(dict[int, float]):
     def __missing__(self, c: int) -> float:
         t = self[c] = round((c - self.base) * 1e6 / self.freq, 6) if c else 0.0
         return t
+
+    def fill(self, cycles: Iterable[int]) -> None:
+        """Convert ``cycles`` in one pass (a call of :meth:`__missing__` each costs more than the conversion)."""
+        base, freq = self.base, self.freq
+        self.update({c: round((c - base) * 1e6 / freq, 6) if c else 0.0 for c in cycles})
 
 
 def _meta(j: _Text, pid: int, tid: int | None, name: str) -> dict[str, Any]:
@@ -168,6 +179,7 @@ def chrome_trace_text(
     base = min([c for c in values if c] + phase_values, default=0)
 
     us = _Micros(base, freq)
+    us.fill({*values, *phase_values})
 
     j = _Text()
     names = names or {}
@@ -186,10 +198,10 @@ def chrome_trace_text(
     for core, raw, reg, start, end, *rest in sorted(aicore, key=lambda r: (r[3], r[0])):
         receive = start - rest[0] if rest else start
         tl = task_label(raw)
-        label = j.s[f"{names.get(raw, 'task')}({tl})"]
+        label = _label(f"{names.get(raw, 'task')}({tl})")
         ts, t_start, t_end = us[receive], us[start], us[end]
         lane = _lane(core)
-        jtl = j.s[tl]
+        jtl = _label(tl)
         events.append({"ph": "X", "pid": 4, "tid": lane, "name": label, "ts": ts, "dur": round(t_end - ts, 6),
                        "args": {"taskId": jtl, "kernel-duration-us": round(t_end - t_start, 6),
                                 "local_setup_us": round(t_start - ts, 6)}})  # fmt: skip
@@ -257,7 +269,7 @@ def _aicpu_lanes(
             kind, start, end = p["kind"], p["start_cycles"], p["end_cycles"]
             ts = us[start]
             lane = outer_lane + (kind in INNER_PHASES)  # §3: inner phases on the +1 lane
-            name = j.s[f"{kind}({p['tasks_processed']})"]
+            name = _label(f"{kind}({p['tasks_processed']})")
             events.append({"ph": "X", "pid": 2, "tid": lane, "name": name, "ts": ts, "dur": round(us[end] - ts, 6),
                            "args": Raw(_phase_args(j, p, texts[n] if texts else None))})  # fmt: skip
             depth = p.get("shared_at_start")
@@ -284,7 +296,7 @@ def _aicpu_lanes(
         thread = core_to_thread[core] if core < len(core_to_thread) else -1
         if not 0 <= thread < len(sched) or (core, reg) not in worker_ts:
             continue
-        phase = next((p for p in pops_of[thread] if p["start_cycles"] <= row[2] <= p["end_cycles"]), None)
+        phase = _phase_at(pops_of[thread], row[2])
         if phase is None:
             continue
         ts = round((us[phase["start_cycles"]] + us[row[2]]) / 2, 6)  # inside the phase's bar
@@ -305,7 +317,7 @@ def _aicpu_lanes(
             ts = us[p["start_cycles"]]
             end = us[p["end_cycles"]]
             kind = "alloc" if p.get("kind") == "alloc" else "submit"  # an alloc step before the task's submit
-            name = j.s[f"{kind}({task_label(raw)})"]
+            name = _label(f"{kind}({task_label(raw)})")
             idx = p["submit_idx"]
             events.append({"ph": "X", "pid": 1, "tid": tid, "name": name, "ts": ts, "dur": round(end - ts, 6),
                            "args": {"phase": f"orch_{kind}", "submit_idx": idx if type(idx) is int else Raw(v(idx)),
@@ -315,6 +327,14 @@ def _aicpu_lanes(
                 lane, pop_ts = first_pop[raw]
                 _pair(events, flow, submit_flow, 1, tid, round((ts + end) / 2, 6), 2, lane, pop_ts)
     return flow
+
+
+def _phase_at(phases: Sequence[Mapping[str, Any]], cycles: int) -> Mapping[str, Any] | None:
+    """The first of ``phases`` whose [start, end] holds ``cycles``, or None."""
+    for p in phases:
+        if p["start_cycles"] <= cycles <= p["end_cycles"]:
+            return p
+    return None
 
 
 def _phase_args(j: _Text, p: Mapping[str, Any], text: str | None) -> str:
@@ -355,7 +375,7 @@ def _complete_flows(
         thread = core_to_thread[core] if core < len(core_to_thread) else -1
         if not 0 <= thread < len(sched) or (core, reg) not in worker_end:
             continue
-        phase = next((p for p in completes_of[thread] if p["start_cycles"] <= row[3] <= p["end_cycles"]), None)
+        phase = _phase_at(completes_of[thread], row[3])
         if phase is None:
             continue
         ts = round((us[phase["start_cycles"]] + us[phase["end_cycles"]]) / 2, 6)

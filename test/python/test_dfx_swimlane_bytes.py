@@ -1,0 +1,79 @@
+"""The bytes of the swimlane collector's artefacts (``chip_swimlane_records.json``, the merged trace,
+``run_report.html``) for ``examples/models/08_llama_block.py`` at swimlane levels 1-4 (level 4 with the
+in-core view on the page), pinned by their SHA-256 as test_dfx_artefact_bytes.py pins 01_ffn's: making
+them cheaper to build must not change a byte. The merged trace's time stamp (its file name) is the only
+run-dependent part. A deliberate format change updates :data:`EXPECTED`."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pypto.ir import compile as ir_compile
+from pypto.runtime import RunConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "models" / "08_llama_block.py"
+FLAGS: dict[str, dict[str, Any]] = {
+    "level1": {"enable_chip_swimlane": 1},
+    "level2_pmu1": {"enable_chip_swimlane": 2, "enable_pmu": 1},
+    "level3_deps": {"enable_chip_swimlane": 3, "enable_dep_gen": True},
+    "level4_all_incore": {"enable_chip_swimlane": 4, "enable_dump_args": 2, "enable_pmu": 2, "enable_dep_gen": True,
+                          "enable_scope_stats": True, "enable_incore_trace": True},
+}  # fmt: skip
+FILES = ("chip_swimlane_records.json", "merged_swimlane.json", "run_report.html")
+EXPECTED: dict[str, tuple[str, str, str]] = {
+    "level1": (
+        "8f623a4762a4c3de1440e0ab16c9216f40c5b9db62f0bc54db5047a28304b2d6",
+        "c6bb0436b9a6479aea867e9ea536d83e8652b6daddeae141b97a542fe7ff1708",
+        "51cff04514cc8f98bcb7e85c52ecd1b7fc2128dae5e99faab24f62aaa25796e8",
+    ),
+    "level2_pmu1": (
+        "6e1af116e34940ae68dbe4d26812437dd39516f1972633d0994b545f98904a72",
+        "fc303978746b805b04fc9ee202f56086a203cd76afb22f747747674d85208211",
+        "1cd46a322ee990a5acfdcf9cd1eb5077bdc19bf1d8ceade86c3c379e52a8012d",
+    ),
+    "level3_deps": (
+        "328cf7e5e3f1ec071920f6f8271e0acb8cee3171ba288ecfe2263b89ce6d4f89",
+        "91ed8f5c5389d3e97e731daa9893e0981499229f932dcb97182397daf3cb52e7",
+        "67f06c867a6dfae02745a3603b6eb211c0215c18496c765afc3c32e7048efe42",
+    ),
+    "level4_all_incore": (
+        "96d9b942d7ffb546b3e5e9815be028e715c3958f6e8116942201a677b3bcdae6",
+        "619d6b6383e6af251a65f75c4a213d73d25e988df3b0e9b3fbe5534a8db4d3de",
+        "a01b507c7109138125be5bd70b4fdd0ab6893d41a946ac65651cd7ea38f667e6",
+    ),
+}
+"""Flags -> SHA-256 of :data:`FILES` (the merged trace under its name without the time stamp)."""
+
+
+def _case() -> Any:
+    sys.path.insert(0, str(EXAMPLE.parent.parent))  # the examples' _harness
+    spec = importlib.util.spec_from_file_location("dfx_bytes_08_llama_block", EXAMPLE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    (case,) = module.CASES
+    return case
+
+
+@pytest.mark.usefixtures("own_dfx_flags")
+def test_swimlane_artefacts_keep_their_bytes_at_every_level(tmp_path: Path) -> None:
+    case = _case()
+    args = case.inputs()
+    prog = ir_compile(case.kernel.specialize(*args), output_dir=str(tmp_path / "build"))
+    out = tmp_path / "build" / "dfx_outputs"
+    got: dict[str, tuple[str, ...]] = {}
+    for name, flags in FLAGS.items():
+        for stale in out.glob("merged_swimlane_*.json"):
+            stale.unlink()
+        prog(*case.inputs(), config=RunConfig(**flags))
+        (trace,) = out.glob("merged_swimlane_*.json")
+        paths = [out / FILES[0], trace, out / FILES[2]]
+        got[name] = tuple(hashlib.sha256(p.read_bytes()).hexdigest() for p in paths)
+    assert got == EXPECTED
