@@ -53,6 +53,7 @@ from pypto.dialects.program import param_directions
 from pypto.dialects.types import TensorType
 from pypto.errors import ArgumentTypeError, Error, InvalidArgumentError
 from pypto.target import Target, load_target
+from pypto.utils.gc_policy import fewer_collections, import_long_lived
 from pypto.utils.pipe_order import pushers_first
 from pypto.utils.progress import progress
 from pypto.utils.tracebacks import api_boundary
@@ -222,6 +223,13 @@ def kernel_unit(program: Any, name: str, out_dir: Path | None, arch: str = "a2a3
     compile wrote the file with. After insert-sync the unit is written to ``<out_dir>/runtime/<name>.pto``
     (when there is a directory) and parsed back, so instruction records point at real lines of it; their
     DSL locations are the unit's ``loc(...)`` (see :mod:`pypto.ptoas.codegen.unit`)."""
+    with fewer_collections():  # compile work: the compile's collector policy (gc_policy)
+        return _kernel_unit(program, name, out_dir, arch)
+
+
+def _kernel_unit(program: Any, name: str, out_dir: Path | None, arch: str) -> KernelUnit:
+    import_long_lived("pypto.ptoas.codegen")  # their first load defines op classes: gc_policy.long_lived
+    import_long_lived("pypto.ptoas.passes")
     from pypto.ptoas.codegen import build_kernel_unit, read_kernel_unit
     from pypto.ptoas.passes import PtoasOptions, run_ptoas_pipeline
     from pypto.ptoas.pto_text import parse_pto_with_source_map, print_pto
@@ -293,7 +301,7 @@ def _is_runnable(x: Any) -> bool:
 
 
 def _prepare_spec(spec: RunSpec) -> Prepared:
-    from pypto.ptoas.codegen import target_arch_of
+    target_arch_of = import_long_lived("pypto.ptoas.codegen").target_arch_of  # its first load: gc_policy
 
     cached = _PREPARED.get(spec)
     if cached is not None:
@@ -310,7 +318,7 @@ def prepare(program_or_compiled: Any, args: Sequence[Any] = (), config: RunConfi
     or a bare ``ir.Program`` / module lowered here (no output directory: its units are built in memory)."""
     from pypto.core.program import Program
     from pypto.pipeline.lower import lower_program
-    from pypto.ptoas.codegen import target_arch_of
+    target_arch_of = import_long_lived("pypto.ptoas.codegen").target_arch_of  # its first load: gc_policy
 
     target = program_or_compiled
     if isinstance(target, Prepared):
