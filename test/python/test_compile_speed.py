@@ -362,6 +362,40 @@ def test_the_collector_runs_less_often_during_a_compile(tmp_path: Path, monkeypa
         gc.enable()
 
 
+def test_the_run_path_of_a_bare_program_compiles_under_the_same_collector_policy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``run(program)`` lowers it (``lower_program``) and builds each kernel unit under
+    ``fewer_collections``, as ``ir.compile`` runs: a full collection of what a run made is not paid inside
+    the next unit's build. The thresholds before are restored."""
+    import gc
+
+    import torch
+    from test_pipeline_kernels import kernel
+
+    from pypto.pipeline import verification
+    from pypto.ptoas import passes as ptoas_passes
+    from pypto.runtime import run
+    from pypto.utils.gc_policy import COMPILE_THRESHOLDS
+
+    seen: dict[str, list[int]] = {"passes": [], "unit": []}
+    real_verify = verification.PassVerifier.__call__
+    monkeypatch.setattr(
+        verification.PassVerifier, "__call__", lambda s, m, n: seen["passes"].append(gc.get_threshold()[0]) or real_verify(s, m, n)
+    )
+    real_pipeline = ptoas_passes.run_ptoas_pipeline
+    monkeypatch.setattr(
+        ptoas_passes, "run_ptoas_pipeline", lambda *a, **k: seen["unit"].append(gc.get_threshold()[0]) or real_pipeline(*a, **k)
+    )
+    before = gc.get_threshold()
+    a, b, out = torch.randn(128, 128), torch.randn(128, 128), torch.zeros(128, 128)
+    run(kernel("add", tmp_path), a, b, out)
+    assert torch.allclose(out, a + b)
+    assert seen["passes"] and all(t >= COMPILE_THRESHOLDS[0] for t in seen["passes"])
+    assert seen["unit"] and all(t >= COMPILE_THRESHOLDS[0] for t in seen["unit"])
+    assert gc.get_threshold() == before
+
+
 def test_the_users_of_an_op_changed_in_place_are_verified() -> None:
     """An op whose verifier reads its operand's defining op is checked again when that op changes in
     place, though its own operands did not change."""
