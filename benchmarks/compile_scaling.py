@@ -8,7 +8,10 @@ compile's CPU time and its growth per doubling of N,
 then every stage (each pass, the printers, codegen, ptoas) whose growth per doubling is above the goal
 (2.2x) at the largest doubling, or the top stages with ``--all``. Not a timed test: it prints ratios.
 
-    .venv/bin/python benchmarks/compile_scaling.py [--runs N] [--sizes 50,100,200,400] [--all]
+    .venv/bin/python benchmarks/compile_scaling.py [--runs N] [--sizes 50,100,200,400] [--all] [--profile]
+
+``--profile`` also profiles one compile at each of the two largest sizes (cProfile) and prints the functions whose
+own time grows most beyond linear (one compile each: a collection can land in any of them).
 """
 
 from __future__ import annotations

@@ -25,7 +25,9 @@ Where the rest goes: docs/device.md "Performance".
 counts less).
 
     .venv/bin/python benchmarks/interpreter_overhead.py [--repeat N] [--no-races] [--race-every-run]
-        [--engine xdsl] [--clock cpu] [--trips N]
+        [--engine xdsl] [--clock cpu] [--trips N] [--profile]
+
+``--profile`` then profiles ``--repeat`` interpreter runs (cProfile, by own time): issue 17's goal 4 profile.
 """
 
 from __future__ import annotations
