@@ -8,7 +8,10 @@ compile's CPU time and its growth per doubling of N,
 then every stage (each pass, the printers, codegen, ptoas) whose growth per doubling is above the goal
 (2.2x) at the largest doubling, or the top stages with ``--all``. Not a timed test: it prints ratios.
 
-    .venv/bin/python benchmarks/compile_scaling.py [--runs N] [--sizes 50,100,200,400] [--all]
+    .venv/bin/python benchmarks/compile_scaling.py [--runs N] [--sizes 50,100,200,400] [--all] [--profile]
+
+``--profile`` also profiles one compile at each of the two largest sizes (cProfile) and prints the functions whose
+own time grows most beyond linear (one compile each: a collection can land in any of them).
 """
 
 from __future__ import annotations
@@ -98,6 +101,27 @@ def growth(values: list[float]) -> list[float]:
     return [b / a if a > 0 else float("inf") for a, b in zip(values, values[1:], strict=False)]
 
 
+def print_growth_profile(programs: dict[int, Program], root: Path, top: int = 10) -> None:
+    """cProfile one compile of each of two sizes (the second twice the first) and print the functions
+    whose own time at the larger size exceeds twice their own time at the smaller one the most."""
+    import cProfile
+    import pstats
+
+    own: dict[int, dict[tuple[str, int, str], float]] = {}
+    for n, program in programs.items():
+        prof = cProfile.Profile()
+        prof.enable()
+        compile(program, output_dir=root / f"n{n}", dump_passes=False)
+        prof.disable()
+        own[n] = {key: row[2] for key, row in pstats.Stats(prof).stats.items()}  # type: ignore[attr-defined]
+    small, large = (own[n] for n in sorted(own))
+    rows = sorted(((t - 2 * small.get(k, 0.0), k, small.get(k, 0.0), t) for k, t in large.items()), reverse=True)
+    print(f"    own time beyond linear, N={min(own)} -> N={max(own)} (cProfile, one compile each):")
+    for extra, (file, line, name), a, b in rows[:top]:
+        where = f"{file.split('site-packages/')[-1].split(str(Path.cwd()) + '/')[-1]}:{line}({name})"
+        print(f"      {extra * 1e3:7.1f}ms beyond  {a * 1e3:7.1f} -> {b * 1e3:7.1f}ms  {where}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
@@ -105,6 +129,10 @@ def main() -> int:
     parser.add_argument("--shapes", default=",".join(SHAPES))
     parser.add_argument("--all", action="store_true", help="print the top stages, not only those over the goal")
     parser.add_argument("--min-ms", type=float, default=2.0, help="ignore stages under this at the largest size")
+    parser.add_argument(
+        "--profile", action="store_true", help="also profile one compile at the two largest sizes (cProfile): "
+        "the functions whose own time grows most beyond linear"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     worst = 0.0
@@ -141,6 +169,8 @@ def main() -> int:
                 )
             if not shown:
                 print(f"    every stage over {args.min_ms} ms grows at most {GOAL}x per doubling")
+            if args.profile:
+                print_growth_profile({n: programs[n] for n in sizes[-2:]}, root / f"{shape}_profile")
     print(f"worst growth per doubling (largest sizes): {worst:.2f}x (goal <= {GOAL}x)")
     return 0
 

@@ -25,7 +25,9 @@ Where the rest goes: docs/device.md "Performance".
 counts less).
 
     .venv/bin/python benchmarks/interpreter_overhead.py [--repeat N] [--no-races] [--race-every-run]
-        [--engine xdsl] [--clock cpu] [--trips N]
+        [--engine xdsl] [--clock cpu] [--trips N] [--profile]
+
+``--profile`` then profiles ``--repeat`` interpreter runs (cProfile, by own time): issue 17's goal 4 profile.
 """
 
 from __future__ import annotations
@@ -132,6 +134,9 @@ def main() -> None:
     parser.add_argument(
         "--trips", type=int, default=ROWS // TILE_ROWS, help="tiles (loop trips); the goal is for the default 8"
     )
+    parser.add_argument(
+        "--profile", action="store_true", help="also profile --repeat interpreter runs (cProfile, by own time)"
+    )
     opts = parser.parse_args()
     module, source_map = parse_pto_with_source_map(kernel_text(opts.trips), "exp_kernel.pto")
     run_ptoas_pipeline(module, PtoasOptions(insert_sync=True))
@@ -176,6 +181,23 @@ def main() -> None:
         f"(goal <= {GOAL:g}x) {'OK' if ratio <= GOAL else 'OVER'}" if opts.trips == ROWS // TILE_ROWS else "(no goal)"
     )
     print(f"ratio: {ratio:.2f}x {goal}")
+    if opts.profile:
+        print_profile(interp, opts.repeat)
+
+
+def print_profile(fn: Callable[[], object], runs: int, top: int = 12) -> None:
+    """Where ``runs`` calls of ``fn`` spend their time: cProfile, the top functions by own time."""
+    import cProfile
+    import pstats
+
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(runs):
+        fn()
+    prof.disable()
+    stats = pstats.Stats(prof)
+    print(f"profile of {runs} interpreter runs (cProfile: {stats.total_tt / runs * 1e6:.0f} us a run with its overhead):")
+    stats.sort_stats("tottime").print_stats(top)
 
 
 if __name__ == "__main__":

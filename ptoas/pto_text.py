@@ -23,7 +23,6 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
-from xdsl.utils.lexer import Span
 
 from pypto.core.mlir_text import UniqueNamePrinter
 from pypto.core.op_verify import verify_tree
@@ -74,14 +73,25 @@ class _LocatingParser(Parser):
     def __init__(self, text: str, filename: str) -> None:
         super().__init__(make_pto_context(), text, filename)
         self.source_map = SourceMap(filename)
+        self._text = self.lexer.input.content
+        self._counted = (0, 1)  # a position and its 1-based line: newlines are counted on from there
 
     def parse_operation(self) -> Operation:
         """Parse one op and remember its start."""
-        start = self.pos
+        where = self._line_col(self.pos)
         op = super().parse_operation()
-        where = Span(start, start, self.lexer.input).get_location()
-        self.source_map.positions[op] = (where.line, where.col)
+        self.source_map.positions[op] = where
         return op
+
+    def _line_col(self, pos: int) -> tuple[int, int]:
+        """``Span(pos, pos, input).get_location()``'s line and column, without counting the newlines from
+        the start of the text for every op (quadratic in its length): ops start in increasing positions."""
+        last, line = self._counted
+        if pos < last:
+            last, line = 0, 1
+        line += self._text.count("\n", last, pos)
+        self._counted = (pos, line)
+        return line, pos - self._text.rfind("\n", 0, pos)
 
 
 def parse_pto_with_source_map(text: str, filename: str = "<pto>") -> tuple[ModuleOp, SourceMap]:

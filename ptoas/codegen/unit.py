@@ -8,8 +8,9 @@
 ``ir.compile`` (``build.write_codegen``) writes ``unit.text`` to
 ``<output_dir>/ptoas/<unit>.pto`` and emits the C++ from ``unit.module``. The
 runtime runs that file when there is one (:func:`read_kernel_unit`: a user's
-edit to it is what runs) and ``build_kernel_unit(..., emit_source_loc=True)``
-otherwise (a bare Program run). The arch is :func:`.program.target_arch_of`
+edit to it is what runs) and otherwise (a bare Program run) the module of
+``build_kernel_unit(..., emit_source_loc=True)`` (``lower_function``; the text
+it would print first is not needed there). The arch is :func:`.program.target_arch_of`
 on both paths.
 
 DSL locations: compile's file carries ``loc(...)`` on its ops by default

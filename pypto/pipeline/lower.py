@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import ModuleOp
 from pypto.core.program import Program
 from pypto.errors import ArgumentTypeError
 from pypto.passes.base import PyPTOPass
+from pypto.utils.gc_policy import fewer_collections
 
 from .checks import run_checks
 from .manager import MemoryPlanner, OptimizationStrategy, PassManager, PipelineOptions, parse_memory_planner
@@ -65,10 +66,11 @@ def lower_program(
     planner = parse_memory_planner(memory_planner)
     work = as_program(program).clone()
     try:
-        report.add(run_checks(work.module, DiagnosticPhase.PRE_PIPELINE, policy))
-        pm = build_manager(passes, strategy, planner, parse_verification_level(verification_level))
-        pm.run(work, listeners=[session], options=PipelineOptions(memory_planner=planner.value))
-        report.add(run_checks(work.module, DiagnosticPhase.POST_PIPELINE, policy))
+        with fewer_collections():  # as ir.compile runs the pipeline (gc_policy)
+            report.add(run_checks(work.module, DiagnosticPhase.PRE_PIPELINE, policy))
+            pm = build_manager(passes, strategy, planner, parse_verification_level(verification_level))
+            pm.run(work, listeners=[session], options=PipelineOptions(memory_planner=planner.value))
+            report.add(run_checks(work.module, DiagnosticPhase.POST_PIPELINE, policy))
     finally:
         report.print_warnings(sys.stderr)
         report.print_hints(sys.stderr)

@@ -13,8 +13,9 @@ Steps:
    goes through ``lower_program``;
 2. every kernel (AIC/AIV/InCore function) is a ``.pto`` unit: the
    ``<output_dir>/ptoas/<unit>.pto`` compile wrote (edits and all) when there
-   is an output directory, else built in memory by the same function
-   (:func:`pypto.ptoas.codegen.build_kernel_unit`); then the ptoas pipeline
+   is an output directory, else built in memory by the function compile builds
+   it with (:func:`pypto.ptoas.codegen.lower_function`, which
+   ``build_kernel_unit`` calls before printing); then the ptoas pipeline
    (verify, insert-sync), written to ``<output_dir>/runtime/`` when there is
    an output directory, so instruction records point at real lines;
 3. the arguments go to simulated device memory: torch tensors and numpy
@@ -53,6 +54,7 @@ from pypto.dialects.program import param_directions
 from pypto.dialects.types import TensorType
 from pypto.errors import ArgumentTypeError, Error, InvalidArgumentError
 from pypto.target import Target, load_target
+from pypto.utils.gc_policy import fewer_collections, import_long_lived
 from pypto.utils.pipe_order import pushers_first
 from pypto.utils.progress import progress
 from pypto.utils.tracebacks import api_boundary
@@ -218,11 +220,18 @@ def kernel_unit(program: Any, name: str, out_dir: Path | None, arch: str = "a2a3
 
     With an output directory it is ``<out_dir>/ptoas/<name>.pto`` as that file is now (compile wrote it;
     an edit to it is what runs), read by :func:`pypto.ptoas.codegen.read_kernel_unit`; without one (or
-    without that file) :func:`pypto.ptoas.codegen.build_kernel_unit` builds it in memory, the function
-    compile wrote the file with. After insert-sync the unit is written to ``<out_dir>/runtime/<name>.pto``
+    without that file) :func:`pypto.ptoas.codegen.lower_function` builds it in memory, as
+    :func:`~pypto.ptoas.codegen.build_kernel_unit` does for compile (without printing its text). After insert-sync the unit is written to ``<out_dir>/runtime/<name>.pto``
     (when there is a directory) and parsed back, so instruction records point at real lines of it; their
     DSL locations are the unit's ``loc(...)`` (see :mod:`pypto.ptoas.codegen.unit`)."""
-    from pypto.ptoas.codegen import build_kernel_unit, read_kernel_unit
+    with fewer_collections():  # compile work: the compile's collector policy (gc_policy)
+        return _kernel_unit(program, name, out_dir, arch)
+
+
+def _kernel_unit(program: Any, name: str, out_dir: Path | None, arch: str) -> KernelUnit:
+    import_long_lived("pypto.ptoas.codegen")  # their first load defines op classes: gc_policy.long_lived
+    import_long_lived("pypto.ptoas.passes")
+    from pypto.ptoas.codegen import lower_function, read_kernel_unit
     from pypto.ptoas.passes import PtoasOptions, run_ptoas_pipeline
     from pypto.ptoas.pto_text import parse_pto_with_source_map, print_pto
     from pypto.utils.ir_fingerprint import seal
@@ -232,7 +241,7 @@ def kernel_unit(program: Any, name: str, out_dir: Path | None, arch: str = "a2a3
     if compiled is not None and compiled.is_file():
         unit = read_kernel_unit(compiled, f, arch)
     else:
-        unit = build_kernel_unit(f, arch, emit_source_loc=True).module
+        unit = lower_function(f, emit_source_loc=True, arch=arch)
     run_ptoas_pipeline(unit, PtoasOptions(insert_sync=True))
     text = print_pto(unit)
     path: Path | None = None
@@ -293,7 +302,7 @@ def _is_runnable(x: Any) -> bool:
 
 
 def _prepare_spec(spec: RunSpec) -> Prepared:
-    from pypto.ptoas.codegen import target_arch_of
+    target_arch_of = import_long_lived("pypto.ptoas.codegen").target_arch_of  # its first load: gc_policy
 
     cached = _PREPARED.get(spec)
     if cached is not None:
@@ -310,7 +319,7 @@ def prepare(program_or_compiled: Any, args: Sequence[Any] = (), config: RunConfi
     or a bare ``ir.Program`` / module lowered here (no output directory: its units are built in memory)."""
     from pypto.core.program import Program
     from pypto.pipeline.lower import lower_program
-    from pypto.ptoas.codegen import target_arch_of
+    target_arch_of = import_long_lived("pypto.ptoas.codegen").target_arch_of  # its first load: gc_policy
 
     target = program_or_compiled
     if isinstance(target, Prepared):

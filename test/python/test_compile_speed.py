@@ -362,6 +362,40 @@ def test_the_collector_runs_less_often_during_a_compile(tmp_path: Path, monkeypa
         gc.enable()
 
 
+def test_the_run_path_of_a_bare_program_compiles_under_the_same_collector_policy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``run(program)`` lowers it (``lower_program``) and builds each kernel unit under
+    ``fewer_collections``, as ``ir.compile`` runs: a full collection of what a run made is not paid inside
+    the next unit's build. The thresholds before are restored."""
+    import gc
+
+    import torch
+    from test_pipeline_kernels import kernel
+
+    from pypto.pipeline import verification
+    from pypto.ptoas import passes as ptoas_passes
+    from pypto.runtime import run
+    from pypto.utils.gc_policy import COMPILE_THRESHOLDS
+
+    seen: dict[str, list[int]] = {"passes": [], "unit": []}
+    real_verify = verification.PassVerifier.__call__
+    monkeypatch.setattr(
+        verification.PassVerifier, "__call__", lambda s, m, n: seen["passes"].append(gc.get_threshold()[0]) or real_verify(s, m, n)
+    )
+    real_pipeline = ptoas_passes.run_ptoas_pipeline
+    monkeypatch.setattr(
+        ptoas_passes, "run_ptoas_pipeline", lambda *a, **k: seen["unit"].append(gc.get_threshold()[0]) or real_pipeline(*a, **k)
+    )
+    before = gc.get_threshold()
+    a, b, out = torch.randn(128, 128), torch.randn(128, 128), torch.zeros(128, 128)
+    run(kernel("add", tmp_path), a, b, out)
+    assert torch.allclose(out, a + b)
+    assert seen["passes"] and all(t >= COMPILE_THRESHOLDS[0] for t in seen["passes"])
+    assert seen["unit"] and all(t >= COMPILE_THRESHOLDS[0] for t in seen["unit"])
+    assert gc.get_threshold() == before
+
+
 def test_the_users_of_an_op_changed_in_place_are_verified() -> None:
     """An op whose verifier reads its operand's defining op is checked again when that op changes in
     place, though its own operands did not change."""
@@ -499,3 +533,67 @@ def test_long_lived_blocks_collect_nothing_and_move_what_they_made_to_the_oldest
             assert gc.get_threshold() == before
     finally:
         gc.enable()
+
+
+def _recording_progress(seen: list[tuple[str, str, int]]):
+    """A stand-in for :func:`pypto.utils.progress.progress` that records (description, label, steps)."""
+    import contextlib
+
+    class Bar:
+        shown = False
+
+        def __init__(self, description: str) -> None:
+            self.description = description
+
+        def advance(self, label: str = "", steps: int = 1) -> None:
+            seen.append((self.description, label, steps))
+
+        def name(self, label: str) -> None:
+            self.advance(label, 0)
+
+    @contextlib.contextmanager
+    def fake(description: str, total: int | None = None, **_: object):
+        seen.append((description, "<total>", total or 0))
+        yield Bar(description)
+
+    return fake
+
+
+def test_run_and_ir_trace_name_each_task_and_snapshot_in_their_bars(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 17 goal 7 beyond the compile: a run's bar counts its tasks and names each one running; the
+    ir-trace payload's bar names each snapshot it diffs."""
+    import importlib
+
+    import torch
+
+    import pypto.language as pl
+    from pypto.runtime import RunConfig
+
+    run_module = importlib.import_module("pypto.runtime.run")
+    seen: list[tuple[str, str, int]] = []
+    monkeypatch.setattr(run_module, "progress", _recording_progress(seen))
+
+    @pl.jit
+    def add_kernel(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out[:] = pl.add(a, b)
+        return out
+
+    a, b, out = torch.randn(32, 32), torch.randn(32, 32), torch.zeros(32, 32)
+    add_kernel(a, b, out, config=RunConfig(save_kernels_dir=str(tmp_path / "b")))
+    assert torch.allclose(out, a + b)
+    run_bar = [s for s in seen if s[0] == "run"]
+    assert run_bar[0] == ("run", "<total>", 1)  # one task
+    assert run_bar[1:] == [("run", "t0 @add_kernel_incore_0", 1)]  # the task running, counted once
+
+    from pypto.tools.ir_trace import payload as payload_module
+    from pypto.tools.ir_trace.discovery import discover
+
+    seen.clear()
+    monkeypatch.setattr(payload_module, "progress", _recording_progress(seen))
+    dump = discover("/work/shared/reference/upstream-builds/softmax_rows/passes_dump")
+    payload_module.build_payload(dump, 3)
+    assert seen[0] == ("ir-trace", "<total>", len(dump.snapshots))
+    assert [label for _, label, _ in seen[1:]] == [s.name or s.file for s in dump.snapshots]

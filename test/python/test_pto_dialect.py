@@ -254,3 +254,35 @@ def test_dialect_registers_the_spec_subset() -> None:
         "pto.wait_flag", "pto.barrier", "pto.record_event", "pto.wait_event",
     ):
         assert name in names, name
+
+
+def test_source_map_positions_are_xdsl_span_locations() -> None:
+    """The source map counts lines incrementally; each op's (line, col) is what xDSL's own
+    ``Span.get_location`` gives for the op's start, on every upstream kernel and corpus file that parses."""
+    from xdsl.utils.exceptions import ParseError
+    from xdsl.utils.lexer import Span
+
+    from pypto.ptoas import pto_text
+
+    class Oracle(pto_text._LocatingParser):
+        def __init__(self, text: str, filename: str) -> None:
+            super().__init__(text, filename)
+            self.expected: dict[object, tuple[int, int]] = {}
+
+        def parse_operation(self):  # type: ignore[no-untyped-def]
+            start = self.pos
+            op = super().parse_operation()
+            where = Span(start, start, self.lexer.input).get_location()
+            self.expected[op] = (where.line, where.col)
+            return op
+
+    checked = 0
+    for path in [*UPSTREAM, *ALL_CORPUS]:
+        parser = Oracle(path.read_text(), str(path))
+        try:
+            parser.parse_module()
+        except ParseError:
+            continue
+        assert parser.source_map.positions == parser.expected, path.name
+        checked += len(parser.expected)
+    assert checked > 1000

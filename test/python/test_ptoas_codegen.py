@@ -181,3 +181,15 @@ def test_compile_partial_codegen_error(tmp_path: Path, monkeypatch: pytest.Monke
     prog = pl.loads(str(dump49("softmax_rows")))
     assert build.write_codegen(prog, tmp_path, skip_ptoas=True)
     assert os.path.exists(tmp_path / "ptoas" / "softmax_rows_incore_0.pto")
+
+
+def test_handlers_pick_the_family_issubclass_would() -> None:
+    """The handler table reads each op class's MRO (cheap in a fresh process); for every pl tile op class
+    it gives the handler of the first family ``issubclass`` says it derives from, and none where none does."""
+    from pypto.dialects.tile_ops import TILE_OPS
+
+    for cls in TILE_OPS:
+        expected = next((h for base, h in cg_tile_ops.FAMILY_HANDLERS if issubclass(cls, base)), None)
+        assert cg_tile_ops._family_handler(cls) is expected, cls.__name__
+        if expected is not None and not getattr(cls, "NO_PTO", None):
+            assert cg_tile_ops.HANDLERS[cls] is expected
