@@ -8,8 +8,8 @@ API::
     uncovered_hazards(module) -> [(op, missing sync)]                 # checker, changes nothing
     strip_sync(module) -> int                                         # remove set/wait/barrier ops
 
-Modules: ``access`` (buffers and accesses), ``sync_state`` (the analysis
-lattice), ``insert_sync`` (the pass and its algorithm), ``plan_memory``,
+Modules: ``access`` (buffers and accesses), ``access_set`` (bit sets of
+accesses), ``sync_state`` (the analysis lattice), ``insert_sync`` (the pass and its algorithm), ``plan_memory``,
 ``verify``, ``pipeline``, ``errors``.
 """
 

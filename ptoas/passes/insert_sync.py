@@ -448,7 +448,7 @@ class SyncAnalysis:
             if (
                 m is not None
                 and any(_runs_on(o, src) for o in ops[m:])
-                and need & entry.pend(dst) <= entry.issued - entry.pend(src)
+                and all(a in entry.issued and a not in entry.pend(src) for a in need if a in entry.pend(dst))
             ):
                 event = free([entry, psnaps[p + 1], *snaps[: i + 1], *snaps[m:]], [*ops[:i], *ops[m:]])
                 if event is not None:

@@ -10,6 +10,10 @@ State at a program point (all sets are of :class:`~.access.Access`):
 - ``events[(P, Q, e)]``: for an event set and not yet waited, the accesses
   known complete when it fires.
 
+The sets are :class:`~.access_set.AccessSet` bit sets over one :class:`~.access_set.AccessIndex` per
+analysis (every state derived from one initial state shares it), so a transfer costs machine words,
+not one step per access issued so far.
+
 Join (control-flow merge) is union for ``issued`` / ``pending`` / ``same``
 (an access pending on any path is pending) and intersection for the event
 payloads (an event's guarantee must hold on every path), where an access
@@ -28,6 +32,7 @@ from dataclasses import dataclass, field
 from pypto.ptoas.dialect.attrs import Pipe
 
 from .access import GM, Access
+from .access_set import EMPTY, AccessIndex, AccessSet
 
 PIPES: tuple[Pipe, ...] = (
     Pipe.PIPE_S,
@@ -44,8 +49,7 @@ PIPES: tuple[Pipe, ...] = (
 """Hardware pipes whose order the analysis tracks."""
 
 EventKey = tuple[Pipe, Pipe, int]
-Accesses = frozenset[Access]
-EMPTY: Accesses = frozenset()
+Accesses = AccessSet
 
 
 @dataclass
@@ -56,10 +60,11 @@ class SyncState:
     pending: dict[Pipe, Accesses] = field(default_factory=dict)
     same: dict[Pipe, Accesses] = field(default_factory=dict)
     events: dict[EventKey, Accesses] = field(default_factory=dict)
+    index: AccessIndex = field(default_factory=AccessIndex)
 
     def copy(self) -> SyncState:
         """An independent copy (the sets themselves are immutable)."""
-        return SyncState(self.issued, dict(self.pending), dict(self.same), dict(self.events))
+        return SyncState(self.issued, dict(self.pending), dict(self.same), dict(self.events), self.index)
 
     def key(self) -> tuple[object, ...]:
         """A comparable snapshot (fixpoint detection)."""
@@ -95,7 +100,7 @@ class SyncState:
 
     def issue(self, pipe: Pipe, acc: list[Access]) -> None:
         """An op of ``pipe`` with these accesses has been issued."""
-        new = frozenset(acc)
+        new = AccessSet.of(acc, self.index)
         self.issued |= new
         # an event set before this op cannot guarantee this (re-)issued access:
         # accesses are per op, so the payload held the op's earlier instance
@@ -143,4 +148,4 @@ def join(a: SyncState, b: SyncState) -> SyncState:
             events[k] = (pa & pb) | (pa - b.issued) | (pb - a.issued)
         else:
             events[k] = EMPTY
-    return SyncState(a.issued | b.issued, pending, same, events)
+    return SyncState(a.issued | b.issued, pending, same, events, a.index)

@@ -317,6 +317,7 @@ class _FunctionPrinter:
         self.names: dict[SSAValue, str] = {}
         self.current: dict[str, SSAValue] = {}
         self.taken: set[str] = {"pl", "self"}
+        self._suffixes: dict[str | None, int] = {}  # _fresh: base -> the suffix it found last
         for op in self.a.liveness.ops():
             for v in op.results:
                 if v.name_hint:
@@ -331,15 +332,15 @@ class _FunctionPrinter:
     # ---- names --------------------------------------------------------------------
 
     def _fresh(self, base: str | None) -> str:
-        if base is None:
-            n = 0
-            while f"v{n}" in self.taken:
-                n += 1
-            return f"v{n}"
-        n = 1
-        while f"{base}_{n}" in self.taken:
+        """The first free ``<base>_<n>`` (n >= 1; ``v<n>``, n >= 0, without a base). Names are never given
+        back, so the search goes on from the suffix found last for ``base``: linear in the variables
+        sharing a hint, not quadratic."""
+        n = self._suffixes.get(base, 0 if base is None else 1)
+        stem = "v" if base is None else f"{base}_"
+        while f"{stem}{n}" in self.taken:
             n += 1
-        return f"{base}_{n}"
+        self._suffixes[base] = n
+        return f"{stem}{n}"
 
     def define(self, v: SSAValue, pos: int, group: set[str] | None = None, hint: str | None = None) -> str:
         """Bind ``v``'s variable at ``pos`` and return its name.

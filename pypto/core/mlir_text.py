@@ -33,11 +33,16 @@ class UniqueNamePrinter(Printer):
             name = self._ssa_values[value]
         elif value.name_hint:
             taken = self._taken()
-            name = value.name_hint
-            n = 0
-            while name in taken:
-                n += 1
-                name = f"{value.name_hint}_{n}"
+            name = hint = value.name_hint
+            if name in taken:
+                # ``hint_1`` .. ``hint_{n-1}`` were taken when ``hint_n`` was given (names are never given
+                # back), so the search goes on from there: linear in the values of one hint, not quadratic
+                suffixes: dict[str, int] = self.__dict__.setdefault("_hint_suffixes", {})
+                n = suffixes.get(hint, 0)
+                while name in taken:
+                    n += 1
+                    name = f"{hint}_{n}"
+                suffixes[hint] = n
             self._ssa_values[value] = name
             taken.add(name)
         else:
