@@ -55,10 +55,15 @@ Every set is matched by exactly one wait on every path, both in the same block
 (or around one loop). Syncs are inserted one at a time in program order and
 the function re-analysed (the transfer functions model the sync ops already
 there); a placement the re-analysis does not confirm falls back to the
-adjacent pair. Existing sync ops are understood by the same transfer
-functions, so the pass only adds what is missing: running it twice inserts
-nothing the second time (idempotent), and :func:`uncovered_hazards` reports
-what a module lacks.
+adjacent pair. The re-analysis resumes where the sync went: at that
+function-body op (:meth:`SyncAnalysis.resume`), and inside a function-body
+``scf.for`` at the first body op that changed, stopping once the state is
+again the one the last analysis had (:meth:`SyncAnalysis._memo_loop`), so the
+ops analysed stay linear in the op count also inside one loop body (placing a
+sync there still lists the body's ops once). Existing sync ops are understood
+by the same transfer functions, so the pass only adds what is missing: running
+it twice inserts nothing the second time (idempotent), and
+:func:`uncovered_hazards` reports what a module lacks.
 
 Event ids: the smallest of the 8 ids of the pipe pair not in flight anywhere
 over the pair's span (the events of the analysis states there and the ids of
@@ -132,8 +137,41 @@ class Placement:
     event: int
 
 
+@dataclass
+class _BodyPass:
+    """One fixpoint iteration over a loop body: the entry state's key, the state before each body op, the end."""
+
+    entry: tuple[object, ...]
+    before: dict[Operation, SyncState]
+    end: SyncState
+
+
+@dataclass
+class _LoopMemo:
+    """The passes of a function-body ``scf.for``'s last analysis, and the body ops changed since."""
+
+    passes: list[_BodyPass]
+    dirty: set[Operation]
+
+
 def _data_ids(op: Operation, ids: dict[Operation, int]) -> set[int]:
     return {ids[o] for o in op.walk() if o in ids}
+
+
+def _precedes(a: Operation, b: Operation) -> bool:
+    """Whether ``a`` comes before ``b`` in their block (walked from both at once: as many steps as the
+    nearer of ``b`` from ``a`` and the block's end from ``b``)."""
+    x: Operation | None = a
+    y: Operation | None = b
+    while True:
+        x = x.next_op if x is not None else None
+        y = y.next_op if y is not None else None
+        if x is b:
+            return True
+        if y is a or y is None:
+            return y is None
+        if x is None:
+            return False
 
 
 def _runs_on(op: Operation, pipe: Pipe) -> bool:
@@ -189,14 +227,30 @@ class SyncAnalysis:
         self._seen: set[Operation] = set()
         self._flags: dict[tuple[Block, Pipe, Pipe], set[int]] = {}
         self._accesses: dict[Operation, list[Access]] = {}
+        self._by_id: dict[int, Operation] = {}  # the inverse of ids
+        self._memos: dict[Operation, _LoopMemo] = {}  # function-body scf.for -> its last analysis
+        self._memo_of: dict[Block, _LoopMemo] = {}  # their body blocks
+        self._log: tuple[dict[Operation, list[Action] | None], dict[Block, list[SyncState] | None]] | None = None
 
     def accesses(self, op: Operation) -> list[Access]:
         """:func:`.access.accesses` of a data op, numbered in first-visit order (computed once: the
         pass inserts sync ops only, so a data op's operands never change)."""
         got = self._accesses.get(op)
         if got is None:
-            got = self._accesses[op] = accesses(op, self.ids.setdefault(op, len(self.ids)))
+            op_id = self.ids.setdefault(op, len(self.ids))
+            self._by_id[op_id] = op
+            got = self._accesses[op] = accesses(op, op_id)
         return got
+
+    def _side(self, op_id: int, b: Operation) -> str | None:
+        """Whether data op ``op_id`` lies (or is nested) in ``b``'s block before ``b`` ("before"), at or after it
+        ("later"), or outside the block (None)."""
+        top: Operation | None = self._by_id[op_id]
+        while top is not None and top.parent is not b.parent:
+            top = top.parent_op()
+        if top is None:
+            return None
+        return "later" if top is b or _precedes(b, top) else "before"
 
     def run(self) -> SyncState:
         """Analyse the body; returns the state before the terminator."""
@@ -274,8 +328,23 @@ class SyncAnalysis:
                 block = owner.parent if owner is not None else None
 
     def forget_flags(self) -> None:
-        """Sync ops were removed: the event ids in use are computed again when next asked."""
+        """Sync ops were removed: the event ids in use are computed again when next asked, and loops are
+        analysed again in full (their memos know insertions only)."""
         self._flags.clear()
+        self._memos.clear()
+        self._memo_of.clear()
+
+    def note_edit(self, new_ops: list[Operation]) -> None:
+        """Ops were inserted: the function-body loop holding one marks its body op that changed."""
+        for new in new_ops:
+            top: Operation | None = new
+            while top is not None and top.parent is not None:
+                owner = top.parent.parent_op()
+                memo = self._memos.get(owner) if owner is not None else None
+                if memo is not None:
+                    memo.dirty.add(top)
+                    break
+                top = owner
 
     def resume(self, index: int) -> None:
         """Forget the analysis of the body block's ops from ``index`` on (the ops before it are unchanged:
@@ -293,6 +362,8 @@ class SyncAnalysis:
             snaps.append(state.copy())
             state = self.op(op, state)
         snaps.append(state.copy())
+        if self._log is not None and block not in self._log[1]:
+            self._log[1][block] = self.snaps.get(block)
         self.snaps[block] = snaps
         return state
 
@@ -326,6 +397,8 @@ class SyncAnalysis:
 
     def loop(self, op: Operation, state: SyncState) -> SyncState:
         """Iterate the loop's regions from ``join(entry, exit)`` to a fixpoint."""
+        if isinstance(op, scf.ForOp) and op.parent is self.func.body.block and len(op.body.blocks) == 1:
+            return self._memo_loop(op, state)
         entry = state.copy()
         for _ in range(1000):
             out = entry.copy()
@@ -337,6 +410,133 @@ class SyncAnalysis:
                 return out if _runs_at_least_once(op) else join(state, out)
             entry = new_entry
         raise pass_error(op, "insert-sync: the loop analysis does not converge")
+
+    def _memo_loop(self, op: scf.ForOp, state: SyncState) -> SyncState:
+        """:meth:`loop` for a function-body ``scf.for``, resuming inside its body.
+
+        Each fixpoint iteration whose entry state equals the last analysis's (the usual case after a sync
+        went into the body) starts at the first body op that changed, from the state the last analysis
+        had there, and stops as soon as the state after an unchanged op equals the one the last analysis
+        had after it (the analysis is forward, so the rest of the body and its end state stand). What a
+        non-final iteration records (plans, branch states) is undone, so the plans and states kept are
+        the final iteration's, as when the whole body is analysed."""
+        block = op.body.block
+        memo = self._memos.get(op)
+        if memo is None:
+            memo = self._memos[op] = self._memo_of[block] = _LoopMemo([], set())
+        start = self._first_changed(block, memo)
+        passes = memo.passes
+        resumed_only = bool(passes)
+        entry = state.copy()
+        for it in range(1000):
+            key = entry.key()
+            log: tuple[dict[Operation, list[Action] | None], dict[Block, list[SyncState] | None]] = ({}, {})
+            self._log = log
+            try:
+                if it < len(passes) and passes[it].entry == key:
+                    out = self._resume_pass(passes[it], start, memo.dirty)
+                else:
+                    resumed_only = False
+                    out, before = self._full_pass(block, entry)
+                    passes[it:] = [_BodyPass(key, before, out.copy())]
+            finally:
+                self._log = None
+            new_entry = join(entry, out)
+            if new_entry.key() == key:
+                del passes[it + 1 :]
+                memo.dirty.clear()
+                if resumed_only:
+                    self._see_lacking(start if start is not None else block.first_op)
+                return out if _runs_at_least_once(op) else join(state, out)
+            for done, old in log[0].items():  # not the final iteration: its records go
+                if old is None:
+                    self.plan.pop(done, None)
+                else:
+                    self.plan[done] = old
+            for b, snaps in log[1].items():
+                if snaps is None:
+                    self.snaps.pop(b, None)
+                else:
+                    self.snaps[b] = snaps
+            entry = new_entry
+        raise pass_error(op, "insert-sync: the loop analysis does not converge")
+
+    def _full_pass(self, block: Block, entry: SyncState) -> tuple[SyncState, dict[Operation, SyncState]]:
+        """Transfer the whole body from ``entry``: the end state and the state before each op."""
+        before: dict[Operation, SyncState] = {}
+        state = entry.copy()
+        for o in block.ops:
+            before[o] = state.copy()
+            state = self.op(o, state)
+        return state, before
+
+    def _resume_pass(self, done: _BodyPass, start: Operation | None, changed: set[Operation]) -> SyncState:
+        """Transfer the body from ``start`` (its first changed op) until the state is again the one ``done``
+        had; updates ``done`` and returns the end state."""
+        if start is None:
+            return done.end.copy()
+        before = done.before
+        old: Operation | None = start
+        while old is not None and old not in before:  # the first unchanged op after the inserted ones
+            old = old.next_op
+        state = (before[old] if old is not None else done.end).copy()
+        remaining = set(changed)
+        cur: Operation | None = start
+        while cur is not None:
+            was_there = cur in before
+            before[cur] = state.copy()
+            state = self.op(cur, state)
+            remaining.discard(cur)
+            nxt = cur.next_op
+            if was_there and not remaining:
+                had = before.get(nxt) if nxt is not None else done.end
+                if had is not None and had.key() == state.key():
+                    return done.end.copy()
+            cur = nxt
+        done.end = state.copy()
+        return state
+
+    def _first_changed(self, block: Block, memo: _LoopMemo) -> Operation | None:
+        """The first body op (program order) that changed since the memo's passes, or None."""
+        if not memo.dirty or not memo.passes:
+            return None
+        first: Operation | None = None
+        for op in memo.dirty:
+            if first is None or _precedes(op, first):
+                first = op
+        assert first is not None
+        known = memo.passes[0].before
+        while first.prev_op is not None and first.prev_op not in known:  # inserted ops run back to an old one
+            first = first.prev_op
+        return first
+
+    def _see_lacking(self, start: Operation | None) -> None:
+        """After a resumed loop: visit the body's data ops from ``start`` up to the first lacking a sync (their
+        plans stand), so :meth:`advance` finds it in program order."""
+        top = start
+        while top is not None:
+            for o in top.walk():
+                actions = self.plan.get(o)
+                if actions is None:
+                    continue
+                if o not in self._seen:
+                    self._seen.add(o)
+                    self._order.append(o)
+                if actions:
+                    return
+            top = top.next_op
+
+    def block_snaps(self, block: Block) -> list[SyncState]:
+        """The states before each op of ``block`` and at its end (a memoised loop body's, listed)."""
+        memo = self._memo_of.get(block)
+        if memo is None or not memo.passes:
+            return self.snaps[block]
+        final = memo.passes[-1]
+        return [final.before[o] for o in block.ops] + [final.end]
+
+    def has_snaps(self, block: Block) -> bool:
+        """Whether the analysis has states for ``block``."""
+        return block in self.snaps or bool((memo := self._memo_of.get(block)) and memo.passes)
 
     def data_op(self, op: Operation, state: SyncState) -> None:
         """Decide and apply the syncs ``op`` needs, then issue its accesses."""
@@ -363,6 +563,8 @@ class SyncAnalysis:
         if needs_barrier(pipe, self.arch) and state.same_conflicts(pipe, acc):
             actions.append(Barrier(pipe))
             state.barrier(pipe)
+        if self._log is not None and op not in self._log[0]:
+            self._log[0][op] = self.plan.get(op)
         self.plan[op] = actions
         if op not in self._seen:
             self._seen.add(op)
@@ -386,7 +588,7 @@ class SyncAnalysis:
         dst = op_pipe(b)
         block = b.parent
         assert dst is not None and block is not None
-        snaps = self.snaps[block]
+        snaps = self.block_snaps(block)
         if block is self.func.body.block:  # the transferred prefix (which holds b) and b's index in it
             ops, i = self._top, self._top_index[id(b)]
         else:
@@ -425,25 +627,22 @@ class SyncAnalysis:
             return list(range(j, i)) if j <= i else [*range(j, len(ops)), *range(i)]
 
         loop = block.parent_op()
-        if isinstance(loop, scf.ForOp) and loop.parent is not None and loop.parent in self.snaps:
-            before: set[int] = set().union(*(op_ids(j) for j in range(i)))
-            later: set[int] = set().union(*(op_ids(j) for j in range(i, len(ops))))
-        else:
-            before = later = set()
+        # where the producers of ``need`` lie in b's block ("before" / "later" than b; None: outside it)
+        sides = set() if block is self.func.body.block else {self._side(op_id, b) for op_id in need_ops}
         if (
             isinstance(loop, scf.ForOp)
             and loop.parent is not None
-            and loop.parent in self.snaps
-            and any(a.op_id in later for a in need)
-            and not any(a.op_id in before for a in need)
-        ):
+            and self.has_snaps(loop.parent)
+            and "later" in sides
+            and "before" not in sides
+        ):  # every producer of ``need`` in the loop body comes later in it
             m = next((j for j in range(i + 1, len(ops)) if covers(j)), None)
             if loop.parent is self.func.body.block:
                 pops, p = self._top, self._top_index[id(loop)]
             else:
                 pops = list(loop.parent.ops)
                 p = pops.index(loop)
-            psnaps = self.snaps[loop.parent]
+            psnaps = self.block_snaps(loop.parent)
             entry = psnaps[p]
             if (
                 m is not None
@@ -454,7 +653,8 @@ class SyncAnalysis:
                 if event is not None:
                     return Placement(b, ops[m], loop, event)
         # covers(j) is false while a producer of ``need`` lies in ops[j:i]: start after the last one
-        last = next((j for j in range(i - 1, -1, -1) if need_ops & op_ids(j)), -1)
+        in_prefix = block is self.func.body.block or "before" in sides  # else no producer precedes b here
+        last = next((j for j in range(i - 1, -1, -1) if need_ops & op_ids(j)), -1) if in_prefix else -1
         k = next(j for j in range(last + 1, i + 1) if covers(j))
         if last < 0 and not any(_runs_on(o, src) for o in ops[k:i]):
             k = i  # no producer in the block and no src op in between: adjacent fires just as early
@@ -533,6 +733,7 @@ def insert_sync_func(func: FuncOp, arch: str) -> int:
                 new.location = op.location
                 op.parent.insert_op_before(new, op)
                 added += 1
+            analysis.note_edit(new_ops)
             analysis.resume(min(analysis.body_index(o) for o in new_ops))
             item = analysis.advance()
             continue
@@ -542,6 +743,7 @@ def insert_sync_func(func: FuncOp, arch: str) -> int:
             place = Placement(op, op, None, action.event if place is None else place.event)
         new_ops = _insert(action.src, action.dst, place)
         analysis.note_flags(new_ops)
+        analysis.note_edit(new_ops)
         changed_from = min(analysis.body_index(o) for o in new_ops)
         analysis.resume(changed_from)
         if hoisted:
