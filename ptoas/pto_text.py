@@ -17,6 +17,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from io import StringIO
+from typing import Any
 
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, UnitAttr
 from xdsl.dialects.func import FuncOp
@@ -187,16 +188,47 @@ def has_locations(module: ModuleOp) -> bool:
 
 def print_pto(module: Operation, *, generic: bool = False, debuginfo: bool | None = None) -> str:
     """Print a module as ``.pto`` text; locations printed when present (or when ``debuginfo``)."""
+    return _print(module, UniqueNamePrinter, generic, debuginfo)[0]
+
+
+def print_pto_with_source_map(module: ModuleOp, filename: str = "<pto>") -> tuple[str, SourceMap]:
+    """``print_pto(module)`` and where each of ``module``'s ops starts in that text: the positions
+    :func:`parse_pto_with_source_map` of the text would give its parsed ops, without parsing it."""
+    text, printer = _print(module, _LocatingPrinter, False, None)
+    assert isinstance(printer, _LocatingPrinter)
+    return text, SourceMap(filename, printer.positions)
+
+
+def _print(
+    module: Operation, printer_cls: type[UniqueNamePrinter], generic: bool, debuginfo: bool | None
+) -> tuple[str, UniqueNamePrinter]:
+    """:func:`print_pto`'s text and the printer that printed it."""
     if debuginfo is None:
         debuginfo = isinstance(module, ModuleOp) and has_locations(module)
     out = StringIO()
-    printer = UniqueNamePrinter(stream=out, print_generic_format=generic, print_debuginfo=debuginfo)
+    printer = printer_cls(stream=out, print_generic_format=generic, print_debuginfo=debuginfo)
     printer.print_op(module)
     out.write("\n")
     text = out.getvalue()
     if debuginfo:  # as PyPTO writes .pto: an op or argument with no source position carries no loc
         text = text.replace(" loc(unknown)", "")
-    return text if generic else _MLIR_SHORT_NAMES.sub(r"\1", text)
+    return (text if generic else _MLIR_SHORT_NAMES.sub(r"\1", text)), printer
+
+
+class _LocatingPrinter(UniqueNamePrinter):
+    """A printer that records the 1-based line and column where it starts each op.
+
+    The edits :func:`_print` makes to the printed text keep them: every op starts its own line, and a
+    dropped ``loc(unknown)`` or a shortened op name (``_MLIR_SHORT_NAMES``) lies after an op's start on
+    its line (``test_pto_source_map`` holds them to a parse of the text)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.positions: dict[Operation, tuple[int, int]] = {}
+
+    def print_op(self, op: Operation) -> None:
+        self.positions[op] = (self._current_line + 1, self._current_column + 1)
+        super().print_op(op)
 
 
 # MLIR elides ``builtin.`` and, inside a func, ``func.``: PTOAS files say ``module`` and ``return``.

@@ -221,9 +221,10 @@ def kernel_unit(program: Any, name: str, out_dir: Path | None, arch: str = "a2a3
     With an output directory it is ``<out_dir>/ptoas/<name>.pto`` as that file is now (compile wrote it;
     an edit to it is what runs), read by :func:`pypto.ptoas.codegen.read_kernel_unit`; without one (or
     without that file) :func:`pypto.ptoas.codegen.lower_function` builds it in memory, as
-    :func:`~pypto.ptoas.codegen.build_kernel_unit` does for compile (without printing its text). After insert-sync the unit is written to ``<out_dir>/runtime/<name>.pto``
-    (when there is a directory) and parsed back, so instruction records point at real lines of it; their
-    DSL locations are the unit's ``loc(...)`` (see :mod:`pypto.ptoas.codegen.unit`)."""
+    :func:`~pypto.ptoas.codegen.build_kernel_unit` does for compile (without printing its text). After insert-sync the unit is printed
+    (to ``<out_dir>/runtime/<name>.pto`` when there is a directory), recording where each op starts, so
+    instruction records point at real lines of it (the positions a parse of that text would give, without
+    parsing it); their DSL locations are the unit's ``loc(...)`` (see :mod:`pypto.ptoas.codegen.unit`)."""
     with fewer_collections():  # compile work: the compile's collector policy (gc_policy)
         return _kernel_unit(program, name, out_dir, arch)
 
@@ -233,7 +234,7 @@ def _kernel_unit(program: Any, name: str, out_dir: Path | None, arch: str) -> Ke
     import_long_lived("pypto.ptoas.passes")
     from pypto.ptoas.codegen import lower_function, read_kernel_unit
     from pypto.ptoas.passes import PtoasOptions, run_ptoas_pipeline
-    from pypto.ptoas.pto_text import parse_pto_with_source_map, print_pto
+    from pypto.ptoas.pto_text import print_pto_with_source_map
     from pypto.utils.ir_fingerprint import seal
 
     f = program.func_ops[name]
@@ -243,17 +244,14 @@ def _kernel_unit(program: Any, name: str, out_dir: Path | None, arch: str) -> Ke
     else:
         unit = lower_function(f, emit_source_loc=True, arch=arch)
     run_ptoas_pipeline(unit, PtoasOptions(insert_sync=True))
-    text = print_pto(unit)
-    path: Path | None = None
-    filename = f"{name}.pto"
-    if out_dir is not None:
-        path = out_dir / "runtime" / filename
+    path = out_dir / "runtime" / f"{name}.pto" if out_dir is not None else None
+    filename = str(path) if path is not None else f"{name}.pto"
+    text, source_map = print_pto_with_source_map(unit, filename)
+    if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-        filename = str(path)
-    module, source_map = parse_pto_with_source_map(text, filename)
-    seal(module)  # nothing edits a unit: its runs find their compiled plan by identity (no fingerprint walk)
-    return KernelUnit(name, module, dict(source_map.positions), filename, path)
+    seal(unit)  # nothing edits a unit: its runs find their compiled plan by identity (no fingerprint walk)
+    return KernelUnit(name, unit, source_map.positions, filename, path)
 
 
 @dataclass

@@ -256,6 +256,7 @@ def test_dialect_registers_the_spec_subset() -> None:
         assert name in names, name
 
 
+@needs_shared
 def test_source_map_positions_are_xdsl_span_locations() -> None:
     """The source map counts lines incrementally; each op's (line, col) is what xDSL's own
     ``Span.get_location`` gives for the op's start, on every upstream kernel and corpus file that parses."""
