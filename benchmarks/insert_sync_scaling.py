@@ -3,18 +3,21 @@
 The kernel is N independent load/add/store chains on tiles all at address 0 (as MemoryReuse leaves them),
 written straight in the function body (``straight``) or as the body of one ``scf.for`` (``loop``); the
 benchmark times ``insert_sync_func`` alone (parsing excluded) at each N, best of ``--runs`` (the sizes run
-in turn, so machine noise hits all alike), and prints its time, the part spent placing syncs
+in turn, so machine noise hits all alike; the cyclic garbage collector is off while timing, unless ``--gc``:
+its full collections land at some sizes and not others, which blurs the growth), and prints its time, the
+part spent placing syncs
 (``SyncAnalysis.place``) and the growth per doubling of N (issue 17 goal 3: at most 2.2x). Not a timed
 test: it prints ratios; ``test/python/test_ptoas_sync_scaling.py`` counts the same kernels' op steps and
 placement work.
 
     .venv/bin/python benchmarks/insert_sync_scaling.py [--runs N] [--sizes 25,50,100,200,400]
-        [--shapes loop,straight] [--clock cpu|wall]
+        [--shapes loop,straight] [--clock cpu|wall] [--gc]
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import time
 from collections.abc import Callable
 
@@ -76,7 +79,7 @@ def function(text: str) -> FuncOp:
     return next(o for o in parse_pto(text).walk() if isinstance(o, FuncOp))
 
 
-def time_once(text: str, clock: Callable[[], float]) -> tuple[float, float]:
+def time_once(text: str, clock: Callable[[], float], collect: bool = False) -> tuple[float, float]:
     """(seconds of ``insert_sync_func``, seconds of it in ``SyncAnalysis.place``) on a fresh parse of ``text``."""
     func = function(text)
     placing = 0.0
@@ -91,12 +94,16 @@ def time_once(text: str, clock: Callable[[], float]) -> tuple[float, float]:
             placing += clock() - t0
 
     SyncAnalysis.place = timed  # type: ignore[method-assign]
+    gc.collect()
+    if not collect:
+        gc.disable()
     try:
         t0 = clock()
         insert_sync_func(func, "a2a3")
         return clock() - t0, placing
     finally:
         SyncAnalysis.place = place  # type: ignore[method-assign]
+        gc.enable()
 
 
 def ratios(values: list[float]) -> str:
@@ -109,6 +116,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="25,50,100,200,400")
     parser.add_argument("--shapes", default="loop,straight")
     parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
+    parser.add_argument("--gc", action="store_true", help="leave the garbage collector on while timing")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
@@ -118,12 +126,13 @@ def main() -> None:
         best: dict[int, tuple[float, float]] = {}
         for _ in range(args.runs):
             for n in sizes:
-                got = time_once(texts[n], clock)
+                got = time_once(texts[n], clock, args.gc)
                 best[n] = min(best.get(n, got), got)
         total = [best[n][0] * 1000 for n in sizes]
         place = [best[n][1] * 1000 for n in sizes]
         worst = max((b / a for a, b in zip(total, total[1:], strict=False)), default=0.0)
-        print(f"{shape} ({args.clock}, best of {args.runs}) N={'/'.join(map(str, sizes))}")
+        gc_note = "gc on" if args.gc else "gc off"
+        print(f"{shape} ({args.clock}, {gc_note}, best of {args.runs}) N={'/'.join(map(str, sizes))}")
         print(f"  insert-sync {'/'.join(f'{t:.0f}' for t in total)} ms, per doubling {ratios(total)}")
         print(f"  of it place {'/'.join(f'{t:.0f}' for t in place)} ms, per doubling {ratios(place)}")
         print(f"  worst doubling {worst:.2f}x: {'meets' if worst <= GOAL else 'misses'} the {GOAL}x goal")
