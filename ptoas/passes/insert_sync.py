@@ -613,8 +613,8 @@ class SyncAnalysis:
 
         The block is walked from ``b`` (forward) or from its end (back edge), never listed: past the last
         producer ``need`` only grows more complete (no op there issues an access of it), so the earliest
-        point is found walking back from ``b`` while it is complete; the ops visited are the span's and,
-        for a back edge, those after the last producer.
+        point is found walking back from ``b`` while it is complete. The ops visited are the pair's span (for a
+        back edge: the block's start up to ``b`` and the last producer on to the block's end), not the block.
         """
         dst = op_pipe(b)
         block = b.parent
