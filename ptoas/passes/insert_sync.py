@@ -59,8 +59,10 @@ adjacent pair. The re-analysis resumes where the sync went: at that
 function-body op (:meth:`SyncAnalysis.resume`), and inside a function-body
 ``scf.for`` at the first body op that changed, stopping once the state is
 again the one the last analysis had (:meth:`SyncAnalysis._memo_loop`), so the
-ops analysed stay linear in the op count also inside one loop body (placing a
-sync there still lists the body's ops once). Existing sync ops are understood
+ops analysed stay linear in the op count also inside one loop body. Placing a
+sync looks states up by op and walks the block from the wait back to the set
+(or, for a back edge, from the block's end back to the producer), never
+listing the block, so placement is linear too. Existing sync ops are understood
 by the same transfer functions, so the pass only adds what is missing: running
 it twice inserts nothing the second time (idempotent), and
 :func:`uncovered_hazards` reports what a module lacks.
@@ -78,7 +80,9 @@ Buffers: on-chip byte ranges once addresses are known, else allocations
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import chain
 
 from xdsl.context import Context
 from xdsl.dialects import scf
@@ -154,8 +158,13 @@ class _LoopMemo:
     dirty: set[Operation]
 
 
-def _data_ids(op: Operation, ids: dict[Operation, int]) -> set[int]:
-    return {ids[o] for o in op.walk() if o in ids}
+def _span(first: Operation | None, stop: Operation | None) -> list[Operation]:
+    """The ops from ``first`` up to ``stop`` (excluded; None: the block's end), walked."""
+    out: list[Operation] = []
+    while first is not None and first is not stop:
+        out.append(first)
+        first = first.next_op
+    return out
 
 
 def _precedes(a: Operation, b: Operation) -> bool:
@@ -178,7 +187,7 @@ def _runs_on(op: Operation, pipe: Pipe) -> bool:
     return any(op_pipe(o) == pipe for o in op.walk())
 
 
-def _flag_ids(ops: list[Operation], src: Pipe, dst: Pipe) -> set[int]:
+def _flag_ids(ops: Iterable[Operation], src: Pipe, dst: Pipe) -> set[int]:
     """Event ids of (src, dst) used by sync ops in (or nested in) ``ops``."""
     out: set[int] = set()
     for top in ops:
@@ -191,7 +200,7 @@ def _flag_ids(ops: list[Operation], src: Pipe, dst: Pipe) -> set[int]:
     return out
 
 
-def _busy_ids(states: list[SyncState], src: Pipe, dst: Pipe) -> set[int]:
+def _busy_ids(states: Iterable[SyncState], src: Pipe, dst: Pipe) -> set[int]:
     return {e for st in states for (s, d, e) in st.events if (s, d) == (src, dst)}
 
 
@@ -242,15 +251,16 @@ class SyncAnalysis:
             got = self._accesses[op] = accesses(op, op_id)
         return got
 
-    def _side(self, op_id: int, b: Operation) -> str | None:
-        """Whether data op ``op_id`` lies (or is nested) in ``b``'s block before ``b`` ("before"), at or after it
-        ("later"), or outside the block (None)."""
-        top: Operation | None = self._by_id[op_id]
-        while top is not None and top.parent is not b.parent:
-            top = top.parent_op()
-        if top is None:
-            return None
-        return "later" if top is b or _precedes(b, top) else "before"
+    def _tops(self, op_ids: set[int], block: Block) -> set[Operation]:
+        """The ops of ``block`` that are or hold the data ops ``op_ids`` (those in the block)."""
+        tops: set[Operation] = set()
+        for op_id in op_ids:
+            top: Operation | None = self._by_id[op_id]
+            while top is not None and top.parent is not block:
+                top = top.parent_op()
+            if top is not None:
+                tops.add(top)
+        return tops
 
     def run(self) -> SyncState:
         """Analyse the body; returns the state before the terminator."""
@@ -526,13 +536,29 @@ class SyncAnalysis:
                     return
             top = top.next_op
 
-    def block_snaps(self, block: Block) -> list[SyncState]:
-        """The states before each op of ``block`` and at its end (a memoised loop body's, listed)."""
+    def states(self, block: Block) -> tuple[Callable[[Operation | None], SyncState], Callable[[Operation], SyncState]]:
+        """``before(op)``: the state before an op of ``block`` (None: at its end); ``after(op)``: after it.
+
+        Looked up by op, without listing the block, where the analysis keeps them so: the function body's
+        transferred prefix (:meth:`advance`) and a function-body loop's body (its memo's final pass).
+        Another block's ops are numbered once per call."""
         memo = self._memo_of.get(block)
-        if memo is None or not memo.passes:
-            return self.snaps[block]
-        final = memo.passes[-1]
-        return [final.before[o] for o in block.ops] + [final.end]
+        if memo is not None and memo.passes:
+            final = memo.passes[-1]
+
+            def memo_before(op: Operation | None) -> SyncState:
+                return final.end if op is None else final.before[op]
+
+            return memo_before, lambda op: memo_before(op.next_op)
+        snaps = self.snaps[block]
+        if block is self.func.body.block:
+            index, top = self._top_index, self._top
+            return (
+                lambda op: snaps[len(top)] if op is None else snaps[index[id(op)]],
+                lambda op: snaps[index[id(op)] + 1],
+            )
+        where = {op: n for n, op in enumerate(block.ops)}
+        return (lambda op: snaps[-1] if op is None else snaps[where[op]]), lambda op: snaps[where[op] + 1]
 
     def has_snaps(self, block: Block) -> bool:
         """Whether the analysis has states for ``block``."""
@@ -584,82 +610,71 @@ class SyncAnalysis:
         when ``src`` still has work after that point in the body.
         The event id is the smallest of the pair not in flight (nor used by a
         sync op) anywhere over the span between the set and the wait.
+
+        The block is walked from ``b`` (forward) or from its end (back edge), never listed: past the last
+        producer ``need`` only grows more complete (no op there issues an access of it), so the earliest
+        point is found walking back from ``b`` while it is complete. The ops visited are the pair's span (for a
+        back edge: the block's start up to ``b`` and the last producer on to the block's end), not the block.
         """
         dst = op_pipe(b)
         block = b.parent
         assert dst is not None and block is not None
-        snaps = self.block_snaps(block)
-        if block is self.func.body.block:  # the transferred prefix (which holds b) and b's index in it
-            ops, i = self._top, self._top_index[id(b)]
-        else:
-            ops = list(block.ops)
-            i = ops.index(b)
-        st = snaps[i]
+        before, after = self.states(block)
+        st = before(b)
         conflicts = st.cross_conflicts(dst, self.accesses(b))
         issued, pending = st.issued, st.pend(src)
         need = frozenset(a for a in conflicts if a in issued and a not in pending)
-        need_ops = {a.op_id for a in need}
+        producers = self._tops({a.op_id for a in need}, block)  # the ops of b's block issuing (some of) need
 
-        def covers(j: int) -> bool:
-            """A set before ``ops[j]`` guarantees ``need`` (and no producer of it is issued again before ``b``)."""
-            s = snaps[j]
+        def complete(s: SyncState) -> bool:
+            """A set at ``s`` fires after every access of ``need`` (need <= issued - pending[src])."""
             issued, pending = s.issued, s.pend(src)
-            complete = all(a in issued and a not in pending for a in need)  # need <= issued - pending
-            return complete and not any(need_ops & op_ids(x) for x in issued_from(j))
+            return all(a in issued and a not in pending for a in need)
 
-        def free(states: list[SyncState], spanned: list[Operation]) -> int | None:
+        def free(states: Iterable[SyncState], spanned: Iterable[Operation]) -> int | None:
             busy = _busy_ids(states, src, dst) | _flag_ids(spanned, src, dst)
             taken = busy | self._block_flag_ids(block, src, dst)  # prefer an id of its own in the block (per buffer)
             return next((e for e in range(8) if e not in taken), next((e for e in range(8) if e not in busy), None))
 
-        ids_memo: dict[int, set[int]] = {}
-
-        def op_ids(j: int) -> set[int]:
-            """The data op ids in ``ops[j]`` (computed when asked: a placement looks at a few ops near ``b``)."""
-            got = ids_memo.get(j)
-            if got is None:
-                got = ids_memo[j] = _data_ids(ops[j], self.ids)
-            return got
-
-        def issued_from(j: int) -> list[int]:
-            """The indices of the ops between a set before ``ops[j]`` and the wait before ``b`` (around the
-            back edge)."""
-            return list(range(j, i)) if j <= i else [*range(j, len(ops)), *range(i)]
-
+        body = block is self.func.body.block
+        # where the producers of ``need`` lie in b's block: "before" or "later" than b (b itself counts as later)
+        sides = set() if body else {"later" if top is b or _precedes(b, top) else "before" for top in producers}
         loop = block.parent_op()
-        # where the producers of ``need`` lie in b's block ("before" / "later" than b; None: outside it)
-        sides = set() if block is self.func.body.block else {self._side(op_id, b) for op_id in need_ops}
         if (
             isinstance(loop, scf.ForOp)
             and loop.parent is not None
             and self.has_snaps(loop.parent)
             and "later" in sides
             and "before" not in sides
-        ):  # every producer of ``need`` in the loop body comes later in it
-            m = next((j for j in range(i + 1, len(ops)) if covers(j)), None)
-            if loop.parent is self.func.body.block:
-                pops, p = self._top, self._top_index[id(loop)]
-            else:
-                pops = list(loop.parent.ops)
-                p = pops.index(loop)
-            psnaps = self.block_snaps(loop.parent)
-            entry = psnaps[p]
-            if (
-                m is not None
-                and any(_runs_on(o, src) for o in ops[m:])
-                and all(a in entry.issued and a not in entry.pend(src) for a in need if a in entry.pend(dst))
-            ):
-                event = free([entry, psnaps[p + 1], *snaps[: i + 1], *snaps[m:]], [*ops[:i], *ops[m:]])
-                if event is not None:
-                    return Placement(b, ops[m], loop, event)
-        # covers(j) is false while a producer of ``need`` lies in ops[j:i]: start after the last one
-        in_prefix = block is self.func.body.block or "before" in sides  # else no producer precedes b here
-        last = next((j for j in range(i - 1, -1, -1) if need_ops & op_ids(j)), -1) if in_prefix else -1
-        k = next(j for j in range(last + 1, i + 1) if covers(j))
-        if last < 0 and not any(_runs_on(o, src) for o in ops[k:i]):
-            k = i  # no producer in the block and no src op in between: adjacent fires just as early
-        event = free(snaps[k : i + 1], ops[k:i])
-        return None if event is None else Placement(b, ops[k], None, event)
+        ):  # every producer of ``need`` in the loop body comes later in it: the set goes after the last one
+            last = block.last_op
+            while last is not None and last not in producers:
+                last = last.prev_op
+            assert last is not None
+            m = last.next_op
+            while m is not None and not complete(before(m)):
+                m = m.next_op
+            if m is not None and any(_runs_on(o, src) for o in _span(m, None)):
+                pbefore, pafter = self.states(loop.parent)
+                entry = pbefore(loop)
+                if all(a in entry.issued and a not in entry.pend(src) for a in need if a in entry.pend(dst)):
+                    head, tail = _span(block.first_op, b), _span(m, None)
+                    states = chain((entry, pafter(loop)), map(before, head), (st,), map(before, tail), (before(None),))
+                    event = free(states, chain(head, tail))
+                    if event is not None:
+                        return Placement(b, m, loop, event)
+        # walk back from b while the set could go there: not across a producer, not where need is incomplete
+        k = b
+        x = b.prev_op
+        while x is not None and x not in producers and complete(before(x)):
+            k, x = x, x.prev_op
+        # a producer of need before b in the block (in the function body every producer precedes b)
+        has_prior = bool(producers) if body else "before" in sides
+        spanned = _span(k, b)
+        if not has_prior and not any(_runs_on(o, src) for o in spanned):
+            k, spanned = b, []  # no producer in the block and no src op in between: adjacent fires just as early
+        event = free(chain(map(before, spanned), (st,)), spanned)
+        return None if event is None else Placement(b, k, None, event)
 
 
 def _sync_ops(action: Action) -> list[Operation]:

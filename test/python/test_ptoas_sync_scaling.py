@@ -1,7 +1,9 @@
 """insert-sync grows linearly with the op count (issue 17 goal 3), counted, never timed.
 
-The kernel is N independent load/add/store chains (what ``benchmarks/compile_scaling.py`` compiles); from N
-to 2N ops the analysis must transfer twice the ops and keep twice the memory in its per-op states. With
+The kernel is N independent load/add/store chains (what ``benchmarks/compile_scaling.py`` compiles; the text
+is ``benchmarks/insert_sync_scaling.py``'s, which times what is counted here); from N to 2N ops the analysis
+must transfer twice the ops and keep twice the memory in its per-op states, and placing the syncs must
+execute twice the lines. With
 frozensets every state held its own copy of the sets of all accesses issued so far (``issued``, the
 pending set of an idle pipe): 3.5-3.7x the memory per doubling. The bit sets of
 :mod:`pypto.ptoas.passes.access_set` keep it at about 2x.
@@ -11,7 +13,9 @@ from __future__ import annotations
 
 import gc
 import random
+import sys
 import tracemalloc
+from pathlib import Path
 
 import pytest
 from xdsl.dialects.func import FuncOp
@@ -22,40 +26,8 @@ from pypto.ptoas.passes.access_set import EMPTY, AccessIndex, AccessSet
 from pypto.ptoas.passes.insert_sync import SyncAnalysis, insert_sync_func
 from pypto.ptoas.pto_text import parse_pto
 
-TILE = (
-    "!pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=16, v_row=?, v_col=?, blayout=row_major, "
-    "slayout=none_box, fractal=512, pad=0>"
-)
-VIEW = "!pto.partition_tensor_view<16x16xf32>"
-TENSOR = "!pto.tensor_view<?x?xf32>"
-
-
-def chains(n: int) -> str:
-    """A vector kernel of ``n`` load/add/store chains, every tile at address 0 (as MemoryReuse leaves them)."""
-    consts = "".join(f"    %r{i} = arith.constant {16 * i} : index\n" for i in range(n))
-    body = "".join(
-        f"    %x{i} = pto.alloc_tile addr = %c0_i64 valid_row = %c16 valid_col = %c16 : {TILE}\n"
-        f"    %a{i} = pto.partition_view %av, offsets = [%r{i}, %c0], sizes = [%c16, %c16] : {TENSOR} -> {VIEW}\n"
-        f"    pto.tload ins(%a{i} : {VIEW}) outs(%x{i} : {TILE})\n"
-        f"    %t{i} = pto.alloc_tile addr = %c0_i64 valid_row = %c16 valid_col = %c16 : {TILE}\n"
-        f"    pto.tadd ins(%x{i}, %x{i} : {TILE}, {TILE}) outs(%t{i} : {TILE})\n"
-        f"    %o{i} = pto.partition_view %ov, offsets = [%r{i}, %c0], sizes = [%c16, %c16] : {TENSOR} -> {VIEW}\n"
-        f"    pto.tstore ins(%t{i} : {TILE}) outs(%o{i} : {VIEW})\n"
-        for i in range(n)
-    )
-    views = "".join(
-        f"    %{v} = pto.make_tensor_view %{arg}, shape = [%rows, %c16], strides = [%c16, %c1] "
-        f"{{layout = #pto.layout<nd>}} : {TENSOR}\n"
-        for v, arg in (("av", "arg0"), ("ov", "arg1"))
-    )
-    return (
-        'module attributes {pto.target_arch = "a2a3"} {\n'
-        "  func.func @k(%arg0: !pto.ptr<f32>, %arg1: !pto.ptr<f32>) "
-        "attributes {pto.kernel_kind = #pto.kernel_kind<vector>} {\n"
-        "    %c0_i64 = arith.constant 0 : i64\n    %c0 = arith.constant 0 : index\n"
-        f"    %c1 = arith.constant 1 : index\n    %c16 = arith.constant 16 : index\n"
-        f"    %rows = arith.constant {16 * n} : index\n{consts}{views}{body}    return\n  }}\n}}\n"
-    )
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from insert_sync_scaling import chains, chains_in_loop  # noqa: E402  (the benchmark's kernels)
 
 
 def analyse(n: int) -> tuple[int, int]:
@@ -90,14 +62,6 @@ def test_insert_sync_analysis_linear_in_op_count() -> None:
     assert bytes_2n / bytes_n <= 2.4, (bytes_n, bytes_2n)
 
 
-def chains_in_loop(n: int) -> str:
-    """``chains(n)`` with the chains as the body of one ``scf.for`` (16 trips)."""
-    head, rest = chains(n).split("    %x0 = ", 1)
-    body, tail = rest.rsplit("    return\n", 1)
-    nested = "".join(f"  {line}\n" for line in f"    %x0 = {body}".splitlines())
-    return f"{head}    scf.for %i = %c0 to %c16 step %c1 {{\n{nested}    }}\n    return\n{tail}"
-
-
 def insert_steps(text: str, monkeypatch: pytest.MonkeyPatch) -> int:
     """Ops the analysis transfers while ``insert_sync_func`` places every sync of ``text``'s function."""
     func = next(o for o in parse_pto(text).walk() if isinstance(o, FuncOp))
@@ -121,6 +85,43 @@ def test_insert_sync_linear_inside_one_loop_body(monkeypatch: pytest.MonkeyPatch
     after each made one loop body quadratic (25 -> 50 -> 100 chains: 3.96x and 3.98x the op steps)."""
     steps = [insert_steps(chains_in_loop(n), monkeypatch) for n in (25, 50, 100)]
     assert steps[1] / steps[0] <= 2.1 and steps[2] / steps[1] <= 2.1, steps
+
+
+def place_lines(text: str, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Python lines ``SyncAnalysis.place`` (and what it calls) executes while ``insert_sync_func`` places every
+    sync of ``text``'s function (``sys.settrace``: counted, not timed)."""
+    func = next(o for o in parse_pto(text).walk() if isinstance(o, FuncOp))
+    lines = 0
+
+    def tracer(frame, event, arg):  # type: ignore[no-untyped-def]
+        nonlocal lines
+        if event == "line":
+            lines += 1
+        return tracer
+
+    place = SyncAnalysis.place
+
+    def traced(self, b, src):  # type: ignore[no-untyped-def]
+        previous = sys.gettrace()
+        sys.settrace(tracer)
+        try:
+            return place(self, b, src)
+        finally:
+            sys.settrace(previous)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(SyncAnalysis, "place", traced)
+        insert_sync_func(func, "a2a3")
+    assert lines, "syncs were placed"
+    return lines
+
+
+def test_insert_sync_placement_linear_inside_one_loop_body(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Placing a sync in an ``scf.for`` body looks the states up by op and walks from the wait back to the set:
+    listing the body's ops and their states per placed sync (``block_snaps``) made placement quadratic
+    (25 -> 50 -> 100 chains: 3.8x and 3.9x the lines ``place`` executes; now 2.0x)."""
+    lines = [place_lines(chains_in_loop(n), monkeypatch) for n in (25, 50, 100)]
+    assert lines[1] / lines[0] <= 2.1 and lines[2] / lines[1] <= 2.1, lines
 
 
 def _access(i: int) -> Access:
