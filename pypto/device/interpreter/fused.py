@@ -33,6 +33,7 @@ raised it, as :meth:`CompiledBlock.run <.compiled.CompiledBlock.run>` does.
 from __future__ import annotations
 
 import operator
+import re
 from collections import deque
 from collections.abc import Callable, Sequence
 from itertools import count
@@ -195,7 +196,7 @@ args = $gather(env)
 $NUMERICS
 ins = $INS
 outs = $OUTS
-cycles, kind, detail = $cost(core, ins, outs, args)
+$COST
 start = $FQ_pipe
 end = free[$pipe] = $FQ_pipe = start + cycles
 rows_append(($name, $instr, $target_pipe, $pipe_name, start, end, kind, $op, detail))
@@ -248,6 +249,32 @@ _DATA_WRITE = """\
 """
 
 
+_COST = "cycles, kind, detail = $cost(core, ins, outs, args)"
+
+_COST_KEPT = """\
+t = $TILE
+if t is $L_tile and t.valid is $L_valid:
+    cycles, kind, detail = $L_cost
+else:
+    cycles, kind, detail = $L_cost = $cost(core, ins, outs, args)
+    $L_tile = t
+    $L_valid = t.valid"""
+"""The cost of a data op whose cost is a function of one tile's facts (``cost.of_tile``), kept in locals while
+that tile and its valid shape are the same objects (a tile's element type and space never change; the
+cost model is the core's, the same for the whole call): a loop trip over the same tiles makes no cost call."""
+
+
+def _cost(p: dict[str, Any]) -> str:
+    """The data template's cost line: through :data:`_COST_KEPT` when the cost says which tile it reads."""
+    of_tile = getattr(p["cost"], "of_tile", None)
+    i0, o0 = p["i0"], p["o0"]
+    if of_tile == "out" and o0 >= 0:
+        return _COST_KEPT.replace("$TILE", "outs[0]")
+    if of_tile == "main" and (i0 >= 0 or o0 >= 0):
+        return _COST_KEPT.replace("$TILE", "ins[0]" if i0 >= 0 else "outs[0]")
+    return _COST
+
+
 def _data(p: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """A single-tile data op (``_dps``' ``step_of`` with ``RaceDetector.instruction_1`` inlined)."""
     consts = dict(p)
@@ -256,7 +283,7 @@ def _data(p: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     else:
         numerics = "$compute(core, interp, args)"
     i0, o0 = p["i0"], p["o0"]
-    text = _DATA_HEAD.replace("$NUMERICS", numerics)
+    text = _DATA_HEAD.replace("$NUMERICS", numerics).replace("$COST", _cost(p))
     text = text.replace("$INS", f"(args[{i0}],)" if i0 >= 0 else "()")
     text = text.replace("$OUTS", f"(args[{o0}],)" if o0 >= 0 else "()")
     text = text.replace("$READ", "ins[0]" if i0 >= 0 else "None").replace("$WRITE", "outs[0]" if o0 >= 0 else "None")
@@ -304,6 +331,7 @@ def _inline(step: Any, k: int) -> tuple[str, dict[str, Any], set[Any]] | None:
     if got is None:
         return None
     text, consts = got
+    text = text.replace("$L_", f"l{k}_")
     pipes = set()
     for name in _PIPE_PARAMS:
         if name in consts:
@@ -332,6 +360,13 @@ def _pipe_locals(pipes: set[Any], namespace: dict[str, Any]) -> str:
         namespace[f"_pipe_{pipe.name}"] = pipe
         lines.append(f"fq_{pipe.name} = free_get(_pipe_{pipe.name}, 0)\nqi_{pipe.name} = None\n")
     return "".join(lines)
+
+
+def _step_locals(pieces: Sequence[tuple[Any, tuple[str, dict[str, Any], set[Any]] | None]]) -> str:
+    """``l<k>_<name> = None`` for each local a step's text keeps across trips (``$L_<name>`` in its template):
+    set once per call of the generated function (a cache checking its own key, see :data:`_COST_KEPT`)."""
+    names = sorted({m for _, got in pieces if got is not None for m in re.findall(r"\bl\d+_\w+", got[0])})
+    return "".join(f"{name} = None\n" for name in names)
 
 
 _SERIAL = count()
@@ -389,7 +424,8 @@ def _build(
     # a trip starts where the last one ended: the locals are stale there when the body's last step is called
     fresh = not loop or pieces[-1][1] is not None
     body = _body(pieces, 12 if loop else 8, namespace, fresh, hoist)
-    src = head + "    at = 0\n    try:\n" + _indent(hoist, 8) + pre + "".join(body) + _HANDLER
+    kept = _step_locals(pieces)
+    src = head + "    at = 0\n    try:\n" + _indent(hoist + kept, 8) + pre + "".join(body) + _HANDLER
     code = compile(src, f"<fused block {next(_SERIAL)}>", "exec")
     exec(code, namespace)  # noqa: S102 -- our own generated source, from the templates above
     fn = namespace["fused"]
