@@ -207,6 +207,24 @@ def test_a_valid_shape_changed_in_the_loop_is_priced_anew(monkeypatch: pytest.Mo
     assert len({r["end"] - r["start"] for r in exps}) == 4, "each trip priced for its own valid shape"
 
 
+def test_a_window_past_its_view_is_read_from_the_argument(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The input's tensor view covers half the rows the loop reads: the later windows are not slices of the
+    view's array (the inlined ``partition_2d`` checks the view's bounds) but windows of the argument itself,
+    as calling the steps gives."""
+
+    def half_view(text: str) -> str:
+        text = text.replace(
+            "%xv = pto.make_tensor_view %x, shape = [%c512,", "%xv = pto.make_tensor_view %x, shape = [%c256,"
+        )
+        return text.replace("    %xv =", "    %c256 = arith.constant 256 : index\n    %xv =", 1)
+
+    module, source_map = _kernel(8, edit=half_view)
+    x = np.random.default_rng(5).standard_normal((64 * 8, 128)).astype(np.float32)
+    got = _both(module, source_map, x, monkeypatch)
+    y = np.frombuffer(got[0][1], np.float32).reshape(x.shape)
+    assert np.array_equal(y, np.exp(x.astype(np.float64)).astype(np.float32))
+
+
 def test_an_error_is_located_at_the_same_op(monkeypatch: pytest.MonkeyPatch) -> None:
     """GM shorter than the loop reaches: the tload of trip 6 fails, with the same message either way."""
     module, source_map = _kernel(8)

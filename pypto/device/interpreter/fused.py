@@ -24,10 +24,10 @@ What the locals assume, and where it is proved or re-established:
   where the step reads them, so every inlined statement sees the state as the step would.
 
 Each template is its step's body (``CoreState.flag_step`` / ``flag_pair_step``, ``_dps``' ``step_of`` with
-``RaceDetector.instruction_1``, ``partition_view``'s ``value_step``, ``compiled._arith_step``) written
-out: records, cycles, races and errors are those of calling the steps (``test/python/test_fused.py``
-compares both on the benchmark's kernel and every corpus kernel). An error is located at the op that
-raised it, as :meth:`CompiledBlock.run <.compiled.CompiledBlock.run>` does.
+``RaceDetector.instruction_1``, ``partition_view``'s ``value_step`` with ``TensorView.partition_2d``,
+``compiled._arith_step``) written out: records, cycles, races and errors are those of calling the steps
+(``test/python/test_fused.py`` compares both on the benchmark's kernel and every corpus kernel). An error is
+located at the op that raised it, as :meth:`CompiledBlock.run <.compiled.CompiledBlock.run>` does.
 """
 
 from __future__ import annotations
@@ -38,6 +38,8 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from itertools import count
 from typing import Any
+
+from .memory import PartitionView
 
 ENABLED = True
 """Whether blocks are fused (off: one call per step; for tests comparing both)."""
@@ -175,11 +177,22 @@ def _join(indent: int) -> str:
 
 _VIEW_2D = """\
 view = env[$v]
-if len(view.shape) == 2:
+if len(view.shape) != 2:
+    env[$out] = view.partition((env[$a], env[$b]), (env[$c], env[$d]))
+elif (base := view._array) is False:
     env[$out] = view.partition_2d(env[$a], env[$b], env[$c], env[$d])
 else:
-    env[$out] = view.partition((env[$a], env[$b]), (env[$c], env[$d]))
+    o0 = env[$a]
+    o1 = env[$b]
+    n0 = env[$c]
+    n1 = env[$d]
+    (d0, d1), strides = view.shape, view.strides
+    pv = env[$out] = PartitionView(view.ptr, o0 * strides[0] + o1 * strides[1], (n0, n1), strides)
+    if base is not None and 0 <= o0 and 0 <= o1 and 0 <= n0 and 0 <= n1 and o0 + n0 <= d0 and o1 + n1 <= d1:
+        pv.view = base[o0 : o0 + n0, o1 : o1 + n1]
 """
+"""``partition_view`` of a 2-D view: :meth:`TensorView.partition_2d <.memory.TensorView.partition_2d>` written
+out once the view's array is known (its first partition computes it)."""
 
 _INDEX = """\
 value = env[$a] $SYM env[$b]
@@ -415,7 +428,9 @@ _HANDLER = """\
 def _build(
     head: str, pre: str, steps: Sequence[Any], ops: Sequence[Any], located: Located, error: type, loop: bool
 ) -> Any:
-    namespace: dict[str, Any] = {"deque": deque, "ops": tuple(ops), "located": located, "KernelError": error}
+    namespace: dict[str, Any] = {
+        "deque": deque, "ops": tuple(ops), "located": located, "KernelError": error, "PartitionView": PartitionView,
+    }  # fmt: skip
     pieces = [(step, _inline(step, k)) for k, step in enumerate(steps)]
     inlined = sum(got is not None for _, got in pieces)
     if not inlined:
