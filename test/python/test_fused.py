@@ -207,6 +207,34 @@ def test_a_valid_shape_changed_in_the_loop_is_priced_anew(monkeypatch: pytest.Mo
     assert len({r["end"] - r["start"] for r in exps}) == 4, "each trip priced for its own valid shape"
 
 
+def test_a_window_size_changed_in_the_loop_is_priced_anew(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tstore's window and source tile ``i + 1`` rows each trip: its kept cost (``_COST_STORE``) is not
+    reused for a window of other sizes."""
+    static = _DYN.replace("v_row=?, v_col=?", "v_row=64, v_col=128")
+    window = "!pto.partition_tensor_view<64x128xf32>"
+
+    def growing(text: str) -> str:
+        text = text.replace(static, _DYN).replace(" : " + _DYN, " valid_row = %c64 valid_col = %c128 : " + _DYN, 2)
+        text = text.replace(
+            "      %r = arith.muli",
+            f"      %vr = arith.addi %i, %c1 : index\n      pto.set_validshape %e, %vr, %c128 : {_DYN}\n"
+            "      %r = arith.muli",
+            1,
+        )
+        head, sep, tail = text.partition("%yp = pto.partition_view")
+        body, nl, rest = tail.partition("\n")
+        body = body.replace("sizes = [%c64, %c128]", "sizes = [%vr, %c128]").replace(
+            window, "!pto.partition_tensor_view<?x128xf32>"
+        )
+        text = head + sep + body + nl + rest
+        return text.replace(f"outs(%yp : {window})", "outs(%yp : !pto.partition_tensor_view<?x128xf32>)")
+
+    module, source_map = _kernel(4, edit=growing)
+    got = _both(module, source_map, np.ones((64 * 4, 128), np.float32), monkeypatch)
+    stores = [r for r in got[1] if r["instr"] == "TSTORE"]
+    assert [r["detail"] for r in stores] == [f"vec->gm {512 * n}B" for n in (1, 2, 3, 4)]
+
+
 def test_a_window_past_its_view_is_read_from_the_argument(monkeypatch: pytest.MonkeyPatch) -> None:
     """The input's tensor view covers half the rows the loop reads: the later windows are not slices of the
     view's array (the inlined ``partition_2d`` checks the view's bounds) but windows of the argument itself,

@@ -277,10 +277,31 @@ that tile and its valid shape are the same objects (a tile's element type and sp
 cost model is the core's, the same for the whole call): a loop trip over the same tiles makes no cost call."""
 
 
+_COST_STORE = """\
+t = ins[0]
+pv = args[-1]
+if t is $L_tile and pv.__class__ is PartitionView and pv.sizes == $L_sizes and pv.ptr.dtype is $L_dtype:
+    cycles, kind, detail = $L_cost
+else:
+    cycles, kind, detail = $L_cost = $cost(core, ins, outs, args)
+    if pv.__class__ is PartitionView:
+        $L_tile = t
+        $L_sizes = pv.sizes
+        $L_dtype = pv.ptr.dtype
+    else:
+        $L_tile = None"""
+"""A ``tstore``'s cost into a GM window (``cost.of_tile == "store"``: a function of the source tile's space
+and the window's sizes and element type, a new ``PartitionView`` each trip), kept as :data:`_COST_KEPT`
+keeps one while the tile is the same object and the window's sizes and element type are equal."""
+
+
 def _cost(p: dict[str, Any]) -> str:
-    """The data template's cost line: through :data:`_COST_KEPT` when the cost says which tile it reads."""
+    """The data template's cost line: through :data:`_COST_KEPT` (or :data:`_COST_STORE`) when the cost says
+    which operands it reads."""
     of_tile = getattr(p["cost"], "of_tile", None)
     i0, o0 = p["i0"], p["o0"]
+    if of_tile == "store" and i0 >= 0:
+        return _COST_STORE
     if of_tile == "out" and o0 >= 0:
         return _COST_KEPT.replace("$TILE", "outs[0]")
     if of_tile == "main" and (i0 >= 0 or o0 >= 0):

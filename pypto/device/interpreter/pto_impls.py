@@ -101,7 +101,8 @@ Cost = Callable[[CoreState, Tiles, Tiles, PythonValues], tuple[int, str, str]]
 """A data op's (cycles, kind, detail). ``cost.of_tile`` (``"out"``: the output tile, ``"main"``: the first input
 tile, else the output), when set, says the result depends only on that tile's valid shape, element type and
 space and on ``core.costs``: the fused loop (:mod:`.fused`) reuses it while the tile and its valid shape are
-the same objects."""
+the same objects; ``"store"``: on the first input tile's space, valid shape and element type and the last
+operand (a ``PartitionView``'s sizes and element type), reused while those are the same."""
 Measured = tuple[tuple[int, str, str], Tiles, Tiles]
 """What a data op's accounting needs: its (cycles, kind, detail), input tiles and output tiles."""
 
@@ -162,6 +163,7 @@ def _tstore_cost(instr: str) -> Cost:
             )
         return got
 
+    cost.of_tile = "store"  # type: ignore[attr-defined]  # into a window: of ins[0]'s space, the window's facts
     return cost
 
 
