@@ -207,8 +207,6 @@ _SYMBOLS = {operator.add: "+", operator.sub: "-", operator.mul: "*"}
 _DATA_HEAD = """\
 args = $gather(env)
 $NUMERICS
-ins = $INS
-outs = $OUTS
 $COST
 start = $FQ_pipe
 end = free[$pipe] = $FQ_pipe = start + cycles
@@ -228,7 +226,7 @@ if races is not None:
 """
 
 _DATA_READ = """\
-        t = ins[0]
+        t = $IN0
         lo = t.addr
         hi = lo + t.nbytes
         seg = r_exact_get((t.space, lo))
@@ -242,7 +240,7 @@ _DATA_READ = """\
 """
 
 _DATA_WRITE = """\
-        t = outs[0]
+        t = $OUT0
         lo = t.addr
         hi = lo + t.nbytes
         seg = r_exact_get((t.space, lo))
@@ -262,14 +260,14 @@ _DATA_WRITE = """\
 """
 
 
-_COST = "cycles, kind, detail = $cost(core, ins, outs, args)"
+_COST = "cycles, kind, detail = $cost(core, $INS, $OUTS, args)"
 
 _COST_KEPT = """\
 t = $TILE
 if t is $L_tile and t.valid is $L_valid:
     cycles, kind, detail = $L_cost
 else:
-    cycles, kind, detail = $L_cost = $cost(core, ins, outs, args)
+    cycles, kind, detail = $L_cost = $cost(core, $INS, $OUTS, args)
     $L_tile = t
     $L_valid = t.valid"""
 """The cost of a data op whose cost is a function of one tile's facts (``cost.of_tile``), kept in locals while
@@ -278,12 +276,12 @@ cost model is the core's, the same for the whole call): a loop trip over the sam
 
 
 _COST_STORE = """\
-t = ins[0]
+t = $IN0
 pv = args[-1]
 if t is $L_tile and pv.__class__ is PartitionView and pv.sizes == $L_sizes and pv.ptr.dtype is $L_dtype:
     cycles, kind, detail = $L_cost
 else:
-    cycles, kind, detail = $L_cost = $cost(core, ins, outs, args)
+    cycles, kind, detail = $L_cost = $cost(core, $INS, $OUTS, args)
     if pv.__class__ is PartitionView:
         $L_tile = t
         $L_sizes = pv.sizes
@@ -303,9 +301,9 @@ def _cost(p: dict[str, Any]) -> str:
     if of_tile == "store" and i0 >= 0:
         return _COST_STORE
     if of_tile == "out" and o0 >= 0:
-        return _COST_KEPT.replace("$TILE", "outs[0]")
+        return _COST_KEPT.replace("$TILE", "$OUT0")
     if of_tile == "main" and (i0 >= 0 or o0 >= 0):
-        return _COST_KEPT.replace("$TILE", "ins[0]" if i0 >= 0 else "outs[0]")
+        return _COST_KEPT.replace("$TILE", "$IN0" if i0 >= 0 else "$OUT0")
     return _COST
 
 
@@ -318,14 +316,15 @@ def _data(p: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         numerics = "$compute(core, interp, args)"
     i0, o0 = p["i0"], p["o0"]
     text = _DATA_HEAD.replace("$NUMERICS", numerics).replace("$COST", _cost(p))
-    text = text.replace("$INS", f"(args[{i0}],)" if i0 >= 0 else "()")
-    text = text.replace("$OUTS", f"(args[{o0}],)" if o0 >= 0 else "()")
-    text = text.replace("$READ", "ins[0]" if i0 >= 0 else "None").replace("$WRITE", "outs[0]" if o0 >= 0 else "None")
+    text = text.replace("$READ", "$IN0" if i0 >= 0 else "None").replace("$WRITE", "$OUT0" if o0 >= 0 else "None")
     if i0 >= 0:
         text += _DATA_READ
     if o0 >= 0:
         text += _DATA_WRITE
-    return text, consts
+    # the tiles are read from ``args`` where used: no (ins, outs) tuples unless the cost is called
+    text = text.replace("$INS", f"(args[{i0}],)" if i0 >= 0 else "()")
+    text = text.replace("$OUTS", f"(args[{o0}],)" if o0 >= 0 else "()")
+    return text.replace("$IN0", f"args[{i0}]").replace("$OUT0", f"args[{o0}]"), consts
 
 
 def _index(p: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
