@@ -16,7 +16,9 @@ before session 7 (4.41x when the goal was set, 4.62x when issue 17 was filed), 2
 (each loop run as one generated function; not met), 2.58-2.65x -> 2.38-2.44x in session 12 (the module sealed:
 no fingerprint walk per run; not met), then 2.41-2.47x -> 2.37-2.42x (on-chip bytes zeroed a tile's range at a
 time; not met: 1.96-2.06x with ``--no-races``), then 2.47-2.71x (``--race-every-run``) -> 2.05-2.23x (a race-free
-verdict remembered for the runs with the same key; not met: 1.99-2.20x with ``--no-races`` in the same rounds).
+verdict remembered for the runs with the same key; not met: 1.99-2.20x with ``--no-races`` in the same rounds),
+then 1.80-1.87x -> 1.67-1.86x in session 17 at load 5-6 (costs kept in the fused loop, the window view written
+into it, one plan look-up a run; eleven of twelve rounds at 1.73-1.78x).
 Session 8's loop replay does not engage on 8 trips (loops of 32 and more since session 12); ``--trips 64`` (no
 goal: the same kernel over 64 tiles) went from 2.3x to 1.86-1.93x with it (1.73-1.76x in session 12).
 Where the rest goes: docs/device.md "Performance".

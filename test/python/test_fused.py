@@ -176,6 +176,83 @@ def test_a_wait_with_no_signal_is_reported_the_same(monkeypatch: pytest.MonkeyPa
     assert len(got[5]) == 8 and "has no set_flag before it" in got[5][0]
 
 
+_DYN = (
+    "!pto.tile_buf<loc=vec, dtype=f32, rows=64, cols=128, v_row=?, v_col=?, blayout=row_major, slayout=none_box, "
+    "fractal=512, pad=0>"
+)
+
+
+def test_a_valid_shape_changed_in_the_loop_is_priced_anew(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The texp's input resized to ``i + 1`` rows each trip (``set_validshape``, and back for the next tload):
+    the fused loop's kept cost (``_COST_KEPT``) is not reused for another valid shape."""
+
+    def resized(text: str) -> str:
+        text = text.replace("v_row=64, v_col=128", "v_row=?, v_col=?")
+        text = text.replace(" : " + _DYN, " valid_row = %c64 valid_col = %c128 : " + _DYN, 2)  # the two alloc_tiles
+        text = text.replace(
+            "      pto.texp",
+            f"      %vr = arith.addi %i, %c1 : index\n      pto.set_validshape %t, %vr, %c128 : {_DYN}\n      pto.texp",
+            1,
+        )
+        return text.replace(
+            "      pto.set_flag[<PIPE_V>, <PIPE_MTE3>",
+            f"      pto.set_validshape %t, %c64, %c128 : {_DYN}\n      pto.set_flag[<PIPE_V>, <PIPE_MTE3>",
+            1,
+        )
+
+    module, source_map = _kernel(4, edit=resized)
+    got = _both(module, source_map, np.ones((64 * 4, 128), np.float32), monkeypatch)
+    exps = [r for r in got[1] if r["instr"] == "TEXP"]
+    assert [r["detail"] for r in exps] == [f"{n}x128 fp32" for n in (1, 2, 3, 4)]
+    assert len({r["end"] - r["start"] for r in exps}) == 4, "each trip priced for its own valid shape"
+
+
+def test_a_window_size_changed_in_the_loop_is_priced_anew(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tstore's window and source tile ``i + 1`` rows each trip: its kept cost (``_COST_STORE``) is not
+    reused for a window of other sizes."""
+    static = _DYN.replace("v_row=?, v_col=?", "v_row=64, v_col=128")
+    window = "!pto.partition_tensor_view<64x128xf32>"
+
+    def growing(text: str) -> str:
+        text = text.replace(static, _DYN).replace(" : " + _DYN, " valid_row = %c64 valid_col = %c128 : " + _DYN, 2)
+        text = text.replace(
+            "      %r = arith.muli",
+            f"      %vr = arith.addi %i, %c1 : index\n      pto.set_validshape %e, %vr, %c128 : {_DYN}\n"
+            "      %r = arith.muli",
+            1,
+        )
+        head, sep, tail = text.partition("%yp = pto.partition_view")
+        body, nl, rest = tail.partition("\n")
+        body = body.replace("sizes = [%c64, %c128]", "sizes = [%vr, %c128]").replace(
+            window, "!pto.partition_tensor_view<?x128xf32>"
+        )
+        text = head + sep + body + nl + rest
+        return text.replace(f"outs(%yp : {window})", "outs(%yp : !pto.partition_tensor_view<?x128xf32>)")
+
+    module, source_map = _kernel(4, edit=growing)
+    got = _both(module, source_map, np.ones((64 * 4, 128), np.float32), monkeypatch)
+    stores = [r for r in got[1] if r["instr"] == "TSTORE"]
+    assert [r["detail"] for r in stores] == [f"vec->gm {512 * n}B" for n in (1, 2, 3, 4)]
+
+
+def test_a_window_past_its_view_is_read_from_the_argument(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The input's tensor view covers half the rows the loop reads: the later windows are not slices of the
+    view's array (the inlined ``partition_2d`` checks the view's bounds) but windows of the argument itself,
+    as calling the steps gives."""
+
+    def half_view(text: str) -> str:
+        text = text.replace(
+            "%xv = pto.make_tensor_view %x, shape = [%c512,", "%xv = pto.make_tensor_view %x, shape = [%c256,"
+        )
+        return text.replace("    %xv =", "    %c256 = arith.constant 256 : index\n    %xv =", 1)
+
+    module, source_map = _kernel(8, edit=half_view)
+    x = np.random.default_rng(5).standard_normal((64 * 8, 128)).astype(np.float32)
+    got = _both(module, source_map, x, monkeypatch)
+    y = np.frombuffer(got[0][1], np.float32).reshape(x.shape)
+    assert np.array_equal(y, np.exp(x.astype(np.float64)).astype(np.float32))
+
+
 def test_an_error_is_located_at_the_same_op(monkeypatch: pytest.MonkeyPatch) -> None:
     """GM shorter than the loop reaches: the tload of trip 6 fails, with the same message either way."""
     module, source_map = _kernel(8)

@@ -24,19 +24,22 @@ What the locals assume, and where it is proved or re-established:
   where the step reads them, so every inlined statement sees the state as the step would.
 
 Each template is its step's body (``CoreState.flag_step`` / ``flag_pair_step``, ``_dps``' ``step_of`` with
-``RaceDetector.instruction_1``, ``partition_view``'s ``value_step``, ``compiled._arith_step``) written
-out: records, cycles, races and errors are those of calling the steps (``test/python/test_fused.py``
-compares both on the benchmark's kernel and every corpus kernel). An error is located at the op that
-raised it, as :meth:`CompiledBlock.run <.compiled.CompiledBlock.run>` does.
+``RaceDetector.instruction_1``, ``partition_view``'s ``value_step`` with ``TensorView.partition_2d``,
+``compiled._arith_step``) written out: records, cycles, races and errors are those of calling the steps
+(``test/python/test_fused.py`` compares both on the benchmark's kernel and every corpus kernel). An error is
+located at the op that raised it, as :meth:`CompiledBlock.run <.compiled.CompiledBlock.run>` does.
 """
 
 from __future__ import annotations
 
 import operator
+import re
 from collections import deque
 from collections.abc import Callable, Sequence
 from itertools import count
 from typing import Any
+
+from .memory import PartitionView
 
 ENABLED = True
 """Whether blocks are fused (off: one call per step; for tests comparing both)."""
@@ -174,11 +177,22 @@ def _join(indent: int) -> str:
 
 _VIEW_2D = """\
 view = env[$v]
-if len(view.shape) == 2:
+if len(view.shape) != 2:
+    env[$out] = view.partition((env[$a], env[$b]), (env[$c], env[$d]))
+elif (base := view._array) is False:
     env[$out] = view.partition_2d(env[$a], env[$b], env[$c], env[$d])
 else:
-    env[$out] = view.partition((env[$a], env[$b]), (env[$c], env[$d]))
+    o0 = env[$a]
+    o1 = env[$b]
+    n0 = env[$c]
+    n1 = env[$d]
+    (d0, d1), strides = view.shape, view.strides
+    pv = env[$out] = PartitionView(view.ptr, o0 * strides[0] + o1 * strides[1], (n0, n1), strides)
+    if base is not None and 0 <= o0 and 0 <= o1 and 0 <= n0 and 0 <= n1 and o0 + n0 <= d0 and o1 + n1 <= d1:
+        pv.view = base[o0 : o0 + n0, o1 : o1 + n1]
 """
+"""``partition_view`` of a 2-D view: :meth:`TensorView.partition_2d <.memory.TensorView.partition_2d>` written
+out once the view's array is known (its first partition computes it)."""
 
 _INDEX = """\
 value = env[$a] $SYM env[$b]
@@ -193,9 +207,7 @@ _SYMBOLS = {operator.add: "+", operator.sub: "-", operator.mul: "*"}
 _DATA_HEAD = """\
 args = $gather(env)
 $NUMERICS
-ins = $INS
-outs = $OUTS
-cycles, kind, detail = $cost(core, ins, outs, args)
+$COST
 start = $FQ_pipe
 end = free[$pipe] = $FQ_pipe = start + cycles
 rows_append(($name, $instr, $target_pipe, $pipe_name, start, end, kind, $op, detail))
@@ -214,7 +226,7 @@ if races is not None:
 """
 
 _DATA_READ = """\
-        t = ins[0]
+        t = $IN0
         lo = t.addr
         hi = lo + t.nbytes
         seg = r_exact_get((t.space, lo))
@@ -228,7 +240,7 @@ _DATA_READ = """\
 """
 
 _DATA_WRITE = """\
-        t = outs[0]
+        t = $OUT0
         lo = t.addr
         hi = lo + t.nbytes
         seg = r_exact_get((t.space, lo))
@@ -248,6 +260,53 @@ _DATA_WRITE = """\
 """
 
 
+_COST = "cycles, kind, detail = $cost(core, $INS, $OUTS, args)"
+
+_COST_KEPT = """\
+t = $TILE
+if t is $L_tile and t.valid is $L_valid:
+    cycles, kind, detail = $L_cost
+else:
+    cycles, kind, detail = $L_cost = $cost(core, $INS, $OUTS, args)
+    $L_tile = t
+    $L_valid = t.valid"""
+"""The cost of a data op whose cost is a function of one tile's facts (``cost.of_tile``), kept in locals while
+that tile and its valid shape are the same objects (a tile's element type and space never change; the
+cost model is the core's, the same for the whole call): a loop trip over the same tiles makes no cost call."""
+
+
+_COST_STORE = """\
+t = $IN0
+pv = args[-1]
+if t is $L_tile and pv.__class__ is PartitionView and pv.sizes == $L_sizes and pv.ptr.dtype is $L_dtype:
+    cycles, kind, detail = $L_cost
+else:
+    cycles, kind, detail = $L_cost = $cost(core, $INS, $OUTS, args)
+    if pv.__class__ is PartitionView:
+        $L_tile = t
+        $L_sizes = pv.sizes
+        $L_dtype = pv.ptr.dtype
+    else:
+        $L_tile = None"""
+"""A ``tstore``'s cost into a GM window (``cost.of_tile == "store"``: a function of the source tile's space
+and the window's sizes and element type, a new ``PartitionView`` each trip), kept as :data:`_COST_KEPT`
+keeps one while the tile is the same object and the window's sizes and element type are equal."""
+
+
+def _cost(p: dict[str, Any]) -> str:
+    """The data template's cost line: through :data:`_COST_KEPT` (or :data:`_COST_STORE`) when the cost says
+    which operands it reads."""
+    of_tile = getattr(p["cost"], "of_tile", None)
+    i0, o0 = p["i0"], p["o0"]
+    if of_tile == "store" and i0 >= 0:
+        return _COST_STORE
+    if of_tile == "out" and o0 >= 0:
+        return _COST_KEPT.replace("$TILE", "$OUT0")
+    if of_tile == "main" and (i0 >= 0 or o0 >= 0):
+        return _COST_KEPT.replace("$TILE", "$IN0" if i0 >= 0 else "$OUT0")
+    return _COST
+
+
 def _data(p: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """A single-tile data op (``_dps``' ``step_of`` with ``RaceDetector.instruction_1`` inlined)."""
     consts = dict(p)
@@ -256,15 +315,16 @@ def _data(p: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     else:
         numerics = "$compute(core, interp, args)"
     i0, o0 = p["i0"], p["o0"]
-    text = _DATA_HEAD.replace("$NUMERICS", numerics)
-    text = text.replace("$INS", f"(args[{i0}],)" if i0 >= 0 else "()")
-    text = text.replace("$OUTS", f"(args[{o0}],)" if o0 >= 0 else "()")
-    text = text.replace("$READ", "ins[0]" if i0 >= 0 else "None").replace("$WRITE", "outs[0]" if o0 >= 0 else "None")
+    text = _DATA_HEAD.replace("$NUMERICS", numerics).replace("$COST", _cost(p))
+    text = text.replace("$READ", "$IN0" if i0 >= 0 else "None").replace("$WRITE", "$OUT0" if o0 >= 0 else "None")
     if i0 >= 0:
         text += _DATA_READ
     if o0 >= 0:
         text += _DATA_WRITE
-    return text, consts
+    # the tiles are read from ``args`` where used: no (ins, outs) tuples unless the cost is called
+    text = text.replace("$INS", f"(args[{i0}],)" if i0 >= 0 else "()")
+    text = text.replace("$OUTS", f"(args[{o0}],)" if o0 >= 0 else "()")
+    return text.replace("$IN0", f"args[{i0}]").replace("$OUT0", f"args[{o0}]"), consts
 
 
 def _index(p: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
@@ -304,6 +364,7 @@ def _inline(step: Any, k: int) -> tuple[str, dict[str, Any], set[Any]] | None:
     if got is None:
         return None
     text, consts = got
+    text = text.replace("$L_", f"l{k}_")
     pipes = set()
     for name in _PIPE_PARAMS:
         if name in consts:
@@ -332,6 +393,13 @@ def _pipe_locals(pipes: set[Any], namespace: dict[str, Any]) -> str:
         namespace[f"_pipe_{pipe.name}"] = pipe
         lines.append(f"fq_{pipe.name} = free_get(_pipe_{pipe.name}, 0)\nqi_{pipe.name} = None\n")
     return "".join(lines)
+
+
+def _step_locals(pieces: Sequence[tuple[Any, tuple[str, dict[str, Any], set[Any]] | None]]) -> str:
+    """``l<k>_<name> = None`` for each local a step's text keeps across trips (``$L_<name>`` in its template):
+    set once per call of the generated function (a cache checking its own key, see :data:`_COST_KEPT`)."""
+    names = sorted({m for _, got in pieces if got is not None for m in re.findall(r"\bl\d+_\w+", got[0])})
+    return "".join(f"{name} = None\n" for name in names)
 
 
 _SERIAL = count()
@@ -380,7 +448,9 @@ _HANDLER = """\
 def _build(
     head: str, pre: str, steps: Sequence[Any], ops: Sequence[Any], located: Located, error: type, loop: bool
 ) -> Any:
-    namespace: dict[str, Any] = {"deque": deque, "ops": tuple(ops), "located": located, "KernelError": error}
+    namespace: dict[str, Any] = {
+        "deque": deque, "ops": tuple(ops), "located": located, "KernelError": error, "PartitionView": PartitionView,
+    }  # fmt: skip
     pieces = [(step, _inline(step, k)) for k, step in enumerate(steps)]
     inlined = sum(got is not None for _, got in pieces)
     if not inlined:
@@ -389,7 +459,8 @@ def _build(
     # a trip starts where the last one ended: the locals are stale there when the body's last step is called
     fresh = not loop or pieces[-1][1] is not None
     body = _body(pieces, 12 if loop else 8, namespace, fresh, hoist)
-    src = head + "    at = 0\n    try:\n" + _indent(hoist, 8) + pre + "".join(body) + _HANDLER
+    kept = _step_locals(pieces)
+    src = head + "    at = 0\n    try:\n" + _indent(hoist + kept, 8) + pre + "".join(body) + _HANDLER
     code = compile(src, f"<fused block {next(_SERIAL)}>", "exec")
     exec(code, namespace)  # noqa: S102 -- our own generated source, from the templates above
     fn = namespace["fused"]

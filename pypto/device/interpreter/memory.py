@@ -353,6 +353,11 @@ class CoreMemory:
             )
         return CoreMemory(dict(tables[0]), dict(tables[1]))
 
+    def fresh(self) -> CoreMemory:
+        """An empty memory with this one's capacities, alignments and reserved ranges (no buffer, nothing
+        placed): a run's memory copied from a template (the tables are shared: nothing writes them)."""
+        return CoreMemory(self.capacity, self.alignment, _next_free=dict(self._next_free))
+
     def buffer(self, space: str) -> np.ndarray:
         """The byte array of a space, every byte zero until written."""
         return self._bytes(space, 0, self.capacity.get(space, 0))

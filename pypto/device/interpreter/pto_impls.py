@@ -98,6 +98,11 @@ def tile_ref(t: Any, addr: int, valid: tuple[int, int] | None = None) -> TileRef
 Tiles = Sequence[TileRef]
 """A data op's input or output tiles."""
 Cost = Callable[[CoreState, Tiles, Tiles, PythonValues], tuple[int, str, str]]
+"""A data op's (cycles, kind, detail). ``cost.of_tile`` (``"out"``: the output tile, ``"main"``: the first input
+tile, else the output), when set, says the result depends only on that tile's valid shape, element type and
+space and on ``core.costs``: the fused loop (:mod:`.fused`) reuses it while the tile and its valid shape are
+the same objects; ``"store"``: on the first input tile's space, valid shape and element type and the last
+operand (a ``PartitionView``'s sizes and element type), reused while those are the same."""
 Measured = tuple[tuple[int, str, str], Tiles, Tiles]
 """What a data op's accounting needs: its (cycles, kind, detail), input tiles and output tiles."""
 
@@ -128,6 +133,7 @@ def _tload_cost(instr: str) -> Cost:
             )
         return got
 
+    cost.of_tile = "out"  # type: ignore[attr-defined]  # a function of the out tile's facts (fused.py)
     return cost
 
 
@@ -157,6 +163,7 @@ def _tstore_cost(instr: str) -> Cost:
             )
         return got
 
+    cost.of_tile = "store"  # type: ignore[attr-defined]  # into a window: of ins[0]'s space, the window's facts
     return cost
 
 
@@ -183,6 +190,7 @@ def _compute_cost(instr: str) -> Cost:
             got = memo[key] = (core.costs.compute(instr, name, rows, cols), "compute", f"{rows}x{cols} {name}")
         return got
 
+    cost.of_tile = "main"  # type: ignore[attr-defined]  # of the first input tile's (else the output's)
     return cost
 
 

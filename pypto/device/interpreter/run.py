@@ -250,16 +250,16 @@ def run_kernel(
     module, found, name = load_module(module_or_path)
     target = target or default_target()
     plan = KERNELS.plan(module)
-    func = plan.fact(("kernel", func_name), lambda: find_kernel(module, func_name))
-    bound = _bind_args(func, args, plan.fact(("args", func_name), lambda: _arg_specs(func)))
+    launch: _Launch | None = plan.facts.get(("launch", func_name))
+    if launch is None:
+        launch = plan.fact(("launch", func_name), lambda: _Launch.of(module, func_name))
+    bound = _bind_args(launch.func, args, launch.specs)
     memo, key = None, None
     if check_races and remember_race_free:  # an eligible kernel has no pipe ops: ``channels`` goes unused
-        memo = plan.fact(("race memo", func), lambda: RaceMemo() if data_independent(func) else None)
+        memo = launch.race_memo()
         key = run_key(bound, block, engine, target) if memo is not None else None
     remembered = key is not None and memo.race_free(key, target)  # type: ignore[union-attr]
-    memory = CoreMemory.for_target(target.capacity, target.alignment)
-    for space, end in plan.fact("fixed", lambda: _fixed_ranges(module)):
-        memory.reserve(space, end)
+    memory = launch.memory(target)
     core = CoreState(
         memory,
         CostModel.of(target),
@@ -270,32 +270,88 @@ def run_kernel(
     if channels is not None:
         core.channels = channels
     core.block_idx, core.block_num = block
-    compiled = None
-    if engine == "compiled":
-        try:
-            compiled = KERNELS.get(func, plan)
-        except Unsupported:
-            compiled = None
+    compiled = launch.compiled(plan) if engine == "compiled" else None
     with np.errstate(all="ignore"):  # float overflow and NaN are values on the device
         if compiled is not None:
-            core.interp = plan.fact("interpreter", lambda: make_interpreter(module, None))  # for non-pto ops
+            core.interp = launch.interp or launch.interpreter(plan, module)  # for non-pto ops
             compiled.call(core, bound)
         else:
-            make_interpreter(module, core).call_op(func, bound)
+            make_interpreter(module, core).call_op(launch.func, bound)
     tl = core.timeline
     races = core.races
     if key is not None and races is not None and not races.races:
         memo.remember(key, target)  # type: ignore[union-attr]
-    return KernelRun(
+    return KernelRun(  # the core is dropped here: its lists are the run's, not copied
         tl,
         tl.cycles,
-        list(races.races) if races is not None else [],
-        list(tl.problems),
-        list(core.prints),
+        races.races if races is not None else [],
+        tl.problems,
+        core.prints,
         float(target.clock_hz),
-        list(core.deferred),
+        core.deferred,
         "remembered" if remembered else "run" if check_races else "off",
     )
+
+
+_UNDECIDED: Any = object()
+
+
+@dataclass
+class _Launch:
+    """What every run of one function of one module version reads, found once per plan: the function, its
+    argument checks, its tiles at constant addresses, and (on first need) its race memo, its compiled
+    form, the xDSL interpreter for the ops that form does not compile, and per target an empty memory
+    with those tiles' ranges reserved (each run takes a fresh copy: one plan look-up a run)."""
+
+    func: FuncOp
+    specs: tuple[ArgSpec, ...]
+    fixed: list[tuple[str, int]]
+    interp: Interpreter | None = None
+    _memo: RaceMemo | None = _UNDECIDED
+    _compiled: Any = _UNDECIDED
+    _memories: dict[int, tuple[TargetLike, CoreMemory]] = field(default_factory=dict)
+
+    @staticmethod
+    def of(module: ModuleOp, func_name: str | None) -> _Launch:
+        """The facts of ``func_name`` (see :func:`find_kernel`) in ``module``."""
+        func = find_kernel(module, func_name)
+        return _Launch(func, _arg_specs(func), _fixed_ranges(module))
+
+    def race_memo(self) -> RaceMemo | None:
+        """The function's race memo, None when its accesses may depend on data (:mod:`.race_memo`)."""
+        memo = self._memo
+        if memo is _UNDECIDED:
+            memo = self._memo = RaceMemo() if data_independent(self.func) else None
+        return memo
+
+    def compiled(self, plan: Any) -> Any:
+        """The function compiled (:data:`~.compiled.KERNELS`), None when it uses IR that engine does not run."""
+        got = self._compiled
+        if got is _UNDECIDED:
+            try:
+                got = KERNELS.get(self.func, plan)
+            except Unsupported:
+                got = None
+            self._compiled = got
+        return got
+
+    def interpreter(self, plan: Any, module: ModuleOp) -> Interpreter:
+        """The module's xDSL interpreter without the pto ops (the plan's, shared by its functions)."""
+        self.interp = plan.fact("interpreter", lambda: make_interpreter(module, None))
+        return self.interp
+
+    def memory(self, target: TargetLike) -> CoreMemory:
+        """An empty memory of ``target`` with the fixed tiles' ranges reserved (the target by identity, as
+        :meth:`CostModel.of <.costs.CostModel.of>` keys it; the entry holds it, so its id is not reused)."""
+        got = self._memories.get(id(target))
+        if got is None or got[0] is not target:
+            if len(self._memories) >= 8:  # a caller making a target per run: keep a few
+                self._memories.clear()
+            template = CoreMemory.for_target(target.capacity, target.alignment)
+            for space, end in self.fixed:
+                template.reserve(space, end)
+            got = self._memories[id(target)] = (target, template)
+        return got[1].fresh()
 
 
 def example_args(
