@@ -16,7 +16,10 @@ collecting and formatting (a diagnostic: those artefacts are not written). Figur
 docs/runtime.md, "What DFX collection costs on the host".
 
 ``--clock cpu`` times this process's CPU time instead of wall time (the machine's other load then
-counts much less).
+counts much less). ``--clock instructions`` counts the user-space instructions of ``--repeat`` runs of each
+under valgrind's callgrind instead (a child process per configuration, counting only the timed runs): the
+same count on a loaded machine, so it resolves changes of 1% that the clocks cannot; it leaves out the
+kernel's time (the file system calls) and the caches.
 
 ``--whole-process`` times the example as a user runs it instead: ``python examples/models/01_ffn.py`` in a
 fresh process (import, compile with pass dumps, the torch reference, the run on the simulated chip, the
@@ -24,6 +27,7 @@ check), with every flag at its highest level (the suite defaults, as the pytest 
 in the child's CPU time (``--clock cpu``) or wall time.
 
     .venv/bin/python benchmarks/dfx_overhead.py [--repeat N] [--example PATH] [--profile] [--no-files] [--clock cpu]
+    .venv/bin/python benchmarks/dfx_overhead.py --clock instructions [--repeat N] [--example PATH]
     .venv/bin/python benchmarks/dfx_overhead.py --whole-process [--repeat N] [--example PATH] [--clock cpu]
 """
 
@@ -34,7 +38,9 @@ import cProfile
 import importlib.util
 import os
 import pstats
+import re
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -49,8 +55,8 @@ ALL_ON = {"enable_chip_swimlane": 4, "enable_dump_args": 2, "enable_pmu": 2, "en
           "enable_scope_stats": True}  # fmt: skip
 ALL_OFF = dict.fromkeys(ALL_ON, 0)
 BEFORE = (
-    "before (session 15 start, main a4d374c, load 0-1, cpu clock, best of 15): 01_ffn 1.74-1.81x (on 14.6-15.1 ms, "
-    "off 8.4 ms); session 13 start (7a138ad, load 4-5): 01_ffn 1.83-1.92x, 08_llama_block 1.79-2.04x; goal 1.5x"
+    "before (session 17 start, main 269e7cf, load 0, cpu clock, best of 15): 01_ffn 1.68-1.69x (on 13.7-13.9 ms, "
+    "off 8.1-8.2 ms); instructions (--clock instructions --repeat 5): 1.563x (on 106.1 M, off 67.9 M); goal 1.5x"
 )
 
 
@@ -91,13 +97,18 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="cProfile one flagged run (its top 30 functions)")
     parser.add_argument("--sort", default="tottime", help="the profile's order (a pstats key: tottime, cumtime ...)")
     parser.add_argument("--no-files", action="store_true", help="collect and format, but write no file")
-    parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
-                        help="wall time (default) or this process's CPU time (steadier on a loaded machine)")  # fmt: skip
+    parser.add_argument("--clock", choices=[*sorted(CLOCKS), "instructions"], default="wall",
+                        help="wall time (default), this process's CPU time (steadier on a loaded machine) or "
+                             "the instructions callgrind counts (the same at any load)")  # fmt: skip
+    parser.add_argument("--count-child", choices=("on", "off"), help=argparse.SUPPRESS)  # a callgrind child
     parser.add_argument("--whole-process", action="store_true",
                         help="time `python <example>` in a fresh process, flags on vs off")  # fmt: skip
     opts = parser.parse_args()
     if opts.whole_process:
         whole_process(opts)
+        return
+    if opts.clock == "instructions" and not opts.count_child:
+        instructions(opts)
         return
     if opts.no_files:
         from pypto.runtime.dfx import args_dump, deps, pmu, swimlane
@@ -131,6 +142,14 @@ def measure(opts: argparse.Namespace, cases: list[Any], tmp: Path) -> None:
 
     on_cycles, off_cycles = run_all(ALL_ON), run_all(ALL_OFF)  # warm-up: parse every kernel unit once
     assert on_cycles == off_cycles, f"collection changed the simulated cycles: {on_cycles} vs {off_cycles}"
+    if opts.count_child:  # count the instructions of --repeat runs of one configuration (see instructions())
+        flags = ALL_ON if opts.count_child == "on" else ALL_OFF
+        run_all(flags)
+        subprocess.run(["callgrind_control", "--instr=on", str(os.getpid())], check=True, capture_output=True)
+        for _ in range(opts.repeat):
+            run_all(flags)
+        subprocess.run(["callgrind_control", "--instr=off", str(os.getpid())], check=True, capture_output=True)
+        return
     tasks = sum(len(p.last_run.tasks) for p, _ in runs)
     if opts.profile:
         prof = cProfile.Profile()
@@ -146,6 +165,30 @@ def measure(opts: argparse.Namespace, cases: list[Any], tmp: Path) -> None:
     files = " (no files written: --no-files)" if opts.no_files else ""
     print(f"ratio: {ratio:.2f}x (goal <= 1.5x) {'OK' if ratio <= 1.5 else 'OVER'}{files}")
     print(BEFORE)
+
+
+def instructions(opts: argparse.Namespace) -> None:
+    """``--clock instructions``: each configuration's ``--repeat`` runs in a child process under callgrind,
+    instrumented only while they run; prints the instructions a run and their ratio."""
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        sys.exit("--clock instructions needs valgrind (callgrind and callgrind_control)")
+    counts = {}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYPTO_PROGRESS": "0"}  # no thread spinning between kernels
+    for name in ("on", "off"):
+        cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=/dev/null", sys.executable,
+               __file__, "--clock", "instructions", "--count-child", name, "--repeat", str(opts.repeat),
+               "--example", str(opts.example)]  # fmt: skip
+        done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+        found = re.search(r"Collected : (\d+)", done.stderr)
+        if done.returncode or found is None:
+            sys.exit(f"the callgrind child failed:\n{done.stderr[-2000:]}")
+        counts[name] = int(found.group(1)) / opts.repeat
+    rel = opts.example.resolve().relative_to(ROOT) if opts.example.resolve().is_relative_to(ROOT) else opts.example
+    print(f"example: {rel}, instructions a run (callgrind, user space, mean of {opts.repeat})")
+    print(f"every flag at its highest level: {counts['on'] / 1e6:.2f} M")
+    print(f"every flag off:                  {counts['off'] / 1e6:.2f} M")
+    extra = (counts["on"] - counts["off"]) / 1e6
+    print(f"ratio: {counts['on'] / counts['off']:.3f}x (the collection's instructions {extra:.2f} M)")
 
 
 CHILD = """

@@ -8,7 +8,10 @@ collector finished (``finish_all``, ``atomic_write_files``), ``json_text`` write
 from __future__ import annotations
 
 import json
+import math
 import os
+import random
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +25,7 @@ import pypto.language as pl
 from pypto.runtime import RunConfig
 from pypto.runtime.dfx import base, deps
 from pypto.runtime.dfx.base import per_run
+from pypto.runtime.dfx.jsonenc import compact_encoder, round6
 from pypto.utils.atomic import atomic_write_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -150,6 +154,34 @@ def test_a_trace_of_ids_beyond_64_bits_is_a_located_input_error() -> None:
         chrome_trace_text(records)
     records["aicpu_orchestrator_phases"][0][0]["task_id"] = 1
     assert json.loads(chrome_trace_text(records))["traceEvents"]
+
+
+def _bits(x: float) -> bytes:
+    return struct.pack("<d", x)
+
+
+def test_round6_is_round_to_6_digits() -> None:
+    """``jsonenc.round6`` (the merged trace's µs, the run report's ratios) is ``round(x, 6)``, bit for bit: ties,
+    signed zeros, huge and non-finite values included."""
+    rnd = random.Random(17)
+    edge = [0.0, -0.0, 1e-7, -1e-7, 5e-7, -5e-7, 0.0078125, -0.0078125, 2.5e-6, 1.0000005, 12.5, 1e300, -1e300,
+            float("inf"), float("-inf"), 2**40 / 1e6, 2**41 / 1e6, 0.1, 0.3, 123456.7890125]  # fmt: skip
+    values = edge + [rnd.uniform(-1e4, 1e4) for _ in range(20000)]
+    values += [rnd.randint(-(10**9), 10**9) * 0.02 for _ in range(20000)]  # a2a3 cycles in µs
+    values += [rnd.randint(-(10**8), 10**8) / 2 ** rnd.randint(0, 30) for _ in range(20000)]  # exact binary ties
+    values += [round(rnd.randint(0, 10**6) / 50, 6) - round(rnd.randint(0, 10**6) / 1850, 6) for _ in range(20000)]
+    assert [_bits(round6(x)) for x in values] == [_bits(round(x, 6)) for x in values]
+    assert math.isnan(round6(float("nan")))
+
+
+def test_a_compact_encoder_is_built_once_and_forgets_a_failed_call() -> None:
+    encode = compact_encoder(False)
+    assert compact_encoder(False) is encode and compact_encoder(True) is not encode
+    doc = [[1.0], [float("nan")]]
+    with pytest.raises(ValueError, match="Out of range"):
+        encode(doc)  # fails inside ``doc``
+    doc[1] = [2.0]
+    assert encode(doc) == "[[1.0],[2.0]]"  # not a "circular reference" left from the failed call
 
 
 def test_a_run_with_every_flag_off_has_no_collector() -> None:

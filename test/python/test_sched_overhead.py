@@ -104,6 +104,15 @@ def test_the_six_analyses_by_hand() -> None:
     assert "P90=22.500" in text and "makespan bound: [0.000, 15.000] us" in text
 
 
+def test_a_runs_records_take_the_same_counters_either_way() -> None:
+    """``trusted=True`` (a run's records) integrates the overhead counters from the rows and tasks the analysis
+    joined; a file's records go through ``overhead_samples``: the same analyses."""
+    edges = [(p, s) for p, s in EDGES] + [(2, 5), (9, 3)]  # a pair outside the records is dropped either way
+    assert analyze(RECORDS, edges, trusted=True) == analyze(RECORDS, edges)
+    level2_cores = {**RECORDS, "metadata": {**RECORDS["metadata"], "core_types": ["aic", "aiv"]}}  # core 2 untyped
+    assert analyze(level2_cores, edges, trusted=True) == analyze(level2_cores, edges)
+
+
 def test_verdicts_and_empty_percentiles() -> None:
     names = ("P10", "P25", "P50", "P75", "P90", "P95", "P99", "Max", "Mean", "Total")
     assert percentiles([]) == dict.fromkeys(names, 0.0)
@@ -139,6 +148,7 @@ def test_a_real_run_reports_all_six(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "path: t0 -> t1" in out and "verdict: " in out
     records = json.loads((dfx / "chip_swimlane_records.json").read_text())
     a = analyze(records, [(0, 1)])
+    assert analyze(records, [(0, 1)], trusted=True) == a
     freq = records["metadata"]["clock_freq_hz"]
     kernels = sum(r[4] - r[3] for r in records["aicore_tasks"]) * 1e6 / freq  # the chain runs both tasks
     assert a["critical_path"]["exec_us"] == pytest.approx(kernels)

@@ -101,9 +101,17 @@ def write_name_map(result: Any, out_dir: Path) -> Path:
 
     def write() -> Path:
         path = out_dir / f"name_map_{out_dir.parent.name}.json"
-        return write_artefact(path, json_text(name_map(result.module)) + "\n")
+        module = result.module
+        text = _NAME_MAP_TEXT.get(module)
+        if text is None:
+            text = _NAME_MAP_TEXT[module] = json_text(name_map(module)) + "\n"
+        return write_artefact(path, text)
 
     return per_run(result, ("name_map", out_dir), write)
+
+
+_NAME_MAP_TEXT: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+"""A compiled module's name map file text (:func:`name_map` depends on the module alone)."""
 
 
 def gm_addresses(buffers: list[Any]) -> dict[int, int]:

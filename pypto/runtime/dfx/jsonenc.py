@@ -7,6 +7,7 @@ records' rows and phases and the merged trace (:func:`plain_json`), whose values
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import Any
@@ -16,19 +17,60 @@ import orjson
 
 def compact_encoder(allow_nan: bool = True, separators: tuple[str, str] = (",", ":")) -> Callable[[Any], str]:
     """``json.dumps(value, separators=separators, allow_nan=allow_nan)`` as one reusable function: the
-    standard library's C encoder built once for a whole document (``JSONEncoder.encode`` builds a new one per
-    call, which was most of the cost of an artefact's many small items). One document at a time: its encoder
-    keeps the containers it is inside of. ``separators=(", ", ": ")``: plain ``json.dumps``'s spelling."""
+    standard library's C encoder built once per thread and spelling (``JSONEncoder.encode`` builds a new one
+    per call, which was most of the cost of an artefact's many small items; building one per document cost a
+    flagged run a dozen builds). Not re-entrant: its encoder keeps the containers it is inside of (forgotten
+    when a call fails). ``separators=(", ", ": ")``: plain ``json.dumps``'s spelling."""
+    cache = getattr(_ENCODERS, "by_spelling", None)
+    if cache is None:
+        cache = _ENCODERS.by_spelling = {}
+    key = (allow_nan, separators)
+    encode = cache.get(key)
+    if encode is None:
+        encode = cache[key] = _build_encoder(allow_nan, separators)
+    return encode
+
+
+_ENCODERS = threading.local()
+"""``by_spelling``: this thread's :func:`compact_encoder` functions by ``(allow_nan, separators)``."""
+
+
+def _build_encoder(allow_nan: bool, separators: tuple[str, str]) -> Callable[[Any], str]:
     proto = json.JSONEncoder(allow_nan=allow_nan, separators=separators)
     if c_make_encoder is None:  # a Python without the C accelerator
         return proto.encode
     item, key = separators
-    encoder = c_make_encoder({}, proto.default, encode_basestring_ascii, None, key, item, False, False, allow_nan)
+    markers: dict[int, Any] = {}
+    encoder = c_make_encoder(markers, proto.default, encode_basestring_ascii, None, key, item, False, False, allow_nan)
 
     def encode(value: Any) -> str:
-        return "".join(encoder(value, 0))
+        try:
+            return "".join(encoder(value, 0))
+        except BaseException:
+            markers.clear()  # a failed call leaves the containers it was inside of marked
+            raise
 
     return encode
+
+
+_EXACT = float(1 << 40)
+"""Below this, ``x * 1e6`` is within 2**-13 of the exact product: its nearest integer is the exact one's unless
+the product sits within a quarter of a tie (:func:`round6`)."""
+
+
+def round6(x: float) -> float:
+    """``round(x, 6)`` of a float, the same value: ``round`` with digits spells ``x`` in decimal and reads it
+    back (about 2000 instructions; a flagged 01_ffn run pair rounds ~680 times, the merged trace's µs and the
+    run report's ratios). When ``x * 1e6`` is clearly nearest one integer ``n`` (beyond a quarter of a tie,
+    below 2**40), ``round(x, 6)`` is the double nearest ``n / 10**6``, which ``n / 1e6`` is (both exact,
+    the division correctly rounded); a zero keeps ``x``'s sign. Anything else (a near tie, a huge value,
+    NaN, an infinity) goes through ``round``."""
+    n = x * 1e6
+    if -_EXACT < n < _EXACT:
+        r = round(n)
+        if -0.25 <= n - r <= 0.25:
+            return r / 1e6 if r else 0.0 * x
+    return round(x, 6)
 
 
 class Encoded(str):

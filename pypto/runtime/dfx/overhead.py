@@ -78,12 +78,26 @@ def overhead_samples(records: Mapping[str, Any], edges: Sequence[tuple[int, int]
     for pred, succ in edges:
         if pred in end and succ in end:
             producers.setdefault(succ, []).append(pred)
+    return joined_samples(core_types, busy, dispatch, end, types, producers, min(r[3] for r in aicore))
+
+
+def joined_samples(
+    core_types: Sequence[str],
+    busy: Sequence[tuple[str, int, int]],
+    dispatch: Mapping[int, int],
+    end: Mapping[int, int],
+    types: Mapping[int, Iterable[str]],
+    producers: Mapping[int, Sequence[int]],
+    lo: int,
+) -> list[tuple[int, tuple[int, ...]]]:
+    """:func:`overhead_samples` of records already joined per task (the §8 analysis has joined them): each
+    row's ``(engine, dispatch, finish)``, each task's dispatch, end, engines and producers (tasks of the
+    records only), and the window's first start ``lo``."""
     ready = dict(dispatch)  # without producers: its dispatch
     for t, preds in producers.items():
         ready[t] = max(map(end.__getitem__, preds))
     engines = [e for e in ENGINES if e in core_types]
     cores = {e: core_types.count(e) for e in engines}
-    lo = min(r[3] for r in aicore)
     hi = max(end.values())
     times = {lo, hi} | {t for _, a, b in busy for t in (a, b)} | set(ready.values()) | set(dispatch.values())
     # per engine, the [from, to) spans of its busy cores and of its ready, undispatched tasks: how many hold

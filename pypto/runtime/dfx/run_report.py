@@ -32,6 +32,7 @@ from pypto.reports import asset, report_chunks
 
 from .base import RECORDED_LEVEL, write_artefact
 from .incore_view import incore_model
+from .jsonenc import round6
 from .pmu import EVENT_COUNTERS, columns, pmu_rows
 from .records import swimlane_records
 from .sched_overhead import analyze
@@ -67,9 +68,9 @@ def _rounded(x: Any) -> Any:
     this)."""
     t = type(x)
     if t is dict:
-        return {k: round(v, 6) if type(v) is float else v if type(v) in _LEAVES else _rounded(v) for k, v in x.items()}
+        return {k: round6(v) if type(v) is float else v if type(v) in _LEAVES else _rounded(v) for k, v in x.items()}
     if t is list or t is tuple:
-        return [round(v, 6) if type(v) is float else v if type(v) in _LEAVES else _rounded(v) for v in x]
+        return [round6(v) if type(v) is float else v if type(v) in _LEAVES else _rounded(v) for v in x]
     if isinstance(x, float):
         return round(x, 6)
     if isinstance(x, dict):

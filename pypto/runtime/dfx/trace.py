@@ -24,7 +24,7 @@ from typing import Any
 from pypto.errors import Error
 from pypto.utils.cli import read_input_text
 
-from .jsonenc import Raw, compact_encoder, plain_json
+from .jsonenc import Raw, compact_encoder, plain_json, round6
 
 PROCESSES = {1: "AICPU Orchestrator", 2: "AICPU Scheduler", 3: "Scheduler View", 4: "Worker View"}
 INNER_PHASES = ("resolve", "drain_prepare", "drain_publish")
@@ -90,13 +90,13 @@ class _Micros(dict[int, float]):
         self.base, self.freq = base, freq
 
     def __missing__(self, c: int) -> float:
-        t = self[c] = round((c - self.base) * 1e6 / self.freq, 6) if c else 0.0
+        t = self[c] = round6((c - self.base) * 1e6 / self.freq) if c else 0.0
         return t
 
     def fill(self, cycles: Iterable[int]) -> None:
         """Convert ``cycles`` in one pass (a call of :meth:`__missing__` each costs more than the conversion)."""
         base, freq = self.base, self.freq
-        self.update({c: round((c - base) * 1e6 / freq, 6) if c else 0.0 for c in cycles})
+        self.update({c: round6((c - base) * 1e6 / freq) if c else 0.0 for c in cycles})
 
 
 def _meta(j: _Text, pid: int, tid: int | None, name: str) -> dict[str, Any]:
@@ -202,9 +202,9 @@ def chrome_trace_text(
         ts, t_start, t_end = us[receive], us[start], us[end]
         lane = _lane(core)
         jtl = _label(tl)
-        events.append({"ph": "X", "pid": 4, "tid": lane, "name": label, "ts": ts, "dur": round(t_end - ts, 6),
-                       "args": {"taskId": jtl, "kernel-duration-us": round(t_end - t_start, 6),
-                                "local_setup_us": round(t_start - ts, 6)}})  # fmt: skip
+        events.append({"ph": "X", "pid": 4, "tid": lane, "name": label, "ts": ts, "dur": round6(t_end - ts),
+                       "args": {"taskId": jtl, "kernel-duration-us": round6(t_end - t_start),
+                                "local_setup_us": round6(t_start - ts)}})  # fmt: skip
         key = (core, reg)
         starts_by_core[key] = ts
         ends_by_core[key] = t_end
@@ -215,7 +215,7 @@ def chrome_trace_text(
         cpu = aicpu.get(key)
         if cpu is not None:
             d, fin = us[cpu[2]], us[cpu[3]]
-            events.append({"ph": "X", "pid": 3, "tid": lane, "name": label, "ts": d, "dur": round(fin - d, 6),
+            events.append({"ph": "X", "pid": 3, "tid": lane, "name": label, "ts": d, "dur": round6(fin - d),
                            "args": {"taskId": jtl}})  # fmt: skip
             if raw not in dispatches or d < dispatches[raw][1]:
                 dispatches[raw] = (core, d, fin)
@@ -270,7 +270,7 @@ def _aicpu_lanes(
             ts = us[start]
             lane = outer_lane + (kind in INNER_PHASES)  # §3: inner phases on the +1 lane
             name = _label(f"{kind}({p['tasks_processed']})")
-            events.append({"ph": "X", "pid": 2, "tid": lane, "name": name, "ts": ts, "dur": round(us[end] - ts, 6),
+            events.append({"ph": "X", "pid": 2, "tid": lane, "name": name, "ts": ts, "dur": round6(us[end] - ts),
                            "args": Raw(_phase_args(j, p, texts[n] if texts else None))})  # fmt: skip
             depth = p.get("shared_at_start")
             if type(depth) is list and len(depth) == 3:
@@ -299,7 +299,7 @@ def _aicpu_lanes(
         phase = _phase_at(pops_of[thread], row[2])
         if phase is None:
             continue
-        ts = round((us[phase["start_cycles"]] + us[row[2]]) / 2, 6)  # inside the phase's bar
+        ts = round6((us[phase["start_cycles"]] + us[row[2]]) / 2)  # inside the phase's bar
         pops[(core, reg)] = (_sched_lane(thread), ts)
         flow += 1
         _pair(events, flow, j.s["dispatch"], 2, _sched_lane(thread), ts, 4, _lane(core), worker_ts[(core, reg)])
@@ -319,13 +319,13 @@ def _aicpu_lanes(
             kind = "alloc" if p.get("kind") == "alloc" else "submit"  # an alloc step before the task's submit
             name = _label(f"{kind}({task_label(raw)})")
             idx = p["submit_idx"]
-            events.append({"ph": "X", "pid": 1, "tid": tid, "name": name, "ts": ts, "dur": round(end - ts, 6),
+            events.append({"ph": "X", "pid": 1, "tid": tid, "name": name, "ts": ts, "dur": round6(end - ts),
                            "args": {"phase": f"orch_{kind}", "submit_idx": idx if type(idx) is int else Raw(v(idx)),
                                     "task_id": raw}})  # fmt: skip
             if kind == "submit" and raw in first_pop:
                 flow += 1
                 lane, pop_ts = first_pop[raw]
-                _pair(events, flow, submit_flow, 1, tid, round((ts + end) / 2, 6), 2, lane, pop_ts)
+                _pair(events, flow, submit_flow, 1, tid, round6((ts + end) / 2), 2, lane, pop_ts)
     return flow
 
 
@@ -378,10 +378,10 @@ def _complete_flows(
         phase = _phase_at(completes_of[thread], row[3])
         if phase is None:
             continue
-        ts = round((us[phase["start_cycles"]] + us[phase["end_cycles"]]) / 2, 6)
+        ts = round6((us[phase["start_cycles"]] + us[phase["end_cycles"]]) / 2)
         bar = (worker_start[(core, reg)] + worker_end[(core, reg)]) / 2
         flow += 1
-        _pair(events, flow, j.s["complete"], 4, _lane(core), round(bar, 6), 2, _sched_lane(thread), ts)
+        _pair(events, flow, j.s["complete"], 4, _lane(core), round6(bar), 2, _sched_lane(thread), ts)
         raw = raw_of[(core, reg)]
         if raw not in completes or row[3] > completes[raw][2]:  # an SPMD task: its last block's finish
             completes[raw] = (_sched_lane(thread), ts, row[3])
