@@ -105,8 +105,8 @@ def test_the_six_analyses_by_hand() -> None:
 
 
 def test_a_runs_records_take_the_same_counters_either_way() -> None:
-    """``trusted=True`` (a run's records) integrates the overhead counters from the rows and tasks the analysis
-    joined; a file's records go through ``overhead_samples``: the same analyses."""
+    """``trusted=True`` (a run's records, not checked or converted again) and a file's records (checked, their
+    numbers read as ints) give the same analyses, the overhead counters included."""
     edges = [(p, s) for p, s in EDGES] + [(2, 5), (9, 3)]  # a pair outside the records is dropped either way
     assert analyze(RECORDS, edges, trusted=True) == analyze(RECORDS, edges)
     level2_cores = {**RECORDS, "metadata": {**RECORDS["metadata"], "core_types": ["aic", "aiv"]}}  # core 2 untyped

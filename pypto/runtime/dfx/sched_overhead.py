@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .overhead import COUNTERS, ENGINES, joined_samples, overhead_samples
+from .overhead import COUNTERS, ENGINES, joined_samples
 from .trace import TraceInputError, task_label
 
 PERCENTILES = (10, 25, 50, 75, 90, 95, 99)
@@ -181,15 +181,13 @@ def analyze(
     }
 
     # 1. overhead per engine (the counters of .overhead, integrated over the window)
-    if trusted:  # a run's records: the counters from the rows and tasks joined above
-        kind_of = {c: core_types[c] if 0 <= c < len(core_types) else "core" for c in {r[0] for r in rows}}
-        samples = joined_samples(
-            core_types, [(kind_of[r[0]], r[2], r[5]) for r in rows],
-            {raw: t.dispatch for raw, t in tasks.items()}, {raw: t.end for raw, t in tasks.items()},
-            {raw: {kind_of[c] for c in t.cores} for raw, t in tasks.items()}, producers, lo,
-        )  # fmt: skip
-    else:
-        samples = overhead_samples(records, pairs)
+    # the counters from the rows and tasks joined above (a file's numbers already read as ints)
+    kind_of = {c: core_types[c] if 0 <= c < len(core_types) else "core" for c in {r[0] for r in rows}}
+    samples = joined_samples(
+        core_types, [(kind_of[r[0]], r[2], r[5]) for r in rows],
+        {raw: t.dispatch for raw, t in tasks.items()}, {raw: t.end for raw, t in tasks.items()},
+        {raw: {kind_of[c] for c in t.cores} for raw, t in tasks.items()}, producers, lo,
+    )  # fmt: skip
     # each sample holds until the next one (the last, at the window's end, for no time): per overhead
     # counter, the time it is on and, per engine, the spans its overhead is on (one pass per column)
     held = [(t, until, row) for (t, row), (until, _) in zip(samples, samples[1:], strict=False) if until > t]
