@@ -273,7 +273,7 @@ def run_kernel(
     compiled = launch.compiled(plan) if engine == "compiled" else None
     with np.errstate(all="ignore"):  # float overflow and NaN are values on the device
         if compiled is not None:
-            core.interp = launch.interp or launch.interpreter(plan, module)  # for non-pto ops
+            core.interp = launch.interpreter(plan, module)  # for non-pto ops
             compiled.call(core, bound)
         else:
             make_interpreter(module, core).call_op(launch.func, bound)
@@ -337,7 +337,8 @@ class _Launch:
 
     def interpreter(self, plan: Any, module: ModuleOp) -> Interpreter:
         """The module's xDSL interpreter without the pto ops (the plan's, shared by its functions)."""
-        self.interp = plan.fact("interpreter", lambda: make_interpreter(module, None))
+        if self.interp is None:
+            self.interp = plan.fact("interpreter", lambda: make_interpreter(module, None))
         return self.interp
 
     def memory(self, target: TargetLike) -> CoreMemory:
