@@ -35,8 +35,14 @@ def _kernel(trips: int, sync: bool = True) -> tuple[Any, Any]:
 def _outcome(module: Any, source_map: Any, x: np.ndarray, races: bool = True) -> tuple[Any, ...]:
     y = np.zeros_like(x)
     run = run_kernel(
-        module, "exp_kernel", [x, y], check_races=races, positions=source_map.positions, remember_race_free=False
-    )  # the detector runs every time: its state is compared
+        module,
+        "exp_kernel",
+        [x, y],
+        check_races=races,
+        positions=source_map.positions,
+        remember_race_free=False,
+        remember_accounting=False,
+    )  # the detector and the accounting run every time: their outcome is compared
     records = [r.to_json() for r in run.records]
     return y.tobytes(), records, list(run.timeline.flag_pairs), run.cycles, run.race_messages, run.problems
 
@@ -178,7 +184,9 @@ def test_replay_changes_nothing_on_the_corpus_kernels(replays: list[int], monkey
             for enabled in (False, True):
                 monkeypatch.setattr(loop_replay, "ENABLED", enabled)
                 mine = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-                run = run_kernel(module, func, mine, positions=source_map.positions, pto_file=name)
+                run = run_kernel(
+                    module, func, mine, positions=source_map.positions, pto_file=name, remember_accounting=False
+                )
                 outputs = [a.tobytes() for a in mine if isinstance(a, np.ndarray)]
                 records = [r.to_json() for r in run.records]
                 outcomes.append(

@@ -69,11 +69,15 @@ class CompiledBlock:
     steps: tuple[Step, ...]
     arg_slots: tuple[int, ...]
     yield_slots: tuple[int, ...]
+    numerics: bool = False
+    """The steps do the numerics only (:attr:`_Compiler.numerics`)."""
     run: Step = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        steps, ops = self.steps, self.ops
-        self.run = fused.lazy(lambda: fused.block_function(steps, ops, _kernel_error, KernelError), self.run_steps)
+        steps, ops, numerics = self.steps, self.ops, self.numerics
+        self.run = fused.lazy(
+            lambda: fused.block_function(steps, ops, _kernel_error, KernelError, numerics), self.run_steps
+        )
 
     def run_steps(self, env: Env, core: CoreState) -> None:
         """Execute the steps in order, one call each; an exception is located at the op that raised it."""
@@ -116,11 +120,17 @@ class CompiledFunction:
 
 
 class _Compiler:
-    """Slot assignment and step construction for one function (callees compile through the cache)."""
+    """Slot assignment and step construction for one function (callees compile through the cache).
 
-    def __init__(self, cache: KernelCache, plan: ModulePlan) -> None:
+    ``numerics``: the numerics-only form (a run whose accounting is remembered, :mod:`.race_memo`): a data
+    op's step computes its values and neither prices, records nor race-checks it; sync ops (accounting only)
+    have no step; loops are not replayed. Any other op's step is as usual (its accounting, if any, goes to
+    the core's timeline, which such a run throws away)."""
+
+    def __init__(self, cache: KernelCache, plan: ModulePlan, numerics: bool = False) -> None:
         self.cache = cache
         self.plan = plan
+        self.numerics = numerics
         self.slots: dict[SSAValue, int] = {}
         self.constants: dict[int, Any] = {}
         self.current: func.FuncOp | None = None
@@ -157,13 +167,13 @@ class _Compiler:
             step = self.op(op)
             if step is None:
                 continue
-            pair = CoreState.flag_pair_step(ops[-1], steps[-1], op, step) if steps else None
+            pair = CoreState.flag_pair_step(ops[-1], steps[-1], op, step) if steps and not self.numerics else None
             if pair is not None:  # set_flag + wait_flag of one flag: one step (located at the set_flag)
                 steps[-1] = pair
                 continue
             ops.append(op)
             steps.append(step)
-        return CompiledBlock(tuple(ops), tuple(steps), arg_slots, yields)
+        return CompiledBlock(tuple(ops), tuple(steps), arg_slots, yields, self.numerics)
 
     def op(self, op: Operation) -> Step | None:
         if isinstance(op, arith.ConstantOp):
@@ -189,7 +199,14 @@ class _Compiler:
         outs = tuple(self.slot(v) for v in op.results)
         prepare = PTO_HANDLERS.get(type(op))
         if prepare is not None:
-            return _handler_step(prepare(op), ins, outs)
+            run = prepare(op)
+            if self.numerics:
+                if getattr(run, "accounting_only", False):
+                    return None
+                numerics_step_of = getattr(run, "numerics_step_of", None)
+                if numerics_step_of is not None and not outs:
+                    return numerics_step_of(_gather(ins))
+            return _handler_step(run, ins, outs)
         arith_impl = ARITH_IMPLS.get(type(op))
         if arith_impl is not None:
             return _arith_step(arith_impl, op, ins, outs)
@@ -204,7 +221,8 @@ class _Compiler:
         run, yields = body.run, body.yield_slots
 
         if not inits:  # no loop-carried values: only the induction variable changes
-            replay = LoopReplay.of(run, body.steps, body.ops, _kernel_error)
+            replay = None if self.numerics else LoopReplay.of(run, body.steps, body.ops, _kernel_error)
+            numerics = self.numerics
 
             steps_only = body.run_steps  # not body.run: its generated form is only wanted by the replay
 
@@ -215,7 +233,7 @@ class _Compiler:
 
             # the whole loop as one generated function, once it is hot
             loop = fused.lazy(
-                lambda: fused.loop_function(body.steps, body.ops, iv, _kernel_error, KernelError), iterate
+                lambda: fused.loop_function(body.steps, body.ops, iv, _kernel_error, KernelError, numerics), iterate
             )
 
             def plain(env: Env, core: CoreState) -> None:
@@ -291,12 +309,13 @@ class _Compiler:
             raise Unsupported(f"call to @{callee}, which has no body here")
         ins = tuple(self.slot(v) for v in op.operands)
         outs = tuple(self.slot(v) for v in op.results)
+        numerics = self.numerics
         if target is not self.current:
-            self.cache.get(target, self.plan)  # compile now: an unsupported callee is found before running
+            self.cache.get(target, self.plan, numerics)  # compile now: an unsupported callee is found before running
         cache, plan = self.cache, self.plan
 
         def step(env: Env, core: CoreState) -> None:
-            got = cache.get(target, plan).call(core, [env[s] for s in ins])
+            got = cache.get(target, plan, numerics).call(core, [env[s] for s in ins])
             for s, v in zip(outs, got, strict=True):
                 env[s] = v
 
@@ -445,6 +464,8 @@ class ModulePlan:
     functions: dict[func.FuncOp, CompiledFunction | None]
     facts: dict[object, Any]
     sealed: bool = False
+    numerics: dict[func.FuncOp, CompiledFunction | None] = field(default_factory=dict)
+    """The functions' numerics-only forms (:attr:`_Compiler.numerics`), compiled on first need."""
 
     def fact(self, key: object, compute: Callable[[], Any]) -> Any:
         """``compute()`` once per module version."""
@@ -477,18 +498,20 @@ class KernelCache:
         got.sealed = is_sealed(module)  # checked once more after sealing: the plan is of the sealed version
         return got
 
-    def get(self, fn: func.FuncOp, plan: ModulePlan | None = None) -> CompiledFunction:
-        """The compiled form of ``fn``; raises :class:`Unsupported` for IR this engine does not run."""
+    def get(self, fn: func.FuncOp, plan: ModulePlan | None = None, numerics: bool = False) -> CompiledFunction:
+        """The compiled form of ``fn`` (``numerics``: its numerics-only form); raises :class:`Unsupported` for
+        IR this engine does not run."""
         plan = plan or self.plan(fn.get_toplevel_object())
-        got = plan.functions.get(fn, _MISSING)
+        functions = plan.numerics if numerics else plan.functions
+        got = functions.get(fn, _MISSING)
         if got is not _MISSING:
             if got is None:
                 raise Unsupported(f"@{fn.sym_name.data} uses IR the compiled engine does not run")
             return got  # type: ignore[return-value]
         try:
-            compiled = plan.functions[fn] = _Compiler(self, plan).function(fn)
+            compiled = functions[fn] = _Compiler(self, plan, numerics).function(fn)
         except Unsupported:
-            plan.functions[fn] = None
+            functions[fn] = None
             raise
         return compiled
 

@@ -327,6 +327,18 @@ def _data(p: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return text.replace("$IN0", f"args[{i0}]").replace("$OUT0", f"args[{o0}]"), consts
 
 
+def _numerics(p: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A data op's numerics alone (``_dps``' ``numerics_step_of``: a numerics-only run)."""
+    if p["compute"] is None:
+        return "$handler(core, interp, $op, $gather(env))\n", p
+    return "$compute(core, interp, $gather(env))\n", p
+
+
+_NUMERICS_HOIST = "interp = core.interp\n"
+"""What a numerics-only function reads once (:func:`block_function`'s ``numerics``): no timeline, no race
+detector."""
+
+
 def _index(p: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     sym = _SYMBOLS.get(p["exact"])
     if sym is None:
@@ -341,6 +353,7 @@ TEMPLATES: dict[str, Callable[[dict[str, Any]], tuple[str, dict[str, Any]] | Non
     "view_2d": lambda p: (_VIEW_2D, p),
     "index": _index,
     "data": _data,
+    "numerics": _numerics,
 }
 """Per ``step.inline`` kind: (source text, its ``$`` constants) of a step, or None (called as it is)."""
 
@@ -446,7 +459,14 @@ _HANDLER = """\
 
 
 def _build(
-    head: str, pre: str, steps: Sequence[Any], ops: Sequence[Any], located: Located, error: type, loop: bool
+    head: str,
+    pre: str,
+    steps: Sequence[Any],
+    ops: Sequence[Any],
+    located: Located,
+    error: type,
+    numerics: bool,
+    loop: bool,
 ) -> Any:
     namespace: dict[str, Any] = {
         "deque": deque, "ops": tuple(ops), "located": located, "KernelError": error, "PartitionView": PartitionView,
@@ -455,7 +475,9 @@ def _build(
     inlined = sum(got is not None for _, got in pieces)
     if not inlined:
         return None
-    hoist = _HOIST + _pipe_locals(set().union(*(got[2] for _, got in pieces if got is not None)), namespace)
+    pipes = set().union(*(got[2] for _, got in pieces if got is not None))
+    # a numerics-only form's templates read no timeline (a step with accounting left in it uses pipe locals)
+    hoist = (_NUMERICS_HOIST if numerics and not pipes else _HOIST) + _pipe_locals(pipes, namespace)
     # a trip starts where the last one ended: the locals are stale there when the body's last step is called
     fresh = not loop or pieces[-1][1] is not None
     body = _body(pieces, 12 if loop else 8, namespace, fresh, hoist)
@@ -486,19 +508,24 @@ def lazy(build: Callable[[], Any], plain: Callable[..., None]) -> Callable[..., 
     return run
 
 
-def block_function(steps: Sequence[Any], ops: Sequence[Any], located: Located, error: type) -> Any:
+def block_function(
+    steps: Sequence[Any], ops: Sequence[Any], located: Located, error: type, numerics: bool = False
+) -> Any:
     """``fused(env, core)``: the steps in order, those with a template inlined; None when none has one
     (or fusing is off). ``located`` turns an error of ``ops[k]`` into the one raised; ``error``'s
-    instances (already located) pass through."""
+    instances (already located) pass through. ``numerics``: the steps are a numerics-only form's (their
+    templates read no timeline or race detector: only ``core.interp`` is read ahead)."""
     if not ENABLED:
         return None
-    return _build("def fused(env, core):\n", "", steps, ops, located, error, False)
+    return _build("def fused(env, core):\n", "", steps, ops, located, error, numerics, False)
 
 
-def loop_function(steps: Sequence[Any], ops: Sequence[Any], iv: int, located: Located, error: type) -> Any:
+def loop_function(
+    steps: Sequence[Any], ops: Sequence[Any], iv: int, located: Located, error: type, numerics: bool = False
+) -> Any:
     """``fused(env, core, values)``: ``env[iv]`` takes each of ``values`` and the steps run, as
     :func:`block_function` does (the locals read once for the whole loop); None as there."""
     if not ENABLED:
         return None
     pre = f"        for i in values:\n            env[{iv}] = i\n"
-    return _build("def fused(env, core, values):\n", pre, steps, ops, located, error, True)
+    return _build("def fused(env, core, values):\n", pre, steps, ops, located, error, numerics, True)

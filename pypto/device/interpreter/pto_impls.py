@@ -379,8 +379,24 @@ def _dps(numerics: Prepare) -> Prepare:
                 )  # fmt: skip
             return step
 
+        def numerics_step_of(gather: Callable[[Any], PythonValues]) -> Callable[[Any, CoreState], None]:
+            """The numerics of :func:`step_of`'s step alone: no cost, no record, no race check (a run whose
+            accounting is remembered, :mod:`.race_memo`; fused.py's "numerics" template writes it out)."""
+            if compute is None:
+
+                def step(env: Any, core: CoreState) -> None:
+                    handler(core, core.interp, op, gather(env))  # type: ignore[misc]
+
+            else:
+
+                def step(env: Any, core: CoreState) -> None:
+                    compute(core, core.interp, gather(env))
+
+            step.inline = ("numerics", dict(gather=gather, compute=compute, handler=handler, op=op))  # type: ignore[attr-defined]
+            return step
+
         run.check, run.probe, run.account, run.pipe = check, probe, account, pipe  # type: ignore[attr-defined]
-        run.step_of = step_of  # type: ignore[attr-defined]
+        run.step_of, run.numerics_step_of = step_of, numerics_step_of  # type: ignore[attr-defined]
         return run
 
     return prepare
@@ -985,9 +1001,15 @@ def _event(attr: Any) -> int:
 
 
 def sync_handler(cls: type[Operation]) -> Prepare:
-    """set/wait flag (static or dynamic ids), record/wait event, barriers, cross-core sync."""
+    """set/wait flag (static or dynamic ids), record/wait event, barriers, cross-core sync: accounting only
+    (``run.accounting_only``: timeline entries and race-detector clocks, no values)."""
 
     def prepare(op: Any) -> Run:
+        run = _sync_run(op)
+        run.accounting_only = True  # type: ignore[attr-defined]  # a numerics-only run drops it (compiled.py)
+        return run
+
+    def _sync_run(op: Any) -> Run:
         if cls is S.BarrierOp:
             pipe = op.pipe_attr.data
             return lambda core, interp, args: core.barrier(op, pipe) or ()

@@ -13,6 +13,15 @@ target object) execute the same sequence, so the detector finds
 the same races in both: a run found race-free need not be checked again (``run_kernel`` then runs
 without the detector). A run that races or fails is never remembered, so it is checked again.
 docs/device.md "The race rule" states the argument.
+
+The same argument holds for the run's accounting: its timeline (records, queue ends, flag pairs, problems)
+is a function of that sequence, each instruction's cost (of its tiles' valid shapes, element types and
+spaces, its windows' sizes and the target: no values) and the ops' locations. So the memo also keeps the
+timeline of the last few race-free (or unchecked) compiled runs per key, with the locations' source
+(:data:`MAX_TIMELINES`); a later run with that key, when its race verdict is known or not asked for, runs
+the function's numerics-only form (:attr:`.compiled._Compiler.numerics`) and hands back that timeline
+(``KernelRun.accounting == "remembered"``). The timeline is shared by those runs: nothing reads it but to
+report (records are built once, on first read, and not changed after).
 """
 
 from __future__ import annotations
@@ -29,10 +38,15 @@ from pypto.ptoas.dialect.misc_ops import SectionCubeOp, SectionVectorOp
 from pypto.ptoas.dialect.types import PtrType
 
 from .memory import GmPtr
+from .timing import Timeline
 
 MAX_KEYS = 64
 """Race-free keys remembered per function: the memo starts over when full (a kernel run with ever new
 scalars keeps a bounded memo of its recent keys)."""
+
+MAX_TIMELINES = 8
+"""Timelines remembered per function (:meth:`RaceMemo.keep_timeline`): each holds a run's rows, so fewer
+than race-free keys; the memo's timelines start over when full."""
 
 _REGION_OPS = (FuncOp, SectionCubeOp, SectionVectorOp)
 """Region-holding ops allowed besides ``scf``: their bodies run once, in order."""
@@ -60,7 +74,12 @@ def data_independent(func: FuncOp) -> bool:
         dialect = op.name.split(".", 1)[0]
         if op.regions and dialect != "scf" and not isinstance(op, _REGION_OPS):
             return False
-        if not op.results or dialect == "scf" or (isinstance(op, PTOOp) and op.VALUE_OF_OPERANDS) or isinstance(op, AllocOp):
+        if (
+            not op.results
+            or dialect == "scf"
+            or (isinstance(op, PTOOp) and op.VALUE_OF_OPERANDS)
+            or isinstance(op, AllocOp)
+        ):
             continue
         if dialect == "arith" and all(_scalar(v.type) for v in (*op.operands, *op.results)):
             continue
@@ -95,12 +114,26 @@ _ABSENT = object()
 
 
 class RaceMemo:
-    """The race-free keys of one eligible function of one plan (kept in the plan's facts)."""
+    """The race-free keys and the remembered timelines of one eligible function of one plan (kept in the
+    plan's facts)."""
 
-    __slots__ = ("keys",)
+    __slots__ = ("keys", "timelines")
 
     def __init__(self) -> None:
         self.keys: dict[tuple[Any, ...], object] = {}
+        self.timelines: dict[tuple[Any, ...], tuple[object, Timeline]] = {}
+
+    def timeline(self, key: tuple[Any, ...], target: object) -> Timeline | None:
+        """The timeline of a run with ``key`` (a :func:`run_key` and the locations' source) on ``target``."""
+        got = self.timelines.get(key)
+        return got[1] if got is not None and got[0] is target else None
+
+    def keep_timeline(self, key: tuple[Any, ...], target: object, timeline: Timeline) -> None:
+        """Remember a finished run's timeline (holding ``target`` and, through ``timeline.locate``, the
+        locations' source, so no id in the key is reused while the entry lives)."""
+        if len(self.timelines) >= MAX_TIMELINES:
+            self.timelines.clear()
+        self.timelines[key] = (target, timeline)
 
     def race_free(self, key: tuple[Any, ...], target: object) -> bool:
         """Whether a run with ``key`` on ``target`` was found race-free."""

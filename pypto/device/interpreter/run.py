@@ -71,6 +71,9 @@ class KernelRun:
     race_check: str = "run"
     """How ``races`` was found: ``"run"`` (the race detector ran), ``"remembered"`` (a race-free run with
     the same key made it unnecessary: :mod:`.race_memo`) or ``"off"`` (``check_races=False``)."""
+    accounting: str = "run"
+    """How ``timeline`` was found: ``"run"`` (every instruction priced and recorded) or ``"remembered"``
+    (an earlier run with the same key's, shared: only the numerics ran, :mod:`.race_memo`)."""
 
     @cached_property
     def per_pipe_busy(self) -> dict[str, int]:
@@ -228,6 +231,7 @@ def run_kernel(
     channels: dict[str, Any] | None = None,
     block: tuple[int, int] = (0, 1),
     remember_race_free: bool = True,
+    remember_accounting: bool = True,
 ) -> KernelRun:
     """Interpret one kernel function on one core; outputs land in the GM arrays of ``args``.
 
@@ -240,6 +244,10 @@ def run_kernel(
     ``remember_race_free``: for a kernel whose accesses cannot depend on data (:mod:`.race_memo`), a run
     with the same key as a race-free run before it skips the race detector (its verdict would be the
     same; ``KernelRun.race_check == "remembered"``); False runs the detector on every run.
+    ``remember_accounting``: for such a kernel on the compiled engine, a run with the same key (and the same
+    ``positions``/``pto_file``) as a race-free or unchecked run before it, whose race verdict is known or
+    not asked for, runs the numerics only and shares that run's timeline (``KernelRun.accounting ==
+    "remembered"``); False prices and records every run.
     ``engine``: ``"compiled"`` (default: the function compiled once into
     Python steps, :mod:`.compiled`; falls back to xDSL's walker for IR it does
     not compile) or ``"xdsl"`` (xDSL's :class:`~xdsl.interpreter.Interpreter`
@@ -254,11 +262,30 @@ def run_kernel(
     if launch is None:
         launch = plan.fact(("launch", func_name), lambda: _Launch.of(module, func_name))
     bound = _bind_args(launch.func, args, launch.specs)
+    settled = remember_race_free or not check_races  # the race verdict may be known or is not asked for
     memo, key = None, None
-    if check_races and remember_race_free:  # an eligible kernel has no pipe ops: ``channels`` goes unused
-        memo = launch.race_memo()
+    if (check_races and remember_race_free) or (remember_accounting and settled):
+        memo = launch.race_memo()  # an eligible kernel has no pipe ops: ``channels`` goes unused
         key = run_key(bound, block, engine, target) if memo is not None else None
-    remembered = key is not None and memo.race_free(key, target)  # type: ignore[union-attr]
+    remembered = check_races and remember_race_free and key is not None and memo.race_free(key, target)  # type: ignore[union-attr]
+    compiled = launch.compiled(plan) if engine == "compiled" else None
+    kept_key = None
+    if key is not None and remember_accounting and settled and compiled is not None:
+        kept_key = (*key, id(positions) if positions is not None else None, pto_file or name)
+        kept = memo.timeline(kept_key, target) if remembered or not check_races else None  # type: ignore[union-attr]
+        if kept is not None:
+            return _numerics_run(
+                launch,
+                plan,
+                module,
+                bound,
+                target,
+                kept,
+                found if positions is None else positions,
+                pto_file or name,
+                block,
+                check_races,
+            )
     memory = launch.memory(target)
     core = CoreState(
         memory,
@@ -270,7 +297,6 @@ def run_kernel(
     if channels is not None:
         core.channels = channels
     core.block_idx, core.block_num = block
-    compiled = launch.compiled(plan) if engine == "compiled" else None
     with np.errstate(all="ignore"):  # float overflow and NaN are values on the device
         if compiled is not None:
             core.interp = launch.interpreter(plan, module)  # for non-pto ops
@@ -279,8 +305,10 @@ def run_kernel(
             make_interpreter(module, core).call_op(launch.func, bound)
     tl = core.timeline
     races = core.races
-    if key is not None and races is not None and not races.races:
+    if key is not None and races is not None and not races.races and remember_race_free:
         memo.remember(key, target)  # type: ignore[union-attr]
+    if kept_key is not None and (races is None or not races.races):
+        memo.keep_timeline(kept_key, target, tl)  # type: ignore[union-attr]
     return KernelRun(  # the core is dropped here: its lists are the run's, not copied
         tl,
         tl.cycles,
@@ -290,6 +318,39 @@ def run_kernel(
         float(target.clock_hz),
         core.deferred,
         "remembered" if remembered else "run" if check_races else "off",
+    )
+
+
+def _numerics_run(
+    launch: _Launch,
+    plan: Any,
+    module: ModuleOp,
+    bound: tuple[Any, ...],
+    target: TargetLike,
+    kept: Timeline,
+    positions: dict[Operation, tuple[int, int]],
+    pto_file: str,
+    block: tuple[int, int],
+    check_races: bool,
+) -> KernelRun:
+    """A run of an eligible kernel whose accounting is ``kept`` (:mod:`.race_memo`): the function's
+    numerics-only form on a core with no race detector, whose own timeline (left empty by that form's data
+    and sync ops) is dropped."""
+    core = CoreState(launch.memory(target), CostModel.of(target), positions, pto_file, None, Timeline())
+    core.block_idx, core.block_num = block
+    core.interp = launch.interpreter(plan, module)
+    with np.errstate(all="ignore"):
+        launch.numerics(plan).call(core, bound)
+    return KernelRun(
+        kept,
+        kept.cycles,
+        [],
+        kept.problems,
+        core.prints,
+        float(target.clock_hz),
+        core.deferred,
+        "remembered" if check_races else "off",
+        "remembered",
     )
 
 
@@ -309,6 +370,7 @@ class _Launch:
     interp: Interpreter | None = None
     _memo: RaceMemo | None = _UNDECIDED
     _compiled: Any = _UNDECIDED
+    _numerics: Any = None
     _memories: dict[int, tuple[TargetLike, CoreMemory]] = field(default_factory=dict)
 
     @staticmethod
@@ -333,6 +395,14 @@ class _Launch:
             except Unsupported:
                 got = None
             self._compiled = got
+        return got
+
+    def numerics(self, plan: Any) -> Any:
+        """The function's numerics-only compiled form (:attr:`.compiled._Compiler.numerics`; asked for only
+        after :meth:`compiled` gave one, so it compiles too)."""
+        got = self._numerics
+        if got is None:
+            got = self._numerics = KERNELS.get(self.func, plan, numerics=True)
         return got
 
     def interpreter(self, plan: Any, module: ModuleOp) -> Interpreter:
