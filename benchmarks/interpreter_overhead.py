@@ -27,7 +27,7 @@ Where the rest goes: docs/device.md "Performance".
 counts less).
 
     .venv/bin/python benchmarks/interpreter_overhead.py [--repeat N] [--no-races] [--race-every-run]
-        [--engine xdsl] [--clock cpu] [--trips N] [--profile]
+        [--price-every-run] [--engine xdsl] [--clock cpu] [--trips N] [--profile]
 
 ``--profile`` then profiles ``--repeat`` interpreter runs (cProfile, by own time): issue 17's goal 4 profile.
 """
@@ -130,6 +130,12 @@ def main() -> None:
         "runs with the same key, the kernel's accesses not depending on data: docs/device.md 'The race rule')",
     )
     parser.add_argument(
+        "--price-every-run",
+        action="store_true",
+        help="price and record every run (default: a run with the same key as a race-free run before it runs "
+        "the numerics only and shares that run's timeline: run_kernel's remember_accounting)",
+    )
+    parser.add_argument(
         "--engine", choices=ENGINES, default="compiled", help="the interpreter engine (default compiled)"
     )
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall", help="wall time or this process's CPU time")
@@ -147,6 +153,7 @@ def main() -> None:
     y, y_ref, y_f32 = np.zeros_like(x), np.zeros_like(x), np.zeros_like(x)
     check = not opts.no_races
     checks: list[str] = []
+    accounting: list[str] = []
 
     def interp() -> int:
         run = run_kernel(
@@ -157,8 +164,10 @@ def main() -> None:
             positions=source_map.positions,
             engine=opts.engine,
             remember_race_free=not opts.race_every_run,
+            remember_accounting=not opts.price_every_run,
         )
         checks.append(run.race_check)
+        accounting.append(run.accounting)
         return len(run.timeline.rows)
 
     instructions = interp()
@@ -176,6 +185,7 @@ def main() -> None:
     )
     if check:
         print(f"race verdicts: {checks.count('run')} runs checked, {checks.count('remembered')} remembered")
+    print(f"accounting: {accounting.count('run')} runs priced, {accounting.count('remembered')} remembered")
     print(f"numpy loop, same math:       {t_numpy * 1e3:.3f} ms")
     print(f"numpy loop, float32 np.exp:  {t_f32 * 1e3:.3f} ms  (ratio {t_interp / t_f32:.2f}x, for scale)")
     print(f"simulated instructions per host second: {instructions / t_interp:.0f} ({instructions} per run)")
@@ -198,7 +208,9 @@ def print_profile(fn: Callable[[], object], runs: int, top: int = 12) -> None:
         fn()
     prof.disable()
     stats = pstats.Stats(prof)
-    print(f"profile of {runs} interpreter runs (cProfile: {stats.total_tt / runs * 1e6:.0f} us a run with its overhead):")
+    print(
+        f"profile of {runs} interpreter runs (cProfile: {stats.total_tt / runs * 1e6:.0f} us a run with its overhead):"
+    )
     stats.sort_stats("tottime").print_stats(top)
 
 
