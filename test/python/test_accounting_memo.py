@@ -147,6 +147,22 @@ def test_another_key_is_priced_again() -> None:
     assert run_kernel(module, "exp_kernel", _fresh(args), **kw).accounting == "remembered"
 
 
+def test_a_remembered_run_prints_its_own_values() -> None:
+    """``tprint`` output is numerics: a remembered run prints the values of its own inputs."""
+    text = SCALAR_GUARD.replace(
+        "    pto.tstore",
+        "    pto.tprint ins(%e : " + SCALAR_GUARD.split("pto.texp ins(%t : ")[1].split(")")[0] + ")\n    pto.tstore",
+    )
+    module = parse_pto(text, "k.pto")
+    runs = []
+    for first in (1.0, 2.0, 3.0):
+        x, y = _arrays(first)
+        runs.append(run_kernel(module, None, [x, y, True]))
+        assert runs[-1].prints and str(np.float32(np.exp(first)))[:4] in runs[-1].prints[0]
+    assert [r.accounting for r in runs] == ["run", "remembered", "remembered"]
+    assert len({r.prints[0] for r in runs}) == 3
+
+
 def test_an_ineligible_kernel_is_never_remembered() -> None:
     module = parse_pto(DATA_GUARD, "k.pto")
     for check in (True, False):
