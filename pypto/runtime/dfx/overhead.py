@@ -125,13 +125,13 @@ def joined_samples(
             idle = n - bisect_right(busy_starts, t) + bisect_right(busy_ends, t)
             waiting = bisect_right(ready_starts, t) - bisect_right(ready_ends, t)
             over = idle > 0 and waiting > 0
-            values += (idle, waiting, int(over))
+            values += (idle, waiting, 1 if over else 0)  # no int() call per engine and sample
             if not over:
                 all_over = False
             if waiting > 0:
                 has_ready = True
                 ready_over = ready_over and over
-        values += (int(all_over), int(has_ready and ready_over))
+        values += (1 if all_over else 0, 1 if has_ready and ready_over else 0)
         samples.append((t, tuple(values)))
     return samples
 

@@ -96,7 +96,7 @@ def percentiles(values: Sequence[float]) -> dict[str, float]:
 
 
 def _overlap(a: int, b: int, spans: Sequence[tuple[int, int]]) -> int:
-    return sum(max(0, min(b, y) - max(a, x)) for x, y in spans)
+    return sum([max(0, min(b, y) - max(a, x)) for x, y in spans])
 
 
 def _union(spans: Sequence[tuple[int, int]]) -> int:
@@ -278,8 +278,8 @@ def analyze(
                 miss += int(p.get("pop_miss", 0))
         info: dict[str, Any] = {"loops": max(loops, default=0), "tasks": len(mine)}
         if spans:
-            first = min(a for a, _ in spans)
-            last = max(b for _, b in spans)
+            first = min([a for a, _ in spans])
+            last = max([b for _, b in spans])
             busy = _union(spans)
         else:
             first = last = busy = 0
