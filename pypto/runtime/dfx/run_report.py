@@ -198,7 +198,7 @@ def report_model(
                     prev_end[r.task_id] = max(before, prev_end.get(r.task_id) or 0)
         gaps += core_gaps
         cores.append({"id": c, "type": result.core_types[c], "tasks": [r.task_id for r in lst], "busy": busy,
-                      "idle": sum(g["cycles"] for g in core_gaps), "first": lst[0].start, "last": lst[-1].end,
+                      "idle": sum([g["cycles"] for g in core_gaps]), "first": lst[0].start, "last": lst[-1].end,
                       "bars": [{"task": r.task_id, "block": r.block, "dispatch": r.dispatch, "start": r.start,
                                 "end": r.end, "finish": r.finish} for r in lst]})  # fmt: skip
 
@@ -259,7 +259,7 @@ def report_model(
                         for row in rows]}  # fmt: skip
 
     sched = sched_analyses(result, swimlane_level, edges)
-    window = (min((r.start for r in recs), default=0), max((r.end for r in recs), default=0))
+    window = (min([r.start for r in recs], default=0), max([r.end for r in recs], default=0))
     return {
         "schema": 1,
         "title": "Run report",

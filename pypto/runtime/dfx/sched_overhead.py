@@ -152,8 +152,8 @@ def analyze(
         t.dispatch, t.start = min(t.dispatch, d), min(t.start, start)
         t.end, t.finish = max(t.end, end), max(t.finish, f)
         t.cores.append(core)
-    lo = min(r[3] for r in rows)
-    hi = max(r[4] for r in rows)
+    lo = min([r[3] for r in rows])
+    hi = max([r[4] for r in rows])
     span = hi - lo
 
     def share(cycles: float) -> float:
@@ -239,12 +239,12 @@ def analyze(
                         "mean_us": us(total / len(gaps)) if gaps else 0.0, "max_us": us(max(gaps, default=0)),
                         "total_us": us(total), "overhead_us": us(in_over), "independent_us": us(total - in_over)}  # fmt: skip
     per_engine_min = {
-        e: min(s["total_us"] for s in switch.values() if s["type"] == e)
+        e: min([s["total_us"] for s in switch.values() if s["type"] == e])
         for e in sorted({s["type"] for s in switch.values()})
     }
     out["switch"] = {
         "cores": switch,
-        "bound_us": (min(s["total_us"] for s in switch.values()), sum(per_engine_min.values())),
+        "bound_us": (min([s["total_us"] for s in switch.values()]), sum(per_engine_min.values())),
     }
     out["head"] = percentiles([c * 1e6 / freq for c in heads])  # us(c) of each, without a call each
     out["tail"] = percentiles([c * 1e6 / freq for c in tails])

@@ -251,7 +251,7 @@ def _aicpu_lanes(
     counters: list[tuple[float, int, int, list[int]]] = []
     for i, thread in enumerate(sched):
         events.append(_meta(j, 2, _sched_lane(i), f"Sched_{i}"))
-        if any(p["kind"] in INNER_PHASES for p in thread):
+        if any([p["kind"] in INNER_PHASES for p in thread]):
             events.append(_meta(j, 2, _sched_lane(i) + 1, f"Sched_{i}_inner"))
         outer_lane = _sched_lane(i)
         texts = phase_texts[i] if phase_texts is not None else None
