@@ -170,6 +170,11 @@ def test_round6_is_round_to_6_digits() -> None:
     values += [rnd.randint(-(10**9), 10**9) * 0.02 for _ in range(20000)]  # a2a3 cycles in µs
     values += [rnd.randint(-(10**8), 10**8) / 2 ** rnd.randint(0, 30) for _ in range(20000)]  # exact binary ties
     values += [round(rnd.randint(0, 10**6) / 50, 6) - round(rnd.randint(0, 10**6) / 1850, 6) for _ in range(20000)]
+    values += [
+        (round(rnd.randint(0, 10**9) / 1850, 6) + round(rnd.randint(0, 10**9) / 1850, 6)) / 2 for _ in range(20000)
+    ]  # midpoints: an exact decimal tie when the two are an odd count apart
+    values += [(rnd.randint(-(2**40), 2**40) + eps) / 1e6 for eps in (0.4999, 0.49995, 0.5001, 0.50005, 0.49999)
+               for _ in range(4000)]  # either side of round6's band, up to its 2**40 limit  # fmt: skip
     assert [_bits(round6(x)) for x in values] == [_bits(round(x, 6)) for x in values]
     assert math.isnan(round6(float("nan")))
 

@@ -256,7 +256,11 @@ def deps_document(result: Any) -> dict[str, list[Encoded]]:
             buf = t.args[e.arg].buffer
             want_write = e.kind != "war"  # the producer wrote the buffer (RAW/WAW) or read it (WAR)
             pred_args = [a for a in by_id[e.pred].args if a.buffer is buf]
-            pick = next((a for a in pred_args if (a.direction is not ParamDirection.In) == want_write), pred_args[0])
+            pick = pred_args[0]
+            for a in pred_args:  # a plain loop: no generator made and freed per edge
+                if (a.direction is not in_dir) == want_write:
+                    pick = a
+                    break
             key = arg_key[(e.pred, pick.index)]
             producer = as_producer.get(key)
             if producer is None:

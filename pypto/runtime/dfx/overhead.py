@@ -102,14 +102,14 @@ def joined_samples(
     times = {lo, hi} | {t for _, a, b in busy for t in (a, b)} | set(ready.values()) | set(dispatch.values())
     # per engine, the [from, to) spans of its busy cores and of its ready, undispatched tasks: how many hold
     # at t is (spans begun by t) - (spans ended by t), two bisections (an empty span never holds)
-    busy_at = {e: _Spans((a, b) for k, a, b in busy if k == e) for e in ENGINES}
-    ready_at = {e: _Spans((ready[task], dispatch[task]) for task, kinds in types.items() if e in kinds)
+    busy_at = {e: _Spans([(a, b) for k, a, b in busy if k == e]) for e in ENGINES}
+    ready_at = {e: _Spans([(ready[task], dispatch[task]) for task, kinds in types.items() if e in kinds])
                 for e in ENGINES}  # fmt: skip
     samples: list[tuple[int, tuple[int, ...]]] = []
     zero = (0,) * len(COUNTERS)  # at the window's end every counter is 0
     present = [(cores[e], busy_at[e].starts, busy_at[e].ends, ready_at[e].starts, ready_at[e].ends)
                if e in cores else None for e in ENGINES]  # fmt: skip
-    for t in sorted(x for x in times if lo <= x <= hi):
+    for t in sorted([x for x in times if lo <= x <= hi]):
         if t == hi:
             samples.append((t, zero))
             continue
@@ -125,13 +125,13 @@ def joined_samples(
             idle = n - bisect_right(busy_starts, t) + bisect_right(busy_ends, t)
             waiting = bisect_right(ready_starts, t) - bisect_right(ready_ends, t)
             over = idle > 0 and waiting > 0
-            values += (idle, waiting, int(over))
+            values += (idle, waiting, 1 if over else 0)  # no int() call per engine and sample
             if not over:
                 all_over = False
             if waiting > 0:
                 has_ready = True
                 ready_over = ready_over and over
-        values += (int(all_over), int(has_ready and ready_over))
+        values += (1 if all_over else 0, 1 if has_ready and ready_over else 0)
         samples.append((t, tuple(values)))
     return samples
 
@@ -142,8 +142,8 @@ class _Spans:
 
     def __init__(self, spans: Iterable[tuple[int, int]]):
         kept = [(a, b) for a, b in spans if a < b]
-        self.starts = sorted(a for a, _ in kept)
-        self.ends = sorted(b for _, b in kept)
+        self.starts = sorted([a for a, _ in kept])  # lists, not generators (a generator is made, resumed, freed)
+        self.ends = sorted([b for _, b in kept])
 
 
 def overhead_events(records: Mapping[str, Any], edges: Sequence[tuple[int, int]]) -> list[dict[str, Any]]:

@@ -332,7 +332,7 @@ def pmu_csv(result: Any, event_type: int) -> str:
     """``pmu.csv`` text for a run."""
     cols = columns(event_type)
     lines = [",".join(cols)]
-    lines += [",".join(str(row[c]) for c in cols) for row in pmu_rows(result, event_type)]
+    lines += [",".join([str(row[c]) for c in cols]) for row in pmu_rows(result, event_type)]
     return "\n".join(lines) + "\n"
 
 

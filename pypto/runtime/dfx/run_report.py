@@ -161,7 +161,7 @@ def report_model(
     deterministic for a run."""
     recs = sorted(result.tasks, key=lambda t: t.task_id)
     blocks_of = {r.task_id: _blocks(r) for r in recs}
-    first = {t: min(b.start for b in blocks) for t, blocks in blocks_of.items()}  # head overhead is measured there
+    first = {t: min([b.start for b in blocks]) for t, blocks in blocks_of.items()}  # head overhead is measured there
     edges = _edges(result)
     preds: dict[int, list[int]] = {}
     succs: dict[int, list[int]] = {}
@@ -182,7 +182,7 @@ def report_model(
     cores: list[dict[str, Any]] = []
     for c in sorted(by_core):
         lst = by_core[c]
-        busy = sum(r.end - r.start for r in lst)
+        busy = sum([r.end - r.start for r in lst])
         core_gaps = []
         for a, b in zip(lst, lst[1:], strict=False):
             if b.start > a.end:
@@ -190,12 +190,15 @@ def report_model(
                                   "cycles": b.start - a.end})  # fmt: skip
         for i, r in enumerate(lst):  # the latest end of an earlier task on this core, at a task's first start
             if i and r.start == first[r.task_id]:
-                before = max((p.end for p in lst[:i] if p.end <= r.start and p.task_id != r.task_id), default=None)
+                before, start, task = None, r.start, r.task_id  # a plain loop: no generator resumed per slice
+                for p in lst[:i]:
+                    if p.end <= start and p.task_id != task and (before is None or p.end > before):
+                        before = p.end
                 if before is not None:
                     prev_end[r.task_id] = max(before, prev_end.get(r.task_id) or 0)
         gaps += core_gaps
         cores.append({"id": c, "type": result.core_types[c], "tasks": [r.task_id for r in lst], "busy": busy,
-                      "idle": sum(g["cycles"] for g in core_gaps), "first": lst[0].start, "last": lst[-1].end,
+                      "idle": sum([g["cycles"] for g in core_gaps]), "first": lst[0].start, "last": lst[-1].end,
                       "bars": [{"task": r.task_id, "block": r.block, "dispatch": r.dispatch, "start": r.start,
                                 "end": r.end, "finish": r.finish} for r in lst]})  # fmt: skip
 
@@ -256,7 +259,7 @@ def report_model(
                         for row in rows]}  # fmt: skip
 
     sched = sched_analyses(result, swimlane_level, edges)
-    window = (min((r.start for r in recs), default=0), max((r.end for r in recs), default=0))
+    window = (min([r.start for r in recs], default=0), max([r.end for r in recs], default=0))
     return {
         "schema": 1,
         "title": "Run report",

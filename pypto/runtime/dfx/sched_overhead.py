@@ -96,7 +96,7 @@ def percentiles(values: Sequence[float]) -> dict[str, float]:
 
 
 def _overlap(a: int, b: int, spans: Sequence[tuple[int, int]]) -> int:
-    return sum(max(0, min(b, y) - max(a, x)) for x, y in spans)
+    return sum([max(0, min(b, y) - max(a, x)) for x, y in spans])
 
 
 def _union(spans: Sequence[tuple[int, int]]) -> int:
@@ -152,8 +152,8 @@ def analyze(
         t.dispatch, t.start = min(t.dispatch, d), min(t.start, start)
         t.end, t.finish = max(t.end, end), max(t.finish, f)
         t.cores.append(core)
-    lo = min(r[3] for r in rows)
-    hi = max(r[4] for r in rows)
+    lo = min([r[3] for r in rows])
+    hi = max([r[4] for r in rows])
     span = hi - lo
 
     def share(cycles: float) -> float:
@@ -239,12 +239,12 @@ def analyze(
                         "mean_us": us(total / len(gaps)) if gaps else 0.0, "max_us": us(max(gaps, default=0)),
                         "total_us": us(total), "overhead_us": us(in_over), "independent_us": us(total - in_over)}  # fmt: skip
     per_engine_min = {
-        e: min(s["total_us"] for s in switch.values() if s["type"] == e)
+        e: min([s["total_us"] for s in switch.values() if s["type"] == e])
         for e in sorted({s["type"] for s in switch.values()})
     }
     out["switch"] = {
         "cores": switch,
-        "bound_us": (min(s["total_us"] for s in switch.values()), sum(per_engine_min.values())),
+        "bound_us": (min([s["total_us"] for s in switch.values()]), sum(per_engine_min.values())),
     }
     out["head"] = percentiles([c * 1e6 / freq for c in heads])  # us(c) of each, without a call each
     out["tail"] = percentiles([c * 1e6 / freq for c in tails])
@@ -278,8 +278,8 @@ def analyze(
                 miss += int(p.get("pop_miss", 0))
         info: dict[str, Any] = {"loops": max(loops, default=0), "tasks": len(mine)}
         if spans:
-            first = min(a for a, _ in spans)
-            last = max(b for _, b in spans)
+            first = min([a for a, _ in spans])
+            last = max([b for _, b in spans])
             busy = _union(spans)
         else:
             first = last = busy = 0

@@ -59,19 +59,20 @@ def _lane(core: int) -> int:
 
 class _Text:
     """The trace's JSON spelling of what orjson would spell otherwise than :func:`trace_json` (``json.dumps``
-    compact): ``s[x]`` a string (``\\u`` escapes beyond ASCII; once per string), ``v(x)`` any other value (json's
-    C encoder, built once per trace). The events are dicts of those (:data:`.jsonenc.Raw`), ints and float
-    times in µs, and the trace is one :func:`.jsonenc.plain_json` call: orjson spells a float as ``repr``
+    compact): :meth:`name` a string (``\\u`` escapes beyond ASCII; once per string), ``v(x)`` any other value
+    (json's C encoder, built once per trace). The events are dicts of those (:data:`.jsonenc.Raw`), ints and
+    float times in µs, and the trace is one :func:`.jsonenc.plain_json` call: orjson spells a float as ``repr``
     does from 1e-4 on (a cycle at up to 10 GHz) and below 1e16."""
 
     def __init__(self) -> None:
-        self.s = _Strings()
+        self.names: dict[str, Raw] = {}  # a plain dict: a dict subclass's subscript is a Python-level call
         self.v = compact_encoder(True)
 
-
-class _Strings(dict[str, Raw]):
-    def __missing__(self, x: str) -> Raw:
-        text = self[x] = Raw(encode_basestring_ascii(x))
+    def name(self, x: str) -> Raw:
+        """``x`` as JSON text, once per trace."""
+        text = self.names.get(x)
+        if text is None:
+            text = self.names[x] = Raw(encode_basestring_ascii(x))
         return text
 
 
@@ -81,28 +82,17 @@ def _label(x: str) -> str | Raw:
     return x if x.isascii() and "\x7f" not in x else Raw(encode_basestring_ascii(x))
 
 
-class _Micros(dict[int, float]):
-    """Cycles -> µs from ``base`` at ``freq`` Hz, rounded to 6 decimals, once per value (a 0 is "not
-    recorded": 0.0); read as ``us[cycles]`` (a dict hit, no function call: a trace reads ~300 of them)."""
-
-    def __init__(self, base: int, freq: float) -> None:
-        super().__init__()
-        self.base, self.freq = base, freq
-
-    def __missing__(self, c: int) -> float:
-        t = self[c] = round6((c - self.base) * 1e6 / self.freq) if c else 0.0
-        return t
-
-    def fill(self, cycles: Iterable[int]) -> None:
-        """Convert ``cycles`` in one pass (a call of :meth:`__missing__` each costs more than the conversion)."""
-        base, freq = self.base, self.freq
-        self.update({c: round6((c - base) * 1e6 / freq) if c else 0.0 for c in cycles})
+def _micros(base: int, freq: float, cycles: Iterable[int]) -> dict[int, float]:
+    """Cycles -> µs from ``base`` at ``freq`` Hz, rounded to 6 decimals, once per value of ``cycles`` (a 0 is
+    "not recorded": 0.0), in one pass: read as ``us[cycles]`` (a plain dict's hit, no function call; a trace
+    reads ~300 of them)."""
+    return {c: round6((c - base) * 1e6 / freq) if c else 0.0 for c in cycles}
 
 
 def _meta(j: _Text, pid: int, tid: int | None, name: str) -> dict[str, Any]:
     if tid is None:
-        return {"ph": "M", "pid": pid, "name": "process_name", "args": {"name": j.s[name]}}
-    return {"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": j.s[name]}}
+        return {"ph": "M", "pid": pid, "name": "process_name", "args": {"name": j.name(name)}}
+    return {"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": j.name(name)}}
 
 
 def _rows(records: Mapping[str, Any], key: str, width: int) -> list[list[int]]:
@@ -178,8 +168,8 @@ def chrome_trace_text(
     phase_values = [p[k] for t in sched + orch for p in t for k in ("start_cycles", "end_cycles")]
     base = min([c for c in values if c] + phase_values, default=0)
 
-    us = _Micros(base, freq)
-    us.fill({*values, *phase_values})
+    receives = [r[3] - r[5] for r in aicore if len(r) > 5]  # a worker bar's start (its row's start without)
+    us = _micros(base, freq, {*values, *receives, *phase_values})
 
     j = _Text()
     names = names or {}
@@ -226,7 +216,7 @@ def chrome_trace_text(
     flow = _complete_flows(j, events, flow, sched, core_to_thread, aicpu, starts_by_core, ends_by_core, raw_of, edges,
                            us)  # fmt: skip
     # dependency flows (hb_violation when the producer ends after its consumer starts): worker, scheduler view
-    dependency, late = j.s["dependency"], j.s["hb_violation"]
+    dependency, late = j.name("dependency"), j.name("hb_violation")
     for pred, succ in edges:
         if pred in starts and succ in starts:
             (pc, pts), (sc, sts) = starts[pred], starts[succ]
@@ -252,7 +242,7 @@ def _aicpu_lanes(
     aicpu: Mapping[tuple[int, int], list[int]],
     worker_ts: Mapping[tuple[int, int], float],
     raw_of: Mapping[tuple[int, int], int],
-    us: _Micros,
+    us: Mapping[int, float],
     pops: dict[tuple[int, int], tuple[int, float]],
     phase_texts: Sequence[Sequence[str]] | None = None,
 ) -> int:
@@ -261,7 +251,7 @@ def _aicpu_lanes(
     counters: list[tuple[float, int, int, list[int]]] = []
     for i, thread in enumerate(sched):
         events.append(_meta(j, 2, _sched_lane(i), f"Sched_{i}"))
-        if any(p["kind"] in INNER_PHASES for p in thread):
+        if any([p["kind"] in INNER_PHASES for p in thread]):
             events.append(_meta(j, 2, _sched_lane(i) + 1, f"Sched_{i}_inner"))
         outer_lane = _sched_lane(i)
         texts = phase_texts[i] if phase_texts is not None else None
@@ -292,6 +282,7 @@ def _aicpu_lanes(
                 depths[key] = args
         events.append({"ph": "C", "pid": 2, "tid": 3999, "name": "shared_ready_queue", "ts": ts, "args": args})
     pops_of = [[p for p in thread if p["kind"] in ("dispatch", "drain")] for thread in sched]
+    dispatch_flow = j.name("dispatch")
     for (core, reg), row in sorted(aicpu.items()):  # dispatch: the phase that popped the task -> its bar
         thread = core_to_thread[core] if core < len(core_to_thread) else -1
         if not 0 <= thread < len(sched) or (core, reg) not in worker_ts:
@@ -302,13 +293,13 @@ def _aicpu_lanes(
         ts = round6((us[phase["start_cycles"]] + us[row[2]]) / 2)  # inside the phase's bar
         pops[(core, reg)] = (_sched_lane(thread), ts)
         flow += 1
-        _pair(events, flow, j.s["dispatch"], 2, _sched_lane(thread), ts, 4, _lane(core), worker_ts[(core, reg)])
+        _pair(events, flow, dispatch_flow, 2, _sched_lane(thread), ts, 4, _lane(core), worker_ts[(core, reg)])
     first_pop: dict[int, tuple[int, float]] = {}  # task -> the pop of its earliest block
     for key, pop in sorted(pops.items()):
         raw = raw_of[key]
         if raw not in first_pop or pop[1] < first_pop[raw][1]:
             first_pop[raw] = pop
-    v, submit_flow = j.v, j.s["submit→dispatch"]
+    v, submit_flow = j.v, j.name("submit→dispatch")
     for i, thread in enumerate(orch):
         tid = 4000 + i
         events.append(_meta(j, 1, tid, f"Orch_{i}"))
@@ -364,13 +355,14 @@ def _complete_flows(
     worker_end: Mapping[tuple[int, int], float],
     raw_of: Mapping[tuple[int, int], int],
     edges: Sequence[tuple[int, int]],
-    us: _Micros,
+    us: Mapping[int, float],
 ) -> int:
     """Level 3: ``complete`` (a task's bar -> the complete phase that saw it finish) and
     ``complete→ready`` (the complete phase of a consumer's last-finishing producer -> the consumer's
     dispatch on the Scheduler View); returns the last flow id."""
     completes: dict[int, tuple[int, float, int]] = {}  # task -> (sched lane, ts in the phase, finish cycles)
     completes_of = [[p for p in thread if p["kind"] == "complete"] for thread in sched]
+    complete_flow, ready_flow = j.name("complete"), j.name("complete→ready")
     for (core, reg), row in sorted(aicpu.items()):
         thread = core_to_thread[core] if core < len(core_to_thread) else -1
         if not 0 <= thread < len(sched) or (core, reg) not in worker_end:
@@ -381,7 +373,7 @@ def _complete_flows(
         ts = round6((us[phase["start_cycles"]] + us[phase["end_cycles"]]) / 2)
         bar = (worker_start[(core, reg)] + worker_end[(core, reg)]) / 2
         flow += 1
-        _pair(events, flow, j.s["complete"], 4, _lane(core), round6(bar), 2, _sched_lane(thread), ts)
+        _pair(events, flow, complete_flow, 4, _lane(core), round6(bar), 2, _sched_lane(thread), ts)
         raw = raw_of[(core, reg)]
         if raw not in completes or row[3] > completes[raw][2]:  # an SPMD task: its last block's finish
             completes[raw] = (_sched_lane(thread), ts, row[3])
@@ -399,7 +391,7 @@ def _complete_flows(
             lane, ts, _ = completes[pred]
             core, d = dispatch_of[succ]
             flow += 1
-            _pair(events, flow, j.s["complete→ready"], 2, lane, ts, 3, _lane(core), d)
+            _pair(events, flow, ready_flow, 2, lane, ts, 3, _lane(core), d)
     return flow
 
 
