@@ -262,15 +262,17 @@ def run_kernel(
     if launch is None:
         launch = plan.fact(("launch", func_name), lambda: _Launch.of(module, func_name))
     bound = _bind_args(launch.func, args, launch.specs)
-    settled = remember_race_free or not check_races  # the race verdict may be known or is not asked for
+    remember_races = check_races and remember_race_free
+    # a timeline is kept only where the race verdict may be known (remembered) or is not asked for
+    remember_timeline = remember_accounting and (remember_race_free or not check_races)
     memo, key = None, None
-    if (check_races and remember_race_free) or (remember_accounting and settled):
+    if remember_races or remember_timeline:
         memo = launch.race_memo()  # an eligible kernel has no pipe ops: ``channels`` goes unused
         key = run_key(bound, block, engine, target) if memo is not None else None
-    remembered = check_races and remember_race_free and key is not None and memo.race_free(key, target)  # type: ignore[union-attr]
+    remembered = remember_races and key is not None and memo.race_free(key, target)  # type: ignore[union-attr]
     compiled = launch.compiled(plan) if engine == "compiled" else None
     kept_key = None
-    if key is not None and remember_accounting and settled and compiled is not None:
+    if key is not None and remember_timeline and compiled is not None:
         kept_key = (*key, id(positions) if positions is not None else None, pto_file or name)
         kept = memo.timeline(kept_key, target) if remembered or not check_races else None  # type: ignore[union-attr]
         if kept is not None:
@@ -305,7 +307,7 @@ def run_kernel(
             make_interpreter(module, core).call_op(launch.func, bound)
     tl = core.timeline
     races = core.races
-    if key is not None and races is not None and not races.races and remember_race_free:
+    if remember_races and key is not None and races is not None and not races.races:
         memo.remember(key, target)  # type: ignore[union-attr]
     if kept_key is not None and (races is None or not races.races):
         memo.keep_timeline(kept_key, target, tl)  # type: ignore[union-attr]
