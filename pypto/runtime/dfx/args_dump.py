@@ -46,7 +46,7 @@ import numpy as np
 
 from pypto.dialects.enums import ParamDirection
 
-from .base import Collector, json_text, register, result_func_ids, when_written, write_artefact
+from .base import Collector, json_text, kernel_func_ids, register, when_written, write_artefact
 from .jsonenc import Encoded, compact_encoder
 
 ARGS_DUMP_DIR = "args_dump"
@@ -307,7 +307,7 @@ class ArgsDumpCollector(Collector):
     def manifest(self, result: Any) -> tuple[dict[str, Any], list[bytes | bytearray | memoryview]]:
         """The manifest (its ``args`` rows as their JSON text) and the payloads in ``args.bin`` order (the
         file is their concatenation). Rows sort by (task_id, stage, arg_index): an argument has one role."""
-        func_ids = result_func_ids(result)
+        func_ids = kernel_func_ids(result.module)
         payloads: list[bytes | bytearray | memoryview] = []
         offsets: dict[int, int] = {}  # id(payload) -> its bin_offset (a shared payload is stored once)
         end = 0

@@ -196,11 +196,6 @@ def per_run(result: Any, key: Hashable, build: Callable[[], T]) -> T:
     return memo[key]
 
 
-def result_func_ids(result: Any) -> dict[str, int]:
-    """:func:`kernel_func_ids` of the run's module (once per module)."""
-    return kernel_func_ids(result.module)
-
-
 def kernel_func_ids(module: Any) -> dict[str, int]:
     """Kernel function name -> func_id: the program's AIC / AIV / InCore functions in module order (the one
     numbering of deps.json, the name map, pmu.csv and args_dump). Once per compiled module (a program runs

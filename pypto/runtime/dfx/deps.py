@@ -47,7 +47,7 @@ from pypto.dialects.enums import ParamDirection
 from pypto.dialects.types import TensorType
 from pypto.target.dtypes import BY_NAME
 
-from .base import Collector, json_text, kernel_func_ids, per_run, register, result_func_ids, write_artefact
+from .base import Collector, json_text, kernel_func_ids, per_run, register, write_artefact
 from .jsonenc import Encoded, compact_encoder
 
 GM_BASE = 0x1_0000_0000
@@ -167,7 +167,7 @@ def deps_document(result: Any) -> dict[str, list[Encoded]]:
     them) instead of built as a dict only to be encoded. An argument's text after its ``idx`` is the same
     wherever the run passes one buffer state the same way (a weight every task reads): spelled once."""
     graph = result.graph
-    ids = result_func_ids(result)
+    ids = kernel_func_ids(result.module)
     param_dtypes = _param_dtypes(result.module)
     addrs = gm_addresses(graph.buffers)
     spell = _Spelling()

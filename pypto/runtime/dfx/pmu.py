@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .base import Collector, per_run, register, result_func_ids, write_artefact
+from .base import Collector, kernel_func_ids, per_run, register, write_artefact
 
 EVENT_COUNTERS: dict[int, tuple[str, ...]] = {
     1: ("cube_fp16_exec", "cube_int8_exec", "vec_fp32_exec", "vec_fp16_128lane_exec", "vec_fp16_64lane_exec",
@@ -263,11 +263,6 @@ def counters(event_type: int, kernel_run: Any, req_size: int) -> dict[str, int |
     raise ValueError(f"enable_pmu={event_type}: a2a3 event types are {', '.join(map(str, EVENT_COUNTERS))}")
 
 
-def func_ids(result: Any) -> dict[str, int]:
-    """Kernel name -> func_id (:func:`.base.kernel_func_ids`, as deps.json and the name map number them)."""
-    return result_func_ids(result)
-
-
 class PartRow(NamedTuple):
     """One kernel run: a task part on one core, in one SPMD block (``block`` 0 for a plain task)."""
 
@@ -311,7 +306,7 @@ def _pmu_rows(result: Any, event_type: int) -> list[dict[str, int | str]]:
     if event_type not in EVENT_COUNTERS:
         raise ValueError(f"enable_pmu={event_type}: a2a3 event types are {', '.join(map(str, EVENT_COUNTERS))}")
     req = request_bytes(getattr(result, "target", None))
-    ids = func_ids(result)
+    ids = kernel_func_ids(result.module)  # as deps.json and the name map number them
     out: list[dict[str, int | str]] = []
     for rec, core, name, run, _ in part_rows(result):
         row: dict[str, int | str] = {
