@@ -48,6 +48,11 @@ def overhead_series(records: Mapping[str, Any], edges: Sequence[tuple[int, int]]
     return series
 
 
+def core_kind(core_types: Sequence[str], core: int) -> str:
+    """The engine of ``core`` in ``metadata.core_types`` ("core" for an index the list does not hold)."""
+    return core_types[core] if 0 <= core < len(core_types) else "core"
+
+
 def overhead_samples(records: Mapping[str, Any], edges: Sequence[tuple[int, int]]) -> list[tuple[int, tuple[int, ...]]]:
     """``[(cycles, values)]``: the counters (``values`` in :data:`COUNTERS` order) at every time where one
     may change, sorted, over the window [first start, last end]; each holds until the next time (the last,
@@ -67,7 +72,7 @@ def overhead_samples(records: Mapping[str, Any], edges: Sequence[tuple[int, int]
     busy: list[tuple[str, int, int]] = []  # (engine, from, to)
     for row in aicore:
         core, raw, reg, start, stop = row[:5]
-        kind = core_types[core] if 0 <= core < len(core_types) else "core"
+        kind = core_kind(core_types, core)
         cpu = aicpu.get((core, reg))
         d, f = (cpu[2], cpu[3]) if cpu is not None else (start, stop)
         dispatch[raw] = min(dispatch.get(raw, d), d)

@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .overhead import COUNTERS, ENGINES, joined_samples
+from .overhead import COUNTERS, ENGINES, core_kind, joined_samples
 from .trace import TraceInputError, task_label
 
 PERCENTILES = (10, 25, 50, 75, 90, 95, 99)
@@ -182,7 +182,7 @@ def analyze(
 
     # 1. overhead per engine (the counters of .overhead, integrated over the window)
     # the counters from the rows and tasks joined above (a file's numbers already read as ints)
-    kind_of = {c: core_types[c] if 0 <= c < len(core_types) else "core" for c in {r[0] for r in rows}}
+    kind_of = {c: core_kind(core_types, c) for c in {r[0] for r in rows}}
     samples = joined_samples(
         core_types, [(kind_of[r[0]], r[2], r[5]) for r in rows],
         {raw: t.dispatch for raw, t in tasks.items()}, {raw: t.end for raw, t in tasks.items()},
