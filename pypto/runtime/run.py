@@ -54,6 +54,7 @@ from pypto.dialects.program import param_directions
 from pypto.dialects.types import TensorType
 from pypto.errors import ArgumentTypeError, Error, InvalidArgumentError
 from pypto.target import Target, load_target
+from pypto.utils.atomic import atomic_write_text
 from pypto.utils.gc_policy import fewer_collections, import_long_lived
 from pypto.utils.pipe_order import pushers_first
 from pypto.utils.progress import progress
@@ -249,7 +250,7 @@ def _kernel_unit(program: Any, name: str, out_dir: Path | None, arch: str) -> Ke
     text, source_map = print_pto_with_source_map(unit, filename)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        atomic_write_text(path, text, durable=False)  # a regenerated artefact, as the pass dumps
     seal(unit)  # nothing edits a unit: its runs find their compiled plan by identity (no fingerprint walk)
     return KernelUnit(name, unit, source_map.positions, filename, path)
 
