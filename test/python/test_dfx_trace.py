@@ -179,3 +179,40 @@ def test_labels_are_spelled_as_json_spells_them(name: str) -> None:
     text = chrome_trace_text(records, {0: name, 1: "c"}, [(0, 1)], trusted=True)
     assert text == json.dumps(json.loads(text), separators=(",", ":")) + "\n"
     assert f"{name}(t0)" in {e["name"] for e in json.loads(text)["traceEvents"]}
+
+
+def test_a_run_replaces_an_earlier_runs_merged_trace(tmp_path: Path) -> None:
+    """The other artefacts beside it are the new run's, so an earlier run's time-stamped trace is stale: it is
+    removed once the new one is written (a folder run once a second would otherwise fill with them). The
+    converter's own ``merged_swimlane.json`` and other files are the user's and stay."""
+    _, dfx = _run(tmp_path)
+    (first,) = dfx.glob("merged_swimlane_*.json")
+    older = first.rename(dfx / "merged_swimlane_20000101_000000.json")  # as a run long ago named it
+    mine = [dfx / "merged_swimlane.json", dfx / "merged_swimlane_notes.json"]
+    for path in mine:
+        path.write_text("{}")
+    _run(tmp_path)
+    (merged,) = dfx.glob("merged_swimlane_[0-9]*.json")
+    assert merged != older and not older.exists()
+    assert all(path.read_text() == "{}" for path in mine)
+    check_event_format(json.loads(merged.read_text()))
+
+
+def test_a_failed_write_keeps_the_earlier_merged_trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the run's files cannot be written, nothing of the earlier run's is removed."""
+    from pypto.runtime.dfx import base
+
+    _, dfx = _run(tmp_path)
+    (first,) = dfx.glob("merged_swimlane_*.json")
+    older = first.rename(dfx / "merged_swimlane_20000101_000000.json")
+    kept = older.read_text()
+
+    def full_disk(*args: Any, **kwargs: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(base, "atomic_write_files", full_disk)
+    a, x, y = torch.randn(32, 64), torch.zeros(32, 64), torch.zeros(32, 64)
+    with pytest.raises(OSError, match="No space"):
+        chain(a, x, y, config=RunConfig(save_kernels_dir=str(tmp_path / "build"), enable_chip_swimlane=2))
+    assert [p.name for p in dfx.glob("merged_swimlane_*.json")] == [older.name]
+    assert older.read_text() == kept

@@ -45,7 +45,8 @@ def write_artefact(path: Path, data: str | bytes | Sequence[bytes | bytearray | 
 
 def when_written(release: Callable[[], None]) -> None:
     """Call ``release`` once the artefacts written so far are in their files (at once outside :func:`finish_all`):
-    for what a pending write still reads (the blocks of ``args.bin``'s copies)."""
+    for what a pending write still reads (the blocks of ``args.bin``'s copies) and what a new file supersedes
+    (an earlier run's merged trace). Not called when the writes failed: the old files are then still there."""
     releases = getattr(_BATCH, "releases", None)
     if releases is None:
         release()
@@ -175,12 +176,15 @@ def finish_all(collectors: Sequence[Collector], result: Any) -> dict[str, list[P
     finally:
         _BATCH.pending, _BATCH.releases = outer
         del result._dfx_memo
+        written = False
         try:
             atomic_write_files(pending, make_folders=True)
+            written = True
         finally:
             pending.clear()
-            for release in releases:
-                release()
+            if written:
+                for release in releases:
+                    release()
             if collecting:
                 gc.enable()
 
