@@ -167,6 +167,50 @@ class StageClock:
         setattr(owner, attr, timed)
 
 
+COMPILE_STAGES = {
+    "compile": "the rest (specialisation, parse, the run's set-up of each kernel unit)",
+    "first-use imports": "the pass registry, codegen and ptoas modules, imported by the first compile",
+    "passes": "the pass pipeline, less its verification",
+    "verification": "the IR verification after each pass (Basic)",
+    "pto codegen": "each kernel function lowered to its .pto module (lower_function)",
+    "ptoas pipeline": "ptoas's passes on each unit (insert-sync, verify): outside upstream's own figure",
+    "runtime .pto print": "each unit printed for the interpreter's locations: outside upstream's own figure",
+}
+"""Our compile of an upstream program by stage (exclusive time): the profile behind issue 17 goal 5's ratio.
+Upstream's own figure (``--upstream-venv``, ``skip_ptoas=True``) covers its passes, its ``.pto`` codegen and
+its orchestration; the like-for-like part of ours is every stage but the last two (:data:`OUTSIDE_UPSTREAM`)."""
+
+OUTSIDE_UPSTREAM = ("ptoas pipeline", "runtime .pto print")
+
+
+def wrap_compile_stages(clock: StageClock, rt: Any) -> None:
+    """Time the stages of :data:`COMPILE_STAGES` inside the compile :func:`upstream_child` times: the pass
+    manager's run and verification, the first-use imports, and (once their modules are imported, which the
+    first compile does) the codegen, ptoas and print functions the run's kernel units call."""
+    from pypto.passes import registry
+    from pypto.pipeline.manager import PassManager
+
+    clock.wrap(PassManager, "run", "passes")
+    clock.wrap(PassManager, "_verify", "verification")
+    clock.wrap(registry, "_load_builtin_passes", "first-use imports")
+    late = {
+        "pypto.ptoas.codegen": [("lower_function", "pto codegen")],
+        "pypto.ptoas.passes": [("run_ptoas_pipeline", "ptoas pipeline")],
+        "pypto.ptoas.pto_text": [("print_pto_with_source_map", "runtime .pto print")],
+    }
+    importer = rt.import_long_lived
+
+    def import_then_wrap(name: str) -> Any:
+        module = importer(name)
+        for owner in [m for m in late if m in sys.modules]:
+            for attr, stage in late.pop(owner):
+                clock.wrap(sys.modules[owner], attr, stage)
+        return module
+
+    rt.import_long_lived = import_then_wrap
+    clock.wrap(rt, "import_long_lived", "first-use imports")
+
+
 def upstream_child(module: str) -> dict[str, Any]:
     """Run one upstream example module as ``__main__`` in this process, timing its compile and its run."""
     import resource
@@ -180,15 +224,18 @@ def upstream_child(module: str) -> dict[str, Any]:
     clock.wrap(JITFunction, "lower", "compile")
     clock.wrap(rt, "kernel_unit", "compile")
     clock.wrap(rt, "_execute", "run", after=runs.append)
+    wrap_compile_stages(clock, rt)
     t0, c0 = time.perf_counter(), time.process_time()
     sys.argv = [module]
     runpy.run_module(module, run_name="__main__", alter_sys=True)
     total, total_cpu = time.perf_counter() - t0, time.process_time() - c0
     return {
         "case": module,
-        "compile_s": clock.wall.get("compile", 0.0),
+        "compile_s": sum(clock.wall.get(s, 0.0) for s in COMPILE_STAGES),
         "run_s": clock.wall.get("run", 0.0),
-        "compile_cpu_s": clock.cpu.get("compile", 0.0),
+        "compile_cpu_s": sum(clock.cpu.get(s, 0.0) for s in COMPILE_STAGES),
+        "compile_stages": {s: clock.wall.get(s, 0.0) for s in COMPILE_STAGES},
+        "compile_stages_cpu": {s: clock.cpu.get(s, 0.0) for s in COMPILE_STAGES},
         "run_cpu_s": clock.cpu.get("run", 0.0),
         "total_s": total,
         "total_cpu_s": total_cpu,
@@ -423,6 +470,19 @@ def upstream_line(r: dict[str, Any], clock: str = "wall") -> str:
     )
 
 
+def stage_lines(r: dict[str, Any], clock: str = "wall") -> str:
+    """``--stages``: our compile of an upstream program by stage (:data:`COMPILE_STAGES`), each with its share,
+    and the like-for-like total (the stages upstream's own figure also covers)."""
+    stages = r["compile_stages_cpu"] if clock == "cpu" else r["compile_stages"]
+    total = sum(stages.values()) or 1.0
+    out = [f"  {name:<20} {stages[name] * 1e3:7.1f} ms {stages[name] / total:6.1%}  {what}"
+           for name, what in COMPILE_STAGES.items()]  # fmt: skip
+    like = sum(v for k, v in stages.items() if k not in OUTSIDE_UPSTREAM)
+    out.append(f"  {'like-for-like':<20} {like * 1e3:7.1f} ms {like / total:6.1%}  every stage but "
+               f"{' and '.join(OUTSIDE_UPSTREAM)}")  # fmt: skip
+    return "\n".join(out)
+
+
 def rate(r: dict[str, Any], clock: str = "wall") -> float:
     """Simulated instructions per host second of the second run (the first also parses the kernels)."""
     warm = seconds(r, "warm_run_s", clock)
@@ -446,6 +506,8 @@ def main() -> int:
     )
     parser.add_argument("--repeat", type=int, default=3, help="with --upstream-venv: fresh processes per program")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    parser.add_argument("--stages", action="store_true",
+                        help="with --upstream: our compile of each program by stage (the profile behind goal 5)")  # fmt: skip
     opts = parser.parse_args()
     if opts.child:
         print(json.dumps(child(opts.child)))
@@ -501,6 +563,8 @@ def main() -> int:
                 more = [measure_upstream(module, checkout) for _ in range(opts.repeat - 1)]
                 ours_compiles[module] = best_of([r, *more])
             print(upstream_line(r, clock), flush=True)
+            if opts.stages:
+                print(stage_lines(r, clock), flush=True)
         ran = [r for r in upstream if r["runs"]]
         if ran:
             worst = max(seconds(r, "run_s", clock) for r in ran)
