@@ -251,3 +251,29 @@ def test_the_critical_chain_follows_the_binding_dependency() -> None:
     assert table["critical_chain"]["per_pipe"] == {"MTE2": 100, "VECTOR": 30}
     assert table["bound"] == {"pipe": "MTE2", "cycles": 100} and table["ratio"] == 1.3
     assert [t["op"] for t in table["top"]] == ["pto.tload", "pto.tmul", "pto.tadd"]
+
+
+def test_a_run_removes_an_earlier_runs_part_folders_it_has_no_part_for(tmp_path: Path) -> None:
+    """A part folder of an earlier run (a task graph that changed with the inputs) would read as this run's: it is
+    removed once this run's parts are written. A folder that is not a part's, or holds more than a part's files,
+    is the user's and stays."""
+    build = tmp_path / "build"
+    run_kernel("mixed", build, enable_incore_trace=True)
+    incore = build / "dfx_outputs" / "incore"
+    current = set(_parts(build))
+    stale = incore / "999_old_kernel"
+    stale.mkdir()
+    for name in ("trace.clean.json", "instr_metrics.json", "bottleneck.txt"):
+        (stale / name).write_text("{}")
+    notes = incore / "notes"
+    notes.mkdir()
+    (notes / "bottleneck.txt").write_text("mine")
+    annotated = incore / "998_old_kernel"
+    annotated.mkdir()
+    (annotated / "bottleneck.txt").write_text("{}")
+    (annotated / "my_comments.md").write_text("mine")
+    run_kernel("mixed", build, enable_incore_trace=True)
+    assert set(_parts(build)) == current | {"notes", "998_old_kernel"}
+    assert (notes / "bottleneck.txt").read_text() == "mine" and (annotated / "my_comments.md").is_file()
+    for name in current:
+        assert {p.name for p in (incore / name).iterdir()} == {"trace.clean.json", "instr_metrics.json", "bottleneck.txt"}

@@ -26,7 +26,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .base import Collector, json_text, register, write_artefact
+from .base import Collector, json_text, register, when_written, write_artefact
 from .bottleneck import SYNC_KINDS, bottleneck, bottleneck_text
 from .cleantrace import Slice, clean_trace
 from .pmu import dtype_bytes, part_rows
@@ -157,19 +157,56 @@ def write_part(out: Path, metrics: dict[str, Any], trace: dict[str, Any]) -> tup
 
 
 def write_incore(result: Any, out_dir: Path, keep_scalar: bool = False) -> tuple[list[Path], list[str]]:
-    """Every task part's files under ``out_dir/incore``; (paths, bottleneck texts)."""
+    """Every task part's files under ``out_dir/incore``; (paths, bottleneck texts). Once they are written,
+    the part folders of an earlier run that this run has no part for are removed (:func:`remove_stale_parts`)."""
     paths: list[Path] = []
     texts: list[str] = []
+    folders: set[str] = set()
     for rec, core_id, kernel, run, block in part_rows(result):
         core_type = result.core_types[core_id]
         core = core_name(core_type, core_id)
         metrics = instr_metrics(run, kernel, rec.task_id, core, core_type)
         trace = incore_trace(run, kernel, rec.task_id, core, keep_scalar)
         spmd_block = block if len(rec.blocks) > 1 else None
-        written, text = write_part(part_dir(out_dir, rec.task_id, kernel, spmd_block), metrics, trace)
+        folder = part_dir(out_dir, rec.task_id, kernel, spmd_block)
+        folders.add(folder.name)
+        written, text = write_part(folder, metrics, trace)
         paths += written
         texts.append(text)
+    when_written(lambda: remove_stale_parts(out_dir / INCORE_DIR, keep=folders))
     return paths, texts
+
+
+PART_FILES = frozenset({"trace.clean.json", "instr_metrics.json", "bottleneck.txt"})
+"""What :func:`write_part` writes into a part folder."""
+
+PART_NAME = re.compile(r"\d+_[A-Za-z_]\w*")
+"""A part folder's name: ``<task_id>_<kernel>`` (``_b<block>`` for an SPMD block)."""
+
+
+def remove_stale_parts(incore_dir: Path, keep: set[str]) -> list[Path]:
+    """Remove the part folders in ``incore_dir`` but ``keep``: an earlier run's, for a task part this run did not
+    have (a program whose task graph depends on its inputs), which would read as this run's. Only a folder named
+    as a part and holding nothing but a part's files goes; anything else there is the user's. The removed folders."""
+    try:
+        entries = sorted(incore_dir.iterdir())
+    except OSError:
+        return []
+    removed = []
+    for folder in entries:
+        if folder.name in keep or not PART_NAME.fullmatch(folder.name) or not folder.is_dir():
+            continue
+        try:
+            files = list(folder.iterdir())
+            if not files or any(f.name not in PART_FILES or not f.is_file() for f in files):
+                continue
+            for f in files:
+                f.unlink()
+            folder.rmdir()
+        except OSError:
+            continue  # another process's run is using it, or removed it first
+        removed.append(folder)
+    return removed
 
 
 @register
