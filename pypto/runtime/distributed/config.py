@@ -17,7 +17,7 @@ class DistributedConfig:
     """The ranks of a run: one simulated chip per rank, one process per rank.
 
     ``device_ids`` (upstream's spelling) names the chip of each rank (rank ``r``
-    writes ``dfx_outputs/rank{r}/d{device_ids[r]}/``); ``world_size`` alone means
+    writes its ``k``-th chip dispatch to ``dfx_outputs/rank{r}/d{k}/``); ``world_size`` alone means
     ``device_ids = range(world_size)``. ``timeout_s`` bounds every wait, receive and
     the whole launch: a rank that fails or hangs is reported, never waited on forever.
     ``start_method`` is torch.multiprocessing's: ``fork`` where the OS has it (a rank starts in
