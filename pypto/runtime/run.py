@@ -10,7 +10,8 @@ Steps:
 1. the program is lowered: a :class:`~.runnable.Runnable` (a compiled
    program, or a ``@pl.jit`` function compiled on the arguments) hands over
    its lowered program as a :class:`~.runnable.RunSpec`; an ``ir.Program``
-   goes through ``lower_program``;
+   goes through ``lower_program`` (or, with ``save_kernels``, which every DFX flag forces, is compiled
+   into a build directory as upstream's ``run`` does);
 2. every kernel (AIC/AIV/InCore function) is a ``.pto`` unit: the
    ``<output_dir>/ptoas/<unit>.pto`` compile wrote (edits and all) when there
    is an output directory, else built in memory by the function compile builds
@@ -315,7 +316,10 @@ def _prepare_spec(spec: RunSpec) -> Prepared:
 
 def prepare(program_or_compiled: Any, args: Sequence[Any] = (), config: RunConfig | None = None) -> Prepared:
     """What :func:`run` is given, ready to run: a :class:`~.runnable.Runnable`'s spec (cached per spec),
-    or a bare ``ir.Program`` / module lowered here (no output directory: its units are built in memory)."""
+    or a bare ``ir.Program`` / module lowered here (no output directory: its units are built in memory). With
+    ``config.save_kernels`` (which every DFX flag forces) a bare program is compiled into a build directory
+    instead (``config.save_kernels_dir``, else ``build_output/<name>_<stamp>``, as upstream's ``run`` does),
+    where the run's ``dfx_outputs/`` go."""
     from pypto.core.program import Program
     from pypto.pipeline.lower import lower_program
     target_arch_of = import_long_lived("pypto.ptoas.codegen").target_arch_of  # its first load: gc_policy
@@ -329,6 +333,13 @@ def prepare(program_or_compiled: Any, args: Sequence[Any] = (), config: RunConfi
         target = Program(target)
     if isinstance(target, Program):
         target = specialize_dynamic_entry(target, args)
+        if config is not None and config.save_kernels:  # kept (a DFX flag forces it): compiled into a build
+            from .runnable import compile_for_run
+
+            with _stage("compile"):
+                compiled = compile_for_run(target, config)
+            if compiled is not target:
+                return _prepare_spec(compiled.run_spec(args, config))
         with _stage("compile"):
             lowered = lower_program(target)
         entry = entry_function(lowered.module)

@@ -72,3 +72,29 @@ def test_swimlane_levels_are_cumulative_and_agree(tmp_path: Path, level: int) ->
 def test_no_flag_writes_no_dfx_outputs(tmp_path: Path) -> None:
     records, build = _run(tmp_path)
     assert records == {} and not (build / "dfx_outputs").exists()
+
+
+def test_a_bare_program_run_with_a_flag_compiles_into_a_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A flag forces ``save_kernels``: ``run`` of a bare ``ir.Program`` (which it otherwise lowers in memory,
+    writing nothing) compiles it into a build directory, as upstream's ``run`` does, and the run's artefacts go
+    there: ``save_kernels_dir``, else ``build_output/<name>_<stamp>`` in the working folder."""
+    from pypto.runtime import run
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PYPTO_PROG_BUILD_DIR", raising=False)
+    a, x, y = torch.randn(32, 64), torch.zeros(32, 64), torch.zeros(32, 64)
+    program = twice.specialize(a, x, y)
+    result = run(program, a, x, y)  # no flag: nothing written
+    assert result.dfx_outputs == {} and not (tmp_path / "build_output").exists()
+    y.zero_()
+    result = run(program, a, x, y, config=RunConfig(enable_chip_swimlane=2))
+    torch.testing.assert_close(y, 2 * a * a)
+    (build,) = (tmp_path / "build_output").iterdir()
+    records = build / "dfx_outputs" / "chip_swimlane_records.json"
+    assert result.dfx_outputs["enable_chip_swimlane"][0] == records.resolve()
+    assert json.loads(records.read_text())["chip_swimlane_level"] == 2
+    assert (build / "passes_dump").is_dir() or (build / "report").is_dir()  # a build, not just the artefacts
+    mine = tmp_path / "mine"
+    run(program, a, x, y, config=RunConfig(enable_dep_gen=True, save_kernels_dir=str(mine)))
+    assert json.loads((mine / "dfx_outputs" / "deps.json").read_text())["tasks"]
+    assert len(list((tmp_path / "build_output").iterdir())) == 1
