@@ -336,6 +336,27 @@ def test_a_ranks_chip_run_writes_its_dfx_files_under_rank_and_dispatch(tmp_path:
         assert len(chip) == 1 and chip[0]["start"] == 0 and chip[0]["end"] > 0
 
 
+def test_a_run_removes_the_rank_and_dispatch_folders_an_earlier_run_left(tmp_path: Path) -> None:
+    """A dispatch past this run's count, or a rank it did not have, is an earlier run's: removed, as it would read
+    as this run's. What is not marked as ours (no dispatch_program.json / comm_events.json) stays."""
+    dfx = tmp_path / "dfx_outputs"
+    stale_dispatch, stale_rank = dfx / "rank1" / "d5", dfx / "rank7"
+    for folder, marker in ((stale_dispatch, "dispatch_program.json"), (stale_rank, "comm_events.json")):
+        folder.mkdir(parents=True)
+        (folder / marker).write_text("{}")
+    (stale_rank / "d0").mkdir()
+    mine = [dfx / "rank0" / "d9", dfx / "rank3"]
+    for folder in mine:
+        folder.mkdir(parents=True)
+        (folder / "notes.txt").write_text("mine")
+    launch(dp.kernel_then_allreduce, DistributedConfig(device_ids=[3, 5], timeout_s=60, output_dir=tmp_path), True)
+    assert not stale_dispatch.exists() and not stale_rank.exists()
+    assert all((folder / "notes.txt").read_text() == "mine" for folder in mine)
+    for rank in (0, 1):  # this run's own (one chip dispatch each) are there
+        assert (dfx / f"rank{rank}" / "d0" / "dispatch_program.json").is_file()
+        assert (dfx / f"rank{rank}" / "comm_events.json").is_file()
+
+
 def test_a_rank_stuck_before_joining_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
     import torch.distributed as dist
 

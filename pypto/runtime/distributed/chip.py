@@ -19,10 +19,7 @@ from pypto.runtime.dfx.base import json_text, write_artefact
 from pypto.runtime.run import RunResult, run
 
 from .comm import RankComm
-from .trace import rank_dir
-
-DISPATCH_PROGRAM = "dispatch_program.json"
-"""Names the ``next_levels/<program>`` a dispatch ran (upstream's L3 marker: func ids are per program)."""
+from .trace import DISPATCH_PROGRAM, rank_dir
 
 
 def begin_dispatch(comm: RankComm, program: str) -> Path | None:

@@ -44,7 +44,7 @@ from pypto.target.model import Target, load_target
 
 from .comm import DistributedRankError, RankComm
 from .config import DistributedConfig, distributed_config_of, under_torchrun
-from .trace import write_merged_trace, write_rank_events
+from .trace import remove_stale_ranks, write_merged_trace, write_rank_events
 
 GRACE_S = 5.0
 """How long after the timeout the launcher waits for surviving ranks to report before ending them."""
@@ -68,6 +68,13 @@ class RankResult:
     value: Any
     cycles: int
     events: list[dict[str, Any]] = field(default_factory=list)
+    dispatches: int = 0
+    """Its chip dispatches in the run (``dfx_outputs/rank{r}/d0`` .. ``d{dispatches - 1}``)."""
+
+
+def rank_result(msg: tuple, device_id: int) -> RankResult:
+    """The :class:`RankResult` of a rank's ``("ok", ...)`` message (:func:`_run_rank`)."""
+    return RankResult(msg[1], device_id, pickle.loads(msg[2]), msg[3], msg[4], msg[5])
 
 
 @dataclass
@@ -102,10 +109,11 @@ def _link_target(config: DistributedConfig) -> Target:
 
 
 def _run_rank(comm: RankComm, fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple:
-    """Run ``fn`` on this rank; ``("ok", rank, pickled value, clock, events)`` or ``("err", rank, task, msg)``."""
+    """Run ``fn`` on this rank; ``("ok", rank, pickled value, clock, events, chip dispatches)`` or ``("err", rank,
+    task, msg)``."""
     try:
         value = fn(comm, *args, **kwargs)
-        return ("ok", comm.rank, pickle.dumps(value), comm.clock, comm.events)
+        return ("ok", comm.rank, pickle.dumps(value), comm.clock, comm.events, comm.dispatches)
     except DistributedRankError as exc:
         return ("err", comm.rank, exc.task, exc.message)
     except Exception as exc:  # noqa: BLE001 - the user's code: reported with its rank and task
@@ -211,8 +219,7 @@ def _launch_local(fn: Callable[..., Any], config: DistributedConfig, target: Tar
     # keep it alive into the next launch's fork (a forked child can deadlock on a live thread's lock)
     if failures:
         raise DistributedRunError(failures, world)
-    ranks = [RankResult(r, config.device_ids[r], pickle.loads(done[r][2]), done[r][3], done[r][4])
-             for r in range(world)]
+    ranks = [rank_result(done[r], config.device_ids[r]) for r in range(world)]
     return _finish(ranks, config, target, time.perf_counter() - t0)
 
 
@@ -347,7 +354,7 @@ def _launch_torchrun(fn: Callable[..., Any], config: DistributedConfig, target: 
     failures = {m[1]: (m[2], m[3]) for m in gathered if m[0] == "err"}
     if failures:
         raise DistributedRunError(failures, world)
-    ranks = [RankResult(m[1], config.device_ids[m[1]], pickle.loads(m[2]), m[3], m[4]) for m in gathered]
+    ranks = [rank_result(m, config.device_ids[m[1]]) for m in gathered]
     write = rank == 0
     return _finish(ranks, config if write else _no_output(config), target, time.perf_counter() - t0)
 
@@ -362,6 +369,7 @@ def _finish(ranks: list[RankResult], config: DistributedConfig, target: Target, 
         out = Path(config.output_dir)
         for r in ranks:
             write_rank_events(out, r.rank, r.device_id, r.cycles, r.events)
+        remove_stale_ranks(out, {r.rank: r.dispatches for r in ranks})
         trace = write_merged_trace(out, [{"rank": r.rank, "device_id": r.device_id, "events": r.events}
                                          for r in ranks], target.clock_hz)
     return DistributedRun(ranks, len(ranks), target.clock_hz, wall_s, trace)

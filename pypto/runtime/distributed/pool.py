@@ -36,7 +36,6 @@ from .launch import (
     GRACE_S,
     DistributedRun,
     DistributedRunError,
-    RankResult,
     _finish,
     _free_port,
     _link_target,
@@ -44,6 +43,7 @@ from .launch import (
     collect,
     exception_line,
     join_rank_group,
+    rank_result,
     start_ranks,
 )
 from .submit import Turn, Turnstile
@@ -161,8 +161,7 @@ class RankPool:
             self._shutdown()
             self.closed = f"dispatch {seq} failed"
             raise DistributedRunError(failures, self.world)
-        ranks = [RankResult(r, self.config.device_ids[r], pickle.loads(done[r][2]), done[r][3], done[r][4])
-                 for r in range(self.world)]  # fmt: skip
+        ranks = [rank_result(done[r], self.config.device_ids[r]) for r in range(self.world)]
         config = self.config if output_dir is None else _with_output(self.config, output_dir)
         return _finish(ranks, config, self.target, time.perf_counter() - t0)
 

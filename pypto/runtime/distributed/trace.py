@@ -15,6 +15,7 @@ the same trace as a page (:mod:`.report`).
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,8 @@ from .report import write_cross_rank_report
 
 MERGED_TRACE = "merged_comm_trace.json"
 RANK_EVENTS = "comm_events.json"
+DISPATCH_PROGRAM = "dispatch_program.json"
+"""Names the ``next_levels/<program>`` a dispatch ran (upstream's L3 marker: func ids are per program)."""
 
 
 def rank_dir(out_dir: Path, rank: int, dispatch: int | None = None) -> Path:
@@ -34,6 +37,48 @@ def rank_dir(out_dir: Path, rank: int, dispatch: int | None = None) -> Path:
     d = d if dispatch is None else d / f"d{dispatch}"
     d.mkdir(parents=True, exist_ok=True)
     return d
+
+
+def remove_stale_ranks(out_dir: Path, dispatches: dict[int, int]) -> list[Path]:
+    """Remove what an earlier run left in ``<out>/dfx_outputs`` that this run did not write: the ``rank{r}`` of a
+    rank it did not have, and a ``rank{r}/d{k}`` past its rank's ``dispatches[r]`` chip dispatches so far. The
+    cross-rank trace and page never show them, but beside this run's folders they would read as its own. Only
+    a folder holding the file that marks it as ours goes (``comm_events.json``, ``dispatch_program.json``).
+    The removed folders."""
+    root = Path(out_dir) / DFX_DIR
+    removed: list[Path] = []
+    try:
+        entries = sorted(root.iterdir())
+    except OSError:
+        return removed
+    for folder in entries:
+        rank = _numbered(folder.name, "rank")
+        if rank is None or not folder.is_dir():
+            continue
+        if rank not in dispatches:
+            if (folder / RANK_EVENTS).is_file() and _remove_tree(folder):
+                removed.append(folder)
+            continue
+        for sub in sorted(folder.iterdir()):
+            k = _numbered(sub.name, "d")
+            stale = k is not None and k >= dispatches[rank] and (sub / DISPATCH_PROGRAM).is_file()
+            if stale and _remove_tree(sub):
+                removed.append(sub)
+    return removed
+
+
+def _numbered(name: str, prefix: str) -> int | None:
+    """``n`` of a name ``<prefix><n>`` (decimal, no leading zero), else None."""
+    rest = name[len(prefix) :] if name.startswith(prefix) else ""
+    return int(rest) if rest.isdigit() and rest == str(int(rest)) else None
+
+
+def _remove_tree(folder: Path) -> bool:
+    try:
+        shutil.rmtree(folder)
+    except OSError:
+        return False  # another process's run is using it, or removed it first
+    return True
 
 
 def write_rank_events(out_dir: Path, rank: int, device_id: int, clock: int, events: list[dict[str, Any]]) -> Path:
