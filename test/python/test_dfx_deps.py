@@ -30,6 +30,36 @@ def chain(a: pl.Tensor, x: pl.Out[pl.Tensor], y: pl.Out[pl.Tensor]):
     return x, y
 
 
+@pl.jit.inline
+def _whole_then_top(a: pl.Tensor, x: pl.Out[pl.Tensor], y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="k_whole"):
+        x[:] = pl.add(a, a)
+    top = x[0:16, 0:64]  # a host slice: the second task gets a view of the first one's output
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="k_top"):
+        y = pl.assemble(y, pl.mul(top, top), [0, 0])
+    return x, y
+
+
+@pl.jit
+def sliced(a: pl.Tensor, x: pl.Out[pl.Tensor], y: pl.Out[pl.Tensor]):
+    x, y = _whole_then_top(a, x, y)
+    return x, y
+
+
+def test_a_dependency_through_a_host_slice(tmp_path: Path) -> None:
+    """The consumer reads a view of the memory its producer wrote whole: the edge's producer side is the
+    producer's argument on that memory (it was an IndexError: the producer had no argument of that view)."""
+    a, x, y = torch.randn(32, 64), torch.zeros(32, 64), torch.zeros(16, 64)
+    build = tmp_path / "build"
+    sliced(a, x, y, config=RunConfig(save_kernels_dir=str(build), enable_dep_gen=True))
+    torch.testing.assert_close(y, (2 * a[:16]) ** 2)
+    deps = json.loads((build / "dfx_outputs" / "deps.json").read_text())
+    (edge,) = [e for e in deps["edges"] if e["source"] == "tensormap"]
+    assert (edge["pred"], edge["succ"]) == ("0", "1")
+    assert edge["consumer_shape"] == [16, 64] and edge["producer_shape"] == [32, 64]
+    assert deps_viewer.main([str(build / "dfx_outputs" / "deps.json")]) == 0
+
+
 def _run(tmp_path: Path, **flags: object) -> Path:
     a, x, y = torch.randn(32, 64), torch.zeros(32, 64), torch.zeros(32, 64)
     build = tmp_path / "build"

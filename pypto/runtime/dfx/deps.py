@@ -256,6 +256,8 @@ def deps_document(result: Any) -> dict[str, list[Encoded]]:
             buf = t.args[e.arg].buffer
             want_write = e.kind != "war"  # the producer wrote the buffer (RAW/WAW) or read it (WAR)
             pred_args = [a for a in by_id[e.pred].args if a.buffer is buf]
+            if not pred_args:  # the producer had another view of the memory (a host slice): that one
+                pred_args = [a for a in by_id[e.pred].args if a.buffer is not None and a.buffer.id == buf.id]
             pick = pred_args[0]
             for a in pred_args:  # a plain loop: no generator made and freed per edge
                 if (a.direction is not in_dir) == want_write:
