@@ -24,6 +24,7 @@ same bytes: no paths, no clock time), :func:`write_run_report` the atomic write.
 
 from __future__ import annotations
 
+from bisect import bisect_right, insort
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, NamedTuple
@@ -79,6 +80,9 @@ def _rounded(x: Any) -> Any:
         return [_rounded(v) for v in x]
     return x
 
+
+_LAST = float("inf")
+"""Sorts after every task id: ``(cycles, _LAST)`` bounds the ``(end, task)`` pairs ending at or before ``cycles``."""
 
 _LEAVES = frozenset({int, str, bool, type(None)})
 """The types :func:`_rounded` keeps as they are without a look inside."""
@@ -188,14 +192,15 @@ def report_model(
             if b.start > a.end:
                 core_gaps.append({"core": c, "after": a.task_id, "task": b.task_id, "from": a.end, "to": b.start,
                                   "cycles": b.start - a.end})  # fmt: skip
-        for i, r in enumerate(lst):  # the latest end of an earlier task on this core, at a task's first start
-            if i and r.start == first[r.task_id]:
-                before, start, task = None, r.start, r.task_id  # a plain loop: no generator resumed per slice
-                for p in lst[:i]:
-                    if p.end <= start and p.task_id != task and (before is None or p.end > before):
-                        before = p.end
-                if before is not None:
-                    prev_end[r.task_id] = max(before, prev_end.get(r.task_id) or 0)
+        earlier: list[tuple[int, int]] = []  # (end, task) of the slices before, sorted: no rescan per slice
+        for r in lst:  # the latest end of an earlier task on this core, at a task's first start
+            if earlier and r.start == first[r.task_id]:
+                j = bisect_right(earlier, (r.start, _LAST)) - 1  # the latest end at or before the start ...
+                while j >= 0 and earlier[j][1] == r.task_id:  # ... of another task (a block of no cycles)
+                    j -= 1
+                if j >= 0:
+                    prev_end[r.task_id] = max(earlier[j][0], prev_end.get(r.task_id) or 0)
+            insort(earlier, (r.end, r.task_id))
         gaps += core_gaps
         cores.append({"id": c, "type": result.core_types[c], "tasks": [r.task_id for r in lst], "busy": busy,
                       "idle": sum([g["cycles"] for g in core_gaps]), "first": lst[0].start, "last": lst[-1].end,
