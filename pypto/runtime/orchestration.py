@@ -78,11 +78,19 @@ class DeviceBuffer:
     origin: str
     read_only: bool = False
     """A padded copy of a window past its source's end: tasks may read it only."""
+    start_offset: int = 0
+    """Where it starts in its memory, in elements (a host slice's window; 0 for a whole buffer)."""
 
     @property
     def nbytes(self) -> int:
         """Size in bytes."""
         return int(self.array.nbytes)
+
+
+def _window_start(src: DeviceBuffer, offsets: list[int]) -> int:
+    """The element offset in ``src``'s memory of the window of ``src`` at ``offsets``."""
+    item = src.array.itemsize
+    return src.start_offset + sum(o * (s // item) for o, s in zip(offsets, src.array.strides, strict=True))
 
 
 @dataclass
@@ -503,7 +511,7 @@ class _HostInterpreter:
                 "contiguous; the host passes tasks contiguous tensors only (slice it inside the kernel's pl.at scope)"
             )
         name = op.result.name_hint or f"{src.name}_slice"
-        return DeviceBuffer(src.id, name, view, f"slice of {src.name}")
+        return DeviceBuffer(src.id, name, view, f"slice of {src.name}", start_offset=_window_start(src, offsets))
 
     def overrun(self, op: TensorSliceOp, src: DeviceBuffer, offsets: list[int], shape: tuple[int, ...]) -> DeviceBuffer:
         """A window that starts inside ``src`` but runs past its end (upstream's 07 example: ``n_unroll``
@@ -514,7 +522,8 @@ class _HostInterpreter:
         arr = np.zeros(shape, dtype=src.array.dtype)
         arr[tuple(slice(0, n) for n in part.shape)] = part
         name = op.result.name_hint or f"{src.name}_slice"
-        return DeviceBuffer(src.id, name, arr, f"slice of {src.name} past its end", read_only=True)
+        return DeviceBuffer(src.id, name, arr, f"slice of {src.name} past its end", read_only=True,
+                            start_offset=_window_start(src, offsets))  # fmt: skip
 
     def run_for(self, op: scf.ForOp, env: dict[SSAValue, Any]) -> list[Any]:
         """``scf.for`` on the host: one walk of the body per iteration."""

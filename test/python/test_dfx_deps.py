@@ -31,33 +31,43 @@ def chain(a: pl.Tensor, x: pl.Out[pl.Tensor], y: pl.Out[pl.Tensor]):
 
 
 @pl.jit.inline
-def _whole_then_top(a: pl.Tensor, x: pl.Out[pl.Tensor], y: pl.Out[pl.Tensor]):
+def _whole_then_low(a: pl.Tensor, x: pl.Out[pl.Tensor], y: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP, name_hint="k_whole"):
         x[:] = pl.add(a, a)
-    top = x[0:16, 0:64]  # a host slice: the second task gets a view of the first one's output
-    with pl.at(level=pl.Level.CORE_GROUP, name_hint="k_top"):
-        y = pl.assemble(y, pl.mul(top, top), [0, 0])
+    low = x[16:32, 0:64]  # a host slice: the second task gets a view of the first one's output
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="k_low"):
+        y = pl.assemble(y, pl.mul(low, low), [0, 0])
     return x, y
 
 
 @pl.jit
 def sliced(a: pl.Tensor, x: pl.Out[pl.Tensor], y: pl.Out[pl.Tensor]):
-    x, y = _whole_then_top(a, x, y)
+    x, y = _whole_then_low(a, x, y)
     return x, y
 
 
 def test_a_dependency_through_a_host_slice(tmp_path: Path) -> None:
     """The consumer reads a view of the memory its producer wrote whole: the edge's producer side is the
-    producer's argument on that memory (it was an IndexError: the producer had no argument of that view)."""
+    producer's argument on that memory (it was an IndexError: the producer had no argument of that view), and
+    the view says where it starts (rows 16-31 of 64 columns: element 1024), in deps.json and the args dump."""
     a, x, y = torch.randn(32, 64), torch.zeros(32, 64), torch.zeros(16, 64)
     build = tmp_path / "build"
-    sliced(a, x, y, config=RunConfig(save_kernels_dir=str(build), enable_dep_gen=True))
-    torch.testing.assert_close(y, (2 * a[:16]) ** 2)
+    sliced(a, x, y, config=RunConfig(save_kernels_dir=str(build), enable_dep_gen=True, enable_dump_args=2))
+    torch.testing.assert_close(y, (2 * a[16:]) ** 2)
     deps = json.loads((build / "dfx_outputs" / "deps.json").read_text())
     (edge,) = [e for e in deps["edges"] if e["source"] == "tensormap"]
     assert (edge["pred"], edge["succ"]) == ("0", "1")
-    assert edge["consumer_shape"] == [16, 64] and edge["producer_shape"] == [32, 64]
+    assert edge["consumer_shape"] == [16, 64] and edge["consumer_start_offset"] == "1024"
+    assert edge["producer_shape"] == [32, 64] and edge["producer_start_offset"] == "0"
+    assert [a["start_offset"] for a in deps["tasks"][1]["args"]] == ["1024", "0"]
     assert deps_viewer.main([str(build / "dfx_outputs" / "deps.json")]) == 0
+    manifest = json.loads((build / "dfx_outputs" / "args_dump" / "args_dump.json").read_text())
+    low = [r for r in manifest["args"] if r["task_id"].endswith("1") and r["arg_index"] == 0]
+    assert low and all(r["start_offset"] == 1024 and r["shape"] == [16, 64] for r in low)
+    data = (build / "dfx_outputs" / "args_dump" / "args.bin").read_bytes()
+    r = low[0]
+    got = torch.frombuffer(bytearray(data[r["bin_offset"] : r["bin_offset"] + r["bin_size"]]), dtype=torch.float32)
+    torch.testing.assert_close(got.reshape(16, 64), 2 * a[16:])  # the window's own bytes
 
 
 def _run(tmp_path: Path, **flags: object) -> Path:

@@ -11,8 +11,9 @@ the run marks. Two stages per task:
 
 The role is the argument's direction (In -> ``input``, Out -> ``output``, InOut -> ``inout``; a
 scalar is an input). Rows are sorted by (task_id, stage, arg_index, role), stages in the order above
-(not alphabetical) and roles input < output < inout. A task's view of a tensor is the whole device buffer on the simulated chip
-(``start_offset`` 0, contiguous, row-major strides in elements). Payloads are the buffer's bytes,
+(not alphabetical) and roles input < output < inout. A task's view of a tensor is its device buffer on the simulated chip,
+or a host slice's window of it (``start_offset``: where the window starts in the buffer, in elements; 0 for a whole
+buffer), contiguous, row-major strides in elements. Payloads are the view's bytes,
 row-major little-endian, at ``[bin_offset, +bin_size)`` of ``args.bin`` in manifest order; a BF16
 payload is its ``uint16`` bits. ``func_id`` is the task's kernels (a Group: its AIC and AIV parts)
 numbered per program: the kernel functions the run's task graph calls, sorted by name, from 0.
@@ -245,7 +246,8 @@ class ArgsDumpCollector(Collector):
             strides = ",".join([str(int(s) // arr.itemsize) for s in arr.strides])
             known = self._bodies[key] = (
                 f'"kind":"tensor","dtype":{encode_basestring_ascii(dtype or _dtype_name(arr.dtype))},"value":null,'
-                f'"is_contiguous":true,"shape":[{shape}],"strides":[{strides}],"start_offset":0,"numel":{int(arr.size)},'
+                f'"is_contiguous":true,"shape":[{shape}],"strides":[{strides}],"start_offset":{int(buffer.start_offset)},'
+                f'"numel":{int(arr.size)},'
             )
         return known
 

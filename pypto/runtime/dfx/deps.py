@@ -11,8 +11,9 @@ What the file says, and where each value comes from on the simulated chip:
   none). ``block_num`` is the task's SPMD block count (``with pl.spmd(n)``: ``n``; 1 for a plain task).
   ``args`` lists every argument
   (``type`` ``INPUT`` / ``OUTPUT_EXISTING`` / ``INOUT`` for tensors, whose buffers always exist before the
-  task, ``SCALAR`` with ``tensor_id`` null otherwise); a tensor argument is the whole buffer (the runtime
-  passes no views): ``start_offset`` "0", contiguous element ``strides``.
+  task, ``SCALAR`` with ``tensor_id`` null otherwise); a tensor argument is its buffer, or a host slice's
+  window of it (its shape, and its ``start_offset`` in elements; "0" for a whole buffer), contiguous element
+  ``strides``.
 - **func_ids**: :func:`kernel_func_ids`, the kernel functions (AIC / AIV / InCore; a Group is not one,
   its parts are) numbered in the program's order; the name map uses the same numbering.
 - **tensors**: one per (buffer, version) an argument names. The simulator has no device addresses, so
@@ -174,9 +175,9 @@ def deps_document(result: Any) -> dict[str, list[Encoded]]:
     version: dict[int, int] = {}
     tensors: list[Encoded] = []
     arg_key: dict[tuple[int, int], tuple[int, int, Any, str | None]] = {}  # (task, arg idx) -> its spelled key
-    spelled: dict[tuple[int, int, Any, str | None], tuple[str, str, str, str, str]] = {}
-    """(id(buffer), version, direction, dtype) -> the argument's text after its idx; its tensor id, dtype, shape
-    and strides as JSON (its edges repeat them)."""
+    spelled: dict[tuple[int, int, Any, str | None], tuple[str, str, str, str, str, str]] = {}
+    """(id(buffer), version, direction, dtype) -> the argument's text after its idx; its tensor id, dtype, shape,
+    strides and start offset as JSON (its edges repeat them)."""
     layouts: dict[int, tuple[str, str, str, str]] = {}  # id(buffer) -> _layout
     seen: set[int] = set()  # the tensor ids listed
     tasks: list[Encoded] = []
@@ -221,10 +222,11 @@ def deps_document(result: Any) -> dict[str, list[Encoded]]:
                     seen.add(tid)
                     tensors.append(Encoded(f'{{"tensor_id":"{tid}","buffer_addr":"{addrs[mem]}","version":{v},'
                                            f'"dtype":{dtype},"buffer_numel":"{layout[3]}"}}'))  # fmt: skip
+                offset = f'"{b.start_offset}"'
                 known = spelled[key] = (
                     f',"type":"{_ARG_TYPE[direction]}","tensor_id":"{tid}","dtype":{dtype},'
-                    f'"shape":{layout[0]},"start_offset":"0","strides":{layout[1]}}}',
-                    f'"{tid}"', dtype, layout[0], layout[1],
+                    f'"shape":{layout[0]},"start_offset":{offset},"strides":{layout[1]}}}',
+                    f'"{tid}"', dtype, layout[0], layout[1], offset,
                 )  # fmt: skip
             arg_key[(tid_, index)] = key
             args.append(f'{{"idx":{index}{known[0]}')
@@ -248,10 +250,10 @@ def deps_document(result: Any) -> dict[str, list[Encoded]]:
             key = arg_key[(t.id, e.arg)]
             consumer = as_consumer.get(key)
             if consumer is None:
-                _, tid, dtype, shape, strides = spelled[key]
+                _, tid, dtype, shape, strides, offset = spelled[key]
                 consumer = as_consumer[key] = (
                     f'"tensor_id":{tid},"consumer_dtype":{dtype},"consumer_shape":{shape},'
-                    f'"consumer_start_offset":"0","consumer_strides":{strides}'
+                    f'"consumer_start_offset":{offset},"consumer_strides":{strides}'
                 )
             buf = t.args[e.arg].buffer
             want_write = e.kind != "war"  # the producer wrote the buffer (RAW/WAW) or read it (WAR)
@@ -266,9 +268,9 @@ def deps_document(result: Any) -> dict[str, list[Encoded]]:
             key = arg_key[(e.pred, pick.index)]
             producer = as_producer.get(key)
             if producer is None:
-                _, _, _, shape, strides = spelled[key]
+                _, _, _, shape, strides, offset = spelled[key]
                 producer = as_producer[key] = (
-                    f'"producer_shape":{shape},"producer_start_offset":"0","producer_strides":{strides}}}'
+                    f'"producer_shape":{shape},"producer_start_offset":{offset},"producer_strides":{strides}}}'
                 )
             edges.append(Encoded(f'{head},"source":"tensormap","flags":["wait"],"overlap":"covered",{consumer},{producer}'))
     return {"tasks": tasks, "tensors": tensors, "edges": edges}
