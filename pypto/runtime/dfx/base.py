@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import gc
+import shutil
 import threading
 import weakref
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Collection, Hashable, Sequence
 from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -52,6 +53,31 @@ def when_written(release: Callable[[], None]) -> None:
         release()
     else:
         releases.append(release)
+
+
+def remove_superseded(folder: Path, keep: Collection[str], ours: Callable[[Path], bool]) -> list[Path]:
+    """Remove what an earlier run left in ``folder`` that this run did not write: every entry not named in
+    ``keep`` that ``ours`` recognises as a run's (a file, or a folder with all it holds); anything else there is
+    the user's and stays. Beside this run's artefacts an earlier run's would read as its own. A missing folder,
+    or an entry another process removed first, is no error. The removed paths. (Call it through
+    :func:`when_written`, so a failed write removes nothing.)"""
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return []
+    removed = []
+    for path in entries:
+        if path.name in keep or not ours(path):
+            continue
+        try:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        except OSError:
+            continue  # another process's run is using it, or removed it first
+        removed.append(path)
+    return removed
 
 
 _BATCH = threading.local()

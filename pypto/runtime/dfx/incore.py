@@ -26,7 +26,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .base import Collector, json_text, register, when_written, write_artefact
+from .base import Collector, json_text, register, remove_superseded, when_written, write_artefact
 from .bottleneck import SYNC_KINDS, bottleneck, bottleneck_text
 from .cleantrace import Slice, clean_trace
 from .pmu import dtype_bytes, part_rows
@@ -158,7 +158,7 @@ def write_part(out: Path, metrics: dict[str, Any], trace: dict[str, Any]) -> tup
 
 def write_incore(result: Any, out_dir: Path, keep_scalar: bool = False) -> tuple[list[Path], list[str]]:
     """Every task part's files under ``out_dir/incore``; (paths, bottleneck texts). Once they are written,
-    the part folders of an earlier run that this run has no part for are removed (:func:`remove_stale_parts`)."""
+    the part folders of an earlier run that this run has no part for are removed (:func:`_is_part_folder`)."""
     paths: list[Path] = []
     texts: list[str] = []
     folders: set[str] = set()
@@ -173,7 +173,7 @@ def write_incore(result: Any, out_dir: Path, keep_scalar: bool = False) -> tuple
         written, text = write_part(folder, metrics, trace)
         paths += written
         texts.append(text)
-    when_written(lambda: remove_stale_parts(out_dir / INCORE_DIR, keep=folders))
+    when_written(lambda: remove_superseded(out_dir / INCORE_DIR, folders, _is_part_folder))
     return paths, texts
 
 
@@ -184,29 +184,13 @@ PART_NAME = re.compile(r"\d+_[A-Za-z_]\w*")
 """A part folder's name: ``<task_id>_<kernel>`` (``_b<block>`` for an SPMD block)."""
 
 
-def remove_stale_parts(incore_dir: Path, keep: set[str]) -> list[Path]:
-    """Remove the part folders in ``incore_dir`` but ``keep``: an earlier run's, for a task part this run did not
-    have (a program whose task graph depends on its inputs), which would read as this run's. Only a folder named
-    as a part and holding nothing but a part's files goes; anything else there is the user's. The removed folders."""
-    try:
-        entries = sorted(incore_dir.iterdir())
-    except OSError:
-        return []
-    removed = []
-    for folder in entries:
-        if folder.name in keep or not PART_NAME.fullmatch(folder.name) or not folder.is_dir():
-            continue
-        try:
-            files = list(folder.iterdir())
-            if not files or any(f.name not in PART_FILES or not f.is_file() for f in files):
-                continue
-            for f in files:
-                f.unlink()
-            folder.rmdir()
-        except OSError:
-            continue  # another process's run is using it, or removed it first
-        removed.append(folder)
-    return removed
+def _is_part_folder(path: Path) -> bool:
+    """Whether ``path`` is a run's part folder: named as a part and holding a part's files only (an earlier run's,
+    for a task part the current run did not have, reads as the current run's; anything else is the user's)."""
+    if not PART_NAME.fullmatch(path.name) or not path.is_dir():
+        return False
+    files = list(path.iterdir())
+    return bool(files) and all(f.name in PART_FILES and f.is_file() for f in files)
 
 
 @register

@@ -9,13 +9,12 @@ which runs the same way at every level: collection costs no simulated cycle.
 
 from __future__ import annotations
 
-import os
 import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .base import Collector, json_text, register, when_written, write_artefact
+from .base import Collector, json_text, register, remove_superseded, when_written, write_artefact
 from .deps import write_name_map
 from .records import phase_texts, records_for_json, swimlane_records
 from .run_report import write_run_report
@@ -33,6 +32,10 @@ STAMPED_TRACE = re.compile(r"merged_swimlane_\d{8}_\d{6}\.json")
 converter's own default name, is a user's file and not one of them."""
 
 
+def _is_stamped_trace(path: Path) -> bool:
+    return STAMPED_TRACE.fullmatch(path.name) is not None and path.is_file()
+
+
 def write_merged_trace(result: Any, out_dir: Path, level: int = 2, stamp: str | None = None) -> Path:
     """``merged_swimlane_<YYYYMMDD_HHMMSS>.json``: the run's Chrome trace (:mod:`.trace`), labelled with
     its kernel names and its task dependencies as flows (upstream's simulator cannot write it: it lacks
@@ -45,25 +48,8 @@ def write_merged_trace(result: Any, out_dir: Path, level: int = 2, stamp: str | 
                              phase_texts=phase_texts(result, level))
     path = out_dir / f"merged_swimlane_{stamp or datetime.now().strftime('%Y%m%d_%H%M%S')}.json"
     write_artefact(path, text)
-    when_written(lambda: remove_earlier_traces(out_dir, keep=path.name))
+    when_written(lambda: remove_superseded(out_dir, {path.name}, _is_stamped_trace))
     return path
-
-
-def remove_earlier_traces(out_dir: Path, keep: str) -> list[Path]:
-    """Remove the time-stamped merged traces in ``out_dir`` but ``keep`` (an earlier run's); the removed paths."""
-    try:
-        names = os.listdir(out_dir)
-    except OSError:
-        return []
-    removed = []
-    for name in sorted(names):
-        if name != keep and STAMPED_TRACE.fullmatch(name):
-            try:
-                os.unlink(out_dir / name)
-            except FileNotFoundError:
-                continue  # another process's run removed it first
-            removed.append(out_dir / name)
-    return removed
 
 
 @register

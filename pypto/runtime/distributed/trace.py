@@ -15,12 +15,12 @@ the same trace as a page (:mod:`.report`).
 from __future__ import annotations
 
 import json
-import shutil
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pypto.runtime.dfx.base import DFX_DIR, json_text, write_artefact
+from pypto.runtime.dfx.base import DFX_DIR, json_text, remove_superseded, write_artefact
 
 from .report import write_cross_rank_report
 
@@ -40,45 +40,25 @@ def rank_dir(out_dir: Path, rank: int, dispatch: int | None = None) -> Path:
 
 
 def remove_stale_ranks(out_dir: Path, dispatches: dict[int, int]) -> list[Path]:
-    """Remove what an earlier run left in ``<out>/dfx_outputs`` that this run did not write: the ``rank{r}`` of a
-    rank it did not have, and a ``rank{r}/d{k}`` past its rank's ``dispatches[r]`` chip dispatches so far. The
-    cross-rank trace and page never show them, but beside this run's folders they would read as its own. Only
-    a folder holding the file that marks it as ours goes (``comm_events.json``, ``dispatch_program.json``).
-    The removed folders."""
+    """Remove what an earlier run left in ``<out>/dfx_outputs``: the ``rank{r}`` of a rank this run did not have,
+    and a ``rank{r}/d{k}`` past its rank's ``dispatches[r]`` chip dispatches so far (the cross-rank trace and
+    page never show them). Only a folder holding the file that marks it as ours goes (``comm_events.json``,
+    ``dispatch_program.json``): :func:`pypto.runtime.dfx.base.remove_superseded`. The removed folders."""
     root = Path(out_dir) / DFX_DIR
-    removed: list[Path] = []
-    try:
-        entries = sorted(root.iterdir())
-    except OSError:
-        return removed
-    for folder in entries:
-        rank = _numbered(folder.name, "rank")
-        if rank is None or not folder.is_dir():
-            continue
-        if rank not in dispatches:
-            if (folder / RANK_EVENTS).is_file() and _remove_tree(folder):
-                removed.append(folder)
-            continue
-        for sub in sorted(folder.iterdir()):
-            k = _numbered(sub.name, "d")
-            stale = k is not None and k >= dispatches[rank] and (sub / DISPATCH_PROGRAM).is_file()
-            if stale and _remove_tree(sub):
-                removed.append(sub)
+    removed = remove_superseded(root, {f"rank{r}" for r in dispatches}, lambda p: _marked(p, _RANK, RANK_EVENTS))
+    for rank, count in sorted(dispatches.items()):
+        keep = {f"d{k}" for k in range(count)}
+        removed += remove_superseded(root / f"rank{rank}", keep, lambda p: _marked(p, _DISPATCH, DISPATCH_PROGRAM))
     return removed
 
 
-def _numbered(name: str, prefix: str) -> int | None:
-    """``n`` of a name ``<prefix><n>`` (decimal, no leading zero), else None."""
-    rest = name[len(prefix) :] if name.startswith(prefix) else ""
-    return int(rest) if rest.isdigit() and rest == str(int(rest)) else None
+_RANK, _DISPATCH = re.compile(r"rank\d+"), re.compile(r"d\d+")
+"""The names of a rank's folder and of one of its dispatches'."""
 
 
-def _remove_tree(folder: Path) -> bool:
-    try:
-        shutil.rmtree(folder)
-    except OSError:
-        return False  # another process's run is using it, or removed it first
-    return True
+def _marked(path: Path, name: re.Pattern[str], marker: str) -> bool:
+    """Whether ``path`` is a folder named as ``name`` says that holds ``marker`` (a run wrote it)."""
+    return name.fullmatch(path.name) is not None and (path / marker).is_file()
 
 
 def write_rank_events(out_dir: Path, rank: int, device_id: int, clock: int, events: list[dict[str, Any]]) -> Path:
