@@ -255,11 +255,9 @@ def deps_document(result: Any) -> dict[str, list[Encoded]]:
                     f'"tensor_id":{tid},"consumer_dtype":{dtype},"consumer_shape":{shape},'
                     f'"consumer_start_offset":{offset},"consumer_strides":{strides}'
                 )
-            buf = t.args[e.arg].buffer
+            mem = t.args[e.arg].buffer.id  # the memory the edge is on (the producer may pass another view of it)
             want_write = e.kind != "war"  # the producer wrote the buffer (RAW/WAW) or read it (WAR)
-            pred_args = [a for a in by_id[e.pred].args if a.buffer is buf]
-            if not pred_args:  # the producer had another view of the memory (a host slice): that one
-                pred_args = [a for a in by_id[e.pred].args if a.buffer is not None and a.buffer.id == buf.id]
+            pred_args = [a for a in by_id[e.pred].args if a.buffer is not None and a.buffer.id == mem]
             pick = pred_args[0]
             for a in pred_args:  # a plain loop: no generator made and freed per edge
                 if (a.direction is not in_dir) == want_write:
