@@ -96,29 +96,32 @@ def json_text(obj: Any, *, allow_nan: bool = True) -> str:
     is written as it is (its text is already that compact JSON). The values are ``json.dumps``'s, and
     all but the outer lines go through its C encoder (``indent`` would send the whole document through
     the pure-Python one, which cost a flagged run a third of its collection time)."""
-    encode = compact_encoder(allow_nan)
+    return _layout(obj, 0, "", compact_encoder(allow_nan))
 
-    def layout(value: Any, depth: int, pad: str) -> str:
-        if type(value) is Encoded:
-            return value
-        if depth >= JSON_OUTER_LEVELS or not value or not isinstance(value, dict | list | tuple):
-            return encode(value)
-        inner = pad + " "
-        if isinstance(value, dict):
-            items = [f"{inner}{key_text(key)}: {layout(v, depth + 1, inner)}" for key, v in value.items()]
-            return "{\n" + ",\n".join(items) + "\n" + pad + "}"
-        if depth + 1 >= JSON_OUTER_LEVELS:  # the last outer level: each item compact on its line
-            lines = [v if type(v) is Encoded else encode(v) for v in value]
-            return "[\n" + inner + (",\n" + inner).join(lines) + "\n" + pad + "]"
-        items = [inner + layout(v, depth + 1, inner) for v in value]
-        return "[\n" + ",\n".join(items) + "\n" + pad + "]"
 
-    def key_text(key: Any) -> str:
-        if type(key) is str:
-            return encode_basestring_ascii(key)
-        return encode({key: 0})[1:-3]  # json's own key conversion (int, float, bool, None; else a TypeError)
+def _layout(value: Any, depth: int, pad: str, encode: Callable[[Any], str]) -> str:
+    """:func:`json_text` of ``value`` at ``depth`` (indented by ``pad``). A module function, not a closure of
+    :func:`json_text`: a recursive closure is a reference cycle, garbage only the cyclic collector frees, and
+    each run's cycles made it sweep the process's whole heap (a full collection every hundred flagged runs)."""
+    if type(value) is Encoded:
+        return value
+    if depth >= JSON_OUTER_LEVELS or not value or not isinstance(value, dict | list | tuple):
+        return encode(value)
+    inner = pad + " "
+    if isinstance(value, dict):
+        items = [f"{inner}{_key_text(key, encode)}: {_layout(v, depth + 1, inner, encode)}" for key, v in value.items()]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if depth + 1 >= JSON_OUTER_LEVELS:  # the last outer level: each item compact on its line
+        lines = [v if type(v) is Encoded else encode(v) for v in value]
+        return "[\n" + inner + (",\n" + inner).join(lines) + "\n" + pad + "]"
+    items = [inner + _layout(v, depth + 1, inner, encode) for v in value]
+    return "[\n" + ",\n".join(items) + "\n" + pad + "]"
 
-    return layout(obj, 0, "")
+
+def _key_text(key: Any, encode: Callable[[Any], str]) -> str:
+    if type(key) is str:
+        return encode_basestring_ascii(key)
+    return encode({key: 0})[1:-3]  # json's own key conversion (int, float, bool, None; else a TypeError)
 
 
 class Collector:
