@@ -24,7 +24,7 @@ from xdsl.ir import Operation, SSAValue
 from pypto.diagnostics import Diagnostic, Severity, SourceSpan, emit, op_span
 from pypto.dialects.enums import ParamDirection
 from pypto.dialects.op_base import PLOp
-from pypto.dialects.op_facts import written_operands
+from pypto.dialects.op_facts import alias_operand, is_view, written_operands
 from pypto.dialects.program import param_directions
 from pypto.dialects.tensor_ops import TensorAssembleOp, TensorWriteOp
 from pypto.dialects.tile_ops import TileAllocOp, TileStoreOp
@@ -59,7 +59,8 @@ def unused_variables(module: ModuleOp) -> list[tuple[Operation, str]]:
 
 def _written(v: SSAValue) -> bool:
     """Whether tensor ``v`` is written: stored into, assembled into, written in place (an op whose
-    result shares its buffer, not a view) or passed to a call, directly or through a loop carry."""
+    result shares its buffer, not a view) or passed to a call, directly, through a loop carry or through a
+    view of it (``pl.slice(out, ...)`` passed to a kernel writes ``out``)."""
     seen: set[SSAValue] = set()
     work = [v]
     while work:
@@ -79,6 +80,8 @@ def _written(v: SSAValue) -> bool:
                 return True  # a kernel call writes its Out arguments
             if isinstance(user, scf.ForOp) and use.index >= 3:
                 work.append(user.body.block.args[use.index - 2])  # the iter arg
+            if is_view(user) and getattr(user, alias_operand(user) or "", None) is cur:
+                work.extend(user.results)  # a write to the view is a write to its source
     return False
 
 
