@@ -20,9 +20,12 @@ The walk also records its runtime scopes (:class:`ScopeEvent`, in ``TaskGraph.sc
 function's body (depth 0), each loop iteration, the taken branch of an ``if`` and each inlined
 function's body, as upstream's generated orchestration opens a ``PTO2_SCOPE`` for each.
 
-Dependencies are computed per tensor (the whole buffer) from the directions:
-a task waits for the last writer of every tensor it reads or writes (RAW,
-WAW) and for the readers since that write of every tensor it writes (WAR).
+Dependencies are computed per region of device memory from the directions (upstream's tensormap): a
+task waits for the latest writers of every region its tensors overlap, read or written (RAW, WAW), and for
+the readers since then of every region it writes (WAR). A host slice is a contiguous window of its
+memory (:attr:`DeviceBuffer.window`), so two windows overlap exactly when their element ranges do: tasks
+writing disjoint rows of one output (upstream's 04_paged_attention, a batch each) do not wait for each
+other. A whole tensor is the window of all its memory.
 The static ``pl.task_deps`` of AutoDeriveTaskDependencies are added on top
 (an edge to the latest instance of each listed ``pl.task_id``), so an explicit
 ``deps=[...]`` is honoured too.
@@ -86,6 +89,12 @@ class DeviceBuffer:
         """Size in bytes."""
         return int(self.array.nbytes)
 
+    @property
+    def window(self) -> tuple[int, int]:
+        """The elements of its memory it covers, ``[start, end)`` (a view is contiguous; a padded copy past
+        its source's end claims its whole extent from its start, which over-approximates safely)."""
+        return self.start_offset, self.start_offset + int(self.array.size)
+
 
 def _window_start(src: DeviceBuffer, offsets: list[int]) -> int:
     """The element offset in ``src``'s memory of the window of ``src`` at ``offsets``."""
@@ -125,13 +134,17 @@ class KernelPart:
 
 @dataclass(frozen=True)
 class DepEdge:
-    """Why a task waits for ``pred``: ``kind`` ``"raw"`` / ``"waw"`` (``pred`` is the last writer of
-    the tensor of argument ``arg``), ``"war"`` (``pred`` read it since that write and this task
-    writes it) or ``"explicit"`` (a ``pl.task_deps`` entry; ``arg`` is -1)."""
+    """Why a task waits for ``pred``: ``kind`` ``"raw"`` / ``"waw"`` (``pred`` is a latest writer of a
+    region the tensor of argument ``arg`` overlaps), ``"war"`` (``pred`` read such a region since and this
+    task writes it) or ``"explicit"`` (a ``pl.task_deps`` entry; ``arg`` is -1). ``pred_arg``: the
+    argument of ``pred`` on that region (-1 for explicit); ``covered``: its window holds all of this
+    task's (deps.json's ``overlap``: covered, else other)."""
 
     pred: int
     arg: int
     kind: str
+    pred_arg: int = -1
+    covered: bool = True
 
 
 @dataclass
@@ -355,8 +368,10 @@ class _HostInterpreter:
         }
         self.tasks: list[Task] = []
         self.buffers: list[DeviceBuffer] = []
-        self._last_writer: dict[int, int] = {}
-        self._readers: dict[int, set[int]] = {}
+        self._last_writer: dict[int, list[_Access]] = {}
+        """A memory (``DeviceBuffer.id``) -> its latest writes: no later write covers their windows."""
+        self._readers: dict[int, list[_Access]] = {}
+        """A memory -> its reads that no later write covers."""
         self._by_static: dict[int, int] = {}
         self._by_handle: dict[str, int] = {}  # ``pl.at(...) as t`` label -> its latest task
         # Calls whose innermost loop is a pl.parallel: the tasks of that loop's current / last finished run.
@@ -490,8 +505,9 @@ class _HostInterpreter:
 
     def slice(self, op: TensorSliceOp, env: dict[SSAValue, Any]) -> DeviceBuffer:
         """``pl.tensor.slice`` on the host (a window a task reads or writes, e.g. a row of a table
-        picked by a run-time position): a view of the source's array under the source's buffer id,
-        so dependencies stay whole-buffer. The window must be contiguous (kernels see flat GM)."""
+        picked by a run-time position): a view of the source's array under the source's buffer id; its
+        dependencies are those of its window (:attr:`DeviceBuffer.window`). The window must be contiguous
+        (kernels see flat GM)."""
         src = env[op.input]
         if not isinstance(src, DeviceBuffer):
             raise OrchestrationError(f"pl.tensor.slice of a non-tensor at {_loc(op)}")
@@ -672,13 +688,18 @@ class _HostInterpreter:
             if a.buffer is None or a.index in untracked:
                 continue
             b = a.buffer.id
-            if b in self._last_writer:
-                task.deps.add(self._last_writer[b])
-                kind = "waw" if a.direction is ParamDirection.Out else "raw"
-                task.dep_edges.append(DepEdge(self._last_writer[b], a.index, kind))
+            lo, hi = a.buffer.window
+            kind = "waw" if a.direction is ParamDirection.Out else "raw"
+            for w in _overlapping(self._last_writer.get(b, ()), lo, hi):
+                task.deps.add(w.task)
+                task.dep_edges.append(DepEdge(w.task, a.index, kind, w.arg, w.lo <= lo and hi <= w.hi))
             if a.direction is not ParamDirection.In:
-                task.deps |= self._readers.get(b, set())
-                task.dep_edges += [DepEdge(r, a.index, "war") for r in sorted(self._readers.get(b, set()))]
+                readers: dict[int, _Access] = {}  # one edge per reading task (its first read of the region)
+                for r in _overlapping(self._readers.get(b, ()), lo, hi):
+                    readers.setdefault(r.task, r)
+                for tid_r, r in sorted(readers.items()):
+                    task.deps.add(tid_r)
+                    task.dep_edges.append(DepEdge(tid_r, a.index, "war", r.arg, r.lo <= lo and hi <= r.hi))
         for s in static_deps:
             if s in self._by_static and s not in explicit:
                 task.deps.add(self._by_static[s])
@@ -694,17 +715,38 @@ class _HostInterpreter:
             if a.buffer is None or a.index in untracked:
                 continue
             b = a.buffer.id
+            access = _Access(*a.buffer.window, tid, a.index)
             if a.direction is ParamDirection.In:
-                self._readers.setdefault(b, set()).add(tid)
-            else:
-                self._last_writer[b] = tid
-                self._readers[b] = {tid} if a.direction is ParamDirection.InOut else set()
+                self._readers.setdefault(b, []).append(access)
+                continue
+            self._last_writer[b] = [w for w in self._last_writer.get(b, ()) if not access.covers(w)] + [access]
+            reads = [r for r in self._readers.get(b, ()) if not access.covers(r)]
+            self._readers[b] = reads + [access] if a.direction is ParamDirection.InOut else reads
         if static_id is not None:
             self._by_static[static_id] = tid
             if static_id in self._par_loop:
                 self._run_now.setdefault(static_id, []).append(tid)
         self.tasks.append(task)
         return task
+
+
+@dataclass(frozen=True)
+class _Access:
+    """A task's read or write of the elements ``[lo, hi)`` of a memory, through its argument ``arg``."""
+
+    lo: int
+    hi: int
+    task: int
+    arg: int
+
+    def covers(self, other: _Access) -> bool:
+        """This access's window holds all of ``other``'s (a write of it supersedes ``other``)."""
+        return self.lo <= other.lo and other.hi <= self.hi
+
+
+def _overlapping(accesses: Sequence[_Access], lo: int, hi: int) -> list[_Access]:
+    """The accesses whose windows share an element with ``[lo, hi)``, by task."""
+    return sorted((x for x in accesses if x.lo < hi and lo < x.hi), key=lambda x: (x.task, x.arg))
 
 
 def entry_function(module: ModuleOp, name: str | None = None) -> func.FuncOp:

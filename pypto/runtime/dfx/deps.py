@@ -23,10 +23,12 @@ What the file says, and where each value comes from on the simulated chip:
   input and its producer's output name one tensor. ``tensor_id`` is :func:`tensor_id`: FNV-1a 64 over
   the address then the version, each 8 bytes little-endian.
 - **edges**: the runtime's real dependencies (``Task.dep_edges``), one per reason, so a pair may repeat.
-  The runtime tracks the last writer and the readers since of each whole buffer, as upstream's
-  tensormap tracks address ranges: those edges (read-after-write, write-after-write and
-  write-after-read) are ``source: "tensormap"``, ``flags ["wait"]``, ``overlap "covered"`` (both sides
-  are the whole buffer), with ``arg`` the consumer's argument. ``pl.task_deps`` edges are
+  The runtime tracks the latest writers and the readers since of each window of memory, as upstream's
+  tensormap tracks address ranges (a window is a contiguous element range: disjoint windows of one
+  buffer have no edge): those edges (read-after-write, write-after-write and write-after-read) are
+  ``source: "tensormap"``, ``flags ["wait"]``, ``overlap`` ``"covered"`` when the producer's window holds
+  the consumer's, else ``"other"``, with ``arg`` the consumer's argument and the ``producer_*`` fields of
+  the producer's argument on that window (``DepEdge.pred_arg``). ``pl.task_deps`` edges are
   ``"explicit"``, ``arg`` -1, ``flags ["wait", "retain"]``. No edge is ``"creator"``: tensors are
   created on the host, never by a task.
 
@@ -234,7 +236,6 @@ def deps_document(result: Any) -> dict[str, list[Encoded]]:
             version[mem] = version.get(mem, 0) + 1
         tasks.append(Encoded(f'{{"task_id":"{raw_task_id(tid_)}","scope":"auto","kernel_ids":[{slots[0]},{slots[1]},'
                              f'{slots[2]}],"block_num":{spell.number(t.block_num)},"args":[{",".join(args)}]}}'))  # fmt: skip
-    by_id = {t.id: t for t in graph.tasks}
     raw = {t.id: f'"{raw_task_id(t.id)}"' for t in graph.tasks}  # each task's id, spelled once
     as_consumer: dict[tuple[int, int, Any, str | None], str] = {}  # an argument's consumer_* text, once
     as_producer: dict[tuple[int, int, Any, str | None], str] = {}  # and its producer_* text
@@ -255,22 +256,15 @@ def deps_document(result: Any) -> dict[str, list[Encoded]]:
                     f'"tensor_id":{tid},"consumer_dtype":{dtype},"consumer_shape":{shape},'
                     f'"consumer_start_offset":{offset},"consumer_strides":{strides}'
                 )
-            mem = t.args[e.arg].buffer.id  # the memory the edge is on (the producer may pass another view of it)
-            want_write = e.kind != "war"  # the producer wrote the buffer (RAW/WAW) or read it (WAR)
-            pred_args = [a for a in by_id[e.pred].args if a.buffer is not None and a.buffer.id == mem]
-            pick = pred_args[0]
-            for a in pred_args:  # a plain loop: no generator made and freed per edge
-                if (a.direction is not in_dir) == want_write:
-                    pick = a
-                    break
-            key = arg_key[(e.pred, pick.index)]
+            key = arg_key[(e.pred, e.pred_arg)]  # the producer's argument on the region the edge is on
             producer = as_producer.get(key)
             if producer is None:
                 _, _, _, shape, strides, offset = spelled[key]
                 producer = as_producer[key] = (
                     f'"producer_shape":{shape},"producer_start_offset":{offset},"producer_strides":{strides}}}'
                 )
-            edges.append(Encoded(f'{head},"source":"tensormap","flags":["wait"],"overlap":"covered",{consumer},{producer}'))
+            overlap = '"covered"' if e.covered else '"other"'
+            edges.append(Encoded(f'{head},"source":"tensormap","flags":["wait"],"overlap":{overlap},{consumer},{producer}'))
     return {"tasks": tasks, "tensors": tensors, "edges": edges}
 
 
