@@ -294,6 +294,7 @@ def dot_source(
     func_names: dict[int, str] | None = None,
     direction: str = "LR",
     show_tensor_info: bool = False,
+    graph: DepsGraph | None = None,
 ) -> Any:
     """The dependency graph as a ``graphviz.Digraph``: a node per task shaped by core type (AIC blue
     box, AIV orange ellipse, mix green diamond, alloc grey note; SPMD red border and ``xN``), labelled
@@ -303,7 +304,7 @@ def dot_source(
         import graphviz
     except ImportError as e:
         raise DepsViewerError("the HTML view needs the 'graphviz' Python package (pip install graphviz)") from e
-    g = load_deps(deps_path)
+    g = graph if graph is not None else load_deps(deps_path)
     sidecar = load_core_types(deps_path)
     nodes, pairs = g.nodes, g.pairs
     fmt = _formatter(nodes)
@@ -322,18 +323,17 @@ def dot_source(
             for a in args if isinstance(args, list) else []:
                 if isinstance(a, dict) and a.get("tensor_id") is not None:
                     tn = tensor_names.get(str(a["tensor_id"]), "T?")
-                    shape = ",".join(str(d) for d in a.get("shape") or [])
+                    dims = a.get("shape")
+                    shape = ",".join(str(d) for d in dims) if isinstance(dims, list) else "?"
                     label += f"\narg{a.get('idx')} {a.get('type')} {tn}:{str(a.get('dtype', '?')).lower()}[{shape}]"
         attrs = dict(_STYLE[core])
         block = _block_num(t)
         if block > 1:
             attrs.update(color=SPMD_COLOR, penwidth="1.5", xlabel=f"x{block}", fontcolor="#000000")
         dot.node(f"T{(n >> 32) & 0xFF}_{n & 0xFFFFFFFF}", label, **attrs)
-    explicit_only = {
-        (p, s) for p, s in pairs if all(r.get("source") == "explicit" for p2, s2, r in g.rows if (p2, s2) == (p, s))
-    }
+    not_explicit = {(p, s) for p, s, r in g.rows if r.get("source") != "explicit"}  # one pass: no scan per pair
     for p, s in pairs:
-        attrs = {"style": "dashed", "color": "#B0B0B0"} if (p, s) in explicit_only else {}
+        attrs = {"style": "dashed", "color": "#B0B0B0"} if (p, s) not in not_explicit else {}
         dot.edge(f"T{(p >> 32) & 0xFF}_{p & 0xFFFFFFFF}", f"T{(s >> 32) & 0xFF}_{s & 0xFFFFFFFF}", **attrs)
     return dot
 
@@ -381,7 +381,8 @@ def render_html(
     show_tensor_info: bool = False,
 ) -> str:
     """A self-contained pan/zoom page around the Graphviz SVG of :func:`dot_source`."""
-    dot = dot_source(deps_path, func_names, direction, show_tensor_info)
+    g = load_deps(deps_path)
+    dot = dot_source(deps_path, func_names, direction, show_tensor_info, graph=g)
     import graphviz
 
     try:
@@ -391,7 +392,6 @@ def render_html(
     except graphviz.CalledProcessError as e:
         raise DepsViewerError(f"Graphviz '{engine}' failed: {e.stderr.decode(errors='replace').strip()}") from e
     svg = svg[svg.index("<svg") :]
-    g = load_deps(deps_path)
     return _PAGE.format(
         title=f"deps.json: {len(g.nodes)} tasks, {len(g.pairs)} edges",
         n_nodes=len(g.nodes),
