@@ -102,6 +102,7 @@ def atomic_write_bytes(
         _discard(tmp)
         if isinstance(exc, OSError):
             check_writable_path(target)
+            raise _naming(exc, target) from None
         raise
     if durable:
         remove_stale_temps(target)
@@ -142,6 +143,7 @@ def atomic_write_files(
                 _discard(rest)
             if isinstance(exc, OSError):
                 check_writable_path(target)
+                raise _naming(exc, target) from None
             raise
 
 
@@ -151,9 +153,9 @@ def _write_temp(target: Path, data: bytes | Sequence[bytes | bytearray | memoryv
     ``target``, when that is the reason)."""
     try:
         fd, tmp = _open_temp(os.fspath(target))
-    except OSError:
+    except OSError as e:
         check_writable_path(target)  # the located reason (a missing folder, a folder as the path), if it is one
-        raise
+        raise _naming(e, target) from None
     try:
         try:
             if os.fstat(fd).st_mode & 0o7777 != FILE_MODE:  # a umask that took bits away: put them back
@@ -170,8 +172,17 @@ def _write_temp(target: Path, data: bytes | Sequence[bytes | bytearray | memoryv
         _discard(tmp)
         if isinstance(exc, OSError):
             check_writable_path(target)
+            raise _naming(exc, target) from None
         raise
     return tmp
+
+
+def _naming(error: OSError, target: Path) -> OSError:
+    """``error`` as raised for ``target`` itself: the user named ``target``, never the hidden temporary file
+    beside it (``/proc/.out.json.123.0a1b2c3d.tmp: No such file or directory`` named a file nobody asked for)."""
+    if error.filename is None or os.fspath(error.filename) == os.fspath(target):
+        return error
+    return type(error)(error.errno, error.strerror, os.fspath(target))
 
 
 def _remove_old(target: Path) -> None:

@@ -66,3 +66,18 @@ def test_a_live_writers_temp_and_other_files_temps_are_kept(tmp_path: Path) -> N
     gone.write_text("x")
     assert remove_stale_temps(out) == [gone]
     assert live.exists() and parent.exists() and other.exists() and not gone.exists()
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc (a folder no file can be created in)")
+@pytest.mark.parametrize("chunks", [False, True])
+def test_a_failed_write_names_the_users_path_not_the_temporary_file(chunks: bool) -> None:
+    """Creating the temporary file fails in /proc (even as root): the error names the path asked for."""
+    from pypto.utils.atomic import atomic_write_bytes, atomic_write_files
+
+    target = Path("/proc/self/pypto_atomic_test.json")
+    with pytest.raises(OSError) as err:
+        if chunks:
+            atomic_write_files([(target, [b"{", b"}"])])
+        else:
+            atomic_write_bytes(target, b"{}")
+    assert err.value.filename == str(target) and ".tmp" not in str(err.value)
