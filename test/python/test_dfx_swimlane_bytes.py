@@ -30,7 +30,7 @@ FILES = ("chip_swimlane_records.json", "merged_swimlane.json", "run_report.html"
 EXPECTED: dict[str, tuple[str, str, str]] = {
     "level1": (
         "8f623a4762a4c3de1440e0ab16c9216f40c5b9db62f0bc54db5047a28304b2d6",
-        "c6bb0436b9a6479aea867e9ea536d83e8652b6daddeae141b97a542fe7ff1708",
+        "0afa0617e03572941142f2bd5db2ce0ea3d7bb79fdce6906a1740efc8b4b3182",
         "51cff04514cc8f98bcb7e85c52ecd1b7fc2128dae5e99faab24f62aaa25796e8",
     ),
     "level2_pmu1": (

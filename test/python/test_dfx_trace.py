@@ -31,6 +31,7 @@ def check_event_format(trace: dict[str, Any]) -> None:
     """The Chrome Trace Event rules Perfetto's UI relies on."""
     events = trace["traceEvents"]
     assert {e["ph"] for e in events} <= {"M", "X", "C", "s", "f"}
+    assert all(e["ts"] >= 0 for e in events if "ts" in e)  # Perfetto's protobuf refuses a time before 0
     for e in events:
         if e["ph"] == "C":  # a counter track: numeric series at a µs time
             assert isinstance(e["ts"], float) and e["args"] and all(isinstance(v, int | float) for v in e["args"].values())
@@ -216,3 +217,24 @@ def test_a_failed_write_keeps_the_earlier_merged_trace(tmp_path: Path, monkeypat
         chain(a, x, y, config=RunConfig(save_kernels_dir=str(tmp_path / "build"), enable_chip_swimlane=2))
     assert [p.name for p in dfx.glob("merged_swimlane_*.json")] == [older.name]
     assert older.read_text() == kept
+
+
+def test_a_level_1_trace_starts_at_the_first_receive(tmp_path: Path) -> None:
+    """At level 1 nothing is recorded before the first bar's receive (no dispatch, no phase): the trace's times
+    start there. They started at the first row's start, which put that bar at -0.4 us, and the converter's
+    ``--perfetto`` failed with an internal error (a negative protobuf timestamp)."""
+    pytest.importorskip("perfetto.trace_builder.proto_builder")
+    a, x, y = torch.randn(32, 64), torch.zeros(32, 64), torch.zeros(32, 64)
+    build = tmp_path / "build"
+    chain(a, x, y, config=RunConfig(save_kernels_dir=str(build), enable_chip_swimlane=1))
+    dfx = build / "dfx_outputs"
+    (merged,) = dfx.glob("merged_swimlane_*.json")
+    trace = json.loads(merged.read_text())
+    check_event_format(trace)
+    assert min(e["ts"] for e in trace["traceEvents"] if "ts" in e) == 0.0
+    out, pf = tmp_path / "t.json", tmp_path / "t.pftrace"
+    assert converter_main([str(dfx / "chip_swimlane_records.json"), "-o", str(out), "--perfetto", str(pf)]) == 0
+    def times(t: dict[str, Any]) -> list[tuple[float, float]]:
+        return sorted((e["ts"], e["dur"]) for e in t["traceEvents"] if e["ph"] == "X")
+
+    assert pf.stat().st_size > 0 and times(json.loads(out.read_text())) == times(trace)

@@ -167,9 +167,10 @@ def chrome_trace_text(
     core_to_thread = list(records["metadata"].get("core_to_thread") or [])
     values = [c for r in aicore for c in r[3:5]] + [c for r in aicpu.values() for c in r[2:4]]
     phase_values = [p[k] for t in sched + orch for p in t for k in ("start_cycles", "end_cycles")]
-    base = min([c for c in values if c] + phase_values, default=0)
-
     receives = [r[3] - r[5] for r in aicore if len(r) > 5]  # a worker bar's start (its row's start without)
+    # the earliest time drawn: a worker bar starts at its receive, before its row's start (at level 1, with
+    # no earlier dispatch or phase, a base without it put the first bar at -0.4 us: Perfetto refuses that)
+    base = min([c for c in values if c] + [c for c in receives if c] + phase_values, default=0)
     us = _micros(base, freq, {*values, *receives, *phase_values})
 
     j = _Text()
