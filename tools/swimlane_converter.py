@@ -19,9 +19,16 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pypto.runtime.dfx.overhead import overhead_events
-from pypto.runtime.dfx.perfetto import write_perfetto
-from pypto.runtime.dfx.trace import TraceInputError, chrome_trace, deps_edges_and_names, read_json_file, trace_json
-from pypto.utils.atomic import atomic_write_text
+from pypto.runtime.dfx.perfetto import perfetto_trace
+from pypto.runtime.dfx.trace import (
+    TraceInputError,
+    chrome_trace,
+    deps_edges_and_names,
+    func_name_table,
+    read_json_file,
+    trace_json,
+)
+from pypto.utils.atomic import atomic_write_files, check_writable_path
 from pypto.utils.cli import cli_main
 
 
@@ -45,12 +52,19 @@ def convert(
     if names_path is None:
         maps = sorted(folder.glob("name_map*.json"), key=lambda p: (p.stat().st_mtime, p.name))
         names_path = maps[-1] if maps else None
-    name_map = read_json_file(names_path, "name map") if names_path is not None else None
+    names_by_id = None
+    if names_path is not None:
+        name_map = read_json_file(names_path, "name map")  # its errors name the file
+        try:
+            names_by_id = func_name_table(name_map)
+        except TraceInputError as e:
+            raise TraceInputError(f"{names_path}: {e}") from None
     edges: list[tuple[int, int]] = []
     names: dict[int, str] = {}
     if deps_path is not None:
+        deps = read_json_file(deps_path, "deps.json")  # its errors name the file
         try:
-            edges, names = deps_edges_and_names(read_json_file(deps_path, "deps.json"), name_map)
+            edges, names = deps_edges_and_names(deps, names_by_id)
         except TraceInputError as e:
             raise TraceInputError(f"{deps_path}: {e}") from None
     try:
@@ -64,9 +78,12 @@ def convert(
         raise TraceInputError(f"output directory does not exist: {target.parent}")
     if perfetto is not None and not perfetto.parent.is_dir():
         raise TraceInputError(f"output directory does not exist: {perfetto.parent}")
-    atomic_write_text(target, trace_json(trace))
+    for path in (target, perfetto) if perfetto is not None else (target,):
+        check_writable_path(path)  # a folder as an output fails before anything is written
+    files: list[tuple[Path, bytes]] = [(target, trace_json(trace).encode("utf-8"))]
     if perfetto is not None:
-        write_perfetto(trace, perfetto)
+        files.append((perfetto, perfetto_trace(trace)))
+    atomic_write_files(files)  # both or neither: a failed write of one leaves the other as it was
     return target
 
 

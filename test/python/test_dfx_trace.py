@@ -238,3 +238,37 @@ def test_a_level_1_trace_starts_at_the_first_receive(tmp_path: Path) -> None:
         return sorted((e["ts"], e["dur"]) for e in t["traceEvents"] if e["ph"] == "X")
 
     assert pf.stat().st_size > 0 and times(json.loads(out.read_text())) == times(trace)
+
+
+def test_the_converter_draws_pairs_and_refuses_another_artefact_as_deps_or_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """§3 draws a dependency per (pred, succ) pair: a pair's several rows (explicit and tensormap) are one
+    arrow, as in the run's own trace. Another artefact given as ``--deps-json`` or ``--func-names`` is a
+    one-line error naming it (it was read as no edges and no names), and an output that cannot be written
+    leaves the other one unwritten."""
+    a, x, y = torch.randn(32, 64), torch.zeros(32, 64), torch.zeros(32, 64)
+    build = tmp_path / "build"
+    chain(a, x, y, config=RunConfig(save_kernels_dir=str(build), enable_chip_swimlane=2, enable_dep_gen=True))
+    dfx = build / "dfx_outputs"
+    records, deps = dfx / "chip_swimlane_records.json", json.loads((dfx / "deps.json").read_text())
+    doubled = tmp_path / "doubled.json"
+    doubled.write_text(json.dumps({**deps, "edges": deps["edges"] * 2}))
+
+    def arrows(path: Path) -> int:
+        return sum(e["ph"] == "s" and e["name"] == "dependency" for e in json.loads(path.read_text())["traceEvents"])
+
+    (merged,) = dfx.glob("merged_swimlane_*.json")
+    out = tmp_path / "t.json"
+    assert converter_main([str(records), "--deps-json", str(doubled), "-o", str(out)]) == 0
+    assert arrows(out) == arrows(merged) == 2  # one pair, on the worker and the scheduler views
+    for flag, wrong, message in (("--deps-json", records, "expected a deps.json object"),
+                                 ("--func-names", dfx / "deps.json", "expected a name map")):  # fmt: skip
+        assert converter_main([str(records), flag, str(wrong), "-o", str(tmp_path / "w.json")]) == 1
+        err = capsys.readouterr().err
+        assert err.count(str(wrong)) == 1 and message in err and "Traceback" not in err
+    assert not (tmp_path / "w.json").exists()
+    (tmp_path / "folder").mkdir()
+    argv = [str(records), "-o", str(tmp_path / "p.json"), "--perfetto", str(tmp_path / "folder")]
+    assert converter_main(argv) == 1
+    assert "output path is a directory" in capsys.readouterr().err and not (tmp_path / "p.json").exists()

@@ -176,6 +176,8 @@ def test_errors_name_the_file_and_what_is_needed(tmp_path: Path, capsys: pytest.
     deps.write_text("{")
     assert main(["--chip-swimlane-records-json", str(records), "--deps-json", str(deps)]) == 1
     assert f"{deps}:1:2: the deps.json is not JSON" in capsys.readouterr().err
+    assert main(["--chip-swimlane-records-json", str(records), "--deps-json", str(records)]) == 1  # another artefact
+    assert f"{records}: deps.json does not have the documented tasks/edges" in capsys.readouterr().err
     done = subprocess.run([sys.executable, "-m", "pypto.tools.sched_overhead_analysis", "--chip-swimlane-records-json",
                            str(tmp_path / "none.json"), "--deps-json", str(deps)], capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 1 and "none.json" in done.stderr and "Traceback" not in done.stderr

@@ -416,14 +416,20 @@ def _complete_flows(
     return flow
 
 
-def deps_edges_and_names(deps: Mapping[str, Any], name_map: Mapping[str, Any] | None) -> tuple[list[tuple[int, int]], dict[int, str]]:
-    """The (pred, succ) pairs of a ``deps.json`` and each task's kernel name through a name map
-    (``callable_id_to_name``; a task's first active kernel id)."""
+def deps_edges_and_names(
+    deps: Any, names_by_id: Mapping[str, str] | None
+) -> tuple[list[tuple[int, int]], dict[int, str]]:
+    """The distinct (pred, succ) pairs of a ``deps.json`` in their first order (a pair's explicit and
+    tensormap rows are one dependency: §3 draws pairs) and each task's kernel name through a name map's
+    ``callable_id_to_name`` (:func:`func_name_table`; a task's first active kernel id). Another artefact
+    given as deps.json (no ``tasks`` and ``edges`` lists) is a :class:`TraceInputError`."""
+    if not isinstance(deps, dict) or not isinstance(deps.get("tasks"), list) or not isinstance(deps.get("edges"), list):
+        raise TraceInputError("expected a deps.json object with 'tasks' and 'edges' lists")
     try:
-        edges = [(int(e["pred"]), int(e["succ"])) for e in deps.get("edges", [])]
-        by_id = {str(k): str(v) for k, v in ((name_map or {}).get("callable_id_to_name") or {}).items()}
+        edges = list(dict.fromkeys((int(e["pred"]), int(e["succ"])) for e in deps["edges"]))
+        by_id = names_by_id or {}
         names: dict[int, str] = {}
-        for t in deps.get("tasks", []):
+        for t in deps["tasks"]:
             ids = [int(k) for k in t.get("kernel_ids", []) if int(k) >= 0]
             if ids and str(ids[0]) in by_id:
                 spmd = "_spmd" if int(t.get("block_num", 1)) > 1 else ""  # §3: SPMD labels get _spmd before (
@@ -431,6 +437,16 @@ def deps_edges_and_names(deps: Mapping[str, Any], name_map: Mapping[str, Any] | 
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise TraceInputError(f"deps.json does not have the documented tasks/edges ({e})") from None
     return edges, names
+
+
+def func_name_table(name_map: Any) -> dict[str, str]:
+    """func_id (as text) -> kernel name of a name map: its ``callable_id_to_name``, or a flat
+    ``{"<func_id>": "<name>"}`` as deps_viewer reads it. Anything else (another artefact given as the name
+    map) is a :class:`TraceInputError`."""
+    table = name_map.get("callable_id_to_name", name_map) if isinstance(name_map, dict) else None
+    if not isinstance(table, dict) or not all(str(k).lstrip("-").isdigit() and isinstance(v, str) for k, v in table.items()):
+        raise TraceInputError('expected a name map {"callable_id_to_name": {"<func_id>": "<name>"}}')
+    return {str(k): v for k, v in table.items()}
 
 
 def trace_json(trace: Mapping[str, Any]) -> str:
