@@ -272,3 +272,32 @@ def test_the_converter_draws_pairs_and_refuses_another_artefact_as_deps_or_names
     argv = [str(records), "-o", str(tmp_path / "p.json"), "--perfetto", str(tmp_path / "folder")]
     assert converter_main(argv) == 1
     assert "output path is a directory" in capsys.readouterr().err and not (tmp_path / "p.json").exists()
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda r: r["metadata"].update(clock_freq_hz=0), "clock_freq_hz must be a positive number"),
+    (lambda r: r["aicore_tasks"][0].__setitem__(3, "a"), "'aicore_tasks' must be a list of rows of at least 5 integers"),
+    (lambda r: r["aicpu_tasks"][0].__setitem__(2, None), "'aicpu_tasks' must be a list of rows of at least 4 integers"),
+    (lambda r: r["aicpu_scheduler_phases"][0][0].__setitem__("end_cycles", "9"), "'aicpu_scheduler_phases' must be"),
+])  # fmt: skip
+def test_malformed_records_are_one_line_errors_in_both_tools(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: Any, message: str
+) -> None:
+    """A records file whose clock is 0 or whose cycles are not integers: each tool names the file and what is
+    wrong (they were internal errors: a division by zero, a str minus a str)."""
+    from pypto.tools.sched_overhead_analysis import main as analysis_main
+
+    a, x, y = torch.randn(32, 64), torch.zeros(32, 64), torch.zeros(32, 64)
+    build = tmp_path / "build"
+    chain(a, x, y, config=RunConfig(save_kernels_dir=str(build), enable_chip_swimlane=3, enable_dep_gen=True))
+    dfx = build / "dfx_outputs"
+    records = json.loads((dfx / "chip_swimlane_records.json").read_text())
+    change(records)
+    capsys.readouterr()  # the run's own lines
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(records))
+    assert converter_main([str(bad), "-o", str(tmp_path / "t.json")]) == 1
+    assert analysis_main(["--chip-swimlane-records-json", str(bad), "--deps-json", str(dfx / "deps.json")]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and all(line.count(f"{bad}: ") == 1 and message in line for line in err), err
+    assert not (tmp_path / "t.json").exists()

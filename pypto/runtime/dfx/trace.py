@@ -16,6 +16,7 @@ consumer starts; ``dispatch`` from the scheduler phase that popped a task to its
 from __future__ import annotations
 
 import json
+import math
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
@@ -96,11 +97,27 @@ def _meta(j: _Text, pid: int, tid: int | None, name: str) -> dict[str, Any]:
     return {"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": j.name(name)}}
 
 
-def _rows(records: Mapping[str, Any], key: str, width: int) -> list[list[int]]:
+def record_rows(records: Mapping[str, Any], key: str, width: int) -> list[list[int]]:
+    """A records file's ``key`` rows (``aicore_tasks``, ``aicpu_tasks``): lists whose first ``width`` items are
+    integers (ids and cycle counts), else a :class:`TraceInputError`."""
     rows = records.get(key, [])
-    if not isinstance(rows, list) or any(not isinstance(r, list) or len(r) < width for r in rows):
-        raise TraceInputError(f"'{key}' must be a list of rows of at least {width} numbers")
+    if not isinstance(rows, list) or any(
+        not isinstance(r, list) or len(r) < width or not all(type(x) is int for x in r[:width]) for r in rows
+    ):
+        raise TraceInputError(f"'{key}' must be a list of rows of at least {width} integers")
     return rows
+
+
+def record_clock_hz(records: Mapping[str, Any]) -> float:
+    """A records file's ``metadata.clock_freq_hz``: a positive number (cycles become µs through it), else a
+    :class:`TraceInputError`."""
+    try:
+        freq = float(records["metadata"]["clock_freq_hz"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise TraceInputError(f"metadata.clock_freq_hz is required ({e})") from None
+    if not math.isfinite(freq) or freq <= 0:
+        raise TraceInputError(f"metadata.clock_freq_hz must be a positive number of Hz, not {freq:g}")
+    return freq
 
 
 def _pair(
@@ -115,10 +132,13 @@ def _pair(
 def _phase_rows(records: Mapping[str, Any], key: str, fields: Sequence[str]) -> list[list[dict[str, Any]]]:
     threads = records.get(key, [])
     ok = isinstance(threads, list) and all(
-        isinstance(t, list) and all(isinstance(p, dict) and all(f in p for f in fields) for p in t) for t in threads
-    )
+        isinstance(t, list)
+        and all(isinstance(p, dict) and all(f in p for f in fields) and type(p["start_cycles"]) is int
+                and type(p["end_cycles"]) is int for p in t)
+        for t in threads
+    )  # fmt: skip
     if not ok:
-        raise TraceInputError(f"'{key}' must be a list per thread of records with {', '.join(fields)}")
+        raise TraceInputError(f"'{key}' must be a list per thread of records with {', '.join(fields)} (cycles integers)")
     return threads
 
 
@@ -152,15 +172,15 @@ def chrome_trace_text(
     their rows and phases is not checked again. ``phase_texts``: each scheduler phase's compact JSON, per
     thread (:func:`.records.phase_texts`), which the phase bars' ``args`` are cut from."""
     try:
-        freq = float(records["metadata"]["clock_freq_hz"])
         core_types = list(records["metadata"]["core_types"])
     except (KeyError, TypeError, ValueError) as e:
         raise TraceInputError(f"metadata.clock_freq_hz and metadata.core_types are required ({e})") from None
+    freq = float(records["metadata"]["clock_freq_hz"]) if trusted else record_clock_hz(records)
     if trusted:
         aicore, cpu_rows = records["aicore_tasks"], records.get("aicpu_tasks", [])
         sched, orch = records.get("aicpu_scheduler_phases", []), records.get("aicpu_orchestrator_phases", [])
     else:
-        aicore, cpu_rows = _rows(records, "aicore_tasks", 5), _rows(records, "aicpu_tasks", 4)
+        aicore, cpu_rows = record_rows(records, "aicore_tasks", 5), record_rows(records, "aicpu_tasks", 4)
         sched = _phase_rows(records, "aicpu_scheduler_phases", ("kind", "start_cycles", "end_cycles", "tasks_processed"))
         orch = _phase_rows(records, "aicpu_orchestrator_phases", ("submit_idx", "task_id", "start_cycles", "end_cycles"))
     aicpu = {(r[0], r[1]): r for r in cpu_rows}
