@@ -88,6 +88,11 @@ def _check_arg(path: Path, i: int, a: Any) -> None:
         int(str(a["task_id"]), 16)
     except ValueError:
         raise DumpViewerError(f"{path}: args[{i}] has task_id {a['task_id']!r}, expected 0x<hex>") from None
+    if not isinstance(a["shape"], list) or not all(type(d) is int and d >= 0 for d in a["shape"]):
+        raise DumpViewerError(f"{path}: args[{i}] has shape {a['shape']!r}, expected a list of sizes")
+    for key in ("bin_offset", "bin_size"):
+        if type(a[key]) is not int or a[key] < 0:
+            raise DumpViewerError(f"{path}: args[{i}] has {key} {a[key]!r}, expected a byte count (an integer >= 0)")
 
 
 def load(d: Path) -> tuple[dict[str, Any], bytes]:

@@ -325,6 +325,9 @@ def _broken(tmp_path: Path, full_dir: Path, manifest: str | None, blob: bytes | 
         ("{not json", None, "args_dump.json", "not JSON"),
         ('{"args": [{"task_id": "0x0"}]}', None, "args_dump.json", "args[0] lacks arg_index"),
         (None, b"\0" * 10, "args.bin", "args[1] needs bytes [0, +16384) but the file has 10"),
+        ("SHAPE", None, "args_dump.json", "args[0] has shape None, expected a list of sizes"),
+        ("OFFSET", None, "args_dump.json", "args[0] has bin_offset 'abc', expected a byte count"),
+        ("NEGATIVE", None, "args_dump.json", "args[0] has bin_offset -10, expected a byte count"),
     ],
 )
 def test_viewer_bad_input_is_one_line_exit_1(
@@ -336,6 +339,12 @@ def test_viewer_bad_input_is_one_line_exit_1(
     file: str,
     what: str,
 ) -> None:
+    edits = {"SHAPE": ("shape", None), "OFFSET": ("bin_offset", "abc"), "NEGATIVE": ("bin_offset", -10)}
+    if manifest in edits:  # the run's manifest with one field of its first row broken (was an internal error)
+        doc = json.loads((full[3] / "args_dump.json").read_text())
+        key, value = edits[manifest]
+        doc["args"][0][key] = value
+        manifest = json.dumps(doc)
     d = _broken(tmp_path, full[3], manifest, blob)
     assert dump_viewer.main([str(d)]) == 1
     err = capsys.readouterr().err
