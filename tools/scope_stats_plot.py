@@ -81,6 +81,8 @@ def load(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     for k in ("task_window_max", "heap_max", "dep_pool_max"):
         if not isinstance(meta[k], list) or not all(isinstance(v, int) for v in meta[k]):
             raise ScopeStatsError(f"{path}:{n}: {k} must be a list of ints (one per ring)")
+    if type(meta["tensormap_max"]) is not int or meta["tensormap_max"] < 0:
+        raise ScopeStatsError(f"{path}:{n}: tensormap_max must be an integer >= 0, not {meta['tensormap_max']!r}")
     records = []
     for n, rec in rows[1:]:
         missing = [k for k in RECORD_KEYS if not isinstance(rec, dict) or k not in rec]
@@ -91,6 +93,10 @@ def load(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         bad = [k for k in RECORD_KEYS[2:] if not isinstance(rec[k], int) or isinstance(rec[k], bool)]
         if bad:
             raise ScopeStatsError(f"{path}:{n}: {', '.join(bad)} must be integers")
+        if not isinstance(rec["site"], str):
+            raise ScopeStatsError(f"{path}:{n}: site {rec['site']!r} must be a string (file:line)")
+        if rec["ring"] < 0:
+            raise ScopeStatsError(f"{path}:{n}: ring {rec['ring']} must be >= 0")
         records.append({**rec, "line": n})
     return meta, records
 

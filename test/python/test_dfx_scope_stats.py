@@ -249,6 +249,9 @@ def test_plot_numbers_of_a_hand_made_file(tmp_path: Path) -> None:
         ([json.dumps({**HAND[0], "version": 4})], "version 4; expected 6"),
         ([json.dumps(HAND[0]), json.dumps({"site": "x"})], ":2: a scope record lacks phase"),
         ([json.dumps(HAND[0]), json.dumps(HAND[3])], ":2: an 'end' of o.cpp:5 (ring 1) with no open 'begin'"),
+        ([json.dumps(HAND[0]), json.dumps({**HAND[1], "site": 123})], ":2: site 123 must be a string"),  # were
+        ([json.dumps(HAND[0]), json.dumps({**HAND[1], "ring": -5})], ":2: ring -5 must be >= 0"),  # internal
+        ([json.dumps({**HAND[0], "tensormap_max": "x"})], ":1: tensormap_max must be an integer >= 0"),  # errors
     ],
 )
 def test_plot_errors_name_the_file_and_line(tmp_path: Path, lines: list[str], message: str, capsys) -> None:
