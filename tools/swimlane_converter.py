@@ -60,7 +60,7 @@ def convert(
         except TraceInputError as e:
             raise TraceInputError(f"{names_path}: {e}") from None
     edges: list[tuple[int, int]] = []
-    names: dict[int, str] = {}
+    names: dict[tuple[int, str], str] = {}
     if deps_path is not None:
         deps = read_json_file(deps_path, "deps.json")  # its errors name the file
         try:
@@ -68,7 +68,7 @@ def convert(
         except TraceInputError as e:
             raise TraceInputError(f"{deps_path}: {e}") from None
     try:
-        trace = chrome_trace(records, names, edges)
+        trace = chrome_trace(records, None, edges, kernel_names=names)
         if overhead:
             trace["traceEvents"] += overhead_events(records, edges)
     except TraceInputError as e:

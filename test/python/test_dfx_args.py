@@ -385,3 +385,23 @@ def test_mixed_task_is_one_task_with_both_kernels(tmp_path: Path) -> None:
     assert all(x["func_id"] == [0, 1] for x in m["args"])
     np.testing.assert_array_equal(_payload(m["args"][3], blob), y.numpy())
     np.testing.assert_allclose(y.numpy(), torch.relu(a @ b + bias).numpy(), rtol=1e-3, atol=1e-3)
+
+
+def test_a_mixed_tasks_bars_are_named_by_the_kernel_on_each_core(tmp_path: Path) -> None:
+    """§3: a bar's name is its kernel's through deps.json's slots (AIC: slot 0; AIV: slot 1, else 2). The run's
+    trace named both bars of a mixed task by the Group, and swimlane_converter both by the AIC kernel."""
+    from pypto.tools.swimlane_converter import main as converter_main
+
+    a, b, bias, y = torch.randn(64, 64), torch.randn(64, 64), torch.randn(64, 64), torch.zeros(64, 64)
+    config = RunConfig(save_kernels_dir=str(tmp_path / "mix"), enable_chip_swimlane=2, enable_dep_gen=True)
+    mixed_epilogue(a, b, bias, y, config=config)
+    dfx = tmp_path / "mix" / "dfx_outputs"
+    name_map = json.loads(next(dfx.glob("name_map_*.json")).read_text())["callable_id_to_name"]
+    deps = json.loads((dfx / "deps.json").read_text())
+    aic, aiv = (name_map[str(k)] for k in deps["tasks"][0]["kernel_ids"][:2])
+    out = tmp_path / "converted.json"
+    assert converter_main([str(dfx / "chip_swimlane_records.json"), "-o", str(out)]) == 0
+    for trace in (next(dfx.glob("merged_swimlane_*.json")), out):
+        bars = {(e["tid"] >= 10240, e["name"]) for e in json.loads(trace.read_text())["traceEvents"]
+                if e["ph"] == "X" and e["pid"] == 4}  # fmt: skip
+        assert bars == {(False, f"{aic}(t0)"), (True, f"{aiv}(t0)")}, trace.name

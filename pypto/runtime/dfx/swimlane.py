@@ -45,11 +45,25 @@ def write_merged_trace(result: Any, out_dir: Path, level: int = 2, stamp: str | 
     names = {t.task_id: t.func_name + ("_spmd" if t.block_num > 1 else "") for t in result.tasks}
     edges = [(d, t.task_id) for t in result.tasks for d in sorted(t.deps)]
     text = chrome_trace_text(swimlane_records(result, level), names, edges, trusted=True,
-                             phase_texts=phase_texts(result, level))
+                             phase_texts=phase_texts(result, level), kernel_names=_mixed_kernel_names(result))
     path = out_dir / f"merged_swimlane_{stamp or datetime.now().strftime('%Y%m%d_%H%M%S')}.json"
     write_artefact(path, text)
     when_written(lambda: remove_superseded(out_dir, {path.name}, _is_stamped_trace))
     return path
+
+
+def _mixed_kernel_names(result: Any) -> dict[tuple[int, str], str]:
+    """A mixed task's kernel per core type, ``(task, "aic" | "aiv") -> name`` (§3: its AIC bar is its AIC
+    kernel's, its AIV bars its first AIV kernel's, as deps.json's slots name them); a single-kernel task is
+    named by its function."""
+    out: dict[tuple[int, str], str] = {}
+    for t in getattr(getattr(result, "graph", None), "tasks", None) or ():
+        if len({p.core_type for p in t.parts}) < 2:
+            continue
+        spmd = "_spmd" if t.block_num > 1 else ""
+        for p in t.parts:  # AIC first, then the AIVs: the first of a kind names its bars
+            out.setdefault((t.id, p.core_type), p.func_name + spmd)
+    return out
 
 
 @register

@@ -150,11 +150,13 @@ def chrome_trace(
     records: Mapping[str, Any],
     names: Mapping[int, str] | None = None,
     edges: Sequence[tuple[int, int]] = (),
+    kernel_names: Mapping[tuple[int, str], str] | None = None,
 ) -> dict[str, Any]:
     """The trace of one run: ``records`` as ``chip_swimlane_records.json`` holds them, ``names`` the
     kernel name of each raw task id (labels ``<name>(t3)``; ``task(t3)`` without), ``edges`` the
-    (producer, consumer) raw task id pairs. The objects of :func:`chrome_trace_text`'s JSON."""
-    return json.loads(chrome_trace_text(records, names, edges))
+    (producer, consumer) raw task id pairs, ``kernel_names`` a task's kernel per core type (before ``names``).
+    The objects of :func:`chrome_trace_text`'s JSON."""
+    return json.loads(chrome_trace_text(records, names, edges, kernel_names=kernel_names))
 
 
 def chrome_trace_text(
@@ -164,13 +166,16 @@ def chrome_trace_text(
     *,
     trusted: bool = False,
     phase_texts: Sequence[Sequence[str]] | None = None,
+    kernel_names: Mapping[tuple[int, str], str] | None = None,
 ) -> str:
     """:func:`chrome_trace` as the text :func:`trace_json` writes for it: the events as dicts, their labels
     spelled once per run (:data:`.jsonenc.Raw`), written by one :func:`.jsonenc.plain_json` call: the merged
     trace a flagged run writes.
     ``trusted``: the records are :func:`.records.swimlane_records`'s of a run, not a file's: the shape of
     their rows and phases is not checked again. ``phase_texts``: each scheduler phase's compact JSON, per
-    thread (:func:`.records.phase_texts`), which the phase bars' ``args`` are cut from."""
+    thread (:func:`.records.phase_texts`), which the phase bars' ``args`` are cut from. ``kernel_names``: the
+    name of a task's kernel on a core type, ``(raw id, "aic" | "aiv") -> name`` (§3: a mixed task's AIC bar is
+    its AIC kernel's, its AIV bars its AIV kernel's), before ``names``."""
     try:
         core_types = list(records["metadata"]["core_types"])
     except (KeyError, TypeError, ValueError) as e:
@@ -210,7 +215,9 @@ def chrome_trace_text(
     for core, raw, reg, start, end, *rest in sorted(aicore, key=lambda r: (r[3], r[0])):
         receive = start - rest[0] if rest else start
         tl = task_label(raw)
-        label = _label(f"{names.get(raw, 'task')}({tl})")
+        kind = core_types[core] if core < len(core_types) else "core"
+        name = (kernel_names.get((raw, kind)) if kernel_names else None) or names.get(raw, "task")
+        label = _label(f"{name}({tl})")
         ts, t_start, t_end = us[receive], us[start], us[end]
         lane = _lane(core)
         jtl = _label(tl)
@@ -438,22 +445,25 @@ def _complete_flows(
 
 def deps_edges_and_names(
     deps: Any, names_by_id: Mapping[str, str] | None
-) -> tuple[list[tuple[int, int]], dict[int, str]]:
+) -> tuple[list[tuple[int, int]], dict[tuple[int, str], str]]:
     """The distinct (pred, succ) pairs of a ``deps.json`` in their first order (a pair's explicit and
-    tensormap rows are one dependency: §3 draws pairs) and each task's kernel name through a name map's
-    ``callable_id_to_name`` (:func:`func_name_table`; a task's first active kernel id). Another artefact
-    given as deps.json (no ``tasks`` and ``edges`` lists) is a :class:`TraceInputError`."""
+    tensormap rows are one dependency: §3 draws pairs) and each task's kernel name per core type through a
+    name map's ``callable_id_to_name`` (:func:`func_name_table`): ``(task, "aic")`` from ``kernel_ids`` slot 0,
+    ``(task, "aiv")`` from slot 1, else 2 (§3), with ``_spmd`` for an SPMD task. Another artefact given as
+    deps.json (no ``tasks`` and ``edges`` lists) is a :class:`TraceInputError`."""
     if not isinstance(deps, dict) or not isinstance(deps.get("tasks"), list) or not isinstance(deps.get("edges"), list):
         raise TraceInputError("expected a deps.json object with 'tasks' and 'edges' lists")
     try:
         edges = list(dict.fromkeys((int(e["pred"]), int(e["succ"])) for e in deps["edges"]))
         by_id = names_by_id or {}
-        names: dict[int, str] = {}
+        names: dict[tuple[int, str], str] = {}
         for t in deps["tasks"]:
-            ids = [int(k) for k in t.get("kernel_ids", []) if int(k) >= 0]
-            if ids and str(ids[0]) in by_id:
-                spmd = "_spmd" if int(t.get("block_num", 1)) > 1 else ""  # §3: SPMD labels get _spmd before (
-                names[int(t["task_id"])] = by_id[str(ids[0])] + spmd
+            slots = [int(k) for k in t.get("kernel_ids", [])] + [-1, -1, -1]
+            spmd = "_spmd" if int(t.get("block_num", 1)) > 1 else ""  # §3: SPMD labels get _spmd before (
+            raw = int(t["task_id"])
+            for kind, fid in (("aic", slots[0]), ("aiv", slots[1] if slots[1] >= 0 else slots[2])):
+                if fid >= 0 and str(fid) in by_id:
+                    names[(raw, kind)] = by_id[str(fid)] + spmd
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise TraceInputError(f"deps.json does not have the documented tasks/edges ({e})") from None
     return edges, names
