@@ -57,9 +57,9 @@ class DepsViewerError(ReportError):
     """A bad input or an I/O failure: one line, exit 1."""
 
 
-def _load_json(path: Path) -> Any:
+def _load_json(path: Path, what: str = "deps.json") -> Any:
     try:
-        text = read_input_text(path, "deps.json")
+        text = read_input_text(path, what)
     except OSError as e:
         raise DepsViewerError(f"{path}: cannot read: {e.strerror or e}") from e
     try:
@@ -185,7 +185,7 @@ def find_name_map(deps_path: Path) -> Path | None:
 
 def load_func_names(path: Path) -> dict[int, str]:
     """func_id -> name from a §1 name map (``callable_id_to_name``) or a flat ``{"<id>": "<name>"}``."""
-    doc = _load_json(path)
+    doc = _load_json(path, "the name map")
     table = doc.get("callable_id_to_name", doc) if isinstance(doc, dict) else None
     if not isinstance(table, dict):
         raise DepsViewerError(f'{path}: expected a name map {{"callable_id_to_name": {{"<func_id>": "<name>"}}}}')
@@ -422,6 +422,8 @@ def build_parser() -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> Path:
     """Write the text view; returns its path."""
     deps = Path(args.deps_json)
+    if deps.is_dir():
+        raise DepsViewerError(f"{deps}: is a folder (expected a deps.json: {deps / 'deps.json'}?)")
     if not deps.is_file():
         raise DepsViewerError(f"{deps}: no such file (expected a deps.json)")
     names_path = Path(args.func_names) if args.func_names else find_name_map(deps)

@@ -207,6 +207,18 @@ def test_deps_viewer_bad_input_is_a_located_error(tmp_path: Path, content: str, 
     assert not (tmp_path / "deps_viewer.txt").exists()
 
 
+def test_deps_viewer_names_a_folder_and_a_bad_name_map_as_what_they_are(tmp_path: Path, capsys) -> None:
+    """A folder given as the deps.json is named as a folder (it said "no such file"), and an undecodable name
+    map as the name map (it said "deps.json is not UTF-8 text")."""
+    out = _run(tmp_path)
+    assert deps_viewer.main([str(out)]) == 1
+    assert f"{out}: is a folder (expected a deps.json: {out / 'deps.json'}?)" in capsys.readouterr().err
+    names = tmp_path / "names.json"
+    names.write_bytes(b"\xff\xfe")
+    assert deps_viewer.main([str(out / "deps.json"), "--func-names", str(names)]) == 1
+    assert f"{names}: the name map is not UTF-8 text" in capsys.readouterr().err
+
+
 needs_graphviz = pytest.mark.skipif(
     shutil.which("dot") is None or importlib.util.find_spec("graphviz") is None,
     reason="Graphviz not installed (make test installs Debian graphviz and the PyPI package)",
