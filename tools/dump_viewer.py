@@ -49,6 +49,11 @@ def default_dir() -> Path:
     """The newest ``build_output/*/dfx_outputs/args_dump`` (by its manifest's modification time)."""
     root = Path(os.environ.get("PYPTO_PROG_BUILD_DIR") or "build_output")
     found = [p.parent for p in root.glob(f"*/dfx_outputs/args_dump/{MANIFEST}")]
+    if not found and any(root.glob(f"*/dfx_outputs/rank*/d*/args_dump/{MANIFEST}")):
+        newest = max(root.glob(f"*/dfx_outputs/rank*/d*/args_dump/{MANIFEST}"), key=lambda m: m.stat().st_mtime_ns)
+        raise DumpViewerError(
+            f"{root}: its args dumps are per rank and dispatch (multi-chip builds); pass one, e.g. {newest.parent}"
+        )
     if not found:
         raise DumpViewerError(
             f"{root}/*/dfx_outputs/args_dump: no args dump found (run with RunConfig(enable_dump_args=2), "
@@ -69,6 +74,10 @@ def resolve_dir(arg: str | None) -> Path:
             return d
     if not p.exists():
         raise DumpViewerError(f"{p}: no such directory")
+    ranks = sorted({m.parent for base in (p, p / "dfx_outputs") for m in base.glob(f"rank*/d*/args_dump/{MANIFEST}")})
+    if ranks:  # a multi-chip build: a dump per rank and dispatch
+        listed = ", ".join(str(d) for d in ranks[:4]) + (", ..." if len(ranks) > 4 else "")
+        raise DumpViewerError(f"{p}: a multi-chip build has an args dump per rank and dispatch; pass one: {listed}")
     raise DumpViewerError(f"{p / MANIFEST}: missing (expected an args_dump directory holding {MANIFEST} and args.bin)")
 
 

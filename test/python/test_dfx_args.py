@@ -405,3 +405,21 @@ def test_a_mixed_tasks_bars_are_named_by_the_kernel_on_each_core(tmp_path: Path)
         bars = {(e["tid"] >= 10240, e["name"]) for e in json.loads(trace.read_text())["traceEvents"]
                 if e["ph"] == "X" and e["pid"] == 4}  # fmt: skip
         assert bars == {(False, f"{aic}(t0)"), (True, f"{aiv}(t0)")}, trace.name
+
+
+def test_viewer_points_at_a_multi_chip_builds_per_rank_dumps(full, tmp_path: Path, capsys, monkeypatch) -> None:
+    """A multi-chip build keeps a dump per rank and dispatch (``dfx_outputs/rank{r}/d{k}/args_dump``): given
+    the build, or run in its project with no argument, the viewer names them (it said no dump was there)."""
+    import shutil
+
+    build = tmp_path / "build_output" / "host_orch_1"
+    for r in (0, 1):
+        shutil.copytree(full[3], build / "dfx_outputs" / f"rank{r}" / "d0" / "args_dump")
+    assert dump_viewer.main([str(build)]) == 1
+    err = capsys.readouterr().err
+    assert "an args dump per rank and dispatch" in err and str(build / "dfx_outputs" / "rank0" / "d0" / "args_dump") in err
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PYPTO_PROG_BUILD_DIR", raising=False)
+    assert dump_viewer.main([]) == 1
+    assert "per rank and dispatch" in capsys.readouterr().err
+    assert dump_viewer.main([str(build / "dfx_outputs" / "rank1" / "d0" / "args_dump")]) == 0
