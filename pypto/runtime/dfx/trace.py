@@ -5,9 +5,10 @@ Processes: 1 AICPU Orchestrator (level 4: lane ``Orch_i`` = tid 4000+i, one ``su
 submit), 2 AICPU Scheduler (level 3: lane ``Sched_i`` = tid 30000+10i, one ``<phase>(<tasks_processed>)``
 bar per phase, and the ``shared_ready_queue`` counter (AIC/AIV/MIX depths) on tid 3999), 3 Scheduler
 View (one bar per task and core from dispatch to finish), 4 Worker View (one bar per task and core
-from receive to end). Times are µs from the smallest non-zero cycle value of the task rows (§2's
-reader; a 0 there means "not recorded"), or from an earlier phase time (a phase's 0 is a real time:
-the simulated orchestrator starts at cycle 0). Flows: dependency (``deps.json`` pairs) bar start to bar
+from receive to end; a bar is named ``<kernel>(t3)``, a mixed task's AIC bar by its AIC kernel and its AIV
+bars by its AIV kernel, §3's slots). Times are µs from the smallest non-zero cycle value of the task rows
+and receives (§2's reader; a 0 there means "not recorded"), or from an earlier phase time (a phase's 0 is a
+real time: the simulated orchestrator starts at cycle 0). Flows: dependency (``deps.json`` pairs) bar start to bar
 start on pid 4 and dispatch to dispatch on pid 3, ``hb_violation`` when the producer ends after its
 consumer starts; ``dispatch`` from the scheduler phase that popped a task to its worker bar;
 ``submit→dispatch`` from a task's submit to that phase.
