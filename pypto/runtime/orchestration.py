@@ -38,7 +38,7 @@ import operator
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from xdsl.dialects import arith, func, scf
@@ -132,8 +132,7 @@ class KernelPart:
     args: list[TaskArg]
 
 
-@dataclass(frozen=True)
-class DepEdge:
+class DepEdge(NamedTuple):
     """Why a task waits for ``pred``: ``kind`` ``"raw"`` / ``"waw"`` (``pred`` is a latest writer of a
     region the tensor of argument ``arg`` overlaps), ``"war"`` (``pred`` read such a region since and this
     task writes it) or ``"explicit"`` (a ``pl.task_deps`` entry; ``arg`` is -1). ``pred_arg``: the
@@ -684,22 +683,22 @@ class _HostInterpreter:
         task = Task(
             tid, callee.sym_name.data, _core_type(callee), args, self._parts(callee, args), static_id=static_id, loc=loc
         )
-        for a in args:
-            if a.buffer is None or a.index in untracked:
-                continue
-            b = a.buffer.id
-            lo, hi = a.buffer.window
+        tracked = [(a, a.buffer.id, *a.buffer.window) for a in args if a.buffer is not None and a.index not in untracked]
+        for a, b, lo, hi in tracked:
             kind = "waw" if a.direction is ParamDirection.Out else "raw"
-            for w in _overlapping(self._last_writer.get(b, ()), lo, hi):
-                task.deps.add(w.task)
-                task.dep_edges.append(DepEdge(w.task, a.index, kind, w.arg, w.lo <= lo and hi <= w.hi))
-            if a.direction is not ParamDirection.In:
+            writes = self._last_writer.get(b)
+            if writes:
+                for w_lo, w_hi, w_task, w_arg in _overlapping(writes, lo, hi):
+                    task.deps.add(w_task)
+                    task.dep_edges.append(DepEdge(w_task, a.index, kind, w_arg, w_lo <= lo and hi <= w_hi))
+            reads = self._readers.get(b)
+            if reads and a.direction is not ParamDirection.In:
                 readers: dict[int, _Access] = {}  # one edge per reading task (its first read of the region)
-                for r in _overlapping(self._readers.get(b, ()), lo, hi):
-                    readers.setdefault(r.task, r)
-                for tid_r, r in sorted(readers.items()):
+                for r in _overlapping(reads, lo, hi):
+                    readers.setdefault(r[2], r)
+                for tid_r, (r_lo, r_hi, _, r_arg) in sorted(readers.items()):
                     task.deps.add(tid_r)
-                    task.dep_edges.append(DepEdge(tid_r, a.index, "war", r.arg, r.lo <= lo and hi <= r.hi))
+                    task.dep_edges.append(DepEdge(tid_r, a.index, "war", r_arg, r_lo <= lo and hi <= r_hi))
         for s in static_deps:
             if s in self._by_static and s not in explicit:
                 task.deps.add(self._by_static[s])
@@ -711,17 +710,23 @@ class _HostInterpreter:
                     task.dep_edges.append(DepEdge(pred, -1, "explicit"))
         task.deps.discard(tid)
         task.dep_edges = [e for e in task.dep_edges if e.pred != tid]
-        for a in args:
-            if a.buffer is None or a.index in untracked:
-                continue
-            b = a.buffer.id
-            access = _Access(*a.buffer.window, tid, a.index)
+        for a, b, lo, hi in tracked:
+            access = (lo, hi, tid, a.index)
             if a.direction is ParamDirection.In:
                 self._readers.setdefault(b, []).append(access)
                 continue
-            self._last_writer[b] = [w for w in self._last_writer.get(b, ()) if not access.covers(w)] + [access]
-            reads = [r for r in self._readers.get(b, ()) if not access.covers(r)]
-            self._readers[b] = reads + [access] if a.direction is ParamDirection.InOut else reads
+            # a write supersedes the accesses its window covers (whoever comes later waits for it instead)
+            writes = self._last_writer.get(b)
+            if writes:
+                writes[:] = [w for w in writes if not (lo <= w[0] and w[1] <= hi)]
+                writes.append(access)
+            else:
+                self._last_writer[b] = [access]
+            reads = self._readers.get(b)
+            if reads:
+                reads[:] = [r for r in reads if not (lo <= r[0] and r[1] <= hi)]
+            if a.direction is ParamDirection.InOut:
+                self._readers.setdefault(b, []).append(access)
         if static_id is not None:
             self._by_static[static_id] = tid
             if static_id in self._par_loop:
@@ -730,23 +735,21 @@ class _HostInterpreter:
         return task
 
 
-@dataclass(frozen=True)
-class _Access:
-    """A task's read or write of the elements ``[lo, hi)`` of a memory, through its argument ``arg``."""
-
-    lo: int
-    hi: int
-    task: int
-    arg: int
-
-    def covers(self, other: _Access) -> bool:
-        """This access's window holds all of ``other``'s (a write of it supersedes ``other``)."""
-        return self.lo <= other.lo and other.hi <= self.hi
+_Access = tuple[int, int, int, int]
+"""A task's read or write of a memory: ``(lo, hi, task, arg)``, the elements ``[lo, hi)`` through its argument
+``arg`` (a plain tuple: a graph makes one per tensor argument of every task)."""
 
 
-def _overlapping(accesses: Sequence[_Access], lo: int, hi: int) -> list[_Access]:
-    """The accesses whose windows share an element with ``[lo, hi)``, by task."""
-    return sorted((x for x in accesses if x.lo < hi and lo < x.hi), key=lambda x: (x.task, x.arg))
+def _overlapping(accesses: list[_Access], lo: int, hi: int) -> list[_Access]:
+    """The accesses whose windows share an element with ``[lo, hi)``, by task then argument."""
+    found = [x for x in accesses if x[0] < hi and lo < x[1]]
+    if len(found) > 1:
+        found.sort(key=_by_task)
+    return found
+
+
+def _by_task(x: _Access) -> tuple[int, int]:
+    return x[2], x[3]
 
 
 def entry_function(module: ModuleOp, name: str | None = None) -> func.FuncOp:
