@@ -352,6 +352,11 @@ class PLOp(IRDLOperation):
     ROW_MAJOR: ClassVar[bool] = False
     DYN_SIZES: ClassVar[str | None] = None
 
+    def folded_by_front_end(self) -> bool:
+        """Its value is a compile-time constant the front end writes in where the program uses it (so the
+        result may have no use in the IR although the program reads the variable)."""
+        return False
+
     def forbidden_inplace_operands(self) -> list[SSAValue]:
         """The operands this op's result must not share a buffer with."""
         if not self.INPLACE_SAFE:

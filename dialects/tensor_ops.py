@@ -367,6 +367,10 @@ class TensorDimOp(_TensorLayer, F.LayerOp):
         d = self.input.type.get_shape()[self.axis_index()]  # type: ignore[attr-defined]
         return None if d == DYNAMIC else int(d)
 
+    def folded_by_front_end(self) -> bool:
+        """A static extent is a constant to the front end: ``[16, pl.tensor.dim(x, 1)]`` uses the number."""
+        return self.static_extent() is not None
+
 
 @irdl_op_definition
 class TensorReadOp(_TensorLayer, F.ReadOp):

@@ -48,8 +48,8 @@ def unused_variables(module: ModuleOp) -> list[tuple[Operation, str]]:
     """(op, name) of every user-named pure value nobody reads."""
     found: list[tuple[Operation, str]] = []
     for op in module.walk():
-        if not isinstance(op, PLOp) or isinstance(op, _EFFECTFUL):
-            continue
+        if not isinstance(op, PLOp) or isinstance(op, _EFFECTFUL) or op.folded_by_front_end():
+            continue  # (a folded value's uses are the constant the front end wrote in its place)
         for r in op.results:
             name = _user_name(r)
             if name is not None and not r.uses:
