@@ -367,10 +367,7 @@ class _HostInterpreter:
         }
         self.tasks: list[Task] = []
         self.buffers: list[DeviceBuffer] = []
-        self._last_writer: dict[int, list[_Access]] = {}
-        """A memory (``DeviceBuffer.id``) -> its latest writes: no later write covers their windows."""
-        self._readers: dict[int, list[_Access]] = {}
-        """A memory -> its reads that no later write covers."""
+        self._regions = RegionTracker()
         self._by_static: dict[int, int] = {}
         self._by_handle: dict[str, int] = {}  # ``pl.at(...) as t`` label -> its latest task
         # Calls whose innermost loop is a pl.parallel: the tasks of that loop's current / last finished run.
@@ -384,11 +381,11 @@ class _HostInterpreter:
     def scope(self, loc: str | None) -> Iterator[None]:
         """A runtime scope around what the body issues (its begin/end in :attr:`scopes`)."""
         depth = self._depth
-        self.scopes.append(ScopeEvent("begin", depth, loc, len(self.tasks), len(self.buffers), len(self._last_writer)))
+        self.scopes.append(ScopeEvent("begin", depth, loc, len(self.tasks), len(self.buffers), len(self._regions.writes)))
         self._depth += 1
         yield
         self._depth = depth
-        self.scopes.append(ScopeEvent("end", depth, loc, len(self.tasks), len(self.buffers), len(self._last_writer)))
+        self.scopes.append(ScopeEvent("end", depth, loc, len(self.tasks), len(self.buffers), len(self._regions.writes)))
 
     # ---- buffers ---------------------------------------------------------------
 
@@ -475,7 +472,7 @@ class _HostInterpreter:
         has written yet (the graph is built before any kernel runs)."""
         if not isinstance(buf, DeviceBuffer):
             raise OrchestrationError(f"pl.tensor.read of a non-tensor at {_loc(op)}")
-        if buf.id in self._last_writer:
+        if buf.id in self._regions.writes:
             raise OrchestrationError(
                 f"pl.tensor.read at {_loc(op)} reads '{buf.name}', which a kernel writes: the host builds the "
                 "task graph before kernels run, so it reads only tensors passed in or created (read it in a kernel)"
@@ -683,22 +680,11 @@ class _HostInterpreter:
         task = Task(
             tid, callee.sym_name.data, _core_type(callee), args, self._parts(callee, args), static_id=static_id, loc=loc
         )
-        tracked = [(a, a.buffer.id, *a.buffer.window) for a in args if a.buffer is not None and a.index not in untracked]
-        for a, b, lo, hi in tracked:
-            kind = "waw" if a.direction is ParamDirection.Out else "raw"
-            writes = self._last_writer.get(b)
-            if writes:
-                for w_lo, w_hi, w_task, w_arg in _overlapping(writes, lo, hi):
-                    task.deps.add(w_task)
-                    task.dep_edges.append(DepEdge(w_task, a.index, kind, w_arg, w_lo <= lo and hi <= w_hi))
-            reads = self._readers.get(b)
-            if reads and a.direction is not ParamDirection.In:
-                readers: dict[int, _Access] = {}  # one edge per reading task (its first read of the region)
-                for r in _overlapping(reads, lo, hi):
-                    readers.setdefault(r[2], r)
-                for tid_r, (r_lo, r_hi, _, r_arg) in sorted(readers.items()):
-                    task.deps.add(tid_r)
-                    task.dep_edges.append(DepEdge(tid_r, a.index, "war", r_arg, r_lo <= lo and hi <= r_hi))
+        tracked = [(a.buffer.id, *a.buffer.window, a.index, a.direction) for a in args
+                   if a.buffer is not None and a.index not in untracked]  # fmt: skip
+        for e in self._regions.edges(tracked):
+            task.deps.add(e.pred)
+            task.dep_edges.append(e)
         for s in static_deps:
             if s in self._by_static and s not in explicit:
                 task.deps.add(self._by_static[s])
@@ -710,23 +696,7 @@ class _HostInterpreter:
                     task.dep_edges.append(DepEdge(pred, -1, "explicit"))
         task.deps.discard(tid)
         task.dep_edges = [e for e in task.dep_edges if e.pred != tid]
-        for a, b, lo, hi in tracked:
-            access = (lo, hi, tid, a.index)
-            if a.direction is ParamDirection.In:
-                self._readers.setdefault(b, []).append(access)
-                continue
-            # a write supersedes the accesses its window covers (whoever comes later waits for it instead)
-            writes = self._last_writer.get(b)
-            if writes:
-                writes[:] = [w for w in writes if not (lo <= w[0] and w[1] <= hi)]
-                writes.append(access)
-            else:
-                self._last_writer[b] = [access]
-            reads = self._readers.get(b)
-            if reads:
-                reads[:] = [r for r in reads if not (lo <= r[0] and r[1] <= hi)]
-            if a.direction is ParamDirection.InOut:
-                self._readers.setdefault(b, []).append(access)
+        self._regions.record(tid, tracked)
         if static_id is not None:
             self._by_static[static_id] = tid
             if static_id in self._par_loop:
@@ -735,12 +705,65 @@ class _HostInterpreter:
         return task
 
 
-_Access = tuple[int, int, int, int]
-"""A task's read or write of a memory: ``(lo, hi, task, arg)``, the elements ``[lo, hi)`` through its argument
-``arg`` (a plain tuple: a graph makes one per tensor argument of every task)."""
+Access = tuple[int, int, int, int, ParamDirection]
+"""A task argument's access to device memory: ``(memory, lo, hi, arg, direction)``, the elements ``[lo, hi)``
+of memory ``memory`` (``DeviceBuffer.id``) through argument ``arg``."""
 
 
-def _overlapping(accesses: list[_Access], lo: int, hi: int) -> list[_Access]:
+class RegionTracker:
+    """The dependencies of device memory by region, as upstream's tensormap tracks address ranges: per memory,
+    its latest writes (no later write covers their windows) and the reads since (no later write covers them
+    either), each ``(lo, hi, task, arg)``. A task waits for every latest write its window overlaps (RAW, WAW)
+    and, where it writes, for every such read (WAR); its own write then supersedes what its window covers.
+    Whole buffers are windows of all their memory, so for them this is "the last writer and the readers
+    since". Entries are plain tuples: a graph makes one per tensor argument of every task."""
+
+    def __init__(self) -> None:
+        self.writes: dict[int, list[tuple[int, int, int, int]]] = {}
+        self.reads: dict[int, list[tuple[int, int, int, int]]] = {}
+
+    def edges(self, accesses: Sequence[Access]) -> list[DepEdge]:
+        """A new task's dependencies on the earlier ones, argument by argument (``covered``: the earlier
+        access's window holds the new one's); one WAR edge per reading task."""
+        out: list[DepEdge] = []
+        for mem, lo, hi, arg, direction in accesses:
+            kind = "waw" if direction is ParamDirection.Out else "raw"
+            writes = self.writes.get(mem)
+            if writes:
+                for w_lo, w_hi, w_task, w_arg in _overlapping(writes, lo, hi):
+                    out.append(DepEdge(w_task, arg, kind, w_arg, w_lo <= lo and hi <= w_hi))
+            reads = self.reads.get(mem)
+            if reads and direction is not ParamDirection.In:
+                readers: dict[int, tuple[int, int, int, int]] = {}  # a reading task's first read of the region
+                for r in _overlapping(reads, lo, hi):
+                    readers.setdefault(r[2], r)
+                for tid_r, (r_lo, r_hi, _, r_arg) in sorted(readers.items()):
+                    out.append(DepEdge(tid_r, arg, "war", r_arg, r_lo <= lo and hi <= r_hi))
+        return out
+
+    def record(self, task: int, accesses: Sequence[Access]) -> None:
+        """``task`` made ``accesses`` (in argument order): a read joins its memory's reads; a write
+        supersedes the writes and reads its window covers (whoever comes later waits for it instead) and
+        is the latest write there (an InOut also a read)."""
+        for mem, lo, hi, arg, direction in accesses:
+            access = (lo, hi, task, arg)
+            if direction is ParamDirection.In:
+                self.reads.setdefault(mem, []).append(access)
+                continue
+            writes = self.writes.get(mem)
+            if writes:
+                writes[:] = [w for w in writes if not (lo <= w[0] and w[1] <= hi)]
+                writes.append(access)
+            else:
+                self.writes[mem] = [access]
+            reads = self.reads.get(mem)
+            if reads:
+                reads[:] = [r for r in reads if not (lo <= r[0] and r[1] <= hi)]
+            if direction is ParamDirection.InOut:
+                self.reads.setdefault(mem, []).append(access)
+
+
+def _overlapping(accesses: list[tuple[int, int, int, int]], lo: int, hi: int) -> list[tuple[int, int, int, int]]:
     """The accesses whose windows share an element with ``[lo, hi)``, by task then argument."""
     found = [x for x in accesses if x[0] < hi and lo < x[1]]
     if len(found) > 1:
@@ -748,7 +771,7 @@ def _overlapping(accesses: list[_Access], lo: int, hi: int) -> list[_Access]:
     return found
 
 
-def _by_task(x: _Access) -> tuple[int, int]:
+def _by_task(x: tuple[int, int, int, int]) -> tuple[int, int]:
     return x[2], x[3]
 
 
