@@ -278,6 +278,7 @@ def test_the_converter_draws_pairs_and_refuses_another_artefact_as_deps_or_names
     (lambda r: r["metadata"].update(clock_freq_hz=0), "clock_freq_hz must be a positive number"),
     (lambda r: r["aicore_tasks"][0].__setitem__(3, "a"), "'aicore_tasks' must be a list of rows of at least 5 integers"),
     (lambda r: r["aicpu_tasks"][0].__setitem__(2, None), "'aicpu_tasks' must be a list of rows of at least 4 integers"),
+    (lambda r: r["aicore_tasks"][0].__setitem__(5, "7"), "'aicore_tasks' must be a list of rows of at least 5 integers"),
     (lambda r: r["aicpu_scheduler_phases"][0][0].__setitem__("end_cycles", "9"), "'aicpu_scheduler_phases' must be"),
 ])  # fmt: skip
 def test_malformed_records_are_one_line_errors_in_both_tools(

@@ -99,11 +99,12 @@ def _meta(j: _Text, pid: int, tid: int | None, name: str) -> dict[str, Any]:
 
 
 def record_rows(records: Mapping[str, Any], key: str, width: int) -> list[list[int]]:
-    """A records file's ``key`` rows (``aicore_tasks``, ``aicpu_tasks``): lists whose first ``width`` items are
-    integers (ids and cycle counts), else a :class:`TraceInputError`."""
+    """A records file's ``key`` rows (``aicore_tasks``, ``aicpu_tasks``): lists of at least ``width`` integers
+    (ids and cycle counts; an AICore row's sixth, its receive-to-start cycles, too), else a
+    :class:`TraceInputError`."""
     rows = records.get(key, [])
     if not isinstance(rows, list) or any(
-        not isinstance(r, list) or len(r) < width or not all(type(x) is int for x in r[:width]) for r in rows
+        not isinstance(r, list) or len(r) < width or not all(type(x) is int for x in r) for r in rows
     ):
         raise TraceInputError(f"'{key}' must be a list of rows of at least {width} integers")
     return rows
