@@ -145,3 +145,30 @@ def test_a_static_extent_used_in_a_shape_is_not_an_unused_variable(body: str, un
 
     prog = pl.parse(STATIC_DIM.replace("BODY", body), filename="dims.py")
     assert [name for _, name in unused_variables(prog.module)] == unused
+
+
+RETURNED = """
+import pypto.language as pl
+
+@pl.program
+class Prog:
+    @pl.function(type=pl.FunctionType.InCore)
+    def init(self, oi: pl.Out[pl.Tensor[[16, 128], pl.FP32]]) -> pl.Tensor[[16, 128], pl.FP32]:
+        return oi
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, out: pl.Out[pl.Tensor[[16, 128], pl.FP32]]) -> pl.Tensor[[16, 128], pl.FP32]:
+        out = self.init(out)
+        return out
+"""
+
+
+def test_an_out_parameter_returned_unwritten_is_said_so(capsys: pytest.CaptureFixture[str]) -> None:
+    """Upstream's ``kernel_init_inplace`` returns its Out parameters as they came in: the warning says that, not
+    that a name was rebound (nothing was)."""
+    from pypto.pipeline.checks.warnings import check_dropped_out_params
+
+    check_dropped_out_params(pl.parse(RETURNED, filename="init.py").module)
+    err = capsys.readouterr().err
+    assert "Out parameter 'oi' of 'init' is never written: it is returned as it came in; write it with" in err
+    assert "rebinds" not in err

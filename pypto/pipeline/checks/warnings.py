@@ -4,8 +4,8 @@
   (pure ops only: stores, assembles into tensors, calls and allocations have
   effects). Compiler-made names (``t__tile``, ``out__store``) are skipped.
 - ``OutParamWriteDropped``: an ``Out``/``InOut`` parameter is never written
-  in its function: ``out = expr`` only rebinds the name; write with
-  ``out[:] = expr``, ``pl.assemble`` or ``pl.store``.
+  in its function (``out = expr`` only rebinds the name, or it is returned as
+  it came in); write with ``out[:] = expr``, ``pl.assemble`` or ``pl.store``.
 
 Warnings run at the compile's ``diagnostic_phase`` (PRE_PIPELINE by default:
 on the front end's program; POST_PASS: after every pass, into that pass's
@@ -117,11 +117,19 @@ def check_unused_variables(module: ModuleOp) -> None:
         emit(Diagnostic(Severity.WARNING, f"variable '{name}' is assigned but never used", span, rule=UNUSED_VARIABLE))
 
 
+def _returned_as_is(f: func.FuncOp, hint: str) -> bool:
+    """Whether ``f`` returns its parameter named ``hint`` itself (upstream's ``kernel_init_inplace``: ``return
+    oi, li, mi`` with nothing written), rather than a value the name was rebound to."""
+    args = [a for a in f.body.block.args if (a.name_hint or f"arg{a.index}") == hint]
+    return any(isinstance(use.operation, func.ReturnOp) for a in args for use in a.uses)
+
+
 def check_dropped_out_params(module: ModuleOp) -> None:
     for f, hint in dropped_out_params(module):
         name = base_name(hint, hint)
+        why = "it is returned as it came in" if _returned_as_is(f, hint) else f"'{name} = ...' only rebinds the name"
         message = (
-            f"Out parameter '{name}' of '{f.sym_name.data}' is never written: '{name} = ...' only "
-            f"rebinds the name; write it with '{name}[:] = ...', pl.assemble or pl.store"
+            f"Out parameter '{name}' of '{f.sym_name.data}' is never written: {why}; "
+            f"write it with '{name}[:] = ...', pl.assemble or pl.store"
         )
         emit(Diagnostic(Severity.WARNING, message, _name_span(op_span(f), name), rule=OUT_PARAM_WRITE_DROPPED))
