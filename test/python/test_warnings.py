@@ -55,6 +55,13 @@ def test_disabled_and_muted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert "[warning]" not in capsys.readouterr().err
 
 
+def _dropped(source: str) -> list[str]:
+    """The Out parameters :func:`dropped_out_params` finds never written in a program's source."""
+    from pypto.pipeline.checks.warnings import dropped_out_params
+
+    return [name for _, name in dropped_out_params(pl.parse(source, filename="prog.py").module)]
+
+
 COLLECTIVE = """
 import pypto.language as pl
 import pypto.language.distributed as pld
@@ -76,13 +83,10 @@ class Prog:
     ("allreduce(data)", ["sig"]),  # no signal passed: it is really never written
 ])  # fmt: skip
 def test_a_collective_writes_its_signal(call: str, dropped: list[str]) -> None:
-    from pypto.pipeline.checks.warnings import dropped_out_params
-
-    prog = pl.parse(COLLECTIVE.replace("COLLECTIVE", call), filename="coll.py")
-    assert [name for _, name in dropped_out_params(prog.module)] == dropped
+    assert _dropped(COLLECTIVE.replace("COLLECTIVE", call)) == dropped
 
 
-VIEW_WRITE = """
+FILL = """
 import pypto.language as pl
 
 @pl.program
@@ -92,7 +96,10 @@ class Prog:
              dst: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
         t = pl.load(a, [0, 0], [16, 64])
         return pl.store(t, [0, 0], dst)
+"""
+"""The front of the programs below: a kernel that writes its Out parameter ``dst`` from ``a``."""
 
+VIEW_WRITE = FILL + """
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, a: pl.Tensor[[16, 64], pl.FP32],
              out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
@@ -109,23 +116,10 @@ class Prog:
     ("pl.create_tensor([16, 64], dtype=pl.FP32)", ["out"]),  # the slice is taken but nothing writes it
 ])  # fmt: skip
 def test_a_view_of_an_out_parameter_written_by_a_call_writes_it(view: str, dropped: list[str]) -> None:
-    from pypto.pipeline.checks.warnings import dropped_out_params
-
-    prog = pl.parse(VIEW_WRITE.replace("VIEW", view), filename="view.py")
-    assert [name for _, name in dropped_out_params(prog.module)] == dropped
+    assert _dropped(VIEW_WRITE.replace("VIEW", view)) == dropped
 
 
-STATIC_DIM = """
-import pypto.language as pl
-
-@pl.program
-class Prog:
-    @pl.function(type=pl.FunctionType.InCore)
-    def fill(self, a: pl.Tensor[[16, 64], pl.FP32],
-             dst: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
-        t = pl.load(a, [0, 0], [16, 64])
-        return pl.store(t, [0, 0], dst)
-
+STATIC_DIM = FILL + """
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, a: pl.Tensor[[16, 64], pl.FP32],
              out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
