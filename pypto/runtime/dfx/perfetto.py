@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from .base import write_artefact
 from .trace import TraceInputError
 
 SEQUENCE_ID = 1
@@ -158,8 +156,3 @@ def perfetto_trace(trace: Mapping[str, Any]) -> bytes:
         else:
             ev.type = pb.TrackEvent.TYPE_SLICE_END
     return builder.serialize()
-
-
-def write_perfetto(trace: Mapping[str, Any], path: Path) -> Path:
-    """Write :func:`perfetto_trace` to ``path`` atomically; returns the path."""
-    return write_artefact(path, perfetto_trace(trace))
