@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .overhead import COUNTERS, ENGINES, core_kind, joined_samples
-from .trace import TraceInputError, record_clock_hz, record_rows, task_label
+from .trace import TraceInputError, record_clock_hz, record_phases, record_rows, task_label
 
 PERCENTILES = (10, 25, 50, 75, 90, 95, 99)
 SCHED_BOUND, PARTIAL = 25.0, 8.0
@@ -65,17 +65,8 @@ def _check(records: Any) -> None:
         raise TraceInputError(f"metadata.clock_freq_hz and metadata.core_types are required ({e})") from None
     record_clock_hz(records)
     for key, width in (("aicore_tasks", 5), ("aicpu_tasks", 4)):
-        if not isinstance(records.get(key), list):
-            raise TraceInputError(f"'{key}' must be a list of rows of at least {width} integers")
-        record_rows(records, key, width)
-    threads = records.get("aicpu_scheduler_phases")
-    if not isinstance(threads, list) or any(
-        not isinstance(t, list) or any(not isinstance(p, dict) or not {"kind", "start_cycles", "end_cycles"} <= p.keys()
-                                       or type(p["start_cycles"]) is not int or type(p["end_cycles"]) is not int
-                                       for p in t) for t in threads):  # fmt: skip
-        raise TraceInputError(
-            "'aicpu_scheduler_phases' must be a list per thread of {kind, start_cycles, end_cycles} (cycles integers)"
-        )
+        record_rows(records, key, width, required=True)
+    record_phases(records, "aicpu_scheduler_phases", ("kind", "start_cycles", "end_cycles"), required=True)
     if not records["aicore_tasks"]:
         raise TraceInputError("'aicore_tasks' is empty: no task ran")
 

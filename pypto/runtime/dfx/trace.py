@@ -98,11 +98,11 @@ def _meta(j: _Text, pid: int, tid: int | None, name: str) -> dict[str, Any]:
     return {"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": j.name(name)}}
 
 
-def record_rows(records: Mapping[str, Any], key: str, width: int) -> list[list[int]]:
+def record_rows(records: Mapping[str, Any], key: str, width: int, *, required: bool = False) -> list[list[int]]:
     """A records file's ``key`` rows (``aicore_tasks``, ``aicpu_tasks``): lists of at least ``width`` integers
-    (ids and cycle counts; an AICore row's sixth, its receive-to-start cycles, too), else a
-    :class:`TraceInputError`."""
-    rows = records.get(key, [])
+    (ids and cycle counts; an AICore row's sixth, its receive-to-start cycles, too; none when the file has no
+    ``key`` and it is not ``required``), else a :class:`TraceInputError`."""
+    rows = records.get(key, None if required else [])
     if not isinstance(rows, list) or any(
         not isinstance(r, list) or len(r) < width or not all(type(x) is int for x in r) for r in rows
     ):
@@ -131,8 +131,13 @@ def _pair(
     events.append({"ph": "f", "pid": dpid, "tid": dtid, "ts": dts, "id": fid, "cat": "flow", "name": n, "bp": "e"})
 
 
-def _phase_rows(records: Mapping[str, Any], key: str, fields: Sequence[str]) -> list[list[dict[str, Any]]]:
-    threads = records.get(key, [])
+def record_phases(
+    records: Mapping[str, Any], key: str, fields: Sequence[str], *, required: bool = False
+) -> list[list[dict[str, Any]]]:
+    """A records file's ``key`` phases (``aicpu_scheduler_phases``, ``aicpu_orchestrator_phases``): a list per
+    thread of records holding ``fields``, their cycles integers (none when the file has no ``key`` and it is not
+    ``required``), else a :class:`TraceInputError`."""
+    threads = records.get(key, None if required else [])
     ok = isinstance(threads, list) and all(
         isinstance(t, list)
         and all(isinstance(p, dict) and all(f in p for f in fields) and type(p["start_cycles"]) is int
@@ -188,8 +193,8 @@ def chrome_trace_text(
         sched, orch = records.get("aicpu_scheduler_phases", []), records.get("aicpu_orchestrator_phases", [])
     else:
         aicore, cpu_rows = record_rows(records, "aicore_tasks", 5), record_rows(records, "aicpu_tasks", 4)
-        sched = _phase_rows(records, "aicpu_scheduler_phases", ("kind", "start_cycles", "end_cycles", "tasks_processed"))
-        orch = _phase_rows(records, "aicpu_orchestrator_phases", ("submit_idx", "task_id", "start_cycles", "end_cycles"))
+        sched = record_phases(records, "aicpu_scheduler_phases", ("kind", "start_cycles", "end_cycles", "tasks_processed"))
+        orch = record_phases(records, "aicpu_orchestrator_phases", ("submit_idx", "task_id", "start_cycles", "end_cycles"))
     aicpu = {(r[0], r[1]): r for r in cpu_rows}
     core_to_thread = list(records["metadata"].get("core_to_thread") or [])
     values = [c for r in aicore for c in r[3:5]] + [c for r in aicpu.values() for c in r[2:4]]
