@@ -101,8 +101,7 @@ def atomic_write_bytes(
     except BaseException as exc:
         _discard(tmp)
         if isinstance(exc, OSError):
-            check_writable_path(target)
-            raise _naming(exc, target) from None
+            raise _write_error(exc, target) from None
         raise
     if durable:
         remove_stale_temps(target)
@@ -142,8 +141,7 @@ def atomic_write_files(
             for _, rest in temps[i:]:
                 _discard(rest)
             if isinstance(exc, OSError):
-                check_writable_path(target)
-                raise _naming(exc, target) from None
+                raise _write_error(exc, target) from None
             raise
 
 
@@ -154,8 +152,7 @@ def _write_temp(target: Path, data: bytes | Sequence[bytes | bytearray | memoryv
     try:
         fd, tmp = _open_temp(os.fspath(target))
     except OSError as e:
-        check_writable_path(target)  # the located reason (a missing folder, a folder as the path), if it is one
-        raise _naming(e, target) from None
+        raise _write_error(e, target) from None
     try:
         try:
             if os.fstat(fd).st_mode & 0o7777 != FILE_MODE:  # a umask that took bits away: put them back
@@ -171,15 +168,17 @@ def _write_temp(target: Path, data: bytes | Sequence[bytes | bytearray | memoryv
     except BaseException as exc:
         _discard(tmp)
         if isinstance(exc, OSError):
-            check_writable_path(target)
-            raise _naming(exc, target) from None
+            raise _write_error(exc, target) from None
         raise
     return tmp
 
 
-def _naming(error: OSError, target: Path) -> OSError:
-    """``error`` as raised for ``target`` itself: the user named ``target``, never the hidden temporary file
-    beside it (``/proc/.out.json.123.0a1b2c3d.tmp: No such file or directory`` named a file nobody asked for)."""
+def _write_error(error: OSError, target: Path) -> OSError:
+    """The error to raise for a failed write of ``target``: the located reason when it is one
+    (:func:`check_writable_path` raises it: a missing folder, a folder as the path), else ``error`` as raised
+    for ``target`` itself: the user named ``target``, never the hidden temporary file beside it
+    (``/proc/.out.json.123.0a1b2c3d.tmp: No such file or directory`` named a file nobody asked for)."""
+    check_writable_path(target)
     if error.filename is None or os.fspath(error.filename) == os.fspath(target):
         return error
     return type(error)(error.errno, error.strerror, os.fspath(target))
