@@ -49,8 +49,9 @@ def default_dir() -> Path:
     """The newest ``build_output/*/dfx_outputs/args_dump`` (by its manifest's modification time)."""
     root = Path(os.environ.get("PYPTO_PROG_BUILD_DIR") or "build_output")
     found = [p.parent for p in root.glob(f"*/dfx_outputs/args_dump/{MANIFEST}")]
-    if not found and any(root.glob(f"*/dfx_outputs/rank*/d*/args_dump/{MANIFEST}")):
-        newest = max(root.glob(f"*/dfx_outputs/rank*/d*/args_dump/{MANIFEST}"), key=lambda m: m.stat().st_mtime_ns)
+    per_rank = [] if found else list(root.glob(f"*/dfx_outputs/rank*/d*/args_dump/{MANIFEST}"))
+    if per_rank:
+        newest = max(per_rank, key=lambda m: m.stat().st_mtime_ns)
         raise DumpViewerError(
             f"{root}: its args dumps are per rank and dispatch (multi-chip builds); pass one, e.g. {newest.parent}"
         )
