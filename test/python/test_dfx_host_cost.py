@@ -372,3 +372,104 @@ def test_a_flagged_run_leaves_no_reference_cycles(tmp_path: Path, incore: bool) 
         gc.garbage.clear()
     assert (tmp_path / "build" / "dfx_outputs" / "run_report.html").is_file()
     assert garbage == []
+
+
+def test_kept_files_skip_a_write_only_of_the_same_bytes_to_an_untouched_file(tmp_path: Path) -> None:
+    """``atomic_write_files(kept=)``: the same bytes again to a file nobody touched leave it as it is (its inode
+    and time stamp); other bytes, a file edited, replaced or removed since, a buffer that is not ``bytes``, or a
+    file the memory dropped, are written."""
+    from pypto.utils.atomic import KeptFiles, atomic_write_files
+
+    kept = KeptFiles(max_files=2)
+    a, b = tmp_path / "a.json", tmp_path / "b.html"
+
+    def stamp(p: Path) -> tuple[int, int]:
+        st = p.stat()
+        return st.st_ino, st.st_mtime_ns
+
+    atomic_write_files([(a, b"{}"), (b, [b"<p>", b"x"])], kept=kept)
+    first = stamp(a), stamp(b)
+    atomic_write_files([(a, b"{}"), (b, [b"<p>", b"x"])], kept=kept)
+    assert (stamp(a), stamp(b)) == first  # nothing written
+    atomic_write_files([(b, [b"<p>", b"y"])], kept=kept)
+    assert b.read_bytes() == b"<p>y" and stamp(b) != first[1]
+    for change in (lambda: os.utime(a, ns=(1, 1)), lambda: a.write_bytes(b"[]"), a.unlink):
+        change()  # edited in place (the same size), its time stamp changed, or removed: written again
+        atomic_write_files([(a, b"{}")], kept=kept)
+        assert a.read_bytes() == b"{}"
+        again = stamp(a)
+        atomic_write_files([(a, b"{}")], kept=kept)
+        assert stamp(a) == again
+    view = memoryview(bytearray(b"12"))
+    atomic_write_files([(tmp_path / "c.bin", [view])], kept=kept)  # a reusable buffer is never kept
+    before = stamp(tmp_path / "c.bin")
+    atomic_write_files([(tmp_path / "c.bin", [view])], kept=kept)
+    assert stamp(tmp_path / "c.bin") != before
+    again = stamp(a)
+    atomic_write_files([(tmp_path / "d.json", b"1"), (tmp_path / "e.json", b"2")], kept=kept)  # a dropped (2 files)
+    atomic_write_files([(a, b"{}")], kept=kept)
+    assert stamp(a) != again
+
+
+def test_across_runs_builds_again_for_another_key_only() -> None:
+    """``across_runs``: an equal key gives the value built before; another key, ``keep=False`` or a slot used
+    least recently beyond the last :data:`ACROSS_RUNS_SLOTS` builds again."""
+    built: list[int] = []
+
+    def build(n: int) -> Any:
+        built.append(n)
+        return [n]
+
+    slot = ("test", object())
+    first = base.across_runs(slot, {"rows": [[1, 2]]}, lambda: build(1))
+    assert base.across_runs(slot, {"rows": [[1, 2]]}, lambda: build(2)) is first and built == [1]
+    assert base.across_runs(slot, {"rows": [[1, 3]]}, lambda: build(3)) == [3]
+    assert base.across_runs(("other", slot), {"rows": [[1, 3]]}, lambda: build(4)) == [4]  # slots are apart
+    base.across_runs(slot, "big", lambda: build(5), keep=False)
+    assert base.across_runs(slot, "big", lambda: build(6)) == [6]
+    for i in range(base.ACROSS_RUNS_SLOTS):
+        base.across_runs(("fill", i), i, lambda: build(-1))
+    assert base.across_runs(slot, "big", lambda: build(7)) == [7] and built[-1] == 7
+
+
+@pytest.mark.usefixtures("own_dfx_flags")
+def test_a_run_again_writes_what_a_fresh_process_would(tmp_path: Path) -> None:
+    """Run again with the same timing, a program's artefacts are the texts an earlier run built (and their files
+    are left as they are), and they are the texts built afresh: what :func:`across_runs` keeps is all they
+    depend on. Another level or another program in the same folder writes its own."""
+    a, x, y = torch.randn(32, 64), torch.zeros(32, 64), torch.zeros(32, 64)
+    build = tmp_path / "build"
+    dfx = build / "dfx_outputs"
+    flags = {"enable_chip_swimlane": 4, "enable_pmu": 2, "enable_dep_gen": True, "enable_scope_stats": True}
+
+    def texts() -> dict[str, bytes]:
+        return {p.relative_to(dfx).as_posix(): p.read_bytes() for p in sorted(dfx.rglob("*")) if p.is_file()}
+
+    _two_stages(a, x, y, config=RunConfig(save_kernels_dir=str(build), **flags))
+    first = texts()
+    inodes = {p: p.stat().st_ino for p in dfx.glob("*.*")}
+    _two_stages(a * 2, x, y, config=RunConfig(save_kernels_dir=str(build), **flags))
+    second = texts()
+    assert {k: v for k, v in second.items() if not k.startswith("merged_")} == {
+        k: v for k, v in first.items() if not k.startswith("merged_")
+    }
+    assert {p: p.stat().st_ino for p in dfx.glob("*.*") if p in inodes and not p.name.startswith("merged_")} == {
+        p: i for p, i in inodes.items() if not p.name.startswith("merged_")
+    }  # the same files
+    base._ACROSS_RUNS.clear()
+    base.WRITTEN = type(base.WRITTEN)()
+    _two_stages(a, x, y, config=RunConfig(save_kernels_dir=str(build), **flags))
+    fresh = texts()
+    assert [v for k, v in fresh.items() if k.startswith("merged_")] == [
+        v for k, v in second.items() if k.startswith("merged_")
+    ]
+    assert {k: v for k, v in fresh.items() if not k.startswith("merged_")} == {
+        k: v for k, v in second.items() if not k.startswith("merged_")
+    }
+    _two_stages(a, x, y, config=RunConfig(save_kernels_dir=str(build), **{**flags, "enable_chip_swimlane": 3}))
+    level3 = texts()
+    records = json.loads(level3["chip_swimlane_records.json"])
+    assert records["chip_swimlane_level"] == 3 and "aicpu_orchestrator_phases" not in records
+    (merged,) = [v for k, v in level3.items() if k.startswith("merged_")]
+    (second_merged,) = [v for k, v in second.items() if k.startswith("merged_")]  # level 4: the orchestrator's lane
+    assert b'"tid":4000' in second_merged and b'"tid":4000' not in merged and level3["run_report.html"] != second["run_report.html"]

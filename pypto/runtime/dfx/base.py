@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import shutil
 import threading
 import weakref
@@ -15,7 +16,7 @@ from xdsl.dialects import func
 
 from pypto.dialects.enums import FunctionType
 from pypto.dialects.program import function_type
-from pypto.utils.atomic import atomic_write_files
+from pypto.utils.atomic import KeptFiles, atomic_write_files
 
 from .jsonenc import Encoded, compact_encoder
 
@@ -40,8 +41,13 @@ def write_artefact(path: Path, data: str | bytes | Sequence[bytes | bytearray | 
     if pending is not None:
         pending.append((path, payload))
     else:
-        atomic_write_files([(path, payload)], make_folders=True)
+        atomic_write_files([(path, payload)], make_folders=True, kept=WRITTEN)
     return path
+
+
+WRITTEN = KeptFiles()
+"""The artefacts this process wrote: a run whose artefact is the same bytes as the last run's (the simulated
+timing does not depend on the data) leaves that file as it is (:class:`pypto.utils.atomic.KeptFiles`)."""
 
 
 def when_written(release: Callable[[], None]) -> None:
@@ -62,12 +68,12 @@ def remove_superseded(folder: Path, keep: Collection[str], ours: Callable[[Path]
     or an entry another process removed first, is no error. The removed paths. (Call it through
     :func:`when_written`, so a failed write removes nothing.)"""
     try:
-        entries = sorted(folder.iterdir())
+        names = sorted(os.listdir(folder))  # names, not Paths: a run's trace looks here every time
     except OSError:
         return []
     removed = []
-    for path in entries:
-        if path.name in keep or not ours(path):
+    for name in names:
+        if name in keep or not ours(path := folder / name):
             continue
         try:
             if path.is_dir() and not path.is_symlink():
@@ -207,7 +213,7 @@ def finish_all(collectors: Sequence[Collector], result: Any) -> dict[str, list[P
         del result._dfx_memo
         written = False
         try:
-            atomic_write_files(pending, make_folders=True)
+            atomic_write_files(pending, make_folders=True, kept=WRITTEN)
             written = True
         finally:
             pending.clear()
@@ -227,6 +233,34 @@ def per_run(result: Any, key: Hashable, build: Callable[[], T]) -> T:
     if key not in memo:
         memo[key] = build()
     return memo[key]
+
+
+def across_runs(slot: Hashable, key: Any, build: Callable[[], T], *, keep: bool = True) -> T:
+    """``build()``, or what it built for ``slot`` on an earlier call whose ``key`` was equal (``==``): for an
+    artefact's text, a pure function of plain data (lists, dicts, numbers, strings) given whole as ``key``. The
+    simulated timing of a program does not depend on its data, so a program run again usually has the same
+    records, and its trace and analyses are the same text. One value a slot, the :data:`ACROSS_RUNS_SLOTS`
+    slots used last; ``keep=False`` (a large run) neither keeps ``key`` nor the value alive. Read the value,
+    never change it."""
+    last = _ACROSS_RUNS.pop(slot, None)
+    if last is not None and last[0] == key:
+        _ACROSS_RUNS[slot] = last
+        return last[1]
+    value = build()
+    if keep:
+        _ACROSS_RUNS[slot] = (key, value)
+        if len(_ACROSS_RUNS) > ACROSS_RUNS_SLOTS:
+            del _ACROSS_RUNS[next(iter(_ACROSS_RUNS))]
+    return value
+
+
+ACROSS_RUNS_SLOTS = 64
+"""How many :func:`across_runs` slots are kept (the least recently used is dropped first)."""
+
+ACROSS_RUNS_MAX_TASKS = 2048
+"""A run of more tasks keeps nothing in :func:`across_runs` (its records would stay alive after it: many MB)."""
+
+_ACROSS_RUNS: dict[Hashable, tuple[Any, Any]] = {}
 
 
 def kernel_func_ids(module: Any) -> dict[str, int]:

@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 
 from pypto.reports import asset, report_chunks
 
-from .base import RECORDED_LEVEL, write_artefact
+from .base import ACROSS_RUNS_MAX_TASKS, RECORDED_LEVEL, across_runs, write_artefact
 from .incore_view import incore_model
 from .jsonenc import round6
 from .pmu import EVENT_COUNTERS, columns, pmu_rows
@@ -94,13 +94,22 @@ def sched_analyses(result: Any, level: int, edges: list[dict[str, Any]]) -> dict
     ids; None below level 3 or when no task ran."""
     if min(int(level), RECORDED_LEVEL) < 3 or not result.tasks:
         return None
+    records = swimlane_records(result, level)
+    pairs = [(e["pred"], e["succ"]) for e in edges]
+    blocks = {r.task_id: len(getattr(r, "blocks", None) or ()) or 1 for r in result.tasks}
+    return across_runs(
+        ("sched_analyses", id(getattr(result, "module", None))), (records, pairs, blocks),
+        lambda: _page_analyses(records, pairs, blocks), keep=len(result.tasks) <= ACROSS_RUNS_MAX_TASKS,
+    )  # fmt: skip
 
-    a = analyze(swimlane_records(result, level), [(e["pred"], e["succ"]) for e in edges],
-                {r.task_id: len(getattr(r, "blocks", None) or ()) or 1 for r in result.tasks}, trusted=True)  # fmt: skip
+
+def _page_analyses(records: dict[str, Any], pairs: list[tuple[int, int]], blocks: dict[int, int]) -> dict[str, Any]:
+    """:func:`sched_analyses` of a run's records, dependency pairs and SPMD block counts (all it reads: the
+    value an earlier run with the same ones had, :func:`.base.across_runs`)."""
+    a = analyze(records, pairs, blocks, trusted=True)
     a["switch"]["cores"] = [{"core": c, **s} for c, s in sorted(a["switch"]["cores"].items())]
     a["overhead"]["engines"] = [{"engine": e, **v} for e, v in a["overhead"]["engines"].items()]
-    path = set(a["critical_path"]["tasks"])
-    ids = {label: r.task_id for r in result.tasks if (label := task_label(r.task_id)) in path}
+    ids = {label: raw for raw in {r[1] for r in records["aicore_tasks"]} if (label := task_label(raw))}
     a["critical_path"]["task_ids"] = [ids[label] for label in a["critical_path"]["tasks"]]
     return _rounded(a)
 

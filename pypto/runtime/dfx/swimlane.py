@@ -14,7 +14,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .base import Collector, json_text, register, remove_superseded, when_written, write_artefact
+from .base import (
+    ACROSS_RUNS_MAX_TASKS,
+    Collector,
+    across_runs,
+    json_text,
+    register,
+    remove_superseded,
+    when_written,
+    write_artefact,
+)
 from .deps import write_name_map
 from .records import phase_texts, records_for_json, swimlane_records
 from .run_report import write_run_report
@@ -22,8 +31,12 @@ from .trace import chrome_trace_text
 
 
 def write_swimlane(result: Any, path: Path, level: int = 2) -> Path:
-    """Write :func:`swimlane_records` as JSON, atomically; returns the path."""
-    write_artefact(path, json_text(records_for_json(result, level)))
+    """Write :func:`swimlane_records` as JSON, atomically; returns the path. The text is an earlier run's when
+    its records were the same (:func:`.base.across_runs`)."""
+    records = swimlane_records(result, level)
+    keep = len(result.tasks) <= ACROSS_RUNS_MAX_TASKS
+    text = across_runs((path, "records"), records, lambda: json_text(records_for_json(result, level)), keep=keep)
+    write_artefact(path, text)
     return path
 
 
@@ -41,11 +54,17 @@ def write_merged_trace(result: Any, out_dir: Path, level: int = 2, stamp: str | 
     its kernel names and its task dependencies as flows (upstream's simulator cannot write it: it lacks
     the task metadata). Once it is written, an earlier run's time-stamped trace in ``out_dir`` is removed:
     the records, the report and the other artefacts beside it are this run's (a run replaces them), so an
-    older trace there would be stale, and a folder run every second would fill with them."""
+    older trace there would be stale, and a folder run every second would fill with them. The text is an
+    earlier run's when its records, names and edges were the same (:func:`.base.across_runs`)."""
     names = {t.task_id: t.func_name + ("_spmd" if t.block_num > 1 else "") for t in result.tasks}
     edges = [(d, t.task_id) for t in result.tasks for d in sorted(t.deps)]
-    text = chrome_trace_text(swimlane_records(result, level), names, edges, trusted=True,
-                             phase_texts=phase_texts(result, level), kernel_names=_mixed_kernel_names(result))
+    records, kernel_names = swimlane_records(result, level), _mixed_kernel_names(result)
+    text = across_runs(
+        (out_dir, "merged_trace"), (records, names, edges, kernel_names),
+        lambda: chrome_trace_text(records, names, edges, trusted=True, phase_texts=phase_texts(result, level),
+                                  kernel_names=kernel_names),
+        keep=len(result.tasks) <= ACROSS_RUNS_MAX_TASKS,
+    )  # fmt: skip
     path = out_dir / f"merged_swimlane_{stamp or datetime.now().strftime('%Y%m%d_%H%M%S')}.json"
     write_artefact(path, text)
     when_written(lambda: remove_superseded(out_dir, {path.name}, _is_stamped_trace))
