@@ -65,7 +65,7 @@ from pypto.pipeline.pass_runner import (
 )
 from pypto.pipeline.verification import find_failing_op
 from pypto.utils.atomic import atomic_write_text
-from pypto.utils.cli import cli_main
+from pypto.utils.cli import check_output_not_input, cli_main
 
 from .located_parser import parse_error_diagnostic, parse_located_module
 from .verify_diagnostics import parse_expectations, verify
@@ -426,6 +426,7 @@ class PyptoOptMain(xDSLOptMain):
 
     def run(self) -> int:  # type: ignore[override]
         """Process the input; returns the exit code (0, or 1 after a user error)."""
+        check_output_not_input(self.args.output_file, [self.args.input_file, self.args.run_reproducer])
         if self.args.run_reproducer or self.args.resume:
             return self._pipeline_mode()
         text, kind = self._read_input()

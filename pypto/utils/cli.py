@@ -20,7 +20,7 @@ import os
 import re
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
 from xdsl.utils.exceptions import DiagnosticException, ParseError
@@ -70,6 +70,28 @@ def read_input_text(path: str | os.PathLike[str], what: str = "input") -> str:
         raise InputError(
             f"{os.fspath(path)}: {what} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})"
         ) from None
+
+
+def check_output_not_input(
+    output: str | os.PathLike[str] | None, inputs: Iterable[str | os.PathLike[str] | None], option: str = "-o"
+) -> None:
+    """Refuse an output path that names one of ``inputs`` (the same file by any name or link): writing
+    the output there would replace the input, and a user's slip must never lose data. ``None`` and ``-``
+    (stdout/stdin) are skipped; raises an :class:`InputError` naming both."""
+    if output is None or os.fspath(output) == "-":
+        return
+    for path in inputs:
+        if path is None or os.fspath(path) == "-":
+            continue
+        try:
+            same = os.path.samefile(output, path)
+        except OSError:  # either is missing (or unreadable): not the same existing file
+            continue
+        if same:
+            raise InputError(
+                f"{os.fspath(output)}: the output path ({option}) is the input file {os.fspath(path)}; "
+                "writing there would overwrite the input: choose another output path"
+            )
 
 
 def user_error_text(prog: str, error: BaseException) -> str:

@@ -260,3 +260,18 @@ def test_dsl_mistake_is_located(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert source.startswith(" 9 |") and "pl.tensor.add(a, nope)" in source
     assert caret.strip().startswith("|") and "^" in caret
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("mode", ["passes", "resume"])
+def test_output_equal_to_input_is_refused(mode: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``-o`` naming the input (by another spelling too) is a user error and the input keeps its text: the
+    output once replaced it (``--emit mlir`` turned the DSL file into MLIR, ``--resume`` a dump into the
+    final program)."""
+    name = "k.py" if mode == "passes" else "00_frontend.py"
+    path = write(tmp_path, name, DSL)
+    same = str(tmp_path / "." / name)
+    args = [path, "--emit=mlir", "-o", same] if mode == "passes" else ["--resume", path, "-o", same]
+    code, out, err = run(capsys, *args)
+    assert code == 1 and out == ""
+    assert err.startswith(f"pypto-opt: error: {same}: the output path (-o) is the input file {path}"), err
+    assert Path(path).read_text() == DSL
