@@ -43,7 +43,7 @@ from pypto.ptoas.emitc.errors import EmitError
 from pypto.ptoas.passes import ARCHS, PtoasOptions, run_ptoas_pipeline
 from pypto.ptoas.pto_text import PTOVerifyError, SourceMap, format_diagnostic, parse_pto_with_source_map, print_pto
 from pypto.utils.atomic import atomic_write_text, check_writable_path
-from pypto.utils.cli import cli_main
+from pypto.utils.cli import check_output_not_input, cli_main
 
 PTO_ARCHS = {"a3": "a2a3", "a5": "a5"}  # PTOAS's --pto-arch -> our arch name
 PTO_LEVELS = ("level1", "level2", "level3")
@@ -190,6 +190,7 @@ def compile_text(text: str, filename: str, args: argparse.Namespace) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code (mapped by :func:`pypto.utils.cli.run_cli`)."""
     args = _parser().parse_args(argv)
+    check_output_not_input(args.output, [args.input])
     text, filename = _read(args.input)
     to_file = bool(args.output) and args.output != "-"
     if to_file:

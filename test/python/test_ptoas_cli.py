@@ -247,3 +247,15 @@ def test_left_tiles_take_the_arch_layout(
     code, out, err = run([str(src), "--emit", "pto", *flags], capsys)
     assert code == 0, err
     assert f"loc=left, dtype=f32, rows=16, cols=16, v_row=16, v_col=16, blayout={layout}" in out
+
+
+@pytest.mark.parametrize("emit", ["cpp", "pto"])
+def test_output_equal_to_input_is_refused(emit: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``-o`` naming the input ``.pto`` is a user error and the ``.pto`` keeps its text (the C++ or the
+    re-printed ``.pto`` once replaced it)."""
+    src = _kernel(tmp_path, addr=False)
+    before = src.read_text()
+    code, out, err = run([str(src), "--emit", emit, "-o", str(tmp_path / "." / src.name)], capsys)
+    assert code == 1 and out == ""
+    assert err.startswith(f"ptoas: error: {tmp_path / '.' / src.name}: the output path (-o) is the input file {src}")
+    assert src.read_text() == before
