@@ -353,3 +353,18 @@ def test_atomic_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: p
     assert cli.main([str(upstream("add")), "-o", str(out)]) == 0
     assert out.read_text().startswith("<!DOCTYPE html>")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["map.html"]  # no temporary file left behind
+
+
+def test_output_equal_to_an_input_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``-o`` naming the dump, or the ``.pto`` the backend is read from, is a user error and the file keeps
+    its text (the page once replaced it)."""
+    build = tmp_path / "add"
+    shutil.copytree(UPSTREAM / "add", build)
+    dump = build / "passes_dump" / ALLOC
+    pto = next(build.glob("kernels/**/*.pto"))
+    for target in (dump, pto):
+        before = target.read_bytes()
+        assert cli.main([str(build), "-o", str(target)]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"pypto-memory-map: error: {target}: the output path (-o) is the input file"), err
+        assert err.count("\n") == 1 and target.read_bytes() == before

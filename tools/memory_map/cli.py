@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pypto.reports.cli import output_path, report_main, write_report
+from pypto.utils.cli import check_output_not_input
 
 from .model import MemoryMapError, UnassignedAddressesError, build_map, normalize_backend
 from .render import render_map
@@ -22,6 +23,8 @@ PROG = "pypto-memory-map"
 DEFAULT_PASS = "AllocateMemoryAddr"
 DEFAULT_BACKEND = "Ascend910B"
 _TARGET_ARCH = re.compile(r'pto\.target_arch\s*=\s*"([^"]+)"')
+_PTO_FILES = ("ptoas/*.pto", "kernels/**/*.pto")
+"""Where :func:`detect_backend` looks for ``pto.target_arch``, relative to the build directory."""
 
 
 def _backend(value: str) -> str:
@@ -117,7 +120,7 @@ def detect_backend(dump: Path) -> tuple[str, bool, str]:
     ``ptoas/*.pto`` (then ``kernels/**/*.pto``, where upstream builds without
     ptoas keep them), else Ascend910B, assumed."""
     build = dump.resolve().parent.parent
-    for pattern in ("ptoas/*.pto", "kernels/**/*.pto"):
+    for pattern in _PTO_FILES:
         for pto in sorted(build.glob(pattern)):
             try:
                 head = pto.read_text(encoding="utf-8", errors="replace")[:4096]
@@ -136,6 +139,8 @@ def run(args: argparse.Namespace) -> Path:
     """Build and write the report; returns its path."""
     dump = find_dump(Path(args.path), args.pass_name)
     out = output_path(Path(args.output) if args.output else dump.with_suffix(".memory_map.html"), MemoryMapError)
+    build = dump.resolve().parent.parent
+    check_output_not_input(out, [dump, *(p for pattern in _PTO_FILES for p in build.glob(pattern))])
     if args.backend:
         backend, assumed, source = args.backend, False, "-b"
     else:
