@@ -83,6 +83,22 @@ def test_content_and_io_errors_exit_1(tmp_path: Path, capsys: pytest.CaptureFixt
     assert not (tmp_path / "o.html").exists()
 
 
+def test_output_equal_to_an_input_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``-o`` naming a snapshot, its log or a file the lens reads is a user error and the file keeps its
+    text (the page once replaced it)."""
+    dump = write_dump(tmp_path / "build" / "passes_dump", passes=2, lines=5)
+    (dump / "01_after_Synthetic1.log").write_text("warning\n")
+    pto = tmp_path / "build" / "ptoas" / "k.pto"
+    pto.parent.mkdir()
+    pto.write_text("module {\n}\n")
+    for target in (dump / "00_frontend.py", dump / "01_after_Synthetic1.log", pto):
+        before = target.read_text()
+        code, stdout, err = run([str(tmp_path / "build"), "-o", str(target)], capsys)
+        assert (code, stdout) == (1, ""), err
+        assert err.startswith(f"pypto-ir-trace: error: {target}: the output path (-o) is the input file"), err
+        assert target.read_text() == before
+
+
 def test_failed_write_leaves_old_report(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

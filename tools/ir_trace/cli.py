@@ -12,8 +12,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pypto.reports.cli import output_path, report_main, write_report
+from pypto.utils.cli import check_output_not_input
 
-from .discovery import FORMATS, IRTraceError, discover
+from .discovery import FORMATS, VALIDATION_FILE, Dump, IRTraceError, discover
+from .lens import build_dir_of, lens_inputs
 from .render import render_dump
 
 PROG = "pypto-ir-trace"
@@ -51,10 +53,20 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def input_files(dump: Dump) -> list[Path]:
+    """The files the report is made from: the snapshots, their logs, ``validation.json`` and (in a build
+    directory) what the source-line lens reads."""
+    files = [dump.path / name for s in dump.snapshots for name in (s.file, s.warning_file) if name]
+    files.append(dump.path / VALIDATION_FILE)
+    build = build_dir_of(dump)
+    return files + (lens_inputs(build) if build is not None else [])
+
+
 def run(args: argparse.Namespace) -> Path:
     """Build and write the report; returns its path."""
     out = output_path(Path(args.output), IRTraceError)
     dump = discover(args.passes_dump, args.format)
+    check_output_not_input(out, input_files(dump))
     return write_report(out, render_dump(dump, args.context), IRTraceError)
 
 

@@ -159,6 +159,14 @@ def _files(build: Path, pattern: str) -> list[Path]:
     return sorted(p for p in build.glob(pattern) if p.is_file())
 
 
+def lens_inputs(build: Path) -> list[Path]:
+    """Every file of ``build`` the lens reads (an output path must name none of them)."""
+    root = build / INCORE_DIR
+    incore = sorted(root.glob(f"*/{INSTR_METRICS}")) if root.is_dir() else []
+    cpp = _files(build, "ptoas/*.cpp") + _files(build, "kernels/*/*.cpp")
+    return [build / LINE_LOCS, *_files(build, "ptoas/*.pto"), *cpp, *incore]
+
+
 def _incore(build: Path, keys: _Keys) -> tuple[list[dict[str, Any]], list[tuple[str, str, int]]] | None:
     """The in-core runs and ``(dsl key, pipe, cycles)`` per instruction; None without records."""
     root = build / INCORE_DIR
