@@ -335,7 +335,8 @@ class PyptoOptMain(xDSLOptMain):
             only_changed = not self.args.print_between_passes
             listeners.append(PrintIRListener(sys.stderr, render, only_changed=only_changed))
         if dump_dir is not None:
-            listeners.append(DumpListener(dump_dir, render, EMIT_SUFFIX[emit]))
+            inputs = [self.args.input_file] if self.args.input_file not in (None, "-") else []
+            listeners.append(DumpListener(dump_dir, render, EMIT_SUFFIX[emit], inputs=inputs))
         return listeners
 
     def apply_passes(self, prog: ModuleOp, emit: str = "mlir", dump_dir: Path | None = None) -> None:  # type: ignore[override]

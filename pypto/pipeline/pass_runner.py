@@ -47,6 +47,9 @@ Everything else raised inside a pass is a PyPTO bug."""
 _DUMP_NAME = re.compile(r"^\d+_(?:after_|failed_|input|frontend).*$")
 """A pass dump (or its ``.log``) as :func:`dump_file_name` names them."""
 
+_COMPILE_DUMP = re.compile(r"^\d+_(?:frontend|failed_)")
+"""A dump only a compile writes (``00_frontend.py``, a failed pass's input): its ``passes_dump/``."""
+
 
 def dump_file_name(
     index: int, pass_name: str | None = None, kind: str = "after", suffix: str = ".py", initial: str = "input"
@@ -177,12 +180,15 @@ class DumpListener(PassListener):
         *,
         name: Callable[[ModulePass], str] = pass_label,
         initial: str = "input",
+        inputs: Sequence[str | PathLike[str]] = (),
     ):
+        """``inputs``: the files the run reads (a folder holding one as a dump is refused)."""
         self.directory = Path(directory)
         self.render = render
         self.suffix = suffix
         self.name = name
         self.initial = initial
+        self.inputs = [Path(p) for p in inputs]
 
     def _write(self, file_name: str, module: ModuleOp) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -198,12 +204,28 @@ class DumpListener(PassListener):
     def clear(self) -> None:
         """Delete an earlier run's dumps (and their logs and stranded temp files)
         from ``directory``, so one run's dumps never mix with another's; other
-        files are left alone."""
+        files are left alone. A folder holding a compile's dumps (a ``passes_dump/``)
+        or one of :attr:`inputs` as a dump is refused (an :class:`~pypto.errors.Error`,
+        nothing deleted): clearing it would lose them."""
         if not self.directory.is_dir():
             return
-        for f in self.directory.iterdir():
-            if f.is_file() and (_DUMP_NAME.match(f.name) or is_temp_name(f.name)):
-                f.unlink(missing_ok=True)
+        stale = [
+            f for f in self.directory.iterdir() if f.is_file() and (_DUMP_NAME.match(f.name) or is_temp_name(f.name))
+        ]
+        compiled = sorted(f.name for f in stale if _COMPILE_DUMP.match(f.name))
+        if compiled:
+            raise Error(
+                f"{self.directory}: the dump folder holds a compile's pass dumps ({compiled[0]}), which writing "
+                "dumps there would delete: choose another folder"
+            )
+        for f in stale:
+            if any(f.samefile(p) for p in self.inputs if p.exists()):
+                raise Error(
+                    f"{self.directory}: the dump folder holds the input file {f.name} as a dump of an earlier "
+                    "run, which writing dumps there would delete: choose another folder"
+                )
+        for f in stale:
+            f.unlink(missing_ok=True)
 
 
 def ir_dump_header(pass_: ModulePass) -> str:

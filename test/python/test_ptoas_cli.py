@@ -259,3 +259,16 @@ def test_output_equal_to_input_is_refused(emit: str, tmp_path: Path, capsys: pyt
     assert code == 1 and out == ""
     assert err.startswith(f"ptoas: error: {tmp_path / '.' / src.name}: the output path (-o) is the input file {src}")
     assert src.read_text() == before
+
+
+def test_dump_dir_holding_a_compile_dump_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--dump-dir`` clears an earlier run's dumps from its folder: a build's ``passes_dump/`` is refused
+    with nothing deleted (its dumps were wiped)."""
+    dump = tmp_path / "passes_dump"
+    dump.mkdir()
+    for name in ("00_frontend.py", "01_after_InlineFunctions.py"):
+        (dump / name).write_text("x\n")
+    code, out, err = run([str(_kernel(tmp_path, addr=False)), "--emit", "pto", "--dump-dir", str(dump)], capsys)
+    assert (code, out) == (1, "")
+    assert err.startswith(f"ptoas: error: {dump}: the dump folder holds a compile's pass dumps (00_frontend.py)")
+    assert sorted(p.name for p in dump.iterdir()) == ["00_frontend.py", "01_after_InlineFunctions.py"]

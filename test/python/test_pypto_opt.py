@@ -275,3 +275,28 @@ def test_output_equal_to_input_is_refused(mode: str, tmp_path: Path, capsys: pyt
     assert code == 1 and out == ""
     assert err.startswith(f"pypto-opt: error: {same}: the output path (-o) is the input file {path}"), err
     assert Path(path).read_text() == DSL
+
+
+def test_dump_passes_into_a_compile_dump_or_the_input_folder_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--dump-passes`` clears an earlier run's dumps from its folder: a build's ``passes_dump/`` (a
+    compile's dumps) or a folder holding the input as a dump is refused with nothing deleted (both were
+    wiped, the input among them)."""
+    build = tmp_path / "passes_dump"
+    build.mkdir()
+    write(build, "00_frontend.py", DSL)
+    dump = write(build, "01_after_InlineFunctions.py", DSL)
+    other = tmp_path / "k.py"
+    other.write_text(DSL)
+    code, out, err = run(capsys, str(other), "-p", "simplify", "--dump-passes", str(build))
+    assert (code, out) == (1, "")
+    assert err.startswith(f"pypto-opt: error: {build}: the dump folder holds a compile's pass dumps (00_frontend.py)")
+    mine = tmp_path / "mine"
+    code, _, err = run(capsys, dump, "-p", "simplify", "--dump-passes", str(mine))
+    assert code == 0, err
+    code, out, err = run(capsys, str(mine / "01_after_Simplify.py"), "-p", "simplify", "--dump-passes", str(mine))
+    assert (code, out) == (1, "")
+    assert err.startswith(f"pypto-opt: error: {mine}: the dump folder holds the input file 01_after_Simplify.py"), err
+    assert sorted(p.name for p in build.iterdir()) == ["00_frontend.py", "01_after_InlineFunctions.py"]
+    assert sorted(p.name for p in mine.iterdir()) == ["00_input.py", "01_after_Simplify.py"]
