@@ -445,17 +445,18 @@ class PyptoOptMain(xDSLOptMain):
                 for d in diags:
                     sys.stderr.write(d.render() + "\n")
         failed = any(d.severity is Severity.ERROR for d in produced)
-        if not failed or self.args.verify_diagnostics or self.args.output_file is None:
+        failures: list[Diagnostic] = []
+        if self.args.verify_diagnostics:  # the verdict is whether the expected diagnostics were produced
+            expectations, malformed = parse_expectations(text, self._input_name)
+            failures = malformed + verify(expectations, produced, self._input_name, self._lines)
+            failed = bool(failures)
+        if not failed or self.args.output_file is None:
             # -o FILE appears only when the command succeeds (a failure leaves it as it was).
             self._write_output(f"{SPLIT_MARKER}\n".join(outputs))
         if self.args.time_passes:
             sys.stderr.write(self._timer.report())
-        if self.args.verify_diagnostics:
-            expectations, malformed = parse_expectations(text, self._input_name)
-            failures = malformed + verify(expectations, produced, self._input_name, self._lines)
-            for f in failures:
-                sys.stderr.write(f.render() + "\n")
-            return 1 if failures else 0
+        for f in failures:
+            sys.stderr.write(f.render() + "\n")
         return 1 if failed else 0
 
 

@@ -197,6 +197,25 @@ def test_verify_diagnostics_fails(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert f"{path}:4:5: error: unexpected error: pl.tensor.add: operand shapes" in err
 
 
+def test_verify_diagnostics_output_file_only_when_verified(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With ``--verify-diagnostics``, ``-o`` is written when the expectations hold and left as it was (an
+    old file kept, no new one) when they do not (it was written, empty, with exit 1)."""
+    wrong = write(
+        tmp_path, "w.mlir", PROGRAM.replace("    func.return", "    // expected-error {{nope}}\n    func.return")
+    )
+    out = tmp_path / "o.mlir"
+    code, _, err = run(capsys, "--verify-diagnostics", wrong, "-o", str(out))
+    assert code == 1 and 'expected error "nope" was not produced' in err
+    assert not out.exists()
+    out.write_text("old\n")
+    assert run(capsys, "--verify-diagnostics", wrong, "-o", str(out))[0] == 1
+    assert out.read_text() == "old\n"
+    text = BAD_OP.replace("    %c =", "    // expected-error @+1 {{do not broadcast}}\n    %c =")
+    code, _, err = run(capsys, "--verify-diagnostics", write(tmp_path, "v.mlir", text), "-o", str(out))
+    assert (code, err) == (0, "")
+    assert out.read_text() == ""  # the failing module prints nothing, as mlir-opt's
+
+
 def test_verify_diagnostics_warnings_and_pass_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     text = PROGRAM.replace(
         "    %0 =",
