@@ -61,7 +61,9 @@ def build(built: Path, tmp_path: Path) -> Path:
 
 
 def _snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
-    return {str(p.relative_to(root)): (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
 def _edit_pto(build: Path, old: str, new: str) -> Path:
@@ -251,7 +253,11 @@ def _bad_pto_syntax(build: Path) -> None:
 
 
 def _bad_pto_verify(build: Path) -> None:
-    _edit_pto(build, "outs(%t__tmp_v0 : !pto.tile_buf<loc=vec, dtype=f32", "outs(%t__tmp_v0 : !pto.tile_buf<loc=vec, dtype=f16")
+    _edit_pto(
+        build,
+        "outs(%t__tmp_v0 : !pto.tile_buf<loc=vec, dtype=f32",
+        "outs(%t__tmp_v0 : !pto.tile_buf<loc=vec, dtype=f16",
+    )
 
 
 def _kernels_not_a_list(build: Path) -> None:
@@ -286,6 +292,24 @@ def test_bad_directory_gives_a_clear_error_and_writes_nothing(
     assert _snapshot(build) == before  # nothing written, nothing changed
     with pytest.raises(BuildDirError):  # the API raises the same error
         replay(build)
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--dump-args", "7"], "argument --dump-args: invalid choice: 7 (choose from 0, 1, 2)"),
+        (["--pmu", "-1"], "argument --pmu: invalid non-negative integer: '-1'"),
+        (["--log-level", "foo"], "argument --log-level: unknown log level 'foo'"),
+    ],
+)
+def test_bad_option_value_is_a_usage_error(
+    flags: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An option value RunConfig or the logger refuses is argparse's usage error naming the option (it was
+    ``replay: internal error: ValueError: ...``, exit 2, the bug note)."""
+    assert replay_main([str(tmp_path), *flags]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "internal error" not in err, err
 
 
 def test_bad_pto_error_is_a_pto_unit_error(build: Path) -> None:
@@ -327,7 +351,9 @@ def test_debug_run_py_without_golden_calls_user_compare(tmp_path: Path) -> None:
     hook = '    """Called after a replay'
     text = run_py.read_text()
     assert hook in text
-    text = text.replace(hook, f"    assert torch.equal(c, a + b)\n    open({str(marker)!r}, 'w').write('ok')\n{hook}", 1)
+    text = text.replace(
+        hook, f"    assert torch.equal(c, a + b)\n    open({str(marker)!r}, 'w').write('ok')\n{hook}", 1
+    )
     run_py.write_text(text)
     done = _run_py(build, tmp_path)
     assert done.returncode == 0, done.stderr
@@ -381,7 +407,9 @@ def test_run_config_engine_fields() -> None:
 # ---- other examples: a cube kernel, a golden with helper functions ----------------------------------------------------
 
 
-@pytest.mark.parametrize(("file", "name"), [("beginner/05_matmul.py", None), ("intermediate/02_softmax.py", "softmax_rows")])
+@pytest.mark.parametrize(
+    ("file", "name"), [("beginner/05_matmul.py", None), ("intermediate/02_softmax.py", "softmax_rows")]
+)
 def test_example_builds_replay_and_validate(file: str, name: str | None, tmp_path: Path, own_dfx_flags: None) -> None:
     from _harness import compile_case  # examples/ is on sys.path (the example module put it there)
 

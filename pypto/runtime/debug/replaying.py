@@ -154,12 +154,13 @@ def _parser(default_platform: str | None) -> argparse.ArgumentParser:
     )
     p.add_argument("work_dir", type=Path, help="the build directory (build_output/<name>_...)")
     p.add_argument("--platform", default=default_platform, help="simulated platform (default: the recorded one)")
-    p.add_argument("--pmu", type=int, default=0, metavar="N", help="PMU event type (dfx_outputs/pmu.csv)")
+    p.add_argument("--pmu", type=_non_negative, default=0, metavar="N",
+                   help="PMU event type (dfx_outputs/pmu.csv; 0: off)")  # fmt: skip
     p.add_argument("--swimlane", action="store_const", const=RECORDED_LEVEL, default=0,
                    help=f"swimlane records at level {RECORDED_LEVEL} (use --swimlane-level N for less)")  # fmt: skip
     p.add_argument("--swimlane-level", type=int, default=None, choices=range(RECORDED_LEVEL + 1), metavar="N",
                    help="swimlane level 0-4 (takes precedence over --swimlane)")  # fmt: skip
-    p.add_argument("--dump-args", nargs="?", type=int, const=1, default=0, metavar="N",
+    p.add_argument("--dump-args", nargs="?", type=int, const=1, default=0, choices=range(3), metavar="N",
                    help="argument dump: bare = 1 (marked tensors), 2 = every argument")  # fmt: skip
     p.add_argument("--dep-gen", action="store_true", help="dfx_outputs/deps.json")
     p.add_argument("--scope-stats", action="store_true", help="dfx_outputs/scope_stats/scope_stats.jsonl")
@@ -173,15 +174,36 @@ def _parser(default_platform: str | None) -> argparse.ArgumentParser:
     p.add_argument("--no-rebuild-from-pto", action="store_true", help="do not splice edited .pto into the kernel C++")
     p.add_argument("--validate", action=argparse.BooleanOptionalAction, default=None,
                    help="check the outputs against golden.py (default: when there is one)")  # fmt: skip
-    p.add_argument("--log-level", default=None, metavar="LEVEL",
+    p.add_argument("--log-level", type=_log_level, default=None, metavar="LEVEL",
                    help="PyPTO log level (debug, info, warn, error, null)")  # fmt: skip
     return p
 
 
-def _set_log_level(level: str) -> None:
+def _non_negative(text: str) -> int:
+    """An argparse type: an integer >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"invalid non-negative integer: {text!r}")
+    return value
+
+
+def _log_level(text: str) -> Any:
+    """An argparse type: a PyPTO log level by name or number (``null``: none, ``timing``: info)."""
+    from pypto.log import parse_level
+
+    try:
+        return parse_level({"null": "none", "timing": "info"}.get(text.strip().lower(), text))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _set_log_level(level: Any) -> None:
     from pypto.log import set_log_level
 
-    set_log_level({"null": "none", "timing": "info"}.get(level.strip().lower(), level))
+    set_log_level(level)
 
 
 @cli_main("replay")
