@@ -24,7 +24,10 @@ Three keep xDSL's flags with MLIR's behaviour, because xDSL 0.74's differs:
 ``--split-input-file`` cuts only at lines that are ``// -----`` (xDSL cuts at
 the marker anywhere, also inside a comment); ``--print-between-passes`` and
 ``--time-passes`` write to stderr, after every pass and as MLIR's timing report
-(xDSL prints them to stdout, between the output IR).
+(xDSL prints them to stdout, between the output IR). ``--verify-diagnostics`` is
+MLIR's (checks ``// expected-error {{...}}`` comments); ``--parsing-diagnostics``,
+``--print-no-properties``, ``--syntax-highlight`` and ``--shrink`` are accepted and
+change nothing (their ``--help`` says so: :data:`XDSL_OPTION_HELP`).
 
 A user mistake (bad syntax, a verifier failure, a located pass error, an
 unknown pass, a missing file) prints one located diagnostic and exits 1; any
@@ -76,6 +79,22 @@ SPLIT_MARKER = "// -----"
 _SPLIT_LINE = re.compile(r"^\s*// -----\s*$")
 
 EMIT_SUFFIX = {"mlir": ".mlir", "py": ".py"}
+
+_NO_EFFECT = "accepted for xdsl-opt compatibility (no effect)"
+XDSL_OPTION_HELP = {
+    "disable_verify": "do not verify the IR after parsing and after each pass",
+    "print_between_passes": "print the IR (to stderr) after every pass",
+    "time_passes": "print the time of each pass (to stderr, as MLIR's timing report)",
+    "verify_diagnostics": "check the diagnostics against the input's '// expected-error {{...}}' comments "
+    "(also -warning, -remark, -note; @+N, @-N), as mlir-opt does: exit 0 when they match, else 1 naming each "
+    "mismatch",
+    "parsing_diagnostics": f"{_NO_EFFECT}: a parse error is reported as every error, exit 1",
+    "print_no_properties": _NO_EFFECT,
+    "syntax_highlight": _NO_EFFECT,
+    "shrink": _NO_EFFECT,
+}
+"""The help of xDSL's options whose xDSL help does not say what pypto-opt does with them (xDSL's
+``--verify-diagnostics`` prints a verifier error and exits 0; several are not used here)."""
 
 
 class UserError(Error):
@@ -164,8 +183,10 @@ class PyptoOptMain(xDSLOptMain):
         self.available_targets["py"] = lambda module, out: out.write(self.render(module, "py"))
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
-        """xDSL's options plus PyPTO's."""
+        """xDSL's options (the help of those pypto-opt runs otherwise, or ignores, says so) plus PyPTO's."""
         super().register_all_arguments(arg_parser)
+        for action in arg_parser._actions:
+            action.help = XDSL_OPTION_HELP.get(action.dest, action.help)
         arg_parser.add_argument(
             "--print-ir-after-all",
             dest="print_between_passes",

@@ -319,3 +319,15 @@ def test_dump_passes_into_a_compile_dump_or_the_input_folder_is_refused(
     assert err.startswith(f"pypto-opt: error: {mine}: the dump folder holds the input file 01_after_Simplify.py"), err
     assert sorted(p.name for p in build.iterdir()) == ["00_frontend.py", "01_after_InlineFunctions.py"]
     assert sorted(p.name for p in mine.iterdir()) == ["00_input.py", "01_after_Simplify.py"]
+
+
+def test_help_says_what_the_inherited_options_do(capsys: pytest.CaptureFixture[str]) -> None:
+    """xDSL's help for options pypto-opt handles its own way, or ignores, is replaced: --help said
+    --verify-diagnostics and --parsing-diagnostics 'exit with code 0' (they exit 1 on a mismatch or a parse
+    error) and offered --shrink, --syntax-highlight and --print-no-properties, which change nothing."""
+    assert main(["--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "exits with code 0" not in text
+    assert "as mlir-opt does: exit 0 when they match, else 1 naming each mismatch" in text
+    for option in ("--parsing-diagnostics", "--print-no-properties", "--syntax-highlight", "--shrink"):
+        assert f"{option} accepted for xdsl-opt compatibility (no effect)" in text, option
