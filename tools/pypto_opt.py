@@ -446,9 +446,40 @@ class PyptoOptMain(xDSLOptMain):
         self._write_output(text if text.endswith("\n") else text + "\n")
         return 0
 
+    def _check_mode_options(self) -> None:
+        """An option the mode asked for does not use is refused (one diagnostic), not ignored."""
+        a = self.args
+        if not (a.run_reproducer or a.resume):
+            if a.memory_planner is not None:
+                raise UserError(Diagnostic(Severity.ERROR, "--memory-planner applies only with --resume"))
+            return
+        mode = "--run-reproducer" if a.run_reproducer else "--resume"
+        unused = {
+            "-p": a.passes,
+            "--dump-passes": a.dump_passes,
+            "--emit=mlir": a.emit == "mlir",
+            "--split-input-file": a.split_input_file,
+            "--verify-diagnostics": a.verify_diagnostics,
+            "--print-ir-after-all": a.print_between_passes,
+            "--print-ir-after-change": a.print_ir_after_change,
+            "--time-passes": a.time_passes,
+            "--resume": a.run_reproducer and a.resume,
+            "--memory-planner": a.run_reproducer and a.memory_planner is not None,
+        }
+        given = [flag for flag, on in unused.items() if on]
+        if given:
+            raise UserError(
+                Diagnostic(
+                    Severity.ERROR,
+                    f"{given[0]} does not apply with {mode}",
+                    note=f"{mode} runs the rest of the Default pipeline and prints the program as pl DSL text",
+                )
+            )
+
     def run(self) -> int:  # type: ignore[override]
         """Process the input; returns the exit code (0, or 1 after a user error)."""
         check_output_not_input(self.args.output_file, [self.args.input_file, self.args.run_reproducer])
+        self._check_mode_options()
         if self.args.run_reproducer or self.args.resume:
             return self._pipeline_mode()
         text, kind = self._read_input()

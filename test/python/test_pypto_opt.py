@@ -331,3 +331,27 @@ def test_help_says_what_the_inherited_options_do(capsys: pytest.CaptureFixture[s
     assert "as mlir-opt does: exit 0 when they match, else 1 naming each mismatch" in text
     for option in ("--parsing-diagnostics", "--print-no-properties", "--syntax-highlight", "--shrink"):
         assert f"{option} accepted for xdsl-opt compatibility (no effect)" in text, option
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--resume", "{dump}", "-p", "simplify"], "error: -p does not apply with --resume"),
+        (["--resume", "{dump}", "--emit=mlir"], "error: --emit=mlir does not apply with --resume"),
+        (["--resume", "{dump}", "--dump-passes", "{tmp}/d"], "error: --dump-passes does not apply with --resume"),
+        (["--run-reproducer", "{dump}", "--resume"], "error: --resume does not apply with --run-reproducer"),
+        (["{dump}", "--memory-planner", "PTOAS"], "error: --memory-planner applies only with --resume"),
+    ],
+)
+def test_an_option_the_mode_does_not_use_is_refused(
+    flags: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--resume`` / ``--run-reproducer`` run the rest of the Default pipeline and print DSL: ``-p``,
+    ``--emit=mlir``, ``--dump-passes`` ... were silently ignored there (the program printed was not what
+    was asked for), and ``--memory-planner`` without ``--resume``."""
+    dump = write(tmp_path, "00_frontend.py", DSL)
+    argv = [f.format(dump=dump, tmp=tmp_path) for f in flags]
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (1, ""), err
+    assert err.startswith(message), err
+    assert not (tmp_path / "d").exists()
