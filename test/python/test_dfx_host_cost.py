@@ -376,8 +376,8 @@ def test_a_flagged_run_leaves_no_reference_cycles(tmp_path: Path, incore: bool) 
 
 def test_kept_files_skip_a_write_only_of_the_same_bytes_to_an_untouched_file(tmp_path: Path) -> None:
     """``atomic_write_files(kept=)``: the same bytes again to a file nobody touched leave it as it is (its inode
-    and time stamp); other bytes, a file edited, replaced or removed since, a buffer that is not ``bytes``, or a
-    file the memory dropped, are written."""
+    and time stamp), also from a reused buffer; other bytes, a file edited, replaced or removed since, a file too
+    large to keep or one the memory dropped, are written."""
     from pypto.utils.atomic import KeptFiles, atomic_write_files
 
     kept = KeptFiles(max_files=2)
@@ -400,11 +400,20 @@ def test_kept_files_skip_a_write_only_of_the_same_bytes_to_an_untouched_file(tmp
         again = stamp(a)
         atomic_write_files([(a, b"{}")], kept=kept)
         assert stamp(a) == again
-    view = memoryview(bytearray(b"12"))
-    atomic_write_files([(tmp_path / "c.bin", [view])], kept=kept)  # a reusable buffer is never kept
-    before = stamp(tmp_path / "c.bin")
-    atomic_write_files([(tmp_path / "c.bin", [view])], kept=kept)
-    assert stamp(tmp_path / "c.bin") != before
+    buffer = bytearray(b"12")
+    c = tmp_path / "c.bin"
+    atomic_write_files([(c, [memoryview(buffer), b"3"])], kept=kept)  # kept as a copy: the buffer may be reused
+    before = stamp(c)
+    atomic_write_files([(c, [memoryview(buffer), b"3"])], kept=kept)
+    assert stamp(c) == before
+    buffer[0] = ord("9")
+    atomic_write_files([(c, [memoryview(buffer), b"3"])], kept=kept)
+    assert c.read_bytes() == b"923" and stamp(c) != before
+    small = KeptFiles(max_bytes=16)  # a file of more than 4 bytes is not kept
+    for _ in range(2):
+        before = stamp(c)
+        atomic_write_files([(c, b"12345")], kept=small)
+        assert stamp(c) != before
     again = stamp(a)
     atomic_write_files([(tmp_path / "d.json", b"1"), (tmp_path / "e.json", b"2")], kept=kept)  # a dropped (2 files)
     atomic_write_files([(a, b"{}")], kept=kept)
@@ -430,6 +439,7 @@ def test_across_runs_builds_again_for_another_key_only() -> None:
     for i in range(base.ACROSS_RUNS_SLOTS):
         base.across_runs(("fill", i), i, lambda: build(-1))
     assert base.across_runs(slot, "big", lambda: build(7)) == [7] and built[-1] == 7
+    base.forget_earlier_runs()
 
 
 @pytest.mark.usefixtures("own_dfx_flags")
@@ -440,24 +450,29 @@ def test_a_run_again_writes_what_a_fresh_process_would(tmp_path: Path) -> None:
     a, x, y = torch.randn(32, 64), torch.zeros(32, 64), torch.zeros(32, 64)
     build = tmp_path / "build"
     dfx = build / "dfx_outputs"
-    flags = {"enable_chip_swimlane": 4, "enable_pmu": 2, "enable_dep_gen": True, "enable_scope_stats": True}
+    flags = {"enable_chip_swimlane": 4, "enable_pmu": 2, "enable_dep_gen": True, "enable_scope_stats": True,
+             "enable_dump_args": 2}  # fmt: skip
 
     def texts() -> dict[str, bytes]:
         return {p.relative_to(dfx).as_posix(): p.read_bytes() for p in sorted(dfx.rglob("*")) if p.is_file()}
 
+    base.forget_earlier_runs()
     _two_stages(a, x, y, config=RunConfig(save_kernels_dir=str(build), **flags))
     first = texts()
-    inodes = {p: p.stat().st_ino for p in dfx.glob("*.*")}
-    _two_stages(a * 2, x, y, config=RunConfig(save_kernels_dir=str(build), **flags))
+    inodes = {p: p.stat().st_ino for p in dfx.rglob("*.*")}
+    _two_stages(a, x, y, config=RunConfig(save_kernels_dir=str(build), **flags))
     second = texts()
     assert {k: v for k, v in second.items() if not k.startswith("merged_")} == {
         k: v for k, v in first.items() if not k.startswith("merged_")
     }
-    assert {p: p.stat().st_ino for p in dfx.glob("*.*") if p in inodes and not p.name.startswith("merged_")} == {
+    assert {p: p.stat().st_ino for p in dfx.rglob("*.*") if p in inodes and not p.name.startswith("merged_")} == {
         p: i for p, i in inodes.items() if not p.name.startswith("merged_")
     }  # the same files
-    base._ACROSS_RUNS.clear()
-    base.WRITTEN = type(base.WRITTEN)()
+    import gc
+
+    gc.collect()  # what is kept across runs is nothing the cyclic collector tracks (no promotion each run)
+    assert base._ACROSS_RUNS and not any(gc.is_tracked(x) for kept in base._ACROSS_RUNS.values() for x in kept)
+    base.forget_earlier_runs()
     _two_stages(a, x, y, config=RunConfig(save_kernels_dir=str(build), **flags))
     fresh = texts()
     assert [v for k, v in fresh.items() if k.startswith("merged_")] == [
@@ -466,6 +481,10 @@ def test_a_run_again_writes_what_a_fresh_process_would(tmp_path: Path) -> None:
     assert {k: v for k, v in fresh.items() if not k.startswith("merged_")} == {
         k: v for k, v in second.items() if not k.startswith("merged_")
     }
+    _two_stages(a * 2, x, y, config=RunConfig(save_kernels_dir=str(build), **flags))  # other data, same timing
+    other = texts()
+    assert other["args_dump/args.bin"] != second["args_dump/args.bin"]
+    assert other["run_report.html"] == second["run_report.html"]
     _two_stages(a, x, y, config=RunConfig(save_kernels_dir=str(build), **{**flags, "enable_chip_swimlane": 3}))
     level3 = texts()
     records = json.loads(level3["chip_swimlane_records.json"])

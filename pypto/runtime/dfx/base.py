@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import pickle
 import shutil
 import threading
 import weakref
@@ -236,19 +237,25 @@ def per_run(result: Any, key: Hashable, build: Callable[[], T]) -> T:
 
 
 def across_runs(slot: Hashable, key: Any, build: Callable[[], T], *, keep: bool = True) -> T:
-    """``build()``, or what it built for ``slot`` on an earlier call whose ``key`` was equal (``==``): for an
-    artefact's text, a pure function of plain data (lists, dicts, numbers, strings) given whole as ``key``. The
-    simulated timing of a program does not depend on its data, so a program run again usually has the same
-    records, and its trace and analyses are the same text. One value a slot, the :data:`ACROSS_RUNS_SLOTS`
-    slots used last; ``keep=False`` (a large run) neither keeps ``key`` nor the value alive. Read the value,
-    never change it."""
+    """``build()``, or what it built for ``slot`` on an earlier call with an equal ``key``: for an artefact's
+    text, a pure function of plain data (lists, dicts, numbers, strings) given whole as ``key``. The simulated
+    timing of a program does not depend on its data, so a program run again usually has the same records, and
+    its trace and analyses are the same text. ``key`` is kept as its pickle (equal pickles: equal values of the
+    same types), bytes the cyclic garbage collector does not track: kept containers were promoted to its oldest
+    generation on every run whose key changed, and made it sweep the whole heap every few dozen runs. One value a
+    slot, the :data:`ACROSS_RUNS_SLOTS` slots used last; ``keep=False`` (a large run) keeps nothing. Read the
+    value, never change it (keep it to text: a container would be tracked)."""
+    try:
+        fingerprint = pickle.dumps(key, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        return build()
     last = _ACROSS_RUNS.pop(slot, None)
-    if last is not None and last[0] == key:
+    if last is not None and last[0] == fingerprint:
         _ACROSS_RUNS[slot] = last
         return last[1]
     value = build()
     if keep:
-        _ACROSS_RUNS[slot] = (key, value)
+        _ACROSS_RUNS[slot] = (fingerprint, value)
         if len(_ACROSS_RUNS) > ACROSS_RUNS_SLOTS:
             del _ACROSS_RUNS[next(iter(_ACROSS_RUNS))]
     return value
@@ -260,7 +267,14 @@ ACROSS_RUNS_SLOTS = 64
 ACROSS_RUNS_MAX_TASKS = 2048
 """A run of more tasks keeps nothing in :func:`across_runs` (its records would stay alive after it: many MB)."""
 
-_ACROSS_RUNS: dict[Hashable, tuple[Any, Any]] = {}
+_ACROSS_RUNS: dict[Hashable, tuple[bytes, Any]] = {}
+
+
+def forget_earlier_runs() -> None:
+    """Drop what :func:`across_runs` and :data:`WRITTEN` keep: the next run builds and writes every artefact
+    as a program's first run does (``benchmarks/dfx_overhead.py`` times that too)."""
+    _ACROSS_RUNS.clear()
+    WRITTEN.forget_all()
 
 
 def kernel_func_ids(module: Any) -> dict[str, int]:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from bisect import bisect_right, insort
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any, NamedTuple
 
 from pypto.reports import asset, report_chunks
@@ -92,20 +91,23 @@ def sched_analyses(result: Any, level: int, edges: list[dict[str, Any]]) -> dict
     """§8's six analyses of the run (:func:`.sched_overhead.analyze` on its level-``level`` records and
     its edges), shaped for the page: the switch gaps as a list per core, the critical path with its task
     ids; None below level 3 or when no task ran."""
+    inputs = _analyses_inputs(result, level, edges)
+    return None if inputs is None else _page_analyses(*inputs)
+
+
+def _analyses_inputs(
+    result: Any, level: int, edges: list[dict[str, Any]]
+) -> tuple[dict[str, Any], list[tuple[int, int]], dict[int, int]] | None:
+    """What :func:`sched_analyses` reads of a run: its level-``level`` records, dependency pairs and SPMD block
+    counts; None below level 3 or when no task ran."""
     if min(int(level), RECORDED_LEVEL) < 3 or not result.tasks:
         return None
-    records = swimlane_records(result, level)
-    pairs = [(e["pred"], e["succ"]) for e in edges]
     blocks = {r.task_id: len(getattr(r, "blocks", None) or ()) or 1 for r in result.tasks}
-    return across_runs(
-        ("sched_analyses", id(getattr(result, "module", None))), (records, pairs, blocks),
-        lambda: _page_analyses(records, pairs, blocks), keep=len(result.tasks) <= ACROSS_RUNS_MAX_TASKS,
-    )  # fmt: skip
+    return swimlane_records(result, level), [(e["pred"], e["succ"]) for e in edges], blocks
 
 
 def _page_analyses(records: dict[str, Any], pairs: list[tuple[int, int]], blocks: dict[int, int]) -> dict[str, Any]:
-    """:func:`sched_analyses` of a run's records, dependency pairs and SPMD block counts (all it reads: the
-    value an earlier run with the same ones had, :func:`.base.across_runs`)."""
+    """:func:`sched_analyses` of a run's records, dependency pairs and SPMD block counts (all it reads)."""
     a = analyze(records, pairs, blocks, trusted=True)
     a["switch"]["cores"] = [{"core": c, **s} for c, s in sorted(a["switch"]["cores"].items())]
     a["overhead"]["engines"] = [{"engine": e, **v} for e, v in a["overhead"]["engines"].items()]
@@ -154,13 +156,82 @@ class Slice(NamedTuple):
     finish: int
 
 
-def _blocks(r: Any) -> list[Any]:
-    """A task record's blocks (a record without blocks is its own single block)."""
-    blocks = list(getattr(r, "blocks", None) or [])
+class _Block(NamedTuple):
+    """One block of a task as the page reads it."""
+
+    block_idx: int
+    core_ids: tuple[int, ...]
+    dispatch: int
+    start: int
+    end: int
+    finish: int
+
+
+class _TaskFacts(NamedTuple):
+    """What the page reads of a task record (:class:`~pypto.runtime.scheduler.TaskRecord`), as plain data."""
+
+    task_id: int
+    label: str
+    func_name: str
+    part_names: tuple[str, ...]
+    core_type: str
+    core_ids: tuple[int, ...]
+    dispatch: int
+    start: int
+    end: int
+    finish: int
+    cycles: int
+    blocks: tuple[_Block, ...]
+
+
+def _task_facts(r: Any) -> _TaskFacts:
+    """A task record's facts; a record without blocks is its own single block."""
+    blocks = tuple(_Block(b.block_idx, tuple(b.core_ids), b.dispatch, b.start, b.end, b.finish)
+                   for b in getattr(r, "blocks", None) or ())  # fmt: skip
     if not blocks:
-        blocks = [SimpleNamespace(block_idx=0, core_ids=list(r.core_ids), dispatch=r.dispatch, start=r.start,
-                                  end=r.end, finish=r.finish)]  # fmt: skip
-    return blocks
+        blocks = (_Block(0, tuple(r.core_ids), r.dispatch, r.start, r.end, r.finish),)
+    return _TaskFacts(r.task_id, r.label, r.func_name, tuple(r.part_names), r.core_type, tuple(r.core_ids),
+                      r.dispatch, r.start, r.end, r.finish, r.cycles, blocks)  # fmt: skip
+
+
+class ReportInputs(NamedTuple):
+    """Everything :func:`report_model` reads of a run, as plain data (equal inputs, equal page: a run again with
+    the same timing reuses its page, :func:`.base.across_runs`)."""
+
+    tasks: tuple[_TaskFacts, ...]
+    edges: list[dict[str, Any]]
+    pmu: dict[str, Any]
+    analyses: tuple[dict[str, Any], list[tuple[int, int]], dict[int, int]] | None
+    """:func:`sched_analyses`'s inputs (level >= 3), not its result: the page's key is what it reads."""
+    incore: dict[str, Any]
+    target: str
+    clock_hz: int
+    total_cycles: int
+    core_types: tuple[str, ...]
+    swimlane_level: int
+    cross_rank: dict[str, Any] | None
+
+
+def report_inputs(
+    result: Any, pmu_event: int = 0, swimlane_level: int = RECORDED_LEVEL, incore: bool = False,
+    cross_rank: dict[str, Any] | None = None,
+) -> ReportInputs:
+    """:func:`report_model`'s inputs of ``result``: its tasks by id, their edges, the PMU table of ``pmu_event``
+    (empty when 0), what the §8 analyses read (level >= 3), the in-core lanes (when ``incore``) and its facts."""
+    edges = _edges(result)
+    pmu: dict[str, Any] = {"event_type": 0, "columns": [], "rows": []}
+    if pmu_event:
+        event = pmu_event if pmu_event in EVENT_COUNTERS else 2
+        rows = pmu_rows(result, event)
+        cols = columns(event)
+        pmu = {"event_type": event, "columns": cols,
+               "rows": [{"task": int(str(row["task_id"]), 16) & 0xFFFFFFFF, "values": list(map(row.__getitem__, cols))}
+                        for row in rows]}  # fmt: skip
+    return ReportInputs(
+        tuple(sorted(map(_task_facts, result.tasks))), edges, pmu, _analyses_inputs(result, swimlane_level, edges),
+        incore_model(result, incore), str(result.target_name), int(result.clock_hz), int(result.total_cycles),
+        tuple(result.core_types), int(swimlane_level), cross_rank,
+    )  # fmt: skip
 
 
 def report_model(
@@ -172,10 +243,15 @@ def report_model(
     multi-chip run (``cross_rank``: :func:`pypto.runtime.distributed.report.report_model`; its section is
     hidden when None). Ints and strings only (and a few rounded ratios), keys sorted when embedded:
     deterministic for a run."""
-    recs = sorted(result.tasks, key=lambda t: t.task_id)
-    blocks_of = {r.task_id: _blocks(r) for r in recs}
+    return model_of(report_inputs(result, pmu_event, swimlane_level, incore, cross_rank))
+
+
+def model_of(inputs: ReportInputs) -> dict[str, Any]:
+    """:func:`report_model` of its inputs (it reads nothing else)."""
+    recs = inputs.tasks
+    blocks_of = {r.task_id: r.blocks for r in recs}
     first = {t: min([b.start for b in blocks]) for t, blocks in blocks_of.items()}  # head overhead is measured there
-    edges = _edges(result)
+    edges = inputs.edges
     preds: dict[int, list[int]] = {}
     succs: dict[int, list[int]] = {}
     for e in edges:  # distinct pairs sorted by (pred, succ): each list comes out sorted
@@ -211,7 +287,7 @@ def report_model(
                     prev_end[r.task_id] = max(earlier[j][0], prev_end.get(r.task_id) or 0)
             insort(earlier, (r.end, r.task_id))
         gaps += core_gaps
-        cores.append({"id": c, "type": result.core_types[c], "tasks": [r.task_id for r in lst], "busy": busy,
+        cores.append({"id": c, "type": inputs.core_types[c], "tasks": [r.task_id for r in lst], "busy": busy,
                       "idle": sum([g["cycles"] for g in core_gaps]), "first": lst[0].start, "last": lst[-1].end,
                       "bars": [{"task": r.task_id, "block": r.block, "dispatch": r.dispatch, "start": r.start,
                                 "end": r.end, "finish": r.finish} for r in lst]})  # fmt: skip
@@ -263,29 +339,20 @@ def report_model(
     findings += [{"kind": "idle", **g} for g in gaps]  # fmt: skip
     findings.sort(key=lambda f: (-f["cycles"], f["kind"], f["task"], f["core"]))
 
-    pmu: dict[str, Any] = {"event_type": 0, "columns": [], "rows": []}
-    if pmu_event:
-        event = pmu_event if pmu_event in EVENT_COUNTERS else 2
-        rows = pmu_rows(result, event)
-        cols = columns(event)
-        pmu = {"event_type": event, "columns": cols,
-               "rows": [{"task": int(str(row["task_id"]), 16) & 0xFFFFFFFF, "values": list(map(row.__getitem__, cols))}
-                        for row in rows]}  # fmt: skip
-
-    sched = sched_analyses(result, swimlane_level, edges)
+    sched = None if inputs.analyses is None else _page_analyses(*inputs.analyses)
     window = (min([r.start for r in recs], default=0), max([r.end for r in recs], default=0))
     return {
         "schema": 1,
         "title": "Run report",
-        "target": str(result.target_name),
-        "clock_hz": int(result.clock_hz),
-        "total_cycles": int(result.total_cycles),
+        "target": inputs.target,
+        "clock_hz": inputs.clock_hz,
+        "total_cycles": inputs.total_cycles,
         "window": list(window),
-        "swimlane_level": {"requested": int(swimlane_level), "recorded": min(int(swimlane_level), RECORDED_LEVEL)},
+        "swimlane_level": {"requested": inputs.swimlane_level, "recorded": min(inputs.swimlane_level, RECORDED_LEVEL)},
         "tasks": tasks,
         "cores": cores,
         "edges": edges,
-        "pmu": pmu,
+        "pmu": inputs.pmu,
         "findings": findings,
         "overhead": {
             "head": _percentiles(heads),
@@ -294,8 +361,8 @@ def report_model(
         },  # fmt: skip
         "sched": sched,
         "level3": [] if sched is not None else LEVEL3_ANALYSES,
-        "incore": incore_model(result, incore),
-        "cross_rank": cross_rank,
+        "incore": inputs.incore,
+        "cross_rank": inputs.cross_rank,
     }
 
 
@@ -325,5 +392,8 @@ def write_run_report(
 ) -> Path:
     """``out_dir/run_report.html``, atomically; returns its path."""
     path = out_dir / REPORT_NAME
-    write_artefact(path, run_report_chunks(report_model(result, pmu_event, swimlane_level, incore)))
+    inputs = report_inputs(result, pmu_event, swimlane_level, incore)
+    keep = len(result.tasks) <= ACROSS_RUNS_MAX_TASKS
+    page = across_runs((path, "page"), inputs, lambda: tuple(run_report_chunks(model_of(inputs))), keep=keep)
+    write_artefact(path, page)
     return path
