@@ -186,6 +186,8 @@ def load_golden(work_dir: Path | str) -> types.ModuleType:
         ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     except SyntaxError as e:
         raise BuildDirError(f"{path}:{e.lineno}:{e.offset or 0}", f"not valid Python: {e.msg}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise BuildDirError(path, f"cannot read: {e}") from None
     spec = importlib.util.spec_from_file_location("_pypto_replay_golden", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -265,6 +265,10 @@ def _kernels_not_a_list(build: Path) -> None:
     (build / "kernel_config.py").write_text(text.split("KERNELS = [")[0] + 'KERNELS = {"a": 1}\n')
 
 
+def _golden_not_utf8(build: Path) -> None:
+    (build / "golden.py").write_bytes(b"# caf\xe9\n" + (build / "golden.py").read_bytes())
+
+
 BAD = {
     "corrupt kernel_config.py": (_corrupt_kernel_config, r"kernel_config\.py:\d+:\d+: error: not valid Python"),
     "KERNELS not a list": (_kernels_not_a_list, r"kernel_config\.py: error: expected KERNELS = a list"),
@@ -272,6 +276,7 @@ BAD = {
     "missing compiled_meta.json": (_missing_meta, r"compiled_meta\.json: error: missing"),
     "bad .pto syntax": (_bad_pto_syntax, rf"ptoas/{UNIT}\.pto:23:\d+: error: "),
     "bad .pto verify": (_bad_pto_verify, rf"ptoas/{UNIT}\.pto:\d+:\d+: error: "),
+    "golden.py not UTF-8": (_golden_not_utf8, r"/golden\.py: error: cannot read: 'utf-8' codec can't decode byte 0xe9"),
 }
 
 
