@@ -26,11 +26,13 @@ import textwrap
 import types
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pypto.errors import Error
 
 from .build_dir import GOLDEN, BuildDirError, BuildMeta, torch_dtype_name
+
+_T = TypeVar("_T")
 
 _CONSTANT_TYPES = (int, float, str, bool, type(None))
 
@@ -191,7 +193,7 @@ def load_golden(work_dir: Path | str) -> types.ModuleType:
     spec = importlib.util.spec_from_file_location("_pypto_replay_golden", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    run_user_code(path, "golden.py", spec.loader.exec_module, module)
     for name in ("__outputs__", "generate_inputs", "compute_golden"):
         if not hasattr(module, name):
             raise BuildDirError(path, f"expected {name} (golden.py defines __outputs__, RTOL, ATOL, "
@@ -199,10 +201,62 @@ def load_golden(work_dir: Path | str) -> types.ModuleType:
     return module
 
 
+def _source_file(path: Path | str | None, fn: Callable[..., Any], what: str) -> Path | str:
+    """``path``, else the file ``fn`` is defined in."""
+    return path if path is not None else getattr(getattr(fn, "__code__", None), "co_filename", what)
+
+
+def run_user_code(path: Path | str | None, what: str, fn: Callable[..., _T], *args: Any) -> _T:
+    """``fn(*args)``, code of the build's editable ``path`` (``golden.py``, ``debug/run.py``; None: the file
+    ``fn`` is defined in): an exception it raises is the user's, a BuildDirError located at its innermost line
+    in ``path`` (``what`` raised ``Type: message``), never a PyPTO internal error. PyPTO's own errors pass as
+    they are."""
+    try:
+        return fn(*args)
+    except Error:
+        raise
+    except Exception as e:
+        path = _source_file(path, fn, what)
+        where, target, tb = Path(path), Path(path).resolve(), e.__traceback__
+        while tb is not None:
+            if Path(tb.tb_frame.f_code.co_filename).resolve() == target:
+                where = f"{path}:{tb.tb_lineno}"
+            tb = tb.tb_next
+        raise BuildDirError(where, f"{what} raised {type(e).__name__}: {e}") from e
+
+
+def user_inputs(path: Path | str | None, what: str, fn: Callable[..., Any], *args: Any, meta: BuildMeta) -> list[Any]:
+    """``fn(*args)`` (:func:`run_user_code`) as the build's arguments: ``(name, value)`` pairs, one per
+    parameter of ``meta`` in order; anything else is a BuildDirError naming ``path`` and what was expected."""
+    got = run_user_code(path, what, fn, *args)
+    try:
+        named = [(name, value) for name, value in got]
+    except (TypeError, ValueError):
+        named = None
+    if named is None or [name for name, _ in named] != list(meta.param_names):
+        shown = f"({', '.join(str(n) for n, _ in named)})" if named is not None else " ".join(repr(got).split())[:80]
+        raise BuildDirError(
+            _source_file(path, fn, what),
+            f"{what} must return the arguments as [(name, value), ...] in compiled_meta.json's parameter order "
+            f"({', '.join(meta.param_names)}), got {shown}",
+        )
+    return named
+
+
+def generate_inputs(golden: types.ModuleType, meta: BuildMeta) -> list[Any]:
+    """``golden.generate_inputs({})`` as the arguments (:func:`user_inputs`)."""
+    return user_inputs(golden.__file__, "generate_inputs", golden.generate_inputs, {}, meta=meta)
+
+
 def expected_outputs(golden: types.ModuleType, named: Sequence[tuple[str, Any]]) -> dict[str, Any]:
     """``compute_golden`` on copies of ``named`` (call before the run: InOut tensors change)."""
     tensors = {n: v.clone() if hasattr(v, "clone") else v for n, v in named}
-    golden.compute_golden(tensors, {})
+    run_user_code(golden.__file__, "compute_golden", golden.compute_golden, tensors, {})
+    unknown = [n for n in golden.__outputs__ if n not in tensors]
+    if unknown:
+        raise BuildDirError(
+            golden.__file__, f"__outputs__ names {unknown[0]!r}, not an argument ({', '.join(tensors)})"
+        )
     return {n: tensors[n] for n in golden.__outputs__}
 
 

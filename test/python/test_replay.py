@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -269,6 +270,17 @@ def _golden_not_utf8(build: Path) -> None:
     (build / "golden.py").write_bytes(b"# caf\xe9\n" + (build / "golden.py").read_bytes())
 
 
+def _golden_raises(build: Path) -> None:
+    text = (build / "golden.py").read_text()
+    head = "def generate_inputs(params=None):\n"
+    assert head in text
+    (build / "golden.py").write_text(text.replace(head, f"{head}    raise KeyError('seed')\n", 1))
+
+
+def _golden_import_fails(build: Path) -> None:
+    (build / "golden.py").write_text("import no_such_module_xyz\n" + (build / "golden.py").read_text())
+
+
 BAD = {
     "corrupt kernel_config.py": (_corrupt_kernel_config, r"kernel_config\.py:\d+:\d+: error: not valid Python"),
     "KERNELS not a list": (_kernels_not_a_list, r"kernel_config\.py: error: expected KERNELS = a list"),
@@ -276,6 +288,8 @@ BAD = {
     "missing compiled_meta.json": (_missing_meta, r"compiled_meta\.json: error: missing"),
     "bad .pto syntax": (_bad_pto_syntax, rf"ptoas/{UNIT}\.pto:23:\d+: error: "),
     "bad .pto verify": (_bad_pto_verify, rf"ptoas/{UNIT}\.pto:\d+:\d+: error: "),
+    "golden.py raises": (_golden_raises, r"/golden\.py:\d+: error: generate_inputs raised KeyError: 'seed'"),
+    "golden.py import fails": (_golden_import_fails, r"/golden\.py:1: error: golden\.py raised ModuleNotFoundError"),
     "golden.py not UTF-8": (_golden_not_utf8, r"/golden\.py: error: cannot read: 'utf-8' codec can't decode byte 0xe9"),
 }
 
@@ -315,6 +329,32 @@ def test_bad_option_value_is_a_usage_error(
     assert replay_main([str(tmp_path), *flags]) == 2
     err = capsys.readouterr().err
     assert message in err and "internal error" not in err, err
+
+
+def test_user_code_failures_are_located_user_errors(build: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """golden.py's compute_golden and debug/run.py's make_inputs / _user_compare are the user's code: what
+    they raise (a failed assert in _user_compare, where run.py says to check the outputs) is one error at
+    their line, exit 1; it was ``replay: internal error: ...`` with the bug note, exit 2."""
+    golden = build / "golden.py"
+    head = "def compute_golden(tensors, params):\n"
+    golden.write_text(golden.read_text().replace(head, f"{head}    raise ValueError('mine')\n", 1))
+    assert replay_main([str(build)]) == 1
+    err = capsys.readouterr().err
+    assert re.match(r"\S*/golden\.py:\d+: error: compute_golden raised ValueError: mine$", err), err
+    golden.unlink()
+
+    def make_inputs() -> list[tuple[str, torch.Tensor]]:
+        return list(zip(("a", "b", "c"), _inputs(), strict=True))
+
+    def compare(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
+        assert torch.equal(c, a * b), "c is not a * b"
+
+    assert replay_main([str(build)], inline_inputs=make_inputs, user_compare=compare) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"{__file__}:") and "error: _user_compare raised AssertionError: c is not a * b" in err, err
+    assert replay_main([str(build)], inline_inputs=lambda: [("a", 1)], user_compare=compare) == 1
+    err = capsys.readouterr().err
+    assert "error: make_inputs must return the arguments as [(name, value), ...]" in err and "got (a)" in err, err
 
 
 def test_bad_pto_error_is_a_pto_unit_error(build: Path) -> None:

@@ -42,7 +42,15 @@ from ..build_dir import (
 )
 from ..config import KERNEL_ENGINES, RunConfig
 from ..dfx.base import DFX_DIR, RECORDED_LEVEL
-from ..golden_file import check_outputs, expected_outputs, inputs_from_meta, load_golden
+from ..golden_file import (
+    check_outputs,
+    expected_outputs,
+    generate_inputs,
+    inputs_from_meta,
+    load_golden,
+    run_user_code,
+    user_inputs,
+)
 from ..run import RunResult, run
 from .pto_rebuild import (
     apply_rebuild,
@@ -105,7 +113,7 @@ def replay(
     spec = load_run_spec(work, config.platform, None)
     golden = load_golden(work) if validate or (not tensors and (work / GOLDEN).is_file()) else None
     if not tensors:
-        named = list(golden.generate_inputs({})) if golden is not None else inputs_from_meta(meta)
+        named = generate_inputs(golden, meta) if golden is not None else inputs_from_meta(meta)
     else:
         if len(tensors) != len(meta.params):
             raise TypeError(f"replay: the build takes {len(meta.params)} arguments ({', '.join(meta.param_names)}), "
@@ -227,9 +235,9 @@ def main(
     if validate and not has_golden:
         raise BuildDirError(work / GOLDEN, "missing; --validate needs the golden.py compile writes for a golden")
     if validate or (has_golden and inline_inputs is None):
-        named = list(load_golden(work).generate_inputs({}))
+        named = generate_inputs(load_golden(work), meta)
     elif inline_inputs is not None:
-        named = list(inline_inputs())
+        named = user_inputs(None, "make_inputs", inline_inputs, meta=meta)
     else:
         named = inputs_from_meta(meta)
     config = RunConfig(
@@ -251,5 +259,5 @@ def main(
     if validate:
         print(f"golden validation: PASSED ({', '.join(p.name for p in meta.params if p.is_output)})")
     elif user_compare is not None:
-        user_compare(*[v for _, v in named])
+        run_user_code(None, "_user_compare", user_compare, *[v for _, v in named])
     return 0
