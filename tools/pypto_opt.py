@@ -478,7 +478,8 @@ class PyptoOptMain(xDSLOptMain):
 
     def run(self) -> int:  # type: ignore[override]
         """Process the input; returns the exit code (0, or 1 after a user error)."""
-        check_output_not_input(self.args.output_file, [self.args.input_file, self.args.run_reproducer])
+        inputs = [self.args.input_file, self.args.run_reproducer, *self.args.load_pass_plugin]
+        check_output_not_input(self.args.output_file, inputs)
         self._check_mode_options()
         if self.args.run_reproducer or self.args.resume:
             return self._pipeline_mode()

@@ -296,6 +296,16 @@ def test_output_equal_to_input_is_refused(mode: str, tmp_path: Path, capsys: pyt
     assert Path(path).read_text() == DSL
 
 
+def test_output_equal_to_a_pass_plugin_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A ``--load-pass-plugin`` file is an input too: ``-o`` naming it replaced the plugin with the IR."""
+    plugin = tmp_path / "plugin.py"
+    plugin.write_text("# registers no pass\n")
+    code, out, err = run(capsys, ADD, "--load-pass-plugin", str(plugin), "-o", str(plugin))
+    assert (code, out) == (1, "")
+    assert err.startswith(f"pypto-opt: error: {plugin}: the output path (-o) is the input file {plugin}"), err
+    assert plugin.read_text() == "# registers no pass\n"
+
+
 def test_dump_passes_into_a_compile_dump_or_the_input_folder_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
