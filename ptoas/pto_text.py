@@ -25,7 +25,7 @@ from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
 
-from pypto.core.mlir_text import UniqueNamePrinter
+from pypto.core.mlir_text import UniqueNamePrinter, parse_error_message
 from pypto.core.op_verify import verify_tree
 from pypto.utils.cli import cli_main, read_input_text
 
@@ -110,7 +110,7 @@ def format_diagnostic(err: PTOVerifyError | ParseError, source_map: SourceMap | 
     """``file:line:col: error: message`` (the first line of a ParseError's own report)."""
     if isinstance(err, ParseError):
         where = err.span.get_location()
-        return f"{where.file}:{where.line}:{where.col}: error: {err.msg}"
+        return f"{where.file}:{where.line}:{where.col}: error: {parse_error_message(err)}"
     located = source_map.locate(err.op) if source_map is not None else None
     if located is None:
         name = source_map.filename if source_map is not None else "<pto>"

@@ -22,6 +22,7 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Span
 
+from pypto.core.mlir_text import parse_error_message
 from pypto.diagnostics import Diagnostic, Severity, SourceSpan
 
 
@@ -115,4 +116,4 @@ def parse_error_diagnostic(error: ParseError, source_lines: list[str] | None = N
         # The span's line is counted from the start of this input; shift the
         # lines so line numbers including ``line_offset`` still index them.
         source_lines = [""] * span.line_offset + source_lines
-    return Diagnostic(Severity.ERROR, error.msg, where, source_lines=source_lines)
+    return Diagnostic(Severity.ERROR, parse_error_message(error), where, source_lines=source_lines)

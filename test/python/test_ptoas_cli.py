@@ -272,3 +272,11 @@ def test_dump_dir_holding_a_compile_dump_is_refused(tmp_path: Path, capsys: pyte
     assert (code, out) == (1, "")
     assert err.startswith(f"ptoas: error: {dump}: the dump folder holds a compile's pass dumps (00_frontend.py)")
     assert sorted(p.name for p in dump.iterdir()) == ["00_frontend.py", "01_after_InlineFunctions.py"]
+
+
+def test_parse_error_after_a_prefix_names_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """xDSL's message for a ``#``, ``%``, ``^`` or ``!`` with no name after it had ``{first_char}`` unformatted."""
+    src = tmp_path / "c.pto"
+    src.write_text("module {\n  func.func @k() {\n    %  = arith.constant 0 : i64\n    return\n  }\n}\n")
+    code, _, err = run([str(src), "--emit", "pto"], capsys)
+    assert code == 1 and err == f"{src}:3:5: error: Expected suffix identifier after '%'\n", err

@@ -365,3 +365,11 @@ def test_an_option_the_mode_does_not_use_is_refused(
     assert (code, out) == (1, ""), err
     assert err.startswith(message), err
     assert not (tmp_path / "d").exists()
+
+
+def test_parse_error_after_a_prefix_names_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A ``#`` (a Python or shell comment) or a ``%`` with no name after it: xDSL's message was the
+    unformatted ``Expected suffix identifier after {first_char}``."""
+    path = write(tmp_path, "c.mlir", "# a comment\nbuiltin.module {\n}\n")
+    code, _, err = run(capsys, path)
+    assert code == 1 and err.startswith(f"{path}:1:1: error: Expected suffix identifier after '#'\n"), err
