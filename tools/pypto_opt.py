@@ -335,8 +335,12 @@ class PyptoOptMain(xDSLOptMain):
             return self.args.target
         return "py" if kind == "py" else "mlir"
 
+    def _to_stdout(self) -> bool:
+        """No ``-o``, or ``-o -`` (stdout, as for mlir-opt and ptoas)."""
+        return self.args.output_file in (None, "-")
+
     def _write_output(self, text: str) -> None:
-        if self.args.output_file is None:
+        if self._to_stdout():
             sys.stdout.write(text)
             sys.stdout.flush()
         else:
@@ -503,7 +507,7 @@ class PyptoOptMain(xDSLOptMain):
             expectations, malformed = parse_expectations(text, self._input_name)
             failures = malformed + verify(expectations, produced, self._input_name, self._lines)
             failed = bool(failures)
-        if not failed or self.args.output_file is None:
+        if not failed or self._to_stdout():
             # -o FILE appears only when the command succeeds (a failure leaves it as it was).
             self._write_output(f"{SPLIT_MARKER}\n".join(outputs))
         if self.args.time_passes:

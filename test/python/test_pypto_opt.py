@@ -373,3 +373,13 @@ def test_parse_error_after_a_prefix_names_it(tmp_path: Path, capsys: pytest.Capt
     path = write(tmp_path, "c.mlir", "# a comment\nbuiltin.module {\n}\n")
     code, _, err = run(capsys, path)
     assert code == 1 and err.startswith(f"{path}:1:1: error: Expected suffix identifier after '#'\n"), err
+
+
+def test_dash_output_is_stdout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``-o -`` is stdout, as for mlir-opt and ptoas (it wrote a file named ``-``)."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, ADD, "-o", "-")
+    assert (code, err) == (0, "") and out.startswith("builtin.module @prog {")
+    assert not (tmp_path / "-").exists()
