@@ -168,6 +168,7 @@ def compile_text(text: str, filename: str, args: argparse.Namespace) -> str:
             insert_sync=args.enable_insert_sync,
             ptoas_sync=True,
             dump_dir=Path(args.dump_dir) if args.dump_dir else None,
+            dump_inputs=(Path(args.input),) if args.input != "-" else (),
             print_ir_after_all=sys.stderr if args.print_ir_after_all else None,
             plan_memory_dump=sys.stderr if prints_plan_memory(module, level) else None,
         )

@@ -55,6 +55,8 @@ class PtoasOptions:
     insert_sync: bool = True
     ptoas_sync: bool = False
     dump_dir: Path | None = None
+    dump_inputs: tuple[Path, ...] = ()
+    """The files the run reads: a ``dump_dir`` holding one as a dump is refused (``DumpListener``)."""
     print_ir_after_all: TextIO | None = None
     plan_memory_dump: TextIO | None = None
 
@@ -114,7 +116,9 @@ def ptoas_listeners(options: PtoasOptions) -> list[PassListener]:
     the passes' xDSL names: ``01_after_verify.mlir``)."""
     listeners: list[PassListener] = []
     if options.dump_dir is not None:
-        listeners.append(DumpListener(options.dump_dir, print_pto, ".mlir", name=lambda p: p.name))
+        listeners.append(
+            DumpListener(options.dump_dir, print_pto, ".mlir", name=lambda p: p.name, inputs=options.dump_inputs)
+        )
     if options.print_ir_after_all is not None:
         listeners.append(PrintIRListener(options.print_ir_after_all, print_pto, header=_after_header))
     if options.plan_memory_dump is not None:

@@ -280,3 +280,17 @@ def test_parse_error_after_a_prefix_names_it(tmp_path: Path, capsys: pytest.Capt
     src.write_text("module {\n  func.func @k() {\n    %  = arith.constant 0 : i64\n    return\n  }\n}\n")
     code, _, err = run([str(src), "--emit", "pto"], capsys)
     assert code == 1 and err == f"{src}:3:5: error: Expected suffix identifier after '%'\n", err
+
+
+def test_dump_dir_holding_the_input_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A dump of an earlier run given as the input, with that run's ``--dump-dir``: the clearing of the
+    earlier dumps deleted the input; it is refused with nothing deleted."""
+    dump = tmp_path / "dumps"
+    code, _, err = run([str(_kernel(tmp_path, addr=False)), "--emit", "pto", "--dump-dir", str(dump)], capsys)
+    assert code == 0, err
+    names = sorted(p.name for p in dump.iterdir())
+    again = dump / names[-1]
+    code, out, err = run([str(again), "--emit", "pto", "--dump-dir", str(dump)], capsys)
+    assert (code, out) == (1, "")
+    assert err.startswith(f"ptoas: error: {dump}: the dump folder holds the input file {again.name}"), err
+    assert sorted(p.name for p in dump.iterdir()) == names
