@@ -25,9 +25,10 @@ from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
 
-from pypto.core.mlir_text import UniqueNamePrinter, parse_error_message
+from pypto.core.mlir_text import UniqueNamePrinter
 from pypto.core.op_verify import verify_tree
 from pypto.utils.cli import cli_main, read_input_text
+from pypto.utils.parse_errors import parse_error_message
 
 from .context import make_pto_context
 

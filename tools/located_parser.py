@@ -22,8 +22,8 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Span
 
-from pypto.core.mlir_text import parse_error_message
 from pypto.diagnostics import Diagnostic, Severity, SourceSpan
+from pypto.utils.parse_errors import parse_error_message
 
 
 class LocatedParser(Parser):

@@ -14,7 +14,6 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import ParseError
 
 from .context import make_context
 
@@ -68,16 +67,6 @@ def print_mlir(op: Operation, *, generic: bool = False, debuginfo: bool = True) 
     printer.print_op(op)
     out.write("\n")
     return out.getvalue()
-
-
-def parse_error_message(error: ParseError) -> str:
-    """An xDSL ParseError's message, with the ``{first_char}`` xDSL 0.74 leaves unformatted filled in
-    (``Expected suffix identifier after '#'``: a ``#``, ``%``, ``^`` or ``!`` not followed by a name)."""
-    if "{first_char}" not in error.msg:
-        return error.msg
-    text, start = error.span.input.content, error.span.start
-    char = text[start : start + 1] if isinstance(text, str) else ""
-    return error.msg.replace("{first_char}", f"'{char}'" if char else "a prefix")
 
 
 def parse_mlir(text: str, filename: str = "<mlir>") -> ModuleOp:

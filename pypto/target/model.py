@@ -35,6 +35,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from pypto.errors import Error
+from pypto.utils.parse_errors import parse_error_text
 
 from .dialect import (
     AicpuOp,
@@ -453,7 +454,7 @@ def parse_target_op(text: str, source: str = "<target>") -> TargetOp:
     try:
         module = Parser(make_npu_context(), text, name=source).parse_module()
     except ParseError as e:
-        raise TargetError(f"{source}: cannot parse the target description:\n{e}") from None
+        raise TargetError(f"{source}: cannot parse the target description:\n{parse_error_text(e)}") from None
     ops = list(module.body.block.ops) if isinstance(module, ModuleOp) else [module]
     targets = [o for o in ops if isinstance(o, TargetOp)]
     if len(targets) != 1 or len(ops) != 1:

@@ -464,6 +464,19 @@ def test_parse_error_names_the_file(tmp_path: Path) -> None:
     assert str(path.resolve()) in str(err.value)
 
 
+def test_parse_error_after_a_prefix_names_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A target file starting with a ``# comment`` line: xDSL's message had ``{first_char}`` unformatted
+    (the same message the MLIR tools word through ``pypto.utils.parse_errors``)."""
+    from pypto.target.__main__ import main
+
+    path = tmp_path / "hc.pto"
+    path.write_text("# a comment\n" + A2A3.read_text())
+    assert main([str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "Expected suffix identifier after '#'" in err and "{first_char}" not in err, err
+    assert f"{path}: cannot parse the target description" in err
+
+
 def test_one_target_per_file() -> None:
     text = A2A3.read_text()
     with pytest.raises(TargetError, match="expected exactly one npu.target"):
