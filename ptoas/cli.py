@@ -43,7 +43,7 @@ from pypto.ptoas.emitc.errors import EmitError
 from pypto.ptoas.passes import ARCHS, PtoasOptions, run_ptoas_pipeline
 from pypto.ptoas.pto_text import PTOVerifyError, SourceMap, format_diagnostic, parse_pto_with_source_map, print_pto
 from pypto.utils.atomic import atomic_write_text, check_writable_path
-from pypto.utils.cli import check_output_not_input, cli_main
+from pypto.utils.cli import check_output_not_input, cli_main, read_input_text
 
 PTO_ARCHS = {"a3": "a2a3", "a5": "a5"}  # PTOAS's --pto-arch -> our arch name
 PTO_LEVELS = ("level1", "level2", "level3")
@@ -83,7 +83,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _read(path: str) -> tuple[str, str]:
     if path == "-":
-        return sys.stdin.read(), "<stdin>"
+        return read_input_text("-"), "<stdin>"
     try:
         return Path(path).read_text(encoding="utf-8"), path
     except (OSError, UnicodeDecodeError) as e:

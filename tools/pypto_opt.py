@@ -68,7 +68,7 @@ from pypto.pipeline.pass_runner import (
 )
 from pypto.pipeline.verification import find_failing_op
 from pypto.utils.atomic import atomic_write_text
-from pypto.utils.cli import check_output_not_input, cli_main
+from pypto.utils.cli import check_output_not_input, cli_main, read_input_text
 
 from .located_parser import parse_error_diagnostic, parse_located_module
 from .verify_diagnostics import parse_expectations, verify
@@ -274,17 +274,15 @@ class PyptoOptMain(xDSLOptMain):
         path = self.args.input_file
         if path is None or path == "-":
             self._input_name = "<stdin>"
-            text = sys.stdin.read()
+            text = read_input_text("-")
             kind = "mlir"
         else:
             self._input_name = path
             try:
-                text = Path(path).read_text(encoding="utf-8")
+                text = read_input_text(path)
             except OSError as e:
                 reason = e.strerror or str(e)
                 raise UserError(Diagnostic(Severity.ERROR, f"could not open input file '{path}': {reason}")) from None
-            except UnicodeDecodeError as e:
-                raise UserError(Diagnostic(Severity.ERROR, f"input file '{path}' is not UTF-8 text: {e}")) from None
             kind = "py" if path.endswith(".py") else "mlir"
         if self.args.frontend:
             kind = self.args.frontend

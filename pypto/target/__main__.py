@@ -20,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     arg = args[0] if args else "a2a3"
     if arg == "-":
-        op = parse_target_op(sys.stdin.read(), "<stdin>")
+        op = parse_target_op(read_input_text("-", "target file"), "<stdin>")
     else:
         op = parse_target_op(read_input_text(target_path(arg), "target file"), str(arg))
     sys.stdout.write(print_target_op(op))

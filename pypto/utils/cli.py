@@ -57,18 +57,24 @@ class InputError(Error):
 
 
 def read_input_text(path: str | os.PathLike[str], what: str = "input") -> str:
-    """The UTF-8 text of ``path`` (``-``: stdin); undecodable bytes raise an
+    """The UTF-8 text of ``path`` (``-``: stdin, named ``<stdin>``); undecodable bytes raise an
     :class:`InputError` naming the file and the offset, a missing or
     unreadable file the OSError naming it."""
     if os.fspath(path) == "-":
-        return sys.stdin.read()
-    with open(path, "rb") as f:
-        data = f.read()
+        buffer = getattr(sys.stdin, "buffer", None)
+        if buffer is None:  # a text stream with no bytes under it (a test's StringIO): already text
+            return sys.stdin.read()
+        # stdin's bytes, not its text: the text layer decodes bad bytes to surrogates (surrogateescape)
+        # and a parser would report them as an unexpected character, not as bytes that are not UTF-8
+        name, data = "<stdin>", buffer.read()
+    else:
+        with open(path, "rb") as f:
+            name, data = os.fspath(path), f.read()
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise InputError(
-            f"{os.fspath(path)}: {what} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})"
+            f"{name}: {what} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})"
         ) from None
 
 

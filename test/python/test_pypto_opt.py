@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import sys
 from pathlib import Path
 
 import pytest
@@ -383,3 +385,23 @@ def test_dash_output_is_stdout(
     code, out, err = run(capsys, ADD, "-o", "-")
     assert (code, err) == (0, "") and out.startswith("builtin.module @prog {")
     assert not (tmp_path / "-").exists()
+
+
+def test_stdin_not_utf8_is_named_like_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bytes that are not UTF-8 on stdin (``pypto-opt < /bin/ls``): stdin's text layer turned them into
+    surrogates and the parser said ``Unexpected character``; now the error is the file path's one."""
+    data = b"builtin.module {\n}\n\x7fELF\xd0\x01"
+    path = tmp_path / "bin.mlir"
+    path.write_bytes(data)
+    stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="surrogateescape")
+    monkeypatch.setattr(sys, "stdin", stdin)
+    code, out, err = run(capsys)
+    assert (code, out) == (1, "")
+    assert err == "pypto-opt: error: <stdin>: input is not UTF-8 text (byte 0xd0 at offset 23)\n", err
+    code, out, err = run(capsys, str(path))
+    assert (code, out) == (1, "")
+    assert err == f"pypto-opt: error: {path}: input is not UTF-8 text (byte 0xd0 at offset 23)\n", err
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(PROGRAM.encode())))
+    assert run(capsys, "-") == (0, PROGRAM, "")
