@@ -3,6 +3,7 @@ builder the swimlane file, the merged trace and the run report read."""
 
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
 from .base import RECORDED_LEVEL, per_run
@@ -47,6 +48,14 @@ def _records(result: Any, level: int) -> dict[str, Any]:
     if level >= 4:
         records["aicpu_orchestrator_phases"] = [[dict(p) for p in thread] for thread in result.orchestrator_phases]
     return records
+
+
+def records_fingerprint(result: Any, level: int = 2) -> bytes:
+    """:func:`swimlane_records` as its pickle, once per run: the part of every :func:`.base.across_runs` key
+    that is the records (the records file's, the merged trace's and the run report's)."""
+    records = swimlane_records(result, level)
+    return per_run(result, ("records_fingerprint", records["chip_swimlane_level"]),
+                   lambda: pickle.dumps(records, protocol=pickle.HIGHEST_PROTOCOL))  # fmt: skip
 
 
 def phase_texts(result: Any, level: int = 2) -> list[list[str]]:

@@ -34,7 +34,7 @@ from .base import ACROSS_RUNS_MAX_TASKS, RECORDED_LEVEL, across_runs, write_arte
 from .incore_view import incore_model
 from .jsonenc import round6
 from .pmu import EVENT_COUNTERS, columns, pmu_rows
-from .records import swimlane_records
+from .records import records_fingerprint, swimlane_records
 from .sched_overhead import analyze
 from .trace import task_label
 
@@ -186,12 +186,13 @@ class _TaskFacts(NamedTuple):
 
 def _task_facts(r: Any) -> _TaskFacts:
     """A task record's facts; a record without blocks is its own single block."""
-    blocks = tuple(_Block(b.block_idx, tuple(b.core_ids), b.dispatch, b.start, b.end, b.finish)
-                   for b in getattr(r, "blocks", None) or ())  # fmt: skip
+    new = tuple.__new__  # the tuples made directly: a NamedTuple's own __new__ is a Python call each
+    blocks = tuple([new(_Block, (b.block_idx, tuple(b.core_ids), b.dispatch, b.start, b.end, b.finish))
+                    for b in getattr(r, "blocks", None) or ()])  # fmt: skip
     if not blocks:
-        blocks = (_Block(0, tuple(r.core_ids), r.dispatch, r.start, r.end, r.finish),)
-    return _TaskFacts(r.task_id, r.label, r.func_name, tuple(r.part_names), r.core_type, tuple(r.core_ids),
-                      r.dispatch, r.start, r.end, r.finish, r.cycles, blocks)  # fmt: skip
+        blocks = (new(_Block, (0, tuple(r.core_ids), r.dispatch, r.start, r.end, r.finish)),)
+    return new(_TaskFacts, (r.task_id, r.label, r.func_name, tuple(r.part_names), r.core_type, tuple(r.core_ids),
+                            r.dispatch, r.start, r.end, r.finish, r.cycles, blocks))  # fmt: skip
 
 
 class ReportInputs(NamedTuple):
@@ -393,7 +394,10 @@ def write_run_report(
     """``out_dir/run_report.html``, atomically; returns its path."""
     path = out_dir / REPORT_NAME
     inputs = report_inputs(result, pmu_event, swimlane_level, incore)
+    key = inputs  # the analyses' records as their fingerprint (the records file's and the trace's key too)
+    if inputs.analyses is not None:
+        key = inputs._replace(analyses=(records_fingerprint(result, swimlane_level), *inputs.analyses[1:]))
     keep = len(result.tasks) <= ACROSS_RUNS_MAX_TASKS
-    page = across_runs((path, "page"), inputs, lambda: tuple(run_report_chunks(model_of(inputs))), keep=keep)
+    page = across_runs((path, "page"), key, lambda: tuple(run_report_chunks(model_of(inputs))), keep=keep)
     write_artefact(path, page)
     return path

@@ -25,7 +25,7 @@ from .base import (
     write_artefact,
 )
 from .deps import write_name_map
-from .records import phase_texts, records_for_json, swimlane_records
+from .records import phase_texts, records_fingerprint, records_for_json, swimlane_records
 from .run_report import write_run_report
 from .trace import chrome_trace_text
 
@@ -33,9 +33,9 @@ from .trace import chrome_trace_text
 def write_swimlane(result: Any, path: Path, level: int = 2) -> Path:
     """Write :func:`swimlane_records` as JSON, atomically; returns the path. The text is an earlier run's when
     its records were the same (:func:`.base.across_runs`)."""
-    records = swimlane_records(result, level)
     keep = len(result.tasks) <= ACROSS_RUNS_MAX_TASKS
-    text = across_runs((path, "records"), records, lambda: json_text(records_for_json(result, level)), keep=keep)
+    key = records_fingerprint(result, level)
+    text = across_runs((path, "records"), key, lambda: json_text(records_for_json(result, level)), keep=keep)
     write_artefact(path, text)
     return path
 
@@ -60,7 +60,7 @@ def write_merged_trace(result: Any, out_dir: Path, level: int = 2, stamp: str | 
     edges = [(d, t.task_id) for t in result.tasks for d in sorted(t.deps)]
     records, kernel_names = swimlane_records(result, level), _mixed_kernel_names(result)
     text = across_runs(
-        (out_dir, "merged_trace"), (records, names, edges, kernel_names),
+        (out_dir, "merged_trace"), (records_fingerprint(result, level), names, edges, kernel_names),
         lambda: chrome_trace_text(records, names, edges, trusted=True, phase_texts=phase_texts(result, level),
                                   kernel_names=kernel_names),
         keep=len(result.tasks) <= ACROSS_RUNS_MAX_TASKS,
