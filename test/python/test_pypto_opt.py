@@ -405,3 +405,23 @@ def test_stdin_not_utf8_is_named_like_a_file(
     assert err == f"pypto-opt: error: {path}: input is not UTF-8 text (byte 0xd0 at offset 23)\n", err
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(PROGRAM.encode())))
     assert run(capsys, "-") == (0, PROGRAM, "")
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "message"),
+    [
+        ("", "1:1", "expected a module or an operation, found the end of the input: it holds no operation"),
+        ("// only a comment\n", "2:1", "expected a module or an operation, found the end of the input: it holds no operation"),
+        ("builtin.module {\n}\n}\n", "3:1", "expected an operation, found '}'"),
+    ],
+)
+def test_no_operation_says_what_was_expected(
+    text: str, where: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An empty or comment-only file (or a stray token where an op should start) was xDSL's
+    ``Could not parse entire input!``; mlir-opt prints an empty module for an empty file, pypto-opt
+    says the file holds no operation (an empty file is far likelier a mistake than a wish)."""
+    path = write(tmp_path, "e.mlir", text)
+    code, out, err = run(capsys, path)
+    assert (code, out) == (1, "")
+    assert err.startswith(f"{path}:{where}: error: {message}\n"), err
