@@ -368,3 +368,18 @@ def test_output_equal_to_an_input_is_refused(tmp_path: Path, capsys: pytest.Capt
         err = capsys.readouterr().err
         assert err.startswith(f"pypto-memory-map: error: {target}: the output path (-o) is the input file"), err
         assert err.count("\n") == 1 and target.read_bytes() == before
+
+
+def test_dump_that_is_a_folder_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``passes_dump/35_after_AllocateMemoryAddr.py`` that is a folder: the map said the build ran with
+    memory_planner=PTOAS (it skipped the folder and saw only InitMemRef); it says the dump is not a file."""
+    build = tmp_path / "add"
+    shutil.copytree(UPSTREAM / "add", build)
+    dump = build / "passes_dump" / ALLOC
+    dump.unlink()
+    dump.mkdir()
+    for path in (build, build / "passes_dump"):
+        assert cli.main([str(path), "-o", str(tmp_path / "m.html")]) == 1
+        err = capsys.readouterr().err
+        assert err == f"pypto-memory-map: error: {dump}: the pass dump is not a file (expected the .py the compile wrote)\n"
+        assert "PTOAS" not in err and not (tmp_path / "m.html").exists()

@@ -66,11 +66,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _numbered(directory: Path, pass_name: str) -> list[tuple[int, Path]]:
+    """Every ``NN_after_<pass_name>.py`` in ``directory`` (files or not), by number."""
     pat = re.compile(rf"^(\d+)_after_{re.escape(pass_name)}\.py$")
     out = []
     for f in directory.iterdir():
         m = pat.match(f.name)
-        if m and f.is_file():
+        if m:
             out.append((int(m.group(1)), f))
     return sorted(out)
 
@@ -101,7 +102,10 @@ def find_dump(path: Path, pass_name: str) -> Path:
     directory = path / "passes_dump" if (path / "passes_dump").is_dir() else path
     found = _numbered(directory, pass_name)
     if found:
-        return found[-1][1]
+        dump = found[-1][1]
+        if not dump.is_file():
+            raise MemoryMapError(f"{dump}: the pass dump is not a file (expected the .py the compile wrote)")
+        return dump
     failed = failed_dump(directory)
     if failed is not None:
         raise _failed_error(directory, failed)
