@@ -54,14 +54,14 @@ from pypto.dialects.enums import ParamDirection
 from pypto.dialects.program import param_directions
 from pypto.dialects.types import TensorType
 from pypto.errors import ArgumentTypeError, Error, InvalidArgumentError
-from pypto.target import Target, load_target
+from pypto.target import Target, TargetError, load_target, packaged_targets
 from pypto.utils.atomic import atomic_write_text
 from pypto.utils.gc_policy import fewer_collections, import_long_lived
 from pypto.utils.pipe_order import pushers_first
 from pypto.utils.progress import progress
 from pypto.utils.tracebacks import api_boundary
 
-from .config import RunConfig
+from .config import PLATFORMS, RunConfig
 from .cpp_engine import EngineReport, engine_run
 from .dfx import any_enabled, collectors_for, finish_all, task_hooks
 from .dfx.swimlane import swimlane_records, write_swimlane
@@ -85,6 +85,20 @@ SIM_PLATFORMS = ("a2a3sim", "a5sim")
 SIMULATE_NPU_ENV = "PYPTO_SIMULATE_NPU"
 """Set to ``1``: a hardware platform (``a2a3``) runs on its simulated twin (``a2a3sim``), e.g. for an
 unmodified upstream example that names the hardware (``pypto.tools.upstream_compat`` sets it)."""
+
+
+def runnable_platforms() -> tuple[str, ...]:
+    """The platforms a run can use here without ``RunConfig(target=...)``: a simulated one whose packaged
+    target exists (``a2a3sim``; a hardware one too with ``PYPTO_SIMULATE_NPU=1``); ``a5sim`` has none yet."""
+    packaged = packaged_targets()
+    simulate = os.environ.get(SIMULATE_NPU_ENV) == "1"
+    return tuple(
+        p for p in PLATFORMS if p.removesuffix("sim") in packaged and (p in SIM_PLATFORMS or simulate)
+    )
+
+
+class PlatformError(Error, RuntimeError):
+    """A platform this machine cannot run: a hardware one (no NPU here), or one with no packaged target."""
 
 
 class InputWrittenError(Error, RuntimeError):
@@ -383,13 +397,24 @@ def resolve_target(config: RunConfig) -> Target:
     if config.platform not in SIM_PLATFORMS and not (
         os.environ.get(SIMULATE_NPU_ENV) == "1" and f"{config.platform}sim" in SIM_PLATFORMS
     ):
-        raise RuntimeError(
+        raise PlatformError(
             f"platform {config.platform!r} needs an NPU, which this machine does not have; "
-            f"use a simulated platform ({', '.join(SIM_PLATFORMS)}), or set {SIMULATE_NPU_ENV}=1 to run "
-            f"{config.platform!r} on its simulated twin"
+            f"use a simulated platform ({', '.join(p for p in runnable_platforms() if p in SIM_PLATFORMS)}), "
+            f"or set {SIMULATE_NPU_ENV}=1 to run {config.platform!r} on its simulated twin"
         )
-    name = config.target if config.target is not None else config.platform.removesuffix("sim")
-    return load_target(name)
+    if config.target is not None:
+        return load_target(config.target)
+    name = config.platform.removesuffix("sim")
+    try:
+        return load_target(name)
+    except TargetError:
+        if name in packaged_targets():
+            raise
+        raise PlatformError(
+            f"platform {config.platform!r} cannot run here: there is no packaged target {name!r} for its "
+            f"simulated chip (packaged: {', '.join(packaged_targets())}); run on "
+            f"{', '.join(runnable_platforms())}, or give RunConfig(target=<a .mlir target file>)"
+        ) from None
 
 
 def _stage(name: str) -> Any:

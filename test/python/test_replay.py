@@ -319,6 +319,7 @@ def test_bad_directory_gives_a_clear_error_and_writes_nothing(
         (["--dump-args", "7"], "argument --dump-args: invalid choice: 7 (choose from 0, 1, 2)"),
         (["--pmu", "-1"], "argument --pmu: invalid non-negative integer: '-1'"),
         (["--log-level", "foo"], "argument --log-level: unknown log level 'foo'"),
+        (["--platform", "a5sim"], "argument --platform: invalid choice: 'a5sim' (choose from 'a2a3sim'"),
     ],
 )
 def test_bad_option_value_is_a_usage_error(
@@ -329,6 +330,25 @@ def test_bad_option_value_is_a_usage_error(
     assert replay_main([str(tmp_path), *flags]) == 2
     err = capsys.readouterr().err
     assert message in err and "internal error" not in err, err
+
+
+def test_a_platform_with_no_simulated_chip_is_a_user_error(
+    build: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, own_dfx_flags: None
+) -> None:
+    """A recorded (or RunConfig) platform the simulator cannot run: a5sim has no packaged target, so it said
+    ``unknown target 'a5': not a packaged target (a2a3)``; a2a3 (hardware) was an internal error."""
+    monkeypatch.delenv("PYPTO_SIMULATE_NPU", raising=False)
+    before = _snapshot(build)
+    assert replay_main([str(build)], default_platform="a5sim") == 1
+    err = capsys.readouterr().err
+    assert err == (
+        "replay: error: platform 'a5sim' cannot run here: there is no packaged target 'a5' for its simulated chip "
+        "(packaged: a2a3); run on a2a3sim, or give RunConfig(target=<a .mlir target file>)\n"
+    ), err
+    assert replay_main([str(build)], default_platform="a2a3") == 1
+    err = capsys.readouterr().err
+    assert err.startswith("replay: error: platform 'a2a3' needs an NPU") and "(a2a3sim)" in err, err
+    assert _snapshot(build) == before
 
 
 def test_user_code_failures_are_located_user_errors(build: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -51,7 +51,7 @@ from ..golden_file import (
     run_user_code,
     user_inputs,
 )
-from ..run import RunResult, run
+from ..run import SIMULATE_NPU_ENV, RunResult, run, runnable_platforms
 from .pto_rebuild import (
     apply_rebuild,
     assemble_unit,
@@ -161,7 +161,9 @@ def _parser(default_platform: str | None) -> argparse.ArgumentParser:
         "writing a fresh dfx_outputs/ per the flags.",
     )
     p.add_argument("work_dir", type=Path, help="the build directory (build_output/<name>_...)")
-    p.add_argument("--platform", default=default_platform, help="simulated platform (default: the recorded one)")
+    p.add_argument("--platform", default=default_platform, choices=runnable_platforms(),
+                   help="simulated platform (default: the recorded one); offered: the ones that run here (a packaged "
+                   f"target; a hardware one only with {SIMULATE_NPU_ENV}=1)")  # fmt: skip
     p.add_argument("--pmu", type=_non_negative, default=0, metavar="N",
                    help="PMU event type (dfx_outputs/pmu.csv; 0: off)")  # fmt: skip
     p.add_argument("--swimlane", action="store_const", const=RECORDED_LEVEL, default=0,
