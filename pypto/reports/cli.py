@@ -1,12 +1,14 @@
 """What every report command shares: its error type, the atomic write of the
 page and the ``main`` that runs it through :func:`pypto.utils.cli.run_cli`
 (failures: ``<prog>: error: <what>``, exit 1; argparse errors exit 2; a bug
-exit 2 with ``internal error``; success prints the report's path, exit 0)."""
+exit 2 with ``internal error``; success prints the report's path, exit 0).
+``-o -`` is stdout (the page, and no path after it), as for pypto-opt and ptoas."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -19,8 +21,14 @@ class ReportError(Error):
     """A report could not be made (bad input or I/O): one line, exit 1."""
 
 
+STDOUT = "-"
+"""The output path that means stdout."""
+
+
 def output_path(path: Path, error: type[ReportError] = ReportError) -> Path:
-    """``path`` when a report can be written there: its folder exists and it is not a folder."""
+    """``path`` when a report can be written there: its folder exists and it is not a folder (``-``: stdout)."""
+    if os.fspath(path) == STDOUT:
+        return path
     if not path.parent.is_dir():
         raise error(f"output directory does not exist: {path.parent}")
     if path.is_dir():
@@ -29,7 +37,11 @@ def output_path(path: Path, error: type[ReportError] = ReportError) -> Path:
 
 
 def write_report(path: Path, html: str, error: type[ReportError] = ReportError) -> Path:
-    """Write the page atomically; an OSError becomes ``error``."""
+    """Write the page atomically (``-``: to stdout); an OSError becomes ``error``."""
+    if os.fspath(path) == STDOUT:
+        sys.stdout.write(html)
+        sys.stdout.flush()
+        return path
     try:
         atomic_write_text(path, html)
     except OSError as e:
@@ -43,10 +55,12 @@ def report_main(
     run: Callable[[argparse.Namespace], Path | os.PathLike[str]],
     argv: Sequence[str] | None = None,
 ) -> int:
-    """Parse ``argv``, ``run`` it and print the output path."""
+    """Parse ``argv``, ``run`` it and print the output path (none when the page went to stdout)."""
 
     def body() -> int:
-        print(run(parser.parse_args(argv)))
+        out = run(parser.parse_args(argv))
+        if os.fspath(out) != STDOUT:
+            print(out)
         return 0
 
     return run_cli(prog, body)

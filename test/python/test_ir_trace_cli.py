@@ -42,6 +42,17 @@ def test_explicit_output_context_and_format(tmp_path: Path, capsys: pytest.Captu
     assert code == 0 and '"context":7' in out_path.read_text()
 
 
+def test_dash_output_is_stdout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-o -`` is stdout, as for pypto-opt and ptoas (it wrote a file named ``-``): the page, no path after it."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run([UPSTREAM_ADD, "-o", "-"], capsys)
+    assert (code, err) == (0, "")
+    assert out.startswith("<!DOCTYPE html>") and out.rstrip().endswith("</html>")
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize(
     ("argv", "what"),
     [

@@ -383,3 +383,14 @@ def test_dump_that_is_a_folder_is_named(tmp_path: Path, capsys: pytest.CaptureFi
         err = capsys.readouterr().err
         assert err == f"pypto-memory-map: error: {dump}: the pass dump is not a file (expected the .py the compile wrote)\n"
         assert "PTOAS" not in err and not (tmp_path / "m.html").exists()
+
+
+def test_dash_output_is_stdout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-o -`` is stdout, as for pypto-opt and ptoas (it wrote a file named ``-``): the page, no path after it."""
+    monkeypatch.chdir(tmp_path)
+    assert cli.main([str(upstream("add")), "-o", "-"]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and out.startswith("<!DOCTYPE html>") and out.rstrip().endswith("</html>")
+    assert list(tmp_path.iterdir()) == []

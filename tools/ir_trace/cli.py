@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(then the report has the source-line lens: .pto, C++ and in-core cycles per DSL line)",
     )
     p.add_argument(
-        "-o", "--output", metavar="PATH", default="ir_trace.html", help="report path (default: ir_trace.html)"
+        "-o", "--output", metavar="PATH", default="ir_trace.html", help="report path, - for stdout (default: ir_trace.html)"
     )
     p.add_argument(
         "--context", metavar="N", type=_context, default=3, help="unchanged lines kept around each change (default: 3)"

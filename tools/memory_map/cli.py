@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "path", metavar="DUMP|passes_dump/|BUILD_DIR", help="a pass dump, a passes_dump/ directory or a build directory"
     )
-    p.add_argument("-o", "--output", metavar="OUT.html", help="report path (default: <dump>.memory_map.html)")
+    p.add_argument("-o", "--output", metavar="OUT.html", help="report path, - for stdout (default: <dump>.memory_map.html)")
     p.add_argument(
         "-p",
         "--pass",
