@@ -19,6 +19,7 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import ArrayAttr, FileLineColLoc, FloatAttr, IntegerAttr, IntegerType, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 
+from pypto.diagnostics import Diagnostic, DiagnosticError, Severity, op_span
 from pypto.dialects.dtypes import dtype_name, is_dtype
 from pypto.dialects.enums import DEFAULT_ROLE, ForKind, FunctionType, Role
 from pypto.dialects.op_base import ArgKind, PLOp
@@ -248,13 +249,21 @@ def print_program_locs(
     :func:`print_program`; ``cache`` reuses the text of functions unchanged since it printed them)."""
     name = module.sym_name.data if module.sym_name else ""
     lines = [f"# pypto.program: {name}" if name else "# pypto.program", "import pypto.language as pl", ""]
+    for op in module.ops:
+        if not isinstance(op, func.FuncOp):  # a program class holds only functions: never drop the op silently
+            raise DiagnosticError(
+                Diagnostic(
+                    Severity.ERROR,
+                    f"'{op.name}' at the top level of the module cannot be printed as pl DSL: "
+                    "a pl program holds only functions (func.func)",
+                    op_span(op),
+                )
+            )
     funcs = [op for op in module.ops if isinstance(op, func.FuncOp)]
     if cache is not None:
         now = {f: fingerprint(f) for f in funcs}
         facts = {f: cache.facts(f, now[f]) for f in funcs}
-        pld = any(has for _, has in facts.values()) or any(
-            _names_pld(op) for op in module.ops if not isinstance(op, func.FuncOp)
-        )
+        pld = any(has for _, has in facts.values())
         order = function_order(funcs, lambda f: facts[f][0])
     else:
         pld = _names_pld(module)

@@ -425,3 +425,17 @@ def test_no_operation_says_what_was_expected(
     code, out, err = run(capsys, path)
     assert (code, out) == (1, "")
     assert err.startswith(f"{path}:{where}: error: {message}\n"), err
+
+
+def test_emit_py_of_a_top_level_op_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A top-level op that is not a function has no pl DSL form: ``--emit py`` printed a class with no body
+    (the op silently lost); it is an error naming the op at its location, and ``-o`` is not written."""
+    path = write(tmp_path, "g.mlir", "%0 = arith.constant 1 : i32\n")
+    out_file = tmp_path / "g.py"
+    code, out, err = run(capsys, path, "--emit", "py", "-o", str(out_file))
+    assert (code, out) == (1, "")
+    assert err.startswith(
+        f"{path}:1:1: error: 'arith.constant' at the top level of the module cannot be printed as pl DSL: "
+        "a pl program holds only functions (func.func)\n"
+    ), err
+    assert not out_file.exists()
