@@ -44,12 +44,13 @@ def _dfx_default(flag: str) -> Any:
 
 
 def _level(flag: str, value: Any, top: int, true_means: int) -> int:
-    """A flag as a level 0..``top``: ``True`` means ``true_means``; anything else is a ValueError."""
+    """A flag as a level 0..``top``: ``True`` means ``true_means``; anything else is an InvalidArgumentError
+    (a ValueError)."""
     if isinstance(value, bool):
         return true_means if value else 0
     if isinstance(value, int) and 0 <= value <= top:
         return value
-    raise ValueError(f"RunConfig.{flag} takes True/False or a level 0-{top}, got {value!r}")
+    raise InvalidArgumentError(f"RunConfig.{flag} takes True/False or a level 0-{top}, got {value!r}")
 
 
 def _pmu_event_type(value: Any) -> int:
@@ -58,7 +59,7 @@ def _pmu_event_type(value: Any) -> int:
         return 2 if value else 0
     if isinstance(value, int) and value >= 0:
         return value if value == 0 or value in PMU_EVENT_TYPES else 2
-    raise ValueError(f"RunConfig.enable_pmu takes True/False or a PMU event type {PMU_EVENT_TYPES}, got {value!r}")
+    raise InvalidArgumentError(f"RunConfig.enable_pmu takes True/False or a PMU event type {PMU_EVENT_TYPES}, got {value!r}")
 
 
 def backend_for_platform(platform: str) -> str:
@@ -132,11 +133,11 @@ class RunConfig:
 
     def __post_init__(self) -> None:
         if self.kernel_engine not in KERNEL_ENGINES:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"RunConfig.kernel_engine takes one of {', '.join(map(repr, KERNEL_ENGINES))}, got {self.kernel_engine!r}"
             )
         if self.check_inputs not in (None, True, False):
-            raise ValueError(f"RunConfig.check_inputs takes None, True or False, got {self.check_inputs!r}")
+            raise InvalidArgumentError(f"RunConfig.check_inputs takes None, True or False, got {self.check_inputs!r}")
         self.enable_chip_swimlane = _level("enable_chip_swimlane", self.enable_chip_swimlane, 4, 4)
         self.enable_dump_args = _level("enable_dump_args", self.enable_dump_args, 2, 1)
         self.enable_pmu = _pmu_event_type(self.enable_pmu)

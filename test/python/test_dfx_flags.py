@@ -9,6 +9,7 @@ import pytest
 import torch
 from dfx_kernels import chain as twice
 
+from pypto.errors import InvalidArgumentError
 from pypto.runtime import RunConfig
 from pypto.runtime.config import set_dfx_defaults
 
@@ -31,8 +32,10 @@ def test_flags_normalize_and_force_save_kernels() -> None:
               {"enable_dep_gen": 2}, {"enable_chip_swimlane": "4"}]
 )  # fmt: skip
 def test_out_of_range_flags_are_value_errors(flags: dict[str, object]) -> None:
-    with pytest.raises(ValueError, match=next(iter(flags))):
+    """Any other value is a ValueError (issue 12), and an API error a ``pypto.errors`` class: both hold."""
+    with pytest.raises(InvalidArgumentError, match=next(iter(flags))) as err:
         RunConfig(**flags)
+    assert isinstance(err.value, ValueError)
 
 
 def test_suite_defaults_apply_to_every_new_config() -> None:
