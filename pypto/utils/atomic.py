@@ -6,6 +6,7 @@ import errno
 import itertools
 import os
 import re
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -121,6 +122,7 @@ class KeptFiles:
         self.max_files, self.max_bytes = max_files, max_bytes
         self._kept: dict[str, tuple[bytes | tuple[bytes, ...], tuple[int, int, int, int], int]] = {}
         self._bytes = 0
+        self._lock = threading.Lock()  # runs in two threads: the memory's own bookkeeping stays whole
 
     def payload(self, data: bytes | Sequence[bytes | bytearray | memoryview]) -> bytes | tuple[bytes, ...] | None:
         """``data`` as it can be kept: bytes, a tuple of bytes, or the concatenation of other buffers (they may be
@@ -146,28 +148,29 @@ class KeptFiles:
         except OSError:
             return False
 
-    def remember(self, path: str | os.PathLike[str], payload: bytes | tuple[bytes, ...] | None) -> None:
-        """``payload`` was just written to ``path``: keep it with the file's identity (None: forget the file)."""
+    def remember(
+        self, path: str | os.PathLike[str], payload: bytes | tuple[bytes, ...] | None, written: os.stat_result
+    ) -> None:
+        """``payload`` was just written to ``path`` as the file ``written`` (its ``fstat`` after the write, not a
+        ``stat`` of the path, which another writer may have replaced since): keep both (None: forget the file)."""
         key = os.fspath(path)
-        kept = self._kept.pop(key, None)
-        if kept is not None:
-            self._bytes -= kept[2]
-        if payload is None:
-            return
-        try:
-            identity = _identity(os.stat(key))
-        except OSError:
-            return
-        size = len(payload) if type(payload) is bytes else sum(map(len, payload))
-        self._kept[key] = (payload, identity, size)
-        self._bytes += size
-        while len(self._kept) > self.max_files or self._bytes > self.max_bytes:
-            self._bytes -= self._kept.pop(next(iter(self._kept)))[2]
+        with self._lock:
+            kept = self._kept.pop(key, None)
+            if kept is not None:
+                self._bytes -= kept[2]
+            if payload is None:
+                return
+            size = len(payload) if type(payload) is bytes else sum(map(len, payload))
+            self._kept[key] = (payload, _identity(written), size)
+            self._bytes += size
+            while len(self._kept) > self.max_files or self._bytes > self.max_bytes:
+                self._bytes -= self._kept.pop(next(iter(self._kept)))[2]
 
     def forget_all(self) -> None:
         """Keep nothing: every next write is made."""
-        self._kept.clear()
-        self._bytes = 0
+        with self._lock:
+            self._kept.clear()
+            self._bytes = 0
 
 
 def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
@@ -195,26 +198,30 @@ def atomic_write_files(
         payload = kept.payload(data)
         if payload is None or not kept.unchanged(path, payload):
             todo.append((path, data if payload is None else payload, payload))
-    _write_files([(path, data) for path, data, _ in todo], make_folders)
-    for path, _, payload in todo:
-        kept.remember(path, payload)
+    written: list[os.stat_result] = []
+    _write_files([(path, data) for path, data, _ in todo], make_folders, written)
+    for (path, _, payload), st in zip(todo, written, strict=True):
+        kept.remember(path, payload, st)
 
 
 def _write_files(
     files: Sequence[tuple[str | os.PathLike[str], bytes | Sequence[bytes | bytearray | memoryview]]],
     make_folders: bool,
+    written: list[os.stat_result] | None = None,
 ) -> None:
+    """:func:`atomic_write_files`'s writes; ``written`` gets each file's ``fstat`` once its bytes are in (the
+    file a rename puts in place: what another writer renames there later is another file)."""
     temps: list[tuple[Path, str]] = []
     try:
         for path, data in files:
             target = Path(path)
             try:
-                tmp = _write_temp(target, data, durable=False)
+                tmp = _write_temp(target, data, durable=False, written=written)
             except FileNotFoundError:
                 if not make_folders or os.path.isdir(target.parent):
                     raise
                 target.parent.mkdir(parents=True, exist_ok=True)
-                tmp = _write_temp(target, data, durable=False)
+                tmp = _write_temp(target, data, durable=False, written=written)
             temps.append((target, tmp))
     except BaseException:
         for _, tmp in temps:
@@ -232,10 +239,16 @@ def _write_files(
             raise
 
 
-def _write_temp(target: Path, data: bytes | Sequence[bytes | bytearray | memoryview], *, durable: bool) -> str:
-    """A new temporary file next to ``target`` holding ``data`` (fsynced when ``durable``), closed: its path.
-    On a failure it is removed and the error raised (an OSError naming a missing folder or a folder as
-    ``target``, when that is the reason)."""
+def _write_temp(
+    target: Path,
+    data: bytes | Sequence[bytes | bytearray | memoryview],
+    *,
+    durable: bool,
+    written: list[os.stat_result] | None = None,
+) -> str:
+    """A new temporary file next to ``target`` holding ``data`` (fsynced when ``durable``), closed: its path
+    (its ``fstat`` after the write appended to ``written``). On a failure it is removed and the error raised
+    (an OSError naming a missing folder or a folder as ``target``, when that is the reason)."""
     try:
         fd, tmp = _open_temp(os.fspath(target))
     except OSError as e:
@@ -250,6 +263,8 @@ def _write_temp(target: Path, data: bytes | Sequence[bytes | bytearray | memoryv
                 _write_all(fd, data)
             if durable:
                 os.fsync(fd)
+            if written is not None:
+                written.append(os.fstat(fd))
         finally:
             os.close(fd)
     except BaseException as exc:

@@ -249,15 +249,17 @@ def across_runs(slot: Hashable, key: Any, build: Callable[[], T], *, keep: bool 
         fingerprint = pickle.dumps(key, protocol=pickle.HIGHEST_PROTOCOL)
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
         return build()
-    last = _ACROSS_RUNS.pop(slot, None)
-    if last is not None and last[0] == fingerprint:
-        _ACROSS_RUNS[slot] = last
-        return last[1]
+    with _ACROSS_RUNS_LOCK:
+        last = _ACROSS_RUNS.pop(slot, None)
+        if last is not None and last[0] == fingerprint:
+            _ACROSS_RUNS[slot] = last
+            return last[1]
     value = build()
     if keep:
-        _ACROSS_RUNS[slot] = (fingerprint, value)
-        if len(_ACROSS_RUNS) > ACROSS_RUNS_SLOTS:
-            del _ACROSS_RUNS[next(iter(_ACROSS_RUNS))]
+        with _ACROSS_RUNS_LOCK:
+            _ACROSS_RUNS[slot] = (fingerprint, value)
+            while len(_ACROSS_RUNS) > ACROSS_RUNS_SLOTS:
+                del _ACROSS_RUNS[next(iter(_ACROSS_RUNS))]
     return value
 
 
@@ -268,12 +270,14 @@ ACROSS_RUNS_MAX_TASKS = 2048
 """A run of more tasks keeps nothing in :func:`across_runs` (its records would stay alive after it: many MB)."""
 
 _ACROSS_RUNS: dict[Hashable, tuple[bytes, Any]] = {}
+_ACROSS_RUNS_LOCK = threading.Lock()
 
 
 def forget_earlier_runs() -> None:
     """Drop what :func:`across_runs` and :data:`WRITTEN` keep: the next run builds and writes every artefact
     as a program's first run does (``benchmarks/dfx_overhead.py`` times that too)."""
-    _ACROSS_RUNS.clear()
+    with _ACROSS_RUNS_LOCK:
+        _ACROSS_RUNS.clear()
     WRITTEN.forget_all()
 
 
