@@ -269,6 +269,12 @@ ACROSS_RUNS_SLOTS = 64
 ACROSS_RUNS_MAX_TASKS = 2048
 """A run of more tasks keeps nothing in :func:`across_runs` (its records would stay alive after it: many MB)."""
 
+
+def kept_across_runs(result: Any) -> bool:
+    """Whether what ``result``'s artefacts are built from is kept across runs (:func:`across_runs`'s ``keep``):
+    a run of at most :data:`ACROSS_RUNS_MAX_TASKS` tasks."""
+    return len(result.tasks) <= ACROSS_RUNS_MAX_TASKS
+
 _ACROSS_RUNS: dict[Hashable, tuple[bytes, Any]] = {}
 _ACROSS_RUNS_LOCK = threading.Lock()
 

@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 
 from pypto.reports import asset, report_chunks
 
-from .base import ACROSS_RUNS_MAX_TASKS, RECORDED_LEVEL, across_runs, write_artefact
+from .base import RECORDED_LEVEL, across_runs, kept_across_runs, write_artefact
 from .incore_view import incore_model
 from .jsonenc import round6
 from .pmu import EVENT_COUNTERS, columns, pmu_rows
@@ -87,19 +87,11 @@ _LEAVES = frozenset({int, str, bool, type(None)})
 """The types :func:`_rounded` keeps as they are without a look inside."""
 
 
-def sched_analyses(result: Any, level: int, edges: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """§8's six analyses of the run (:func:`.sched_overhead.analyze` on its level-``level`` records and
-    its edges), shaped for the page: the switch gaps as a list per core, the critical path with its task
-    ids; None below level 3 or when no task ran."""
-    inputs = _analyses_inputs(result, level, edges)
-    return None if inputs is None else _page_analyses(*inputs)
-
-
 def _analyses_inputs(
     result: Any, level: int, edges: list[dict[str, Any]]
 ) -> tuple[dict[str, Any], list[tuple[int, int]], dict[int, int]] | None:
-    """What :func:`sched_analyses` reads of a run: its level-``level`` records, dependency pairs and SPMD block
-    counts; None below level 3 or when no task ran."""
+    """What the page's §8 analyses (:func:`_page_analyses`) read of a run: its level-``level`` records,
+    dependency pairs and SPMD block counts; None below level 3 or when no task ran."""
     if min(int(level), RECORDED_LEVEL) < 3 or not result.tasks:
         return None
     blocks = {r.task_id: len(getattr(r, "blocks", None) or ()) or 1 for r in result.tasks}
@@ -107,7 +99,9 @@ def _analyses_inputs(
 
 
 def _page_analyses(records: dict[str, Any], pairs: list[tuple[int, int]], blocks: dict[int, int]) -> dict[str, Any]:
-    """:func:`sched_analyses` of a run's records, dependency pairs and SPMD block counts (all it reads)."""
+    """§8's six analyses (:func:`.sched_overhead.analyze`) of a run's records, dependency pairs and SPMD block
+    counts (all they read), shaped for the page: the switch gaps as a list per core, the critical path with its
+    task ids."""
     a = analyze(records, pairs, blocks, trusted=True)
     a["switch"]["cores"] = [{"core": c, **s} for c, s in sorted(a["switch"]["cores"].items())]
     a["overhead"]["engines"] = [{"engine": e, **v} for e, v in a["overhead"]["engines"].items()]
@@ -203,7 +197,7 @@ class ReportInputs(NamedTuple):
     edges: list[dict[str, Any]]
     pmu: dict[str, Any]
     analyses: tuple[dict[str, Any], list[tuple[int, int]], dict[int, int]] | None
-    """:func:`sched_analyses`'s inputs (level >= 3), not its result: the page's key is what it reads."""
+    """:func:`_page_analyses`'s inputs (level >= 3), not its result: the page's key is what it reads."""
     incore: dict[str, Any]
     target: str
     clock_hz: int
@@ -397,7 +391,8 @@ def write_run_report(
     key = inputs  # the analyses' records as their fingerprint (the records file's and the trace's key too)
     if inputs.analyses is not None:
         key = inputs._replace(analyses=(records_fingerprint(result, swimlane_level), *inputs.analyses[1:]))
-    keep = len(result.tasks) <= ACROSS_RUNS_MAX_TASKS
-    page = across_runs((path, "page"), key, lambda: tuple(run_report_chunks(model_of(inputs))), keep=keep)
+    page = across_runs(
+        (path, "page"), key, lambda: tuple(run_report_chunks(model_of(inputs))), keep=kept_across_runs(result)
+    )
     write_artefact(path, page)
     return path

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from .base import (
-    ACROSS_RUNS_MAX_TASKS,
     Collector,
     across_runs,
     json_text,
+    kept_across_runs,
     register,
     remove_superseded,
     when_written,
@@ -33,9 +33,10 @@ from .trace import chrome_trace_text
 def write_swimlane(result: Any, path: Path, level: int = 2) -> Path:
     """Write :func:`swimlane_records` as JSON, atomically; returns the path. The text is an earlier run's when
     its records were the same (:func:`.base.across_runs`)."""
-    keep = len(result.tasks) <= ACROSS_RUNS_MAX_TASKS
     key = records_fingerprint(result, level)
-    text = across_runs((path, "records"), key, lambda: json_text(records_for_json(result, level)), keep=keep)
+    text = across_runs(
+        (path, "records"), key, lambda: json_text(records_for_json(result, level)), keep=kept_across_runs(result)
+    )
     write_artefact(path, text)
     return path
 
@@ -63,7 +64,7 @@ def write_merged_trace(result: Any, out_dir: Path, level: int = 2, stamp: str | 
         (out_dir, "merged_trace"), (records_fingerprint(result, level), names, edges, kernel_names),
         lambda: chrome_trace_text(records, names, edges, trusted=True, phase_texts=phase_texts(result, level),
                                   kernel_names=kernel_names),
-        keep=len(result.tasks) <= ACROSS_RUNS_MAX_TASKS,
+        keep=kept_across_runs(result),
     )  # fmt: skip
     path = out_dir / f"merged_swimlane_{stamp or datetime.now().strftime('%Y%m%d_%H%M%S')}.json"
     write_artefact(path, text)
