@@ -12,6 +12,9 @@ from typing import Any
 
 from .errors import Error, InternalError, PartialCodegenError
 from .log import LogLevel, get_log_level, set_log_level
+from .utils.gc_policy import collect_then_freeze_at_exit
+
+collect_then_freeze_at_exit()  # a process's exit skips the full collections of everything alive (gc_policy)
 
 _SUBMODULES = ("backend", "debug", "ir", "language", "runtime")
 

@@ -597,3 +597,43 @@ def test_run_and_ir_trace_name_each_task_and_snapshot_in_their_bars(
     payload_module.build_payload(dump, 3)
     assert seen[0] == ("ir-trace", "<total>", len(dump.snapshots))
     assert [label for _, label, _ in seen[1:]] == [s.name or s.file for s in dump.snapshots]
+
+
+EXIT_CHILD = """
+import atexit, gc, sys
+
+def after_pypto_handler() -> None:  # registered before ``import pypto``: runs after its handler
+    print(f"frozen={gc.get_freeze_count()}", flush=True)
+
+atexit.register(after_pypto_handler)
+import pypto
+
+class Holder:
+    def __init__(self, path: str) -> None:
+        self.me, self.path = self, path  # a reference cycle: only a collection frees it
+
+    def __del__(self) -> None:
+        with open(self.path, "w") as file:
+            file.write("finalized")
+
+gc.set_threshold(0)  # no automatic collection before exit (the collector stays enabled)
+Holder(sys.argv[1])
+"""
+
+
+@pytest.mark.parametrize("env_value", [None, "0"])
+def test_exit_collects_the_garbage_then_freezes_the_rest(tmp_path: Path, env_value: str | None) -> None:
+    """``import pypto`` registers an exit handler (gc_policy.collect_then_freeze_at_exit): the garbage
+    at exit is collected, so the finalizer of an object in an unreachable cycle runs, and the rest is frozen, so
+    CPython's finalization does not traverse it again. ``PYPTO_EXIT_FREEZE=0`` leaves the exit to CPython."""
+    import os
+
+    script, data = tmp_path / "child.py", tmp_path / "data.txt"
+    script.write_text(EXIT_CHILD)
+    env = {k: v for k, v in os.environ.items() if k != "PYPTO_EXIT_FREEZE"}
+    if env_value is not None:
+        env["PYPTO_EXIT_FREEZE"] = env_value
+    done = subprocess.run([sys.executable, str(script), str(data)], capture_output=True, text=True, env=env, check=True)
+    frozen = int(done.stdout.strip().rpartition("frozen=")[2])
+    assert (frozen > 10_000) if env_value is None else (frozen == 0), done.stdout
+    assert data.read_text() == "finalized"
