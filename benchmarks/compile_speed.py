@@ -3,14 +3,16 @@
 1. Whole process: ``import torch; import pypto.language`` + the first compile of the 128x128 add
    kernel (``@pl.jit``, dumps off) in a fresh process, against a bare ``import torch`` process
    (best of N each, interleaved). Goal: at most 0.15 s beyond the torch process (upstream's 0.14 s
-   import + 0.01 s first compile). The child also reports its import / first-compile split; the
-   process CPU time is printed beside the wall time, and the floor: a bare ``import
-   xdsl.dialects.builtin`` process (0.19 s of CPU beyond torch on its own, above the goal). Children
-   write and use bytecode (an untimed first round) as a user's process does. Session 7, CPU in the
-   child against ``main`` before it: import 0.31-0.36 -> 0.24-0.25 s, first compile 0.16-0.20 ->
-   0.14-0.18 s; session 8 (collector policy ``gc_policy.long_lived``): import 0.26-0.28 ->
-   0.23-0.25 s, first compile 0.18-0.20 -> 0.13-0.16 s, both 0.46 -> 0.35-0.42 s
-   (docs/compile_speed.md, "A fresh process").
+   import + 0.01 s first compile). The process figure holds the exit too, which ``import pypto``
+   makes cheaper than a bare torch process's own (``gc_policy.collect_then_freeze_at_exit``), so the
+   child also reports its import / first-compile split in wall and CPU time: their CPU sum is the
+   goal's figure read strictly. The floor is ``import xdsl.dialects.builtin`` after torch, timed in a
+   child. Children write and use bytecode (an untimed first round) as a user's process does.
+   Session 7, CPU in the child against ``main`` before it: import 0.31-0.36 -> 0.24-0.25 s, first
+   compile 0.16-0.20 -> 0.14-0.18 s; session 8 (collector policy ``gc_policy.long_lived``): import
+   0.26-0.28 -> 0.23-0.25 s, first compile 0.18-0.20 -> 0.13-0.16 s, both 0.46 -> 0.35-0.42 s;
+   session 22 (the exit): process CPU beyond torch 0.35 -> 0.03 s (docs/compile_speed.md, "A fresh
+   process").
 2. Warm compile in-process of the same kernel (``ir.compile``), dumps off (goal <= 20 ms) and
    dumps on (goal <= 30 ms), best of N, timed by ``--clock`` (wall, default, or this process's CPU
    time; the other is printed beside it); and a second ``@pl.jit`` compile of the same
@@ -45,15 +47,20 @@ GOALS = {"beyond_torch": 0.15, "warm_off": 0.020, "warm_on": 0.030}
 
 CHILD = """
 import json, sys, time
-t0 = time.perf_counter()
+def now():
+    return time.perf_counter(), time.process_time()
+t0 = now()
 import torch
-t1 = time.perf_counter()
+t1 = now()
+split = {{}}
 if {floor}:
     import xdsl.dialects.builtin
+    t2 = now()
+    split = {{"floor_import": t2[0] - t1[0], "floor_import_cpu": t2[1] - t1[1]}}
 if {full}:
     import pypto.language as pl
 
-    t2 = time.perf_counter()
+    t2 = now()
 
     @pl.jit
     def add(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
@@ -65,8 +72,10 @@ if {full}:
     from pypto.runtime import RunConfig
 
     add.compile(a, b, out, config=RunConfig(save_kernels_dir={out_dir!r}))
-    t3 = time.perf_counter()
-    print(json.dumps({{"import": t2 - t1, "first_compile": t3 - t2}}))
+    t3 = now()
+    split = {{"import": t2[0] - t1[0], "first_compile": t3[0] - t2[0],
+              "import_cpu": t2[1] - t1[1], "first_compile_cpu": t3[1] - t2[1]}}
+print(json.dumps(split))
 """
 
 KERNEL = '''import pypto.language as pl
@@ -113,7 +122,7 @@ def whole_process(procs: int, tmp: Path, baseline: str | None = None, clock: str
     kinds += [("baseline", True, baseline)] if baseline else []
     best = {k: float("inf") for k, _, _ in kinds}
     cpu = {k: float("inf") for k, _, _ in kinds}
-    split = {k: {"import": float("inf"), "first_compile": float("inf")} for k, full, _ in kinds if full}
+    split: dict[str, dict[str, float]] = {k: {} for k, _, _ in kinds}
     for i in range(-1, procs):  # round -1 is not timed: it writes the bytecode and the target cache
         for label, full, path in kinds:
             script = tmp / f"child_{label}_{i}.py"  # a file: the jit front end reads the kernel's source
@@ -122,9 +131,8 @@ def whole_process(procs: int, tmp: Path, baseline: str | None = None, clock: str
             if i < 0:
                 continue
             best[label], cpu[label] = min(best[label], wall), min(cpu[label], used)
-            if full:
-                for k, v in json.loads(stdout.strip().splitlines()[-1]).items():
-                    split[label][k] = min(split[label][k], v)
+            for k, v in json.loads(stdout.strip().splitlines()[-1]).items():
+                split[label][k] = min(split[label].get(k, float("inf")), v)
     beyond = best["pypto"] - best["torch"]
     if clock == "cpu":  # judged by the processes' CPU time (user + system)
         beyond = cpu["pypto"] - cpu["torch"]
@@ -134,10 +142,16 @@ def whole_process(procs: int, tmp: Path, baseline: str | None = None, clock: str
           f" {beyond / UPSTREAM['beyond_torch']:.2f}x upstream)")  # fmt: skip
     now = split["pypto"]
     print(f"                in the child: import pypto.language {now['import']:.3f}s, first compile {now['first_compile']:.3f}s")
+    in_child = now["import_cpu"] + now["first_compile_cpu"]
+    print(f"                in the child, CPU: import {now['import_cpu']:.3f}s + first compile {now['first_compile_cpu']:.3f}s"
+          f" = {in_child:.3f}s (goal <= {GOALS['beyond_torch']:.2f}s: {'met' if in_child <= GOALS['beyond_torch'] else 'NOT met'})")
+    print("                (the process figure above also holds the exit: gc_policy.collect_then_freeze_at_exit makes it"
+          " cheaper than a bare torch process's own)")
     print(f"                process CPU time: torch {cpu['torch']:.3f}s, + pypto {cpu['pypto']:.3f}s: beyond torch "
           f"{cpu['pypto'] - cpu['torch']:.3f}s")  # fmt: skip
-    print(f"                floor: a bare ``import xdsl.dialects.builtin`` process {best['floor'] - best['torch']:.3f}s"
-          f" beyond torch (CPU {cpu['floor'] - cpu['torch']:.3f}s): xDSL's own class building, which any xDSL IR needs")  # fmt: skip
+    floor = split["floor"]
+    print(f"                floor: ``import xdsl.dialects.builtin`` after torch, in a child: {floor['floor_import']:.3f}s"
+          f" (CPU {floor['floor_import_cpu']:.3f}s): xDSL's own class building, which any xDSL IR needs")  # fmt: skip
     if baseline:
         before = best["baseline"] - best["torch"]
         print(f"                baseline {best['baseline']:.3f}s ({best['baseline'] / best['torch']:.3f}x torch, beyond torch "
