@@ -212,7 +212,7 @@ def lower_cast(st: LoweringState, src: Operation) -> None:
     a = st.tile(src.operands[0], src)
     dst = _result(st, src, _valid(a))
     mode = src.properties.get("mode")
-    rmode = CAST_MODES.get(getattr(getattr(mode, "data", None), "value", "round"), RoundMode.ROUND)
+    rmode = CAST_MODES[F.STR.from_attr(mode)] if mode is not None else RoundMode.ROUND  # mode: verified (CastOp)
     _dps(st, src, pto_op(src), [a.value, []], dst, rmode=RoundModeAttr(rmode))
 
 

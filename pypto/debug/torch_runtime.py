@@ -178,19 +178,27 @@ def _matmul_acc(acc: torch.Tensor, a: torch.Tensor, b: torch.Tensor, a_trans: bo
 
 def _cast(x: torch.Tensor, dtype: torch.dtype, mode: str = "round") -> torch.Tensor:
     """``cast(x, dtype, mode)``; ``mode`` rounds float -> integer conversions
-    (round: half away from zero, rint: half to even, floor, ceil, trunc)."""
+    (round: half away from zero, floor, ceil, trunc; rint, odd, none: half to even), which
+    saturate as the chip's ``tcvt`` does: out-of-range values (and infinities) clamp to the
+    integer range, NaN is 0."""
     source = x
     if x.dtype.is_floating_point and not dtype.is_floating_point and dtype != torch.bool:
+        x = x.double()
         if mode == "round":
             x = torch.sign(x) * torch.floor(x.abs() + 0.5)
-        elif mode == "rint":
-            x = torch.round(x)
         elif mode == "floor":
             x = torch.floor(x)
         elif mode == "ceil":
             x = torch.ceil(x)
-        else:
+        elif mode == "trunc":
             x = torch.trunc(x)
+        else:
+            x = torch.round(x)
+        info = torch.iinfo(dtype)
+        x = torch.nan_to_num(x, nan=0.0)
+        low, high = torch.tensor(info.min, dtype=dtype), torch.tensor(info.max, dtype=dtype)
+        inside = x.clamp(info.min, info.max).to(dtype)  # ends: exact in float64 below 2**53 only
+        return _like(torch.where(x >= info.max, high, torch.where(x <= info.min, low, inside)), source)
     return _like(x.to(dtype), source)
 
 

@@ -131,11 +131,15 @@ def _round(values: np.ndarray, mode: str) -> np.ndarray:
 
 
 def round_to_int(values: np.ndarray, mode: str, dtype: np.dtype) -> np.ndarray:
-    """Float -> integer with a PTO round mode, saturating to the integer range."""
-    r = _round(values, mode)
+    """Float -> integer with a PTO round mode, saturating to the integer range (in float64: a float32
+    ``2**31 - 1`` is ``2**31``, which wrapped to the minimum); NaN is 0."""
+    r = _round(np.asarray(values, dtype=np.float64), mode)
     info = np.iinfo(dtype)
-    r = np.nan_to_num(r, nan=0.0, posinf=info.max, neginf=info.min)
-    return np.clip(r, info.min, info.max).astype(dtype)
+    r = np.nan_to_num(r, nan=0.0)
+    with np.errstate(invalid="ignore"):  # the ends are chosen below, whatever the cast made of them
+        inside = np.clip(r, info.min, info.max).astype(dtype)
+    kind = np.dtype(dtype).type
+    return np.where(r >= info.max, kind(info.max), np.where(r <= info.min, kind(info.min), inside))
 
 
 def wrap_to_int(values: np.ndarray, mode: str, dtype: np.dtype) -> np.ndarray:

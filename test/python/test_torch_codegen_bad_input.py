@@ -1,0 +1,72 @@
+"""``pypto.debug.torch_codegen`` and its command line (``python -m pypto.debug.bisect``) on unusual
+and bad input: the torch form gives the simulated chip's numbers at the edges (casts that round
+ties or leave the integer range), and a user's mistake is a located error, never a traceback or
+a lost file."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+import pypto.language as pl
+from pypto.debug.validate import run_program
+
+
+@pl.jit
+def _cast_modes(
+    a: pl.Tensor,
+    c_round: pl.Out[pl.Tensor],
+    c_rint: pl.Out[pl.Tensor],
+    c_floor: pl.Out[pl.Tensor],
+    c_ceil: pl.Out[pl.Tensor],
+    c_trunc: pl.Out[pl.Tensor],
+):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [8, 16])
+        pl.store(pl.cast(t, c_round.dtype, mode="round"), [0, 0], c_round)
+        pl.store(pl.cast(t, c_rint.dtype, mode="rint"), [0, 0], c_rint)
+        pl.store(pl.cast(t, c_floor.dtype, mode="floor"), [0, 0], c_floor)
+        pl.store(pl.cast(t, c_ceil.dtype, mode="ceil"), [0, 0], c_ceil)
+        pl.store(pl.cast(t, c_trunc.dtype, mode="trunc"), [0, 0], c_trunc)
+    return c_round, c_rint, c_floor, c_ceil, c_trunc
+
+
+_EDGES = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49, 1e10, -1e10, float("nan"), float("inf"), -float("inf"), 127.5, -128.5]
+_MODES = ("round", "rint", "floor", "ceil", "trunc")
+
+
+def _expected(x: float, mode: str, dtype: torch.dtype) -> int:
+    """The chip's float -> int conversion of one value: rounded by ``mode``, saturated, NaN 0."""
+    info = torch.iinfo(dtype)
+    if x != x:
+        return 0
+    if x in (float("inf"), -float("inf")):
+        return info.max if x > 0 else info.min
+    r = {
+        "round": math.copysign(math.floor(abs(x) + 0.5), x),
+        "rint": float(round(x)),
+        "floor": float(math.floor(x)),
+        "ceil": float(math.ceil(x)),
+        "trunc": float(math.trunc(x)),
+    }[mode]
+    return int(min(max(r, info.min), info.max))
+
+
+def test_cast_modes_and_saturation_match_the_chip() -> None:
+    """Every cast mode reaches the chip (the codegen dropped it: every mode rounded half away from zero),
+    and out-of-range values saturate in the torch form (it wrapped: 1e10 -> 0 in int8) and on the
+    interpreter (it clipped in float32: 1e10 -> INT32_MIN)."""
+    a = torch.zeros(8, 16)
+    a[0, : len(_EDGES)] = torch.tensor(_EDGES)
+    a[1:] = torch.randn(7, 16, generator=torch.Generator().manual_seed(0)) * 300
+    for dtype in (torch.int32, torch.int8):
+        outs = [torch.zeros(8, 16, dtype=dtype) for _ in _MODES]
+        _cast_modes(a, *outs)  # the simulated chip
+        names = ["a", *(f"c_{m}" for m in _MODES)]
+        program = _cast_modes.specialize(a, *outs)
+        ref = run_program(program, dict(zip(names, [a, *(torch.zeros_like(o) for o in outs)], strict=True)))
+        for mode, chip in zip(_MODES, outs, strict=True):
+            want = [_expected(x, mode, dtype) for x in _EDGES]
+            assert chip[0, : len(_EDGES)].tolist() == want, f"chip, {mode}, {dtype}"
+            assert torch.equal(ref[f"c_{mode}"], chip), f"torch form vs chip, {mode}, {dtype}"
