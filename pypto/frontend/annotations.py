@@ -101,7 +101,10 @@ class AnnotationParser:
         sl = v.slayout or TileLayout.none_box
         if not isinstance(bl, TileLayout) or not isinstance(sl, TileLayout):
             raise self.fail("TileView layouts must be pl.TileLayout members", node)
-        return TileViewAttr.get(bl, sl, int(v.fractal))
+        fractal = plain(v.fractal)
+        if isinstance(fractal, bool) or not isinstance(fractal, int) or fractal <= 0:
+            raise self.fail(f"TileView fractal= must be a positive integer, got {fractal!r}", node)
+        return TileViewAttr.get(bl, sl, fractal)
 
     def parse(self, node: ast.expr) -> Annot:
         """A parameter / assignment annotation."""

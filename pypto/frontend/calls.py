@@ -429,7 +429,8 @@ class CallMixin:
         try:
             c = evaluate(node, self.src.globals)
         except NotConstant as e:
-            raise self.fail(ParserTypeError, f"pl.const: {e.message}", e.node) from None
+            message = e.message if e.message.startswith("pl.const") else f"pl.const: {e.message}"
+            raise self.fail(ParserTypeError, message, e.node) from None
 
         return self.constant(c.value, dtype_type(c.dtype.dtype_name), node)
 

@@ -148,14 +148,45 @@ def evaluate(node: ast.AST, env: Mapping[str, Any] | None = None) -> Any:
         raise NotConstant(node, f"'{path}' is not a compile-time constant")
     if isinstance(node, ast.Call):
         fn = dotted(node.func)
+        if fn not in ("pl.const", "pl.TileView"):
+            raise NotConstant(node, f"call to '{fn or '?'}' is not a compile-time constant")
+        starred = next((a for a in node.args if isinstance(a, ast.Starred)), None)
+        if starred is not None or any(k.arg is None for k in node.keywords):
+            raise NotConstant(starred or node, f"{fn}: * and ** arguments are not supported")
         args = [evaluate(a, env) for a in node.args]
         kwargs = {k.arg: evaluate(k.value, env) for k in node.keywords if k.arg}
         if fn == "pl.const":
-            return D.ConstValue(*args, **kwargs)
-        if fn == "pl.TileView":
-            return D.TileView(*args, **kwargs)
-        raise NotConstant(node, f"call to '{fn or '?'}' is not a compile-time constant")
+            return _const_value(node, args, kwargs)
+        return _tile_view(node, args, kwargs)
     raise NotConstant(node, "expected a compile-time constant")
+
+
+def _bind(node: ast.Call, names: tuple[str, ...], args: list[Any], kwargs: dict[str, Any], usage: str) -> dict[str, Any]:
+    """``args`` and ``kwargs`` of a constant call bound to its parameter ``names`` (NotConstant with
+    ``usage`` for too many, unknown or repeated arguments)."""
+    bound = dict(zip(names, args, strict=False))
+    if len(args) > len(names) or any(k not in names or k in bound for k in kwargs):
+        raise NotConstant(node, usage)
+    return bound | kwargs
+
+
+def _const_value(node: ast.Call, args: list[Any], kwargs: dict[str, Any]) -> D.ConstValue:
+    """``pl.const(value, dtype)``: a number (or bool) and a ``pl`` dtype, else NotConstant."""
+    usage = "pl.const takes a number and a dtype: pl.const(0, pl.INT32)"
+    bound = _bind(node, ("value", "dtype"), args, kwargs, usage)
+    value, dtype = bound.get("value"), bound.get("dtype")
+    if not isinstance(value, (int, float)) or not isinstance(dtype, D.DType):
+        raise NotConstant(node, usage)
+    return D.ConstValue(value, dtype)
+
+
+def _tile_view(node: ast.Call, args: list[Any], kwargs: dict[str, Any]) -> D.TileView:
+    """``pl.TileView(blayout=, slayout=, fractal=, ...)``, else NotConstant."""
+    names = ("blayout", "slayout", "fractal")
+    known = {k: v for k, v in kwargs.items() if k in names}
+    bound = _bind(node, names, args, known, "pl.TileView takes (blayout=, slayout=, fractal=)")
+    extra = {k: v for k, v in kwargs.items() if k not in names}
+    return D.TileView(**bound, **extra)
 
 
 def plain(value: Any) -> Any:

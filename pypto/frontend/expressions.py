@@ -164,6 +164,13 @@ class ExprMixin:
         if is_float(t):
             attr: Attribute = FloatAttr(float(v), t)  # type: ignore[arg-type]
         elif _is_int_like(t):
+            if isinstance(v, float) and not v.is_integer():
+                raise self.fail(ParserTypeError, f"{v!r} is not an integer ({describe_type(t)} is expected)", node)
+            low, high = (-(2**63), 2**63) if isinstance(t, IndexType) else t.value_range()  # type: ignore[union-attr]
+            if not low <= int(v) < high:
+                raise self.fail(
+                    ParserTypeError, f"{int(v)} does not fit in {describe_type(t)} (range [{low}, {high - 1}])", node
+                )
             attr = IntegerAttr(int(v), t)  # type: ignore[arg-type]
         else:
             raise self.fail(ParserTypeError, f"cannot make a constant of type {describe_type(t)}", node)

@@ -1,0 +1,72 @@
+"""Malformed and unusual kernels: each is a located front-end error (file, line, what was expected),
+never a Python traceback, an internal error or a silent acceptance."""
+
+from __future__ import annotations
+
+import pytest
+
+import pypto.language as pl
+from pypto.errors import ParserError, ParserTypeError
+
+T = "pl.Tensor[[16, 128], pl.FP32]"
+
+
+def src(body: str, params: str = f"x: {T}, o: pl.Out[{T}]") -> str:
+    """An InCore function ``f(params)`` with ``body`` (line 5 on) returning ``o``."""
+    lines = "".join(f"    {ln}\n" for ln in body.splitlines())
+    return f"import pypto.language as pl\n\n@pl.function(type=pl.FunctionType.InCore)\ndef f({params}):\n{lines}    return o\n"
+
+
+def fail(text: str, cls: type[ParserError] = ParserError) -> ParserError:
+    """The located error ``pl.parse`` raises for ``text`` (a ``ParserError`` of class ``cls``)."""
+    with pytest.raises(cls) as info:
+        pl.parse(text, filename="k.py")
+    assert info.value.location is not None and info.value.location.filename == "k.py"
+    return info.value
+
+
+# ---- constants: pl.const, pl.TileView, integer literals -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call",
+    ["pl.const()", "pl.const(1, 3)", "pl.const('a', pl.INT32)", "pl.const(1, pl.INT32, foo=1)", "pl.const(1, value=1)"],
+)
+def test_pl_const_with_wrong_arguments(call: str) -> None:
+    """Was a TypeError / AttributeError / ValueError from constructing the constant."""
+    err = fail(src(f"t = {call}"), ParserTypeError)
+    assert "pl.const takes a number and a dtype" in err.message
+    assert err.location is not None and err.location.line == 5
+
+
+def test_pl_tile_view_with_too_many_arguments() -> None:
+    """Was a TypeError from ``TileView.__init__``."""
+    tile = "pl.Tile[[16, 128], pl.FP32, pl.Mem.Vec, pl.TileView(1, 2, 3, 4, 5)]"
+    err = fail(src("pass", params=f"x: {tile}, o: pl.Out[{T}]"), ParserTypeError)
+    assert "pl.TileView takes (blayout=, slayout=, fractal=)" in err.message
+
+
+def test_pl_tile_view_fractal_not_an_integer() -> None:
+    """Was a ValueError from ``int('a')`` (and 1.5 was silently truncated)."""
+    for fractal in ("'a'", "1.5"):
+        tile = f"pl.Tile[[16, 128], pl.FP32, pl.Mem.Vec, pl.TileView(fractal={fractal})]"
+        err = fail(src("pass", params=f"x: {tile}, o: pl.Out[{T}]"), ParserTypeError)
+        assert "fractal= must be a positive integer" in err.message
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("t = pl.const(300, pl.INT8)", "300 does not fit in pl.Scalar[pl.INT8]"),
+        ("t = pl.const(-1, pl.UINT8)", "-1 does not fit in pl.Scalar[pl.UINT8]"),
+        ("t = 100000000000000000000000", "does not fit in pl.Scalar[pl.INDEX]"),
+        ("for i in pl.range(100000000000000000000000):\n    pass", "does not fit in pl.Scalar[pl.INDEX]"),
+        ("t = pl.const(1.5, pl.INT32)", "1.5 is not an integer"),
+    ],
+)
+def test_integer_constant_out_of_range(body: str, message: str) -> None:
+    """Was an xDSL VerifyException (INT8), or silently accepted (an INDEX literal past 64 bits, a
+    fractional pl.const of an integer dtype truncated)."""
+    err = fail(src(body), ParserTypeError)
+    assert message in err.message
+    assert err.location is not None and err.location.line == 5
