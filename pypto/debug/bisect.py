@@ -36,6 +36,7 @@ import math
 import os
 import re
 import sys
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,7 +52,7 @@ from pypto.dialects.types import DYNAMIC, TensorType
 from pypto.errors import Error
 from pypto.frontend.parser import loads
 from pypto.utils.atomic import atomic_write_text, check_writable_path
-from pypto.utils.cli import cli_main
+from pypto.utils.cli import check_output_not_input, cli_main
 
 from .torch_ops import torch_dtype
 from .validate import TensorCheck, compare, entry_function, param_key, run_dump
@@ -219,16 +220,46 @@ def output_names(program: Program, tensors: Mapping[str, Any]) -> list[str]:
 
 
 def load_inputs(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, torch.Tensor] | None]:
-    """``(tensors, expected or None)`` from a ``torch.save``-d dict."""
+    """``(tensors, expected or None)`` from a ``torch.save``-d dict; a file of another shape is a
+    :class:`BisectError` naming the file and the entry."""
     try:
-        data = torch.load(path, weights_only=True)
-    except Exception as e:
-        raise BisectError(f"cannot read inputs {path}: {e}") from e
+        with warnings.catch_warnings():  # torch's notes on a plain pickle's protocol: the error below says it
+            warnings.simplefilter("ignore")
+            data = torch.load(path, weights_only=True)
+    except OSError:
+        raise
+    except Exception:  # not a torch.save file, or one holding more than tensors and numbers (torch's own
+        # message is a page on weights_only, or a bare pickle opcode)
+        raise BisectError(
+            f"{path}: cannot read the inputs: not a torch.save file of a dict of tensors "
+            "(torch.load(weights_only=True) refused it)"
+        ) from None
     if not isinstance(data, dict):
-        raise BisectError(f"inputs {path}: expected a dict, got {type(data).__name__}")
-    if "tensors" in data:
-        return dict(data["tensors"]), (dict(data["expected"]) if data.get("expected") is not None else None)
-    return dict(data), None
+        raise BisectError(f"{path}: expected a dict of tensors, got {type(data).__name__}")
+    if "tensors" not in data:
+        return _named(path, "", data, scalars=True), None
+    expected = data.get("expected")
+    extra = sorted(map(repr, set(data) - {"tensors", "expected"}))
+    if extra:
+        raise BisectError(f"{path}: unknown key(s) {', '.join(extra)} beside 'tensors' (and 'expected')")
+    return _named(path, "tensors", data["tensors"], scalars=True), (
+        None if expected is None else _named(path, "expected", expected, scalars=False)
+    )
+
+
+def _named(path: str | os.PathLike[str], key: str, value: Any, *, scalars: bool) -> dict[str, Any]:
+    """``value`` checked to be a dict of tensors by name (and numbers, for a scalar parameter)."""
+    where = f"{path}: {key!r}" if key else f"{path}:"
+    if not isinstance(value, dict):
+        raise BisectError(f"{where} expected a dict of tensors by name, got {type(value).__name__}")
+    kinds = (torch.Tensor, bool, int, float) if scalars else (torch.Tensor,)
+    for name, v in value.items():
+        if not isinstance(name, str):
+            raise BisectError(f"{where} the key {name!r} is not a parameter name (a str)")
+        if not isinstance(v, kinds):
+            what = "a tensor or a number" if scalars else "a tensor"
+            raise BisectError(f"{where} {name!r} must be {what}, got {type(v).__name__}")
+    return dict(value)
 
 
 # ---- evaluation --------------------------------------------------------------
@@ -282,6 +313,13 @@ def bisect_dump(
     inputs = complete_inputs(front, tensors or {})
     verdicts: dict[str, Verdict] = {}
     if expected is not None:
+        outputs = output_names(front, inputs)
+        unknown = sorted(set(expected) - set(outputs))
+        if unknown:
+            raise BisectError(
+                f"the expected tensors name {', '.join(map(repr, unknown))}, which is not an output of the entry; "
+                f"its outputs are: {', '.join(outputs)}"
+            )
         reference, ref_name = dict(expected), "expected"
     else:
         try:
@@ -390,6 +428,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     dump_dir = find_dump_dir(args.path)
     if args.output:
         check_writable_path(args.output)
+        check_output_not_input(args.output, [*snapshots(dump_dir), args.inputs])
     print(f"bisect: {dump_dir} ({len(snapshots(dump_dir))} snapshots)")
     result = bisect_dump(dump_dir, tensors, expected, rtol=args.rtol, atol=args.atol, check_all=args.all, log=print)
     for line in report_lines(result):

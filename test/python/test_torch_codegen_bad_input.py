@@ -6,11 +6,17 @@ a lost file."""
 from __future__ import annotations
 
 import math
+import re
+from pathlib import Path
+from typing import Any
 
+import pytest
 import torch
 
 import pypto.language as pl
+from pypto.debug.bisect import main as bisect_main
 from pypto.debug.validate import run_program
+from pypto.ir import compile as ir_compile
 
 
 @pl.jit
@@ -70,3 +76,76 @@ def test_cast_modes_and_saturation_match_the_chip() -> None:
             want = [_expected(x, mode, dtype) for x in _EDGES]
             assert chip[0, : len(_EDGES)].tolist() == want, f"chip, {mode}, {dtype}"
             assert torch.equal(ref[f"c_{mode}"], chip), f"torch form vs chip, {mode}, {dtype}"
+
+
+# ---- python -m pypto.debug.bisect: bad input ------------------------------------------
+
+
+@pl.program
+class _Relu:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def relu_sq(
+        self, x: pl.Tensor[[32, 64], pl.FP32], out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]
+    ) -> pl.Tensor[[32, 64], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            y = pl.relu(pl.add(x, 1.0))
+            out[:] = pl.mul(y, y)
+        return out
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("tc_bad") / "relu"
+    ir_compile(_Relu, output_dir=out)
+    return out
+
+
+def test_bisect_output_path_that_is_an_input_is_refused(
+    build: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-o`` naming a snapshot (by any name) or the ``--inputs`` file was overwritten with the verdicts."""
+    dump = build / "passes_dump" / "00_frontend.py"
+    before = dump.read_bytes()
+    link = tmp_path / "link.py"
+    link.symlink_to(dump)
+    inputs = tmp_path / "in.pt"
+    torch.save({"x": torch.randn(32, 64)}, inputs)
+    saved = inputs.read_bytes()
+    for output, extra in ((dump, []), (link, []), (inputs, ["--inputs", str(inputs)])):
+        assert bisect_main([str(build), "-o", str(output), *extra]) == 1
+        err = capsys.readouterr().err
+        assert "the output path (-o) is the input file" in err and "internal error" not in err, err
+    assert dump.read_bytes() == before and inputs.read_bytes() == saved
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"tensors": [1]}, r"'tensors' expected a dict of tensors by name, got list"),
+        ({"tensors": {"x": torch.zeros(32, 64)}, "expected": {"out": 3}}, r"'expected' 'out' must be a tensor, got int"),
+        ({"tensors": {}, "expected": [torch.zeros(1)]}, r"'expected' expected a dict of tensors by name, got list"),
+        ({"tensors": {}, "expeted": {}}, r"unknown key\(s\) 'expeted'"),
+        ({1: torch.zeros(32, 64)}, r"the key 1 is not a parameter name"),
+        ({"tensors": {}, "expected": {"nope": torch.zeros(32, 64)}}, r"name 'nope', which is not an output of the entry; its outputs are: out"),
+        ({"tensors": {}, "expected": {"x": torch.zeros(32, 64)}}, r"name 'x', which is not an output"),
+    ],
+)
+def test_bisect_bad_inputs_file(
+    build: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], data: Any, message: str
+) -> None:
+    """A malformed ``--inputs`` was an internal error (TypeError, AttributeError) or, with an expected tensor
+    naming no output, a "divergence" of the frontend snapshot (exit 3)."""
+    inputs = tmp_path / "in.pt"
+    torch.save(data, inputs)
+    assert bisect_main([str(build), "--inputs", str(inputs), "--no-write"]) == 1
+    err = capsys.readouterr().err
+    assert re.search(message, err) and "internal error" not in err, err
+
+
+def test_bisect_inputs_not_a_torch_file(build: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file that is not ``torch.save``'s: one line naming it (torch's page on ``weights_only`` before)."""
+    bad = tmp_path / "in.pt"
+    bad.write_text("hello")
+    assert bisect_main([str(build), "--inputs", str(bad), "--no-write"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{bad}: cannot read the inputs: not a torch.save file" in err, err
