@@ -44,17 +44,29 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def utf8(text: str) -> bytes:
+    """``text`` as UTF-8, a lone surrogate as U+FFFD: a file name's undecodable byte (``os.listdir``'s
+    ``\udcff``) or a JSON input's ``"\ud800"`` has no UTF-8 spelling."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
+
+
 def embed_json_bytes(payload: Any) -> bytes:
     """``payload`` as deterministic JSON safe inside ``<script>``, UTF-8: sorted keys, compact, ``<``, ``>``,
     ``&``, U+2028 and U+2029 escaped; NaN and infinities as ``null`` (JSON has no spelling for them).
     Through orjson: its text is ``json.dumps``'s for strings, ints, bools, None, lists and dicts with string
     keys, and a float below 1e-4 is spelled without an exponent (``0.00001``, the same number to any JSON
-    reader). What orjson does not take (a non-string key, an int beyond 64 bits, a numpy scalar) goes
-    through json, under the same NaN rule."""
+    reader). What orjson does not take (a non-string key, an int beyond 64 bits, a numpy scalar, a lone
+    surrogate) goes through json, under the same NaN rule; a lone surrogate (only ever inside a string) is
+    written as its JSON escape (``\udcff``)."""
     try:
         text = orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)
     except TypeError:  # orjson.JSONEncodeError
-        text = json.dumps(_finite(payload), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        text = json.dumps(_finite(payload), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
+            "utf-8", "backslashreplace"
+        )
     for raw, esc in _SCRIPT_ESCAPES:
         if raw in text:
             text = text.replace(raw, esc)
@@ -104,7 +116,7 @@ def report_chunks(
     formats only its subtitle and payload)."""
     head, middle, tail = _shell(title, body, tuple(scripts), tuple(styles))
     data = embed_json_bytes(payload)
-    return [head, html.escape(subtitle).encode("utf-8"), middle, data, tail]
+    return [head, utf8(html.escape(subtitle)), middle, data, tail]
 
 
 @functools.lru_cache(maxsize=64)
@@ -153,7 +165,7 @@ def _shell(title: str, body: str, scripts: tuple[str, ...], styles: tuple[str, .
 </body>
 </html>
 """
-    return head.encode("utf-8"), middle.encode("utf-8"), tail.encode("utf-8")
+    return utf8(head), utf8(middle), tail.encode("utf-8")
 
 
 def render_viewer(package: str, payload: Any, subtitle: str) -> str:

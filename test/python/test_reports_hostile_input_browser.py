@@ -1,0 +1,74 @@
+"""Every HTML report with hostile input, checked in headless Chromium (Playwright, Debian's
+/usr/bin/chromium): names with HTML/JS specials, backslashes and undecodable bytes; each page must
+render the text as written, raise no console error and make no request."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from report_browser import CHROMIUM, ReportPage, launch_browser
+
+from pypto.tools import scope_stats_plot
+from pypto.tools.ir_trace import cli as ir_trace
+
+HOSTILE = "</script><script>alert(1)</script> &amp; \"q' \\ 🎉"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    if not CHROMIUM.exists():
+        pytest.skip("Debian chromium not installed (make test installs it)")
+    yield from launch_browser()
+
+
+def _scope_stats(path: Path, site: str) -> Path:
+    meta = {"version": 6, "fatal": False, "dropped": 0, "total": 2, "task_window_max": [16], "heap_max": [1 << 20],
+            "dep_pool_max": [8], "tensormap_max": 4}  # fmt: skip
+    rec = {"site": site, "depth": 0, "ring": 0, "task_window_start": 0, "task_window_end": 1, "heap_start": 0,
+           "heap_end": 64, "dep_pool_start": 0, "dep_pool_end": 1, "tensormap": 0}  # fmt: skip
+    lines = [meta, {**rec, "phase": "begin"}, {**rec, "phase": "end"}]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return path
+
+
+# ---- a lone surrogate (an undecodable file name, a JSON "\ud800") ----------------------------------
+
+
+def test_ir_trace_undecodable_snapshot_name(
+    tmp_path: Path, browser: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A snapshot whose name is not UTF-8 (os.listdir gives a lone surrogate) keeps it in the page's data
+    (a JSON escape; the browser draws U+FFFD) and in its HTML as U+FFFD; the report used to stop with "'utf-8' codec can't encode character '\\udcff'", naming no file."""
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    (dump / "00_frontend.py").write_text("def f():\n    return 1\n")
+    (dump / f"01_after_{HOSTILE.replace('/', '')}.py").write_text("def f():\n    return 2\n")
+    (dump / os.fsdecode(b"02_after_X\xff.py")).write_text("def f():\n    return 3\n")
+    out = tmp_path / "trace.html"
+    assert ir_trace.main([str(dump), "-o", str(out)]) == 0, capsys.readouterr().err
+    page = ReportPage(browser, out, "window.IRTrace !== undefined")
+    names = page.ev("Array.from(document.querySelectorAll('.irt-name')).map(e => e.textContent)")
+    assert names == ["frontend", HOSTILE.replace("/", ""), "X\udcff"]
+    page.ev("document.querySelectorAll('.irt-pass')[2].click()")
+    assert page.ev("document.getElementById('irt-pass-title').textContent") == "02 X\udcff"
+    page.close()
+
+
+def test_scope_stats_lone_surrogate_site(tmp_path: Path, browser: object, capsys: pytest.CaptureFixture[str]) -> None:
+    """A site spelled with a lone surrogate escape (valid JSON) renders as U+FFFD, twice byte-identical;
+    the report used to stop with "'utf-8' codec can't encode character '\ud800'"."""
+    src = _scope_stats(tmp_path / "scope_stats.jsonl", HOSTILE + " \ud800")
+    out = tmp_path / "ss.html"
+    assert scope_stats_plot.main([str(src), "-o", str(out)]) == 0, capsys.readouterr().err
+    first = out.read_bytes()
+    assert scope_stats_plot.main([str(src), "-o", str(out)]) == 0
+    assert out.read_bytes() == first
+    page = ReportPage(browser, out, "window.ScopeStats !== undefined")
+    assert page.ev("document.querySelector('#ss-peaks td:last-child').textContent") == HOSTILE + " \ufffd"
+    page.ev("document.querySelector('#ss-peaks tbody tr').click()")
+    assert page.ev("document.querySelectorAll('.ss-panel.ss-sel').length") == 1
+    page.close()
