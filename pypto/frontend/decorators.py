@@ -11,7 +11,7 @@ from pypto.core.program import Program
 from pypto.utils.tracebacks import api_boundary, caller_frame
 
 from .dsl_objects import _DSLOnly
-from .parser import program_from_class, program_from_function, python_source
+from .parser import check_decorated, program_from_class, program_from_function, python_source
 from .sugar import SUGAR
 
 
@@ -19,6 +19,7 @@ from .sugar import SUGAR
 def program(cls: type) -> Program:
     """``@pl.program`` class -> Program (the class body is parsed, not run). A class defined inside a
     function also sees that function's local variables (``big_m`` below ``def build(): big_m = ...``)."""
+    check_decorated(cls, "pl.program", want_class=True, frame=caller_frame())
     node, src = python_source(cls)
     assert isinstance(node, ast.ClassDef)
     _add_enclosing_locals(src.globals, caller_frame())
@@ -40,19 +41,23 @@ def _is_method(fn: Callable[..., Any]) -> bool:
     return len(parts) >= 2 and parts[-2] != "<locals>"
 
 
+@api_boundary
 def function(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
     """``@pl.function`` / ``@pl.function(type=..., level=..., role=...)``.
 
     Inside a ``@pl.program`` class it only marks the method; on a module-level
     function it returns a Program holding that one function."""
 
+    @api_boundary
     def deco(f: Callable[..., Any], frame: Any = None) -> Any:
+        frame = frame if frame is not None else caller_frame()
+        check_decorated(f, "pl.function", frame=frame)
         if _is_method(f):
             f.__pl_function__ = options  # type: ignore[attr-defined]
             return f
         node, src = python_source(f)
         assert isinstance(node, ast.FunctionDef)
-        _add_enclosing_locals(src.globals, frame if frame is not None else caller_frame())
+        _add_enclosing_locals(src.globals, frame)
         dec = next(d for d in node.decorator_list if "function" in ast.unparse(d))
         return program_from_function(node, src, dec)
 

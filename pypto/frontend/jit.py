@@ -25,7 +25,7 @@ from pypto.errors import ParserSyntaxError
 from pypto.target.dtypes import ROWS
 
 from .builder import FunctionBuilder, FunctionInfo, ProgramBuilder
-from .parser import python_source
+from .parser import check_decorated, python_source
 
 TORCH_DTYPES: dict[str, str] = {r.torch: r.name for r in ROWS if r.torch is not None}
 """torch dtype name -> the PyPTO dtype of the same values (``bfloat16`` -> ``BF16``)."""
@@ -47,6 +47,7 @@ class JitKernel:
     """A ``@pl.jit`` kernel's front end: its Python function, its kind, and ``specialize``."""
 
     def __init__(self, fn: Callable[..., Any], info: FunctionInfo):
+        check_decorated(fn, "pl.jit")
         self.fn = fn
         self.info = info
         functools.update_wrapper(self, fn)  # type: ignore[arg-type]

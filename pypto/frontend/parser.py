@@ -210,6 +210,57 @@ def loads(path: str | Path) -> Program:
     return parse(text, filename=str(p))
 
 
+def check_decorated(obj: Any, decorator: str, *, want_class: bool = False, frame: Any = None) -> None:
+    """``obj`` is what ``@<decorator>`` takes: a class (``want_class``) or a plain ``def`` (not a lambda,
+    an ``async def``, a class or an object another decorator made); else a located ParserSyntaxError, at
+    the decorator line of ``frame`` (the frame applying the decorator) or where ``obj`` is defined."""
+    if want_class:
+        ok = inspect.isclass(obj)
+    else:
+        ok = inspect.isfunction(obj) and obj.__name__ != "<lambda>" and not (
+            inspect.iscoroutinefunction(obj) or inspect.isasyncgenfunction(obj)
+        )
+    if ok:
+        return
+    from .jit import JitKernel
+
+    if isinstance(obj, (Program, JitKernel)):
+        got, hint = "a DSL program or kernel", "apply one of @pl.program, @pl.function, @pl.jit once"
+    elif inspect.isclass(obj):
+        got, hint = f"class '{obj.__name__}'", "decorate a class with @pl.program"
+    elif inspect.isfunction(obj) and obj.__name__ == "<lambda>":
+        got, hint = "a lambda", "write the kernel as a def"
+    elif inspect.isfunction(obj) and not want_class:
+        got, hint = f"async def '{obj.__name__}'", "write the kernel as a plain def"
+    elif inspect.isfunction(obj):
+        got, hint = f"function '{obj.__name__}'", "use @pl.function, or put the function in a @pl.program class"
+    else:
+        got, hint = f"an object of type {type(obj).__name__}", None
+    span = _definition_span(obj, frame)
+    lines = [ln.rstrip("\n") for ln in linecache.getlines(span.filename)] if span is not None else None
+    raise ParserSyntaxError(
+        f"@{decorator} decorates a {'class' if want_class else 'def'}, not {got}", span, hint=hint, source_lines=lines
+    )
+
+
+def _definition_span(obj: Any, frame: Any) -> SourceSpan | None:
+    """The decorator line being applied in ``frame``, else the first line of ``obj``'s definition."""
+    if frame is not None:
+        return SourceSpan(frame.f_code.co_filename, frame.f_lineno or 1, 1)
+    defs = getattr(obj, "source_defs", None)
+    if isinstance(defs, dict) and defs:
+        fdef, _, src = next(iter(defs.values()))
+        return src.span(fdef)
+    code = getattr(getattr(obj, "fn", obj), "__code__", None)
+    if code is not None:
+        return SourceSpan(code.co_filename, code.co_firstlineno, 1)
+    try:
+        _, start = inspect.getsourcelines(obj)
+        return SourceSpan(inspect.getsourcefile(obj) or "<unknown>", max(start, 1), 1)
+    except (OSError, TypeError):
+        return None
+
+
 def python_source(obj: Any) -> tuple[ast.AST, Source]:
     """The AST of a decorated Python function/class with file line numbers and
     columns, and its Source (file lines for carets, globals for constants)."""

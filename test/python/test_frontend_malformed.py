@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import pypto.language as pl
-from pypto.errors import ParserError, ParserTypeError
+from pypto.errors import ParserError, ParserSyntaxError, ParserTypeError
 
 T = "pl.Tensor[[16, 128], pl.FP32]"
 
@@ -70,3 +70,87 @@ def test_integer_constant_out_of_range(body: str, message: str) -> None:
     err = fail(src(body), ParserTypeError)
     assert message in err.message
     assert err.location is not None and err.location.line == 5
+
+
+# ---- what a decorator is applied to ------------------------------------------------------------------
+
+
+def _at_decorator(err: ParserError, decorator: str) -> None:
+    """``err`` is located in this file, at a line applying ``decorator``."""
+    assert err.location is not None and err.location.filename == __file__
+    with open(__file__, encoding="utf-8") as f:
+        line = f.read().splitlines()[err.location.line - 1]
+    assert decorator in line, line
+
+
+def test_function_decorator_on_async_def() -> None:
+    """Was an AssertionError (an internal error)."""
+    with pytest.raises(ParserSyntaxError) as info:
+
+        @pl.function(type=pl.FunctionType.InCore)
+        async def f(x: pl.Tensor[[16, 128], pl.FP32]):
+            return x
+
+    assert "@pl.function decorates a def, not async def 'f'" in info.value.message
+    _at_decorator(info.value, "@pl.function")
+
+
+def test_function_decorator_on_a_class_or_lambda() -> None:
+    """Were AssertionErrors."""
+    with pytest.raises(ParserSyntaxError) as info:
+
+        @pl.function
+        class K:
+            pass
+
+    assert "not class 'K'" in info.value.message and info.value.hint == "decorate a class with @pl.program"
+    _at_decorator(info.value, "@pl.function")
+    with pytest.raises(ParserSyntaxError) as info:
+        pl.function(lambda x: x)  # pl.function
+    assert "not a lambda" in info.value.message
+    _at_decorator(info.value, "pl.function(lambda")
+
+
+def test_function_decorator_applied_twice() -> None:
+    """Was an AttributeError ('Program' object has no attribute '__qualname__')."""
+    with pytest.raises(ParserSyntaxError) as info:
+
+        @pl.function
+        @pl.function
+        def f(x: pl.Tensor[[16, 128], pl.FP32]):
+            return x
+
+    assert "not a DSL program or kernel" in info.value.message
+    _at_decorator(info.value, "@pl.function")
+
+
+def test_program_decorator_on_a_function() -> None:
+    """Was an AssertionError."""
+    with pytest.raises(ParserSyntaxError) as info:
+
+        @pl.program
+        def f(x: pl.Tensor[[16, 128], pl.FP32]):
+            return x
+
+    assert "@pl.program decorates a class, not function 'f'" in info.value.message
+    _at_decorator(info.value, "@pl.program")
+
+
+def test_jit_decorator_on_async_def_or_class() -> None:
+    """Were AssertionErrors when the kernel was compiled (a class: a TypeError about its arguments)."""
+    with pytest.raises(ParserSyntaxError) as info:
+
+        @pl.jit
+        async def k(a: pl.Tensor):
+            return a
+
+    assert "@pl.jit decorates a def, not async def 'k'" in info.value.message
+    _at_decorator(info.value, "@pl.jit")
+    with pytest.raises(ParserSyntaxError) as info:
+
+        @pl.jit
+        class K:
+            pass
+
+    assert "not class 'K'" in info.value.message
+    _at_decorator(info.value, "@pl.jit")
