@@ -330,7 +330,9 @@ def dot_source(
         block = _block_num(t)
         if block > 1:
             attrs.update(color=SPMD_COLOR, penwidth="1.5", xlabel=f"x{block}", fontcolor="#000000")
-        dot.node(f"T{(n >> 32) & 0xFF}_{n & 0xFFFFFFFF}", label, **attrs)
+        # escaped: a backslash in a name is text (not Graphviz's \N, \G, \l or an escaped quote), and so is
+        # an entity (Graphviz decodes &amp; in any label)
+        dot.node(f"T{(n >> 32) & 0xFF}_{n & 0xFFFFFFFF}", graphviz.escape(label.replace("&", "&amp;")), **attrs)
     not_explicit = {(p, s) for p, s, r in g.rows if r.get("source") != "explicit"}  # one pass: no scan per pair
     for p, s in pairs:
         attrs = {"style": "dashed", "color": "#B0B0B0"} if (p, s) not in not_explicit else {}

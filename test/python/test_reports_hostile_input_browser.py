@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from report_browser import CHROMIUM, ReportPage, launch_browser
 
-from pypto.tools import scope_stats_plot
+from pypto.tools import deps_viewer, scope_stats_plot
 from pypto.tools.ir_trace import cli as ir_trace
 
 HOSTILE = "</script><script>alert(1)</script> &amp; \"q' \\ 🎉"
@@ -71,4 +72,34 @@ def test_scope_stats_lone_surrogate_site(tmp_path: Path, browser: object, capsys
     assert page.ev("document.querySelector('#ss-peaks td:last-child').textContent") == HOSTILE + " \ufffd"
     page.ev("document.querySelector('#ss-peaks tbody tr').click()")
     assert page.ev("document.querySelectorAll('.ss-panel.ss-sel').length") == 1
+    page.close()
+
+
+# ---- deps_viewer --format html -----------------------------------------------------------------------
+
+
+def test_deps_viewer_backslashes_are_text(tmp_path: Path, browser: object, capsys: pytest.CaptureFixture[str]) -> None:
+    """Kernel names and tensor fields with backslashes and HTML specials are drawn as written; Graphviz
+    used to read them as escapes (``a\\"b\\`` drawn ``a"b``, ``\\N`` as the node id, ``\\G`` the graph's)."""
+    if shutil.which("dot") is None:
+        pytest.skip("Graphviz not installed")
+    pytest.importorskip("graphviz")
+    names = {"0": HOSTILE, "1": 'a\\"b\\', "2": "\\N \\G \\L"}
+    args = [{"idx": 0, "type": "in<b>", "tensor_id": "7", "dtype": "fp\\32", "shape": [4, 8]}]
+    tasks = [{"task_id": str(i), "kernel_ids": [i, -1, -1], "args": args} for i in range(3)]
+    deps = tmp_path / "deps.json"
+    deps.write_text(
+        json.dumps({"tasks": tasks, "edges": [{"pred": "0", "succ": "1"}], "tensors": [{"tensor_id": "7"}]})
+    )
+    (tmp_path / "name_map_k.json").write_text(json.dumps({"callable_id_to_name": names}))
+    out = tmp_path / "deps.html"
+    argv = [str(deps), "--format", "html", "--show-tensor-info", "-o", str(out)]
+    assert deps_viewer.main(argv) == 0, capsys.readouterr().err
+    page = ReportPage(browser, out, "document.querySelector('#stage svg') !== null")
+    text = page.ev("Array.from(document.querySelectorAll('svg g.node text')).map(t => t.textContent)")
+    assert text == [
+        f"0 · {HOSTILE} ↓0 ↑1", "arg0 in<b> T0:fp\\32[4,8]",
+        '1 · a\\"b\\ ↓1 ↑0', "arg0 in<b> T0:fp\\32[4,8]",
+        "2 · \\N \\G \\L ↓0 ↑0", "arg0 in<b> T0:fp\\32[4,8]",
+    ]  # fmt: skip
     page.close()
