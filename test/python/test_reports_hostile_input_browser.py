@@ -11,10 +11,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import torch
 from report_browser import CHROMIUM, ReportPage, launch_browser
 
+import pypto.language as pl
+from pypto import ir
 from pypto.tools import deps_viewer, scope_stats_plot
 from pypto.tools.ir_trace import cli as ir_trace
+from pypto.tools.memory_map import cli as memory_map
 
 HOSTILE = "</script><script>alert(1)</script> &amp; \"q' \\ 🎉"
 
@@ -24,6 +28,25 @@ def browser() -> Iterator[object]:
     if not CHROMIUM.exists():
         pytest.skip("Debian chromium not installed (make test installs it)")
     yield from launch_browser()
+
+
+@pl.jit
+def hostile_softmax(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(2):
+            t = pl.load(x, [i * 16, 0], [16, 128])
+            tmp = pl.create_tile([16, 128], dtype=pl.FP32)
+            mx = pl.row_max(t, tmp)
+            pl.store(pl.row_expand_sub(t, mx), [i * 16, 0], out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A compiled kernel's build directory (its pass dumps)."""
+    root = tmp_path_factory.mktemp("hostile")
+    program = hostile_softmax.specialize(torch.randn(32, 128), torch.empty(32, 128))
+    return Path(ir.compile(program, output_dir=root / "build", dump_passes=True).output_dir)
 
 
 def _scope_stats(path: Path, site: str) -> Path:
@@ -72,6 +95,23 @@ def test_scope_stats_lone_surrogate_site(tmp_path: Path, browser: object, capsys
     assert page.ev("document.querySelector('#ss-peaks td:last-child').textContent") == HOSTILE + " \ufffd"
     page.ev("document.querySelector('#ss-peaks tbody tr').click()")
     assert page.ev("document.querySelectorAll('.ss-panel.ss-sel').length") == 1
+    page.close()
+
+
+def test_memory_map_undecodable_folder(
+    tmp_path: Path, build: Path, browser: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A dump in a folder whose name is not UTF-8 is drawn; the map used to
+    stop with "'utf-8' codec can't encode character '\\udcff'" (it printed every op's location)."""
+    dump = tmp_path / os.fsdecode("</script>&amp;\"'\\🎉".replace("/", "").encode() + b"\xff") / "passes_dump"
+    shutil.copytree(build / "passes_dump", dump)
+    out = tmp_path / "mm.html"
+    assert memory_map.main([str(dump.parent), "-o", str(out)]) == 0, capsys.readouterr().err
+    page = ReportPage(browser, out, "window.MemoryMap !== undefined")
+    info = page.ev("document.getElementById('mm-info').textContent")
+    assert "<script>&amp;\"'\\🎉\udcff/passes_dump/" in info, info
+    page.ev("document.querySelector('[data-box]').click()")
+    assert page.ev("document.querySelectorAll('.mm-line.mm-hl-def').length"), "a tile's lines were not marked"
     page.close()
 
 

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import FileLineColLoc
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
 from pypto.core.analysis.liveness import Liveness, Use
@@ -257,7 +258,12 @@ _LOC = re.compile(r":(\d+):(\d+)\)?\s*$")
 
 
 def _line(op: Operation) -> int | None:
-    m = _LOC.search(str(op.location))
+    """The dump line of ``op`` (read from its location, not its printed text: a file name that is not
+    UTF-8 cannot be printed)."""
+    loc = op.location
+    if isinstance(loc, FileLineColLoc):
+        return loc.line.data
+    m = _LOC.search(str(loc))
     return int(m.group(1)) if m else None
 
 
