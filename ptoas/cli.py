@@ -82,12 +82,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _read(path: str) -> tuple[str, str]:
-    if path == "-":
-        return read_input_text("-"), "<stdin>"
+    """The input's text and its name; bytes that are not UTF-8 are an ``InputError`` naming the byte
+    and its offset (``read_input_text``, as pypto-opt reads its input)."""
     try:
-        return Path(path).read_text(encoding="utf-8"), path
-    except (OSError, UnicodeDecodeError) as e:
-        raise CliError(f"{path}: error: cannot read input: {getattr(e, 'strerror', None) or e}") from None
+        return read_input_text(path), "<stdin>" if path == "-" else path
+    except OSError as e:
+        raise CliError(f"{path}: error: cannot read input: {e.strerror or e}") from None
 
 
 def _emit_cpp(module: ModuleOp) -> str:

@@ -294,3 +294,13 @@ def test_dump_dir_holding_the_input_is_refused(tmp_path: Path, capsys: pytest.Ca
     assert (code, out) == (1, "")
     assert err.startswith(f"ptoas: error: {dump}: the dump folder holds the input file {again.name}"), err
     assert sorted(p.name for p in dump.iterdir()) == names
+
+
+def test_input_not_utf8_names_the_byte_and_offset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A binary file as input (``ptoas /bin/ls``) is named as pypto-opt names it: the byte and its offset
+    (it printed Python's codec message)."""
+    path = tmp_path / "bin.pto"
+    path.write_bytes(b"module {\n}\n\x7fELF\xd0\x01")
+    code, out, err = run([str(path)], capsys)
+    assert (code, out) == (1, "")
+    assert err == f"ptoas: error: {path}: input is not UTF-8 text (byte 0xd0 at offset 15)\n", err
