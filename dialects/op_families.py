@@ -538,6 +538,7 @@ class SliceOp(LayerOp):
         for d, full in zip(shape, x.get_shape(), strict=True):
             if full != DYNAMIC and d > full:
                 raise a.fail(f"window shape {list(shape)} exceeds the input shape {list(x.get_shape())}")
+        check_window(a, shape, tuple(x.get_shape()), "offset", "valid_shape" if a.values("valid_shape") else None)
         return cls.make(x, shape)
 
 
@@ -562,6 +563,7 @@ class AssembleOp(LayerOp):
         if len(src.get_shape()) != len(dst.get_shape()):
             raise a.fail(f"operand 'source' has rank {len(src.get_shape())}, expected {len(dst.get_shape())}")
         _check_indices(a, "offset", len(dst.get_shape()))
+        check_window(a, tuple(src.get_shape()), tuple(dst.get_shape()), "offset", None)
         if isinstance(dst, TileType) and isinstance(src, TileType):
             ok = (src.memory_space, dst.memory_space) in ((MemorySpace.Vec, MemorySpace.Vec), (MemorySpace.Acc, MemorySpace.Mat))
             if not ok:

@@ -23,7 +23,7 @@ from pypto.dialects.program import (
     set_for_kind,
 )
 from pypto.dialects.tile_ops import TileGetBlockIdxOp
-from pypto.dialects.types import TensorType, TileType
+from pypto.dialects.types import DYNAMIC, TensorType, TileType
 from pypto.errors import (
     InvalidOperationError,
     ParserSyntaxError,
@@ -218,8 +218,16 @@ class StmtMixin:
             raise self.fail(
                 UnsupportedFeatureError, "element writes (x[i, j] = v) are not supported; use slices", target
             )
-        _, offsets = w
+        shape, offsets = w
         src = self.value(value, dst.type)
+        got = list(src.type.get_shape()) if isinstance(src.type, (TileType, TensorType)) else None
+        if got is not None and DYNAMIC not in got and got != shape:
+            raise self.fail(
+                ParserTypeError,
+                f"the window {ast.unparse(target)} has shape {shape}, but the value written to it has shape {got}",
+                target,
+                hint="make the slice bounds match the value's shape",
+            )
         layer = "tile" if isinstance(dst.type, TileType) else "tensor"
         v = self.make_op(OPS[f"pl.{layer}.assemble"], {"target": dst, "source": src, "offset": offsets}, {}, target)
         set_name(v, target.value.id)

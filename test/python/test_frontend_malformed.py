@@ -154,3 +154,28 @@ def test_jit_decorator_on_async_def_or_class() -> None:
 
     assert "not class 'K'" in info.value.message
     _at_decorator(info.value, "@pl.jit")
+
+
+# ---- windows: subscript writes and slices -----------------------------------------------------------
+
+
+def test_subscript_write_window_must_match_the_value() -> None:
+    """Was silently accepted: ``o[0:8, :] = x`` wrote all 16 rows of ``x`` (the window's size was ignored)."""
+    err = fail(src("o[0:8, :] = x"), ParserTypeError)
+    assert err.message == "the window o[0:8, :] has shape [8, 128], but the value written to it has shape [16, 128]"
+    assert err.location is not None and (err.location.line, err.location.col) == (5, 5)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("o[8:24, :] = x", "pl.tensor.assemble: window [8:24] in dimension 0 is past the end of the tensor (size 16)"),
+        ("t = x[20:30, :]", "pl.tensor.slice: window [20:30] in dimension 0 is past the end of the tensor (size 16)"),
+        ("t = x[0:16, 100:140]", "pl.tensor.slice: window [100:140] in dimension 1 is past the end"),
+    ],
+)
+def test_window_past_the_end(body: str, message: str) -> None:
+    """Was silently accepted (pl.load already checked its constant window; a slice or a write did not)."""
+    err = fail(src(body), ParserTypeError)
+    assert message in err.message
+    assert err.location is not None and err.location.line == 5
