@@ -397,10 +397,17 @@ def resolve_target(config: RunConfig) -> Target:
     if config.platform not in SIM_PLATFORMS and not (
         os.environ.get(SIMULATE_NPU_ENV) == "1" and f"{config.platform}sim" in SIM_PLATFORMS
     ):
+        simulated = ", ".join(p for p in runnable_platforms() if p in SIM_PLATFORMS)
+        twin = f"{config.platform}sim"
+        if twin in SIM_PLATFORMS and (config.target is not None or config.platform in packaged_targets()):
+            hint = f"or set {SIMULATE_NPU_ENV}=1 to run {config.platform!r} on its simulated twin ({twin})"
+        elif twin in SIM_PLATFORMS:  # its twin has no packaged target yet: the variable cannot help
+            hint = f"its simulated twin {twin} has no packaged target yet"
+        else:
+            hint = "it has no simulated twin"
         raise PlatformError(
             f"platform {config.platform!r} needs an NPU, which this machine does not have; "
-            f"use a simulated platform ({', '.join(p for p in runnable_platforms() if p in SIM_PLATFORMS)}), "
-            f"or set {SIMULATE_NPU_ENV}=1 to run {config.platform!r} on its simulated twin"
+            f"use a simulated platform ({simulated}); {hint}"
         )
     if config.target is not None:
         return load_target(config.target)

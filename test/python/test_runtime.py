@@ -198,8 +198,21 @@ def test_real_platform_is_refused() -> None:
     a, b = _inputs(128, 128)
     out = torch.zeros(128, 128)
     ex = _example("beginner/01_hello_world.py")
-    with pytest.raises(RuntimeError, match="needs an NPU"):
+    with pytest.raises(RuntimeError, match="needs an NPU") as refused:
         run(ex.hello_world.specialize(a, b, out), a, b, out, config=RunConfig(platform="a2a3"))
+    assert "PYPTO_SIMULATE_NPU=1 to run 'a2a3' on its simulated twin (a2a3sim)" in str(refused.value)
+
+
+def test_a_platform_whose_twin_has_no_target_does_not_suggest_the_variable() -> None:
+    """``a5``'s simulated twin has no packaged target: setting ``PYPTO_SIMULATE_NPU`` cannot help, so the
+    error does not suggest it (it did)."""
+    a, b = _inputs(128, 128)
+    out = torch.zeros(128, 128)
+    ex = _example("beginner/01_hello_world.py")
+    with pytest.raises(RuntimeError, match="needs an NPU") as refused:
+        run(ex.hello_world.specialize(a, b, out), a, b, out, config=RunConfig(platform="a5"))
+    message = str(refused.value)
+    assert "PYPTO_SIMULATE_NPU" not in message and "a5sim has no packaged target" in message, message
 
 
 # ---- In parameters ------------------------------------------------------------------
