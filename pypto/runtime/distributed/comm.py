@@ -38,7 +38,12 @@ from pypto.target.model import LinkCosts, Target, TargetError
 from .horizon import INF, Entry, RankState, first_hold, issue_floors, monotone, settles
 
 _HEADER = struct.Struct("<qq")
-"""A message's header: the sender's clock (cycles) and the message's number on its (src, dst) pair."""
+"""A window slot's header on the store: the cycle its data landed and its byte count."""
+
+_MESSAGE = struct.Struct("<qqq")
+"""The header of an :meth:`RankComm.exchange` message, sent before its payload: the sender's clock (cycles),
+the message's number on its (src, dst) pair and the payload's byte count (the receiver checks it before it
+takes the payload: gloo aborts a process that receives more bytes than its buffer holds)."""
 
 
 TILE_ROWS, TILE_COLS = 16, 256
@@ -194,31 +199,43 @@ class RankComm:
             seq = self._sent[peer]
             self._sent[peer] += 1
             fid = f"x{self.rank}-{peer}-{seq}"
-            data = _as_bytes(t)
-            header = torch.frombuffer(bytearray(_HEADER.pack(self.clock, seq)), dtype=torch.uint8)
+            data = _as_bytes(t).clone()  # the bytes as they are now (a receive may write the same tensor)
+            header = torch.frombuffer(bytearray(_MESSAGE.pack(self.clock, seq, data.numel())), dtype=torch.uint8)
             self._event(f"{name} -> r{peer}", "send", self.clock, self.clock + self.hop_cycles(data.numel()),
                         peer=peer, bytes=int(data.numel()), flows=[{"id": fid, "ph": "s"}])
-            works.append((peer, self._post(True, torch.cat([header, data]), peer, f"{name}: send to rank {peer}")))
+            works.append((peer, self._post(True, header, peer, f"{name}: send to rank {peer}")))
+            if data.numel():
+                works.append((peer, self._post(True, data, peer, f"{name}: send to rank {peer}")))
         posted = []
         for peer, out in recvs:
             if not out.is_contiguous():
                 raise self.error(f"{name}: the receive buffer from rank {peer} is not contiguous")
-            buf = torch.empty(_HEADER.size + out.numel() * out.element_size(), dtype=torch.uint8)
-            posted.append((peer, out, buf, self._post(False, buf, peer, f"{name}: receive from rank {peer}")))
-        for peer, out, buf, work in posted:
+            head = torch.empty(_MESSAGE.size, dtype=torch.uint8)
+            posted.append((peer, out, head, self._post(False, head, peer, f"{name}: receive from rank {peer}")))
+        for peer, out, head, work in posted:
+            nbytes = out.numel() * out.element_size()
             # about to block: the peers' waits must not wait for this rank's floor (which follows the sender's)
-            self.publish(recv=(peer, self._received[peer], self.hop_cycles(buf.numel() - _HEADER.size)))
+            self.publish(recv=(peer, self._received[peer], self.hop_cycles(nbytes)))
             self._wait_work(work, f"{name}: receive from rank {peer}")
-            sender_clock, seq = _HEADER.unpack(bytes(buf[: _HEADER.size].tolist()))
+            sender_clock, seq, sent = _MESSAGE.unpack(bytes(head.tolist()))
             expect = self._received[peer]
             self._received[peer] += 1
             if seq != expect:
                 raise self.error(f"{name}: message {seq} from rank {peer} arrived, expected message {expect}")
-            out.view(-1).view(torch.uint8).copy_(buf[_HEADER.size :])
+            if sent != nbytes:
+                raise self.error(
+                    f"{name}: rank {peer} sent {sent} bytes, rank {self.rank} expects {nbytes} "
+                    f"(a {list(out.shape)} {str(out.dtype).removeprefix('torch.')} tensor): the ranks' shapes or "
+                    "dtypes differ"
+                )
+            if nbytes:
+                payload = out.view(-1).view(torch.uint8)
+                self._wait_work(self._post(False, payload, peer, f"{name}: receive from rank {peer}"),
+                                f"{name}: receive from rank {peer}")
             start = max(self.clock, sender_clock)
-            self.clock = start + self.hop_cycles(buf.numel() - _HEADER.size)
+            self.clock = start + self.hop_cycles(nbytes)
             self._event(f"{name} <- r{peer}", "recv", start, self.clock, peer=peer,
-                        bytes=int(buf.numel() - _HEADER.size), flows=[{"id": f"x{peer}-{self.rank}-{seq}", "ph": "f"}])
+                        bytes=int(nbytes), flows=[{"id": f"x{peer}-{self.rank}-{seq}", "ph": "f"}])
         for peer, work in works:
             self._wait_work(work, f"{name}: send to rank {peer}")
 
