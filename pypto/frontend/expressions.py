@@ -38,6 +38,13 @@ _FLOAT_OPS: dict[type, type] = {
     ast.Div: arith.DivfOp,
 }
 _SHAPED_OPS: dict[type, str] = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}
+_SYMBOLS: dict[type, str] = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**",
+    ast.MatMult: "@", ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
+    ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=", ast.In: "in",
+    ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not", ast.Not: "not", ast.Invert: "~",
+}  # fmt: skip
+"""Each Python operator's spelling, for messages."""
 _CMPI = {ast.Lt: "slt", ast.LtE: "sle", ast.Gt: "sgt", ast.GtE: "sge", ast.Eq: "eq", ast.NotEq: "ne"}
 _CMPF = {ast.Lt: "olt", ast.LtE: "ole", ast.Gt: "ogt", ast.GtE: "oge", ast.Eq: "oeq", ast.NotEq: "one"}
 
@@ -261,6 +268,8 @@ class ExprMixin:
                 return self.literal(folded, like, node)
         except (NotConstant, ZeroDivisionError):
             pass
+        if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and self._static(node.right) == 0:
+            raise self.fail(ParserTypeError, f"division by zero: the divisor '{ast.unparse(node.right)}' is 0", node.right)
         if type(node.op) in _SHAPED_OPS and not _is_literal(node.left, self.src.globals):
             lv = self.value(node.left, like)
             if isinstance(lv.type, (TileType, TensorType)):
@@ -268,6 +277,17 @@ class ExprMixin:
                 return self.sugar_call(_SHAPED_OPS[type(node.op)], node, [node.left, node.right], {})
             self.pre[id(node.left)] = lv
         lv, rv = self._operands(node.left, node.right, like)
+        symbol = _SYMBOLS.get(type(node.op), type(node.op).__name__)
+        shaped = next((v.type for v in (lv, rv) if isinstance(v.type, (TileType, TensorType))), None)
+        if shaped is not None and type(node.op) in _SHAPED_OPS:  # the tile/tensor is on the right
+            raise self.fail(
+                UnsupportedFeatureError,
+                f"'{symbol}' with a scalar on the left of a {describe_type(shaped)} is not supported",
+                node,
+                hint="put the tile or tensor on the left (t + s, t * s); s - t is -t + s, s / t is pl.recip(t) * s",
+            )
+        if shaped is not None:
+            raise self.fail(UnsupportedFeatureError, f"operator '{symbol}' is not supported on {describe_type(shaped)}", node)
         lv, rv = self.promote(lv, rv, node)
         if lv.type != rv.type:
             raise self.fail(
@@ -279,9 +299,7 @@ class ExprMixin:
         cls = table.get(type(node.op))
         if cls is None:
             raise self.fail(
-                UnsupportedFeatureError,
-                f"operator '{type(node.op).__name__}' is not supported on {describe_type(lv.type)}",
-                node,
+                UnsupportedFeatureError, f"operator '{symbol}' is not supported on {describe_type(lv.type)}", node
             )
         op = cls(lv, rv)
         self.emit(op, node)
@@ -304,24 +322,28 @@ class ExprMixin:
             return op.results[0]
         if isinstance(node.op, ast.UAdd):
             return self.value(node.operand, like)
-        raise self.fail(UnsupportedFeatureError, f"unary '{type(node.op).__name__}' is not supported", node)
+        raise self.fail(UnsupportedFeatureError, f"unary '{_SYMBOLS[type(node.op)]}' is not supported", node)
 
     def compare(self: FunctionBuilder, node: ast.Compare) -> SSAValue:
         if len(node.ops) != 1:
             raise self.fail(UnsupportedFeatureError, "chained comparisons are not supported", node)
+        kind = type(node.ops[0])
+        if kind not in _CMPI:
+            raise self.fail(UnsupportedFeatureError, f"comparison '{_SYMBOLS[kind]}' is not supported", node)
         lv, rv = self._operands(node.left, node.comparators[0], None)
         lv, rv = self.promote(lv, rv, node)
         if lv.type != rv.type:
             raise self.fail(
                 ParserTypeError, f"cannot compare {describe_type(lv.type)} with {describe_type(rv.type)}", node
             )
-        kind = type(node.ops[0])
-        if _is_int_like(lv.type) and kind in _CMPI:
+        if _is_int_like(lv.type):
             op: Any = arith.CmpiOp(lv, rv, _CMPI[kind])
-        elif is_float(lv.type) and kind in _CMPF:
+        elif is_float(lv.type):
             op = arith.CmpfOp(lv, rv, _CMPF[kind])
         else:
-            raise self.fail(UnsupportedFeatureError, f"comparison '{kind.__name__}' is not supported here", node)
+            raise self.fail(
+                UnsupportedFeatureError, f"comparison '{_SYMBOLS[kind]}' is not supported on {describe_type(lv.type)}", node
+            )
         self.emit(op, node)
         return op.results[0]
 
@@ -353,6 +375,14 @@ class ExprMixin:
                 raise self.fail(UnsupportedFeatureError, "slice steps are not supported", s.step)
             lo = self._static(s.lower) if s.lower is not None else 0
             hi = self._static(s.upper) if s.upper is not None else dim
+            for bound, v in ((s.lower, lo), (s.upper, hi)):
+                if bound is not None and v is not None and v < 0:
+                    raise self.fail(
+                        ParserTypeError,
+                        f"negative slice bound {v}: bounds count from the start (no Python from-the-end indexing)",
+                        bound,
+                        hint=f"write the offset from the start, e.g. {dim + v}" if dim != DYNAMIC else None,
+                    )
             if lo is not None and hi is not None and hi != DYNAMIC:
                 size = hi - lo
             elif s.upper is not None and s.lower is not None and (d := self._static_difference(s.upper, s.lower)) is not None:

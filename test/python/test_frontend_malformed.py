@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import pypto.language as pl
-from pypto.errors import ParserError, ParserSyntaxError, ParserTypeError
+from pypto.errors import ParserError, ParserSyntaxError, ParserTypeError, UnsupportedFeatureError
 
 T = "pl.Tensor[[16, 128], pl.FP32]"
 
@@ -179,3 +179,41 @@ def test_window_past_the_end(body: str, message: str) -> None:
     err = fail(src(body), ParserTypeError)
     assert message in err.message
     assert err.location is not None and err.location.line == 5
+
+
+def test_negative_slice_bound() -> None:
+    """Was 'window shape [17, 128] exceeds the input shape' for ``x[-1:, :]`` (or silently a negative offset)."""
+    err = fail(src("t = x[-4:, :]"), ParserTypeError)
+    assert "negative slice bound -4" in err.message and err.hint == "write the offset from the start, e.g. 12"
+    assert err.location is not None and (err.location.line, err.location.col) == (5, 11)
+
+
+# ---- operators ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("body", ["t = 1 // 0", "a = 4\nt = a % 0", "t = x / 0"])
+def test_division_by_constant_zero(body: str) -> None:
+    """Was silently accepted (an integer division by zero at run time)."""
+    err = fail(src(body), ParserTypeError)
+    assert "division by zero" in err.message
+
+
+@pytest.mark.parametrize(("op", "symbol"), [("**", "**"), ("%", "%"), ("//", "//")])
+def test_unsupported_operator_on_a_tensor(op: str, symbol: str) -> None:
+    """Was 'operands have different types: ... insert pl.cast' (the scalar was typed like the tensor)."""
+    err = fail(src(f"t = x {op} 2"), UnsupportedFeatureError)
+    assert err.message == f"operator '{symbol}' is not supported on pl.Tensor[[16, 128], pl.FP32]"
+
+
+@pytest.mark.parametrize("op", ["+", "-", "*", "/"])
+def test_scalar_on_the_left_of_a_tile(op: str) -> None:
+    """Was 'operands have different types: pl.Scalar[pl.FP32] and pl.Tile[...]; insert pl.cast'."""
+    err = fail(src(f"a = pl.load(x, [0, 0], [16, 128])\nt = 2.0 {op} a"), UnsupportedFeatureError)
+    assert err.message.startswith(f"'{op}' with a scalar on the left of a pl.Tile[[16, 128], pl.FP32")
+    assert err.hint is not None and "put the tile or tensor on the left" in err.hint
+
+
+def test_membership_comparison() -> None:
+    """Was 'cannot compare pl.Scalar[pl.FP32] with pl.Tensor[...]'."""
+    err = fail(src("t = 1 in x"), UnsupportedFeatureError)
+    assert err.message == "comparison 'in' is not supported"
