@@ -40,7 +40,8 @@ class JITFunction(JitKernel):
     def __init__(self, fn: Callable[..., Any], info: FunctionInfo):
         super().__init__(fn, info)
         self._compiled: dict[tuple[Any, ...], CompiledProgram] = {}
-        self._source: str | None = None
+        self._source: compile_cache.SourceKey | None = None
+        self._programs_source: str | None = None  # the source hash the front end's Programs were parsed under
 
     def lower(self, *args: Any, config: Any = None, **kwargs: Any) -> Program:
         """The Program after the pass pipeline (writes nothing)."""
@@ -93,11 +94,21 @@ class JITFunction(JitKernel):
                              "config=RunConfig(distributed_config=DistributedConfig(device_ids=[...]))")
         return False
 
+    def specialize(self, *args: Any, **kwargs: Any) -> Program:
+        """The front end's Program for these arguments (cached), parsed again once a constant the kernel
+        reads is bound to another value (its source hash changed)."""
+        source = self._source_hash()
+        if source != self._programs_source:
+            self._programs.clear()
+            self._programs_source = source
+        return super().specialize(*args, **kwargs)
+
     def _source_hash(self) -> str:
-        """The hash of this kernel's source and what it names (:func:`.compile_cache.source_hash`), once."""
+        """The hash of this kernel's source and what it names (:class:`.compile_cache.SourceKey`: computed
+        once, again when a constant it read is bound to another value)."""
         if self._source is None:
-            self._source = compile_cache.source_hash(self.fn, lambda v: isinstance(v, JitKernel))
-        return self._source
+            self._source = compile_cache.SourceKey(self.fn, lambda v: isinstance(v, JitKernel))
+        return self._source.current()
 
     def run_spec(self, args: Sequence[Any], config: Any = None) -> RunSpec:
         """The :class:`pypto.runtime.Runnable` side: the spec of the program compiled for ``args`` (cached)."""

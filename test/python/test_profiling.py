@@ -335,3 +335,83 @@ def test_source_hash_follows_the_source_and_constants() -> None:
     assert h1 != source_hash(g, lambda v: False)
     scale = 3  # noqa: F841 - read through f's closure
     assert source_hash(f, lambda v: False) != h1
+
+
+REBOUND_KERNELS = '''
+import pypto.language as pl
+
+DT = pl.FP32
+SCALE = 2.0
+
+
+def make_cast():
+    @pl.jit
+    def cast_round_trip(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.cast(a, DT)
+            out[:] = pl.cast(t, pl.FP32)
+        return out
+
+    return cast_round_trip
+
+
+@pl.jit
+def scaled(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.mul(a, SCALE)
+    return out
+'''
+
+
+def test_a_constant_bound_to_another_value_compiles_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The front end reads a kernel's module constants when it parses it; one bound to another value since
+    (a notebook cell run again with ``DT = pl.FP16``, a module constant changed) is a new compile, from a new
+    ``@pl.jit`` object (the dtype was not in the key: the cache gave the FP32 build) and from the same one
+    (the hash was taken once: the old scale)."""
+    import importlib
+
+    import torch
+
+    import pypto.language as pl
+    from pypto.runtime import RunConfig
+
+    (tmp_path / "rebound_kernels.py").write_text(REBOUND_KERNELS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("rebound_kernels")
+    a = torch.full((64, 64), 1.0 + 2.0**-12)  # FP16 rounds it to 1.0, FP32 keeps it
+    outs = []
+    for dt in (pl.FP32, pl.FP16):
+        mod.DT = dt
+        out = torch.zeros(64, 64)
+        mod.make_cast()(a, out, config=RunConfig(save_kernels_dir=str(tmp_path / f"cast_{dt.dtype_name}")))
+        outs.append(out[0, 0].item())
+    assert outs == [1.0 + 2.0**-12, 1.0], outs
+    outs = []
+    for scale in (2.0, 3.0, 2.0):
+        mod.SCALE = scale
+        out = torch.zeros(64, 64)
+        mod.scaled(torch.ones(64, 64), out, config=RunConfig(save_kernels_dir=str(tmp_path / f"scaled_{scale}")))
+        outs.append(out[0, 0].item())
+    assert outs == [2.0, 3.0, 2.0], outs
+
+
+def test_source_hash_reads_the_annotations_and_the_dsl_constants(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Names that only an annotation reads (a string under ``from __future__ import annotations``) count,
+    and so do the constants the front end reads besides numbers and strings: ``pl`` dtypes, enum members,
+    ``pl.dynamic`` extents and None."""
+    import importlib
+
+    import pypto.language as pl
+    from pypto.driver.compile_cache import SourceKey
+
+    (tmp_path / "annotated_fn.py").write_text(
+        "from __future__ import annotations\n\n\ndef f(x: Holder[LAYOUT]) -> None:\n    return None\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("annotated_fn")
+    seen = []
+    key = SourceKey(mod.f, lambda v: False)
+    for value in (pl.FP32, pl.FP16, pl.TileLayout.row_major, pl.TileLayout.col_major, pl.dynamic("M"), None, pl.FP32):
+        mod.LAYOUT = value
+        seen.append(key.current())
+    assert len(set(seen[:-1])) == 6 and seen[-1] == seen[0], seen
