@@ -16,6 +16,11 @@ from report_browser import CHROMIUM, ReportPage, launch_browser
 
 import pypto.language as pl
 from pypto import ir
+from pypto.runtime import RunConfig
+from pypto.runtime import config as run_config
+from pypto.runtime.config import set_dfx_defaults
+from pypto.runtime.dfx.run_report import REPORT_NAME
+from pypto.runtime.run import run
 from pypto.tools import deps_viewer, scope_stats_plot
 from pypto.tools.ir_trace import cli as ir_trace
 from pypto.tools.memory_map import cli as memory_map
@@ -47,6 +52,33 @@ def build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("hostile")
     program = hostile_softmax.specialize(torch.randn(32, 128), torch.empty(32, 128))
     return Path(ir.compile(program, output_dir=root / "build", dump_passes=True).output_dir)
+
+
+@pl.jit
+def hostile_no_task(a: pl.Tensor, x: pl.Out[pl.Tensor]):
+    for _ in pl.range(0):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="never"):
+            x[:] = pl.add(a, a)
+    return x
+
+
+@pytest.fixture(scope="module")
+def no_task_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The dfx_outputs of a run with no task (swimlane level 4, dep_gen, PMU, scope stats)."""
+    saved = dict(run_config._DFX_DEFAULTS)
+    set_dfx_defaults()
+    try:
+        build = tmp_path_factory.mktemp("hostile_run") / "build"
+        flags = {"enable_chip_swimlane": 4, "enable_dep_gen": True, "enable_pmu": 2, "enable_scope_stats": True}
+        run(
+            hostile_no_task,
+            torch.randn(16, 64),
+            torch.zeros(16, 64),
+            config=RunConfig(save_kernels_dir=str(build), **flags),
+        )
+    finally:
+        set_dfx_defaults(**saved)
+    return build / "dfx_outputs"
 
 
 def _scope_stats(path: Path, site: str) -> Path:
@@ -112,6 +144,34 @@ def test_memory_map_undecodable_folder(
     assert "<script>&amp;\"'\\🎉\udcff/passes_dump/" in info, info
     page.ev("document.querySelector('[data-box]').click()")
     assert page.ev("document.querySelectorAll('.mm-line.mm-hl-def').length"), "a tile's lines were not marked"
+    page.close()
+
+
+# ---- the run report --------------------------------------------------------------------------------
+
+
+def _axis(page: ReportPage) -> list[tuple[str, float]]:
+    return page.ev(  # type: ignore[return-value]
+        "Array.from(document.querySelectorAll('#rr-swimlane .rr-axis text'))"
+        ".map(t => [t.textContent, +t.getAttribute('x')])"
+    )
+
+
+def test_run_report_no_task_and_full_zoom_axis(no_task_run: Path, browser: object) -> None:
+    """The swimlane's ticks are whole cycles, one label each: with no task (0-1 cycles) or zoomed in to
+    4 cycles the axis used to read 0 0 0 0 0 1 1 1 1 1 1 (labels rounded, drawn between cycles)."""
+    page = ReportPage(browser, no_task_run / REPORT_NAME, "window.RunReport !== undefined")
+    for zoom in (None, 1000):
+        if zoom:
+            page.ev(f"RunReport.zoom({zoom})")
+        ticks = _axis(page)
+        labels = [t for t, _ in ticks]
+        assert len(labels) >= 2 and len(set(labels)) == len(labels), labels
+        assert [int(t) for t in labels] == sorted(int(t) for t in labels)
+    for sel in ("button", "tr", "li"):
+        page.ev(
+            f"document.querySelectorAll('{sel}').forEach(e => e.dispatchEvent(new MouseEvent('click', {{bubbles: true}})))"
+        )
     page.close()
 
 

@@ -91,7 +91,7 @@
       t.textContent = l.name;
     });
     var axis = svg("g", { "class": "rr-axis" }, s);
-    var step = niceStep(span, Math.max(2, Math.floor(W / 110)));
+    var step = Math.max(1, niceStep(span, Math.max(2, Math.floor(W / 110))));  // whole cycles: no 561, 561, 562
     for (var v = Math.ceil(state.t0 / step) * step; v <= state.t1; v += step) {
       var xv = x(v);
       svg("line", { x1: xv, x2: xv, y1: AXIS - 4, y2: height }, axis);
