@@ -24,11 +24,13 @@ reported as not joining; ``start_method="forkserver"`` or ``"spawn"`` avoid it.
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import pickle
 import queue as queue_mod
 import socket
+import sysconfig
 import time
 import traceback
 from collections.abc import Callable
@@ -113,14 +115,40 @@ def _run_rank(comm: RankComm, fn: Callable[..., Any], args: tuple, kwargs: dict)
     task, msg)``."""
     try:
         value = fn(comm, *args, **kwargs)
-        return ("ok", comm.rank, pickle.dumps(value), comm.clock, comm.events, comm.dispatches)
     except DistributedRankError as exc:
+        _finished(comm)
         return ("err", comm.rank, exc.task, exc.message)
     except Exception as exc:  # noqa: BLE001 - the user's code: reported with its rank and task
-        where = traceback.extract_tb(exc.__traceback__)[-1]
-        return ("err", comm.rank, comm.task, f"{type(exc).__name__}: {exc} ({Path(where.filename).name}:{where.lineno})")
-    finally:
         _finished(comm)
+        where = user_frame(exc)
+        return ("err", comm.rank, comm.task, f"{type(exc).__name__}: {exc} ({Path(where.filename).name}:{where.lineno})")
+    _finished(comm)
+    try:
+        payload = pickle.dumps(value)
+    except Exception as exc:  # noqa: BLE001 - what the user's function returned
+        return ("err", comm.rank, comm.task, f"its return value ({type(value).__name__}) cannot be sent to the launcher: "
+                f"{exception_line(exc)} (return tensors, numbers or other values pickle can copy)")
+    return ("ok", comm.rank, payload, comm.clock, comm.events, comm.dispatches)
+
+
+@functools.cache
+def _library() -> tuple[str, ...]:
+    """Where PyPTO (its packages and the ``dialects`` / ``ptoas`` it maps in), the standard library and the
+    installed packages live: not the user's code (read on the first error: no import of them before)."""
+    import pypto.dialects
+    import pypto.ptoas
+
+    found = (*pypto.__path__, *pypto.dialects.__path__, *pypto.ptoas.__path__,
+             *(sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")))
+    return tuple(sorted({str(Path(p).resolve()) + os.sep for p in found}))
+
+
+def user_frame(exc: BaseException) -> traceback.FrameSummary:
+    """The innermost frame of ``exc``'s traceback in the user's code (a bad argument to a collective names the
+    line that passed it, not ``enum.py``), else the innermost frame."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    mine = [f for f in frames if not str(Path(f.filename).resolve()).startswith(_library())]
+    return (mine or frames)[-1]
 
 
 def _finished(comm: RankComm) -> None:
