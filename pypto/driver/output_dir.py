@@ -72,7 +72,11 @@ def prepare_explicit_dir(output_dir: str | os.PathLike[str]) -> Path:
     out = Path(output_dir)
     if out.exists() and not out.is_dir():
         raise OutputDirError(f"{out}: output_dir is a file, not a folder")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):  # a file where a folder on the way should be
+        blocking = next((p for p in out.parents if p.exists() and not p.is_dir()), out.parent)
+        raise OutputDirError(f"{out}: output_dir cannot be made: {blocking} is a file, not a folder") from None
     _sweep_aside(out)
     if not out.is_dir():
         out.mkdir()

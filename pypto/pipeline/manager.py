@@ -36,7 +36,7 @@ from pypto.compile_profiling import CompileProfiler
 from pypto.core.context import make_context
 from pypto.core.program import Program
 from pypto.diagnostics import Diagnostic, DiagnosticCollector, collecting, emit
-from pypto.errors import InvalidArgumentError
+from pypto.errors import ArgumentTypeError, InvalidArgumentError
 from pypto.passes.base import PyPTOPass
 from pypto.passes.pipeline_order import DEFAULT_PIPELINE, KEBAB_NAMES, SKIPPED_BY_PLANNER
 from pypto.passes.registry import get_pass
@@ -189,6 +189,12 @@ class PassManager:
             names = strategy_pass_names(strategy, self.memory_planner)
             passes = [get_pass(KEBAB_NAMES[n]) for n in names]  # type: ignore[misc]
         self.passes: list[type[PyPTOPass]] = list(passes)
+        for i, pass_cls in enumerate(self.passes):
+            if not (isinstance(pass_cls, type) and issubclass(pass_cls, PyPTOPass)):
+                raise ArgumentTypeError(
+                    f"passes[{i}]: expected a pass class (a PyPTOPass subclass, e.g. from "
+                    f"pypto.passes.registry.get_pass), got {type(pass_cls).__name__} {pass_cls!r}"
+                )
         self.verification_level = parse_verification_level(verification_level) if verify else VerificationLevel.NONE
         self.first_index = first_index
         self.strategy = strategy

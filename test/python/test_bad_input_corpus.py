@@ -467,6 +467,10 @@ API_WALK: list[tuple[str, Callable[[Path], object], type[BaseException], str]] =
     ("compile-platform", lambda d: _compile(d, platform="z9000"), errors.InvalidArgumentError, "platform 'z9000'"),
     ("compile-backend", lambda d: _compile(d, backend_type="Foo"), errors.InvalidArgumentError, "backend_type 'Foo'"),
     ("compile-dump-passes", lambda d: _compile(d, dump_passes="yes"), errors.InvalidArgumentError, "dump_passes='yes'"),
+    ("compile-pass-name", lambda d: _compile(d, passes=["InitMemRef"]), errors.ArgumentTypeError,
+     "passes[0]: expected a pass class (a PyPTOPass subclass"),  # fmt: skip
+    ("compile-dir-under-a-file", lambda d: (d / "f").write_text("x") and __import__("pypto.ir").ir.compile(
+        _program(d), output_dir=d / "f" / "b"), errors.Error, "f/b: output_dir cannot be made: "),  # fmt: skip
     ("compile-phase", lambda d: _compile(d, diagnostic_phase="never"), errors.InvalidArgumentError, "diagnostic phase"),
     ("compile-not-program", lambda d: __import__("pypto.ir").ir.compile("x", output_dir=d / "b"), errors.ArgumentTypeError,
      "expected a pypto.ir.Program"),  # fmt: skip
