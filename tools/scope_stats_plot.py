@@ -97,6 +97,9 @@ def load(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             raise ScopeStatsError(f"{path}:{n}: site {rec['site']!r} must be a string (file:line)")
         if rec["ring"] < 0:
             raise ScopeStatsError(f"{path}:{n}: ring {rec['ring']} must be >= 0")
+        negative = [f"{k} {rec[k]}" for k in RECORD_KEYS[2:] if rec[k] < 0]
+        if negative:  # counts and sizes: a negative one would be drawn far off its chart
+            raise ScopeStatsError(f"{path}:{n}: {', '.join(negative)}; expected counts >= 0")
         records.append({**rec, "line": n})
     return meta, records
 
@@ -171,28 +174,34 @@ def _fmt(resource: str, v: int | None) -> str:
 
 
 def _chart(series: Sequence[tuple[str, str, list[int]]], resource: str, label: str) -> str:
-    """An inline SVG line chart: x the scope index, y from 0 to 1.1 x the peak."""
+    """An inline SVG line chart: x the scope index, y from 1.1 x the lowest value (0 unless one is
+    negative) to 1.1 x the peak."""
     w, h, ml, mr, mt, mb = 560, 150, 64, 12, 10, 24
     n = max(len(s[2]) for s in series)
     top = max([max(s[2], default=0) for s in series] + [0])
-    ymax = top * 1.1 if top else 1
+    low = min([min(s[2], default=0) for s in series] + [0])  # a scope that frees more than it allocates
+    ymax = top * 1.1 if top or low else 1
+    ymin = low * 1.1
     pw, ph = w - ml - mr, h - mt - mb
 
     def x(i: int) -> float:
         return ml + (pw * i / (n - 1) if n > 1 else pw / 2)
 
     def y(v: int) -> float:
-        return mt + ph - ph * v / ymax
+        return mt + ph - ph * (v - ymin) / (ymax - ymin)
 
     parts = [f'<svg class="ss-chart" viewBox="0 0 {w} {h}" role="img" aria-label="{html.escape(label)}">']
-    parts.append(f'<line class="ss-axis" x1="{ml}" y1="{mt + ph}" x2="{ml + pw}" y2="{mt + ph}"/>')
+    parts.append(f'<line class="ss-axis" x1="{ml}" y1="{y(0):g}" x2="{ml + pw}" y2="{y(0):g}"/>')
     parts.append(f'<line class="ss-axis" x1="{ml}" y1="{mt}" x2="{ml}" y2="{mt + ph}"/>')
-    for v in (0, top):
+    for v in sorted({low, 0, top}):
         parts.append(
             f'<text class="ss-tick" x="{ml - 4}" y="{y(v) + 4:.1f}" text-anchor="end">{html.escape(_fmt(resource, v))}</text>'
         )
-    parts.append(f'<text class="ss-tick" x="{ml}" y="{h - 6}">scope 0</text>')
-    parts.append(f'<text class="ss-tick" x="{ml + pw}" y="{h - 6}" text-anchor="end">scope {n - 1}</text>')
+    if n > 1:
+        parts.append(f'<text class="ss-tick" x="{ml}" y="{h - 6}">scope 0</text>')
+        parts.append(f'<text class="ss-tick" x="{ml + pw}" y="{h - 6}" text-anchor="end">scope {n - 1}</text>')
+    else:  # one scope, drawn in the middle
+        parts.append(f'<text class="ss-tick" x="{x(0):.1f}" y="{h - 6}" text-anchor="middle">scope 0</text>')
     for cls, name, vals in series:
         pts = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(vals))
         parts.append(f'<polyline class="ss-line {cls}" points="{pts}"><title>{html.escape(name)}</title></polyline>')

@@ -81,12 +81,15 @@ def no_task_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build / "dfx_outputs"
 
 
-def _scope_stats(path: Path, site: str) -> Path:
+def _scope_stats(path: Path, site: str, *pairs: tuple[dict[str, int], dict[str, int]]) -> Path:
+    """A scope_stats.jsonl: one ring, a scope per (begin, end) override pair (default: one scope)."""
     meta = {"version": 6, "fatal": False, "dropped": 0, "total": 2, "task_window_max": [16], "heap_max": [1 << 20],
             "dep_pool_max": [8], "tensormap_max": 4}  # fmt: skip
     rec = {"site": site, "depth": 0, "ring": 0, "task_window_start": 0, "task_window_end": 1, "heap_start": 0,
            "heap_end": 64, "dep_pool_start": 0, "dep_pool_end": 1, "tensormap": 0}  # fmt: skip
-    lines = [meta, {**rec, "phase": "begin"}, {**rec, "phase": "end"}]
+    lines: list[dict[str, object]] = [meta]
+    for begin, end in pairs or (({}, {}),):
+        lines += [{**rec, **begin, "phase": "begin"}, {**rec, **end, "phase": "end"}]
     path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     return path
 
@@ -145,6 +148,55 @@ def test_memory_map_undecodable_folder(
     page.ev("document.querySelector('[data-box]').click()")
     assert page.ev("document.querySelectorAll('.mm-line.mm-hl-def').length"), "a tile's lines were not marked"
     page.close()
+
+
+def _points(page: ReportPage, panel: str) -> list[tuple[str, float]]:
+    """(title, cy) of every dot in a scope-stats panel, and its charts' heights."""
+    return page.ev(  # type: ignore[return-value]
+        f"Array.from(document.querySelectorAll('#{panel} circle'))"
+        ".map(c => [c.querySelector('title').textContent, +c.getAttribute('cy'), c.ownerSVGElement.viewBox.baseVal.height])"
+    )
+
+
+def test_scope_stats_scope_that_frees_stays_on_its_chart(
+    tmp_path: Path, browser: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A scope that frees more task-window slots than it took (alloc -7, high water -5) is drawn inside its
+    chart, with a tick for its value; it used to be drawn at y=864 of a 150-pixel chart (not seen)."""
+    shrink = ({"task_window_start": 8, "task_window_end": 10}, {"task_window_start": 2, "task_window_end": 3})
+    src = _scope_stats(tmp_path / "s.jsonl", "k.py:3", shrink, ({}, {}))
+    out = tmp_path / "ss.html"
+    assert scope_stats_plot.main([str(src), "-o", str(out)]) == 0, capsys.readouterr().err
+    page = ReportPage(browser, out, "window.ScopeStats !== undefined")
+    dots = _points(page, "ss-panel-task_window-0")
+    assert {t for t, _, _ in dots} >= {"high water · scope 0: -5", "alloc · scope 0: -7"}
+    assert all(0 <= cy <= h for _, cy, h in dots), dots
+    ticks = page.ev("Array.from(document.querySelectorAll('#ss-panel-task_window-0 .ss-tick')).map(t => t.textContent)")
+    assert "-7" in ticks and "-5" in ticks, ticks
+    page.close()
+
+
+def test_scope_stats_one_scope_and_negative_counts(
+    tmp_path: Path, browser: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One scope: one "scope 0" label under its dot (not "scope 0" at both ends) and one "0" tick on a flat
+    chart; a negative count in the file is an error naming the file, line and field."""
+    out = tmp_path / "ss.html"
+    assert scope_stats_plot.main([str(_scope_stats(tmp_path / "s.jsonl", "k.py:3")), "-o", str(out)]) == 0
+    page = ReportPage(browser, out, "window.ScopeStats !== undefined")
+    charts = page.ev(
+        "Array.from(document.querySelectorAll('.ss-chart')).map(c => Array.from(c.querySelectorAll('.ss-tick'))"
+        ".map(t => t.textContent + '@' + t.getAttribute('x') + ',' + t.getAttribute('y')))"
+    )
+    for ticks in charts:  # type: ignore[union-attr]
+        assert len(set(ticks)) == len(ticks), ticks
+        assert [t for t in ticks if t.startswith("scope")] == ["scope 0@306.0,144"], ticks
+    page.close()
+    capsys.readouterr()
+    bad = _scope_stats(tmp_path / "bad.jsonl", "k.py:3", ({}, {"heap_end": -64}))
+    assert scope_stats_plot.main([str(bad), "-o", str(tmp_path / "bad.html")]) == 1
+    assert capsys.readouterr().err == f"scope_stats_plot: error: {bad}:3: heap_end -64; expected counts >= 0\n"
+    assert not (tmp_path / "bad.html").exists()
 
 
 # ---- the run report --------------------------------------------------------------------------------
