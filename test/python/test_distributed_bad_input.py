@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 import threading
+import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -88,3 +90,44 @@ def test_a_bad_argument_to_a_collective_names_the_users_line() -> None:
         launch(_bad_reduce_op, _cfg())
     for _, text in e.value.failures.values():
         assert text == f"ValueError: 'Avg' is not a valid ReduceOp (test_distributed_bad_input.py:{line})", text
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"dispatch_timeout_s": -1}, ValueError, r"dispatch_timeout_s must be positive and finite .*got -1"),
+        ({"dispatch_timeout_s": 0}, ValueError, r"dispatch_timeout_s must be positive"),
+        ({"dispatch_timeout_s": float("nan")}, ValueError, r"dispatch_timeout_s must be positive .*got nan"),
+        ({"timeout_s": float("inf")}, ValueError, r"timeout_s must be positive and finite"),
+        ({"timeout_s": "5"}, TypeError, r"timeout_s must be a number of seconds, got '5'"),
+        ({"world_size": "2"}, TypeError, r"world_size must be an int, got '2'"),
+    ],
+)
+def test_bad_timeouts_and_world_sizes_are_named(kwargs: dict, error: type, message: str) -> None:
+    """A negative dispatch timeout reported every rank as hung at once, NaN turned it off silently, an
+    infinite ``timeout_s`` overflowed ``timedelta`` in the ranks, a string was a bare ``TypeError: '>' not
+    supported`` and ``world_size='2'`` said ``world_size=2 but device_ids=[0, 1]``."""
+    with pytest.raises(error, match=message):
+        DistributedConfig(**{"world_size": 2, **kwargs})
+
+
+def test_a_function_spawn_cannot_pickle_is_named() -> None:
+    """It was pickle's own ``PicklingError: Can't pickle <function <lambda> ...>``."""
+    with pytest.raises(ValueError, match=r"start_method='spawn'\) sends each rank its function .* module-level"):
+        launch(lambda comm: comm.rank, DistributedConfig(world_size=2, timeout_s=TIMEOUT, start_method="spawn"))
+
+
+def test_an_output_dir_that_is_a_file_is_refused_before_the_ranks_run(tmp_path: Path) -> None:
+    """It failed after the whole run, writing ``<file>/dfx_outputs/rank0`` (``Not a directory``): the run's
+    results were lost."""
+    file = tmp_path / "out"
+    file.write_text("keep")
+    started = time.monotonic()
+    with pytest.raises(NotADirectoryError, match="output_dir is not a directory"):
+        launch(_sleeps_then_returns, DistributedConfig(world_size=2, timeout_s=TIMEOUT, output_dir=file))
+    assert time.monotonic() - started < 3.0 and file.read_text() == "keep"
+
+
+def _sleeps_then_returns(comm: RankComm) -> int:
+    time.sleep(5.0)
+    return comm.rank

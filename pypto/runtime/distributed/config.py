@@ -8,6 +8,11 @@ from typing import Any
 
 import torch.multiprocessing as mp
 
+from pypto.errors import ArgumentTypeError, InvalidArgumentError
+
+_MAX_TIMEOUT_S = 1e9
+"""Above any run's length (31 years), below what ``datetime.timedelta`` takes."""
+
 TORCHRUN_VARS = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 """The environment ``torchrun`` sets in each worker; all present means "launched by torchrun"."""
 
@@ -49,6 +54,19 @@ class DistributedConfig:
     def __post_init__(self) -> None:
         if self.device_ids is None and self.world_size is None:
             raise ValueError("DistributedConfig needs device_ids=[...] or world_size=N")
+        if self.world_size is not None and (isinstance(self.world_size, bool) or not isinstance(self.world_size, int)):
+            raise ArgumentTypeError(f"DistributedConfig: world_size must be an int, got {self.world_size!r}")
+        for name in ("timeout_s", "dispatch_timeout_s"):
+            value = getattr(self, name)
+            if value is None and name == "dispatch_timeout_s":
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ArgumentTypeError(f"DistributedConfig: {name} must be a number of seconds, got {value!r}")
+            if not (0 < value < _MAX_TIMEOUT_S):  # NaN fails too; timedelta takes no infinity
+                raise InvalidArgumentError(
+                    f"DistributedConfig: {name} must be positive and finite (seconds), got {value!r}"
+                    + ("; None: no limit" if name == "dispatch_timeout_s" else "")
+                )
         if self.device_ids is None:
             self.device_ids = list(range(int(self.world_size or 0)))
         self.device_ids = [int(d) for d in self.device_ids]
@@ -71,8 +89,6 @@ class DistributedConfig:
         if self.aicpu_thread_num < 0 or self.aicpu_thread_num == 1:
             raise ValueError("DistributedConfig: aicpu_thread_num must be 0 (the default) or at least 2, "
                              f"got {self.aicpu_thread_num}")
-        if not self.timeout_s > 0:
-            raise ValueError(f"DistributedConfig: timeout_s must be positive, got {self.timeout_s}")
 
 
 def under_torchrun(env: dict[str, str] | None = None) -> bool:

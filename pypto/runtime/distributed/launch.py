@@ -24,6 +24,7 @@ reported as not joining; ``start_method="forkserver"`` or ``"spawn"`` avoid it.
 
 from __future__ import annotations
 
+import errno
 import functools
 import gc
 import os
@@ -42,6 +43,7 @@ from typing import Any
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
+from pypto.errors import InvalidArgumentError
 from pypto.target.model import Target, load_target
 
 from .comm import DistributedRankError, RankComm
@@ -207,6 +209,9 @@ def launch(fn: Callable[..., Any], config: Any, *args: Any, **kwargs: Any) -> Di
     ``fn`` must be importable (a module-level function)."""
     config = distributed_config_of(config)
     target = _link_target(config)
+    if config.output_dir is not None and os.path.exists(config.output_dir) and not os.path.isdir(config.output_dir):
+        # found now, not after every rank ran (its artefacts are written at the end)
+        raise NotADirectoryError(errno.ENOTDIR, "DistributedConfig.output_dir is not a directory", str(config.output_dir))
     if under_torchrun():
         return _launch_torchrun(fn, config, target, args, kwargs)
     return _launch_local(fn, config, target, args, kwargs)
@@ -234,7 +239,18 @@ def _launch_local(fn: Callable[..., Any], config: DistributedConfig, target: Tar
     results = ctx.Queue()
     procs = [ctx.Process(target=_child, args=(r, fn, args, kwargs, config, "127.0.0.1", port, results),
                          daemon=True, name=f"pypto-rank{r}") for r in range(world)]
-    start_ranks(procs)  # before the store's server thread exists: nothing half-locked is forked
+    try:
+        start_ranks(procs)  # before the store's server thread exists: nothing half-locked is forked
+    except (pickle.PicklingError, AttributeError, TypeError) as exc:  # spawn / forkserver pickle what a rank runs
+        for p in procs:
+            if p.pid is not None:
+                p.kill()
+                p.join()
+        raise InvalidArgumentError(
+            f"DistributedConfig(start_method={config.start_method!r}) sends each rank its function and arguments "
+            f"by pickle, which cannot copy them ({exception_line(exc)}): make the function a module-level one "
+            "(not a lambda or a nested function) and its arguments picklable, or use start_method='fork'"
+        ) from None
     store = dist.TCPStore("127.0.0.1", port, is_master=True, wait_for_workers=False,
                           timeout=timedelta(seconds=config.timeout_s))
     done, failures = collect(procs, results, config, store, set(), deadline_s=config.dispatch_timeout_s)
