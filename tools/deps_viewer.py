@@ -47,7 +47,7 @@ from typing import Any
 
 from pypto.reports.cli import ReportError, report_main
 from pypto.utils.atomic import atomic_write_text
-from pypto.utils.cli import read_input_text
+from pypto.utils.cli import check_output_not_input, read_input_text
 
 PROG = "deps_viewer"
 OUTPUT_NAME = "deps_viewer.txt"
@@ -428,15 +428,16 @@ def run(args: argparse.Namespace) -> Path:
         raise DepsViewerError(f"{deps}: is a folder (expected a deps.json: {deps / 'deps.json'}?)")
     if not deps.is_file():
         raise DepsViewerError(f"{deps}: no such file (expected a deps.json)")
+    out = (
+        Path(args.output) if args.output else deps.parent / f"deps_viewer.{'html' if args.format == 'html' else 'txt'}"
+    )
     names_path = Path(args.func_names) if args.func_names else find_name_map(deps)
+    check_output_not_input(out, [deps, names_path, deps.parent / "chip_swimlane_records.json"])
     names = load_func_names(names_path) if names_path is not None else None
     if args.format == "html":
         text = render_html(deps, names, args.engine, args.direction, args.show_tensor_info)
     else:
         text = render_text(deps, names)
-    out = (
-        Path(args.output) if args.output else deps.parent / f"deps_viewer.{'html' if args.format == 'html' else 'txt'}"
-    )
     try:
         atomic_write_text(out, text)
     except OSError as e:

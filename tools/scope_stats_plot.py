@@ -31,6 +31,7 @@ from typing import Any
 
 from pypto.reports import render_report
 from pypto.reports.cli import ReportError, output_path, report_main, write_report
+from pypto.utils.cli import check_output_not_input
 
 PROG = "scope_stats_plot"
 OUTPUT_NAME = "scope_stats.html"
@@ -381,6 +382,7 @@ def run(args: argparse.Namespace) -> Path:
     if src.is_dir():
         raise ScopeStatsError(f"{src}: a directory; expected a scope_stats.jsonl file")
     out = output_path(Path(args.output) if args.output else src.parent / OUTPUT_NAME, ScopeStatsError)
+    check_output_not_input(out, [src])
     meta, records = load(src)
     return write_report(out, render(build_payload(meta, records, src.name, str(src))), ScopeStatsError)
 

@@ -255,3 +255,29 @@ def test_deps_viewer_backslashes_are_text(tmp_path: Path, browser: object, capsy
         "2 · \\N \\G \\L ↓0 ↑0", "arg0 in<b> T0:fp\\32[4,8]",
     ]  # fmt: skip
     page.close()
+
+
+# ---- an output path that is an input --------------------------------------------------------------
+
+
+def test_output_that_names_the_input_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``-o`` naming the input (by any name) is an error and the input is kept; scope_stats_plot and
+    deps_viewer used to replace their input with the page."""
+    src = _scope_stats(tmp_path / "scope_stats.jsonl", "k.py:1")
+    deps = tmp_path / "deps.json"
+    deps.write_text(json.dumps({"tasks": [{"task_id": "0"}], "edges": []}))
+    names = tmp_path / "name_map_k.json"
+    names.write_text(json.dumps({"callable_id_to_name": {"0": "k"}}))
+    (tmp_path / "link.json").symlink_to(deps)
+    cases = [
+        (scope_stats_plot.main, [str(src), "-o", str(src)], src),
+        (deps_viewer.main, [str(deps), "-o", str(tmp_path / "link.json")], deps),
+        (deps_viewer.main, [str(deps), "-o", str(names)], names),
+    ]
+    for main, argv, victim in cases:
+        before = victim.read_bytes()
+        capsys.readouterr()
+        assert main(argv) == 1, argv
+        err = capsys.readouterr().err
+        assert "writing there would overwrite the input" in err and err.count("\n") == 1, err
+        assert victim.read_bytes() == before
