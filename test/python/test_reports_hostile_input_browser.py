@@ -117,6 +117,33 @@ def test_ir_trace_undecodable_snapshot_name(
     page.close()
 
 
+def test_ir_trace_long_pass_name_keeps_the_panes_aligned(
+    tmp_path: Path, browser: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pass name as long as a file name may be is cut in the pane header (its title has it whole), and
+    the two panes' rows stay side by side; the After header's copy button used to wrap onto three lines
+    and push its rows 32 px below their Before rows."""
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    (dump / "00_frontend.py").write_text("def f():\n    return 1\n")
+    long = "VeryLongPassName" * 14
+    (dump / f"01_after_{long}.py").write_text("def f():\n    return 2\n")
+    out = tmp_path / "trace.html"
+    assert ir_trace.main([str(dump), "-o", str(out)]) == 0, capsys.readouterr().err
+    page = ReportPage(browser, out, "window.IRTrace !== undefined")
+    for layout in ("side", "stack"):
+        page.ev(f"IRTrace.setLayout('{layout}')")
+        heads = page.ev("Array.from(document.querySelectorAll('.irt-copy')).map(b => b.getBoundingClientRect().height)")
+        assert heads[0] == heads[1], heads  # type: ignore[index]
+    page.ev("IRTrace.setLayout('side')")
+    tops = page.ev(
+        "['a', 'b'].map(s => document.querySelector('#irt-canvas-' + s + ' .r').getBoundingClientRect().top)"
+    )
+    assert tops[0] == tops[1], tops  # type: ignore[index]
+    assert page.ev("document.getElementById('irt-file-b').title") == f"01_after_{long}.py"
+    page.close()
+
+
 def test_scope_stats_lone_surrogate_site(tmp_path: Path, browser: object, capsys: pytest.CaptureFixture[str]) -> None:
     """A site spelled with a lone surrogate escape (valid JSON) renders as U+FFFD, twice byte-identical;
     the report used to stop with "'utf-8' codec can't encode character '\ud800'"."""

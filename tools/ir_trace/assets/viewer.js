@@ -447,8 +447,8 @@
     $("irt-pass-title").textContent = String(p.index).padStart(2, "0") + " " + p.name + (v.key ? "  \u203A  " + (D.labels[v.key] || v.key) : "");
     var stats = i === 0 ? "input snapshot" : (inf.status === "absent" ? "" : "+" + inf.ins + " \u2212" + inf.del);
     $("irt-pass-stats").textContent = stats;
-    $("irt-file-a").textContent = i > 0 ? P[i - 1].file : "(none)";
-    $("irt-file-b").textContent = p.file;
+    $("irt-file-a").textContent = $("irt-file-a").title = i > 0 ? P[i - 1].file : "(none)";
+    $("irt-file-b").textContent = $("irt-file-b").title = p.file;  /* the title: the whole name when it is cut */
     $("irt-copy-a").disabled = i === 0;
   }
 
