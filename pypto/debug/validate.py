@@ -194,7 +194,13 @@ def validate_pass_ir_codegen_results(
         for key, want in expected.items():
             if key not in run:
                 raise ValueError(f"{path}: expected key {key!r} is not among the tensors {sorted(run)}")
-            c = compare(key, run[key], want, float(rtol), float(atol))
+            got = run[key]
+            if isinstance(got, torch.Tensor) and tuple(got.shape) != tuple(want.shape):  # not a divergence
+                raise AssertionError(
+                    f"{path}: tensor {key!r} has shape {tuple(got.shape)}, expected[{key!r}] has shape "
+                    f"{tuple(want.shape)}"
+                )
+            c = compare(key, got, want, float(rtol), float(atol))
             print(f"validate tensor: {key!r}, max_abs_diff: {c.max_abs_diff:.6e}, pass: {c.ok}")
             if not c.ok:
                 raise AssertionError(

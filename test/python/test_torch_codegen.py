@@ -110,6 +110,9 @@ def test_validate_argument_errors(tmp_path: Path) -> None:
         validate_pass_ir_codegen_results(dumps, tensors, {"out": [1.0]})  # type: ignore[dict-item]
     with pytest.raises(KeyError, match="cannot resolve a tensor for parameter"):
         validate_pass_ir_codegen_results(dumps / "00_frontend.py", {"a": tensors["a"]}, expected)
+    shape = tuple(expected["out"].shape)
+    with pytest.raises(AssertionError, match=rf"tensor 'out' has shape \({shape[0]}, {shape[1]}\), expected\['out'\] has shape \(3,\)"):
+        validate_pass_ir_codegen_results(dumps / "00_frontend.py", tensors, {"out": torch.zeros(3)})  # not "max abs diff inf"
 
 
 # ---- the generated code --------------------------------------------------------
