@@ -161,7 +161,7 @@ def test_scope_stats_lone_surrogate_site(tmp_path: Path, browser: object, capsys
 
 
 def test_memory_map_undecodable_folder(
-    tmp_path: Path, build: Path, browser: object, capsys: pytest.CaptureFixture[str]
+    browser: object, tmp_path: Path, build: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A dump in a folder whose name is not UTF-8 is drawn; the map used to
     stop with "'utf-8' codec can't encode character '\\udcff'" (it printed every op's location)."""
@@ -236,7 +236,7 @@ def _axis(page: ReportPage) -> list[tuple[str, float]]:
     )
 
 
-def test_run_report_no_task_and_full_zoom_axis(no_task_run: Path, browser: object) -> None:
+def test_run_report_no_task_and_full_zoom_axis(browser: object, no_task_run: Path) -> None:
     """The swimlane's ticks are whole cycles, one label each: with no task (0-1 cycles) or zoomed in to
     4 cycles the axis used to read 0 0 0 0 0 1 1 1 1 1 1 (labels rounded, drawn between cycles)."""
     page = ReportPage(browser, no_task_run / REPORT_NAME, "window.RunReport !== undefined")
