@@ -4,7 +4,11 @@ process, a hang or silently wrong data."""
 
 from __future__ import annotations
 
+import os
 import re
+import socket
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -131,3 +135,42 @@ def test_an_output_dir_that_is_a_file_is_refused_before_the_ranks_run(tmp_path: 
 def _sleeps_then_returns(comm: RankComm) -> int:
     time.sleep(5.0)
     return comm.rank
+
+
+_TORCHRUN_PROBE = """
+import sys
+from pypto.runtime.distributed import DistributedConfig, launch
+def step(comm):
+    return comm.rank
+try:
+    launch(step, DistributedConfig(world_size=int(sys.argv[1]), timeout_s=3))
+except Exception as e:
+    print(type(e).__name__ + ": " + str(e))
+"""
+
+
+@pytest.mark.parametrize(
+    ("env", "world", "message"),
+    [
+        ({"MASTER_PORT": "notaport"}, 1, r"InvalidArgumentError: torchrun environment: MASTER_PORT='notaport' is not an integer"),
+        ({"RANK": "abc"}, 1, r"InvalidArgumentError: torchrun environment: RANK='abc' is not an integer"),
+        ({"RANK": "3", "WORLD_SIZE": "2"}, 2, r"RANK=3 is not a rank of WORLD_SIZE=2 \(0 to 1\)"),
+        ({"MASTER_PORT": "70000"}, 1, r"MASTER_PORT=70000 is not a TCP port"),
+        ({"WORLD_SIZE": "2"}, 2, r"rank 0, task 'connect': did not join torchrun's rendezvous at 127\.0\.0\.1:\d+ "
+                                 r"\(MASTER_ADDR:MASTER_PORT\) within the 3 s timeout"),
+    ],
+)
+def test_a_wrong_torchrun_environment_is_named(env: dict[str, str], world: int, message: str) -> None:
+    """``invalid literal for int() with base 10: 'abc'`` named no variable; a rank outside the world waited
+    for a connect timeout (``DistNetworkError``); a peer that never came was torch's bare ``DistStoreError``."""
+    port = str(_free_port())
+    full = {**os.environ, "RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port, **env}
+    proc = subprocess.run([sys.executable, "-c", _TORCHRUN_PROBE, str(world)], capture_output=True, text=True,
+                          timeout=120, env=full, check=False)
+    assert re.search(message, proc.stdout), proc.stdout + proc.stderr[-2000:]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

@@ -97,6 +97,27 @@ def under_torchrun(env: dict[str, str] | None = None) -> bool:
     return all(v in env for v in TORCHRUN_VARS)
 
 
+def torchrun_rank(env: dict[str, str] | None = None) -> tuple[int, int]:
+    """``(RANK, WORLD_SIZE)`` of a ``torchrun`` worker, its variables checked: a value that is not an integer,
+    a rank outside the world or a port outside 1-65535 is an :class:`InvalidArgumentError` naming the variable
+    (not ``invalid literal for int()``, or a connect timeout of a rank that can never join)."""
+    env = os.environ if env is None else env
+    values: dict[str, int] = {}
+    for name in ("RANK", "WORLD_SIZE", "MASTER_PORT"):
+        try:
+            values[name] = int(env[name])
+        except ValueError:
+            raise InvalidArgumentError(f"torchrun environment: {name}={env[name]!r} is not an integer") from None
+    rank, world, port = values["RANK"], values["WORLD_SIZE"], values["MASTER_PORT"]
+    if world < 1 or not 0 <= rank < world:
+        raise InvalidArgumentError(f"torchrun environment: RANK={rank} is not a rank of WORLD_SIZE={world} (0 to {world - 1})")
+    if not 0 < port < 65536:
+        raise InvalidArgumentError(f"torchrun environment: MASTER_PORT={port} is not a TCP port (1-65535)")
+    if not env["MASTER_ADDR"].strip():
+        raise InvalidArgumentError("torchrun environment: MASTER_ADDR is empty")
+    return rank, world
+
+
 def distributed_config_of(config: Any) -> DistributedConfig:
     """The :class:`DistributedConfig` of ``config``: itself, or a ``RunConfig``'s ``distributed_config``
     (whose ``target``, when set, prices the links)."""

@@ -47,7 +47,7 @@ from pypto.errors import InvalidArgumentError
 from pypto.target.model import Target, load_target
 
 from .comm import DistributedRankError, RankComm
-from .config import DistributedConfig, distributed_config_of, under_torchrun
+from .config import DistributedConfig, distributed_config_of, torchrun_rank, under_torchrun
 from .trace import remove_stale_ranks, write_merged_trace, write_rank_events
 
 GRACE_S = 5.0
@@ -381,12 +381,18 @@ def _last_task(store: Any, rank: int) -> str:
 def _launch_torchrun(fn: Callable[..., Any], config: DistributedConfig, target: Target, args: tuple,
                      kwargs: dict) -> DistributedRun:
     t0 = time.perf_counter()
-    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    rank, world = torchrun_rank()
     if world != config.world_size:
         raise ValueError(f"torchrun started {world} ranks but the DistributedConfig has world_size "
                          f"{config.world_size}")
-    dist.init_process_group("gloo", init_method="env://", rank=rank, world_size=world,
-                            timeout=timedelta(seconds=config.timeout_s))
+    try:
+        dist.init_process_group("gloo", init_method="env://", rank=rank, world_size=world,
+                                timeout=timedelta(seconds=config.timeout_s))
+    except (RuntimeError, ValueError, OSError) as exc:  # torch's DistNetworkError / DistStoreError, a bad address
+        where = f"{os.environ['MASTER_ADDR']}:{os.environ['MASTER_PORT']}"
+        raise DistributedRunError({rank: ("connect", f"did not join torchrun's rendezvous at {where} (MASTER_ADDR:"
+                                          f"MASTER_PORT) within the {config.timeout_s:g} s timeout: "
+                                          f"{exception_line(exc)}")}, world) from None
     store = dist.distributed_c10d._get_default_store()
     comm = RankComm(rank, world, dist.PrefixStore("pypto", store), target.link, target.clock_hz, config.timeout_s,
                     config.device_ids[rank], target)
