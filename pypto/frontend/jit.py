@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import numbers
 from collections.abc import Callable
 from typing import Any
 
@@ -21,7 +22,7 @@ from pypto.core.program import Program
 from pypto.dialects.dtypes import dtype_type
 from pypto.dialects.enums import FunctionType
 from pypto.dialects.types import TensorType
-from pypto.errors import ParserSyntaxError
+from pypto.errors import ArgumentTypeError, ParserSyntaxError
 from pypto.target.dtypes import ROWS
 
 from .builder import FunctionBuilder, FunctionInfo, ProgramBuilder
@@ -41,6 +42,18 @@ def torch_type(value: Any) -> Attribute | None:
     if name not in TORCH_DTYPES:
         raise TypeError(f"torch dtype {dtype} has no PyPTO dtype")
     return TensorType.get(tuple(int(d) for d in shape), dtype_type(TORCH_DTYPES[name]))
+
+
+def _check_argument(kernel: str, name: str, value: Any) -> None:
+    """A @pl.jit argument is a tensor of a PyPTO dtype or a number (ArgumentTypeError naming it otherwise)."""
+    if getattr(value, "shape", None) is not None and getattr(value, "dtype", None) is not None:
+        dtype = str(value.dtype).removeprefix("torch.")
+        if str(value.dtype).startswith("torch.") and dtype not in TORCH_DTYPES:
+            raise ArgumentTypeError(f"argument '{name}' of {kernel}() has dtype {dtype}, which has no PyPTO dtype")
+        return
+    if not isinstance(value, numbers.Number):
+        got = "None" if value is None else f"a {type(value).__name__}"
+        raise ArgumentTypeError(f"argument '{name}' of {kernel}() is {got}: a @pl.jit kernel takes tensors and numbers")
 
 
 class JitKernel:
@@ -68,18 +81,27 @@ class JitKernel:
                 and a.annotation.value.attr in ("Out", "InOut", "DistributedTensor")]  # fmt: skip
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+        """The call's arguments in parameter order, as Python binds them (an ArgumentTypeError, also a
+        TypeError, for an unknown, repeated or missing one); each must be a tensor or a number."""
         names = self.param_names
+        usage = f"{self.__name__}() takes {len(names)} arguments ({', '.join(names)})"
         unknown = [k for k in kwargs if k not in names]
         if unknown:
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"{self.__name__}() got an unexpected keyword argument '{unknown[0]}'; the kernel's parameters are "
                 f"({', '.join(names)}); pass compile options via config="
             )
         if len(args) > len(names):
-            raise TypeError(f"{self.__name__}() takes {len(names)} arguments ({', '.join(names)}), got {len(args)}")
+            raise ArgumentTypeError(f"{usage}, got {len(args) + len(kwargs)}")
+        twice = [n for n in names[: len(args)] if n in kwargs]
+        if twice:
+            raise ArgumentTypeError(f"{self.__name__}() got multiple values for argument '{twice[0]}'")
         bound = list(args) + [kwargs[n] for n in names[len(args) :] if n in kwargs]
-        if args and len(bound) != len(names):
-            raise TypeError(f"{self.__name__}() takes {len(names)} arguments ({', '.join(names)}), got {len(bound)}")
+        missing = [n for n in names[len(args) :] if n not in kwargs]
+        if (args or kwargs) and missing:
+            raise ArgumentTypeError(f"{usage}, got {len(bound)}: missing '{missing[0]}'")
+        for n, a in zip(names, bound, strict=False):
+            _check_argument(self.__name__, n, a)
         return bound
 
     @staticmethod

@@ -4,9 +4,16 @@ never a Python traceback, an internal error or a silent acceptance."""
 from __future__ import annotations
 
 import pytest
+import torch
 
 import pypto.language as pl
-from pypto.errors import ParserError, ParserSyntaxError, ParserTypeError, UnsupportedFeatureError
+from pypto.errors import (
+    ArgumentTypeError,
+    ParserError,
+    ParserSyntaxError,
+    ParserTypeError,
+    UnsupportedFeatureError,
+)
 
 T = "pl.Tensor[[16, 128], pl.FP32]"
 
@@ -217,3 +224,44 @@ def test_membership_comparison() -> None:
     """Was 'cannot compare pl.Scalar[pl.FP32] with pl.Tensor[...]'."""
     err = fail(src("t = 1 in x"), UnsupportedFeatureError)
     assert err.message == "comparison 'in' is not supported"
+
+
+# ---- @pl.jit call arguments ----------------------------------------------------------------------------
+
+
+@pl.jit
+def _add(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.add(a, a)
+    return out
+
+
+def test_jit_argument_given_twice() -> None:
+    """Was silently accepted (``a=`` dropped) or 'takes 2 arguments (a, out), got 1'."""
+    a = torch.zeros(16, 128)
+    with pytest.raises(ArgumentTypeError, match="got multiple values for argument 'a'"):
+        _add.specialize(a, out=a, a=a)
+    with pytest.raises(ArgumentTypeError, match="got multiple values for argument 'a'"):
+        _add.specialize(a, a=a)
+
+
+def test_jit_keywords_only_bind_by_name() -> None:
+    """Was ``out=`` bound to the first parameter ``a`` (only keyword arguments skipped the count check)."""
+    with pytest.raises(ArgumentTypeError, match=r"takes 2 arguments \(a, out\), got 1: missing 'a'"):
+        _add.specialize(out=torch.zeros(16, 128))
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ([1, 2], "argument 'a' of _add() is a list: a @pl.jit kernel takes tensors and numbers"),
+        (None, "argument 'a' of _add() is None"),
+        (torch.zeros(16, 128, dtype=torch.complex64), "argument 'a' of _add() has dtype complex64, which has no PyPTO dtype"),
+    ],
+)
+def test_jit_argument_not_a_tensor_or_number(value: object, message: str) -> None:
+    """Was a TypeError ('unhashable type: list', or the dtype without the argument's name); None for a
+    scalar parameter ran the kernel on garbage."""
+    with pytest.raises(ArgumentTypeError) as info:
+        _add.specialize(value, torch.zeros(16, 128))
+    assert message in str(info.value)
