@@ -5,6 +5,7 @@ passes under the same names (``OutlineIncoreScopes`` in dumps,
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable
 
 from xdsl.passes import ModulePass
@@ -39,14 +40,30 @@ _NOT_PASSES = {"base", "registry", "placeholders", "pipeline_order"}
 
 
 _loaded = False
+_loading = False
+_load_lock = threading.RLock()
+"""Held while the passes load: another thread's first compile waits for the whole registry (it saw a
+half-filled one and failed with "unknown pass"); the loading thread's own lookups pass through."""
 
 
 def _load_builtin_passes() -> None:
     """Import every module of this package once: each registers its passes."""
-    global _loaded
+    global _loaded, _loading
     if _loaded:
         return
-    _loaded = True
+    with _load_lock:
+        if _loaded or _loading:  # loaded by another thread meanwhile, or a lookup inside the load
+            return
+        _loading = True
+        try:
+            _import_pass_modules()
+        finally:
+            _loading = False
+        _loaded = True
+
+
+def _import_pass_modules() -> None:
+    """Import every pass module, then register the placeholders."""
     import importlib
     import pkgutil
 
