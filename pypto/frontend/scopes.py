@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -159,5 +160,17 @@ def upward_exposed(stmts: Iterable[ast.stmt]) -> set[str]:
 def set_name(v: SSAValue, name: str) -> None:
     """Give ``v`` the name hint ``name``. xDSL drops a trailing ``_<digits>``
     (``mem_vec_3`` -> ``mem_vec``), as its MLIR parser does, so both text forms
-    agree; an alloc keeps its full name in its ``base`` property."""
-    v.name_hint = name
+    agree; an alloc keeps its full name in its ``base`` property. A Python name
+    MLIR cannot spell (``变量``) is given its :func:`ascii_name`."""
+    v.name_hint = name if _MLIR_NAME.fullmatch(name) else ascii_name(name)
+
+
+_MLIR_NAME = re.compile(r"[A-Za-z_$.-][A-Za-z0-9_$.-]*")
+"""A value name MLIR's text (and xDSL) takes as it is."""
+
+
+def ascii_name(name: str) -> str:
+    """``name`` with each character MLIR's value names cannot hold spelled ``u<hex code point>``
+    (``变量`` -> ``u53d8u91cf``): Python identifiers may be any Unicode letters, MLIR's are ASCII."""
+    spelled = "".join(c if c.isascii() and (c.isalnum() or c in "_$.-") else f"u{ord(c):x}" for c in name)
+    return spelled if _MLIR_NAME.fullmatch(spelled) else f"_{spelled}"

@@ -110,3 +110,31 @@ def test_user_program_round_trip(kernel: str) -> None:
     again = pl.parse(text)
     again.verify()
     assert print_program(again.module) == text
+
+
+def test_unicode_names_are_spelled_in_ascii_for_the_ir(tmp_path) -> None:  # noqa: ANN001
+    """Python identifiers may be any Unicode letters (``变量``); MLIR's value names are ASCII, and xDSL
+    refused the name with a raw ``ValueError: Invalid OpResult name format``. The value is named
+    ``u53d8u91cf`` (its code points); the kernel compiles, runs, and its dumps parse back."""
+    from pypto.frontend.scopes import ascii_name
+    from pypto.runtime import RunConfig
+
+    source = tmp_path / "unicode_kernel.py"
+    source.write_text(
+        "import pypto.language as pl\n\n\n"
+        "@pl.jit\n"
+        "def k(x: pl.Tensor, out: pl.Out[pl.Tensor]):\n"
+        "    with pl.at(level=pl.Level.CORE_GROUP):\n"
+        "        变量 = pl.load(x, [0, 0], [16, 128])\n"
+        "        pl.store(pl.add(变量, 变量), [0, 0], out)\n"
+        "    return out\n"
+    )
+    namespace: dict[str, object] = {"__name__": "unicode_kernel", "__file__": str(source)}
+    exec(compile(source.read_text(), str(source), "exec"), namespace)  # noqa: S102
+    x, out = torch.ones(16, 128), torch.zeros(16, 128)
+    namespace["k"](x, out, config=RunConfig(dump_passes=True, save_kernels_dir=str(tmp_path / "b")))  # type: ignore[operator]
+    assert torch.equal(out, x + x)
+    frontend = (tmp_path / "b" / "passes_dump" / "00_frontend.py").read_text()
+    assert "u53d8u91cf: pl.Tile" in frontend and "变量" not in frontend
+    pl.loads(tmp_path / "b" / "passes_dump" / "00_frontend.py")
+    assert [ascii_name(n) for n in ("变量", "a变", "1x", "mem_vec_3")] == ["u53d8u91cf", "au53d8", "_1x", "mem_vec_3"]
