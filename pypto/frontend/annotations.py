@@ -76,6 +76,8 @@ class AnnotationParser:
                 continue
             if isinstance(v, bool) or not isinstance(v, int):
                 raise self.fail("shape dimensions must be integer literals or pl.dynamic(...) dimensions", e)
+            if v <= 0 and v != DYNAMIC:  # -1 is how printed IR writes a dynamic dimension
+                raise self.fail(f"shape dimension {v} is not positive", e, hint='a run-time extent is pl.dynamic("M")')
             dims.append(v)
         return dims
 
@@ -128,6 +130,9 @@ class AnnotationParser:
             if head in ("pl.Out", "pl.InOut"):
                 if len(items) != 1:
                     raise self.fail(f"{head} takes one type", node)
+                nested = dotted(items[0].value) if isinstance(items[0], ast.Subscript) else None
+                if nested in ("pl.Out", "pl.InOut"):
+                    raise self.fail(f"{head} wraps a type, not another direction ({nested})", items[0])
                 inner = self.parse(items[0])
                 direction = ParamDirection.Out if head == "pl.Out" else ParamDirection.InOut
                 if (

@@ -129,6 +129,9 @@ class CallMixin:
         if path in ("pl.min", "pl.max"):
             return self.scalar_min_max(path, node)
         if path is not None and path.startswith("pl.") and path[3:] in SUGAR:
+            spread = next((k.value for k in node.keywords if k.arg is None), None)
+            if spread is not None:
+                raise self.fail(InvalidOperationError, f"{path} does not take **kwargs", spread)
             return self.sugar_call(
                 path[3:], node, list(node.args), {k.arg: k.value for k in node.keywords if k.arg}, expected
             )

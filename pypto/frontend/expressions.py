@@ -104,7 +104,10 @@ class ExprMixin:
             raise self.fail(ParserTypeError, f"'{ast.unparse(node)}' is a constant, not a value", node)
         kind = {ast.Lambda: "lambda", ast.ListComp: "list comprehension", ast.GeneratorExp: "generator expression",
                 ast.DictComp: "dict comprehension", ast.SetComp: "set comprehension", ast.IfExp: "conditional expression",
-                ast.JoinedStr: "f-string", ast.Await: "await", ast.Starred: "starred expression"}.get(type(node))  # fmt: skip
+                ast.JoinedStr: "f-string", ast.Await: "await", ast.Starred: "starred expression",
+                ast.NamedExpr: "an assignment expression (:=)", ast.BoolOp: "'and' / 'or'", ast.Dict: "a dict",
+                ast.Set: "a set", ast.Tuple: "a tuple value", ast.List: "a list value", ast.Yield: "yield",
+                ast.YieldFrom: "yield", ast.Slice: "a slice outside a subscript"}.get(type(node))  # fmt: skip
         raise self.fail(
             UnsupportedFeatureError, f"{kind or type(node).__name__} is not supported in DSL functions", node
         )

@@ -49,7 +49,7 @@ _UNSUPPORTED = {ast.While: "while loops", ast.Try: "try statements", ast.ClassDe
                 ast.Delete: "del", ast.Global: "global", ast.Nonlocal: "nonlocal", ast.Import: "import",
                 ast.ImportFrom: "import", ast.Raise: "raise", ast.Assert: "assert", ast.Break: "break",
                 ast.Continue: "continue", ast.AsyncFor: "async for", ast.AsyncWith: "async with",
-                ast.Match: "match statements"}  # fmt: skip
+                ast.Match: "match statements", ast.TryStar: "try statements"}  # fmt: skip
 
 
 @dataclass
@@ -308,6 +308,14 @@ class StmtMixin:
             raise self.fail(InvalidOperationError, f"{path} has no argument '{sorted(unknown)[0]}'", it)
         if not 1 <= len(it.args) <= 3:
             raise self.fail(InvalidOperationError, f"{path} takes 1 to 3 positional arguments (start, stop, step)", it)
+        step = self._static(it.args[2]) if len(it.args) == 3 else None
+        if step is not None and step <= 0:
+            raise self.fail(
+                ParserTypeError,
+                f"{path} step must be positive, got {step}",
+                it.args[2],
+                hint="a loop counts up; for a reverse order use i in pl.range(n) and the index n - 1 - i",
+            )
         index = IndexType()
         bounds = [self.value(a, index) for a in it.args]
         bounds = [self.cast_scalar(b, index, a) if isinstance(b.type, IntegerType) and b.type != i1 else b for a, b in zip(it.args, bounds, strict=False)]

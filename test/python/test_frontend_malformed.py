@@ -9,6 +9,7 @@ import torch
 import pypto.language as pl
 from pypto.errors import (
     ArgumentTypeError,
+    InvalidOperationError,
     ParserError,
     ParserSyntaxError,
     ParserTypeError,
@@ -265,3 +266,48 @@ def test_jit_argument_not_a_tensor_or_number(value: object, message: str) -> Non
     with pytest.raises(ArgumentTypeError) as info:
         _add.specialize(value, torch.zeros(16, 128))
     assert message in str(info.value)
+
+
+# ---- annotations, loops and syntax the DSL does not have -----------------------------------------------
+
+
+@pytest.mark.parametrize("dim", ["-128", "0"])
+def test_shape_dimension_not_positive(dim: str) -> None:
+    """Was accepted, then an error at a later op's line from a pass ('every tile dimension must be positive')."""
+    err = fail(src("pass", params=f"x: pl.Tensor[[{dim}, 128], pl.FP32], o: pl.Out[{T}]"), ParserTypeError)
+    assert err.message == f"shape dimension {dim} is not positive"
+    assert err.location is not None and (err.location.line, err.location.col) == (4, 21)
+
+
+def test_out_of_out() -> None:
+    """Was silently accepted as one pl.Out."""
+    err = fail(src("pass", params=f"x: {T}, o: pl.Out[pl.Out[{T}]]"), ParserTypeError)
+    assert err.message == "pl.Out wraps a type, not another direction (pl.Out)"
+
+
+@pytest.mark.parametrize("step", ["0", "-1"])
+def test_loop_step_not_positive(step: str) -> None:
+    """Was accepted: step 0 compiled to a loop that never ends, ``pl.range(3, -1, -1)`` ran no iteration."""
+    err = fail(src(f"for i in pl.range(3, -1, {step}):\n    pass"), ParserTypeError)
+    assert err.message == f"pl.range step must be positive, got {step}"
+    assert err.location is not None and err.location.line == 5
+
+
+def test_double_star_keywords_on_an_op() -> None:
+    """Was 'pl.exp: missing its first operand' (the ``**`` mapping was dropped)."""
+    err = fail(src("t = pl.exp(**{'x': x})"), InvalidOperationError)
+    assert err.message == "pl.exp does not take **kwargs"
+
+
+@pytest.mark.parametrize(
+    ("body", "what"),
+    [
+        ("t = (y := 3)", "an assignment expression (:=)"),
+        ("t = x and x", "'and' / 'or'"),
+        ("try:\n    pass\nexcept* Exception:\n    pass", "try statements"),
+    ],
+)
+def test_unsupported_syntax_named_as_python_writes_it(body: str, what: str) -> None:
+    """Were named by their AST class (NamedExpr, BoolOp, TryStar)."""
+    err = fail(src(body), UnsupportedFeatureError)
+    assert err.message == f"{what} is not supported in DSL functions"
