@@ -231,6 +231,10 @@ class _FunctionConverter:
             self.convert_tensor_op(op)
         elif op.name == "pld.tensor.remote_store" and isinstance(op.operands[0].type, TileType):
             self.convert_remote_store(op)
+        elif isinstance(op, F.TransposeOp) and op.name.startswith("pl.tile.") and op.tmp_tile is None:
+            # a tile transpose as written (pl.transpose of a tile) gets its pto.ttrans scratch here, as one
+            # converted from a tensor does: a codegen detail the user never supplies (upstream's tile.transpose)
+            self.convert_row_reduce(op)
         elif isinstance(op, scf.ForOp):
             self.convert_for(op)
         elif isinstance(op, scf.IfOp):

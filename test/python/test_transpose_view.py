@@ -141,3 +141,20 @@ def test_operand_must_be_a_tile() -> None:
                 v = pl.tile.transpose_view(x)
                 out = pl.store(v, [0, 0], out)
                 return out
+
+
+@pl.jit
+def _tile_transpose(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [16, 32])
+        pl.store(pl.transpose(t, 0, 1), [0, 0], out)
+    return out
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_a_tile_transposed_as_written_runs(dtype: torch.dtype, tmp_path: Path) -> None:
+    """``pl.transpose`` of a loaded tile (no scratch tile given, as upstream's users write it) compiles and
+    gives ``a.T`` on the simulated chip; the codegen stopped with "needs its scratch tile (tmp_tile)"."""
+    a, out = torch.randn(16, 32).to(dtype), torch.zeros(32, 16, dtype=dtype)
+    _tile_transpose(a, out, config=RunConfig(save_kernels_dir=str(tmp_path / str(dtype))))
+    assert torch.equal(out, a.T)
