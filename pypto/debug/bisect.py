@@ -320,6 +320,9 @@ def bisect_dump(
                 f"the expected tensors name {', '.join(map(repr, unknown))}, which is not an output of the entry; "
                 f"its outputs are: {', '.join(outputs)}"
             )
+        wrong = next(((k, v) for k, v in expected.items() if not isinstance(v, torch.Tensor)), None)
+        if wrong is not None:
+            raise BisectError(f"expected[{wrong[0]!r}] must be a torch.Tensor, got {type(wrong[1]).__name__}")
         reference, ref_name = dict(expected), "expected"
     else:
         try:

@@ -134,6 +134,10 @@ def test_bisect_all_and_expected_inputs(broken_build: Path, tmp_path: Path) -> N
     torch.save({"tensors": tensors, "expected": {"out": (a + b) * 0.5 + 1}}, inputs)
     result = bisect_dump(broken_build, *_load(inputs))
     assert result.first_divergent == "00_frontend.py"  # the reference itself disagrees
+    from pypto.debug.bisect import BisectError
+
+    with pytest.raises(BisectError, match=r"expected\['out'\] must be a torch.Tensor, got int"):
+        bisect_dump(broken_build, tensors, {"out": 3})  # type: ignore[dict-item]  # was an AttributeError
 
 
 def _load(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor] | None]:
