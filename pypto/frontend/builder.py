@@ -51,6 +51,11 @@ def function_info(dec: ast.expr, src: Source) -> FunctionInfo:
     info = FunctionInfo()
     if not isinstance(dec, ast.Call):
         return info
+    if dec.args:
+        raise src.error(
+            ParserSyntaxError, "@pl.function takes keyword arguments only", dec.args[0],
+            hint="write @pl.function(type=pl.FunctionType.InCore)",
+        )  # fmt: skip
     for k in dec.keywords:
         if k.arg not in FUNCTION_KWARGS:
             raise src.error(ParserSyntaxError, f"@pl.function has no argument '{k.arg}'", k.value)
@@ -63,8 +68,12 @@ def function_info(dec: ast.expr, src: Source) -> FunctionInfo:
                 raise src.error(ParserTypeError, "type must be a pl.FunctionType member", k.value)
             info.kind = v
         elif k.arg == "level":
+            if v is not None and not isinstance(v, Level):
+                raise src.error(ParserTypeError, "level must be a pl.Level member", k.value)
             info.level = v
         elif k.arg == "role":
+            if v is not None and not isinstance(v, Role):
+                raise src.error(ParserTypeError, "role must be a pl.Role member", k.value)
             info.role = v
         else:
             info.extra[k.arg] = v

@@ -311,3 +311,19 @@ def test_unsupported_syntax_named_as_python_writes_it(body: str, what: str) -> N
     """Were named by their AST class (NamedExpr, BoolOp, TryStar)."""
     err = fail(src(body), UnsupportedFeatureError)
     assert err.message == f"{what} is not supported in DSL functions"
+
+
+@pytest.mark.parametrize(
+    ("decorator", "message"),
+    [
+        ("@pl.function(pl.FunctionType.InCore)", "@pl.function takes keyword arguments only"),
+        ("@pl.function(level=3)", "level must be a pl.Level member"),
+        ("@pl.function(role='x')", "role must be a pl.Role member"),
+    ],
+)
+def test_function_decorator_arguments(decorator: str, message: str) -> None:
+    """Were silently accepted (a positional type was dropped: the function became Opaque)."""
+    text = f"import pypto.language as pl\n\n{decorator}\ndef f(x: {T}):\n    return x\n"
+    err = fail(text)
+    assert err.message == message
+    assert err.location is not None and err.location.line == 3
