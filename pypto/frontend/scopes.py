@@ -161,8 +161,9 @@ def set_name(v: SSAValue, name: str) -> None:
     """Give ``v`` the name hint ``name``. xDSL drops a trailing ``_<digits>``
     (``mem_vec_3`` -> ``mem_vec``), as its MLIR parser does, so both text forms
     agree; an alloc keeps its full name in its ``base`` property. A Python name
-    MLIR cannot spell (``变量``) is given its :func:`ascii_name`."""
-    v.name_hint = name if _MLIR_NAME.fullmatch(name) else ascii_name(name)
+    xDSL refuses (one that starts with a letter outside ASCII: ``变量``) is given
+    its :func:`ascii_name`; ``données`` stays as written, as the dumps print it."""
+    v.name_hint = name if SSAValue.is_valid_name(name) else ascii_name(name)
 
 
 _MLIR_NAME = re.compile(r"[A-Za-z_$.-][A-Za-z0-9_$.-]*")
