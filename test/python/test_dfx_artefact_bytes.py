@@ -37,7 +37,7 @@ EXPECTED: dict[str, dict[str, str]] = {
         "merged_swimlane.json": "5b34922d98ee31c5bc39b29f772b4e9b782f366f663d6eccea7d2d44d8d6fa5e",
         "name_map_ffn_gelu.json": "86d24b72582eb29ff393bb7b8898b1a230a9a0de36f8888b7ef8cf679be34bab",
         "pmu.csv": "711b3fec3b4722d00327516d3043fdb2fcbeb1a01d6d3997fca27c4015d470cf",
-        "run_report.html": "e0c8b4098f54cbc54e109dda3109c3cff77aa77fa1d16391736e05095d59b7e6",
+        "run_report.html": "992513b464509b57ceb0e8e424ff613cfd8ba1e7d449d3bf8eb8f89e57e40b98",
         "scope_stats/scope_stats.jsonl": "593927cd2167cf77a89071ce19c29c6e1e0e8c90e73877042c7c96cfce78eef5",
     },
     "ffn_swiglu": {
@@ -48,7 +48,7 @@ EXPECTED: dict[str, dict[str, str]] = {
         "merged_swimlane.json": "dd7325058da6ab923060d8d8463adc5fb969a52b917a86c144e50a5b6cea7346",
         "name_map_ffn_swiglu.json": "a9fd825675742ca78928af8e008ca64a727a1e0db9c46bca8c243c1c6f06f10c",
         "pmu.csv": "ae881a425f64733f0a445faf08141dcdb4a832ad84abefcc488b8e02b564d79f",
-        "run_report.html": "5d5137bf05da85be8890da5a319c48431cf26aef95de7a777ad7354cbe808f44",
+        "run_report.html": "4bbb6d41523a429d728e799bc287941b30372d025a4cf23005d6b7f37787651f",
         "scope_stats/scope_stats.jsonl": "29127c652ba83e18a4048885c4f0eefe452f729d22c509a681f8378825343ea2",
     },
 }

@@ -31,22 +31,22 @@ EXPECTED: dict[str, tuple[str, str, str]] = {
     "level1": (
         "8f623a4762a4c3de1440e0ab16c9216f40c5b9db62f0bc54db5047a28304b2d6",
         "0afa0617e03572941142f2bd5db2ce0ea3d7bb79fdce6906a1740efc8b4b3182",
-        "51cff04514cc8f98bcb7e85c52ecd1b7fc2128dae5e99faab24f62aaa25796e8",
+        "e457612257d8eadd51d2f1b01a8d9d7d533f094f485b63b8cd9ccb335752fcf4",
     ),
     "level2_pmu1": (
         "6e1af116e34940ae68dbe4d26812437dd39516f1972633d0994b545f98904a72",
         "fc303978746b805b04fc9ee202f56086a203cd76afb22f747747674d85208211",
-        "1cd46a322ee990a5acfdcf9cd1eb5077bdc19bf1d8ceade86c3c379e52a8012d",
+        "6ed0440108b69bda65643f4d30ccec65e055026e84cee2644f07fc5382058c5d",
     ),
     "level3_deps": (
         "328cf7e5e3f1ec071920f6f8271e0acb8cee3171ba288ecfe2263b89ce6d4f89",
         "91ed8f5c5389d3e97e731daa9893e0981499229f932dcb97182397daf3cb52e7",
-        "67f06c867a6dfae02745a3603b6eb211c0215c18496c765afc3c32e7048efe42",
+        "7375a54ec5d5c86364689f36f452c335b1fc9fe84be98e3ac6be56e14e8860a5",
     ),
     "level4_all_incore": (
         "96d9b942d7ffb546b3e5e9815be028e715c3958f6e8116942201a677b3bcdae6",
         "619d6b6383e6af251a65f75c4a213d73d25e988df3b0e9b3fbe5534a8db4d3de",
-        "a01b507c7109138125be5bd70b4fdd0ab6893d41a946ac65651cd7ea38f667e6",
+        "0298c1c1080aeb7ceacbba58e66979fca139817ec164dcfd8987d3ba7ac88d19",
     ),
 }
 """Flags -> SHA-256 of :data:`FILES` (the merged trace under its name without the time stamp)."""
