@@ -16,6 +16,7 @@ from pypto.compile_profiling import owned_profiler, stage
 from pypto.core.pass_context import PassContext
 from pypto.core.program import Program
 from pypto.dialects.enums import FunctionType, Level, Role
+from pypto.errors import InvalidArgumentError
 from pypto.frontend.builder import FunctionInfo
 from pypto.frontend.jit import JitKernel
 from pypto.pipeline.lower import lower_program
@@ -52,6 +53,7 @@ class JITFunction(JitKernel):
     def compile(self, *args: Any, config: Any = None, **kwargs: Any) -> CompiledProgram:
         """``pypto.ir.compile`` on the specialized program, cached (:mod:`.compile_cache`: the key is the
         source, the specialisation, the compile-side options and the environment)."""
+        _check_config(config)
         if self._is_l3(config):  # a @pl.jit.host orchestrator over several chips: pypto.driver.distributed
             from .distributed import compile_host
 
@@ -90,8 +92,8 @@ class JITFunction(JitKernel):
         except (OSError, TypeError):
             uses_pld = False
         if uses_pld:
-            raise ValueError(f"{self.__name__}: a multi-chip @pl.jit.host orchestrator is compiled with "
-                             "config=RunConfig(distributed_config=DistributedConfig(device_ids=[...]))")
+            raise InvalidArgumentError(f"{self.__name__}: a multi-chip @pl.jit.host orchestrator is compiled with "
+                                       "config=RunConfig(distributed_config=DistributedConfig(device_ids=[...]))")
         return False
 
     def specialize(self, *args: Any, **kwargs: Any) -> Program:
@@ -122,6 +124,7 @@ class JITFunction(JitKernel):
         tensors are written in place; returns the kernel's return value."""
         if HOST_TRACE.get() is not None:  # dispatched by a @pl.jit.host orchestrator: recorded, not run
             return dispatch(self, args, kwargs)
+        _check_config(config)
         if self._is_l3(config):
             return self.compile(*args, config=config, **kwargs)(*args, config=config)
         bound = self._bind(args, kwargs)
@@ -134,6 +137,14 @@ class JITFunction(JitKernel):
         compiled = self.compile(*bound, config=config)
         compiled.last_run = result
         return result.outputs
+
+
+def _check_config(config: Any) -> None:
+    """``config=`` is None or a RunConfig (:func:`pypto.runtime.config.check_config`, imported on use)."""
+    if config is not None:
+        from pypto.runtime.config import check_config
+
+        check_config(config)
 
 
 def _config_key(config: Any) -> str | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pypto.errors import InvalidArgumentError
+from pypto.errors import ArgumentTypeError, InvalidArgumentError
 
 PLATFORMS = ("a2a3sim", "a2a3", "a5sim", "a5")
 
@@ -179,3 +179,15 @@ class RunConfig:
         if self.golden is not None:
             opts["golden_rtol"], opts["golden_atol"] = self.rtol, self.atol
         return opts
+
+
+_NOT_A_CONFIG = (bool, int, float, complex, str, bytes, dict, list, tuple, set)
+
+
+def check_config(config: Any) -> None:
+    """``config=`` of a run or a ``@pl.jit`` call is None or a :class:`RunConfig` (an object with the
+    options as attributes); a number, a string or a dict of options is an ``ArgumentTypeError`` (it failed
+    deep in the run with "'dict' object has no attribute 'compile_profiling'")."""
+    if isinstance(config, _NOT_A_CONFIG):
+        hint = f"RunConfig(**{config!r})" if isinstance(config, dict) else "RunConfig(dump_passes=True)"
+        raise ArgumentTypeError(f"config= takes a pypto.runtime.RunConfig (e.g. {hint}), got {type(config).__name__}")

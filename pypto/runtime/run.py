@@ -61,7 +61,7 @@ from pypto.utils.pipe_order import pushers_first
 from pypto.utils.progress import progress
 from pypto.utils.tracebacks import api_boundary
 
-from .config import PLATFORMS, RunConfig
+from .config import PLATFORMS, RunConfig, check_config
 from .cpp_engine import EngineReport, engine_run
 from .dfx import any_enabled, collectors_for, finish_all, task_hooks
 from .dfx.swimlane import swimlane_records, write_swimlane
@@ -571,6 +571,7 @@ def run(
         args = ()
     if program_or_compiled is None:
         raise TypeError("run() needs a program (a CompiledProgram, an ir.Program or a @pl.jit function)")
+    check_config(config)
     if tensor_specs is not None:
         if args:
             raise TypeError("run() takes either tensor_specs= or the arguments themselves, not both")

@@ -478,6 +478,9 @@ API_WALK: list[tuple[str, Callable[[Path], object], type[BaseException], str]] =
     ("loads-missing", lambda d: __import__("pypto.language").language.loads(d / "none.py"), FileNotFoundError, "none.py"),
     ("loads-folder", lambda d: __import__("pypto.language").language.loads(d), IsADirectoryError, "Is a directory"),
     ("run-arg-count", lambda d: _run(d, _t(128, 128)), errors.ArgumentTypeError, "takes 2 arguments"),
+    ("run-config-dict", lambda d: __import__("pypto.runtime").runtime.run(_program(d), _t(128, 128), _t(128, 128),
+     config={"dump_passes": True}), errors.ArgumentTypeError,
+     "config= takes a pypto.runtime.RunConfig (e.g. RunConfig(**{'dump_passes': True})), got dict"),  # fmt: skip
     ("run-shape", lambda d: _run(d, _t(64, 128), _t(128, 128)), errors.InvalidArgumentError, "has shape (64, 128)"),
     ("run-dtype", lambda d: _run(d, _t(128, 128, dtype="float16"), _t(128, 128)), errors.ArgumentTypeError, "dtype float16"),
     ("run-list", lambda d: _run(d, [1, 2], _t(128, 128)), errors.ArgumentTypeError, "must be a tensor"),

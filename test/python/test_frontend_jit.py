@@ -138,3 +138,22 @@ def test_unicode_names_are_spelled_in_ascii_for_the_ir(tmp_path) -> None:  # noq
     assert "u53d8u91cf: pl.Tile" in frontend and "变量" not in frontend
     pl.loads(tmp_path / "b" / "passes_dump" / "00_frontend.py")
     assert [ascii_name(n) for n in ("变量", "a变", "1x", "mem_vec_3")] == ["u53d8u91cf", "au53d8", "_1x", "mem_vec_3"]
+
+
+def test_a_config_that_is_not_a_run_config_is_named() -> None:
+    """``config=3`` or a dict of options failed deep in the run with "'int' object has no attribute
+    'compile_profiling'"; the call, ``compile`` and ``run`` now say what config= takes."""
+    from pypto.errors import ArgumentTypeError
+    from pypto.runtime import run
+
+    @pl.jit
+    def twice(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out[:] = pl.add(a, a)
+        return out
+
+    a, out = torch.ones(16, 64), torch.zeros(16, 64)
+    for call in (lambda: twice(a, out, config=3), lambda: twice.compile(a, out, config="fast"),
+                 lambda: run(twice, a, out, config={"dump_passes": True})):  # fmt: skip
+        with pytest.raises(ArgumentTypeError, match="config= takes a pypto.runtime.RunConfig"):
+            call()
