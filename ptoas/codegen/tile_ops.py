@@ -253,10 +253,17 @@ def lower_full(st: LoweringState, src: Operation) -> None:
 
 
 def lower_reshape(st: LoweringState, src: Operation) -> None:
-    """reshape(input, shape) -> %r = pto.treshape %src (aliases the source)."""
+    """reshape(input, shape) -> %r = pto.treshape %src (aliases the source); between an N-D tile and its
+    flattened 2-D form (FlattenTileNdTo2D's reshapes around an N-D load or store) the same tile."""
     a = st.tile(src.operands[0], src)
     res = src.results[0]
     assert isinstance(res.type, TileType)
+    shape, before = res.type.get_shape(), src.operands[0].type
+    if (len(shape) != 2 or (isinstance(before, TileType) and len(before.get_shape()) != 2)) and isinstance(
+        before, TileType
+    ) and DYNAMIC not in shape and flat_tile_shape(shape) == flat_tile_shape(before.get_shape()):
+        st.tiles[res] = a
+        return
     try:
         t = tile_buf_type(res.type)
     except UnsupportedType as e:
@@ -293,9 +300,48 @@ def lower_load(st: LoweringState, src: Operation) -> None:
     if len(valid) != rank:
         shapes = src.properties["shapes"]
         valid = [st.const(int(d)) for d in getattr(shapes, "get_values", lambda: [])()]
-    dst = _result(st, src, (valid[-2] if rank >= 2 else st.const(1), valid[-1]))
+    if rank == 2:
+        dst = _result(st, src, (valid[0], valid[1]))
+    else:  # an N-D window (FlattenTileNdTo2D keeps the load N-D): one 2-D tile of its flattened shape
+        dst = _flat_result(st, src, valid)
     pv = _partition(st, src, tensor, offsets, valid)
     _dps(st, src, pto_op(src), [pv], dst)
+
+
+def _flat_result(st: LoweringState, src: Operation, valid: list[SSAValue]) -> TileRef:
+    """The 2-D tile of an N-D load's result (``[d0, ..., dk]`` -> ``[d0 * ... * dk-1, dk]``, as
+    FlattenTileNdTo2D flattens; ``pto.tload`` fills it row-major from the N-D window). Its valid rows are
+    the product of the leading valid extents, which must be constants."""
+    res = src.results[0]
+    t = res.type
+    assert isinstance(t, TileType)
+    leading = [_constant_index(v) for v in valid[:-1]]
+    if any(v is None for v in leading):
+        raise error_at(src, f"ptoas codegen: '{src.name}': a rank-{len(valid)} window with a dynamic leading "
+                            "extent cannot be loaded into one 2-D tile; load 2-D windows")  # fmt: skip
+    rows = 1
+    for v in leading:
+        rows *= v  # type: ignore[operator]
+    ref = st.alloc(t.with_(shape=flat_tile_shape(t.get_shape()), view=None), (st.const(rows), valid[-1]), src,
+                   res.name_hint)  # fmt: skip
+    st.tiles[res] = ref
+    return ref
+
+
+def flat_tile_shape(shape: Sequence[int]) -> tuple[int, int]:
+    """The 2-D shape of an N-D tile (FlattenTileNdTo2D's ``flat_shape``: ``[n]`` -> ``[1, n]``)."""
+    rows = 1
+    for d in shape[:-1]:
+        rows *= d
+    return rows, shape[-1]
+
+
+def _constant_index(v: SSAValue) -> int | None:
+    """The value of an ``arith.constant`` index, else None."""
+    owner = v.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
 
 
 def lower_store(st: LoweringState, src: Operation) -> None:
@@ -307,7 +353,11 @@ def lower_store(st: LoweringState, src: Operation) -> None:
         raise error_at(src, "ptoas codegen: pl.tile.store writes a tensor")
     rank = len(t.get_shape())
     offsets = [st.scalar(v, src) for v in src.operands[1:-1]]
-    sizes = [st.const(1)] * (rank - 2) + [tile.valid_row, tile.valid_col][-rank:]
+    written = src.operands[0].type
+    if rank > 2 and isinstance(written, TileType) and len(written.get_shape()) == rank:  # an N-D tile's window
+        sizes = [st.const(d) for d in written.get_shape()]
+    else:  # a 2-D tile into [1, ..., 1, rows, cols]; a [1, n] tile into a 1-D tensor
+        sizes = [st.const(1)] * (rank - 2) + [tile.valid_row, tile.valid_col][-rank:]
     pv = _partition(st, src, out, offsets, sizes)
     attrs: dict[str, Attribute] = {}
     atomic = src.properties.get("atomic")

@@ -72,3 +72,23 @@ def test_another_rank_mismatch_is_a_located_error(old: str, new: str) -> None:
     with pytest.raises(ParserTypeError, match="has rank .*, or a 2-D tile") as e:
         program(SRC.replace(old, new, 1))
     assert "kernel.py:10" in str(e.value)
+
+
+@pl.jit
+def _double(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.add(a, a)
+    return out
+
+
+@pytest.mark.parametrize("shape", [(128,), (2, 16, 64), (2, 2, 4, 32)])
+def test_an_nd_tensor_is_loaded_into_one_flat_tile(shape: tuple[int, ...], tmp_path) -> None:  # noqa: ANN001
+    """A 1-D or N-D tensor loaded whole: FlattenTileNdTo2D keeps the load N-D and the codegen loads the
+    window into one tile of its flattened 2-D shape (``[2, 16, 64]`` -> ``[32, 64]``), the reshapes
+    around it the same tile; the store writes the N-D window. The codegen stopped with "tile shape
+    [128] is not static 2-D"."""
+    a, out = torch.randn(*shape), torch.zeros(*shape)
+    compiled = _double.compile(a, out, config=RunConfig(dump_passes=True, save_kernels_dir=str(tmp_path / "b")))
+    compiled(a, out)
+    assert torch.equal(out, a + a)
+    compiled.validate_ir({"a": a, "out": torch.zeros(*shape)}, {"out": a + a})
