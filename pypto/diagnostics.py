@@ -102,7 +102,8 @@ def source_excerpt(span: SourceSpan, lines: list[str] | None = None) -> list[str
         m = _IDENT.match(text, start)
         width = m.end() - start if m else 1
     caret = "^" + "~" * (width - 1)
-    return [f" {num} | {text}", f" {pad} | {' ' * start}{caret}"]
+    lead = "".join("\t" if c == "\t" else " " for c in text[:start])  # a tab under a tab: the caret stays under
+    return [f" {num} | {text}", f" {pad} | {lead}{caret}"]
 
 
 def op_span(op: object) -> SourceSpan | None:

@@ -129,3 +129,15 @@ def test_console_scripts_are_listed() -> None:
     scripts = [line.split("=")[1].strip().strip('"') for line in text.split("[project.scripts]")[1].split("\n\n")[0].splitlines()[1:]]
     listed = {f"{m}:{a}" for m, a in ENTRY_POINTS}
     assert scripts and all(s in listed for s in scripts)
+
+
+def test_the_caret_stays_under_a_tab_indented_token() -> None:
+    """The caret line copies the source line's tabs (a tab-indented kernel had its caret drawn to the
+    left of the token: the tabs were padded as single spaces)."""
+    from pypto.diagnostics import source_excerpt
+
+    lines = ["def k():\n", "\t\treturn pl.exp(nope)\n"]
+    source, caret = source_excerpt(SourceSpan("k.py", 2, 17, 2, 21), lines)
+    assert source == " 2 | \t\treturn pl.exp(nope)"
+    assert caret == "   | \t\t              ^~~~"
+    assert source.expandtabs(8).index("nope") == caret.expandtabs(8).index("^")
