@@ -4,9 +4,12 @@ Python classes/functions (``@pl.program``, ``@pl.function``)."""
 from __future__ import annotations
 
 import ast
+import copy
 import inspect
 import linecache
+import sys
 import textwrap
+import types
 from pathlib import Path
 from typing import Any
 
@@ -294,4 +297,55 @@ def python_source(obj: Any) -> tuple[ast.AST, Source]:
             except ValueError:
                 pass
     node = tree.body[0]
+    canonical_dsl_names(node, env)
     return node, Source(filename, file_lines, col_offset, env)
+
+
+DSL_MODULES = {"pypto.language": "pl", "pypto.language.distributed": "pld"}
+"""The DSL modules by the name the front end reads them under (``pl.add``, ``pld.rank``)."""
+
+
+def canonical_dsl_names(node: ast.AST, env: dict[str, Any]) -> None:
+    """Spell the DSL the way the front end reads it, in place: a name bound to a DSL module under another
+    name (``import pypto.language as pp``) becomes ``pl``, and a name bound to one of its members
+    (``from pypto.language import FunctionType``, ``FP32``) becomes ``pl.<member>``. Only names the
+    code reads and never assigns; the nodes keep their source positions. (They read as "is not a
+    compile-time constant" before.)"""
+    aliases: dict[str, ast.expr] = {}
+    members: dict[int, tuple[str, str]] = {}
+    for module_name, canon in DSL_MODULES.items():
+        module = sys.modules.get(module_name)
+        for attr, value in vars(module).items() if module is not None else ():
+            if not attr.startswith("_") and not isinstance(value, bool | int | float | str | bytes | type(None)):
+                members.setdefault(id(value), (canon, attr))
+    for name, value in env.items():
+        if name in DSL_MODULES.values():
+            continue
+        if isinstance(value, types.ModuleType) and value.__name__ in DSL_MODULES:
+            aliases[name] = ast.Name(DSL_MODULES[value.__name__], ast.Load())
+        elif id(value) in members:
+            canon, attr = members[id(value)]
+            aliases[name] = ast.Attribute(ast.Name(canon, ast.Load()), attr, ast.Load())
+    if not aliases:
+        return
+    assigned = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    assigned |= {a.arg for n in ast.walk(node) if isinstance(n, ast.arguments) for a in [*n.args, *n.kwonlyargs]}
+    _Respell({k: v for k, v in aliases.items() if k not in assigned}).visit(node)
+
+
+class _Respell(ast.NodeTransformer):
+    """Replace the names read that :func:`canonical_dsl_names` respells."""
+
+    def __init__(self, spelled: dict[str, ast.expr]) -> None:
+        self.spelled = spelled
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:  # noqa: N802 (the ast visitor's name)
+        spelled = self.spelled.get(node.id) if isinstance(node.ctx, ast.Load) else None
+        if spelled is None:
+            return node
+        new = copy.deepcopy(spelled)
+        for part in ast.walk(new):
+            ast.copy_location(part, node)
+            if hasattr(node, "end_col_offset"):
+                part.end_lineno, part.end_col_offset = node.end_lineno, node.end_col_offset
+        return new

@@ -157,3 +157,35 @@ def test_a_config_that_is_not_a_run_config_is_named() -> None:
                  lambda: run(twice, a, out, config={"dump_passes": True})):  # fmt: skip
         with pytest.raises(ArgumentTypeError, match="config= takes a pypto.runtime.RunConfig"):
             call()
+
+
+def test_the_dsl_under_another_name(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """``import pypto.language as pp`` and ``from pypto.language import FunctionType, FP32`` read as ``pl``
+    and ``pl.FunctionType``, ``pl.FP32`` (they were "'pp.FunctionType.InCore' is not a compile-time
+    constant"); a name the body assigns is left alone there."""
+    import importlib
+
+    from pypto.runtime import run
+
+    body = (
+        "import pypto.language as pp\n"
+        "from pypto.language import FP32, FunctionType\n\n\n"
+        "@pp.program\n"
+        "class P:\n"
+        "    @pp.function(type=FunctionType.Orchestration)\n"
+        "    def add(self, a: pp.Tensor[[64, 64], FP32], out: pp.Out[pp.Tensor[[64, 64], FP32]]) -> pp.Tensor[[64, 64], FP32]:\n"
+        "        with pp.at(level=pp.Level.CORE_GROUP):\n"
+        "            t = pp.add(a, a)\n"
+        "            out[:] = pp.mul(t, a)\n"
+        "        return out\n"
+    )
+    (tmp_path / "aliased_good.py").write_text(body)
+    (tmp_path / "aliased_shadow.py").write_text(body.replace("t = pp.add", "FP32 = pp.add").replace("mul(t,", "mul(FP32,"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    good = importlib.import_module("aliased_good")
+    a, out = torch.full((64, 64), 3.0), torch.zeros(64, 64)
+    run(good.P, a, out)
+    assert torch.equal(out, (a + a) * a)
+    shadow = importlib.import_module("aliased_shadow")  # FP32 assigned in the body: a local there, a dtype above
+    run(shadow.P, a, out)
+    assert torch.equal(out, (a + a) * a)
