@@ -438,6 +438,11 @@ class CallMixin:
         return self.constant(c.value, dtype_type(c.dtype.dtype_name), node)
 
     def func_call(self: FunctionBuilder, name: str, node: ast.Call, expected: Attribute | None) -> Any:
+        keyword = next((k for k in node.keywords if k.arg not in ("attrs", "dumps")), None)  # emit_call's own
+        if keyword is not None:  # a parameter by keyword: it read as "takes 1 arguments, got 0"
+            spelled = f"{keyword.arg}=" if keyword.arg else "**"
+            raise self.fail(InvalidOperationError, f"'{name}' takes its arguments by position; got '{spelled}'",
+                            keyword, hint=f"pass them in the parameters' order: self.{name}(x, ...)")  # fmt: skip
         if not self.program.bind_callees:
             callee = self.program.callee(name, node, self)
             return self.emit_call(callee, [self.value(a) for a in node.args], node, expected)

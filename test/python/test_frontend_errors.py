@@ -157,3 +157,18 @@ def test_parse_of_a_jit_kernel_points_at_its_decorator() -> None:
     with pytest.raises(ParserError, match="@pl.jit kernel is not a program") as err:
         pl.parse(text, filename="k.py")
     assert str(err.value).startswith("k.py:4:2: error: a pl file needs exactly one @pl.program class")
+
+
+def test_a_program_function_called_with_a_parameter_by_keyword() -> None:
+    """``self.f(x=x)`` names the keyword (it read as "'f' takes 2 arguments, got 0"); ``attrs=`` stays."""
+    text = (
+        "import pypto.language as pl\n\n@pl.program\nclass P:\n"
+        "    @pl.function(type=pl.FunctionType.InCore)\n"
+        f"    def f(self, x: {T}, o: pl.Out[{T}]) -> {T}:\n"
+        "        o = pl.assemble(o, pl.add(x, x), [0, 0])\n        return o\n\n"
+        "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+        f"    def main(self, x: {T}, o: pl.Out[{T}]) -> {T}:\n"
+        "        return self.f(x=x, o=o)\n"
+    )
+    err = fail(text, InvalidOperationError)
+    assert str(err).splitlines()[0] == "k.py:12:23: error: 'f' takes its arguments by position; got 'x='"
