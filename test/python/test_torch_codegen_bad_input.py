@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import torch
+from test_torch_codegen import TensorOps
 
 import pypto.language as pl
 from pypto.debug.bisect import main as bisect_main
@@ -81,22 +82,12 @@ def test_cast_modes_and_saturation_match_the_chip() -> None:
 # ---- python -m pypto.debug.bisect: bad input ------------------------------------------
 
 
-@pl.program
-class _Relu:
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def relu_sq(
-        self, x: pl.Tensor[[32, 64], pl.FP32], out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]
-    ) -> pl.Tensor[[32, 64], pl.FP32]:
-        with pl.at(level=pl.Level.CORE_GROUP):
-            y = pl.relu(pl.add(x, 1.0))
-            out[:] = pl.mul(y, y)
-        return out
 
 
 @pytest.fixture(scope="module")
 def build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("tc_bad") / "relu"
-    ir_compile(_Relu, output_dir=out)
+    ir_compile(TensorOps, output_dir=out)  # relu(x + 1) ** 2, test_torch_codegen's
     return out
 
 
