@@ -31,6 +31,18 @@ from .enums import MemorySpace, MemorySpaceAttr, TileLayout, TileLayoutAttr
 DYNAMIC = -1
 
 
+def flat_shape(shape: Sequence[int]) -> tuple[int, ...]:
+    """The 2-D shape of an N-D tile (unchanged for rank 2): ``[n]`` -> ``[1, n]``, ``[d0, ..., dk]`` ->
+    ``[d0 * ... * dk-1, dk]`` (DYNAMIC rows when a leading extent is): FlattenTileNdTo2D's and the ptoas
+    codegen's N-D loads and stores."""
+    if len(shape) == 1:
+        return (1, shape[0])
+    if len(shape) > 2:
+        lead = shape[:-1]
+        return (DYNAMIC if DYNAMIC in lead else prod(lead), shape[-1])
+    return tuple(shape)
+
+
 @irdl_attr_definition
 class MemRefAttr(ParametrizedAttribute):
     """Where a buffer lives: allocation name, byte offset, byte size."""

@@ -13,6 +13,7 @@ both share a MemRef. ``pl.tile.load`` / ``pl.tile.store`` go through a
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from math import prod
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import BoolAttr, IndexType, IntegerAttr, i64
@@ -39,7 +40,7 @@ from pypto.dialects.tile_ops import (
     _TpopOp,
     _TpushOp,
 )
-from pypto.dialects.types import MemRefAttr, TensorType, TileType
+from pypto.dialects.types import MemRefAttr, TensorType, TileType, flat_shape
 from pypto.ptoas.dialect import DpsOp, op_class
 from pypto.ptoas.dialect.attrs import AtomicType as PtoAtomicType
 from pypto.ptoas.dialect.attrs import AtomicTypeAttr as PtoAtomicTypeAttr
@@ -259,11 +260,11 @@ def lower_reshape(st: LoweringState, src: Operation) -> None:
     res = src.results[0]
     assert isinstance(res.type, TileType)
     shape, before = res.type.get_shape(), src.operands[0].type
-    if (len(shape) != 2 or (isinstance(before, TileType) and len(before.get_shape()) != 2)) and isinstance(
-        before, TileType
-    ) and DYNAMIC not in shape and flat_tile_shape(shape) == flat_tile_shape(before.get_shape()):
-        st.tiles[res] = a
-        return
+    if isinstance(before, TileType) and (len(shape), len(before.get_shape())) != (2, 2):  # N-D <-> flat 2-D
+        flat = flat_shape(shape)
+        if DYNAMIC not in flat and flat == flat_shape(before.get_shape()):
+            st.tiles[res] = a
+            return
     try:
         t = tile_buf_type(res.type)
     except UnsupportedType as e:
@@ -315,33 +316,14 @@ def _flat_result(st: LoweringState, src: Operation, valid: list[SSAValue]) -> Ti
     res = src.results[0]
     t = res.type
     assert isinstance(t, TileType)
-    leading = [_constant_index(v) for v in valid[:-1]]
-    if any(v is None for v in leading):
+    leading = [st.static(v) for v in valid[:-1]]
+    if DYNAMIC in leading:
         raise error_at(src, f"ptoas codegen: '{src.name}': a rank-{len(valid)} window with a dynamic leading "
                             "extent cannot be loaded into one 2-D tile; load 2-D windows")  # fmt: skip
-    rows = 1
-    for v in leading:
-        rows *= v  # type: ignore[operator]
-    ref = st.alloc(t.with_(shape=flat_tile_shape(t.get_shape()), view=None), (st.const(rows), valid[-1]), src,
+    ref = st.alloc(t.with_(shape=flat_shape(t.get_shape()), view=None), (st.const(prod(leading)), valid[-1]), src,
                    res.name_hint)  # fmt: skip
     st.tiles[res] = ref
     return ref
-
-
-def flat_tile_shape(shape: Sequence[int]) -> tuple[int, int]:
-    """The 2-D shape of an N-D tile (FlattenTileNdTo2D's ``flat_shape``: ``[n]`` -> ``[1, n]``)."""
-    rows = 1
-    for d in shape[:-1]:
-        rows *= d
-    return rows, shape[-1]
-
-
-def _constant_index(v: SSAValue) -> int | None:
-    """The value of an ``arith.constant`` index, else None."""
-    owner = v.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
 
 
 def lower_store(st: LoweringState, src: Operation) -> None:

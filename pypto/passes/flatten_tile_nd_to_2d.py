@@ -21,7 +21,6 @@ Other ops on N-D tiles (e.g. an N-D slice) are reported as user errors.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
@@ -43,23 +42,13 @@ from pypto.dialects.tile_ops import (
     TileTpopFromAicOp,
     TileTpopFromAivOp,
 )
-from pypto.dialects.types import DYNAMIC, TileType
+from pypto.dialects.types import TileType, flat_shape
 
 from .base import FunctionPass, index_constant
 from .registry import register_pass
 
 _RETYPE = (F.BinaryOp, F.ScalarBinaryOp, F.UnaryOp, F.CastOp)
 _RESHAPE_ATTR = {TileCreateOp: "shape", TileFullOp: "shape", TileReshapeOp: "shape", TileTpopFromAicOp: "shape", TileTpopFromAivOp: "shape"}
-
-
-def flat_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
-    """The 2-D shape of an N-D tile (unchanged for rank 2)."""
-    if len(shape) == 1:
-        return (1, shape[0])
-    if len(shape) > 2:
-        lead = shape[:-1]
-        return (DYNAMIC if DYNAMIC in lead else prod(lead), shape[-1])
-    return shape
 
 
 def _is_nd(t: Attribute) -> bool:
