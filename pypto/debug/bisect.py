@@ -429,10 +429,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     tensors, expected = load_inputs(args.inputs) if args.inputs else ({}, None)
     dump_dir = find_dump_dir(args.path)
+    files = snapshots(dump_dir)
     if args.output:
         check_writable_path(args.output)
-        check_output_not_input(args.output, [*snapshots(dump_dir), args.inputs])
-    print(f"bisect: {dump_dir} ({len(snapshots(dump_dir))} snapshots)")
+        check_output_not_input(args.output, [*files, args.inputs])
+    print(f"bisect: {dump_dir} ({len(files)} snapshots)")
     result = bisect_dump(dump_dir, tensors, expected, rtol=args.rtol, atol=args.atol, check_all=args.all, log=print)
     for line in report_lines(result):
         print(line)

@@ -124,7 +124,6 @@ class JITFunction(JitKernel):
         tensors are written in place; returns the kernel's return value."""
         if HOST_TRACE.get() is not None:  # dispatched by a @pl.jit.host orchestrator: recorded, not run
             return dispatch(self, args, kwargs)
-        _check_config(config)
         if self._is_l3(config):
             return self.compile(*args, config=config, **kwargs)(*args, config=config)
         bound = self._bind(args, kwargs)

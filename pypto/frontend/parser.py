@@ -311,26 +311,40 @@ def canonical_dsl_names(node: ast.AST, env: dict[str, Any]) -> None:
     (``from pypto.language import FunctionType``, ``FP32``) becomes ``pl.<member>``. Only names the
     code reads and never assigns; the nodes keep their source positions. (They read as "is not a
     compile-time constant" before.)"""
+    read, assigned = set(), set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            (read if isinstance(n.ctx, ast.Load) else assigned).add(n.id)
+        elif isinstance(n, ast.arguments):
+            assigned.update(a.arg for a in [*n.args, *n.kwonlyargs])
     aliases: dict[str, ast.expr] = {}
+    members: dict[int, tuple[str, str]] | None = None
+    for name in read - assigned - set(DSL_MODULES.values()):
+        value = env.get(name)
+        if isinstance(value, types.ModuleType):
+            if value.__name__ in DSL_MODULES:
+                aliases[name] = ast.Name(DSL_MODULES[value.__name__], ast.Load())
+            continue
+        if value is None or isinstance(value, bool | int | float | str | bytes):
+            continue
+        if members is None:
+            members = _dsl_members()
+        if id(value) in members:
+            canon, attr = members[id(value)]
+            aliases[name] = ast.Attribute(ast.Name(canon, ast.Load()), attr, ast.Load())
+    if aliases:
+        _Respell(aliases).visit(node)
+
+
+def _dsl_members() -> dict[int, tuple[str, str]]:
+    """The public members of the DSL modules imported so far, by identity: ``(module's name, member)``."""
     members: dict[int, tuple[str, str]] = {}
     for module_name, canon in DSL_MODULES.items():
         module = sys.modules.get(module_name)
         for attr, value in vars(module).items() if module is not None else ():
             if not attr.startswith("_") and not isinstance(value, bool | int | float | str | bytes | type(None)):
                 members.setdefault(id(value), (canon, attr))
-    for name, value in env.items():
-        if name in DSL_MODULES.values():
-            continue
-        if isinstance(value, types.ModuleType) and value.__name__ in DSL_MODULES:
-            aliases[name] = ast.Name(DSL_MODULES[value.__name__], ast.Load())
-        elif id(value) in members:
-            canon, attr = members[id(value)]
-            aliases[name] = ast.Attribute(ast.Name(canon, ast.Load()), attr, ast.Load())
-    if not aliases:
-        return
-    assigned = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-    assigned |= {a.arg for n in ast.walk(node) if isinstance(n, ast.arguments) for a in [*n.args, *n.kwonlyargs]}
-    _Respell({k: v for k, v in aliases.items() if k not in assigned}).visit(node)
+    return members
 
 
 class _Respell(ast.NodeTransformer):
