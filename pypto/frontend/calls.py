@@ -455,7 +455,13 @@ class CallMixin:
         name = callee.sym_name.data
         params = callee.function_type.inputs.data
         if len(args) != len(params):
-            raise self.fail(InvalidOperationError, f"'{name}' takes {len(params)} arguments, got {len(args)}", node)
+            fdef = self.program.defs.get(name, (None,))[0]
+            hint = None
+            if len(args) < len(params) and fdef is not None and fdef.args.defaults:
+                hint = f"a parameter's default ('{ast.unparse(fdef.args.defaults[0])}') applies to a @pl.jit call from Python, " \
+                       "not to a call inside a program: pass every argument"  # fmt: skip
+            raise self.fail(InvalidOperationError, f"'{name}' takes {len(params)} arguments, got {len(args)}", node,
+                            hint=hint)  # fmt: skip
         for i, (a, p) in enumerate(zip(args, params, strict=False)):
             if a.type != p and _same_scalar_category(a.type, p):  # upstream converts an INT64 to an INDEX parameter
                 args[i] = a = self.cast_scalar(a, p, node.args[i] if i < len(node.args) else node)

@@ -81,8 +81,9 @@ class JitKernel:
                 and a.annotation.value.attr in ("Out", "InOut", "DistributedTensor")]  # fmt: skip
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
-        """The call's arguments in parameter order, as Python binds them (an ArgumentTypeError, also a
-        TypeError, for an unknown, repeated or missing one); each must be a tensor or a number."""
+        """The call's arguments in parameter order, as Python binds them, defaults included (an
+        ArgumentTypeError, also a TypeError, for an unknown, repeated or missing one); each must be a tensor or
+        a number."""
         names = self.param_names
         usage = f"{self.__name__}() takes {len(names)} arguments ({', '.join(names)})"
         unknown = [k for k in kwargs if k not in names]
@@ -96,8 +97,13 @@ class JitKernel:
         twice = [n for n in names[: len(args)] if n in kwargs]
         if twice:
             raise ArgumentTypeError(f"{self.__name__}() got multiple values for argument '{twice[0]}'")
-        bound = list(args) + [kwargs[n] for n in names[len(args) :] if n in kwargs]
-        missing = [n for n in names[len(args) :] if n not in kwargs]
+        defaults = {n: p.default for n, p in inspect.signature(self.fn).parameters.items()
+                    if p.default is not inspect.Parameter.empty}  # fmt: skip
+        rest = names[len(args) :]
+        if args or kwargs:  # a call binds a parameter's default as Python does (specialize() alone binds none)
+            kwargs = {**{n: defaults[n] for n in rest if n in defaults}, **kwargs}
+        bound = list(args) + [kwargs[n] for n in rest if n in kwargs]
+        missing = [n for n in rest if n not in kwargs]
         if (args or kwargs) and missing:
             raise ArgumentTypeError(f"{usage}, got {len(bound)}: missing '{missing[0]}'")
         for n, a in zip(names, bound, strict=False):
