@@ -44,16 +44,35 @@ def torch_type(value: Any) -> Attribute | None:
     return TensorType.get(tuple(int(d) for d in shape), dtype_type(TORCH_DTYPES[name]))
 
 
-def _check_argument(kernel: str, name: str, value: Any) -> None:
-    """A @pl.jit argument is a tensor of a PyPTO dtype or a number (ArgumentTypeError naming it otherwise)."""
+TENSOR_ANNOTATIONS = ("Tensor", "Out", "InOut", "DistributedTensor")
+"""The annotations (``pl.Tensor``, ``pl.Out[...]`` ...) of a parameter that takes a tensor."""
+
+
+def annotation_kind(node: ast.expr | None) -> str | None:
+    """``"tensor"`` or ``"scalar"`` for a parameter's annotation (``pl.Tensor[...]``, ``pl.Out[...]``,
+    ``pl.Scalar[...]``, bare or subscripted), None for anything else (no annotation, a tile ...)."""
+    head = node.value if isinstance(node, ast.Subscript) else node
+    attr = head.attr if isinstance(head, ast.Attribute) else head.id if isinstance(head, ast.Name) else None
+    return "tensor" if attr in TENSOR_ANNOTATIONS else "scalar" if attr == "Scalar" else None
+
+
+def _check_argument(kernel: str, name: str, value: Any, kind: str | None = None) -> None:
+    """A @pl.jit argument is a tensor of a PyPTO dtype or a number, as its parameter's annotation ``kind``
+    asks (ArgumentTypeError naming it otherwise)."""
     if getattr(value, "shape", None) is not None and getattr(value, "dtype", None) is not None:
         dtype = str(value.dtype).removeprefix("torch.")
         if str(value.dtype).startswith("torch.") and dtype not in TORCH_DTYPES:
             raise ArgumentTypeError(f"argument '{name}' of {kernel}() has dtype {dtype}, which has no PyPTO dtype")
+        if kind == "scalar":
+            raise ArgumentTypeError(f"argument '{name}' of {kernel}() is a tensor: its parameter is a pl.Scalar, "
+                                    "which takes a number")  # fmt: skip
         return
     if not isinstance(value, numbers.Number):
         got = "None" if value is None else f"a {type(value).__name__}"
         raise ArgumentTypeError(f"argument '{name}' of {kernel}() is {got}: a @pl.jit kernel takes tensors and numbers")
+    if kind == "tensor":
+        raise ArgumentTypeError(f"argument '{name}' of {kernel}() is the {type(value).__name__} {value!r}: its parameter is a "
+                                "pl.Tensor, which takes a tensor (torch, numpy)")  # fmt: skip
 
 
 class JitKernel:
@@ -79,6 +98,13 @@ class JitKernel:
         return [i for i, a in enumerate(fnode.args.args)
                 if isinstance(a.annotation, ast.Subscript) and isinstance(a.annotation.value, ast.Attribute)
                 and a.annotation.value.attr in ("Out", "InOut", "DistributedTensor")]  # fmt: skip
+
+    @functools.cached_property
+    def param_kinds(self) -> list[str | None]:
+        """Each parameter's ``annotation_kind`` (tensor, scalar or None), from the source."""
+        fnode, _ = python_source(self.fn)
+        assert isinstance(fnode, ast.FunctionDef)
+        return [annotation_kind(a.annotation) for a in fnode.args.args]
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
         """The call's arguments in parameter order, as Python binds them, defaults included (an
@@ -106,8 +132,8 @@ class JitKernel:
         missing = [n for n in rest if n not in kwargs]
         if (args or kwargs) and missing:
             raise ArgumentTypeError(f"{usage}, got {len(bound)}: missing '{missing[0]}'")
-        for n, a in zip(names, bound, strict=False):
-            _check_argument(self.__name__, n, a)
+        for n, a, kind in zip(names, bound, self.param_kinds, strict=False):
+            _check_argument(self.__name__, n, a, kind)
         return bound
 
     @staticmethod

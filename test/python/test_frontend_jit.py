@@ -229,3 +229,28 @@ def test_a_parameter_default_is_bound_as_python_binds_it(tmp_path) -> None:  # n
     with pytest.raises(InvalidOperationError, match=r"in_program.py:14:15: .*'k' takes 3 arguments, got 2") as e:
         pl.parse(program, filename="in_program.py")
     assert "default ('3.0')" in str(e.value) and "pass every argument" in str(e.value)
+
+
+def test_an_argument_of_the_wrong_kind_is_named_before_the_compile(tmp_path) -> None:  # noqa: ANN001
+    """A number for a ``pl.Tensor`` parameter said "a bare pl.Tensor needs a shape and dtype" (pointing at
+    the annotation, as if the kernel were wrong), or compiled a build and then failed in the run; a tensor
+    for a ``pl.Scalar`` did the latter. The call is now refused first, naming the argument and what it takes."""
+    from pypto.errors import ArgumentTypeError
+    from pypto.runtime import RunConfig
+
+    @pl.jit
+    def k(a: pl.Tensor, b: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor], f: pl.Scalar[pl.FP32]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out[:] = pl.add(a, b)
+        return out
+
+    a, out = torch.ones(16, 16), torch.zeros(16, 16)
+    config = RunConfig(save_kernels_dir=str(tmp_path / "build"))
+    for args, message in (((a, 3, out, 2.0), "argument 'b' of k() is the int 3: its parameter is a pl.Tensor"),
+                          ((a, a, 4, 2.0), "argument 'out' of k() is the int 4: its parameter is a pl.Tensor"),
+                          ((a, a, out, a), "argument 'f' of k() is a tensor: its parameter is a pl.Scalar")):  # fmt: skip
+        with pytest.raises(ArgumentTypeError, match=message.replace("(", r"\(").replace(")", r"\)")):
+            k(*args, config=config)
+    assert not (tmp_path / "build").exists()
+    k(a, a, out, 2.0, config=config)
+    assert torch.equal(out, a + a)
