@@ -377,6 +377,20 @@ def test_user_code_failures_are_located_user_errors(build: Path, capsys: pytest.
     assert "error: make_inputs must return the arguments as [(name, value), ...]" in err and "got (a)" in err, err
 
 
+def test_an_edited_kernel_that_faults_on_the_device_is_a_user_error(
+    build: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An edited ``.pto`` whose loop runs one chunk too many reads past its argument: the device model's
+    verdict (a DeviceError) is the program's fault, one error line naming the task, the unit and the op, exit
+    1; it was ``replay: internal error: KernelError: ...`` with the bug note, exit 2."""
+    _edit_pto(build, "%c4_index = arith.constant 4 :", "%c4_index = arith.constant 5 :")
+    assert replay_main([str(build), "--no-validate"]) == 1
+    err = capsys.readouterr().err
+    assert "internal error" not in err and "bug in PyPTO" not in err, err
+    assert re.search(rf"replay: error: task t0 \(@{UNIT}\): \S*{UNIT}\.pto:\d+:\d+: .*pto\.tload: GM window .* is "
+                     "outside the argument", err), err  # fmt: skip
+
+
 def test_bad_pto_error_is_a_pto_unit_error(build: Path) -> None:
     _bad_pto_syntax(build)
     with pytest.raises(PtoUnitError) as e:

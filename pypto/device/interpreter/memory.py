@@ -38,13 +38,15 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
+from pypto.errors import Error
 from pypto.target import load_target
 
 from .float8 import E4M3FN, E5M2, E8M0, Float8Format
 
 
-class DeviceError(Exception):
-    """A kernel did something the device cannot do (out-of-bounds address, bad argument, deadlock)."""
+class DeviceError(Error):
+    """A kernel did something the device cannot do (out-of-bounds address, bad argument, deadlock): the
+    program's fault, a user error to a tool (exit 1, one located line), not an internal error."""
 
 
 @dataclass(frozen=True)
