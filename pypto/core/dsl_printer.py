@@ -588,7 +588,7 @@ class _FunctionPrinter:
             bounds = [self.s(lb), self.s(ub), self.s(step)]
         kind = for_kind(op)
         if kind is ForKind.Pipeline:
-            bounds.append(f"stage={for_stage(op) or 0}")
+            bounds.append(f"stage={for_stage(op) or 1}")  # no stage: LowerPipelineLoops reads 1
         pos = 2 * a.liveness.index(op)
         if op.iter_args and not plain:
             inits = [self.s(v) for v in op.iter_args]

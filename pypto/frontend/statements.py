@@ -302,10 +302,18 @@ class StmtMixin:
         if s.orelse:
             raise self.fail(UnsupportedFeatureError, "for ... else is not supported", s)
         kind = LOOPS[path]
+        if any(k.arg is None for k in it.keywords):
+            raise self.fail(UnsupportedFeatureError, f"{path}(**...) is not supported: write its keywords out", it)
         kw = {k.arg: k.value for k in it.keywords}
-        unknown = set(kw) - {"init_values", "stage"}
+        unknown = set(kw) - ({"init_values", "stage"} if kind is ForKind.Pipeline else {"init_values"})
         if unknown:
-            raise self.fail(InvalidOperationError, f"{path} has no argument '{sorted(unknown)[0]}'", it)
+            name = sorted(unknown)[0]
+            raise self.fail(
+                InvalidOperationError,
+                f"{path} has no argument '{name}'",
+                it,
+                hint="stage= (the pipeline depth) belongs to pl.pipeline(n, stage=F)" if name == "stage" else None,
+            )
         if not 1 <= len(it.args) <= 3:
             raise self.fail(InvalidOperationError, f"{path} takes 1 to 3 positional arguments (start, stop, step)", it)
         step = self._static(it.args[2]) if len(it.args) == 3 else None
@@ -328,12 +336,7 @@ class StmtMixin:
             bounds = [self.constant(0, index, it), bounds[0]]
         if len(bounds) == 2:
             bounds.append(self.constant(1, index, it))
-        stage = None
-        if "stage" in kw:
-            try:
-                stage = evaluate(kw["stage"], self.src.globals)
-            except NotConstant as e:
-                raise self.fail(ParserTypeError, f"stage must be a constant: {e.message}", e.node) from None
+        stage = self.pipeline_stage(it, kw.get("stage")) if kind is ForKind.Pipeline else None
         # Target: ``i`` or ``i, (a, b)`` with explicit init_values.
         explicit: list[str] = []
         inits: list[SSAValue] = []
@@ -434,6 +437,28 @@ class StmtMixin:
         for n, r in zip(result_names, op.results, strict=False):
             set_name(r, n)
             self.scope.assign(n, r)
+
+    def pipeline_stage(self: FunctionBuilder, call: ast.Call, node: ast.expr | None) -> int:
+        """``stage=`` of ``pl.pipeline(..., stage=F)``: required, a compile-time integer >= 1 (upstream's rule)."""
+        if node is None:
+            raise self.fail(
+                InvalidOperationError,
+                "pl.pipeline needs stage= (the pipeline depth, a positive integer)",
+                call,
+                hint="pl.pipeline(n, stage=2); for a loop that is not pipelined use pl.range(n)",
+            )
+        try:
+            stage = evaluate(node, self.src.globals)
+        except NotConstant as e:
+            raise self.fail(ParserTypeError, f"stage must be a constant: {e.message}", e.node) from None
+        if isinstance(stage, bool) or not isinstance(stage, int) or not 1 <= stage < 2**63:
+            raise self.fail(
+                ParserTypeError,
+                f"pl.pipeline stage must be a positive integer, got {stage!r}",
+                node,
+                hint="the number of iterations in flight, typically 2 to 4: stage=2",
+            )
+        return stage
 
     def escaping_init(
         self: FunctionBuilder,

@@ -1,0 +1,101 @@
+"""Unusual and wrong input to the scope constructs (``pl.at``, ``pl.scope``, ``pl.manual_scope``) and to
+``pl.pipeline``: each wrong one is a located front-end error (file, line, what was expected), never a Python
+traceback, an internal error, a run-time failure or a silent acceptance; each legal one compiles and gives
+torch's numbers."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from xdsl.dialects import scf
+
+import pypto.language as pl
+from pypto.dialects.program import FOR_STAGE
+from pypto.errors import InvalidOperationError, ParserError, ParserTypeError, UnsupportedFeatureError
+from pypto.ir import compile
+from pypto.runtime import run
+
+T = "pl.Tensor[[128, 64], pl.FP32]"
+
+
+def kernel(body: str, kind: str = "type=pl.FunctionType.InCore", params: str = f"a: {T}, out: pl.Out[{T}]") -> str:
+    """A function ``f(params)`` with ``body`` (line 5 on) returning ``out``."""
+    lines = "".join(f"    {ln}\n" for ln in body.splitlines())
+    return f"import pypto.language as pl\n\n@pl.function({kind})\ndef f({params}) -> {T}:\n{lines}    return out\n"
+
+
+def orchestration(body: str, kind: str = "type=pl.FunctionType.Orchestration") -> str:
+    return kernel(body, kind)
+
+
+def fail(text: str, cls: type[ParserError] = ParserError) -> ParserError:
+    """The located error ``pl.parse`` raises for ``text`` (a ``ParserError`` of class ``cls``)."""
+    with pytest.raises(cls) as info:
+        pl.parse(text, filename="k.py")
+    assert info.value.location is not None and info.value.location.filename == "k.py"
+    return info.value
+
+
+def run_orchestration(body: str, tmp_path, *args: torch.Tensor) -> torch.Tensor:
+    """Compile ``orchestration(body)`` and run it on ``args`` (the last one is ``out``); returns ``out``."""
+    compiled = compile(pl.parse(orchestration(body), filename="k.py"), output_dir=str(tmp_path / "build"))
+    run(compiled, *args)
+    return args[-1]
+
+
+# ---- pl.pipeline: stage= ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stage", ["0", "-1", "2.5", "True", "'a'", "None", "[2]", "100000000000000000000000000"])
+def test_pipeline_stage_that_is_not_a_positive_integer(stage: str) -> None:
+    """Was silently accepted (0, -1, True, None: the loop ran unpipelined), an AttributeError ('float' object has
+    no attribute 'data') or an xDSL VerifyException (a stage past 64 bits). Upstream: a positive integer."""
+    err = fail(kernel(f"for i in pl.pipeline(4, stage={stage}):\n    pass"), ParserTypeError)
+    assert f"pl.pipeline stage must be a positive integer, got {stage.strip(chr(39))}" in err.message.replace("'", "")
+    assert err.location is not None and err.location.line == 5 and err.location.col == 35
+
+
+def test_pipeline_without_stage() -> None:
+    """Was silently accepted (an unpipelined loop, printed back as 'stage=0'). Upstream: stage= is required."""
+    err = fail(kernel("for i in pl.pipeline(4):\n    pass"), InvalidOperationError)
+    assert "pl.pipeline needs stage=" in err.message
+    assert err.location is not None and err.location.line == 5
+
+
+@pytest.mark.parametrize("loop", ["pl.range", "pl.parallel", "pl.unroll", "range"])
+def test_stage_on_a_loop_that_is_not_a_pipeline(loop: str) -> None:
+    """Was silently accepted (and dropped). Upstream: 'stage= is only supported on pl.pipeline()'."""
+    err = fail(kernel(f"for i in {loop}(4, stage=2):\n    pass"), InvalidOperationError)
+    assert f"{loop} has no argument 'stage'" in err.message
+    assert err.hint is not None and "pl.pipeline(n, stage=F)" in err.hint
+
+
+def test_loop_keywords_unpacked() -> None:
+    """Was "pl.pipeline has no argument 'None'"."""
+    err = fail(kernel("for i in pl.pipeline(4, **{'stage': 2}):\n    pass"), UnsupportedFeatureError)
+    assert "pl.pipeline(**...) is not supported" in err.message
+
+
+def test_pipeline_loop_without_stage_prints_as_stage_one() -> None:
+    """A Pipeline loop without pl.stage (IR from MLIR) was printed 'stage=0', which does not parse back."""
+    program = pl.parse(kernel("for i in pl.pipeline(4, stage=2):\n    pass"))
+    (loop,) = [op for op in program.module.walk() if isinstance(op, scf.ForOp)]
+    del loop.attributes[FOR_STAGE]
+    text = program.as_python()
+    assert "pl.pipeline(4, stage=1)" in text
+    pl.parse(text)
+
+
+@pytest.mark.parametrize(("loop", "rows"), [("pl.pipeline(4, stage=1)", range(4)),
+                                            ("pl.pipeline(1, 4, 2, stage=3)", range(1, 4, 2))])  # fmt: skip
+def test_pipeline_stage_one_and_stage_past_the_trip_count_run(loop: str, rows: range, tmp_path) -> None:
+    """Legal: stage=1 (nothing replicated) and a stage larger than the trip count give torch's numbers."""
+    body = (f"for i in {loop}:\n"
+            "    with pl.at(level=pl.Level.CORE_GROUP):\n"
+            "        t = pl.load(a, [i * 32, 0], [32, 64])\n"
+            "        out = pl.store(pl.exp(t), [i * 32, 0], out)")  # fmt: skip
+    a, out = torch.randn(128, 64), torch.zeros(128, 64)
+    want = torch.zeros(128, 64)
+    for i in rows:
+        want[i * 32 : (i + 1) * 32] = torch.exp(a[i * 32 : (i + 1) * 32])
+    torch.testing.assert_close(run_orchestration(body, tmp_path, a, out), want, rtol=1e-5, atol=1e-5)
