@@ -296,6 +296,11 @@ def host_function(fdef: ast.FunctionDef, src: Source) -> Callable[..., Any]:
 def reject_chip_scope(call: ast.Call, src: Source, where: str) -> None:
     """A located error for a ``pl.at`` scope above ``CORE_GROUP`` outside a HOST orchestrator."""
     args = at_args(call, src)
+    if args.level in (Level.AIV, Level.AIC):  # below CORE_GROUP: the compiler places the AIC / AIV work
+        raise src.error(InvalidOperationError,
+                        f"pl.at(level={args.level}) is not supported: a device region is "
+                        "pl.at(level=pl.Level.CORE_GROUP), whose work the compiler splits between AIC and AIV",
+                        call, hint="use pl.at(level=pl.Level.CORE_GROUP) for an InCore scope")  # fmt: skip
     raise src.error(InvalidOperationError,
                     f"pl.at(level={args.level}) is a hierarchy scope: it is outlined from a HOST orchestrator "
                     f"(@pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)), not from {where}", call,

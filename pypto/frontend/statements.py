@@ -588,6 +588,8 @@ class StmtMixin:
         no_dep: list[str] = []
         early = False
         for k in call.keywords:
+            if k.arg is None:
+                raise self.fail(UnsupportedFeatureError, "pl.at(**...) is not supported: write its keywords out", call)
             if k.arg == "optimizations":
                 continue
             if k.arg == "deps":
@@ -607,8 +609,8 @@ class StmtMixin:
             if k.arg not in ("level", "role", "name_hint"):
                 raise self.fail(InvalidOperationError, f"pl.at has no argument '{k.arg}'", k.value)
         at = at_args(call, self.src)  # level, role, name_hint: checked as upstream checks them
-        if at.role is not None:  # a hierarchy scope: outlined from a HOST orchestrator (pypto.frontend.hierarchy)
-            reject_chip_scope(call, self.src, f"a {self.kind} function")
+        if at.level is not Level.CORE_GROUP:  # a hierarchy scope: outlined from a HOST orchestrator (.hierarchy)
+            reject_chip_scope(call, self.src, f"the {self.kind.value} function '{self.fdef.name}'")
         level = at.level
         if at.name_hint is not None:
             kw["name_hint"] = at.name_hint

@@ -99,3 +99,57 @@ def test_pipeline_stage_one_and_stage_past_the_trip_count_run(loop: str, rows: r
     for i in rows:
         want[i * 32 : (i + 1) * 32] = torch.exp(a[i * 32 : (i + 1) * 32])
     torch.testing.assert_close(run_orchestration(body, tmp_path, a, out), want, rtol=1e-5, atol=1e-5)
+
+
+# ---- pl.at: its level ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("level", ["CHIP", "HOST", "CHIP_DIE"])
+@pytest.mark.parametrize("kind", ["Orchestration", "InCore"])
+def test_hierarchy_scope_without_role_outside_a_host_orchestrator(level: str, kind: str) -> None:
+    """Was accepted by the front end (only ``role=`` marked a hierarchy scope): then an IR verifier dump after
+    InitMemRef, an OrchestrationError at run time (an empty scope) or 'pl.at has no pto lowering'."""
+    body = f"with pl.at(level=pl.Level.{level}):\n    out[:] = pl.add(a, a)"
+    err = fail(kernel(body, f"type=pl.FunctionType.{kind}"), InvalidOperationError)
+    assert f"pl.at(level={level}) is a hierarchy scope: it is outlined from a HOST orchestrator" in err.message
+    assert f"not from the {kind} function 'f'" in err.message
+    assert err.hint == "use pl.at(level=pl.Level.CORE_GROUP) for an InCore scope"
+    assert err.location is not None and err.location.line == 5
+
+
+@pytest.mark.parametrize("level", ["AIV", "AIC"])
+def test_scope_below_core_group(level: str) -> None:
+    """Was an IR verifier dump after InitMemRef."""
+    err = fail(orchestration(f"with pl.at(level=pl.Level.{level}):\n    out[:] = pl.add(a, a)"), InvalidOperationError)
+    assert f"pl.at(level={level}) is not supported: a device region is pl.at(level=pl.Level.CORE_GROUP)" in err.message
+    assert err.location is not None and err.location.line == 5
+
+
+def test_hierarchy_scope_inside_a_core_group_scope() -> None:
+    """Was an IR verifier dump after InitMemRef."""
+    body = "with pl.at(level=pl.Level.CORE_GROUP):\n    with pl.at(level=pl.Level.CHIP):\n        out[:] = pl.add(a, a)"
+    err = fail(orchestration(body), InvalidOperationError)
+    assert "pl.at(level=CHIP) is a hierarchy scope" in err.message
+    assert err.location is not None and err.location.line == 6
+
+
+def test_chip_scope_inside_a_chip_scope() -> None:
+    """The inner scope lands in the outlined chip orchestration function: was accepted (a pl.at nothing lowers)."""
+    text = (f"import pypto.language as pl\n\n@pl.program\nclass P:\n"
+            f"    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)\n"
+            f"    def host(self, a: {T}, out: pl.Out[{T}]):\n"
+            "        with pl.at(level=pl.Level.CHIP):\n"
+            "            with pl.at(level=pl.Level.CHIP):\n"
+            "                with pl.at(level=pl.Level.CORE_GROUP):\n"
+            "                    pl.assemble(out, pl.add(a, a), [0, 0])\n"
+            "        return out\n")  # fmt: skip
+    err = fail(text, InvalidOperationError)
+    assert "not from the Orchestration function 'host_chip_orch_0'" in err.message
+    assert err.location is not None and err.location.line == 8
+
+
+def test_scope_keywords_unpacked() -> None:
+    """Was "pl.at has no argument 'None'"."""
+    err = fail(orchestration("with pl.at(**{'level': pl.Level.CORE_GROUP}):\n    out[:] = pl.add(a, a)"),
+               UnsupportedFeatureError)  # fmt: skip
+    assert "pl.at(**...) is not supported" in err.message
