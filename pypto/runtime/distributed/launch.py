@@ -48,6 +48,7 @@ from pypto.target.model import Target, load_target
 
 from .comm import DistributedRankError, RankComm
 from .config import DistributedConfig, distributed_config_of, torchrun_rank, under_torchrun
+from .outputs import EarlierOutputs
 from .trace import remove_stale_ranks, write_merged_trace, write_rank_events
 
 GRACE_S = 5.0
@@ -59,8 +60,20 @@ class DistributedRunError(RuntimeError):
 
     def __init__(self, failures: dict[int, tuple[str, str]], world_size: int):
         self.failures = dict(sorted(failures.items()))
+        self.previous: Path | None = None
+        """Where the earlier run's outputs in the ``output_dir`` now are (``dfx_outputs/previous/``; None: there
+        were none, or the run had no ``output_dir``): :mod:`.outputs`."""
         lines = [f"  rank {r}, task '{task}': {msg}" for r, (task, msg) in self.failures.items()]
         super().__init__(f"{len(self.failures)} of {world_size} ranks failed:\n" + "\n".join(lines))
+
+    def outputs_moved(self, previous: Path | None) -> DistributedRunError:
+        """Name ``previous`` (where the earlier run's outputs went, :meth:`.outputs.EarlierOutputs.failed`) in the
+        message; returns the error."""
+        self.previous = previous
+        if previous is not None:
+            self.args = (f"{self.args[0]}\nthe earlier run's outputs in {previous.parent} were moved to {previous}/ "
+                         "(this run's were removed: it failed)",)
+        return self
 
 
 @dataclass
@@ -251,20 +264,50 @@ def _launch_local(fn: Callable[..., Any], config: DistributedConfig, target: Tar
             f"by pickle, which cannot copy them ({exception_line(exc)}): make the function a module-level one "
             "(not a lambda or a nested function) and its arguments picklable, or use start_method='fork'"
         ) from None
-    store = dist.TCPStore("127.0.0.1", port, is_master=True, wait_for_workers=False,
-                          timeout=timedelta(seconds=config.timeout_s))
-    done, failures = collect(procs, results, config, store, set(), deadline_s=config.dispatch_timeout_s)
-    for p in procs:
-        p.join(timeout=GRACE_S)
-        if p.is_alive():
-            p.kill()
-            p.join()
+    try:
+        earlier = set_aside(config)  # the ranks write nothing before they join the store, made below
+        store = dist.TCPStore("127.0.0.1", port, is_master=True, wait_for_workers=False,
+                              timeout=timedelta(seconds=config.timeout_s))
+        done, failures = collect(procs, results, config, store, set(), deadline_s=config.dispatch_timeout_s)
+    finally:
+        for p in procs:
+            p.join(timeout=GRACE_S)
+            if p.is_alive():
+                p.kill()
+                p.join()
     store = None  # noqa: F841 - stop the store's server thread now: a traceback holding this frame must not
     # keep it alive into the next launch's fork (a forked child can deadlock on a live thread's lock)
-    if failures:
-        raise DistributedRunError(failures, world)
-    ranks = [rank_result(done[r], config.device_ids[r]) for r in range(world)]
-    return _finish(ranks, config, target, time.perf_counter() - t0)
+    ranks = [rank_result(done[r], config.device_ids[r]) for r in range(world)] if not failures else []
+    return finish_run(ranks, failures, world, config, target, time.perf_counter() - t0, earlier)
+
+
+def set_aside(config: DistributedConfig, **owned: Any) -> EarlierOutputs | None:
+    """Before a run with an ``output_dir`` writes: the earlier run's outputs set aside (:mod:`.outputs`)."""
+    if config.output_dir is None:
+        return None
+    earlier = EarlierOutputs(config.output_dir, int(config.world_size or 0), **owned)
+    earlier.set_aside()
+    return earlier
+
+
+def finish_run(ranks: list[RankResult], failures: dict[int, tuple[str, str]], world: int, config: DistributedConfig,
+               target: Target, wall_s: float, earlier: EarlierOutputs | None) -> DistributedRun:
+    """The run's outcome: its artefacts written and the earlier run's outputs dropped, or (``failures``, or the
+    artefacts could not be written) the :class:`DistributedRunError` naming where the earlier outputs went."""
+    if not failures:
+        try:
+            run = _finish(ranks, config, target, wall_s)
+        except BaseException:
+            if earlier is not None:
+                earlier.failed()
+            raise
+        if earlier is not None:
+            earlier.succeeded()
+        return run
+    error = DistributedRunError(failures, world)
+    if earlier is not None:
+        error.outputs_moved(earlier.failed())
+    raise error
 
 
 def collect(procs: list[Any], results: Any, config: DistributedConfig, store: Any, up: set[int],
@@ -397,16 +440,19 @@ def _launch_torchrun(fn: Callable[..., Any], config: DistributedConfig, target: 
     comm = RankComm(rank, world, dist.PrefixStore("pypto", store), target.link, target.clock_hz, config.timeout_s,
                     config.device_ids[rank], target)
     comm.output_dir = config.output_dir
+    # each rank sets its own rank{r}/ aside (its host may have its own folder), rank 0 the rest; the barrier:
+    # no rank writes before rank 0 moved the top files (its all_gather of the outcome: none decides before all ran)
+    earlier = set_aside(config, ranks={rank}, top=rank == 0)
+    dist.barrier()
     msg = _run_rank(comm, fn, args, kwargs)
     gathered: list[Any] = [None] * world
     dist.all_gather_object(gathered, msg)
     dist.destroy_process_group()
     failures = {m[1]: (m[2], m[3]) for m in gathered if m[0] == "err"}
-    if failures:
-        raise DistributedRunError(failures, world)
-    ranks = [rank_result(m, config.device_ids[m[1]]) for m in gathered]
+    ranks = [rank_result(m, config.device_ids[m[1]]) for m in gathered] if not failures else []
     write = rank == 0
-    return _finish(ranks, config if write else _no_output(config), target, time.perf_counter() - t0)
+    return finish_run(ranks, failures, world, config if write else _no_output(config), target,
+                      time.perf_counter() - t0, earlier)
 
 
 def _no_output(config: DistributedConfig) -> DistributedConfig:

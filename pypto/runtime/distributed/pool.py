@@ -36,14 +36,15 @@ from .launch import (
     GRACE_S,
     DistributedRun,
     DistributedRunError,
-    _finish,
     _free_port,
     _link_target,
     _run_rank,
     collect,
     exception_line,
+    finish_run,
     join_rank_group,
     rank_result,
+    set_aside,
     start_ranks,
 )
 from .submit import Turn, Turnstile
@@ -152,6 +153,8 @@ class RankPool:
         t0 = time.perf_counter()
         self._seq += 1
         seq, payload = self._seq, pickle.dumps(args)
+        config = self.config if output_dir is None else _with_output(self.config, output_dir)
+        earlier = set_aside(config)  # before any rank writes (:mod:`.outputs`)
         for q in self._commands:
             q.put((seq, fn, payload, None if output_dir is None else str(output_dir)))
         store = dist.PrefixStore(f"d{seq}", self._store)
@@ -160,10 +163,8 @@ class RankPool:
         if failures:
             self._shutdown()
             self.closed = f"dispatch {seq} failed"
-            raise DistributedRunError(failures, self.world)
-        ranks = [rank_result(done[r], self.config.device_ids[r]) for r in range(self.world)]
-        config = self.config if output_dir is None else _with_output(self.config, output_dir)
-        return _finish(ranks, config, self.target, time.perf_counter() - t0)
+        ranks = [rank_result(done[r], self.config.device_ids[r]) for r in range(self.world)] if not failures else []
+        return finish_run(ranks, failures, self.world, config, self.target, time.perf_counter() - t0, earlier)
 
     def close(self) -> None:
         """End the rank processes (idempotent)."""
