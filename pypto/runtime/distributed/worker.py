@@ -20,6 +20,8 @@ with ``callbacks={name: fn}``, checked here, before any process starts. The prog
 
 from __future__ import annotations
 
+import math
+import operator
 import secrets
 import threading
 from collections.abc import Callable, Sequence
@@ -352,27 +354,65 @@ class DistributedWorker:
         """A host copy of ``tensor`` as rank ``worker_id`` holds it (its shard when stacked)."""
         if self._tensors.get(tensor.id) is not tensor:
             raise ValueError(f"{tensor!r} is not a live tensor of this worker")
-        value = self.rank_run(rank_read, tensor.id).values[worker_id]
-        if value is None:
-            raise ValueError(f"{tensor!r} has no shard on rank {worker_id} (its worker_ids: {list(tensor.worker_ids)})")
-        return value
+        rank = self._holder(tensor, worker_id, "read_tensor")
+        return self.rank_run(rank_read, tensor.id).values[rank]
+
+    def _holder(self, tensor: DistributedDeviceTensor, worker_id: Any, op: str) -> int:
+        """``worker_id`` as a rank that holds ``tensor`` (a copy, or its shard when stacked), checked here: a wrong
+        one is a ``TypeError`` / ``ValueError`` naming it, never a copy to no rank or a failure on the ranks."""
+        try:
+            rank = operator.index(worker_id)
+        except TypeError:
+            raise TypeError(f"{op}: worker_id must be an int (a rank), got {type(worker_id).__name__}") from None
+        world = int(self.config.world_size or 0)
+        if isinstance(worker_id, bool) or not 0 <= rank < world:
+            raise ValueError(f"{op}: worker_id {worker_id!r} out of range [0, {world}) (the world size)")
+        if tensor.stacked and rank not in tensor.worker_ids:
+            raise ValueError(f"{tensor!r} has no shard on rank {rank} (its worker_ids: {list(tensor.worker_ids)})")
+        return rank
+
+    @staticmethod
+    def _copy_bytes(op: str, nbytes: Any, default: int, limits: dict[str, int]) -> int:
+        """The bytes a copy moves: ``nbytes`` (None: ``default``), at most each of ``limits`` (what each side
+        holds), else a ``ValueError`` naming the sizes."""
+        n = default if nbytes is None else operator.index(nbytes)
+        if n < 0:
+            raise ValueError(f"{op}: nbytes must be >= 0, got {n}")
+        for side, size in limits.items():
+            if n > size:
+                raise ValueError(f"{op}: copying {n} bytes, but {side} holds {size}")
+        return n
 
     def copy_from(self, dst: torch.Tensor, src: DistributedDeviceTensor, nbytes: int | None = None, *,
                   worker_id: int = 0) -> None:
         """Copy rank ``worker_id``'s ``src`` into the host tensor ``dst`` (``nbytes``: a prefix)."""
+        if self._tensors.get(src.id) is not src:
+            raise ValueError(f"{src!r} is not a live tensor of this worker")
+        if not isinstance(dst, torch.Tensor):
+            raise TypeError(f"copy_from: dst must be a torch.Tensor, got {type(dst).__name__}")
+        self._holder(src, worker_id, "copy_from")
+        have = dst.numel() * dst.element_size()
+        n = self._copy_bytes("copy_from", nbytes, have, {"the host tensor dst": have, f"{src!r}": _shard_bytes(src)})
         data = self.read_tensor(src, worker_id).reshape(-1).view(torch.uint8)
-        out = dst.reshape(-1).view(torch.uint8)
-        n = out.numel() if nbytes is None else int(nbytes)
-        out[:n].copy_(data[:n])
+        if dst.is_contiguous():
+            dst.reshape(-1).view(torch.uint8)[:n].copy_(data[:n])
+            return
+        flat = dst.contiguous()  # a strided dst: through a contiguous copy (reshape would write into a copy)
+        flat.reshape(-1).view(torch.uint8)[:n].copy_(data[:n])
+        dst.copy_(flat)
 
     def copy_to(self, dst: DistributedDeviceTensor, src: torch.Tensor, nbytes: int | None = None, *,
                 worker_id: int = 0) -> None:
         """Copy the host tensor ``src`` into rank ``worker_id``'s ``dst`` (the other ranks keep theirs)."""
         if self._tensors.get(dst.id) is not dst:
             raise ValueError(f"{dst!r} is not a live tensor of this worker")
+        if not isinstance(src, torch.Tensor):
+            raise TypeError(f"copy_to: src must be a torch.Tensor, got {type(src).__name__}")
+        rank = self._holder(dst, worker_id, "copy_to")
         data = src.detach().contiguous().reshape(-1).view(torch.uint8)
-        n = data.numel() if nbytes is None else int(nbytes)
-        self.rank_run(_rank_write, dst.id, data[:n].clone(), int(worker_id))
+        n = self._copy_bytes("copy_to", nbytes, data.numel(), {"the host tensor src": data.numel(),
+                                                               f"{dst!r}": _shard_bytes(dst)})
+        self.rank_run(_rank_write, dst.id, data[:n].clone(), rank)
 
     def copy_stacked_from(self, stacked: StackedDeviceTensor, host_out: torch.Tensor) -> None:
         """Read every shard back into ``host_out`` (its dim 0: the ranks)."""
@@ -391,6 +431,12 @@ class DistributedWorker:
         if self.closed:
             raise RuntimeError("this DistributedWorker is closed")
         self.inherited_host_tensors = ()
+
+
+def _shard_bytes(tensor: DistributedDeviceTensor) -> int:
+    """The bytes one rank holds of ``tensor`` (its shard when stacked)."""
+    shape = tensor.shape[1:] if tensor.stacked else tensor.shape
+    return math.prod(shape) * torch.empty((), dtype=tensor.dtype).element_size()
 
 
 def _inherited(tensors: Sequence[torch.Tensor] | None) -> tuple[torch.Tensor, ...]:
