@@ -90,3 +90,17 @@ def test_a_worker_closes_twice_and_refuses_calls_after(tmp_path: object) -> None
         worker.alloc_tensor((2,), torch.float32)
     with pytest.raises(ValueError, match="not a live tensor"):
         worker.read_tensor(t)
+
+
+def test_a_wrong_shape_dtype_or_init_of_alloc_tensor_is_named_and_the_worker_goes_on(rt: DistributedWorker) -> None:
+    pids = rt.pids
+    with pytest.raises(ValueError, match=r"alloc_tensor: shape \[-1, 4\] has a negative dimension"):
+        rt.alloc_tensor((-1, 4), torch.float32)  # was: a failure on every rank that ended the worker's processes
+    with pytest.raises(TypeError, match="alloc_tensor: shape must be a sequence of ints, got \\(2.5,\\)"):
+        rt.alloc_tensor((2.5,), torch.float32)  # was: a [2] tensor
+    with pytest.raises(TypeError, match="alloc_tensor: dtype must be a torch.dtype"):
+        rt.alloc_tensor((2, 4), "float32")  # was: accepted, a tensor whose dtype is a string
+    with pytest.raises(ValueError, match=r"alloc_tensor: init has 3 elements \[3\], the tensor \[2, 4\] has 8"):
+        rt.alloc_tensor((2, 4), torch.float32, init=torch.ones(3))
+    assert rt.alloc_tensor(3, torch.int32).shape == (3,)  # one dimension, as torch.zeros(3)
+    assert rt.pids == pids

@@ -308,10 +308,18 @@ class DistributedWorker:
     # ---- resident tensors -----------------------------------------------------------------------
 
     def alloc_tensor(self, shape: Sequence[int], dtype: torch.dtype, *, init: Any = None) -> DistributedDeviceTensor:
-        """A worker-resident tensor, one buffer on every rank (``init``: copied to each, once)."""
-        t = DistributedDeviceTensor(self, tuple(int(d) for d in shape), dtype)
+        """A worker-resident tensor, one buffer on every rank (``init``: copied to each, once). A wrong shape,
+        dtype or ``init`` is an error here, before the ranks allocate anything."""
+        if not isinstance(dtype, torch.dtype):
+            raise TypeError(f"alloc_tensor: dtype must be a torch.dtype (torch.float32 ...), got {dtype!r}")
+        dims = _shape("alloc_tensor", shape)
+        t = DistributedDeviceTensor(self, dims, dtype)
         if init is not None:
-            init = torch.as_tensor(init).to(dtype).reshape(t.shape).contiguous()
+            init = torch.as_tensor(init).to(dtype)
+            if init.numel() != math.prod(dims):
+                raise ValueError(f"alloc_tensor: init has {init.numel()} elements {list(init.shape)}, the tensor "
+                                 f"{list(dims)} has {math.prod(dims)}")
+            init = init.reshape(dims).contiguous()
         self.rank_run(rank_alloc, t.ref, init)
         self._tensors[t.id] = t
         return t
@@ -431,6 +439,17 @@ class DistributedWorker:
         if self.closed:
             raise RuntimeError("this DistributedWorker is closed")
         self.inherited_host_tensors = ()
+
+
+def _shape(op: str, shape: Any) -> tuple[int, ...]:
+    """``shape`` as a tuple of non-negative ints (an int: one dimension), else the error naming it."""
+    try:
+        dims = (operator.index(shape),) if not isinstance(shape, Sequence) else tuple(operator.index(d) for d in shape)
+    except TypeError:
+        raise TypeError(f"{op}: shape must be a sequence of ints, got {shape!r}") from None
+    if any(d < 0 for d in dims):
+        raise ValueError(f"{op}: shape {list(dims)} has a negative dimension")
+    return dims
 
 
 def _shard_bytes(tensor: DistributedDeviceTensor) -> int:
