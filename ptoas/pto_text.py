@@ -57,10 +57,13 @@ class SourceMap:
     filename: str
     positions: dict[Operation, tuple[int, int]] = field(default_factory=dict)
 
-    def locate(self, op: Operation | None) -> tuple[str, int, int] | None:
-        """``(file, line, col)`` of an op: its ``loc(...)`` if any, else where it was parsed."""
+    def locate(self, op: Operation | None, in_file: bool = False) -> tuple[str, int, int] | None:
+        """``(file, line, col)`` of an op: its ``loc(...)`` if any, else where it was parsed (``in_file``: where
+        it was parsed first, for a ``.pto`` a user edits)."""
         if op is None:
             return None
+        if in_file and op in self.positions:
+            return (self.filename, *self.positions[op])
         if isinstance(op.location, FileLineColLoc):
             loc = op.location
             return loc.filename.data, loc.line.data, loc.column.data
@@ -107,18 +110,23 @@ def parse_pto(text: str, filename: str = "<pto>") -> ModuleOp:
     return parse_pto_with_source_map(text, filename)[0]
 
 
-def format_diagnostic(err: PTOVerifyError | ParseError, source_map: SourceMap | None = None) -> str:
-    """``file:line:col: error: message`` (the first line of a ParseError's own report)."""
+def format_diagnostic(err: PTOVerifyError | ParseError, source_map: SourceMap | None = None, in_file: bool = False) -> str:
+    """``file:line:col: error: message`` (the first line of a ParseError's own report). An op is located at its
+    ``loc(...)`` as MLIR does; ``in_file``: in the ``.pto`` text, its ``loc(...)`` named after the message."""
     if isinstance(err, ParseError):
         where = err.span.get_location()
         return f"{where.file}:{where.line}:{where.col}: error: {parse_error_message(err)}"
-    located = source_map.locate(err.op) if source_map is not None else None
+    located = source_map.locate(err.op, in_file) if source_map is not None else None
+    message = err.message
+    if in_file and located is not None and located[0] == source_map.filename and err.location is not None:
+        loc = err.location
+        message += f" (the op of {loc.filename.data}:{loc.line.data}:{loc.column.data})"
     if located is None:
         name = source_map.filename if source_map is not None else "<pto>"
-        line = f"{name}: error: {err.message}"
+        line = f"{name}: error: {message}"
     else:
-        line = f"{located[0]}:{located[1]}:{located[2]}: error: {err.message}"
-    return "\n".join([line, *(format_diagnostic(m, source_map) for m in err.more)])
+        line = f"{located[0]}:{located[1]}:{located[2]}: error: {message}"
+    return "\n".join([line, *(format_diagnostic(m, source_map, in_file) for m in err.more)])
 
 
 def _first_failing_op(root: Operation) -> tuple[Operation, VerifyException] | None:

@@ -2,7 +2,7 @@
 
 Besides the op verifiers, the target facts that hold whether or not memory is
 planned: ``pto.target_arch`` names a known arch, and every ``pto.alloc_tile``
-fits its address space on that arch; PTOAS's rules on FIFO inits over reserved
+fits its address space on that arch at an aligned address; PTOAS's rules on FIFO inits over reserved
 buffers (:mod:`.fifo_rules`).
 
 Raises :class:`pypto.ptoas.pto_text.PTOVerifyError` (message names the op
@@ -20,7 +20,7 @@ from xdsl.passes import ModulePass
 from pypto.ptoas.dialect import target_arch
 from pypto.ptoas.dialect.tile_ops import AllocTileOp
 from pypto.ptoas.dialect.types import TileBufType, element_bits
-from pypto.ptoas.limits import ARCHS, capacity
+from pypto.ptoas.limits import ARCHS, alignment, capacity
 from pypto.ptoas.pto_text import verify_pto
 
 from .access import constant_int
@@ -35,7 +35,8 @@ def tile_bytes(t: TileBufType) -> int:
 
 def check_target(module: ModuleOp, check_addresses: bool = True) -> None:
     """A known ``pto.target_arch``; every tile no larger than its address
-    space and, with ``check_addresses``, a constant address that keeps it inside."""
+    space and, with ``check_addresses``, a constant address that keeps it inside
+    and is aligned as the space's addresses must be (32 B for vec, 512 B for the L0 buffers)."""
     arch_attr = module.attributes.get("pto.target_arch")
     if isinstance(arch_attr, StringAttr) and arch_attr.data.lower() not in ARCHS:
         raise pass_error(module, f"unknown pto.target_arch {arch_attr.data!r} (known: {', '.join(ARCHS)})")
@@ -56,6 +57,9 @@ def check_target(module: ModuleOp, check_addresses: bool = True) -> None:
                 f"{space} tile at address {addr} of {size} bytes ends at {addr + size}, "
                 f"past the end of the {space} buffer ({cap} bytes on {arch})",
             )
+        if addr is not None and addr % (align := alignment(space)):
+            raise pass_error(op, f"{space} tile at address {addr} is not {align}-byte aligned: a {space} address is a "
+                                 f"multiple of {align} on {arch}")  # fmt: skip
 
 
 @dataclass(frozen=True)

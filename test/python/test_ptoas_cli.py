@@ -124,6 +124,29 @@ def test_plan_memory_overflow_is_located(tmp_path: Path, capsys: pytest.CaptureF
     assert err.startswith(f"{src}:3:5: error: vec tile of 262144 bytes is larger than the vec buffer"), err
 
 
+@pytest.mark.parametrize(("space", "rows", "addr", "align"), [("vec", 16, 3, 32), ("vec", 16, 48, 32), ("left", 16, 256, 512)])
+def test_an_unaligned_tile_address_is_refused(
+    space: str, rows: int, addr: int, align: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A tile address must be a multiple of its space's alignment (32 B vec, 512 B L0): ``addr = 3`` was
+    accepted and the device model ran the tile there, overlapping its neighbour."""
+    t = (f"!pto.tile_buf<loc={space}, dtype=f16, rows={rows}, cols=16, v_row={rows}, v_col=16, blayout=row_major, "
+         "slayout=none_box, fractal=512, pad=0>")  # fmt: skip
+    src = tmp_path / "unaligned.pto"
+    src.write_text(
+        "module {\n  func.func @k() {\n"
+        f"    %c = arith.constant {addr} : i64\n"
+        f"    %a = pto.alloc_tile addr = %c : {t}\n"
+        "    return\n  }\n}\n"
+    )
+    code, _, err = run([str(src), "--emit", "pto"], capsys)
+    assert code == 1
+    assert err.startswith(f"{src}:4:5: error: {space} tile at address {addr} is not {align}-byte aligned"), err
+    src.write_text(src.read_text().replace(f"constant {addr} ", f"constant {2 * align} "))
+    code, _, err = run([str(src), "--emit", "pto"], capsys)
+    assert code == 0, err
+
+
 def test_internal_error_has_no_traceback(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -391,6 +391,17 @@ def test_an_edited_kernel_that_faults_on_the_device_is_a_user_error(
                      "outside the argument", err), err  # fmt: skip
 
 
+def test_a_verifier_error_in_an_edited_pto_names_its_line_there(build: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The error of an edited ``.pto`` that verifies no more names the line of the ``.pto`` (the file the user
+    edited), then the op's ``loc``; it named only the kernel's Python line."""
+    pto = _edit_pto(build, "%c65536_i64 = arith.constant 65536 :", "%c65536_i64 = arith.constant 65539 :")
+    line = next(i for i, text in enumerate(pto.read_text().splitlines(), 1) if "addr = %c65536_i64" in text)
+    assert replay_main([str(build), "--no-validate"]) == 1
+    err = capsys.readouterr().err
+    assert re.match(rf"{re.escape(str(pto))}:{line}:\d+: error: vec tile at address 65539 is not 32-byte aligned: .* "
+                    r"\(the op of 02_elementwise\.py:\d+:\d+\)$", err), err  # fmt: skip
+
+
 def test_bad_pto_error_is_a_pto_unit_error(build: Path) -> None:
     _bad_pto_syntax(build)
     with pytest.raises(PtoUnitError) as e:

@@ -62,7 +62,7 @@ def assemble_unit(path: Path) -> str:
         run_ptoas_pipeline(module, PtoasOptions(insert_sync=True))
         return emit_cpp(module)
     except (ParseError, PTOVerifyError) as e:
-        raise PtoUnitError(path, format_diagnostic(e, source_map)) from None
+        raise PtoUnitError(path, format_diagnostic(e, source_map, in_file=True)) from None
     except (ValueError, NotImplementedError) as e:
         raise PtoUnitError(path, f"{path}: error: C++ emission failed: {e}") from None
 
