@@ -41,7 +41,7 @@ from xdsl.rewriter import InsertPoint
 
 from pypto.diagnostics import error_at
 from pypto.dialects.enums import FunctionType, Level, ParamDirection
-from pypto.dialects.op_base import INTS
+from pypto.dialects.op_base import INTS, describe_type
 from pypto.dialects.program import (
     EARLY_RESOLVE,
     MANUAL_DEP,
@@ -60,7 +60,7 @@ from pypto.dialects.program import (
 )
 from pypto.dialects.tensor_ops import TensorAssembleOp, TensorCreateOp
 from pypto.dialects.tile_ops import TileStoreOp
-from pypto.dialects.types import DYNAMIC, TensorType
+from pypto.dialects.types import DYNAMIC, TensorType, TileType
 
 from .base import FunctionPass, NameGen, index_constant, is_inside, value_base
 from .registry import register_pass
@@ -235,6 +235,7 @@ class OutlineScope(RewritePattern):
                 f"pl.at(level=pl.Level.CORE_GROUP) inside the {kind.value} function "
                 f"'{parent.sym_name.data}' (CORE_GROUP scopes cannot nest)",
             )
+        _reject_scalar_results(scope)
         name = self.function_name(scope, parent, module)
         info = analyse_scope(scope)
         dirs = [_direction(parent, c) for c in info.captures]
@@ -339,6 +340,24 @@ class OutlineScope(RewritePattern):
         rewriter.erase(scope)
         if function_type(parent) is FunctionType.Opaque:
             set_function_type(parent, FunctionType.Orchestration)
+
+
+def _reject_scalar_results(scope: AtOp) -> None:
+    """A scope result must be a tensor or a tile: the outlined kernel's call is a task, whose results are the
+    tensors it writes, so a scalar it computed cannot reach the code after it (the run failed: the task's
+    result was a tensor buffer where the scalar was read)."""
+    term = scope.block.last_op
+    assert isinstance(term, YieldOp)
+    for y, r in zip(term.values, scope.res, strict=True):
+        if not isinstance(y.type, TensorType | TileType):
+            name = value_base(r if r.name_hint else y)
+            raise error_at(
+                y.owner if isinstance(y.owner, Operation) else scope,
+                f"'{name}' is a {describe_type(y.type)} computed inside the pl.at(level=pl.Level.CORE_GROUP) scope "
+                "and used after it: a kernel gives back only the tensors it writes",
+                hint=f"compute '{name}' before the scope (a scalar from outside is passed in), "
+                "or write it into a tensor",
+            )
 
 
 def _copy_dep_options(scope: AtOp, call: func.CallOp) -> None:

@@ -10,6 +10,7 @@ import torch
 from xdsl.dialects import scf
 
 import pypto.language as pl
+from pypto.diagnostics import DiagnosticError
 from pypto.dialects.program import FOR_STAGE
 from pypto.errors import InvalidOperationError, ParserError, ParserTypeError, UnsupportedFeatureError
 from pypto.ir import compile
@@ -153,3 +154,44 @@ def test_scope_keywords_unpacked() -> None:
     err = fail(orchestration("with pl.at(**{'level': pl.Level.CORE_GROUP}):\n    out[:] = pl.add(a, a)"),
                UnsupportedFeatureError)  # fmt: skip
     assert "pl.at(**...) is not supported" in err.message
+
+
+# ---- pl.at: what leaves the scope -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "name", "dtype", "line"),
+    [
+        ("with pl.at(level=pl.Level.CORE_GROUP):\n    k = 2\n    out = pl.store(pl.load(a, [k * 32, 0], [32, 64]), [0, 0], out)\n"
+         "with pl.at(level=pl.Level.CORE_GROUP):\n    out = pl.store(pl.load(a, [k * 32 + 32, 0], [32, 64]), [32, 0], out)",
+         "k", "pl.INDEX", 6),
+        ("with pl.at(level=pl.Level.CORE_GROUP):\n    v = pl.tensor.read(a, [0, 0])\n"
+         "with pl.at(level=pl.Level.CORE_GROUP):\n    out[:] = pl.add(a, v)", "v", "pl.FP32", 6),
+        ("k = 0\nfor i in pl.range(2):\n    with pl.at(level=pl.Level.CORE_GROUP):\n        k = k + 1\n"
+         "        out = pl.store(pl.load(a, [k * 32, 0], [32, 64]), [k * 32, 0], out)", "k", "pl.INDEX", 8),
+        ("with pl.at(level=pl.Level.CORE_GROUP):\n    k = 2\n    out = pl.store(pl.load(a, [0, 0], [32, 64]), [0, 0], out)\n"
+         "for i in pl.range(k):\n    with pl.at(level=pl.Level.CORE_GROUP):\n"
+         "        out = pl.store(pl.load(a, [i * 32, 0], [32, 64]), [i * 32, 0], out)", "k", "pl.INDEX", 6),
+    ],
+    ids=["next-scope", "tensor-read", "loop-carried", "loop-bound"],
+)  # fmt: skip
+def test_scalar_computed_in_a_scope_and_used_after_it(body: str, name: str, dtype: str, line: int, tmp_path) -> None:
+    """Was compiled, then the run failed: 'argument 0 is a scalar (index), got an array' (the next task read
+    the kernel's result buffer as the scalar), 'cannot tell which tensor result 0 of @f_incore_0 is', or a
+    TypeError comparing a DeviceBuffer with an int (the scalar as a loop bound)."""
+    with pytest.raises(DiagnosticError) as info:
+        compile(pl.parse(orchestration(body), filename="k.py"), output_dir=str(tmp_path / "build"))
+    err = info.value
+    assert f"'{name}' is a pl.Scalar[{dtype}] computed inside the pl.at(level=pl.Level.CORE_GROUP) scope" in str(err)
+    assert "a kernel gives back only the tensors it writes" in str(err)
+    assert f"k.py:{line}:" in str(err)
+    assert f"compute '{name}' before the scope" in str(err)
+
+
+def test_scalar_computed_before_a_scope_is_passed_in(tmp_path) -> None:
+    """Legal: the same kernel with the scalar computed in the orchestration gives torch's numbers."""
+    body = ("k = 2\nwith pl.at(level=pl.Level.CORE_GROUP):\n    out = pl.store(pl.load(a, [k * 32, 0], [32, 64]), [0, 0], out)\n"
+            "with pl.at(level=pl.Level.CORE_GROUP):\n    out = pl.store(pl.load(a, [k * 32 + 32, 0], [32, 64]), [32, 0], out)")  # fmt: skip
+    a, out = torch.randn(128, 64), torch.zeros(128, 64)
+    want = torch.cat([a[64:], torch.zeros(64, 64)])
+    torch.testing.assert_close(run_orchestration(body, tmp_path, a, out), want)
