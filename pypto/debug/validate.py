@@ -33,6 +33,7 @@ from pypto.core.program import Program
 from pypto.dialects.enums import FunctionType
 from pypto.dialects.program import function_type
 from pypto.frontend.parser import parse
+from pypto.frontend.scopes import ascii_name
 
 from .torch_codegen import preamble, torch_codegen
 
@@ -72,10 +73,14 @@ def entry_function(program: Program) -> func.FuncOp:
 
 def param_key(name: str, available: Mapping[str, Any]) -> str:
     """The key of ``available`` for parameter ``name``: the name itself, else
-    without its ``__ssa_v<N>`` (then any ``__<kind>_v<N>``) suffix."""
+    without its ``__ssa_v<N>`` (then any ``__<kind>_v<N>``) suffix; a key may be the
+    parameter's Python name (``输出``) of the IR's ASCII spelling (``u8f93u51fa``)."""
+    spelled = {ascii_name(k): k for k in available if isinstance(k, str)}
     for key in (name, _SSA_SUFFIX.sub("", name), _ANY_SUFFIX.sub("", name)):
         if key in available:
             return key
+        if key in spelled:
+            return spelled[key]
     raise KeyError(f"cannot resolve a tensor for parameter {name!r}; available keys: {sorted(available)}")
 
 

@@ -123,11 +123,11 @@ def test_unicode_names_are_spelled_in_ascii_for_the_ir(tmp_path) -> None:  # noq
     source.write_text(
         "import pypto.language as pl\n\n\n"
         "@pl.jit\n"
-        "def k(x: pl.Tensor, out: pl.Out[pl.Tensor]):\n"
+        "def k(x: pl.Tensor, 输出: pl.Out[pl.Tensor]):\n"
         "    with pl.at(level=pl.Level.CORE_GROUP):\n"
         "        变量 = pl.load(x, [0, 0], [16, 128])\n"
-        "        pl.store(pl.add(变量, 变量), [0, 0], out)\n"
-        "    return out\n"
+        "        pl.store(pl.add(变量, 变量), [0, 0], 输出)\n"
+        "    return 输出\n"
     )
     namespace: dict[str, object] = {"__name__": "unicode_kernel", "__file__": str(source)}
     exec(compile(source.read_text(), str(source), "exec"), namespace)  # noqa: S102
@@ -137,6 +137,10 @@ def test_unicode_names_are_spelled_in_ascii_for_the_ir(tmp_path) -> None:  # noq
     frontend = (tmp_path / "b" / "passes_dump" / "00_frontend.py").read_text()
     assert "u53d8u91cf: pl.Tile" in frontend and "变量" not in frontend
     pl.loads(tmp_path / "b" / "passes_dump" / "00_frontend.py")
+    # the dumps' torch code checks by the Python names (it needed the IR's spelling, 'u53d8u91cf')
+    from pypto.debug import validate_pass_ir_codegen_results
+
+    validate_pass_ir_codegen_results(tmp_path / "b" / "passes_dump", {"x": x, "输出": torch.zeros(16, 128)}, {"输出": x + x})
     assert [ascii_name(n) for n in ("变量", "a变", "1x", "mem_vec_3")] == ["u53d8u91cf", "au53d8", "_1x", "mem_vec_3"]
 
 
