@@ -74,7 +74,7 @@ def entry_function(program: Program) -> func.FuncOp:
 def param_key(name: str, available: Mapping[str, Any]) -> str:
     """The key of ``available`` for parameter ``name``: the name itself, else
     without its ``__ssa_v<N>`` (then any ``__<kind>_v<N>``) suffix; a key may be the
-    parameter's Python name (``输出``) of the IR's ASCII spelling (``u8f93u51fa``)."""
+    parameter's Python name (``输出``) or the IR's ASCII spelling (``u8f93u51fa``)."""
     spelled = {ascii_name(k): k for k in available if isinstance(k, str)}
     for key in (name, _SSA_SUFFIX.sub("", name), _ANY_SUFFIX.sub("", name)):
         if key in available:
