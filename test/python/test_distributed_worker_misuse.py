@@ -5,6 +5,7 @@ rank processes (nor hangs, nor copies silently to no rank)."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from types import SimpleNamespace
 
@@ -12,7 +13,8 @@ import pytest
 import torch
 
 from pypto.runtime import DistributedWorker
-from pypto.runtime.distributed import DistributedConfig
+from pypto.runtime.distributed import DistributedConfig, DistributedRunError, allreduce
+from pypto.runtime.distributed.pool import RankPool
 
 TIMEOUT = 30.0  # generous: the suite shares 2 cores with other runs
 
@@ -104,3 +106,30 @@ def test_a_wrong_shape_dtype_or_init_of_alloc_tensor_is_named_and_the_worker_goe
         rt.alloc_tensor((2, 4), torch.float32, init=torch.ones(3))
     assert rt.alloc_tensor(3, torch.int32).shape == (3,)  # one dimension, as torch.zeros(3)
     assert rt.pids == pids
+
+
+def raise_after_a_collective(comm: object, *, state: dict) -> torch.Tensor:
+    """Rank 1 raises between two allreduces; rank 0 is then blocked receiving from it."""
+    x = torch.ones(8)
+    allreduce(comm, x, "Sum", "ring")
+    if comm.rank == 1:  # type: ignore[attr-defined]
+        raise RuntimeError("after a collective")
+    return allreduce(comm, x, "Sum", "ring")
+
+
+def test_a_rank_failing_after_a_collective_fails_its_peer_at_once_not_at_its_timeout() -> None:
+    pool = RankPool(program(timeout_s=40.0).distributed_config)
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(DistributedRunError) as err:
+            pool.run(raise_after_a_collective)
+        assert time.monotonic() - t0 < 20.0  # was 40 s: the failed rank's process stayed up, rank 0 timed out
+        assert err.value.failures[1] == ("main", "RuntimeError: after a collective (test_distributed_worker_misuse.py:"
+                                         f"{raise_after_a_collective.__code__.co_firstlineno + 5})")
+        assert "the connection was closed" in err.value.failures[0][1]
+        with pytest.raises(RuntimeError, match="prepare a new worker"):
+            pool.run(raise_after_a_collective)
+    finally:
+        pool.close()
+    assert not [p for p in pool.pids if os.path.exists(f"/proc/{p}")]
+

@@ -71,8 +71,13 @@ def _pool_child(rank: int, config: DistributedConfig, host: str, port: int, comm
             args = pickle.loads(payload)
         except Exception as exc:  # noqa: BLE001 - reported as this rank's failure
             results.put(("err", rank, "main", f"cannot read the dispatch: {type(exc).__name__}: {exc}", seq))
-            continue
-        results.put((*_run_rank(comm, fn, args, {"state": state}), seq))
+            break
+        outcome = _run_rank(comm, fn, args, {"state": state})
+        results.put((*outcome, seq))
+        if outcome[0] == "err":
+            # a failed dispatch closes the pool: end this process now, as a launch's rank does, so a peer blocked
+            # on it in a receive fails at once (the connection closes) instead of at its timeout
+            break
     try:
         dist.destroy_process_group()
     except Exception:  # noqa: BLE001 - a failed peer may have broken the group already
