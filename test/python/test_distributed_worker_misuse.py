@@ -133,3 +133,19 @@ def test_a_rank_failing_after_a_collective_fails_its_peer_at_once_not_at_its_tim
         pool.close()
     assert not [p for p in pool.pids if os.path.exists(f"/proc/{p}")]
 
+
+def _failing_dispatch(worker: object, args: list, config: object) -> None:
+    raise ValueError("the dispatch failed")
+
+
+def test_leaving_a_with_block_on_its_own_error_keeps_that_error_and_notes_the_unasked_dispatchs() -> None:
+    prog = program()
+    prog.dispatch_on = _failing_dispatch
+    with pytest.raises(KeyError, match="mine") as err:  # was: the dispatch's ValueError, the KeyError its context
+        with DistributedWorker(prog) as rt:
+            rt.submit(prog)
+            raise KeyError("mine")
+    assert any("also failed: ValueError: the dispatch failed" in note for note in err.value.__notes__)
+    with pytest.raises(ValueError, match="the dispatch failed"):  # no error of its own: close raises the dispatch's
+        with DistributedWorker(prog) as rt:
+            rt.submit(prog)

@@ -105,16 +105,30 @@ class DistributedWorker:
     def __enter__(self) -> DistributedWorker:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> None:
+        unreported = self._close()
+        if unreported is None:
+            return
+        if exc is None:
+            unreported.result()
+        elif unreported._error is not None:  # the body's own error goes on; the dispatch's is noted on it
+            exc.add_note(f"(a dispatch of this DistributedWorker, whose handle nobody asked, also failed: "
+                         f"{type(unreported._error).__name__}: {unreported._error})")
 
     def close(self) -> None:
         """Wait for the dispatches in flight (in submit order), free every resident tensor and end the rank
         processes (idempotent). Raises the first error of a dispatch whose handle nobody asked
-        (``result`` / ``wait``), after everything is released."""
+        (``result`` / ``wait``), after everything is released (leaving a ``with`` block on an exception of its
+        own: that exception, with a note naming the dispatch's)."""
+        unreported = self._close()
+        if unreported is not None:
+            unreported.result()
+
+    def _close(self) -> DistributedRunHandle | None:
+        """:meth:`close`, returning the failed dispatch whose handle nobody asked (not raising it)."""
         with self._admit:
             if self.closed:
-                return
+                return None
             self.closed = True
             in_flight = list(self._in_flight)
         for h in in_flight:
@@ -133,8 +147,7 @@ class DistributedWorker:
             self.pool.close()
         for ident in self._window_ids.values():
             remove_window_files(ident)  # a killed rank cannot remove its own
-        if unreported is not None:
-            unreported.result()
+        return unreported
 
     def _require_open(self, op: str) -> None:
         if self.closed:
