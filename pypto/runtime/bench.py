@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pypto.errors import ArgumentTypeError, InvalidArgumentError
+
 from .config import RunConfig
 from .run import run
 
@@ -65,8 +67,11 @@ def benchmark(
 ) -> BenchmarkResult:
     """Run ``program`` (a CompiledProgram, ``CompiledProgram.from_dir(...)``, @pl.jit function ...) on ``args``
     ``warmup`` + ``rounds`` times with ``config`` (default ``RunConfig(platform=<the program's>)``)."""
-    if rounds < 1:
-        raise ValueError(f"benchmark needs rounds >= 1, got {rounds}")
+    for name, value, least in (("rounds", rounds, 1), ("warmup", warmup, 0)):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ArgumentTypeError(f"benchmark's {name} is a whole number, got {type(value).__name__} {value!r}")
+        if value < least:
+            raise InvalidArgumentError(f"benchmark needs {name} >= {least}, got {value}")
     if config is None:
         config = RunConfig(platform=getattr(program, "platform", "a2a3sim"))
     cycles: list[float] = []

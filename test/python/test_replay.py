@@ -485,6 +485,10 @@ def test_benchmark_statistics(build: Path, own_dfx_flags: None) -> None:
     assert "device cycles" in stats.summary()
     with pytest.raises(ValueError, match="rounds >= 1"):
         benchmark(compiled, args, rounds=0)
+    with pytest.raises(ValueError, match="warmup >= 0, got -1"):  # it ran no warm-up, silently
+        benchmark(compiled, args, rounds=1, warmup=-1)
+    with pytest.raises(TypeError, match="rounds is a whole number, got float 2.5"):  # "'float' object cannot be ..."
+        benchmark(compiled, args, rounds=2.5)
 
 
 def test_run_config_engine_fields() -> None:
