@@ -64,6 +64,7 @@ from pypto.utils.tracebacks import api_boundary
 from .config import PLATFORMS, RunConfig, check_config
 from .cpp_engine import EngineReport, engine_run
 from .dfx import any_enabled, collectors_for, finish_all, task_hooks
+from .dfx.base import earlier_artefacts_aside_on_failure
 from .dfx.swimlane import swimlane_records, write_swimlane
 from .orchestration import (
     DeviceBuffer,
@@ -665,7 +666,8 @@ class ProgramCall:
 
 
 def _execute(prepared: Prepared, target: Target, args: Sequence[Any], config: RunConfig) -> RunResult:
-    """Copy the arguments in, run the task graph, copy the outputs back: the ``device_execution`` stage."""
+    """Copy the arguments in, run the task graph, copy the outputs back: the ``device_execution`` stage. A run
+    that fails moves the earlier run's artefacts its flags would have replaced to ``dfx_outputs/previous/``."""
     entry = prepared.entry
     dev_args, copied = _device_args(entry, args, prepared.param_names, prepared.param_types())
     if config.kernel_engine == "cpp" and not any_enabled(config):  # a recorded run replayed in one C++ call
@@ -675,6 +677,15 @@ def _execute(prepared: Prepared, target: Target, args: Sequence[Any], config: Ru
         if replayed is not None:
             _copy_back(entry, args, dev_args)
             return replayed
+    with earlier_artefacts_aside_on_failure(config, prepared.out_dir):
+        return _execute_run(prepared, target, args, config, dev_args, copied)
+
+
+def _execute_run(
+    prepared: Prepared, target: Target, args: Sequence[Any], config: RunConfig, dev_args: list[Any], copied: int
+) -> RunResult:
+    """:func:`_execute`'s run of the task graph on the device arguments."""
+    entry = prepared.entry
     engine = engine_run(config, prepared)  # the compiled-C++ kernel engine (None: the interpreter alone)
     collectors = collectors_for(config, prepared.out_dir)  # the DFX artefacts the flags ask for
     plan_key = None

@@ -101,3 +101,39 @@ def test_a_bare_program_run_with_a_flag_compiles_into_a_build(tmp_path: Path, mo
     run(program, a, x, y, config=RunConfig(enable_dep_gen=True, save_kernels_dir=str(mine)))
     assert json.loads((mine / "dfx_outputs" / "deps.json").read_text())["tasks"]
     assert len(list((tmp_path / "build_output").iterdir())) == 1
+
+
+def test_a_failed_run_moves_the_artefacts_it_would_have_replaced_to_previous(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run that fails writes no artefact; the earlier run's stayed in ``dfx_outputs/``, read as this run's.
+    Those the failed run's flags would have replaced now move to ``dfx_outputs/previous/`` (the multi-chip rule),
+    the error says so, the user's own files and the other flags' artefacts stay, and the next run works."""
+    import pypto.device.interpreter as interpreter
+    from pypto.device.interpreter import DeviceError
+
+    flags = {"enable_chip_swimlane": 4, "enable_pmu": 2}
+    _, build = _run(tmp_path, **flags, enable_dep_gen=True)
+    dfx = build / "dfx_outputs"
+    (dfx / "my_notes.txt").write_text("mine")
+    earlier = {p.name: p.read_bytes() for p in dfx.iterdir() if p.is_file()}
+    assert {"chip_swimlane_records.json", "pmu.csv", "deps.json", "run_report.html"} <= set(earlier)
+
+    def fails(*args: object, **kwargs: object) -> object:
+        raise DeviceError("the kernel broke")
+
+    monkeypatch.setattr(interpreter, "run_kernel", fails)
+    with pytest.raises(DeviceError, match="the kernel broke") as e:
+        _run(tmp_path, **flags)
+    assert any("were moved to" in n and str(dfx / "previous") in n for n in getattr(e.value, "__notes__", [])), e.value
+    moved = {p.name: p.read_bytes() for p in (dfx / "previous").iterdir()}
+    assert set(moved) == {n for n in earlier if n.startswith(("chip_swimlane", "merged_swimlane", "name_map", "run_report"))
+                          or n == "pmu.csv"}  # fmt: skip
+    assert all(moved[n] == earlier[n] for n in moved)  # nothing lost
+    assert {p.name for p in dfx.iterdir() if p.is_file()} == {"deps.json", "my_notes.txt"}  # not this run's flags
+    with pytest.raises(DeviceError):  # a failure after a failure keeps the previous/ it found
+        _run(tmp_path, **flags)
+    assert {p.name: p.read_bytes() for p in (dfx / "previous").iterdir()} == moved
+    monkeypatch.undo()
+    _run(tmp_path, **flags)
+    assert (dfx / "chip_swimlane_records.json").is_file() and (dfx / "pmu.csv").is_file()

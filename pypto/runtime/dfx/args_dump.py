@@ -192,6 +192,7 @@ class ArgsDumpCollector(Collector):
     (:meth:`manifest`)."""
 
     FLAG = "enable_dump_args"
+    OUTPUTS = (ARGS_DUMP_DIR,)
 
     def __init__(self, level: int, out_dir: Path):
         super().__init__(level, out_dir)

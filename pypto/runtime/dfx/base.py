@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import fnmatch
 import gc
 import os
 import pickle
 import shutil
 import threading
 import weakref
-from collections.abc import Callable, Collection, Hashable, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterator, Sequence
+from contextlib import contextmanager
 from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -136,6 +138,9 @@ class Collector:
     artefact(s) under ``out_dir`` (``<build>/dfx_outputs``) when the run ends."""
 
     FLAG: ClassVar[str] = ""
+    OUTPUTS: ClassVar[tuple[str, ...]] = ()
+    """What it writes at the top of ``dfx_outputs/`` (``fnmatch`` patterns of the files and folders there):
+    what a failed run moves to ``previous/`` (:func:`earlier_artefacts_aside_on_failure`)."""
 
     def __init__(self, level: int, out_dir: Path):
         self.level = level
@@ -174,11 +179,66 @@ def collectors_for(config: Any, build_dir: Path | None) -> list[Collector]:
     levels = [(cls, int(getattr(config, flag, 0) or 0)) for flag, cls in COLLECTORS.items()]
     if not any(level for _, level in levels):  # every flag off: nothing more to look at
         return []
+    out = _dfx_dir(config, build_dir)
+    if out is None:
+        return []
+    return [cls(level, out) for cls, level in levels if level]
+
+
+def _dfx_dir(config: Any, build_dir: Path | None) -> Path | None:
+    """Where a run's artefacts go: ``config.extra["dfx_dir"]``, else ``<build_dir>/dfx_outputs`` (None: neither)."""
     override = (getattr(config, "extra", None) or {}).get("dfx_dir")  # a multi-chip rank: dfx_outputs/rank{r}/d{k}
     if build_dir is None and override is None:
+        return None
+    return Path(override) if override else Path(build_dir) / DFX_DIR
+
+
+PREVIOUS = "previous"
+"""Where a failed run leaves the earlier run's artefacts it would have replaced: ``dfx_outputs/previous/`` (the
+multi-chip runs' rule too, :mod:`pypto.runtime.distributed.outputs`)."""
+
+
+@contextmanager
+def earlier_artefacts_aside_on_failure(config: Any, build_dir: Path | None) -> Iterator[None]:
+    """Run the block; when it raises, the earlier run's artefacts that this run's flags would have replaced
+    (each enabled collector's :attr:`Collector.OUTPUTS`) move to ``dfx_outputs/previous/`` (an older
+    ``previous/`` is replaced; with nothing to move it stays), and the error gets a note naming the folder. A
+    failed run writes none of its own (:func:`finish_all` writes them all at its end), so without this the
+    earlier run's would stay where they were, read as this run's."""
+    try:
+        yield
+    except BaseException as error:
+        out = _dfx_dir(config, build_dir) if any_enabled(config) else None
+        moved = _set_aside(out, [c for flag, c in COLLECTORS.items() if getattr(config, flag, 0)]) if out else []
+        if moved:
+            error.add_note(f"the earlier run's DFX artefacts in {out} ({', '.join(moved)}) were moved to "
+                           f"{out / PREVIOUS}: this run wrote none")  # fmt: skip
+        raise
+
+
+def _set_aside(out: Path, classes: Sequence[type[Collector]]) -> list[str]:
+    """Move the entries of ``out`` that ``classes`` write into ``out/previous/`` (replacing an older one): the
+    names moved (none moved: ``previous/`` left as it is). A file another process removes meanwhile is skipped."""
+    try:
+        names = sorted(os.listdir(out))
+    except OSError:
         return []
-    out = Path(override) if override else Path(build_dir) / DFX_DIR
-    return [cls(level, out) for cls, level in levels if level]
+    patterns = [p for cls in classes for p in cls.OUTPUTS]
+    names = [n for n in names if n != PREVIOUS and any(fnmatch.fnmatchcase(n, p) for p in patterns)]
+    if not names:
+        return []
+    previous = out / PREVIOUS
+    if previous.is_dir() and not previous.is_symlink():
+        shutil.rmtree(previous, ignore_errors=True)
+    previous.mkdir(exist_ok=True)
+    moved = []
+    for name in names:
+        try:
+            os.replace(out / name, previous / name)
+        except OSError:
+            continue
+        moved.append(name)
+    return moved
 
 
 def task_hooks(collectors: Sequence[Collector]) -> tuple[list[Callable[..., None]], list[Callable[..., None]]]:

@@ -300,6 +300,7 @@ class DepsCollector(Collector):
     so nothing is watched per task)."""
 
     FLAG = "enable_dep_gen"
+    OUTPUTS = ("deps.json", "name_map_*.json")
 
     def finish(self, result: Any) -> list[Path]:
         return [write_deps(result, self.out_dir), write_name_map(result, self.out_dir)]

@@ -198,6 +198,7 @@ class IncoreCollector(Collector):
     """``enable_incore_trace``: ``incore/<task_id>_<kernel>[_b<block>]/{trace.clean.json,instr_metrics.json,bottleneck.txt}``."""
 
     FLAG = "enable_incore_trace"
+    OUTPUTS = (INCORE_DIR,)
 
     def finish(self, result: Any) -> list[Path]:
         extra = getattr(getattr(self, "config", None), "extra", None) or {}

@@ -342,6 +342,7 @@ class PmuCollector(Collector):
     """``enable_pmu``: ``pmu.csv`` for the event type ``level``."""
 
     FLAG = "enable_pmu"
+    OUTPUTS = ("pmu.csv",)
 
     def finish(self, result: Any) -> list[Path]:
         return [write_pmu(result, self.out_dir / "pmu.csv", self.level)]

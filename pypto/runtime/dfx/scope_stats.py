@@ -161,6 +161,7 @@ class ScopeStatsCollector(Collector):
     """``enable_scope_stats``: ``scope_stats/scope_stats.jsonl``."""
 
     FLAG = "enable_scope_stats"
+    OUTPUTS = ("scope_stats",)
 
     def finish(self, result: Any) -> list[Path]:
         path = self.out_dir / "scope_stats" / "scope_stats.jsonl"

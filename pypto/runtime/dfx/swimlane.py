@@ -92,6 +92,7 @@ class SwimlaneCollector(Collector):
     name map (§1: written when the swimlane or dep_gen is on) and ``run_report.html`` (:mod:`.run_report`, with the PMU rows when ``enable_pmu`` is on too, the in-core pipe lanes when ``enable_incore_trace`` is)."""
 
     FLAG = "enable_chip_swimlane"
+    OUTPUTS = ("chip_swimlane_records.json", "merged_swimlane_*.json", "name_map_*.json", "run_report.html")
 
     def finish(self, result: Any) -> list[Path]:
         records = write_swimlane(result, self.out_dir / "chip_swimlane_records.json", self.level)

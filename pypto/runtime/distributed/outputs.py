@@ -28,14 +28,11 @@ import socket
 from collections.abc import Collection
 from pathlib import Path
 
-from pypto.runtime.dfx.base import DFX_DIR
+from pypto.runtime.dfx.base import DFX_DIR, PREVIOUS
 from pypto.utils.atomic import _pid_alive
 
 from .report import REPORT_NAME
 from .trace import DISPATCH_PROGRAM, MERGED_TRACE, RANK_EVENTS
-
-PREVIOUS = "previous"
-"""Where a failed run leaves the earlier run's outputs: ``dfx_outputs/previous/``."""
 
 RUN_FILES = frozenset({MERGED_TRACE, REPORT_NAME, "run_report.html"})
 """The files a multi-chip run writes at the top of ``dfx_outputs/``."""
