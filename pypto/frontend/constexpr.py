@@ -27,6 +27,7 @@ ENUMS: dict[str, type[enum.Enum]] = {
     "CastMode": E.CastMode,
     "ParamDirection": E.ParamDirection,
     "ForKind": E.ForKind,
+    "ScopeMode": D.ScopeMode,
 }
 
 

@@ -97,6 +97,14 @@ class TensorLayout(enum.Enum):
     NZ = "NZ"
 
 
+class ScopeMode(enum.Enum):
+    """``pl.ScopeMode``: ``with pl.scope(mode=...)``: AUTO (the runtime infers dependencies) or MANUAL
+    (only ``deps=`` edges; ``pl.manual_scope()``)."""
+
+    AUTO = "AUTO"
+    MANUAL = "MANUAL"
+
+
 class TensorView:
     """``pl.TensorView(stride=, layout=, valid_shape=, pad=)`` inside a ``pl.Tensor`` annotation (upstream:
     explicit strides / valid shape of a window). Accepted and checked as upstream (``layout=`` is required

@@ -32,6 +32,7 @@ from pypto.errors import (
 )
 
 from .constexpr import NotConstant, evaluate
+from .dsl_objects import ScopeMode
 from .hierarchy import at_args, reject_chip_scope
 from .scopes import Scope, assigned_names, loaded_names, must_defined, set_name, upward_exposed
 from .source import dotted
@@ -550,27 +551,8 @@ class StmtMixin:
                 "'with ... as name' is supported only as 'with pl.at(...) as task:' (a task handle for deps=[task])",
                 item.optional_vars,
             )
-        if path == "pl.manual_scope":
-            if call.args or call.keywords:
-                raise self.fail(InvalidOperationError, "pl.manual_scope() takes no arguments", call)
-            self.runtime_scope = True
-            saved = self.frames
-            self.frames = [*saved, Frame("scope")]
-            self.manual_depth += 1
-            try:
-                self.stmts(s.body, live_after)
-            finally:
-                self.frames = saved
-                self.manual_depth -= 1
-            return
-        if path == "pl.scope":
-            self.runtime_scope = True
-            saved = self.frames
-            self.frames = [*saved, Frame("scope")]
-            try:
-                self.stmts(s.body, live_after)
-            finally:
-                self.frames = saved
+        if path in ("pl.scope", "pl.manual_scope"):
+            self.runtime_scope_stmt(s, call, live_after)
             return
         if path == "pl.cluster":
             self.cluster_scope(s, call, live_after)
@@ -643,6 +625,75 @@ class StmtMixin:
         for n, r in zip(outs, op.res, strict=False):
             set_name(r, n)
             self.scope.assign(n, r)
+
+    def runtime_scope_stmt(self: FunctionBuilder, s: ast.With, call: ast.Call, live_after: set[str]) -> None:
+        """``with pl.scope():`` / ``pl.scope(mode=pl.ScopeMode.MANUAL)`` / ``pl.manual_scope()`` (the MANUAL
+        one's alias): a runtime scope of the orchestration, checked as upstream checks it: only ``mode=``;
+        not in a kernel nor in a ``pl.at`` scope; no MANUAL scope in a MANUAL one, nor an AUTO one; a
+        hand-placed AUTO scope needs ``auto_scope=False`` (the compiler places them otherwise)."""
+        if dotted(call.func) == "pl.manual_scope":
+            if call.args or call.keywords:
+                raise self.fail(InvalidOperationError, "pl.manual_scope() takes no arguments", call)
+            manual, what = True, "pl.manual_scope()"
+        else:
+            if call.args:
+                raise self.fail(
+                    ParserSyntaxError,
+                    "pl.scope() takes only a 'mode=' keyword, not positional arguments",
+                    call,
+                    hint="with pl.scope(): or with pl.scope(mode=pl.ScopeMode.MANUAL):",
+                )
+            mode = ScopeMode.AUTO
+            for k in call.keywords:
+                if k.arg != "mode":
+                    raise self.fail(
+                        InvalidOperationError,
+                        f"pl.scope has no argument '{k.arg}'" if k.arg else "pl.scope(**...) is not supported",
+                        k.value,
+                        hint="its one keyword is mode=pl.ScopeMode.AUTO or mode=pl.ScopeMode.MANUAL",
+                    )
+                try:
+                    mode = evaluate(k.value, self.src.globals)
+                except NotConstant as e:
+                    raise self.fail(ParserTypeError, f"pl.scope mode must be a constant: {e.message}", e.node) from None
+                if not isinstance(mode, ScopeMode):
+                    raise self.fail(
+                        ParserTypeError, "pl.scope mode= takes pl.ScopeMode.AUTO or pl.ScopeMode.MANUAL", k.value
+                    )
+            manual = mode is ScopeMode.MANUAL
+            what = "pl.scope(mode=pl.ScopeMode.MANUAL)" if manual else "pl.scope()"
+        if self.kind in (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV) or self.at_depth:
+            where = "a pl.at scope" if self.at_depth else f"the {self.kind.value} function '{self.fdef.name}'"
+            raise self.fail(
+                UnsupportedFeatureError,
+                f"'with {what}' is a runtime scope of the orchestration, not valid inside {where}",
+                call,
+                hint="put it in the Orchestration function, around the pl.at scopes or kernel calls it groups",
+            )
+        if self.manual_depth:
+            raise self.fail(
+                UnsupportedFeatureError,
+                f"{'a manual' if manual else 'an AUTO'} scope may not be nested inside a manual scope",
+                call,
+                hint="the runtime forbids it: move it out of the enclosing manual scope, or flatten the two",
+            )
+        if not manual and self.info.extra.get("auto_scope", True) is not False:
+            raise self.fail(
+                UnsupportedFeatureError,
+                "a hand-placed AUTO 'with pl.scope():' needs auto_scope=False",
+                call,
+                hint="with auto_scope=True (the default) the compiler places the AUTO scopes: use "
+                "@pl.jit(auto_scope=False) / @pl.function(..., auto_scope=False), or pl.scope(mode=pl.ScopeMode.MANUAL)",
+            )
+        self.runtime_scope = True
+        saved = self.frames
+        self.frames = [*saved, Frame("scope")]
+        self.manual_depth += manual
+        try:
+            self.stmts(s.body, live_after)
+        finally:
+            self.frames = saved
+            self.manual_depth -= manual
 
     def no_dep_names(self: FunctionBuilder, node: ast.expr) -> list[str]:
         """``no_dep_args=[out]``: outer tensors (by name) the task keeps out of dependency tracking."""

@@ -41,6 +41,7 @@ with long_lived():
         Out,
         Ptr,
         Scalar,
+        ScopeMode,
         Tensor,
         TensorLayout,
         TensorView,
@@ -70,7 +71,7 @@ globals().update(DSL_ONLY)
 
 __all__ = [
     "AtomicType", "CastMode", "ConstValue", "DType", "DynVar", "ForKind", "FunctionType", "InOut", "JITFunction", "Level",
-    "Mem", "MemRef", "MemorySpace", "Out", "PadValue", "ParamDirection", "Program", "Ptr", "Role", "Scalar",
+    "Mem", "MemRef", "MemorySpace", "Out", "PadValue", "ParamDirection", "Program", "Ptr", "Role", "Scalar", "ScopeMode",
     "Tensor", "TensorLayout", "TensorView", "Tile", "TileLayout", "TileView", "Tuple", "const", "dynamic", "function", "jit", "loads", "loads_program",
     "parse", "parse_program", "program",
 ]  # fmt: skip

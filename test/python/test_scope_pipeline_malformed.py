@@ -195,3 +195,101 @@ def test_scalar_computed_before_a_scope_is_passed_in(tmp_path) -> None:
     a, out = torch.randn(128, 64), torch.zeros(128, 64)
     want = torch.cat([a[64:], torch.zeros(64, 64)])
     torch.testing.assert_close(run_orchestration(body, tmp_path, a, out), want)
+
+
+# ---- pl.scope / pl.manual_scope ---------------------------------------------------------------------------
+
+ORCH_NO_AUTO = "type=pl.FunctionType.Orchestration, auto_scope=False"
+ADD = "with pl.at(level=pl.Level.CORE_GROUP):\n    out[:] = pl.add(a, a)"
+
+
+def indented(body: str) -> str:
+    return "".join(f"    {ln}\n" for ln in body.splitlines())
+
+
+@pytest.mark.parametrize(
+    ("scope", "cls", "message"),
+    [
+        ("pl.scope(1)", ParserError, "pl.scope() takes only a 'mode=' keyword, not positional arguments"),
+        ("pl.scope(foo=2)", InvalidOperationError, "pl.scope has no argument 'foo'"),
+        ("pl.scope(mode=3)", ParserTypeError, "pl.scope mode= takes pl.ScopeMode.AUTO or pl.ScopeMode.MANUAL"),
+        ("pl.scope(mode=pl.Level.HOST)", ParserTypeError, "pl.scope mode= takes pl.ScopeMode.AUTO"),
+    ],
+)
+def test_scope_with_wrong_arguments(scope: str, cls: type[ParserError], message: str) -> None:
+    """Were silently accepted: pl.scope read none of its arguments."""
+    err = fail(kernel(f"with {scope}:\n{indented(ADD)}", ORCH_NO_AUTO), cls)
+    assert message in err.message
+    assert err.location is not None and err.location.line == 5
+
+
+def test_scope_mode_manual_is_a_manual_scope() -> None:
+    """pl.scope(mode=pl.ScopeMode.MANUAL), upstream's spelling of pl.manual_scope(), was read as an AUTO scope
+    (the runtime kept inferring the dependencies the author had switched off)."""
+    from pypto.dialects.program import MANUAL_DEP, AtOp
+
+    def manual(text: str) -> list[bool]:
+        return [MANUAL_DEP in op.attributes for op in pl.parse(text).module.walk() if isinstance(op, AtOp)]
+
+    assert manual(orchestration(f"with pl.scope(mode=pl.ScopeMode.MANUAL):\n{indented(ADD)}")) == [True]
+    assert manual(kernel(f"with pl.scope(mode=pl.ScopeMode.AUTO):\n{indented(ADD)}", ORCH_NO_AUTO)) == [False]
+    assert manual(kernel(f"with pl.scope():\n{indented(ADD)}", ORCH_NO_AUTO)) == [False]
+
+
+@pytest.mark.parametrize(
+    ("outer", "inner", "message"),
+    [
+        ("pl.manual_scope()", "pl.manual_scope()", "a manual scope may not be nested inside a manual scope"),
+        ("pl.manual_scope()", "pl.scope(mode=pl.ScopeMode.MANUAL)", "a manual scope may not be nested inside"),
+        ("pl.scope(mode=pl.ScopeMode.MANUAL)", "pl.manual_scope()", "a manual scope may not be nested inside"),
+        ("pl.manual_scope()", "pl.scope()", "an AUTO scope may not be nested inside a manual scope"),
+    ],
+)
+def test_scope_nesting_the_runtime_forbids(outer: str, inner: str, message: str) -> None:
+    """Were silently accepted. Upstream: MANUAL in MANUAL and AUTO in MANUAL are rejected (the runtime forbids)."""
+    err = fail(kernel(f"with {outer}:\n    with {inner}:\n{indented(indented(ADD))}", ORCH_NO_AUTO),
+               UnsupportedFeatureError)  # fmt: skip
+    assert message in err.message
+    assert err.location is not None and err.location.line == 6
+
+
+def test_auto_scope_under_the_default_auto_scope() -> None:
+    """Was silently accepted (a no-op). Upstream: a hand-placed AUTO scope needs auto_scope=False."""
+    err = fail(orchestration(f"with pl.scope():\n{indented(ADD)}"), UnsupportedFeatureError)
+    assert "a hand-placed AUTO 'with pl.scope():' needs auto_scope=False" in err.message
+    assert err.hint is not None and "pl.scope(mode=pl.ScopeMode.MANUAL)" in err.hint
+
+
+@pytest.mark.parametrize("scope", ["pl.scope()", "pl.manual_scope()", "pl.scope(mode=pl.ScopeMode.MANUAL)"])
+def test_runtime_scope_in_a_kernel(scope: str) -> None:
+    """Were silently accepted (and dropped). Upstream: a runtime scope is Orchestration-only."""
+    body = f"with {scope}:\n    out = pl.store(pl.load(a, [0, 0], [32, 64]), [0, 0], out)"
+    err = fail(kernel(body, "type=pl.FunctionType.InCore, auto_scope=False"), UnsupportedFeatureError)
+    assert f"'with {scope}' is a runtime scope of the orchestration, not valid inside the InCore function 'f'" in err.message
+    err = fail(kernel(f"with pl.at(level=pl.Level.CORE_GROUP):\n{indented(body)}", ORCH_NO_AUTO), UnsupportedFeatureError)
+    assert "not valid inside a pl.at scope" in err.message and err.location is not None and err.location.line == 6
+
+
+@pytest.mark.parametrize(
+    ("body", "want"),
+    [
+        ("with pl.scope():\n"
+         "    with pl.manual_scope():\n"
+         "        with pl.at(level=pl.Level.CORE_GROUP) as first:\n"
+         "            out[:] = pl.add(a, a)\n"
+         "        with pl.at(level=pl.Level.CORE_GROUP, deps=[first]):\n"
+         "            out[:] = pl.mul(out, 3.0)", lambda a: a * 6),
+        ("for i in pl.range(4):\n"
+         "    with pl.scope(mode=pl.ScopeMode.MANUAL):\n"
+         "        with pl.at(level=pl.Level.CORE_GROUP):\n"
+         "            out = pl.store(pl.add(pl.load(a, [i * 32, 0], [32, 64]), 1.0), [i * 32, 0], out)", lambda a: a + 1),
+    ],
+    ids=["manual-in-auto", "manual-in-a-loop"],
+)  # fmt: skip
+def test_legal_runtime_scopes_run(body: str, want, tmp_path) -> None:
+    """Legal: a manual scope inside an AUTO one (deps= orders its two tasks) and a MANUAL scope in a loop body
+    (tasks on disjoint rows) give torch's numbers."""
+    compiled = compile(pl.parse(kernel(body, ORCH_NO_AUTO), filename="k.py"), output_dir=str(tmp_path / "build"))
+    a, out = torch.randn(128, 64), torch.zeros(128, 64)
+    run(compiled, a, out)
+    torch.testing.assert_close(out, want(a))

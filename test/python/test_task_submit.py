@@ -66,6 +66,7 @@ def test_next_phase_waits_for_every_task_of_the_previous_one(dummy: bool, tmp_pa
 
 def test_submit_is_a_call_with_a_handle() -> None:
     src = _source(False).replace("with pl.manual_scope():", "with pl.scope():")
+    src = src.replace("@pl.function(type=pl.FunctionType.Orchestration)", "@pl.function(type=pl.FunctionType.Orchestration, auto_scope=False)")  # a hand-placed AUTO scope
     text = pl.parse(src).as_python()
     assert 'self.stripe(data, row, 1.0, out, attrs={"task_handle": "tid", "user_deps": ["tid"]})' in text
 
