@@ -17,6 +17,8 @@ from pypto.core.program import Program
 from pypto.dialects.distributed_ops import PldOp
 from pypto.utils.atomic import atomic_write_text
 
+from .output_dir import COMM_META
+
 
 class DistributedBuildError(ValueError):
     """An L3 build directory is missing a file or holds a malformed one (named in the message)."""
@@ -56,7 +58,7 @@ class CommProgram:
     ``torch_form_because``: each op that does not lower, with its location and why).
     """
 
-    KIND_FILE = "comm_meta.json"
+    KIND_FILE = COMM_META
 
     def __init__(self, output_dir: Path, entry: str, output_indices: list[int], source: str):
         self.output_dir = Path(output_dir)

@@ -54,10 +54,10 @@ from .host_trace import (
     trace_host,
 )
 from .orch_codegen import render as render_orchestration
-from .output_dir import NEXT_LEVELS, make_output_dir
+from .output_dir import DISTRIBUTED_META, NEXT_LEVELS, make_output_dir
 from .rank_runner import load_level, run_rank, torch_dtype
 
-META_FILE = "distributed_meta.json"
+META_FILE = DISTRIBUTED_META
 META_SCHEMA = 2
 """Upstream's ``_META_SCHEMA`` for ``distributed_meta.json``."""
 HOST_ORCH = "orchestration/host_orch.py"

@@ -9,6 +9,11 @@ deleted, and the compile starts in a fresh, empty folder, so its files never
 mix with an earlier build's (a failed compile leaves exactly its own dumps and
 reproducer). A non-empty folder that holds no build is refused
 (:class:`OutputDirError`): ``compile`` never deletes files it did not write.
+
+What a build is (:func:`is_build_dir`): an L2 build has ``passes_dump/`` or ``report/`` (made when its
+compile starts); an L3 (multi-chip) build has ``distributed_meta.json``, and a per-rank program in its
+torch form ``comm_meta.json``; an L3 or multi-entry build whose top level has none of these (it failed,
+or its compile was stopped, before they were written) is known by a build in its ``next_levels/``.
 """
 
 from __future__ import annotations
@@ -23,9 +28,13 @@ from pypto.core.program import Program
 from pypto.errors import Error
 
 REPORT_DIR = "report"
+"""The folder of ``perf_hints.log`` and the compile profile."""
 NEXT_LEVELS = "next_levels"
 """Where a build keeps its per-program sub-builds (an L3 build's chips, a multi-entry L2 build's entries)."""
-"""The folder of ``perf_hints.log`` and the compile profile."""
+DISTRIBUTED_META = "distributed_meta.json"
+"""The file of an L3 build's plan and parameters (:mod:`pypto.driver.distributed`)."""
+COMM_META = "comm_meta.json"
+"""The file of a per-rank program built as its torch form (:mod:`pypto.driver.comm_program`)."""
 
 
 def default_output_dir(program: Program | str, now: datetime | None = None) -> Path:
@@ -39,6 +48,8 @@ def default_output_dir(program: Program | str, now: datetime | None = None) -> P
 
 BUILD_SUBDIRS = ("passes_dump", REPORT_DIR)
 """Folders that only a build has: a folder with one of them is a build directory."""
+BUILD_FILES = (DISTRIBUTED_META, COMM_META)
+"""Files that only a build has: a folder with one of them is a build directory."""
 
 _ASIDE = ".old-"
 
@@ -48,8 +59,12 @@ class OutputDirError(Error):
 
 
 def is_build_dir(path: Path) -> bool:
-    """Whether ``path`` holds a PyPTO build (a ``passes_dump/`` or ``report/`` folder)."""
-    return any((path / sub).is_dir() for sub in BUILD_SUBDIRS)
+    """Whether ``path`` holds a PyPTO build: one of :data:`BUILD_SUBDIRS` or :data:`BUILD_FILES`, or a
+    ``next_levels/`` folder with a build in it (see the module docstring)."""
+    if any((path / sub).is_dir() for sub in BUILD_SUBDIRS) or any((path / f).is_file() for f in BUILD_FILES):
+        return True
+    levels = path / NEXT_LEVELS
+    return levels.is_dir() and any(sub.is_dir() and is_build_dir(sub) for sub in levels.iterdir())
 
 
 def _sweep_aside(out: Path) -> None:
@@ -85,7 +100,8 @@ def prepare_explicit_dir(output_dir: str | os.PathLike[str]) -> Path:
         return out
     if not is_build_dir(out):
         raise OutputDirError(
-            f"{out}: output_dir is not empty and holds no PyPTO build (no passes_dump/ or report/); "
+            f"{out}: output_dir is not empty and holds no PyPTO build (no passes_dump/, report/, "
+            f"{DISTRIBUTED_META} or {NEXT_LEVELS}/ with a build in it); "
             "refusing to replace it: pass a new or empty folder"
         )
     return replace_build_dir(out)

@@ -46,5 +46,10 @@ def test_composite_dims_build_at_the_first_call_and_run(tmp_path: Path) -> None:
     assert compiled.built and [p["shape"] for p in compiled.params] == [[16, 64]] * 4
     assert torch.allclose(f, a + b) and torch.allclose(g, a - b)
     assert (tmp_path / "l3" / "next_levels" / "add").is_dir()
+    a, b = torch.randn(32, 64), torch.randn(32, 64)  # another binding: rebuilt in the same directory (was:
+    f, g = torch.zeros(32, 64), torch.zeros(32, 64)  # OutputDirError, the L3 build there taken for no build)
+    compiled(a, b, f, g)
+    assert [p["shape"] for p in compiled.params] == [[32, 64]] * 4
+    assert torch.allclose(f[:16], a[:16] + b[:16]) and torch.allclose(g[:16], a[:16] - b[:16])  # 16-row tiles
     with pytest.raises(HostPlanError, match="no value of M"):
         compiled(torch.zeros(15, 64), b, f, g)

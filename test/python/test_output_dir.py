@@ -100,3 +100,72 @@ def test_atomic_write_names_the_bad_path(tmp_path: Path) -> None:
 def test_temp_names_are_recognised(tmp_path: Path) -> None:
     assert is_temp_name(".05_after_Simplify.py.k3j4h5g6.tmp")
     assert not is_temp_name("05_after_Simplify.py") and not is_temp_name(".hidden")
+
+
+# ---- builds without a top-level passes_dump/ or report/: L3 and multi-entry builds -----------------
+
+
+def _l3_config() -> object:
+    from pypto.ir.distributed_compiled_program import DistributedConfig
+
+    return DistributedConfig(device_ids=[0, 1], num_sub_workers=0, timeout_s=60.0)
+
+
+def test_an_l3_build_is_replaced_whole(tmp_path: Path) -> None:
+    """The second compile was refused: ``OutputDirError: ... holds no PyPTO build (no passes_dump/ or
+    report/)``, an L3 build having neither at its top level."""
+    import dist_persist_programs as pp
+
+    out = tmp_path / "l3"
+    compile(pp.PermutedAdd, distributed_config=_l3_config(), output_dir=out)
+    assert not (out / "passes_dump").exists() and not (out / "report").exists()
+    (out / "dfx_outputs" / "rank0").mkdir(parents=True)  # what a run of the old build left
+    (out / "dfx_outputs" / "rank0" / "old.txt").write_text("old run")
+    built = _tree(out) - {"dfx_outputs", "dfx_outputs/rank0", "dfx_outputs/rank0/old.txt"}
+    compiled = compile(pp.PermutedAdd, distributed_config=_l3_config(), output_dir=out)
+    assert Path(compiled.output_dir) == out.resolve() and is_build_dir(out)
+    assert _tree(out) == built  # the old run's files went with the old build
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".l3")]
+
+
+def test_a_multi_entry_build_is_replaced_whole(tmp_path: Path) -> None:
+    """Its top level has only ``next_levels/``: the second compile was refused as for an L3 build."""
+    import dist_persist_programs as pp
+
+    out = tmp_path / "two"
+    compile(pp.AddSub, output_dir=out)
+    assert sorted(p.name for p in out.iterdir()) == ["next_levels"]
+    (out / "next_levels" / "add" / "stale.txt").write_text("old")
+    compiled = compile(pp.AddSub, output_dir=out)
+    assert Path(compiled.output_dir) == out.resolve() and not (out / "next_levels" / "add" / "stale.txt").exists()
+
+
+def test_what_a_build_is(tmp_path: Path) -> None:
+    """An L3 build whose compile failed in a per-rank program has only ``next_levels/<name>/`` with that
+    program's dumps; a torch-form per-rank program has ``comm_meta.json``. A ``next_levels/`` of other
+    files, or a lone ``orchestration/``, is no build."""
+
+    def tree(*paths: str) -> Path:
+        root = tmp_path / f"t{len(list(tmp_path.iterdir()))}"
+        root.mkdir()
+        for p in paths:
+            (root / p).parent.mkdir(parents=True, exist_ok=True)
+            (root / p).mkdir() if p.endswith("/") else (root / p).write_text("x")
+        return root
+
+    assert is_build_dir(tree("distributed_meta.json"))
+    assert is_build_dir(tree("next_levels/add/passes_dump/00_frontend.py"))
+    assert is_build_dir(tree("next_levels/add/report/"))
+    assert is_build_dir(tree("next_levels/swap/comm_meta.json", "next_levels/swap/program.py"))
+    assert not is_build_dir(tree("next_levels/notes/todo.txt", "next_levels/readme.md"))
+    assert not is_build_dir(tree("next_levels/"))
+    assert not is_build_dir(tree("orchestration/host_orch.py", "distributed_meta.json/"))  # a folder of that name
+
+
+def test_a_folder_whose_next_levels_holds_other_files_is_refused(tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    (mine / "next_levels" / "notes").mkdir(parents=True)
+    (mine / "next_levels" / "notes" / "todo.txt").write_text("keep me")
+    with pytest.raises(OutputDirError, match="holds no PyPTO build"):
+        compile(kernel("add", tmp_path), output_dir=mine, passes=_passes())
+    assert (mine / "next_levels" / "notes" / "todo.txt").read_text() == "keep me"
