@@ -55,13 +55,16 @@ def at_args(call: ast.Call, src: Source) -> AtArgs:
             if k.arg in given:
                 raise src.error(ParserSyntaxError, f"pl.at() got multiple values for argument '{k.arg}'", k.value)
             given[k.arg] = k.value
+    if "level" not in given:
+        raise src.error(ParserSyntaxError, "pl.at() requires a level argument", call,
+                        hint="pl.at(level=pl.Level.CORE_GROUP) for device work")  # fmt: skip
     values: dict[str, Any] = {}
     for name, node in given.items():
         try:
             values[name] = evaluate(node, src.globals)
         except NotConstant as e:
             raise src.error(ParserTypeError, f"pl.at {name} must be a constant: {e.message}", e.node) from None
-    level, role, hint = values.get("level", Level.CORE_GROUP), values.get("role"), values.get("name_hint") or None
+    level, role, hint = values["level"], values.get("role"), values.get("name_hint") or None
     if not isinstance(level, Level):
         raise src.error(ParserTypeError, "pl.at level must be a pl.Level member", given.get("level", call))
     if role is not None and not isinstance(role, Role):

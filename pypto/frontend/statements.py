@@ -45,6 +45,10 @@ if TYPE_CHECKING:
 LOOPS = {"pl.range": ForKind.Sequential, "range": ForKind.Sequential, "pl.parallel": ForKind.Parallel,
          "pl.unroll": ForKind.Unroll, "pl.pipeline": ForKind.Pipeline}  # fmt: skip
 
+_OPTIMIZATIONS = {"pl.split", "pl.optimizations.split", "pl.cross_core_slot", "pl.optimizations.cross_core_slot"}
+"""The entries of ``pl.at(..., optimizations=[...])``."""
+_SPLIT_MODES = {"pl.SplitMode.NONE", "pl.SplitMode.UP_DOWN", "pl.SplitMode.LEFT_RIGHT"}
+
 _UNSUPPORTED = {ast.While: "while loops", ast.Try: "try statements", ast.ClassDef: "class definitions",
                 ast.FunctionDef: "nested functions", ast.AsyncFunctionDef: "nested functions", ast.Lambda: "lambda",
                 ast.Delete: "del", ast.Global: "global", ast.Nonlocal: "nonlocal", ast.Import: "import",
@@ -573,6 +577,7 @@ class StmtMixin:
             if k.arg is None:
                 raise self.fail(UnsupportedFeatureError, "pl.at(**...) is not supported: write its keywords out", call)
             if k.arg == "optimizations":
+                self.at_optimizations(k.value)
                 continue
             if k.arg == "deps":
                 deps = self.task_deps(k.value)
@@ -694,6 +699,47 @@ class StmtMixin:
         finally:
             self.frames = saved
             self.manual_depth -= manual
+
+    def at_optimizations(self: FunctionBuilder, node: ast.expr) -> None:
+        """``pl.at(..., optimizations=[pl.split(pl.SplitMode.X), pl.cross_core_slot(slot_num=N)])``, checked as
+        upstream checks it: a list literal written at the call site, each entry once. Both shape how upstream
+        divides the scope's work between AIC and AIV (the split mode, the cross-core ring depth); the kernel
+        computes the same numbers without them, so they are read and dropped."""
+        hint = "write the list inline: optimizations=[pl.split(pl.SplitMode.UP_DOWN), pl.cross_core_slot(slot_num=4)]"
+        if not isinstance(node, ast.List):
+            raise self.fail(ParserSyntaxError, "pl.at(optimizations=...) must be a list literal", node, hint=hint)
+        seen: set[str] = set()
+        for e in node.elts:
+            path = dotted(e.func) if isinstance(e, ast.Call) else None
+            name = path.rsplit(".", 1)[-1] if path in _OPTIMIZATIONS else None
+            if name is None or not isinstance(e, ast.Call):
+                raise self.fail(
+                    ParserSyntaxError,
+                    f"pl.at optimizations= entries are pl.split(mode) or pl.cross_core_slot(slot_num=N), got {ast.unparse(e)}",
+                    e,
+                    hint=hint,
+                )
+            if name in seen:
+                raise self.fail(ParserSyntaxError, f"pl.{name}(...) is given twice in optimizations=[...]", e)
+            seen.add(name)
+            slot = next((k.value for k in e.keywords if k.arg == "slot_num"), None)
+            if name == "split" and (len(e.args) != 1 or dotted(e.args[0]) not in _SPLIT_MODES):
+                raise self.fail(
+                    ParserTypeError, "pl.split takes one pl.SplitMode member: NONE, UP_DOWN or LEFT_RIGHT", e,
+                    hint="pl.split(pl.SplitMode.UP_DOWN)",
+                )  # fmt: skip
+            if name == "cross_core_slot" and (e.args or slot is None):
+                raise self.fail(ParserTypeError, "pl.cross_core_slot takes slot_num=N only", e,
+                                hint="pl.cross_core_slot(slot_num=4)")  # fmt: skip
+            if any(k.arg != "slot_num" for k in e.keywords):
+                bad = next(k for k in e.keywords if k.arg != "slot_num")
+                raise self.fail(InvalidOperationError, f"pl.{name} has no argument '{bad.arg}'", bad.value or e)
+            if slot is not None and not (
+                isinstance(slot, ast.Constant) and type(slot.value) is int and slot.value > 0
+            ):
+                raise self.fail(
+                    ParserTypeError, f"slot_num must be a positive integer literal, got {ast.unparse(slot)}", slot
+                )
 
     def no_dep_names(self: FunctionBuilder, node: ast.expr) -> list[str]:
         """``no_dep_args=[out]``: outer tensors (by name) the task keeps out of dependency tracking."""

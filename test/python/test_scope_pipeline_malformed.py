@@ -293,3 +293,47 @@ def test_legal_runtime_scopes_run(body: str, want, tmp_path) -> None:
     a, out = torch.randn(128, 64), torch.zeros(128, 64)
     run(compiled, a, out)
     torch.testing.assert_close(out, want(a))
+
+
+# ---- pl.at: level= and optimizations= ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("at", ["pl.at()", "pl.at(name_hint='k')"])
+def test_scope_without_a_level(at: str) -> None:
+    """Was read as level=CORE_GROUP. Upstream: 'pl.at() requires a level argument' (level is not optional)."""
+    err = fail(orchestration(f"with {at}:\n    out[:] = pl.add(a, a)"), ParserError)
+    assert "pl.at() requires a level argument" in err.message
+    assert err.location is not None and err.location.line == 5
+
+
+@pytest.mark.parametrize(
+    ("optimizations", "message"),
+    [
+        ("opts", "pl.at(optimizations=...) must be a list literal"),
+        ("(pl.split(pl.SplitMode.NONE),)", "pl.at(optimizations=...) must be a list literal"),
+        ("[1]", "pl.at optimizations= entries are pl.split(mode) or pl.cross_core_slot(slot_num=N), got 1"),
+        ("[pl.split(pl.SplitMode.NONE), pl.split(pl.SplitMode.UP_DOWN)]", "pl.split(...) is given twice"),
+        ("[pl.split('UP_DOWN')]", "pl.split takes one pl.SplitMode member: NONE, UP_DOWN or LEFT_RIGHT"),
+        ("[pl.split()]", "pl.split takes one pl.SplitMode member"),
+        ("[pl.cross_core_slot(4)]", "pl.cross_core_slot takes slot_num=N only"),
+        ("[pl.cross_core_slot(slot_num=0)]", "slot_num must be a positive integer literal, got 0"),
+        ("[pl.cross_core_slot(slot_num=2, depth=3)]", "pl.cross_core_slot has no argument 'depth'"),
+    ],
+)
+def test_scope_optimizations_that_upstream_rejects(optimizations: str, message: str) -> None:
+    """Were silently accepted: optimizations= was not read at all. Upstream's manual: 'Entries in optimizations=
+    must be written inline at the call site - a list built up in a variable is not accepted'."""
+    body = f"opts = 1\nwith pl.at(level=pl.Level.CORE_GROUP, optimizations={optimizations}):\n    out[:] = pl.add(a, a)"
+    err = fail(orchestration(body), ParserError)
+    assert message in err.message
+    assert err.location is not None and err.location.line == 6
+
+
+def test_scope_optimizations_upstream_accepts(tmp_path) -> None:
+    """Legal: both entries (and the pl.optimizations.* spelling) compile and give torch's numbers."""
+    for opts in ("[pl.split(pl.SplitMode.UP_DOWN), pl.cross_core_slot(slot_num=4)]",
+                 "[pl.optimizations.split(pl.SplitMode.NONE)]", "[]"):  # fmt: skip
+        pl.parse(orchestration(f"with pl.at(level=pl.Level.CORE_GROUP, optimizations={opts}):\n    out[:] = pl.add(a, a)"))
+    body = "with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN)]):\n    out[:] = pl.add(a, a)"
+    a, out = torch.randn(128, 64), torch.zeros(128, 64)
+    torch.testing.assert_close(run_orchestration(body, tmp_path, a, out), a + a)
