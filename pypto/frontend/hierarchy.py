@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import keyword
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -69,8 +70,8 @@ def at_args(call: ast.Call, src: Source) -> AtArgs:
         raise src.error(ParserTypeError, "pl.at level must be a pl.Level member", given.get("level", call))
     if role is not None and not isinstance(role, Role):
         raise src.error(ParserTypeError, "pl.at role must be a pl.Role member", given["role"])
-    if hint is not None and not (isinstance(hint, str) and hint.isidentifier()):
-        raise src.error(ParserTypeError, "pl.at name_hint must be a valid identifier", given["name_hint"])
+    if hint is not None:
+        hint = scope_name_hint(hint, given["name_hint"], src, "pl.at")
     if level is Level.CORE_GROUP and role is not None:
         raise src.error(ParserSyntaxError, "role= is not supported with level=pl.Level.CORE_GROUP", given["role"],
                         hint="drop role= for an InCore scope, or use pl.at(level=pl.Level.CHIP, role=...)")
@@ -79,6 +80,18 @@ def at_args(call: ast.Call, src: Source) -> AtArgs:
                         given["role"], hint="declare a SubWorker with @pl.function(level=pl.Level.HOST, "
                         "role=pl.Role.SubWorker) inside the @pl.program")  # fmt: skip
     return AtArgs(level, role, hint)
+
+
+def scope_name_hint(value: Any, node: ast.expr, src: Source, what: str) -> str | None:
+    """A scope's ``name_hint=`` (the outlined function's name): a string that is an identifier and not a
+    Python keyword, as upstream requires (``""`` is no hint). The name is the function's name in the dumps
+    (which must parse back) and the kernel's in its C++."""
+    if value == "":
+        return None
+    if not isinstance(value, str) or not value.isidentifier() or keyword.iskeyword(value):
+        raise src.error(ParserTypeError, f"{what} name_hint must be a valid non-keyword identifier, got {value!r}",
+                        node, hint='e.g. name_hint="fused_add"')  # fmt: skip
+    return value
 
 
 def chip_scope_call(s: ast.stmt) -> ast.Call | None:

@@ -33,7 +33,7 @@ from pypto.errors import (
 
 from .constexpr import NotConstant, evaluate
 from .dsl_objects import ScopeMode
-from .hierarchy import at_args, reject_chip_scope
+from .hierarchy import at_args, reject_chip_scope, scope_name_hint
 from .scopes import Scope, assigned_names, loaded_names, must_defined, set_name, upward_exposed
 from .source import dotted
 from .sugar import OPS
@@ -793,8 +793,11 @@ class StmtMixin:
         node = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "core_num"), call)
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise self.fail(ParserTypeError, f"pl.spmd's block count must be a positive integer, got {n!r}", node)
-        name = kw.get("name_hint")
-        return SpmdLaunch(n, bool(kw.get("sync_start", False)), name_hint=name if isinstance(name, str) else None)
+        name = None
+        if "name_hint" in kw:
+            hint_node = next(k.value for k in call.keywords if k.arg == "name_hint")
+            name = scope_name_hint(kw["name_hint"], hint_node, self.src, "pl.spmd")
+        return SpmdLaunch(n, bool(kw.get("sync_start", False)), name_hint=name)
 
     def spmd_scope(self: FunctionBuilder, s: ast.With, call: ast.Call, live_after: set[str]) -> None:
         """``with pl.spmd(n):`` / ``pl.spmd(core_num=n, sync_start=False)`` in an Orchestration

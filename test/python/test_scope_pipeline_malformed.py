@@ -337,3 +337,25 @@ def test_scope_optimizations_upstream_accepts(tmp_path) -> None:
     body = "with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN)]):\n    out[:] = pl.add(a, a)"
     a, out = torch.randn(128, 64), torch.zeros(128, 64)
     torch.testing.assert_close(run_orchestration(body, tmp_path, a, out), a + a)
+
+
+# ---- name_hint= of pl.at and pl.spmd ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("hint", ["'for'", "'class'", "'a b'", "'1x'", "3"])
+@pytest.mark.parametrize("scope", ["with pl.at(level=pl.Level.CORE_GROUP, name_hint={})", "for i in pl.spmd(2, name_hint={})"])
+def test_scope_name_hint_that_is_not_an_identifier(scope: str, hint: str) -> None:
+    """A keyword was accepted by pl.at (the outlined function 'for': pass dumps that do not parse back, a
+    kernel 'void for(...)' g++ rejects); pl.spmd took any string ('a b', '': 'no __global__ AICORE function
+    'a b' in the ptoas C++'; '1x', 'for'). Upstream: a valid non-keyword identifier."""
+    err = fail(orchestration(scope.format(hint) + ":\n    out[:] = pl.add(a, a)"), ParserTypeError)
+    assert "name_hint must be a valid non-keyword identifier, got" in err.message
+    assert err.location is not None and err.location.line == 5
+
+
+def test_empty_spmd_name_hint_is_no_hint(tmp_path) -> None:
+    """name_hint='' is no hint (upstream's default), for pl.spmd as for pl.at (was the kernel '')."""
+    body = ("for i in pl.spmd(2, name_hint=''):\n"
+            "    out = pl.store(pl.load(a, [i * 64, 0], [64, 64]), [i * 64, 0], out)")  # fmt: skip
+    a, out = torch.randn(128, 64), torch.zeros(128, 64)
+    torch.testing.assert_close(run_orchestration(body, tmp_path, a, out), a)
