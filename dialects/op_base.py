@@ -335,10 +335,14 @@ class PLOp(IRDLOperation):
       reshapes a ``[N, 1]`` col_major tile to ``[1, N]`` around the op);
     - ``DYN_SIZES``: the VALUE_LIST operand holding the run-time extents of the
       ``shape`` property's dynamic (``-1``) entries, in order (an Orchestration
-      ``pl.create_tensor([16, n])``); the DSL writes them inline in the shape.
+      ``pl.create_tensor([16, n])``); the DSL writes them inline in the shape;
+    - ``OTHER_LEVEL_ARGS``: keywords of the op's other level (tensor / tile) that
+      this one does not take, each with what to write instead (the front end's
+      error names it, as upstream's does).
     """
 
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = ()
+    OTHER_LEVEL_ARGS: ClassVar[dict[str, str]] = {}
     ALIAS_OPERAND: ClassVar[str | None] = None
     IS_VIEW: ClassVar[bool] = False
     INPLACE_SAFE: ClassVar[bool] = True

@@ -255,11 +255,20 @@ class TileColExpandMulOp(_TileLayer, F.ColExpandOp):
     PTO_OP: ClassVar[str | None] = "pto.tcolexpandmul"
 
 
+_MATMUL_TRANSPOSES = {
+    flag: f"at tile level a transpose is part of the tile's type: move pl.tile.transpose_view(<the pl.Mem.Mat {side}>) "
+    f"instead of the {side} itself (or call pl.matmul on the tensors, which takes {flag}=)"
+    for flag, side in (("a_trans", "lhs"), ("b_trans", "rhs"))
+}
+"""What the tile matmuls say of the tensor matmul's ``a_trans`` / ``b_trans`` (``OTHER_LEVEL_ARGS``)."""
+
+
 @irdl_op_definition
 class TileMatmulOp(_TileLayer, F.MatmulOp):
     name = "pl.tile.matmul"
     PTO_OP: ClassVar[str | None] = "pto.tmatmul"
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("lhs"), value("rhs"))
+    OTHER_LEVEL_ARGS: ClassVar[dict[str, str]] = _MATMUL_TRANSPOSES
 
 
 @irdl_op_definition
@@ -267,6 +276,7 @@ class TileMatmulAccOp(_TileLayer, F.MatmulAccOp):
     name = "pl.tile.matmul_acc"
     PTO_OP: ClassVar[str | None] = "pto.tmatmul.acc"
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("acc"), value("lhs"), value("rhs"))
+    OTHER_LEVEL_ARGS: ClassVar[dict[str, str]] = _MATMUL_TRANSPOSES
 
 
 @irdl_op_definition

@@ -60,6 +60,7 @@ from pypto.dialects.tile_ops import (
     TileMoveOp,
     TileSliceOp,
     TileStoreOp,
+    TileTransposeViewOp,
 )
 from pypto.dialects.types import DYNAMIC, TensorType, TileType
 from pypto.errors import KernelCodegenError
@@ -451,12 +452,8 @@ class _FunctionConverter:
         self.replace(op, self.build(op, TileCreateOp, {}, attrs))
 
     def convert_matmul(self, op: TensorMatmulOp | TensorMatmulAccOp) -> None:
-        for flag in ("a_trans", "b_trans"):
-            a = op.properties.get(flag)
-            if a is not None and F.BOOL.from_attr(a):
-                raise error_at(op, f"{op.name}: {flag}=True is not supported by ConvertTensorToTileOps yet")
-        lhs = self.as_tile(op.lhs, MemorySpace.Mat, op)
-        rhs = self.as_tile(op.rhs, MemorySpace.Mat, op)
+        lhs = self.transposed_if(op, "a_trans", self.as_tile(op.lhs, MemorySpace.Mat, op))
+        rhs = self.transposed_if(op, "b_trans", self.as_tile(op.rhs, MemorySpace.Mat, op))
         if isinstance(op, TensorMatmulOp):
             new = self.build(op, TileMatmulOp, {"lhs": lhs, "rhs": rhs}, {})
             want = op.result.type
@@ -475,6 +472,26 @@ class _FunctionConverter:
                 raise error_at(op, f"{op.name}: the accumulator {value_base(acc)!r} must come from a matmul")
             new = self.build(op, TileMatmulAccOp, {"acc": acc, "lhs": lhs, "rhs": rhs}, {})
         self.replace(op, new)
+
+
+    def transposed_if(self, op: TensorMatmulOp | TensorMatmulAccOp, flag: str, tile: SSAValue) -> SSAValue:
+        """The matmul operand ``tile``, seen transposed when ``flag`` (``a_trans`` / ``b_trans``) is set: loaded
+        in its natural orientation into Mat and read through a zero-copy ``pl.tile.transpose_view``, as upstream
+        lowers it. A transposed operand must be a Mat tile (a tensor is loaded there)."""
+        attr = op.properties.get(flag)
+        if attr is None or not F.BOOL.from_attr(attr):
+            return tile
+        t = tile.type
+        if not (isinstance(t, TileType) and t.memory_space is MemorySpace.Mat):
+            space = t.memory_space.value if isinstance(t, TileType) else describe_type(t)
+            raise error_at(op, f"{op.name}: {flag}=True needs its operand {value_base(tile)!r} in pl.Mem.Mat (it reads "
+                               f"it through a transposed view), got pl.Mem.{space}",
+                           hint=f"pass the tensor, or the pl.Mem.Mat tile before its pl.move; or drop {flag} and "
+                                "pl.tile.transpose_view the Mat tile yourself")  # fmt: skip
+        view = self.build(op, TileTransposeViewOp, {"input": tile}, {})
+        view.results[0].name_hint = self.fresh(tile, "_t")
+        self.insert_before(op, view)
+        return view.results[0]
 
 
 def _feeds_acc(value: SSAValue, seen: set[SSAValue] | None = None) -> bool:

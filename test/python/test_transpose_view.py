@@ -158,3 +158,50 @@ def test_a_tile_transposed_as_written_runs(dtype: torch.dtype, tmp_path: Path) -
     a, out = torch.randn(16, 32).to(dtype), torch.zeros(32, 16, dtype=dtype)
     _tile_transpose(a, out, config=RunConfig(save_kernels_dir=str(tmp_path / str(dtype))))
     assert torch.equal(out, a.T)
+
+
+@pl.jit
+def qk_softmax(q: pl.Tensor, k: pl.Tensor, p: pl.Out[pl.Tensor]):
+    """Attention's ``softmax(q @ k.T / 8)`` with the tensor matmul's ``b_trans``."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        scores = pl.mul(pl.matmul(q, k, out_dtype=pl.FP32, b_trans=True), 0.125)
+        e = pl.exp(pl.row_expand_sub(scores, pl.row_max(scores)))
+        p[:] = pl.row_expand_div(e, pl.row_sum(e))
+    return p
+
+
+@pl.jit
+def at_bt(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        c[:] = pl.matmul(a, b, a_trans=True, b_trans=True)
+    return c
+
+
+def test_tensor_matmul_transposes_through_a_view(tmp_path: Path) -> None:
+    """``pl.matmul(q, k, b_trans=True)`` on tensors (upstream's ``q @ k.T``) stopped in ConvertTensorToTileOps
+    ("b_trans=True is not supported ... yet"); each transposed operand is now loaded into Mat as it is and read
+    through a ``pl.tile.transpose_view``, as upstream lowers it, and gives torch's numbers."""
+    torch.manual_seed(0)
+    q, k, p = torch.randn(32, 64).half(), torch.randn(48, 64).half(), torch.zeros(32, 48)
+    qk_softmax(q, k, p, config=RunConfig(save_kernels_dir=str(tmp_path / "qk"), dump_passes=True))
+    torch.testing.assert_close(p, torch.softmax(q.float() @ k.float().T * 0.125, -1), rtol=1e-3, atol=1e-4)
+    assert "pl.tile.transpose_view(" in (tmp_path / "qk" / "passes_dump" / "11_after_ConvertTensorToTileOps.py").read_text()
+    a, b, c = torch.randn(64, 32), torch.randn(48, 64), torch.zeros(32, 48)
+    at_bt(a, b, c, config=RunConfig(save_kernels_dir=str(tmp_path / "at_bt")))
+    torch.testing.assert_close(c, a.T @ b.T, rtol=1e-4, atol=1e-4)
+
+
+def test_tile_matmul_names_the_view_for_a_transpose_flag() -> None:
+    """A tile matmul has no ``b_trans``: the error says what to write instead (it listed ``lhs, rhs``)."""
+    with pytest.raises(Exception, match="has no argument 'b_trans'") as e:
+        pl.parse(
+            "import pypto.language as pl\n\n@pl.function(type=pl.FunctionType.InCore)\n"
+            "def f(a: pl.Tensor[[16, 16], pl.FP16], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n"
+            "    t = pl.load(a, [0, 0], [16, 16], target_memory=pl.Mem.Mat)\n"
+            "    l = pl.move(t, target_memory=pl.Mem.Left)\n"
+            "    r = pl.move(t, target_memory=pl.Mem.Right)\n"
+            "    o = pl.store(pl.matmul(l, r, b_trans=True), [0, 0], o)\n"
+            "    return o\n",
+            filename="k.py",
+        )
+    assert "k.py:8:" in str(e.value) and "pl.tile.transpose_view(<the pl.Mem.Mat rhs>)" in str(e.value)
