@@ -190,7 +190,9 @@ class CallMixin:
                     InvalidOperationError,
                     f"{shown} has no argument '{key}'",
                     val,
-                    hint=_suggest(key, list(spec)) or f"arguments: {', '.join(spec)}",
+                    hint=getattr(cls, "OTHER_LEVEL_ARGS", {}).get(key)
+                    or _suggest(key, list(spec))
+                    or f"arguments: {', '.join(spec)}",
                 )
             if key in bound:
                 raise self.fail(InvalidOperationError, f"{shown} got argument '{key}' twice", val)
