@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from pypto.core.program import Program
+from pypto.errors import ArgumentTypeError, InvalidArgumentError
 from pypto.runtime.distributed.config import DistributedConfig, distributed_config_of, under_torchrun
 from pypto.runtime.distributed.windows import remove_window_files
 from pypto.utils.atomic import atomic_write_text
@@ -103,6 +104,7 @@ def compile_program_host(program: Program, dc: Any, *, platform: str | None = No
             raise
         return _deferred(program, dc, platform, output_dir, exc)
     compiled.rebuild = _rebuilder(program, dc, platform)
+    compiled.dynamic = _host_dynamic(program)
     return compiled
 
 
@@ -177,6 +179,7 @@ def _deferred(program: Program, dc: Any, platform: str | None, output_dir: Any,
     compiled.built = False
     compiled.deferred_error = exc
     compiled.rebuild = _rebuilder(program, dc, platform)
+    compiled.dynamic = True
     return compiled
 
 
@@ -340,6 +343,9 @@ class DistributedCompiledProgram:
         self.deferred_error: Exception | None = None
         self.rebuild: Any = None
         """``rebuild(self, args)``: rebinds the HOST parameters' ``pl.dynamic`` extents to a call's tensors."""
+        self.dynamic = False
+        """True when the HOST parameters have ``pl.dynamic`` extents: a call of the program binds them (and
+        builds it again for other shapes); a prepared worker runs the build it was prepared with."""
 
     def adopt(self, other: DistributedCompiledProgram) -> None:
         """Take ``other``'s build (the same program rebuilt for other ``pl.dynamic`` extents)."""
@@ -427,10 +433,21 @@ class DistributedCompiledProgram:
         """The abstract (``...``-body) SubWorkers: ``prepare(callbacks=)`` must bind each."""
         return {n for n, (_, abstract) in self.sub_workers.items() if abstract}
 
-    def _check_args(self, args: tuple[Any, ...] | list[Any]) -> None:
+    def _check_count(self, args: tuple[Any, ...] | list[Any]) -> None:
         if len(args) != len(self.params):
             names = ", ".join(p["name"] for p in self.params)
             raise TypeError(f"{self!r} takes {len(self.params)} arguments ({names}), got {len(args)}")
+
+    def _check_args(self, args: tuple[Any, ...] | list[Any], *, one_shot: bool = False) -> None:
+        """The arguments against the parameters this build is for (:func:`check_host_args`), in the caller:
+        a wrong one is refused before any rank sees it (a prepared worker's ranks stay up). ``one_shot``: a
+        call of the program, which has bound the ``pl.dynamic`` extents to ``args`` already."""
+        self._check_count(args)
+        note = ""
+        if self.dynamic and not one_shot:
+            note = (" (a prepared worker runs the build it was prepared with; calling the program itself "
+                    "builds it for other pl.dynamic extents)")
+        check_host_args(self.params, args, note)
 
     @api_boundary
     def __call__(self, *args: Any, config: Any = None) -> Any:
@@ -441,12 +458,13 @@ class DistributedCompiledProgram:
         from pypto.runtime.distributed.resident import DistributedDeviceTensor
 
         args, returned = self._with_returned_outputs(args)
-        self._check_args(args)
+        self._check_count(args)
         for a in args:
             if isinstance(a, DistributedDeviceTensor):
                 raise TypeError(f"{a!r}: a one-shot call takes host tensors only; pass resident tensors to the "
                                 "worker that allocated them (with compiled.prepare() as rt: rt(...))")
-        self.bind_call(args)
+        self.bind_call(args)  # first: a call may bind the pl.dynamic extents to other shapes (a rebuild)
+        self._check_args(args, one_shot=True)
         self._one_shot(args, config)
         return returned[0] if len(returned) == 1 else tuple(returned) if returned else None
 
@@ -573,6 +591,32 @@ class DistributedCompiledProgram:
                                  sub_worker_overrides=sub_worker_overrides, config=config, persistent=persistent,
                                  reset_persistent_windows=reset_persistent_windows,
                                  startup_timeout_s=startup_timeout_s)
+
+
+def check_host_args(params: list[dict[str, Any]], args: tuple[Any, ...] | list[Any], note: str = "") -> None:
+    """Each argument against its parameter of an L3 build (``params``: ``distributed_meta.json``'s): a tensor
+    (a host tensor or a prepared worker's resident tensor) of the parameter's shape and dtype, a number for a
+    scalar. Worded as the single-chip run's check (:func:`pypto.runtime.run._device_args`): shape an
+    :class:`~pypto.errors.InvalidArgumentError` (``note`` appended), the rest an
+    :class:`~pypto.errors.ArgumentTypeError`."""
+    for p, a in zip(params, args, strict=False):
+        name, tensor = p.get("name", "?"), hasattr(a, "shape") and hasattr(a, "dtype")
+        if p.get("scalar"):
+            if tensor and len(a.shape) > 0:
+                raise ArgumentTypeError(f"argument '{name}' is a scalar parameter, got a tensor of shape "
+                                        f"{tuple(a.shape)}")
+            continue
+        if "shape" not in p:
+            continue
+        if not tensor:
+            raise ArgumentTypeError(f"argument '{name}' must be a tensor (a torch.Tensor or a prepared worker's "
+                                    f"resident tensor), got {type(a).__name__}")
+        got, want = tuple(int(d) for d in a.shape), tuple(int(d) for d in p["shape"])
+        if got != want:
+            raise InvalidArgumentError(f"argument '{name}' has shape {got}; the program was compiled for {want}{note}")
+        dtype = str(a.dtype).removeprefix("torch.")
+        if "dtype" in p and dtype != p["dtype"]:
+            raise ArgumentTypeError(f"argument '{name}' has dtype {dtype}; the program expects {p['dtype']}")
 
 
 def _chip_config(config: Any) -> Any:
