@@ -300,12 +300,21 @@ class ColExpandOp(ExpandOp):
     FORBID_INPLACE_OPERAND: ClassVar[str | None] = "col_vec"
 
 
-def _acc_dtype(a: ArgView, x: Shaped) -> Attribute:
-    if is_float(x.element_type):
+def accumulator_dtype(element_type: Attribute) -> Attribute | None:
+    """The dtype the cube accumulates a matmul of ``element_type`` operands in: FP32 for floats, INT32 for
+    integers (None: matmul does not take it)."""
+    if is_float(element_type):
         return dtype_type("FP32")
-    if is_integer(x.element_type):
+    if is_integer(element_type):
         return dtype_type("INT32")
-    raise a.fail(f"operand 'lhs' has dtype pl.{dtype_name(x.element_type)}, which matmul does not take")
+    return None
+
+
+def _acc_dtype(a: ArgView, x: Shaped) -> Attribute:
+    acc = accumulator_dtype(x.element_type)
+    if acc is None:
+        raise a.fail(f"operand 'lhs' has dtype pl.{dtype_name(x.element_type)}, which matmul does not take")
+    return acc
 
 
 def _check_matmul(a: ArgView, x: Shaped, y: Shaped, a_trans: bool = False, b_trans: bool = False) -> tuple[int, int]:

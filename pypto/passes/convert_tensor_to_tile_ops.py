@@ -38,11 +38,11 @@ from xdsl.rewriter import Rewriter
 from pypto.diagnostics import Diagnostic, Severity, error_at, op_span
 from pypto.dialects import PL
 from pypto.dialects import op_families as F
-from pypto.dialects.dtypes import dtype_name
 from pypto.dialects.enums import CastMode, FunctionType, MemorySpace
 from pypto.dialects.op_base import ArgKind, OpTypeError, PLOp, describe_type
 from pypto.dialects.tensor_ops import (
     TensorAssembleOp,
+    TensorCastOp,
     TensorCreateOp,
     TensorDimOp,
     TensorMatmulAccOp,
@@ -220,8 +220,31 @@ class _FunctionConverter:
     # ---- the walk ------------------------------------------------------------
 
     def run(self) -> None:
+        for op in list(self.f.walk()):
+            if isinstance(op, TensorMatmulOp):
+                self.split_output_cast(op)
         for block in self.f.body.blocks:
             self.convert_block(block)
+
+    def split_output_cast(self, op: TensorMatmulOp) -> None:
+        """A tensor matmul whose dtype is not the cube's accumulator's (``out_dtype=pl.FP16``, or FP16
+        operands without ``out_dtype``: upstream's promotion) becomes the matmul into the accumulator dtype and
+        a ``pl.cast`` to its own, rounding half to even as the FIXPIPE write-back does; the cast then converts
+        as a written one does (folded into the FIXPIPE when only matmuls read it, else on the vector core)."""
+        want = op.result.type
+        assert isinstance(want, TensorType)
+        acc = F.accumulator_dtype(op.lhs.type.element_type) if isinstance(op.lhs.type, (TensorType, TileType)) else None
+        if acc is None or want.element_type == acc:
+            return
+        props = {k: v for k, v in op.properties.items() if k != "out_dtype"}
+        matmul = self.build(op, TensorMatmulOp, {"lhs": op.lhs, "rhs": op.rhs}, {**props, "out_dtype": acc})
+        matmul.results[0].name_hint = self.names.fresh(f"{value_base(op.result)}_acc")
+        cast = self.build(op, TensorCastOp, {"input": matmul.results[0]},
+                          {"target_type": want.element_type, "mode": F.STR.to_attr(CastMode.rint.value)})  # fmt: skip
+        cast.results[0].name_hint = op.result.name_hint
+        self.insert_before(op, matmul, cast)
+        op.result.replace_all_uses_with(cast.results[0])
+        Rewriter.erase_op(op)
 
     def convert_block(self, block: Block) -> None:
         for op in list(block.ops):
@@ -454,18 +477,8 @@ class _FunctionConverter:
     def convert_matmul(self, op: TensorMatmulOp | TensorMatmulAccOp) -> None:
         lhs = self.transposed_if(op, "a_trans", self.as_tile(op.lhs, MemorySpace.Mat, op))
         rhs = self.transposed_if(op, "b_trans", self.as_tile(op.rhs, MemorySpace.Mat, op))
-        if isinstance(op, TensorMatmulOp):
+        if isinstance(op, TensorMatmulOp):  # its dtype is the accumulator's (split_output_cast)
             new = self.build(op, TileMatmulOp, {"lhs": lhs, "rhs": rhs}, {})
-            want = op.result.type
-            got = new.results[0].type
-            assert isinstance(want, TensorType) and isinstance(got, TileType)
-            if want.element_type != got.element_type:
-                raise error_at(
-                    op,
-                    f"{op.name}: out_dtype pl.{dtype_name(want.element_type)} differs from the accumulator dtype "
-                    f"pl.{dtype_name(got.element_type)} the cube unit produces",
-                    hint="drop out_dtype and pl.cast the result",
-                )
         else:
             acc = op.acc
             if not (isinstance(acc.type, TileType) and acc.type.memory_space is MemorySpace.Acc):

@@ -88,3 +88,35 @@ def test_round_mode_is_not_folded() -> None:
     e = torch.randn(64, 32, dtype=torch.bfloat16)
     with pytest.raises(DiagnosticError, match=r"test_cast_fold_fixpipe.py:\d+:\d+: .*is a tile in pl.Mem.Vec, expected pl.Mem.Mat"):
         chain_round.compile(a, a, e, torch.zeros(64, 32))
+
+
+@pl.jit
+def matmul_fp16_out(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        c[:] = pl.matmul(a, b, out_dtype=pl.FP16)
+    return c
+
+
+@pl.jit
+def promoted_chain(a: pl.Tensor, b: pl.Tensor, e: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        ab = pl.matmul(a, b)  # FP16 operands, no out_dtype: FP16, as upstream promotes
+        out[:] = pl.matmul(ab, e, out_dtype=pl.FP32)
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_matmul_into_a_narrower_dtype_is_the_accumulator_then_a_cast(engine: str, tmp_path: Path) -> None:
+    """``pl.matmul(a, b, out_dtype=pl.FP16)`` (upstream's flash attention writes it) and a matmul of FP16
+    operands without ``out_dtype`` stopped in ConvertTensorToTileOps ("out_dtype pl.FP16 differs from the
+    accumulator dtype pl.FP32"); they are the FP32 matmul then a cast rounding half to even, as the FIXPIPE
+    write-back rounds: stored (on the vector core) or read by a second matmul (folded into the FIXPIPE)."""
+    torch.manual_seed(0)
+    a, b, e = torch.randn(32, 64).half(), torch.randn(64, 32).half(), torch.randn(32, 48).half()
+    c = torch.zeros(32, 32).half()
+    config = RunConfig(kernel_engine=engine, save_kernels_dir=str(tmp_path / "stored"))
+    matmul_fp16_out(a, b, c, config=config)
+    assert torch.equal(c, (a.float() @ b.float()).half())  # torch's FP32 -> FP16 is round half to even too
+    out = torch.zeros(32, 48)
+    promoted_chain(a, b, e, out, config=RunConfig(kernel_engine=engine, save_kernels_dir=str(tmp_path / "chain")))
+    torch.testing.assert_close(out, (a.float() @ b.float()).half().float() @ e.float(), rtol=1e-5, atol=1e-5)
