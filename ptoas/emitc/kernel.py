@@ -12,8 +12,10 @@
         __gm__ float* v1 = reinterpret_cast<__gm__ float*>(args[0]);
         ...
         // Forward to ptoas-generated function
-        pto::cpu::launch("NAME", [&]() { NAME(v1, ...); });
+        pto::cpu::launch("NAME", [&]() { ::NAME(v1, ...); });
     }
+
+The call names the kernel at file scope (``::NAME``): a kernel named ``v1`` is not the local ``v1``.
 
 On the CPU ``args[i]`` holds a tensor's data address (or a scalar's value / float bit pattern);
 a failure is reported by ``pto_cpu_last_error()`` (empty after success).
@@ -75,7 +77,7 @@ def kernel_source(unit_cpp: str, func_name: str, core: str) -> str:
     call_args = ", ".join(p for _, p in params)
     lines += [
         "    // Forward to ptoas-generated function",
-        f'    pto::cpu::launch("{name}", [&]() {{ {name}({call_args}); }});',
+        f'    pto::cpu::launch("{name}", [&]() {{ ::{name}({call_args}); }});',
         "}",
         "",
     ]

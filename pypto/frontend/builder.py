@@ -26,6 +26,7 @@ from .constexpr import NotConstant, evaluate
 from .dumps import DumpMixin
 from .early_return import lift_returns
 from .expressions import ExprMixin
+from .hierarchy import cpp_kernel_name_problem
 from .scalar_arrays import ScalarArrayMixin
 from .scopes import Scope, set_name
 from .source import Source, dotted
@@ -175,6 +176,11 @@ class FunctionBuilder(ExprMixin, CallMixin, StmtMixin, DumpMixin, TaskMixin, Sca
         return TensorType.get(got, declared.element_type, declared.get_memref())
 
     def build(self) -> func.FuncOp:
+        if self.kind in (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV):
+            problem = cpp_kernel_name_problem(self.fdef.name)
+            if problem is not None:  # a kernel's name is its function's in the C++ (g++: "expected unqualified-id")
+                raise self.fail(ParserSyntaxError, f"the name of a {self.kind.value} function is its kernel's name in "
+                                f"the C++, and {problem}", self.fdef, hint=f"rename it, e.g. '{self.fdef.name}_kernel'")  # fmt: skip
         names, types, dirs = self.params()
         declared = self.declared_returns()
         self.block = Block(arg_types=types)

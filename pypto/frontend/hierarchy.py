@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from pypto.dialects.enums import FunctionType, Level, Role
 from pypto.errors import InvalidOperationError, ParserSyntaxError, ParserTypeError, UnsupportedFeatureError
+from pypto.target.dtypes import ROWS
 
 from .constexpr import NotConstant, evaluate
 from .scopes import assigned_names, upward_exposed
@@ -71,7 +72,7 @@ def at_args(call: ast.Call, src: Source) -> AtArgs:
     if role is not None and not isinstance(role, Role):
         raise src.error(ParserTypeError, "pl.at role must be a pl.Role member", given["role"])
     if hint is not None:
-        hint = scope_name_hint(hint, given["name_hint"], src, "pl.at")
+        hint = scope_name_hint(hint, given["name_hint"], src, "pl.at", kernel=level is Level.CORE_GROUP)
     if level is Level.CORE_GROUP and role is not None:
         raise src.error(ParserSyntaxError, "role= is not supported with level=pl.Level.CORE_GROUP", given["role"],
                         hint="drop role= for an InCore scope, or use pl.at(level=pl.Level.CHIP, role=...)")
@@ -82,15 +83,46 @@ def at_args(call: ast.Call, src: Source) -> AtArgs:
     return AtArgs(level, role, hint)
 
 
-def scope_name_hint(value: Any, node: ast.expr, src: Source, what: str) -> str | None:
+CPP_KEYWORDS = frozenset("""
+    alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t char32_t class
+    co_await co_return co_yield compl concept const const_cast consteval constexpr constinit continue decltype
+    default delete do double dynamic_cast else enum explicit export extern false float for friend goto if inline
+    int long mutable namespace new noexcept not not_eq nullptr operator or or_eq private protected public register
+    reinterpret_cast requires return short signed sizeof static static_assert static_cast struct switch template
+    this thread_local throw true try typedef typeid typename union unsigned using virtual void volatile wchar_t
+    while xor xor_eq""".split())
+"""The keywords and alternative tokens of C++20: a kernel's name is its function's name in the C++ that
+ptoas generates, where a keyword cannot name a function ('void void(...)': "expected unqualified-id")."""
+
+CPP_TAKEN = frozenset({"main", "pto", "std"} | {r.cxx for r in ROWS if r.cxx is not None}) - CPP_KEYWORDS
+"""Names a kernel's C++ already gives a meaning at file scope: ``main`` (a function returning int),
+the namespaces ``pto`` and ``std``, and the C++ element types (``int64_t``, ``half``, ...); a kernel of
+that name is "redeclared as different kind of entity"."""
+
+
+def cpp_kernel_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a kernel in its C++ (None if it can)."""
+    if name in CPP_KEYWORDS:
+        return f"'{name}' is a C++ keyword"
+    if name in CPP_TAKEN:
+        return f"'{name}' is already declared in every kernel's C++ (main, the namespaces pto and std, the element types)"
+    return None
+
+
+def scope_name_hint(value: Any, node: ast.expr, src: Source, what: str, kernel: bool = True) -> str | None:
     """A scope's ``name_hint=`` (the outlined function's name): a string that is an identifier and not a
     Python keyword, as upstream requires (``""`` is no hint). The name is the function's name in the dumps
-    (which must parse back) and the kernel's in its C++."""
+    (which must parse back) and, for a ``kernel`` (a ``CORE_GROUP`` scope, a ``pl.spmd`` launch), the
+    kernel's in its C++, so not a C++ keyword either (nor a name that C++ already declares)."""
     if value == "":
         return None
     if not isinstance(value, str) or not value.isidentifier() or keyword.iskeyword(value):
         raise src.error(ParserTypeError, f"{what} name_hint must be a valid non-keyword identifier, got {value!r}",
                         node, hint='e.g. name_hint="fused_add"')  # fmt: skip
+    problem = cpp_kernel_name_problem(value) if kernel else None
+    if problem is not None:
+        raise src.error(ParserTypeError, f"{what} name_hint is the kernel's name in its C++, and {problem}", node,
+                        hint=f'e.g. name_hint="{value}_kernel"')  # fmt: skip
     return value
 
 

@@ -12,9 +12,9 @@ from xdsl.dialects import scf
 import pypto.language as pl
 from pypto.diagnostics import DiagnosticError
 from pypto.dialects.program import FOR_STAGE
-from pypto.errors import InvalidOperationError, ParserError, ParserTypeError, UnsupportedFeatureError
+from pypto.errors import InvalidOperationError, ParserError, ParserSyntaxError, ParserTypeError, UnsupportedFeatureError
 from pypto.ir import compile
-from pypto.runtime import run
+from pypto.runtime import RunConfig, run
 
 T = "pl.Tensor[[128, 64], pl.FP32]"
 
@@ -359,3 +359,43 @@ def test_empty_spmd_name_hint_is_no_hint(tmp_path) -> None:
             "    out = pl.store(pl.load(a, [i * 64, 0], [64, 64]), [i * 64, 0], out)")  # fmt: skip
     a, out = torch.randn(128, 64), torch.zeros(128, 64)
     torch.testing.assert_close(run_orchestration(body, tmp_path, a, out), a)
+
+
+@pytest.mark.parametrize("hint", ["void", "int", "new", "template", "main", "int64_t", "pto"])
+@pytest.mark.parametrize("scope", ["with pl.at(level=pl.Level.CORE_GROUP, name_hint={!r})", "for i in pl.spmd(2, name_hint={!r})"])
+def test_scope_name_hint_that_cpp_cannot_spell(scope: str, hint: str) -> None:
+    """Was accepted, and the kernel's C++ failed to build in g++, at no source location: 'void void(...)'
+    ("expected unqualified-id"), "'::main' must return 'int'", "'void int64_t(...)' redeclared as different
+    kind of entity". The name is the kernel's in the .pto and in its C++: refused, as a Python keyword is."""
+    err = fail(orchestration(scope.format(hint) + ":\n    out[:] = pl.add(a, a)"), ParserTypeError)
+    assert "name_hint is the kernel's name in its C++, and" in err.message and f"'{hint}'" in err.message
+    assert err.location is not None and err.location.line == 5
+    assert err.hint == f'e.g. name_hint="{hint}_kernel"'
+
+
+@pytest.mark.parametrize("name", ["void", "delete", "main", "half"])
+@pytest.mark.parametrize("kind", ["InCore", "AIV"])
+def test_kernel_function_name_that_cpp_cannot_spell(name: str, kind: str) -> None:
+    """A kernel function's name is its kernel's (the same g++ failures as a scope's name_hint)."""
+    body = "out = pl.store(pl.load(a, [0, 0], [32, 64]), [0, 0], out)"
+    err = fail(kernel(body, f"type=pl.FunctionType.{kind}").replace("def f(", f"def {name}("), ParserSyntaxError)
+    assert f"the name of a {kind} function is its kernel's name in the C++, and '{name}'" in err.message
+    assert err.location is not None and err.location.line == 4
+
+
+def test_orchestration_named_like_a_cpp_keyword(tmp_path) -> None:
+    """An Orchestration function's name is no kernel's: 'new' stays legal (its pl.at is 'new_incore_0')."""
+    text = orchestration("with pl.at(level=pl.Level.CORE_GROUP):\n    out[:] = pl.add(a, a)").replace("def f(", "def new(")
+    a, out = torch.randn(128, 64), torch.zeros(128, 64)
+    run(compile(pl.parse(text, filename="k.py"), output_dir=str(tmp_path / "build")), a, out)
+    torch.testing.assert_close(out, a + a)
+
+
+def test_kernel_named_like_an_entry_local_builds(tmp_path) -> None:
+    """A kernel named 'v1' (a legal name) failed in g++ ("expression cannot be used as a function"): the
+    kernel entry's first argument, a local 'v1', hid it. The entry now calls '::v1'."""
+    body = "with pl.at(level=pl.Level.CORE_GROUP, name_hint='v1'):\n    out[:] = pl.add(a, a)"
+    compiled = compile(pl.parse(orchestration(body), filename="k.py"), output_dir=str(tmp_path / "build"))
+    a, out = torch.randn(128, 64), torch.zeros(128, 64)
+    run(compiled, a, out, config=RunConfig(kernel_engine="cpp"))
+    torch.testing.assert_close(out, a + a)
