@@ -17,7 +17,10 @@ The main loop keeps ``Pipeline`` with ``stage=1`` as the marker
 CanonicalizeIOOrder scopes its reordering to (it demotes the loop to
 Sequential). Iterations run in the original order, so results are unchanged.
 
-Capacity: the N copies of one stage's tiles must fit next to the function's
+Capacity: at most MAX_STAGE copies (each stage is a copy of the body, so a deeper
+pipeline only lengthens the kernel and its compile: stage=2000 took 15 s to compile,
+stage=10**6 did not finish); a deeper one is lowered to MAX_STAGE with perf hint
+PH-MR-001. And the N copies of one stage's tiles must fit next to the function's
 other tiles. Per memory space, the bytes one stage defines (32-byte aligned,
 views excluded) are compared with the bytes left by the tiles defined outside
 the loop; when N copies do not fit, the depth is lowered to the largest M that
@@ -48,6 +51,10 @@ from .registry import register_pass
 
 CHECK = "PipelineStageCapacity"
 """The check name perf hint PH-MR-001 carries."""
+
+MAX_STAGE = 64
+"""The deepest replication (upstream replicates any depth; "typically 2-4"): a body with no tiles is not
+bounded by the tiles' capacity, and each stage is one more copy of it."""
 
 _NOT_BUFFERS = (TileReshapeOp, TileTransposeViewOp, TileSliceOp, TileTpushToAivOp, TileTpushToAicOp)
 """Tile-typed results that own no buffer (views, push handles)."""
@@ -161,10 +168,10 @@ def lower_pipeline(loop: scf.ForOp, f: func.FuncOp) -> None:
     if step is None or step <= 0:
         set_for_kind(loop, ForKind.Pipeline, 1)
         return
-    d = choose_depth(loop, f, asked)
+    d = choose_depth(loop, f, min(asked, MAX_STAGE))
     n = d.depth
-    if n < asked:
-        assert d.space is not None and d.largest is not None
+    if d.space is not None:
+        assert d.largest is not None
         emit_at(
             loop,
             Severity.REMARK,
@@ -172,6 +179,15 @@ def lower_pipeline(loop: scf.ForOp, f: func.FuncOp) -> None:
             f"{d.space.value} tiles and {d.free} B of {d.space.value} are free "
             f"({capacity(d.space)} B capacity); lower stage= to {n}, or shrink the largest per-stage tile "
             f"'{d.largest[1]}' ({d.largest[0]} B in {d.space.value})",
+            rule=CHECK,
+            code="PH-MR-001",
+        )
+    elif n < asked:
+        emit_at(
+            loop,
+            Severity.REMARK,
+            f"pl.pipeline asked for stage={asked} but got stage={n}: a pipeline is at most {MAX_STAGE} copies "
+            f"of its body (one per stage); lower stage= to {n}",
             rule=CHECK,
             code="PH-MR-001",
         )

@@ -102,6 +102,21 @@ def test_pipeline_stage_one_and_stage_past_the_trip_count_run(loop: str, rows: r
     torch.testing.assert_close(run_orchestration(body, tmp_path, a, out), want, rtol=1e-5, atol=1e-5)
 
 
+def test_pipeline_deeper_than_the_limit_compiles_and_runs(tmp_path) -> None:
+    """A body with no tiles (the tiles' capacity does not bound the depth) and a dynamic bound: each stage was
+    one more copy of the body, whatever the trip count (stage=2000 compiled in 15 s, 10**6 did not finish).
+    Now at most 64 copies (perf hint PH-MR-001), and the same numbers."""
+    body = ("with pl.at(level=pl.Level.CORE_GROUP):\n"
+            "    j = 0\n"
+            "    n = pl.tile.get_block_idx() + 3\n"
+            "    for i in pl.pipeline(n, stage=1000000):\n"
+            "        j = j + i\n"
+            "    out = pl.store(pl.load(a, [j * 32, 0], [32, 64]), [0, 0], out)")  # fmt: skip
+    a, out = torch.randn(128, 64), torch.zeros(128, 64)
+    want = torch.cat([a[96:], torch.zeros(96, 64)])
+    torch.testing.assert_close(run_orchestration(body, tmp_path, a, out), want)
+
+
 # ---- pl.at: its level ---------------------------------------------------------------------------------------
 
 
