@@ -235,7 +235,7 @@ class OutlineScope(RewritePattern):
                 f"pl.at(level=pl.Level.CORE_GROUP) inside the {kind.value} function "
                 f"'{parent.sym_name.data}' (CORE_GROUP scopes cannot nest)",
             )
-        _reject_scalar_results(scope)
+        _reject_results_that_are_not_tensors(scope)
         name = self.function_name(scope, parent, module)
         info = analyse_scope(scope)
         dirs = [_direction(parent, c) for c in info.captures]
@@ -342,22 +342,27 @@ class OutlineScope(RewritePattern):
             set_function_type(parent, FunctionType.Orchestration)
 
 
-def _reject_scalar_results(scope: AtOp) -> None:
-    """A scope result must be a tensor or a tile: the outlined kernel's call is a task, whose results are the
-    tensors it writes, so a scalar it computed cannot reach the code after it (the run failed: the task's
-    result was a tensor buffer where the scalar was read)."""
+def _reject_results_that_are_not_tensors(scope: AtOp) -> None:
+    """A scope result must be a tensor: the outlined kernel's call is a task, whose results are the tensors it
+    writes, so a scalar or a tile it computed cannot reach the code after it (a scalar: the run failed, the
+    task's result was a tensor buffer where the scalar was read; a tile: KernelCodegenError in
+    ConvertTensorToTileOps, after the earlier passes ran)."""
     term = scope.block.last_op
     assert isinstance(term, YieldOp)
     for y, r in zip(term.values, scope.res, strict=True):
-        if not isinstance(y.type, TensorType | TileType):
-            name = value_base(r if r.name_hint else y)
-            raise error_at(
-                y.owner if isinstance(y.owner, Operation) else scope,
-                f"'{name}' is a {describe_type(y.type)} computed inside the pl.at(level=pl.Level.CORE_GROUP) scope "
-                "and used after it: a kernel gives back only the tensors it writes",
-                hint=f"compute '{name}' before the scope (a scalar from outside is passed in), "
-                "or write it into a tensor",
-            )
+        if isinstance(y.type, TensorType):
+            continue
+        name = value_base(r if r.name_hint else y)
+        if isinstance(y.type, TileType):
+            hint = f"store '{name}' into a tensor inside the scope (out = pl.store({name}, offsets, out)) and read that tensor after it"
+        else:
+            hint = f"compute '{name}' before the scope (a scalar from outside is passed in), or write it into a tensor"
+        raise error_at(
+            y.owner if isinstance(y.owner, Operation) else scope,
+            f"'{name}' is a {describe_type(y.type)} computed inside the pl.at(level=pl.Level.CORE_GROUP) scope "
+            "and used after it: a kernel gives back only the tensors it writes",
+            hint=hint,
+        )
 
 
 def _copy_dep_options(scope: AtOp, call: func.CallOp) -> None:

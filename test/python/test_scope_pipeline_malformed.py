@@ -12,7 +12,14 @@ from xdsl.dialects import scf
 import pypto.language as pl
 from pypto.diagnostics import DiagnosticError
 from pypto.dialects.program import FOR_STAGE
-from pypto.errors import InvalidOperationError, ParserError, ParserSyntaxError, ParserTypeError, UnsupportedFeatureError
+from pypto.errors import (
+    InvalidOperationError,
+    KernelCodegenError,
+    ParserError,
+    ParserSyntaxError,
+    ParserTypeError,
+    UnsupportedFeatureError,
+)
 from pypto.ir import compile
 from pypto.runtime import RunConfig, run
 
@@ -202,6 +209,31 @@ def test_scalar_computed_in_a_scope_and_used_after_it(body: str, name: str, dtyp
     assert f"k.py:{line}:" in str(err)
     assert f"compute '{name}' before the scope" in str(err)
 
+
+
+@pytest.mark.parametrize(
+    ("body", "line"),
+    [
+        ("with pl.at(level=pl.Level.CORE_GROUP):\n    t = pl.load(a, [0, 0], [32, 64])\n    out = pl.store(t, [0, 0], out)\n"
+         "with pl.at(level=pl.Level.CORE_GROUP):\n    out = pl.store(t, [32, 0], out)", 6),
+        ("with pl.at(level=pl.Level.CORE_GROUP):\n    t = pl.exp(pl.load(a, [0, 0], [32, 64]))\n"
+         "with pl.at(level=pl.Level.CORE_GROUP):\n    out = pl.store(t, [32, 0], out)", 6),
+        ("for i in pl.range(2):\n    with pl.at(level=pl.Level.CORE_GROUP):\n        t = pl.load(a, [i * 32, 0], [32, 64])\n"
+         "        out = pl.store(t, [i * 32, 0], out)\n"
+         "    with pl.at(level=pl.Level.CORE_GROUP):\n        out = pl.store(t, [i * 32 + 64, 0], out)", 7),
+    ],
+    ids=["next-scope", "computed", "in-a-loop"],
+)  # fmt: skip
+def test_tile_computed_in_a_scope_and_used_after_it(body: str, line: int, tmp_path) -> None:
+    """Was caught only by ConvertTensorToTileOps (KernelCodegenError 'the tile 't' is returned from the InCore
+    function', at the scope), after the passes before it ran. Now OutlineIncoreScopes says it as for a scalar,
+    at the tile's definition."""
+    with pytest.raises(DiagnosticError) as info:
+        compile(pl.parse(orchestration(body), filename="k.py"), output_dir=str(tmp_path / "build"))
+    err = str(info.value)
+    assert "'t' is a pl.Tile[[32, 64], pl.FP32" in err and "computed inside the pl.at(level=pl.Level.CORE_GROUP) scope" in err
+    assert "a kernel gives back only the tensors it writes" in err and f"k.py:{line}:" in err
+    assert "store 't' into a tensor inside the scope" in err and not isinstance(info.value, KernelCodegenError)
 
 def test_scalar_computed_before_a_scope_is_passed_in(tmp_path) -> None:
     """Legal: the same kernel with the scalar computed in the orchestration gives torch's numbers."""
