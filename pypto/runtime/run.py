@@ -516,13 +516,12 @@ def _check_inputs_unchanged(task: Task, part: KernelPart, before: list[tuple[int
             )
 
 
-def pipe_order(task: Task, prepared: Prepared) -> list[KernelPart]:
+def pipe_order(task: Task, prepared: Prepared) -> list[KernelPart] | None:
     """A Group task's parts in an order the interpreter can run them one after the other: a part that pops
-    a cube<->vector pipe after the part that pushes it. Pipes in both directions between two parts need
-    the cores to interleave, which the device model does not do: a DeviceError says so."""
+    a cube<->vector pipe after the part that pushes it. None when pipes go both ways between them (the cube
+    pops what the vector pushed, and the other way round): they run interleaved (:func:`_run_together`)."""
     if len(task.parts) < 2:
         return list(task.parts)
-    from pypto.device.interpreter import DeviceError
     from pypto.ptoas.dialect.pipe_ops import TPopFromAicOp, TPopFromAivOp, TPushToAicOp, TPushToAivOp
 
     def pipes(part: KernelPart) -> tuple[set[str], set[str]]:
@@ -530,14 +529,7 @@ def pipe_order(task: Task, prepared: Prepared) -> list[KernelPart]:
         pushes = {op.DIRECTION for op in ops if isinstance(op, TPushToAivOp | TPushToAicOp)}
         return pushes, {op.DIRECTION for op in ops if isinstance(op, TPopFromAicOp | TPopFromAivOp)}
 
-    order = pushers_first(task.parts, pipes)
-    if order is None:
-        names = ", ".join(f"@{p.func_name}" for p in task.parts)
-        raise DeviceError(
-            f"{task.label}: {names} push to and pop from each other (pipes both ways): the device model runs "
-            "a task's parts one after the other and cannot interleave them"
-        )
-    return order
+    return pushers_first(task.parts, pipes)
 
 
 @api_boundary
@@ -711,7 +703,7 @@ def _execute_run(
     bars: list[Any] = []  # the progress bar of the run (names the task running, counts tasks begun)
     begun: set[int] = set()
 
-    def run_part(task: Task, part: KernelPart, block: int = 0, start: int = 0) -> Any:
+    def run_part(task: Task, part: KernelPart, block: int = 0, start: int = 0, pipe_wait: Any = None) -> Any:
         comm = sys.modules.get("pypto.device.interpreter.comm_impls")  # loaded by any multi-rank run
         if comm is not None:
             comm.kernel_start(start)  # a rank link prices the kernel's pto.comm ops from its start on the chip
@@ -736,6 +728,7 @@ def _execute_run(
                     positions=unit.positions,
                     pto_file=unit.pto_file,
                     channels=channels.setdefault((task.id, block), {}),
+                    pipe_wait=pipe_wait,
                     block=(block, task.block_num),
                 )
 
@@ -756,7 +749,22 @@ def _execute_run(
         problems.extend(f"{task.label} {part.func_name}: {p}" for p in kr.problems)
         return kr
 
-    scheduler = Scheduler(target, run_part, lambda task: pipe_order(task, prepared), config.aicpu_thread_num)
+    def run_together(task: Task, block: int, start: int) -> list[Any]:
+        """The parts of ``task`` that push to each other, interpreted interleaved (one at a time, handing over
+        at a pop of an empty pipe): :class:`pypto.device.interpreter.interleave.Interleaved`."""
+        from pypto.device.interpreter.interleave import Interleaved
+
+        if engine is not None:
+            raise DeviceError(
+                f"{task.label}: " + ", ".join(f"@{p.func_name}" for p in task.parts) + " push to and pop from "
+                f"each other (pipes both ways): the {config.kernel_engine!r} kernel engine runs a task's parts one "
+                "after the other; the interpreter (kernel_engine='interpreter') interleaves them"
+            )
+        together = Interleaved([p.func_name for p in task.parts])
+        return together.run([lambda p=p: run_part(task, p, block, start, together.wait) for p in task.parts])
+
+    scheduler = Scheduler(target, run_part, lambda task: pipe_order(task, prepared), config.aicpu_thread_num,
+                          run_together=run_together)  # fmt: skip
     with progress("run", total=len(graph.tasks)) as bar:
         bars.append(bar)
         records = scheduler.run(graph)

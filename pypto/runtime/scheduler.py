@@ -214,9 +214,13 @@ class Deferred(Protocol):
         """The error to raise when it still does not hold after ``timeout_s`` (``task``: the task's name)."""
 
 
-OrderParts = Callable[[Task], list[KernelPart]]
+OrderParts = Callable[[Task], list[KernelPart] | None]
 """The order to interpret a task's parts in (they run together on the chip; a part that pops what
-another pushes is interpreted after it)."""
+another pushes is interpreted after it); None: they push to each other, and run interleaved (``RunTogether``)."""
+
+RunTogether = Callable[[Task, int, int], list[Any]]
+"""``(task, block, start)``: the runs of a task's parts that push to each other (in ``task.parts`` order),
+interpreted interleaved."""
 
 
 QUEUES = ("aic", "aiv", "mix")
@@ -232,10 +236,12 @@ class Scheduler:
         run_part: RunPart,
         order_parts: OrderParts | None = None,
         threads: int | None = None,
+        run_together: RunTogether | None = None,
     ):
         self.target = target
         self.run_part = run_part
         self.order_parts = order_parts or (lambda task: list(task.parts))
+        self.run_together = run_together
         self.cores = make_cores(target)
         self.latency = int(target.dispatch_latency_cycles)
         self.clock_hz = float(target.clock_hz)
@@ -272,8 +278,13 @@ class Scheduler:
         """Block ``block`` of ``task`` on ``cores``, handed over at ``dispatch``: runs its parts and
         records it (the task's record is made by its first block, widened by the others); returns its record."""
         start = dispatch + self.latency
-        done = {id(part): self.run_part(task, part, block, start) for part in self.order_parts(task)}
-        runs = [done[id(part)] for part in task.parts]
+        order = self.order_parts(task)
+        if order is None:  # the parts push to each other
+            assert self.run_together is not None, f"{task.label}: its parts must run interleaved"
+            runs = self.run_together(task, block, start)
+        else:
+            done = {id(part): self.run_part(task, part, block, start) for part in order}
+            runs = [done[id(part)] for part in task.parts]
         end = start + max((int(r.cycles) for r in runs), default=0)
         regs = []
         for core in cores:

@@ -98,3 +98,96 @@ def test_pop_with_nothing_pushed_is_a_located_error(tmp_path: Path) -> None:
     assert len(pipes["c2v"]) == 1
     run_kernel(aiv, None, example_args(aiv), channels=pipes)
     assert len(pipes["c2v"]) == 0
+
+
+S = 64
+
+
+def _attention():  # type: ignore[no-untyped-def]
+    """Attention in one scope: ``q @ k.T`` on the cube, softmax on the vector core, ``p @ v`` on the cube:
+    the cube pops what the vector pushed and the other way round."""
+    import pypto.language as pl
+
+    @pl.jit
+    def attention(q: pl.Tensor, k: pl.Tensor, v: pl.Tensor, o: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="attn"):
+            tq = pl.load(q, [0, 0], [S, S], target_memory=pl.Mem.Mat)
+            tk = pl.load(k, [0, 0], [S, S], target_memory=pl.Mem.Mat)
+            kt = pl.move(pl.tile.transpose_view(tk), target_memory=pl.Mem.Right)
+            scores = pl.mul(pl.move(pl.matmul(pl.move(tq, target_memory=pl.Mem.Left), kt), target_memory=pl.Mem.Vec), 0.125)
+            tmp = pl.create_tile([S, S], dtype=pl.FP32)
+            e = pl.exp(pl.row_expand_sub(scores, pl.row_max(scores, tmp)))
+            p = pl.cast(pl.row_expand_div(e, pl.row_sum(e, tmp)), pl.FP16)
+            tv = pl.load(v, [0, 0], [S, S], target_memory=pl.Mem.Mat)
+            pv = pl.matmul(pl.move(pl.move(p, target_memory=pl.Mem.Mat), target_memory=pl.Mem.Left),
+                           pl.move(tv, target_memory=pl.Mem.Right))  # fmt: skip
+            pl.store(pv, [0, 0], o)
+        return o
+
+    return attention
+
+
+def test_parts_that_push_to_each_other_run_interleaved(tmp_path: Path) -> None:
+    """A Group task whose parts push both ways (fused attention) stopped with "pipes both ways: the device
+    model ... cannot interleave them"; the interpreter now runs the parts in turn, handing over at a pop of an
+    empty pipe, and gives torch's numbers, with every DFX flag on too (the collectors watch each part)."""
+    from pypto.runtime import RunConfig
+
+    attention = _attention()
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(S, S).half() for _ in range(3))
+    ref = torch.softmax(q.float() @ k.float().T * 0.125, -1).half().float() @ v.float()
+    o = torch.zeros(S, S)
+    flags = {"enable_chip_swimlane": 4, "enable_dump_args": 2, "enable_pmu": 2, "enable_dep_gen": True}
+    attention(q, k, v, o, config=RunConfig(save_kernels_dir=str(tmp_path / "b"), **flags))
+    torch.testing.assert_close(o, ref, rtol=1e-3, atol=1e-3)
+    compiled = attention.compile(q, k, v, o, config=RunConfig(save_kernels_dir=str(tmp_path / "c")))
+    result = run(compiled, q, k, v, o)
+    (task,) = result.tasks
+    assert task.core_type == "mix" and len(task.kernel_runs) == 2
+    assert result.total_cycles >= max(int(r.cycles) for r in task.kernel_runs)
+    for name in ("chip_swimlane_records.json", "pmu.csv", "deps.json", "args_dump/args.bin"):
+        assert (tmp_path / "b" / "dfx_outputs" / name).is_file(), name
+    with pytest.raises(DeviceError, match="push to and pop from each other .*kernel_engine='interpreter'"):
+        run(compiled, q, k, v, o, config=RunConfig(kernel_engine="cpp"))
+
+
+def test_interleaved_parts_hand_over_at_an_empty_pipe_and_report_a_deadlock() -> None:
+    """:class:`Interleaved` runs one part at a time, in turn from the first, handing over at a pop of an
+    empty pipe; parts that all wait on empty pipes are a DeviceError naming them."""
+    from collections import deque
+
+    from pypto.device.interpreter.interleave import Interleaved
+
+    c2v: deque[int] = deque()
+    v2c: deque[int] = deque()
+    log: list[str] = []
+    parts = Interleaved(["cube", "vec"])
+
+    def pop(q: deque[int], who: str) -> int:
+        if not q:
+            log.append(f"{who} waits")
+            parts.wait(q)
+        return q.popleft()
+
+    def cube() -> int:
+        c2v.append(1)
+        log.append("cube pushed 1")
+        got = pop(v2c, "cube")
+        log.append(f"cube got {got}")
+        return got
+
+    def vec() -> int:
+        got = pop(c2v, "vec")
+        v2c.append(got + 1)
+        log.append("vec pushed 2")
+        return got
+
+    assert parts.run([cube, vec]) == [2, 1]
+    assert log == ["cube pushed 1", "cube waits", "vec pushed 2", "cube got 2"]
+
+    stuck = Interleaved(["a", "b"])
+    qa: deque[int] = deque()
+    qb: deque[int] = deque()
+    with pytest.raises(DeviceError, match="@a, @b each pop a pipe the other parts pushed nothing"):
+        stuck.run([lambda: stuck.wait(qa), lambda: stuck.wait(qb)])

@@ -90,6 +90,9 @@ class CoreState:
     channels: dict[str, deque[Pushed]] = field(default_factory=dict)
     """The cube<->vector pipes (``"c2v"``, ``"v2c"``) this core pushes to and pops from: the same dict
     for the AIC and AIV parts of one Group task."""
+    pipe_wait: Any = None
+    """Called with an empty pipe a ``tpop`` reads when the task's parts run interleaved
+    (:meth:`.interleave.Interleaved.wait`: returns once the other part pushed); None: the pop is an error."""
     interp: Any = None
     """The xDSL interpreter the compiled engine runs ops it does not compile with (None: not needed)."""
     set_flag_cycles: int = 0

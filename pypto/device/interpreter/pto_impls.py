@@ -1100,6 +1100,8 @@ def tpop(op: Any) -> Run:
     def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
         _check_split(split)
         queue = core.channel(direction)
+        if not queue and core.pipe_wait is not None:  # interleaved parts (:mod:`.interleave`): the pusher goes on
+            core.pipe_wait(queue)
         if not queue:
             raise DeviceError(
                 f"nothing to pop: the {pusher} side pushed no (more) tiles to the {popper} side (a pipe pops "

@@ -229,6 +229,7 @@ def run_kernel(
     pto_file: str | None = None,
     engine: str = "compiled",
     channels: dict[str, Any] | None = None,
+    pipe_wait: Any = None,
     block: tuple[int, int] = (0, 1),
     remember_race_free: bool = True,
     remember_accounting: bool = True,
@@ -238,7 +239,8 @@ def run_kernel(
     ``positions``/``pto_file`` give ``.pto`` locations for an already parsed
     module (``parse_pto_with_source_map``); a path or text is parsed here.
     ``channels``: the cube<->vector pipes (``tpush_*`` / ``tpop_*``) shared with the other parts of a
-    Group task (run them in turn with the same dict; default: a fresh, empty one).
+    Group task (run them in turn with the same dict; default: a fresh, empty one). ``pipe_wait``: what a pop
+    of an empty pipe calls when the parts run interleaved (:class:`.interleave.Interleaved`; None: an error).
     ``block``: ``(block_idx, block_num)`` of the SPMD launch this run is one block of
     (``pto.get_block_idx`` / ``pto.get_block_num``); ``(0, 1)`` for a plain task.
     ``remember_race_free``: for a kernel whose accesses cannot depend on data (:mod:`.race_memo`), a run
@@ -298,6 +300,7 @@ def run_kernel(
     )
     if channels is not None:
         core.channels = channels
+    core.pipe_wait = pipe_wait
     core.block_idx, core.block_num = block
     with np.errstate(all="ignore"):  # float overflow and NaN are values on the device
         if compiled is not None:
