@@ -179,7 +179,7 @@ class FunctionBuilder(ExprMixin, CallMixin, StmtMixin, DumpMixin, TaskMixin, Sca
         if self.kind in (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV):
             problem = cpp_kernel_name_problem(self.fdef.name)
             if problem is not None:  # a kernel's name is its function's in the C++ (g++: "expected unqualified-id")
-                raise self.fail(ParserSyntaxError, f"the name of a {self.kind.value} function is its kernel's name in "
+                raise self.fail(ParserSyntaxError, f"the name of an {self.kind.value} function is its kernel's name in "
                                 f"the C++, and {problem}", self.fdef, hint=f"rename it, e.g. '{self.fdef.name}_kernel'")  # fmt: skip
         names, types, dirs = self.params()
         declared = self.declared_returns()

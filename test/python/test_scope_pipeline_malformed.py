@@ -426,7 +426,7 @@ def test_kernel_function_name_that_cpp_cannot_spell(name: str, kind: str) -> Non
     """A kernel function's name is its kernel's (the same g++ failures as a scope's name_hint)."""
     body = "out = pl.store(pl.load(a, [0, 0], [32, 64]), [0, 0], out)"
     err = fail(kernel(body, f"type=pl.FunctionType.{kind}").replace("def f(", f"def {name}("), ParserSyntaxError)
-    assert f"the name of a {kind} function is its kernel's name in the C++, and '{name}'" in err.message
+    assert f"the name of an {kind} function is its kernel's name in the C++, and '{name}'" in err.message
     assert err.location is not None and err.location.line == 4
 
 
