@@ -10,6 +10,7 @@ the pipe ops, and a pop with nothing pushed is a located error.
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -191,3 +192,30 @@ def test_interleaved_parts_hand_over_at_an_empty_pipe_and_report_a_deadlock() ->
     qb: deque[int] = deque()
     with pytest.raises(DeviceError, match="@a, @b each pop a pipe the other parts pushed nothing"):
         stuck.run([lambda: stuck.wait(qa), lambda: stuck.wait(qb)])
+
+
+def test_attention_written_on_tensors_runs_in_one_kernel(tmp_path: Path) -> None:
+    """The same attention on tensors: ``pl.matmul(q, k, b_trans=True)``, softmax, ``pl.matmul(p, v)``.
+    ConvertTensorToTileOps moves the vector result ``p`` to Mat for the second matmul (Vec -> Mat, as upstream;
+    it was "is a tile in pl.Mem.Vec, expected pl.Mem.Mat"), and the task's parts run interleaved."""
+    import pypto.language as pl
+    from pypto.runtime import RunConfig
+
+    @pl.jit
+    def attention(q: pl.Tensor, k: pl.Tensor, v: pl.Tensor, o: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            scores = pl.mul(pl.matmul(q, k, b_trans=True, out_dtype=pl.FP32), 0.125)
+            e = pl.exp(pl.row_expand_sub(scores, pl.row_max(scores)))
+            p = pl.cast(pl.row_expand_div(e, pl.row_sum(e)), pl.FP16)
+            o[:] = pl.matmul(p, v, out_dtype=pl.FP32)
+        return o
+
+    torch.manual_seed(1)
+    q, k, v = torch.randn(32, 64).half(), torch.randn(48, 64).half(), torch.randn(48, 64).half()
+    o = torch.zeros(32, 64)
+    attention(q, k, v, o, config=RunConfig(save_kernels_dir=str(tmp_path / "b"), dump_passes=True))
+    ref = torch.softmax(q.float() @ k.float().T * 0.125, -1).half().float() @ v.float()
+    torch.testing.assert_close(o, ref, rtol=1e-3, atol=1e-3)
+    dump = (tmp_path / "b" / "passes_dump" / "11_after_ConvertTensorToTileOps.py").read_text()
+    assert re.search(r"pl\.tile\.move\(p\w*, target_memory=pl\.Mem\.Mat\)", dump), dump
+    assert "pl.tile.transpose_view(" in dump
