@@ -100,6 +100,8 @@ TORCH_MATH: dict[str, Callable[..., dict[str, torch.Tensor]]] = {
     "spmd_scale_add": lambda x, y, w: {"out": torch.add(x, x) + y, "total": torch.matmul((torch.add(x, x) + y)[:64, :64], w)},
     "spmd_matmul": lambda a, b: {"c": torch.matmul(a, b)},
     "spmd_loop_add": lambda a, b: {"out": torch.add(a, b)},
+    "attention": lambda q, k, v: {"o": F.scaled_dot_product_attention(q, k, v)},
+    "attention_tiles": lambda q, k, v: {"o": F.scaled_dot_product_attention(q, k, v)},
     "ffn_gelu": lambda x, w_up, w_down: {"out": (x @ w_up) * torch.sigmoid(1.702 * (x @ w_up)) @ w_down},
     "ffn_swiglu": lambda x, w_gate, w_up, w_down: {"out": (F.silu(x @ w_gate) * (x @ w_up)) @ w_down},
     "llama_mlp_block": lambda x, gamma, w_gate, w_up, w_down: _llama_mlp(x, gamma, w_gate, w_up, w_down),
