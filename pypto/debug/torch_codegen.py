@@ -42,6 +42,7 @@ from pypto.dialects.op_facts import alias_operand
 from pypto.dialects.program import MANUAL_DEP, AtOp, YieldOp, function_type, param_directions, task_handle, user_deps
 from pypto.dialects.tile_ops import TileTpopFromAicOp, TileTpopFromAivOp, TileTpushToAicOp, TileTpushToAivOp
 from pypto.dialects.types import TensorType, TileType
+from pypto.utils.interleave import Interleaved
 from pypto.utils.pipe_order import pushers_first
 
 from . import torch_runtime
@@ -77,8 +78,9 @@ _IDENT = re.compile(r"\W")
 
 
 def runtime_source() -> str:
-    """The helpers every generated script starts with (:mod:`pypto.debug.torch_runtime`'s source)."""
-    return inspect.getsource(torch_runtime)
+    """The helpers every generated script starts with: :mod:`pypto.debug.torch_runtime`'s source, then
+    :class:`pypto.utils.interleave.Interleaved`'s (the one runner of parts that push to each other)."""
+    return inspect.getsource(torch_runtime).rstrip("\n") + "\n\n\n" + inspect.getsource(Interleaved)
 
 
 def preamble() -> str:
@@ -169,12 +171,30 @@ class _FunctionEmitter:
     def block(self, block: Block, depth: int) -> None:
         start = len(self.lines)
         ops = list(block.ops)
+        together: list[Operation] = []
         if block is self.f.body.block and _is_group(self.f):
-            ops = _pushers_first(self.f, ops)
+            ops, together = _pushers_first(self.f, ops)
         for op in ops:
-            self.op(op, depth)
+            if op is (together[0] if together else None):
+                self.interleaved(together, depth)
+            elif op not in together:
+                self.op(op, depth)
         if len(self.lines) == start:
             self.emit(depth, "pass")
+
+    def interleaved(self, calls: list[Operation], depth: int) -> None:
+        """A Group's calls that push to each other, run interleaved as on the device model
+        (``_interleaved``): their results bound after the call."""
+        name = "parts"
+        while name in self.taken:
+            name += "_"
+        self.taken.add(name)
+        names = ", ".join(repr(c.callee.string_value()) for c in calls)  # type: ignore[attr-defined]
+        thunks = ", ".join(f"lambda: {c.callee.string_value()}({', '.join(self.v(x) for x in c.arguments)})"  # type: ignore[attr-defined]
+                           for c in calls)  # fmt: skip
+        self.emit(depth, f"{name} = _interleaved([{names}], [{thunks}])")
+        for i, c in enumerate(calls):
+            self.assign(depth, c.results, f"{name}[{i}]")
 
     def op(self, op: Operation, depth: int) -> None:
         if isinstance(op, arith.ConstantOp):
@@ -401,10 +421,11 @@ _PUSH = (TileTpushToAivOp, TileTpushToAicOp)
 _POP = (TileTpopFromAicOp, TileTpopFromAivOp)
 
 
-def _pushers_first(group: func.FuncOp, ops: list[Operation]) -> list[Operation]:
+def _pushers_first(group: func.FuncOp, ops: list[Operation]) -> tuple[list[Operation], list[Operation]]:
     """A Group's calls with each part that pops a pipe after the part that pushes it (the parts run
-    together on the chip; here they run one after the other, so the FIFO holds what was pushed). Calls
-    that push to each other keep their order (their pops then fail at run time, naming the pipe)."""
+    together on the chip; here they run one after the other, so the FIFO holds what was pushed), and no
+    calls to interleave; calls that push to each other keep their order and are the second list (they run
+    interleaved, :meth:`_FunctionEmitter.interleaved`)."""
     module = group.parent_op()
     callees = {f.sym_name.data: f for f in (module.walk() if module is not None else []) if isinstance(f, func.FuncOp)}
 
@@ -414,8 +435,11 @@ def _pushers_first(group: func.FuncOp, ops: list[Operation]) -> list[Operation]:
         return {o.DIRECTION for o in ops if isinstance(o, _PUSH)}, {o.DIRECTION for o in ops if isinstance(o, _POP)}
 
     calls = [op for op in ops if isinstance(op, func.CallOp)]
-    ordered = iter(pushers_first(calls, pipes) or calls)
-    return [next(ordered) if isinstance(op, func.CallOp) else op for op in ops]
+    order = pushers_first(calls, pipes)
+    if order is None:
+        return ops, calls
+    ordered = iter(order)
+    return [next(ordered) if isinstance(op, func.CallOp) else op for op in ops], []
 
 
 def _functions(node: Program | ModuleOp | func.FuncOp) -> list[func.FuncOp]:

@@ -77,13 +77,32 @@ def _tpush(direction: str, tile: torch.Tensor) -> torch.Tensor:
     return tile
 
 
+_TOGETHER: list[Any] = []
+"""The interleaved run of a Group's parts that push to each other, while it runs (:func:`_interleaved`)."""
+
+
 def _tpop(direction: str) -> torch.Tensor:
     """``tpop_from_aic`` (``c2v``) / ``tpop_from_aiv`` (``v2c``): the oldest pushed tile. A Group function
     calls its pushing part before its popping part (see torch_codegen), so a pipe is never empty here
-    unless nothing pushes it."""
+    unless nothing pushes it; parts that push to each other run interleaved, and a pop of an empty pipe
+    hands over to the other part."""
+    if not _PIPES[direction] and _TOGETHER:
+        _TOGETHER[-1].wait(_PIPES[direction])
     if not _PIPES[direction]:
         raise RuntimeError(f"tpop ({direction}): nothing was pushed into the pipe")
     return _PIPES[direction].pop(0)
+
+
+def _interleaved(names: Sequence[str], parts: Sequence[Any]) -> list[Any]:
+    """A Group's calls that push to each other (the cube and the vector part of attention in one scope):
+    run as the device model runs them, one at a time, handing over at a pop of an empty pipe
+    (``Interleaved``, whose source follows this module's in a generated script)."""
+    together = Interleaved(names)  # noqa: F821 -- inlined after this module (torch_codegen.runtime_source)
+    _TOGETHER.append(together)
+    try:
+        return together.run(parts)
+    finally:
+        _TOGETHER.pop()
 
 
 def _tile_load(t: torch.Tensor, offsets: Sequence[int], shape: Sequence[int], valid: Sequence[int] | None = None) -> torch.Tensor:

@@ -74,7 +74,7 @@ _CUBE_SPACES = (MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right)
 _CROSSINGS = {(MemorySpace.Acc, MemorySpace.Vec), (MemorySpace.Vec, MemorySpace.Mat)}
 """(tile space, wanted space) pairs moved across the cube/vector boundary instead of rejected, as upstream: a
 matmul result read by a vector op (Acc -> Vec), a vector result read by a matmul (Vec -> Mat). A kernel with
-both runs its AIC and AIV parts interleaved on the device model (:mod:`pypto.device.interpreter.interleave`)."""
+both runs its AIC and AIV parts interleaved on the device model (:mod:`pypto.utils.interleave`)."""
 
 # Tensor op families converted one to one onto the tile op of the same name.
 _ELEMENTWISE = (

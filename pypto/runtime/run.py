@@ -751,8 +751,8 @@ def _execute_run(
 
     def run_together(task: Task, block: int, start: int) -> list[Any]:
         """The parts of ``task`` that push to each other, interpreted interleaved (one at a time, handing over
-        at a pop of an empty pipe): :class:`pypto.device.interpreter.interleave.Interleaved`."""
-        from pypto.device.interpreter.interleave import Interleaved
+        at a pop of an empty pipe): :class:`pypto.utils.interleave.Interleaved`."""
+        from pypto.utils.interleave import Interleaved
 
         if engine is not None:
             raise DeviceError(
@@ -760,7 +760,7 @@ def _execute_run(
                 f"each other (pipes both ways): the {config.kernel_engine!r} kernel engine runs a task's parts one "
                 "after the other; the interpreter (kernel_engine='interpreter') interleaves them"
             )
-        together = Interleaved([p.func_name for p in task.parts])
+        together = Interleaved([p.func_name for p in task.parts], DeviceError)
         return together.run([lambda p=p: run_part(task, p, block, start, together.wait) for p in task.parts])
 
     scheduler = Scheduler(target, run_part, lambda task: pipe_order(task, prepared), config.aicpu_thread_num,

@@ -158,12 +158,12 @@ def test_interleaved_parts_hand_over_at_an_empty_pipe_and_report_a_deadlock() ->
     empty pipe; parts that all wait on empty pipes are a DeviceError naming them."""
     from collections import deque
 
-    from pypto.device.interpreter.interleave import Interleaved
+    from pypto.utils.interleave import Interleaved
 
     c2v: deque[int] = deque()
     v2c: deque[int] = deque()
     log: list[str] = []
-    parts = Interleaved(["cube", "vec"])
+    parts = Interleaved(["cube", "vec"], DeviceError)
 
     def pop(q: deque[int], who: str) -> int:
         if not q:
@@ -187,7 +187,7 @@ def test_interleaved_parts_hand_over_at_an_empty_pipe_and_report_a_deadlock() ->
     assert parts.run([cube, vec]) == [2, 1]
     assert log == ["cube pushed 1", "cube waits", "vec pushed 2", "cube got 2"]
 
-    stuck = Interleaved(["a", "b"])
+    stuck = Interleaved(["a", "b"], DeviceError)
     qa: deque[int] = deque()
     qb: deque[int] = deque()
     with pytest.raises(DeviceError, match="@a, @b each pop a pipe the other parts pushed nothing"):

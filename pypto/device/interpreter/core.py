@@ -92,7 +92,7 @@ class CoreState:
     for the AIC and AIV parts of one Group task."""
     pipe_wait: Any = None
     """Called with an empty pipe a ``tpop`` reads when the task's parts run interleaved
-    (:meth:`.interleave.Interleaved.wait`: returns once the other part pushed); None: the pop is an error."""
+    (:meth:`pypto.utils.interleave.Interleaved.wait`: returns once the other part pushed); None: the pop is an error."""
     interp: Any = None
     """The xDSL interpreter the compiled engine runs ops it does not compile with (None: not needed)."""
     set_flag_cycles: int = 0

@@ -1100,7 +1100,7 @@ def tpop(op: Any) -> Run:
     def run(core: CoreState, interp: Interpreter, args: PythonValues) -> PythonValues:
         _check_split(split)
         queue = core.channel(direction)
-        if not queue and core.pipe_wait is not None:  # interleaved parts (:mod:`.interleave`): the pusher goes on
+        if not queue and core.pipe_wait is not None:  # interleaved parts (:mod:`pypto.utils.interleave`): the pusher goes on
             core.pipe_wait(queue)
         if not queue:
             raise DeviceError(

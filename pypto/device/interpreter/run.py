@@ -240,7 +240,7 @@ def run_kernel(
     module (``parse_pto_with_source_map``); a path or text is parsed here.
     ``channels``: the cube<->vector pipes (``tpush_*`` / ``tpop_*``) shared with the other parts of a
     Group task (run them in turn with the same dict; default: a fresh, empty one). ``pipe_wait``: what a pop
-    of an empty pipe calls when the parts run interleaved (:class:`.interleave.Interleaved`; None: an error).
+    of an empty pipe calls when the parts run interleaved (:class:`pypto.utils.interleave.Interleaved`; None: an error).
     ``block``: ``(block_idx, block_num)`` of the SPMD launch this run is one block of
     (``pto.get_block_idx`` / ``pto.get_block_num``); ``(0, 1)`` for a plain task.
     ``remember_race_free``: for a kernel whose accesses cannot depend on data (:mod:`.race_memo`), a run
