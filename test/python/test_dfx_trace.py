@@ -200,7 +200,8 @@ def test_a_run_replaces_an_earlier_runs_merged_trace(tmp_path: Path) -> None:
 
 
 def test_a_failed_write_keeps_the_earlier_merged_trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """When the run's files cannot be written, nothing of the earlier run's is removed."""
+    """When the run's files cannot be written, nothing of the earlier run's is removed: it moves, unchanged, to
+    ``dfx_outputs/previous/`` (a failed run's rule), so nothing left in ``dfx_outputs/`` reads as this run's."""
     from pypto.runtime.dfx import base
 
     _, dfx = _run(tmp_path)
@@ -215,8 +216,9 @@ def test_a_failed_write_keeps_the_earlier_merged_trace(tmp_path: Path, monkeypat
     a, x, y = torch.randn(32, 64), torch.zeros(32, 64), torch.zeros(32, 64)
     with pytest.raises(OSError, match="No space"):
         chain(a, x, y, config=RunConfig(save_kernels_dir=str(tmp_path / "build"), enable_chip_swimlane=2))
-    assert [p.name for p in dfx.glob("merged_swimlane_*.json")] == [older.name]
-    assert older.read_text() == kept
+    assert not list(dfx.glob("merged_swimlane_*.json"))
+    assert [p.name for p in (dfx / "previous").glob("merged_swimlane_*.json")] == [older.name]
+    assert (dfx / "previous" / older.name).read_text() == kept
 
 
 def test_a_level_1_trace_starts_at_the_first_receive(tmp_path: Path) -> None:
