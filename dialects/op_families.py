@@ -381,6 +381,13 @@ class MatmulAccOp(LayerOp):
             m, n = _check_matmul(a, x, y)
         else:
             m, n = _check_matmul(a, x, y, a.attr("a_trans"), a.attr("b_trans"))
+        want = _acc_dtype(a, x)
+        if acc.element_type != want:
+            got, of = dtype_name(acc.element_type), dtype_name(x.element_type)
+            raise a.fail(
+                f"operand 'acc' has dtype pl.{got}, expected pl.{dtype_name(want)} (the cube accumulates "
+                f"pl.{of} operands in it); make it in pl.{dtype_name(want)}, e.g. pl.matmul(..., out_dtype=pl.{dtype_name(want)})"
+            )
         if acc.get_shape() != (m, n):
             raise a.fail(f"operand 'acc' has shape {list(acc.get_shape())}, expected [{m}, {n}]")
         return acc.with_(memref=None, view=None) if isinstance(acc, TileType) else acc.with_memref(None)

@@ -1,0 +1,39 @@
+"""Edges of the tensor matmul's transposes and output dtypes, of the Vec -> Mat crossing and of mixed kernels
+whose parts push to each other (attention in one kernel): each case a bug found probing them."""
+
+from __future__ import annotations
+
+import pytest
+
+import pypto.language as pl
+from pypto.errors import ParserTypeError
+
+
+def _parse(body: str, params: str) -> None:
+    """Parse an InCore function ``f(params)`` whose body is ``body`` from the file ``k.py``."""
+    pl.parse(
+        f"import pypto.language as pl\n\n@pl.function(type=pl.FunctionType.InCore)\ndef f({params}):\n{body}",
+        filename="k.py",
+    )
+
+
+_AB = "a: pl.Tensor[[16, 32], pl.FP16], b: pl.Tensor[[32, 16], pl.FP16], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]"
+
+
+@pytest.mark.parametrize(
+    "make",
+    ["pl.matmul(a, b)", "pl.create_tensor([16, 16], dtype=pl.FP16)"],
+    ids=["promoted_matmul", "create_tensor"],
+)
+def test_matmul_acc_into_a_narrower_accumulator_is_a_located_error(make: str) -> None:
+    """``pl.matmul_acc`` accumulates FP16 operands in FP32, as upstream requires of ``acc``. An FP16 ``acc`` (the
+    promoted ``pl.matmul(a, b)`` of FP16 operands) stopped in ConvertTensorToTileOps with "the accumulator
+    'x__tile' must come from a matmul" (it did), and one from ``pl.create_tensor`` in ptoas codegen ("dtypes
+    (acc=f16, ...) are not one of ..."); both are now a front-end error naming the dtype expected."""
+    body = f"    x = {make}\n    x = pl.matmul_acc(x, a, b)\n    o[:] = pl.cast(x, pl.FP32)\n    return o\n"
+    with pytest.raises(ParserTypeError) as e:
+        _parse(body, _AB)
+    msg = str(e.value)
+    assert "k.py:6:" in msg, msg
+    assert "operand 'acc' has dtype pl.FP16, expected pl.FP32" in msg, msg
+    assert "out_dtype=pl.FP32" in msg, msg
