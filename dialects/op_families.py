@@ -326,7 +326,9 @@ def _check_matmul(a: ArgView, x: Shaped, y: Shaped, a_trans: bool = False, b_tra
         k2, n = n, k2
     _same_dtype(a, x, y, "lhs", "rhs")
     if k != k2 and DYNAMIC not in (k, k2):
-        raise a.fail(f"operand 'rhs' has {k2} rows, expected {k} (the columns of 'lhs')")
+        rhs_k = "columns (b_trans=True)" if b_trans else "rows"
+        lhs_k = "rows of 'lhs', a_trans=True" if a_trans else "columns of 'lhs'"
+        raise a.fail(f"operand 'rhs' has {k2} {rhs_k}, expected {k} (the {lhs_k})")
     return m, n
 
 

@@ -37,3 +37,21 @@ def test_matmul_acc_into_a_narrower_accumulator_is_a_located_error(make: str) ->
     assert "k.py:6:" in msg, msg
     assert "operand 'acc' has dtype pl.FP16, expected pl.FP32" in msg, msg
     assert "out_dtype=pl.FP32" in msg, msg
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        ("a, b, b_trans=True", "operand 'rhs' has 16 columns (b_trans=True), expected 32 (the columns of 'lhs')"),
+        ("b, a, a_trans=True", "operand 'rhs' has 16 rows, expected 32 (the rows of 'lhs', a_trans=True)"),
+    ],
+)
+def test_transposed_matmul_inner_extent_mismatch_names_the_transposed_dimension(args: str, says: str) -> None:
+    """The inner-extent mismatch of a transposed tensor matmul named the dimension the flag reads as the one the
+    user did not write: ``pl.matmul(a, b, b_trans=True)`` of a [32, 16] ``b`` said "'rhs' has 16 rows", and
+    ``a_trans`` compared against "the columns of 'lhs'" (its rows)."""
+    body = f"    o[:] = pl.matmul({args}, out_dtype=pl.FP32)\n    return o\n"
+    with pytest.raises(ParserTypeError) as e:
+        _parse(body, _AB)
+    msg = str(e.value)
+    assert "k.py:5:" in msg and says in msg, msg
