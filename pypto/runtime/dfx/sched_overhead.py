@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .overhead import COUNTERS, ENGINES, core_kind, joined_samples
-from .trace import TraceInputError, record_clock_hz, record_phases, record_rows, task_label
+from .trace import TraceInputError, record_clock_hz, record_core_to_thread, record_phases, record_rows, task_label
 
 PERCENTILES = (10, 25, 50, 75, 90, 95, 99)
 SCHED_BOUND, PARTIAL = 25.0, 8.0
@@ -64,6 +64,7 @@ def _check(records: Any) -> None:
     except (KeyError, TypeError, ValueError) as e:
         raise TraceInputError(f"metadata.clock_freq_hz and metadata.core_types are required ({e})") from None
     record_clock_hz(records)
+    record_core_to_thread(records)
     for key, width in (("aicore_tasks", 5), ("aicpu_tasks", 4)):
         record_rows(records, key, width, required=True)
     record_phases(records, "aicpu_scheduler_phases", ("kind", "start_cycles", "end_cycles"), required=True)

@@ -100,14 +100,44 @@ def _meta(j: _Text, pid: int, tid: int | None, name: str) -> dict[str, Any]:
 
 def record_rows(records: Mapping[str, Any], key: str, width: int, *, required: bool = False) -> list[list[int]]:
     """A records file's ``key`` rows (``aicore_tasks``, ``aicpu_tasks``): lists of at least ``width`` integers
-    (ids and cycle counts; an AICore row's sixth, its receive-to-start cycles, too; none when the file has no
-    ``key`` and it is not ``required``), else a :class:`TraceInputError`."""
+    in [0, 2**64) (ids and cycle counts; an AICore row's sixth, its receive-to-start cycles, too; none when the
+    file has no ``key`` and it is not ``required``), else a :class:`TraceInputError` naming the first bad row."""
     rows = records.get(key, None if required else [])
-    if not isinstance(rows, list) or any(
-        not isinstance(r, list) or len(r) < width or not all(type(x) is int for x in r) for r in rows
-    ):
-        raise TraceInputError(f"'{key}' must be a list of rows of at least {width} integers")
+    if not isinstance(rows, list):
+        raise TraceInputError(f"'{key}' must be a list of rows of at least {width} integers, not {_kind(rows)}")
+    for i, r in enumerate(rows):
+        if not isinstance(r, list) or len(r) < width or not all(type(x) is int and 0 <= x < 1 << 64 for x in r):
+            raise TraceInputError(
+                f"'{key}' must be a list of rows of at least {width} integers (ids and cycles, >= 0 and below 2**64); "
+                f"row {i} is {_short(r)}"
+            )
     return rows
+
+
+def record_core_to_thread(records: Mapping[str, Any]) -> list[int]:
+    """A records file's ``metadata.core_to_thread`` (level >= 3): a list of scheduler thread numbers per core,
+    -1 for none (empty when absent or null), else a :class:`TraceInputError`."""
+    threads = records["metadata"].get("core_to_thread")
+    if threads is None:
+        return []
+    if not isinstance(threads, list) or not all(type(t) is int for t in threads):
+        raise TraceInputError(
+            f"metadata.core_to_thread must be a list of integers (a scheduler thread per core, -1 for none), "
+            f"not {_short(threads)}"
+        )
+    return threads
+
+
+def _kind(value: Any) -> str:
+    """A JSON value's kind, for a message."""
+    kinds = {dict: "an object", list: "a list", str: "a string"}
+    return "null" if value is None else kinds.get(type(value), "a number")
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    """``value`` as JSON for a message, cut to ``limit`` characters."""
+    text = json.dumps(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def record_clock_hz(records: Mapping[str, Any]) -> float:
@@ -131,21 +161,31 @@ def _pair(
     events.append({"ph": "f", "pid": dpid, "tid": dtid, "ts": dts, "id": fid, "cat": "flow", "name": n, "bp": "e"})
 
 
+PHASE_INTS = ("start_cycles", "end_cycles", "task_id", "loop_iter", "tasks_processed", "pop_hit", "pop_miss")
+"""A phase record's fields that are integers when present (§2: cycles, ids and counts)."""
+
+
 def record_phases(
     records: Mapping[str, Any], key: str, fields: Sequence[str], *, required: bool = False
 ) -> list[list[dict[str, Any]]]:
     """A records file's ``key`` phases (``aicpu_scheduler_phases``, ``aicpu_orchestrator_phases``): a list per
-    thread of records holding ``fields``, their cycles integers (none when the file has no ``key`` and it is not
-    ``required``), else a :class:`TraceInputError`."""
+    thread of records holding ``fields``, their cycles, ids and counts (:data:`PHASE_INTS`) integers (none when
+    the file has no ``key`` and it is not ``required``), else a :class:`TraceInputError` naming the first bad
+    record."""
     threads = records.get(key, None if required else [])
-    ok = isinstance(threads, list) and all(
-        isinstance(t, list)
-        and all(isinstance(p, dict) and all(f in p for f in fields) and type(p["start_cycles"]) is int
-                and type(p["end_cycles"]) is int for p in t)
-        for t in threads
-    )  # fmt: skip
-    if not ok:
-        raise TraceInputError(f"'{key}' must be a list per thread of records with {', '.join(fields)} (cycles integers)")
+    expected = f"'{key}' must be a list per thread of records with {', '.join(fields)} (cycles, ids, counts integers)"
+    if not isinstance(threads, list):
+        raise TraceInputError(f"{expected}, not {_kind(threads)}")
+    for i, t in enumerate(threads):
+        if not isinstance(t, list):
+            raise TraceInputError(f"{expected}; thread {i} is {_kind(t)}")
+        for n, p in enumerate(t):
+            if not isinstance(p, dict) or not all(f in p for f in fields):
+                raise TraceInputError(f"{expected}; [{i}][{n}] is {_short(p)}")
+            bad = [f for f in PHASE_INTS if f in p and (type(p[f]) is not int or not -(1 << 63) <= p[f] < 1 << 64)]
+            if bad:
+                f = bad[0]
+                raise TraceInputError(f"{expected}; [{i}][{n}].{f} is {_short(p[f])}, not an integer below 2**64")
     return threads
 
 
@@ -196,7 +236,7 @@ def chrome_trace_text(
         sched = record_phases(records, "aicpu_scheduler_phases", ("kind", "start_cycles", "end_cycles", "tasks_processed"))
         orch = record_phases(records, "aicpu_orchestrator_phases", ("submit_idx", "task_id", "start_cycles", "end_cycles"))
     aicpu = {(r[0], r[1]): r for r in cpu_rows}
-    core_to_thread = list(records["metadata"].get("core_to_thread") or [])
+    core_to_thread = records["metadata"].get("core_to_thread") or [] if trusted else record_core_to_thread(records)
     values = [c for r in aicore for c in r[3:5]] + [c for r in aicpu.values() for c in r[2:4]]
     phase_values = [p[k] for t in sched + orch for p in t for k in ("start_cycles", "end_cycles")]
     receives = [r[3] - r[5] for r in aicore if len(r) > 5]  # a worker bar's start (its row's start without)
@@ -471,7 +511,7 @@ def deps_edges_and_names(
             for kind, fid in (("aic", slots[0]), ("aiv", slots[1] if slots[1] >= 0 else slots[2])):
                 if fid >= 0 and str(fid) in by_id:
                     names[(raw, kind)] = by_id[str(fid)] + spmd
-    except (KeyError, TypeError, ValueError, AttributeError) as e:
+    except (KeyError, TypeError, ValueError, OverflowError, AttributeError) as e:
         raise TraceInputError(f"deps.json does not have the documented tasks/edges ({e})") from None
     return edges, names
 

@@ -1,0 +1,108 @@
+"""Malformed input to the run-time DFX command-line tools (swimlane_converter, sched_overhead_analysis,
+deps_viewer, dump_viewer): one located line and exit 1, never an internal error, a traceback or a partial
+output. The inputs are a real run's artefacts with one value changed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from dfx_kernels import chain
+
+from pypto.runtime import RunConfig
+from pypto.tools.sched_overhead_analysis import main as analysis_main
+from pypto.tools.swimlane_converter import main as converter_main
+
+pytestmark = pytest.mark.usefixtures("own_dfx_flags")
+
+
+@pytest.fixture(scope="module")
+def dfx_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One run's dfx_outputs with every artefact these tools read (level 4 records, deps.json, args dump)."""
+    build = tmp_path_factory.mktemp("hunt") / "build"
+    a, x, y = torch.randn(32, 64), torch.zeros(32, 64), torch.zeros(32, 64)
+    config = RunConfig(save_kernels_dir=str(build), enable_chip_swimlane=4, enable_dump_args=2, enable_dep_gen=True)
+    chain(a, x, y, config=config)
+    return build / "dfx_outputs"
+
+
+@pytest.fixture
+def dfx(dfx_run: Path, tmp_path: Path) -> Path:
+    """A private copy of the run's dfx_outputs."""
+    return Path(shutil.copytree(dfx_run, tmp_path / "dfx"))
+
+
+def _edit(path: Path, change: Callable[[Any], None]) -> None:
+    doc = json.loads(path.read_text())
+    change(doc)
+    path.write_text(json.dumps(doc))
+
+
+def _one_error(capsys: pytest.CaptureFixture[str], prog: str, path: Path, message: str) -> str:
+    err = capsys.readouterr().err
+    assert "internal error" not in err and "Traceback" not in err, err
+    assert err.startswith(f"{prog}: error: {path}") and message in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    return err
+
+
+def _set_core_to_thread(r: Any) -> None:
+    r["metadata"]["core_to_thread"] = -1
+
+
+def _set_core_id(r: Any) -> None:
+    r["aicore_tasks"][0][0] = -(10**30)
+
+
+def _set_orch_task_id(r: Any) -> None:
+    r["aicpu_orchestrator_phases"][0][0]["task_id"] = "x"
+
+
+def _set_loop_iter(r: Any) -> None:
+    r["aicpu_scheduler_phases"][0][0]["loop_iter"] = None
+
+
+RECORDS_CASES = [
+    (_set_core_to_thread, "metadata.core_to_thread must be a list of integers"),
+    (_set_core_id, "'aicore_tasks' must be a list of rows of at least 5 integers"),
+    (_set_orch_task_id, "'aicpu_orchestrator_phases' must be a list per thread of records"),
+    (_set_loop_iter, "'aicpu_scheduler_phases' must be a list per thread of records"),
+]
+
+
+@pytest.mark.parametrize(("change", "message"), RECORDS_CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_bad_records_values_are_one_line_errors(
+    dfx: Path, capsys: pytest.CaptureFixture[str], change: Callable[[Any], None], message: str
+) -> None:
+    """A non-list core_to_thread, a core id no index can be, an orchestrator task id that is text, a loop
+    count that is null: each was ``internal error: TypeError / IndexError / ValueError`` (exit 2)."""
+    records = dfx / "chip_swimlane_records.json"
+    _edit(records, change)
+    out = dfx / "out.json"
+    assert converter_main([str(records), "-o", str(out), "--overhead"]) == 1
+    if change is not _set_orch_task_id:  # the analysis does not read the orchestrator's phases
+        _one_error(capsys, "swimlane_converter", records, message)
+        argv = ["--chip-swimlane-records-json", str(records), "--deps-json", str(dfx / "deps.json")]
+        assert analysis_main(argv) == 1
+        _one_error(capsys, "sched_overhead_analysis", records, message)
+    else:
+        _one_error(capsys, "swimlane_converter", records, message)
+    assert not out.exists()
+
+
+def test_infinite_deps_ids_are_one_line_errors(dfx: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An ``Infinity`` edge end (Python's json reads it) was ``internal error: OverflowError`` in both tools."""
+    deps = dfx / "deps.json"
+    deps.write_text(deps.read_text().replace('"pred":"0"', '"pred":Infinity', 1))
+    assert "Infinity" in deps.read_text()
+    records = dfx / "chip_swimlane_records.json"
+    assert converter_main([str(records), "-o", str(dfx / "out.json")]) == 1
+    _one_error(capsys, "swimlane_converter", deps, "does not have the documented tasks/edges")
+    assert analysis_main(["--chip-swimlane-records-json", str(records), "--deps-json", str(deps)]) == 1
+    _one_error(capsys, "sched_overhead_analysis", deps, "does not have the documented tasks/edges")
+    assert not (dfx / "out.json").exists()
