@@ -210,7 +210,7 @@ def load_core_types(deps_path: Path) -> dict[int, str] | None:
         seen: dict[int, set[str]] = {}
         for row in doc["aicore_tasks"]:
             seen.setdefault(int(row[1]), set()).add(str(types[int(row[0])]))
-    except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
+    except (OSError, ValueError, KeyError, IndexError, TypeError, OverflowError) as e:
         print(f"{PROG}: warning: {path}: not read ({type(e).__name__}: {e})", file=sys.stderr)
         return None
     return {tid: (next(iter(s)) if len(s) == 1 else "mix") for tid, s in seen.items()}

@@ -15,6 +15,7 @@ import torch
 from dfx_kernels import chain
 
 from pypto.runtime import RunConfig
+from pypto.tools.deps_viewer import main as deps_viewer_main
 from pypto.tools.sched_overhead_analysis import main as analysis_main
 from pypto.tools.swimlane_converter import main as converter_main
 
@@ -106,3 +107,13 @@ def test_infinite_deps_ids_are_one_line_errors(dfx: Path, capsys: pytest.Capture
     assert analysis_main(["--chip-swimlane-records-json", str(records), "--deps-json", str(deps)]) == 1
     _one_error(capsys, "sched_overhead_analysis", deps, "does not have the documented tasks/edges")
     assert not (dfx / "out.json").exists()
+
+
+def test_deps_viewer_reads_past_an_infinite_sidecar_core(dfx: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The sidecar records are optional: an ``Infinity`` core id there is a warning (it was an internal error)."""
+    records = dfx / "chip_swimlane_records.json"
+    records.write_text(records.read_text().replace("[24,", "[Infinity,", 1))
+    assert deps_viewer_main([str(dfx / "deps.json"), "-o", str(dfx / "v.txt")]) == 0
+    err = capsys.readouterr().err
+    assert "internal error" not in err and f"warning: {records}: not read" in err
+    assert "perf_sidecar: no" in (dfx / "v.txt").read_text()
