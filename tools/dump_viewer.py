@@ -92,7 +92,7 @@ def _check_arg(path: Path, i: int, a: Any) -> None:
         raise DumpViewerError(
             f"{path}: args[{i}] has stage {a['stage']!r}, expected before_dispatch or after_completion"
         )
-    if a["role"] not in SHORT_ROLE:
+    if not isinstance(a["role"], str) or a["role"] not in SHORT_ROLE:
         raise DumpViewerError(f"{path}: args[{i}] has role {a['role']!r}, expected input, output or inout")
     try:
         int(str(a["task_id"]), 16)
@@ -100,6 +100,8 @@ def _check_arg(path: Path, i: int, a: Any) -> None:
         raise DumpViewerError(f"{path}: args[{i}] has task_id {a['task_id']!r}, expected 0x<hex>") from None
     if not isinstance(a["shape"], list) or not all(type(d) is int and d >= 0 for d in a["shape"]):
         raise DumpViewerError(f"{path}: args[{i}] has shape {a['shape']!r}, expected a list of sizes")
+    if type(a["arg_index"]) is not int or a["arg_index"] < 0:  # it names the export file
+        raise DumpViewerError(f"{path}: args[{i}] has arg_index {a['arg_index']!r}, expected an integer >= 0")
     for key in ("bin_offset", "bin_size"):
         if type(a[key]) is not int or a[key] < 0:
             raise DumpViewerError(f"{path}: args[{i}] has {key} {a[key]!r}, expected a byte count (an integer >= 0)")
@@ -120,6 +122,12 @@ def load(d: Path) -> tuple[dict[str, Any], bytes]:
         _check_arg(path, i, a)
     bin_name = manifest.get("bin_file")
     if bin_name is None:
+        sized = [i for i, a in enumerate(manifest["args"]) if a["bin_size"]]
+        if sized:
+            raise DumpViewerError(
+                f"{path}: bin_file is null but args[{sized[0]}] has bin_size {manifest['args'][sized[0]]['bin_size']}"
+                " (a dump with payload bytes names its bin_file)"
+            )
         return manifest, b""
     bin_path = d / str(bin_name)
     try:

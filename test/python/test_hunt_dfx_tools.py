@@ -16,6 +16,7 @@ from dfx_kernels import chain
 
 from pypto.runtime import RunConfig
 from pypto.tools.deps_viewer import main as deps_viewer_main
+from pypto.tools.dump_viewer import main as dump_viewer_main
 from pypto.tools.sched_overhead_analysis import main as analysis_main
 from pypto.tools.swimlane_converter import main as converter_main
 
@@ -117,3 +118,40 @@ def test_deps_viewer_reads_past_an_infinite_sidecar_core(dfx: Path, capsys: pyte
     err = capsys.readouterr().err
     assert "internal error" not in err and f"warning: {records}: not read" in err
     assert "perf_sidecar: no" in (dfx / "v.txt").read_text()
+
+
+def _manifest(dfx: Path) -> Path:
+    return dfx / "args_dump" / "args_dump.json"
+
+
+def _set_role_list(m: Any) -> None:
+    m["args"][0]["role"] = ["input"]
+
+
+def _set_arg_index_path(m: Any) -> None:
+    m["args"][0]["arg_index"] = "0/../../x"
+
+
+def _set_bin_file_null(m: Any) -> None:
+    m["bin_file"] = None
+
+
+DUMP_CASES = [
+    (_set_role_list, "args[0] has role ['input'], expected input, output or inout"),
+    (_set_arg_index_path, "args[0] has arg_index '0/../../x', expected an integer >= 0"),
+    (_set_bin_file_null, "bin_file is null but args[0] has bin_size 8192"),
+]
+
+
+@pytest.mark.parametrize(("change", "message"), DUMP_CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_bad_args_dump_manifests_are_one_line_errors(
+    dfx: Path, capsys: pytest.CaptureFixture[str], change: Callable[[Any], None], message: str
+) -> None:
+    """A role that is a list (``unhashable type``), an arg_index that is a path (it names the export file), a
+    null bin_file under tensors with bytes (``max() arg is an empty sequence`` after the export folder was
+    made): one line naming the manifest, exit 1, nothing exported."""
+    _edit(_manifest(dfx), change)
+    out = dfx / "exp"
+    assert dump_viewer_main([str(dfx / "args_dump"), "--export", "--out", str(out)]) == 1
+    _one_error(capsys, "dump_viewer", _manifest(dfx), message)
+    assert not out.exists()
