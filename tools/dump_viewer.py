@@ -252,6 +252,9 @@ def export_text(idx: int, a: dict[str, Any], blob: bytes) -> str:
         lines += ["", "## overview", f"value = {json.dumps(a.get('value'))}"]
         return "\n".join(lines) + "\n"
     arr = values(a, blob)
+    if arr is not None and arr.size == 0:  # an empty tensor (a 0 in its shape): nothing to draw
+        lines += ["", f"## overview (shape {a['shape']}: no elements)"]
+        return "\n".join(lines) + "\n"
     if arr is None:
         raw = blob[int(a["bin_offset"]) : int(a["bin_offset"]) + int(a["bin_size"])]
         lines += ["", f"## overview (dtype {a['dtype']} has no numeric view: raw bytes)", raw.hex(" ", 1)]

@@ -155,3 +155,18 @@ def test_bad_args_dump_manifests_are_one_line_errors(
     assert dump_viewer_main([str(dfx / "args_dump"), "--export", "--out", str(out)]) == 1
     _one_error(capsys, "dump_viewer", _manifest(dfx), message)
     assert not out.exists()
+
+
+def test_an_empty_tensor_exports(dfx: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A tensor with a 0 in its shape and no bytes is a valid dump: its export says it has no elements (the
+    overview grid was ``internal error: ValueError: max() arg is an empty sequence``)."""
+
+    def empty(m: Any) -> None:
+        m["args"][0].update(shape=[0, 64], numel=0, bin_size=0)
+
+    _edit(_manifest(dfx), empty)
+    out = dfx / "exp"
+    assert dump_viewer_main([str(dfx / "args_dump"), "--index", "0", "--export", "--out", str(out)]) == 0
+    assert "internal error" not in capsys.readouterr().err
+    (text,) = [p.read_text() for p in out.iterdir()]
+    assert "## overview (shape [0, 64]: no elements)" in text
