@@ -272,19 +272,19 @@ def export_name(a: dict[str, Any]) -> str:
 
 
 def export(rows: list[tuple[int, dict[str, Any]]], blob: bytes, out: Path) -> list[Path]:
-    """Write each row's text file under ``out``; returns the paths."""
-    from pypto.utils.atomic import atomic_write_text
+    """Write each row's text file under ``out``, all or none (every text is made before anything is written);
+    returns the paths."""
+    from pypto.utils.atomic import atomic_write_files, check_writable_path
 
+    files = [(out / export_name(a), export_text(idx, a, blob).encode("utf-8")) for idx, a in rows]
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise DumpViewerError(f"{out}: cannot create ({e.strerror})") from None
-    paths = []
-    for idx, a in rows:
-        p = out / export_name(a)
-        atomic_write_text(p, export_text(idx, a, blob), durable=False)
-        paths.append(p)
-    return paths
+    for p, _ in files:
+        check_writable_path(p)  # a folder in a file's place fails before anything is written
+    atomic_write_files(files)
+    return [p for p, _ in files]
 
 
 # ---- the command -------------------------------------------------------------------------

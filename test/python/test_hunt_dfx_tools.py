@@ -170,3 +170,19 @@ def test_an_empty_tensor_exports(dfx: Path, capsys: pytest.CaptureFixture[str]) 
     assert "internal error" not in capsys.readouterr().err
     (text,) = [p.read_text() for p in out.iterdir()]
     assert "## overview (shape [0, 64]: no elements)" in text
+
+
+def test_a_failed_export_writes_no_file(dfx: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A folder where the last export file goes: the export fails before writing any file (the earlier
+    arguments' files were written, then the error: a partial export)."""
+    out = dfx / "exp"
+    assert dump_viewer_main([str(dfx / "args_dump"), "--export", "--out", str(out)]) == 0
+    names = sorted(p.name for p in out.iterdir())
+    shutil.rmtree(out)
+    out.mkdir()
+    (out / names[-1]).mkdir()
+    capsys.readouterr()
+    assert dump_viewer_main([str(dfx / "args_dump"), "--export", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "internal error" not in err and "output path is a directory" in err and str(out / names[-1]) in err
+    assert sorted(p.name for p in out.iterdir()) == [names[-1]]
