@@ -338,11 +338,15 @@ class PLOp(IRDLOperation):
       ``pl.create_tensor([16, n])``); the DSL writes them inline in the shape;
     - ``OTHER_LEVEL_ARGS``: keywords of the op's other level (tensor / tile) that
       this one does not take, each with what to write instead (the front end's
-      error names it, as upstream's does).
+      error names it, as upstream's does);
+    - ``POSITIONAL``: the names the DSL binds positional arguments to, when
+      upstream's signature orders them otherwise than ``DSL_ARGS`` (whose order
+      is the printed one): the tensor matmul's ``out_dtype`` comes third.
     """
 
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = ()
     OTHER_LEVEL_ARGS: ClassVar[dict[str, str]] = {}
+    POSITIONAL: ClassVar[tuple[str, ...] | None] = None
     ALIAS_OPERAND: ClassVar[str | None] = None
     IS_VIEW: ClassVar[bool] = False
     INPLACE_SAFE: ClassVar[bool] = True

@@ -218,6 +218,7 @@ class TensorMatmulOp(_TensorLayer, F.MatmulOp):
         attr("c_matrix_nz", BOOL, False, always=True),
         attr("out_dtype", DTYPE, None),
     )
+    POSITIONAL: ClassVar[tuple[str, ...] | None] = ("lhs", "rhs", "out_dtype", "a_trans", "b_trans", "c_matrix_nz")
 
 
 @irdl_op_definition

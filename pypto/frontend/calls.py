@@ -165,7 +165,7 @@ class CallMixin:
     ) -> SSAValue:
         """Bind DSL arguments to ``cls.DSL_ARGS`` and build the op."""
         spec = {a.name: a for a in cls.DSL_ARGS}
-        order = list(positional or [a.name for a in cls.DSL_ARGS])
+        order = list(positional or getattr(cls, "POSITIONAL", None) or [a.name for a in cls.DSL_ARGS])
         bound: dict[str, ast.expr] = {}
         if len(args) > len(order):
             raise self.fail(

@@ -3,10 +3,14 @@ whose parts push to each other (attention in one kernel): each case a bug found 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import torch
 
 import pypto.language as pl
 from pypto.errors import ParserTypeError
+from pypto.runtime import RunConfig
 
 
 def _parse(body: str, params: str) -> None:
@@ -55,3 +59,23 @@ def test_transposed_matmul_inner_extent_mismatch_names_the_transposed_dimension(
         _parse(body, _AB)
     msg = str(e.value)
     assert "k.py:5:" in msg and says in msg, msg
+
+
+@pl.jit
+def _qk_positional_out_dtype(q: pl.Tensor, k: pl.Tensor, s: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s[:] = pl.matmul(q, k, pl.FP32, b_trans=True)
+    return s
+
+
+def test_tensor_matmul_takes_out_dtype_third_as_upstream(tmp_path: Path) -> None:
+    """Upstream's ``pl.matmul(lhs, rhs, out_dtype, a_trans, b_trans, c_matrix_nz)`` takes ``out_dtype`` third, and
+    its models write ``pl.matmul(x, w, pl.FP32, b_trans=True)``; it was bound to ``a_trans`` ("argument 'a_trans':
+    expected True or False, got pl.FP32"). The op's ``POSITIONAL`` orders its positional arguments as upstream;
+    the printed keywords keep upstream's printed order."""
+    torch.manual_seed(0)
+    q, k, s = torch.randn(16, 32).half(), torch.randn(24, 32).half(), torch.zeros(16, 24)
+    _qk_positional_out_dtype(q, k, s, config=RunConfig(save_kernels_dir=str(tmp_path)))
+    torch.testing.assert_close(s, q.float() @ k.float().T, rtol=1e-3, atol=1e-3)
+    # b.T @ a.T is [16, 16] (b @ a, [32, 32], would not fit o): the flags bound in upstream's order
+    _parse("    o[:] = pl.tensor.matmul(b, a, pl.FP32, True, True)\n    return o\n", _AB)
