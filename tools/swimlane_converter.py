@@ -8,16 +8,19 @@ protobuf (:mod:`pypto.runtime.dfx.perfetto`, the PyPI ``perfetto`` package of th
 
 Without ``--deps-json`` a sibling ``deps.json`` is used when there is one (no deps: no dependency arrows
 and every bar ``task(..)``); names come from ``--func-names`` or the newest sibling ``name_map*.json``.
-The default output is ``merged_swimlane.json`` next to the records.
+The default output is ``merged_swimlane.json`` next to the records; ``-o -`` writes the JSON to stdout
+(and prints no path). An output path naming an input file is refused.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from pypto.reports.cli import STDOUT
 from pypto.runtime.dfx.overhead import overhead_events
 from pypto.runtime.dfx.perfetto import perfetto_trace
 from pypto.runtime.dfx.trace import (
@@ -29,7 +32,7 @@ from pypto.runtime.dfx.trace import (
     trace_json,
 )
 from pypto.utils.atomic import atomic_write_files, check_writable_path
-from pypto.utils.cli import cli_main
+from pypto.utils.cli import check_output_not_input, cli_main
 
 
 def convert(
@@ -74,16 +77,25 @@ def convert(
     except TraceInputError as e:
         raise TraceInputError(f"{records_path}: {e}") from None
     target = out if out is not None else folder / "merged_swimlane.json"
-    if not target.parent.is_dir():
-        raise TraceInputError(f"output directory does not exist: {target.parent}")
-    if perfetto is not None and not perfetto.parent.is_dir():
-        raise TraceInputError(f"output directory does not exist: {perfetto.parent}")
-    for path in (target, perfetto) if perfetto is not None else (target,):
+    to_stdout = os.fspath(target) == STDOUT
+    outputs = ([] if to_stdout else [(target, "-o")]) + ([(perfetto, "--perfetto")] if perfetto is not None else [])
+    for path, option in outputs:
+        if os.fspath(path) == STDOUT:
+            raise TraceInputError(f"{option} -: the Perfetto trace is binary; give it a file path")
+        if not path.parent.is_dir():
+            raise TraceInputError(f"output directory does not exist: {path.parent}")
         check_writable_path(path)  # a folder as an output fails before anything is written
-    files: list[tuple[Path, bytes]] = [(target, trace_json(trace).encode("utf-8"))]
+        check_output_not_input(path, [records_path, deps_path, names_path], option)  # an input is never replaced
+    if perfetto is not None and not to_stdout and perfetto.resolve() == target.resolve():
+        raise TraceInputError(f"{perfetto}: --perfetto and -o name the same file; the protobuf would replace the JSON")
+    text = trace_json(trace)
+    files: list[tuple[Path, bytes]] = [] if to_stdout else [(target, text.encode("utf-8"))]
     if perfetto is not None:
         files.append((perfetto, perfetto_trace(trace)))
     atomic_write_files(files)  # both or neither: a failed write of one leaves the other as it was
+    if to_stdout:
+        sys.stdout.write(text)
+        sys.stdout.flush()
     return target
 
 
@@ -93,14 +105,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("records", type=Path, help="chip_swimlane_records.json")
     parser.add_argument("--deps-json", type=Path, default=None, help="deps.json (default: a sibling one)")
     parser.add_argument("--func-names", type=Path, default=None, help="name_map*.json (default: the newest sibling)")
-    parser.add_argument("-o", "--output", type=Path, default=None, help="output (default: merged_swimlane.json)")
+    parser.add_argument("-o", "--output", type=Path, default=None,
+                        help="output (default: merged_swimlane.json; -: stdout)")  # fmt: skip
     parser.add_argument("--overhead", action="store_true", help="add the scheduler-overhead counter tracks (oh_*)")
     parser.add_argument("--perfetto", type=Path, default=None, metavar="OUT.pftrace",
                         help="also write the trace as Perfetto's native protobuf")  # fmt: skip
     args = parser.parse_args(argv)
     path = convert(args.records, args.deps_json, args.func_names, args.output, overhead=args.overhead,
                    perfetto=args.perfetto)  # fmt: skip
-    print(path)
+    if os.fspath(path) != STDOUT:
+        print(path)
     if args.perfetto is not None:
         print(args.perfetto)
     return 0

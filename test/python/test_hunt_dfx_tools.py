@@ -186,3 +186,41 @@ def test_a_failed_export_writes_no_file(dfx: Path, capsys: pytest.CaptureFixture
     err = capsys.readouterr().err
     assert "internal error" not in err and "output path is a directory" in err and str(out / names[-1]) in err
     assert sorted(p.name for p in out.iterdir()) == [names[-1]]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["-o", "{records}"], "the output path (-o) is the input file"),
+        (["-o", "{deps}"], "the output path (-o) is the input file"),
+        (["-o", "{dfx}/t.json", "--perfetto", "{records}"], "the output path (--perfetto) is the input file"),
+        (["-o", "{dfx}/t.json", "--perfetto", "{dfx}/t.json"], "--perfetto and -o name the same file"),
+    ],
+)
+def test_swimlane_converter_never_writes_over_an_input(
+    dfx: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    """``-o`` (or ``--perfetto``) naming the records or the sibling deps.json replaced that input with the
+    trace, exit 0: the run's records were lost. Both outputs one path: the protobuf replaced the JSON."""
+    records = dfx / "chip_swimlane_records.json"
+    before = {p.name: p.read_bytes() for p in dfx.iterdir() if p.is_file()}
+    argv = [a.format(records=records, deps=dfx / "deps.json", dfx=dfx) for a in extra]
+    assert converter_main([str(records), *argv]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and message in err and len(err.strip().splitlines()) == 1, err
+    assert {p.name: p.read_bytes() for p in dfx.iterdir() if p.is_file()} == before
+
+
+@pytest.mark.parametrize("tool", ["swimlane_converter"])
+def test_output_dash_is_stdout(
+    dfx: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tool: str
+) -> None:
+    """``-o -`` is stdout (the reports' convention): it wrote a file named ``-`` in the working folder."""
+    monkeypatch.chdir(tmp_path)
+    if tool == "swimlane_converter":
+        assert converter_main([str(dfx / "chip_swimlane_records.json"), "-o", "-"]) == 0
+        assert json.loads(capsys.readouterr().out)["traceEvents"]
+    else:
+        assert deps_viewer_main([str(dfx / "deps.json"), "-o", "-"]) == 0
+        assert capsys.readouterr().out.startswith("SUMMARY\n  source_deps_json: ")
+    assert not (tmp_path / "-").exists()
