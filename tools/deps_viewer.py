@@ -2,8 +2,8 @@
 [--direction LR|TB|RL|BT] [--show-tensor-info] [-o PATH]``: views of a ``deps.json``
 (runtime-dfx-formats.md §4).
 
-Writes ``deps_viewer.txt`` (or ``deps_viewer.html``) next to the input, atomically, and prints its
-path. The text view::
+Writes ``deps_viewer.txt`` (or ``deps_viewer.html``) next to the input (or to ``-o PATH``), atomically, and
+prints its path; ``-o -`` writes the view to stdout. The text view::
 
     SUMMARY
       source_deps_json: <path>
@@ -45,8 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pypto.reports.cli import ReportError, report_main
-from pypto.utils.atomic import atomic_write_text
+from pypto.reports.cli import ReportError, report_main, write_report
 from pypto.utils.cli import check_output_not_input, read_input_text
 
 PROG = "deps_viewer"
@@ -417,12 +416,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--direction", choices=("LR", "TB", "RL", "BT"), default="LR", help="graph direction (default: LR)")
     p.add_argument("--show-tensor-info", action="store_true", help="list each task's tensor arguments in its node")
-    p.add_argument("-o", "--output", metavar="PATH", help="output (default: deps_viewer.txt|.html beside DEPS_JSON)")
+    p.add_argument(
+        "-o", "--output", metavar="PATH", help="output (default: deps_viewer.txt|.html beside DEPS_JSON; -: stdout)"
+    )
     return p
 
 
 def run(args: argparse.Namespace) -> Path:
-    """Write the text view; returns its path."""
+    """Write the view (``-o -``: to stdout); returns its path."""
     deps = Path(args.deps_json)
     if deps.is_dir():
         raise DepsViewerError(f"{deps}: is a folder (expected a deps.json: {deps / 'deps.json'}?)")
@@ -438,11 +439,7 @@ def run(args: argparse.Namespace) -> Path:
         text = render_html(deps, names, args.engine, args.direction, args.show_tensor_info)
     else:
         text = render_text(deps, names)
-    try:
-        atomic_write_text(out, text)
-    except OSError as e:
-        raise DepsViewerError(f"{out}: cannot write: {e.strerror or e}") from e
-    return out
+    return write_report(out, text, DepsViewerError)  # atomically; ``-o -``: to stdout
 
 
 def main(argv: Sequence[str] | None = None) -> int:

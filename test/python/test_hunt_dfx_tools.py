@@ -211,7 +211,7 @@ def test_swimlane_converter_never_writes_over_an_input(
     assert {p.name: p.read_bytes() for p in dfx.iterdir() if p.is_file()} == before
 
 
-@pytest.mark.parametrize("tool", ["swimlane_converter"])
+@pytest.mark.parametrize("tool", ["swimlane_converter", "deps_viewer"])
 def test_output_dash_is_stdout(
     dfx: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tool: str
 ) -> None:
