@@ -164,6 +164,15 @@ class _FunctionConverter:
             return self.cross(value, space, user)
         if isinstance(t, TileType):
             ok = t.memory_space in _CUBE_SPACES if space is MemorySpace.Mat else t.memory_space is space
+            if not ok and (t.memory_space, space) == (MemorySpace.Acc, MemorySpace.Mat):
+                name = value_base(value).removesuffix("__tile")
+                raise error_at(
+                    user,
+                    f"{user.name}: operand {name!r} is a matmul result (pl.Mem.Acc); on tensors a matmul reads "
+                    "another's result only narrowed to pl.FP16 / pl.BF16 by the cube's write-back",
+                    hint=f'pl.cast({name}, pl.BF16, mode="rint") before this matmul, or out_dtype=pl.BF16 on the '
+                    "matmul making it",
+                )
             if not ok:
                 raise error_at(
                     user,

@@ -79,3 +79,37 @@ def test_tensor_matmul_takes_out_dtype_third_as_upstream(tmp_path: Path) -> None
     torch.testing.assert_close(s, q.float() @ k.float().T, rtol=1e-3, atol=1e-3)
     # b.T @ a.T is [16, 16] (b @ a, [32, 32], would not fit o): the flags bound in upstream's order
     _parse("    o[:] = pl.tensor.matmul(b, a, pl.FP32, True, True)\n    return o\n", _AB)
+
+
+@pl.jit
+def _fp32_chain(a: pl.Tensor, b: pl.Tensor, d: pl.Tensor, o: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        x = pl.matmul(a, b)
+        o[:] = pl.matmul(x, d)
+    return o
+
+
+@pl.jit
+def _fp32_chain_cast(a: pl.Tensor, b: pl.Tensor, d: pl.Tensor, o: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        x = pl.cast(pl.matmul(a, b), pl.BF16, mode="rint")
+        o[:] = pl.matmul(x, pl.cast(d, pl.BF16, mode="rint"), out_dtype=pl.FP32)
+    return o
+
+
+def test_matmul_reading_a_matmul_result_says_to_narrow_it(tmp_path: Path) -> None:
+    """An FP32 matmul result read by another tensor matmul is an error in ConvertTensorToTileOps; it named the
+    converted tile ('x__tile') and hinted at pl.move, which a tensor does not take. It now names ``x`` and the
+    cast the cube's write-back folds, and the kernel written as the hint says gives torch's numbers."""
+    from pypto.diagnostics import DiagnosticError
+
+    torch.manual_seed(0)
+    a, b, d, o = torch.randn(16, 32), torch.randn(32, 16), torch.randn(16, 24), torch.zeros(16, 24)
+    with pytest.raises(DiagnosticError) as e:
+        _fp32_chain(a, b, d, o, config=RunConfig(save_kernels_dir=str(tmp_path / "bad")))
+    msg = str(e.value)
+    assert "operand 'x' is a matmul result (pl.Mem.Acc)" in msg and 'pl.cast(x, pl.BF16, mode="rint")' in msg, msg
+    assert "test_hunt_matmul_attention.py:" in msg and "x__tile" not in msg, msg
+    _fp32_chain_cast(a, b, d, o, config=RunConfig(save_kernels_dir=str(tmp_path / "good")))
+    want = (a @ b).bfloat16().float() @ d.bfloat16().float()
+    torch.testing.assert_close(o, want, rtol=1e-3, atol=1e-3)
