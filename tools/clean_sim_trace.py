@@ -30,6 +30,7 @@ from pypto.runtime.dfx.incore import INCORE_DIR, core_name, incore_trace, instr_
 from pypto.runtime.dfx.simdump import (
     API_INSTR,
     TRACE,
+    DumpError,
     clean_dump_trace,
     find_dump,
     read_dump,
@@ -48,10 +49,13 @@ class ToolError(Error):
 def clean_dump(dump: Path, out: Path | None, keep_scalar: bool, raw_metrics: bool) -> list[Path]:
     """The two files of a simulator dump."""
     blocks = read_dump(dump)
-    trace = clean_dump_trace(blocks[TRACE], keep_scalar)
     metrics = None
-    if API_INSTR in blocks:
-        metrics = blocks[API_INSTR] if raw_metrics else reshape_metrics(blocks[API_INSTR])
+    try:
+        trace = clean_dump_trace(blocks[TRACE], keep_scalar)
+        if API_INSTR in blocks:
+            metrics = blocks[API_INSTR] if raw_metrics else reshape_metrics(blocks[API_INSTR])
+    except DumpError as e:  # a block's shape: the message names the file
+        raise DumpError(f"{dump}: {e}") from None
     folder = out if out is not None else dump.parent
     folder.mkdir(parents=True, exist_ok=True)
     written = [write_artefact(folder / "trace.clean.json", trace_json(trace))]

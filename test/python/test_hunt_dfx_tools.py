@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import struct
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -224,3 +225,53 @@ def test_output_dash_is_stdout(
         assert deps_viewer_main([str(dfx / "deps.json"), "-o", "-"]) == 0
         assert capsys.readouterr().out.startswith("SUMMARY\n  source_deps_json: ")
     assert not (tmp_path / "-").exists()
+
+
+def _block(kind: int, doc: Any) -> bytes:
+    """One visualize_data.bin block of ``doc`` as JSON (docs/en/dev/04-simulator-trace-cleaning.md)."""
+    payload = json.dumps(doc).encode()
+    pad = -len(payload) % 4
+    return struct.pack("<QBBBB", len(payload) + pad, kind, pad, 0, 0x5A) + payload + b"\0" * pad
+
+
+def _event(**over: Any) -> dict[str, Any]:
+    return {"name": "vadd", "ph": "X", "pid": "core0.veccore0", "tid": "VECTOR", "ts": 1.0, "dur": 2.0, **over}
+
+
+GOOD_API = {"Cores": ["core0.veccore0"], "Instructions": [{"Address": "0x10", "Cycles": [12]}]}
+SET = {"name": "SET_FLAG", "pid": "core0.veccore0", "tid": "MTE2", "args": {"detail": "PIPE:MTE2,TRIGGERPIPE:VEC,"}}
+
+
+@pytest.mark.parametrize(
+    ("events", "api", "message"),
+    [
+        ({"traceEvents": "none"}, GOOD_API, "the TRACE block has no traceEvents list"),
+        ({"traceEvents": [_event(), 7]}, GOOD_API, "TRACE event 1 is 7, expected an object"),
+        ({"traceEvents": [_event(args=5)]}, GOOD_API, "TRACE event 0: expected a text name and an args object"),
+        ({"traceEvents": [_event(name=["vadd"])]}, GOOD_API, "TRACE event 0: expected a text name"),
+        ({"traceEvents": [{**SET, "ph": "B", "ts": "x"}, {**SET, "ph": "E", "ts": 2}]}, GOOD_API,
+         "TRACE event 0 ('SET_FLAG') has no numeric ts"),
+        ({"traceEvents": [{**SET, "ph": "B", "ts": 1, "pid": ["c"]}, {**SET, "ph": "E", "ts": 2, "pid": ["c"]}]},
+         None, ""),
+        ({"traceEvents": [_event()]}, {**GOOD_API, "Cores": 2}, "API_INSTR.Cores is not a list"),
+    ],
+)  # fmt: skip
+def test_clean_sim_trace_names_the_dump_and_what_is_wrong(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], events: Any, api: Any, message: str
+) -> None:
+    """A TRACE event that is not an object, an args or name of the wrong type, a flag's text ts, a list
+    as a flag's pid (unhashable), API_INSTR.Cores not a list: each was ``internal error: AttributeError /
+    TypeError / ValueError``; and a TRACE or API_INSTR block of the wrong shape was reported without the
+    file's name. Now one line naming the dump (or, for a list pid, a clean trace), nothing written on error."""
+    from pypto.tools.clean_sim_trace import main as clean_main
+
+    dump = tmp_path / "visualize_data.bin"
+    dump.write_bytes(_block(2, events) + (_block(4, api) if api is not None else b""))
+    code = clean_main([str(dump)])
+    err = capsys.readouterr().err
+    assert "internal error" not in err and "Traceback" not in err, err
+    if not message:
+        assert code == 0 and (tmp_path / "trace.clean.json").is_file()
+        return
+    assert code == 1 and err.startswith(f"clean_sim_trace: error: {dump}: ") and message in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["visualize_data.bin"]

@@ -95,18 +95,26 @@ def _detail(text: str) -> dict[str, str]:
 
 def _flag_spans(events: list[dict[str, Any]], name: str) -> list[tuple[Any, str, float, float]]:
     """(pid, detail, begin, end) of each B/E pair of ``name`` (per pid/tid, innermost first)."""
-    open_: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
+    open_: dict[tuple[str, str], list[tuple[int, dict[str, Any]]]] = {}
     out: list[tuple[Any, str, float, float]] = []
-    for e in events:
+    for i, e in enumerate(events):
         if e.get("name") != name:
             continue
-        key = (e.get("pid"), e.get("tid"))
+        key = (str(e.get("pid")), str(e.get("tid")))
         if e.get("ph") == "B":
-            open_.setdefault(key, []).append(e)
+            open_.setdefault(key, []).append((i, e))
         elif e.get("ph") == "E" and open_.get(key):
-            b = open_[key].pop()
-            out.append((e.get("pid"), str((b.get("args") or {}).get("detail", "")), float(b["ts"]), float(e["ts"])))
+            n, b = open_[key].pop()
+            out.append((str(e.get("pid")), str((b.get("args") or {}).get("detail", "")), _ts(b, n), _ts(e, i)))
     return out
+
+
+def _ts(e: dict[str, Any], i: int) -> float:
+    """Event ``i``'s ``ts`` as a number of µs."""
+    try:
+        return float(e["ts"])
+    except (KeyError, TypeError, ValueError):
+        raise DumpError(f"TRACE event {i} ({e.get('name')!r}) has no numeric ts") from None
 
 
 def trace_slices(raw: dict[str, Any]) -> tuple[list[str], list[Slice], list[tuple[Any, Any, str]]]:
@@ -114,7 +122,12 @@ def trace_slices(raw: dict[str, Any]) -> tuple[list[str], list[Slice], list[tupl
     events = raw.get("traceEvents") if isinstance(raw, dict) else None
     if not isinstance(events, list):
         raise DumpError("the TRACE block has no traceEvents list")
-    insts = [e for e in events if isinstance(e, dict) and e.get("ph") == "X" and e.get("name") not in SYNC_NAMES]
+    for i, e in enumerate(events):  # each an object; its name text and its args an object when present
+        if not isinstance(e, dict):
+            raise DumpError(f"TRACE event {i} is {json.dumps(e)[:40]}, expected an object")
+        if not isinstance(e.get("name", ""), str) or not isinstance(e.get("args") or {}, dict):
+            raise DumpError(f"TRACE event {i}: expected a text name and an args object, got {json.dumps(e)[:80]}")
+    insts = [e for e in events if e.get("ph") == "X" and e.get("name") not in SYNC_NAMES]
     cores = sorted({str(e.get("pid", "")) for e in insts})
     core_of = {c: i for i, c in enumerate(cores)}
     slices: list[Slice] = []
@@ -167,6 +180,8 @@ def reshape_metrics(api_instr: Any) -> dict[str, Any]:
     "column_types"}``: field names lower-cased, spaces to ``_``, a per-core array to its core's value."""
     if not isinstance(api_instr, dict):
         raise DumpError("the API_INSTR block is not a JSON object")
+    if not isinstance(api_instr.get("Cores", []), list):
+        raise DumpError("API_INSTR.Cores is not a list")
     cores = [str(c) for c in api_instr.get("Cores", [])]
     rows = api_instr.get("Instructions", [])
     if not isinstance(rows, list):
