@@ -275,3 +275,17 @@ def test_clean_sim_trace_names_the_dump_and_what_is_wrong(
         return
     assert code == 1 and err.startswith(f"clean_sim_trace: error: {dump}: ") and message in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["visualize_data.bin"]
+
+
+def test_clean_sim_trace_of_a_pto_that_is_not_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A build's ``runtime/<kernel>.pto`` that is not UTF-8 was "skipped ... 'utf-8' codec can't decode byte
+    0xff in position 0" and then "no kernel could run alone": now the file and what is wrong with it."""
+    from pypto.tools.clean_sim_trace import main as clean_main
+
+    (tmp_path / "runtime").mkdir()
+    pto = tmp_path / "runtime" / "k.pto"
+    pto.write_bytes(b"\xff\xfe module")
+    assert clean_main([str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert err == f"clean_sim_trace: error: {pto}: the .pto file is not UTF-8 text (byte 0xff at offset 0)\n"
+    assert not (tmp_path / "dfx_outputs").exists()

@@ -32,6 +32,7 @@ from pypto.ptoas.dialect.types import PtrType, TileBufType
 from pypto.ptoas.dialect.view_ops import MakeTensorViewOp
 from pypto.ptoas.pto_text import parse_pto_with_source_map
 from pypto.target import load_target
+from pypto.utils.cli import read_input_text
 
 from .arith_impls import ArithExtraFunctions
 from .compiled import KERNELS, Unsupported
@@ -104,7 +105,7 @@ def load_module(module_or_path: ModuleOp | str | Path) -> tuple[ModuleOp, dict[O
     name: str
     if isinstance(module_or_path, Path) or "\n" not in module_or_path and Path(module_or_path).is_file():
         path = Path(module_or_path)
-        text, name = path.read_text(encoding="utf-8"), path.name
+        text, name = read_input_text(path, "the .pto file"), path.name  # not UTF-8: an error naming the file
     else:
         text, name = module_or_path, "<pto>"
     module, source_map = parse_pto_with_source_map(text, name)
