@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pypto.errors import Error
-from pypto.runtime.dfx.base import DFX_DIR, json_text, write_artefact
+from pypto.runtime.dfx.base import DFX_DIR, json_text
 from pypto.runtime.dfx.incore import INCORE_DIR, core_name, incore_trace, instr_metrics, write_part
 from pypto.runtime.dfx.simdump import (
     API_INSTR,
@@ -37,6 +37,7 @@ from pypto.runtime.dfx.simdump import (
     reshape_metrics,
 )
 from pypto.runtime.dfx.trace import trace_json
+from pypto.utils.atomic import atomic_write_files, check_writable_path
 from pypto.utils.cli import cli_main
 
 CUBE_PIPES = frozenset({"CUBE", "MTE1", "FIXPIPE"})
@@ -58,10 +59,13 @@ def clean_dump(dump: Path, out: Path | None, keep_scalar: bool, raw_metrics: boo
         raise DumpError(f"{dump}: {e}") from None
     folder = out if out is not None else dump.parent
     folder.mkdir(parents=True, exist_ok=True)
-    written = [write_artefact(folder / "trace.clean.json", trace_json(trace))]
+    files = [(folder / "trace.clean.json", trace_json(trace).encode("utf-8"))]
     if metrics is not None:
-        written.append(write_artefact(folder / "instr_metrics.json", json_text(metrics) + "\n"))
-    return written
+        files.append((folder / "instr_metrics.json", (json_text(metrics) + "\n").encode("utf-8")))
+    for path, _ in files:
+        check_writable_path(path)  # a folder in a file's place fails before anything is written
+    atomic_write_files(files)  # both or neither
+    return [path for path, _ in files]
 
 
 def kernel_files(path: Path) -> tuple[list[Path], Path]:

@@ -289,3 +289,20 @@ def test_clean_sim_trace_of_a_pto_that_is_not_text(tmp_path: Path, capsys: pytes
     err = capsys.readouterr().err
     assert err == f"clean_sim_trace: error: {pto}: the .pto file is not UTF-8 text (byte 0xff at offset 0)\n"
     assert not (tmp_path / "dfx_outputs").exists()
+
+
+def test_clean_sim_trace_writes_both_files_or_neither(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A folder named instr_metrics.json where the dump's files go: trace.clean.json was replaced, then the
+    error (exit 1): a half-updated pair. Now the earlier trace.clean.json is left as it was."""
+    from pypto.tools.clean_sim_trace import main as clean_main
+
+    dump = tmp_path / "visualize_data.bin"
+    dump.write_bytes(_block(2, {"traceEvents": [_event()]}) + _block(4, GOOD_API))
+    (tmp_path / "trace.clean.json").write_text("earlier")
+    (tmp_path / "instr_metrics.json").mkdir()
+    assert clean_main([str(dump)]) == 1
+    err = capsys.readouterr().err
+    assert "output path is a directory" in err and str(tmp_path / "instr_metrics.json") in err, err
+    assert (tmp_path / "trace.clean.json").read_text() == "earlier"
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["instr_metrics.json", "trace.clean.json", "visualize_data.bin"]
