@@ -94,10 +94,9 @@ def _check_arg(path: Path, i: int, a: Any) -> None:
         )
     if not isinstance(a["role"], str) or a["role"] not in SHORT_ROLE:
         raise DumpViewerError(f"{path}: args[{i}] has role {a['role']!r}, expected input, output or inout")
-    try:
-        int(str(a["task_id"]), 16)
-    except ValueError:
-        raise DumpViewerError(f"{path}: args[{i}] has task_id {a['task_id']!r}, expected 0x<hex>") from None
+    task_id = a["task_id"]
+    if not isinstance(task_id, str) or task_id[:2].lower() != "0x" or not _is_hex(task_id[2:]):
+        raise DumpViewerError(f"{path}: args[{i}] has task_id {task_id!r}, expected a string 0x<hex>")
     if not isinstance(a["shape"], list) or not all(type(d) is int and d >= 0 for d in a["shape"]):
         raise DumpViewerError(f"{path}: args[{i}] has shape {a['shape']!r}, expected a list of sizes")
     if type(a["arg_index"]) is not int or a["arg_index"] < 0:  # it names the export file
@@ -105,6 +104,10 @@ def _check_arg(path: Path, i: int, a: Any) -> None:
     for key in ("bin_offset", "bin_size"):
         if type(a[key]) is not int or a[key] < 0:
             raise DumpViewerError(f"{path}: args[{i}] has {key} {a[key]!r}, expected a byte count (an integer >= 0)")
+
+
+def _is_hex(digits: str) -> bool:
+    return bool(digits) and all(c in "0123456789abcdefABCDEF" for c in digits)
 
 
 def load(d: Path) -> tuple[dict[str, Any], bytes]:
@@ -273,10 +276,18 @@ def export_name(a: dict[str, Any]) -> str:
 
 def export(rows: list[tuple[int, dict[str, Any]]], blob: bytes, out: Path) -> list[Path]:
     """Write each row's text file under ``out``, all or none (every text is made before anything is written);
-    returns the paths."""
+    returns the paths. A name two rows share (an ambiguous ``arg_index``) gets the later row's table index
+    (``..._idx<i>.txt``), so no row's file replaces another's."""
     from pypto.utils.atomic import atomic_write_files, check_writable_path
 
-    files = [(out / export_name(a), export_text(idx, a, blob).encode("utf-8")) for idx, a in rows]
+    files = []
+    taken: set[str] = set()
+    for idx, a in rows:
+        name = export_name(a)
+        if name in taken:  # the same task, stage, role and arg_index twice (arg_index_ambiguous): keep both
+            name = f"{name.removesuffix('.txt')}_idx{idx}.txt"
+        taken.add(name)
+        files.append((out / name, export_text(idx, a, blob).encode("utf-8")))
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:

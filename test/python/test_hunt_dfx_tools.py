@@ -137,8 +137,18 @@ def _set_bin_file_null(m: Any) -> None:
     m["bin_file"] = None
 
 
+def _set_task_id_number(m: Any) -> None:
+    m["args"][0]["task_id"] = -1
+
+
+def _set_task_id_no_prefix(m: Any) -> None:
+    m["args"][0]["task_id"] = "10"
+
+
 DUMP_CASES = [
     (_set_role_list, "args[0] has role ['input'], expected input, output or inout"),
+    (_set_task_id_number, "args[0] has task_id -1, expected a string 0x<hex>"),
+    (_set_task_id_no_prefix, "args[0] has task_id '10', expected a string 0x<hex>"),
     (_set_arg_index_path, "args[0] has arg_index '0/../../x', expected an integer >= 0"),
     (_set_bin_file_null, "bin_file is null but args[0] has bin_size 8192"),
 ]
@@ -171,6 +181,23 @@ def test_an_empty_tensor_exports(dfx: Path, capsys: pytest.CaptureFixture[str]) 
     assert "internal error" not in capsys.readouterr().err
     (text,) = [p.read_text() for p in out.iterdir()]
     assert "## overview (shape [0, 64]: no elements)" in text
+
+
+def test_rows_sharing_an_export_name_keep_both_files(dfx: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two rows with the same task, stage, role and arg_index (an ambiguous arg_index) export two files: the
+    later row's name carries its table index (the second file replaced the first, silently)."""
+
+    def twin(m: Any) -> None:
+        first, second = m["args"][0], m["args"][1]
+        second.update({k: first[k] for k in ("task_id", "stage", "role", "arg_index")})
+
+    _edit(_manifest(dfx), twin)
+    out = dfx / "exp"
+    assert dump_viewer_main([str(dfx / "args_dump"), "--export", "--out", str(out)]) == 0
+    total = len(json.loads(_manifest(dfx).read_text())["args"])
+    names = sorted(p.name for p in out.iterdir())
+    assert len(names) == total
+    assert sum(name.endswith("_idx1.txt") for name in names) == 1
 
 
 def test_a_failed_export_writes_no_file(dfx: Path, capsys: pytest.CaptureFixture[str]) -> None:
