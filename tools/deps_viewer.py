@@ -207,8 +207,11 @@ def load_core_types(deps_path: Path) -> dict[int, str] | None:
         doc = json.loads(path.read_text(encoding="utf-8"))
         types = doc["metadata"]["core_types"]
         seen: dict[int, set[str]] = {}
-        for row in doc["aicore_tasks"]:
-            seen.setdefault(int(row[1]), set()).add(str(types[int(row[0])]))
+        for i, row in enumerate(doc["aicore_tasks"]):
+            core = int(row[0])
+            if not 0 <= core < len(types):  # a negative id would index core_types from its end
+                raise IndexError(f"aicore_tasks[{i}] names core {core}, but core_types has {len(types)} entries")
+            seen.setdefault(int(row[1]), set()).add(str(types[core]))
     except (OSError, ValueError, KeyError, IndexError, TypeError, OverflowError) as e:
         print(f"{PROG}: warning: {path}: not read ({type(e).__name__}: {e})", file=sys.stderr)
         return None

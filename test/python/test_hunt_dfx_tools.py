@@ -121,6 +121,19 @@ def test_deps_viewer_reads_past_an_infinite_sidecar_core(dfx: Path, capsys: pyte
     assert "perf_sidecar: no" in (dfx / "v.txt").read_text()
 
 
+def test_deps_viewer_warns_of_a_negative_sidecar_core(dfx: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A negative core id in the sidecar is a warning naming the row (it indexed core_types from its end and
+    labelled the task with another core's type, silently)."""
+    records = dfx / "chip_swimlane_records.json"
+    doc = json.loads(records.read_text())
+    doc["aicore_tasks"][0][0] = -1
+    records.write_text(json.dumps(doc))
+    assert deps_viewer_main([str(dfx / "deps.json"), "-o", str(dfx / "v.txt")]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: {records}: not read" in err and "aicore_tasks[0] names core -1" in err, err
+    assert "perf_sidecar: no" in (dfx / "v.txt").read_text()
+
+
 def _manifest(dfx: Path) -> Path:
     return dfx / "args_dump" / "args_dump.json"
 
