@@ -8,6 +8,7 @@ protobuf (:mod:`pypto.runtime.dfx.perfetto`, the PyPI ``perfetto`` package of th
 
 Without ``--deps-json`` a sibling ``deps.json`` is used when there is one (no deps: no dependency arrows
 and every bar ``task(..)``); names come from ``--func-names`` or the newest sibling ``name_map*.json``.
+Records read from stdin (``-``) have no siblings: only the files the options name are read.
 The default output is ``merged_swimlane.json`` next to the records; ``-o -`` writes the JSON to stdout
 (and prints no path). An output path naming an input file is refused.
 """
@@ -49,10 +50,10 @@ def convert(
     records = read_json_file(records_path, "swimlane records")
     if not isinstance(records, dict):
         raise TraceInputError(f"{records_path}: expected a JSON object with metadata and aicore_tasks")
-    folder = records_path.parent
-    if deps_path is None and (folder / "deps.json").is_file():
+    folder = None if str(records_path) == "-" else records_path.parent  # records from stdin have no siblings
+    if folder is not None and deps_path is None and (folder / "deps.json").is_file():
         deps_path = folder / "deps.json"
-    if names_path is None:
+    if folder is not None and names_path is None:
         maps = sorted(folder.glob("name_map*.json"), key=lambda p: (p.stat().st_mtime, p.name))
         names_path = maps[-1] if maps else None
     names_by_id = None

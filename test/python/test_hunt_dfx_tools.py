@@ -4,9 +4,11 @@ output. The inputs are a real run's artefacts with one value changed."""
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import struct
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -265,6 +267,24 @@ def test_output_dash_is_stdout(
         assert deps_viewer_main([str(dfx / "deps.json"), "-o", "-"]) == 0
         assert capsys.readouterr().out.startswith("SUMMARY\n  source_deps_json: ")
     assert not (tmp_path / "-").exists()
+
+
+def test_records_from_stdin_read_no_files_of_the_working_folder(
+    dfx: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Records from stdin have no sibling files: the deps.json and name map of the working folder are read only
+    when named (they were picked up silently, drawing another run's arrows and names)."""
+    records = (dfx / "chip_swimlane_records.json").read_bytes()
+    monkeypatch.chdir(dfx)
+
+    def flows(extra: list[str]) -> int:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(records)))
+        assert converter_main(["-", "-o", "-", *extra]) == 0
+        events = json.loads(capsys.readouterr().out)["traceEvents"]
+        return sum(e.get("ph") == "s" and e.get("name") == "dependency" for e in events)
+
+    assert flows([]) == 0
+    assert flows(["--deps-json", "deps.json"]) > 0
 
 
 def _block(kind: int, doc: Any) -> bytes:
