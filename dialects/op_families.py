@@ -302,10 +302,10 @@ class ColExpandOp(ExpandOp):
 
 def accumulator_dtype(element_type: Attribute) -> Attribute | None:
     """The dtype the cube accumulates a matmul of ``element_type`` operands in: FP32 for floats, INT32 for
-    integers (None: matmul does not take it)."""
+    integers (None: matmul does not take it, as BOOL and INDEX)."""
     if is_float(element_type):
         return dtype_type("FP32")
-    if is_integer(element_type):
+    if is_integer(element_type) and dtype_name(element_type) not in ("BOOL", "INDEX"):
         return dtype_type("INT32")
     return None
 
@@ -350,6 +350,7 @@ class MatmulOp(LayerOp):
             m, n = _check_matmul(a, x, y)
             return TileType.get((m, n), _acc_dtype(a, x), MemorySpace.Acc)
         m, n = _check_matmul(a, x, y, a.attr("a_trans"), a.attr("b_trans"))
+        _acc_dtype(a, x)  # operands the cube takes
         out = a.attr("out_dtype")
         return TensorType.get((m, n), out if out is not None else x.element_type)
 

@@ -113,3 +113,18 @@ def test_matmul_reading_a_matmul_result_says_to_narrow_it(tmp_path: Path) -> Non
     _fp32_chain_cast(a, b, d, o, config=RunConfig(save_kernels_dir=str(tmp_path / "good")))
     want = (a @ b).bfloat16().float() @ d.bfloat16().float()
     torch.testing.assert_close(o, want, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", ["BOOL", "INDEX"])
+def test_tensor_matmul_of_operands_the_cube_does_not_take_is_a_front_end_error(dtype: str) -> None:
+    """A tensor matmul of BOOL operands was accepted (its accumulator read as INT32, BOOL being an integer) and
+    failed in ptoas codegen: "ptoas codegen produced an invalid op: 'pto.tmatmul' op dtypes (acc=i32, lhs=i1,
+    rhs=i1) ...". The tensor matmul checks its operands as the tile one does."""
+    params = (
+        f"a: pl.Tensor[[16, 16], pl.{dtype}], b: pl.Tensor[[16, 16], pl.{dtype}], "
+        "o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]"
+    )
+    with pytest.raises(ParserTypeError) as e:
+        _parse("    o[:] = pl.matmul(a, b, out_dtype=pl.FP32)\n    return o\n", params)
+    msg = str(e.value)
+    assert "k.py:5:" in msg and f"operand 'lhs' has dtype pl.{dtype}, which matmul does not take" in msg, msg
