@@ -3,10 +3,10 @@
 Two sets, each item in its own subprocess with this interpreter (so the ``pypto`` it imports is ours) and a
 timeout:
 
-- **examples**: every script of the checkout's ``examples/`` outside ``examples/distributed/`` (a ``.py``
-  directly in ``examples/<folder>/``, or deeper with a ``__main__`` guard), run as
-  ``python -m examples.<folder>.<name>`` from the checkout's root (``examples/runtime/`` included: its
-  ``DistributedCompiledProgram`` scripts run on the prepared L3 worker). A script that exits 0 after printing
+- **examples**: every script of the checkout's ``examples/`` (a ``.py`` directly in ``examples/<folder>/``, or
+  deeper with a ``__main__`` guard), run as ``python -m examples.<folder>.<name>`` from the checkout's root
+  (``examples/runtime/``'s ``DistributedCompiledProgram`` scripts run on the prepared L3 worker,
+  ``examples/distributed/``'s ``@pl.jit.host`` programs on one gloo process per rank). A script that exits 0 after printing
   ``skipped (needs ...)`` (upstream's graceful degradation without a device) counts as failed;
 - **manual blocks**: every ``<!-- doctest: run -->`` block of ``docs/en/user/``, run after the page's
   ``<!-- doctest: setup -->`` blocks with ``__PLATFORM__`` replaced by the platform (``a2a3sim``).
@@ -68,7 +68,7 @@ def example_modules(root: Path) -> list[Item]:
     for path in sorted(base.rglob("*.py")):
         rel = path.relative_to(root)
         parts = rel.with_suffix("").parts
-        if path.name == "__init__.py" or len(parts) < 3 or parts[1] == "distributed":
+        if path.name == "__init__.py" or len(parts) < 3:
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
         if len(parts) > 3 and "__main__" not in text:

@@ -38,7 +38,7 @@ raise ValueError("second block fails")
 @pytest.fixture
 def checkout(tmp_path: Path) -> Path:
     """One passing example, one failing, a nested helper, one that prints upstream's "skipped (needs ...)",
-    a distributed one (not run: examples/distributed/ has its own tests), one manual page."""
+    a failing distributed one, one manual page."""
     root = tmp_path / "upstream"
     for folder in ("beginner", "distributed", "runtime", "models", "models/pkg"):
         (root / "examples" / folder).mkdir(parents=True)
@@ -62,6 +62,7 @@ def test_examples_found(checkout: Path) -> None:
     assert [i.label for i in items] == [
         "examples.beginner.01_ok",
         "examples.beginner.02_bad",
+        "examples.distributed.01_rank",
         "examples.models.pkg.main",
         "examples.runtime.dist",
     ]
@@ -79,10 +80,11 @@ def test_manual_blocks_get_setup_and_platform(checkout: Path) -> None:
 def test_counts_and_first_errors(checkout: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([str(checkout), "--timeout", "60"]) == 1
     out = capsys.readouterr().out
-    assert "examples 2/4" in out
+    assert "examples 2/5" in out
     assert "manual blocks 1/2" in out
     assert "FAIL examples.beginner.02_bad: ModuleNotFoundError: No module named 'pypto.nonexistent_module_xyz'" in out
     assert "FAIL docs/en/user/page.md:21: ValueError: second block fails" in out
+    assert "FAIL examples.distributed.01_rank: " in out  # counted since session 24
     assert "FAIL examples.runtime.dist: skipped (needs a device + simpler runtime): X" in out  # exit 0, not run
     assert not (checkout / "build_output.txt").exists()  # items run in a temporary folder, not the checkout
 
