@@ -22,10 +22,9 @@ from typing import Any
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, UnitAttr
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
-from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
 
-from pypto.core.mlir_text import UniqueNamePrinter
+from pypto.core.mlir_text import CheckedParser, UniqueNamePrinter
 from pypto.core.op_verify import verify_tree
 from pypto.utils.cli import cli_main, read_input_text
 from pypto.utils.parse_errors import parse_error_message
@@ -72,7 +71,7 @@ class SourceMap:
         return None
 
 
-class _LocatingParser(Parser):
+class _LocatingParser(CheckedParser):
     """A Parser that records where every operation starts."""
 
     def __init__(self, text: str, filename: str) -> None:
@@ -110,7 +109,9 @@ def parse_pto(text: str, filename: str = "<pto>") -> ModuleOp:
     return parse_pto_with_source_map(text, filename)[0]
 
 
-def format_diagnostic(err: PTOVerifyError | ParseError, source_map: SourceMap | None = None, in_file: bool = False) -> str:
+def format_diagnostic(
+    err: PTOVerifyError | ParseError, source_map: SourceMap | None = None, in_file: bool = False
+) -> str:
     """``file:line:col: error: message`` (the first line of a ParseError's own report). An op is located at its
     ``loc(...)`` as MLIR does; ``in_file``: in the ``.pto`` text, its ``loc(...)`` named after the message."""
     if isinstance(err, ParseError):

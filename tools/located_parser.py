@@ -18,15 +18,15 @@ from collections.abc import Sequence
 from xdsl.context import Context
 from xdsl.dialects.builtin import UNKNOWN_LOC, FileLineColLoc, IntAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
-from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Span
 
+from pypto.core.mlir_text import CheckedParser
 from pypto.diagnostics import Diagnostic, Severity, SourceSpan
 from pypto.utils.parse_errors import parse_error_message
 
 
-class LocatedParser(Parser):
+class LocatedParser(CheckedParser):
     """A Parser that locates ops parsed without an explicit ``loc(...)``.
 
     The location is that of the op's first token (its result list, or its

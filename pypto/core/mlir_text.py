@@ -8,14 +8,49 @@ in its function, so text printed from any IR parses back; locations
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from io import StringIO
+from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
-from xdsl.parser import Parser
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.printer import Printer
+from xdsl.utils.exceptions import ParseError
+from xdsl.utils.lexer import Span
 
 from .context import make_context
+
+
+class CheckedParser(Parser):
+    """xDSL's Parser, refusing a value used by the op whose region defines it.
+
+    ``scf.for %i = %c0 to %c4 step %i {...}``: xDSL takes ``step %i`` as a forward reference and
+    resolves it when the region defines ``%i``, before the op using it exists; the op is left holding
+    a placeholder no pass can handle (a verifier's ``ValueError``). MLIR says ``use of undeclared SSA
+    value``, at the use: so does this parser (a ``ParseError``).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._forward_spans: dict[SSAValue, Span] = {}
+
+    def resolve_operand(self, operand: UnresolvedOperand, type: Any) -> SSAValue:
+        """xDSL's resolution; a new forward reference remembers where it was used."""
+        value = super().resolve_operand(operand, type)
+        if isinstance(value, ForwardDeclaredValue):
+            self._forward_spans.setdefault(value, operand.span)
+        return value
+
+    def _register_ssa_definition(self, name: str, values: Sequence[SSAValue], span: Span) -> None:
+        """A forward reference this definition resolves must already be used by an op: one that is not
+        is held by an op still being parsed, whose region holds the definition (not in scope there)."""
+        for value in self.forward_ssa_references.get(name, {}).values():
+            if not value.uses:
+                use = self._forward_spans.get(value, span)
+                raise ParseError(use, f"use of undeclared SSA value %{name} (defined only inside a region of its user)")
+        super()._register_ssa_definition(name, values, span)
 
 
 class UniqueNamePrinter(Printer):
@@ -71,4 +106,4 @@ def print_mlir(op: Operation, *, generic: bool = False, debuginfo: bool = True) 
 
 def parse_mlir(text: str, filename: str = "<mlir>") -> ModuleOp:
     """Parse MLIR text with the PyPTO dialects loaded; raises xDSL ParseError."""
-    return Parser(make_context(), text, filename).parse_module()
+    return CheckedParser(make_context(), text, filename).parse_module()

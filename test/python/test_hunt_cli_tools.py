@@ -1,0 +1,61 @@
+"""Bad input to ``pypto-opt``, ``ptoas`` and ``pypto-ir-trace``: each case is one located error with exit 1
+(never a traceback or an ``internal error``), and no output file is left behind or destroyed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pypto.ptoas.cli import main as ptoas_main
+from pypto.tools.pypto_opt import main as opt_main
+
+SELF_STEP_MLIR = """\
+func.func @f() {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %i {
+    %x = arith.addi %i, %i : index
+  }
+  func.return
+}
+"""
+
+SELF_STEP_PTO = """\
+module {
+  func.func @k() {
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    scf.for %i = %c0 to %c4 step %i {
+    }
+    return
+  }
+}
+"""
+
+
+def _user_error(capsys: pytest.CaptureFixture[str], code: int) -> str:
+    """The stderr of a run that must have been a user error (exit 1, no traceback, no internal error)."""
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert "internal error" not in err and "Traceback" not in err, err
+    return err
+
+
+@pytest.mark.parametrize(
+    ("tool", "suffix", "text", "where"),
+    [(opt_main, ".mlir", SELF_STEP_MLIR, ":4:32:"), (ptoas_main, ".pto", SELF_STEP_PTO, ":5:34:")],
+    ids=["pypto-opt", "ptoas"],
+)
+def test_operand_defined_only_in_its_users_region(
+    tool: object, suffix: str, text: str, where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``scf.for %i = .. step %i``: the step names the loop's own induction variable. xDSL's parser left
+    the op holding a forward-reference placeholder and the verifier crashed (internal error, exit 2)."""
+    src = tmp_path / f"in{suffix}"
+    src.write_text(text)
+    out = tmp_path / "out.txt"
+    err = _user_error(capsys, tool([str(src), "-o", str(out)]))  # type: ignore[operator]
+    assert f"{src}{where} error: " in err, err
+    assert "use of undeclared SSA value %i" in err, err
+    assert not out.exists()
