@@ -28,7 +28,7 @@ from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
 
 from pypto.core.analysis.memref import alloc_ops, alloc_size, function_values, memref_of, rebase
-from pypto.core.target_caps import align, block_bytes, capacity
+from pypto.core.target_caps import align, block_bytes, capacity, target_for_backend
 from pypto.diagnostics import error_at
 from pypto.dialects.enums import MemorySpace
 from pypto.dialects.types import MemRefAttr, TileType
@@ -95,6 +95,11 @@ class AllocateMemoryAddr(FunctionPass):
     the backend's capacities (``backend`` option, default ``a2a3``)."""
 
     backend: str = "a2a3"
+
+    def __post_init__(self) -> None:
+        """An unknown ``backend`` (``-p 'allocate-memory-addr{backend=x}'``) is a ValueError here, where
+        the pass is built from its options (pypto-opt reports it as a bad option), not a bug in the pass."""
+        target_for_backend(self.backend)
 
     def run_on_function(self, f: func.FuncOp, ctx: Context) -> None:
         assign_addresses(f, self.backend)

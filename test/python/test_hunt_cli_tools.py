@@ -59,3 +59,18 @@ def test_operand_defined_only_in_its_users_region(
     assert f"{src}{where} error: " in err, err
     assert "use of undeclared SSA value %i" in err, err
     assert not out.exists()
+
+
+def test_pass_option_naming_an_unknown_backend(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``-p 'allocate-memory-addr{backend=bogus}'``: the option was taken as given and the pass raised a
+    ValueError on its first function (internal error, exit 2); it is a bad pass option (exit 1)."""
+    src = tmp_path / "in.mlir"
+    src.write_text(
+        "func.func @f(%a: !pl.tensor<16x16xf32>) attributes {pl.func_type = #pl<func_type InCore>} {\n"
+        "  func.return\n"
+        "}\n"
+    )
+    out = tmp_path / "out.mlir"
+    err = _user_error(capsys, opt_main([str(src), "-p", "allocate-memory-addr{backend=bogus}", "-o", str(out)]))
+    assert "error: invalid options for pass 'allocate-memory-addr': unknown backend 'bogus'" in err, err
+    assert not out.exists()
