@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from pypto.ptoas.cli import main as ptoas_main
+from pypto.tools.ir_trace.cli import main as ir_trace_main
 from pypto.tools.pypto_opt import main as opt_main
 
 SELF_STEP_MLIR = """\
@@ -74,3 +76,38 @@ def test_pass_option_naming_an_unknown_backend(tmp_path: Path, capsys: pytest.Ca
     err = _user_error(capsys, opt_main([str(src), "-p", "allocate-memory-addr{backend=bogus}", "-o", str(out)]))
     assert "error: invalid options for pass 'allocate-memory-addr': unknown backend 'bogus'" in err, err
     assert not out.exists()
+
+
+def _lens_build(root: Path, cycles: str) -> Path:
+    """A minimal build directory: one snapshot, its line map (one DSL location) and one in-core record
+    of ``cycles`` (JSON text) at that location."""
+    (root / "passes_dump").mkdir(parents=True)
+    (root / "passes_dump" / "00_frontend.py").write_text("x = 1\n")
+    (root / "report").mkdir()
+    line_locs = {"version": 1, "locations": ["k.py:1:1"], "maps": [[[0]]], "files": {"00_frontend.py": 0}}
+    (root / "report" / "line_locs.json").write_text(json.dumps(line_locs))
+    (root / "dfx_outputs" / "incore" / "0_k").mkdir(parents=True)
+    (root / "dfx_outputs" / "incore" / "0_k" / "instr_metrics.json").write_text(
+        f'{{"version": 1, "instructions": [{{"pipe": "VECTOR", "cycles": {cycles}, "dsl_loc": "k.py:1:1"}}]}}'
+    )
+    return root
+
+
+@pytest.mark.parametrize("cycles", ["Infinity", "NaN", "1e400", "-5"])
+def test_ir_trace_cycles_not_a_count(cycles: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``"cycles": Infinity`` (or NaN, 1e400: JSON numbers Python reads as float inf/nan) in an
+    ``instr_metrics.json`` crashed the lens (``int(inf)``: internal error, exit 2); a negative count was
+    taken as is. Each is a bad record, named."""
+    build = _lens_build(tmp_path / "b", cycles)
+    out = tmp_path / "r.html"
+    err = _user_error(capsys, ir_trace_main([str(build), "-o", str(out)]))
+    assert 'invalid 0_k/instr_metrics.json: instruction 0 needs a "pipe" string and numeric "cycles"' in err, err
+    assert not out.exists()
+
+
+def test_ir_trace_cycles_a_count(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The minimal build of the test above, with a good count, makes its report."""
+    build = _lens_build(tmp_path / "b", "12")
+    out = tmp_path / "r.html"
+    assert ir_trace_main([str(build), "-o", str(out)]) == 0, capsys.readouterr().err
+    assert out.is_file()

@@ -24,6 +24,7 @@ it so, and it keeps the report free of absolute paths). Payload shape::
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -167,6 +168,11 @@ def lens_inputs(build: Path) -> list[Path]:
     return [build / LINE_LOCS, *_files(build, "ptoas/*.pto"), *cpp, *incore]
 
 
+def _is_count(n: object) -> bool:
+    """A cycle count: a number (not a bool), finite (JSON's ``NaN`` / ``Infinity``, ``1e400`` are not) and >= 0."""
+    return isinstance(n, int | float) and not isinstance(n, bool) and math.isfinite(n) and n >= 0
+
+
 def _incore(build: Path, keys: _Keys) -> tuple[list[dict[str, Any]], list[tuple[str, str, int]]] | None:
     """The in-core runs and ``(dsl key, pipe, cycles)`` per instruction; None without records."""
     root = build / INCORE_DIR
@@ -192,8 +198,10 @@ def _incore(build: Path, keys: _Keys) -> tuple[list[dict[str, Any]], list[tuple[
             if not isinstance(ins, dict):
                 raise IRTraceError(f"invalid {where}: instruction {k} is not an object")
             pipe, n, loc = ins.get("pipe"), ins.get("cycles"), ins.get("dsl_loc")
-            if not isinstance(pipe, str) or isinstance(n, bool) or not isinstance(n, int | float):
-                raise IRTraceError(f'invalid {where}: instruction {k} needs a "pipe" string and numeric "cycles"')
+            if not isinstance(pipe, str) or not _is_count(n):
+                raise IRTraceError(
+                    f'invalid {where}: instruction {k} needs a "pipe" string and numeric "cycles" (finite, >= 0)'
+                )
             if loc is not None and not isinstance(loc, str):
                 raise IRTraceError(f'invalid {where}: instruction {k} "dsl_loc" must be a string or null')
             key = keys.add(loc_key(loc)) if loc else None
