@@ -111,3 +111,16 @@ def test_ir_trace_cycles_a_count(tmp_path: Path, capsys: pytest.CaptureFixture[s
     out = tmp_path / "r.html"
     assert ir_trace_main([str(build), "-o", str(out)]) == 0, capsys.readouterr().err
     assert out.is_file()
+
+
+@pytest.mark.parametrize("index", ["-1", "true", '"0"'])
+def test_ir_trace_line_map_index_not_an_index(index: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A line map (``report/line_locs.json``) location index of -1 (or ``true``) was read as Python reads
+    it, the last (or second) location, and the report showed a wrong source line; it is a bad index."""
+    build = _lens_build(tmp_path / "b", "12")
+    locs = build / "report" / "line_locs.json"
+    locs.write_text(locs.read_text().replace("[[[0]]]", f"[[[{index}]]]"))
+    out = tmp_path / "r.html"
+    err = _user_error(capsys, ir_trace_main([str(build), "-o", str(out)]))
+    assert "invalid line_locs.json: map 0: location indices must be lists of valid indices" in err, err
+    assert not out.exists()

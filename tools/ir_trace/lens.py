@@ -69,6 +69,11 @@ def _json(path: Path) -> Any:
         raise IRTraceError(f"invalid {path.name}: not JSON ({e})") from e
 
 
+def _is_index(i: object, n: int) -> bool:
+    """An index into a list of ``n`` (an int, not a bool, ``0 <= i < n``: ``-1`` is no location)."""
+    return isinstance(i, int) and not isinstance(i, bool) and 0 <= i < n
+
+
 def load_line_locs(build: Path | None) -> dict[str, list[list[str]]] | None:
     """Per dump file, per line, its DSL locations; None without ``report/line_locs.json``."""
     path = build / LINE_LOCS if build is not None else None
@@ -93,10 +98,10 @@ def load_line_locs(build: Path | None) -> dict[str, list[list[str]]] | None:
         per_line = maps[k]
         if not isinstance(per_line, list):
             raise bad(f"map {k} must be a list")
-        try:
-            out[name] = [[locations[i] for i in line] for line in per_line]
-        except (TypeError, IndexError):
-            raise bad(f"map {k}: location indices must be lists of valid indices") from None
+        n = len(locations)
+        if not all(isinstance(line, list) and all(_is_index(i, n) for i in line) for line in per_line):
+            raise bad(f"map {k}: location indices must be lists of valid indices")
+        out[name] = [[locations[i] for i in line] for line in per_line]
     return out
 
 
