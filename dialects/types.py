@@ -91,9 +91,7 @@ class TileViewAttr(ParametrizedAttribute):
         return TileViewAttr(TileLayoutAttr(blayout), TileLayoutAttr(slayout), IntAttr(fractal))
 
     def print_body(self, printer: Printer) -> None:
-        printer.print_string(
-            f"<{self.blayout.data.value}, {self.slayout.data.value}, {self.fractal.data}>"
-        )
+        printer.print_string(f"<{self.blayout.data.value}, {self.slayout.data.value}, {self.fractal.data}>")
 
     def print_parameters(self, printer: Printer) -> None:
         self.print_body(printer)
@@ -134,8 +132,17 @@ def _print_shape(printer: Printer, shape: ArrayAttr[IntAttr], element_type: Attr
     printer.print_attribute(element_type)
 
 
+MAX_DIM = 2**63 - 1
+"""The largest dimension a shape may have: an extent is an ``i64`` (as MLIR's shaped types require)."""
+
+
 def _parse_shape(parser: AttrParser) -> tuple[ArrayAttr[IntAttr], Attribute]:
+    """``16x?xf32``: the dims (``?`` is DYNAMIC) and a PyPTO dtype; a dim over :data:`MAX_DIM` is a parse
+    error at the shape (a pass would fail on it building an ``i64`` constant)."""
+    start = parser.pos
     dims, element_type = parser.parse_ranked_shape()
+    if any(d > MAX_DIM for d in dims):
+        parser.raise_error(f"dimension {max(dims)} is too large: a dimension is at most {MAX_DIM} (i64)", start)
     if not is_dtype(element_type):
         parser.raise_error(f"element type {element_type} is not a PyPTO dtype")
     return ArrayAttr(IntAttr(DYNAMIC if d < 0 else d) for d in dims), element_type
@@ -167,9 +174,7 @@ class TensorType(_ShapedMixin, ParametrizedAttribute, TypeAttribute):
 
     @staticmethod
     def get(shape: Sequence[int], element_type: Attribute, memref: MemRefAttr | None = None) -> TensorType:
-        return TensorType(
-            ArrayAttr(IntAttr(d) for d in shape), element_type, memref or NoneAttr()
-        )
+        return TensorType(ArrayAttr(IntAttr(d) for d in shape), element_type, memref or NoneAttr())
 
     def with_memref(self, memref: MemRefAttr | None) -> TensorType:
         """This type with ``memref`` (None: none); itself when that is its MemRef already (the shape's

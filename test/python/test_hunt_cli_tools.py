@@ -124,3 +124,21 @@ def test_ir_trace_line_map_index_not_an_index(index: str, tmp_path: Path, capsys
     err = _user_error(capsys, ir_trace_main([str(build), "-o", str(out)]))
     assert "invalid line_locs.json: map 0: location indices must be lists of valid indices" in err, err
     assert not out.exists()
+
+
+def test_tensor_dimension_beyond_i64(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``!pl.tensor<99999999999999999999999x16xf32>`` parsed, and convert-tensor-to-tile-ops failed building
+    an ``i64`` constant of it (internal error, exit 2); the shape is a parse error at the type."""
+    src = tmp_path / "in.mlir"
+    src.write_text(
+        "func.func @f(%a: !pl.tensor<99999999999999999999999x16xf32>) -> !pl.tensor<99999999999999999999999x16xf32> "
+        "attributes {pl.func_type = #pl<func_type InCore>} {\n"
+        '  %0 = "pl.tensor.exp"(%a) : (!pl.tensor<99999999999999999999999x16xf32>) -> '
+        "!pl.tensor<99999999999999999999999x16xf32>\n"
+        "  func.return %0 : !pl.tensor<99999999999999999999999x16xf32>\n"
+        "}\n"
+    )
+    out = tmp_path / "out.mlir"
+    err = _user_error(capsys, opt_main([str(src), "-p", "convert-tensor-to-tile-ops", "-o", str(out)]))
+    assert f"{src}:1:29: error: dimension 99999999999999999999999 is too large" in err, err
+    assert not out.exists()
