@@ -13,10 +13,19 @@ from __future__ import annotations
 from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Attribute
 
+from pypto.dialects.dtypes import dtype_name, is_dtype
 from pypto.dialects.enums import MemorySpace
 from pypto.dialects.types import TensorType, TileType
 from pypto.ptoas.dialect.attrs import AddressSpace, BLayout, SLayout
-from pypto.ptoas.dialect.types import DYNAMIC, PartitionTensorViewType, PtrType, TensorViewType, TileBufType, TileSpec
+from pypto.ptoas.dialect.types import (
+    DYNAMIC,
+    PartitionTensorViewType,
+    PtrType,
+    TensorViewType,
+    TileBufType,
+    TileSpec,
+    is_element_type,
+)
 
 SPACE_OF: dict[MemorySpace, AddressSpace] = {
     MemorySpace.Vec: AddressSpace.vec,
@@ -48,6 +57,11 @@ def tile_buf_type(t: TileType, valid: tuple[int, int] = (DYNAMIC, DYNAMIC), pad:
     shape = t.get_shape()
     if len(shape) != 2 or DYNAMIC in shape:
         raise UnsupportedType(f"tile shape {list(shape)} is not static 2-D (run FlattenTileNdTo2D first)")
+    if not is_element_type(t.element_type):
+        name = f"pl.{dtype_name(t.element_type)}" if is_dtype(t.element_type) else str(t.element_type)
+        raise UnsupportedType(
+            f"no on-chip tile holds {name} elements (expected FP32, FP16, BF16, an 8-bit float, BOOL or an integer type)"
+        )
     view = t.effective_view()
     return TileBufType.from_spec(
         TileSpec(
