@@ -6,6 +6,7 @@ import errno
 import itertools
 import os
 import re
+import stat
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -94,6 +95,9 @@ def atomic_write_bytes(
     itself and writes each name in it once (the pass dumps), so there is no old file to remove.
     """
     target = Path(path)
+    if not new and _is_device(target):
+        _write_in_place(target, data)
+        return
     tmp = _write_temp(target, data, durable=durable)
     try:
         if not durable and not new:
@@ -106,6 +110,32 @@ def atomic_write_bytes(
         raise
     if durable:
         remove_stale_temps(target)
+
+
+def _is_device(target: Path) -> bool:
+    """Whether ``target`` (through its links) is an existing file that is not a regular file nor a folder:
+    ``/dev/null``, ``/dev/stdout``, a FIFO. Such a path is written into, never replaced: a rename over it
+    would put a regular file in place of the device (``-o /dev/null`` run as root replaced ``/dev/null``)."""
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def _write_in_place(target: Path, data: bytes | Sequence[bytes | bytearray | memoryview]) -> None:
+    """Write ``data`` into the device ``target`` (:func:`_is_device`); an OSError names ``target``."""
+    try:
+        fd = os.open(target, os.O_WRONLY)
+        try:
+            if isinstance(data, list | tuple):
+                _write_chunks(fd, data)
+            else:
+                _write_all(fd, data)
+        finally:
+            os.close(fd)
+    except OSError as e:
+        raise _write_error(e, target) from None
 
 
 class KeptFiles:

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -142,3 +144,28 @@ def test_tensor_dimension_beyond_i64(tmp_path: Path, capsys: pytest.CaptureFixtu
     err = _user_error(capsys, opt_main([str(src), "-p", "convert-tensor-to-tile-ops", "-o", str(out)]))
     assert f"{src}:1:29: error: dimension 99999999999999999999999 is too large" in err, err
     assert not out.exists()
+
+
+def _run_tool(tool: str, out: Path, tmp_path: Path) -> int:
+    """Run ``tool`` on a good input with ``-o out``; its exit code."""
+    if tool == "pypto-opt":
+        src = tmp_path / "in.mlir"
+        src.write_text(SELF_STEP_MLIR.replace("step %i", "step %c4"))
+        return opt_main([str(src), "-o", str(out)])
+    if tool == "ptoas":
+        src = tmp_path / "in.pto"
+        src.write_text(SELF_STEP_PTO.replace("step %i", "step %c4"))
+        return ptoas_main([str(src), "-o", str(out), "--emit", "pto"])
+    return ir_trace_main([str(_lens_build(tmp_path / "b", "12")), "-o", str(out)])
+
+
+@pytest.mark.parametrize("tool", ["pypto-opt", "ptoas", "pypto-ir-trace"])
+def test_output_to_a_device_is_written_not_replaced(tool: str, tmp_path: Path) -> None:
+    """``-o /dev/null`` (here a link to it, so the test replaces nothing of the system's): the atomic write
+    renamed its temporary file over the path, and as root that put a regular file in place of /dev/null
+    (or of the /dev/stdout link); a device is written into."""
+    link = tmp_path / "null"
+    link.symlink_to(os.devnull)
+    assert _run_tool(tool, link, tmp_path) == 0
+    assert link.is_symlink() and os.readlink(link) == os.devnull
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
