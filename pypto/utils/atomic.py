@@ -309,9 +309,10 @@ def _write_error(error: OSError, target: Path) -> OSError:
     """The error to raise for a failed write of ``target``: the located reason when it is one
     (:func:`check_writable_path` raises it: a missing folder, a folder as the path), else ``error`` as raised
     for ``target`` itself: the user named ``target``, never the hidden temporary file beside it
-    (``/proc/.out.json.123.0a1b2c3d.tmp: No such file or directory`` named a file nobody asked for)."""
+    (``/proc/.out.json.123.0a1b2c3d.tmp: No such file or directory`` named a file nobody asked for), nor no
+    file at all (a failed ``write``: ``No space left on device``)."""
     check_writable_path(target)
-    if error.filename is None or os.fspath(error.filename) == os.fspath(target):
+    if error.filename is not None and os.fspath(error.filename) == os.fspath(target):
         return error
     return type(error)(error.errno, error.strerror, os.fspath(target))
 

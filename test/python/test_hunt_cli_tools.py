@@ -169,3 +169,16 @@ def test_output_to_a_device_is_written_not_replaced(tool: str, tmp_path: Path) -
     assert _run_tool(tool, link, tmp_path) == 0
     assert link.is_symlink() and os.readlink(link) == os.devnull
     assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+
+
+@pytest.mark.skipif(
+    not (os.path.exists("/dev/full") and stat.S_ISCHR(os.stat("/dev/full").st_mode)), reason="no /dev/full"
+)
+@pytest.mark.parametrize("tool", ["pypto-opt", "ptoas"])
+def test_failed_write_names_the_output(tool: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A write that fails with no file name in the OSError (a full disk: here /dev/full, through a link)
+    printed ``pypto-opt: error: No space left on device``, naming no file; it names the output path."""
+    link = tmp_path / "full"
+    link.symlink_to("/dev/full")
+    err = _user_error(capsys, _run_tool(tool, link, tmp_path))
+    assert f"error: {link}: No space left on device" in err, err
