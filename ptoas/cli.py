@@ -43,7 +43,7 @@ from pypto.ptoas.emitc.errors import EmitError
 from pypto.ptoas.passes import ARCHS, PtoasOptions, run_ptoas_pipeline
 from pypto.ptoas.pto_text import PTOVerifyError, SourceMap, format_diagnostic, parse_pto_with_source_map, print_pto
 from pypto.utils.atomic import atomic_write_text, check_writable_path
-from pypto.utils.cli import check_output_not_input, cli_main, read_input_text
+from pypto.utils.cli import check_output_not_input, cli_main, read_input_text, write_stdout
 
 PTO_ARCHS = {"a3": "a2a3", "a5": "a5"}  # PTOAS's --pto-arch -> our arch name
 PTO_LEVELS = ("level1", "level2", "level3")
@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     if to_file:
         atomic_write_text(args.output, out)
     else:
-        sys.stdout.write(out)
+        write_stdout(out)
     return 0
 
 

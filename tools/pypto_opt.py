@@ -68,7 +68,7 @@ from pypto.pipeline.pass_runner import (
 )
 from pypto.pipeline.verification import find_failing_op
 from pypto.utils.atomic import atomic_write_text
-from pypto.utils.cli import check_output_not_input, cli_main, read_input_text
+from pypto.utils.cli import check_output_not_input, cli_main, read_input_text, write_stdout
 
 from .located_parser import parse_error_diagnostic, parse_located_module
 from .verify_diagnostics import parse_expectations, verify
@@ -339,8 +339,7 @@ class PyptoOptMain(xDSLOptMain):
 
     def _write_output(self, text: str) -> None:
         if self._to_stdout():
-            sys.stdout.write(text)
-            sys.stdout.flush()
+            write_stdout(text)
         else:
             atomic_write_text(self.args.output_file, text)
 

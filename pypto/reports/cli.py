@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pypto.errors import Error
 from pypto.utils.atomic import atomic_write_text
-from pypto.utils.cli import run_cli
+from pypto.utils.cli import run_cli, write_stdout
 
 
 class ReportError(Error):
@@ -39,8 +38,7 @@ def output_path(path: Path, error: type[ReportError] = ReportError) -> Path:
 def write_report(path: Path, html: str, error: type[ReportError] = ReportError) -> Path:
     """Write the page atomically (``-``: to stdout); an OSError becomes ``error``."""
     if os.fspath(path) == STDOUT:
-        sys.stdout.write(html)
-        sys.stdout.flush()
+        write_stdout(html)
         return path
     try:
         atomic_write_text(path, html)

@@ -73,9 +73,26 @@ def read_input_text(path: str | os.PathLike[str], what: str = "input") -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise InputError(
-            f"{name}: {what} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})"
-        ) from None
+        raise InputError(f"{name}: {what} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})") from None
+
+
+STDOUT_NAME = "<stdout>"
+"""How an error names standard output (``-o -``, or no ``-o``), as ``<stdin>`` names standard input."""
+
+
+def write_stdout(text: str) -> None:
+    """Write ``text`` to stdout and flush it. A failed write that names no file (``> full-disk-file``:
+    ``No space left on device``) raises the OSError naming :data:`STDOUT_NAME`; a closed pipe stays a
+    BrokenPipeError (:func:`run_cli` exits quietly on it)."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        if e.filename is not None or e.errno is None:
+            raise
+        raise type(e)(e.errno, e.strerror, STDOUT_NAME) from None
 
 
 def check_output_not_input(

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -182,3 +183,21 @@ def test_failed_write_names_the_output(tool: str, tmp_path: Path, capsys: pytest
     link.symlink_to("/dev/full")
     err = _user_error(capsys, _run_tool(tool, link, tmp_path))
     assert f"error: {link}: No space left on device" in err, err
+
+
+@pytest.mark.skipif(
+    not (os.path.exists("/dev/full") and stat.S_ISCHR(os.stat("/dev/full").st_mode)), reason="no /dev/full"
+)
+@pytest.mark.parametrize("tool", ["pypto-opt", "ptoas", "pypto-ir-trace"])
+def test_failed_stdout_write_names_stdout(
+    tool: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Output to stdout redirected to a full disk printed ``error: No space left on device``, naming
+    nothing; it names ``<stdout>``."""
+    full = open("/dev/full", "w")  # noqa: SIM115 - closed below, where its unflushed text fails again
+    monkeypatch.setattr("sys.stdout", full)
+    code = _run_tool(tool, Path("-"), tmp_path)
+    monkeypatch.undo()
+    with contextlib.suppress(OSError):
+        full.close()
+    assert "error: <stdout>: No space left on device" in _user_error(capsys, code)
