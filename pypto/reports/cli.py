@@ -29,7 +29,8 @@ def output_path(path: Path, error: type[ReportError] = ReportError) -> Path:
     if os.fspath(path) == STDOUT:
         return path
     if not path.parent.is_dir():
-        raise error(f"output directory does not exist: {path.parent}")
+        what = "is a file, not a directory" if path.parent.exists() else "does not exist"
+        raise error(f"output directory {what}: {path.parent}")
     if path.is_dir():
         raise error(f"output path is a directory: {path}")
     return path

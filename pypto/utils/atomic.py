@@ -59,12 +59,14 @@ def remove_stale_temps(target: Path) -> list[Path]:
 
 def check_writable_path(path: str | os.PathLike[str]) -> Path:
     """``path`` as a Path if a file can be written there, else the OSError
-    naming it: its folder is missing, or it is a folder."""
+    naming it: its folder is missing (or a file), or it is a folder."""
     target = Path(path)
     if target.is_dir():
         raise IsADirectoryError(errno.EISDIR, "output path is a directory", str(target))
     parent = target.parent
     if not parent.is_dir():
+        if parent.exists():  # -o notes.txt/out.mlir: the "folder" is a file
+            raise NotADirectoryError(errno.ENOTDIR, "output directory is a file, not a directory", str(parent))
         raise FileNotFoundError(errno.ENOENT, "output directory does not exist", str(parent))
     return target
 

@@ -201,3 +201,14 @@ def test_failed_stdout_write_names_stdout(
     with contextlib.suppress(OSError):
         full.close()
     assert "error: <stdout>: No space left on device" in _user_error(capsys, code)
+
+
+@pytest.mark.parametrize("tool", ["pypto-opt", "ptoas", "pypto-ir-trace"])
+def test_output_folder_that_is_a_file(tool: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``-o notes.txt/out``: the error said the folder notes.txt 'does not exist' (it does: a file); it says
+    it is a file, and the file is kept."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("keep\n")
+    err = _user_error(capsys, _run_tool(tool, notes / "out", tmp_path))
+    assert "output directory is a file, not a directory" in err and str(notes) in err, err
+    assert notes.read_text() == "keep\n"
