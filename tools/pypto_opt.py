@@ -38,6 +38,7 @@ other exception is a bug in PyPTO: ``pypto-opt: internal error: ...`` and exit 2
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import importlib.util
 import re
@@ -477,6 +478,21 @@ class PyptoOptMain(xDSLOptMain):
                 )
             )
 
+    def _clear_other_dumps(self, root: Path, used: list[Path]) -> None:
+        """Delete the dumps of an earlier run in ``root`` that this run does not write over: the
+        ``chunk_NN`` folders of a ``--split-input-file`` run with more chunks (or all of them without
+        ``--split-input-file``), and the root's own dumps when this run writes chunk folders. As
+        :meth:`DumpListener.clear`: only dump files go (a chunk folder left empty is removed)."""
+        if not root.is_dir():
+            return
+        inputs = [self.args.input_file] if self.args.input_file not in (None, "-") else []
+        stale = sorted(d for d in root.glob("chunk_[0-9][0-9]*") if d.is_dir() and d not in used)
+        for d in [*stale, *([root] if root not in used else [])]:
+            DumpListener(d, str, ".mlir", inputs=inputs).clear()
+            if d != root:
+                with contextlib.suppress(OSError):
+                    d.rmdir()
+
     def run(self) -> int:  # type: ignore[override]
         """Process the input; returns the exit code (0, or 1 after a user error)."""
         inputs = [self.args.input_file, self.args.run_reproducer, *self.args.load_pass_plugin]
@@ -488,10 +504,15 @@ class PyptoOptMain(xDSLOptMain):
         emit = self._emit_kind(kind)
         chunks = self._chunks(text, kind)
         dump_root = Path(self.args.dump_passes) if self.args.dump_passes else None
+        dump_dirs = [
+            dump_root / f"chunk_{i:02d}" if dump_root is not None and len(chunks) > 1 else dump_root
+            for i in range(len(chunks))
+        ]
+        if dump_root is not None:
+            self._clear_other_dumps(dump_root, [d for d in dump_dirs if d is not None])
         outputs: list[str] = []
         produced: list[Diagnostic] = []
-        for i, chunk in enumerate(chunks):
-            dump_dir = dump_root / f"chunk_{i:02d}" if dump_root is not None and len(chunks) > 1 else dump_root
+        for chunk, dump_dir in zip(chunks, dump_dirs, strict=True):
             output, diags = self.process_chunk(chunk, kind, emit, dump_dir)
             outputs.append(output or "")
             produced.extend(diags)

@@ -212,3 +212,22 @@ def test_output_folder_that_is_a_file(tool: str, tmp_path: Path, capsys: pytest.
     err = _user_error(capsys, _run_tool(tool, notes / "out", tmp_path))
     assert "output directory is a file, not a directory" in err and str(notes) in err, err
     assert notes.read_text() == "keep\n"
+
+
+def test_dump_passes_leaves_no_chunk_folder_of_an_earlier_run(tmp_path: Path) -> None:
+    """``--dump-passes DIR --split-input-file`` on three chunks, then on two: chunk_02 of the first run
+    stayed beside the second run's dumps (and every chunk folder beside a run without the split), so one
+    folder mixed two runs; only this run's dumps are left (other files are kept)."""
+    func = "func.func @{}() {{\n  func.return\n}}\n"
+    three, two = tmp_path / "three.mlir", tmp_path / "two.mlir"
+    three.write_text("// -----\n".join(func.format(n) for n in "abc"))
+    two.write_text("// -----\n".join(func.format(n) for n in "xy"))
+    dumps = tmp_path / "dumps"
+    split = ["--split-input-file", "-p", "simplify", "--dump-passes", str(dumps), "-o", str(tmp_path / "o.mlir")]
+    assert opt_main([str(three), *split]) == 0
+    (dumps / "notes.txt").write_text("mine\n")
+    assert opt_main([str(two), *split]) == 0
+    assert sorted(p.name for p in dumps.iterdir()) == ["chunk_00", "chunk_01", "notes.txt"]
+    assert "@y" in (dumps / "chunk_01" / "00_input.mlir").read_text()
+    assert opt_main([str(tmp_path / "two.mlir"), *split[1:]]) == 0  # no split: one input, dumps in the root
+    assert sorted(p.name for p in dumps.iterdir()) == ["00_input.mlir", "01_after_Simplify.mlir", "notes.txt"]
