@@ -231,3 +231,18 @@ def test_dump_passes_leaves_no_chunk_folder_of_an_earlier_run(tmp_path: Path) ->
     assert "@y" in (dumps / "chunk_01" / "00_input.mlir").read_text()
     assert opt_main([str(tmp_path / "two.mlir"), *split[1:]]) == 0  # no split: one input, dumps in the root
     assert sorted(p.name for p in dumps.iterdir()) == ["00_input.mlir", "01_after_Simplify.mlir", "notes.txt"]
+
+
+def test_ir_trace_on_a_split_runs_dump_root(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``pypto-ir-trace DIR`` on a ``pypto-opt --split-input-file --dump-passes DIR`` folder said 'missing
+    00_frontend.py in DIR'; it says the folder holds chunk folders and names one to give."""
+    src = tmp_path / "two.mlir"
+    src.write_text("func.func @a() {\n  func.return\n}\n// -----\nfunc.func @b() {\n  func.return\n}\n")
+    dumps = tmp_path / "dumps"
+    assert opt_main([str(src), "--split-input-file", "-p", "simplify", "--dump-passes", str(dumps)]) == 0
+    capsys.readouterr()
+    out = tmp_path / "r.html"
+    err = _user_error(capsys, ir_trace_main([str(dumps), "-o", str(out)]))
+    assert "the chunk folders of a split input (chunk_00, chunk_01)" in err and str(dumps / "chunk_00") in err, err
+    assert not out.exists()
+    assert ir_trace_main([str(dumps / "chunk_00"), "-o", str(out)]) == 0

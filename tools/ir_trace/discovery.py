@@ -146,12 +146,30 @@ def _entries(directory: Path, names: list[str], fmt: str) -> list[tuple[int, str
 DUMP_DIR = "passes_dump"
 
 
+_CHUNK = re.compile(r"^chunk_\d+$")
+"""A ``pypto-opt --split-input-file --dump-passes DIR`` chunk's folder: ``DIR/chunk_00``, ..."""
+
+
+def _refuse_chunk_root(path: Path, names: list[str]) -> None:
+    """A folder with no snapshot but ``chunk_NN`` folders is a split run's dump root: name a chunk (the
+    report of one input), not 'missing 00_frontend.py'."""
+    if any(_NUMBERED[f].match(n) for f in _NUMBERED for n in names):
+        return
+    chunks = [n for n in names if _CHUNK.match(n) and (path / n).is_dir()]
+    if chunks:
+        raise IRTraceError(
+            f"{path} holds no snapshot but the chunk folders of a split input ({', '.join(chunks[:3])}"
+            f"{', ...' if len(chunks) > 3 else ''}): give one of them, e.g. {path / chunks[0]}"
+        )
+
+
 def discover(directory: str | os.PathLike[str], fmt: str = "auto") -> Dump:
     """Read and validate the dump in ``directory`` (a dump, or a build directory with ``passes_dump/``)."""
     path = Path(directory)
     if (path / DUMP_DIR).is_dir():
         path = path / DUMP_DIR
     names = _list(path)
+    _refuse_chunk_root(path, names)
     if fmt == "auto":
         fmt = detect_format(names, path)
     snapshots: list[Snapshot] = []
