@@ -132,7 +132,7 @@ def load_pass_plugin(path: str) -> None:
     sys.modules[module_name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception as e:
+    except (Exception, SystemExit) as e:  # a plugin calling sys.exit() at import fails to load, too
         del sys.modules[module_name]
         raise UserError(
             Diagnostic(Severity.ERROR, f"could not load pass plugin '{path}': {type(e).__name__}: {e}")

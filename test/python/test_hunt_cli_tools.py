@@ -246,3 +246,14 @@ def test_ir_trace_on_a_split_runs_dump_root(tmp_path: Path, capsys: pytest.Captu
     assert "the chunk folders of a split input (chunk_00, chunk_01)" in err and str(dumps / "chunk_00") in err, err
     assert not out.exists()
     assert ir_trace_main([str(dumps / "chunk_00"), "-o", str(out)]) == 0
+
+
+def test_pass_plugin_that_exits_at_import(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A ``--load-pass-plugin`` file calling ``sys.exit(3)`` at import made pypto-opt exit 3 with no
+    message; the plugin failed to load (exit 1, named)."""
+    plugin = tmp_path / "plugin.py"
+    plugin.write_text("import sys\nsys.exit(3)\n")
+    src = tmp_path / "in.mlir"
+    src.write_text("func.func @f() {\n  func.return\n}\n")
+    err = _user_error(capsys, opt_main([str(src), "--load-pass-plugin", str(plugin)]))
+    assert f"could not load pass plugin '{plugin}': SystemExit: 3" in err, err
