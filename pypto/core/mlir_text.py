@@ -13,11 +13,11 @@ from io import StringIO
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import ParseError
+from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Span
 
 from .context import make_context
@@ -42,6 +42,38 @@ class CheckedParser(Parser):
         if isinstance(value, ForwardDeclaredValue):
             self._forward_spans.setdefault(value, operand.span)
         return value
+
+    def parse_operation(self) -> Operation:
+        """xDSL's; an attribute the op's text builds that does not verify (``arith.constant
+        99999999999999999999 : i64``: xDSL's VerifyException names no place) is a ParseError at the op."""
+        start = self._current_token.span.start
+        try:
+            return super().parse_operation()
+        except VerifyException as e:
+            raise ParseError(self._line_span(start), str(e)) from None
+
+    def parse_optional_attribute(self) -> Attribute | None:
+        """xDSL's; an attribute that does not verify is a ParseError at it, as in :meth:`parse_operation`."""
+        start = self._current_token.span.start
+        try:
+            return super().parse_optional_attribute()
+        except VerifyException as e:
+            raise ParseError(self._line_span(start), str(e)) from None
+
+    def _parse_alias_def(self) -> None:
+        """xDSL's; an alias whose value does not verify is a ParseError at it, as in :meth:`parse_operation`."""
+        start = self._current_token.span.start
+        try:
+            super()._parse_alias_def()
+        except VerifyException as e:
+            raise ParseError(self._line_span(start), str(e)) from None
+
+    def _line_span(self, start: int) -> Span:
+        """From ``start`` to the end of its line (the parser's position, if that comes first)."""
+        content = self.lexer.input.content
+        newline = content.find("\n" if isinstance(content, str) else b"\n", start)
+        end = min(self._current_token.span.start, newline if newline >= 0 else len(content))
+        return Span(start, max(end, start + 1), self.lexer.input)
 
     def _register_ssa_definition(self, name: str, values: Sequence[SSAValue], span: Span) -> None:
         """A forward reference this definition resolves must already be used by an op: one that is not

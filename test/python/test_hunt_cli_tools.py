@@ -257,3 +257,45 @@ def test_pass_plugin_that_exits_at_import(tmp_path: Path, capsys: pytest.Capture
     src.write_text("func.func @f() {\n  func.return\n}\n")
     err = _user_error(capsys, opt_main([str(src), "--load-pass-plugin", str(plugin)]))
     assert f"could not load pass plugin '{plugin}': SystemExit: 3" in err, err
+
+
+@pytest.mark.parametrize(
+    ("tool", "suffix", "text", "where"),
+    [
+        (
+            opt_main,
+            ".mlir",
+            "func.func @f() -> i64 {\n  %c = arith.constant 99999999999999999999 : i64\n  func.return %c : i64\n}\n",
+            ":2:23:",
+        ),
+        (
+            opt_main,
+            ".mlir",
+            "func.func @f() attributes {x = 99999999999999999999 : i64} {\n  func.return\n}\n",
+            ":1:32:",
+        ),
+        (
+            opt_main,
+            ".mlir",
+            "#a = 99999999999999999999 : i64\nfunc.func @f() attributes {x = #a} {\n  func.return\n}\n",
+            ":1:6:",
+        ),
+        (
+            ptoas_main,
+            ".pto",
+            "module {\n  func.func @k() {\n    %c = arith.constant 99999999999999999999 : i64\n    return\n  }\n}\n",
+            ":3:25:",
+        ),
+    ],
+    ids=["opt-constant", "opt-attribute", "opt-alias", "ptoas-constant"],
+)
+def test_integer_out_of_range_is_located(
+    tool: object, suffix: str, text: str, where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``arith.constant 99999999999999999999 : i64``: xDSL's attribute check raised while parsing and the
+    error named no file or line (``error: Integer value ... is out of range``); it is a located parse error."""
+    src = tmp_path / f"in{suffix}"
+    src.write_text(text)
+    err = _user_error(capsys, tool([str(src), "-o", str(tmp_path / "out")]))  # type: ignore[operator]
+    assert f"{src}{where} error: Integer value 99999999999999999999 is out of range for type i64" in err, err
+    assert not (tmp_path / "out").exists()
