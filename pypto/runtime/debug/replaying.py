@@ -12,8 +12,9 @@ Before anything is written, the directory is checked: ``compiled_meta.json``, ``
 orchestration it names and every kernel's ``ptoas/<unit>.pto`` must read (parse and verify); a problem is a
 :class:`~pypto.runtime.build_dir.BuildDirError` naming the file (the ``.pto`` line too) with nothing changed.
 Then edited ``.pto`` units are spliced into their kernel C++ (``rebuild_from_pto``;
-:mod:`.pto_rebuild`), the C++ engine's binary cache is dropped (``recompile``), ``dfx_outputs/`` is removed
-and the run writes it afresh per the config's flags. The simulated chip runs the directory's ``.pto`` units
+:mod:`.pto_rebuild`), the C++ engine's binary cache is dropped (``recompile``) and the run writes its
+artefacts per the config's flags; once it succeeded ``dfx_outputs/`` holds them alone (a failed run leaves the
+earlier run's: the runtime moves those it would have replaced to ``dfx_outputs/previous/``). The simulated chip runs the directory's ``.pto`` units
 (the edited text), the orchestration in ``orchestration/`` and the parameters of ``compiled_meta.json``.
 
 Inputs: the tensors given; none -> ``golden.py``'s ``generate_inputs`` when there is one, else inputs built
@@ -23,6 +24,7 @@ from the recorded shapes and dtypes. ``validate=True`` compares the outputs with
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import shutil
 from collections.abc import Callable, Sequence
@@ -135,12 +137,42 @@ def replay(
         config = dataclasses.replace(config, recompile_kernels=False)
     if config.aicpu_thread_num is None and kc.aicpu_thread_num > 0:
         config = dataclasses.replace(config, aicpu_thread_num=kc.aicpu_thread_num)
-    shutil.rmtree(work / DFX_DIR, ignore_errors=True)
     result = run(_Spec(spec), *[v for _, v in named], config=config)
+    keep_only_written(work / DFX_DIR, result.dfx_outputs)
     result.replay_inputs = named  # type: ignore[attr-defined]
     if expected is not None:
         check_outputs(golden, named, expected)
     return result
+
+
+def keep_only_written(out: Path, written: dict[str, list[Path]]) -> None:
+    """After a run that succeeded, remove what ``out`` (``dfx_outputs/``) holds besides the artefacts the run
+    wrote (``written``: ``RunResult.dfx_outputs``), so it holds this run's alone (none: ``out`` goes). Never
+    before the run: a replay that fails keeps the earlier run's artefacts (the runtime moves those its flags
+    would have replaced to ``dfx_outputs/previous/``). A symlink or a file at ``out`` is left as it is."""
+    keep = {p.resolve() for paths in written.values() for p in paths}
+    if out.is_symlink() or not out.is_dir():
+        return
+    if keep:
+        _remove_unkept(out, keep)
+    else:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def _remove_unkept(folder: Path, keep: set[Path]) -> None:
+    """Remove the entries of ``folder`` that are not in ``keep`` and hold nothing in it."""
+    for entry in sorted(folder.iterdir()):
+        path = entry.resolve()
+        if path in keep:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            if any(path in k.parents for k in keep):
+                _remove_unkept(entry, keep)
+            else:
+                shutil.rmtree(entry, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                entry.unlink(missing_ok=True)
 
 
 class _Spec(BuildDirProgram):

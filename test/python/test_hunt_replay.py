@@ -1,0 +1,115 @@
+"""Replaying a build directory the user has edited or broken: what a failed replay keeps, and bad build files
+that get one located error (exit 1), never an internal error.
+
+Every test works on a copy of one build of ``examples/beginner/02_elementwise.py`` (``chunked_add``: c = a + b
+on 512x128 in four chunks), compiled once per module (mtimes kept).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pypto.ir import compile as ir_compile
+from pypto.runtime.debug import replay_main
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "beginner" / "02_elementwise.py"
+UNIT = "chunked_add_incore_0"
+
+
+def _example() -> Any:
+    sys.path.insert(0, str(EXAMPLE.parents[1]))
+    spec = importlib.util.spec_from_file_location("_hunt_replay_example_elementwise", EXAMPLE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return next(c for c in module.CASES if c.name == "chunked_add")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    case = _example()
+    out = tmp_path_factory.mktemp("hunt_replay") / "chunked_add"
+    ir_compile(case.kernel.specialize(*case.inputs()), out, dump_passes=False, golden=case.reference)
+    return out
+
+
+@pytest.fixture
+def build(built: Path, tmp_path: Path) -> Path:
+    """A private copy of the module's build (mtimes kept)."""
+    return Path(shutil.copytree(built, tmp_path / "build"))
+
+
+def _snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
+    return {
+        str(p.relative_to(root)): (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(root.rglob("*")) if p.is_file()
+    }
+
+
+def _edit_pto(build: Path, old: str, new: str) -> Path:
+    pto = build / "ptoas" / f"{UNIT}.pto"
+    text = pto.read_text()
+    assert old in text
+    pto.write_text(text.replace(old, new, 1))
+    st = pto.with_suffix(".cpp").stat()
+    os.utime(pto, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # newer than its .cpp
+    return pto
+
+
+def _one_error(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "internal error" not in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    return err
+
+
+# ---- a failed replay keeps the earlier run's artefacts ----------------------------------------------------------------
+
+
+def test_a_failed_replay_keeps_the_earlier_runs_artefacts(
+    build: Path, capsys: pytest.CaptureFixture[str], own_dfx_flags: None
+) -> None:
+    """A replay whose run fails (an edited kernel reading past its argument) left no ``dfx_outputs/``: replay
+    removed it before the run, so the earlier run's swimlane and PMU files were lost. Now they stay (those the
+    flags would replace moved to ``previous/``, the runtime's rule), and a replay that succeeds still leaves
+    its own artefacts alone."""
+    dfx = build / "dfx_outputs"
+    assert replay_main([str(build), "--swimlane", "--pmu", "2"]) == 0
+    earlier = sorted(p.name for p in dfx.iterdir())
+    assert "pmu.csv" in earlier and "chip_swimlane_records.json" in earlier
+    (dfx / "notes.txt").write_text("mine")
+    pmu = (dfx / "pmu.csv").read_bytes()
+    capsys.readouterr()
+
+    _edit_pto(build, "%c4_index = arith.constant 4 :", "%c4_index = arith.constant 5 :")
+    assert replay_main([str(build), "--no-validate"]) == 1  # no flag: nothing to replace
+    assert "outside the argument" in capsys.readouterr().err
+    assert sorted(p.name for p in dfx.iterdir()) == sorted([*earlier, "notes.txt"])
+    assert (dfx / "pmu.csv").read_bytes() == pmu
+
+    assert replay_main([str(build), "--no-validate", "--swimlane"]) == 1
+    moved = sorted(p.name for p in (dfx / "previous").iterdir())
+    assert "chip_swimlane_records.json" in moved and (dfx / "pmu.csv").read_bytes() == pmu
+    capsys.readouterr()
+
+
+def test_a_replay_that_succeeds_leaves_its_own_artefacts_alone(build: Path, own_dfx_flags: None) -> None:
+    """What ``dfx_outputs/`` holds after a replay that succeeded: this run's artefacts, nothing older."""
+    dfx = build / "dfx_outputs"
+    assert replay_main([str(build), "--swimlane", "--pmu", "2", "--incore-trace", "--dep-gen"]) == 0
+    (dfx / "old").mkdir()
+    (dfx / "old" / "x.json").write_text("{}")
+    (dfx / "incore" / "stale.txt").write_text("x")
+    assert replay_main([str(build), "--pmu", "2", "--incore-trace"]) == 0
+    left = sorted(str(p.relative_to(dfx)) for p in dfx.rglob("*") if p.is_file())
+    assert "pmu.csv" in left and any(name.startswith("incore/") for name in left)
+    assert not any(name.startswith(("old", "chip_swimlane", "deps")) or "stale" in name for name in left), left
+    assert replay_main([str(build)]) == 0
+    assert not dfx.exists()
