@@ -187,7 +187,7 @@ class KernelConfig:
 
     @property
     def aicpu_thread_num(self) -> int:
-        return int(self.runtime_config.get("aicpu_thread_num", 0) or 0)
+        return int(self.runtime_config.get("aicpu_thread_num", 0))
 
 
 def kernel_config_text(runtime_config: dict[str, Any], orchestration: dict[str, Any], kernels: list[KernelEntry]) -> str:
@@ -222,23 +222,29 @@ def read_kernel_config(work_dir: Path | str) -> KernelConfig:
         text = path.read_text(encoding="utf-8")
         tree = ast.parse(text, filename=str(path))
     except SyntaxError as e:
-        raise BuildDirError(f"{path}:{e.lineno}:{e.offset or 0}", f"not valid Python: {e.msg}") from None
+        raise BuildDirError(syntax_error_location(path, e), f"not valid Python: {e.msg}") from None
     except (OSError, UnicodeDecodeError) as e:
         raise BuildDirError(path, f"cannot read: {e}") from None
     values: dict[str, Any] = {}
+    lines: dict[str, int] = {}
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
             if name in ("RUNTIME_CONFIG", "ORCHESTRATION", "KERNELS"):
+                lines[name] = node.lineno
                 try:
                     values[name] = ast.literal_eval(node.value)
-                except ValueError:
+                except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):  # {[]: 1}: unhashable
                     raise BuildDirError(f"{path}:{node.lineno}", f"{name} must be a plain literal (dict/list of "
                                         "strings and numbers)") from None  # fmt: skip
     for name, kind in (("RUNTIME_CONFIG", dict), ("ORCHESTRATION", dict), ("KERNELS", list)):
         if not isinstance(values.get(name), kind):
             got = "missing" if name not in values else f"a {type(values[name]).__name__}"
             raise BuildDirError(path, f"expected {name} = a {kind.__name__}, {got}")
+    threads = values["RUNTIME_CONFIG"].get("aicpu_thread_num", 0)
+    if type(threads) is not int or threads < 0:
+        raise BuildDirError(f"{path}:{lines['RUNTIME_CONFIG']}", "RUNTIME_CONFIG['aicpu_thread_num'] must be an "
+                            f"integer >= 0 (0: the platform's default), got {threads!r}")  # fmt: skip
     orch = values["ORCHESTRATION"]
     if not isinstance(orch.get("source"), str) or not isinstance(orch.get("function_name"), str):
         raise BuildDirError(path, "ORCHESTRATION needs 'source' and 'function_name' (strings)")
@@ -250,6 +256,11 @@ def read_kernel_config(work_dir: Path | str) -> KernelConfig:
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise BuildDirError(path, f"KERNELS[{i}] needs func_id, name, source, core_type ({type(e).__name__}: {e})") from None
     return KernelConfig(values["RUNTIME_CONFIG"], orch, kernels)
+
+
+def syntax_error_location(path: Path | str, error: SyntaxError) -> str:
+    """``path:line:col`` of a SyntaxError in ``path``; ``path`` alone when it has no line (a null byte)."""
+    return f"{path}:{error.lineno}:{error.offset or 0}" if error.lineno else str(path)
 
 
 # ---- writing ----------------------------------------------------------------------------------------------------------

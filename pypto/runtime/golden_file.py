@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 
 from pypto.errors import Error
 
-from .build_dir import GOLDEN, BuildDirError, BuildMeta, torch_dtype_name
+from .build_dir import GOLDEN, BuildDirError, BuildMeta, syntax_error_location, torch_dtype_name
 
 _T = TypeVar("_T")
 
@@ -187,7 +187,7 @@ def load_golden(work_dir: Path | str) -> types.ModuleType:
     try:
         ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     except SyntaxError as e:
-        raise BuildDirError(f"{path}:{e.lineno}:{e.offset or 0}", f"not valid Python: {e.msg}") from None
+        raise BuildDirError(syntax_error_location(path, e), f"not valid Python: {e.msg}") from None
     except (OSError, UnicodeDecodeError) as e:
         raise BuildDirError(path, f"cannot read: {e}") from None
     spec = importlib.util.spec_from_file_location("_pypto_replay_golden", path)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -113,3 +114,62 @@ def test_a_replay_that_succeeds_leaves_its_own_artefacts_alone(build: Path, own_
     assert not any(name.startswith(("old", "chip_swimlane", "deps")) or "stale" in name for name in left), left
     assert replay_main([str(build)]) == 0
     assert not dfx.exists()
+
+
+# ---- a bad kernel_config.py: one located error, nothing changed -------------------------------------------------------
+
+
+def _set_threads(value: str) -> Any:
+    def spoil(build: Path) -> None:
+        path = build / "kernel_config.py"
+        text = path.read_text()
+        assert '"aicpu_thread_num": 0,' in text
+        path.write_text(text.replace('"aicpu_thread_num": 0,', f'"aicpu_thread_num": {value},'))
+
+    return spoil
+
+
+def _append(name: str, text: bytes) -> Any:
+    def spoil(build: Path) -> None:
+        with open(build / name, "ab") as f:
+            f.write(text)
+
+    return spoil
+
+
+BAD_KERNEL_CONFIG = {
+    # replay: internal error: ValueError: invalid literal for int() with base 10: 'x' (after the splice)
+    "aicpu_thread_num a string": (
+        _set_threads('"x"'),
+        r"kernel_config\.py:4: error: RUNTIME_CONFIG\['aicpu_thread_num'\] must be an integer >= 0 .*got 'x'$",
+    ),
+    "aicpu_thread_num negative": (_set_threads("-2"), r"kernel_config\.py:4: error: .*got -2$"),
+    # replay: internal error: TypeError: unhashable type: 'list'
+    "an unhashable key": (
+        _append("kernel_config.py", b"KERNELS = [{[]: 1}]\n"),
+        r"kernel_config\.py:\d+: error: KERNELS must be a plain literal",
+    ),
+    # kernel_config.py:None:0: error: ...
+    "a null byte": (
+        _append("kernel_config.py", b"X = 1\0\n"),
+        r"/kernel_config\.py: error: not valid Python: source code string cannot contain null bytes$",
+    ),
+    "a null byte in golden.py": (
+        _append("golden.py", b"X = 1\0\n"),
+        r"/golden\.py: error: not valid Python: source code string cannot contain null bytes$",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_KERNEL_CONFIG))
+def test_a_bad_kernel_config_is_one_located_error(
+    build: Path, name: str, capsys: pytest.CaptureFixture[str], own_dfx_flags: None
+) -> None:
+    spoil, pattern = BAD_KERNEL_CONFIG[name]
+    spoil(build)
+    _edit_pto(build, "pto.tadd ins(", "pto.tsub ins(")  # a valid edit: not spliced when the replay stops
+    before = _snapshot(build)
+    assert replay_main([str(build), "--pmu", "2"]) == 1
+    err = _one_error(capsys)
+    assert re.search(pattern, err.strip()), err
+    assert _snapshot(build) == before
