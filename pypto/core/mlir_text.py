@@ -19,8 +19,12 @@ from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Span
+from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from .context import make_context
+
+MAX_INTEGER_WIDTH = 16777215
+"""The widest integer type (``i16777215``), as in MLIR."""
 
 
 class CheckedParser(Parser):
@@ -59,6 +63,15 @@ class CheckedParser(Parser):
             return super().parse_optional_attribute()
         except VerifyException as e:
             raise ParseError(self._line_span(start), str(e)) from None
+
+    def _parse_optional_integer_or_float_type(self) -> Attribute | None:
+        """xDSL's; an integer type wider than MLIR's limit (``i99999999999``: xDSL computed its value range,
+        a number of that many bits, and never finished) is a ParseError at it, in MLIR's words."""
+        token = self._current_token
+        match = self._builtin_integer_type_regex.match(token.text) if token.kind == MLIRTokenKind.BARE_IDENT else None
+        if match is not None and (len(match.group(1)) > 8 or int(match.group(1)) > MAX_INTEGER_WIDTH):
+            raise ParseError(token.span, f"integer bitwidth is limited to {MAX_INTEGER_WIDTH} bits")
+        return super()._parse_optional_integer_or_float_type()
 
     def _parse_alias_def(self) -> None:
         """xDSL's; an alias whose value does not verify is a ParseError at it, as in :meth:`parse_operation`."""

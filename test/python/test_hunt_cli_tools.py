@@ -7,6 +7,8 @@ import contextlib
 import json
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -299,3 +301,15 @@ def test_integer_out_of_range_is_located(
     err = _user_error(capsys, tool([str(src), "-o", str(tmp_path / "out")]))  # type: ignore[operator]
     assert f"{src}{where} error: Integer value 99999999999999999999 is out of range for type i64" in err, err
     assert not (tmp_path / "out").exists()
+
+
+def test_integer_type_too_wide(tmp_path: Path) -> None:
+    """``1 : i99999999999``: xDSL computed the value range of a 99999999999-bit integer and pypto-opt never
+    finished; a width over MLIR's 16777215 is a parse error at the type, in MLIR's words."""
+    src = tmp_path / "in.mlir"
+    src.write_text("func.func @f() attributes {x = 1 : i99999999999} {\n  func.return\n}\n")
+    run = subprocess.run(
+        [sys.executable, "-m", "pypto.tools.pypto_opt", str(src)], capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 1, run.stderr
+    assert f"{src}:1:36: error: integer bitwidth is limited to 16777215 bits" in run.stderr, run.stderr
