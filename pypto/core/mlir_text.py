@@ -13,7 +13,7 @@ from io import StringIO
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Operation, ParametrizedAttribute, SSAValue
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.printer import Printer
@@ -72,6 +72,30 @@ class CheckedParser(Parser):
         if match is not None and (len(match.group(1)) > 8 or int(match.group(1)) > MAX_INTEGER_WIDTH):
             raise ParseError(token.span, f"integer bitwidth is limited to {MAX_INTEGER_WIDTH} bits")
         return super()._parse_optional_integer_or_float_type()
+
+    def _parse_dialect_type_or_attribute_body(
+        self, attr_name: str, is_type: bool, is_opaque: bool, starting_opaque_pos: int | None
+    ) -> Attribute:
+        """xDSL's; parameters in a number the attribute does not take (``!pl.ptr<f32>``: xDSL's construction
+        raised ``zip() argument 2 is longer than argument 1``) are a ParseError at them, naming the count."""
+        start = self._current_token.span.start
+        try:
+            return super()._parse_dialect_type_or_attribute_body(attr_name, is_type, is_opaque, starting_opaque_pos)
+        except ValueError:
+            attr_def = self.ctx.get_optional_type(attr_name) if is_type else self.ctx.get_optional_attr(attr_name)
+            if attr_def is None or not issubclass(attr_def, ParametrizedAttribute):
+                raise
+            expected = [name for name, _ in attr_def.get_irdl_definition().parameters]
+            self._resume_from(start)
+            given = attr_def.parse_parameters(self)
+            if len(given) == len(expected):
+                raise
+            sigil = "!" if is_type else "#"
+            takes = f"{len(expected)} ({', '.join(expected)})" if expected else "no parameters"
+            raise ParseError(
+                Span(start, self._current_token.span.start, self.lexer.input),
+                f"{sigil}{attr_name} takes {takes}, got {len(given)}",
+            ) from None
 
     def _parse_alias_def(self) -> None:
         """xDSL's; an alias whose value does not verify is a ParseError at it, as in :meth:`parse_operation`."""

@@ -313,3 +313,32 @@ def test_integer_type_too_wide(tmp_path: Path) -> None:
     )
     assert run.returncode == 1, run.stderr
     assert f"{src}:1:36: error: integer bitwidth is limited to 16777215 bits" in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize(
+    ("tool", "suffix", "text", "message"),
+    [
+        (
+            opt_main,
+            ".mlir",
+            "func.func @f(%p: !pl.ptr<f32>) {\n  func.return\n}\n",
+            ":1:25: error: !pl.ptr takes no parameters, got 1",
+        ),
+        (
+            ptoas_main,
+            ".pto",
+            "module {\n  func.func @k(%p: !pto.pipe<1, 2>) {\n    return\n  }\n}\n",
+            ":2:29: error: !pto.pipe takes no parameters, got 2",
+        ),
+    ],
+    ids=["pl.ptr", "pto.pipe"],
+)
+def test_type_with_parameters_it_does_not_take(
+    tool: object, suffix: str, text: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``!pl.ptr<f32>`` (a type without parameters, given one): xDSL's construction raised ``zip() argument 2
+    is longer than argument 1`` (internal error, exit 2); it is a parse error naming the count."""
+    src = tmp_path / f"in{suffix}"
+    src.write_text(text)
+    err = _user_error(capsys, tool([str(src), "-o", str(tmp_path / "out")]))  # type: ignore[operator]
+    assert f"{src}{message}" in err, err
