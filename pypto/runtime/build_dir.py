@@ -36,6 +36,7 @@ from pypto.errors import Error
 from pypto.target.dtypes import BY_NAME, ROWS
 from pypto.utils.atomic import atomic_write_text
 
+from .config import PLATFORMS
 from .runnable import RunSpec
 
 KERNEL_CONFIG = "kernel_config.py"
@@ -160,7 +161,32 @@ def read_meta(work_dir: Path | str) -> BuildMeta:
     bad = [p.name for p in params if p.direction not in DIRECTIONS]
     if bad:
         raise BuildDirError(path, f"parameter {bad[0]!r}: direction must be one of {', '.join(DIRECTIONS)}")
+    for p in params:
+        if p.is_tensor:
+            try:
+                torch_dtype_name(p.dtype)
+            except ValueError:
+                known = ", ".join(sorted({r.pto or r.name.lower() for r in ROWS if r.torch is not None}))
+                raise BuildDirError(path, f"parameter {p.name!r}: dtype {p.dtype!r} is not a tensor dtype; expected "
+                                    f"one of {known}") from None  # fmt: skip
+    if meta.platform not in PLATFORMS:
+        raise BuildDirError(path, f"platform {meta.platform!r} is unknown; expected one of {', '.join(PLATFORMS)}")
     return meta
+
+
+def check_meta_matches(meta: BuildMeta, entry: func.FuncOp, work_dir: Path, orchestration: Path) -> None:
+    """BuildDirError naming ``compiled_meta.json`` when its parameters are not those of ``entry`` (the
+    orchestration's entry function, in ``orchestration``): their number, directions, shapes and dtypes."""
+    path, where = work_dir / META, f"@{entry.sym_name.data} in {orchestration.relative_to(work_dir)}"
+    want = meta_of(entry, meta.param_names, meta.platform, meta.backend_type).params
+    if len(want) != len(meta.params):
+        raise BuildDirError(path, f"lists {len(meta.params)} parameters ({', '.join(meta.param_names)}), but {where} "
+                            f"takes {len(want)}")  # fmt: skip
+    for got, expected in zip(meta.params, want, strict=True):
+        for what in ("direction", "shape", "dtype"):
+            if getattr(got, what) != getattr(expected, what):
+                raise BuildDirError(path, f"parameter {got.name!r}: {what} {getattr(got, what)}, but {where} "
+                                    f"takes {getattr(expected, what)}")  # fmt: skip
 
 
 # ---- kernel_config.py ---------------------------------------------------------------------------------------------
@@ -372,6 +398,9 @@ def load_run_spec(work_dir: Path | str, platform: str | None = None, backend_typ
     meta = read_meta(work)
     kc = read_kernel_config(work)
     program = load_program(work, kc)
+    entry = next(op for op in program.module.body.block.ops
+                 if isinstance(op, func.FuncOp) and op.sym_name.data == kc.orchestration["function_name"])  # fmt: skip
+    check_meta_matches(meta, entry, work, work / kc.orchestration["source"])
     from .config import backend_for_platform
 
     platform = platform or meta.platform

@@ -173,3 +173,60 @@ def test_a_bad_kernel_config_is_one_located_error(
     err = _one_error(capsys)
     assert re.search(pattern, err.strip()), err
     assert _snapshot(build) == before
+
+
+# ---- compiled_meta.json that does not match the build: one error naming it ------------------------------------------
+
+
+def _edit_meta(old: str, new: str, *, golden: bool = True) -> Any:
+    def spoil(build: Path) -> None:
+        path = build / "compiled_meta.json"
+        text = path.read_text()
+        assert old in text
+        path.write_text(text.replace(old, new, 1))
+        if not golden:
+            (build / "golden.py").unlink()
+
+    return spoil
+
+
+BAD_META = {
+    # replay: error: argument 'a' has shape (64, 128); the program was compiled for (512, 128) -- after the writes
+    "a shape": (
+        _edit_meta('"shape": [\n        512,', '"shape": [\n        64,', golden=False),
+        r"compiled_meta\.json: error: parameter 'a': shape \[64, 128\], but @chunked_add in "
+        r"orchestration/chunked_add\.py takes \[512, 128\]$",
+    ),
+    "a dtype": (
+        _edit_meta('"dtype": "fp32"', '"dtype": "fp16"', golden=False),
+        r"compiled_meta\.json: error: parameter 'a': dtype fp16, but @chunked_add .* takes fp32$",
+    ),
+    "a direction": (
+        _edit_meta('"direction": "Out"', '"direction": "InOut"'),
+        r"compiled_meta\.json: error: parameter 'c': direction InOut, but @chunked_add .* takes Out$",
+    ),
+    # replay: internal error: ValueError: dtype 'float99' has no torch dtype
+    "an unknown dtype": (
+        _edit_meta('"dtype": "fp32"', '"dtype": "float99"', golden=False),
+        r"compiled_meta\.json: error: parameter 'a': dtype 'float99' is not a tensor dtype; expected one of .*fp32",
+    ),
+    # replay: error: unknown platform 'zz'; expected one of ... (no file named)
+    "an unknown platform": (
+        _edit_meta('"platform": "a2a3sim"', '"platform": "zz"'),
+        r"compiled_meta\.json: error: platform 'zz' is unknown; expected one of a2a3sim",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_META))
+def test_compiled_meta_that_does_not_match_is_one_error_naming_it(
+    build: Path, name: str, capsys: pytest.CaptureFixture[str], own_dfx_flags: None
+) -> None:
+    spoil, pattern = BAD_META[name]
+    spoil(build)
+    _edit_pto(build, "pto.tadd ins(", "pto.tsub ins(")  # a valid edit: not spliced when the replay stops
+    before = _snapshot(build)
+    assert replay_main([str(build), "--pmu", "2"]) == 1
+    err = _one_error(capsys)
+    assert re.search(pattern, err.strip()), err
+    assert _snapshot(build) == before
