@@ -73,6 +73,18 @@ class CheckedParser(Parser):
             raise ParseError(token.span, f"integer bitwidth is limited to {MAX_INTEGER_WIDTH} bits")
         return super()._parse_optional_integer_or_float_type()
 
+    def _parse_optional_builtin_attr(self) -> Attribute | None:
+        """xDSL's; a builtin literal whose value its type cannot hold (``dense<99999999999999999999> :
+        tensor<2xi8>``, ``0x7fffffffffffffffffff : f32``: xDSL raised a ValueError or an OverflowError, an
+        internal error) is a ParseError at it."""
+        start = self._current_token.span.start
+        try:
+            return super()._parse_optional_builtin_attr()
+        except ValueError as e:
+            raise ParseError(self._line_span(start), str(e)) from None
+        except OverflowError as e:
+            raise ParseError(self._line_span(start), f"the literal does not fit its type ({e})") from None
+
     def _parse_dialect_type_or_attribute_body(
         self, attr_name: str, is_type: bool, is_opaque: bool, starting_opaque_pos: int | None
     ) -> Attribute:

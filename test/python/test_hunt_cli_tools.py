@@ -342,3 +342,24 @@ def test_type_with_parameters_it_does_not_take(
     src.write_text(text)
     err = _user_error(capsys, tool([str(src), "-o", str(tmp_path / "out")]))  # type: ignore[operator]
     assert f"{src}{message}" in err, err
+
+
+@pytest.mark.parametrize(
+    ("literal", "message"),
+    [
+        ("0x7fffffffffffffffffff : f32", "the literal does not fit its type"),
+        (
+            "dense<99999999999999999999> : tensor<2xi8>",
+            "Integer value 99999999999999999999 is out of range for type i8",
+        ),
+    ],
+)
+def test_builtin_literal_its_type_cannot_hold(
+    literal: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A hex float wider than its type, or a dense element out of its type's range: xDSL raised an
+    OverflowError / a ValueError while parsing (internal error, exit 2); it is a parse error at the literal."""
+    src = tmp_path / "in.mlir"
+    src.write_text(f"func.func @f() attributes {{x = {literal}}} {{\n  func.return\n}}\n")
+    err = _user_error(capsys, opt_main([str(src)]))
+    assert f"{src}:1:32: error: {message}" in err, err
