@@ -185,7 +185,7 @@ def load_golden(work_dir: Path | str) -> types.ModuleType:
     if not path.is_file():
         raise BuildDirError(path, "missing; validating needs the golden.py compile writes for a golden")
     try:
-        ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     except SyntaxError as e:
         raise BuildDirError(syntax_error_location(path, e), f"not valid Python: {e.msg}") from None
     except (OSError, UnicodeDecodeError) as e:
@@ -198,7 +198,22 @@ def load_golden(work_dir: Path | str) -> types.ModuleType:
         if not hasattr(module, name):
             raise BuildDirError(path, f"expected {name} (golden.py defines __outputs__, RTOL, ATOL, "
                                 "generate_inputs(params), compute_golden(tensors, params))")  # fmt: skip
+    outputs = module.__outputs__
+    if not isinstance(outputs, list | tuple) or not all(isinstance(n, str) for n in outputs):
+        raise BuildDirError(_assigned_at(path, tree, "__outputs__"), "__outputs__ must be a list of the output "
+                            f"parameters' names, got {outputs!r}")  # fmt: skip
+    for name in ("RTOL", "ATOL"):
+        value = getattr(module, name, 1e-5)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:  # not NaN either
+            raise BuildDirError(_assigned_at(path, tree, name), f"{name} must be a number >= 0, got {value!r}")
     return module
+
+
+def _assigned_at(path: Path, tree: ast.Module, name: str) -> str:
+    """``path:line`` of the last top-level assignment to ``name`` in ``tree`` (``path`` without one)."""
+    lines = [node.lineno for node in tree.body if isinstance(node, ast.Assign)
+             and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)]  # fmt: skip
+    return f"{path}:{lines[-1]}" if lines else str(path)
 
 
 def _source_file(path: Path | str | None, fn: Callable[..., Any], what: str) -> Path | str:

@@ -230,3 +230,47 @@ def test_compiled_meta_that_does_not_match_is_one_error_naming_it(
     err = _one_error(capsys)
     assert re.search(pattern, err.strip()), err
     assert _snapshot(build) == before
+
+
+# ---- golden.py's constants ----------------------------------------------------------------------------------------
+
+
+def _edit_golden(old: str, new: str) -> Any:
+    def spoil(build: Path) -> None:
+        path = build / "golden.py"
+        text = path.read_text()
+        assert old in text
+        path.write_text(text.replace(old, new, 1))
+
+    return spoil
+
+
+BAD_GOLDEN = {
+    # replay: internal error: ValueError: could not convert string to float: 'x' (after the run)
+    "RTOL a string": (
+        _edit_golden("RTOL = 1e-05", "RTOL = 'x'"),
+        r"golden\.py:8: error: RTOL must be a number >= 0, got 'x'$",
+    ),
+    "ATOL NaN": (
+        _edit_golden("ATOL = 1e-05", "ATOL = float('nan')"),
+        r"golden\.py:9: error: ATOL must be .*, got nan$",
+    ),
+    # replay: internal error: TypeError: 'int' object is not iterable
+    "__outputs__ a number": (
+        _edit_golden("__outputs__ = ['c']", "__outputs__ = 5"),
+        r"golden\.py:7: error: __outputs__ must be a list of the output parameters' names, got 5$",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_GOLDEN))
+def test_bad_golden_constants_are_one_located_error(
+    build: Path, name: str, capsys: pytest.CaptureFixture[str], own_dfx_flags: None
+) -> None:
+    spoil, pattern = BAD_GOLDEN[name]
+    spoil(build)
+    before = _snapshot(build)
+    assert replay_main([str(build)]) == 1
+    err = _one_error(capsys)
+    assert re.search(pattern, err.strip()), err
+    assert _snapshot(build) == before
