@@ -138,14 +138,31 @@ def _is_dtype(t: Any) -> bool:
     return True
 
 
+def read_build_text(path: Path) -> str:
+    """The UTF-8 text of the build file ``path``; a BuildDirError naming it when it cannot be read, located at
+    the line and column of the first byte that is not UTF-8."""
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise BuildDirError(path, f"cannot read: {e.strerror or e}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise BuildDirError(f"{path}:{line}:{col}", f"not UTF-8 text (byte 0x{data[e.start]:02x} at offset "
+                            f"{e.start}); save the file as UTF-8") from None  # fmt: skip
+
+
 def read_meta(work_dir: Path | str) -> BuildMeta:
     """``<work_dir>/compiled_meta.json``, checked (BuildDirError naming the file otherwise)."""
     path = Path(work_dir) / META
     if not path.is_file():
         raise BuildDirError(path, "missing; a build directory holds compiled_meta.json (schema 1), written by compile")
+    text = read_build_text(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
         raise BuildDirError(path, f"not readable as JSON ({e})") from None
     expected = "a JSON object {schema: 1, params: [...], num_return_types, platform, backend_type}"
     if not isinstance(data, dict) or data.get("schema") != META_SCHEMA:
@@ -244,13 +261,11 @@ def read_kernel_config(work_dir: Path | str) -> KernelConfig:
     path = Path(work_dir) / KERNEL_CONFIG
     if not path.is_file():
         raise BuildDirError(path, "missing; a build directory holds kernel_config.py, written by compile")
+    text = read_build_text(path)
     try:
-        text = path.read_text(encoding="utf-8")
         tree = ast.parse(text, filename=str(path))
     except SyntaxError as e:
         raise BuildDirError(syntax_error_location(path, e), f"not valid Python: {e.msg}") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise BuildDirError(path, f"cannot read: {e}") from None
     values: dict[str, Any] = {}
     lines: dict[str, int] = {}
     for node in tree.body:

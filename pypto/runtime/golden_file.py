@@ -30,7 +30,14 @@ from typing import Any, TypeVar
 
 from pypto.errors import Error
 
-from .build_dir import GOLDEN, BuildDirError, BuildMeta, syntax_error_location, torch_dtype_name
+from .build_dir import (
+    GOLDEN,
+    BuildDirError,
+    BuildMeta,
+    read_build_text,
+    syntax_error_location,
+    torch_dtype_name,
+)
 
 _T = TypeVar("_T")
 
@@ -184,12 +191,11 @@ def load_golden(work_dir: Path | str) -> types.ModuleType:
     path = Path(work_dir) / GOLDEN
     if not path.is_file():
         raise BuildDirError(path, "missing; validating needs the golden.py compile writes for a golden")
+    text = read_build_text(path)
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tree = ast.parse(text, filename=str(path))
     except SyntaxError as e:
         raise BuildDirError(syntax_error_location(path, e), f"not valid Python: {e.msg}") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise BuildDirError(path, f"cannot read: {e}") from None
     spec = importlib.util.spec_from_file_location("_pypto_replay_golden", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -274,3 +274,31 @@ def test_bad_golden_constants_are_one_located_error(
     err = _one_error(capsys)
     assert re.search(pattern, err.strip()), err
     assert _snapshot(build) == before
+
+
+# ---- a build file that is not UTF-8: located at the byte's line ------------------------------------------------------
+
+NOT_UTF8 = {
+    # compiled_meta.json: error: not readable as JSON ('utf-8' codec can't decode byte 0xe9 in position 509 ...)
+    "compiled_meta.json": r"compiled_meta\.json:\d+:2: error: not UTF-8 text \(byte 0xe9 at offset \d+\)",
+    "kernel_config.py": r"kernel_config\.py:\d+:2: error: not UTF-8 text \(byte 0xe9 at offset \d+\)",
+    "golden.py": r"golden\.py:\d+:2: error: not UTF-8 text \(byte 0xe9 at offset \d+\)",
+    f"ptoas/{UNIT}.pto": rf"ptoas/{UNIT}\.pto:\d+:2: error: not UTF-8 text \(byte 0xe9 at offset \d+\)",
+    # replay: error: input is not UTF-8 text (byte 0xe9 at offset 6029) -- naming no file
+    f"kernels/aiv/{UNIT}.cpp": rf"kernels/aiv/{UNIT}\.cpp:\d+:2: error: not UTF-8 text \(byte 0xe9 at offset \d+\)",
+}
+
+
+@pytest.mark.parametrize("name", list(NOT_UTF8))
+def test_a_build_file_that_is_not_utf8_is_located(
+    build: Path, name: str, capsys: pytest.CaptureFixture[str], own_dfx_flags: None
+) -> None:
+    _edit_pto(build, "pto.tadd ins(", "pto.tsub ins(")  # stale: its kernel C++ is read for the splice
+    with open(build / name, "ab") as f:
+        f.write(b"\n \xe9\n")
+    before = _snapshot(build)
+    assert replay_main([str(build)]) == 1
+    err = _one_error(capsys)
+    assert re.search(NOT_UTF8[name], err.strip()), err
+    assert "save the file as UTF-8" in err
+    assert _snapshot(build) == before

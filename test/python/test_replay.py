@@ -290,7 +290,7 @@ BAD = {
     "bad .pto verify": (_bad_pto_verify, rf"ptoas/{UNIT}\.pto:\d+:\d+: error: "),
     "golden.py raises": (_golden_raises, r"/golden\.py:\d+: error: generate_inputs raised KeyError: 'seed'"),
     "golden.py import fails": (_golden_import_fails, r"/golden\.py:1: error: golden\.py raised ModuleNotFoundError"),
-    "golden.py not UTF-8": (_golden_not_utf8, r"/golden\.py: error: cannot read: 'utf-8' codec can't decode byte 0xe9"),
+    "golden.py not UTF-8": (_golden_not_utf8, r"/golden\.py:1:6: error: not UTF-8 text \(byte 0xe9 at offset 5\)"),
 }
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from pypto.ptoas.emitc.kernel import CODE_MARKER, ENTRY_MARKER
 from pypto.utils.atomic import atomic_write_text
 
-from ..build_dir import BuildDirError
+from ..build_dir import BuildDirError, read_build_text
 
 PTOAS_BODY_BEGIN = CODE_MARKER
 PTOAS_BODY_END = ENTRY_MARKER
@@ -53,9 +53,9 @@ def assemble_unit(path: Path) -> str:
     from pypto.ptoas.pto_text import PTOVerifyError, format_diagnostic, parse_pto_with_source_map
 
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise PtoUnitError(path, f"{path}: error: cannot read: {e}") from None
+        text = read_build_text(path)
+    except BuildDirError as e:
+        raise PtoUnitError(path, str(e)) from None
     source_map = None
     try:
         module, source_map = parse_pto_with_source_map(text, str(path))
@@ -114,7 +114,7 @@ def plan_rebuild(work_dir: Path | str) -> list[Splice]:
             for core in ("aic", "aiv"):
                 kernel = build / "kernels" / core / f"{pto.stem}.cpp"
                 if kernel.is_file():
-                    writes.append((kernel, splice(kernel.read_text(encoding="utf-8"), body, kernel)))
+                    writes.append((kernel, splice(read_build_text(kernel), body, kernel)))
             writes.append((pto.with_suffix(".cpp"), body))  # last: the stamp is newer than the .pto
             plans.append(Splice(pto, writes))
     return plans
