@@ -37,6 +37,7 @@ import sys
 from xdsl.dialects.arith import ConstantOp
 from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr
 from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
+from xdsl.ir import Attribute
 
 from pypto.ptoas.dialect.attrs import AddressSpace, KernelKindAttr
 from pypto.ptoas.dialect.base import A2A3, target_arch
@@ -140,9 +141,23 @@ def _signature(f: FuncOp, entries: set[str], arg_names: list[str]) -> str:
     outputs = f.function_type.outputs.data
     if len(outputs) > 1:
         raise EmitError("functions with more than one result are not supported", f)
-    ret = value_ctype(outputs[0]) if outputs else "void"
-    params = ", ".join(f"{value_ctype(t)} {n}" for t, n in zip(f.function_type.inputs.data, arg_names, strict=True))
+    ret = _signature_ctype(f, outputs[0], "result") if outputs else "void"
+    params = ", ".join(
+        f"{_signature_ctype(f, t, f'argument {i}')} {n}"
+        for i, (t, n) in enumerate(zip(f.function_type.inputs.data, arg_names, strict=True))
+    )
     return f"{_qualifier(f, entries)} {ret} {f.sym_name.data}({params})"
+
+
+def _signature_ctype(f: FuncOp, t: Attribute, what: str) -> str:
+    """``value_ctype(t)`` of a type in ``f``'s signature; a type without a C++ spelling is an EmitError at
+    ``f`` naming ``what`` (it named no line: ``k.pto: error: type ... has no C++ spelling``)."""
+    try:
+        return value_ctype(t)
+    except EmitError as e:
+        if e.op is not None:
+            raise
+        raise EmitError(f"{what}: {e.message}", f) from None
 
 
 def _kernel_macro(f: FuncOp) -> str | None:

@@ -363,3 +363,14 @@ def test_builtin_literal_its_type_cannot_hold(
     src.write_text(f"func.func @f() attributes {{x = {literal}}} {{\n  func.return\n}}\n")
     err = _user_error(capsys, opt_main([str(src)]))
     assert f"{src}:1:32: error: {message}" in err, err
+
+
+def test_ptoas_signature_type_without_cpp_is_located(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A kernel argument of a type C++ has no spelling for: the error was ``k.pto: error: type ... has no C++
+    spelling``, naming no line or argument; it is at the function, naming the argument."""
+    src = tmp_path / "k.pto"
+    src.write_text("module {\n  func.func @k(%a: !pto.tensor_view<?x?xf32>) {\n    return\n  }\n}\n")
+    out = tmp_path / "k.cpp"
+    err = _user_error(capsys, ptoas_main([str(src), "-o", str(out)]))
+    assert f"{src}:2:3: error: 'func.func' op argument 0: type !pto.tensor_view<?x?xf32> has no C++ spelling" in err
+    assert not out.exists()
