@@ -302,3 +302,21 @@ def test_a_build_file_that_is_not_utf8_is_located(
     assert re.search(NOT_UTF8[name], err.strip()), err
     assert "save the file as UTF-8" in err
     assert _snapshot(build) == before
+
+
+@pytest.mark.parametrize("flags", [[], ["--no-rebuild-from-pto"]])
+def test_a_pto_unit_that_renames_its_kernel_is_located_there(
+    build: Path, flags: list[str], capsys: pytest.CaptureFixture[str], own_dfx_flags: None
+) -> None:
+    """A ``.pto`` whose ``func.func`` was renamed parsed and verified, was spliced, and then the run said
+    ``replay: error: task t0 (@chunked_add_incore_0): no function @chunked_add_incore_0 (have @renamed)``,
+    naming no file, with the kernel C++ already changed."""
+    pto = _edit_pto(build, f"func.func @{UNIT}(", "func.func @renamed(")
+    before = _snapshot(build)
+    assert replay_main([str(build), "--no-validate", *flags]) == 1
+    err = _one_error(capsys)
+    assert err == (
+        f"{pto}:2:3: error: expected func.func @{UNIT}, the kernel kernel_config.py lists for this unit; "
+        "it defines @renamed\n"
+    ), err
+    assert _snapshot(build) == before

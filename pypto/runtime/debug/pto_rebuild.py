@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pypto.ptoas.emitc.kernel import CODE_MARKER, ENTRY_MARKER
 from pypto.utils.atomic import atomic_write_text
@@ -43,9 +45,10 @@ def rebuild_disabled() -> bool:
     return os.environ.get("PYPTO_REBUILD_FROM_PTO", "").strip().lower() in ("0", "false", "no")
 
 
-def assemble_unit(path: Path) -> str:
+def assemble_unit(path: Path, kernel: str | None = None) -> str:
     """The ptoas C++ of the ``.pto`` unit ``path`` (parse, verify, plan-memory when needed, insert-sync, emit);
-    :class:`PtoUnitError` located in ``path`` when it does not parse or verify."""
+    :class:`PtoUnitError` located in ``path`` when it does not parse or verify, or (``kernel``: the name
+    ``kernel_config.py`` lists for it) defines no ``func.func @<kernel>``."""
     from xdsl.utils.exceptions import ParseError
 
     from pypto.ptoas.emitc import emit_cpp
@@ -59,12 +62,28 @@ def assemble_unit(path: Path) -> str:
     source_map = None
     try:
         module, source_map = parse_pto_with_source_map(text, str(path))
+        if kernel is not None:
+            _check_defines(path, module, source_map, kernel)
         run_ptoas_pipeline(module, PtoasOptions(insert_sync=True))
         return emit_cpp(module)
     except (ParseError, PTOVerifyError) as e:
         raise PtoUnitError(path, format_diagnostic(e, source_map, in_file=True)) from None
     except (ValueError, NotImplementedError) as e:
         raise PtoUnitError(path, f"{path}: error: C++ emission failed: {e}") from None
+
+
+def _check_defines(path: Path, module: Any, source_map: Any, kernel: str) -> None:
+    """:class:`PtoUnitError` at the unit's first function when ``module`` defines no ``func.func @<kernel>``."""
+    from xdsl.dialects import func
+
+    funcs = [op for op in module.walk() if isinstance(op, func.FuncOp)]
+    if any(f.sym_name.data == kernel for f in funcs):
+        return
+    where = source_map.locate(funcs[0], True) if funcs else None
+    at = f"{path}:{where[1]}:{where[2]}" if where is not None else str(path)
+    have = ", ".join(f"@{f.sym_name.data}" for f in funcs) or "none"
+    raise PtoUnitError(path, f"{at}: error: expected func.func @{kernel}, the kernel kernel_config.py lists for "
+                       f"this unit; it defines {have}")  # fmt: skip
 
 
 def splice(kernel_text: str, body: str, path: Path) -> str:
@@ -103,13 +122,14 @@ class Splice:
     writes: list[tuple[Path, str]]
 
 
-def plan_rebuild(work_dir: Path | str) -> list[Splice]:
-    """Assemble every stale unit and compute the new files, writing nothing (errors raised here)."""
+def plan_rebuild(work_dir: Path | str, kernels: Collection[str] = ()) -> list[Splice]:
+    """Assemble every stale unit and compute the new files, writing nothing (errors raised here); a unit of the
+    build root named in ``kernels`` must define that kernel (:func:`assemble_unit`)."""
     work = Path(work_dir)
     plans: list[Splice] = []
     for build in _builds(work):
         for pto in stale_units(build):
-            body = assemble_unit(pto)
+            body = assemble_unit(pto, pto.stem if build == work and pto.stem in kernels else None)
             writes: list[tuple[Path, str]] = []
             for core in ("aic", "aiv"):
                 kernel = build / "kernels" / core / f"{pto.stem}.cpp"

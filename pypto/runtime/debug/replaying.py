@@ -81,12 +81,12 @@ def _preflight(work: Path, rebuild: bool) -> tuple[Any, list[Any]]:
         if not pto.is_file():
             raise BuildDirError(pto, f"missing; {KERNEL_CONFIG} lists kernel {k.name!r}, whose .pto unit the "
                                 "simulated chip runs")  # fmt: skip
-    plans = plan_rebuild(work) if rebuild else []
+    plans = plan_rebuild(work, [k.name for k in kc.kernels]) if rebuild else []
     planned = {p.unit.resolve() for p in plans}
-    for k in kc.kernels:  # the units not re-assembled must still parse and verify
+    for k in kc.kernels:  # the units not re-assembled must still parse, verify and define their kernel
         pto = work / "ptoas" / f"{k.name}.pto"
         if pto.resolve() not in planned:
-            assemble_unit(pto)
+            assemble_unit(pto, k.name)
     return kc, plans
 
 
