@@ -131,10 +131,12 @@ def format_diagnostic(
 
 
 def _first_failing_op(root: Operation) -> tuple[Operation, VerifyException] | None:
-    """The first op (pre-order) whose own verifier fails."""
+    """The first op (pre-order) whose own verification fails: its verifier, or xDSL's checks of the op
+    in its block (``pto.tstore terminates block ... but is not a terminator``: a missing ``return``)."""
     for op in root.walk():
         try:
             op.verify_()
+            op.verify(verify_nested_ops=False)
         except VerifyException as e:
             return op, e
     return None
@@ -142,7 +144,7 @@ def _first_failing_op(root: Operation) -> tuple[Operation, VerifyException] | No
 
 def _op_error(op: Operation, e: VerifyException) -> PTOVerifyError:
     message = str(e)
-    if not message.startswith(f"'{op.name}'"):
+    if not message.startswith((f"'{op.name}'", f"Operation {op.name} ")):
         message = f"'{op.name}' op {message}"
     return PTOVerifyError(message, op)
 

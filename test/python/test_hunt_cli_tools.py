@@ -374,3 +374,17 @@ def test_ptoas_signature_type_without_cpp_is_located(tmp_path: Path, capsys: pyt
     err = _user_error(capsys, ptoas_main([str(src), "-o", str(out)]))
     assert f"{src}:2:3: error: 'func.func' op argument 0: type !pto.tensor_view<?x?xf32> has no C++ spelling" in err
     assert not out.exists()
+
+
+def test_ptoas_missing_return_is_located(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A kernel whose ``return`` is missing: the error was ``k.pto: error: Operation pto.tstore terminates
+    block ... but is not a terminator`` with no line (xDSL checks it with the op in its block, which ptoas's
+    search for the failing op skipped); it is at the op."""
+    src = tmp_path / "k.pto"
+    src.write_text(
+        "module {\n  func.func @k() {\n    %c0 = arith.constant 0 : index\n    %c1 = arith.constant 1 : index\n  }\n}\n"
+    )
+    out = tmp_path / "k.cpp"
+    err = _user_error(capsys, ptoas_main([str(src), "-o", str(out)]))
+    assert f"{src}:4:5: error: Operation arith.constant terminates block in single-block region" in err, err
+    assert not out.exists()
