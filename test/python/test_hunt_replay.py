@@ -320,3 +320,40 @@ def test_a_pto_unit_that_renames_its_kernel_is_located_there(
         "it defines @renamed\n"
     ), err
     assert _snapshot(build) == before
+
+
+def test_inputs_of_the_wrong_shape_name_the_code_that_made_them(
+    build: Path, capsys: pytest.CaptureFixture[str], own_dfx_flags: None
+) -> None:
+    """golden.py's generate_inputs (or debug/run.py's make_inputs) edited to make a tensor of another shape or
+    dtype: the run said ``replay: error: argument 'a' has shape (64, 128); the program was compiled for
+    (512, 128)``, naming neither file, after splicing an edited ``.pto``."""
+    import torch
+
+    golden = build / "golden.py"
+    text = golden.read_text()
+    assert "a = torch.randn((512, 128))" in text
+    golden.write_text(text.replace("a = torch.randn((512, 128))", "a = torch.randn((64, 128))", 1))
+    _edit_pto(build, "pto.tadd ins(", "pto.tsub ins(")
+    before = _snapshot(build)
+    assert replay_main([str(build)]) == 1
+    err = _one_error(capsys)
+    line = text.splitlines().index("def generate_inputs(params=None):") + 1
+    assert err == (
+        f"{golden}:{line}: error: generate_inputs returned 'a' of shape [64, 128] and dtype float32; the build "
+        "takes [512, 128] and float32 (compiled_meta.json)\n"
+    ), err
+    assert _snapshot(build) == before
+
+    golden.unlink()
+
+    def make_inputs() -> list[tuple[str, Any]]:
+        return [
+            ("a", torch.zeros(512, 128, dtype=torch.float64)),
+            ("b", torch.zeros(512, 128)),
+            ("c", torch.zeros(512, 128)),
+        ]
+
+    assert replay_main([str(build)], inline_inputs=make_inputs) == 1
+    err = _one_error(capsys)
+    assert err.startswith(f"{__file__}:") and "make_inputs returned 'a' of shape [512, 128] and dtype float64" in err
