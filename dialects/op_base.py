@@ -56,6 +56,13 @@ class ArgKind(Enum):
 class Codec:
     """Converts one kind of property between Python, MLIR and DSL text."""
 
+    what = "a property"
+    """What the property's attribute is, for an error about one of another kind."""
+
+    def accepts(self, attr: Attribute) -> bool:
+        """Whether ``attr`` is of the kind :meth:`from_attr` reads (text may hold any attribute there)."""
+        raise NotImplementedError
+
     def to_attr(self, value: Any) -> Attribute:
         raise NotImplementedError
 
@@ -77,6 +84,13 @@ class EnumCodec(Codec):
             raise TypeError(f"expected a {DSL_PATH.get(self.enum_type, self.enum_type.__name__)} value, got {value!r}")
         return enum_attr(value)
 
+    @property
+    def what(self) -> str:  # type: ignore[override]
+        return f"a {DSL_PATH.get(self.enum_type, self.enum_type.__name__)} value"
+
+    def accepts(self, attr: Attribute) -> bool:
+        return isinstance(attr, ENUM_ATTRS[self.enum_type])
+
     def from_attr(self, attr: Attribute) -> Any:
         assert isinstance(attr, ENUM_ATTRS[self.enum_type])
         return attr.data
@@ -90,6 +104,11 @@ class BoolCodec(Codec):
         if not isinstance(value, bool):
             raise TypeError(f"expected True or False, got {value!r}")
         return IntegerAttr(int(value), IntegerType(1))
+
+    what = "a boolean (true or false)"
+
+    def accepts(self, attr: Attribute) -> bool:
+        return isinstance(attr, IntegerAttr)
 
     def from_attr(self, attr: Attribute) -> Any:
         assert isinstance(attr, IntegerAttr)
@@ -105,6 +124,11 @@ class IntCodec(Codec):
             raise TypeError(f"expected an integer, got {value!r}")
         return IntegerAttr(value, i64)
 
+    what = "an integer (such as 1 : i64)"
+
+    def accepts(self, attr: Attribute) -> bool:
+        return isinstance(attr, IntegerAttr)
+
     def from_attr(self, attr: Attribute) -> Any:
         assert isinstance(attr, IntegerAttr)
         return attr.value.data
@@ -119,6 +143,11 @@ class FloatCodec(Codec):
             raise TypeError(f"expected a number, got {value!r}")
         return FloatAttr(float(value), f64)
 
+    what = "a float (such as 1.0 : f64)"
+
+    def accepts(self, attr: Attribute) -> bool:
+        return isinstance(attr, FloatAttr)
+
     def from_attr(self, attr: Attribute) -> Any:
         assert isinstance(attr, FloatAttr)
         return attr.value.data
@@ -132,6 +161,11 @@ class StrCodec(Codec):
         if not isinstance(value, str):
             raise TypeError(f"expected a string, got {value!r}")
         return StringAttr(value)
+
+    what = "a string"
+
+    def accepts(self, attr: Attribute) -> bool:
+        return isinstance(attr, StringAttr)
 
     def from_attr(self, attr: Attribute) -> Any:
         assert isinstance(attr, StringAttr)
@@ -150,6 +184,11 @@ class DTypeCodec(Codec):
             raise TypeError(f"expected a dtype such as pl.FP32, got {value!r}")
         return dtype_type(name)
 
+    what = "a dtype (such as f32)"
+
+    def accepts(self, attr: Attribute) -> bool:
+        return isinstance(attr, TypeAttribute) and is_dtype(attr)
+
     def from_attr(self, attr: Attribute) -> Any:
         assert isinstance(attr, TypeAttribute) and is_dtype(attr)
         return attr
@@ -167,6 +206,11 @@ class IntListCodec(Codec):
         ):
             raise TypeError(f"expected a list of integer literals, got {value!r}")
         return DenseArrayBase.from_list(i64, list(value))
+
+    what = "an integer list (such as array<i64: 16, 128>)"
+
+    def accepts(self, attr: Attribute) -> bool:
+        return isinstance(attr, DenseArrayBase)
 
     def from_attr(self, attr: Attribute) -> Any:
         assert isinstance(attr, DenseArrayBase)
@@ -259,7 +303,10 @@ class ArgView:
         if name not in self._attrs:
             return None if arg.required else arg.default
         assert arg.codec is not None
-        return arg.codec.from_attr(self._attrs[name])
+        value = self._attrs[name]
+        if not arg.codec.accepts(value):  # the text's attribute, of another kind: the user's mistake
+            raise self.fail(f"attribute '{name}' must be {arg.codec.what}, got {value}")
+        return arg.codec.from_attr(value)
 
     def fail(self, message: str) -> OpTypeError:
         return OpTypeError(f"{self.op_name}: {message}")
@@ -389,7 +436,13 @@ class PLOp(IRDLOperation):
         """Build the op from DSL arguments, inferring its result type."""
         attrs = dict(attrs)
         for arg in cls.DSL_ARGS:
-            if arg.kind is ArgKind.ATTR and arg.always and arg.name not in attrs and arg.default is not None and not arg.required:
+            if (
+                arg.kind is ArgKind.ATTR
+                and arg.always
+                and arg.name not in attrs
+                and arg.default is not None
+                and not arg.required
+            ):
                 assert arg.codec is not None
                 attrs[arg.name] = arg.codec.to_attr(arg.default)
         view = ArgView(cls.name, values, attrs, cls.DSL_ARGS)
@@ -419,7 +472,11 @@ class PLOp(IRDLOperation):
                     values[arg.name] = v
             elif arg.kind is ArgKind.VALUE_LIST:
                 values[arg.name] = list(getattr(self, arg.name))
-        attrs = {a.name: self.properties[a.name] for a in self.DSL_ARGS if a.kind is ArgKind.ATTR and a.name in self.properties}
+        attrs = {
+            a.name: self.properties[a.name]
+            for a in self.DSL_ARGS
+            if a.kind is ArgKind.ATTR and a.name in self.properties
+        }
         return ArgView(self.name, values, attrs, self.DSL_ARGS)
 
     def verify_(self) -> None:

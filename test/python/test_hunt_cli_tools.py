@@ -388,3 +388,21 @@ def test_ptoas_missing_return_is_located(tmp_path: Path, capsys: pytest.CaptureF
     err = _user_error(capsys, ptoas_main([str(src), "-o", str(out)]))
     assert f"{src}:4:5: error: Operation arith.constant terminates block in single-block region" in err, err
     assert not out.exists()
+
+
+def test_op_property_of_the_wrong_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A pl/pld op property written as another kind of attribute (``core_num = 1 : f16``): the verifier's
+    ``assert isinstance(attr, IntegerAttr)`` failed (internal error: AssertionError); it is a located error
+    saying what the property must be."""
+    text = "op = #pld<reduce_op Sum>, mode = #pld<mode ring>, core_num = 1 : f16"
+    src = tmp_path / "in.mlir"
+    src.write_text(
+        "func.func @f(%d: !pl.tensor<1x256xf32>, %s: !pl.tensor<2x1xi32>) -> !pl.tensor<1x256xf32> {\n"
+        f'  %0 = "pld.tensor.allreduce"(%d, %s) <{{{text}}}> : (!pl.tensor<1x256xf32>, !pl.tensor<2x1xi32>) '
+        "-> !pl.tensor<1x256xf32>\n"
+        "  func.return %0 : !pl.tensor<1x256xf32>\n"
+        "}\n"
+    )
+    err = _user_error(capsys, opt_main([str(src)]))
+    message = "attribute 'core_num' must be an integer (such as 1 : i64), got 1.000000e+00 : f16"
+    assert f"{src}:2:3: error: pld.tensor.allreduce: {message}" in err, err
