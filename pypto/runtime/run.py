@@ -264,11 +264,19 @@ def _kernel_unit(program: Any, name: str, out_dir: Path | None, arch: str) -> Ke
     path = out_dir / "runtime" / f"{name}.pto" if out_dir is not None else None
     filename = str(path) if path is not None else f"{name}.pto"
     text, source_map = print_pto_with_source_map(unit, filename)
-    if path is not None:
+    if path is not None and not _holds_text(path, text):  # as it is: a read-only build still runs
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(path, text, durable=False)  # a regenerated artefact, as the pass dumps
     seal(unit)  # nothing edits a unit: its runs find their compiled plan by identity (no fingerprint walk)
     return KernelUnit(name, unit, source_map.positions, filename, path)
+
+
+def _holds_text(path: Path, text: str) -> bool:
+    """Whether the file ``path`` holds ``text`` already (False when it cannot be read)."""
+    try:
+        return path.read_text(encoding="utf-8") == text
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 @dataclass

@@ -357,3 +357,26 @@ def test_inputs_of_the_wrong_shape_name_the_code_that_made_them(
     assert replay_main([str(build)], inline_inputs=make_inputs) == 1
     err = _one_error(capsys)
     assert err.startswith(f"{__file__}:") and "make_inputs returned 'a' of shape [512, 128] and dtype float64" in err
+
+
+def test_replaying_an_unedited_build_rewrites_none_of_its_files(
+    build: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], own_dfx_flags: None
+) -> None:
+    """A replay with no edit and no DFX flag writes nothing into the build, so a read-only build (a shared copy)
+    replays; every run rewrote ``runtime/<unit>.pto`` with the same text, and on a read-only build the replay
+    failed with ``replay: error: .../runtime/<unit>.pto: Read-only file system``."""
+    import errno
+
+    run_module = sys.modules["pypto.runtime.run"]  # pypto.runtime.run the attribute is the function
+
+    assert replay_main([str(build)]) == 0  # the copy's own runtime/ text, as this process prints it
+    before = _snapshot(build)
+
+    def read_only(path: Path, *args: Any, **kwargs: Any) -> None:
+        raise OSError(errno.EROFS, "Read-only file system", str(path))
+
+    monkeypatch.setattr(run_module, "atomic_write_text", read_only)
+    capsys.readouterr()
+    assert replay_main([str(build)]) == 0, capsys.readouterr().err
+    assert "golden validation: PASSED (c)" in capsys.readouterr().out
+    assert _snapshot(build) == before
