@@ -25,7 +25,7 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from pypto.core.mlir_text import CheckedParser, UniqueNamePrinter
-from pypto.core.op_verify import verify_tree
+from pypto.core.op_verify import verify_alone, verify_tree
 from pypto.utils.cli import cli_main, read_input_text
 from pypto.utils.parse_errors import parse_error_message
 
@@ -136,7 +136,7 @@ def _first_failing_op(root: Operation) -> tuple[Operation, VerifyException] | No
     for op in root.walk():
         try:
             op.verify_()
-            op.verify(verify_nested_ops=False)
+            verify_alone(op)
         except VerifyException as e:
             return op, e
     return None

@@ -272,4 +272,15 @@ def verify_tree(root: Operation) -> None:
         raise
 
 
-__all__ = ["has_trait", "verify_op", "verify_tree"]
+def verify_alone(op: Operation) -> None:
+    """``op.verify(verify_nested_ops=False)`` and xDSL's check of ``op``'s empty blocks (a single block
+    that needs a terminator and holds no op), which xDSL runs only while verifying the block: every check
+    whose failure is located at ``op``. Raises xDSL's VerifyException."""
+    op.verify(verify_nested_ops=False)
+    for region in op.regions:
+        for block in region.blocks:
+            if not block.ops:
+                block.verify()
+
+
+__all__ = ["has_trait", "verify_alone", "verify_op", "verify_tree"]

@@ -22,7 +22,7 @@ from xdsl.ir import Operation
 from xdsl.traits import IsolatedFromAbove, IsTerminator, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
-from pypto.core.op_verify import has_trait, verify_op, verify_tree
+from pypto.core.op_verify import has_trait, verify_alone, verify_op, verify_tree
 from pypto.diagnostics import op_span
 from pypto.errors import Error, InvalidArgumentError
 
@@ -77,7 +77,7 @@ def find_failing_op(op: Operation) -> tuple[Operation, VerifyException] | None:
                 if found is not None:
                     return found
     try:
-        op.verify(verify_nested_ops=False)
+        verify_alone(op)
     except VerifyException as e:
         return op, e
     return None

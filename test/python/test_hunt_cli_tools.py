@@ -406,3 +406,22 @@ def test_op_property_of_the_wrong_kind(tmp_path: Path, capsys: pytest.CaptureFix
     err = _user_error(capsys, opt_main([str(src)]))
     message = "attribute 'core_num' must be an integer (such as 1 : i64), got 1.000000e+00 : f16"
     assert f"{src}:2:3: error: pld.tensor.allreduce: {message}" in err, err
+
+
+@pytest.mark.parametrize(
+    ("tool", "suffix", "text", "where"),
+    [
+        (opt_main, ".mlir", "func.func @k(%a: i32) {\n}\n", ":1:1:"),
+        (ptoas_main, ".pto", "module {\n  func.func @k(%a: i32) {\n  }\n}\n", ":2:3:"),
+    ],
+    ids=["pypto-opt", "ptoas"],
+)
+def test_empty_body_is_located(
+    tool: object, suffix: str, text: str, where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A function whose body block is empty (no ``return``): the error named no line (xDSL checks an empty
+    block while verifying the block, which the search for the failing op did not run); it is at the op."""
+    src = tmp_path / f"in{suffix}"
+    src.write_text(text)
+    err = _user_error(capsys, tool([str(src), "-o", str(tmp_path / "out")]))  # type: ignore[operator]
+    assert f"{src}{where} error: Operation func.func contains empty block" in err, err
