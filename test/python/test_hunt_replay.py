@@ -380,3 +380,17 @@ def test_replaying_an_unedited_build_rewrites_none_of_its_files(
     assert replay_main([str(build)]) == 0, capsys.readouterr().err
     assert "golden validation: PASSED (c)" in capsys.readouterr().out
     assert _snapshot(build) == before
+
+
+def test_a_replay_whose_outputs_differ_from_golden_still_prints_its_numbers(
+    build: Path, capsys: pytest.CaptureFixture[str], own_dfx_flags: None
+) -> None:
+    """README's loop (edit pto.tadd -> pto.tmul, run debug/run.py, read the new numbers): with golden.py the
+    outputs differ, and the replay said only ``output 'c' does not match golden.py``; the cycle table and the
+    artefacts written were not printed."""
+    _edit_pto(build, "pto.tadd ins(", "pto.tmul ins(")
+    assert replay_main([str(build), "--swimlane"]) == 1
+    out, err = capsys.readouterr()
+    assert re.search(rf"t0 +{UNIT} .*\ntotal \d+ cycles", out), out
+    assert "dfx_outputs: dfx_outputs/chip_swimlane_records.json" in out and "PASSED" not in out
+    assert err.startswith("replay: error: output 'c' does not match golden.py") and len(err.splitlines()) == 1, err
