@@ -394,3 +394,17 @@ def test_a_replay_whose_outputs_differ_from_golden_still_prints_its_numbers(
     assert re.search(rf"t0 +{UNIT} .*\ntotal \d+ cycles", out), out
     assert "dfx_outputs: dfx_outputs/chip_swimlane_records.json" in out and "PASSED" not in out
     assert err.startswith("replay: error: output 'c' does not match golden.py") and len(err.splitlines()) == 1, err
+
+
+def test_the_root_of_a_build_of_several_entries_names_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A program of several Orchestration entries builds each into ``next_levels/<entry>/``; replaying the root
+    said ``compiled_meta.json: error: missing; a build directory holds compiled_meta.json``."""
+    for entry in ("first", "second"):
+        (tmp_path / "next_levels" / entry).mkdir(parents=True)
+        (tmp_path / "next_levels" / entry / "kernel_config.py").write_text("")
+    assert replay_main([str(tmp_path)]) == 1
+    err = _one_error(capsys)
+    assert err == (
+        f"{tmp_path}: error: a build of 2 Orchestration entries, each a build directory of its own: replay one of "
+        "next_levels/first, next_levels/second\n"
+    ), err

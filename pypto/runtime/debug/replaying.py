@@ -70,6 +70,12 @@ def check_build(work_dir: Path) -> None:
         raise BuildDirError(work_dir, "not a directory; expected a build directory (build_output/<name>_...)")
     if not (work_dir / KERNEL_CONFIG).exists() and (work_dir / "orchestration" / "host_orch.py").exists():
         raise BuildDirError(work_dir, "an L3 (distributed) build: replay runs single-chip builds only")
+    if not (work_dir / KERNEL_CONFIG).exists() and (work_dir / "next_levels").is_dir():
+        found = (work_dir / "next_levels").glob(f"*/{KERNEL_CONFIG}")
+        entries = sorted(str(d.parent.relative_to(work_dir)) for d in found)
+        if entries:
+            raise BuildDirError(work_dir, f"a build of {len(entries)} Orchestration entries, each a build directory of "
+                                f"its own: replay one of {', '.join(entries)}")  # fmt: skip
 
 
 def _preflight(work: Path, rebuild: bool) -> tuple[Any, list[Any]]:
