@@ -261,19 +261,29 @@ def user_inputs(path: Path | str | None, what: str, fn: Callable[..., Any], *arg
             f"{what} must return the arguments as [(name, value), ...] in compiled_meta.json's parameter order "
             f"({', '.join(meta.param_names)}), got {shown}",
         )
+    bad = mismatched_input(named, meta)
+    if bad is not None:
+        code, where = getattr(fn, "__code__", None), _source_file(path, fn, what)
+        if code is not None and Path(code.co_filename).resolve() == Path(where).resolve():
+            where = f"{where}:{code.co_firstlineno}"  # the function's def line
+        raise BuildDirError(where, f"{what} returned {bad}")
+    return named
+
+
+def mismatched_input(named: Sequence[tuple[str, Any]], meta: BuildMeta) -> str | None:
+    """``'a' of shape [..] and dtype ..; the build takes [..] and ..`` for the first tensor of ``named`` (the
+    arguments in parameter order) whose shape or dtype is not the one ``meta`` records; None when all are.
+    Scalars and values that are no tensor are left to the run."""
     for (name, value), param in zip(named, meta.params, strict=True):
         shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
         if not param.is_tensor or shape is None or dtype is None:
-            continue  # a scalar, or not a tensor at all: the run says what it takes
+            continue
         got = (list(shape), str(dtype).removeprefix("torch."))
         want = (param.shape, torch_dtype_name(param.dtype))
         if got != want:
-            code, where = getattr(fn, "__code__", None), _source_file(path, fn, what)
-            if code is not None and Path(code.co_filename).resolve() == Path(where).resolve():
-                where = f"{where}:{code.co_firstlineno}"  # the function's def line
-            raise BuildDirError(where, f"{what} returned {name!r} of shape {got[0]} and dtype {got[1]}; the build "
-                                f"takes {want[0]} and {want[1]} (compiled_meta.json)")  # fmt: skip
-    return named
+            return (f"{name!r} of shape {got[0]} and dtype {got[1]}; the build takes {want[0]} and {want[1]} "
+                    "(compiled_meta.json)")  # fmt: skip
+    return None
 
 
 def generate_inputs(golden: types.ModuleType, meta: BuildMeta) -> list[Any]:

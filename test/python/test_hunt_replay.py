@@ -408,3 +408,19 @@ def test_the_root_of_a_build_of_several_entries_names_them(tmp_path: Path, capsy
         f"{tmp_path}: error: a build of 2 Orchestration entries, each a build directory of its own: replay one of "
         "next_levels/first, next_levels/second\n"
     ), err
+
+
+def test_replay_api_tensors_of_the_wrong_shape_change_nothing(build: Path, own_dfx_flags: None) -> None:
+    """``replay(dir, a, b, c)`` with a tensor of another shape: the run refused it after the edited ``.pto`` was
+    spliced into the kernel C++."""
+    import torch
+
+    from pypto.errors import InvalidArgumentError
+    from pypto.runtime.debug import replay
+
+    _edit_pto(build, "pto.tadd ins(", "pto.tsub ins(")
+    before = _snapshot(build)
+    with pytest.raises(InvalidArgumentError, match=r"replay: argument 'b' of shape \[64, 128\] and dtype float32; "
+                       r"the build takes \[512, 128\] and float32"):  # fmt: skip
+        replay(build, torch.zeros(512, 128), torch.zeros(64, 128), torch.zeros(512, 128))
+    assert _snapshot(build) == before

@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from pypto.errors import InvalidArgumentError
 from pypto.utils.cli import cli_main
 
 from ..build_dir import (
@@ -50,6 +51,7 @@ from ..golden_file import (
     generate_inputs,
     inputs_from_meta,
     load_golden,
+    mismatched_input,
     run_user_code,
     user_inputs,
 )
@@ -127,6 +129,9 @@ def replay(
             raise TypeError(f"replay: the build takes {len(meta.params)} arguments ({', '.join(meta.param_names)}), "
                             f"got {len(tensors)}")  # fmt: skip
         named = list(zip(meta.param_names, tensors, strict=True))
+        bad = mismatched_input(named, meta)
+        if bad is not None:
+            raise InvalidArgumentError(f"replay: argument {bad}")
     expected = expected_outputs(golden, named) if validate and golden is not None else None
 
     # ---- writes from here on ----
