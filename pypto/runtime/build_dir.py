@@ -138,6 +138,11 @@ def _is_dtype(t: Any) -> bool:
     return True
 
 
+def absent(path: Path) -> str:
+    """How a build file that is not a regular file is absent: ``a directory, not a file`` or ``missing``."""
+    return "a directory, not a file" if path.is_dir() else "missing"
+
+
 def read_build_text(path: Path) -> str:
     """The UTF-8 text of the build file ``path``; a BuildDirError naming it when it cannot be read, located at
     the line and column of the first byte that is not UTF-8."""
@@ -158,7 +163,8 @@ def read_meta(work_dir: Path | str) -> BuildMeta:
     """``<work_dir>/compiled_meta.json``, checked (BuildDirError naming the file otherwise)."""
     path = Path(work_dir) / META
     if not path.is_file():
-        raise BuildDirError(path, "missing; a build directory holds compiled_meta.json (schema 1), written by compile")
+        raise BuildDirError(path, f"{absent(path)}; a build directory holds compiled_meta.json (schema 1), written by "
+                            "compile")  # fmt: skip
     text = read_build_text(path)
     try:
         data = json.loads(text)
@@ -260,7 +266,7 @@ def read_kernel_config(work_dir: Path | str) -> KernelConfig:
     """``<work_dir>/kernel_config.py`` read as data; BuildDirError (file, line, what was expected) otherwise."""
     path = Path(work_dir) / KERNEL_CONFIG
     if not path.is_file():
-        raise BuildDirError(path, "missing; a build directory holds kernel_config.py, written by compile")
+        raise BuildDirError(path, f"{absent(path)}; a build directory holds kernel_config.py, written by compile")
     text = read_build_text(path)
     try:
         tree = ast.parse(text, filename=str(path))
@@ -391,7 +397,7 @@ def load_program(work_dir: Path | str, kconfig: KernelConfig | None = None) -> A
     kc = kconfig or read_kernel_config(work)
     path = work / kc.orchestration["source"]
     if not path.is_file():
-        raise BuildDirError(path, f"missing; {KERNEL_CONFIG} names it as ORCHESTRATION['source']")
+        raise BuildDirError(path, f"{absent(path)}; {KERNEL_CONFIG} names it as ORCHESTRATION['source']")
     program = loads(path)
     block = program.module.body.block
     funcs = {op.sym_name.data: op for op in block.ops if isinstance(op, func.FuncOp)}

@@ -34,6 +34,7 @@ from .build_dir import (
     GOLDEN,
     BuildDirError,
     BuildMeta,
+    absent,
     read_build_text,
     syntax_error_location,
     torch_dtype_name,
@@ -190,7 +191,7 @@ def load_golden(work_dir: Path | str) -> types.ModuleType:
     """``<work_dir>/golden.py`` as a module; BuildDirError when it is missing or lacks the contract's names."""
     path = Path(work_dir) / GOLDEN
     if not path.is_file():
-        raise BuildDirError(path, "missing; validating needs the golden.py compile writes for a golden")
+        raise BuildDirError(path, f"{absent(path)}; validating needs the golden.py compile writes for a golden")
     text = read_build_text(path)
     try:
         tree = ast.parse(text, filename=str(path))

@@ -424,3 +424,18 @@ def test_replay_api_tensors_of_the_wrong_shape_change_nothing(build: Path, own_d
                        r"the build takes \[512, 128\] and float32"):  # fmt: skip
         replay(build, torch.zeros(512, 128), torch.zeros(64, 128), torch.zeros(512, 128))
     assert _snapshot(build) == before
+
+
+@pytest.mark.parametrize(
+    "rel", ["compiled_meta.json", "kernel_config.py", "orchestration/chunked_add.py", f"ptoas/{UNIT}.pto", "golden.py"]
+)
+def test_a_build_file_that_is_a_directory_is_not_called_missing(
+    build: Path, rel: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder where a build file should be was reported as ``missing``."""
+    path = build / rel
+    path.unlink()
+    path.mkdir()
+    assert replay_main([str(build), "--validate"]) == 1
+    err = _one_error(capsys)
+    assert err.startswith(f"{path}: error: a directory, not a file; "), err

@@ -39,6 +39,7 @@ from ..build_dir import (
     KERNEL_CONFIG,
     BuildDirError,
     BuildDirProgram,
+    absent,
     load_run_spec,
     read_kernel_config,
     read_meta,
@@ -87,7 +88,7 @@ def _preflight(work: Path, rebuild: bool) -> tuple[Any, list[Any]]:
     for k in kc.kernels:
         pto = work / "ptoas" / f"{k.name}.pto"
         if not pto.is_file():
-            raise BuildDirError(pto, f"missing; {KERNEL_CONFIG} lists kernel {k.name!r}, whose .pto unit the "
+            raise BuildDirError(pto, f"{absent(pto)}; {KERNEL_CONFIG} lists kernel {k.name!r}, whose .pto unit the "
                                 "simulated chip runs")  # fmt: skip
     plans = plan_rebuild(work, [k.name for k in kc.kernels]) if rebuild else []
     planned = {p.unit.resolve() for p in plans}
@@ -278,7 +279,9 @@ def main(
     has_golden = (work / GOLDEN).is_file()
     validate = has_golden if args.validate is None else args.validate
     if validate and not has_golden:
-        raise BuildDirError(work / GOLDEN, "missing; --validate needs the golden.py compile writes for a golden")
+        raise BuildDirError(
+            work / GOLDEN, f"{absent(work / GOLDEN)}; --validate needs the golden.py compile writes for a golden"
+        )
     golden = load_golden(work) if validate or (has_golden and inline_inputs is None) else None
     if golden is not None:
         named = generate_inputs(golden, meta)
