@@ -273,12 +273,12 @@ def read_kernel_config(work_dir: Path | str) -> KernelConfig:
     except SyntaxError as e:
         raise BuildDirError(syntax_error_location(path, e), f"not valid Python: {e.msg}") from None
     values: dict[str, Any] = {}
-    lines: dict[str, int] = {}
+    nodes: dict[str, ast.Assign] = {}
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
             if name in ("RUNTIME_CONFIG", "ORCHESTRATION", "KERNELS"):
-                lines[name] = node.lineno
+                nodes[name] = node
                 try:
                     values[name] = ast.literal_eval(node.value)
                 except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):  # {[]: 1}: unhashable
@@ -287,21 +287,29 @@ def read_kernel_config(work_dir: Path | str) -> KernelConfig:
     for name, kind in (("RUNTIME_CONFIG", dict), ("ORCHESTRATION", dict), ("KERNELS", list)):
         if not isinstance(values.get(name), kind):
             got = "missing" if name not in values else f"a {type(values[name]).__name__}"
-            raise BuildDirError(path, f"expected {name} = a {kind.__name__}, {got}")
+            where = f"{path}:{nodes[name].lineno}" if name in nodes else path
+            raise BuildDirError(where, f"expected {name} = a {kind.__name__}, {got}")
     threads = values["RUNTIME_CONFIG"].get("aicpu_thread_num", 0)
     if type(threads) is not int or threads < 0:
-        raise BuildDirError(f"{path}:{lines['RUNTIME_CONFIG']}", "RUNTIME_CONFIG['aicpu_thread_num'] must be an "
+        raise BuildDirError(f"{path}:{nodes['RUNTIME_CONFIG'].lineno}", "RUNTIME_CONFIG['aicpu_thread_num'] must be an "
                             f"integer >= 0 (0: the platform's default), got {threads!r}")  # fmt: skip
     orch = values["ORCHESTRATION"]
     if not isinstance(orch.get("source"), str) or not isinstance(orch.get("function_name"), str):
-        raise BuildDirError(path, "ORCHESTRATION needs 'source' and 'function_name' (strings)")
+        raise BuildDirError(f"{path}:{nodes['ORCHESTRATION'].lineno}", "ORCHESTRATION needs 'source' and "
+                            "'function_name' (strings)")  # fmt: skip
     kernels: list[KernelEntry] = []
+    rows = getattr(nodes["KERNELS"].value, "elts", [])
     for i, row in enumerate(values["KERNELS"]):
+        where = f"{path}:{rows[i].lineno if i < len(rows) else nodes['KERNELS'].lineno}"
         try:
             kernels.append(KernelEntry(int(row["func_id"]), str(row["name"]), str(row["source"]),
                                        str(row["core_type"]), [str(s) for s in row.get("signature", [])]))  # fmt: skip
         except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise BuildDirError(path, f"KERNELS[{i}] needs func_id, name, source, core_type ({type(e).__name__}: {e})") from None
+            raise BuildDirError(where, f"KERNELS[{i}] needs func_id, name, source, core_type ({type(e).__name__}: "
+                                f"{e})") from None  # fmt: skip
+        if not kernels[-1].name.isidentifier():
+            raise BuildDirError(where, f"KERNELS[{i}]: name {kernels[-1].name!r} is not a function name (its unit "
+                                "is ptoas/<name>.pto)")  # fmt: skip
     return KernelConfig(values["RUNTIME_CONFIG"], orch, kernels)
 
 

@@ -137,6 +137,15 @@ def _append(name: str, text: bytes) -> Any:
     return spoil
 
 
+def _replace(name: str, old: str, new: str) -> Any:
+    def spoil(build: Path) -> None:
+        text = (build / name).read_text()
+        assert old in text
+        (build / name).write_text(text.replace(old, new, 1))
+
+    return spoil
+
+
 BAD_KERNEL_CONFIG = {
     # replay: internal error: ValueError: invalid literal for int() with base 10: 'x' (after the splice)
     "aicpu_thread_num a string": (
@@ -153,6 +162,21 @@ BAD_KERNEL_CONFIG = {
     "a null byte": (
         _append("kernel_config.py", b"X = 1\0\n"),
         r"/kernel_config\.py: error: not valid Python: source code string cannot contain null bytes$",
+    ),
+    # kernel_config.py: error: KERNELS[0] needs ... (no line)
+    "a func_id that is no number": (
+        _replace("kernel_config.py", '"func_id": 0', '"func_id": "x"'),
+        r"kernel_config\.py:16: error: KERNELS\[0\] needs func_id, name, source, core_type \(ValueError: ",
+    ),
+    # kernel_config.py: error: ORCHESTRATION needs ... (no line)
+    "ORCHESTRATION without source": (
+        _replace("kernel_config.py", '"source": "orchestration/', '"src": "orchestration/'),
+        r"kernel_config\.py:9: error: ORCHESTRATION needs 'source' and 'function_name' \(strings\)$",
+    ),
+    # a name that is a path: ptoas/../x.pto
+    "a kernel name that is a path": (
+        _replace("kernel_config.py", f'"name": "{UNIT}"', '"name": "../x"'),
+        r"kernel_config\.py:16: error: KERNELS\[0\]: name '\.\./x' is not a function name",
     ),
     "a null byte in golden.py": (
         _append("golden.py", b"X = 1\0\n"),

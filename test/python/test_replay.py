@@ -283,7 +283,7 @@ def _golden_import_fails(build: Path) -> None:
 
 BAD = {
     "corrupt kernel_config.py": (_corrupt_kernel_config, r"kernel_config\.py:\d+:\d+: error: not valid Python"),
-    "KERNELS not a list": (_kernels_not_a_list, r"kernel_config\.py: error: expected KERNELS = a list"),
+    "KERNELS not a list": (_kernels_not_a_list, r"kernel_config\.py:\d+: error: expected KERNELS = a list"),
     "missing .pto": (_missing_pto, rf"ptoas/{UNIT}\.pto: error: missing; kernel_config\.py lists kernel"),
     "missing compiled_meta.json": (_missing_meta, r"compiled_meta\.json: error: missing"),
     "bad .pto syntax": (_bad_pto_syntax, rf"ptoas/{UNIT}\.pto:23:\d+: error: "),
