@@ -169,7 +169,7 @@ def read_meta(work_dir: Path | str) -> BuildMeta:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        raise BuildDirError(path, f"not readable as JSON ({e})") from None
+        raise BuildDirError(f"{path}:{e.lineno}:{e.colno}", f"not valid JSON: {e.msg}") from None
     expected = "a JSON object {schema: 1, params: [...], num_return_types, platform, backend_type}"
     if not isinstance(data, dict) or data.get("schema") != META_SCHEMA:
         raise BuildDirError(path, f"expected {expected}, got schema {data.get('schema') if isinstance(data, dict) else data!r}")

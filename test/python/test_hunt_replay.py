@@ -215,6 +215,11 @@ def _edit_meta(old: str, new: str, *, golden: bool = True) -> Any:
 
 
 BAD_META = {
+    # compiled_meta.json: error: not readable as JSON (Expecting ...: line 5 column 4 (char 40))
+    "truncated": (
+        lambda build: (build / "compiled_meta.json").write_bytes((build / "compiled_meta.json").read_bytes()[:40]),
+        r"compiled_meta\.json:5:4: error: not valid JSON: Expecting property name enclosed in double quotes$",
+    ),
     # replay: error: argument 'a' has shape (64, 128); the program was compiled for (512, 128) -- after the writes
     "a shape": (
         _edit_meta('"shape": [\n        512,', '"shape": [\n        64,', golden=False),
