@@ -57,6 +57,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from pypto.core.context import make_context
 from pypto.core.mlir_text import print_mlir
+from pypto.core.op_verify import verify_tree
 from pypto.diagnostics import Diagnostic, DiagnosticError, Severity, collecting, op_span
 from pypto.errors import Error, ParserError
 from pypto.pipeline.pass_runner import (
@@ -109,7 +110,7 @@ class UserError(Error):
 def verify_module(module: ModuleOp, after_pass: str | None = None) -> None:
     """Verify ``module``; raise a DiagnosticError located at the failing op."""
     try:
-        module.verify()
+        verify_tree(module)  # xDSL's checks and the few it lacks (pypto.core.op_verify)
     except VerifyException as e:
         found = find_failing_op(module)
         op, error = found if found is not None else (None, e)

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from xdsl.dialects import scf
 from xdsl.ir import ErasedSSAValue, Operation
 from xdsl.irdl.operations import (
     AttrSizedOperandSegments,
@@ -228,6 +229,30 @@ def _verify_op(op: Operation) -> None:
         op.verify_()
     else:
         plan(op)
+    if isinstance(op, scf.IfOp):
+        _verify_if_yields(op)
+
+
+def _verify_if_yields(op: scf.IfOp) -> None:
+    """What xDSL 0.74's ``scf.if`` leaves unchecked (MLIR checks it): an ``scf.if`` with results has an
+    else region, and each region yields values of its result types. Without it a wrong yield was taken
+    and a pass crashed on it (simplify: ``Erased SSA value is used``)."""
+    want = [r.type for r in op.results]
+    for which, region in (("then", op.true_region), ("else", op.false_region)):
+        if not region.blocks:
+            if want:
+                raise VerifyException("'scf.if' op must have an else region when it returns values")
+            continue
+        term = region.blocks.first.last_op if region.blocks.first is not None else None
+        if isinstance(term, scf.YieldOp):
+            from pypto.dialects.op_base import same_kind_shape_dtype  # noqa: PLC0415 - dialects import core
+
+            got = [v.type for v in term.operands]
+            if len(got) != len(want) or not all(map(same_kind_shape_dtype, got, want)):  # up to MemRef and view
+                raise VerifyException(
+                    f"'scf.if' op {which} region yields ({', '.join(map(str, got))}) but the op returns "
+                    f"({', '.join(map(str, want))})"
+                )
 
 
 def verify_op(op: Operation) -> None:
@@ -273,10 +298,10 @@ def verify_tree(root: Operation) -> None:
 
 
 def verify_alone(op: Operation) -> None:
-    """``op.verify(verify_nested_ops=False)`` and xDSL's check of ``op``'s empty blocks (a single block
+    """:func:`verify_op` (``op.verify(verify_nested_ops=False)``) and xDSL's check of ``op``'s empty blocks (a single block
     that needs a terminator and holds no op), which xDSL runs only while verifying the block: every check
     whose failure is located at ``op``. Raises xDSL's VerifyException."""
-    op.verify(verify_nested_ops=False)
+    verify_op(op)
     for region in op.regions:
         for block in region.blocks:
             if not block.ops:

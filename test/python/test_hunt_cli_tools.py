@@ -425,3 +425,37 @@ def test_empty_body_is_located(
     src.write_text(text)
     err = _user_error(capsys, tool([str(src), "-o", str(tmp_path / "out")]))  # type: ignore[operator]
     assert f"{src}{where} error: Operation func.func contains empty block" in err, err
+
+
+IF_YIELDS = """\
+func.func @f(%a: i32, %c: i1) -> i32 {{
+  %r = scf.if %c -> (i32) {{
+    {then}
+  }} else {{
+    scf.yield %a : i32
+  }}
+  func.return %r : i32
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("then", "message"),
+    [
+        ("%y = arith.addi %a, %a : i32", "'scf.if' op then region yields () but the op returns (i32)"),
+        ("scf.yield %c : i1", "'scf.if' op then region yields (i1) but the op returns (i32)"),
+    ],
+    ids=["no-yield", "wrong-type"],
+)
+def test_scf_if_yielding_other_than_it_returns(
+    then: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An ``scf.if`` whose region yields nothing (or an i1 for its i32 result): xDSL's verifier let it
+    through, pypto-opt printed it back, and ``-p simplify`` crashed on it (internal error: Erased SSA value
+    is used); it is a located verifier error."""
+    src = tmp_path / "in.mlir"
+    src.write_text(IF_YIELDS.format(then=then))
+    out = tmp_path / "out.mlir"
+    err = _user_error(capsys, opt_main([str(src), "-p", "simplify", "-o", str(out)]))
+    assert f"{src}:2:3: error: {message}" in err, err
+    assert not out.exists()
