@@ -468,3 +468,14 @@ def test_a_build_file_that_is_a_directory_is_not_called_missing(
     assert replay_main([str(build), "--validate"]) == 1
     err = _one_error(capsys)
     assert err.startswith(f"{path}: error: a directory, not a file; "), err
+
+
+def test_dfx_outputs_linked_to_another_folder(build: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``dfx_outputs`` a symlink to a folder elsewhere (another disk): the run wrote its artefacts there, then
+    the listing said ``replay: internal error: ValueError: '.../pmu.csv' is not in the subpath of ...``."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (build / "dfx_outputs").symlink_to(elsewhere, target_is_directory=True)
+    assert replay_main([str(build), "--pmu", "2"]) == 0, capsys.readouterr().err
+    assert "dfx_outputs: dfx_outputs/pmu.csv\n" in capsys.readouterr().out
+    assert (elsewhere / "pmu.csv").is_file()

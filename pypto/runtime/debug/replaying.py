@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import os
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -187,6 +188,13 @@ def _remove_unkept(folder: Path, keep: set[Path]) -> None:
                 entry.unlink(missing_ok=True)
 
 
+def _shown(path: Path, root: Path) -> str:
+    """``path`` relative to the build folder ``root`` (resolved) when it is under it, else as it is; links are
+    not followed (``dfx_outputs/`` may be a link to another disk)."""
+    path = Path(os.path.abspath(path))
+    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+
+
 class _Spec(BuildDirProgram):
     """A loaded spec as a Runnable."""
 
@@ -304,7 +312,7 @@ def main(
                     rebuild_from_pto=not args.no_rebuild_from_pto)  # fmt: skip
     print(result.summary())  # the numbers of the run also when its outputs then differ from golden.py's
     root = work.resolve()
-    written = sorted({str(p.resolve().relative_to(root)) for paths in result.dfx_outputs.values() for p in paths})
+    written = sorted({_shown(p, root) for paths in result.dfx_outputs.values() for p in paths})
     print(f"dfx_outputs: {', '.join(written)}" if written else "dfx_outputs: none (no DFX flag given)")
     if expected is not None:
         check_outputs(golden, named, expected)
