@@ -242,11 +242,18 @@ def _write_files(
     written: list[os.stat_result] | None = None,
 ) -> None:
     """:func:`atomic_write_files`'s writes; ``written`` gets each file's ``fstat`` once its bytes are in (the
-    file a rename puts in place: what another writer renames there later is another file)."""
+    file a rename puts in place: what another writer renames there later is another file). A device or FIFO
+    among the targets (``/dev/null``, through a link) is written into after the files are in place."""
     temps: list[tuple[Path, str]] = []
+    devices: list[tuple[Path, bytes | Sequence[bytes | bytearray | memoryview]]] = []
     try:
         for path, data in files:
             target = Path(path)
+            if _is_device(target):  # written into last, never replaced (atomic_write_bytes' rule)
+                devices.append((target, data))
+                if written is not None:
+                    written.append(os.stat(target))
+                continue
             try:
                 tmp = _write_temp(target, data, durable=False, written=written)
             except FileNotFoundError:
@@ -269,6 +276,8 @@ def _write_files(
             if isinstance(exc, OSError):
                 raise _write_error(exc, target) from None
             raise
+    for target, data in devices:
+        _write_in_place(target, data)
 
 
 def _write_temp(
