@@ -12,7 +12,7 @@ from xdsl.ir import Attribute
 from pypto.diagnostics import Diagnostic, Severity, emit
 from pypto.dialects.dtypes import dtype_type
 from pypto.dialects.enums import MemorySpace, ParamDirection, TileLayout
-from pypto.dialects.types import DYNAMIC, MemRefAttr, PtrType, TensorType, TileType, TileViewAttr
+from pypto.dialects.types import DYNAMIC, MAX_DIM, MemRefAttr, PtrType, TensorType, TileType, TileViewAttr
 from pypto.errors import ParserTypeError
 
 from . import dsl_objects as D
@@ -78,6 +78,8 @@ class AnnotationParser:
                 raise self.fail("shape dimensions must be integer literals or pl.dynamic(...) dimensions", e)
             if v <= 0 and v != DYNAMIC:  # -1 is how printed IR writes a dynamic dimension
                 raise self.fail(f"shape dimension {v} is not positive", e, hint='a run-time extent is pl.dynamic("M")')
+            if v > MAX_DIM:  # an MLIR shape dimension is an int64
+                raise self.fail(f"shape dimension {v} is too large: a dimension is at most {MAX_DIM} (i64)", e)
             dims.append(v)
         return dims
 

@@ -273,6 +273,15 @@ def test_shape_dimension_not_positive(dim: str) -> None:
     assert err.location is not None and (err.location.line, err.location.col) == (4, 21)
 
 
+def test_shape_dimension_beyond_i64() -> None:
+    """Was accepted; the printed IR then did not parse back ('dimension ... is too large') and a pass building
+    its i64 constant failed."""
+    dim = 2**63
+    err = fail(src("pass", params=f"x: pl.Tensor[[{dim}, 128], pl.FP32], o: pl.Out[{T}]"), ParserTypeError)
+    assert err.message == f"shape dimension {dim} is too large: a dimension is at most {dim - 1} (i64)"
+    assert err.location is not None and (err.location.line, err.location.col) == (4, 21)
+
+
 def test_out_of_out() -> None:
     """Was silently accepted as one pl.Out."""
     err = fail(src("pass", params=f"x: {T}, o: pl.Out[pl.Out[{T}]]"), ParserTypeError)
