@@ -87,7 +87,8 @@ def atomic_write_bytes(
     durable write (a user's output file), the temporary files of killed earlier writers of
     ``path`` are removed; a build folder's dumps and run artefacts skip that look at the folder
     on every write (their readers skip temporary files, and a compile replaces the folder whole).
-    A folder as ``path``, or a missing folder, raises an OSError naming it.
+    A folder as ``path``, or a missing folder, raises an OSError naming it. A symlink as ``path`` is written
+    through: the file it names is replaced and the link kept.
     ``durable=False`` skips the ``fsync`` (still atomic for readers and a
     killed process; pass dumps and run-time artefacts use it: 50 fsyncs
     dominated a compile). It also removes the old file just before the rename:
@@ -96,9 +97,9 @@ def atomic_write_bytes(
     absent for that instant, never a partial file. ``new=True``: the caller created the folder
     itself and writes each name in it once (the pass dumps), so there is no old file to remove.
     """
-    target = Path(path)
+    target = Path(path) if new else _through_links(Path(path))
     if not new and _is_device(target):
-        _write_in_place(target, data)
+        _write_in_place(target, data, Path(path))
         return
     tmp = _write_temp(target, data, durable=durable)
     try:
@@ -114,6 +115,13 @@ def atomic_write_bytes(
         remove_stale_temps(target)
 
 
+def _through_links(target: Path) -> Path:
+    """The file a symlink ``target`` names (``out.mlir -> ../shared/out.mlir``): the write replaces that file
+    and keeps the link, as writing through the link would (a rename over the link replaced it with a regular
+    file). A path that is no link is itself."""
+    return Path(os.path.realpath(target)) if os.path.islink(target) else target
+
+
 def _is_device(target: Path) -> bool:
     """Whether ``target`` (through its links) is an existing file that is not a regular file nor a folder:
     ``/dev/null``, ``/dev/stdout``, a FIFO. Such a path is written into, never replaced: a rename over it
@@ -125,8 +133,9 @@ def _is_device(target: Path) -> bool:
     return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
-def _write_in_place(target: Path, data: bytes | Sequence[bytes | bytearray | memoryview]) -> None:
-    """Write ``data`` into the device ``target`` (:func:`_is_device`); an OSError names ``target``."""
+def _write_in_place(target: Path, data: bytes | Sequence[bytes | bytearray | memoryview], given: Path) -> None:
+    """Write ``data`` into the device ``target`` (:func:`_is_device`); an OSError names ``given``, the path the
+    caller gave (a link to the device, as a user's ``-o`` names it)."""
     try:
         fd = os.open(target, os.O_WRONLY)
         try:
@@ -137,7 +146,7 @@ def _write_in_place(target: Path, data: bytes | Sequence[bytes | bytearray | mem
         finally:
             os.close(fd)
     except OSError as e:
-        raise _write_error(e, target) from None
+        raise _write_error(e, given) from None
 
 
 class KeptFiles:
@@ -245,12 +254,12 @@ def _write_files(
     file a rename puts in place: what another writer renames there later is another file). A device or FIFO
     among the targets (``/dev/null``, through a link) is written into after the files are in place."""
     temps: list[tuple[Path, str]] = []
-    devices: list[tuple[Path, bytes | Sequence[bytes | bytearray | memoryview]]] = []
+    devices: list[tuple[Path, bytes | Sequence[bytes | bytearray | memoryview], Path]] = []
     try:
         for path, data in files:
-            target = Path(path)
+            target = _through_links(Path(path))
             if _is_device(target):  # written into last, never replaced (atomic_write_bytes' rule)
-                devices.append((target, data))
+                devices.append((target, data, Path(path)))
                 if written is not None:
                     written.append(os.stat(target))
                 continue
@@ -276,8 +285,8 @@ def _write_files(
             if isinstance(exc, OSError):
                 raise _write_error(exc, target) from None
             raise
-    for target, data in devices:
-        _write_in_place(target, data)
+    for target, data, given in devices:
+        _write_in_place(target, data, given)
 
 
 def _write_temp(

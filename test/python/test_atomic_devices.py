@@ -32,3 +32,24 @@ def test_a_fifo_gets_the_bytes(tmp_path: Path) -> None:
         assert stat.S_ISFIFO(os.stat(fifo).st_mode) and first.read_bytes() == b"1"
     finally:
         os.close(reader)
+
+
+def test_a_symlink_is_written_through(tmp_path: Path) -> None:
+    """``-o out.mlir`` where out.mlir links to a shared file: the shared file gets the bytes and the link stays
+    (the rename replaced the link with a regular file, and the shared file kept its old text)."""
+    from pypto.utils.atomic import atomic_write_bytes
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "out.mlir").write_text("old")
+    for i, write in enumerate(
+        (
+            lambda p, b: atomic_write_bytes(p, b),
+            lambda p, b: atomic_write_bytes(p, b, durable=False),
+            lambda p, b: atomic_write_files([(p, b)]),
+        )
+    ):
+        link = tmp_path / f"out{i}.mlir"
+        link.symlink_to(shared / "out.mlir")
+        write(link, f"new {i}".encode())
+        assert link.is_symlink() and (shared / "out.mlir").read_text() == f"new {i}"
