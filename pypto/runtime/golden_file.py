@@ -32,6 +32,7 @@ from pypto.errors import Error
 
 from .build_dir import (
     GOLDEN,
+    META,
     BuildDirError,
     BuildMeta,
     absent,
@@ -68,9 +69,18 @@ def inputs_source(meta: BuildMeta, name: str = "generate_inputs") -> str:
     return "\n".join(lines) + "\n"
 
 
-def inputs_from_meta(meta: BuildMeta) -> list[tuple[str, Any]]:
-    """The arguments :func:`inputs_source` builds, as ``[(name, value)]``."""
+def inputs_from_meta(meta: BuildMeta, path: Path | str = META) -> list[tuple[str, Any]]:
+    """The arguments :func:`inputs_source` builds, as ``[(name, value)]``; a BuildDirError naming ``path`` (the
+    build's ``compiled_meta.json``) for a tensor whose dtype torch has not (the inputs must then be given)."""
     import torch
+
+    for p in meta.params:
+        if p.is_tensor:
+            try:
+                torch_dtype_name(p.dtype)
+            except ValueError:
+                raise BuildDirError(path, f"parameter {p.name!r}: torch has no dtype {p.dtype!r} to make its input "
+                                    "from; give the inputs (golden.py, or the tensors to replay())") from None  # fmt: skip
 
     scope: dict[str, Any] = {"torch": torch}
     exec(compile(inputs_source(meta, "_inputs"), "<inputs>", "exec"), scope)  # noqa: S102 - our own text
@@ -279,8 +289,12 @@ def mismatched_input(named: Sequence[tuple[str, Any]], meta: BuildMeta) -> str |
         shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
         if not param.is_tensor or shape is None or dtype is None:
             continue
+        try:
+            want_dtype = torch_dtype_name(param.dtype)
+        except ValueError:  # no torch dtype (hf8): a tensor of its storage type; the run checks it
+            want_dtype = str(dtype).removeprefix("torch.")
         got = (list(shape), str(dtype).removeprefix("torch."))
-        want = (param.shape, torch_dtype_name(param.dtype))
+        want = (param.shape, want_dtype)
         if got != want:
             return (f"{name!r} of shape {got[0]} and dtype {got[1]}; the build takes {want[0]} and {want[1]} "
                     "(compiled_meta.json)")  # fmt: skip

@@ -239,6 +239,11 @@ BAD_META = {
         _edit_meta('"dtype": "fp32"', '"dtype": "float99"', golden=False),
         r"compiled_meta\.json: error: parameter 'a': dtype 'float99' is not a tensor dtype; expected one of .*fp32",
     ),
+    # replay: internal error: ValueError: dtype 'hf8' has no torch dtype (the inputs made from the metadata)
+    "a dtype torch has not": (
+        _edit_meta('"dtype": "fp32"', '"dtype": "hf8"', golden=False),
+        r"compiled_meta\.json: error: parameter 'a': torch has no dtype 'hf8' to make its input from; give the inputs",
+    ),
     # replay: error: unknown platform 'zz'; expected one of ... (no file named)
     "an unknown platform": (
         _edit_meta('"platform": "a2a3sim"', '"platform": "zz"'),

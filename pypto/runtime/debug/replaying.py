@@ -38,6 +38,7 @@ from pypto.utils.cli import cli_main
 from ..build_dir import (
     GOLDEN,
     KERNEL_CONFIG,
+    META,
     BuildDirError,
     BuildDirProgram,
     absent,
@@ -125,7 +126,7 @@ def replay(
     spec = load_run_spec(work, config.platform, None)
     golden = load_golden(work) if validate or (not tensors and (work / GOLDEN).is_file()) else None
     if not tensors:
-        named = generate_inputs(golden, meta) if golden is not None else inputs_from_meta(meta)
+        named = generate_inputs(golden, meta) if golden is not None else inputs_from_meta(meta, work / META)
     else:
         if len(tensors) != len(meta.params):
             raise TypeError(f"replay: the build takes {len(meta.params)} arguments ({', '.join(meta.param_names)}), "
@@ -296,7 +297,7 @@ def main(
     elif inline_inputs is not None:
         named = user_inputs(None, "make_inputs", inline_inputs, meta=meta)
     else:
-        named = inputs_from_meta(meta)
+        named = inputs_from_meta(meta, work / META)
     config = RunConfig(
         platform=args.platform or meta.platform,
         enable_pmu=args.pmu,
