@@ -143,15 +143,16 @@ def absent(path: Path) -> str:
     return "a directory, not a file" if path.is_dir() else "missing"
 
 
-def read_build_text(path: Path) -> str:
+def read_build_text(path: Path, *, strip_bom: bool = False) -> str:
     """The UTF-8 text of the build file ``path``; a BuildDirError naming it when it cannot be read, located at
-    the line and column of the first byte that is not UTF-8."""
+    the line and column of the first byte that is not UTF-8. ``strip_bom``: without a leading byte-order mark
+    (an editor's "UTF-8 with BOM"; Python and JSON readers take the file so)."""
     try:
         data = path.read_bytes()
     except OSError as e:
         raise BuildDirError(path, f"cannot read: {e.strerror or e}") from None
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig" if strip_bom else "utf-8")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
@@ -165,7 +166,7 @@ def read_meta(work_dir: Path | str) -> BuildMeta:
     if not path.is_file():
         raise BuildDirError(path, f"{absent(path)}; a build directory holds compiled_meta.json (schema 1), written by "
                             "compile")  # fmt: skip
-    text = read_build_text(path)
+    text = read_build_text(path, strip_bom=True)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
@@ -264,7 +265,7 @@ def read_kernel_config(work_dir: Path | str) -> KernelConfig:
     path = Path(work_dir) / KERNEL_CONFIG
     if not path.is_file():
         raise BuildDirError(path, f"{absent(path)}; a build directory holds kernel_config.py, written by compile")
-    text = read_build_text(path)
+    text = read_build_text(path, strip_bom=True)
     try:
         tree = ast.parse(text, filename=str(path))
     except SyntaxError as e:

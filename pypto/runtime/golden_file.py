@@ -202,7 +202,7 @@ def load_golden(work_dir: Path | str) -> types.ModuleType:
     path = Path(work_dir) / GOLDEN
     if not path.is_file():
         raise BuildDirError(path, f"{absent(path)}; validating needs the golden.py compile writes for a golden")
-    text = read_build_text(path)
+    text = read_build_text(path, strip_bom=True)  # Python reads it so
     try:
         tree = ast.parse(text, filename=str(path))
     except SyntaxError as e:

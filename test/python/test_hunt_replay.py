@@ -484,3 +484,25 @@ def test_dfx_outputs_linked_to_another_folder(build: Path, tmp_path: Path, capsy
     assert replay_main([str(build), "--pmu", "2"]) == 0, capsys.readouterr().err
     assert "dfx_outputs: dfx_outputs/pmu.csv\n" in capsys.readouterr().out
     assert (elsewhere / "pmu.csv").is_file()
+
+
+@pytest.mark.parametrize("rel", ["kernel_config.py", "golden.py", "compiled_meta.json", f"ptoas/{UNIT}.pto"])
+def test_a_build_file_saved_with_a_byte_order_mark(build: Path, rel: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file an editor saved as "UTF-8 with BOM": kernel_config.py and golden.py (Python reads them so) and
+    compiled_meta.json were refused ('invalid non-printable character U+FEFF', 'Unexpected UTF-8 BOM'); a .pto
+    said 'Unexpected character' followed by the invisible mark."""
+    path = build / rel
+    st = path.stat()
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    code = replay_main([str(build)])
+    if rel.endswith(".pto"):
+        assert code == 1
+        err = _one_error(capsys)
+        assert err == (
+            f"{path}:1:1: error: the file starts with a byte-order mark (U+FEFF, an editor's 'UTF-8 with BOM'); "
+            "save it as UTF-8 without one\n"
+        ), err
+    else:
+        assert code == 0, capsys.readouterr().err
+        assert "golden validation: PASSED (c)" in capsys.readouterr().out

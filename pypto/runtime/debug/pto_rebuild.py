@@ -59,6 +59,9 @@ def assemble_unit(path: Path, kernel: str | None = None) -> str:
         text = read_build_text(path)
     except BuildDirError as e:
         raise PtoUnitError(path, str(e)) from None
+    if text.startswith("\ufeff"):
+        raise PtoUnitError(path, f"{path}:1:1: error: the file starts with a byte-order mark (U+FEFF, an editor's "
+                           "'UTF-8 with BOM'); save it as UTF-8 without one")  # fmt: skip
     source_map = None
     try:
         module, source_map = parse_pto_with_source_map(text, str(path))
