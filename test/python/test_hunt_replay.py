@@ -7,7 +7,6 @@ on 512x128 in four chunks), compiled once per module (mtimes kept).
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shutil
@@ -16,52 +15,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from replay_build import UNIT, build_example, edit_pto, snapshot
 
-from pypto.ir import compile as ir_compile
 from pypto.runtime.debug import replay_main
-
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "examples" / "beginner" / "02_elementwise.py"
-UNIT = "chunked_add_incore_0"
-
-
-def _example() -> Any:
-    sys.path.insert(0, str(EXAMPLE.parents[1]))
-    spec = importlib.util.spec_from_file_location("_hunt_replay_example_elementwise", EXAMPLE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return next(c for c in module.CASES if c.name == "chunked_add")
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    case = _example()
-    out = tmp_path_factory.mktemp("hunt_replay") / "chunked_add"
-    ir_compile(case.kernel.specialize(*case.inputs()), out, dump_passes=False, golden=case.reference)
-    return out
+    return build_example(tmp_path_factory.mktemp("hunt_replay") / "chunked_add")
 
 
 @pytest.fixture
 def build(built: Path, tmp_path: Path) -> Path:
     """A private copy of the module's build (mtimes kept)."""
     return Path(shutil.copytree(built, tmp_path / "build"))
-
-
-def _snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
-    return {
-        str(p.relative_to(root)): (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(root.rglob("*")) if p.is_file()
-    }
-
-
-def _edit_pto(build: Path, old: str, new: str) -> Path:
-    pto = build / "ptoas" / f"{UNIT}.pto"
-    text = pto.read_text()
-    assert old in text
-    pto.write_text(text.replace(old, new, 1))
-    st = pto.with_suffix(".cpp").stat()
-    os.utime(pto, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # newer than its .cpp
-    return pto
 
 
 def _one_error(capsys: pytest.CaptureFixture[str]) -> str:
@@ -89,7 +56,7 @@ def test_a_failed_replay_keeps_the_earlier_runs_artefacts(
     pmu = (dfx / "pmu.csv").read_bytes()
     capsys.readouterr()
 
-    _edit_pto(build, "%c4_index = arith.constant 4 :", "%c4_index = arith.constant 5 :")
+    edit_pto(build, "%c4_index = arith.constant 4 :", "%c4_index = arith.constant 5 :")
     assert replay_main([str(build), "--no-validate"]) == 1  # no flag: nothing to replace
     assert "outside the argument" in capsys.readouterr().err
     assert sorted(p.name for p in dfx.iterdir()) == sorted([*earlier, "notes.txt"])
@@ -191,12 +158,12 @@ def test_a_bad_kernel_config_is_one_located_error(
 ) -> None:
     spoil, pattern = BAD_KERNEL_CONFIG[name]
     spoil(build)
-    _edit_pto(build, "pto.tadd ins(", "pto.tsub ins(")  # a valid edit: not spliced when the replay stops
-    before = _snapshot(build)
+    edit_pto(build, "pto.tadd ins(", "pto.tsub ins(")  # a valid edit: not spliced when the replay stops
+    before = snapshot(build)
     assert replay_main([str(build), "--pmu", "2"]) == 1
     err = _one_error(capsys)
     assert re.search(pattern, err.strip()), err
-    assert _snapshot(build) == before
+    assert snapshot(build) == before
 
 
 # ---- compiled_meta.json that does not match the build: one error naming it ------------------------------------------
@@ -258,12 +225,12 @@ def test_compiled_meta_that_does_not_match_is_one_error_naming_it(
 ) -> None:
     spoil, pattern = BAD_META[name]
     spoil(build)
-    _edit_pto(build, "pto.tadd ins(", "pto.tsub ins(")  # a valid edit: not spliced when the replay stops
-    before = _snapshot(build)
+    edit_pto(build, "pto.tadd ins(", "pto.tsub ins(")  # a valid edit: not spliced when the replay stops
+    before = snapshot(build)
     assert replay_main([str(build), "--pmu", "2"]) == 1
     err = _one_error(capsys)
     assert re.search(pattern, err.strip()), err
-    assert _snapshot(build) == before
+    assert snapshot(build) == before
 
 
 # ---- golden.py's constants ----------------------------------------------------------------------------------------
@@ -303,11 +270,11 @@ def test_bad_golden_constants_are_one_located_error(
 ) -> None:
     spoil, pattern = BAD_GOLDEN[name]
     spoil(build)
-    before = _snapshot(build)
+    before = snapshot(build)
     assert replay_main([str(build)]) == 1
     err = _one_error(capsys)
     assert re.search(pattern, err.strip()), err
-    assert _snapshot(build) == before
+    assert snapshot(build) == before
 
 
 # ---- a build file that is not UTF-8: located at the byte's line ------------------------------------------------------
@@ -327,15 +294,15 @@ NOT_UTF8 = {
 def test_a_build_file_that_is_not_utf8_is_located(
     build: Path, name: str, capsys: pytest.CaptureFixture[str], own_dfx_flags: None
 ) -> None:
-    _edit_pto(build, "pto.tadd ins(", "pto.tsub ins(")  # stale: its kernel C++ is read for the splice
+    edit_pto(build, "pto.tadd ins(", "pto.tsub ins(")  # stale: its kernel C++ is read for the splice
     with open(build / name, "ab") as f:
         f.write(b"\n \xe9\n")
-    before = _snapshot(build)
+    before = snapshot(build)
     assert replay_main([str(build)]) == 1
     err = _one_error(capsys)
     assert re.search(NOT_UTF8[name], err.strip()), err
     assert "save the file as UTF-8" in err
-    assert _snapshot(build) == before
+    assert snapshot(build) == before
 
 
 @pytest.mark.parametrize("flags", [[], ["--no-rebuild-from-pto"]])
@@ -345,15 +312,15 @@ def test_a_pto_unit_that_renames_its_kernel_is_located_there(
     """A ``.pto`` whose ``func.func`` was renamed parsed and verified, was spliced, and then the run said
     ``replay: error: task t0 (@chunked_add_incore_0): no function @chunked_add_incore_0 (have @renamed)``,
     naming no file, with the kernel C++ already changed."""
-    pto = _edit_pto(build, f"func.func @{UNIT}(", "func.func @renamed(")
-    before = _snapshot(build)
+    pto = edit_pto(build, f"func.func @{UNIT}(", "func.func @renamed(")
+    before = snapshot(build)
     assert replay_main([str(build), "--no-validate", *flags]) == 1
     err = _one_error(capsys)
     assert err == (
         f"{pto}:2:3: error: expected func.func @{UNIT}, the kernel kernel_config.py lists for this unit; "
         "it defines @renamed\n"
     ), err
-    assert _snapshot(build) == before
+    assert snapshot(build) == before
 
 
 def test_inputs_of_the_wrong_shape_name_the_code_that_made_them(
@@ -368,8 +335,8 @@ def test_inputs_of_the_wrong_shape_name_the_code_that_made_them(
     text = golden.read_text()
     assert "a = torch.randn((512, 128))" in text
     golden.write_text(text.replace("a = torch.randn((512, 128))", "a = torch.randn((64, 128))", 1))
-    _edit_pto(build, "pto.tadd ins(", "pto.tsub ins(")
-    before = _snapshot(build)
+    edit_pto(build, "pto.tadd ins(", "pto.tsub ins(")
+    before = snapshot(build)
     assert replay_main([str(build)]) == 1
     err = _one_error(capsys)
     line = text.splitlines().index("def generate_inputs(params=None):") + 1
@@ -377,7 +344,7 @@ def test_inputs_of_the_wrong_shape_name_the_code_that_made_them(
         f"{golden}:{line}: error: generate_inputs returned 'a' of shape [64, 128] and dtype float32; the build "
         "takes [512, 128] and float32 (compiled_meta.json)\n"
     ), err
-    assert _snapshot(build) == before
+    assert snapshot(build) == before
 
     golden.unlink()
 
@@ -404,7 +371,7 @@ def test_replaying_an_unedited_build_rewrites_none_of_its_files(
     run_module = sys.modules["pypto.runtime.run"]  # pypto.runtime.run the attribute is the function
 
     assert replay_main([str(build)]) == 0  # the copy's own runtime/ text, as this process prints it
-    before = _snapshot(build)
+    before = snapshot(build)
 
     def read_only(path: Path, *args: Any, **kwargs: Any) -> None:
         raise OSError(errno.EROFS, "Read-only file system", str(path))
@@ -413,7 +380,7 @@ def test_replaying_an_unedited_build_rewrites_none_of_its_files(
     capsys.readouterr()
     assert replay_main([str(build)]) == 0, capsys.readouterr().err
     assert "golden validation: PASSED (c)" in capsys.readouterr().out
-    assert _snapshot(build) == before
+    assert snapshot(build) == before
 
 
 def test_a_replay_whose_outputs_differ_from_golden_still_prints_its_numbers(
@@ -422,7 +389,7 @@ def test_a_replay_whose_outputs_differ_from_golden_still_prints_its_numbers(
     """README's loop (edit pto.tadd -> pto.tmul, run debug/run.py, read the new numbers): with golden.py the
     outputs differ, and the replay said only ``output 'c' does not match golden.py``; the cycle table and the
     artefacts written were not printed."""
-    _edit_pto(build, "pto.tadd ins(", "pto.tmul ins(")
+    edit_pto(build, "pto.tadd ins(", "pto.tmul ins(")
     assert replay_main([str(build), "--swimlane"]) == 1
     out, err = capsys.readouterr()
     assert re.search(rf"t0 +{UNIT} .*\ntotal \d+ cycles", out), out
@@ -452,12 +419,12 @@ def test_replay_api_tensors_of_the_wrong_shape_change_nothing(build: Path, own_d
     from pypto.errors import InvalidArgumentError
     from pypto.runtime.debug import replay
 
-    _edit_pto(build, "pto.tadd ins(", "pto.tsub ins(")
-    before = _snapshot(build)
+    edit_pto(build, "pto.tadd ins(", "pto.tsub ins(")
+    before = snapshot(build)
     with pytest.raises(InvalidArgumentError, match=r"replay: argument 'b' of shape \[64, 128\] and dtype float32; "
                        r"the build takes \[512, 128\] and float32"):  # fmt: skip
         replay(build, torch.zeros(512, 128), torch.zeros(64, 128), torch.zeros(512, 128))
-    assert _snapshot(build) == before
+    assert snapshot(build) == before
 
 
 @pytest.mark.parametrize(

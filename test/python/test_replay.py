@@ -19,63 +19,27 @@ from typing import Any
 
 import pytest
 import torch
+from replay_build import ROOT, UNIT, build_example, edit_pto, example_case, snapshot
 
 from pypto.ir import CompiledProgram
-from pypto.ir import compile as ir_compile
 from pypto.runtime import RunConfig, benchmark
 from pypto.runtime.build_dir import BuildDirError, read_kernel_config, read_meta
 from pypto.runtime.debug import PtoUnitError, invalidate_binary_cache, rebuild_kernel_cpp_from_pto, replay, replay_main
 from pypto.runtime.debug.pto_rebuild import PTOAS_BODY_BEGIN, PTOAS_BODY_END
 from pypto.runtime.golden_file import golden_text
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "examples" / "beginner" / "02_elementwise.py"
-UNIT = "chunked_add_incore_0"
 CONTRACT = ["kernel_config.py", "compiled_meta.json", "orchestration/chunked_add.py", "golden.py", "debug/run.py"]
-
-
-def _example() -> Any:
-    sys.path.insert(0, str(EXAMPLE.parents[1]))
-    spec = importlib.util.spec_from_file_location("_replay_example_elementwise", EXAMPLE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return next(c for c in module.CASES if c.name == "chunked_add")
-
-
-def _build(out: Path, golden: bool = True) -> Path:
-    case = _example()
-    args = case.inputs()
-    ir_compile(case.kernel.specialize(*args), out, dump_passes=False, golden=case.reference if golden else None)
-    return out
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _build(tmp_path_factory.mktemp("replay") / "chunked_add")
+    return build_example(tmp_path_factory.mktemp("replay") / "chunked_add")
 
 
 @pytest.fixture
 def build(built: Path, tmp_path: Path) -> Path:
     """A private copy of the module's build (mtimes kept)."""
     return Path(shutil.copytree(built, tmp_path / "build"))
-
-
-def _snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
-    return {
-        str(p.relative_to(root)): (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(root.rglob("*")) if p.is_file()
-    }
-
-
-def _edit_pto(build: Path, old: str, new: str) -> Path:
-    pto = build / "ptoas" / f"{UNIT}.pto"
-    text = pto.read_text()
-    assert old in text
-    pto.write_text(text.replace(old, new, 1))
-    cpp = pto.with_suffix(".cpp")
-    st = cpp.stat()
-    os.utime(pto, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # newer than its .cpp
-    return pto
 
 
 def _inputs() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -87,7 +51,7 @@ def _inputs() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
 
 
 def test_contract_files_are_written_and_deterministic(built: Path, tmp_path: Path) -> None:
-    again = _build(tmp_path / "again")
+    again = build_example(tmp_path / "again")
     for rel in CONTRACT:
         assert (built / rel).read_bytes() == (again / rel).read_bytes(), rel
     assert not [p for p in again.rglob(".*") if p.is_file()]  # no temp files left
@@ -116,7 +80,7 @@ def test_contract_files_are_written_and_deterministic(built: Path, tmp_path: Pat
 
 def test_debug_runner_can_be_turned_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYPTO_EMIT_DEBUG_RUNNER", "0")
-    out = _build(tmp_path / "b", golden=False)
+    out = build_example(tmp_path / "b", golden=False)
     assert not (out / "debug").exists() and not (out / "golden.py").exists()
     assert (out / "kernel_config.py").is_file() and (out / "compiled_meta.json").is_file()
 
@@ -185,7 +149,7 @@ def test_edited_pto_changes_the_result_and_is_spliced(build: Path, own_dfx_flags
     a, b, c = _inputs()
     base = replay(build, a, b, c).total_cycles
     assert torch.equal(c, a + b)
-    _edit_pto(build, "pto.tadd ", "pto.tmul ")
+    edit_pto(build, "pto.tadd ", "pto.tmul ")
     with pytest.raises(AssertionError, match="output 'c' does not match golden.py"):
         replay(build, *_inputs(), validate=True)
     a, b, c = _inputs()
@@ -205,7 +169,7 @@ def test_splice_keeps_text_outside_the_sentinels(build: Path) -> None:
     kernel = build / "kernels" / "aiv" / f"{UNIT}.cpp"
     text = kernel.read_text().replace("// Kernel Function:", "// my note\n// Kernel Function:", 1) + "// my tail\n"
     kernel.write_text(text)
-    _edit_pto(build, "pto.tadd ", "pto.tsub ")
+    edit_pto(build, "pto.tadd ", "pto.tsub ")
     assert rebuild_kernel_cpp_from_pto(build) == [f"kernels/aiv/{UNIT}.cpp"]
     after = kernel.read_text()
     assert after.startswith("// my note\n") and after.endswith("// my tail\n") and "TSUB(" in after
@@ -213,7 +177,7 @@ def test_splice_keeps_text_outside_the_sentinels(build: Path) -> None:
 
 @pytest.mark.parametrize("how", ["flag", "env"])
 def test_no_rebuild_from_pto(build: Path, how: str, monkeypatch: pytest.MonkeyPatch, own_dfx_flags: None) -> None:
-    _edit_pto(build, "pto.tadd ", "pto.tmul ")
+    edit_pto(build, "pto.tadd ", "pto.tmul ")
     cpps = {p: p.read_bytes() for p in [build / "kernels" / "aiv" / f"{UNIT}.cpp", build / "ptoas" / f"{UNIT}.cpp"]}
     if how == "env":
         monkeypatch.setenv("PYPTO_REBUILD_FROM_PTO", "0")
@@ -250,11 +214,11 @@ def _missing_meta(build: Path) -> None:
 
 
 def _bad_pto_syntax(build: Path) -> None:
-    _edit_pto(build, "pto.tadd ins(", "pto.tadd ins((")
+    edit_pto(build, "pto.tadd ins(", "pto.tadd ins((")
 
 
 def _bad_pto_verify(build: Path) -> None:
-    _edit_pto(
+    edit_pto(
         build,
         "outs(%t__tmp_v0 : !pto.tile_buf<loc=vec, dtype=f32",
         "outs(%t__tmp_v0 : !pto.tile_buf<loc=vec, dtype=f16",
@@ -300,7 +264,7 @@ def test_bad_directory_gives_a_clear_error_and_writes_nothing(
 ) -> None:
     spoil, pattern = BAD[name]
     spoil(build)
-    before = _snapshot(build)
+    before = snapshot(build)
     assert replay_main([str(build), "--swimlane", "--pmu", "2"]) == 1
     err = capsys.readouterr().err
     assert "Traceback" not in err and "internal error" not in err
@@ -308,7 +272,7 @@ def test_bad_directory_gives_a_clear_error_and_writes_nothing(
     import re
 
     assert re.search(pattern, err), err
-    assert _snapshot(build) == before  # nothing written, nothing changed
+    assert snapshot(build) == before  # nothing written, nothing changed
     with pytest.raises(BuildDirError):  # the API raises the same error
         replay(build)
 
@@ -338,7 +302,7 @@ def test_a_platform_with_no_simulated_chip_is_a_user_error(
     """A recorded (or RunConfig) platform the simulator cannot run: a5sim has no packaged target, so it said
     ``unknown target 'a5': not a packaged target (a2a3)``; a2a3 (hardware) was an internal error."""
     monkeypatch.delenv("PYPTO_SIMULATE_NPU", raising=False)
-    before = _snapshot(build)
+    before = snapshot(build)
     assert replay_main([str(build)], default_platform="a5sim") == 1
     err = capsys.readouterr().err
     assert err == (
@@ -348,7 +312,7 @@ def test_a_platform_with_no_simulated_chip_is_a_user_error(
     assert replay_main([str(build)], default_platform="a2a3") == 1
     err = capsys.readouterr().err
     assert err.startswith("replay: error: platform 'a2a3' needs an NPU") and "(a2a3sim)" in err, err
-    assert _snapshot(build) == before
+    assert snapshot(build) == before
 
 
 def test_user_code_failures_are_located_user_errors(build: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -383,7 +347,7 @@ def test_an_edited_kernel_that_faults_on_the_device_is_a_user_error(
     """An edited ``.pto`` whose loop runs one chunk too many reads past its argument: the device model's
     verdict (a DeviceError) is the program's fault, one error line naming the task, the unit and the op, exit
     1; it was ``replay: internal error: KernelError: ...`` with the bug note, exit 2."""
-    _edit_pto(build, "%c4_index = arith.constant 4 :", "%c4_index = arith.constant 5 :")
+    edit_pto(build, "%c4_index = arith.constant 4 :", "%c4_index = arith.constant 5 :")
     assert replay_main([str(build), "--no-validate"]) == 1
     err = capsys.readouterr().err
     assert "internal error" not in err and "bug in PyPTO" not in err, err
@@ -394,7 +358,7 @@ def test_an_edited_kernel_that_faults_on_the_device_is_a_user_error(
 def test_a_verifier_error_in_an_edited_pto_names_its_line_there(build: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The error of an edited ``.pto`` that verifies no more names the line of the ``.pto`` (the file the user
     edited), then the op's ``loc``; it named only the kernel's Python line."""
-    pto = _edit_pto(build, "%c65536_i64 = arith.constant 65536 :", "%c65536_i64 = arith.constant 65539 :")
+    pto = edit_pto(build, "%c65536_i64 = arith.constant 65536 :", "%c65536_i64 = arith.constant 65539 :")
     line = next(i for i, text in enumerate(pto.read_text().splitlines(), 1) if "addr = %c65536_i64" in text)
     assert replay_main([str(build), "--no-validate"]) == 1
     err = capsys.readouterr().err
@@ -423,11 +387,11 @@ def test_debug_run_py_in_a_directory_without_the_source(build: Path, tmp_path: P
     elsewhere.mkdir()
     moved = Path(shutil.move(str(build), str(elsewhere / "build_output_copy")))
     assert not list(elsewhere.rglob("02_elementwise.py"))
-    _edit_pto(moved, "pto.tadd ", "pto.tmul ")
+    edit_pto(moved, "pto.tadd ", "pto.tmul ")
     done = _run_py(moved, elsewhere, "--swimlane")
     assert done.returncode == 1 and "output 'c' does not match golden.py" in done.stderr  # the edit is what ran
     assert "TMUL(" in (moved / "kernels" / "aiv" / f"{UNIT}.cpp").read_text()
-    _edit_pto(moved, "pto.tmul ", "pto.tadd ")
+    edit_pto(moved, "pto.tmul ", "pto.tadd ")
     done = _run_py(moved, elsewhere, "--swimlane")
     assert done.returncode == 0, done.stderr
     assert "golden validation: PASSED (c)" in done.stdout
@@ -435,7 +399,7 @@ def test_debug_run_py_in_a_directory_without_the_source(build: Path, tmp_path: P
 
 
 def test_debug_run_py_without_golden_calls_user_compare(tmp_path: Path) -> None:
-    build = _build(tmp_path / "nogolden", golden=False)
+    build = build_example(tmp_path / "nogolden", golden=False)
     run_py = build / "debug" / "run.py"
     marker = tmp_path / "compared.txt"
     hook = '    """Called after a replay'
@@ -458,7 +422,7 @@ def test_from_dir_reloads_metadata_only(build: Path, own_dfx_flags: None) -> Non
     assert compiled.program is None and compiled.param_names == ["a", "b", "c"] and compiled.output_indices == [2]
     assert compiled.platform == "a2a3sim" and compiled.backend_type.value == "Ascend910B"
     kernel = build / "kernels" / "aiv" / f"{UNIT}.cpp"
-    _edit_pto(build, "pto.tadd ", "pto.tmul ")
+    edit_pto(build, "pto.tadd ", "pto.tmul ")
     cache = build / "cache" / "kernels" / "k.so"
     cache.parent.mkdir(parents=True)
     cache.write_bytes(b"so")
@@ -524,7 +488,7 @@ def test_example_builds_replay_and_validate(file: str, name: str | None, tmp_pat
 
 
 def test_run_config_golden_reaches_the_build(tmp_path: Path, own_dfx_flags: None) -> None:
-    case = _example()
+    case = example_case()
     a, b, c = case.inputs()
     config = RunConfig(golden=case.reference, rtol=1e-4, atol=1e-6, save_kernels_dir=str(tmp_path / "jit"))
     case.kernel(a, b, c, config=config)
@@ -539,7 +503,7 @@ def test_replay_with_both_engines_reports_an_edited_cpp(
 ) -> None:
     """An edited .pto is spliced, so both engines agree on the new numbers; an edit to the .cpp alone
     makes them differ, and the replay says so and that the cycles come from the .pto."""
-    _edit_pto(build, "pto.tadd ", "pto.tmul ")
+    edit_pto(build, "pto.tadd ", "pto.tmul ")
     assert replay_main([str(build), "--kernel-engine", "both", "--no-validate"]) == 0
     out = capsys.readouterr()
     assert "kernel engine both" in out.out and "identical" in out.out and "differ" not in out.err
