@@ -37,7 +37,7 @@ from pypto.runtime.dfx.simdump import (
     reshape_metrics,
 )
 from pypto.runtime.dfx.trace import trace_json
-from pypto.utils.atomic import atomic_write_files, check_writable_path
+from pypto.utils.atomic import atomic_write_files
 from pypto.utils.cli import cli_main
 
 CUBE_PIPES = frozenset({"CUBE", "MTE1", "FIXPIPE"})
@@ -62,9 +62,7 @@ def clean_dump(dump: Path, out: Path | None, keep_scalar: bool, raw_metrics: boo
     files = [(folder / "trace.clean.json", trace_json(trace).encode("utf-8"))]
     if metrics is not None:
         files.append((folder / "instr_metrics.json", (json_text(metrics) + "\n").encode("utf-8")))
-    for path, _ in files:
-        check_writable_path(path)  # a folder in a file's place fails before anything is written
-    atomic_write_files(files)  # both or neither
+    atomic_write_files(files)  # both or neither (a folder in a file's place fails before anything is written)
     return [path for path, _ in files]
 
 

@@ -98,7 +98,7 @@ def atomic_write_bytes(
     itself and writes each name in it once (the pass dumps), so there is no old file to remove.
     """
     target = Path(path) if new else _through_links(Path(path))
-    if not new and _is_device(target):
+    if not new and _is_device(_stat(target)):
         _write_in_place(target, data, Path(path))
         return
     tmp = _write_temp(target, data, durable=durable)
@@ -122,15 +122,19 @@ def _through_links(target: Path) -> Path:
     return Path(os.path.realpath(target)) if os.path.islink(target) else target
 
 
-def _is_device(target: Path) -> bool:
-    """Whether ``target`` (through its links) is an existing file that is not a regular file nor a folder:
+def _stat(target: Path) -> os.stat_result | None:
+    """``os.stat(target)`` (through its links); None when there is nothing there (or it cannot be looked at)."""
+    try:
+        return os.stat(target)
+    except OSError:
+        return None
+
+
+def _is_device(st: os.stat_result | None) -> bool:
+    """Whether ``st`` (a target's :func:`_stat`) is an existing file that is not a regular file nor a folder:
     ``/dev/null``, ``/dev/stdout``, a FIFO. Such a path is written into, never replaced: a rename over it
     would put a regular file in place of the device (``-o /dev/null`` run as root replaced ``/dev/null``)."""
-    try:
-        mode = os.stat(target).st_mode
-    except OSError:
-        return False
-    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+    return st is not None and not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode)
 
 
 def _write_in_place(target: Path, data: bytes | Sequence[bytes | bytearray | memoryview], given: Path) -> None:
@@ -252,16 +256,20 @@ def _write_files(
 ) -> None:
     """:func:`atomic_write_files`'s writes; ``written`` gets each file's ``fstat`` once its bytes are in (the
     file a rename puts in place: what another writer renames there later is another file). A device or FIFO
-    among the targets (``/dev/null``, through a link) is written into after the files are in place."""
+    among the targets (``/dev/null``, through a link) is written into after the files are in place. A folder
+    in a target's place fails before any file is replaced (:func:`check_writable_path`'s error): all or none."""
     temps: list[tuple[Path, str]] = []
     devices: list[tuple[Path, bytes | Sequence[bytes | bytearray | memoryview], Path]] = []
     try:
         for path, data in files:
             target = _through_links(Path(path))
-            if _is_device(target):  # written into last, never replaced (atomic_write_bytes' rule)
+            st = _stat(target)
+            if st is not None and stat.S_ISDIR(st.st_mode):
+                check_writable_path(target)  # raises: the output path is a folder
+            if _is_device(st):  # written into last, never replaced (atomic_write_bytes' rule)
                 devices.append((target, data, Path(path)))
                 if written is not None:
-                    written.append(os.stat(target))
+                    written.append(st)
                 continue
             try:
                 tmp = _write_temp(target, data, durable=False, written=written)
