@@ -26,6 +26,7 @@ from pypto.errors import (
     PythonSyntaxError,
     UnsupportedFeatureError,
 )
+from pypto.utils.cli import utf8_fault
 from pypto.utils.tracebacks import api_boundary
 
 from .builder import FunctionInfo, ProgramBuilder, function_info
@@ -203,10 +204,9 @@ def loads(path: str | Path) -> Program:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        line, col, fault = utf8_fault(data, e)
         raise ParserSyntaxError(
-            f"the file is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})",
+            f"the file is not UTF-8 text ({fault})",
             SourceSpan(str(p), line, col),
             hint="save the file as UTF-8",
         ) from None

@@ -35,6 +35,7 @@ from pypto.dialects.types import TensorType
 from pypto.errors import Error
 from pypto.target.dtypes import BY_NAME, ROWS
 from pypto.utils.atomic import atomic_write_text
+from pypto.utils.cli import utf8_fault
 
 from .config import PLATFORMS
 from .runnable import RunSpec
@@ -154,10 +155,8 @@ def read_build_text(path: Path, *, strip_bom: bool = False) -> str:
     try:
         return data.decode("utf-8-sig" if strip_bom else "utf-8")
     except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
-        raise BuildDirError(f"{path}:{line}:{col}", f"not UTF-8 text (byte 0x{data[e.start]:02x} at offset "
-                            f"{e.start}); save the file as UTF-8") from None  # fmt: skip
+        line, col, fault = utf8_fault(data, e)
+        raise BuildDirError(f"{path}:{line}:{col}", f"not UTF-8 text ({fault}); save the file as UTF-8") from None
 
 
 def read_meta(work_dir: Path | str) -> BuildMeta:

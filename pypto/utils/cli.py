@@ -73,7 +73,16 @@ def read_input_text(path: str | os.PathLike[str], what: str = "input") -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise InputError(f"{name}: {what} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})") from None
+        raise InputError(f"{name}: {what} is not UTF-8 text ({utf8_fault(data, e)[2]})") from None
+
+
+def utf8_fault(data: bytes, error: UnicodeDecodeError) -> tuple[int, int, str]:
+    """Where ``data`` stops being UTF-8 (``error``: its decode's): the 1-based line and column of the first bad
+    byte, and ``byte 0x.. at offset N`` for a message."""
+    start = error.start
+    line = data.count(b"\n", 0, start) + 1
+    col = start - (data.rfind(b"\n", 0, start) + 1) + 1
+    return line, col, f"byte 0x{data[start]:02x} at offset {start}"
 
 
 STDOUT_NAME = "<stdout>"

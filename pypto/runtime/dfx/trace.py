@@ -236,7 +236,7 @@ def chrome_trace_text(
         sched = record_phases(records, "aicpu_scheduler_phases", ("kind", "start_cycles", "end_cycles", "tasks_processed"))
         orch = record_phases(records, "aicpu_orchestrator_phases", ("submit_idx", "task_id", "start_cycles", "end_cycles"))
     aicpu = {(r[0], r[1]): r for r in cpu_rows}
-    core_to_thread = records["metadata"].get("core_to_thread") or [] if trusted else record_core_to_thread(records)
+    core_to_thread = (records["metadata"].get("core_to_thread") or []) if trusted else record_core_to_thread(records)
     values = [c for r in aicore for c in r[3:5]] + [c for r in aicpu.values() for c in r[2:4]]
     phase_values = [p[k] for t in sched + orch for p in t for k in ("start_cycles", "end_cycles")]
     receives = [r[3] - r[5] for r in aicore if len(r) > 5]  # a worker bar's start (its row's start without)
