@@ -38,6 +38,17 @@ def _one_error(capsys: pytest.CaptureFixture[str]) -> str:
     return err
 
 
+def _refused_unchanged(build: Path, capsys: pytest.CaptureFixture[str], pattern: str, *args: str) -> str:
+    """``replay build *args`` stops with one error matching ``pattern`` and changes no file of the build; the
+    error."""
+    before = snapshot(build)
+    assert replay_main([str(build), *args]) == 1
+    err = _one_error(capsys)
+    assert re.search(pattern, err.strip()), err
+    assert snapshot(build) == before
+    return err
+
+
 # ---- a failed replay keeps the earlier run's artefacts ----------------------------------------------------------------
 
 
@@ -159,11 +170,7 @@ def test_a_bad_kernel_config_is_one_located_error(
     spoil, pattern = BAD_KERNEL_CONFIG[name]
     spoil(build)
     edit_pto(build, "pto.tadd ins(", "pto.tsub ins(")  # a valid edit: not spliced when the replay stops
-    before = snapshot(build)
-    assert replay_main([str(build), "--pmu", "2"]) == 1
-    err = _one_error(capsys)
-    assert re.search(pattern, err.strip()), err
-    assert snapshot(build) == before
+    _refused_unchanged(build, capsys, pattern, "--pmu", "2")
 
 
 # ---- compiled_meta.json that does not match the build: one error naming it ------------------------------------------
@@ -226,11 +233,7 @@ def test_compiled_meta_that_does_not_match_is_one_error_naming_it(
     spoil, pattern = BAD_META[name]
     spoil(build)
     edit_pto(build, "pto.tadd ins(", "pto.tsub ins(")  # a valid edit: not spliced when the replay stops
-    before = snapshot(build)
-    assert replay_main([str(build), "--pmu", "2"]) == 1
-    err = _one_error(capsys)
-    assert re.search(pattern, err.strip()), err
-    assert snapshot(build) == before
+    _refused_unchanged(build, capsys, pattern, "--pmu", "2")
 
 
 # ---- golden.py's constants ----------------------------------------------------------------------------------------
@@ -270,11 +273,7 @@ def test_bad_golden_constants_are_one_located_error(
 ) -> None:
     spoil, pattern = BAD_GOLDEN[name]
     spoil(build)
-    before = snapshot(build)
-    assert replay_main([str(build)]) == 1
-    err = _one_error(capsys)
-    assert re.search(pattern, err.strip()), err
-    assert snapshot(build) == before
+    _refused_unchanged(build, capsys, pattern)
 
 
 # ---- a build file that is not UTF-8: located at the byte's line ------------------------------------------------------
@@ -297,12 +296,7 @@ def test_a_build_file_that_is_not_utf8_is_located(
     edit_pto(build, "pto.tadd ins(", "pto.tsub ins(")  # stale: its kernel C++ is read for the splice
     with open(build / name, "ab") as f:
         f.write(b"\n \xe9\n")
-    before = snapshot(build)
-    assert replay_main([str(build)]) == 1
-    err = _one_error(capsys)
-    assert re.search(NOT_UTF8[name], err.strip()), err
-    assert "save the file as UTF-8" in err
-    assert snapshot(build) == before
+    assert "save the file as UTF-8" in _refused_unchanged(build, capsys, NOT_UTF8[name])
 
 
 @pytest.mark.parametrize("flags", [[], ["--no-rebuild-from-pto"]])
