@@ -53,7 +53,9 @@ def _allgather_rank_dtype(comm: RankComm) -> torch.Tensor:
         # in the ring both ranks receive a wrong size; the first to fail may exit before its own send went out
         (_allreduce_rank_sized, ("ring",), r"ring rs 0: rank (0 sent 8 bytes, rank 1 expects 16 \(a \[4\] float32|"
                                            r"1 sent 16 bytes, rank 0 expects 8 \(a \[2\] float32)"),
-        (_allreduce_rank_sized, ("mesh",), r"allreduce mesh: rank 0 sent 16 bytes, rank 1 expects 32 \(a \[8\] float32"),
+        # in the mesh every rank receives from every other: either may be the first to see the wrong size
+        (_allreduce_rank_sized, ("mesh",), r"allreduce mesh: rank (0 sent 16 bytes, rank 1 expects 32 \(a \[8\] float32|"
+                                           r"1 sent 32 bytes, rank 0 expects 16 \(a \[4\] float32)"),
         (_broadcast_rank_sized, (), r"broadcast: rank 0 sent 16 bytes, rank 1 expects 32"),
         (_allgather_rank_dtype, (), r"allgather: rank (1 sent 8 bytes, rank 0 expects 16|0 sent 16 bytes, rank 1 expects 8)"),
     ],
