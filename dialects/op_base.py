@@ -412,6 +412,16 @@ class PLOp(IRDLOperation):
         result may have no use in the IR although the program reads the variable)."""
         return False
 
+    def result_valid_shape(self) -> list[SSAValue | int] | None:
+        """The valid shape of the op's tile result, a run-time index value or a static extent per dim (the
+        region of the tile that holds data: a load's ``valid_shapes``); None when the op states no rule. By
+        default its first operand's (:func:`~pypto.dialects.op_facts.valid_shape`) when ``KEEPS_VALID_SHAPE``."""
+        if self.KEEPS_VALID_SHAPE and self.operands:
+            from .op_facts import valid_shape
+
+            return valid_shape(self.operands[0])
+        return None
+
     def forbidden_inplace_operands(self) -> list[SSAValue]:
         """The operands this op's result must not share a buffer with."""
         if not self.INPLACE_SAFE:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from xdsl.ir import Operation, SSAValue
 
 from .op_base import PLOp
+from .types import TileType
 
 
 def alias_operand(op: Operation) -> str | None:
@@ -37,3 +38,13 @@ def forbidden_inplace_operands(op: Operation) -> list[SSAValue]:
 def needs_row_major(op: Operation) -> bool:
     """The backend needs ``op``'s tile operands and result row_major."""
     return isinstance(op, PLOp) and op.ROW_MAJOR
+
+
+def valid_shape(value: SSAValue) -> list[SSAValue | int] | None:
+    """The valid shape of the tile ``value``, per dim a run-time index value or a static extent, as the op that
+    defines it states it (:meth:`~pypto.dialects.op_base.PLOp.result_valid_shape`); None when that is not
+    known here (a block argument, an op that states no rule)."""
+    owner = value.owner
+    if not isinstance(value.type, TileType) or not isinstance(owner, PLOp):
+        return None
+    return owner.result_valid_shape()

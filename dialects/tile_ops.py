@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from xdsl.dialects.builtin import IndexType, StringAttr
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     irdl_op_definition,
@@ -22,13 +22,20 @@ from xdsl.irdl import (
 
 from . import op_families as F
 from .enums import AtomicType, MemorySpace, PadValue, TileLayout
-from .op_base import BOOL, DTYPE, INT, INTS, Arg, ArgView, EnumCodec, attr, value, value_list
+from .op_base import BOOL, DTYPE, INT, INTS, Arg, ArgKind, ArgView, EnumCodec, attr, value, value_list
+from .op_facts import valid_shape
 from .op_families import ALLOCATES, PURE, READS, WRITES, _check_indices
 from .types import PtrType, TensorType, TileType, TileViewAttr
 
 
 class _TileLayer:
     LAYER: ClassVar[str] = F.TILE
+
+
+def _whole(tile: SSAValue) -> list[SSAValue | int]:
+    """The valid shape of a tile valid everywhere: its static shape."""
+    assert isinstance(tile.type, TileType)
+    return list(tile.type.get_shape())
 
 
 def _ops() -> list[type]:
@@ -270,6 +277,11 @@ class TileMatmulOp(_TileLayer, F.MatmulOp):
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("lhs"), value("rhs"))
     OTHER_LEVEL_ARGS: ClassVar[dict[str, str]] = _MATMUL_TRANSPOSES
 
+    def result_valid_shape(self) -> list[SSAValue | int] | None:
+        """``lhs``'s valid rows by ``rhs``'s valid columns."""
+        lhs, rhs = valid_shape(self.lhs), valid_shape(self.rhs)
+        return None if lhs is None or rhs is None else [lhs[0], rhs[-1]]
+
 
 @irdl_op_definition
 class TileMatmulAccOp(_TileLayer, F.MatmulAccOp):
@@ -277,6 +289,10 @@ class TileMatmulAccOp(_TileLayer, F.MatmulAccOp):
     PTO_OP: ClassVar[str | None] = "pto.tmatmul.acc"
     DSL_ARGS: ClassVar[tuple[Arg, ...]] = (value("acc"), value("lhs"), value("rhs"))
     OTHER_LEVEL_ARGS: ClassVar[dict[str, str]] = _MATMUL_TRANSPOSES
+
+    def result_valid_shape(self) -> list[SSAValue | int] | None:
+        """The accumulator's."""
+        return valid_shape(self.acc)
 
 
 @irdl_op_definition
@@ -289,6 +305,10 @@ class TileCastOp(_TileLayer, F.CastOp):
 class TileFullOp(_TileLayer, F.FullOp):
     name = "pl.tile.full"
     PTO_OP: ClassVar[str | None] = "pto.texpands"
+
+    def result_valid_shape(self) -> list[SSAValue | int] | None:
+        """The whole tile."""
+        return _whole(self.result)
 
 
 @irdl_op_definition
@@ -387,6 +407,10 @@ class TileFillpadOp(_TileLayer, F.UnaryOp):
     PTO_OP: ClassVar[str | None] = "pto.tfillpad"
     NO_TORCH: ClassVar[str | None] = "torch_codegen tracks no valid shapes, so it cannot tell the padding apart"
 
+    def result_valid_shape(self) -> list[SSAValue | int] | None:
+        """The whole tile: the padding is data now."""
+        return _whole(self.result)
+
 
 @irdl_op_definition
 class TileLoadOp(_TileLayer, F.LayerOp):
@@ -425,6 +449,10 @@ class TileLoadOp(_TileLayer, F.LayerOp):
         if space not in (MemorySpace.Vec, MemorySpace.Mat):
             raise a.fail(f"target_memory pl.Mem.{space.value} cannot be loaded from DDR (Vec or Mat; use pl.move for {space.value})")
         return TileType.get(shapes, src.element_type, space)
+
+    def result_valid_shape(self) -> list[SSAValue | int] | None:
+        """The window's ``valid_shapes``."""
+        return list(self.valid_shapes)
 
 
 @irdl_op_definition
@@ -494,6 +522,10 @@ class TileMoveOp(_TileLayer, F.LayerOp):
             raise a.fail("target_memory pl.Mem.DDR is not on chip; use pl.store")
         return TileType.get(t.get_shape(), t.element_type, space)
 
+    def result_valid_shape(self) -> list[SSAValue | int] | None:
+        """The moved tile's."""
+        return valid_shape(self.tile)
+
 
 @irdl_op_definition
 class TileCreateOp(_TileLayer, F.LayerOp):
@@ -517,6 +549,10 @@ class TileCreateOp(_TileLayer, F.LayerOp):
         if space == MemorySpace.DDR:
             raise a.fail("target_memory pl.Mem.DDR is not on chip; use pl.create_tensor")
         return TileType.get(a.attr("shape"), a.attr("dtype"), space)
+
+    def result_valid_shape(self) -> list[SSAValue | int] | None:
+        """The whole tile (its allocation is valid everywhere)."""
+        return _whole(self.result)
 
 
 @irdl_op_definition
@@ -652,6 +688,7 @@ class TileTpushToAicOp(_TpushOp):
 class _TpopOp(_TileLayer, F.LayerOp):
     """Receive the next tile pushed by the other core of the group."""
 
+    valid_shape = var_operand_def()
     shape = prop_def()
     dtype = prop_def()
     split = opt_prop_def()
@@ -661,13 +698,28 @@ class _TpopOp(_TileLayer, F.LayerOp):
         attr("shape", INTS, keyword=True),
         attr("dtype", DTYPE, keyword=True),
         attr("split", INT, 0, always=True),
+        Arg("valid_shape", ArgKind.VALUE_LIST, default=None, keyword=True),
     )
     SPACE: ClassVar[MemorySpace] = MemorySpace.Vec
     DIRECTION: ClassVar[str] = ""  # the pipe: "c2v" (cube -> vector) or "v2c"
 
     @classmethod
     def infer_type(cls, a: ArgView) -> Attribute:
-        return TileType.get(a.attr("shape"), a.attr("dtype"), cls.SPACE)
+        shape = list(a.attr("shape"))
+        if a.values("valid_shape"):
+            if len(shape) != 2:
+                raise a.fail(f"valid_shape= needs a 2-D tile, got shape {shape}")
+            _check_indices(a, "valid_shape", 2)
+            for dim, v in enumerate(a.values("valid_shape")):
+                extent = F.constant_index(v)
+                if extent is not None and not 0 <= extent <= shape[dim]:
+                    raise a.fail(f"valid_shape[{dim}] = {extent} is outside the tile's {shape[dim]}")
+        return TileType.get(shape, a.attr("dtype"), cls.SPACE)
+
+    def result_valid_shape(self) -> list[SSAValue | int] | None:
+        """Its ``valid_shape=`` (the pushed tile's valid region, when that is known only at run time), else the
+        whole tile."""
+        return list(self.valid_shape) or _whole(self.result)
 
 
 @irdl_op_definition

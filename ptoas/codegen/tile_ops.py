@@ -411,22 +411,25 @@ def lower_tpush(st: LoweringState, src: Operation) -> None:
 
 
 def lower_tpop(st: LoweringState, src: Operation) -> None:
-    """pl.tile.tpop_from_aic/aiv -> ``%t = pto.tpop_from_aic {split = N} -> T``: the popped tile lives in a
+    """pl.tile.tpop_from_aic/aiv -> ``%t = pto.tpop_from_aic [(%vr, %vc)] {split = N} -> T``: the popped tile lives in a
     pipe slot, not at the pl tile's MemRef, so it is its own buffer (no MemRef key)."""
     res = src.results[0]
     t = res.type
     if not isinstance(t, TileType):
         raise error_at(src, f"ptoas codegen: '{src.name}' produces {t}, expected a tile")
     shape = t.get_shape()
+    given = [st.scalar(v, src) for v in getattr(src, "valid_shape", ())]  # the pushed tile's run-time valid shape
     try:
-        buf = tile_buf_type(t, (shape[0], shape[1]))
+        buf = tile_buf_type(t) if given else tile_buf_type(t, (shape[0], shape[1]))
     except UnsupportedType as e:
         raise error_at(src, f"ptoas codegen: '{src.name}': {e}") from None
-    op = pto_op(src).build(operands=[[], []], result_types=[buf], attributes={"split": _split_attr(src)})
+    dims = ([given[0]], [given[1]]) if given else ([], [])
+    op = pto_op(src).build(operands=list(dims), result_types=[buf], attributes={"split": _split_attr(src)})
     op.results[0].name_hint = res.name_hint
     check(op, src)
     st.emit(op, src)
-    st.tiles[res] = TileRef(op.results[0], st.const(shape[0]), st.const(shape[1]), None)
+    valid = (given[0], given[1]) if given else (st.const(shape[0]), st.const(shape[1]))
+    st.tiles[res] = TileRef(op.results[0], *valid, None)
 
 
 def lower_block_query(st: LoweringState, src: Operation) -> None:

@@ -4,7 +4,7 @@ This module's source is inlined verbatim at the top of every generated script
 (so a script is self-contained: it needs only ``torch``). Tiles are torch
 tensors; a tile may carry its *valid shape* as the attribute
 ``_pypto_valid_shape`` (set by :func:`_tile_load`, followed by the element-wise
-helpers, honoured by :func:`_tile_store` and the reductions).
+helpers and the matmuls, honoured by :func:`_tile_store` and the reductions).
 """
 
 from __future__ import annotations
@@ -185,14 +185,19 @@ def _matmul(a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype, a_trans: bool 
     x = a.transpose(-1, -2) if a_trans else a
     y = b.transpose(-1, -2) if b_trans else b
     if x.dtype.is_floating_point:
-        return torch.matmul(x.float(), y.float()).to(dtype)
-    return torch.matmul(x.long(), y.long()).to(dtype)
+        out = torch.matmul(x.float(), y.float()).to(dtype)
+    else:
+        out = torch.matmul(x.long(), y.long()).to(dtype)
+    if out.dim() == 2 and (hasattr(a, _VALID) or hasattr(b, _VALID)):  # the device: a's valid rows by b's columns
+        rows, cols = _valid_shape(a)[::-1][0 if a_trans else 1], _valid_shape(b)[::-1][1 if b_trans else 0]
+        _tag(out, (rows, cols))
+    return out
 
 
 def _matmul_acc(acc: torch.Tensor, a: torch.Tensor, b: torch.Tensor, a_trans: bool = False, b_trans: bool = False) -> torch.Tensor:
     """``acc + a @ b`` (a new value; the accumulation is in fp32 / int64)."""
     wide = torch.float32 if acc.dtype.is_floating_point else torch.int64
-    return (acc.to(wide) + _matmul(a, b, wide, a_trans, b_trans)).to(acc.dtype)
+    return _like((acc.to(wide) + _matmul(a, b, wide, a_trans, b_trans)).to(acc.dtype), acc)
 
 
 def _cast(x: torch.Tensor, dtype: torch.dtype, mode: str = "round") -> torch.Tensor:

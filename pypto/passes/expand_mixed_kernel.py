@@ -44,6 +44,8 @@ from xdsl.rewriter import Rewriter
 from pypto.diagnostics import error_at
 from pypto.dialects.enums import FunctionType, MemorySpace, enum_attr
 from pypto.dialects.op_base import INT, INTS
+from pypto.dialects.op_facts import valid_shape
+from pypto.dialects.op_families import constant_index
 from pypto.dialects.program import set_function_type
 from pypto.dialects.tile_ops import (
     TileAssembleOp,
@@ -66,7 +68,7 @@ from pypto.dialects.tile_ops import (
 )
 from pypto.dialects.types import TensorType, TileType
 
-from .base import FunctionPass
+from .base import FunctionPass, index_constant
 from .registry import register_pass
 
 
@@ -221,10 +223,17 @@ class _SideFilter:
         cls = TileTpopFromAicOp if aff is Affinity.C2V else TileTpopFromAivOp
         t = move.result.type
         assert isinstance(t, TileType)
-        pop = cls.build_from_args({}, {"shape": INTS.to_attr(list(t.get_shape())), "dtype": t.element_type, "split": INT.to_attr(0)})
+        new: list[Operation] = []
+        valid = _run_time_valid_shape(move.tile, new)
+        pop = cls.build_from_args(
+            {"valid_shape": valid},
+            {"shape": INTS.to_attr(list(t.get_shape())), "dtype": t.element_type, "split": INT.to_attr(0)},
+        )
         pop.location = move.location
+        for op in new:
+            op.location = move.location
         name = move.result.name_hint
-        new: list[Operation] = [pop]
+        new.append(pop)
         result = pop.results[0]
         popped = pop.results[0].type
         assert isinstance(popped, TileType)
@@ -320,6 +329,29 @@ class _SideFilter:
         for res, init in zip(op.results, inits, strict=True):
             res.replace_all_uses_with(init)
         Rewriter.erase_op(op)
+
+
+def _run_time_valid_shape(tile: SSAValue, new: list[Operation]) -> list[SSAValue]:
+    """The valid shape a pop of ``tile`` (the cross-core move's source, on the pushing side) declares: none when
+    the whole tile is valid or the rule is not known here (the pop takes the tile's static shape), else an index
+    value per dim, the static extents as constants appended to ``new``. The values are scalars, which both cores
+    compute (SHARED), so the popping side has them too."""
+    valid = valid_shape(tile)
+    assert isinstance(tile.type, TileType)
+    shape = list(tile.type.get_shape())
+    if valid is None or len(shape) != 2 or len(valid) != 2:
+        return []
+    extents = [v if isinstance(v, int) else constant_index(v) for v in valid]
+    if extents == shape:
+        return []
+    values: list[SSAValue] = []
+    for v in valid:
+        if isinstance(v, int):
+            const = index_constant(v)
+            new.append(const)
+            v = const.result
+        values.append(v)
+    return values
 
 
 def _only_yield(block: Block) -> bool:
