@@ -132,6 +132,19 @@ class KernelUnit:
     pto_file: str
     path: Path | None = None
 
+    def pipe_directions(self) -> tuple[frozenset[str], frozenset[str]]:
+        """The cube<->vector pipes this kernel pushes to and pops from (``"c2v"``, ``"v2c"``); cached: a Group
+        task's parts are ordered by them on every run (:func:`pipe_order`)."""
+        cached = self.__dict__.get("_pipes")
+        if cached is None:
+            from pypto.ptoas.dialect.pipe_ops import TPopFromAicOp, TPopFromAivOp, TPushToAicOp, TPushToAivOp
+
+            ops = list(self.module.walk())
+            pushes = frozenset(op.DIRECTION for op in ops if isinstance(op, TPushToAivOp | TPushToAicOp))
+            pops = frozenset(op.DIRECTION for op in ops if isinstance(op, TPopFromAicOp | TPopFromAivOp))
+            cached = self.__dict__["_pipes"] = (pushes, pops)
+        return cached
+
 
 @dataclass
 class RunResult:
@@ -530,14 +543,7 @@ def pipe_order(task: Task, prepared: Prepared) -> list[KernelPart] | None:
     pops what the vector pushed, and the other way round): they run interleaved (:func:`_run_together`)."""
     if len(task.parts) < 2:
         return list(task.parts)
-    from pypto.ptoas.dialect.pipe_ops import TPopFromAicOp, TPopFromAivOp, TPushToAicOp, TPushToAivOp
-
-    def pipes(part: KernelPart) -> tuple[set[str], set[str]]:
-        ops = list(prepared.unit(part.func_name).module.walk())
-        pushes = {op.DIRECTION for op in ops if isinstance(op, TPushToAivOp | TPushToAicOp)}
-        return pushes, {op.DIRECTION for op in ops if isinstance(op, TPopFromAicOp | TPopFromAivOp)}
-
-    return pushers_first(task.parts, pipes)
+    return pushers_first(task.parts, lambda part: prepared.unit(part.func_name).pipe_directions())
 
 
 @api_boundary

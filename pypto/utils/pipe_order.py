@@ -9,12 +9,13 @@ that pushes it. Used by :mod:`pypto.runtime.run` (on ``pto`` ops) and
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from typing import TypeVar
 
 T = TypeVar("T")
 
 
-def pushers_first(parts: Sequence[T], pipes: Callable[[T], tuple[set[str], set[str]]]) -> list[T] | None:
+def pushers_first(parts: Sequence[T], pipes: Callable[[T], tuple[AbstractSet[str], AbstractSet[str]]]) -> list[T] | None:
     """``parts`` reordered so each comes after every other part that pushes a pipe it pops (stable
     otherwise); ``pipes(part)`` is (directions it pushes, directions it pops). None when no such order
     exists (two parts push to each other: only interleaved cores could run them)."""
