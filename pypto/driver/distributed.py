@@ -33,6 +33,8 @@ from typing import Any
 
 from pypto.core.program import Program
 from pypto.errors import ArgumentTypeError, InvalidArgumentError
+from pypto.runtime.build_dir import DEBUG_RUNNER, emit_debug_runner_enabled
+from pypto.runtime.debug.run_script import run_script_text
 from pypto.runtime.distributed.config import DistributedConfig, distributed_config_of, under_torchrun
 from pypto.runtime.distributed.windows import remove_window_files
 from pypto.utils.atomic import atomic_write_text
@@ -238,6 +240,11 @@ def _build(fn: Any, name: str, plan: HostPlan, dc: DistributedConfig, platform: 
     atomic_write_text(out / HOST_ORCH, header + render_orchestration(plan, names) + "\n\n# The orchestrator's source:\n"
                       + source)
     compiled.write_meta()
+    if emit_debug_runner_enabled():  # python <build>/debug/run.py replays it (pypto.runtime.debug, §9)
+        from .l3_replay import meta_of
+
+        (out / DEBUG_RUNNER).parent.mkdir(exist_ok=True)
+        atomic_write_text(out / DEBUG_RUNNER, run_script_text(meta_of(compiled, out / META_FILE), l3=True))
     return compiled
 
 

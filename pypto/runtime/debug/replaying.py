@@ -19,6 +19,9 @@ earlier run's: the runtime moves those it would have replaced to ``dfx_outputs/p
 
 Inputs: the tensors given; none -> ``golden.py``'s ``generate_inputs`` when there is one, else inputs built
 from the recorded shapes and dtypes. ``validate=True`` compares the outputs with ``golden.py``.
+
+An L3 (distributed) build (:func:`is_l3_build`) replays through ``pypto.driver.l3_replay`` (:func:`l3_replayer`):
+every ``next_levels/<name>/`` sub-build is checked and spliced as above, then the plan runs on its ranks.
 """
 
 from __future__ import annotations
@@ -69,12 +72,29 @@ from .pto_rebuild import (
 )
 
 
+def is_l3_build(work_dir: Path) -> bool:
+    """An L3 (distributed) build: ``orchestration/host_orch.py`` and no top-level ``kernel_config.py`` (§9)."""
+    return not (work_dir / KERNEL_CONFIG).exists() and (work_dir / "orchestration" / "host_orch.py").exists()
+
+
+def l3_replayer() -> Any:
+    """The module that replays L3 builds (``pypto.driver.l3_replay``: the L3 program lives in the driver layer,
+    above this one), found through the ``pypto.replay`` entry point ``l3`` that ``pyproject.toml`` declares."""
+    from importlib.metadata import entry_points
+
+    found = list(entry_points(group="pypto.replay", name="l3"))
+    if not found:
+        raise BuildDirError(Path("."), "no L3 replayer is installed (the pypto.replay entry point 'l3'): install "
+                            "the project (pip install -e .) to replay L3 builds")  # fmt: skip
+    return found[0].load()
+
+
 def check_build(work_dir: Path) -> None:
-    """Fail early (BuildDirError) when ``work_dir`` is not a single-chip build directory."""
+    """Fail early (BuildDirError) when ``work_dir`` is not a build directory replay runs."""
     if not work_dir.is_dir():
         raise BuildDirError(work_dir, "not a directory; expected a build directory (build_output/<name>_...)")
-    if not (work_dir / KERNEL_CONFIG).exists() and (work_dir / "orchestration" / "host_orch.py").exists():
-        raise BuildDirError(work_dir, "an L3 (distributed) build: replay runs single-chip builds only")
+    if is_l3_build(work_dir):
+        return
     if not (work_dir / KERNEL_CONFIG).exists() and (work_dir / "next_levels").is_dir():
         found = (work_dir / "next_levels").glob(f"*/{KERNEL_CONFIG}")
         entries = sorted(str(d.parent.relative_to(work_dir)) for d in found)
@@ -83,8 +103,8 @@ def check_build(work_dir: Path) -> None:
                                 f"its own: replay one of {', '.join(entries)}")  # fmt: skip
 
 
-def _preflight(work: Path, rebuild: bool) -> tuple[Any, list[Any]]:
-    """Everything read and checked before a write: the run spec, and the splices to make."""
+def preflight(work: Path, rebuild: bool) -> tuple[Any, list[Any]]:
+    """Everything read and checked before a write: the kernel config, and the splices to make."""
     read_meta(work)
     kc = read_kernel_config(work)
     for k in kc.kernels:
@@ -121,7 +141,9 @@ def replay(
     check_build(work)
     config = config if config is not None else RunConfig()
     rebuild = rebuild_from_pto and not rebuild_disabled()
-    kc, plans = _preflight(work, rebuild)
+    if is_l3_build(work):
+        return _replay_l3(work, tensors, config, recompile, rebuild, validate)
+    kc, plans = preflight(work, rebuild)
     meta = read_meta(work)
     spec = load_run_spec(work, config.platform, None)
     golden = load_golden(work) if validate or (not tensors and (work / GOLDEN).is_file()) else None
@@ -157,6 +179,31 @@ def replay(
     if expected is not None:
         check_outputs(golden, named, expected)
     return result
+
+
+def _replay_l3(work: Path, tensors: Sequence[Any], config: RunConfig, recompile: bool, rebuild: bool,
+               validate: bool) -> Any:
+    """:func:`replay` of an L3 build (:mod:`pypto.driver.l3_replay`); returns its ``DistributedRun``."""
+    l3 = l3_replayer()
+    meta = l3.read_meta(work)
+    golden = load_golden(work) if validate or (not tensors and (work / GOLDEN).is_file()) else None
+    if not tensors:
+        named = generate_inputs(golden, meta) if golden is not None else inputs_from_meta(meta, work / L3_META)
+    else:
+        if len(tensors) != len(meta.params):
+            raise TypeError(f"replay: the build takes {len(meta.params)} arguments ({', '.join(meta.param_names)}), "
+                            f"got {len(tensors)}")  # fmt: skip
+        named = list(zip(meta.param_names, tensors, strict=True))
+    expected = expected_outputs(golden, named) if validate and golden is not None else None
+    run_result = l3.replay(work, *[v for _, v in named], config=config, recompile=recompile, rebuild=rebuild)
+    run_result.replay_inputs = named
+    if expected is not None:
+        check_outputs(golden, named, expected)
+    return run_result
+
+
+L3_META = "distributed_meta.json"
+"""An L3 build's metadata (its parameters, platform, ``distributed_config`` and plan)."""
 
 
 def keep_only_written(out: Path, written: dict[str, list[Path]]) -> None:
@@ -284,7 +331,9 @@ def main(
         _set_log_level(args.log_level)
     work: Path = args.work_dir
     check_build(work)
-    meta = read_meta(work)
+    l3 = is_l3_build(work)
+    meta = l3_replayer().read_meta(work) if l3 else read_meta(work)
+    meta_path = work / (L3_META if l3 else META)
     has_golden = (work / GOLDEN).is_file()
     validate = has_golden if args.validate is None else args.validate
     if validate and not has_golden:
@@ -297,7 +346,7 @@ def main(
     elif inline_inputs is not None:
         named = user_inputs(None, "make_inputs", inline_inputs, meta=meta)
     else:
-        named = inputs_from_meta(meta, work / META)
+        named = inputs_from_meta(meta, meta_path)
     config = RunConfig(
         platform=args.platform or meta.platform,
         enable_pmu=args.pmu,
@@ -313,7 +362,12 @@ def main(
                     rebuild_from_pto=not args.no_rebuild_from_pto)  # fmt: skip
     print(result.summary())  # the numbers of the run also when its outputs then differ from golden.py's
     root = work.resolve()
-    written = sorted({_shown(p, root) for paths in result.dfx_outputs.values() for p in paths})
+    if l3:  # each rank's chip dispatches wrote dfx_outputs/rank{r}/d{k}/ in its own process
+        dfx = work / DFX_DIR
+        found = [p for p in dfx.rglob("*") if p.is_file() and "previous" not in p.relative_to(dfx).parts]
+        written = sorted(_shown(p, root) for p in found)
+    else:
+        written = sorted({_shown(p, root) for paths in result.dfx_outputs.values() for p in paths})
     print(f"dfx_outputs: {', '.join(written)}" if written else "dfx_outputs: none (no DFX flag given)")
     if expected is not None:
         check_outputs(golden, named, expected)

@@ -12,14 +12,16 @@ from ..build_dir import BuildMeta
 from ..golden_file import inputs_source
 
 
-def run_script_text(meta: BuildMeta) -> str:
-    """The text of ``debug/run.py`` for a build with metadata ``meta``."""
+def run_script_text(meta: BuildMeta, l3: bool = False) -> str:
+    """The text of ``debug/run.py`` for a build with metadata ``meta`` (``l3``: an L3 build, whose units are in
+    its ``next_levels/<name>/`` sub-builds)."""
     names = [p.name for p in meta.params]
     outputs = [p.name for p in meta.params if p.is_output]
+    where = "next_levels/<name>/" if l3 else ""
     return "\n".join([
         '"""Re-run this build on the simulated chip: python debug/run.py [--pmu N] [--swimlane] ... (--help).',
         "",
-        "Edit ptoas/<unit>.pto (or kernels/<core>/<func>.cpp) and run this again: the edited .pto is",
+        f"Edit {where}ptoas/<unit>.pto (or {where}kernels/<core>/<func>.cpp) and run this again: the edited .pto is",
         "re-assembled, spliced into the kernel C++, run, and dfx_outputs/ written afresh. Without golden.py the",
         "inputs come from make_inputs() (edit freely) and _user_compare() runs after the replay.",
         "Written by pypto.runtime.debug.run_script.",

@@ -114,6 +114,11 @@ class DistributedRun:
         """The run's simulated length: the latest rank clock."""
         return max(r.cycles for r in self.ranks)
 
+    def summary(self) -> str:
+        """One line: the ranks, the run's simulated length and each rank's clock and chip dispatches."""
+        ranks = ", ".join(f"rank {r.rank}: {r.cycles} cycles, {r.dispatches} dispatch(es)" for r in self.ranks)
+        return f"{self.world_size} ranks, {self.cycles} simulated cycles ({ranks})"
+
 
 def _link_target(config: DistributedConfig) -> Target:
     target = config.target if isinstance(config.target, Target) else load_target(config.target)
