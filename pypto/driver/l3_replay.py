@@ -20,7 +20,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from pypto.runtime.build_dir import BuildDirError, BuildMeta, ParamMeta, absent
+from pypto.runtime.build_dir import KERNEL_CONFIG, BuildDirError, BuildMeta, ParamMeta, absent
 from pypto.runtime.config import PLATFORMS, RunConfig
 from pypto.runtime.debug.pto_rebuild import apply_rebuild, invalidate_binary_cache, stale_units
 from pypto.runtime.debug.replaying import preflight
@@ -82,7 +82,8 @@ def replay(
 ) -> DistributedRun:
     """Run the L3 build in ``work`` (module docstring) on ``tensors`` (its parameters in order, Out/InOut written in
     place); returns the run (:class:`DistributedRun`)."""
-    levels = sorted(p for p in (work / NEXT_LEVELS).iterdir() if p.is_dir()) if (work / NEXT_LEVELS).is_dir() else []
+    found = sorted((work / NEXT_LEVELS).glob(f"*/{KERNEL_CONFIG}"))  # the single-chip sub-builds (not the
+    levels = [p.parent for p in found]  # torch-form comm programs nor the built-in collectives: no .pto there)
     plans = {level: preflight(level, rebuild)[1] for level in levels}
     program = load(work, platform=config.platform if config.platform in PLATFORMS else None)
 

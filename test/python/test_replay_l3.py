@@ -97,3 +97,41 @@ def test_a_broken_pto_in_a_sub_build_is_located_and_nothing_changes(
     err = _one_error(capsys)
     assert re.search(r"next_levels/scale_add/ptoas/scale_add_k\.pto:\d+:\d+", err), err
     assert snapshot(l3_build) == before
+
+
+@pytest.mark.parametrize(
+    ("host", "shapes"),
+    [
+        (p3.put_host, [(2, 1, p3.N), (2, 1, p3.N)]),  # kernel-body put / notify / wait
+        (p3.collective_host, [(2, 1, p3.N), (2, 1, p3.N), (2, 1, p3.N), (2, 2, p3.N)]),  # window collectives
+    ],
+    ids=["put_notify_wait", "collectives"],
+)
+def test_replay_gives_what_the_compiled_program_gives(tmp_path: Path, host: object, shapes: list[tuple[int, ...]]) -> None:
+    """Builds whose sub-builds are not all single-chip builds of .pto units (comm programs, built-in levels):
+    the replay of the directory computes what calling the compiled program computes."""
+    torch.manual_seed(3)
+    args = [torch.randn(*shapes[0])] + [torch.zeros(*s) for s in shapes[1:]]
+    dc = DistributedConfig(device_ids=[0, 1], timeout_s=60.0, num_sub_workers=0)
+    compiled = host.compile(*args, config=RunConfig(distributed_config=dc, save_kernels_dir=str(tmp_path / "b")))
+    compiled(*args)
+    again = [args[0]] + [torch.zeros(*s) for s in shapes[1:]]
+    replay(Path(compiled.output_dir), *again)
+    for got, want in zip(again[1:], args[1:], strict=True):
+        assert torch.equal(got, want)
+
+
+def test_replay_of_a_build_with_a_torch_form_rank_program(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A per-rank program built as its torch form (``comm_meta.json``, no ``kernel_config.py`` nor ``.pto``) is
+    not a single-chip build to check or splice: the replay runs it as the compiled program does."""
+    import pypto.driver.distributed as driver
+
+    monkeypatch.setattr(driver, "needs_torch_form", lambda program: True)
+    torch.manual_seed(4)
+    x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
+    dc = DistributedConfig(device_ids=[0, 1], timeout_s=60.0, num_sub_workers=0)
+    compiled = p3.put_host.compile(x, y, config=RunConfig(distributed_config=dc, save_kernels_dir=str(tmp_path / "b")))
+    assert (Path(compiled.output_dir) / "next_levels/put_next/comm_meta.json").is_file()
+    again = torch.zeros(2, 1, p3.N)
+    replay(Path(compiled.output_dir), x, again)
+    assert torch.equal(again, torch.roll(x + 1, 1, dims=0))  # y[r] = x[r-1] + 1
