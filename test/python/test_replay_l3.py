@@ -107,7 +107,9 @@ def test_a_broken_pto_in_a_sub_build_is_located_and_nothing_changes(
     ],
     ids=["put_notify_wait", "collectives"],
 )
-def test_replay_gives_what_the_compiled_program_gives(tmp_path: Path, host: object, shapes: list[tuple[int, ...]]) -> None:
+def test_replay_gives_what_the_compiled_program_gives(
+    tmp_path: Path, host: object, shapes: list[tuple[int, ...]]
+) -> None:
     """Builds whose sub-builds are not all single-chip builds of .pto units (comm programs, built-in levels):
     the replay of the directory computes what calling the compiled program computes."""
     torch.manual_seed(3)
