@@ -6,9 +6,11 @@ accessors answer "no fact" for ops that are not ``pl`` ops.
 
 from __future__ import annotations
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects import scf
+from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
 from .op_base import PLOp
+from .op_families import constant_index
 from .types import TileType
 
 
@@ -42,9 +44,54 @@ def needs_row_major(op: Operation) -> bool:
 
 def valid_shape(value: SSAValue) -> list[SSAValue | int] | None:
     """The valid shape of the tile ``value``, per dim a run-time index value or a static extent, as the op that
-    defines it states it (:meth:`~pypto.dialects.op_base.PLOp.result_valid_shape`); None when that is not
-    known here (a block argument, an op that states no rule)."""
+    defines it states it (:meth:`~pypto.dialects.op_base.PLOp.result_valid_shape`); a tile carried through an
+    ``scf.for`` (its block argument, its result) has its initial value's when the body keeps it. None when that
+    is not known here (an ``if`` result, an op that states no rule)."""
+    if not isinstance(value.type, TileType):
+        return None
+    if value in _ASSUMED:
+        return _ASSUMED[value]
     owner = value.owner
-    if not isinstance(value.type, TileType) or not isinstance(owner, PLOp):
+    if isinstance(value, BlockArgument) and isinstance(loop := value.block.parent_op(), scf.ForOp) and value.index > 0:
+        return _carried_valid_shape(loop, value.index - 1)
+    if isinstance(value, OpResult) and isinstance(owner, scf.ForOp):
+        return _carried_valid_shape(owner, value.index)
+    if not isinstance(owner, PLOp):
         return None
     return owner.result_valid_shape()
+
+
+_ASSUMED: dict[SSAValue, list[SSAValue | int] | None] = {}
+"""The valid shapes assumed of loop block arguments while their loop's yield is followed (an induction)."""
+
+
+def _carried_valid_shape(loop: scf.ForOp, i: int) -> list[SSAValue | int] | None:
+    """The valid shape of the tile ``loop`` carries as its ``i``-th iter_arg: the initial value's, when the value
+    the body yields has it too given that the block argument has it (the device's loop keeps the tile's buffer
+    and its valid shape: ptoas ``lower_for``), else None."""
+    arg = loop.body.block.args[i + 1]
+    start = valid_shape(loop.iter_args[i])
+    term = loop.body.block.last_op
+    if start is None or not isinstance(term, scf.YieldOp) or len(term.operands) <= i:
+        return None
+    _ASSUMED[arg] = start
+    try:
+        after = valid_shape(term.operands[i])
+    finally:
+        del _ASSUMED[arg]
+    return start if after is not None and same_valid_shape(start, after) else None
+
+
+def same_valid_shape(x: list[SSAValue | int], y: list[SSAValue | int]) -> bool:
+    """``x`` and ``y`` are the same valid shape: per dim the same value or equal constants."""
+
+    def extent(v: SSAValue | int) -> SSAValue | int:
+        if isinstance(v, int):
+            return v
+        c = constant_index(v)
+        return v if c is None else c
+
+    def same(a: SSAValue | int, b: SSAValue | int) -> bool:
+        return a == b if isinstance(a, int) and isinstance(b, int) else a is b
+
+    return len(x) == len(y) and all(same(extent(a), extent(b)) for a, b in zip(x, y, strict=True))

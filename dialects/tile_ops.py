@@ -38,6 +38,29 @@ def _whole(tile: SSAValue) -> list[SSAValue | int]:
     return list(tile.type.get_shape())
 
 
+class _RowReduceValid:
+    """A row reduction's valid shape: its input's valid rows by one column (ptoas: ``(valid_row, 1)``)."""
+
+    def result_valid_shape(self) -> list[SSAValue | int] | None:
+        v = valid_shape(self.input)  # type: ignore[attr-defined]
+        return None if v is None else [v[0], 1]
+
+
+class _ColReduceValid:
+    """A column reduction's valid shape: one row by its input's valid columns (ptoas: ``(1, valid_col)``)."""
+
+    def result_valid_shape(self) -> list[SSAValue | int] | None:
+        v = valid_shape(self.input)  # type: ignore[attr-defined]
+        return None if v is None else [1, v[-1]]
+
+
+class _InputValid:
+    """The result is valid where ``input`` is (a broadcast into ``input``'s shape, a cast)."""
+
+    def result_valid_shape(self) -> list[SSAValue | int] | None:
+        return valid_shape(self.input)  # type: ignore[attr-defined]
+
+
 def _ops() -> list[type]:
     return [v for v in globals().values() if isinstance(v, type) and getattr(v, "name", "").startswith("pl.tile.")]
 
@@ -184,42 +207,42 @@ class TileRecipOp(_TileLayer, F.RecipOp):
 
 
 @irdl_op_definition
-class TileRowSumOp(_TileLayer, F.RowReduceOp):
+class TileRowSumOp(_RowReduceValid, _TileLayer, F.RowReduceOp):
     name = "pl.tile.row_sum"
     TORCH: ClassVar[str | None] = "_reduce({input}, 'sum', -1)"
     PTO_OP: ClassVar[str | None] = "pto.trowsum"
 
 
 @irdl_op_definition
-class TileRowMaxOp(_TileLayer, F.RowReduceOp):
+class TileRowMaxOp(_RowReduceValid, _TileLayer, F.RowReduceOp):
     name = "pl.tile.row_max"
     TORCH: ClassVar[str | None] = "_reduce({input}, 'max', -1)"
     PTO_OP: ClassVar[str | None] = "pto.trowmax"
 
 
 @irdl_op_definition
-class TileRowMinOp(_TileLayer, F.RowReduceOp):
+class TileRowMinOp(_RowReduceValid, _TileLayer, F.RowReduceOp):
     name = "pl.tile.row_min"
     TORCH: ClassVar[str | None] = "_reduce({input}, 'min', -1)"
     PTO_OP: ClassVar[str | None] = "pto.trowmin"
 
 
 @irdl_op_definition
-class TileColSumOp(_TileLayer, F.ColReduceOp):
+class TileColSumOp(_ColReduceValid, _TileLayer, F.ColReduceOp):
     name = "pl.tile.col_sum"
     TORCH: ClassVar[str | None] = "_reduce({input}, 'sum', -2)"
     PTO_OP: ClassVar[str | None] = "pto.tcolsum"
 
 
 @irdl_op_definition
-class TileColMaxOp(_TileLayer, F.ColReduceOp):
+class TileColMaxOp(_ColReduceValid, _TileLayer, F.ColReduceOp):
     name = "pl.tile.col_max"
     TORCH: ClassVar[str | None] = "_reduce({input}, 'max', -2)"
     PTO_OP: ClassVar[str | None] = "pto.tcolmax"
 
 
 @irdl_op_definition
-class TileRowExpandOp(_TileLayer, F.RowExpandOp):
+class TileRowExpandOp(_InputValid, _TileLayer, F.RowExpandOp):
     name = "pl.tile.row_expand"
     TORCH: ClassVar[str | None] = "_expand({row_vec}, {input})"
     PTO_OP: ClassVar[str | None] = "pto.trowexpand"
@@ -248,7 +271,7 @@ class TileRowExpandMulOp(_TileLayer, F.RowExpandOp):
 
 
 @irdl_op_definition
-class TileColExpandOp(_TileLayer, F.ColExpandOp):
+class TileColExpandOp(_InputValid, _TileLayer, F.ColExpandOp):
     name = "pl.tile.col_expand"
     TORCH: ClassVar[str | None] = "_expand({col_vec}, {input})"
     PTO_OP: ClassVar[str | None] = "pto.tcolexpand"
@@ -296,7 +319,7 @@ class TileMatmulAccOp(_TileLayer, F.MatmulAccOp):
 
 
 @irdl_op_definition
-class TileCastOp(_TileLayer, F.CastOp):
+class TileCastOp(_InputValid, _TileLayer, F.CastOp):
     name = "pl.tile.cast"
     PTO_OP: ClassVar[str | None] = "pto.tcvt"
 
@@ -316,17 +339,34 @@ class TileAssembleOp(_TileLayer, F.AssembleOp):
     name = "pl.tile.assemble"
     PTO_OP: ClassVar[str | None] = "pto.tmov"
 
+    def result_valid_shape(self) -> list[SSAValue | int] | None:
+        """The target's (the source is written into it)."""
+        return valid_shape(self.target)
+
 
 @irdl_op_definition
 class TileSliceOp(_TileLayer, F.SliceOp):
     name = "pl.tile.slice"
     PTO_OP: ClassVar[str | None] = "pto.textract"
 
+    def result_valid_shape(self) -> list[SSAValue | int] | None:
+        """The whole window when no ``valid_shape`` is given (``pto.textract`` fills it); with one, not stated:
+        ptoas ``lower_extract`` does not carry it to the device yet."""
+        return None if self.valid_shape else _whole(self.result)
+
 
 @irdl_op_definition
 class TileReshapeOp(_TileLayer, F.ReshapeOp):
     name = "pl.tile.reshape"
     PTO_OP: ClassVar[str | None] = "pto.treshape"
+
+    def result_valid_shape(self) -> list[SSAValue | int] | None:
+        """A 2-D reshape of a 2-D tile: the whole tile, as it is lowered (``pto.treshape``'s tile_buf is valid
+        everywhere: ptoas ``lower_reshape``); else not stated (FlattenTileNdTo2D's N-D <-> 2-D reshapes)."""
+        before = self.input.type
+        if isinstance(before, TileType) and len(before.get_shape()) == 2 == len(self.result.type.get_shape()):  # type: ignore[attr-defined]
+            return _whole(self.result)
+        return None
 
 
 @irdl_op_definition
@@ -335,6 +375,11 @@ class TileTransposeOp(_TileLayer, F.TransposeOp):
 
     name = "pl.tile.transpose"
     PTO_OP: ClassVar[str | None] = "pto.ttrans"
+
+    def result_valid_shape(self) -> list[SSAValue | int] | None:
+        """Its input's, the two dims swapped (a 2-D tile)."""
+        v = valid_shape(self.input)
+        return None if v is None or len(v) != 2 else [v[1], v[0]]
 
 
 @irdl_op_definition
@@ -367,6 +412,11 @@ class TileTransposeViewOp(_TileLayer, F.LayerOp):
         view = TileViewAttr.get(_flip_major(v.blayout.data), _flip_major(v.slayout.data), v.fractal.data)
         return TileType.get(shape, t.element_type, t.memory_space, view=view)
 
+    def result_valid_shape(self) -> list[SSAValue | int] | None:
+        """The whole tile, as the view is lowered: ``pto.treshape``'s tile_buf is valid everywhere (ptoas
+        ``lower_reshape``), and the torch code's ``.mT`` carries no valid shape."""
+        return _whole(self.result)
+
 
 def _flip_major(layout: TileLayout) -> TileLayout:
     """row_major <-> col_major; none_box has no major-ness."""
@@ -388,6 +438,10 @@ class TileReadOp(_TileLayer, F.ReadOp):
 @irdl_op_definition
 class TileWriteOp(_TileLayer, F.WriteOp):
     name = "pl.tile.write"
+
+    def result_valid_shape(self) -> list[SSAValue | int] | None:
+        """The target's (one element of it set)."""
+        return valid_shape(self.target)
 
 
 _SPACE = EnumCodec(MemorySpace)

@@ -68,7 +68,7 @@ from pypto.dialects.tile_ops import (
 )
 from pypto.dialects.types import TensorType, TileType
 
-from .base import FunctionPass, index_constant
+from .base import FunctionPass, base_name, index_constant
 from .registry import register_pass
 
 
@@ -155,11 +155,21 @@ class _SideFilter:
     def __init__(self, side: Affinity):
         self.side = side
         self.other = Affinity.VECTOR if side is Affinity.CUBE else Affinity.CUBE
+        self.valid: dict[TileMoveOp, list[SSAValue | int] | None] = {}
 
     def other_tile(self, t: Attribute) -> bool:
         return isinstance(t, TileType) and space_side(t.memory_space) is self.other
 
     def run(self, f: func.FuncOp) -> None:
+        # The valid shape of each tile this side pops, found while the function is whole: cutting loops and
+        # ifs down to this side's tiles drops the other side's carried tiles the rules follow.
+        self.valid = {
+            op: valid_shape(op.tile)
+            for op in f.body.walk()
+            if isinstance(op, TileMoveOp)
+            and affinity(op) in (Affinity.C2V, Affinity.V2C)
+            and _tile_side(op.result) is self.side
+        }
         for block in f.body.blocks:
             self.block(block)
 
@@ -224,7 +234,9 @@ class _SideFilter:
         t = move.result.type
         assert isinstance(t, TileType)
         new: list[Operation] = []
-        valid = _run_time_valid_shape(move.tile, new)
+        valid = _run_time_valid_shape(move.tile, self.valid.get(move), new)
+        for v in valid:
+            self.check_computable(move, v)
         pop = cls.build_from_args(
             {"valid_shape": valid},
             {"shape": INTS.to_attr(list(t.get_shape())), "dtype": t.element_type, "split": INT.to_attr(0)},
@@ -250,6 +262,33 @@ class _SideFilter:
         block.insert_ops_before(new, move)
         move.result.replace_all_uses_with(result)
         Rewriter.erase_op(move)
+
+    def check_computable(self, move: TileMoveOp, value: SSAValue) -> None:
+        """``value``, an extent of the valid shape the pop of ``move`` declares, is computed by the scalar code
+        both cores run, not from a value only the pushing core has (a ``pl.tile.read`` of its tile): a located
+        error naming it otherwise."""
+        seen: set[SSAValue] = set()
+        todo = [value]
+        while todo:
+            v = todo.pop()
+            if v in seen or not isinstance(v.owner, Operation):
+                continue
+            seen.add(v)
+            op = v.owner
+            aff = affinity(op)
+            if aff is Affinity.SHARED:
+                todo.extend(op.operands)
+                continue
+            if aff is self.side:
+                continue
+            name = f"'{base_name(v.name_hint)}'" if v.name_hint else "a value"
+            raise error_at(
+                move,
+                f"ExpandMixedKernel: the tile this pl.move sends to the {self.side.value} core has a valid shape "
+                f"computed from {name} ({op.name} on the {self.other.value} core), which the {self.side.value} "
+                "core cannot compute, so its pop cannot declare it; give both cores the extent (a scalar "
+                "parameter, pl.tensor.read) or make the tile valid everywhere before the move (pl.tile.fillpad)",
+            )
 
     # ---- control flow ------------------------------------------------------
 
@@ -331,12 +370,12 @@ class _SideFilter:
         Rewriter.erase_op(op)
 
 
-def _run_time_valid_shape(tile: SSAValue, new: list[Operation]) -> list[SSAValue]:
-    """The valid shape a pop of ``tile`` (the cross-core move's source, on the pushing side) declares: none when
-    the whole tile is valid or the rule is not known here (the pop takes the tile's static shape), else an index
-    value per dim, the static extents as constants appended to ``new``. The values are scalars, which both cores
-    compute (SHARED), so the popping side has them too."""
-    valid = valid_shape(tile)
+def _run_time_valid_shape(tile: SSAValue, valid: list[SSAValue | int] | None, new: list[Operation]) -> list[SSAValue]:
+    """The valid shape a pop of ``tile`` (the cross-core move's source, on the pushing side) declares, given the
+    tile's ``valid`` shape (:func:`~pypto.dialects.op_facts.valid_shape`): none when the whole tile is valid or
+    the rule is not known (the pop takes the tile's static shape), else an index value per dim, the static
+    extents as constants appended to ``new``. The values are scalars, which both cores compute (SHARED), so the
+    popping side has them too."""
     assert isinstance(tile.type, TileType)
     shape = list(tile.type.get_shape())
     if valid is None or len(shape) != 2 or len(valid) != 2:

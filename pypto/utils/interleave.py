@@ -53,7 +53,7 @@ class Interleaved:
             try:
                 results[i] = parts[i]()
             except BaseException as e:  # noqa: BLE001 -- handed to the caller's thread
-                errors[i], deadlocked[i] = e, any(e is r for r in self._raised)
+                errors[i], deadlocked[i] = e, self._from_deadlock(e)
             with self._cond:
                 self._done[i] = True
                 self._hand_over(i)
@@ -73,6 +73,16 @@ class Interleaved:
         if first is not None:
             raise first
         return results
+
+    def _from_deadlock(self, e: BaseException | None) -> bool:
+        """``e`` is (or was raised from: a part's runner wraps its errors) a deadlock :meth:`wait` raised."""
+        seen: set[int] = set()
+        while e is not None and id(e) not in seen:
+            if any(e is r for r in self._raised):
+                return True
+            seen.add(id(e))
+            e = e.__cause__ or e.__context__
+        return False
 
     def wait(self, queue: Any) -> None:
         """Called by a part popping the empty pipe ``queue`` (a deque or list): hand over, and return once it
