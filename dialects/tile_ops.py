@@ -350,9 +350,8 @@ class TileSliceOp(_TileLayer, F.SliceOp):
     PTO_OP: ClassVar[str | None] = "pto.textract"
 
     def result_valid_shape(self) -> list[SSAValue | int] | None:
-        """The whole window when no ``valid_shape`` is given (``pto.textract`` fills it); with one, not stated:
-        ptoas ``lower_extract`` does not carry it to the device yet."""
-        return None if self.valid_shape else _whole(self.result)
+        """Its ``valid_shape``; the whole window when none is given (``pto.textract`` fills it)."""
+        return list(self.valid_shape) or _whole(self.result)
 
 
 @irdl_op_definition

@@ -224,7 +224,8 @@ def lower_move(st: LoweringState, src: Operation) -> None:
 
 
 def lower_extract(st: LoweringState, src: Operation) -> None:
-    """extract(input, [r, c], shapes) / slice(input, [r, c]) -> textract ins(src, r, c)."""
+    """extract(input, [r, c], shapes) / slice(input, [r, c]) -> textract ins(src, r, c); a slice's
+    ``valid_shape`` is its result's valid shape (the window is otherwise valid everywhere)."""
     a = st.tile(src.operands[0], src)
     if isinstance(src, F.SliceOp):
         offsets = list(src.operands[1:3])
@@ -233,7 +234,11 @@ def lower_extract(st: LoweringState, src: Operation) -> None:
     if len(offsets) != 2:
         raise error_at(src, f"ptoas codegen: '{src.name}' needs 2-D offsets, got {len(offsets)}")
     r, c = (st.scalar(v, src) for v in offsets)
-    _dps(st, src, pto_op(src), [a.value, r, c], _result(st, src, None))
+    given = list(src.valid_shape) if isinstance(src, F.SliceOp) else []  # slice(..., valid_shape=[vr, vc])
+    if given and len(given) != 2:
+        raise error_at(src, f"ptoas codegen: '{src.name}' needs a 2-D valid_shape, got {len(given)} entries")
+    valid = (st.scalar(given[0], src), st.scalar(given[1], src)) if given else None
+    _dps(st, src, pto_op(src), [a.value, r, c], _result(st, src, valid))
 
 
 def lower_create(st: LoweringState, src: Operation) -> None:
