@@ -24,6 +24,7 @@ from __future__ import annotations
 import builtins
 import inspect
 import json
+import math
 import os
 import secrets
 import textwrap
@@ -325,8 +326,9 @@ def _params(names: list[str], args: list[Any], fn: Any) -> list[dict[str, Any]]:
         if hasattr(a, "shape"):
             params.append({"name": n, "direction": direction, "shape": [int(d) for d in a.shape],
                            "dtype": str(a.dtype).removeprefix("torch.")})
-        else:
-            params.append({"name": n, "direction": "In", "scalar": True})
+        else:  # traced into the plan: its value is what every run of this build takes (replay checks it)
+            fixed = {"value": a} if isinstance(a, int | float) and math.isfinite(a) else {}
+            params.append({"name": n, "direction": "In", "scalar": True, **fixed})
     return params
 
 

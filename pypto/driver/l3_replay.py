@@ -17,10 +17,21 @@ runs on ``world_size`` simulated chips with the config's DFX flags (each chip di
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 from typing import Any
 
-from pypto.runtime.build_dir import KERNEL_CONFIG, BuildDirError, BuildMeta, ParamMeta, absent
+from pypto.errors import InvalidArgumentError
+from pypto.runtime.build_dir import (
+    DIRECTIONS,
+    KERNEL_CONFIG,
+    BuildDirError,
+    BuildMeta,
+    ParamMeta,
+    absent,
+    load_run_spec,
+    read_build_text,
+)
 from pypto.runtime.config import PLATFORMS, RunConfig
 from pypto.runtime.debug.pto_rebuild import apply_rebuild, invalidate_binary_cache, stale_units
 from pypto.runtime.debug.replaying import preflight
@@ -28,7 +39,7 @@ from pypto.runtime.distributed.launch import DistributedRun
 from pypto.target.dtypes import ROWS
 
 from .comm_program import DistributedBuildError
-from .distributed import DistributedCompiledProgram
+from .distributed import DistributedCompiledProgram, check_host_args
 from .output_dir import DISTRIBUTED_META, NEXT_LEVELS
 
 
@@ -44,7 +55,7 @@ def meta_of(program: DistributedCompiledProgram, path: Path) -> BuildMeta:
     params = []
     for p in program.params:
         if p.get("scalar"):
-            params.append(ParamMeta(str(p["name"]), "In", [], "index"))
+            params.append(ParamMeta(str(p["name"]), "In", [], "index", p.get("value")))
             continue
         params.append(ParamMeta(str(p["name"]), str(p["direction"]), [int(d) for d in p["shape"]],
                                 _label(str(p["dtype"]), path)))  # fmt: skip
@@ -65,12 +76,126 @@ def load(work: Path, platform: str | None = None) -> DistributedCompiledProgram:
     meta = work / DISTRIBUTED_META
     if not meta.is_file():
         raise BuildDirError(meta, f"{absent(meta)}; an L3 build holds distributed_meta.json, written by compile")
+    check_sidecar(meta)
     try:
-        return DistributedCompiledProgram.from_dir(work, platform=platform)
+        program = DistributedCompiledProgram.from_dir(work, platform=platform)
     except DistributedBuildError as e:
         text = str(e)
         path, _, message = text.partition(": ")
         raise BuildDirError(path if message else meta, message or text) from None
+    check_plan(program, meta)
+    return program
+
+
+_EXPECTED = ("a JSON object {schema: 2, params: [{name, direction, shape, dtype} or {name, scalar: true}], platform, "
+             "distributed_config: {device_ids: [int], num_sub_workers, runtime, aicpu_thread_num}, next_levels: "
+             "[name], host_plan}")  # fmt: skip
+
+
+def check_sidecar(path: Path) -> None:
+    """``distributed_meta.json`` of the types compile writes (what :meth:`~.distributed.DistributedCompiledProgram.
+    from_dir` and the ranks take as they are); a BuildDirError naming it and what was expected otherwise."""
+    text = read_build_text(path, strip_bom=True)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise BuildDirError(f"{path}:{e.lineno}:{e.colno}", f"not valid JSON: {e.msg}") from None
+
+    def bad(what: str) -> BuildDirError:
+        return BuildDirError(path, f"malformed: {what}; expected {_EXPECTED}")
+
+    def ints(value: Any) -> bool:
+        return isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+
+    if not isinstance(data, dict):
+        raise bad(f"got a JSON {type(data).__name__}")
+    if data.get("schema") != 2:  # from_dir names the schema it found
+        return
+    params = data.get("params")
+    if not isinstance(params, list) or not all(isinstance(p, dict) for p in params):
+        raise bad(f"params is {params!r:.60}")
+    for i, p in enumerate(params):
+        name = p.get("name")
+        if not isinstance(name, str) or not name:
+            raise bad(f"params[{i}] has no name")
+        if p.get("scalar") is True:
+            value = p.get("value", 0)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise BuildDirError(path, f"parameter {name!r}: value (the scalar the plan was traced with) must be "
+                                    f"a number, got {value!r:.60}")  # fmt: skip
+            continue
+        if p.get("direction") not in DIRECTIONS:
+            raise BuildDirError(path, f"parameter {name!r}: direction must be one of {', '.join(DIRECTIONS)}, got "
+                                f"{p.get('direction')!r}")  # fmt: skip
+        if not ints(p.get("shape")) or any(d < 0 for d in p["shape"]):
+            raise BuildDirError(path, f"parameter {name!r}: shape must be a list of integers >= 0, got "
+                                f"{p.get('shape')!r}")  # fmt: skip
+        if not isinstance(p.get("dtype"), str):
+            raise BuildDirError(path, f"parameter {name!r}: dtype must be a torch dtype name (float32), got "
+                                f"{p.get('dtype')!r}")  # fmt: skip
+    dc = data.get("distributed_config")
+    if not isinstance(dc, dict):
+        raise bad(f"distributed_config is {dc!r:.60}")
+    if not ints(dc.get("device_ids")) or not dc["device_ids"]:
+        raise bad(f"distributed_config.device_ids is {dc.get('device_ids')!r:.60}")
+    for key in ("num_sub_workers", "aicpu_thread_num"):
+        if not isinstance(dc.get(key), int) or isinstance(dc.get(key), bool):
+            raise bad(f"distributed_config.{key} is {dc.get(key)!r:.60}")
+    if not isinstance(dc.get("runtime"), str):
+        raise bad(f"distributed_config.runtime is {dc.get('runtime')!r:.60}")
+    levels = data.get("next_levels")
+    if not isinstance(levels, list) or not all(isinstance(n, str) and n and "/" not in n for n in levels):
+        raise bad(f"next_levels is {levels!r:.60}")
+    if not isinstance(data.get("host_plan"), dict):
+        raise bad(f"host_plan is {data.get('host_plan')!r:.60}")
+    if not isinstance(data.get("platform", "a2a3sim"), str):
+        raise bad(f"platform is {data.get('platform')!r:.60}")
+
+
+def check_plan(program: DistributedCompiledProgram, path: Path) -> None:
+    """The plan's dispatches against the build: each on a rank of the world, of a program in ``next_levels``,
+    on parameters the build has; a BuildDirError naming ``path`` (``distributed_meta.json``) otherwise."""
+    from .host_trace import HostTensor
+
+    world = program.plan.world_size
+    if world != len(program.distributed_config.device_ids or []):
+        raise BuildDirError(path, f"host_plan is for {world} ranks, distributed_config.device_ids has "
+                            f"{len(program.distributed_config.device_ids or [])}")  # fmt: skip
+    for k, d in enumerate(program.plan.dispatches):
+        if not 0 <= d.rank < world:
+            raise BuildDirError(path, f"host_plan dispatch {k} runs on rank {d.rank}; the world has ranks "
+                                f"0..{world - 1}")  # fmt: skip
+        if not d.program.startswith(("@", "!")) and d.program not in program.programs:
+            listed = ", ".join(sorted(program.programs)) or "none"
+            raise BuildDirError(path, f"host_plan dispatch {k} runs {d.program!r}, which next_levels does not list "
+                                f"(lists: {listed}); an L3 build runs the programs of next_levels/<name>/")  # fmt: skip
+        for a in d.args:
+            if isinstance(a, HostTensor) and not 0 <= a.param < len(program.params):
+                raise BuildDirError(path, f"host_plan dispatch {k} reads parameter {a.param}; the build has "
+                                    f"{len(program.params)}")  # fmt: skip
+
+
+def check_scalars(params: list[dict[str, Any]], args: tuple[Any, ...] | list[Any]) -> None:
+    """A scalar parameter of the host orchestrator is traced into the plan at compile time (the value the
+    sidecar records): another one is an InvalidArgumentError, not a run that silently uses the traced one."""
+    for p, a in zip(params, args, strict=False):
+        if not p.get("scalar") or "value" not in p:
+            continue
+        want = p["value"]
+        if not _same_scalar(a, want):
+            raise InvalidArgumentError(f"argument '{p['name']}' is {a!r}; this L3 build's plan was traced with "
+                                       f"{p['name']}={want!r} ({DISTRIBUTED_META}): the host orchestrator's scalars "
+                                       "are fixed at compile time, recompile it for another value")  # fmt: skip
+
+
+def _same_scalar(a: Any, want: Any) -> bool:
+    """``a`` (a number, a 0-d tensor) is the recorded scalar ``want``."""
+    if isinstance(a, str | bytes) or isinstance(a, bool) != isinstance(want, bool):
+        return False
+    try:
+        return float(a) == float(want)
+    except (TypeError, ValueError, RuntimeError):
+        return False
 
 
 def replay(
@@ -79,13 +204,22 @@ def replay(
     config: RunConfig,
     recompile: bool,
     rebuild: bool,
+    why_skipped: str = "",
 ) -> DistributedRun:
     """Run the L3 build in ``work`` (module docstring) on ``tensors`` (its parameters in order, Out/InOut written in
-    place); returns the run (:class:`DistributedRun`)."""
+    place); returns the run (:class:`DistributedRun`). ``why_skipped``: what turned the splice off (printed)."""
+    program = load(work, platform=config.platform if config.platform in PLATFORMS else None)
     found = sorted((work / NEXT_LEVELS).glob(f"*/{KERNEL_CONFIG}"))  # the single-chip sub-builds (not the
     levels = [p.parent for p in found]  # torch-form comm programs nor the built-in collectives: no .pto there)
-    plans = {level: preflight(level, rebuild)[1] for level in levels}
-    program = load(work, platform=config.platform if config.platform in PLATFORMS else None)
+    plans = {}
+    for level in levels:
+        plans[level] = preflight(level, rebuild)[1]
+        load_run_spec(level)  # its orchestration and metadata read as each rank's chip run reads them
+    if len(tensors) != len(program.params):
+        names = ", ".join(str(p["name"]) for p in program.params)
+        raise TypeError(f"replay: the build takes {len(program.params)} arguments ({names}), got {len(tensors)}")
+    check_host_args(program.params, tensors)
+    check_scalars(program.params, tensors)
 
     # ---- writes from here on ----
     touched = []
@@ -98,7 +232,8 @@ def replay(
         print(f"[pto->cpp] updated {len(touched)} kernel cpp(s)" if touched else "[pto->cpp] no .pto changes detected")
     else:
         stale = [str(p.relative_to(work)) for level in levels for p in stale_units(level)]
-        print("[pto->cpp] skipped" + (f"; edited but not spliced: {', '.join(stale)}" if stale else ""))
+        why = f" ({why_skipped})" if why_skipped else ""
+        print(f"[pto->cpp] skipped{why}" + (f"; edited but not spliced: {', '.join(stale)}" if stale else ""))
     if not recompile and hasattr(config, "recompile_kernels"):
         config = dataclasses.replace(config, recompile_kernels=False)
     program(*tensors, config=config)

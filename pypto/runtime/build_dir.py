@@ -63,12 +63,14 @@ class BuildDirError(Error):
 
 @dataclass(frozen=True)
 class ParamMeta:
-    """One parameter of the entry: name, direction (``In``/``Out``/``InOut``), shape (``[]`` for a scalar), dtype."""
+    """One parameter of the entry: name, direction (``In``/``Out``/``InOut``), shape (``[]`` for a scalar), dtype;
+    ``value``: a scalar's fixed value (an L3 build's host scalar, traced into its plan), else None."""
 
     name: str
     direction: str
     shape: list[int]
     dtype: str
+    value: Any = None
 
     @property
     def is_output(self) -> bool:

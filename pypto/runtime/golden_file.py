@@ -48,12 +48,13 @@ _CONSTANT_TYPES = (int, float, str, bool, type(None))
 
 def inputs_source(meta: BuildMeta, name: str = "generate_inputs") -> str:
     """``def <name>(params=None)``: every parameter in order, seeded (``torch.manual_seed(0)``): inputs
-    ``randn`` (integers ``randint(-8, 8)``), outputs zero, scalars 1."""
+    ``randn`` (integers ``randint(-8, 8)``), outputs zero, scalars 1 (or their recorded value)."""
     lines = [f"def {name}(params=None):", '    """The arguments in parameter order, as (name, value) pairs."""',
              "    torch.manual_seed(0)"]  # fmt: skip
     for p in meta.params:
         if not p.is_tensor:
-            lines.append(f"    {p.name} = {1.0 if p.dtype.startswith(('fp', 'bf')) else 1}")
+            value = p.value if p.value is not None else 1.0 if p.dtype.startswith(("fp", "bf")) else 1
+            lines.append(f"    {p.name} = {value!r}")
             continue
         dt = f"torch.{torch_dtype_name(p.dtype)}"
         shape = tuple(p.shape)
@@ -257,9 +258,11 @@ def run_user_code(path: Path | str | None, what: str, fn: Callable[..., _T], *ar
         raise BuildDirError(where, f"{what} raised {type(e).__name__}: {e}") from e
 
 
-def user_inputs(path: Path | str | None, what: str, fn: Callable[..., Any], *args: Any, meta: BuildMeta) -> list[Any]:
+def user_inputs(path: Path | str | None, what: str, fn: Callable[..., Any], *args: Any, meta: BuildMeta,
+                meta_file: str = META) -> list[Any]:
     """``fn(*args)`` (:func:`run_user_code`) as the build's arguments: ``(name, value)`` pairs, one per
-    parameter of ``meta`` in order; anything else is a BuildDirError naming ``path`` and what was expected."""
+    parameter of ``meta`` in order; anything else is a BuildDirError naming ``path`` and what was expected
+    (``meta_file``: the sidecar ``meta`` was read from, ``distributed_meta.json`` for an L3 build)."""
     got = run_user_code(path, what, fn, *args)
     try:
         named = [(name, value) for name, value in got]
@@ -269,10 +272,10 @@ def user_inputs(path: Path | str | None, what: str, fn: Callable[..., Any], *arg
         shown = f"({', '.join(str(n) for n, _ in named)})" if named is not None else " ".join(repr(got).split())[:80]
         raise BuildDirError(
             _source_file(path, fn, what),
-            f"{what} must return the arguments as [(name, value), ...] in compiled_meta.json's parameter order "
+            f"{what} must return the arguments as [(name, value), ...] in {meta_file}'s parameter order "
             f"({', '.join(meta.param_names)}), got {shown}",
         )
-    bad = mismatched_input(named, meta)
+    bad = mismatched_input(named, meta, meta_file)
     if bad is not None:
         code, where = getattr(fn, "__code__", None), _source_file(path, fn, what)
         if code is not None and Path(code.co_filename).resolve() == Path(where).resolve():
@@ -281,7 +284,7 @@ def user_inputs(path: Path | str | None, what: str, fn: Callable[..., Any], *arg
     return named
 
 
-def mismatched_input(named: Sequence[tuple[str, Any]], meta: BuildMeta) -> str | None:
+def mismatched_input(named: Sequence[tuple[str, Any]], meta: BuildMeta, meta_file: str = META) -> str | None:
     """``'a' of shape [..] and dtype ..; the build takes [..] and ..`` for the first tensor of ``named`` (the
     arguments in parameter order) whose shape or dtype is not the one ``meta`` records; None when all are.
     Scalars and values that are no tensor are left to the run."""
@@ -297,13 +300,13 @@ def mismatched_input(named: Sequence[tuple[str, Any]], meta: BuildMeta) -> str |
         want = (param.shape, want_dtype)
         if got != want:
             return (f"{name!r} of shape {got[0]} and dtype {got[1]}; the build takes {want[0]} and {want[1]} "
-                    "(compiled_meta.json)")  # fmt: skip
+                    f"({meta_file})")  # fmt: skip
     return None
 
 
-def generate_inputs(golden: types.ModuleType, meta: BuildMeta) -> list[Any]:
+def generate_inputs(golden: types.ModuleType, meta: BuildMeta, meta_file: str = META) -> list[Any]:
     """``golden.generate_inputs({})`` as the arguments (:func:`user_inputs`)."""
-    return user_inputs(golden.__file__, "generate_inputs", golden.generate_inputs, {}, meta=meta)
+    return user_inputs(golden.__file__, "generate_inputs", golden.generate_inputs, {}, meta=meta, meta_file=meta_file)
 
 
 def expected_outputs(golden: types.ModuleType, named: Sequence[tuple[str, Any]]) -> dict[str, Any]:

@@ -95,6 +95,10 @@ def check_build(work_dir: Path) -> None:
         raise BuildDirError(work_dir, "not a directory; expected a build directory (build_output/<name>_...)")
     if is_l3_build(work_dir):
         return
+    host_orch = work_dir / "orchestration" / "host_orch.py"
+    if not (work_dir / KERNEL_CONFIG).exists() and (work_dir / L3_META).is_file():
+        raise BuildDirError(host_orch, f"{absent(host_orch)}; an L3 build ({L3_META}) holds orchestration/host_orch.py, "
+                            "written by compile: recompile the @pl.jit.host program into this directory")  # fmt: skip
     if not (work_dir / KERNEL_CONFIG).exists() and (work_dir / "next_levels").is_dir():
         found = (work_dir / "next_levels").glob(f"*/{KERNEL_CONFIG}")
         entries = sorted(str(d.parent.relative_to(work_dir)) for d in found)
@@ -141,8 +145,9 @@ def replay(
     check_build(work)
     config = config if config is not None else RunConfig()
     rebuild = rebuild_from_pto and not rebuild_disabled()
+    why = "rebuild_from_pto=False" if not rebuild_from_pto else "PYPTO_REBUILD_FROM_PTO=0"
     if is_l3_build(work):
-        return _replay_l3(work, tensors, config, recompile, rebuild, validate)
+        return _replay_l3(work, tensors, config, recompile, rebuild, validate, "" if rebuild else why)
     kc, plans = preflight(work, rebuild)
     meta = read_meta(work)
     spec = load_run_spec(work, config.platform, None)
@@ -165,7 +170,6 @@ def replay(
         print(f"[pto->cpp] updated {len(touched)} kernel cpp(s)" if touched else "[pto->cpp] no .pto changes detected")
     else:
         stale = [str(p.relative_to(work)) for p in stale_units(work)]
-        why = "rebuild_from_pto=False" if not rebuild_from_pto else "PYPTO_REBUILD_FROM_PTO=0"
         print(f"[pto->cpp] skipped ({why})" + (f"; edited but not spliced: {', '.join(stale)}" if stale else ""))
     if recompile:
         invalidate_binary_cache(work)
@@ -182,20 +186,27 @@ def replay(
 
 
 def _replay_l3(work: Path, tensors: Sequence[Any], config: RunConfig, recompile: bool, rebuild: bool,
-               validate: bool) -> Any:
+               validate: bool, why_skipped: str) -> Any:
     """:func:`replay` of an L3 build (:mod:`pypto.driver.l3_replay`); returns its ``DistributedRun``."""
     l3 = l3_replayer()
     meta = l3.read_meta(work)
     golden = load_golden(work) if validate or (not tensors and (work / GOLDEN).is_file()) else None
     if not tensors:
-        named = generate_inputs(golden, meta) if golden is not None else inputs_from_meta(meta, work / L3_META)
+        if golden is not None:
+            named = generate_inputs(golden, meta, L3_META)
+        else:
+            named = inputs_from_meta(meta, work / L3_META)
     else:
         if len(tensors) != len(meta.params):
             raise TypeError(f"replay: the build takes {len(meta.params)} arguments ({', '.join(meta.param_names)}), "
                             f"got {len(tensors)}")  # fmt: skip
         named = list(zip(meta.param_names, tensors, strict=True))
+        bad = mismatched_input(named, meta, L3_META)
+        if bad is not None:
+            raise InvalidArgumentError(f"replay: argument {bad}")
     expected = expected_outputs(golden, named) if validate and golden is not None else None
-    run_result = l3.replay(work, *[v for _, v in named], config=config, recompile=recompile, rebuild=rebuild)
+    run_result = l3.replay(work, *[v for _, v in named], config=config, recompile=recompile, rebuild=rebuild,
+                           why_skipped=why_skipped)
     run_result.replay_inputs = named
     if expected is not None:
         check_outputs(golden, named, expected)
@@ -342,9 +353,9 @@ def main(
         )
     golden = load_golden(work) if validate or (has_golden and inline_inputs is None) else None
     if golden is not None:
-        named = generate_inputs(golden, meta)
+        named = generate_inputs(golden, meta, meta_path.name)
     elif inline_inputs is not None:
-        named = user_inputs(None, "make_inputs", inline_inputs, meta=meta)
+        named = user_inputs(None, "make_inputs", inline_inputs, meta=meta, meta_file=meta_path.name)
     else:
         named = inputs_from_meta(meta, meta_path)
     config = RunConfig(
