@@ -111,7 +111,7 @@ def _reshape(n: Names, op: PLOp, a: ArgView) -> str:
 
 
 def _transpose(n: Names, op: PLOp, a: ArgView) -> str:
-    return f"{n.v(a.value('input'))}.transpose({int(a.attr('axis1'))}, {int(a.attr('axis2'))}).contiguous()"
+    return f"_transpose({n.v(a.value('input'))}, {int(a.attr('axis1'))}, {int(a.attr('axis2'))})"
 
 
 def _dim(n: Names, op: PLOp, a: ArgView) -> str:
@@ -198,8 +198,10 @@ def class_lowering(cls: type[PLOp]) -> Lowering | None:
 
 def lowering(op: PLOp) -> tuple[Lowering, bool] | None:
     """The lowering of a pl op and whether its result inherits the first operand's
-    valid shape (tile ops whose class says ``KEEPS_VALID_SHAPE``); None if unknown."""
+    valid shape (tile and tensor ops whose class says ``KEEPS_VALID_SHAPE``: a tensor-level
+    element-wise op of a ``pl.slice(..., valid_shape=)`` becomes a tile op of that valid
+    shape in ConvertTensorToTileOps); None if unknown."""
     fn = class_lowering(type(op))
     if fn is None:
         return None
-    return fn, getattr(op, "LAYER", None) == F.TILE and op.KEEPS_VALID_SHAPE
+    return fn, getattr(op, "LAYER", None) in (F.TILE, F.TENSOR) and op.KEEPS_VALID_SHAPE

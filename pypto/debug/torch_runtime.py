@@ -107,7 +107,13 @@ def _interleaved(names: Sequence[str], parts: Sequence[Any]) -> list[Any]:
 
 def _tile_load(t: torch.Tensor, offsets: Sequence[int], shape: Sequence[int], valid: Sequence[int] | None = None) -> torch.Tensor:
     """A DDR window as a new tile: the valid region is copied, everything else
-    (including any part of the window outside ``t``) is zero."""
+    (including any part of the window outside ``t``) is zero. A valid shape outside 0..the tile's extent
+    (a run-time ``valid_shape=[n, 32]`` with ``n`` too big or negative) is an error, as on the device."""
+    if valid and any(not 0 <= int(v) <= int(s) for v, s in zip(valid, shape, strict=True)):
+        raise ValueError(
+            f"tile.load: valid_shape {[int(v) for v in valid]} is outside the tile's shape {[int(s) for s in shape]} "
+            "(each extent must be between 0 and the tile's)"
+        )
     tile = torch.zeros(tuple(int(s) for s in shape), dtype=t.dtype)
     extent = [min(int(v), int(s)) for v, s in zip(valid, shape, strict=True)] if valid else list(shape)
     src, dst = _window(t.shape, offsets, extent)
@@ -145,7 +151,8 @@ def _slice(x: torch.Tensor, shape: Sequence[int], offsets: Sequence[int], valid:
     if inside:
         view = x[tuple(slice(int(o), int(o) + int(s)) for o, s in zip(offsets, shape, strict=True))]
         return _tag(view, valid) if valid else view
-    return _tile_load(x, offsets, shape, valid)
+    clipped = [max(0, min(int(v), int(s))) for v, s in zip(valid, shape, strict=True)] if valid else None
+    return _tile_load(x, offsets, shape, clipped)
 
 
 def _div(a: Any, b: Any) -> Any:
@@ -180,17 +187,28 @@ def _expand(vec: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     return _like(vec.expand(like.shape).clone(), like)
 
 
+def _swapped(valid: tuple[int, ...], trans: bool) -> tuple[int, ...]:
+    """``valid`` with its last two dims swapped when ``trans``."""
+    return (*valid[:-2], valid[-1], valid[-2]) if trans and len(valid) >= 2 else valid
+
+
 def _matmul(a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype, a_trans: bool = False, b_trans: bool = False) -> torch.Tensor:
-    """``a @ b`` accumulated in fp32 (int64 for integers), cast to ``dtype``."""
+    """``a @ b`` accumulated in fp32 (int64 for integers), cast to ``dtype``. As the device's ``tmatmul``: when
+    an operand carries a valid shape, K is the valid extent both share (``a``'s valid columns, ``b``'s valid
+    rows: the padding takes no part) and the result is ``a``'s valid rows by ``b``'s valid columns."""
     x = a.transpose(-1, -2) if a_trans else a
     y = b.transpose(-1, -2) if b_trans else b
+    tagged = x.dim() >= 2 and y.dim() >= 2 and (hasattr(a, _VALID) or hasattr(b, _VALID))
+    if tagged:
+        va, vb = _swapped(_valid_shape(a), a_trans), _swapped(_valid_shape(b), b_trans)
+        k = min(va[-1], vb[-2])
+        x, y = x[..., :k], y[..., :k, :]
     if x.dtype.is_floating_point:
         out = torch.matmul(x.float(), y.float()).to(dtype)
     else:
         out = torch.matmul(x.long(), y.long()).to(dtype)
-    if out.dim() == 2 and (hasattr(a, _VALID) or hasattr(b, _VALID)):  # the device: a's valid rows by b's columns
-        rows, cols = _valid_shape(a)[::-1][0 if a_trans else 1], _valid_shape(b)[::-1][1 if b_trans else 0]
-        _tag(out, (rows, cols))
+    if tagged and out.dim() == 2:  # the device: a's valid rows by b's valid columns
+        _tag(out, (va[-2], vb[-1]))
     return out
 
 
@@ -224,6 +242,16 @@ def _cast(x: torch.Tensor, dtype: torch.dtype, mode: str = "round") -> torch.Ten
         inside = x.clamp(info.min, info.max).to(dtype)  # ends: exact in float64 below 2**53 only
         return _like(torch.where(x >= info.max, high, torch.where(x <= info.min, low, inside)), source)
     return _like(x.to(dtype), source)
+
+
+def _transpose(x: torch.Tensor, axis1: int, axis2: int) -> torch.Tensor:
+    """``transpose``: a transposed copy; a valid shape is transposed with it (``pto.ttrans``)."""
+    out = x.transpose(axis1, axis2).contiguous()
+    if hasattr(x, _VALID):
+        valid = list(_valid_shape(x))
+        valid[axis1], valid[axis2] = valid[axis2], valid[axis1]
+        _tag(out, valid)
+    return out
 
 
 def _move(x: torch.Tensor) -> torch.Tensor:
