@@ -614,6 +614,10 @@ def check_host_args(params: list[dict[str, Any]], args: tuple[Any, ...] | list[A
             if tensor and len(a.shape) > 0:
                 raise ArgumentTypeError(f"argument '{name}' is a scalar parameter, got a tensor of shape "
                                         f"{tuple(a.shape)}")
+            if "value" in p and not _same_scalar(a, p["value"]):  # the plan holds the value it was traced with
+                raise InvalidArgumentError(f"argument '{name}' is {a!r}; this L3 build's plan was traced with "
+                                           f"{name}={p['value']!r} ({META_FILE}): the host orchestrator's scalars "
+                                           "are fixed at compile time, recompile it for another value")  # fmt: skip
             continue
         if "shape" not in p:
             continue
@@ -626,6 +630,16 @@ def check_host_args(params: list[dict[str, Any]], args: tuple[Any, ...] | list[A
         dtype = str(a.dtype).removeprefix("torch.")
         if "dtype" in p and dtype != p["dtype"]:
             raise ArgumentTypeError(f"argument '{name}' has dtype {dtype}; the program expects {p['dtype']}")
+
+
+def _same_scalar(a: Any, want: Any) -> bool:
+    """``a`` (a number, a 0-d tensor) is the recorded scalar ``want``."""
+    if isinstance(a, str | bytes) or isinstance(a, bool) != isinstance(want, bool):
+        return False
+    try:
+        return float(a) == float(want)
+    except (TypeError, ValueError, RuntimeError):
+        return False
 
 
 def _chip_config(config: Any) -> Any:

@@ -21,7 +21,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pypto.errors import InvalidArgumentError
 from pypto.runtime.build_dir import (
     DIRECTIONS,
     KERNEL_CONFIG,
@@ -175,29 +174,6 @@ def check_plan(program: DistributedCompiledProgram, path: Path) -> None:
                                     f"{len(program.params)}")  # fmt: skip
 
 
-def check_scalars(params: list[dict[str, Any]], args: tuple[Any, ...] | list[Any]) -> None:
-    """A scalar parameter of the host orchestrator is traced into the plan at compile time (the value the
-    sidecar records): another one is an InvalidArgumentError, not a run that silently uses the traced one."""
-    for p, a in zip(params, args, strict=False):
-        if not p.get("scalar") or "value" not in p:
-            continue
-        want = p["value"]
-        if not _same_scalar(a, want):
-            raise InvalidArgumentError(f"argument '{p['name']}' is {a!r}; this L3 build's plan was traced with "
-                                       f"{p['name']}={want!r} ({DISTRIBUTED_META}): the host orchestrator's scalars "
-                                       "are fixed at compile time, recompile it for another value")  # fmt: skip
-
-
-def _same_scalar(a: Any, want: Any) -> bool:
-    """``a`` (a number, a 0-d tensor) is the recorded scalar ``want``."""
-    if isinstance(a, str | bytes) or isinstance(a, bool) != isinstance(want, bool):
-        return False
-    try:
-        return float(a) == float(want)
-    except (TypeError, ValueError, RuntimeError):
-        return False
-
-
 def replay(
     work: Path,
     *tensors: Any,
@@ -219,7 +195,6 @@ def replay(
         names = ", ".join(str(p["name"]) for p in program.params)
         raise TypeError(f"replay: the build takes {len(program.params)} arguments ({names}), got {len(tensors)}")
     check_host_args(program.params, tensors)
-    check_scalars(program.params, tensors)
 
     # ---- writes from here on ----
     touched = []

@@ -224,3 +224,16 @@ def test_a_skipped_splice_says_why(build: Path, capsys: pytest.CaptureFixture[st
     """Before: an L3 replay printed '[pto->cpp] skipped' without the reason a single-chip replay gives."""
     replay(build, rebuild_from_pto=False)
     assert "[pto->cpp] skipped (rebuild_from_pto=False); edited but not spliced: " + str(UNIT) in capsys.readouterr().out
+
+
+def test_calling_the_compiled_program_with_another_scalar_is_refused(scalar_build: Path) -> None:
+    """Before: ``DistributedCompiledProgram`` called with k=1 ran the plan traced with k=7 and said nothing; the
+    check is the one replay makes (``check_host_args``), and the jit function itself compiles for the new value."""
+    from pypto.ir.distributed_compiled_program import DistributedCompiledProgram
+
+    program = DistributedCompiledProgram.from_dir(scalar_build)
+    x, y = torch.randn(4, 2, p3.N), torch.zeros(4, 2, p3.N)
+    with pytest.raises(InvalidArgumentError, match=r"argument 'k' is 1; this L3 build's plan was traced with k=7"):
+        program(x, y, 1)
+    program(x, y, 7)
+    assert torch.allclose(y[:2], x[:2] * 3 + 7, atol=1e-5)
