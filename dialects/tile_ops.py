@@ -458,7 +458,7 @@ class TileFillpadOp(_TileLayer, F.UnaryOp):
     FLOAT_ONLY: ClassVar[bool] = False
     KEEPS_VALID_SHAPE: ClassVar[bool] = False
     PTO_OP: ClassVar[str | None] = "pto.tfillpad"
-    NO_TORCH: ClassVar[str | None] = "torch_codegen tracks no valid shapes, so it cannot tell the padding apart"
+    TORCH_CALL: ClassVar[str | None] = "_fillpad"  # the torch runtime's helper: (input, pad_value)
 
     def result_valid_shape(self) -> list[SSAValue | int] | None:
         """The whole tile: the padding is data now."""

@@ -254,6 +254,27 @@ def _transpose(x: torch.Tensor, axis1: int, axis2: int) -> torch.Tensor:
     return out
 
 
+def _fillpad(x: torch.Tensor, pad: str = "zero") -> torch.Tensor:
+    """``tile.fillpad``: ``x`` valid everywhere, what lies outside its valid shape set to ``pad`` (``zero``;
+    ``max`` / ``min``: +-inf for floats, the integer range's ends otherwise; ``null``: left as it is), as
+    ``pto.tfillpad`` does."""
+    out = x.clone()
+    valid = _valid_shape(x)
+    if pad == "null" or tuple(valid) == tuple(x.shape):
+        return out
+    if pad == "zero":
+        fill: float | int = 0
+    elif x.dtype.is_floating_point:
+        fill = float("inf") if pad == "max" else float("-inf")
+    else:
+        info = torch.iinfo(x.dtype)
+        fill = info.max if pad == "max" else info.min
+    outside = torch.ones(x.shape, dtype=torch.bool)
+    outside[tuple(slice(0, int(v)) for v in valid)] = False
+    out[outside] = fill
+    return out
+
+
 def _move(x: torch.Tensor) -> torch.Tensor:
     """``tile.move``: an on-chip copy (keeps the valid shape)."""
     return _like(x.clone(), x)

@@ -71,3 +71,27 @@ def test_fillpad_after_a_runtime_valid_shape(n: int) -> None:
     x, out = -torch.rand(16, 128) - 1.0, torch.zeros(16, 1)  # all negative: an unfilled pad (0) would win
     run(RuntimeValid, x, out, torch.tensor([n]), config=RunConfig(platform="a2a3sim"))
     torch.testing.assert_close(out, x[:, :n].max(dim=1, keepdim=True).values)
+
+
+@pl.jit
+def _masked_row_max(data: pl.Tensor, output: pl.Out[pl.Tensor], n: pl.Scalar[pl.INDEX]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s = pl.load(data, [0, 0], [16, 64], valid_shape=[16, n])
+        tmp = pl.create_tile([16, 64], dtype=pl.FP32)
+        m = pl.row_max(pl.tile.fillpad(s, pad_value=pl.PadValue.min), tmp)  # the padding never wins
+        pl.store(pl.row_expand_sub(pl.tile.fillpad(s), m), [0, 0], output)  # zero-padded, minus the row max
+    return output
+
+
+def test_the_torch_reference_fills_the_pad_region_as_the_device_does(tmp_path: Path) -> None:
+    """validate_ir stopped at every dump with "no torch lowering for op pl.tile.fillpad": the torch code had no
+    fillpad (its NO_TORCH said it tracked no valid shapes, which it does since issue 7's _tile_load)."""
+    torch.manual_seed(1)
+    d = torch.randn(16, 64) - 5.0  # all negative: a zero pad would win the row max
+    out = torch.zeros(16, 64)
+    _masked_row_max(d, out, 40, config=RunConfig(save_kernels_dir=str(tmp_path / "run")))
+    m = d[:, :40].max(dim=1, keepdim=True).values
+    want = torch.cat([d[:, :40], torch.zeros(16, 24)], dim=1) - m
+    assert torch.allclose(out, want, atol=1e-5)
+    compiled = compile(_masked_row_max.specialize(d, out, 40), output_dir=tmp_path / "build")
+    compiled.validate_ir({"data": d, "output": torch.zeros(16, 64), "n": 40}, {"output": want}, rtol=1e-5, atol=1e-5)
