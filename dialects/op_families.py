@@ -522,6 +522,8 @@ def check_window(a: ArgView, shape: tuple[int, ...], source: tuple[int, ...], of
             vv = constant_index(valid_values[dim])
             if vv is None:
                 continue
+            if not 0 <= vv <= size:
+                raise a.fail(f"valid_shape[{dim}] = {vv} is outside the tile's {size} (0 to the window's extent)")
             extent = vv
         if off < 0:
             raise a.fail(f"offset {off} in dimension {dim} is negative")
@@ -554,6 +556,10 @@ class SliceOp(LayerOp):
         _check_indices(a, "offset", len(shape))
         if a.values("valid_shape"):
             _check_indices(a, "valid_shape", len(shape))
+            for dim, (v, size) in enumerate(zip(a.values("valid_shape"), shape, strict=True)):
+                extent = constant_index(v)
+                if extent is not None and not 0 <= extent <= size:
+                    raise a.fail(f"valid_shape[{dim}] = {extent} is outside the window's {size} (0 to its extent)")
         for d, full in zip(shape, x.get_shape(), strict=True):
             if full != DYNAMIC and d > full:
                 raise a.fail(f"window shape {list(shape)} exceeds the input shape {list(x.get_shape())}")

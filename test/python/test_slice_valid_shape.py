@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import torch
 
 import pypto.language as pl
+from pypto.errors import ParserTypeError
 from pypto.ir import compile as ir_compile
 from pypto.runtime import RunConfig
 
@@ -52,3 +54,24 @@ def test_a_slice_with_a_valid_shape_crosses_to_the_cube(tmp_path: Path) -> None:
     _window_matmul(a, b, c, 5, config=RunConfig(save_kernels_dir=str(tmp_path)))
     assert torch.allclose(c[:5], a[8:13] @ b, rtol=1e-4, atol=1e-4)
     assert bool((c[5:] == -1.0).all())
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ("    t = pl.load(a, [0, 0], [16, 32], valid_shape=[-1, 32])\n",
+         "pl.tile.load: valid_shape[0] = -1 is outside the tile's 16"),
+        ("    t = pl.load(a, [0, 0], [16, 32], valid_shape=[17, 32])\n",
+         "pl.tile.load: valid_shape[0] = 17 is outside the tile's 16"),
+        ("    t = pl.load(a, [0, 0], [16, 32])\n    s = pl.slice(t, [8, 32], [0, 0], valid_shape=[20, 32])\n",
+         "pl.tile.slice: valid_shape[0] = 20 is outside the window's 8"),
+    ],
+    ids=["load_negative", "load_past_the_tile", "slice_past_the_window"],
+)  # fmt: skip
+def test_a_static_valid_shape_outside_its_tile_is_a_located_error(body: str, says: str) -> None:
+    """Accepted before: the run then stopped in numpy ("could not broadcast input array from shape (17,32) into
+    shape (16,32)") or stored a window the user did not mean."""
+    src = f"import pypto.language as pl\n\n@pl.function(type=pl.FunctionType.InCore)\ndef f(a: pl.Tensor[[32, 32], pl.FP32]):\n{body}    return\n"
+    with pytest.raises(ParserTypeError) as e:
+        pl.parse(src, filename="k.py")
+    assert "k.py:" in str(e.value) and says in str(e.value), str(e.value)
