@@ -44,6 +44,7 @@ from ..build_dir import (
     META,
     BuildDirError,
     BuildDirProgram,
+    BuildMeta,
     absent,
     load_run_spec,
     read_kernel_config,
@@ -151,18 +152,7 @@ def replay(
     kc, plans = preflight(work, rebuild)
     meta = read_meta(work)
     spec = load_run_spec(work, config.platform, None)
-    golden = load_golden(work) if validate or (not tensors and (work / GOLDEN).is_file()) else None
-    if not tensors:
-        named = generate_inputs(golden, meta) if golden is not None else inputs_from_meta(meta, work / META)
-    else:
-        if len(tensors) != len(meta.params):
-            raise TypeError(f"replay: the build takes {len(meta.params)} arguments ({', '.join(meta.param_names)}), "
-                            f"got {len(tensors)}")  # fmt: skip
-        named = list(zip(meta.param_names, tensors, strict=True))
-        bad = mismatched_input(named, meta)
-        if bad is not None:
-            raise InvalidArgumentError(f"replay: argument {bad}")
-    expected = expected_outputs(golden, named) if validate and golden is not None else None
+    golden, named, expected = _inputs(work, meta, META, tensors, validate)
 
     # ---- writes from here on ----
     if rebuild:
@@ -190,27 +180,36 @@ def _replay_l3(work: Path, tensors: Sequence[Any], config: RunConfig, recompile:
     """:func:`replay` of an L3 build (:mod:`pypto.driver.l3_replay`); returns its ``DistributedRun``."""
     l3 = l3_replayer()
     meta = l3.read_meta(work)
-    golden = load_golden(work) if validate or (not tensors and (work / GOLDEN).is_file()) else None
-    if not tensors:
-        if golden is not None:
-            named = generate_inputs(golden, meta, L3_META)
-        else:
-            named = inputs_from_meta(meta, work / L3_META)
-    else:
-        if len(tensors) != len(meta.params):
-            raise TypeError(f"replay: the build takes {len(meta.params)} arguments ({', '.join(meta.param_names)}), "
-                            f"got {len(tensors)}")  # fmt: skip
-        named = list(zip(meta.param_names, tensors, strict=True))
-        bad = mismatched_input(named, meta, L3_META)
-        if bad is not None:
-            raise InvalidArgumentError(f"replay: argument {bad}")
-    expected = expected_outputs(golden, named) if validate and golden is not None else None
+    golden, named, expected = _inputs(work, meta, L3_META, tensors, validate)
     run_result = l3.replay(work, *[v for _, v in named], config=config, recompile=recompile, rebuild=rebuild,
                            why_skipped=why_skipped)
     run_result.replay_inputs = named
     if expected is not None:
         check_outputs(golden, named, expected)
     return run_result
+
+
+def _inputs(work: Path, meta: BuildMeta, meta_file: str, tensors: Sequence[Any],
+            validate: bool) -> tuple[Any, list[tuple[str, Any]], dict[str, Any] | None]:
+    """The replay's golden module (or None), its arguments as ``(name, value)`` pairs, and the outputs golden.py
+    expects when ``validate``: the ``tensors`` given (checked against ``meta``, read from ``meta_file``), else
+    golden.py's ``generate_inputs``, else inputs made from the recorded shapes and dtypes. Nothing is written."""
+    golden = load_golden(work) if validate or (not tensors and (work / GOLDEN).is_file()) else None
+    if not tensors:
+        if golden is not None:
+            named = generate_inputs(golden, meta, meta_file)
+        else:
+            named = inputs_from_meta(meta, work / meta_file)
+    else:
+        if len(tensors) != len(meta.params):
+            raise TypeError(f"replay: the build takes {len(meta.params)} arguments ({', '.join(meta.param_names)}), "
+                            f"got {len(tensors)}")  # fmt: skip
+        named = list(zip(meta.param_names, tensors, strict=True))
+        bad = mismatched_input(named, meta, meta_file)
+        if bad is not None:
+            raise InvalidArgumentError(f"replay: argument {bad}")
+    expected = expected_outputs(golden, named) if validate and golden is not None else None
+    return golden, named, expected
 
 
 L3_META = "distributed_meta.json"
