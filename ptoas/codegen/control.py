@@ -20,6 +20,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from pypto.diagnostics import error_at
 from pypto.dialects.types import TensorType, TileType
+from pypto.ptoas.dialect.tile_ops import AllocTileOp
 
 from .state import LoweringState, TileRef, mem_key
 from .tile_ops import HANDLERS, Handler
@@ -151,6 +152,7 @@ def lower_if(st: LoweringState, op: scf.IfOp) -> None:
     for r in results:
         targets.append(st.alloc(r.type, None, op, r.name_hint) if isinstance(r.type, TileType) else None)
     branches: list[Region] = []
+    yielded_refs: list[list[TileRef]] = []  # per branch, the tile each result takes
     for region in (op.true_region, op.false_region):
         if not region.blocks:
             if scalar_idx or any(t is not None for t in targets):
@@ -160,6 +162,7 @@ def lower_if(st: LoweringState, op: scf.IfOp) -> None:
         new_block = Block()
         yielded = lower_block(st, region.block, new_block) or []
         saved, st.block = st.block, new_block
+        yielded_refs.append([st.tile(v, op) for v, t in zip(yielded, targets, strict=True) if t is not None])
         _yield_tiles(st, op, yielded, targets)
         for i, r in enumerate(results):
             if isinstance(r.type, TensorType) and region is op.true_region:
@@ -171,6 +174,43 @@ def lower_if(st: LoweringState, op: scf.IfOp) -> None:
     st.emit(new, op)
     for j, i in enumerate(scalar_idx):
         st.scalars[results[i]] = new.results[j]
-    for r, t in zip(results, targets, strict=True):
-        if t is not None:
-            st.tiles[r] = t
+    tiles = [(r, t) for r, t in zip(results, targets, strict=True) if t is not None]
+    for k, (r, t) in enumerate(tiles):
+        st.tiles[r] = _branch_valid(op, t, [refs[k] for refs in yielded_refs], branches)
+
+
+def _branch_valid(op: scf.IfOp, target: TileRef, refs: list[TileRef], branches: list[Region]) -> TileRef:
+    """The if result's tile ``target`` (allocated before the if, valid everywhere) with the valid shape both
+    branches yield (``refs``): the same index values, defined before the if, become its alloc's valid dims. A
+    valid shape the branches do not share, or compute inside themselves, is a located error: the result's
+    valid region would be neither (the device keeps one tile_buf per result)."""
+    first = refs[0]
+    same = all(r.valid_row is first.valid_row and r.valid_col is first.valid_col for r in refs)
+    if same and first.valid_row is target.valid_row and first.valid_col is target.valid_col:
+        return target
+    inside = any(_defined_in(v, b) for v in (first.valid_row, first.valid_col) for b in branches)
+    if not same or inside:
+        raise error_at(
+            op,
+            "ptoas codegen: the branches of this if yield tiles whose valid shapes differ or are computed inside "
+            "a branch; its result is one tile with one valid shape: give both branches the same valid shape, "
+            "computed before the if (or pl.tile.fillpad the tiles so they are valid everywhere)",
+        )
+    alloc = target.value.owner
+    assert isinstance(alloc, AllocTileOp) and alloc.valid_row is not None and alloc.valid_col is not None
+    operands = list(alloc.operands)
+    operands[operands.index(alloc.valid_row)] = first.valid_row
+    operands[len(operands) - 1] = first.valid_col  # valid_col is the last operand (the assembly format)
+    alloc.operands = operands
+    return TileRef(target.value, first.valid_row, first.valid_col, target.key)
+
+
+def _defined_in(value: SSAValue, region: Region) -> bool:
+    """``value`` is defined inside ``region`` (a branch being built)."""
+    block = value.owner if isinstance(value.owner, Block) else value.owner.parent_block()
+    while block is not None:
+        if block.parent_region() is region:
+            return True
+        parent = block.parent_op()
+        block = parent.parent_block() if parent is not None else None
+    return False

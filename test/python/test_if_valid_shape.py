@@ -1,0 +1,54 @@
+"""An ``if`` whose branches yield tiles with a run-time valid shape: the result has that valid shape on the
+device. ptoas allocated the result's tile valid everywhere, so a store after the ``if`` wrote all 16 rows of a
+tile whose 5 were valid. Branches whose valid shapes differ are a located error (the result is one tile_buf with
+one valid shape); they were stored whole."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+import pypto.language as pl
+from pypto.errors import PartialCodegenError
+from pypto.runtime import RunConfig
+
+
+@pl.jit
+def _pick(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor], n: pl.Scalar[pl.INDEX], flag: pl.Scalar[pl.INDEX]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="pick"):
+        if flag > 0:
+            t = pl.load(a, [0, 0], [16, 32], valid_shape=[n, 32])
+        else:
+            t = pl.load(b, [0, 0], [16, 32], valid_shape=[n, 32])
+        pl.store(pl.exp(t), [0, 0], c)
+    return c
+
+
+@pl.jit
+def _pick_mixed(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor], n: pl.Scalar[pl.INDEX], flag: pl.Scalar[pl.INDEX]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="pick_mixed"):
+        if flag > 0:
+            t = pl.load(a, [0, 0], [16, 32], valid_shape=[n, 32])
+        else:
+            t = pl.load(b, [0, 0], [16, 32])
+        pl.store(pl.exp(t), [0, 0], c)
+    return c
+
+
+@pytest.mark.parametrize("flag", [1, 0])
+def test_an_if_result_keeps_the_valid_shape_its_branches_share(tmp_path: Path, flag: int) -> None:
+    torch.manual_seed(flag)
+    a, b, c = torch.randn(16, 32), torch.randn(16, 32), torch.full((16, 32), -1.0)
+    _pick(a, b, c, 5, flag, config=RunConfig(save_kernels_dir=str(tmp_path)))
+    assert torch.allclose(c[:5], torch.exp((a if flag else b)[:5]), rtol=1e-5, atol=1e-6)
+    assert bool((c[5:] == -1.0).all()), "rows past the valid shape were stored"
+
+
+def test_branches_yielding_different_valid_shapes_are_a_located_error(tmp_path: Path) -> None:
+    a, b = torch.randn(16, 32), torch.randn(16, 32)
+    with pytest.raises(PartialCodegenError) as e:
+        _pick_mixed(a, b, torch.zeros(16, 32), 5, 1, config=RunConfig(save_kernels_dir=str(tmp_path)))
+    msg = str(e.value)
+    assert "test_if_valid_shape.py:32:9" in msg and "valid shapes differ" in msg, msg
