@@ -45,8 +45,9 @@ def needs_row_major(op: Operation) -> bool:
 def valid_shape(value: SSAValue) -> list[SSAValue | int] | None:
     """The valid shape of the tile ``value``, per dim a run-time index value or a static extent, as the op that
     defines it states it (:meth:`~pypto.dialects.op_base.PLOp.result_valid_shape`); a tile carried through an
-    ``scf.for`` (its block argument, its result) has its initial value's when the body keeps it. None when that
-    is not known here (an ``if`` result, an op that states no rule)."""
+    ``scf.for`` (its block argument, its result) has its initial value's when the body keeps it, an ``scf.if``
+    result the one both branches yield (computed before the ``if``). None when that is not known here (an op
+    that states no rule)."""
     if not isinstance(value.type, TileType):
         return None
     if value in _ASSUMED:
@@ -56,6 +57,8 @@ def valid_shape(value: SSAValue) -> list[SSAValue | int] | None:
         return _carried_valid_shape(loop, value.index - 1)
     if isinstance(value, OpResult) and isinstance(owner, scf.ForOp):
         return _carried_valid_shape(owner, value.index)
+    if isinstance(value, OpResult) and isinstance(owner, scf.IfOp):
+        return _branch_valid_shape(owner, value.index)
     if not isinstance(owner, PLOp):
         return None
     return owner.result_valid_shape()
@@ -80,6 +83,31 @@ def _carried_valid_shape(loop: scf.ForOp, i: int) -> list[SSAValue | int] | None
     finally:
         del _ASSUMED[arg]
     return start if after is not None and same_valid_shape(start, after) else None
+
+
+def _branch_valid_shape(op: scf.IfOp, i: int) -> list[SSAValue | int] | None:
+    """The valid shape of ``op``'s ``i``-th result: the one both branches yield, when its extents are computed
+    before the ``if`` (ptoas ``lower_if`` gives the result's tile_buf those dims), else None."""
+    shapes = []
+    for region in (op.true_region, op.false_region):
+        term = region.block.last_op if region.blocks else None
+        if not isinstance(term, scf.YieldOp) or len(term.operands) <= i:
+            return None
+        shapes.append(valid_shape(term.operands[i]))
+    first = shapes[0]
+    if first is None or any(v is None or not same_valid_shape(first, v) for v in shapes[1:]):
+        return None
+    folded = [v if isinstance(v, int) or constant_index(v) is None else constant_index(v) for v in first]
+    if any(isinstance(v, SSAValue) and _defined_in(v, op) for v in folded):
+        return None
+    return folded
+
+
+def _defined_in(value: SSAValue, op: Operation) -> bool:
+    """``value`` is defined inside ``op``'s regions."""
+    owner = value.owner
+    defining = owner if isinstance(owner, Operation) else owner.parent_op()
+    return defining is not None and defining is not op and op.is_ancestor(defining)
 
 
 def same_valid_shape(x: list[SSAValue | int], y: list[SSAValue | int]) -> bool:

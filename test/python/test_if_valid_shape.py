@@ -52,3 +52,28 @@ def test_branches_yielding_different_valid_shapes_are_a_located_error(tmp_path: 
         _pick_mixed(a, b, torch.zeros(16, 32), 5, 1, config=RunConfig(save_kernels_dir=str(tmp_path)))
     msg = str(e.value)
     assert "test_if_valid_shape.py:32:9" in msg and "valid shapes differ" in msg, msg
+
+
+@pl.jit
+def _pick_then_matmul(a: pl.Tensor, b: pl.Tensor, w: pl.Tensor, c: pl.Out[pl.Tensor], n: pl.Scalar[pl.INDEX],
+                      flag: pl.Scalar[pl.INDEX]):  # fmt: skip
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="pick_mm"):
+        if flag > 0:
+            t = pl.load(a, [0, 0], [16, 32], valid_shape=[n, 32])
+        else:
+            t = pl.load(b, [0, 0], [16, 32], valid_shape=[n, 32])
+        tm = pl.move(pl.mul(t, 2.0), target_memory=pl.Mem.Mat)  # vector -> cube: the if result's n x 32
+        tw = pl.load(w, [0, 0], [32, 32], target_memory=pl.Mem.Mat)
+        acc = pl.matmul(pl.move(tm, target_memory=pl.Mem.Left), pl.move(tw, target_memory=pl.Mem.Right))
+        pl.store(acc, [0, 0], c)
+    return c
+
+
+def test_an_if_result_with_a_run_time_valid_shape_crosses_to_the_cube(tmp_path: Path) -> None:
+    """The pop took the static shape (no rule for an if result): "pops a 16x32 tile but the vector side pushed
+    5x32"; it now declares the valid shape both branches yield."""
+    torch.manual_seed(2)
+    a, b, w, c = torch.randn(16, 32), torch.randn(16, 32), torch.randn(32, 32), torch.full((16, 32), -1.0)
+    _pick_then_matmul(a, b, w, c, 5, 0, config=RunConfig(save_kernels_dir=str(tmp_path)))
+    assert torch.allclose(c[:5], 2 * b[:5] @ w, rtol=1e-4, atol=1e-4)
+    assert bool((c[5:] == -1.0).all())
