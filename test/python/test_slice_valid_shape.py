@@ -75,3 +75,34 @@ def test_a_static_valid_shape_outside_its_tile_is_a_located_error(body: str, say
     with pytest.raises(ParserTypeError) as e:
         pl.parse(src, filename="k.py")
     assert "k.py:" in str(e.value) and says in str(e.value), str(e.value)
+
+
+@pl.jit
+def _add_partial(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor], n: pl.Scalar[pl.INDEX]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="add_partial"):
+        x = pl.load(a, [0, 0], [16, 32])
+        y = pl.load(b, [0, 0], [16, 32], valid_shape=[n, 32])
+        pl.store(pl.add(x, y), [0, 0], c)
+    return c
+
+
+@pl.jit
+def _load_rows(a: pl.Tensor, c: pl.Out[pl.Tensor], n: pl.Scalar[pl.INDEX]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="load_rows"):
+        pl.store(pl.exp(pl.load(a, [0, 0], [16, 32], valid_shape=[n, 32])), [0, 0], c)
+    return c
+
+
+def test_run_time_valid_shapes_that_do_not_fit_are_said_in_tile_terms(tmp_path: Path) -> None:
+    """The device's error was numpy's: "operands could not be broadcast together with shapes (16,32) (11,32)",
+    "could not broadcast input array from shape (20,32) into shape (16,32)"."""
+    from pypto.device.interpreter.compiled import KernelError
+
+    a, b = torch.randn(32, 32), torch.randn(16, 32)
+    with pytest.raises(KernelError) as e:
+        _add_partial(a[:16], b, torch.zeros(16, 32), 11, config=RunConfig(save_kernels_dir=str(tmp_path / "add")))
+    assert "pto.tadd: its operands' valid shapes differ (16x32 and 11x32)" in str(e.value), str(e.value)
+    assert "test_slice_valid_shape.py:" in str(e.value)
+    with pytest.raises(KernelError) as e:
+        _load_rows(a, torch.zeros(16, 32), 20, config=RunConfig(save_kernels_dir=str(tmp_path / "load")))
+    assert "pto.tload: a valid shape of 20x32 does not fit its 16x32 tile" in str(e.value), str(e.value)

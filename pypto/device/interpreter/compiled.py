@@ -26,6 +26,7 @@ DSL locations.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -99,7 +100,28 @@ def _kernel_error(core: CoreState, op: Operation, error: Exception) -> Exception
 def _located(core: CoreState, op: Operation, error: Exception) -> str:
     pto, dsl = core.locs(op)
     where = " ".join(f"{w}:" for w in (pto, dsl) if w)
-    return f"{where} {op.name}: {error}".strip()
+    return f"{where} {op.name}: {_in_tile_terms(error)}".strip()
+
+
+_BROADCAST = re.compile(r"operands could not be broadcast together with shapes \((\d+),(\d+)\) \((\d+),(\d+)\)")
+_INTO = re.compile(r"could not broadcast input array from shape \((\d+),(\d+)\) into shape \((\d+),(\d+)\)")
+
+
+def _in_tile_terms(error: Exception) -> str:
+    """``error``'s text; numpy's shape errors of an op's tiles said in tile terms (a run-time valid shape that
+    does not fit: the operands' valid shapes differ, or a valid shape larger than its tile)."""
+    text = str(error)
+    if not isinstance(error, ValueError):
+        return text
+    if found := _BROADCAST.search(text):
+        r0, c0, r1, c1 = found.groups()
+        return (f"its operands' valid shapes differ ({r0}x{c0} and {r1}x{c1}); an element-wise op reads each "
+                "operand over the result's valid shape: give them the same valid shape (pl.tile.fillpad makes a "
+                "tile valid everywhere)")  # fmt: skip
+    if found := _INTO.search(text):
+        r0, c0, r1, c1 = found.groups()
+        return f"a valid shape of {r0}x{c0} does not fit its {r1}x{c1} tile (a run-time valid_shape larger than the tile)"
+    return text
 
 
 @dataclass
