@@ -6,6 +6,8 @@ accessors answer "no fact" for ops that are not ``pl`` ops.
 
 from __future__ import annotations
 
+import threading
+
 from xdsl.dialects import scf
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
@@ -50,8 +52,9 @@ def valid_shape(value: SSAValue) -> list[SSAValue | int] | None:
     that states no rule)."""
     if not isinstance(value.type, TileType):
         return None
-    if value in _ASSUMED:
-        return _ASSUMED[value]
+    assumed = _assumed()
+    if value in assumed:
+        return assumed[value]
     owner = value.owner
     if isinstance(value, BlockArgument) and isinstance(loop := value.block.parent_op(), scf.ForOp) and value.index > 0:
         return _carried_valid_shape(loop, value.index - 1)
@@ -64,8 +67,15 @@ def valid_shape(value: SSAValue) -> list[SSAValue | int] | None:
     return owner.result_valid_shape()
 
 
-_ASSUMED: dict[SSAValue, list[SSAValue | int] | None] = {}
-"""The valid shapes assumed of loop block arguments while their loop's yield is followed (an induction)."""
+_LOCAL = threading.local()
+
+
+def _assumed() -> dict[SSAValue, list[SSAValue | int] | None]:
+    """The valid shapes assumed of loop block arguments while their loop's yield is followed (an induction), per
+    thread: two compiles in two threads follow their own loops."""
+    if not hasattr(_LOCAL, "assumed"):
+        _LOCAL.assumed = {}
+    return _LOCAL.assumed
 
 
 def _carried_valid_shape(loop: scf.ForOp, i: int) -> list[SSAValue | int] | None:
@@ -77,11 +87,12 @@ def _carried_valid_shape(loop: scf.ForOp, i: int) -> list[SSAValue | int] | None
     term = loop.body.block.last_op
     if start is None or not isinstance(term, scf.YieldOp) or len(term.operands) <= i:
         return None
-    _ASSUMED[arg] = start
+    assumed = _assumed()
+    assumed[arg] = start
     try:
         after = valid_shape(term.operands[i])
     finally:
-        del _ASSUMED[arg]
+        del assumed[arg]
     return start if after is not None and same_valid_shape(start, after) else None
 
 
@@ -97,29 +108,31 @@ def _branch_valid_shape(op: scf.IfOp, i: int) -> list[SSAValue | int] | None:
     first = shapes[0]
     if first is None or any(v is None or not same_valid_shape(first, v) for v in shapes[1:]):
         return None
-    folded = [v if isinstance(v, int) or constant_index(v) is None else constant_index(v) for v in first]
-    if any(isinstance(v, SSAValue) and _defined_in(v, op) for v in folded):
+    folded = [static_extent(v) for v in first]
+    if any(isinstance(v, SSAValue) and defined_inside(v, op) for v in folded):
         return None
     return folded
 
 
-def _defined_in(value: SSAValue, op: Operation) -> bool:
-    """``value`` is defined inside ``op``'s regions."""
+def defined_inside(value: SSAValue, op: Operation) -> bool:
+    """``value`` is defined inside ``op``'s regions (an op's result there, or a block argument of a block there)."""
     owner = value.owner
     defining = owner if isinstance(owner, Operation) else owner.parent_op()
     return defining is not None and defining is not op and op.is_ancestor(defining)
 
 
+def static_extent(v: SSAValue | int) -> SSAValue | int:
+    """A valid-shape extent with an integer ``arith.constant`` folded to its value."""
+    if isinstance(v, int):
+        return v
+    c = constant_index(v)
+    return v if c is None else c
+
+
 def same_valid_shape(x: list[SSAValue | int], y: list[SSAValue | int]) -> bool:
     """``x`` and ``y`` are the same valid shape: per dim the same value or equal constants."""
-
-    def extent(v: SSAValue | int) -> SSAValue | int:
-        if isinstance(v, int):
-            return v
-        c = constant_index(v)
-        return v if c is None else c
 
     def same(a: SSAValue | int, b: SSAValue | int) -> bool:
         return a == b if isinstance(a, int) and isinstance(b, int) else a is b
 
-    return len(x) == len(y) and all(same(extent(a), extent(b)) for a, b in zip(x, y, strict=True))
+    return len(x) == len(y) and all(same(static_extent(a), static_extent(b)) for a, b in zip(x, y, strict=True))

@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import UnknownLoc
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from pypto.diagnostics import error_at
+from pypto.dialects.op_facts import defined_inside
 from pypto.dialects.types import TensorType, TileType
 from pypto.ptoas.dialect.tile_ops import AllocTileOp
 
@@ -176,19 +177,19 @@ def lower_if(st: LoweringState, op: scf.IfOp) -> None:
         st.scalars[results[i]] = new.results[j]
     tiles = [(r, t) for r, t in zip(results, targets, strict=True) if t is not None]
     for k, (r, t) in enumerate(tiles):
-        st.tiles[r] = _branch_valid(op, t, [refs[k] for refs in yielded_refs], branches)
+        st.tiles[r] = _branch_valid(op, t, [refs[k] for refs in yielded_refs], new)
 
 
-def _branch_valid(op: scf.IfOp, target: TileRef, refs: list[TileRef], branches: list[Region]) -> TileRef:
+def _branch_valid(op: scf.IfOp, target: TileRef, refs: list[TileRef], new_if: scf.IfOp) -> TileRef:
     """The if result's tile ``target`` (allocated before the if, valid everywhere) with the valid shape both
     branches yield (``refs``): the same index values, defined before the if, become its alloc's valid dims. A
-    valid shape the branches do not share, or compute inside themselves, is a located error: the result's
-    valid region would be neither (the device keeps one tile_buf per result)."""
+    valid shape the branches do not share, or compute inside themselves (``new_if``: the lowered if), is a located
+    error: the result's valid region would be neither (the device keeps one tile_buf per result)."""
     first = refs[0]
     same = all(r.valid_row is first.valid_row and r.valid_col is first.valid_col for r in refs)
     if same and first.valid_row is target.valid_row and first.valid_col is target.valid_col:
         return target
-    inside = any(_defined_in(v, b) for v in (first.valid_row, first.valid_col) for b in branches)
+    inside = any(defined_inside(v, new_if) for v in (first.valid_row, first.valid_col))
     if not same or inside:
         raise error_at(
             op,
@@ -203,14 +204,3 @@ def _branch_valid(op: scf.IfOp, target: TileRef, refs: list[TileRef], branches: 
     operands[len(operands) - 1] = first.valid_col  # valid_col is the last operand (the assembly format)
     alloc.operands = operands
     return TileRef(target.value, first.valid_row, first.valid_col, target.key)
-
-
-def _defined_in(value: SSAValue, region: Region) -> bool:
-    """``value`` is defined inside ``region`` (a branch being built)."""
-    block = value.owner if isinstance(value.owner, Block) else value.owner.parent_block()
-    while block is not None:
-        if block.parent_region() is region:
-            return True
-        parent = block.parent_op()
-        block = parent.parent_block() if parent is not None else None
-    return False

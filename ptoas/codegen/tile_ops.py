@@ -423,7 +423,7 @@ def lower_tpop(st: LoweringState, src: Operation) -> None:
     if not isinstance(t, TileType):
         raise error_at(src, f"ptoas codegen: '{src.name}' produces {t}, expected a tile")
     shape = t.get_shape()
-    given = [st.scalar(v, src) for v in getattr(src, "valid_shape", ())]  # the pushed tile's run-time valid shape
+    given = [st.scalar(v, src) for v in src.valid_shape]  # the pushed tile's run-time valid shape (a _TpopOp's)
     try:
         buf = tile_buf_type(t) if given else tile_buf_type(t, (shape[0], shape[1]))
     except UnsupportedType as e:

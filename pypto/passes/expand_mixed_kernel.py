@@ -44,8 +44,7 @@ from xdsl.rewriter import Rewriter
 from pypto.diagnostics import error_at
 from pypto.dialects.enums import FunctionType, MemorySpace, enum_attr
 from pypto.dialects.op_base import INT, INTS
-from pypto.dialects.op_facts import valid_shape
-from pypto.dialects.op_families import constant_index
+from pypto.dialects.op_facts import static_extent, valid_shape
 from pypto.dialects.program import set_function_type
 from pypto.dialects.tile_ops import (
     TileAssembleOp,
@@ -380,8 +379,7 @@ def _run_time_valid_shape(tile: SSAValue, valid: list[SSAValue | int] | None, ne
     shape = list(tile.type.get_shape())
     if valid is None or len(shape) != 2 or len(valid) != 2:
         return []
-    extents = [v if isinstance(v, int) else constant_index(v) for v in valid]
-    if extents == shape:
+    if [static_extent(v) for v in valid] == shape:
         return []
     values: list[SSAValue] = []
     for v in valid:
