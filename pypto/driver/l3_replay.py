@@ -181,10 +181,13 @@ def replay(
     recompile: bool,
     rebuild: bool,
     why_skipped: str = "",
+    program: DistributedCompiledProgram | None = None,
 ) -> DistributedRun:
     """Run the L3 build in ``work`` (module docstring) on ``tensors`` (its parameters in order, Out/InOut written in
-    place); returns the run (:class:`DistributedRun`). ``why_skipped``: what turned the splice off (printed)."""
-    program = load(work, platform=config.platform if config.platform in PLATFORMS else None)
+    place); returns the run (:class:`DistributedRun`). ``why_skipped``: what turned the splice off (printed);
+    ``program``: the build's program when the caller loaded it already (:func:`load`)."""
+    if program is None:
+        program = load(work, platform=config.platform if config.platform in PLATFORMS else None)
     found = sorted((work / NEXT_LEVELS).glob(f"*/{KERNEL_CONFIG}"))  # the single-chip sub-builds (not the
     levels = [p.parent for p in found]  # torch-form comm programs nor the built-in collectives: no .pto there)
     plans = {}

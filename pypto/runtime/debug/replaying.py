@@ -179,10 +179,11 @@ def _replay_l3(work: Path, tensors: Sequence[Any], config: RunConfig, recompile:
                validate: bool, why_skipped: str) -> Any:
     """:func:`replay` of an L3 build (:mod:`pypto.driver.l3_replay`); returns its ``DistributedRun``."""
     l3 = l3_replayer()
-    meta = l3.read_meta(work)
+    program = l3.load(work, platform=config.platform)  # read once: its metadata, then its run
+    meta = l3.meta_of(program, work / L3_META)
     golden, named, expected = _inputs(work, meta, L3_META, tensors, validate)
     run_result = l3.replay(work, *[v for _, v in named], config=config, recompile=recompile, rebuild=rebuild,
-                           why_skipped=why_skipped)
+                           why_skipped=why_skipped, program=program)
     run_result.replay_inputs = named
     if expected is not None:
         check_outputs(golden, named, expected)
