@@ -183,10 +183,12 @@ class KeptFiles:
             return None
         return b"".join(data)
 
-    def unchanged(self, path: str | os.PathLike[str], payload: bytes | tuple[bytes, ...]) -> bool:
-        """Whether ``path`` holds exactly ``payload`` (a :meth:`payload`) as this process wrote it last (a ``stat``)."""
+    def unchanged(self, path: str | os.PathLike[str], data: bytes | Sequence[bytes | bytearray | memoryview]) -> bool:
+        """Whether ``path`` holds exactly ``data`` (what :meth:`payload` takes) as this process wrote it last (a
+        ``stat``). Buffers are compared where they lie, never joined first (``args.bin``'s views of a run's
+        tensors: joining them only to compare cost a run again 0.25 ms of 01_ffn's 3.4 MB)."""
         kept = self._kept.get(os.fspath(path))
-        if kept is None or kept[0] != payload:
+        if kept is None or not _same_bytes(kept[0], data):
             return False
         try:
             return _identity(os.stat(path)) == kept[1]
@@ -218,6 +220,23 @@ class KeptFiles:
             self._bytes = 0
 
 
+def _same_bytes(kept: bytes | tuple[bytes, ...], data: bytes | Sequence[bytes | bytearray | memoryview]) -> bool:
+    """Whether ``data`` (bytes, or buffers to concatenate) is the bytes ``kept`` (a :meth:`KeptFiles.payload`),
+    each buffer compared in place (``bytes.startswith`` at its offset: a ``memcmp``, no copy)."""
+    chunks = data if isinstance(data, list | tuple) else (data,)
+    if type(kept) is tuple:  # kept as the byte strings it was given: the same strings, mostly the same objects
+        return tuple(chunks) == kept
+    views = [c if type(c) is bytes else memoryview(c).cast("B") for c in chunks]
+    if sum(map(len, views)) != len(kept):
+        return False
+    offset = 0
+    for view in views:
+        if not kept.startswith(view, offset):
+            return False
+        offset += len(view)
+    return True
+
+
 def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
@@ -240,9 +259,10 @@ def atomic_write_files(
         return
     todo = []
     for path, data in files:
+        if kept.unchanged(path, data):
+            continue
         payload = kept.payload(data)
-        if payload is None or not kept.unchanged(path, payload):
-            todo.append((path, data if payload is None else payload, payload))
+        todo.append((path, data if payload is None else payload, payload))
     written: list[os.stat_result] = []
     _write_files([(path, data) for path, data, _ in todo], make_folders, written)
     for (path, _, payload), st in zip(todo, written, strict=True):

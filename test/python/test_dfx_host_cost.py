@@ -420,6 +420,34 @@ def test_kept_files_skip_a_write_only_of_the_same_bytes_to_an_untouched_file(tmp
     assert stamp(a) != again
 
 
+def test_kept_files_compare_buffers_where_they_lie(tmp_path: Path) -> None:
+    """A write of buffers (``args.bin``'s views of a run's tensors) is compared with the kept bytes chunk by chunk,
+    whatever the chunks' boundaries: the same bytes are skipped, one byte changed anywhere, or a longer or shorter
+    payload, is written."""
+    import numpy as np
+
+    from pypto.utils.atomic import KeptFiles, atomic_write_files
+
+    kept = KeptFiles()
+    path = tmp_path / "args.bin"
+    tensor = np.arange(12, dtype=np.float32).reshape(3, 4)
+
+    def write(*chunks: object) -> bool:
+        """Write ``chunks``; whether the file was written (its inode changed)."""
+        before = path.stat().st_ino if path.exists() else None
+        atomic_write_files([(path, list(chunks))], kept=kept)
+        return path.stat().st_ino != before
+
+    view = memoryview(tensor.reshape(-1).view(np.uint8))
+    assert write(b"head", view)
+    assert not write(b"head", view)
+    assert not write(b"he", bytearray(b"ad") + tensor.tobytes())  # other boundaries, the same bytes
+    tensor[2, 3] = -1.0  # the last byte of the view changed
+    assert write(b"head", view)
+    assert path.read_bytes() == b"head" + tensor.tobytes()
+    assert write(b"head", view, b"!") and write(b"head", view)  # longer, then shorter again
+
+
 def test_across_runs_builds_again_for_another_key_only() -> None:
     """``across_runs``: an equal key gives the value built before; another key, ``keep=False`` or a slot used
     least recently beyond the last :data:`ACROSS_RUNS_SLOTS` builds again."""
