@@ -8,9 +8,11 @@ has a row for its AIC part and one per AIV part), sorted by (task id, core id)::
 
 ``task_id`` is ``0x%016x`` of the raw id (ring 0: the local id); ``core_type`` 0 AIC / 1 AIV;
 ``pmu_total_cycles`` the kernel run's cycles (``KernelRun.cycles``); ``func_id`` the kernel's index in
-the sorted names of the kernels the run's task graph calls (:func:`func_ids`: stable for a program,
-independent of dispatch order); ``thread_id`` the AICPU scheduler thread that dispatched the part: the
-simulated chip dispatches from one thread, so 0.
+the program's kernel functions in module order (:func:`.base.kernel_func_ids`: the numbering of
+deps.json and the name map, independent of dispatch order); ``thread_id`` the AICPU scheduler thread
+that drives the part's core (upstream's per-thread PMU queue index): ``RunResult.core_to_thread`` of the
+core, the thread that dispatched the part, as a thread pops blocks only onto its own cores
+(:mod:`pypto.runtime.scheduler`).
 
 Every counter is computed from the part's ``kernel_run.records`` (:class:`InstrRecord`: pipe,
 start/end, instr, kind, and the operand summary ``detail``: ``"<src>-><dst> <N>B"`` for a transfer,
@@ -307,10 +309,11 @@ def _pmu_rows(result: Any, event_type: int) -> list[dict[str, int | str]]:
         raise ValueError(f"enable_pmu={event_type}: a2a3 event types are {', '.join(map(str, EVENT_COUNTERS))}")
     req = request_bytes(getattr(result, "target", None))
     ids = kernel_func_ids(result.module)  # as deps.json and the name map number them
+    threads = result.core_to_thread  # the scheduler thread that owns (drives) each core
     out: list[dict[str, int | str]] = []
     for rec, core, name, run, _ in part_rows(result):
         row: dict[str, int | str] = {
-            "thread_id": 0,
+            "thread_id": threads[core],
             "core_id": core,
             "task_id": f"0x{rec.task_id:016x}",
             "func_id": ids[name],
