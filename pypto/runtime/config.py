@@ -8,10 +8,13 @@ run-side fields are held for the runtime. ``backend_type`` follows
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from pypto.errors import ArgumentTypeError, InvalidArgumentError
+from pypto.log import logger
 
 PLATFORMS = ("a2a3sim", "a2a3", "a5sim", "a5")
 
@@ -20,6 +23,12 @@ KERNEL_ENGINES = ("interpreter", "cpp", "both")
 
 PMU_EVENT_TYPES = (1, 2, 4, 5, 6, 7, 8)
 """The a2a3 PMU event types (runtime-dfx-formats.md §5); any other positive type falls back to 2."""
+
+PMU_EVENT_ENV = "SIMPLER_PMU_EVENT_TYPE"
+"""The environment variable whose a2a3 event type overrides ``enable_pmu``'s when PMU collection is on (§5)."""
+
+_ATOI = re.compile(r"[ \t\n\v\f\r]*[+-]?[0-9]+")
+"""What C's ``atoi`` reads of a string (upstream reads :data:`PMU_EVENT_ENV` with it; nothing read is 0)."""
 
 DFX_FLAGS = (
     "enable_chip_swimlane", "enable_dump_args", "enable_pmu", "enable_dep_gen", "enable_scope_stats",
@@ -54,12 +63,32 @@ def _level(flag: str, value: Any, top: int, true_means: int) -> int:
 
 
 def _pmu_event_type(value: Any) -> int:
-    """``enable_pmu``: 0 off, ``True`` event type 2, an a2a3 event type, any other positive type 2."""
+    """``enable_pmu``: 0 off, ``True`` event type 2, an a2a3 event type, any other positive type 2.
+
+    When it is on, ``SIMPLER_PMU_EVENT_TYPE`` (:data:`PMU_EVENT_ENV`, read as upstream's C ``atoi`` reads it:
+    leading blanks, a sign, the digits) overrides the type if it is an a2a3 event type; any other value is
+    ignored with a warning and the requested type stays (upstream's ``resolve_pmu_event_type``). Off, the
+    variable is not read."""
     if isinstance(value, bool):
-        return 2 if value else 0
-    if isinstance(value, int) and value >= 0:
-        return value if value == 0 or value in PMU_EVENT_TYPES else 2
-    raise InvalidArgumentError(f"RunConfig.enable_pmu takes True/False or a PMU event type {PMU_EVENT_TYPES}, got {value!r}")
+        requested = 2 if value else 0
+    elif isinstance(value, int) and value >= 0:
+        requested = value if value == 0 or value in PMU_EVENT_TYPES else 2
+    else:
+        raise InvalidArgumentError(
+            f"RunConfig.enable_pmu takes True/False or a PMU event type {PMU_EVENT_TYPES}, got {value!r}"
+        )
+    env = os.environ.get(PMU_EVENT_ENV) if requested else None
+    if env is None:
+        return requested
+    m = _ATOI.match(env)
+    override = int(m.group()) if m else 0
+    if override in PMU_EVENT_TYPES:
+        return override
+    logger.warning(
+        f"{PMU_EVENT_ENV}={env!r} is not an a2a3 PMU event type ({', '.join(map(str, PMU_EVENT_TYPES))}): "
+        f"ignored, enable_pmu's event type {requested} stays"
+    )
+    return requested
 
 
 def backend_for_platform(platform: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -14,8 +15,6 @@ from pypto.runtime import RunConfig
 from pypto.runtime.config import set_dfx_defaults
 
 pytestmark = pytest.mark.usefixtures("own_dfx_flags")  # these tests set the DFX flags themselves
-
-
 
 
 def test_flags_normalize_and_force_save_kernels() -> None:
@@ -36,6 +35,37 @@ def test_out_of_range_flags_are_value_errors(flags: dict[str, object]) -> None:
     with pytest.raises(InvalidArgumentError, match=next(iter(flags))) as err:
         RunConfig(**flags)
     assert isinstance(err.value, ValueError)
+
+
+@pytest.mark.parametrize(("env", "requested", "want"), [("4", 2, 4), ("8", True, 8), (" 5", 3, 5), ("7", 0, 0)])
+def test_pmu_event_env_overrides_when_pmu_is_on(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, env: str, requested: object, want: int
+) -> None:
+    """§5: a valid ``SIMPLER_PMU_EVENT_TYPE`` overrides the requested type (an invalid one's fallback 2 too);
+    with PMU off it turns nothing on."""
+    monkeypatch.setenv("SIMPLER_PMU_EVENT_TYPE", env)
+    assert RunConfig(enable_pmu=requested).enable_pmu == want
+    assert not caplog.records
+
+
+@pytest.mark.parametrize("env", ["3", "0", "-2", "abc", "", "99"])
+def test_invalid_pmu_event_env_is_ignored_with_a_warning(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, env: str
+) -> None:
+    """Upstream's ``resolve_pmu_event_type``: a value that is not an a2a3 type keeps the requested type."""
+    monkeypatch.setenv("SIMPLER_PMU_EVENT_TYPE", env)
+    with caplog.at_level(logging.WARNING, logger="pypto"):
+        assert RunConfig(enable_pmu=7).enable_pmu == 7
+    (warning,) = caplog.records
+    assert warning.levelno == logging.WARNING
+    assert f"SIMPLER_PMU_EVENT_TYPE={env!r}" in warning.getMessage() and "1, 2, 4, 5, 6, 7, 8" in warning.getMessage()
+
+
+def test_pmu_event_env_reaches_pmu_csv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SIMPLER_PMU_EVENT_TYPE", "5")
+    _run(tmp_path, enable_pmu=2)
+    header, *rows = (tmp_path / "build" / "dfx_outputs" / "pmu.csv").read_text().splitlines()
+    assert "l0a_read_req" in header.split(",") and rows and all(r.endswith(",5") for r in rows)
 
 
 def test_suite_defaults_apply_to_every_new_config() -> None:
@@ -66,7 +96,9 @@ def test_swimlane_levels_are_cumulative_and_agree(tmp_path: Path, level: int) ->
     assert ("aicpu_tasks" in records) is (level >= 2)
     assert ("aicpu_scheduler_phases" in records) is ("core_to_thread" in records["metadata"]) is (level >= 3)
     assert ("aicpu_orchestrator_phases" in records) is (level >= 4)
-    assert records["metadata"]["core_types"] and records["metadata"]["num_cores"] == len(records["metadata"]["core_types"])
+    assert records["metadata"]["core_types"] and records["metadata"]["num_cores"] == len(
+        records["metadata"]["core_types"]
+    )
     # collecting costs nothing in simulated cycles: level 1's rows are level 2's
     level1, _ = _run(tmp_path / "l1", enable_chip_swimlane=1)
     assert level1["aicore_tasks"] == rows
