@@ -34,7 +34,7 @@ from typing import Any
 
 from pypto.core.program import Program
 from pypto.errors import ArgumentTypeError, InvalidArgumentError
-from pypto.runtime.build_dir import DEBUG_RUNNER, emit_debug_runner_enabled
+from pypto.runtime.build_dir import DEBUG_RUNNER, DIRECTIONS, BuildDirError, emit_debug_runner_enabled, read_build_text
 from pypto.runtime.debug.run_script import run_script_text
 from pypto.runtime.distributed.config import DistributedConfig, distributed_config_of, under_torchrun
 from pypto.runtime.distributed.windows import remove_window_files
@@ -332,6 +332,82 @@ def _params(names: list[str], args: list[Any], fn: Any) -> list[dict[str, Any]]:
     return params
 
 
+META_EXPECTED = (
+    "a JSON object {schema: 2, params: [{name, direction, shape, dtype} or {name, scalar: true}], platform, "
+    "distributed_config: {device_ids: [int], num_sub_workers, runtime, aicpu_thread_num}, next_levels: [name], "
+    "host_plan}"
+)
+"""What ``distributed_meta.json`` holds (the error message of a malformed one says it)."""
+
+
+def read_meta_file(path: Path) -> dict[str, Any]:
+    """``distributed_meta.json`` read and checked to hold the types compile writes (what
+    :meth:`DistributedCompiledProgram.from_dir` and the ranks take as they are); a DistributedBuildError naming the
+    file (at the line and column of a JSON or UTF-8 fault) and what was expected otherwise. A schema other than
+    :data:`META_SCHEMA` is left to the caller, which names it."""
+    try:
+        text = read_build_text(path, strip_bom=True)
+    except BuildDirError as e:
+        raise DistributedBuildError(f"{e.path}: {e.message}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise DistributedBuildError(f"{path}:{e.lineno}:{e.colno}: not valid JSON: {e.msg}") from None
+    if not isinstance(data, dict):
+        raise DistributedBuildError(f"{path}: malformed: got a JSON {type(data).__name__}; expected {META_EXPECTED}")
+    problem = _meta_problem(data) if data.get("schema") == META_SCHEMA else None
+    if problem is not None:
+        raise DistributedBuildError(f"{path}: {problem}")
+    return data
+
+
+def _meta_problem(data: dict[str, Any]) -> str | None:
+    """What is wrong with a schema-2 sidecar's field types (:func:`read_meta_file`), None when nothing is."""
+
+    def bad(what: str) -> str:
+        return f"malformed: {what}; expected {META_EXPECTED}"
+
+    def ints(value: Any) -> bool:
+        return isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+
+    params = data.get("params")
+    if not isinstance(params, list) or not all(isinstance(p, dict) for p in params):
+        return bad(f"params is {params!r:.60}")
+    for i, p in enumerate(params):
+        name = p.get("name")
+        if not isinstance(name, str) or not name:
+            return bad(f"params[{i}] has no name")
+        if p.get("scalar") is True:
+            value = p.get("value", 0)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                return f"parameter {name!r}: value (the scalar the plan was traced with) must be a number, got {value!r:.60}"
+            continue
+        if p.get("direction") not in DIRECTIONS:
+            return f"parameter {name!r}: direction must be one of {', '.join(DIRECTIONS)}, got {p.get('direction')!r}"
+        if not ints(p.get("shape")) or any(d < 0 for d in p["shape"]):
+            return f"parameter {name!r}: shape must be a list of integers >= 0, got {p.get('shape')!r}"
+        if not isinstance(p.get("dtype"), str):
+            return f"parameter {name!r}: dtype must be a torch dtype name (float32), got {p.get('dtype')!r}"
+    dc = data.get("distributed_config")
+    if not isinstance(dc, dict):
+        return bad(f"distributed_config is {dc!r:.60}")
+    if not ints(dc.get("device_ids")) or not dc["device_ids"]:
+        return bad(f"distributed_config.device_ids is {dc.get('device_ids')!r:.60}")
+    for key in ("num_sub_workers", "aicpu_thread_num"):
+        if not isinstance(dc.get(key), int) or isinstance(dc.get(key), bool):
+            return bad(f"distributed_config.{key} is {dc.get(key)!r:.60}")
+    if not isinstance(dc.get("runtime"), str):
+        return bad(f"distributed_config.runtime is {dc.get('runtime')!r:.60}")
+    levels = data.get("next_levels")
+    if not isinstance(levels, list) or not all(isinstance(n, str) and n and "/" not in n for n in levels):
+        return bad(f"next_levels is {levels!r:.60}")
+    if not isinstance(data.get("host_plan"), dict):
+        return bad(f"host_plan is {data.get('host_plan')!r:.60}")
+    if not isinstance(data.get("platform", "a2a3sim"), str):
+        return bad(f"platform is {data.get('platform')!r:.60}")
+    return None
+
+
 class DistributedCompiledProgram:
     """A compiled L3 program: the build directory (path-like), its plan and its per-rank programs."""
 
@@ -409,15 +485,15 @@ class DistributedCompiledProgram:
         path = out / META_FILE
         if not path.is_file():
             raise DistributedBuildError(f"{path}: missing; recompile the @pl.jit.host program into this directory")
+        meta = read_meta_file(path)
         try:
-            meta = json.loads(path.read_text())
             if meta.get("schema") != META_SCHEMA:
                 raise DistributedBuildError(f"{path}: schema {meta.get('schema')!r}, expected {META_SCHEMA}")
             dc = DistributedConfig(**{k: meta["distributed_config"][k] for k in
                                       ("device_ids", "num_sub_workers", "runtime", "aicpu_thread_num")})
             plan = HostPlan.from_json(meta["host_plan"])
             names = [str(n) for n in meta["next_levels"]]
-        except (KeyError, TypeError, ValueError, json.JSONDecodeError) as exc:
+        except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, DistributedBuildError):
                 raise
             raise DistributedBuildError(f"{path}: malformed ({type(exc).__name__}: {exc})") from None

@@ -17,19 +17,16 @@ runs on ``world_size`` simulated chips with the config's DFX flags (each chip di
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 from typing import Any
 
 from pypto.runtime.build_dir import (
-    DIRECTIONS,
     KERNEL_CONFIG,
     BuildDirError,
     BuildMeta,
     ParamMeta,
     absent,
     load_run_spec,
-    read_build_text,
 )
 from pypto.runtime.config import PLATFORMS, RunConfig
 from pypto.runtime.debug.pto_rebuild import apply_rebuild, invalidate_binary_cache, stale_units
@@ -75,7 +72,6 @@ def load(work: Path, platform: str | None = None) -> DistributedCompiledProgram:
     meta = work / DISTRIBUTED_META
     if not meta.is_file():
         raise BuildDirError(meta, f"{absent(meta)}; an L3 build holds distributed_meta.json, written by compile")
-    check_sidecar(meta)
     try:
         program = DistributedCompiledProgram.from_dir(work, platform=platform)
     except DistributedBuildError as e:
@@ -84,71 +80,6 @@ def load(work: Path, platform: str | None = None) -> DistributedCompiledProgram:
         raise BuildDirError(path if message else meta, message or text) from None
     check_plan(program, meta)
     return program
-
-
-_EXPECTED = ("a JSON object {schema: 2, params: [{name, direction, shape, dtype} or {name, scalar: true}], platform, "
-             "distributed_config: {device_ids: [int], num_sub_workers, runtime, aicpu_thread_num}, next_levels: "
-             "[name], host_plan}")  # fmt: skip
-
-
-def check_sidecar(path: Path) -> None:
-    """``distributed_meta.json`` of the types compile writes (what :meth:`~.distributed.DistributedCompiledProgram.
-    from_dir` and the ranks take as they are); a BuildDirError naming it and what was expected otherwise."""
-    text = read_build_text(path, strip_bom=True)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise BuildDirError(f"{path}:{e.lineno}:{e.colno}", f"not valid JSON: {e.msg}") from None
-
-    def bad(what: str) -> BuildDirError:
-        return BuildDirError(path, f"malformed: {what}; expected {_EXPECTED}")
-
-    def ints(value: Any) -> bool:
-        return isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
-
-    if not isinstance(data, dict):
-        raise bad(f"got a JSON {type(data).__name__}")
-    if data.get("schema") != 2:  # from_dir names the schema it found
-        return
-    params = data.get("params")
-    if not isinstance(params, list) or not all(isinstance(p, dict) for p in params):
-        raise bad(f"params is {params!r:.60}")
-    for i, p in enumerate(params):
-        name = p.get("name")
-        if not isinstance(name, str) or not name:
-            raise bad(f"params[{i}] has no name")
-        if p.get("scalar") is True:
-            value = p.get("value", 0)
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise BuildDirError(path, f"parameter {name!r}: value (the scalar the plan was traced with) must be "
-                                    f"a number, got {value!r:.60}")  # fmt: skip
-            continue
-        if p.get("direction") not in DIRECTIONS:
-            raise BuildDirError(path, f"parameter {name!r}: direction must be one of {', '.join(DIRECTIONS)}, got "
-                                f"{p.get('direction')!r}")  # fmt: skip
-        if not ints(p.get("shape")) or any(d < 0 for d in p["shape"]):
-            raise BuildDirError(path, f"parameter {name!r}: shape must be a list of integers >= 0, got "
-                                f"{p.get('shape')!r}")  # fmt: skip
-        if not isinstance(p.get("dtype"), str):
-            raise BuildDirError(path, f"parameter {name!r}: dtype must be a torch dtype name (float32), got "
-                                f"{p.get('dtype')!r}")  # fmt: skip
-    dc = data.get("distributed_config")
-    if not isinstance(dc, dict):
-        raise bad(f"distributed_config is {dc!r:.60}")
-    if not ints(dc.get("device_ids")) or not dc["device_ids"]:
-        raise bad(f"distributed_config.device_ids is {dc.get('device_ids')!r:.60}")
-    for key in ("num_sub_workers", "aicpu_thread_num"):
-        if not isinstance(dc.get(key), int) or isinstance(dc.get(key), bool):
-            raise bad(f"distributed_config.{key} is {dc.get(key)!r:.60}")
-    if not isinstance(dc.get("runtime"), str):
-        raise bad(f"distributed_config.runtime is {dc.get('runtime')!r:.60}")
-    levels = data.get("next_levels")
-    if not isinstance(levels, list) or not all(isinstance(n, str) and n and "/" not in n for n in levels):
-        raise bad(f"next_levels is {levels!r:.60}")
-    if not isinstance(data.get("host_plan"), dict):
-        raise bad(f"host_plan is {data.get('host_plan')!r:.60}")
-    if not isinstance(data.get("platform", "a2a3sim"), str):
-        raise bad(f"platform is {data.get('platform')!r:.60}")
 
 
 def check_plan(program: DistributedCompiledProgram, path: Path) -> None:

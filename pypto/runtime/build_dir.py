@@ -19,6 +19,7 @@ assignments' literals), never executed. :class:`BuildDirProgram` is a build dire
 from __future__ import annotations
 
 import ast
+import codecs
 import json
 import os
 from collections.abc import Sequence
@@ -56,6 +57,7 @@ class BuildDirError(Error):
     def __init__(self, path: Path | str, message: str):
         super().__init__(f"{path}: error: {message}")
         self.path = Path(path)
+        self.message = message
 
 
 # ---- metadata -------------------------------------------------------------------------------------------------
@@ -154,10 +156,11 @@ def read_build_text(path: Path, *, strip_bom: bool = False) -> str:
         data = path.read_bytes()
     except OSError as e:
         raise BuildDirError(path, f"cannot read: {e.strerror or e}") from None
+    skip = len(codecs.BOM_UTF8) if strip_bom and data.startswith(codecs.BOM_UTF8) else 0
     try:
-        return data.decode("utf-8-sig" if strip_bom else "utf-8")
-    except UnicodeDecodeError as e:
-        line, col, fault = utf8_fault(data, e)
+        return data[skip:].decode("utf-8")
+    except UnicodeDecodeError as e:  # located in the file as it is, its mark included
+        line, col, fault = utf8_fault(data, UnicodeDecodeError("utf-8", data, e.start + skip, e.end + skip, e.reason))
         raise BuildDirError(f"{path}:{line}:{col}", f"not UTF-8 text ({fault}); save the file as UTF-8") from None
 
 

@@ -77,6 +77,40 @@ def test_from_dir_names_a_missing_or_broken_meta(tmp_path: Path) -> None:
         DistributedCompiledProgram.from_dir(tmp_path)
 
 
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("[1, 2]", r"distributed_meta.json: malformed: got a JSON list; expected a JSON object \{schema: 2"),
+        ('{"schema": 2,\n "params": [}', r"distributed_meta.json:2:13: not valid JSON: Expecting value"),
+        ('{"schema": 2, "params": [{"name": "x", "direction": "In", "shape": "4", "dtype": "float32"}]}',
+         r"distributed_meta.json: parameter 'x': shape must be a list of integers >= 0, got '4'"),
+        ('{"schema": 2, "params": [], "distributed_config": {"device_ids": "01"}}',
+         r"distributed_meta.json: malformed: distributed_config.device_ids is '01'"),
+    ],
+)
+def test_from_dir_names_what_a_malformed_meta_holds(tmp_path: Path, text: str, says: str) -> None:
+    """``from_dir`` itself checks the sidecar's JSON and field types (upstream's contract: it validates field by
+    field), so its callers get a ValueError naming the file and the field, not an AttributeError or a run of
+    ``device_ids`` ``"01"`` as ``['0', '1']``; replay's message is the same one."""
+    (tmp_path / "distributed_meta.json").write_text(text)
+    with pytest.raises(ValueError, match=says):
+        DistributedCompiledProgram.from_dir(tmp_path)
+
+
+def test_from_dir_takes_a_meta_saved_with_a_byte_order_mark(tmp_path: Path) -> None:
+    x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
+    built = p3.chip_host.compile(x, y, config=config(tmp_path))
+    meta = built.output_dir / "distributed_meta.json"
+    meta.write_bytes(b"\xef\xbb\xbf" + meta.read_bytes())  # an editor's "UTF-8 with BOM"
+    assert DistributedCompiledProgram.from_dir(built.output_dir).plan.world_size == 2
+    data = meta.read_bytes()
+    meta.write_bytes(data[:10] + b"\xff" + data[10:])  # located in the file as it is, its mark counted
+    line, col = data[:10].count(b"\n") + 1, 10 - data.rfind(b"\n", 0, 10)
+    with pytest.raises(ValueError, match=rf"distributed_meta.json:{line}:{col}: not UTF-8 text \(byte 0xff at offset 10\)"):
+        DistributedCompiledProgram.from_dir(built.output_dir)
+
+
 def test_put_then_notify_wait_moves_each_ranks_data_to_the_next(tmp_path: Path) -> None:
     x, y = torch.randn(2, 1, p3.N), torch.zeros(2, 1, p3.N)
     compiled = p3.put_host.compile(x, y, config=config(tmp_path))
