@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,10 +41,13 @@ _DFX_DEFAULTS: dict[str, int | bool] = {}
 
 
 def set_dfx_defaults(**flags: int | bool) -> None:
-    """The values a ``RunConfig`` built without these flags takes (the test suite's ``--enable-pmu`` ...)."""
+    """The values a ``RunConfig`` built without these flags takes (the test suite's ``--enable-pmu`` ...); a
+    value :func:`check_dfx_flag` refuses is its InvalidArgumentError."""
     unknown = set(flags) - set(DFX_FLAGS)
     if unknown:
         raise ValueError(f"unknown DFX flag(s): {', '.join(sorted(unknown))}; expected {', '.join(DFX_FLAGS)}")
+    for flag, value in flags.items():  # a bad default is refused here, not by every RunConfig built later
+        check_dfx_flag(flag, value)
     _DFX_DEFAULTS.clear()
     _DFX_DEFAULTS.update({k: v for k, v in flags.items() if v})
 
@@ -63,20 +67,23 @@ def _level(flag: str, value: Any, top: int, true_means: int) -> int:
 
 
 def _pmu_event_type(value: Any) -> int:
-    """``enable_pmu``: 0 off, ``True`` event type 2, an a2a3 event type, any other positive type 2.
-
-    When it is on, ``SIMPLER_PMU_EVENT_TYPE`` (:data:`PMU_EVENT_ENV`, read as upstream's C ``atoi`` reads it:
-    leading blanks, a sign, the digits) overrides the type if it is an a2a3 event type; any other value is
-    ignored with a warning and the requested type stays (upstream's ``resolve_pmu_event_type``). Off, the
-    variable is not read."""
+    """``enable_pmu``: 0 off, ``True`` event type 2, an a2a3 event type, any other positive type 2 (before
+    :func:`_pmu_env_override`)."""
     if isinstance(value, bool):
-        requested = 2 if value else 0
-    elif isinstance(value, int) and value >= 0:
-        requested = value if value == 0 or value in PMU_EVENT_TYPES else 2
-    else:
-        raise InvalidArgumentError(
-            f"RunConfig.enable_pmu takes True/False or a PMU event type {PMU_EVENT_TYPES}, got {value!r}"
-        )
+        return 2 if value else 0
+    if isinstance(value, int) and value >= 0:
+        return value if value == 0 or value in PMU_EVENT_TYPES else 2
+    raise InvalidArgumentError(
+        f"RunConfig.enable_pmu takes True/False or a PMU event type {PMU_EVENT_TYPES}, got {value!r}"
+    )
+
+
+def _pmu_env_override(requested: int) -> int:
+    """The PMU event type a run collects: when PMU collection is on (``requested`` > 0),
+    ``SIMPLER_PMU_EVENT_TYPE`` (:data:`PMU_EVENT_ENV`, read as upstream's C ``atoi`` reads it: leading
+    blanks, a sign, the digits) overrides ``requested`` if it is an a2a3 event type; any other value is
+    ignored with a warning and ``requested`` stays (upstream's ``resolve_pmu_event_type``). Off, the variable
+    is not read."""
     env = os.environ.get(PMU_EVENT_ENV) if requested else None
     if env is None:
         return requested
@@ -89,6 +96,24 @@ def _pmu_event_type(value: Any) -> int:
         f"ignored, enable_pmu's event type {requested} stays"
     )
     return requested
+
+
+_FLAG_RULES: dict[str, Callable[[Any], int | bool]] = {
+    "enable_chip_swimlane": lambda v: _level("enable_chip_swimlane", v, 4, 4),
+    "enable_dump_args": lambda v: _level("enable_dump_args", v, 2, 1),
+    "enable_pmu": _pmu_event_type,
+    "enable_dep_gen": lambda v: bool(_level("enable_dep_gen", v, 1, 1)),
+    "enable_scope_stats": lambda v: bool(_level("enable_scope_stats", v, 1, 1)),
+    "enable_incore_trace": lambda v: bool(_level("enable_incore_trace", v, 1, 1)),
+}
+"""Each DFX flag's normalisation: the one place its allowed values are spelled."""
+
+
+def check_dfx_flag(flag: str, value: Any) -> int | bool:
+    """``value`` of the DFX flag ``flag`` as a ``RunConfig`` holds it (``enable_pmu`` before
+    ``SIMPLER_PMU_EVENT_TYPE``'s override), or an InvalidArgumentError (a ValueError) naming the flag and the
+    values it takes."""
+    return _FLAG_RULES[flag](value)
 
 
 def backend_for_platform(platform: str) -> str:
@@ -167,12 +192,9 @@ class RunConfig:
             )
         if self.check_inputs not in (None, True, False):
             raise InvalidArgumentError(f"RunConfig.check_inputs takes None, True or False, got {self.check_inputs!r}")
-        self.enable_chip_swimlane = _level("enable_chip_swimlane", self.enable_chip_swimlane, 4, 4)
-        self.enable_dump_args = _level("enable_dump_args", self.enable_dump_args, 2, 1)
-        self.enable_pmu = _pmu_event_type(self.enable_pmu)
-        self.enable_dep_gen = bool(_level("enable_dep_gen", self.enable_dep_gen, 1, 1))
-        self.enable_scope_stats = bool(_level("enable_scope_stats", self.enable_scope_stats, 1, 1))
-        self.enable_incore_trace = bool(_level("enable_incore_trace", self.enable_incore_trace, 1, 1))
+        for flag, rule in _FLAG_RULES.items():
+            setattr(self, flag, rule(getattr(self, flag)))
+        self.enable_pmu = _pmu_env_override(self.enable_pmu)
         if self.dfx_enabled:
             self.save_kernels = True  # the artefacts go into the build directory
         if self.backend_type is None:

@@ -27,16 +27,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """The options as the suite's DFX defaults; a value ``RunConfig`` refuses is a usage error here, naming
+    the option (``run_config.check_dfx_flag`` says what it takes), not a failure of every test."""
     level = config.getoption("--chip-swimlane-level")
     swimlane = level if level is not None else (4 if config.getoption("--enable-chip-swimlane") else 0)
-    set_dfx_defaults(
-        enable_chip_swimlane=swimlane,
-        enable_dump_args=config.getoption("--dump-args"),
-        enable_pmu=config.getoption("--enable-pmu"),
-        enable_dep_gen=config.getoption("--enable-dep-gen"),
-        enable_scope_stats=config.getoption("--enable-scope-stats"),
-        enable_incore_trace=config.getoption("--enable-incore-trace"),
-    )
+    flags = {  # RunConfig flag -> (its option, the value)
+        "enable_chip_swimlane": ("--chip-swimlane-level" if level is not None else "--enable-chip-swimlane", swimlane),
+        "enable_dump_args": ("--dump-args", config.getoption("--dump-args")),
+        "enable_pmu": ("--enable-pmu", config.getoption("--enable-pmu")),
+        "enable_dep_gen": ("--enable-dep-gen", config.getoption("--enable-dep-gen")),
+        "enable_scope_stats": ("--enable-scope-stats", config.getoption("--enable-scope-stats")),
+        "enable_incore_trace": ("--enable-incore-trace", config.getoption("--enable-incore-trace")),
+    }
+    for flag, (option, value) in flags.items():
+        try:
+            run_config.check_dfx_flag(flag, value)
+        except ValueError as e:
+            raise pytest.UsageError(f"{option} {value}: {e}") from None
+    set_dfx_defaults(**{flag: value for flag, (_, value) in flags.items()})
 
 
 @pytest.fixture

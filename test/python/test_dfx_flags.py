@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +15,7 @@ from dfx_kernels import chain as twice
 
 from pypto.errors import InvalidArgumentError
 from pypto.runtime import RunConfig
-from pypto.runtime.config import set_dfx_defaults
+from pypto.runtime.config import PMU_EVENT_TYPES, set_dfx_defaults
 
 pytestmark = pytest.mark.usefixtures("own_dfx_flags")  # these tests set the DFX flags themselves
 
@@ -76,6 +79,35 @@ def test_suite_defaults_apply_to_every_new_config() -> None:
     set_dfx_defaults()
     with pytest.raises(ValueError, match="unknown DFX flag"):
         set_dfx_defaults(enable_everything=True)
+    with pytest.raises(InvalidArgumentError, match="enable_chip_swimlane takes True/False or a level 0-4, got 7"):
+        set_dfx_defaults(enable_pmu=2, enable_chip_swimlane=7)  # refused when set, not by every RunConfig
+    assert RunConfig().enable_pmu == 0  # and the defaults stay as they were
+
+
+def _pytest_with(tmp_path: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    """pytest in a child on a one-test file beside this suite's conftest, with ``options``."""
+    shutil.copy(Path(__file__).with_name("conftest.py"), tmp_path / "conftest.py")
+    (tmp_path / "test_one.py").write_text(
+        "from pypto.runtime import RunConfig\n\n\ndef test_one():\n    assert RunConfig().enable_pmu == 4\n"
+    )
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_one.py", *options]
+    return subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+
+
+@pytest.mark.parametrize(
+    ("options", "allowed"),
+    [(["--chip-swimlane-level", "7"], "0-4"), (["--enable-pmu", "-3"], str(PMU_EVENT_TYPES)),
+     (["--dump-args", "3"], "0-2")],
+)  # fmt: skip
+def test_out_of_range_suite_options_are_usage_errors(tmp_path: Path, options: list[str], allowed: str) -> None:
+    """The suite's flag options go through RunConfig's checks at startup: a bad value is one usage error
+    naming the option and what it takes, not every test failing."""
+    done = _pytest_with(tmp_path, "--enable-pmu", "4", *options)
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
+    (line,) = [ln for ln in done.stderr.splitlines() if ln.startswith("ERROR:")]
+    assert f"{' '.join(options)}: " in line and allowed in line and "Traceback" not in done.stderr
+    ok = _pytest_with(tmp_path, "--enable-pmu", "4", "--chip-swimlane-level", "2")
+    assert ok.returncode == pytest.ExitCode.OK, ok.stdout + ok.stderr  # good values still reach every RunConfig
 
 
 def _run(tmp_path: Path, **flags: object) -> tuple[dict, Path]:

@@ -1,8 +1,9 @@
 """``pmu.csv`` (runtime-dfx-formats.md §5): a2a3 PMU counters, derived from the interpreter's records.
 
 ``enable_pmu = N`` picks the event type (1, 2, 4, 5, 6, 7, 8; ``True`` is 2, RunConfig maps an unknown
-type to 2). The file has one row per completed task part, i.e. per core a task occupied (a Group task
-has a row for its AIC part and one per AIV part), sorted by (task id, core id)::
+type to 2, and a valid ``SIMPLER_PMU_EVENT_TYPE`` overrides it: ``config._pmu_env_override``). The file
+has one row per completed task part, i.e. per core a task occupied (a Group task has a row for its AIC
+part and one per AIV part), sorted by (task id, core id)::
 
     thread_id,core_id,task_id,func_id,core_type,pmu_total_cycles,<counters of the type>,event_type
 
