@@ -27,6 +27,7 @@ import numpy as np
 
 from pypto.errors import Error
 from pypto.target.dtypes import BY_NAME
+from pypto.utils.atomic import atomic_write_files, check_writable_path
 from pypto.utils.cli import cli_main
 
 PROG = "dump_viewer"
@@ -278,8 +279,6 @@ def export(rows: list[tuple[int, dict[str, Any]]], blob: bytes, out: Path) -> li
     """Write each row's text file under ``out``, all or none (every text is made before anything is written);
     returns the paths. A name two rows share (an ambiguous ``arg_index``) gets the later row's table index
     (``..._idx<i>.txt``), so no row's file replaces another's."""
-    from pypto.utils.atomic import atomic_write_files
-
     files = []
     taken: set[str] = set()
     for idx, a in rows:
@@ -288,12 +287,35 @@ def export(rows: list[tuple[int, dict[str, Any]]], blob: bytes, out: Path) -> li
             name = f"{name.removesuffix('.txt')}_idx{idx}.txt"
         taken.add(name)
         files.append((out / name, export_text(idx, a, blob).encode("utf-8")))
+    made = _export_folder(out)
     try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise DumpViewerError(f"{out}: cannot create ({e.strerror})") from None
-    atomic_write_files(files)  # a folder in a file's place fails before anything is written
+        atomic_write_files(files)  # a folder in a file's place fails before anything is written
+    except BaseException:
+        if made:  # nothing was written: the folder this export made goes too
+            try:
+                out.rmdir()
+            except OSError:
+                pass  # another process put something there
+        raise
     return [p for p, _ in files]
+
+
+def _export_folder(out: Path) -> bool:
+    """Make the export folder ``out`` when it is missing and its parent exists, as upstream makes its ``txt/``
+    (a missing parent is refused, as every tool refuses a missing output folder); whether it was made."""
+    if out.is_dir():
+        return False
+    if out.exists():
+        raise DumpViewerError(f"{out}: a file, not a folder (the export folder holds a txt file per argument)")
+    try:
+        check_writable_path(out)  # its parent: missing, or a file
+    except OSError as e:
+        raise DumpViewerError(f"{e.strerror}: {e.filename}") from None
+    try:
+        out.mkdir()
+    except OSError as e:
+        raise DumpViewerError(f"{out}: cannot create the export folder ({e.strerror})") from None
+    return True
 
 
 # ---- the command -------------------------------------------------------------------------
