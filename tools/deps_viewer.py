@@ -1,9 +1,18 @@
 """``python -m pypto.tools.deps_viewer DEPS_JSON [--func-names FILE] [--format text|html] [--engine E]
-[--direction LR|TB|RL|BT] [--show-tensor-info] [-o PATH]``: views of a ``deps.json``
+[--direction LR|TB|RL|BT] [--show-tensor-info] [--edge-mode MODE] [-o PATH]``: views of a ``deps.json``
 (runtime-dfx-formats.md §4).
 
-Writes ``deps_viewer.txt`` (or ``deps_viewer.html``) next to the input (or to ``-o PATH``), atomically, and
-prints its path; ``-o -`` writes the view to stdout. The text view::
+Writes ``deps_viewer[_<edge-mode>].txt`` (or ``.html``) next to the input (or to ``-o PATH``; a missing
+folder is refused), atomically, and prints its path; ``-o -`` writes the view to stdout.
+
+``--edge-mode`` (upstream's): ``full`` (default) every edge; ``reduced`` a transitive reduction (a pair is
+dropped when a longer path implies it; a pair with a ``creator`` row is kept); ``omitted`` only the pairs
+``reduced`` drops; ``reduced_dataflow`` / ``omitted_dataflow`` the same, but a redundant ``creator`` pair
+is dropped only when its ``INOUT`` bytes provably flow directly from an earlier and to a later ``INOUT``
+of the same creator (:func:`select_edges`). A reducing mode lists the dropped pairs on stdout before the
+path; on a cyclic graph it warns and shows every edge (``deps_viewer.*``). The text view shows only the
+selected pairs (and their rows); the HTML view lays out every edge and draws the unselected ones in the
+page's background colour, below the selected ones. The text view::
 
     SUMMARY
       source_deps_json: <path>
@@ -32,20 +41,24 @@ Exit codes: 0 written, 1 a bad input or I/O failure (one line ``deps_viewer: err
 The HTML view (``--format html``) is a self-contained pan/zoom page around the SVG Graphviz lays out
 (Debian ``graphviz`` and the PyPI ``graphviz`` package): AIC blue box, AIV orange ellipse, mix green
 diamond, alloc grey note, SPMD red border and ``xN``; labels ``id · name ↓fanin ↑fanout``; explicit-only
-edges dashed. Core types come from the sidecar, else from ``kernel_ids``.
+edges dashed. Core types come from the sidecar, else from ``kernel_ids``. The legend bar sits above the
+graph's area, never over it.
 """
 
 from __future__ import annotations
 
 import argparse
+import html
 import json
 import sys
+import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pypto.reports.cli import ReportError, report_main, write_report
+from pypto.reports.cli import ReportError, output_path, report_main, write_report
+from pypto.target.dtypes import BY_NAME
 from pypto.utils.cli import check_output_not_input, read_input_text
 
 PROG = "deps_viewer"
@@ -98,6 +111,8 @@ class DepsGraph:
     tasks: dict[int, dict[str, Any]]
     rows: list[tuple[int, int, dict[str, Any]]]
     tensors: list[Any]
+    kept_nodes: list[int] | None = None
+    """The nodes of the graph these rows were selected from (:meth:`select`)."""
 
     @property
     def pairs(self) -> list[tuple[int, int]]:
@@ -106,8 +121,14 @@ class DepsGraph:
 
     @property
     def nodes(self) -> list[int]:
-        """Every task id: listed in tasks[] or on an edge."""
+        """Every task id: listed in tasks[] or on an edge (of the whole graph, after :meth:`select`)."""
+        if self.kept_nodes is not None:
+            return self.kept_nodes
         return sorted(set(self.tasks) | {p for p, _, _ in self.rows} | {s for _, s, _ in self.rows})
+
+    def select(self, pairs: set[tuple[int, int]]) -> DepsGraph:
+        """The graph with only the rows of ``pairs``; every task stays a node."""
+        return DepsGraph(self.tasks, [r for r in self.rows if (r[0], r[1]) in pairs], self.tensors, self.nodes)
 
 
 def load_deps(path: Path) -> DepsGraph:
@@ -138,6 +159,254 @@ def load_deps(path: Path) -> DepsGraph:
                 raise DepsViewerError(f"{path}: edges[{i}]: missing '{key}'")
         rows.append((_u64(e["pred"], f"edges[{i}].pred", path), _u64(e["succ"], f"edges[{i}].succ", path), e))
     return DepsGraph(tasks, rows, _list(doc, "tensors", path, False))
+
+
+# ---- --edge-mode: which edges a view shows -------------------------------------------------------
+
+EDGE_MODES = ("full", "reduced", "omitted", "reduced_dataflow", "omitted_dataflow")
+"""upstream's ``--edge-mode`` values: every edge (the default); the edges a transitive reduction keeps (a
+``creator`` pair is kept: it holds a tensor's lifetime); the redundant ones it drops (the complement); and
+the ``_dataflow`` pair of those, which drop a redundant ``creator`` pair only on byte-level proof that its
+``INOUT`` stays within one reuse generation."""
+
+MAX_REGION_INTERVALS = 10_000
+"""The most byte intervals a strided view is expanded into for the dataflow proof; a larger view proves
+nothing (its edge is kept)."""
+
+_UPSTREAM_DTYPES = {"FLOAT32": "FP32", "FLOAT16": "FP16", "BFLOAT16": "BF16"}
+"""upstream's deps.json spellings of the dtypes it names otherwise than PyPTO."""
+
+Intervals = tuple[tuple[int, int], ...]
+
+
+def redundant_pairs(graph: DepsGraph, protect_creator: bool = True) -> set[tuple[int, int]] | None:
+    """The pairs ``(u, v)`` of a transitive reduction drops: ``v`` is reached from ``u`` by a longer path too.
+    ``protect_creator``: a pair with a ``creator`` row is never one. None when the graph has a cycle."""
+    nodes, pairs = graph.nodes, graph.pairs
+    succ: dict[int, list[int]] = {n: [] for n in nodes}
+    indeg = dict.fromkeys(nodes, 0)
+    for u, v in pairs:
+        succ[u].append(v)
+        indeg[v] += 1
+    order = [n for n in nodes if indeg[n] == 0]  # Kahn's order; a node left out is on a cycle
+    for n in order:
+        for m in succ[n]:
+            indeg[m] -= 1
+            if indeg[m] == 0:
+                order.append(m)
+    if len(order) != len(nodes):
+        return None
+    bit = {n: 1 << i for i, n in enumerate(order)}
+    reach: dict[int, int] = {}  # node -> the nodes it reaches, as a bit set (descendants first)
+    protected = {(p, s) for p, s, r in graph.rows if r.get("source") == "creator"} if protect_creator else set()
+    redundant: set[tuple[int, int]] = set()
+    for u in reversed(order):
+        further = 0  # what u reaches through one of its successors
+        for v in succ[u]:
+            further |= reach[v]
+        reach[u] = further | sum(bit[v] for v in succ[u])
+        redundant.update((u, v) for v in succ[u] if further & bit[v] and (u, v) not in protected)
+    return redundant
+
+
+def _merged(intervals: Any) -> Intervals:
+    """Sorted half-open byte intervals with overlaps and neighbours joined (empty ones dropped)."""
+    out: list[tuple[int, int]] = []
+    for begin, end in sorted(intervals):
+        if begin >= end:
+            continue
+        if out and begin <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((begin, end))
+    return tuple(out)
+
+
+def _intersection(a: Intervals, b: Intervals) -> Intervals:
+    """The bytes in both sorted interval lists."""
+    out, i, j = [], 0, 0
+    while i < len(a) and j < len(b):
+        begin, end = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if begin < end:
+            out.append((begin, end))
+        if a[i][1] <= b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return tuple(out)
+
+
+def _covers(parts: list[tuple[int, int]], whole: Intervals) -> bool:
+    """Whether ``parts`` hold every byte of ``whole``."""
+    return _intersection(whole, _merged(parts)) == whole
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _elem_bytes(dtype: Any) -> int | None:
+    name = str(dtype).upper()
+    row = BY_NAME.get(_UPSTREAM_DTYPES.get(name, name))
+    return row.bits // 8 if row is not None and row.bits % 8 == 0 else None
+
+
+def byte_region(
+    row: dict[str, Any], arg: dict[str, Any], tensors: dict[int, dict[str, Any]], role: str = "consumer"
+) -> tuple[int, Intervals] | None:
+    """``(buffer_addr, byte intervals)`` of the view an edge row's ``role`` side (``consumer``/``producer``)
+    names: the row's ``<role>_{shape,start_offset,strides,dtype}``, else the task argument's fields, over its
+    tensor's buffer. None when a field is missing or odd, the view reinterprets the buffer's dtype, lies out
+    of the buffer, or is too strided to expand (:data:`MAX_REGION_INTERVALS`)."""
+    tensor = tensors.get(_int(row.get("tensor_id", arg.get("tensor_id"))) or -1)
+    if tensor is None:
+        return None
+    addr, numel = _int(tensor.get("buffer_addr")), _int(tensor.get("buffer_numel"))
+    start = _int(row.get(f"{role}_start_offset", arg.get("start_offset")))
+    shape, strides = row.get(f"{role}_shape", arg.get("shape")), row.get(f"{role}_strides", arg.get("strides"))
+    if addr is None or numel is None or start is None or min(addr, numel, start) < 0:
+        return None
+    if not isinstance(shape, list) or not isinstance(strides, list) or not shape or len(shape) != len(strides):
+        return None
+    dims, steps = [_int(d) for d in shape], [_int(d) for d in strides]
+    if any(d is None or d <= 0 for d in dims + steps):
+        return None
+    dtype = str(row.get(f"{role}_dtype", arg.get("dtype", tensor.get("dtype")))).upper()
+    size = _elem_bytes(dtype)
+    if size is None or dtype != str(tensor.get("dtype", dtype)).upper():  # a reinterpreting view: no proof
+        return None
+    inner, block = len(dims), 1  # the contiguous innermost dimensions make one interval per outer index
+    while inner > 0 and steps[inner - 1] == block:
+        inner -= 1
+        block *= dims[inner]
+    count = 1
+    for d in dims[:inner]:
+        count *= d
+        if count > MAX_REGION_INTERVALS:
+            return None
+    offsets = [start]
+    for d, step in zip(dims[:inner], steps[:inner], strict=True):
+        offsets = [o + i * step for o in offsets for i in range(d)]
+    region = _merged((addr + o * size, addr + (o + block) * size) for o in offsets)
+    if not region or region[0][0] < addr or region[-1][1] > addr + numel * size:
+        return None
+    return addr, region
+
+
+def _dataflow_removable(graph: DepsGraph, candidates: set[tuple[int, int]]) -> set[tuple[int, int]]:
+    """Of the structurally redundant ``candidates``, those the dataflow modes drop: every pair without a
+    ``creator`` row, and a ``creator`` pair whose every creator row is an exactly known ``INOUT`` region each
+    byte of which the same creator's tensor passes through by direct tensormap dataflow both from an earlier
+    writer and to a later ``INOUT``. An ``OUTPUT_EXISTING`` (a reuse boundary) or missing evidence keeps it."""
+    tensors = {t: d for d in graph.tensors if isinstance(d, dict) and (t := _int(d.get("tensor_id"))) is not None}
+
+    def arg_of(task: int, idx: Any) -> dict[str, Any]:
+        args = (graph.tasks.get(task) or {}).get("args")
+        found = (
+            [a for a in args if isinstance(a, dict) and _int(a.get("idx")) == _int(idx)]
+            if isinstance(args, list)
+            else []
+        )
+        return found[0] if found else {}
+
+    creators: dict[tuple[int, int], list[dict[str, Any] | None]] = {}  # pair -> a record per creator row
+    by_owner: dict[tuple[int, int, int], list[dict[str, Any]]] = {}  # (owner, task, buffer) -> records
+    into: dict[tuple[int, Any, int], list[tuple[int, Intervals]]] = {}  # (task, arg, buffer) -> (pred, overlap)
+    out_of: dict[tuple[int, int], list[tuple[int, Any, Intervals]]] = {}  # (task, buffer) -> (succ, arg, overlap)
+    for p, s, row in graph.rows:
+        source = row.get("source")
+        if source not in ("creator", "tensormap"):
+            continue
+        arg = arg_of(s, row.get("arg"))
+        if source == "creator":
+            region = byte_region(row, arg, tensors) if arg.get("type") in ("INOUT", "OUTPUT_EXISTING") else None
+            record = None
+            if region is not None:
+                record = {"arg": _int(row.get("arg")), "type": arg["type"], "buffer": region[0], "bytes": region[1]}
+                by_owner.setdefault((p, s, region[0]), []).append(record)
+            creators.setdefault((p, s), []).append(record)
+        elif arg.get("type") == "INOUT":
+            mine, theirs = byte_region(row, arg, tensors), byte_region(row, {}, tensors, "producer")
+            if mine is None or theirs is None or mine[0] != theirs[0]:
+                continue
+            overlap = _intersection(mine[1], theirs[1])
+            if overlap:
+                into.setdefault((s, _int(row.get("arg")), mine[0]), []).append((p, overlap))
+                out_of.setdefault((p, mine[0]), []).append((s, _int(row.get("arg")), overlap))
+
+    def proven(owner: int, task: int, record: dict[str, Any]) -> bool:
+        buf, need = record["buffer"], record["bytes"]
+        earlier = [
+            part
+            for pred, overlap in into.get((task, record["arg"], buf), [])
+            for peer in by_owner.get((owner, pred, buf), [])
+            for part in _intersection(overlap, peer["bytes"])
+        ]
+        later = [
+            part
+            for succ, arg, overlap in out_of.get((task, buf), [])
+            for peer in by_owner.get((owner, succ, buf), [])
+            if peer["arg"] == arg and peer["type"] == "INOUT"
+            for part in _intersection(overlap, peer["bytes"])
+        ]
+        return _covers(earlier, need) and _covers(later, need)
+
+    removable = set()
+    for owner, task in candidates:
+        records = creators.get((owner, task))
+        if records is None or all(r is not None and r["type"] == "INOUT" and proven(owner, task, r) for r in records):
+            removable.add((owner, task))
+    return removable
+
+
+@dataclass
+class EdgeSelection:
+    """What an ``--edge-mode`` shows: ``graph`` (its rows narrowed for the text view), the pairs the HTML
+    view draws in the page's background colour (laid out, not shown), the file name's stem, the lines
+    that report the reduction (stdout) and a warning (stderr)."""
+
+    graph: DepsGraph
+    hidden: set[tuple[int, int]]
+    stem: str
+    report: list[str]
+    warning: str | None = None
+
+
+def select_edges(graph: DepsGraph, mode: str, html: bool) -> EdgeSelection:
+    """The edges ``mode`` (:data:`EDGE_MODES`) selects; a cyclic graph is shown whole (with a warning line)."""
+    if mode == "full":
+        return EdgeSelection(graph, set(), "deps_viewer", [])
+    dataflow = mode.endswith("_dataflow")
+    redundant = redundant_pairs(graph, protect_creator=not dataflow)
+    if redundant is None:
+        warning = f"warning: dependency graph has a cycle; transitive reduction skipped, emitting full graph (--edge-mode {mode} ignored)"
+        return EdgeSelection(graph, set(), "deps_viewer", [], warning)
+    if dataflow:
+        redundant = _dataflow_removable(graph, redundant)
+    pairs = graph.pairs
+    fmt = _formatter(graph.nodes)
+    removed = [pr for pr in pairs if pr in redundant]
+    kept = set(pairs) - redundant
+    shown = kept if mode.startswith("reduced") else redundant
+    if mode.startswith("reduced"):
+        what = "transitive reduction: removed {} redundant edge(s) of {} ({} kept)"
+    else:
+        what = "redundant edges only: showing {} redundant edge(s) of {}"
+    what = what.format(len(removed), len(pairs), len(kept))
+    head = f"Dataflow-verified {what}" if dataflow else what[0].upper() + what[1:]
+    report = [head] + [f"  - {fmt(p)} -> {fmt(s)}" for p, s in removed]
+    if html:
+        hidden = set(pairs) - shown
+        report.append(
+            f"HTML layout preserves all {len(pairs)} edge(s); {len(hidden)} unselected edge(s) are colored as background"
+        )
+        return EdgeSelection(graph, hidden, f"deps_viewer_{mode}", report)
+    return EdgeSelection(graph.select(shown), set(), f"deps_viewer_{mode}", report)
 
 
 def _slots(task: dict[str, Any] | None) -> list[int]:
@@ -218,9 +487,9 @@ def load_core_types(deps_path: Path) -> dict[int, str] | None:
     return {tid: (next(iter(s)) if len(s) == 1 else "mix") for tid, s in seen.items()}
 
 
-def render_text(deps_path: Path, func_names: dict[int, str] | None = None) -> str:
-    """The text view of ``deps_path`` (see the module docstring)."""
-    g = load_deps(deps_path)
+def render_text(deps_path: Path, func_names: dict[int, str] | None = None, graph: DepsGraph | None = None) -> str:
+    """The text view of ``deps_path`` (see the module docstring); ``graph``: its edges a mode selected."""
+    g = graph if graph is not None else load_deps(deps_path)
     core_types = load_core_types(deps_path)
     pairs, nodes = g.pairs, g.nodes
     fmt = _formatter(nodes)
@@ -264,6 +533,8 @@ _STYLE = {  # core type -> Graphviz node attributes (runtime-dfx-formats.md §4)
     "dummy": {"shape": "box", "style": "rounded,filled", "fillcolor": "#E0E0E0"},
 }
 SPMD_COLOR = "#C62828"
+PAGE_BACKGROUND = "#eef2f7"
+"""The HTML page's background: an edge an ``--edge-mode`` does not select is drawn in it."""
 ENGINES = ("circo", "dot", "fdp", "neato", "osage", "patchwork", "sfdp", "twopi")
 """Graphviz's layout engines."""
 
@@ -297,11 +568,13 @@ def dot_source(
     direction: str = "LR",
     show_tensor_info: bool = False,
     graph: DepsGraph | None = None,
+    hidden: set[tuple[int, int]] | None = None,
 ) -> Any:
     """The dependency graph as a ``graphviz.Digraph``: a node per task shaped by core type (AIC blue
     box, AIV orange ellipse, mix green diamond, alloc grey note; SPMD red border and ``xN``), labelled
     ``id · name ↓fanin ↑fanout``; explicit edges dashed; ``show_tensor_info`` lists each task's
-    tensor arguments in its node."""
+    tensor arguments in its node. The ``hidden`` pairs are laid out but drawn in the page's background
+    colour (class ``hidden-edge``): an ``--edge-mode`` view keeps the whole graph's layout."""
     try:
         import graphviz
     except ImportError as e:
@@ -338,6 +611,8 @@ def dot_source(
     not_explicit = {(p, s) for p, s, r in g.rows if r.get("source") != "explicit"}  # one pass: no scan per pair
     for p, s in pairs:
         attrs = {"style": "dashed", "color": "#B0B0B0"} if (p, s) not in not_explicit else {}
+        if hidden and (p, s) in hidden:
+            attrs = {"class": "hidden-edge", "color": PAGE_BACKGROUND}
         dot.edge(f"T{(p >> 32) & 0xFF}_{p & 0xFFFFFFFF}", f"T{(s >> 32) & 0xFF}_{s & 0xFFFFFFFF}", **attrs)
     return dot
 
@@ -345,12 +620,13 @@ def dot_source(
 _PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <style>
-html,body{{margin:0;height:100%;overflow:hidden;font:12px Helvetica,sans-serif;background:#eef2f7}}
-#hud{{position:fixed;top:10px;left:10px;z-index:1;background:#fff;border:1px solid #cbd5e1;border-radius:8px;padding:6px 10px}}
+html,body{{margin:0;height:100%;overflow:hidden;font:12px Helvetica,sans-serif;background:{background}}}
+body{{display:flex;flex-direction:column}}
+#hud{{flex:none;margin:10px 10px 0;align-self:flex-start;background:#fff;border:1px solid #cbd5e1;border-radius:8px;padding:6px 10px}}
 #hud span{{display:inline-block;margin-right:10px}} .sw{{display:inline-block;width:12px;height:10px;margin-right:4px;border:1px solid #333;vertical-align:middle}}
-#stage{{width:100vw;height:100vh;cursor:grab}} #stage>svg{{transform-origin:0 0}}
+#stage{{flex:1;min-height:0;position:relative;overflow:hidden;cursor:grab}} #stage>svg{{transform-origin:0 0}}
 </style></head><body>
-<div id="hud"><span><b>{n_nodes}</b> tasks · <b>{n_edges}</b> edges</span>
+<div id="hud"><span><b>{n_nodes}</b> tasks · <b>{n_edges}</b> edges{edge_mode}</span>
 <span><i class="sw" style="background:#66A3FF"></i>AIC</span><span><i class="sw" style="background:#FFB366;border-radius:50%"></i>AIV</span>
 <span><i class="sw" style="background:#66CC99"></i>mix</span><span><i class="sw" style="background:#EAEAEA;border-style:dashed"></i>alloc</span>
 <span><i class="sw" style="background:none;border-color:{spmd}"></i><b style="color:{spmd}">xN</b> SPMD</span>
@@ -365,8 +641,8 @@ function apply(){{svg.style.transform='translate('+x+'px,'+y+'px) scale('+s+')';
 function fit(){{const b=svg.viewBox.baseVal,w=stage.clientWidth,h=stage.clientHeight;
  svg.style.width=b.width+'px';svg.style.height=b.height+'px';s=Math.min(w/b.width,h/b.height,2)*0.95;
  x=(w-b.width*s)/2;y=(h-b.height*s)/2;apply();}}
-stage.addEventListener('wheel',function(e){{e.preventDefault();const k=Math.exp(-e.deltaY*0.0015);
- x=e.clientX-(e.clientX-x)*k;y=e.clientY-(e.clientY-y)*k;s*=k;apply();}},{{passive:false}});
+stage.addEventListener('wheel',function(e){{e.preventDefault();const k=Math.exp(-e.deltaY*0.0015),r=stage.getBoundingClientRect();
+ const px=e.clientX-r.left,py=e.clientY-r.top;x=px-(px-x)*k;y=py-(py-y)*k;s*=k;apply();}},{{passive:false}});
 stage.addEventListener('mousedown',function(e){{drag=[e.clientX-x,e.clientY-y];stage.style.cursor='grabbing';}});
 window.addEventListener('mousemove',function(e){{if(drag){{x=e.clientX-drag[0];y=e.clientY-drag[1];apply();}}}});
 window.addEventListener('mouseup',function(){{drag=null;stage.style.cursor='grab';}});
@@ -383,10 +659,14 @@ def render_html(
     engine: str = "dot",
     direction: str = "LR",
     show_tensor_info: bool = False,
+    selection: EdgeSelection | None = None,
+    edge_mode: str = "full",
 ) -> str:
-    """A self-contained pan/zoom page around the Graphviz SVG of :func:`dot_source`."""
-    g = load_deps(deps_path)
-    dot = dot_source(deps_path, func_names, direction, show_tensor_info, graph=g)
+    """A self-contained pan/zoom page around the Graphviz SVG of :func:`dot_source`; ``selection``: the
+    edges an ``--edge-mode`` draws (the others are laid out in the background colour, below them)."""
+    g = selection.graph if selection is not None else load_deps(deps_path)
+    hidden = selection.hidden if selection is not None else set()
+    dot = dot_source(deps_path, func_names, direction, show_tensor_info, graph=g, hidden=hidden)
     import graphviz
 
     try:
@@ -396,13 +676,38 @@ def render_html(
     except graphviz.CalledProcessError as e:
         raise DepsViewerError(f"Graphviz '{engine}' failed: {e.stderr.decode(errors='replace').strip()}") from e
     svg = svg[svg.index("<svg") :]
+    if hidden:
+        svg = _hidden_edges_below(svg)
+    shown = len(g.pairs) - len(hidden)
     return _PAGE.format(
-        title=f"deps.json: {len(g.nodes)} tasks, {len(g.pairs)} edges",
+        title=f"deps.json: {len(g.nodes)} tasks, {shown} edges",
         n_nodes=len(g.nodes),
-        n_edges=len(g.pairs),
+        n_edges=shown,
+        edge_mode="" if edge_mode == "full" else f" ({html.escape(edge_mode)}; {len(g.pairs)} laid out)",
         spmd=SPMD_COLOR,
+        background=PAGE_BACKGROUND,
         svg=svg,
     )
+
+
+def _hidden_edges_below(svg: str) -> str:
+    """``svg`` with every edge drawn before (below) the nodes, the ``hidden-edge`` ones first: a selected edge
+    is never painted over by an unselected one in the background colour. The layout is Graphviz's."""
+    ns = "http://www.w3.org/2000/svg"
+    ET.register_namespace("", ns)
+    ET.register_namespace("xlink", "http://www.w3.org/1999/xlink")
+    root = ET.fromstring(svg)
+    graph = root.find(f"{{{ns}}}g")
+    if graph is None:
+        return svg
+    children = [(child, set(child.get("class", "").split())) for child in graph]
+    first_node = next((i for i, (_, c) in enumerate(children) if "node" in c), len(children))
+    others = [child for child, c in children if "edge" not in c]
+    hidden = [child for child, c in children if "edge" in c and "hidden-edge" in c]
+    shown = [child for child, c in children if "edge" in c and "hidden-edge" not in c]
+    before = sum(1 for _, c in children[:first_node] if "edge" not in c)  # the title and background
+    graph[:] = others[:before] + hidden + shown + others[before:]
+    return ET.tostring(root, encoding="unicode")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -420,29 +725,50 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--direction", choices=("LR", "TB", "RL", "BT"), default="LR", help="graph direction (default: LR)")
     p.add_argument("--show-tensor-info", action="store_true", help="list each task's tensor arguments in its node")
     p.add_argument(
-        "-o", "--output", metavar="PATH", help="output (default: deps_viewer.txt|.html beside DEPS_JSON; -: stdout)"
+        "--edge-mode",
+        choices=EDGE_MODES,
+        default="full",
+        help="full (default): every edge; reduced: a transitive reduction (creator edges kept); omitted: only the "
+        "edges reduced drops; reduced_dataflow / omitted_dataflow: a redundant creator edge dropped only on "
+        "proof that its INOUT bytes flow through directly. The dropped edges are listed on stdout; the HTML view "
+        "lays out every edge and draws the unselected ones in the background colour",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="PATH",
+        help="output (default: deps_viewer[_<edge-mode>].txt|.html beside DEPS_JSON; -: stdout)",
     )
     return p
 
 
 def run(args: argparse.Namespace) -> Path:
-    """Write the view (``-o -``: to stdout); returns its path."""
+    """Write the view (``-o -``: to stdout); returns its path. A reducing ``--edge-mode`` lists the redundant
+    edges on stdout first (on stderr with ``-o -``)."""
     deps = Path(args.deps_json)
     if deps.is_dir():
         raise DepsViewerError(f"{deps}: is a folder (expected a deps.json: {deps / 'deps.json'}?)")
     if not deps.is_file():
         raise DepsViewerError(f"{deps}: no such file (expected a deps.json)")
-    out = (
-        Path(args.output) if args.output else deps.parent / f"deps_viewer.{'html' if args.format == 'html' else 'txt'}"
-    )
+    html_view = args.format == "html"
+    if args.output:  # a missing folder is refused before anything is read or drawn
+        output_path(Path(args.output), DepsViewerError)
     names_path = Path(args.func_names) if args.func_names else find_name_map(deps)
+    graph = load_deps(deps)
+    selection = select_edges(graph, args.edge_mode, html_view)
+    out = Path(args.output) if args.output else deps.parent / f"{selection.stem}.{'html' if html_view else 'txt'}"
     check_output_not_input(out, [deps, names_path, deps.parent / "chip_swimlane_records.json"])
     names = load_func_names(names_path) if names_path is not None else None
-    if args.format == "html":
-        text = render_html(deps, names, args.engine, args.direction, args.show_tensor_info)
+    if html_view:
+        text = render_html(deps, names, args.engine, args.direction, args.show_tensor_info, selection, args.edge_mode)
     else:
-        text = render_text(deps, names)
-    return write_report(out, text, DepsViewerError)  # atomically; ``-o -``: to stdout
+        text = render_text(deps, names, selection.graph)
+    path = write_report(out, text, DepsViewerError)  # atomically; ``-o -``: to stdout
+    if selection.warning:
+        print(f"{PROG}: {selection.warning}", file=sys.stderr)
+    if selection.report:
+        print("\n".join(selection.report), file=sys.stderr if args.output == "-" else sys.stdout)
+    return path
 
 
 def main(argv: Sequence[str] | None = None) -> int:
