@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pypto.errors import Error
-from pypto.utils.atomic import atomic_write_text
+from pypto.utils.atomic import atomic_write_text, check_writable_path
 from pypto.utils.cli import run_cli, write_stdout
 
 
@@ -28,12 +28,10 @@ def output_path(path: Path, error: type[ReportError] = ReportError) -> Path:
     """``path`` when a report can be written there: its folder exists and it is not a folder (``-``: stdout)."""
     if os.fspath(path) == STDOUT:
         return path
-    if not path.parent.is_dir():
-        what = "is a file, not a directory" if path.parent.exists() else "does not exist"
-        raise error(f"output directory {what}: {path.parent}")
-    if path.is_dir():
-        raise error(f"output path is a directory: {path}")
-    return path
+    try:
+        return check_writable_path(path)  # the one rule of every output path (its messages too)
+    except OSError as e:
+        raise error(f"{e.strerror}: {e.filename}") from None
 
 
 def write_report(path: Path, html: str, error: type[ReportError] = ReportError) -> Path:
