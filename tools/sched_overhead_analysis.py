@@ -1,7 +1,12 @@
-"""``python -m pypto.tools.sched_overhead_analysis --chip-swimlane-records-json R --deps-json D``: the six
-scheduler-overhead analyses of runtime-dfx-formats.md §8 (:mod:`pypto.runtime.dfx.sched_overhead`) printed
-as a report. Both inputs are required: level >= 3 records (``RunConfig(enable_chip_swimlane=3)`` or 4) and
-the same run's ``deps.json`` (``enable_dep_gen=True``).
+"""Print the six scheduler-overhead analyses (runtime-dfx-formats.md §8) of a run's swimlane records and
+deps.json as a report.
+
+The analyses are :mod:`pypto.runtime.dfx.sched_overhead`'s.
+
+    python -m pypto.tools.sched_overhead_analysis --chip-swimlane-records-json R --deps-json D
+
+Both inputs are required: level >= 3 records (``RunConfig(enable_chip_swimlane=3)`` or 4) and the same run's
+``deps.json`` (``enable_dep_gen=True``), which deps_viewer's reader checks.
 """
 
 from __future__ import annotations
@@ -12,30 +17,24 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pypto.runtime.dfx.sched_overhead import analyze, format_report
-from pypto.runtime.dfx.trace import TraceInputError, deps_edges_and_names, read_json_file
+from pypto.runtime.dfx.trace import TraceInputError, read_json_file
+from pypto.tools.swimlane_converter import read_deps
 from pypto.utils.cli import cli_main
 
 
 def report(records_path: Path, deps_path: Path) -> str:
     """The report of one run's records and deps.json (TraceInputError naming the file on bad input)."""
     records = read_json_file(records_path, "swimlane records", "level >= 3 chip_swimlane_records.json needed")
-    deps = read_json_file(deps_path, "deps.json", "run with RunConfig(enable_dep_gen=True)")
+    deps = read_deps(deps_path, hint="run with RunConfig(enable_dep_gen=True)")  # its errors name the file
     try:
-        edges, _ = deps_edges_and_names(deps, None)
-        blocks = {int(t["task_id"]): int(t.get("block_num", 1)) for t in deps.get("tasks", [])}
-    except (KeyError, TypeError, ValueError) as e:
-        raise TraceInputError(f"{deps_path}: deps.json does not have the documented tasks/edges ({e})") from None
-    except TraceInputError as e:
-        raise TraceInputError(f"{deps_path}: {e}") from None
-    try:
-        return format_report(analyze(records, edges, blocks))
+        return format_report(analyze(records, deps.edges, deps.block_nums))
     except TraceInputError as e:
         raise TraceInputError(f"{records_path}: {e}") from None
 
 
 @cli_main("sched_overhead_analysis")
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="sched_overhead_analysis", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="sched_overhead_analysis", description=__doc__.split("\n\n")[0])
     parser.add_argument("--chip-swimlane-records-json", type=Path, default=None, metavar="R",
                         help="chip_swimlane_records.json of a level >= 3 run")  # fmt: skip
     parser.add_argument("--deps-json", type=Path, default=None, metavar="D", help="deps.json of the same run")

@@ -1,13 +1,18 @@
-"""``python -m pypto.tools.swimlane_converter RECORDS [--deps-json DEPS] [--func-names MAP] [-o OUT]
-[--overhead] [--perfetto OUT.pftrace]``: ``chip_swimlane_records.json`` (and ``deps.json``) to a Chrome
-Trace Event JSON that Perfetto's UI opens (runtime-dfx-formats.md §3; :mod:`pypto.runtime.dfx.trace`).
+"""Convert a run's chip_swimlane_records.json (and deps.json) to the Chrome Trace Event JSON that Perfetto's UI
+opens (runtime-dfx-formats.md §3).
+
+The trace is :mod:`pypto.runtime.dfx.trace`'s, the one a flagged run writes.
+
+    python -m pypto.tools.swimlane_converter RECORDS [--deps-json DEPS] [--func-names MAP] [-o OUT]
+        [--overhead] [--perfetto OUT.pftrace]
 
 ``--overhead`` adds the §8 scheduler-overhead model as counter tracks on pid 2 (``oh_*``,
 :mod:`pypto.runtime.dfx.overhead`); ``--perfetto`` also writes the same trace as Perfetto's native
 protobuf (:mod:`pypto.runtime.dfx.perfetto`, the PyPI ``perfetto`` package of the ``dfx`` extra).
 
 Without ``--deps-json`` a sibling ``deps.json`` is used when there is one (no deps: no dependency arrows
-and every bar ``task(..)``); names come from ``--func-names`` or the newest sibling ``name_map*.json``.
+and every bar ``task(..)``); names come from ``--func-names`` or the newest sibling ``name_map*.json`` (a
+func_id it does not name: ``func_<id>_<letters>``). deps.json is checked by deps_viewer's reader.
 Records read from stdin (``-``) have no siblings: only the files the options name are read.
 The default output is ``merged_swimlane.json`` next to the records; ``-o -`` writes the JSON to stdout
 (and prints no path). An output path naming an input file is refused.
@@ -16,6 +21,7 @@ The default output is ``merged_swimlane.json`` next to the records; ``-o -`` wri
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Sequence
@@ -25,15 +31,32 @@ from pypto.reports.cli import STDOUT
 from pypto.runtime.dfx.overhead import overhead_events
 from pypto.runtime.dfx.perfetto import perfetto_trace
 from pypto.runtime.dfx.trace import (
+    DepsFacts,
     TraceInputError,
     chrome_trace,
-    deps_edges_and_names,
+    deps_facts,
     func_name_table,
+    read_error,
     read_json_file,
     trace_json,
 )
+from pypto.tools.deps_viewer import DepsViewerError, load_deps
 from pypto.utils.atomic import atomic_write_files, check_writable_path
 from pypto.utils.cli import check_output_not_input, cli_main
+
+
+def read_deps(path: Path, names_by_id: dict[str, str] | None = None, hint: str = "") -> DepsFacts:
+    """The trace's facts of the deps.json at ``path`` (and of a name map's ``names_by_id``), read and checked by
+    deps_viewer's reader: a one-line :class:`TraceInputError` naming the file and the field that is wrong
+    (``hint``: on a file that cannot be read)."""
+    try:
+        graph = load_deps(path)
+    except DepsViewerError as e:
+        if isinstance(e.__cause__, OSError | json.JSONDecodeError):  # not read, not JSON: as any input's
+            raise read_error(path, "deps.json", e.__cause__, hint) from None
+        where = str(e).removeprefix(f"{path}: ")
+        raise TraceInputError(f"{path}: deps.json does not have the documented tasks/edges: {where}") from None
+    return deps_facts(graph.tasks, [(pred, succ) for pred, succ, _ in graph.rows], names_by_id)
 
 
 def convert(
@@ -63,18 +86,11 @@ def convert(
             names_by_id = func_name_table(name_map)
         except TraceInputError as e:
             raise TraceInputError(f"{names_path}: {e}") from None
-    edges: list[tuple[int, int]] = []
-    names: dict[tuple[int, str], str] = {}
-    if deps_path is not None:
-        deps = read_json_file(deps_path, "deps.json")  # its errors name the file
-        try:
-            edges, names = deps_edges_and_names(deps, names_by_id)
-        except TraceInputError as e:
-            raise TraceInputError(f"{deps_path}: {e}") from None
+    deps = read_deps(deps_path, names_by_id) if deps_path is not None else None  # its errors name the file
     try:
-        trace = chrome_trace(records, None, edges, kernel_names=names)
+        trace = chrome_trace(records, deps=deps)
         if overhead:
-            trace["traceEvents"] += overhead_events(records, edges)
+            trace["traceEvents"] += overhead_events(records, deps.edges if deps is not None else [])
     except TraceInputError as e:
         raise TraceInputError(f"{records_path}: {e}") from None
     target = out if out is not None else folder / "merged_swimlane.json"
@@ -102,7 +118,7 @@ def convert(
 
 @cli_main("swimlane_converter")
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="swimlane_converter", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="swimlane_converter", description=__doc__.split("\n\n")[0])
     parser.add_argument("records", type=Path, help="chip_swimlane_records.json")
     parser.add_argument("--deps-json", type=Path, default=None, help="deps.json (default: a sibling one)")
     parser.add_argument("--func-names", type=Path, default=None, help="name_map*.json (default: the newest sibling)")

@@ -264,7 +264,7 @@ def test_the_converter_draws_pairs_and_refuses_another_artefact_as_deps_or_names
     out = tmp_path / "t.json"
     assert converter_main([str(records), "--deps-json", str(doubled), "-o", str(out)]) == 0
     assert arrows(out) == arrows(merged) == 2  # one pair, on the worker and the scheduler views
-    for flag, wrong, message in (("--deps-json", records, "expected a deps.json object"),
+    for flag, wrong, message in (("--deps-json", records, "does not have the documented tasks/edges: expected a top-level 'edges' list"),
                                  ("--func-names", dfx / "deps.json", "expected a name map")):  # fmt: skip
         assert converter_main([str(records), flag, str(wrong), "-o", str(tmp_path / "w.json")]) == 1
         err = capsys.readouterr().err

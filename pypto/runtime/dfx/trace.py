@@ -6,12 +6,14 @@ submit), 2 AICPU Scheduler (level 3: lane ``Sched_i`` = tid 30000+10i, one ``<ph
 bar per phase, and the ``shared_ready_queue`` counter (AIC/AIV/MIX depths) on tid 3999), 3 Scheduler
 View (one bar per task and core from dispatch to finish), 4 Worker View (one bar per task and core
 from receive to end; a bar is named ``<kernel>(t3)``, a mixed task's AIC bar by its AIC kernel and its AIV
-bars by its AIV kernel, §3's slots). Times are µs from the smallest non-zero cycle value of the task rows
-and receives (§2's reader; a 0 there means "not recorded"), or from an earlier phase time (a phase's 0 is a
-real time: the simulated orchestrator starts at cycle 0). Flows: dependency (``deps.json`` pairs) bar start to bar
-start on pid 4 and dispatch to dispatch on pid 3, ``hb_violation`` when the producer ends after its
-consumer starts; ``dispatch`` from the scheduler phase that popped a task to its worker bar;
-``submit→dispatch`` from a task's submit to that phase.
+bars by its AIV kernel, §3's slots; args ``event-hint``, ``fanout-hint`` and ``fanin-hint`` as upstream's;
+the AICPU lanes ``AICPU_j`` = tid 19000+j carry the ``dummy``/``alloc``/predicated-skip markers). Times are
+µs from the smallest non-zero cycle value of the task rows and receives (§2's reader; a 0 there means "not
+recorded"), or from an earlier phase time (a phase's 0 is a real time: the simulated orchestrator starts at
+cycle 0). Flows: dependency (``deps.json`` pairs) bar start to bar start on pid 4 and dispatch to dispatch
+on pid 3, ``hb_violation`` when the producer ends after its consumer starts (both with upstream's
+``input_task_count``/``output_task_count``); ``dispatch`` from the scheduler phase that popped a task to
+its worker bar; ``submit→dispatch`` from a task's submit to that phase.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import json
 import math
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any
@@ -30,8 +33,18 @@ from pypto.utils.cli import read_input_text
 from .jsonenc import Raw, compact_encoder, plain_json, round6
 
 PROCESSES = {1: "AICPU Orchestrator", 2: "AICPU Scheduler", 3: "Scheduler View", 4: "Worker View"}
+OUTER_PHASES = ("complete", "async_poll", "dispatch", "release", "dummy", "early_dispatch", "drain", "graph_prepare")
+"""§2's outer scheduler phases: drawn on the thread's lane ``Sched_i``."""
 INNER_PHASES = ("resolve", "drain_prepare", "drain_publish")
 """§2's inner scheduler phases (inside an outer one): drawn on the thread's second lane (tid + 1)."""
+MARKER_PHASES = ("dummy_task", "predicated_skip")
+"""§2's worker-lane markers: a task the scheduler thread ran itself, drawn on Worker View's ``AICPU_i``."""
+SWIMLANE_LEVELS = (1, 2, 3, 4)
+AICPU_LANE = 19000
+"""Worker View's tid of ``AICPU_0``: the scheduler threads' markers, then one lane per orchestrator (§3)."""
+MARKER_MIN_US = 0.02
+"""The shortest marker drawn on an ``AICPU_j`` lane (its start and end may coincide: Perfetto shows no
+zero-width bar)."""
 
 
 class TraceInputError(Error, ValueError):
@@ -43,11 +56,16 @@ def read_json_file(path: Path, what: str, hint: str = "") -> Any:
     :class:`TraceInputError` naming the file (and the line and column), with ``hint`` on a missing file."""
     try:
         return json.loads(read_input_text(path, f"the {what}"))
-    except OSError as e:
-        extra = f" ({hint})" if hint else ""
-        raise TraceInputError(f"{path}: cannot read the {what}: {e.strerror or e}{extra}") from None
-    except json.JSONDecodeError as e:
-        raise TraceInputError(f"{path}:{e.lineno}:{e.colno}: the {what} is not JSON ({e.msg})") from None
+    except (OSError, json.JSONDecodeError) as e:
+        raise read_error(path, what, e, hint) from None
+
+
+def read_error(path: Path, what: str, error: OSError | json.JSONDecodeError, hint: str = "") -> TraceInputError:
+    """:func:`read_json_file`'s error for ``error``, the failed read or parse of ``path``."""
+    if isinstance(error, json.JSONDecodeError):
+        return TraceInputError(f"{path}:{error.lineno}:{error.colno}: the {what} is not JSON ({error.msg})")
+    extra = f" ({hint})" if hint else ""
+    return TraceInputError(f"{path}: cannot read the {what}: {error.strerror or error}{extra}")
 
 
 def task_label(raw_id: int) -> str:
@@ -198,12 +216,15 @@ def chrome_trace(
     names: Mapping[int, str] | None = None,
     edges: Sequence[tuple[int, int]] = (),
     kernel_names: Mapping[tuple[int, str], str] | None = None,
+    *,
+    deps: DepsFacts | None = None,
 ) -> dict[str, Any]:
     """The trace of one run: ``records`` as ``chip_swimlane_records.json`` holds them, ``names`` the
     kernel name of each raw task id (labels ``<name>(t3)``; ``task(t3)`` without), ``edges`` the
-    (producer, consumer) raw task id pairs, ``kernel_names`` a task's kernel per core type (before ``names``).
-    The objects of :func:`chrome_trace_text`'s JSON."""
-    return json.loads(chrome_trace_text(records, names, edges, kernel_names=kernel_names))
+    (producer, consumer) raw task id pairs, ``kernel_names`` a task's kernel per core type (before ``names``),
+    ``deps`` a deps.json's facts (its pairs instead of ``edges``). The objects of :func:`chrome_trace_text`'s
+    JSON."""
+    return json.loads(chrome_trace_text(records, names, edges, kernel_names=kernel_names, deps=deps))
 
 
 def chrome_trace_text(
@@ -214,6 +235,7 @@ def chrome_trace_text(
     trusted: bool = False,
     phase_texts: Sequence[Sequence[str]] | None = None,
     kernel_names: Mapping[tuple[int, str], str] | None = None,
+    deps: DepsFacts | None = None,
 ) -> str:
     """:func:`chrome_trace` as the text :func:`trace_json` writes for it: the events as dicts, their labels
     spelled once per run (:data:`.jsonenc.Raw`), written by one :func:`.jsonenc.plain_json` call: the merged
@@ -222,7 +244,11 @@ def chrome_trace_text(
     their rows and phases is not checked again. ``phase_texts``: each scheduler phase's compact JSON, per
     thread (:func:`.records.phase_texts`), which the phase bars' ``args`` are cut from. ``kernel_names``: the
     name of a task's kernel on a core type, ``(raw id, "aic" | "aiv") -> name`` (§3: a mixed task's AIC bar is
-    its AIC kernel's, its AIV bars its AIV kernel's), before ``names``."""
+    its AIC kernel's, its AIV bars its AIV kernel's), before ``names``. ``deps``: a deps.json's facts
+    (:func:`deps_facts`): its pairs (instead of ``edges``), the func_ids (§3's labels after ``names``, the bars'
+    ``event-hint``) and the SPMD block counts."""
+    if deps is not None:
+        edges = deps.edges
     try:
         core_types = list(records["metadata"]["core_types"])
     except (KeyError, TypeError, ValueError) as e:
@@ -235,6 +261,7 @@ def chrome_trace_text(
         aicore, cpu_rows = record_rows(records, "aicore_tasks", 5), record_rows(records, "aicpu_tasks", 4)
         sched = record_phases(records, "aicpu_scheduler_phases", ("kind", "start_cycles", "end_cycles", "tasks_processed"))
         orch = record_phases(records, "aicpu_orchestrator_phases", ("submit_idx", "task_id", "start_cycles", "end_cycles"))
+        _check_records(records, aicore, sched)
     aicpu = {(r[0], r[1]): r for r in cpu_rows}
     core_to_thread = (records["metadata"].get("core_to_thread") or []) if trusted else record_core_to_thread(records)
     values = [c for r in aicore for c in r[3:5]] + [c for r in aicpu.values() for c in r[2:4]]
@@ -247,36 +274,53 @@ def chrome_trace_text(
 
     j = _Text()
     names = names or {}
+    edges = list(dict.fromkeys(edges))  # a pair's several deps.json rows are one dependency (§3 draws pairs)
+    blocks = _spmd_blocks(aicore, core_types, deps)
+    labels = _Labels(names, kernel_names, deps, blocks)
+    fanout: dict[int, list[int]] = {}  # §3's fanout-hint / fanin-hint, upstream's order: by producer, then edge
+    for pred, succ in edges:
+        fanout.setdefault(pred, []).append(succ)
+    fanin: dict[int, list[int]] = {}
+    for pred, succs in fanout.items():
+        for succ in succs:
+            fanin.setdefault(succ, []).append(pred)
     events: list[Any] = [_meta(j, pid, None, name) for pid, name in PROCESSES.items()]
     cores = sorted({r[0] for r in aicore})
     for core in cores:
         kind = core_types[core] if core < len(core_types) else "core"
         lane = f"{kind.upper()}_{core}"
         events += [_meta(j, 3, _lane(core), lane), _meta(j, 4, _lane(core), lane)]
-    starts: dict[int, tuple[int, float]] = {}  # task -> (core, worker bar start), the earliest slice
+    starts: dict[int, tuple[int, float]] = {}  # task -> (worker tid, bar start), the earliest slice
     starts_by_core: dict[tuple[int, int], float] = {}  # (core, reg_task_id) -> worker bar start
     ends_by_core: dict[tuple[int, int], float] = {}
     raw_of: dict[tuple[int, int], int] = {}  # (core, reg_task_id) -> the task token (an SPMD task: many)
     ends: dict[int, float] = {}
     dispatches: dict[int, tuple[int, float, float]] = {}
+    bars: dict[tuple[int, str], tuple[str | Raw, str | Raw, str, str, str]] = {}  # a task's texts per core type
     for core, raw, reg, start, end, *rest in sorted(aicore, key=lambda r: (r[3], r[0])):
         receive = start - rest[0] if rest else start
-        tl = task_label(raw)
         kind = core_types[core] if core < len(core_types) else "core"
-        name = (kernel_names.get((raw, kind)) if kernel_names else None) or names.get(raw, "task")
-        label = _label(f"{name}({tl})")
+        bar = bars.get((raw, kind))
+        if bar is None:  # once per task and core type: its label, id and §3's hints
+            tl = task_label(raw)
+            name, fid = labels.bar(raw, kind)
+            outs, ins = fanout.get(raw, ()), fanin.get(raw, ())
+            bar = bars[(raw, kind)] = (_label(f"{name}({tl})"), _label(tl), f"Task:{tl}, FuncId:{fid}, CoreId:",
+                                       f"{len(outs)}: [{', '.join(map(task_label, outs))}]",
+                                       f"{len(ins)}: [{', '.join(map(task_label, ins))}]")  # fmt: skip
+        label, jtl = bar[0], bar[1]
         ts, t_start, t_end = us[receive], us[start], us[end]
         lane = _lane(core)
-        jtl = _label(tl)
         events.append({"ph": "X", "pid": 4, "tid": lane, "name": label, "ts": ts, "dur": round6(t_end - ts),
-                       "args": {"taskId": jtl, "kernel-duration-us": round6(t_end - t_start),
-                                "local_setup_us": round6(t_start - ts)}})  # fmt: skip
+                       "args": {"event-hint": f"{bar[2]}{core}", "fanout-hint": bar[3], "fanin-hint": bar[4],
+                                "kernel-duration-us": round6(t_end - t_start), "local_setup_us": round6(t_start - ts),
+                                "taskId": jtl}})  # fmt: skip
         key = (core, reg)
         starts_by_core[key] = ts
         ends_by_core[key] = t_end
         raw_of[key] = raw
         if raw not in starts or ts < starts[raw][1]:
-            starts[raw] = (core, ts)
+            starts[raw] = (lane, ts)
         ends[raw] = max(ends.get(raw, 0.0), t_end)
         cpu = aicpu.get(key)
         if cpu is not None:
@@ -287,25 +331,158 @@ def chrome_trace_text(
                 dispatches[raw] = (core, d, fin)
     flow = 0
     pops: dict[tuple[int, int], tuple[int, float]] = {}  # (task, core) -> (sched lane, ts in its dispatch phase)
+    markers = _Markers(j, events, labels, deps, set(ends), sched, orch, core_to_thread)
     flow = _aicpu_lanes(j, events, flow, sched, orch, core_to_thread, aicpu, starts_by_core, raw_of, us, pops,
-                        phase_texts)  # fmt: skip
+                        phase_texts, markers)  # fmt: skip
+    for raw, (tid, ts, end) in markers.anchors.items():  # a task with no kernel row: its arrows from its marker
+        if raw not in starts:
+            starts[raw], ends[raw] = (tid, ts), end
     flow = _complete_flows(j, events, flow, sched, core_to_thread, aicpu, starts_by_core, ends_by_core, raw_of, edges,
                            us)  # fmt: skip
-    # dependency flows (hb_violation when the producer ends after its consumer starts): worker, scheduler view
+    # dependency flows (hb_violation when the producer ends after its consumer starts): worker, scheduler view,
+    # with §3's input_task_count / output_task_count (upstream: beside the flow's fields, on both ends)
     dependency, late = j.name("dependency"), j.name("hb_violation")
     for pred, succ in edges:
+        counts = (blocks.get(succ, 1), blocks.get(pred, 1))
         if pred in starts and succ in starts:
-            (pc, pts), (sc, sts) = starts[pred], starts[succ]
+            (ptid, pts), (stid, sts) = starts[pred], starts[succ]
             flow += 1
-            _pair(events, flow, late if ends[pred] > sts else dependency, 4, _lane(pc), pts, 4, _lane(sc), sts)
+            _dependency_pair(events, flow, late if ends[pred] > sts else dependency, 4, ptid, pts, stid, sts, counts)
         if pred in dispatches and succ in dispatches:
             (pc, pd, pf), (sc, sd, _) = dispatches[pred], dispatches[succ]
             flow += 1
-            _pair(events, flow, late if pf > sd else dependency, 3, _lane(pc), pd, 3, _lane(sc), sd)
+            _dependency_pair(events, flow, late if pf > sd else dependency, 3, _lane(pc), pd, _lane(sc), sd, counts)
     try:
         return plain_json({"traceEvents": events, "displayTimeUnit": "ns"}) + "\n"
     except TypeError:  # a value orjson cannot spell (an id beyond 64 bits), beside the labels json cannot
         raise TraceInputError("an id or cycle count in the records is not an integer below 2**64") from None
+
+
+def _dependency_pair(
+    events: list[Any], fid: int, n: Raw, pid: int, stid: int, sts: float, dtid: int, dts: float, counts: tuple[int, int]
+) -> None:
+    """A ``dependency`` / ``hb_violation`` pair on ``pid``: :func:`_pair`'s events with ``input_task_count``
+    and ``output_task_count`` (``counts``: the consumer's and the producer's SPMD blocks, 1 for a plain task)."""
+    i, o = counts
+    events.append({"ph": "s", "pid": pid, "tid": stid, "ts": sts, "id": fid, "cat": "flow", "name": n,
+                   "input_task_count": i, "output_task_count": o})  # fmt: skip
+    events.append({"ph": "f", "pid": pid, "tid": dtid, "ts": dts, "id": fid, "cat": "flow", "name": n, "bp": "e",
+                   "input_task_count": i, "output_task_count": o})  # fmt: skip
+
+
+def _spmd_blocks(aicore: Sequence[Sequence[int]], core_types: Sequence[str], deps: DepsFacts | None) -> dict[int, int]:
+    """Each SPMD task's block count, as upstream tells them: deps.json's ``block_num`` > 1; a task deps.json does
+    not list is SPMD when it has several rows, all on one core type (its rows count). Plain tasks are absent."""
+    listed = deps.block_nums if deps is not None else {}
+    out = {raw: n for raw, n in listed.items() if n > 1}
+    rows: dict[int, int] = {}
+    kinds: dict[int, str | None] = {}
+    for r in aicore:
+        raw = r[1]
+        if raw in listed:
+            continue
+        kind = core_types[r[0]] if r[0] < len(core_types) else "core"
+        rows[raw] = rows.get(raw, 0) + 1
+        kinds[raw] = kind if kinds.get(raw, kind) == kind else None
+    out.update((raw, n) for raw, n in rows.items() if n > 1 and kinds[raw] is not None)
+    return out
+
+
+class _Labels:
+    """§3's task names: ``kernel_names``, then ``names`` (a run's own), then deps.json's func_id (the name
+    map's name, else ``func_<id>_<letters>``; ``_spmd`` before ``(`` for an SPMD task), else ``task``."""
+
+    def __init__(
+        self,
+        names: Mapping[int, str],
+        kernel_names: Mapping[tuple[int, str], str] | None,
+        deps: DepsFacts | None,
+        blocks: Mapping[int, int],
+    ) -> None:
+        self.names, self.kernel_names, self.deps, self.blocks = names, kernel_names or {}, deps, blocks
+
+    def bar(self, raw: int, kind: str) -> tuple[str, int]:
+        """The name of a task's bars on core type ``kind`` and their func_id (-1: unresolved)."""
+        fid = self.deps.func_id(raw, kind) if self.deps is not None else -1
+        given = self.kernel_names.get((raw, kind)) or self.names.get(raw)
+        return (given if given is not None else self._resolved(raw, fid)), fid
+
+    def marker(self, raw: int) -> str:
+        """The name of a task a scheduler thread ran itself (no core type: its first active func_id)."""
+        given = self.names.get(raw)
+        return given if given is not None else self._resolved(raw, self.deps.first_func_id(raw) if self.deps else -1)
+
+    def _resolved(self, raw: int, fid: int) -> str:
+        name = "task" if fid < 0 else func_label(fid, self.deps.func_names if self.deps else {})
+        return name + "_spmd" if raw in self.blocks and "spmd" not in name.lower() else name
+
+
+class _Markers:
+    """Worker View's AICPU lanes (§3, tid :data:`AICPU_LANE` + j ``AICPU_j``): the scheduler threads' markers
+    (``dummy_task``, ``predicated_skip``) on ``AICPU_<thread>``, then each orchestrator thread's ``alloc``
+    markers on ``AICPU_<scheduler threads + i>``: its alloc steps, and (upstream's rule) a submit of a task
+    that has no kernel row and is neither a dummy nor a skipped task. :attr:`anchors`: each marked task's
+    earliest marker, where its dependency arrows start and end when it has no kernel bar."""
+
+    def __init__(
+        self,
+        j: _Text,
+        events: list[Any],
+        labels: _Labels,
+        deps: DepsFacts | None,
+        regular: set[int],
+        sched: Sequence[Sequence[Mapping[str, Any]]],
+        orch: Sequence[Sequence[Mapping[str, Any]]],
+        core_to_thread: Sequence[int],
+    ) -> None:
+        self.j, self.events, self.labels, self.deps, self.regular = j, events, labels, deps, regular
+        used = {t for t in core_to_thread if t >= 0} | {i for i, thread in enumerate(sched) if thread}
+        self.orch_base = max(used) + 1 if used else len(sched)  # upstream: the orchestrators' lanes follow
+        self.lanes: dict[int, list[tuple[float, float, dict[str, Any]]]] = {}
+        self.anchors: dict[int, tuple[int, float, float]] = {}
+        self.skipped: set[Any] = set()  # the tasks of the scheduler threads' markers (drawn before any alloc)
+        for i in range(self.orch_base + len(orch)):
+            events.append(_meta(j, 4, AICPU_LANE + i, f"AICPU_{i}"))
+
+    def scheduled(self, thread: int, p: Mapping[str, Any], ts: float, end: float) -> None:
+        """A scheduler thread's ``dummy_task`` / ``predicated_skip`` record."""
+        raw = p.get("task_id")
+        self.skipped.add(raw)
+        tl = task_label(raw) if type(raw) is int else "unknown"
+        dummy = p["kind"] == "dummy_task"
+        name = f"dummy({tl})" if dummy else f"{self.labels.marker(raw)}({tl})" if type(raw) is int else f"task({tl})"
+        args: dict[str, Any] = {"loop_iter": p.get("loop_iter", 0), "task_id": raw, "event-hint": name}
+        if dummy:
+            args["phase"] = "dummy_task"
+        else:
+            args["predicated_pass"] = False
+        self._add(AICPU_LANE + thread, raw, name, ts, end, args)
+
+    def submitted(self, thread: int, kind: str, raw: int, ts: float, end: float) -> None:
+        """An orchestrator record: a marker when it is an alloc (see the class)."""
+        if kind != "alloc" and (
+            (self.deps is not None and raw in self.deps.kernel_ids) or raw in self.regular or raw in self.skipped
+        ):
+            return  # a task deps.json lists (a kernel's or a dummy), one with a kernel bar or a marker
+        name = f"alloc({task_label(raw)})"
+        self._add(AICPU_LANE + self.orch_base + thread, raw, name, ts, end, {"phase": "alloc", "task_id": raw,
+                                                                              "event-hint": name})  # fmt: skip
+
+    def _add(self, tid: int, raw: Any, name: str, ts: float, end: float, args: dict[str, Any]) -> None:
+        self.lanes.setdefault(tid, []).append((ts, end, {"ph": "X", "pid": 4, "tid": tid, "name": _label(name),
+                                                         "ts": ts, "args": args}))  # fmt: skip
+        if type(raw) is int and (raw not in self.anchors or ts < self.anchors[raw][1]):
+            self.anchors[raw] = (tid, ts, max(end, ts + MARKER_MIN_US))
+
+    def draw(self) -> None:
+        """The markers, each at least :data:`MARKER_MIN_US` long but not into the next one on its lane (the
+        lane's bars stay disjoint)."""
+        for bars in self.lanes.values():
+            bars.sort(key=lambda b: (b[0], b[1]))
+            for n, (ts, end, event) in enumerate(bars):
+                longest = bars[n + 1][0] - ts if n + 1 < len(bars) and bars[n + 1][0] > ts else math.inf
+                event["dur"] = round6(max(end - ts, min(MARKER_MIN_US, longest)))
+                self.events.append(event)
 
 
 def _aicpu_lanes(
@@ -320,10 +497,11 @@ def _aicpu_lanes(
     raw_of: Mapping[tuple[int, int], int],
     us: Mapping[int, float],
     pops: dict[tuple[int, int], tuple[int, float]],
-    phase_texts: Sequence[Sequence[str]] | None = None,
+    phase_texts: Sequence[Sequence[str]] | None,
+    markers: _Markers,
 ) -> int:
     """pid 1 and 2 (level 4 and 3 records): the lanes, the queue counter and the ``dispatch`` and
-    ``submit→dispatch`` flows; returns the last flow id."""
+    ``submit→dispatch`` flows, and ``markers``' AICPU lanes; returns the last flow id."""
     counters: list[tuple[float, int, int, list[int]]] = []
     for i, thread in enumerate(sched):
         events.append(_meta(j, 2, _sched_lane(i), f"Sched_{i}"))
@@ -334,6 +512,9 @@ def _aicpu_lanes(
         for n, p in enumerate(thread):
             kind, start, end = p["kind"], p["start_cycles"], p["end_cycles"]
             ts = us[start]
+            if kind in MARKER_PHASES:  # a task the thread ran itself: on its Worker View AICPU lane
+                markers.scheduled(i, p, ts, us[end])
+                continue
             lane = outer_lane + (kind in INNER_PHASES)  # §3: inner phases on the +1 lane
             name = _label(f"{kind}({p['tasks_processed']})")
             events.append({"ph": "X", "pid": 2, "tid": lane, "name": name, "ts": ts, "dur": round6(us[end] - ts),
@@ -389,10 +570,13 @@ def _aicpu_lanes(
             events.append({"ph": "X", "pid": 1, "tid": tid, "name": name, "ts": ts, "dur": round6(end - ts),
                            "args": {"phase": f"orch_{kind}", "submit_idx": idx if type(idx) is int else Raw(v(idx)),
                                     "task_id": raw}})  # fmt: skip
+            if raw >= 0:
+                markers.submitted(i, kind, raw, ts, end)
             if kind == "submit" and raw in first_pop:
                 flow += 1
                 lane, pop_ts = first_pop[raw]
                 _pair(events, flow, submit_flow, 1, tid, round6((ts + end) / 2), 2, lane, pop_ts)
+    markers.draw()
     return flow
 
 
@@ -490,30 +674,86 @@ def _complete_flows(
     return flow
 
 
-def deps_edges_and_names(
-    deps: Any, names_by_id: Mapping[str, str] | None
-) -> tuple[list[tuple[int, int]], dict[tuple[int, str], str]]:
-    """The distinct (pred, succ) pairs of a ``deps.json`` in their first order (a pair's explicit and
-    tensormap rows are one dependency: §3 draws pairs) and each task's kernel name per core type through a
-    name map's ``callable_id_to_name`` (:func:`func_name_table`): ``(task, "aic")`` from ``kernel_ids`` slot 0,
-    ``(task, "aiv")`` from slot 1, else 2 (§3), with ``_spmd`` for an SPMD task. Another artefact given as
-    deps.json (no ``tasks`` and ``edges`` lists) is a :class:`TraceInputError`."""
-    if not isinstance(deps, dict) or not isinstance(deps.get("tasks"), list) or not isinstance(deps.get("edges"), list):
-        raise TraceInputError("expected a deps.json object with 'tasks' and 'edges' lists")
-    try:
-        edges = list(dict.fromkeys((int(e["pred"]), int(e["succ"])) for e in deps["edges"]))
-        by_id = names_by_id or {}
-        names: dict[tuple[int, str], str] = {}
-        for t in deps["tasks"]:
-            slots = [int(k) for k in t.get("kernel_ids", [])] + [-1, -1, -1]
-            spmd = "_spmd" if int(t.get("block_num", 1)) > 1 else ""  # §3: SPMD labels get _spmd before (
-            raw = int(t["task_id"])
-            for kind, fid in (("aic", slots[0]), ("aiv", slots[1] if slots[1] >= 0 else slots[2])):
-                if fid >= 0 and str(fid) in by_id:
-                    names[(raw, kind)] = by_id[str(fid)] + spmd
-    except (KeyError, TypeError, ValueError, OverflowError, AttributeError) as e:
-        raise TraceInputError(f"deps.json does not have the documented tasks/edges ({e})") from None
-    return edges, names
+@dataclass(frozen=True)
+class DepsFacts:
+    """What the trace takes from a deps.json (§3): its distinct (pred, succ) pairs in their first order, each
+    listed task's ``kernel_ids`` ``[aic, aiv0, aiv1]`` and ``block_num``, and a name map's names by func_id."""
+
+    edges: list[tuple[int, int]]
+    kernel_ids: dict[int, tuple[int, int, int]]
+    block_nums: dict[int, int]
+    func_names: Mapping[str, str]
+
+    def func_id(self, raw: int, kind: str) -> int:
+        """The func_id of a task's bars on core type ``kind`` (§3: aic slot 0; aiv slot 1, else 2), -1 when
+        unresolved."""
+        kids = self.kernel_ids.get(raw)
+        if kids is None:
+            return -1
+        if kind == "aic":
+            return kids[0] if kids[0] >= 0 else -1
+        return kids[1] if kids[1] >= 0 else kids[2] if kids[2] >= 0 else -1
+
+    def first_func_id(self, raw: int) -> int:
+        """A task's first active func_id (a task drawn without a core type), -1 for none."""
+        return next((k for k in self.kernel_ids.get(raw, ()) if k >= 0), -1)
+
+
+def deps_facts(
+    tasks: Mapping[int, Mapping[str, Any]],
+    pairs: Iterable[tuple[int, int]],
+    func_names: Mapping[str, str] | None = None,
+) -> DepsFacts:
+    """The :class:`DepsFacts` of a deps.json its reader checked (``tasks``: the task objects by raw id,
+    ``pairs``: its edges' (pred, succ) in file order; ``pypto.tools.deps_viewer.load_deps``) and of a name map
+    (:func:`func_name_table`). As upstream reads them: ``kernel_ids`` of three slots (others are not read),
+    ``block_num`` at least 1."""
+    kernel_ids = {raw: (k[0], k[1], k[2]) for raw, t in tasks.items() if len(k := t.get("kernel_ids", ())) == 3}
+    blocks = {raw: max(int(t.get("block_num", 1)), 1) for raw, t in tasks.items()}
+    return DepsFacts(list(dict.fromkeys(pairs)), kernel_ids, blocks, func_names or {})
+
+
+def func_label(func_id: int, func_names: Mapping[str, str]) -> str:
+    """§3's name of a resolved func_id: the name map's, else ``func_<id>_<letters>``, the letters ``id + 1``
+    in bijective base 26 (0 ``func_0_a``, 25 ``func_25_z``, 26 ``func_26_aa``)."""
+    name = func_names.get(str(func_id))
+    if name is not None:
+        return name
+    letters, m = "", func_id + 1
+    while m > 0:
+        m, rem = divmod(m - 1, 26)
+        letters = chr(ord("a") + rem) + letters
+    return f"func_{func_id}_{letters}"
+
+
+def _check_records(records: Mapping[str, Any], aicore: Sequence[Sequence[int]], sched: Sequence[Sequence[Any]]) -> None:
+    """What a records file's rows and phases (already checked) must also be to be drawn: a level of §2, a
+    core type per core an ``aicore_tasks`` row names and a scheduler phase kind of §2; else a
+    :class:`TraceInputError` naming the first field that is not."""
+    if "chip_swimlane_level" in records:
+        level = records["chip_swimlane_level"]
+        if type(level) is not int or level not in SWIMLANE_LEVELS:
+            raise TraceInputError(f"chip_swimlane_level is {_short(level)}, not one of 1, 2, 3, 4")
+    core_types = records["metadata"]["core_types"]
+    if not isinstance(core_types, list):
+        raise TraceInputError(f'metadata.core_types must be a list of "aic" / "aiv" per core, not {_kind(core_types)}')
+    for i, kind in enumerate(core_types):
+        if kind not in ("aic", "aiv"):
+            raise TraceInputError(f'metadata.core_types[{i}] is {_short(kind)}, not "aic" or "aiv"')
+    if aicore and max(r[0] for r in aicore) >= len(core_types):
+        i, row = next((i, r) for i, r in enumerate(aicore) if r[0] >= len(core_types))
+        raise TraceInputError(
+            f"aicore_tasks[{i}] is on core {row[0]}, but metadata.core_types has {len(core_types)} entries (a core "
+            "type per core id)"
+        )
+    kinds = (*OUTER_PHASES, *INNER_PHASES, *MARKER_PHASES)
+    for i, thread in enumerate(sched):
+        for n, p in enumerate(thread):
+            if type(p["kind"]) is not str or p["kind"] not in kinds:
+                raise TraceInputError(
+                    f"aicpu_scheduler_phases[{i}][{n}].kind is {_short(p['kind'])}, not one of §2's kinds "
+                    f"({', '.join(kinds)})"
+                )
 
 
 def func_name_table(name_map: Any) -> dict[str, str]:

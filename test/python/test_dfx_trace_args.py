@@ -1,0 +1,276 @@
+"""The merged trace's §3 details that upstream's swimlane converter defines (runtime-dfx-formats.md §3): the
+Worker View bars' hints, the dependency flows' task counts, the AICPU lanes' markers, the labels of a
+deps.json without a name map; and the converter's and sched_overhead_analysis's errors on bad input."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from test_dfx_trace import check_event_format
+
+from pypto.runtime import RunConfig
+from pypto.runtime.dfx.trace import chrome_trace, chrome_trace_text, deps_facts, func_label, task_label
+from pypto.tools.sched_overhead_analysis import main as analysis_main
+from pypto.tools.swimlane_converter import main as converter_main
+
+pytestmark = pytest.mark.usefixtures("own_dfx_flags")  # these tests set the DFX flags themselves
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _example() -> ModuleType:
+    sys.path.insert(0, str(ROOT / "examples"))
+    spec = importlib.util.spec_from_file_location("pypto_example_spmd_args", ROOT / "examples/advanced/09_spmd.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """09_spmd's ``spmd_scale_add`` (a tensor.create buffer, SPMD tasks of 4 and 2 blocks and a plain one) at
+    swimlane level 4 with deps.json: its ``dfx_outputs``."""
+    from pypto.runtime import config as run_config
+
+    example = _example()
+    build = tmp_path_factory.mktemp("args") / "build"
+    saved = dict(run_config._DFX_DEFAULTS)
+    run_config.set_dfx_defaults()
+    try:
+        example.spmd_scale_add(*example.scale_add_inputs(),
+                               config=RunConfig(save_kernels_dir=str(build), enable_chip_swimlane=4,
+                                                enable_dep_gen=True))  # fmt: skip
+    finally:
+        run_config.set_dfx_defaults(**saved)
+    return build / "dfx_outputs"
+
+
+def _events(path: Path) -> list[dict[str, Any]]:
+    trace = json.loads(path.read_text())
+    check_event_format(trace)
+    return trace["traceEvents"]
+
+
+def _deps(dfx: Path) -> tuple[dict[int, dict[str, Any]], list[tuple[int, int]]]:
+    doc = json.loads((dfx / "deps.json").read_text())
+    pairs = list(dict.fromkeys((int(e["pred"]), int(e["succ"])) for e in doc["edges"]))
+    return {int(t["task_id"]): t for t in doc["tasks"]}, pairs
+
+
+def _worker_bars(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for e in events if e["ph"] == "X" and e["pid"] == 4 and e["tid"] < 19000]
+
+
+def _merged(dfx: Path) -> Path:
+    (merged,) = dfx.glob("merged_swimlane_*.json")
+    return merged
+
+
+def test_func_ids_without_a_name_are_func_id_letters() -> None:
+    """Upstream's letters: func_id + 1 in bijective base 26."""
+    assert [func_label(i, {}) for i in (0, 1, 25, 26, 27, 701, 702)] == [
+        "func_0_a", "func_1_b", "func_25_z", "func_26_aa", "func_27_ab", "func_701_zz", "func_702_aaa"]  # fmt: skip
+    assert func_label(3, {"3": "mine"}) == "mine"
+
+
+def test_a_deps_json_without_a_name_map_labels_by_func_id(run_dir: Path, tmp_path: Path) -> None:
+    """Only the records and deps.json in a folder: §3's ``func_<id>_<letters>(tN)`` (``_spmd`` for an SPMD
+    task), and ``event-hint`` carries the func_id of the bar's core type (they read ``task(t0)``)."""
+    for name in ("chip_swimlane_records.json", "deps.json"):
+        shutil.copy(run_dir / name, tmp_path / name)
+    assert converter_main([str(tmp_path / "chip_swimlane_records.json")]) == 0
+    tasks, _ = _deps(run_dir)
+    core_types = json.loads((run_dir / "chip_swimlane_records.json").read_text())["metadata"]["core_types"]
+    bars = _worker_bars(_events(tmp_path / "merged_swimlane.json"))
+    assert bars
+    for bar in bars:
+        raw, core = int(bar["args"]["event-hint"].split(",")[0].removeprefix("Task:t")), (bar["tid"] - 10000) // 10
+        kids = tasks[raw]["kernel_ids"]
+        fid = kids[0] if core_types[core] == "aic" else kids[1] if kids[1] >= 0 else kids[2]
+        assert 0 <= fid < 26
+        spmd = "_spmd" if tasks[raw]["block_num"] > 1 else ""
+        assert bar["name"] == f"func_{fid}_{chr(ord('a') + fid)}{spmd}({task_label(raw)})"
+        assert bar["args"]["event-hint"] == f"Task:{task_label(raw)}, FuncId:{fid}, CoreId:{core}"
+
+
+def test_worker_bars_carry_upstreams_hints(run_dir: Path) -> None:
+    """Every Worker View bar: ``event-hint`` ``Task:tN, FuncId:f, CoreId:c`` and the degree-led ``fanout-hint`` /
+    ``fanin-hint`` of deps.json's pairs (a run's own trace: its func_ids are not passed, so -1)."""
+    _, pairs = _deps(run_dir)
+    bars = _worker_bars(_events(_merged(run_dir)))
+    assert bars
+    for bar in bars:
+        raw = int(bar["args"]["taskId"].removeprefix("t"))
+        core = (bar["tid"] - 10000) // 10
+        outs = [task_label(s) for p, s in pairs if p == raw]
+        ins = [task_label(p) for p, s in pairs if s == raw]
+        assert bar["args"]["event-hint"] == f"Task:t{raw}, FuncId:-1, CoreId:{core}"
+        assert bar["args"]["fanout-hint"] == f"{len(outs)}: [{', '.join(outs)}]"
+        assert bar["args"]["fanin-hint"] == f"{len(ins)}: [{', '.join(ins)}]"
+    assert any(b["args"]["fanin-hint"] != "0: []" for b in bars) and any(b["args"]["fanout-hint"] != "0: []" for b in bars)
+
+
+def test_fanin_lists_producers_in_upstreams_order() -> None:
+    """Upstream lists a consumer's producers by the producer's first edge, not by the consumer's edges; no
+    deps: ``0: []``."""
+    records = {"chip_swimlane_level": 2, "metadata": {"clock_freq_hz": 1e6, "core_types": ["aiv"]},
+               "aicore_tasks": [[0, 2, 1, 10, 20, 0], [0, 1, 2, 30, 40, 0], [0, 4, 3, 50, 60, 0],
+                                [0, 3, 4, 70, 80, 0]]}  # fmt: skip
+    bars = {e["args"]["taskId"]: e["args"] for e in chrome_trace(records, None, [(2, 4), (1, 3), (2, 3)])["traceEvents"]
+            if e["ph"] == "X"}  # fmt: skip
+    assert bars["t3"]["fanin-hint"] == "2: [t2, t1]" and bars["t2"]["fanout-hint"] == "2: [t4, t3]"
+    alone = chrome_trace(records)["traceEvents"]
+    assert {(e["args"]["fanin-hint"], e["args"]["fanout-hint"]) for e in alone if e["ph"] == "X"} == {("0: []", "0: []")}
+
+
+def test_dependency_flows_carry_the_task_counts(run_dir: Path, tmp_path: Path) -> None:
+    """``input_task_count`` / ``output_task_count`` on both ends of each dependency flow (upstream: beside the
+    flow's fields): the consumer's and producer's deps.json ``block_num`` (1 for a plain task), in the run's
+    trace and the converter's."""
+    tasks, _ = _deps(run_dir)
+    out = tmp_path / "t.json"
+    assert converter_main([str(run_dir / "chip_swimlane_records.json"), "-o", str(out)]) == 0
+    for events in (_events(_merged(run_dir)), _events(out)):
+        bars = {(e["pid"], e["tid"], e["ts"]): e for e in events if e["ph"] == "X" and e["pid"] in (3, 4)}
+        flows = [e for e in events if e["ph"] in "sf" and e["name"] in ("dependency", "hb_violation")]
+        assert len(flows) >= 4
+        counts = set()
+        starts = {e["id"]: e for e in flows if e["ph"] == "s"}
+        ends = {e["id"]: e for e in flows if e["ph"] == "f"}
+        for f in flows:
+            s, e = starts[f["id"]], ends[f["id"]]
+            pred = int(bars[(s["pid"], s["tid"], s["ts"])]["args"]["taskId"].removeprefix("t"))
+            succ = int(bars[(e["pid"], e["tid"], e["ts"])]["args"]["taskId"].removeprefix("t"))
+            assert f["output_task_count"] == max(tasks[pred]["block_num"], 1)
+            assert f["input_task_count"] == max(tasks[succ]["block_num"], 1)
+            counts.add((f["input_task_count"], f["output_task_count"]))
+        assert len(counts) > 1  # SPMD and plain ends both seen
+
+
+def test_alloc_steps_are_markers_on_the_orchestrators_aicpu_lane(run_dir: Path) -> None:
+    """§3 / upstream: an alloc is a marker on Worker View's ``AICPU_<scheduler threads + i>`` lane (and stays a
+    bar on the orchestrator's lane)."""
+    records = json.loads((run_dir / "chip_swimlane_records.json").read_text())
+    threads = max(records["metadata"]["core_to_thread"]) + 1
+    allocs = [p for p in records["aicpu_orchestrator_phases"][0] if p.get("kind") == "alloc"]
+    assert allocs
+    events = _events(_merged(run_dir))
+    lanes = {e["tid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["pid"] == 4 and e.get("tid", 0) >= 19000}
+    assert lanes == {19000 + j: f"AICPU_{j}" for j in range(threads + 1)}
+    markers = [e for e in events if e["ph"] == "X" and e["pid"] == 4 and e["tid"] >= 19000]
+    orch = [e for e in events if e["ph"] == "X" and e["pid"] == 1 and e["name"].startswith("alloc(")]
+    assert [m["name"] for m in markers] == [f"alloc({task_label(p['task_id'])})" for p in allocs] == [o["name"] for o in orch]
+    assert all(m["tid"] == 19000 + threads and m["dur"] >= 0.02 for m in markers)
+    assert [m["ts"] for m in markers] == [o["ts"] for o in orch]
+    assert all(m["args"] == {"phase": "alloc", "task_id": p["task_id"], "event-hint": m["name"]}
+               for m, p in zip(markers, allocs, strict=True))  # fmt: skip
+
+
+def _marker_records() -> dict[str, Any]:
+    """Level 4 on one AIV core: t1 and t3 run kernels; t2 is a dummy (a marker of thread 0, no kernel), t4 a
+    predicated skip, t5 a submit with neither (upstream: an alloc); markers as short as a cycle."""
+    return {"chip_swimlane_level": 4, "metadata": {"clock_freq_hz": 1e9, "core_types": ["aiv"], "core_to_thread": [0]},
+            "aicore_tasks": [[0, 1, 1, 1000, 2000, 10], [0, 3, 2, 5000, 6000, 10]],
+            "aicpu_tasks": [[0, 1, 900, 2100], [0, 2, 4900, 6100]],
+            "aicpu_scheduler_phases": [[
+                {"kind": "dispatch", "start_cycles": 880, "end_cycles": 900, "loop_iter": 0, "tasks_processed": 1},
+                {"kind": "dummy_task", "start_cycles": 3000, "end_cycles": 3000, "loop_iter": 1, "tasks_processed": 0,
+                 "task_id": 2},
+                {"kind": "predicated_skip", "start_cycles": 3001, "end_cycles": 3001, "loop_iter": 1,
+                 "tasks_processed": 0, "task_id": 4},
+                {"kind": "dispatch", "start_cycles": 4880, "end_cycles": 4900, "loop_iter": 2, "tasks_processed": 1}]],
+            "aicpu_orchestrator_phases": [[
+                {"submit_idx": i, "task_id": t, "start_cycles": 100 * i, "end_cycles": 100 * i + 50}
+                for i, t in enumerate((1, 2, 3, 4, 5))]]}  # fmt: skip
+
+
+def test_scheduler_markers_go_to_the_aicpu_lanes_and_anchor_arrows() -> None:
+    """``dummy_task`` / ``predicated_skip`` records: Worker View markers on ``AICPU_<thread>`` (not Sched bars),
+    at least 0.02 us unless the next marker starts sooner; a task with no kernel bar gets its dependency
+    arrows from its marker; a submit of a task with no row, no marker and no deps.json entry is an alloc."""
+    records = _marker_records()
+    facts = deps_facts({1: {"kernel_ids": [-1, 7, -1]}, 2: {"kernel_ids": [-1, -1, -1]},
+                        3: {"kernel_ids": [-1, 7, -1]}, 4: {"kernel_ids": [-1, 30, -1]}},
+                       [(1, 2), (2, 3)])  # fmt: skip
+    events = chrome_trace(records, deps=facts)["traceEvents"]
+    check_event_format({"traceEvents": events})
+    markers = {e["name"]: e for e in events if e["ph"] == "X" and e["pid"] == 4 and e["tid"] >= 19000}
+    assert set(markers) == {"dummy(t2)", "func_30_ae(t4)", "alloc(t5)"}
+    dummy, skip = markers["dummy(t2)"], markers["func_30_ae(t4)"]
+    assert markers["alloc(t5)"]["tid"] == 19001  # AICPU_<scheduler threads + 0>
+    assert dummy["tid"] == skip["tid"] == 19000
+    assert dummy["args"] == {"loop_iter": 1, "task_id": 2, "event-hint": "dummy(t2)", "phase": "dummy_task"}
+    assert skip["args"] == {"loop_iter": 1, "task_id": 4, "event-hint": "func_30_ae(t4)", "predicated_pass": False}
+    assert dummy["dur"] == pytest.approx(0.001) and skip["dur"] == 0.02  # the next marker is 1 ns later
+    assert not [e for e in events if e["ph"] == "X" and e["pid"] == 2 and e["args"]["phase"] in ("dummy_task",
+                                                                                                 "predicated_skip")]
+    flows = [e for e in events if e["ph"] == "s" and e["name"] in ("dependency", "hb_violation") and e["pid"] == 4]
+    ends = {e["id"]: e for e in events if e["ph"] == "f"}
+    assert sorted((f["tid"], ends[f["id"]]["tid"]) for f in flows) == [(10000, 19000), (19000, 10000)]
+    alone = chrome_trace(records)["traceEvents"]  # no deps.json: t5 has no row and no marker
+    allocs = [e for e in alone if e["ph"] == "X" and e["pid"] == 4 and e["name"].startswith("alloc(")]
+    assert [(e["name"], e["tid"]) for e in allocs] == [("alloc(t5)", 19001)]
+    assert {e["name"] for e in alone if e["ph"] == "X" and e["tid"] == 19000} == {"dummy(t2)", "task(t4)"}
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda r: r.update(chip_swimlane_level=9), "chip_swimlane_level is 9, not one of 1, 2, 3, 4"),
+    (lambda r: r["aicpu_scheduler_phases"][0][1].update(kind=5), "aicpu_scheduler_phases[0][1].kind is 5, not one of"),
+    (lambda r: r["aicpu_scheduler_phases"][0][0].update(kind="dispatched"), '[0][0].kind is "dispatched", not one of'),
+    (lambda r: r["metadata"].update(core_types=["aiv", "aic"][:0]), "aicore_tasks[0] is on core 0, but metadata.core_types has 0"),
+    (lambda r: r["metadata"].update(core_types=["AIV"]), 'metadata.core_types[0] is "AIV", not "aic" or "aiv"'),
+])  # fmt: skip
+def test_the_converter_refuses_records_it_would_misdraw(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: Any, message: str
+) -> None:
+    """A level §2 does not have, a phase kind it does not list (drawn as ``5(1)``), a core with no core type
+    (a lane ``CORE_3``): one located line, no output. A run's own records (``trusted``) are not checked."""
+    records = _marker_records()
+    change(records)
+    bad = tmp_path / "r.json"
+    bad.write_text(json.dumps(records))
+    assert converter_main([str(bad), "-o", str(tmp_path / "t.json")]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].count(f"{bad}: ") == 1 and message in err[0], err
+    assert not (tmp_path / "t.json").exists()
+    json.loads(chrome_trace_text(records, trusted=True))  # drawn as it is
+
+
+def test_a_bad_deps_field_is_one_line_naming_file_and_field(run_dir: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    """Both tools check deps.json with deps_viewer's reader: the file and the field, once (the analysis said
+    the file twice and Python's words; the converter Python's words)."""
+    doc = json.loads((run_dir / "deps.json").read_text())
+    doc["edges"][0]["pred"] = "abc"
+    deps = tmp_path / "deps.json"
+    deps.write_text(json.dumps(doc))
+    records = tmp_path / "chip_swimlane_records.json"
+    shutil.copy(run_dir / "chip_swimlane_records.json", records)
+    capsys.readouterr()
+    assert analysis_main(["--chip-swimlane-records-json", str(records), "--deps-json", str(deps)]) == 1
+    assert converter_main([str(records)]) == 1  # the sibling deps.json
+    want = f'{deps}: deps.json does not have the documented tasks/edges: edges[0].pred: expected a uint64 as a JSON ' \
+           f'string, got "abc"'
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"sched_overhead_analysis: error: {want}", f"swimlane_converter: error: {want}"]
+    assert not (tmp_path / "merged_swimlane.json").exists()
+
+
+@pytest.mark.parametrize("main", [converter_main, analysis_main])
+def test_help_describes_the_tool_in_a_whole_sentence(main: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """The ``--help`` description: a sentence ending in a full stop, with no reST markup (the converter's had an
+    unclosed backquote, the analysis's stopped at "...: the six")."""
+    main(["--help"])  # cli_main: argparse's exit is the return code
+    text = capsys.readouterr().out
+    description = " ".join(text.split("\n\n")[1].split())
+    assert description.endswith(").") or description.endswith("."), description
+    assert "`" not in description and ":mod:" not in description and not description.endswith("six")
+    assert len(description.split()) >= 8
