@@ -30,22 +30,22 @@ FILES = ("chip_swimlane_records.json", "merged_swimlane.json", "run_report.html"
 EXPECTED: dict[str, tuple[str, str, str]] = {
     "level1": (
         "8f623a4762a4c3de1440e0ab16c9216f40c5b9db62f0bc54db5047a28304b2d6",
-        "0afa0617e03572941142f2bd5db2ce0ea3d7bb79fdce6906a1740efc8b4b3182",
+        "776706de29a052996946e8bb6128b9c7258cecce02fbe1de18ce55446efd0146",
         "e457612257d8eadd51d2f1b01a8d9d7d533f094f485b63b8cd9ccb335752fcf4",
     ),
     "level2_pmu1": (
         "6e1af116e34940ae68dbe4d26812437dd39516f1972633d0994b545f98904a72",
-        "fc303978746b805b04fc9ee202f56086a203cd76afb22f747747674d85208211",
+        "cff822946b4c0ae35c77b2930fe761df35b8ad8127b0efc3858a2d9b2960dbaa",
         "6ed0440108b69bda65643f4d30ccec65e055026e84cee2644f07fc5382058c5d",
     ),
     "level3_deps": (
         "328cf7e5e3f1ec071920f6f8271e0acb8cee3171ba288ecfe2263b89ce6d4f89",
-        "91ed8f5c5389d3e97e731daa9893e0981499229f932dcb97182397daf3cb52e7",
+        "dc521f17a3923c920604209b8b8c18a022259ef28962cdf2313ea169248ec729",
         "7375a54ec5d5c86364689f36f452c335b1fc9fe84be98e3ac6be56e14e8860a5",
     ),
     "level4_all_incore": (
         "96d9b942d7ffb546b3e5e9815be028e715c3958f6e8116942201a677b3bcdae6",
-        "619d6b6383e6af251a65f75c4a213d73d25e988df3b0e9b3fbe5534a8db4d3de",
+        "eb5491c32adc7d08c0fcb18d1dd28945e6a47c343306a21e29ebdb3a767b783d",
         "0298c1c1080aeb7ceacbba58e66979fca139817ec164dcfd8987d3ba7ac88d19",
     ),
 }

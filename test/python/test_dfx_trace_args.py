@@ -103,16 +103,21 @@ def test_a_deps_json_without_a_name_map_labels_by_func_id(run_dir: Path, tmp_pat
 
 def test_worker_bars_carry_upstreams_hints(run_dir: Path) -> None:
     """Every Worker View bar: ``event-hint`` ``Task:tN, FuncId:f, CoreId:c`` and the degree-led ``fanout-hint`` /
-    ``fanin-hint`` of deps.json's pairs (a run's own trace: its func_ids are not passed, so -1)."""
-    _, pairs = _deps(run_dir)
+    ``fanin-hint`` of deps.json's pairs; the func_id is the run's deps.json's slot for the bar's core type (aic:
+    slot 0; aiv: slot 1, else 2), as a trace drawn from that file would say."""
+    tasks, pairs = _deps(run_dir)
+    core_types = json.loads((run_dir / "chip_swimlane_records.json").read_text())["metadata"]["core_types"]
     bars = _worker_bars(_events(_merged(run_dir)))
     assert bars
     for bar in bars:
         raw = int(bar["args"]["taskId"].removeprefix("t"))
         core = (bar["tid"] - 10000) // 10
+        aic, aiv0, aiv1 = tasks[raw]["kernel_ids"]
+        func_id = aic if core_types[core] == "aic" else aiv0 if aiv0 >= 0 else aiv1
+        assert func_id >= 0
         outs = [task_label(s) for p, s in pairs if p == raw]
         ins = [task_label(p) for p, s in pairs if s == raw]
-        assert bar["args"]["event-hint"] == f"Task:t{raw}, FuncId:-1, CoreId:{core}"
+        assert bar["args"]["event-hint"] == f"Task:t{raw}, FuncId:{func_id}, CoreId:{core}"
         assert bar["args"]["fanout-hint"] == f"{len(outs)}: [{', '.join(outs)}]"
         assert bar["args"]["fanin-hint"] == f"{len(ins)}: [{', '.join(ins)}]"
     assert any(b["args"]["fanin-hint"] != "0: []" for b in bars) and any(b["args"]["fanout-hint"] != "0: []" for b in bars)

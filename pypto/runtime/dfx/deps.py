@@ -164,6 +164,20 @@ def _storage_name(dtype: np.dtype) -> str:
     return _STORAGE_NAME.get(dtype.name, dtype.name.upper())
 
 
+def kernel_slots(task: Any, ids: dict[str, int]) -> tuple[int, int, int]:
+    """A task's ``kernel_ids`` ``[aic, aiv0, aiv1]`` (-1 for an empty slot): its parts' func_ids (``ids``:
+    :func:`.base.kernel_func_ids`) by core type, its AIV parts in order."""
+    slots = [-1, -1, -1]
+    aiv = 1
+    for part in task.parts:
+        if part.core_type == "aic":
+            slots[0] = ids.get(part.func_name, -1)
+        elif aiv <= 2:
+            slots[aiv] = ids.get(part.func_name, -1)
+            aiv += 1
+    return slots[0], slots[1], slots[2]
+
+
 def deps_document(result: Any) -> dict[str, list[Encoded]]:
     """The ``deps.json`` of a finished run (see the module docstring): its tasks, tensors and edges, each
     item formatted as its compact JSON line (the keys in their order, the values as ``json.dumps`` spells
@@ -185,14 +199,7 @@ def deps_document(result: Any) -> dict[str, list[Encoded]]:
     tasks: list[Encoded] = []
     in_dir = ParamDirection.In
     for t in graph.tasks:
-        slots = [-1, -1, -1]
-        aiv = 1
-        for part in t.parts:
-            if part.core_type == "aic":
-                slots[0] = ids.get(part.func_name, -1)
-            elif aiv <= 2:
-                slots[aiv] = ids.get(part.func_name, -1)
-                aiv += 1
+        slots = kernel_slots(t, ids)
         dtypes = param_dtypes.get(t.func_name, [])
         args: list[str] = []
         written: list[int] = []

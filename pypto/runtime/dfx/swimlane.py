@@ -19,15 +19,16 @@ from .base import (
     across_runs,
     json_text,
     kept_across_runs,
+    kernel_func_ids,
     register,
     remove_superseded,
     when_written,
     write_artefact,
 )
-from .deps import write_name_map
+from .deps import kernel_slots, write_name_map
 from .records import phase_texts, records_fingerprint, records_for_json, swimlane_records
 from .run_report import write_run_report
-from .trace import chrome_trace_text
+from .trace import DepsFacts, chrome_trace_text
 
 
 def write_swimlane(result: Any, path: Path, level: int = 2) -> Path:
@@ -60,16 +61,26 @@ def write_merged_trace(result: Any, out_dir: Path, level: int = 2, stamp: str | 
     names = {t.task_id: t.func_name + ("_spmd" if t.block_num > 1 else "") for t in result.tasks}
     edges = [(d, t.task_id) for t in result.tasks for d in sorted(t.deps)]
     records, kernel_names = swimlane_records(result, level), _mixed_kernel_names(result)
+    deps = _deps_facts(result, edges)  # what a deps.json of the run would say: the bars' func_ids and block counts
     text = across_runs(
-        (out_dir, "merged_trace"), (records_fingerprint(result, level), names, edges, kernel_names),
+        (out_dir, "merged_trace"), (records_fingerprint(result, level), names, edges, kernel_names, deps.kernel_ids,
+                                    deps.block_nums),
         lambda: chrome_trace_text(records, names, edges, trusted=True, phase_texts=phase_texts(result, level),
-                                  kernel_names=kernel_names),
+                                  kernel_names=kernel_names, deps=deps),
         keep=kept_across_runs(result),
     )  # fmt: skip
     path = out_dir / f"merged_swimlane_{stamp or datetime.now().strftime('%Y%m%d_%H%M%S')}.json"
     write_artefact(path, text)
     when_written(lambda: remove_superseded(out_dir, {path.name}, _is_stamped_trace))
     return path
+
+
+def _deps_facts(result: Any, edges: list[tuple[int, int]]) -> DepsFacts:
+    """The run's :class:`~.trace.DepsFacts`: its edges, each task's ``kernel_ids`` and ``block_num`` as
+    ``deps.json`` writes them (no name map: the run's own names label the bars)."""
+    tasks = getattr(getattr(result, "graph", None), "tasks", None) or ()
+    ids = kernel_func_ids(result.module) if tasks else {}
+    return DepsFacts(edges, {t.id: kernel_slots(t, ids) for t in tasks}, {t.id: t.block_num for t in tasks}, {})
 
 
 def _mixed_kernel_names(result: Any) -> dict[tuple[int, str], str]:
