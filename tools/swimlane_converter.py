@@ -99,9 +99,10 @@ def convert(
     for path, option in outputs:
         if os.fspath(path) == STDOUT:
             raise TraceInputError(f"{option} -: the Perfetto trace is binary; give it a file path")
-        if not path.parent.is_dir():
-            raise TraceInputError(f"output directory does not exist: {path.parent}")
-        check_writable_path(path)  # a folder as an output fails before anything is written
+        try:
+            check_writable_path(path)  # a missing folder, or a folder as the output, fails before anything is written
+        except OSError as e:
+            raise TraceInputError(f"{e.strerror}: {e.filename}") from None
         check_output_not_input(path, [records_path, deps_path, names_path], option)  # an input is never replaced
     if perfetto is not None and not to_stdout and perfetto.resolve() == target.resolve():
         raise TraceInputError(f"{perfetto}: --perfetto and -o name the same file; the protobuf would replace the JSON")

@@ -33,11 +33,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .overhead import COUNTERS, ENGINES, core_kind, joined_samples
-from .trace import TraceInputError, record_clock_hz, record_core_to_thread, record_phases, record_rows, task_label
+from .trace import (
+    OUTER_PHASES,
+    TraceInputError,
+    record_clock_hz,
+    record_core_to_thread,
+    record_phases,
+    record_rows,
+    task_label,
+)
 
 PERCENTILES = (10, 25, 50, 75, 90, 95, 99)
 SCHED_BOUND, PARTIAL = 25.0, 8.0
-OUTER_KINDS = ("complete", "async_poll", "dispatch", "release", "dummy", "early_dispatch", "drain", "graph_prepare")
 LOOP_KINDS = ("complete", "async_poll", "dispatch")
 
 
@@ -263,7 +270,7 @@ def analyze(
         for p in phases:
             loops.append(int(p.get("loop_iter", 0)))
             kind = p["kind"]
-            if kind in OUTER_KINDS:
+            if kind in OUTER_PHASES:
                 a, b = int(p["start_cycles"]), int(p["end_cycles"])
                 spans.append((a, b))
                 if kind in in_kind:
