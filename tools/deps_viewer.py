@@ -73,33 +73,37 @@ def _load_json(path: Path, what: str = "deps.json") -> Any:
     try:
         text = read_input_text(path, what)
     except OSError as e:
-        raise DepsViewerError(f"{path}: cannot read: {e.strerror or e}") from e
+        raise DepsViewerError(f"{path}: cannot read: {e.strerror or e}") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
-        raise DepsViewerError(f"{path}:{e.lineno}:{e.colno}: not JSON: {e.msg}") from e
+        raise DepsViewerError(f"{path}:{e.lineno}:{e.colno}: not JSON: {e.msg}") from None
 
 
-def _u64(value: Any, where: str, path: Path) -> int:
+class DepsFormatError(ValueError):
+    """A parsed deps.json that does not have §4's shape: the message names the field (not the file)."""
+
+
+def _u64(value: Any, where: str) -> int:
     """A uint64 written as a JSON string (a plain integer is accepted too)."""
     if isinstance(value, bool) or not isinstance(value, str | int):
-        raise DepsViewerError(f"{path}: {where}: expected a uint64 as a JSON string, got {json.dumps(value)}")
+        raise DepsFormatError(f"{where}: expected a uint64 as a JSON string, got {json.dumps(value)}")
     try:
         v = int(value)
     except ValueError:
-        raise DepsViewerError(f"{path}: {where}: expected a uint64 as a JSON string, got {json.dumps(value)}") from None
+        raise DepsFormatError(f"{where}: expected a uint64 as a JSON string, got {json.dumps(value)}") from None
     if not 0 <= v < 1 << 64:
-        raise DepsViewerError(f"{path}: {where}: {v} is not a uint64")
+        raise DepsFormatError(f"{where}: {v} is not a uint64")
     return v
 
 
-def _list(doc: dict[str, Any], key: str, path: Path, required: bool) -> list[Any]:
+def _list(doc: dict[str, Any], key: str, required: bool) -> list[Any]:
     if key not in doc:
         if required:
-            raise DepsViewerError(f"{path}: expected a top-level '{key}' list")
+            raise DepsFormatError(f"expected a top-level '{key}' list")
         return []
     if not isinstance(doc[key], list):
-        raise DepsViewerError(f"{path}: '{key}': expected a list, got {type(doc[key]).__name__}")
+        raise DepsFormatError(f"'{key}': expected a list, got {type(doc[key]).__name__}")
     return doc[key]
 
 
@@ -131,34 +135,44 @@ class DepsGraph:
         return DepsGraph(self.tasks, [r for r in self.rows if (r[0], r[1]) in pairs], self.tensors, self.nodes)
 
 
-def load_deps(path: Path) -> DepsGraph:
-    """The checked contents of ``path``; a :class:`DepsViewerError` names the file and the entry that
-    is wrong."""
-    doc = _load_json(path)
+def check_deps(doc: Any) -> DepsGraph:
+    """The graph of a parsed deps.json ``doc``: tasks by raw id (``kernel_ids`` a list of integers, ``block_num``
+    an integer), edge rows with uint64 ``pred`` / ``succ``; else a :class:`DepsFormatError` naming the field
+    (every deps.json reader's check: :func:`load_deps`, the swimlane converter's)."""
     if not isinstance(doc, dict):
-        raise DepsViewerError(f"{path}: expected an object {{tasks, tensors, edges}}, got {type(doc).__name__}")
+        raise DepsFormatError(f"expected an object {{tasks, tensors, edges}}, got {type(doc).__name__}")
     tasks: dict[int, dict[str, Any]] = {}
-    for i, t in enumerate(_list(doc, "tasks", path, False)):
+    for i, t in enumerate(_list(doc, "tasks", False)):
         if not isinstance(t, dict):
-            raise DepsViewerError(f"{path}: tasks[{i}]: expected an object")
+            raise DepsFormatError(f"tasks[{i}]: expected an object")
         if "task_id" not in t:
-            raise DepsViewerError(f"{path}: tasks[{i}]: missing 'task_id'")
+            raise DepsFormatError(f"tasks[{i}]: missing 'task_id'")
         kid = t.get("kernel_ids", [-1, -1, -1])
         if not isinstance(kid, list) or not all(isinstance(k, int) and not isinstance(k, bool) for k in kid):
-            raise DepsViewerError(f"{path}: tasks[{i}].kernel_ids: expected a list of integers [aic,aiv0,aiv1]")
+            raise DepsFormatError(f"tasks[{i}].kernel_ids: expected a list of integers [aic,aiv0,aiv1]")
         bn = t.get("block_num", 1)
         if not isinstance(bn, int) or isinstance(bn, bool):
-            raise DepsViewerError(f"{path}: tasks[{i}].block_num: expected an integer")
-        tasks[_u64(t["task_id"], f"tasks[{i}].task_id", path)] = t
+            raise DepsFormatError(f"tasks[{i}].block_num: expected an integer")
+        tasks[_u64(t["task_id"], f"tasks[{i}].task_id")] = t
     rows: list[tuple[int, int, dict[str, Any]]] = []
-    for i, e in enumerate(_list(doc, "edges", path, True)):
+    for i, e in enumerate(_list(doc, "edges", True)):
         if not isinstance(e, dict):
-            raise DepsViewerError(f"{path}: edges[{i}]: expected an object")
+            raise DepsFormatError(f"edges[{i}]: expected an object")
         for key in ("pred", "succ"):
             if key not in e:
-                raise DepsViewerError(f"{path}: edges[{i}]: missing '{key}'")
-        rows.append((_u64(e["pred"], f"edges[{i}].pred", path), _u64(e["succ"], f"edges[{i}].succ", path), e))
-    return DepsGraph(tasks, rows, _list(doc, "tensors", path, False))
+                raise DepsFormatError(f"edges[{i}]: missing '{key}'")
+        rows.append((_u64(e["pred"], f"edges[{i}].pred"), _u64(e["succ"], f"edges[{i}].succ"), e))
+    return DepsGraph(tasks, rows, _list(doc, "tensors", False))
+
+
+def load_deps(path: Path) -> DepsGraph:
+    """The checked contents of ``path`` (:func:`check_deps`); a :class:`DepsViewerError` names the file and the
+    entry that is wrong."""
+    doc = _load_json(path)
+    try:
+        return check_deps(doc)
+    except DepsFormatError as e:
+        raise DepsViewerError(f"{path}: {e}") from None
 
 
 # ---- --edge-mode: which edges a view shows -------------------------------------------------------

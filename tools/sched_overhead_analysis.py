@@ -6,7 +6,7 @@ The analyses are :mod:`pypto.runtime.dfx.sched_overhead`'s.
     python -m pypto.tools.sched_overhead_analysis --chip-swimlane-records-json R --deps-json D
 
 Both inputs are required: level >= 3 records (``RunConfig(enable_chip_swimlane=3)`` or 4) and the same run's
-``deps.json`` (``enable_dep_gen=True``), which deps_viewer's reader checks.
+``deps.json`` (``enable_dep_gen=True``), which deps_viewer's check_deps checks.
 """
 
 from __future__ import annotations

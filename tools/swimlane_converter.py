@@ -12,7 +12,7 @@ protobuf (:mod:`pypto.runtime.dfx.perfetto`, the PyPI ``perfetto`` package of th
 
 Without ``--deps-json`` a sibling ``deps.json`` is used when there is one (no deps: no dependency arrows
 and every bar ``task(..)``); names come from ``--func-names`` or the newest sibling ``name_map*.json`` (a
-func_id it does not name: ``func_<id>_<letters>``). deps.json is checked by deps_viewer's reader.
+func_id it does not name: ``func_<id>_<letters>``). deps.json is checked by deps_viewer's check_deps.
 Records read from stdin (``-``) have no siblings: only the files the options name are read.
 The default output is ``merged_swimlane.json`` next to the records; ``-o -`` writes the JSON to stdout
 (and prints no path). An output path naming an input file is refused.
@@ -21,7 +21,6 @@ The default output is ``merged_swimlane.json`` next to the records; ``-o -`` wri
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Sequence
@@ -36,26 +35,23 @@ from pypto.runtime.dfx.trace import (
     chrome_trace,
     deps_facts,
     func_name_table,
-    read_error,
     read_json_file,
     trace_json,
 )
-from pypto.tools.deps_viewer import DepsViewerError, load_deps
+from pypto.tools.deps_viewer import DepsFormatError, check_deps
 from pypto.utils.atomic import atomic_write_files, check_writable_path
 from pypto.utils.cli import check_output_not_input, cli_main
 
 
 def read_deps(path: Path, names_by_id: dict[str, str] | None = None, hint: str = "") -> DepsFacts:
-    """The trace's facts of the deps.json at ``path`` (and of a name map's ``names_by_id``), read and checked by
-    deps_viewer's reader: a one-line :class:`TraceInputError` naming the file and the field that is wrong
-    (``hint``: on a file that cannot be read)."""
+    """The trace's facts of the deps.json at ``path`` (and of a name map's ``names_by_id``), read as any input
+    (``hint``: on a file that cannot be read) and checked by deps_viewer's :func:`check_deps`: a one-line
+    :class:`TraceInputError` naming the file and the field that is wrong."""
+    doc = read_json_file(path, "deps.json", hint)
     try:
-        graph = load_deps(path)
-    except DepsViewerError as e:
-        if isinstance(e.__cause__, OSError | json.JSONDecodeError):  # not read, not JSON: as any input's
-            raise read_error(path, "deps.json", e.__cause__, hint) from None
-        where = str(e).removeprefix(f"{path}: ")
-        raise TraceInputError(f"{path}: deps.json does not have the documented tasks/edges: {where}") from None
+        graph = check_deps(doc)
+    except DepsFormatError as e:
+        raise TraceInputError(f"{path}: deps.json does not have the documented tasks/edges: {e}") from None
     return deps_facts(graph.tasks, [(pred, succ) for pred, succ, _ in graph.rows], names_by_id)
 
 

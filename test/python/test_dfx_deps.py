@@ -207,6 +207,40 @@ def test_deps_viewer_bad_input_is_a_located_error(tmp_path: Path, content: str, 
     assert not (tmp_path / "deps_viewer.txt").exists()
 
 
+@pytest.mark.parametrize(
+    ("doc", "field"),
+    [
+        ([], "expected an object {tasks, tensors, edges}, got list"),
+        ({"tasks": []}, "expected a top-level 'edges' list"),
+        ({"edges": [{"pred": "0", "succ": 1.5}]}, "edges[0].succ: expected a uint64 as a JSON string, got 1.5"),
+        ({"edges": [], "tasks": [{"task_id": "0", "kernel_ids": "x"}]}, "tasks[0].kernel_ids: expected a list"),
+        ({"edges": [], "tasks": [{"task_id": "0", "block_num": True}]}, "tasks[0].block_num: expected an integer"),
+    ],
+)
+def test_every_deps_reader_checks_a_parsed_document_with_check_deps(
+    tmp_path: Path, doc: object, field: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """deps_viewer's ``check_deps`` checks a parsed deps.json and names the field (not a file); deps_viewer and
+    the swimlane converter put their file and words before that same message (the converter took it apart: it
+    removed the path from deps_viewer's message and told read errors by the exception's cause)."""
+    from pypto.tools.swimlane_converter import read_deps
+
+    with pytest.raises(deps_viewer.DepsFormatError) as e:
+        deps_viewer.check_deps(doc)
+    message = str(e.value)
+    assert message.startswith(field) and "\n" not in message
+    deps = tmp_path / "deps.json"
+    deps.write_text(json.dumps(doc))
+    with pytest.raises(deps_viewer.DepsViewerError) as viewer:
+        deps_viewer.load_deps(deps)
+    assert str(viewer.value) == f"{deps}: {message}"
+    with pytest.raises(ValueError) as converter:
+        read_deps(deps)
+    assert str(converter.value) == f"{deps}: deps.json does not have the documented tasks/edges: {message}"
+    good = deps_viewer.check_deps({"tasks": [{"task_id": "4294967299"}], "edges": [{"pred": "1", "succ": 2}]})
+    assert list(good.tasks) == [(1 << 32) | 3] and [(p, s) for p, s, _ in good.rows] == [(1, 2)]
+
+
 def test_deps_viewer_names_a_folder_and_a_bad_name_map_as_what_they_are(tmp_path: Path, capsys) -> None:
     """A folder given as the deps.json is named as a folder (it said "no such file"), and an undecodable name
     map as the name map (it said "deps.json is not UTF-8 text")."""

@@ -56,16 +56,11 @@ def read_json_file(path: Path, what: str, hint: str = "") -> Any:
     :class:`TraceInputError` naming the file (and the line and column), with ``hint`` on a missing file."""
     try:
         return json.loads(read_input_text(path, f"the {what}"))
-    except (OSError, json.JSONDecodeError) as e:
-        raise read_error(path, what, e, hint) from None
-
-
-def read_error(path: Path, what: str, error: OSError | json.JSONDecodeError, hint: str = "") -> TraceInputError:
-    """:func:`read_json_file`'s error for ``error``, the failed read or parse of ``path``."""
-    if isinstance(error, json.JSONDecodeError):
-        return TraceInputError(f"{path}:{error.lineno}:{error.colno}: the {what} is not JSON ({error.msg})")
-    extra = f" ({hint})" if hint else ""
-    return TraceInputError(f"{path}: cannot read the {what}: {error.strerror or error}{extra}")
+    except json.JSONDecodeError as e:
+        raise TraceInputError(f"{path}:{e.lineno}:{e.colno}: the {what} is not JSON ({e.msg})") from None
+    except OSError as e:
+        extra = f" ({hint})" if hint else ""
+        raise TraceInputError(f"{path}: cannot read the {what}: {e.strerror or e}{extra}") from None
 
 
 def task_label(raw_id: int) -> str:
@@ -705,7 +700,7 @@ def deps_facts(
     func_names: Mapping[str, str] | None = None,
 ) -> DepsFacts:
     """The :class:`DepsFacts` of a deps.json its reader checked (``tasks``: the task objects by raw id,
-    ``pairs``: its edges' (pred, succ) in file order; ``pypto.tools.deps_viewer.load_deps``) and of a name map
+    ``pairs``: its edges' (pred, succ) in file order; ``pypto.tools.deps_viewer.check_deps``) and of a name map
     (:func:`func_name_table`). As upstream reads them: ``kernel_ids`` of three slots (others are not read),
     ``block_num`` at least 1."""
     kernel_ids = {raw: (k[0], k[1], k[2]) for raw, t in tasks.items() if len(k := t.get("kernel_ids", ())) == 3}
