@@ -58,7 +58,7 @@ from pypto.dialects.program import (
     task_handle,
     user_deps,
 )
-from pypto.dialects.tensor_ops import TensorAssembleOp, TensorCreateOp
+from pypto.dialects.tensor_ops import TensorAssembleOp, TensorCreateOp, TensorSliceOp
 from pypto.dialects.tile_ops import TileStoreOp
 from pypto.dialects.types import DYNAMIC, TensorType, TileType
 
@@ -236,6 +236,7 @@ class OutlineScope(RewritePattern):
                 f"'{parent.sym_name.data}' (CORE_GROUP scopes cannot nest)",
             )
         _reject_results_that_are_not_tensors(scope)
+        views = _keep_window_valid_shapes(scope)
         name = self.function_name(scope, parent, module)
         info = analyse_scope(scope)
         dirs = [_direction(parent, c) for c in info.captures]
@@ -306,6 +307,8 @@ class OutlineScope(RewritePattern):
         set_function_type(new_fn, FunctionType.InCore)
         set_param_directions(new_fn, dirs)
         names = NameGen.for_function(new_fn)
+        for view in views:  # the window's next version inside the kernel (its parameter keeps the name)
+            view.result.name_hint = names.next_version(view.input.name_hint)
         for inner in new_fn.body.walk():
             if isinstance(inner, TileStoreOp) and not inner.result.name_hint:
                 inner.result.name_hint = names.fresh(f"{value_base(inner.output)}__store")
@@ -340,6 +343,38 @@ class OutlineScope(RewritePattern):
         rewriter.erase(scope)
         if function_type(parent) is FunctionType.Opaque:
             set_function_type(parent, FunctionType.Orchestration)
+
+
+def _keep_window_valid_shapes(scope: AtOp) -> list[TensorSliceOp]:
+    """A window with a run-time valid shape made outside the scope (``pl.slice(a, [16, 32], [r, 0],
+    valid_shape=[n, 32])`` in the Orchestration function) and only read inside it keeps that valid shape in the
+    kernel: the scope reads it through a slice of the whole window with the same valid shape, so its extents
+    become the kernel's parameters (as upstream's MaterializeValidShapeSymbols passes them) and the window stays
+    the task's argument. Without it the kernel read all the window's rows, the torch reference ``n`` of them.
+    Returns the slices it put in the scope."""
+    windows: dict[TensorSliceOp, None] = {}
+    views: list[TensorSliceOp] = []
+    for op in scope.walk():
+        for operand in op.operands:
+            owner = operand.owner
+            if isinstance(owner, TensorSliceOp) and owner.valid_shape and not owner.sizes and not is_inside(operand, scope):
+                windows[owner] = None
+    for window in windows:
+        inside = [u for u in window.result.uses if scope.is_ancestor(u.operation)]
+        if any(write_target(u.operation) is window.result or isinstance(u.operation, scf.ForOp | scf.YieldOp | YieldOp)
+               for u in inside):  # fmt: skip
+            continue  # written (or carried) in the scope: the window itself
+        zeros = [index_constant(0) for _ in window.offset]
+        view = window.clone()
+        view.operands = [window.result, *(z.result for z in zeros), *window.valid_shape]
+        first = scope.block.first_op
+        assert first is not None
+        for new in (*zeros, view):
+            scope.block.insert_op_before(new, first)
+        for use in inside:
+            use.operation.operands[use.index] = view.result
+        views.append(view)
+    return views
 
 
 def _reject_results_that_are_not_tensors(scope: AtOp) -> None:
