@@ -14,25 +14,13 @@ from pathlib import Path
 import pytest
 import torch
 from report_browser import CHROMIUM, ReportPage, launch_browser
+from run_report_kernels import rr_diamond as diamond  # task 0 writes x; 1 reads x, writes y; 2 reads both
 
-import pypto.language as pl
 from pypto.runtime import RunConfig
 from pypto.tools import deps_viewer
 
 pytestmark = pytest.mark.usefixtures("own_dfx_flags")  # these tests set the DFX flags themselves
 needs_graphviz = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz not installed")
-
-
-@pl.jit
-def diamond(a: pl.Tensor, x: pl.Out[pl.Tensor], y: pl.Out[pl.Tensor], z: pl.Out[pl.Tensor]):
-    """Task 0 writes x; task 1 reads x, writes y; task 2 reads x and y: the pair (0, 2) is implied by 0->1->2."""
-    with pl.at(level=pl.Level.CORE_GROUP, name_hint="k_make"):
-        x[:] = pl.add(a, a)
-    with pl.at(level=pl.Level.CORE_GROUP, name_hint="k_mid"):
-        y[:] = pl.mul(x, a)
-    with pl.at(level=pl.Level.CORE_GROUP, name_hint="k_join"):
-        z[:] = pl.add(x, y)
-    return x, y, z
 
 
 @pytest.fixture(scope="module")
