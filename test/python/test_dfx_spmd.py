@@ -229,7 +229,7 @@ def test_merged_trace_labels_and_anchors(full: tuple[Any, Path]) -> None:
         ["scale_rows_spmd(t0)"] * 4 + ["add_rows_strided_spmd(t1)"] * 2 + ["matmul_64(t2)"])  # fmt: skip
     assert len({e["tid"] for e in worker if e["name"] == "scale_rows_spmd(t0)"}) == 4  # a lane per block's core
     deps = [e for e in events if e["ph"] == "s" and e["name"] in ("dependency", "hb_violation")]
-    assert len(deps) == 2 * 2  # one anchor per task (its earliest slice): 2 pairs, pid 4 and the pid 3 mirror
+    assert len(deps) == 2 * 2  # an SPMD task: one anchor per func_id (its earliest slice): 2 pairs, pid 4 and pid 3
     def earliest(label: str) -> tuple[int, float]:
         bar = min((e for e in worker if e["name"].endswith(f"({label})")), key=lambda e: (e["ts"], e["tid"]))
         return bar["tid"], bar["ts"]

@@ -30,22 +30,22 @@ FILES = ("chip_swimlane_records.json", "merged_swimlane.json", "run_report.html"
 EXPECTED: dict[str, tuple[str, str, str]] = {
     "level1": (
         "8f623a4762a4c3de1440e0ab16c9216f40c5b9db62f0bc54db5047a28304b2d6",
-        "776706de29a052996946e8bb6128b9c7258cecce02fbe1de18ce55446efd0146",
+        "f1a64d548853379526ed719f221b8fa5cf68ecb1607cbdf6805bfee670a0dfd9",
         "e457612257d8eadd51d2f1b01a8d9d7d533f094f485b63b8cd9ccb335752fcf4",
     ),
     "level2_pmu1": (
         "6e1af116e34940ae68dbe4d26812437dd39516f1972633d0994b545f98904a72",
-        "cff822946b4c0ae35c77b2930fe761df35b8ad8127b0efc3858a2d9b2960dbaa",
+        "c1588d1fa3dc3270c1c495161e40fd9cbb6ffd4c1a922e2209f4b245e38e5411",
         "6ed0440108b69bda65643f4d30ccec65e055026e84cee2644f07fc5382058c5d",
     ),
     "level3_deps": (
         "328cf7e5e3f1ec071920f6f8271e0acb8cee3171ba288ecfe2263b89ce6d4f89",
-        "dc521f17a3923c920604209b8b8c18a022259ef28962cdf2313ea169248ec729",
+        "902097b70079d8318d109020a4ff0e0e704977f220a5531bd089f88414c619c5",
         "7375a54ec5d5c86364689f36f452c335b1fc9fe84be98e3ac6be56e14e8860a5",
     ),
     "level4_all_incore": (
         "96d9b942d7ffb546b3e5e9815be028e715c3958f6e8116942201a677b3bcdae6",
-        "eb5491c32adc7d08c0fcb18d1dd28945e6a47c343306a21e29ebdb3a767b783d",
+        "f9eaeeb942bc1fb2e893dc4e41fed9ba604d7345281adaec904e1e7d64ffdc6b",
         "0298c1c1080aeb7ceacbba58e66979fca139817ec164dcfd8987d3ba7ac88d19",
     ),
 }

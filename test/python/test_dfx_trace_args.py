@@ -110,7 +110,7 @@ def test_worker_bars_carry_upstreams_hints(run_dir: Path) -> None:
     bars = _worker_bars(_events(_merged(run_dir)))
     assert bars
     for bar in bars:
-        raw = int(bar["args"]["taskId"].removeprefix("t"))
+        raw = bar["args"]["taskId"]
         core = (bar["tid"] - 10000) // 10
         aic, aiv0, aiv1 = tasks[raw]["kernel_ids"]
         func_id = aic if core_types[core] == "aic" else aiv0 if aiv0 >= 0 else aiv1
@@ -131,7 +131,7 @@ def test_fanin_lists_producers_in_upstreams_order() -> None:
                                 [0, 3, 4, 70, 80, 0]]}  # fmt: skip
     bars = {e["args"]["taskId"]: e["args"] for e in chrome_trace(records, None, [(2, 4), (1, 3), (2, 3)])["traceEvents"]
             if e["ph"] == "X"}  # fmt: skip
-    assert bars["t3"]["fanin-hint"] == "2: [t2, t1]" and bars["t2"]["fanout-hint"] == "2: [t4, t3]"
+    assert bars[3]["fanin-hint"] == "2: [t2, t1]" and bars[2]["fanout-hint"] == "2: [t4, t3]"
     alone = chrome_trace(records)["traceEvents"]
     assert {(e["args"]["fanin-hint"], e["args"]["fanout-hint"]) for e in alone if e["ph"] == "X"} == {("0: []", "0: []")}
 
@@ -152,8 +152,8 @@ def test_dependency_flows_carry_the_task_counts(run_dir: Path, tmp_path: Path) -
         ends = {e["id"]: e for e in flows if e["ph"] == "f"}
         for f in flows:
             s, e = starts[f["id"]], ends[f["id"]]
-            pred = int(bars[(s["pid"], s["tid"], s["ts"])]["args"]["taskId"].removeprefix("t"))
-            succ = int(bars[(e["pid"], e["tid"], e["ts"])]["args"]["taskId"].removeprefix("t"))
+            pred = bars[(s["pid"], s["tid"], s["ts"])]["args"]["taskId"]
+            succ = bars[(e["pid"], e["tid"], e["ts"])]["args"]["taskId"]
             assert f["output_task_count"] == max(tasks[pred]["block_num"], 1)
             assert f["input_task_count"] == max(tasks[succ]["block_num"], 1)
             counts.add((f["input_task_count"], f["output_task_count"]))
@@ -279,3 +279,133 @@ def test_help_describes_the_tool_in_a_whole_sentence(main: Any, capsys: pytest.C
     assert description.endswith(").") or description.endswith("."), description
     assert "`" not in description and ":mod:" not in description and not description.endswith("six")
     assert len(description.split()) >= 8
+
+
+WORKER_ARGS = ["event-hint", "fanout-hint", "fanin-hint", "duration-us", "kernel-duration-us", "local_setup_us", "taskId"]
+SCHEDULER_ARGS = ["event-hint", "dispatch-time-us", "finish-time-us", "aicpu-duration-us", "taskId"]
+"""Upstream's args of a Worker View (pid 4) and a Scheduler View (pid 3) bar, in its order."""
+
+
+def test_task_id_is_the_raw_integer_id() -> None:
+    """``taskId`` on both views' bars is upstream's raw id, ``ring << 32 | local``, as a JSON integer (it was the
+    label string ``"r1t7"``); the label stays in the name and the event-hint."""
+    raw = (1 << 32) | 7
+    records = {"chip_swimlane_level": 2, "metadata": {"clock_freq_hz": 1e6, "core_types": ["aiv"]},
+               "aicore_tasks": [[0, raw, 1, 10, 20, 2], [0, 3, 2, 30, 40, 0]],
+               "aicpu_tasks": [[0, 1, 5, 22], [0, 2, 25, 41]]}  # fmt: skip
+    text = chrome_trace_text(records)
+    assert f'"taskId":{raw}}}' in text and '"taskId":3}' in text
+    bars = [e for e in json.loads(text)["traceEvents"] if e["ph"] == "X"]
+    assert sorted((e["pid"], e["args"]["taskId"]) for e in bars) == [(3, 3), (3, raw), (4, 3), (4, raw)]
+    ringed = [e for e in bars if e["args"]["taskId"] == raw]
+    assert {e["name"] for e in ringed} == {"task(r1t7)"}
+    assert {e["args"]["event-hint"] for e in ringed} == {"Task:r1t7, FuncId:-1, CoreId:0"}
+
+
+def test_both_views_bars_carry_upstreams_args(run_dir: Path, tmp_path: Path) -> None:
+    """A Scheduler View bar carries upstream's ``event-hint`` (its Worker View bar's), ``dispatch-time-us``,
+    ``finish-time-us``, ``aicpu-duration-us`` and ``taskId`` (it had ``taskId`` only); a Worker View bar also
+    its ``duration-us``: the run's trace and the converter's, with the records' dispatch and finish cycles."""
+    records = json.loads((run_dir / "chip_swimlane_records.json").read_text())
+    freq = records["metadata"]["clock_freq_hz"]
+    cpu = {(r[0], r[1]): r for r in records["aicpu_tasks"]}
+    raw_of = {(r[0], r[2]): r[1] for r in records["aicore_tasks"]}
+    out = tmp_path / "t.json"
+    assert converter_main([str(run_dir / "chip_swimlane_records.json"), "-o", str(out)]) == 0
+    for events in (_events(_merged(run_dir)), _events(out)):
+        workers = {(e["tid"], e["args"]["taskId"]): e for e in _worker_bars(events)}
+        views = [e for e in events if e["ph"] == "X" and e["pid"] == 3]
+        assert len(views) == len(cpu) == len(workers)
+        for bar in workers.values():
+            assert list(bar["args"]) == WORKER_ARGS and bar["args"]["duration-us"] == bar["dur"]
+        cycles = {(raw_of[key], (key[0] * 10 + 10000)): row[3] - row[2] for key, row in cpu.items()}
+        for bar in views:
+            args = bar["args"]
+            assert list(args) == SCHEDULER_ARGS
+            assert args["event-hint"] == workers[(bar["tid"], args["taskId"])]["args"]["event-hint"]
+            assert args["dispatch-time-us"] == bar["ts"] and args["aicpu-duration-us"] == bar["dur"]
+            assert args["finish-time-us"] == pytest.approx(bar["ts"] + bar["dur"], abs=2e-6)
+            assert args["aicpu-duration-us"] == pytest.approx(cycles[(args["taskId"], bar["tid"])] * 1e6 / freq, abs=2e-6)
+
+
+def _queue_records() -> dict[str, Any]:
+    """Level 3 on one AIV core: a thread's phases, each with queue depths at its start and end but the last
+    dispatch (its end only); a resolve inside the complete."""
+    depths = [([1, 0, 0], [0, 0, 0]), ([0, 1, 0], [0, 2, 1]), ([5, 5, 5], [6, 6, 6]), ([0, 3, 0], [0, 4, 0])]
+    kinds = [("dispatch", 10, 20), ("complete", 30, 40), ("release", 50, 60), ("complete", 70, 80)]
+    phases = [{"kind": k, "start_cycles": s, "end_cycles": e, "loop_iter": n, "tasks_processed": 1,
+               "shared_at_start": d[0], "shared_at_end": d[1]} for n, ((k, s, e), d) in enumerate(zip(kinds, depths, strict=True))]
+    phases.insert(2, {"kind": "resolve", "start_cycles": 32, "end_cycles": 35, "loop_iter": 1, "tasks_processed": 1,
+                      "shared_at_start": [0, 0, 0], "shared_at_end": [0, 0, 0]})
+    phases.append({"kind": "dispatch", "start_cycles": 90, "end_cycles": 95, "loop_iter": 4, "tasks_processed": 1,
+                   "shared_at_end": [7, 7, 7]})
+    return {"chip_swimlane_level": 3, "metadata": {"clock_freq_hz": 1e6, "core_types": ["aiv"], "core_to_thread": [0]},
+            "aicore_tasks": [[0, 1, 1, 22, 28, 0]], "aicpu_tasks": [[0, 1, 20, 29]],
+            "aicpu_scheduler_phases": [phases]}  # fmt: skip
+
+
+def test_the_queue_counter_samples_the_end_of_complete_and_dispatch_phases() -> None:
+    """Upstream's ``shared_ready_queue``: one sample per complete / dispatch phase, its end depths at its end, and
+    only when it has both depth lists (the others' are zero-filled: a sample at every phase's start and end drew
+    false dips); the counter's lane is ``shared_ready_queue (global)``."""
+    events = chrome_trace(_queue_records())["traceEvents"]
+    check_event_format({"traceEvents": events})
+    bars = [e for e in events if e["ph"] == "X" and e["pid"] == 2]
+    want = [(round(b["ts"] + b["dur"], 6), d) for b, d in zip(bars, [[0, 0, 0], [0, 2, 1], None, None, [0, 4, 0], None], strict=True)
+            if d is not None]  # fmt: skip
+    assert [b["name"] for b in bars] == ["dispatch(1)", "complete(1)", "resolve(1)", "release(1)", "complete(1)",
+                                         "dispatch(1)"]  # fmt: skip
+    samples = [(e["ts"], [e["args"]["AIC"], e["args"]["AIV"], e["args"]["MIX"]]) for e in events if e["ph"] == "C"]
+    assert samples == want
+    lanes = {e["tid"]: e["args"]["name"] for e in events if e["name"] == "thread_name" and e["pid"] == 2}
+    assert lanes[3999] == "shared_ready_queue (global)"
+
+
+def test_the_inner_scheduler_lane_is_named_as_its_thread() -> None:
+    """Upstream names a thread's second lane (tid + 1: resolve) ``Sched_i`` too (it was ``Sched_i_inner``)."""
+    events = chrome_trace(_queue_records())["traceEvents"]
+    lanes = {e["tid"]: e["args"]["name"] for e in events if e["name"] == "thread_name" and e["pid"] == 2}
+    assert lanes[30000] == lanes[30001] == "Sched_0"
+    assert [e["name"] for e in events if e["ph"] == "X" and e["pid"] == 2 and e["tid"] == 30001] == ["resolve(1)"]
+
+
+def _mixed_records() -> tuple[dict[str, Any], Any]:
+    """Level 2, an AIC core and three AIV cores (1 us a cycle): t1 a mixed task on cores 0-2 (its core 2 row ends
+    after t2 starts), t2 after it on core 3; t3 a mixed SPMD task (2 blocks: AIC on core 0, AIV on cores 1 and
+    2, core 2's the earlier) before t4 on core 3; and their deps.json facts."""
+    rows = [(0, 1, 100, 200), (1, 1, 110, 210), (2, 1, 105, 300), (3, 2, 250, 400),
+            (0, 3, 500, 550), (1, 3, 505, 560), (2, 3, 502, 560), (3, 4, 700, 800)]  # fmt: skip
+    regs: dict[int, int] = {}
+    aicore, aicpu = [], []
+    for core, raw, start, end in rows:
+        reg = regs[core] = regs.get(core, 0) + 1
+        aicore.append([core, raw, reg, start, end, 0])
+        aicpu.append([core, reg, start - 2, end + 5])
+    records = {"chip_swimlane_level": 2,
+               "metadata": {"clock_freq_hz": 1e6, "core_types": ["aic", "aiv", "aiv", "aiv"]},
+               "aicore_tasks": aicore, "aicpu_tasks": aicpu}  # fmt: skip
+    facts = deps_facts({1: {"kernel_ids": [5, 6, 6]}, 2: {"kernel_ids": [-1, 7, -1]},
+                        3: {"kernel_ids": [5, 6, 6], "block_num": 2}, 4: {"kernel_ids": [-1, 7, -1]}},
+                       [(1, 2), (3, 4)])  # fmt: skip
+    return records, facts
+
+
+def test_dependency_arrows_leave_every_core_of_a_mixed_task() -> None:
+    """Upstream's anchors: a plain mixed task's arrows leave each of its bars (every core; it was the earliest
+    only), each an ``hb_violation`` when that bar ends after the consumer's starts; an SPMD task's leave its
+    earliest bar per func_id (a mixed SPMD task: its AIC and its AIV kernel's). Both views; without deps.json a
+    task on several core types is not SPMD (upstream's rule): t3's arrows leave every bar too."""
+    records, facts = _mixed_records()
+    for deps in (facts, None):
+        events = chrome_trace(records, edges=[(1, 2), (3, 4)], deps=deps)["traceEvents"]
+        check_event_format({"traceEvents": events})
+        ends = {e["id"]: e for e in events if e["ph"] == "f"}
+        flows = sorted((e["pid"], e["tid"], ends[e["id"]]["tid"], e["name"]) for e in events
+                       if e["ph"] == "s" and e["name"] in ("dependency", "hb_violation"))  # fmt: skip
+        t1 = [(pid, 10000 + 10 * core, 10030, "hb_violation" if core == 2 else "dependency")
+              for pid in (3, 4) for core in (0, 1, 2)]  # fmt: skip
+        t3 = [(pid, 10000 + 10 * core, 10030, "dependency") for pid in (3, 4) for core in ((0, 2) if deps else (0, 1, 2))]
+        assert flows == sorted(t1 + t3), deps
+        counts = {(e["tid"], e["input_task_count"], e["output_task_count"]) for e in events
+                  if e["ph"] == "s" and e["pid"] == 4 and e["ts"] > 300}  # fmt: skip
+        assert counts == ({(10000, 1, 2), (10020, 1, 2)} if deps else {(10000, 1, 1), (10010, 1, 1), (10020, 1, 1)})

@@ -2,16 +2,20 @@
 (runtime-dfx-formats.md §3), the file Perfetto's UI and ``chrome://tracing`` open.
 
 Processes: 1 AICPU Orchestrator (level 4: lane ``Orch_i`` = tid 4000+i, one ``submit(rXtY)`` bar per
-submit), 2 AICPU Scheduler (level 3: lane ``Sched_i`` = tid 30000+10i, one ``<phase>(<tasks_processed>)``
-bar per phase, and the ``shared_ready_queue`` counter (AIC/AIV/MIX depths) on tid 3999), 3 Scheduler
-View (one bar per task and core from dispatch to finish), 4 Worker View (one bar per task and core
-from receive to end; a bar is named ``<kernel>(t3)``, a mixed task's AIC bar by its AIC kernel and its AIV
-bars by its AIV kernel, §3's slots; args ``event-hint``, ``fanout-hint`` and ``fanin-hint`` as upstream's;
+submit), 2 AICPU Scheduler (level 3: lane ``Sched_i`` = tid 30000+10i, its inner phases on a second lane
+also named ``Sched_i``, one ``<phase>(<tasks_processed>)`` bar per phase, and the ``shared_ready_queue``
+counter (AIC/AIV/MIX depths at the end of each complete and dispatch phase) on tid 3999), 3 Scheduler View
+(one bar per task and core from dispatch to finish; args ``event-hint``, ``dispatch-time-us``,
+``finish-time-us``, ``aicpu-duration-us``, ``taskId``), 4 Worker View (one bar per task and core from
+receive to end; a bar is named ``<kernel>(t3)``, a mixed task's AIC bar by its AIC kernel and its AIV bars
+by its AIV kernel, §3's slots; args ``event-hint``, ``fanout-hint``, ``fanin-hint``, ``duration-us``,
+``kernel-duration-us``, ``local_setup_us`` and ``taskId`` (the raw task id, ring << 32 | local) as upstream's;
 the AICPU lanes ``AICPU_j`` = tid 19000+j carry the ``dummy``/``alloc``/predicated-skip markers). Times are
 µs from the smallest non-zero cycle value of the task rows and receives (§2's reader; a 0 there means "not
 recorded"), or from an earlier phase time (a phase's 0 is a real time: the simulated orchestrator starts at
 cycle 0). Flows: dependency (``deps.json`` pairs) bar start to bar start on pid 4 and dispatch to dispatch
-on pid 3, ``hb_violation`` when the producer ends after its consumer starts (both with upstream's
+on pid 3, from every bar of a plain task (each core of a mixed one) and the earliest bar per func_id of an
+SPMD task, ``hb_violation`` when the producer's bar ends after its consumer's starts (both with upstream's
 ``input_task_count``/``output_task_count``); ``dispatch`` from the scheduler phase that popped a task to
 its worker bar; ``submit→dispatch`` from a task's submit to that phase.
 """
@@ -36,7 +40,8 @@ PROCESSES = {1: "AICPU Orchestrator", 2: "AICPU Scheduler", 3: "Scheduler View",
 OUTER_PHASES = ("complete", "async_poll", "dispatch", "release", "dummy", "early_dispatch", "drain", "graph_prepare")
 """§2's outer scheduler phases: drawn on the thread's lane ``Sched_i``."""
 INNER_PHASES = ("resolve", "drain_prepare", "drain_publish")
-"""§2's inner scheduler phases (inside an outer one): drawn on the thread's second lane (tid + 1)."""
+"""§2's inner scheduler phases (inside an outer one): drawn on the thread's second lane (tid + 1, named as the
+first)."""
 MARKER_PHASES = ("dummy_task", "predicated_skip")
 """§2's worker-lane markers: a task the scheduler thread ran itself, drawn on Worker View's ``AICPU_i``."""
 SWIMLANE_LEVELS = (1, 2, 3, 4)
@@ -285,72 +290,88 @@ def chrome_trace_text(
         kind = core_types[core] if core < len(core_types) else "core"
         lane = f"{kind.upper()}_{core}"
         events += [_meta(j, 3, _lane(core), lane), _meta(j, 4, _lane(core), lane)]
-    starts: dict[int, tuple[int, float]] = {}  # task -> (worker tid, bar start), the earliest slice
     starts_by_core: dict[tuple[int, int], float] = {}  # (core, reg_task_id) -> worker bar start
     ends_by_core: dict[tuple[int, int], float] = {}
     raw_of: dict[tuple[int, int], int] = {}  # (core, reg_task_id) -> the task token (an SPMD task: many)
-    ends: dict[int, float] = {}
-    dispatches: dict[int, tuple[int, float, float]] = {}
-    bars: dict[tuple[int, str], tuple[str | Raw, str | Raw, str, str, str]] = {}  # a task's texts per core type
+    worker: dict[int, dict[Any, Anchor]] = {}  # task -> its Worker View arrow anchors (_anchor)
+    scheduler: dict[int, dict[Any, Anchor]] = {}  # task -> its Scheduler View ones
+    bars: dict[tuple[int, str], tuple[str | Raw, str, str, str, int | None]] = {}  # a task's texts per core type
     for core, raw, reg, start, end, *rest in sorted(aicore, key=lambda r: (r[3], r[0])):
         receive = start - rest[0] if rest else start
         kind = core_types[core] if core < len(core_types) else "core"
         bar = bars.get((raw, kind))
-        if bar is None:  # once per task and core type: its label, id and §3's hints
+        if bar is None:  # once per task and core type: its label, §3's hints and its anchors' group
             tl = task_label(raw)
             name, fid = labels.bar(raw, kind)
             outs, ins = fanout.get(raw, ()), fanin.get(raw, ())
-            bar = bars[(raw, kind)] = (_label(f"{name}({tl})"), _label(tl), f"Task:{tl}, FuncId:{fid}, CoreId:",
+            bar = bars[(raw, kind)] = (_label(f"{name}({tl})"), f"Task:{tl}, FuncId:{fid}, CoreId:",
                                        f"{len(outs)}: [{', '.join(map(task_label, outs))}]",
-                                       f"{len(ins)}: [{', '.join(map(task_label, ins))}]")  # fmt: skip
-        label, jtl = bar[0], bar[1]
+                                       f"{len(ins)}: [{', '.join(map(task_label, ins))}]",
+                                       fid if raw in blocks else None)  # fmt: skip
+        label, hint, group = bar[0], f"{bar[1]}{core}", bar[4]
         ts, t_start, t_end = us[receive], us[start], us[end]
-        lane = _lane(core)
-        events.append({"ph": "X", "pid": 4, "tid": lane, "name": label, "ts": ts, "dur": round6(t_end - ts),
-                       "args": {"event-hint": f"{bar[2]}{core}", "fanout-hint": bar[3], "fanin-hint": bar[4],
+        lane, dur = _lane(core), round6(t_end - ts)
+        events.append({"ph": "X", "pid": 4, "tid": lane, "name": label, "ts": ts, "dur": dur,
+                       "args": {"event-hint": hint, "fanout-hint": bar[2], "fanin-hint": bar[3], "duration-us": dur,
                                 "kernel-duration-us": round6(t_end - t_start), "local_setup_us": round6(t_start - ts),
-                                "taskId": jtl}})  # fmt: skip
+                                "taskId": raw}})  # fmt: skip
         key = (core, reg)
         starts_by_core[key] = ts
         ends_by_core[key] = t_end
         raw_of[key] = raw
-        if raw not in starts or ts < starts[raw][1]:
-            starts[raw] = (lane, ts)
-        ends[raw] = max(ends.get(raw, 0.0), t_end)
+        _anchor(worker, raw, key if group is None else group, (ts, core, lane, t_end))
         cpu = aicpu.get(key)
         if cpu is not None:
             d, fin = us[cpu[2]], us[cpu[3]]
-            events.append({"ph": "X", "pid": 3, "tid": lane, "name": label, "ts": d, "dur": round6(fin - d),
-                           "args": {"taskId": jtl}})  # fmt: skip
-            if raw not in dispatches or d < dispatches[raw][1]:
-                dispatches[raw] = (core, d, fin)
+            dur = round6(fin - d)
+            events.append({"ph": "X", "pid": 3, "tid": lane, "name": label, "ts": d, "dur": dur,
+                           "args": {"event-hint": hint, "dispatch-time-us": d, "finish-time-us": fin,
+                                    "aicpu-duration-us": dur, "taskId": raw}})  # fmt: skip
+            _anchor(scheduler, raw, key if group is None else group, (d, core, lane, fin))
     flow = 0
     pops: dict[tuple[int, int], tuple[int, float]] = {}  # (task, core) -> (sched lane, ts in its dispatch phase)
-    markers = _Markers(j, events, labels, deps, set(ends), sched, orch, core_to_thread)
+    markers = _Markers(j, events, labels, deps, set(worker), sched, orch, core_to_thread)
     flow = _aicpu_lanes(j, events, flow, sched, orch, core_to_thread, aicpu, starts_by_core, raw_of, us, pops,
                         phase_texts, markers)  # fmt: skip
     for raw, (tid, ts, end) in markers.anchors.items():  # a task with no kernel row: its arrows from its marker
-        if raw not in starts:
-            starts[raw], ends[raw] = (tid, ts), end
+        if raw not in worker:
+            worker[raw] = {None: (ts, -1, tid, end)}
     flow = _complete_flows(j, events, flow, sched, core_to_thread, aicpu, starts_by_core, ends_by_core, raw_of, edges,
                            us)  # fmt: skip
-    # dependency flows (hb_violation when the producer ends after its consumer starts): worker, scheduler view,
-    # with §3's input_task_count / output_task_count (upstream: beside the flow's fields, on both ends)
+    # dependency flows (hb_violation when the producer's anchor ends after the consumer's starts): worker view
+    # (bar start to bar start), scheduler view (dispatch to dispatch; it ends at the finish), from each anchor of
+    # the producer to each of the consumer, with §3's input_task_count / output_task_count (upstream: beside
+    # the flow's fields, on both ends)
     dependency, late = j.name("dependency"), j.name("hb_violation")
     for pred, succ in edges:
         counts = (blocks.get(succ, 1), blocks.get(pred, 1))
-        if pred in starts and succ in starts:
-            (ptid, pts), (stid, sts) = starts[pred], starts[succ]
-            flow += 1
-            _dependency_pair(events, flow, late if ends[pred] > sts else dependency, 4, ptid, pts, stid, sts, counts)
-        if pred in dispatches and succ in dispatches:
-            (pc, pd, pf), (sc, sd, _) = dispatches[pred], dispatches[succ]
-            flow += 1
-            _dependency_pair(events, flow, late if pf > sd else dependency, 3, _lane(pc), pd, _lane(sc), sd, counts)
+        for pid, anchors in ((4, worker), (3, scheduler)):
+            if pred in anchors and succ in anchors:
+                tos = anchors[succ].values()
+                for pts, _, ptid, pend in anchors[pred].values():
+                    for sts, _, stid, _ in tos:
+                        flow += 1
+                        _dependency_pair(events, flow, late if pend > sts else dependency, pid, ptid, pts, stid, sts,
+                                         counts)  # fmt: skip
     try:
         return plain_json({"traceEvents": events, "displayTimeUnit": "ns"}) + "\n"
     except TypeError:  # a value orjson cannot spell (an id beyond 64 bits), beside the labels json cannot
         raise TraceInputError("an id or cycle count in the records is not an integer below 2**64") from None
+
+
+Anchor = tuple[float, int, int, float]
+"""Where a task's dependency arrows start and end on a view: (bar start, core, tid, bar end)."""
+
+
+def _anchor(anchors: dict[int, dict[Any, Anchor]], raw: int, slot: Any, anchor: Anchor) -> None:
+    """Keep ``anchor``, a bar of task ``raw``, in its ``slot`` (upstream's rule): a plain task's every bar (each
+    core of a mixed task; slot: the row), an SPMD task's earliest bar (by start, then core) per func_id (slot:
+    the func_id)."""
+    mine = anchors.get(raw)
+    if mine is None:
+        anchors[raw] = {slot: anchor}
+    elif slot not in mine or anchor < mine[slot]:
+        mine[slot] = anchor
 
 
 def _dependency_pair(
@@ -501,7 +522,7 @@ def _aicpu_lanes(
     for i, thread in enumerate(sched):
         events.append(_meta(j, 2, _sched_lane(i), f"Sched_{i}"))
         if any([p["kind"] in INNER_PHASES for p in thread]):
-            events.append(_meta(j, 2, _sched_lane(i) + 1, f"Sched_{i}_inner"))
+            events.append(_meta(j, 2, _sched_lane(i) + 1, f"Sched_{i}"))  # upstream names both lanes alike
         outer_lane = _sched_lane(i)
         texts = phase_texts[i] if phase_texts is not None else None
         for n, p in enumerate(thread):
@@ -514,15 +535,13 @@ def _aicpu_lanes(
             name = _label(f"{kind}({p['tasks_processed']})")
             events.append({"ph": "X", "pid": 2, "tid": lane, "name": name, "ts": ts, "dur": round6(us[end] - ts),
                            "args": Raw(_phase_args(j, p, texts[n] if texts else None))})  # fmt: skip
-            depth = p.get("shared_at_start")
-            if type(depth) is list and len(depth) == 3:
-                counters.append((ts, i, 2 * n, depth))
-            depth = p.get("shared_at_end")
-            if type(depth) is list and len(depth) == 3:
-                counters.append((us[end], i, 2 * n + 1, depth))
+            if kind == "complete" or kind == "dispatch":  # upstream: the others' depths are zero-filled
+                first, depth = p.get("shared_at_start"), p.get("shared_at_end")
+                if type(first) is list and len(first) == 3 and type(depth) is list and len(depth) == 3:
+                    counters.append((us[end], i, n, depth))  # one sample, at the end (the next phase's start)
     if counters:
-        events.append(_meta(j, 2, 3999, "shared_ready_queue"))
-    counters.sort()  # (ts, thread, phase half) are distinct: the depths are never compared
+        events.append(_meta(j, 2, 3999, "shared_ready_queue (global)"))  # upstream's lane name
+    counters.sort()  # (ts, thread, phase) are distinct: the depths are never compared
     depths: dict[tuple[int, ...], Raw] = {}
     for ts, _, _, depth in counters:
         key = tuple(depth)
