@@ -270,13 +270,16 @@ def test_sync_start_drains_reckoned_by_hand(two_clusters: Path) -> None:
         ("drain_publish", drain_at + c.drain, publish, 2),
     ]
     assert {p["loop_iter"] for p in sched[1:5]} == {2}  # complete and drain: one loop iteration
-    # the merged trace: drain on Sched_0, its inner phases on the +1 lane, a dispatch flow per block
+    # the merged trace: drain and its inner phases on Sched_0 (upstream: only resolve goes to the +1 lane),
+    # nested inside it; a dispatch flow per block
     trace = chrome_trace(result.swimlane_records(4), {}, [])
-    check_event_format(trace)
+    check_event_format(trace)  # the lane's bars are disjoint or nested
     events = trace["traceEvents"]
-    inner = [e["name"] for e in events if e["ph"] == "X" and e["pid"] == 2 and e["tid"] == 30001]
-    assert inner == ["drain_prepare(2)", "drain_publish(2)"]
-    assert "drain(2)" in [e["name"] for e in events if e["ph"] == "X" and e["pid"] == 2 and e["tid"] == 30000]
+    assert not [e for e in events if e["pid"] == 2 and e.get("tid") == 30001]  # no resolve: no second lane
+    outer = {e["name"]: e for e in events if e["ph"] == "X" and e["pid"] == 2 and e["tid"] == 30000}
+    drain = outer["drain(2)"]
+    for inner in (outer["drain_prepare(2)"], outer["drain_publish(2)"]):
+        assert drain["ts"] <= inner["ts"] and inner["ts"] + inner["dur"] <= drain["ts"] + drain["dur"] + 1e-6
     assert sum(e["ph"] == "s" and e["name"] == "dispatch" for e in events) == 4  # t0, t1's two blocks, t2
 
 

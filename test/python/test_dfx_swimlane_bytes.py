@@ -30,22 +30,22 @@ FILES = ("chip_swimlane_records.json", "merged_swimlane.json", "run_report.html"
 EXPECTED: dict[str, tuple[str, str, str]] = {
     "level1": (
         "8f623a4762a4c3de1440e0ab16c9216f40c5b9db62f0bc54db5047a28304b2d6",
-        "f1a64d548853379526ed719f221b8fa5cf68ecb1607cbdf6805bfee670a0dfd9",
+        "d5fa061b37fd3ceece070d3c2995be8213a2edf026f0037569558b3013e93f0e",
         "e457612257d8eadd51d2f1b01a8d9d7d533f094f485b63b8cd9ccb335752fcf4",
     ),
     "level2_pmu1": (
         "6e1af116e34940ae68dbe4d26812437dd39516f1972633d0994b545f98904a72",
-        "c1588d1fa3dc3270c1c495161e40fd9cbb6ffd4c1a922e2209f4b245e38e5411",
+        "7b49abcaa34b8cf6ba0d38d03147f6068f36286f4dc26ed418303d4a99e031d3",
         "6ed0440108b69bda65643f4d30ccec65e055026e84cee2644f07fc5382058c5d",
     ),
     "level3_deps": (
         "328cf7e5e3f1ec071920f6f8271e0acb8cee3171ba288ecfe2263b89ce6d4f89",
-        "902097b70079d8318d109020a4ff0e0e704977f220a5531bd089f88414c619c5",
+        "a18d7747c1e8bbc09a80eb6119f5ee03377659efedcf78f127b02231bf8ccbdc",
         "7375a54ec5d5c86364689f36f452c335b1fc9fe84be98e3ac6be56e14e8860a5",
     ),
     "level4_all_incore": (
         "96d9b942d7ffb546b3e5e9815be028e715c3958f6e8116942201a677b3bcdae6",
-        "f9eaeeb942bc1fb2e893dc4e41fed9ba604d7345281adaec904e1e7d64ffdc6b",
+        "1b680ad697a7b0e27974b3766c4a3f3cb3aa029801c52bb8c352787cb9fc7146",
         "0298c1c1080aeb7ceacbba58e66979fca139817ec164dcfd8987d3ba7ac88d19",
     ),
 }

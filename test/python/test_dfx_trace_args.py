@@ -409,3 +409,195 @@ def test_dependency_arrows_leave_every_core_of_a_mixed_task() -> None:
         counts = {(e["tid"], e["input_task_count"], e["output_task_count"]) for e in events
                   if e["ph"] == "s" and e["pid"] == 4 and e["ts"] > 300}  # fmt: skip
         assert counts == ({(10000, 1, 2), (10020, 1, 2)} if deps else {(10000, 1, 1), (10010, 1, 1), (10020, 1, 1)})
+
+
+def _x(events: list[dict[str, Any]], pid: int) -> list[dict[str, Any]]:
+    return [e for e in events if e["ph"] == "X" and e["pid"] == pid]
+
+
+def test_only_resolve_is_drawn_on_the_second_scheduler_lane() -> None:
+    """§3 / upstream: ``Sched_i``'s tid + 1 holds its ``resolve`` phases only; ``drain_prepare`` and
+    ``drain_publish`` stay on ``Sched_i``, nested inside their ``drain`` (they were on tid + 1)."""
+    records = _queue_records()
+    records["aicpu_scheduler_phases"][0][5:5] = [
+        {"kind": k, "start_cycles": s, "end_cycles": e, "loop_iter": 3, "tasks_processed": 2}
+        for k, s, e in (("drain", 82, 88), ("drain_prepare", 82, 85), ("drain_publish", 85, 88))]  # fmt: skip
+    events = chrome_trace(records)["traceEvents"]
+    check_event_format({"traceEvents": events})  # Sched_0's bars disjoint or nested
+    lanes = {e["name"]: e["tid"] for e in _x(events, 2)}
+    assert lanes.pop("resolve(1)") == 30001
+    assert {"drain(2)", "drain_prepare(2)", "drain_publish(2)"} <= set(lanes) and set(lanes.values()) == {30000}
+
+
+def _attributed_records() -> dict[str, Any]:
+    """:func:`_queue_records` with three more task rows: one finishing inside the second complete phase, one
+    between two phases (upstream: the next complete's), one after the last complete (none's)."""
+    records = _queue_records()
+    records["aicore_tasks"] += [[0, 2, 2, 62, 68, 0], [0, 3, 3, 42, 44, 0], [0, 4, 4, 85, 90, 0]]
+    records["aicpu_tasks"] += [[0, 2, 61, 75], [0, 3, 41, 45], [0, 4, 84, 99]]
+    return records
+
+
+def test_phase_bars_carry_upstreams_args() -> None:
+    """Upstream's phase args: ``phase``, ``loop_iter``, ``tasks_processed``, both depth lists as
+    ``shared_at_start (aic,aiv,mix)`` / ``shared_at_end (aic,aiv,mix)`` (only when the phase has both), and on
+    a complete phase ``finishes_processed`` (its tasks_processed) and ``finish_rows_attributed``: the task rows
+    whose finish it holds, or, between phases, the next complete's (the rows finishing at 29 go to the one at
+    30-40, at 45 and 75 to the one at 70-80, at 99 to none)."""
+    records = _attributed_records()
+    events = chrome_trace(records)["traceEvents"]
+    phases = records["aicpu_scheduler_phases"][0]
+    bars = _x(events, 2)
+    assert len(bars) == len(phases)
+    rows = {30: 1, 70: 2}  # complete start cycle -> rows: 29 (before it); 45 (between) and 75 (inside)
+    for bar, p in zip(bars, phases, strict=True):
+        want: dict[str, Any] = {"phase": p["kind"], "loop_iter": p["loop_iter"], "tasks_processed": p["tasks_processed"]}
+        if "shared_at_start" in p and "shared_at_end" in p:
+            want["shared_at_start (aic,aiv,mix)"] = p["shared_at_start"]
+            want["shared_at_end (aic,aiv,mix)"] = p["shared_at_end"]
+        if p["kind"] == "complete":
+            want["finishes_processed"] = p["tasks_processed"]
+            want["finish_rows_attributed"] = rows[p["start_cycles"]]
+        assert bar["args"] == want and list(bar["args"]) == list(want), (bar["args"], want)
+    del phases[0]["loop_iter"]  # upstream reads a missing loop_iter as 0
+    assert _x(chrome_trace(records)["traceEvents"], 2)[0]["args"]["loop_iter"] == 0
+
+
+def test_a_runs_complete_phases_attribute_every_finish(run_dir: Path, tmp_path: Path) -> None:
+    """A run's complete phase starts at the finish of each task row it retires (the simulated scheduler
+    records a row's finish as the phase's start; a run's complete phases may touch, a finish at one's end
+    being the next one's): its ``finish_rows_attributed`` are those rows, every row once (the run's trace
+    and the converter's)."""
+    records = json.loads((run_dir / "chip_swimlane_records.json").read_text())
+    threads = records["metadata"]["core_to_thread"]
+    out = tmp_path / "t.json"
+    assert converter_main([str(run_dir / "chip_swimlane_records.json"), "-o", str(out)]) == 0
+    for events in (_events(_merged(run_dir)), _events(out)):
+        total = 0
+        for i, phases in enumerate(records["aicpu_scheduler_phases"]):
+            drawn = [p for p in phases if p["kind"] not in ("dummy_task", "predicated_skip")]
+            bars = [e for e in _x(events, 2) if e["tid"] in (30000 + 10 * i, 30001 + 10 * i)]
+            for bar, p in zip(bars, drawn, strict=True):
+                if p["kind"] == "complete":
+                    held = sum(threads[c] == i and f == p["start_cycles"] for c, _, _, f in records["aicpu_tasks"])
+                    assert bar["args"]["finish_rows_attributed"] == held
+                    assert bar["args"]["finishes_processed"] == p["tasks_processed"]
+                    total += held
+        assert total == len(records["aicpu_tasks"])
+
+
+def test_events_carry_upstreams_cat_id_cname_and_sort_indexes(run_dir: Path, tmp_path: Path) -> None:
+    """As upstream writes them: metadata ``cat`` ``__metadata``, a ``process_sort_index`` (= pid) per process,
+    ``thread_sort_index`` 100 on the queue counter's lane; task bars and AICPU markers ``cat`` ``event`` with
+    distinct integer ``id``s, phase bars ``scheduler`` (complete ``good``, dispatch ``terrible``), orchestrator
+    bars ``orchestrator`` (submit ``rail_animation``), alloc markers ``olive``, counters ``queue``; a
+    dependency flow's ends and a complete flow's start carry the ``bind_id`` of the bar they sit on."""
+    out = tmp_path / "t.json"
+    assert converter_main([str(run_dir / "chip_swimlane_records.json"), "-o", str(out)]) == 0
+    for events in (_events(_merged(run_dir)), _events(out)):
+        meta = [e for e in events if e["ph"] == "M"]
+        assert {e["cat"] for e in meta} == {"__metadata"}
+        assert {e["pid"]: e["args"]["sort_index"] for e in meta if e["name"] == "process_sort_index"} == {
+            1: 1, 2: 2, 3: 3, 4: 4}  # fmt: skip
+        assert [(e["pid"], e["tid"], e["args"]) for e in meta if e["name"] == "thread_sort_index"] == [
+            (2, 3999, {"sort_index": 100})]  # fmt: skip
+        tasks = [e for e in events if e["ph"] == "X" and e["pid"] in (3, 4)]
+        assert {e["cat"] for e in tasks} == {"event"}
+        ids = [e["id"] for e in tasks]
+        assert all(type(i) is int for i in ids) and len(set(ids)) == len(ids)
+        cnames = {(e["name"].split("(")[0], e["cname"]) for e in _x(events, 2)}
+        assert {("complete", "good"), ("dispatch", "terrible")} <= cnames
+        assert {e["cat"] for e in _x(events, 2)} == {"scheduler"}
+        assert {(e["cat"], e["cname"]) for e in _x(events, 1) if e["name"].startswith("submit(")} == {
+            ("orchestrator", "rail_animation")}  # fmt: skip
+        allocs = [e for e in _x(events, 4) if e["name"].startswith("alloc(")]
+        assert allocs and {e["cname"] for e in allocs} == {"olive"}
+        assert {e["cat"] for e in events if e["ph"] == "C"} == {"queue"}
+        at = {(e["pid"], e["tid"], e["ts"]): e["id"] for e in tasks}
+        deps = [e for e in events if e["ph"] in "sf" and e["name"] in ("dependency", "hb_violation")]
+        assert deps and all(e["bind_id"] == at[(e["pid"], e["tid"], e["ts"])] for e in deps)
+        for e in events:
+            if e["ph"] == "s" and e["name"] == "complete":
+                (bar,) = [b for b in tasks if b["pid"] == 4 and b["tid"] == e["tid"]
+                          and b["ts"] <= e["ts"] <= b["ts"] + b["dur"]]  # fmt: skip
+                assert e["bind_id"] == bar["id"]
+
+
+def _overlap_records() -> dict[str, Any]:
+    """Level 2, one AIV core (1 us a cycle): t1's Scheduler View bar (dispatch 5, finish 50) overlaps t2's
+    (20-60); t3 (55-70) starts after t1's finish."""
+    return {"chip_swimlane_level": 2, "metadata": {"clock_freq_hz": 1e6, "core_types": ["aiv"]},
+            "aicore_tasks": [[0, 1, 1, 10, 30, 0], [0, 2, 2, 35, 45, 0], [0, 3, 3, 58, 65, 0]],
+            "aicpu_tasks": [[0, 1, 5, 50], [0, 2, 20, 60], [0, 3, 55, 70]]}  # fmt: skip
+
+
+def test_overlapping_scheduler_view_bars_move_to_the_next_lane() -> None:
+    """§3: a core's Scheduler View bar that starts before the core's previous one finishes goes to tid + 1
+    (named as the core's lane); one starting after goes back to tid; their flows start and end there."""
+    events = chrome_trace(_overlap_records(), edges=[(2, 3)])["traceEvents"]
+    check_event_format({"traceEvents": events})  # the lanes' bars disjoint
+    assert {e["args"]["taskId"]: e["tid"] for e in _x(events, 3)} == {1: 10000, 2: 10001, 3: 10000}
+    lanes = {e["tid"]: e["args"]["name"] for e in events if e["name"] == "thread_name" and e["pid"] == 3}
+    assert lanes == {10000: "AIV_0", 10001: "AIV_0"}
+    (flow,) = [e for e in events if e["ph"] == "s" and e["pid"] == 3 and e["name"] in ("dependency", "hb_violation")]
+    assert flow["tid"] == 10001
+
+
+def test_a_finish_at_time_0_draws_no_scheduler_view_bar() -> None:
+    """Upstream draws no Scheduler View bar whose finish is <= 0 µs (a 0 is "not recorded"; a bar from its
+    dispatch to 0 had a negative duration), nor its dependency flows; its Worker View bar and flows stay."""
+    records = _overlap_records()
+    records["aicpu_tasks"][1][3] = 0
+    events = chrome_trace(records, edges=[(1, 2), (2, 3)])["traceEvents"]
+    check_event_format({"traceEvents": events})
+    assert sorted(e["args"]["taskId"] for e in _x(events, 3)) == [1, 3]
+    assert sorted(e["args"]["taskId"] for e in _x(events, 4)) == [1, 2, 3]
+    flows = [e for e in events if e["ph"] == "s" and e["name"] in ("dependency", "hb_violation")]
+    assert sorted(e["pid"] for e in flows) == [4, 4]
+
+
+def test_a_task_without_a_kernel_bar_anchors_its_arrows_on_every_marker() -> None:
+    """Upstream: the dependency arrows of a task with no kernel row leave and reach each of its markers (a
+    dummy run twice: both), not only its earliest."""
+    records = _marker_records()
+    records["aicpu_scheduler_phases"][0].insert(3, {"kind": "dummy_task", "start_cycles": 3500, "end_cycles": 3500,
+                                                    "loop_iter": 2, "tasks_processed": 0, "task_id": 2})  # fmt: skip
+    facts = deps_facts({1: {"kernel_ids": [-1, 7, -1]}, 2: {"kernel_ids": [-1, -1, -1]},
+                        3: {"kernel_ids": [-1, 7, -1]}}, [(1, 2), (2, 3)])  # fmt: skip
+    events = chrome_trace(records, deps=facts)["traceEvents"]
+    check_event_format({"traceEvents": events})
+    dummies = {e["id"]: e["ts"] for e in _x(events, 4) if e["name"] == "dummy(t2)"}
+    assert len(dummies) == 2
+    flows = [e for e in events if e["ph"] in "sf" and e["pid"] == 4 and e["name"] in ("dependency", "hb_violation")]
+    ends = {e["id"]: e for e in flows if e["ph"] == "f"}
+    into = sorted(ends[e["id"]]["bind_id"] for e in flows if e["ph"] == "s" and e["tid"] == 10000)
+    out_of = sorted(e["bind_id"] for e in flows if e["ph"] == "s" and e["tid"] == 19000)
+    assert into == out_of == sorted(dummies)
+
+
+def test_the_queue_lane_is_named_whenever_there_are_scheduler_phases() -> None:
+    """Upstream names ``shared_ready_queue (global)`` (and sorts it after the threads) whenever the records have
+    scheduler phases, with or without queue samples; without scheduler phases there is no such lane."""
+    events = chrome_trace(_marker_records())["traceEvents"]  # phases without depth lists: no samples
+    assert not [e for e in events if e["ph"] == "C"]
+    lane = [(e["name"], e["args"]) for e in events if e["ph"] == "M" and e.get("tid") == 3999]
+    assert lane == [("thread_name", {"name": "shared_ready_queue (global)"}), ("thread_sort_index", {"sort_index": 100})]
+    assert not [e for e in chrome_trace(_overlap_records())["traceEvents"] if e.get("tid") == 3999]
+
+
+def test_a_finish_where_two_complete_phases_touch_is_the_later_ones() -> None:
+    """Upstream's rule (the last complete starting at or before the finish that holds it): a row finishing at
+    40, where one complete phase ends and the next starts, is the later one's (the simulated scheduler
+    records a finish at the start of the phase that retires it): its ``finish_rows_attributed`` and the
+    row's ``complete`` flow (it went to the earlier one, the first holding the finish)."""
+    phases = [{"kind": "complete", "start_cycles": s, "end_cycles": e, "loop_iter": n, "tasks_processed": n}
+              for n, (s, e) in enumerate(((30, 40), (40, 50)))]  # fmt: skip
+    records = {"chip_swimlane_level": 3, "metadata": {"clock_freq_hz": 1e6, "core_types": ["aiv"], "core_to_thread": [0]},
+               "aicore_tasks": [[0, 1, 1, 12, 38, 0]], "aicpu_tasks": [[0, 1, 10, 40]],
+               "aicpu_scheduler_phases": [phases]}  # fmt: skip
+    events = chrome_trace(records)["traceEvents"]
+    check_event_format({"traceEvents": events})
+    assert [e["args"]["finish_rows_attributed"] for e in _x(events, 2)] == [0, 1]
+    (done,) = [e for e in events if e["ph"] == "f" and e["name"] == "complete"]
+    later = _x(events, 2)[1]
+    assert later["ts"] <= done["ts"] <= later["ts"] + later["dur"]

@@ -2,29 +2,35 @@
 (runtime-dfx-formats.md §3), the file Perfetto's UI and ``chrome://tracing`` open.
 
 Processes: 1 AICPU Orchestrator (level 4: lane ``Orch_i`` = tid 4000+i, one ``submit(rXtY)`` bar per
-submit), 2 AICPU Scheduler (level 3: lane ``Sched_i`` = tid 30000+10i, its inner phases on a second lane
-also named ``Sched_i``, one ``<phase>(<tasks_processed>)`` bar per phase, and the ``shared_ready_queue``
-counter (AIC/AIV/MIX depths at the end of each complete and dispatch phase) on tid 3999), 3 Scheduler View
-(one bar per task and core from dispatch to finish; args ``event-hint``, ``dispatch-time-us``,
-``finish-time-us``, ``aicpu-duration-us``, ``taskId``), 4 Worker View (one bar per task and core from
-receive to end; a bar is named ``<kernel>(t3)``, a mixed task's AIC bar by its AIC kernel and its AIV bars
-by its AIV kernel, §3's slots; args ``event-hint``, ``fanout-hint``, ``fanin-hint``, ``duration-us``,
-``kernel-duration-us``, ``local_setup_us`` and ``taskId`` (the raw task id, ring << 32 | local) as upstream's;
-the AICPU lanes ``AICPU_j`` = tid 19000+j carry the ``dummy``/``alloc``/predicated-skip markers). Times are
-µs from the smallest non-zero cycle value of the task rows and receives (§2's reader; a 0 there means "not
-recorded"), or from an earlier phase time (a phase's 0 is a real time: the simulated orchestrator starts at
-cycle 0). Flows: dependency (``deps.json`` pairs) bar start to bar start on pid 4 and dispatch to dispatch
-on pid 3, from every bar of a plain task (each core of a mixed one) and the earliest bar per func_id of an
-SPMD task, ``hb_violation`` when the producer's bar ends after its consumer's starts (both with upstream's
-``input_task_count``/``output_task_count``); ``dispatch`` from the scheduler phase that popped a task to
-its worker bar; ``submit→dispatch`` from a task's submit to that phase.
+submit), 2 AICPU Scheduler (level 3: lane ``Sched_i`` = tid 30000+10i, its ``resolve`` phases on a second
+lane (tid + 1) also named ``Sched_i``, one ``<phase>(<tasks_processed>)`` bar per phase, args upstream's
+``phase``, ``loop_iter``, ``tasks_processed``, the queue depths and, on a complete phase, its
+``finishes_processed`` and ``finish_rows_attributed``; the ``shared_ready_queue`` counter (AIC/AIV/MIX
+depths at the end of each complete and dispatch phase) on tid 3999), 3 Scheduler View (one bar per task and
+core from dispatch to finish, none when the finish is not after the trace's start; overlapping bars of a
+core on tid + 1, + 2, ...; args ``event-hint``, ``dispatch-time-us``, ``finish-time-us``,
+``aicpu-duration-us``, ``taskId``), 4 Worker View (one bar per task and core from receive to end; a bar is
+named ``<kernel>(t3)``, a mixed task's AIC bar by its AIC kernel and its AIV bars by its AIV kernel, §3's
+slots; args ``event-hint``, ``fanout-hint``, ``fanin-hint``, ``duration-us``, ``kernel-duration-us``,
+``local_setup_us`` and ``taskId`` (the raw task id, ring << 32 | local) as upstream's; the AICPU lanes
+``AICPU_j`` = tid 19000+j carry the ``dummy``/``alloc``/predicated-skip markers). Events carry upstream's
+``cat`` (and ``cname`` colours, ``id`` on the task bars and markers); each process its
+``process_sort_index``. Times are µs from the smallest non-zero cycle value of the task rows and receives
+(§2's reader; a 0 there means "not recorded"), or from an earlier phase time (a phase's 0 is a real time:
+the simulated orchestrator starts at cycle 0). Flows: dependency (``deps.json`` pairs) bar start to bar
+start on pid 4 and dispatch to dispatch on pid 3, from every bar of a plain task (each core of a mixed
+one), the earliest bar per func_id of an SPMD task and every marker of a task with no kernel bar,
+``hb_violation`` when the producer's bar ends after its consumer's starts (both with upstream's
+``input_task_count``/``output_task_count`` and ``bind_id``: the ``id`` of the bar at each end);
+``dispatch`` from the scheduler phase that popped a task to its worker bar; ``submit→dispatch`` from a
+task's submit to that phase.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
@@ -40,8 +46,18 @@ PROCESSES = {1: "AICPU Orchestrator", 2: "AICPU Scheduler", 3: "Scheduler View",
 OUTER_PHASES = ("complete", "async_poll", "dispatch", "release", "dummy", "early_dispatch", "drain", "graph_prepare")
 """§2's outer scheduler phases: drawn on the thread's lane ``Sched_i``."""
 INNER_PHASES = ("resolve", "drain_prepare", "drain_publish")
-"""§2's inner scheduler phases (inside an outer one): drawn on the thread's second lane (tid + 1, named as the
-first)."""
+"""§2's inner scheduler phases (inside an outer one). Upstream draws ``resolve`` on the thread's second lane
+(tid + 1, named as the first); ``drain_prepare`` and ``drain_publish`` nest inside their ``drain`` on
+``Sched_i``."""
+PHASE_CNAMES = {"complete": "good", "dispatch": "terrible", "async_poll": "yellow", "release": "olive",
+                "dummy": "grey", "early_dispatch": "rail_animation", "drain": "cq_build_running",
+                "drain_prepare": "cq_build_attempt_runnable", "drain_publish": "cq_build_attempt_passed",
+                "graph_prepare": "rail_animation", "resolve": "vsync_highlight_color"}  # fmt: skip
+"""Upstream's ``cname`` (Chrome's reserved colour) of a scheduler phase bar (``generic_work`` otherwise)."""
+ORCH_CNAMES = {"orch_submit": "rail_animation", "orch_alloc": "terrible"}
+"""Upstream's ``cname`` of an orchestrator bar by its ``phase`` (``generic_work`` otherwise)."""
+QUEUE_LANE = 3999
+"""pid 2's tid of the ``shared_ready_queue`` counter, upstream's ``shared_ready_queue (global)`` lane."""
 MARKER_PHASES = ("dummy_task", "predicated_skip")
 """§2's worker-lane markers: a task the scheduler thread ran itself, drawn on Worker View's ``AICPU_i``."""
 SWIMLANE_LEVELS = (1, 2, 3, 4)
@@ -88,6 +104,8 @@ class _Text:
     def __init__(self) -> None:
         self.names: dict[str, Raw] = {}  # a plain dict: a dict subclass's subscript is a Python-level call
         self.v = compact_encoder(True)
+        self.kinds: dict[str, str] = {}  # a phase kind's JSON text (_phase_args)
+        self.depths: dict[tuple[int, ...], str] = {}  # a phase's queue depths' args text (_phase_args)
 
     def name(self, x: str) -> Raw:
         """``x`` as JSON text, once per trace."""
@@ -111,9 +129,18 @@ def _micros(base: int, freq: float, cycles: Iterable[int]) -> dict[int, float]:
 
 
 def _meta(j: _Text, pid: int, tid: int | None, name: str) -> dict[str, Any]:
+    """A process's (``tid`` None) or a lane's name, upstream's ``__metadata`` event."""
     if tid is None:
-        return {"ph": "M", "pid": pid, "name": "process_name", "args": {"name": j.name(name)}}
-    return {"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": j.name(name)}}
+        return {"ph": "M", "pid": pid, "name": "process_name", "cat": "__metadata", "args": {"name": j.name(name)}}
+    return {"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "cat": "__metadata", "args": {"name": j.name(name)}}
+
+
+def _sort_index(pid: int, tid: int | None, index: int) -> dict[str, Any]:
+    """A process's (``tid`` None) or a lane's place in Perfetto's list (upstream's ``*_sort_index``)."""
+    if tid is None:
+        return {"ph": "M", "pid": pid, "name": "process_sort_index", "cat": "__metadata", "args": {"sort_index": index}}
+    return {"ph": "M", "pid": pid, "tid": tid, "name": "thread_sort_index", "cat": "__metadata",
+            "args": {"sort_index": index}}  # fmt: skip
 
 
 def record_rows(records: Mapping[str, Any], key: str, width: int, *, required: bool = False) -> list[list[int]]:
@@ -171,11 +198,24 @@ def record_clock_hz(records: Mapping[str, Any]) -> float:
 
 
 def _pair(
-    events: list[Any], fid: int, n: Raw, spid: int, stid: int, sts: float, dpid: int, dtid: int, dts: float
+    events: list[Any],
+    fid: int,
+    n: Raw,
+    spid: int,
+    stid: int,
+    sts: float,
+    dpid: int,
+    dtid: int,
+    dts: float,
+    bind: int | None = None,
 ) -> None:
     """One ``s``/``f`` flow pair with id ``fid`` (``n``: the flow's name as JSON) from ``(spid, stid, sts)`` to
-    ``(dpid, dtid, dts)``: two items of ``events``."""
-    events.append({"ph": "s", "pid": spid, "tid": stid, "ts": sts, "id": fid, "cat": "flow", "name": n})
+    ``(dpid, dtid, dts)``: two items of ``events``; ``bind``: the ``id`` of the bar it leaves (upstream's
+    ``bind_id`` on the start)."""
+    start = {"ph": "s", "pid": spid, "tid": stid, "ts": sts, "id": fid, "cat": "flow", "name": n}
+    if bind is not None:
+        start["bind_id"] = bind
+    events.append(start)
     events.append({"ph": "f", "pid": dpid, "tid": dtid, "ts": dts, "id": fid, "cat": "flow", "name": n, "bp": "e"})
 
 
@@ -241,8 +281,8 @@ def chrome_trace_text(
     spelled once per run (:data:`.jsonenc.Raw`), written by one :func:`.jsonenc.plain_json` call: the merged
     trace a flagged run writes.
     ``trusted``: the records are :func:`.records.swimlane_records`'s of a run, not a file's: the shape of
-    their rows and phases is not checked again. ``phase_texts``: each scheduler phase's compact JSON, per
-    thread (:func:`.records.phase_texts`), which the phase bars' ``args`` are cut from. ``kernel_names``: the
+    their rows and phases is not checked again. ``phase_texts``: not read (the phase bars' ``args`` are
+    upstream's fields, not the phase's own: :func:`_phase_args`); accepted as a run passes it. ``kernel_names``: the
     name of a task's kernel on a core type, ``(raw id, "aic" | "aiv") -> name`` (§3: a mixed task's AIC bar is
     its AIC kernel's, its AIV bars its AIV kernel's), before ``names``. ``deps``: a deps.json's facts
     (:func:`deps_facts`): its pairs (instead of ``edges``), the func_ids (§3's labels after ``names``, the bars'
@@ -285,17 +325,19 @@ def chrome_trace_text(
         for succ in succs:
             fanin.setdefault(succ, []).append(pred)
     events: list[Any] = [_meta(j, pid, None, name) for pid, name in PROCESSES.items()]
+    events += [_sort_index(pid, None, pid) for pid in PROCESSES]  # upstream: sort_index = pid
     cores = sorted({r[0] for r in aicore})
+    lane_names = {}
     for core in cores:
         kind = core_types[core] if core < len(core_types) else "core"
-        lane = f"{kind.upper()}_{core}"
+        lane = lane_names[core] = f"{kind.upper()}_{core}"
         events += [_meta(j, 3, _lane(core), lane), _meta(j, 4, _lane(core), lane)]
-    starts_by_core: dict[tuple[int, int], float] = {}  # (core, reg_task_id) -> worker bar start
-    ends_by_core: dict[tuple[int, int], float] = {}
+    bar_of: dict[tuple[int, int], tuple[float, float, int]] = {}  # (core, reg_task_id) -> worker bar (ts, end, id)
     raw_of: dict[tuple[int, int], int] = {}  # (core, reg_task_id) -> the task token (an SPMD task: many)
     worker: dict[int, dict[Any, Anchor]] = {}  # task -> its Worker View arrow anchors (_anchor)
-    scheduler: dict[int, dict[Any, Anchor]] = {}  # task -> its Scheduler View ones
+    views: list[tuple[int, float, int, int, int, float, dict[str, Any], Any]] = []  # the Scheduler View bars
     bars: dict[tuple[int, str], tuple[str | Raw, str, str, str, int | None]] = {}  # a task's texts per core type
+    eid, view_id = 0, len(aicore)  # the bars' ids (upstream's: the Worker View's, then the Scheduler View's)
     for core, raw, reg, start, end, *rest in sorted(aicore, key=lambda r: (r[3], r[0])):
         receive = start - rest[0] if rest else start
         kind = core_types[core] if core < len(core_types) else "core"
@@ -311,56 +353,60 @@ def chrome_trace_text(
         label, hint, group = bar[0], f"{bar[1]}{core}", bar[4]
         ts, t_start, t_end = us[receive], us[start], us[end]
         lane, dur = _lane(core), round6(t_end - ts)
-        events.append({"ph": "X", "pid": 4, "tid": lane, "name": label, "ts": ts, "dur": dur,
+        events.append({"ph": "X", "pid": 4, "tid": lane, "name": label, "ts": ts, "dur": dur, "cat": "event", "id": eid,
                        "args": {"event-hint": hint, "fanout-hint": bar[2], "fanin-hint": bar[3], "duration-us": dur,
                                 "kernel-duration-us": round6(t_end - t_start), "local_setup_us": round6(t_start - ts),
                                 "taskId": raw}})  # fmt: skip
         key = (core, reg)
-        starts_by_core[key] = ts
-        ends_by_core[key] = t_end
+        bar_of[key] = (ts, t_end, eid)
         raw_of[key] = raw
-        _anchor(worker, raw, key if group is None else group, (ts, core, lane, t_end))
+        _anchor(worker, raw, key if group is None else group, (ts, core, lane, t_end, eid))
+        eid += 1
         cpu = aicpu.get(key)
         if cpu is not None:
             d, fin = us[cpu[2]], us[cpu[3]]
-            dur = round6(fin - d)
-            events.append({"ph": "X", "pid": 3, "tid": lane, "name": label, "ts": d, "dur": dur,
-                           "args": {"event-hint": hint, "dispatch-time-us": d, "finish-time-us": fin,
-                                    "aicpu-duration-us": dur, "taskId": raw}})  # fmt: skip
-            _anchor(scheduler, raw, key if group is None else group, (d, core, lane, fin))
+            if fin > 0:  # upstream draws no Scheduler View bar (nor its flows) finishing at or before time 0
+                dur = round6(fin - d)
+                event = {"ph": "X", "pid": 3, "tid": lane, "name": label, "ts": d, "dur": dur, "cat": "event",
+                         "id": view_id, "args": {"event-hint": hint, "dispatch-time-us": d, "finish-time-us": fin,
+                                                 "aicpu-duration-us": dur, "taskId": raw}}  # fmt: skip
+                events.append(event)
+                views.append((core, d, raw, reg, view_id, fin, event, key if group is None else group))
+                view_id += 1
+    scheduler, dispatch_of = _view_lanes(j, events, views, lane_names)
     flow = 0
     pops: dict[tuple[int, int], tuple[int, float]] = {}  # (task, core) -> (sched lane, ts in its dispatch phase)
-    markers = _Markers(j, events, labels, deps, set(worker), sched, orch, core_to_thread)
-    flow = _aicpu_lanes(j, events, flow, sched, orch, core_to_thread, aicpu, starts_by_core, raw_of, us, pops,
-                        phase_texts, markers)  # fmt: skip
-    for raw, (tid, ts, end) in markers.anchors.items():  # a task with no kernel row: its arrows from its marker
+    markers = _Markers(j, events, labels, deps, set(worker), sched, orch, core_to_thread, view_id)
+    held, attributed = _finished_in(sched, core_to_thread, aicpu, raw_of, us)
+    flow = _aicpu_lanes(j, events, flow, sched, orch, core_to_thread, aicpu, bar_of, raw_of, us, pops, markers,
+                        attributed)  # fmt: skip
+    for raw, marked in markers.anchors.items():  # a task with no kernel row: its arrows from every marker of it
         if raw not in worker:
-            worker[raw] = {None: (ts, -1, tid, end)}
-    flow = _complete_flows(j, events, flow, sched, core_to_thread, aicpu, starts_by_core, ends_by_core, raw_of, edges,
-                           us)  # fmt: skip
+            worker[raw] = dict(enumerate(marked))
+    flow = _complete_flows(j, events, flow, held, aicpu, bar_of, raw_of, edges, us, dispatch_of)
     # dependency flows (hb_violation when the producer's anchor ends after the consumer's starts): worker view
     # (bar start to bar start), scheduler view (dispatch to dispatch; it ends at the finish), from each anchor of
     # the producer to each of the consumer, with §3's input_task_count / output_task_count (upstream: beside
-    # the flow's fields, on both ends)
+    # the flow's fields, on both ends) and the ids of the two bars (bind_id)
     dependency, late = j.name("dependency"), j.name("hb_violation")
     for pred, succ in edges:
         counts = (blocks.get(succ, 1), blocks.get(pred, 1))
         for pid, anchors in ((4, worker), (3, scheduler)):
             if pred in anchors and succ in anchors:
                 tos = anchors[succ].values()
-                for pts, _, ptid, pend in anchors[pred].values():
-                    for sts, _, stid, _ in tos:
+                for pts, _, ptid, pend, pbar in anchors[pred].values():
+                    for sts, _, stid, _, sbar in tos:
                         flow += 1
-                        _dependency_pair(events, flow, late if pend > sts else dependency, pid, ptid, pts, stid, sts,
-                                         counts)  # fmt: skip
+                        _dependency_pair(events, flow, late if pend > sts else dependency, pid, (ptid, pts, pbar),
+                                         (stid, sts, sbar), counts)  # fmt: skip
     try:
         return plain_json({"traceEvents": events, "displayTimeUnit": "ns"}) + "\n"
     except TypeError:  # a value orjson cannot spell (an id beyond 64 bits), beside the labels json cannot
         raise TraceInputError("an id or cycle count in the records is not an integer below 2**64") from None
 
 
-Anchor = tuple[float, int, int, float]
-"""Where a task's dependency arrows start and end on a view: (bar start, core, tid, bar end)."""
+Anchor = tuple[float, int, int, float, int]
+"""Where a task's dependency arrows start and end on a view: (bar start, core, tid, bar end, bar id)."""
 
 
 def _anchor(anchors: dict[int, dict[Any, Anchor]], raw: int, slot: Any, anchor: Anchor) -> None:
@@ -375,15 +421,62 @@ def _anchor(anchors: dict[int, dict[Any, Anchor]], raw: int, slot: Any, anchor: 
 
 
 def _dependency_pair(
-    events: list[Any], fid: int, n: Raw, pid: int, stid: int, sts: float, dtid: int, dts: float, counts: tuple[int, int]
+    events: list[Any],
+    fid: int,
+    n: Raw,
+    pid: int,
+    source: tuple[int, float, int],
+    target: tuple[int, float, int],
+    counts: tuple[int, int],
 ) -> None:
-    """A ``dependency`` / ``hb_violation`` pair on ``pid``: :func:`_pair`'s events with ``input_task_count``
-    and ``output_task_count`` (``counts``: the consumer's and the producer's SPMD blocks, 1 for a plain task)."""
+    """A ``dependency`` / ``hb_violation`` pair on ``pid`` from ``source`` to ``target`` (tid, ts, the bar's
+    ``id`` as upstream's ``bind_id``): :func:`_pair`'s events with ``input_task_count`` and
+    ``output_task_count`` (``counts``: the consumer's and the producer's SPMD blocks, 1 for a plain task)."""
     i, o = counts
+    (stid, sts, sbind), (dtid, dts, dbind) = source, target
     events.append({"ph": "s", "pid": pid, "tid": stid, "ts": sts, "id": fid, "cat": "flow", "name": n,
-                   "input_task_count": i, "output_task_count": o})  # fmt: skip
+                   "input_task_count": i, "output_task_count": o, "bind_id": sbind})  # fmt: skip
     events.append({"ph": "f", "pid": pid, "tid": dtid, "ts": dts, "id": fid, "cat": "flow", "name": n, "bp": "e",
-                   "input_task_count": i, "output_task_count": o})  # fmt: skip
+                   "input_task_count": i, "output_task_count": o, "bind_id": dbind})  # fmt: skip
+
+
+def _view_lanes(
+    j: _Text,
+    events: list[Any],
+    views: list[tuple[int, float, int, int, int, float, dict[str, Any], Any]],
+    lane_names: Mapping[int, str],
+) -> tuple[dict[int, dict[Any, Anchor]], dict[int, tuple[int, float]]]:
+    """The Scheduler View bars' lanes (§3, upstream's rule): per core in dispatch order (then task, then
+    dispatch number), each bar on the core's first lane (tid + 0, 1, ...) whose last bar finished by its
+    dispatch; tid + 1 is named as the core's lane (upstream names no further one). ``views``: (core, dispatch,
+    task, reg_task_id, id, finish, event, anchor slot) per bar. Returns each task's arrow anchors on the view
+    (:func:`_anchor`) and its earliest bar's (tid, dispatch)."""
+    anchors: dict[int, dict[Any, Anchor]] = {}
+    dispatch_of: dict[int, tuple[int, float]] = {}
+    overflow: set[int] = set()
+    views.sort()  # the ids are distinct: the events and slots are never compared
+    finish: list[float] = []
+    current = None
+    for core, d, raw, _, vid, fin, event, slot in views:
+        if core != current:
+            current, finish = core, [0.0]
+        n = 0
+        while n < len(finish) and finish[n] > d:
+            n += 1
+        if n == len(finish):
+            finish.append(fin)
+        else:
+            finish[n] = fin
+        tid = _lane(core) + n
+        if n:
+            event["tid"] = tid
+            if n == 1:
+                overflow.add(core)
+        _anchor(anchors, raw, slot, (d, core, tid, fin, vid))
+        if raw not in dispatch_of or d < dispatch_of[raw][1]:
+            dispatch_of[raw] = (tid, d)
+    events += [_meta(j, 3, _lane(core) + 1, lane_names[core]) for core in sorted(overflow)]
+    return anchors, dispatch_of
 
 
 def _spmd_blocks(aicore: Sequence[Sequence[int]], core_types: Sequence[str], deps: DepsFacts | None) -> dict[int, int]:
@@ -438,7 +531,8 @@ class _Markers:
     (``dummy_task``, ``predicated_skip``) on ``AICPU_<thread>``, then each orchestrator thread's ``alloc``
     markers on ``AICPU_<scheduler threads + i>``: its alloc steps, and (upstream's rule) a submit of a task
     that has no kernel row and is neither a dummy nor a skipped task. :attr:`anchors`: each marked task's
-    earliest marker, where its dependency arrows start and end when it has no kernel bar."""
+    markers (upstream: where its dependency arrows start and end when it has no kernel bar); the markers' ids
+    count from ``first_id``."""
 
     def __init__(
         self,
@@ -450,12 +544,14 @@ class _Markers:
         sched: Sequence[Sequence[Mapping[str, Any]]],
         orch: Sequence[Sequence[Mapping[str, Any]]],
         core_to_thread: Sequence[int],
+        first_id: int,
     ) -> None:
         self.j, self.events, self.labels, self.deps, self.regular = j, events, labels, deps, regular
+        self.next_id = first_id
         used = {t for t in core_to_thread if t >= 0} | {i for i, thread in enumerate(sched) if thread}
         self.orch_base = max(used) + 1 if used else len(sched)  # upstream: the orchestrators' lanes follow
         self.lanes: dict[int, list[tuple[float, float, dict[str, Any]]]] = {}
-        self.anchors: dict[int, tuple[int, float, float]] = {}
+        self.anchors: dict[int, list[Anchor]] = {}
         self.skipped: set[Any] = set()  # the tasks of the scheduler threads' markers (drawn before any alloc)
         for i in range(self.orch_base + len(orch)):
             events.append(_meta(j, 4, AICPU_LANE + i, f"AICPU_{i}"))
@@ -481,14 +577,18 @@ class _Markers:
         ):
             return  # a task deps.json lists (a kernel's or a dummy), one with a kernel bar or a marker
         name = f"alloc({task_label(raw)})"
-        self._add(AICPU_LANE + self.orch_base + thread, raw, name, ts, end, {"phase": "alloc", "task_id": raw,
-                                                                              "event-hint": name})  # fmt: skip
+        event = self._add(AICPU_LANE + self.orch_base + thread, raw, name, ts, end,
+                          {"phase": "alloc", "task_id": raw, "event-hint": name})  # fmt: skip
+        event["cname"] = "olive"  # upstream's colour of an alloc marker
 
-    def _add(self, tid: int, raw: Any, name: str, ts: float, end: float, args: dict[str, Any]) -> None:
-        self.lanes.setdefault(tid, []).append((ts, end, {"ph": "X", "pid": 4, "tid": tid, "name": _label(name),
-                                                         "ts": ts, "args": args}))  # fmt: skip
-        if type(raw) is int and (raw not in self.anchors or ts < self.anchors[raw][1]):
-            self.anchors[raw] = (tid, ts, max(end, ts + MARKER_MIN_US))
+    def _add(self, tid: int, raw: Any, name: str, ts: float, end: float, args: dict[str, Any]) -> dict[str, Any]:
+        event = {"ph": "X", "pid": 4, "tid": tid, "name": _label(name), "ts": ts, "cat": "event", "id": self.next_id,
+                 "args": args}  # fmt: skip
+        self.lanes.setdefault(tid, []).append((ts, end, event))
+        if type(raw) is int:
+            self.anchors.setdefault(raw, []).append((ts, -1, tid, max(end, ts + MARKER_MIN_US), self.next_id))
+        self.next_id += 1
+        return event
 
     def draw(self) -> None:
         """The markers, each at least :data:`MARKER_MIN_US` long but not into the next one on its lane (the
@@ -509,38 +609,39 @@ def _aicpu_lanes(
     orch: list[list[dict[str, Any]]],
     core_to_thread: list[int],
     aicpu: Mapping[tuple[int, int], list[int]],
-    worker_ts: Mapping[tuple[int, int], float],
+    bar_of: Mapping[tuple[int, int], tuple[float, float, int]],
     raw_of: Mapping[tuple[int, int], int],
     us: Mapping[int, float],
     pops: dict[tuple[int, int], tuple[int, float]],
-    phase_texts: Sequence[Sequence[str]] | None,
     markers: _Markers,
+    attributed: Mapping[tuple[int, int], int],
 ) -> int:
     """pid 1 and 2 (level 4 and 3 records): the lanes, the queue counter and the ``dispatch`` and
-    ``submit→dispatch`` flows, and ``markers``' AICPU lanes; returns the last flow id."""
+    ``submit→dispatch`` flows, and ``markers``' AICPU lanes (``attributed``: each complete phase's finished
+    rows, :func:`_finished_in`); returns the last flow id."""
     counters: list[tuple[float, int, int, list[int]]] = []
     for i, thread in enumerate(sched):
         events.append(_meta(j, 2, _sched_lane(i), f"Sched_{i}"))
-        if any([p["kind"] in INNER_PHASES for p in thread]):
+        if any([p["kind"] == "resolve" for p in thread]):
             events.append(_meta(j, 2, _sched_lane(i) + 1, f"Sched_{i}"))  # upstream names both lanes alike
         outer_lane = _sched_lane(i)
-        texts = phase_texts[i] if phase_texts is not None else None
         for n, p in enumerate(thread):
             kind, start, end = p["kind"], p["start_cycles"], p["end_cycles"]
             ts = us[start]
             if kind in MARKER_PHASES:  # a task the thread ran itself: on its Worker View AICPU lane
                 markers.scheduled(i, p, ts, us[end])
                 continue
-            lane = outer_lane + (kind in INNER_PHASES)  # §3: inner phases on the +1 lane
-            name = _label(f"{kind}({p['tasks_processed']})")
-            events.append({"ph": "X", "pid": 2, "tid": lane, "name": name, "ts": ts, "dur": round6(us[end] - ts),
-                           "args": Raw(_phase_args(j, p, texts[n] if texts else None))})  # fmt: skip
-            if kind == "complete" or kind == "dispatch":  # upstream: the others' depths are zero-filled
-                first, depth = p.get("shared_at_start"), p.get("shared_at_end")
-                if type(first) is list and len(first) == 3 and type(depth) is list and len(depth) == 3:
-                    counters.append((us[end], i, n, depth))  # one sample, at the end (the next phase's start)
-    if counters:
-        events.append(_meta(j, 2, 3999, "shared_ready_queue (global)"))  # upstream's lane name
+            first, depth = p.get("shared_at_start"), p.get("shared_at_end")
+            depths_ok = type(first) is list and len(first) == 3 and type(depth) is list and len(depth) == 3
+            rows = attributed.get((i, n), 0) if kind == "complete" else 0
+            events.append({"ph": "X", "pid": 2, "tid": outer_lane + 1 if kind == "resolve" else outer_lane,
+                           "name": _label(f"{kind}({p['tasks_processed']})"), "ts": ts, "dur": round6(us[end] - ts),
+                           "cat": "scheduler", "cname": PHASE_CNAMES.get(kind, "generic_work"),
+                           "args": Raw(_phase_args(j, p, depths_ok, rows))})  # §3: only resolve on tid + 1  # fmt: skip
+            if depths_ok and (kind == "complete" or kind == "dispatch"):  # upstream: the others' are zero-filled
+                counters.append((us[end], i, n, depth))  # one sample, at the end (the next phase's start)
+    if sched:  # upstream names the counter's lane (after the threads') whenever there are scheduler phases
+        events += [_meta(j, 2, QUEUE_LANE, "shared_ready_queue (global)"), _sort_index(2, QUEUE_LANE, 100)]
     counters.sort()  # (ts, thread, phase) are distinct: the depths are never compared
     depths: dict[tuple[int, ...], Raw] = {}
     for ts, _, _, depth in counters:
@@ -551,12 +652,13 @@ def _aicpu_lanes(
             args = Raw(f'{{"AIC":{j.v(depth[0])},"AIV":{j.v(depth[1])},"MIX":{j.v(depth[2])}}}')
             if plain:
                 depths[key] = args
-        events.append({"ph": "C", "pid": 2, "tid": 3999, "name": "shared_ready_queue", "ts": ts, "args": args})
+        events.append({"ph": "C", "pid": 2, "tid": QUEUE_LANE, "name": "shared_ready_queue", "ts": ts, "cat": "queue",
+                       "args": args})  # fmt: skip
     pops_of = [_PhaseIndex([p for p in thread if p["kind"] in ("dispatch", "drain")]) for thread in sched]
     dispatch_flow = j.name("dispatch")
     for (core, reg), row in sorted(aicpu.items()):  # dispatch: the phase that popped the task -> its bar
         thread = core_to_thread[core] if core < len(core_to_thread) else -1
-        if not 0 <= thread < len(sched) or (core, reg) not in worker_ts:
+        if not 0 <= thread < len(sched) or (core, reg) not in bar_of:
             continue
         phase = pops_of[thread].at(row[2])
         if phase is None:
@@ -564,7 +666,7 @@ def _aicpu_lanes(
         ts = round6((us[phase["start_cycles"]] + us[row[2]]) / 2)  # inside the phase's bar
         pops[(core, reg)] = (_sched_lane(thread), ts)
         flow += 1
-        _pair(events, flow, dispatch_flow, 2, _sched_lane(thread), ts, 4, _lane(core), worker_ts[(core, reg)])
+        _pair(events, flow, dispatch_flow, 2, _sched_lane(thread), ts, 4, _lane(core), bar_of[(core, reg)][0])
     first_pop: dict[int, tuple[int, float]] = {}  # task -> the pop of its earliest block
     for key, pop in sorted(pops.items()):
         raw = raw_of[key]
@@ -581,8 +683,10 @@ def _aicpu_lanes(
             kind = "alloc" if p.get("kind") == "alloc" else "submit"  # an alloc step before the task's submit
             name = _label(f"{kind}({task_label(raw)})")
             idx = p["submit_idx"]
+            phase = f"orch_{kind}"
             events.append({"ph": "X", "pid": 1, "tid": tid, "name": name, "ts": ts, "dur": round6(end - ts),
-                           "args": {"phase": f"orch_{kind}", "submit_idx": idx if type(idx) is int else Raw(v(idx)),
+                           "cat": "orchestrator", "cname": ORCH_CNAMES.get(phase, "generic_work"),
+                           "args": {"phase": phase, "submit_idx": idx if type(idx) is int else Raw(v(idx)),
                                     "task_id": raw}})  # fmt: skip
             if raw >= 0:
                 markers.submitted(i, kind, raw, ts, end)
@@ -621,60 +725,105 @@ class _PhaseIndex:
         return None
 
 
-def _phase_args(j: _Text, p: Mapping[str, Any], text: str | None) -> str:
-    """A scheduler phase bar's ``args``: ``{"phase": kind}`` then the phase's own fields but its kind and
-    times, in their order. Cut from ``text`` (the phase's compact JSON) when it starts with its kind and
-    times (the records a run writes); else built and encoded."""
-    kind, start, end = p["kind"], p["start_cycles"], p["end_cycles"]
-    if text is not None and "phase" not in p and type(start) is int and type(end) is int and type(kind) is str:
-        k = encode_basestring_ascii(kind)
-        head = f'{{"kind":{k},"start_cycles":{start},"end_cycles":{end}'
-        if text.startswith(head):
-            return f'{{"phase":{k}{text[len(head):]}'
-    args = {"phase": kind}
-    args.update(p)  # the phase's own fields after "phase", in their order
-    del args["kind"], args["start_cycles"], args["end_cycles"]
-    return j.v(args)
+def _phase_args(j: _Text, p: Mapping[str, Any], depths: bool, rows: int) -> str:
+    """A scheduler phase bar's ``args`` as upstream writes them: ``phase`` (the kind), ``loop_iter`` (0 when
+    absent), ``tasks_processed``, with both queue depth lists (``depths``) ``shared_at_start (aic,aiv,mix)`` and
+    ``shared_at_end (aic,aiv,mix)``, and on a complete phase ``finishes_processed`` (its ``tasks_processed``)
+    and ``finish_rows_attributed`` (``rows``: :func:`_finished_in`). One string per phase: its ints as they
+    are, anything else as json spells it; the kinds' and the depth pairs' texts once per trace."""
+    kind, loops, done = p["kind"], p.get("loop_iter", 0), p["tasks_processed"]
+    if type(loops) is not int:
+        loops = j.v(loops)
+    if type(done) is not int:
+        done = j.v(done)
+    head = j.kinds.get(kind) if type(kind) is str else j.v(kind)
+    if head is None:
+        head = j.kinds[kind] = encode_basestring_ascii(kind)
+    tail = ""
+    if depths:
+        a0, a1, a2 = a = p["shared_at_start"]
+        e0, e1, e2 = e = p["shared_at_end"]
+        ints = type(a0) is int and type(a1) is int and type(a2) is int
+        if ints and type(e0) is int and type(e1) is int and type(e2) is int:  # a memo of ints: 1 and True are one key
+            key = (a0, a1, a2, e0, e1, e2)
+            tail = j.depths.get(key, "")
+            if not tail:
+                tail = j.depths[key] = (f',"shared_at_start (aic,aiv,mix)":[{a0},{a1},{a2}]'
+                                        f',"shared_at_end (aic,aiv,mix)":[{e0},{e1},{e2}]')  # fmt: skip
+        else:
+            tail = f',"shared_at_start (aic,aiv,mix)":{j.v(a)},"shared_at_end (aic,aiv,mix)":{j.v(e)}'
+    if kind == "complete":
+        return (f'{{"phase":{head},"loop_iter":{loops},"tasks_processed":{done}{tail},"finishes_processed":{done},'
+                f'"finish_rows_attributed":{rows}}}')  # fmt: skip
+    return f'{{"phase":{head},"loop_iter":{loops},"tasks_processed":{done}{tail}}}'
+
+
+def _finished_in(
+    sched: Sequence[Sequence[Mapping[str, Any]]],
+    core_to_thread: Sequence[int],
+    aicpu: Mapping[tuple[int, int], list[int]],
+    raw_of: Mapping[tuple[int, int], int],
+    us: Mapping[int, float],
+) -> tuple[dict[tuple[int, int], tuple[int, Mapping[str, Any]]], dict[tuple[int, int], int]]:
+    """Upstream's complete phase of each task row (an ``aicpu_tasks`` row with its ``aicore_tasks`` row): of its
+    core's scheduler thread's complete phases (by start), the last starting at or before the row's finish when
+    it holds it (of two touching phases, the one starting there), else the next one; ``(core, reg_task_id) ->
+    (thread, phase)``, and each phase's count of them (upstream's ``finish_rows_attributed``),
+    ``(thread, phase index) -> rows``."""
+    starts: list[list[float]] = []
+    completes: list[list[tuple[float, int, float]]] = []
+    for thread in sched:
+        mine = sorted([(us[p["start_cycles"]], n, us[p["end_cycles"]]) for n, p in enumerate(thread)
+                       if p["kind"] == "complete"])  # fmt: skip
+        completes.append(mine)
+        starts.append([c[0] for c in mine])
+    held: dict[tuple[int, int], tuple[int, Mapping[str, Any]]] = {}
+    counts: dict[tuple[int, int], int] = {}
+    if not any(completes):
+        return held, counts
+    for key, row in aicpu.items():
+        core = key[0]
+        thread = core_to_thread[core] if core < len(core_to_thread) else -1
+        if not 0 <= thread < len(sched) or key not in raw_of or not completes[thread]:
+            continue
+        fin = us[row[3]]
+        i = bisect_right(starts[thread], fin)
+        if i and completes[thread][i - 1][2] >= fin:
+            i -= 1  # the last complete starting at or before the finish holds it
+        elif i == len(starts[thread]):
+            continue
+        n = completes[thread][i][1]
+        held[key] = (thread, sched[thread][n])
+        counts[(thread, n)] = counts.get((thread, n), 0) + 1
+    return held, counts
 
 
 def _complete_flows(
     j: _Text,
     events: list[Any],
     flow: int,
-    sched: list[list[dict[str, Any]]],
-    core_to_thread: list[int],
+    held: Mapping[tuple[int, int], tuple[int, Mapping[str, Any]]],
     aicpu: Mapping[tuple[int, int], list[int]],
-    worker_start: Mapping[tuple[int, int], float],
-    worker_end: Mapping[tuple[int, int], float],
+    bar_of: Mapping[tuple[int, int], tuple[float, float, int]],
     raw_of: Mapping[tuple[int, int], int],
     edges: Sequence[tuple[int, int]],
     us: Mapping[int, float],
+    dispatch_of: Mapping[int, tuple[int, float]],
 ) -> int:
-    """Level 3: ``complete`` (a task's bar -> the complete phase that saw it finish) and
-    ``complete→ready`` (the complete phase of a consumer's last-finishing producer -> the consumer's
-    dispatch on the Scheduler View); returns the last flow id."""
+    """Level 3: ``complete`` (a task's bar -> the complete phase that saw it finish, ``held``: upstream's,
+    :func:`_finished_in`; bound to the bar's ``id``) and ``complete→ready`` (the complete phase of a consumer's
+    last-finishing producer -> the consumer's dispatch on the Scheduler View: ``dispatch_of``, the (tid,
+    dispatch) of its earliest bar there); returns the last flow id."""
     completes: dict[int, tuple[int, float, int]] = {}  # task -> (sched lane, ts in the phase, finish cycles)
-    completes_of = [_PhaseIndex([p for p in thread if p["kind"] == "complete"]) for thread in sched]
     complete_flow, ready_flow = j.name("complete"), j.name("complete→ready")
-    for (core, reg), row in sorted(aicpu.items()):
-        thread = core_to_thread[core] if core < len(core_to_thread) else -1
-        if not 0 <= thread < len(sched) or (core, reg) not in worker_end:
-            continue
-        phase = completes_of[thread].at(row[3])
-        if phase is None:
-            continue
+    for (core, reg), (thread, phase) in sorted(held.items()):  # the keys are distinct: no phase is compared
         ts = round6((us[phase["start_cycles"]] + us[phase["end_cycles"]]) / 2)
-        bar = (worker_start[(core, reg)] + worker_end[(core, reg)]) / 2
+        start, end, bar = bar_of[(core, reg)]
         flow += 1
-        _pair(events, flow, complete_flow, 4, _lane(core), round6(bar), 2, _sched_lane(thread), ts)
-        raw = raw_of[(core, reg)]
-        if raw not in completes or row[3] > completes[raw][2]:  # an SPMD task: its last block's finish
-            completes[raw] = (_sched_lane(thread), ts, row[3])
-    dispatch_of: dict[int, tuple[int, float]] = {}  # task -> (core, dispatch) of its earliest block
-    for (core, reg), row in sorted(aicpu.items()):
-        raw = raw_of.get((core, reg))
-        if raw is not None and (raw not in dispatch_of or us[row[2]] < dispatch_of[raw][1]):
-            dispatch_of[raw] = (core, us[row[2]])
+        _pair(events, flow, complete_flow, 4, _lane(core), round6((start + end) / 2), 2, _sched_lane(thread), ts, bar)
+        raw, finish = raw_of[(core, reg)], aicpu[(core, reg)][3]
+        if raw not in completes or finish > completes[raw][2]:  # an SPMD task: its last block's finish
+            completes[raw] = (_sched_lane(thread), ts, finish)
     last_producer: dict[int, int] = {}
     for pred, succ in edges:
         if pred in completes and (succ not in last_producer or completes[pred][2] > completes[last_producer[succ]][2]):
@@ -682,9 +831,9 @@ def _complete_flows(
     for succ, pred in sorted(last_producer.items()):
         if succ in dispatch_of:
             lane, ts, _ = completes[pred]
-            core, d = dispatch_of[succ]
+            tid, d = dispatch_of[succ]
             flow += 1
-            _pair(events, flow, ready_flow, 2, lane, ts, 3, _lane(core), d)
+            _pair(events, flow, ready_flow, 2, lane, ts, 3, tid, d)
     return flow
 
 
