@@ -30,22 +30,22 @@ FILES = ("chip_swimlane_records.json", "merged_swimlane.json", "run_report.html"
 EXPECTED: dict[str, tuple[str, str, str]] = {
     "level1": (
         "8f623a4762a4c3de1440e0ab16c9216f40c5b9db62f0bc54db5047a28304b2d6",
-        "d5fa061b37fd3ceece070d3c2995be8213a2edf026f0037569558b3013e93f0e",
+        "1e496605c2e10e72f525b47b77d36b54f350422b39b06e85587d34a827307731",
         "e457612257d8eadd51d2f1b01a8d9d7d533f094f485b63b8cd9ccb335752fcf4",
     ),
     "level2_pmu1": (
         "6e1af116e34940ae68dbe4d26812437dd39516f1972633d0994b545f98904a72",
-        "7b49abcaa34b8cf6ba0d38d03147f6068f36286f4dc26ed418303d4a99e031d3",
+        "1f9a1b90ae076c6abb3094532a4f6cbd0456e9492e8b943b0a03e9aca3280ad4",
         "6ed0440108b69bda65643f4d30ccec65e055026e84cee2644f07fc5382058c5d",
     ),
     "level3_deps": (
         "328cf7e5e3f1ec071920f6f8271e0acb8cee3171ba288ecfe2263b89ce6d4f89",
-        "a18d7747c1e8bbc09a80eb6119f5ee03377659efedcf78f127b02231bf8ccbdc",
+        "efcad0884933508b8b17c7119e51ecc45e0837d9c6edc2a7db16cab7ba585e0b",
         "7375a54ec5d5c86364689f36f452c335b1fc9fe84be98e3ac6be56e14e8860a5",
     ),
     "level4_all_incore": (
         "96d9b942d7ffb546b3e5e9815be028e715c3958f6e8116942201a677b3bcdae6",
-        "1b680ad697a7b0e27974b3766c4a3f3cb3aa029801c52bb8c352787cb9fc7146",
+        "8e2bcc761ac8a6eb37c907d2fcd6611c7f156ab653547053818eb4bbc9fe0ce8",
         "0298c1c1080aeb7ceacbba58e66979fca139817ec164dcfd8987d3ba7ac88d19",
     ),
 }

@@ -139,8 +139,8 @@ def test_phase_bars_carry_upstreams_fields_whatever_else_the_record_holds(tmp_pa
     """A scheduler phase bar's ``args`` are upstream's fields, led by ``phase``, ``loop_iter`` and
     ``tasks_processed``: a record's other fields (``pop_hit``, ``pop_miss``, a field of its own named
     ``phase``) are not copied (they were: its own fields in its order), whatever order it holds them in; the
-    run's trusted text (handed its phase texts) is the checked one's."""
-    from pypto.runtime.dfx.records import phase_texts, swimlane_records
+    run's trusted text is the checked one's."""
+    from pypto.runtime.dfx.records import swimlane_records
     from pypto.runtime.dfx.trace import chrome_trace_text
 
     a, x, y = torch.randn(32, 64), torch.zeros(32, 64), torch.zeros(32, 64)
@@ -151,7 +151,7 @@ def test_phase_bars_carry_upstreams_fields_whatever_else_the_record_holds(tmp_pa
     names = {t.task_id: t.func_name for t in result.tasks}
     edges = [(d, t.task_id) for t in result.tasks for d in sorted(t.deps)]
     plain = chrome_trace_text(records, names, edges)
-    assert chrome_trace_text(records, names, edges, trusted=True, phase_texts=phase_texts(result, 4)) == plain
+    assert chrome_trace_text(records, names, edges, trusted=True) == plain
     odd = json.loads(json.dumps(records))  # a phase with its fields in another order, one with a "phase" field
     phases = odd["aicpu_scheduler_phases"][0]
     phases[0] = {"start_cycles": phases[0]["start_cycles"], **phases[0]}

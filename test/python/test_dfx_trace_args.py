@@ -4,17 +4,16 @@ deps.json without a name map; and the converter's and sched_overhead_analysis's 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from test_dfx_spmd import _example
 from test_dfx_trace import check_event_format
 
+import pypto.language as pl
 from pypto.runtime import RunConfig
 from pypto.runtime.dfx.trace import chrome_trace, chrome_trace_text, deps_facts, func_label, task_label
 from pypto.tools.sched_overhead_analysis import main as analysis_main
@@ -23,15 +22,6 @@ from pypto.tools.swimlane_converter import main as converter_main
 pytestmark = pytest.mark.usefixtures("own_dfx_flags")  # these tests set the DFX flags themselves
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _example() -> ModuleType:
-    sys.path.insert(0, str(ROOT / "examples"))
-    spec = importlib.util.spec_from_file_location("pypto_example_spmd_args", ROOT / "examples/advanced/09_spmd.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -601,3 +591,43 @@ def test_a_finish_where_two_complete_phases_touch_is_the_later_ones() -> None:
     (done,) = [e for e in events if e["ph"] == "f" and e["name"] == "complete"]
     later = _x(events, 2)[1]
     assert later["ts"] <= done["ts"] <= later["ts"] + later["dur"]
+
+
+@pl.jit
+def _crossed(a: pl.Tensor, x: pl.Out[pl.Tensor], y: pl.Out[pl.Tensor], z: pl.Out[pl.Tensor]):
+    """The last task reads y (task 1's) before x (task 0's): its edges are found in that order."""
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="cx_first"):
+        x[:] = pl.add(a, a)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="cx_second"):
+        y[:] = pl.mul(a, a)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="cx_join"):
+        z[:] = pl.sub(y, x)
+    return x, y, z
+
+
+def test_a_runs_trace_lists_producers_as_the_converter_reading_its_deps_json(tmp_path: Path) -> None:
+    """A run's own merged trace takes its pairs in deps.json's order, so every bar's hints are the ones upstream's
+    converter derives from the run's deps.json (the run passed its pairs sorted by producer: ``2: [t0, t1]`` where
+    the converter said ``2: [t1, t0]``)."""
+    import torch
+
+    from pypto.runtime import config as run_config
+
+    build = tmp_path / "build"
+    saved = dict(run_config._DFX_DEFAULTS)
+    run_config.set_dfx_defaults()
+    try:
+        _crossed(*(torch.randn(16, 32) for _ in range(4)),
+                 config=RunConfig(save_kernels_dir=str(build), enable_chip_swimlane=2, enable_dep_gen=True))  # fmt: skip
+    finally:
+        run_config.set_dfx_defaults(**saved)
+    out = tmp_path / "converted.json"
+    assert converter_main([str(build / "dfx_outputs" / "chip_swimlane_records.json"), "-o", str(out)]) == 0
+
+    def hints(events: list[dict[str, Any]]) -> dict[tuple[int, int], tuple[str, str]]:
+        return {(e["tid"], e["args"]["taskId"]): (e["args"]["fanin-hint"], e["args"]["fanout-hint"])
+                for e in _worker_bars(events)}  # fmt: skip
+
+    ours, theirs = hints(_events(_merged(build / "dfx_outputs"))), hints(_events(out))
+    assert ours == theirs
+    assert ("2: [t1, t0]", "0: []") in ours.values()

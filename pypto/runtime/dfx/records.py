@@ -60,14 +60,9 @@ def records_fingerprint(result: Any, level: int = 2) -> bytes:
 
 def phase_texts(result: Any, level: int = 2) -> list[list[str]]:
     """Each scheduler phase of :func:`swimlane_records` (level >= 3; none below) as its compact JSON, per
-    thread: encoded once per run for the records file (:func:`records_for_json`) and the merged trace (its
-    phase bars' ``args`` are these texts with ``kind`` as ``phase`` and without the times)."""
+    thread: the records file's thread lines (:func:`records_for_json`)."""
     records = swimlane_records(result, level)
-
-    def build() -> list[list[str]]:
-        return [[plain_json(p) for p in thread] for thread in records.get("aicpu_scheduler_phases", [])]
-
-    return per_run(result, ("phase_texts", records["chip_swimlane_level"]), build)
+    return [[plain_json(p) for p in thread] for thread in records.get("aicpu_scheduler_phases", [])]
 
 
 def records_for_json(result: Any, level: int = 2) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from .base import (
     write_artefact,
 )
 from .deps import kernel_slots, write_name_map
-from .records import phase_texts, records_fingerprint, records_for_json, swimlane_records
+from .records import records_fingerprint, records_for_json, swimlane_records
 from .run_report import write_run_report
 from .trace import DepsFacts, chrome_trace_text
 
@@ -59,14 +59,13 @@ def write_merged_trace(result: Any, out_dir: Path, level: int = 2, stamp: str | 
     older trace there would be stale, and a folder run every second would fill with them. The text is an
     earlier run's when its records, names and edges were the same (:func:`.base.across_runs`)."""
     names = {t.task_id: t.func_name + ("_spmd" if t.block_num > 1 else "") for t in result.tasks}
-    edges = [(d, t.task_id) for t in result.tasks for d in sorted(t.deps)]
     records, kernel_names = swimlane_records(result, level), _mixed_kernel_names(result)
-    deps = _deps_facts(result, edges)  # what a deps.json of the run would say: the bars' func_ids and block counts
+    deps = _deps_facts(result)  # what the run's deps.json says: its pairs in order, the func_ids, the block counts
+    edges = deps.edges
     text = across_runs(
         (out_dir, "merged_trace"), (records_fingerprint(result, level), names, edges, kernel_names, deps.kernel_ids,
                                     deps.block_nums),
-        lambda: chrome_trace_text(records, names, edges, trusted=True, phase_texts=phase_texts(result, level),
-                                  kernel_names=kernel_names, deps=deps),
+        lambda: chrome_trace_text(records, names, edges, trusted=True, kernel_names=kernel_names, deps=deps),
         keep=kept_across_runs(result),
     )  # fmt: skip
     path = out_dir / f"merged_swimlane_{stamp or datetime.now().strftime('%Y%m%d_%H%M%S')}.json"
@@ -75,12 +74,17 @@ def write_merged_trace(result: Any, out_dir: Path, level: int = 2, stamp: str | 
     return path
 
 
-def _deps_facts(result: Any, edges: list[tuple[int, int]]) -> DepsFacts:
-    """The run's :class:`~.trace.DepsFacts`: its edges, each task's ``kernel_ids`` and ``block_num`` as
-    ``deps.json`` writes them (no name map: the run's own names label the bars)."""
+def _deps_facts(result: Any) -> DepsFacts:
+    """The run's :class:`~.trace.DepsFacts`: its distinct (pred, succ) pairs in ``deps.json``'s order (each task's
+    edges in the order the task graph found them: a bar's ``fanin-hint`` lists its producers as upstream's
+    converter reading that file does), each task's ``kernel_ids`` and ``block_num`` (no name map: the run's own
+    names label the bars). A result without its task graph: its tasks' dependencies in id order."""
     tasks = getattr(getattr(result, "graph", None), "tasks", None) or ()
-    ids = kernel_func_ids(result.module) if tasks else {}
-    return DepsFacts(edges, {t.id: kernel_slots(t, ids) for t in tasks}, {t.id: t.block_num for t in tasks}, {})
+    if not tasks:
+        return DepsFacts([(d, t.task_id) for t in result.tasks for d in sorted(t.deps)], {}, {}, {})
+    ids = kernel_func_ids(result.module)
+    pairs = list(dict.fromkeys((e.pred, t.id) for t in tasks for e in t.dep_edges))
+    return DepsFacts(pairs, {t.id: kernel_slots(t, ids) for t in tasks}, {t.id: t.block_num for t in tasks}, {})
 
 
 def _mixed_kernel_names(result: Any) -> dict[tuple[int, str], str]:

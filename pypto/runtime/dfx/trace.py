@@ -273,7 +273,6 @@ def chrome_trace_text(
     edges: Sequence[tuple[int, int]] = (),
     *,
     trusted: bool = False,
-    phase_texts: Sequence[Sequence[str]] | None = None,
     kernel_names: Mapping[tuple[int, str], str] | None = None,
     deps: DepsFacts | None = None,
 ) -> str:
@@ -281,8 +280,7 @@ def chrome_trace_text(
     spelled once per run (:data:`.jsonenc.Raw`), written by one :func:`.jsonenc.plain_json` call: the merged
     trace a flagged run writes.
     ``trusted``: the records are :func:`.records.swimlane_records`'s of a run, not a file's: the shape of
-    their rows and phases is not checked again. ``phase_texts``: not read (the phase bars' ``args`` are
-    upstream's fields, not the phase's own: :func:`_phase_args`); accepted as a run passes it. ``kernel_names``: the
+    their rows and phases is not checked again. ``kernel_names``: the
     name of a task's kernel on a core type, ``(raw id, "aic" | "aiv") -> name`` (§3: a mixed task's AIC bar is
     its AIC kernel's, its AIV bars its AIV kernel's), before ``names``. ``deps``: a deps.json's facts
     (:func:`deps_facts`): its pairs (instead of ``edges``), the func_ids (§3's labels after ``names``, the bars'
