@@ -236,7 +236,7 @@ def test_merged_trace_labels_and_anchors(full: tuple[Any, Path]) -> None:
 
     # each arrow leaves its producer's earliest block bar (t0 -> t1, t1 -> t2)
     assert sorted((e["tid"], e["ts"]) for e in deps if e["pid"] == 4) == sorted([earliest("t0"), earliest("t1")])
-    assert sum(e["name"] == "dispatch" for e in events if e["ph"] == "s") == 7  # one dispatch flow per block
+    assert sum(e["name"] == "dispatch" for e in events if e["ph"] == "s") == 14  # per block: to both views
     orch = [e["name"] for e in events if e["ph"] == "X" and e["pid"] == 1]
     assert orch == ["alloc(t0)", "submit(t0)", "submit(t1)", "submit(t2)"]
 

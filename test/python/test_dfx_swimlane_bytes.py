@@ -30,22 +30,22 @@ FILES = ("chip_swimlane_records.json", "merged_swimlane.json", "run_report.html"
 EXPECTED: dict[str, tuple[str, str, str]] = {
     "level1": (
         "8f623a4762a4c3de1440e0ab16c9216f40c5b9db62f0bc54db5047a28304b2d6",
-        "1e496605c2e10e72f525b47b77d36b54f350422b39b06e85587d34a827307731",
+        "44c648048ecf33a8a5d2be2571716168cc53a3cc7f0ef7ed0849f5806fd7d1ee",
         "e457612257d8eadd51d2f1b01a8d9d7d533f094f485b63b8cd9ccb335752fcf4",
     ),
     "level2_pmu1": (
         "6e1af116e34940ae68dbe4d26812437dd39516f1972633d0994b545f98904a72",
-        "1f9a1b90ae076c6abb3094532a4f6cbd0456e9492e8b943b0a03e9aca3280ad4",
+        "bc0fdf23e1e8247a35302ffb8320e8c9612ee4192e92448f526da0054d065c6d",
         "6ed0440108b69bda65643f4d30ccec65e055026e84cee2644f07fc5382058c5d",
     ),
     "level3_deps": (
         "328cf7e5e3f1ec071920f6f8271e0acb8cee3171ba288ecfe2263b89ce6d4f89",
-        "efcad0884933508b8b17c7119e51ecc45e0837d9c6edc2a7db16cab7ba585e0b",
+        "e0e8933681c45caeef0dbb337769d1ef4fadefd44a2b9820dc5d1ade6427984d",
         "7375a54ec5d5c86364689f36f452c335b1fc9fe84be98e3ac6be56e14e8860a5",
     ),
     "level4_all_incore": (
         "96d9b942d7ffb546b3e5e9815be028e715c3958f6e8116942201a677b3bcdae6",
-        "8e2bcc761ac8a6eb37c907d2fcd6611c7f156ab653547053818eb4bbc9fe0ce8",
+        "25bf3cbc7498f0a66a6beacfa6406b7b6ac7be5632509586b03523013aeb3f76",
         "0298c1c1080aeb7ceacbba58e66979fca139817ec164dcfd8987d3ba7ac88d19",
     ),
 }

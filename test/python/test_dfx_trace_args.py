@@ -508,7 +508,7 @@ def test_events_carry_upstreams_cat_id_cname_and_sort_indexes(run_dir: Path, tmp
         assert deps and all(e["bind_id"] == at[(e["pid"], e["tid"], e["ts"])] for e in deps)
         for e in events:
             if e["ph"] == "s" and e["name"] == "complete":
-                (bar,) = [b for b in tasks if b["pid"] == 4 and b["tid"] == e["tid"]
+                (bar,) = [b for b in tasks if b["pid"] == e["pid"] and b["tid"] == e["tid"]
                           and b["ts"] <= e["ts"] <= b["ts"] + b["dur"]]  # fmt: skip
                 assert e["bind_id"] == bar["id"]
 
@@ -588,9 +588,9 @@ def test_a_finish_where_two_complete_phases_touch_is_the_later_ones() -> None:
     events = chrome_trace(records)["traceEvents"]
     check_event_format({"traceEvents": events})
     assert [e["args"]["finish_rows_attributed"] for e in _x(events, 2)] == [0, 1]
-    (done,) = [e for e in events if e["ph"] == "f" and e["name"] == "complete"]
     later = _x(events, 2)[1]
-    assert later["ts"] <= done["ts"] <= later["ts"] + later["dur"]
+    done = [e for e in events if e["ph"] == "f" and e["name"] == "complete"]  # from both views' bars
+    assert len(done) == 2 and all(later["ts"] <= e["ts"] <= later["ts"] + later["dur"] for e in done)
 
 
 @pl.jit
@@ -631,3 +631,127 @@ def test_a_runs_trace_lists_producers_as_the_converter_reading_its_deps_json(tmp
     ours, theirs = hints(_events(_merged(build / "dfx_outputs"))), hints(_events(out))
     assert ours == theirs
     assert ("2: [t1, t0]", "0: []") in ours.values()
+
+
+def _flow_pairs(events: list[dict[str, Any]], name: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """The (start, end) events of each ``name`` flow."""
+    ends = {e["id"]: e for e in events if e["ph"] == "f" and e["name"] == name}
+    return [(e, ends[e["id"]]) for e in events if e["ph"] == "s" and e["name"] == name]
+
+
+def _views(run_dir: Path) -> tuple[list[dict[str, Any]], dict[int, int]]:
+    """The run's merged trace events and each core's scheduler thread."""
+    records = json.loads((run_dir / "chip_swimlane_records.json").read_text())
+    threads = records["metadata"]["core_to_thread"]
+    return _events(_merged(run_dir)), {10000 + 10 * c: t for c, t in enumerate(threads)}
+
+
+def test_complete_flows_leave_each_tasks_anchors_on_both_views(run_dir: Path, tmp_path: Path) -> None:
+    """Upstream's ``complete``: one per task and anchor (an SPMD task's earliest bar, a plain task's every bar) on
+    Worker View and on Scheduler View, from 0.01 us before the bar's end (bound to it), to the thread of the task's
+    last-finishing block at that finish (it was one per block, from Worker View at the bar's middle)."""
+    out = tmp_path / "t.json"
+    assert converter_main([str(run_dir / "chip_swimlane_records.json"), "-o", str(out)]) == 0
+    for events in (_views(run_dir)[0], _events(out)):
+        lanes = _views(run_dir)[1]
+        got = sorted((s["pid"], s["tid"], s["ts"], s["bind_id"], f["pid"], f["tid"], f["ts"])
+                     for s, f in _flow_pairs(events, "complete"))  # fmt: skip
+        want = []
+        for task in {e["args"]["taskId"] for e in _x(events, 3)}:
+            views = [e for e in _x(events, 3) if e["args"]["taskId"] == task]
+            last = max(views, key=lambda e: e["args"]["finish-time-us"])
+            to = (2, 30000 + 10 * lanes[last["tid"] - (last["tid"] - 10000) % 10], last["args"]["finish-time-us"])
+            for pid in (3, 4):
+                bars = [e for e in _x(events, pid) if e["args"].get("taskId") == task]
+                anchors = [min(bars, key=lambda e: (e["ts"], e["tid"]))] if len(bars) > 1 else bars  # 09's SPMD: 1 kernel
+                want += [(pid, b["tid"], round(b["ts"] + b["dur"] - 0.01, 6), b["id"], *to) for b in anchors]
+        assert got == sorted(want)
+        assert {p for p, *_ in got} == {3, 4} and len(got) == 2 * 3
+
+
+def _ready_records() -> tuple[dict[str, Any], list[tuple[int, int]]]:
+    """Level 3 on two AIV cores (1 us a cycle), core 0 on scheduler thread 0, core 1 on thread 1: t1 (core 0)
+    retired by thread 0's complete phase (100-135), t2 (core 1) by thread 1's (120-130), though it finishes
+    later; t3 needs both (dispatched at 140), t4 needs t1 (dispatched at 105, before its complete ended), t5
+    needs t2 (dispatched at 130, where that complete ends). Times count from cycle 10."""
+    aicore = [[0, 1, 1, 20, 90, 0], [1, 2, 1, 20, 120, 0], [0, 4, 2, 112, 115, 0], [0, 3, 3, 145, 150, 0],
+              [1, 5, 2, 135, 138, 0]]  # fmt: skip
+    aicpu = [[0, 1, 10, 100], [1, 1, 10, 125], [0, 2, 105, 118], [0, 3, 140, 160], [1, 2, 130, 139]]
+    phases = [[{"kind": "complete", "start_cycles": 100, "end_cycles": 135, "loop_iter": 0, "tasks_processed": 2},
+               {"kind": "dispatch", "start_cycles": 138, "end_cycles": 142, "loop_iter": 1, "tasks_processed": 1}],
+              [{"kind": "complete", "start_cycles": 120, "end_cycles": 130, "loop_iter": 0, "tasks_processed": 1}]]
+    records = {"chip_swimlane_level": 3,
+               "metadata": {"clock_freq_hz": 1e6, "core_types": ["aiv", "aiv"], "core_to_thread": [0, 1]},
+               "aicore_tasks": aicore, "aicpu_tasks": aicpu, "aicpu_scheduler_phases": phases}  # fmt: skip
+    return records, [(1, 3), (2, 3), (1, 4), (2, 5)]
+
+
+def test_complete_to_ready_leaves_the_complete_that_satisfies_the_last_fanin() -> None:
+    """Upstream's ``complete→ready``: the complete phases, in order of their end, count their tasks' consumers'
+    fanins; the one satisfying a consumer's last draws it from 0.01 us before its end to the consumer's dispatch
+    on pid 2 (its thread's lane), none when the consumer was dispatched before that end. t3's is thread 0's
+    complete (it ends last; t2 finishes last); t4 has none. It went from the last-finishing producer's phase
+    to the consumer's Scheduler View bar, t4's too."""
+    records, edges = _ready_records()
+    events = chrome_trace(records, edges=edges)["traceEvents"]
+    check_event_format({"traceEvents": events})
+    got = sorted((s["pid"], s["tid"], s["ts"], f["pid"], f["tid"], f["ts"]) for s, f in _flow_pairs(events, "complete→ready"))
+    assert got == [(2, 30000, 124.99, 2, 30000, 130.0), (2, 30010, 119.99, 2, 30010, 120.0)]
+
+
+def test_dispatch_flows_go_to_both_views_from_the_dispatch(run_dir: Path) -> None:
+    """Upstream's ``dispatch``: two per task row, from its core's thread's lane at the row's dispatch, to its
+    Worker View lane at the kernel's start and to its Scheduler View bar at the dispatch (bound to it); it was
+    one, to Worker View, from the middle of the dispatch phase."""
+    events, lanes = _views(run_dir)
+    pairs = _flow_pairs(events, "dispatch")
+    got = sorted((s["pid"], s["tid"], s["ts"], f["pid"], f["tid"], f["ts"], f.get("bind_id")) for s, f in pairs)
+    want = []
+    for bar in _x(events, 3):
+        core_lane = bar["tid"] - (bar["tid"] - 10000) % 10
+        (work,) = [e for e in _worker_bars(events) if e["tid"] == core_lane and e["args"]["taskId"] == bar["args"]["taskId"]]
+        sched = (2, 30000 + 10 * lanes[core_lane], bar["ts"])
+        want += [(*sched, 3, bar["tid"], bar["ts"], bar["id"]),
+                 (*sched, 4, core_lane, round(work["ts"] + work["args"]["local_setup_us"], 6), None)]  # fmt: skip
+    assert len(want) == 14 and got == sorted(want)
+    assert all("bind_id" not in s for s, _ in pairs)
+
+
+def test_submit_to_dispatch_is_one_per_row_from_the_submits_end(run_dir: Path) -> None:
+    """Upstream's ``submit→dispatch``: one per task row (each SPMD block), from the end of its task's submit bar
+    to the row's dispatch on its thread's lane (it was one per task, from the submit's middle)."""
+    events, lanes = _views(run_dir)
+    submits = {e["args"]["task_id"]: e for e in _x(events, 1) if e["args"]["phase"] == "orch_submit"}
+    got = sorted((s["pid"], s["tid"], s["ts"], f["pid"], f["tid"], f["ts"]) for s, f in _flow_pairs(events, "submit→dispatch"))
+    want = []
+    for bar in _x(events, 3):
+        sub = submits[bar["args"]["taskId"]]
+        core_lane = bar["tid"] - (bar["tid"] - 10000) % 10
+        want.append((1, sub["tid"], round(sub["ts"] + sub["dur"], 6), 2, 30000 + 10 * lanes[core_lane], bar["ts"]))
+    assert len(want) == 7 and got == sorted(want)
+
+
+def test_processes_and_scheduler_view_lanes_are_named_when_they_have_data() -> None:
+    """Upstream names a process only when it has its data (Worker View always; Scheduler View with a bar there;
+    the scheduler and the orchestrator with their phases) and a core's Scheduler View lane only when a bar is
+    on it; its file is ``{"traceEvents": [...]}`` (no ``displayTimeUnit``)."""
+    def named(trace: dict[str, Any]) -> tuple[set[str], dict[int, int]]:
+        events = trace["traceEvents"]
+        procs = {e["args"]["name"] for e in events if e["name"] == "process_name"}
+        assert {e["pid"] for e in events if e["name"] == "process_sort_index"} == {
+            e["pid"] for e in events if e["name"] == "process_name"}  # fmt: skip
+        return procs, {e["tid"] for e in events if e["name"] == "thread_name" and e["pid"] == 3}
+
+    records = _overlap_records()
+    records["metadata"]["core_types"].append("aiv")
+    records["aicore_tasks"].append([1, 4, 1, 10, 20, 0])
+    records["aicpu_tasks"].append([1, 1, 5, 0])  # no finish: no Scheduler View bar on core 1
+    trace = chrome_trace(records)
+    assert set(trace) == {"traceEvents"}
+    assert named(trace) == ({"Scheduler View", "Worker View"}, {10000, 10001})
+    for row in records["aicpu_tasks"]:
+        row[3] = 0
+    assert named(chrome_trace(records)) == ({"Worker View"}, set())
+    assert named(chrome_trace(_ready_records()[0]))[0] == {"AICPU Scheduler", "Scheduler View", "Worker View"}
+    assert named(chrome_trace(_marker_records()))[0] == {"AICPU Orchestrator", "AICPU Scheduler", "Scheduler View",
+                                                         "Worker View"}  # fmt: skip

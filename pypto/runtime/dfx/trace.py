@@ -21,9 +21,13 @@ the simulated orchestrator starts at cycle 0). Flows: dependency (``deps.json`` 
 start on pid 4 and dispatch to dispatch on pid 3, from every bar of a plain task (each core of a mixed
 one), the earliest bar per func_id of an SPMD task and every marker of a task with no kernel bar,
 ``hb_violation`` when the producer's bar ends after its consumer's starts (both with upstream's
-``input_task_count``/``output_task_count`` and ``bind_id``: the ``id`` of the bar at each end);
-``dispatch`` from the scheduler phase that popped a task to its worker bar; ``submit→dispatch`` from a
-task's submit to that phase.
+``input_task_count``/``output_task_count`` and ``bind_id``: the ``id`` of the bar at each end). Level 3:
+``complete`` per task from each of its anchors on pid 4 and pid 3 (0.01 µs before the bar's end) to its last
+block's finish in the complete phase that holds it; ``complete→ready`` from the complete phase that satisfies a
+consumer's last fanin to its dispatch on pid 2 (none when it was dispatched before that phase ended); per task
+row two ``dispatch`` flows from its scheduler thread's lane at its dispatch (to pid 4 at the kernel's start, to
+pid 3 at the dispatch) and a ``submit→dispatch`` from its task's submit's end. A process is named only when it
+has data (Worker View always), a Scheduler View lane only when a bar is on it.
 """
 
 from __future__ import annotations
@@ -63,6 +67,8 @@ MARKER_PHASES = ("dummy_task", "predicated_skip")
 SWIMLANE_LEVELS = (1, 2, 3, 4)
 AICPU_LANE = 19000
 """Worker View's tid of ``AICPU_0``: the scheduler threads' markers, then one lane per orchestrator (§3)."""
+FLOW_EPSILON_US = 0.01
+"""How far before a bar's end upstream starts the ``complete`` and ``complete→ready`` flows (inside the bar)."""
 MARKER_MIN_US = 0.02
 """The shortest marker drawn on an ``AICPU_j`` lane (its start and end may coincide: Perfetto shows no
 zero-width bar)."""
@@ -322,16 +328,14 @@ def chrome_trace_text(
     for pred, succs in fanout.items():
         for succ in succs:
             fanin.setdefault(succ, []).append(pred)
-    events: list[Any] = [_meta(j, pid, None, name) for pid, name in PROCESSES.items()]
-    events += [_sort_index(pid, None, pid) for pid in PROCESSES]  # upstream: sort_index = pid
+    events: list[Any] = []
     cores = sorted({r[0] for r in aicore})
     lane_names = {}
     for core in cores:
         kind = core_types[core] if core < len(core_types) else "core"
         lane = lane_names[core] = f"{kind.upper()}_{core}"
-        events += [_meta(j, 3, _lane(core), lane), _meta(j, 4, _lane(core), lane)]
-    bar_of: dict[tuple[int, int], tuple[float, float, int]] = {}  # (core, reg_task_id) -> worker bar (ts, end, id)
-    raw_of: dict[tuple[int, int], int] = {}  # (core, reg_task_id) -> the task token (an SPMD task: many)
+        events.append(_meta(j, 4, _lane(core), lane))
+    task_of: dict[tuple[int, int], tuple[int, float]] = {}  # (core, reg_task_id) -> (task token, kernel start)
     worker: dict[int, dict[Any, Anchor]] = {}  # task -> its Worker View arrow anchors (_anchor)
     views: list[tuple[int, float, int, int, int, float, dict[str, Any], Any]] = []  # the Scheduler View bars
     bars: dict[tuple[int, str], tuple[str | Raw, str, str, str, int | None]] = {}  # a task's texts per core type
@@ -356,8 +360,7 @@ def chrome_trace_text(
                                 "kernel-duration-us": round6(t_end - t_start), "local_setup_us": round6(t_start - ts),
                                 "taskId": raw}})  # fmt: skip
         key = (core, reg)
-        bar_of[key] = (ts, t_end, eid)
-        raw_of[key] = raw
+        task_of[key] = (raw, t_start)
         _anchor(worker, raw, key if group is None else group, (ts, core, lane, t_end, eid))
         eid += 1
         cpu = aicpu.get(key)
@@ -371,17 +374,17 @@ def chrome_trace_text(
                 events.append(event)
                 views.append((core, d, raw, reg, view_id, fin, event, key if group is None else group))
                 view_id += 1
-    scheduler, dispatch_of = _view_lanes(j, events, views, lane_names)
-    flow = 0
-    pops: dict[tuple[int, int], tuple[int, float]] = {}  # (task, core) -> (sched lane, ts in its dispatch phase)
+    scheduler, view_of = _view_lanes(j, events, views, lane_names)
     markers = _Markers(j, events, labels, deps, set(worker), sched, orch, core_to_thread, view_id)
-    held, attributed = _finished_in(sched, core_to_thread, aicpu, raw_of, us)
-    flow = _aicpu_lanes(j, events, flow, sched, orch, core_to_thread, aicpu, bar_of, raw_of, us, pops, markers,
-                        attributed)  # fmt: skip
+    held, attributed = _finished_in(sched, core_to_thread, aicpu, task_of, us)
+    submits = _aicpu_lanes(j, events, sched, orch, core_to_thread, us, markers, attributed)
+    flow = 0
+    if sched and views:  # upstream: with scheduler phases and a Scheduler View bar
+        flow = _dispatch_flows(j, events, flow, core_to_thread, aicpu, task_of, view_of, submits, us)
+    flow = _complete_flows(j, events, flow, held, aicpu, task_of, worker, scheduler, fanout, fanin, core_to_thread, us)
     for raw, marked in markers.anchors.items():  # a task with no kernel row: its arrows from every marker of it
         if raw not in worker:
             worker[raw] = dict(enumerate(marked))
-    flow = _complete_flows(j, events, flow, held, aicpu, bar_of, raw_of, edges, us, dispatch_of)
     # dependency flows (hb_violation when the producer's anchor ends after the consumer's starts): worker view
     # (bar start to bar start), scheduler view (dispatch to dispatch; it ends at the finish), from each anchor of
     # the producer to each of the consumer, with §3's input_task_count / output_task_count (upstream: beside
@@ -397,8 +400,11 @@ def chrome_trace_text(
                         flow += 1
                         _dependency_pair(events, flow, late if pend > sts else dependency, pid, (ptid, pts, pbar),
                                          (stid, sts, sbar), counts)  # fmt: skip
+    # upstream names (and sorts: sort_index = pid) a process only when it has its data
+    present = (1 if orch else 0, 2 if sched else 0, 3 if views else 0, 4)
+    events[:0] = [e for pid in present if pid for e in (_meta(j, pid, None, PROCESSES[pid]), _sort_index(pid, None, pid))]
     try:
-        return plain_json({"traceEvents": events, "displayTimeUnit": "ns"}) + "\n"
+        return plain_json({"traceEvents": events}) + "\n"
     except TypeError:  # a value orjson cannot spell (an id beyond 64 bits), beside the labels json cannot
         raise TraceInputError("an id or cycle count in the records is not an integer below 2**64") from None
 
@@ -443,21 +449,22 @@ def _view_lanes(
     events: list[Any],
     views: list[tuple[int, float, int, int, int, float, dict[str, Any], Any]],
     lane_names: Mapping[int, str],
-) -> tuple[dict[int, dict[Any, Anchor]], dict[int, tuple[int, float]]]:
+) -> tuple[dict[int, dict[Any, Anchor]], dict[tuple[int, int], tuple[int, int]]]:
     """The Scheduler View bars' lanes (§3, upstream's rule): per core in dispatch order (then task, then
     dispatch number), each bar on the core's first lane (tid + 0, 1, ...) whose last bar finished by its
-    dispatch; tid + 1 is named as the core's lane (upstream names no further one). ``views``: (core, dispatch,
-    task, reg_task_id, id, finish, event, anchor slot) per bar. Returns each task's arrow anchors on the view
-    (:func:`_anchor`) and its earliest bar's (tid, dispatch)."""
+    dispatch; a core's lane with bars and its tid + 1 are named as the core's lane (upstream names no other).
+    ``views``: (core, dispatch, task, reg_task_id, id, finish, event, anchor slot) per bar. Returns each task's
+    arrow anchors on the view (:func:`_anchor`) and each bar's (tid, id) by (core, reg_task_id)."""
     anchors: dict[int, dict[Any, Anchor]] = {}
-    dispatch_of: dict[int, tuple[int, float]] = {}
+    view_of: dict[tuple[int, int], tuple[int, int]] = {}
     overflow: set[int] = set()
     views.sort()  # the ids are distinct: the events and slots are never compared
     finish: list[float] = []
     current = None
-    for core, d, raw, _, vid, fin, event, slot in views:
+    for core, d, raw, reg, vid, fin, event, slot in views:
         if core != current:
             current, finish = core, [0.0]
+            events.append(_meta(j, 3, _lane(core), lane_names[core]))
         n = 0
         while n < len(finish) and finish[n] > d:
             n += 1
@@ -471,10 +478,9 @@ def _view_lanes(
             if n == 1:
                 overflow.add(core)
         _anchor(anchors, raw, slot, (d, core, tid, fin, vid))
-        if raw not in dispatch_of or d < dispatch_of[raw][1]:
-            dispatch_of[raw] = (tid, d)
+        view_of[(core, reg)] = (tid, vid)
     events += [_meta(j, 3, _lane(core) + 1, lane_names[core]) for core in sorted(overflow)]
-    return anchors, dispatch_of
+    return anchors, view_of
 
 
 def _spmd_blocks(aicore: Sequence[Sequence[int]], core_types: Sequence[str], deps: DepsFacts | None) -> dict[int, int]:
@@ -602,21 +608,16 @@ class _Markers:
 def _aicpu_lanes(
     j: _Text,
     events: list[Any],
-    flow: int,
     sched: list[list[dict[str, Any]]],
     orch: list[list[dict[str, Any]]],
     core_to_thread: list[int],
-    aicpu: Mapping[tuple[int, int], list[int]],
-    bar_of: Mapping[tuple[int, int], tuple[float, float, int]],
-    raw_of: Mapping[tuple[int, int], int],
     us: Mapping[int, float],
-    pops: dict[tuple[int, int], tuple[int, float]],
     markers: _Markers,
     attributed: Mapping[tuple[int, int], int],
-) -> int:
-    """pid 1 and 2 (level 4 and 3 records): the lanes, the queue counter and the ``dispatch`` and
-    ``submit→dispatch`` flows, and ``markers``' AICPU lanes (``attributed``: each complete phase's finished
-    rows, :func:`_finished_in`); returns the last flow id."""
+) -> dict[int, tuple[int, float]]:
+    """pid 1 and 2 (level 4 and 3 records): the lanes and the queue counter, and ``markers``' AICPU lanes
+    (``attributed``: each complete phase's finished rows, :func:`_finished_in`). Returns each task's first
+    submit: (orchestrator lane, its end), where its ``submit→dispatch`` flows start."""
     counters: list[tuple[float, int, int, list[int]]] = []
     for i, thread in enumerate(sched):
         events.append(_meta(j, 2, _sched_lane(i), f"Sched_{i}"))
@@ -652,25 +653,8 @@ def _aicpu_lanes(
                 depths[key] = args
         events.append({"ph": "C", "pid": 2, "tid": QUEUE_LANE, "name": "shared_ready_queue", "ts": ts, "cat": "queue",
                        "args": args})  # fmt: skip
-    pops_of = [_PhaseIndex([p for p in thread if p["kind"] in ("dispatch", "drain")]) for thread in sched]
-    dispatch_flow = j.name("dispatch")
-    for (core, reg), row in sorted(aicpu.items()):  # dispatch: the phase that popped the task -> its bar
-        thread = core_to_thread[core] if core < len(core_to_thread) else -1
-        if not 0 <= thread < len(sched) or (core, reg) not in bar_of:
-            continue
-        phase = pops_of[thread].at(row[2])
-        if phase is None:
-            continue
-        ts = round6((us[phase["start_cycles"]] + us[row[2]]) / 2)  # inside the phase's bar
-        pops[(core, reg)] = (_sched_lane(thread), ts)
-        flow += 1
-        _pair(events, flow, dispatch_flow, 2, _sched_lane(thread), ts, 4, _lane(core), bar_of[(core, reg)][0])
-    first_pop: dict[int, tuple[int, float]] = {}  # task -> the pop of its earliest block
-    for key, pop in sorted(pops.items()):
-        raw = raw_of[key]
-        if raw not in first_pop or pop[1] < first_pop[raw][1]:
-            first_pop[raw] = pop
-    v, submit_flow = j.v, j.name("submit→dispatch")
+    v = j.v
+    submits: dict[int, tuple[int, float]] = {}
     for i, thread in enumerate(orch):
         tid = 4000 + i
         events.append(_meta(j, 1, tid, f"Orch_{i}"))
@@ -688,11 +672,50 @@ def _aicpu_lanes(
                                     "task_id": raw}})  # fmt: skip
             if raw >= 0:
                 markers.submitted(i, kind, raw, ts, end)
-            if kind == "submit" and raw in first_pop:
-                flow += 1
-                lane, pop_ts = first_pop[raw]
-                _pair(events, flow, submit_flow, 1, tid, round6((ts + end) / 2), 2, lane, pop_ts)
+                if kind == "submit" and raw not in submits:
+                    submits[raw] = (tid, end)
     markers.draw()
+    return submits
+
+
+def _dispatch_flows(
+    j: _Text,
+    events: list[Any],
+    flow: int,
+    core_to_thread: Sequence[int],
+    aicpu: Mapping[tuple[int, int], list[int]],
+    starts: Mapping[tuple[int, int], tuple[int, float]],
+    view_of: Mapping[tuple[int, int], tuple[int, int]],
+    submits: Mapping[int, tuple[int, float]],
+    us: Mapping[int, float],
+) -> int:
+    """Upstream's per task row, from its core's scheduler thread's lane (``Sched_i``) at its dispatch: two
+    ``dispatch`` flows, to its Worker View bar at the kernel's start and to its Scheduler View bar (``view_of``:
+    (tid, id); the core's lane and no ``bind_id`` without one) at the dispatch, and a ``submit→dispatch`` from
+    the end of its task's first submit (``submits``) to that dispatch. ``starts``: a row's task and kernel start
+    by (core, reg_task_id); returns the last flow id."""
+    dispatch, submit = j.name("dispatch"), j.name("submit→dispatch")
+    threads = len(core_to_thread)
+    for key, row in aicpu.items():
+        core = key[0]
+        thread = core_to_thread[core] if core < threads else -1
+        task = starts.get(key)
+        if thread < 0 or task is None:
+            continue
+        lane, ts = _sched_lane(thread), us[row[2]]
+        flow += 1
+        _pair(events, flow, dispatch, 2, lane, ts, 4, _lane(core), task[1])
+        flow += 1
+        events.append({"ph": "s", "pid": 2, "tid": lane, "ts": ts, "id": flow, "cat": "flow", "name": dispatch})
+        view = view_of.get(key)
+        end = {"ph": "f", "pid": 3, "tid": _lane(core), "ts": ts, "id": flow, "cat": "flow", "name": dispatch, "bp": "e"}
+        if view is not None:
+            end["tid"], end["bind_id"] = view
+        events.append(end)
+        orch = submits.get(task[0])
+        if orch is not None:
+            flow += 1
+            _pair(events, flow, submit, 1, orch[0], orch[1], 2, lane, ts)
     return flow
 
 
@@ -760,14 +783,14 @@ def _finished_in(
     sched: Sequence[Sequence[Mapping[str, Any]]],
     core_to_thread: Sequence[int],
     aicpu: Mapping[tuple[int, int], list[int]],
-    raw_of: Mapping[tuple[int, int], int],
+    rows: Mapping[tuple[int, int], Any],
     us: Mapping[int, float],
-) -> tuple[dict[tuple[int, int], tuple[int, Mapping[str, Any]]], dict[tuple[int, int], int]]:
+) -> tuple[dict[tuple[int, int], tuple[int, int, Mapping[str, Any]]], dict[tuple[int, int], int]]:
     """Upstream's complete phase of each task row (an ``aicpu_tasks`` row with its ``aicore_tasks`` row): of its
     core's scheduler thread's complete phases (by start), the last starting at or before the row's finish when
-    it holds it (of two touching phases, the one starting there), else the next one; ``(core, reg_task_id) ->
-    (thread, phase)``, and each phase's count of them (upstream's ``finish_rows_attributed``),
-    ``(thread, phase index) -> rows``."""
+    it holds it (of two touching phases, the one starting there), else the next one (``rows``: the rows with an
+    ``aicore_tasks`` row, by (core, reg_task_id)); ``(core, reg_task_id) -> (thread, phase index, phase)``, and
+    each phase's count of them (upstream's ``finish_rows_attributed``), ``(thread, phase index) -> rows``."""
     starts: list[list[float]] = []
     completes: list[list[tuple[float, int, float]]] = []
     for thread in sched:
@@ -782,7 +805,7 @@ def _finished_in(
     for key, row in aicpu.items():
         core = key[0]
         thread = core_to_thread[core] if core < len(core_to_thread) else -1
-        if not 0 <= thread < len(sched) or key not in raw_of or not completes[thread]:
+        if not 0 <= thread < len(sched) or key not in rows or not completes[thread]:
             continue
         fin = us[row[3]]
         i = bisect_right(starts[thread], fin)
@@ -791,7 +814,7 @@ def _finished_in(
         elif i == len(starts[thread]):
             continue
         n = completes[thread][i][1]
-        held[key] = (thread, sched[thread][n])
+        held[key] = (thread, n, sched[thread][n])
         counts[(thread, n)] = counts.get((thread, n), 0) + 1
     return held, counts
 
@@ -800,41 +823,67 @@ def _complete_flows(
     j: _Text,
     events: list[Any],
     flow: int,
-    held: Mapping[tuple[int, int], tuple[int, Mapping[str, Any]]],
+    held: Mapping[tuple[int, int], tuple[int, int, Mapping[str, Any]]],
     aicpu: Mapping[tuple[int, int], list[int]],
-    bar_of: Mapping[tuple[int, int], tuple[float, float, int]],
-    raw_of: Mapping[tuple[int, int], int],
-    edges: Sequence[tuple[int, int]],
+    task_of: Mapping[tuple[int, int], tuple[int, float]],
+    worker: Mapping[int, Mapping[Any, Anchor]],
+    scheduler: Mapping[int, Mapping[Any, Anchor]],
+    fanout: Mapping[int, Sequence[int]],
+    fanin: Mapping[int, Sequence[int]],
+    core_to_thread: Sequence[int],
     us: Mapping[int, float],
-    dispatch_of: Mapping[int, tuple[int, float]],
 ) -> int:
-    """Level 3: ``complete`` (a task's bar -> the complete phase that saw it finish, ``held``: upstream's,
-    :func:`_finished_in`; bound to the bar's ``id``) and ``complete→ready`` (the complete phase of a consumer's
-    last-finishing producer -> the consumer's dispatch on the Scheduler View: ``dispatch_of``, the (tid,
-    dispatch) of its earliest bar there); returns the last flow id."""
-    completes: dict[int, tuple[int, float, int]] = {}  # task -> (sched lane, ts in the phase, finish cycles)
-    complete_flow, ready_flow = j.name("complete"), j.name("complete→ready")
-    for (core, reg), (thread, phase) in sorted(held.items()):  # the keys are distinct: no phase is compared
-        ts = round6((us[phase["start_cycles"]] + us[phase["end_cycles"]]) / 2)
-        start, end, bar = bar_of[(core, reg)]
-        flow += 1
-        _pair(events, flow, complete_flow, 4, _lane(core), round6((start + end) / 2), 2, _sched_lane(thread), ts, bar)
-        raw, finish = raw_of[(core, reg)], aicpu[(core, reg)][3]
-        if raw not in completes or finish > completes[raw][2]:  # an SPMD task: its last block's finish
-            completes[raw] = (_sched_lane(thread), ts, finish)
-    last_producer: dict[int, int] = {}
-    for pred, succ in edges:
-        if pred in completes and (succ not in last_producer or completes[pred][2] > completes[last_producer[succ]][2]):
-            last_producer[succ] = pred
-    for succ, pred in sorted(last_producer.items()):
-        if succ in dispatch_of:
-            lane, ts, _ = completes[pred]
-            tid, d = dispatch_of[succ]
-            flow += 1
-            _pair(events, flow, ready_flow, 2, lane, ts, 3, tid, d)
+    """Level 3, upstream's rules. ``complete``: per task, to the complete phase of its last-finishing row
+    (``held``: :func:`_finished_in`), at that finish (the phase's start when it does not hold it), from just
+    before the end of each of its anchors on Worker View and Scheduler View (``worker``, ``scheduler``: its
+    kernel bars' :func:`_anchor`; bound to the bar's ``id``). ``complete→ready``: the complete phases in order of
+    end (then thread) count their tasks' consumers' fanins; the one satisfying a consumer's last fanin draws it,
+    from just before its end to the consumer's earliest dispatch on its thread's lane, unless that dispatch is
+    earlier. Returns the last flow id."""
+    last: dict[int, tuple[int, int]] = {}  # task -> its last-finishing row
+    first: dict[int, tuple[int, int]] = {}  # task -> its earliest-dispatched row
+    for key, row in aicpu.items():
+        task = task_of.get(key)
+        if task is None:
+            continue
+        raw = task[0]
+        if raw not in last or row[3] > aicpu[last[raw]][3]:
+            last[raw] = key
+        if raw not in first or row[2] < aicpu[first[raw]][2]:
+            first[raw] = key
+    complete_flow = j.name("complete")
+    done: dict[tuple[int, int], tuple[float, float, list[int]]] = {}  # (thread, phase index) -> (end, start, tasks)
+    for raw in sorted(last):
+        key = last[raw]
+        if key not in held:
+            continue
+        thread, n, phase = held[key]
+        lane, fin, start, end = _sched_lane(thread), us[aicpu[key][3]], us[phase["start_cycles"]], us[phase["end_cycles"]]
+        done.setdefault((thread, n), (end, start, []))[2].append(raw)
+        to = fin if start <= fin <= end else start
+        for pid, anchors in ((4, worker), (3, scheduler)):
+            for _, _, tid, bar_end, bar in anchors.get(raw, {}).values():
+                flow += 1
+                ts = max(round6(bar_end - FLOW_EPSILON_US), 0.0)
+                _pair(events, flow, complete_flow, pid, tid, ts, 2, lane, to, bar)
+    ready_flow = j.name("complete→ready")
+    satisfied: dict[int, int] = {}
+    threads = len(core_to_thread)
+    # by end, then thread, then the thread's order by start (upstream's stable sorts)
+    for (thread, _), (end, _, tasks) in sorted(done.items(), key=lambda d: (d[1][0], d[0][0], d[1][1], d[0][1])):
+        ts = max(round6(end - FLOW_EPSILON_US), 0.0)
+        for raw in tasks:
+            for succ in fanout.get(raw, ()):
+                count = satisfied[succ] = satisfied.get(succ, 0) + 1
+                if count != len(fanin[succ]) or succ not in first:
+                    continue
+                core, _ = key = first[succ]
+                d = us[aicpu[key][2]]
+                to = core_to_thread[core] if core < threads else -1
+                if to >= 0 and d >= end:  # upstream: none to a consumer dispatched before the complete ended
+                    flow += 1
+                    _pair(events, flow, ready_flow, 2, _sched_lane(thread), ts, 2, _sched_lane(to), d)
     return flow
-
-
 @dataclass(frozen=True)
 class DepsFacts:
     """What the trace takes from a deps.json (§3): its distinct (pred, succ) pairs in their first order, each
