@@ -98,7 +98,7 @@ def test_converter_overhead_and_perfetto_on_a_run(tmp_path: Path) -> None:
     names = {d.name for d in tracks.values() if d.HasField("counter")}
     assert names == set(COUNTERS)
     procs = {d.process.process_name for d in tracks.values() if d.HasField("process")}
-    assert procs == {"AICPU Orchestrator", "AICPU Scheduler", "Scheduler View", "Worker View"}
+    assert procs == {"Scheduler View", "Worker View", "pid 2"}  # level 2: no phases, only the overhead counters on pid 2 (unnamed, as upstream)
     assert all(tracks[e.track_uuid].HasField("thread") for e in begins)
     # deterministic: converting again writes the same bytes
     again = tmp_path / "again.pftrace"

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 import math
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
@@ -717,33 +717,6 @@ def _dispatch_flows(
             flow += 1
             _pair(events, flow, submit, 1, orch[0], orch[1], 2, lane, ts)
     return flow
-
-
-class _PhaseIndex:
-    """Finds the first of a thread's ``phases`` whose [start, end] holds a cycle count (:meth:`at`): by bisection
-    of their ends when the phases come one after another (starts and ends in order, as a thread's outer phases
-    do), else by a scan. A run's trace asks once per task block: a scan each was quadratic (upstream's
-    ``04_paged_attention``, 16448 tasks: 43 s of its 46 s trace)."""
-
-    def __init__(self, phases: Sequence[Mapping[str, Any]]):
-        self.phases = phases
-        self.starts = [p["start_cycles"] for p in phases]
-        self.ends = [p["end_cycles"] for p in phases]
-        pairs = range(len(phases) - 1)
-        self.ordered = all([self.starts[i] <= self.starts[i + 1] and self.ends[i] <= self.ends[i + 1] for i in pairs])
-
-    def at(self, cycles: int) -> Mapping[str, Any] | None:
-        """The first phase whose [start, end] holds ``cycles``, or None. In order, the first whose end is at or
-        after ``cycles`` is the only candidate: every earlier one ends before, every later one starts no earlier."""
-        if not self.ordered:
-            for p in self.phases:
-                if p["start_cycles"] <= cycles <= p["end_cycles"]:
-                    return p
-            return None
-        i = bisect_left(self.ends, cycles)
-        if i < len(self.ends) and self.starts[i] <= cycles:
-            return self.phases[i]
-        return None
 
 
 def _phase_args(j: _Text, p: Mapping[str, Any], depths: bool, rows: int) -> str:
