@@ -371,7 +371,9 @@ def test_a_rank_stuck_before_joining_is_reported(monkeypatch: pytest.MonkeyPatch
     t0 = time.monotonic()
     with pytest.raises(DistributedRunError) as err:
         launch(dp.barrier_twice, cfg(2, timeout_s=5.0))  # under load a fork takes a while to reach "connect"
-    assert time.monotonic() - t0 < 5.0 + 10.0
+    # reported at the timeout, not after the rank's hour: the slack is for a loaded machine (15.4 s was seen in a
+    # CI run beside other jobs), not a speed check
+    assert time.monotonic() - t0 < 5.0 + 60.0
     assert err.value.failures[1][0] == "connect"
     assert "did not join the process group within the 5 s timeout" in err.value.failures[1][1]
     assert 0 in err.value.failures
