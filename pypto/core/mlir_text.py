@@ -21,7 +21,11 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
+from pypto.utils.xdsl_threads import serialise_implicit_builder
+
 from .context import make_context
+
+serialise_implicit_builder()  # the parser adds scf.yield through ImplicitBuilder: threads parse at once
 
 MAX_INTEGER_WIDTH = 16777215
 """The widest integer type (``i16777215``), as in MLIR."""
