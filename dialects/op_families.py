@@ -8,6 +8,7 @@ vector ops, operands in the Vec space.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.ir import Attribute, SSAValue
@@ -507,12 +508,22 @@ def constant_index(v: SSAValue) -> int | None:
     return number if isinstance(number, int) and not isinstance(number, bool) else None
 
 
+def check_valid_extents(a: ArgView, values: Sequence[SSAValue], shape: tuple[int, ...], what: str) -> None:
+    """Each constant of a ``valid_shape`` between 0 and its dimension's static extent (``what``: the bound as the
+    error names it, ``{size}`` filled in); a run-time extent is the device's to check."""
+    for dim, (v, size) in enumerate(zip(values, shape, strict=False)):
+        extent = constant_index(v)
+        if extent is not None and size != DYNAMIC and not 0 <= extent <= size:
+            raise a.fail(f"valid_shape[{dim}] = {extent} is outside {what.format(size=size)}")
+
+
 def check_window(a: ArgView, shape: tuple[int, ...], source: tuple[int, ...], offsets: str, valid: str | None) -> None:
     """A static window of a tensor: every extent positive, and where the
     offsets (and valid shapes, if given) are constants, inside ``source``."""
     if any(s <= 0 and s != DYNAMIC for s in shape):
         raise a.fail(f"shapes {list(shape)}: every tile dimension must be positive")
     valid_values = a.values(valid) if valid is not None else []
+    check_valid_extents(a, valid_values, shape, "the tile's {size} (0 to the window's extent)")
     for dim, (off_v, size) in enumerate(zip(a.values(offsets), shape, strict=False)):
         off = constant_index(off_v)
         if off is None or size == DYNAMIC or dim >= len(source) or source[dim] == DYNAMIC:
@@ -522,8 +533,6 @@ def check_window(a: ArgView, shape: tuple[int, ...], source: tuple[int, ...], of
             vv = constant_index(valid_values[dim])
             if vv is None:
                 continue
-            if not 0 <= vv <= size:
-                raise a.fail(f"valid_shape[{dim}] = {vv} is outside the tile's {size} (0 to the window's extent)")
             extent = vv
         if off < 0:
             raise a.fail(f"offset {off} in dimension {dim} is negative")
@@ -556,10 +565,7 @@ class SliceOp(LayerOp):
         _check_indices(a, "offset", len(shape))
         if a.values("valid_shape"):
             _check_indices(a, "valid_shape", len(shape))
-            for dim, (v, size) in enumerate(zip(a.values("valid_shape"), shape, strict=True)):
-                extent = constant_index(v)
-                if extent is not None and not 0 <= extent <= size:
-                    raise a.fail(f"valid_shape[{dim}] = {extent} is outside the window's {size} (0 to its extent)")
+            check_valid_extents(a, a.values("valid_shape"), shape, "the window's {size} (0 to its extent)")
         for d, full in zip(shape, x.get_shape(), strict=True):
             if full != DYNAMIC and d > full:
                 raise a.fail(f"window shape {list(shape)} exceeds the input shape {list(x.get_shape())}")

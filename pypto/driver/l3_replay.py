@@ -28,7 +28,7 @@ from pypto.runtime.build_dir import (
     absent,
     load_run_spec,
 )
-from pypto.runtime.config import PLATFORMS, RunConfig
+from pypto.runtime.config import RunConfig
 from pypto.runtime.debug.pto_rebuild import apply_rebuild, invalidate_binary_cache, stale_units
 from pypto.runtime.debug.replaying import preflight
 from pypto.runtime.distributed.launch import DistributedRun
@@ -111,24 +111,19 @@ def replay(
     config: RunConfig,
     recompile: bool,
     rebuild: bool,
+    program: DistributedCompiledProgram,
     why_skipped: str = "",
-    program: DistributedCompiledProgram | None = None,
 ) -> DistributedRun:
-    """Run the L3 build in ``work`` (module docstring) on ``tensors`` (its parameters in order, Out/InOut written in
-    place); returns the run (:class:`DistributedRun`). ``why_skipped``: what turned the splice off (printed);
-    ``program``: the build's program when the caller loaded it already (:func:`load`)."""
-    if program is None:
-        program = load(work, platform=config.platform if config.platform in PLATFORMS else None)
+    """Run ``program`` (the L3 build in ``work``, :func:`load`) on ``tensors`` (module docstring: its parameters in
+    order, their count, shapes and dtypes checked by the caller against :func:`meta_of`; Out/InOut written in
+    place); returns the run (:class:`DistributedRun`). ``why_skipped``: what turned the splice off (printed)."""
     found = sorted((work / NEXT_LEVELS).glob(f"*/{KERNEL_CONFIG}"))  # the single-chip sub-builds (not the
     levels = [p.parent for p in found]  # torch-form comm programs nor the built-in collectives: no .pto there)
     plans = {}
     for level in levels:
         plans[level] = preflight(level, rebuild)[1]
         load_run_spec(level)  # its orchestration and metadata read as each rank's chip run reads them
-    if len(tensors) != len(program.params):
-        names = ", ".join(str(p["name"]) for p in program.params)
-        raise TypeError(f"replay: the build takes {len(program.params)} arguments ({names}), got {len(tensors)}")
-    check_host_args(program.params, tensors)
+    check_host_args(program.params, tensors)  # a host scalar other than the one the plan was traced with
 
     # ---- writes from here on ----
     touched = []
