@@ -61,11 +61,10 @@ def write_merged_trace(result: Any, out_dir: Path, level: int = 2, stamp: str | 
     names = {t.task_id: t.func_name + ("_spmd" if t.block_num > 1 else "") for t in result.tasks}
     records, kernel_names = swimlane_records(result, level), _mixed_kernel_names(result)
     deps = _deps_facts(result)  # what the run's deps.json says: its pairs in order, the func_ids, the block counts
-    edges = deps.edges
     text = across_runs(
-        (out_dir, "merged_trace"), (records_fingerprint(result, level), names, edges, kernel_names, deps.kernel_ids,
-                                    deps.block_nums),
-        lambda: chrome_trace_text(records, names, edges, trusted=True, kernel_names=kernel_names, deps=deps),
+        (out_dir, "merged_trace"), (records_fingerprint(result, level), names, deps.edges, kernel_names,
+                                    deps.kernel_ids, deps.block_nums),
+        lambda: chrome_trace_text(records, names, trusted=True, kernel_names=kernel_names, deps=deps),
         keep=kept_across_runs(result),
     )  # fmt: skip
     path = out_dir / f"merged_swimlane_{stamp or datetime.now().strftime('%Y%m%d_%H%M%S')}.json"

@@ -214,15 +214,23 @@ def _pair(
     dtid: int,
     dts: float,
     bind: int | None = None,
+    start_args: Mapping[str, Any] | None = None,
+    end_args: Mapping[str, Any] | None = None,
 ) -> None:
     """One ``s``/``f`` flow pair with id ``fid`` (``n``: the flow's name as JSON) from ``(spid, stid, sts)`` to
     ``(dpid, dtid, dts)``: two items of ``events``; ``bind``: the ``id`` of the bar it leaves (upstream's
-    ``bind_id`` on the start)."""
+    ``bind_id`` on the start); ``start_args`` / ``end_args``: upstream's further fields of each end, after the
+    others."""
     start = {"ph": "s", "pid": spid, "tid": stid, "ts": sts, "id": fid, "cat": "flow", "name": n}
     if bind is not None:
         start["bind_id"] = bind
+    if start_args:
+        start.update(start_args)
     events.append(start)
-    events.append({"ph": "f", "pid": dpid, "tid": dtid, "ts": dts, "id": fid, "cat": "flow", "name": n, "bp": "e"})
+    end = {"ph": "f", "pid": dpid, "tid": dtid, "ts": dts, "id": fid, "cat": "flow", "name": n, "bp": "e"}
+    if end_args:
+        end.update(end_args)
+    events.append(end)
 
 
 PHASE_INTS = ("start_cycles", "end_cycles", "task_id", "loop_iter", "tasks_processed", "pop_hit", "pop_miss")
@@ -438,10 +446,9 @@ def _dependency_pair(
     ``output_task_count`` (``counts``: the consumer's and the producer's SPMD blocks, 1 for a plain task)."""
     i, o = counts
     (stid, sts, sbind), (dtid, dts, dbind) = source, target
-    events.append({"ph": "s", "pid": pid, "tid": stid, "ts": sts, "id": fid, "cat": "flow", "name": n,
-                   "input_task_count": i, "output_task_count": o, "bind_id": sbind})  # fmt: skip
-    events.append({"ph": "f", "pid": pid, "tid": dtid, "ts": dts, "id": fid, "cat": "flow", "name": n, "bp": "e",
-                   "input_task_count": i, "output_task_count": o, "bind_id": dbind})  # fmt: skip
+    _pair(events, fid, n, pid, stid, sts, pid, dtid, dts,
+          start_args={"input_task_count": i, "output_task_count": o, "bind_id": sbind},
+          end_args={"input_task_count": i, "output_task_count": o, "bind_id": dbind})  # fmt: skip
 
 
 def _view_lanes(
@@ -706,12 +713,9 @@ def _dispatch_flows(
         flow += 1
         _pair(events, flow, dispatch, 2, lane, ts, 4, _lane(core), task[1])
         flow += 1
-        events.append({"ph": "s", "pid": 2, "tid": lane, "ts": ts, "id": flow, "cat": "flow", "name": dispatch})
-        view = view_of.get(key)
-        end = {"ph": "f", "pid": 3, "tid": _lane(core), "ts": ts, "id": flow, "cat": "flow", "name": dispatch, "bp": "e"}
-        if view is not None:
-            end["tid"], end["bind_id"] = view
-        events.append(end)
+        view = view_of.get(key)  # the row's Scheduler View bar: its lane and id
+        _pair(events, flow, dispatch, 2, lane, ts, 3, _lane(core) if view is None else view[0], ts,
+              end_args=None if view is None else {"bind_id": view[1]})  # fmt: skip
         orch = submits.get(task[0])
         if orch is not None:
             flow += 1
