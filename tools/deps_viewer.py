@@ -54,6 +54,7 @@ import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -118,14 +119,14 @@ class DepsGraph:
     kept_nodes: list[int] | None = None
     """The nodes of the graph these rows were selected from (:meth:`select`)."""
 
-    @property
+    @cached_property
     def pairs(self) -> list[tuple[int, int]]:
-        """The distinct (pred, succ) pairs, sorted."""
+        """The distinct (pred, succ) pairs, sorted (once: the rows do not change)."""
         return sorted({(p, s) for p, s, _ in self.rows})
 
-    @property
+    @cached_property
     def nodes(self) -> list[int]:
-        """Every task id: listed in tasks[] or on an edge (of the whole graph, after :meth:`select`)."""
+        """Every task id: listed in tasks[] or on an edge (of the whole graph, after :meth:`select`; once)."""
         if self.kept_nodes is not None:
             return self.kept_nodes
         return sorted(set(self.tasks) | {p for p, _, _ in self.rows} | {s for _, s, _ in self.rows})
@@ -765,12 +766,11 @@ def run(args: argparse.Namespace) -> Path:
     if not deps.is_file():
         raise DepsViewerError(f"{deps}: no such file (expected a deps.json)")
     html_view = args.format == "html"
-    if args.output:  # a missing folder is refused before anything is read or drawn
-        output_path(Path(args.output), DepsViewerError)
+    given = output_path(Path(args.output), DepsViewerError) if args.output else None  # refused before anything is read
     names_path = Path(args.func_names) if args.func_names else find_name_map(deps)
     graph = load_deps(deps)
     selection = select_edges(graph, args.edge_mode, html_view)
-    out = Path(args.output) if args.output else deps.parent / f"{selection.stem}.{'html' if html_view else 'txt'}"
+    out = given or deps.parent / f"{selection.stem}.{'html' if html_view else 'txt'}"
     check_output_not_input(out, [deps, names_path, deps.parent / "chip_swimlane_records.json"])
     names = load_func_names(names_path) if names_path is not None else None
     if html_view:

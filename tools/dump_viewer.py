@@ -26,8 +26,9 @@ from typing import Any
 import numpy as np
 
 from pypto.errors import Error
+from pypto.reports.cli import output_path
 from pypto.target.dtypes import BY_NAME
-from pypto.utils.atomic import atomic_write_files, check_writable_path
+from pypto.utils.atomic import atomic_write_files
 from pypto.utils.cli import cli_main
 
 PROG = "dump_viewer"
@@ -307,10 +308,7 @@ def _export_folder(out: Path) -> bool:
         return False
     if out.exists():
         raise DumpViewerError(f"{out}: a file, not a folder (the export folder holds a txt file per argument)")
-    try:
-        check_writable_path(out)  # its parent: missing, or a file
-    except OSError as e:
-        raise DumpViewerError(f"{e.strerror}: {e.filename}") from None
+    output_path(out, DumpViewerError)  # its parent: missing, or a file
     try:
         out.mkdir()
     except OSError as e:

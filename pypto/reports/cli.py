@@ -24,7 +24,7 @@ STDOUT = "-"
 """The output path that means stdout."""
 
 
-def output_path(path: Path, error: type[ReportError] = ReportError) -> Path:
+def output_path(path: Path, error: type[Error] = ReportError) -> Path:
     """``path`` when a report can be written there: its folder exists and it is not a folder (``-``: stdout)."""
     if os.fspath(path) == STDOUT:
         return path
