@@ -383,13 +383,15 @@ def _dataflow_removable(graph: DepsGraph, candidates: set[tuple[int, int]]) -> s
 class EdgeSelection:
     """What an ``--edge-mode`` shows: ``graph`` (its rows narrowed for the text view), the pairs the HTML
     view draws in the page's background colour (laid out, not shown), the file name's stem, the lines
-    that report the reduction (stdout) and a warning (stderr)."""
+    that report the reduction (stdout), a warning (stderr) and the mode it applied (``full`` when a cyclic
+    graph was shown whole)."""
 
     graph: DepsGraph
     hidden: set[tuple[int, int]]
     stem: str
     report: list[str]
     warning: str | None = None
+    mode: str = "full"
 
 
 def select_edges(graph: DepsGraph, mode: str, html: bool) -> EdgeSelection:
@@ -420,8 +422,8 @@ def select_edges(graph: DepsGraph, mode: str, html: bool) -> EdgeSelection:
         report.append(
             f"HTML layout preserves all {len(pairs)} edge(s); {len(hidden)} unselected edge(s) are colored as background"
         )
-        return EdgeSelection(graph, hidden, f"deps_viewer_{mode}", report)
-    return EdgeSelection(graph.select(shown), set(), f"deps_viewer_{mode}", report)
+        return EdgeSelection(graph, hidden, f"deps_viewer_{mode}", report, mode=mode)
+    return EdgeSelection(graph.select(shown), set(), f"deps_viewer_{mode}", report, mode=mode)
 
 
 def _slots(task: dict[str, Any] | None) -> list[int]:
@@ -675,12 +677,12 @@ def render_html(
     direction: str = "LR",
     show_tensor_info: bool = False,
     selection: EdgeSelection | None = None,
-    edge_mode: str = "full",
 ) -> str:
     """A self-contained pan/zoom page around the Graphviz SVG of :func:`dot_source`; ``selection``: the
     edges an ``--edge-mode`` draws (the others are laid out in the background colour, below them)."""
     g = selection.graph if selection is not None else load_deps(deps_path)
     hidden = selection.hidden if selection is not None else set()
+    edge_mode = selection.mode if selection is not None else "full"
     dot = dot_source(deps_path, func_names, direction, show_tensor_info, graph=g, hidden=hidden)
     import graphviz
 
@@ -774,7 +776,7 @@ def run(args: argparse.Namespace) -> Path:
     check_output_not_input(out, [deps, names_path, deps.parent / "chip_swimlane_records.json"])
     names = load_func_names(names_path) if names_path is not None else None
     if html_view:
-        text = render_html(deps, names, args.engine, args.direction, args.show_tensor_info, selection, args.edge_mode)
+        text = render_html(deps, names, args.engine, args.direction, args.show_tensor_info, selection)
     else:
         text = render_text(deps, names, selection.graph)
     path = write_report(out, text, DepsViewerError)  # atomically; ``-o -``: to stdout

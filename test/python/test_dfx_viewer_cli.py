@@ -192,6 +192,18 @@ def test_a_cycle_is_shown_whole_with_a_warning(tmp_path: Path) -> None:
     assert _text_pairs(tmp_path / "deps_viewer.txt") == {("0", "1"), ("1", "0")}
 
 
+
+@needs_graphviz
+def test_a_cycles_page_does_not_claim_the_mode_it_ignored(tmp_path: Path) -> None:
+    """The HTML view of a cyclic graph draws every edge, and its header says so: not "(omitted; 2 laid out)"."""
+    deps = tmp_path / "deps.json"
+    deps.write_text(json.dumps({"edges": [{"pred": "0", "succ": "1"}, {"pred": "1", "succ": "0"}]}))
+    p = _tool("deps_viewer", deps, "--edge-mode", "omitted", "--format", "html")
+    assert p.returncode == 0, p.stderr
+    page = (tmp_path / "deps_viewer.html").read_text()
+    assert "<b>2</b> edges</span>" in page and "omitted" not in page
+
+
 def _svg(path: Path) -> ET.Element:
     html = path.read_text()
     return ET.fromstring(html[html.index("<svg") : html.index("</svg>") + 6])
