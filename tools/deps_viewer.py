@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from pypto.reports.cli import ReportError, output_path, report_main, write_report
+from pypto.runtime.dfx.trace import DepsFacts, TraceInputError, deps_facts, read_json_file
 from pypto.target.dtypes import BY_NAME
 from pypto.utils.cli import check_output_not_input, read_input_text
 
@@ -460,6 +461,18 @@ def _kind(task: dict[str, Any] | None) -> str:
 
 def _block_num(task: dict[str, Any] | None) -> int:
     return max(int((task or {}).get("block_num", 1)), 1)
+
+
+def read_deps(path: Path, names_by_id: dict[str, str] | None = None, hint: str = "") -> DepsFacts:
+    """The trace's facts of the deps.json at ``path`` (and of a name map's ``names_by_id``), read as any input
+    (``hint``: on a file that cannot be read) and checked by deps_viewer's :func:`check_deps`: a one-line
+    :class:`TraceInputError` naming the file and the field that is wrong."""
+    doc = read_json_file(path, "deps.json", hint)
+    try:
+        graph = check_deps(doc)
+    except DepsFormatError as e:
+        raise TraceInputError(f"{path}: deps.json does not have the documented tasks/edges: {e}") from None
+    return deps_facts(graph.tasks, [(pred, succ) for pred, succ, _ in graph.rows], names_by_id)
 
 
 def find_name_map(deps_path: Path) -> Path | None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pypto.runtime.dfx.sched_overhead import analyze, format_report
 from pypto.runtime.dfx.trace import TraceInputError, read_json_file
-from pypto.tools.swimlane_converter import read_deps
+from pypto.tools.deps_viewer import read_deps
 from pypto.utils.cli import cli_main
 
 

@@ -30,29 +30,15 @@ from pypto.reports.cli import STDOUT
 from pypto.runtime.dfx.overhead import overhead_events
 from pypto.runtime.dfx.perfetto import perfetto_trace
 from pypto.runtime.dfx.trace import (
-    DepsFacts,
     TraceInputError,
     chrome_trace,
-    deps_facts,
     func_name_table,
     read_json_file,
     trace_json,
 )
-from pypto.tools.deps_viewer import DepsFormatError, check_deps
+from pypto.tools.deps_viewer import read_deps
 from pypto.utils.atomic import atomic_write_files, check_writable_path
 from pypto.utils.cli import check_output_not_input, cli_main
-
-
-def read_deps(path: Path, names_by_id: dict[str, str] | None = None, hint: str = "") -> DepsFacts:
-    """The trace's facts of the deps.json at ``path`` (and of a name map's ``names_by_id``), read as any input
-    (``hint``: on a file that cannot be read) and checked by deps_viewer's :func:`check_deps`: a one-line
-    :class:`TraceInputError` naming the file and the field that is wrong."""
-    doc = read_json_file(path, "deps.json", hint)
-    try:
-        graph = check_deps(doc)
-    except DepsFormatError as e:
-        raise TraceInputError(f"{path}: deps.json does not have the documented tasks/edges: {e}") from None
-    return deps_facts(graph.tasks, [(pred, succ) for pred, succ, _ in graph.rows], names_by_id)
 
 
 def convert(

@@ -223,7 +223,7 @@ def test_every_deps_reader_checks_a_parsed_document_with_check_deps(
     """deps_viewer's ``check_deps`` checks a parsed deps.json and names the field (not a file); deps_viewer and
     the swimlane converter put their file and words before that same message (the converter took it apart: it
     removed the path from deps_viewer's message and told read errors by the exception's cause)."""
-    from pypto.tools.swimlane_converter import read_deps
+    from pypto.tools.deps_viewer import read_deps
 
     with pytest.raises(deps_viewer.DepsFormatError) as e:
         deps_viewer.check_deps(doc)
